@@ -1,0 +1,116 @@
+//! Claiming and reading coupons: `POST /users/{user_id}/coupons`,
+//! `GET /users/{user_id}/coupons`, `GET /coupons/{id}`.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::AppState;
+use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
+use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::UserId;
+use crate::error::{ApiError, ErrorBody};
+use crate::service::views::CouponView;
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ClaimBody {
+    pub template_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ListQuery {
+    /// Effective status: `available`, `locked`, `used`, `expired`, `invalidated`.
+    pub status: Option<String>,
+    /// 1-1000, default 200.
+    pub limit: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CouponList {
+    pub coupons: Vec<CouponView>,
+}
+
+fn user(raw: &str) -> Result<UserId, ApiError> {
+    UserId::parse(raw).map_err(|e| ApiError::invalid(e.field, e.message))
+}
+
+#[utoipa::path(post, path = "/api/v1/users/{user_id}/coupons", tag = "claiming",
+    params(("user_id" = String, Path)),
+    request_body = ClaimBody,
+    responses((status = 201, body = CouponView), (status = 404, body = ErrorBody),
+        (status = 409, description = "out_of_stock, claim_limit_reached, template_inactive", body = ErrorBody)))]
+pub async fn claim(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(user_id): PathParam,
+    body: JsonBody<ClaimBody>,
+) -> Response {
+    let user_id = match user(&user_id) {
+        Ok(u) => u,
+        Err(e) => return e.into_response(),
+    };
+    let template_id = match body.value.template_id {
+        Some(t) if !t.is_empty() && t.len() <= 64 => t,
+        _ => return ApiError::invalid("template_id", "is required").into_response(),
+    };
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
+    let result = s
+        .service
+        .claim(&meta.ctx(&caller), idem.as_ref(), user_id, template_id)
+        .await;
+    if let Err(crate::service::ServiceError::Refused { refusal, .. }) = &result {
+        s.metrics.incr(refusal.code());
+    } else if result.is_ok() {
+        s.metrics.incr("claim");
+    }
+    respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
+}
+
+#[utoipa::path(get, path = "/api/v1/users/{user_id}/coupons", tag = "claiming",
+    params(("user_id" = String, Path), ListQuery),
+    responses((status = 200, body = CouponList), (status = 400, body = ErrorBody)))]
+pub async fn list(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(user_id): PathParam,
+    QueryParams(q): QueryParams<ListQuery>,
+) -> Response {
+    let user_id = match user(&user_id) {
+        Ok(u) => u,
+        Err(e) => return e.into_response(),
+    };
+    let status = match q.status.as_deref() {
+        None | Some("") => None,
+        Some(raw) => match CouponStatus::parse(raw) {
+            Some(st) => Some(st),
+            None => {
+                return ApiError::invalid(
+                    "status",
+                    "must be one of available, locked, used, expired, invalidated",
+                )
+                .into_response();
+            }
+        },
+    };
+    let limit = q.limit.unwrap_or(200);
+    if !(1..=1000).contains(&limit) {
+        return ApiError::invalid("limit", "must be between 1 and 1000").into_response();
+    }
+    match s.service.list_user_coupons(user_id, status, limit).await {
+        Ok(coupons) => axum::Json(CouponList { coupons }).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+#[utoipa::path(get, path = "/api/v1/coupons/{id}", tag = "claiming",
+    params(("id" = String, Path)),
+    responses((status = 200, body = CouponView), (status = 404, body = ErrorBody)))]
+pub async fn get(State(s): State<AppState>, _caller: ApiCaller, PathParam(id): PathParam) -> Response {
+    match s.service.get_coupon(&id).await {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}

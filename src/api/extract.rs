@@ -1,0 +1,230 @@
+//! Request extractors that turn every malformed input into a clear JSON
+//! error instead of axum's plain-text rejections: bearer auth, the JSON
+//! body (with the failing field named), path segments, query strings and
+//! the `Idempotency-Key` header.
+
+use axum::body::Bytes;
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::AppState;
+use crate::error::ApiError;
+use crate::service::idempotency::check_key;
+use crate::service::{Ctx, Executed, IdempotencyRequest, ServiceError};
+
+/// Largest request body accepted. Every body of the API is a small JSON
+/// object; anything bigger is a mistake or an attack.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// An authenticated API caller.
+#[derive(Debug, Clone)]
+pub struct ApiCaller {
+    /// Hash of the token: idempotency scope.
+    pub scope: String,
+    /// `api:<first 12 hex digits of the token hash>` for event rows.
+    pub actor: String,
+}
+
+impl<S> FromRequestParts<S> for ApiCaller
+where
+    AppState: FromRef<S>,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let app = AppState::from_ref(state);
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(ApiError::unauthorized)?;
+        let token = header
+            .strip_prefix("Bearer ")
+            .or_else(|| header.strip_prefix("bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(ApiError::unauthorized)?;
+        app.authenticate(token).ok_or_else(ApiError::unauthorized)
+    }
+}
+
+/// Method, path, request id and idempotency key of a request.
+#[derive(Debug, Clone)]
+pub struct RequestMeta {
+    pub method: String,
+    pub path: String,
+    pub request_id: Option<String>,
+    pub idempotency_key: Option<String>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let request_id = parts
+            .headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(|s| s.chars().take(128).collect());
+        let idempotency_key = match parts.headers.get("idempotency-key") {
+            None => None,
+            Some(v) => {
+                let s = v
+                    .to_str()
+                    .map_err(|_| ApiError::invalid("Idempotency-Key", "must be visible ASCII"))?;
+                Some(check_key(s).map_err(|m| ApiError::invalid("Idempotency-Key", m))?)
+            }
+        };
+        Ok(RequestMeta {
+            method: parts.method.as_str().to_string(),
+            path: parts.uri.path().to_string(),
+            request_id,
+            idempotency_key,
+        })
+    }
+}
+
+impl RequestMeta {
+    pub fn ctx(&self, caller: &ApiCaller) -> Ctx {
+        Ctx::new(caller.actor.clone(), self.request_id.clone())
+    }
+
+    /// The idempotency record for this request, if it carries a key.
+    pub fn idempotency(&self, caller: &ApiCaller, body: &[u8], success: StatusCode) -> Option<IdempotencyRequest> {
+        self.idempotency_key.as_ref().map(|k| {
+            IdempotencyRequest::new(
+                caller.scope.clone(),
+                k.clone(),
+                &self.method,
+                &self.path,
+                body,
+                success.as_u16(),
+            )
+        })
+    }
+}
+
+async fn read_body(req: Request) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "invalid_request",
+                format!("request body must be at most {MAX_BODY_BYTES} bytes"),
+            )
+        })
+}
+
+/// A JSON body parsed into `T`, plus its raw bytes (for the idempotency
+/// fingerprint). A type error names the field it happened in.
+pub struct JsonBody<T> {
+    pub value: T,
+    pub raw: Bytes,
+}
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let raw = read_body(req).await?;
+        let text: &[u8] = if raw.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &raw };
+        let value = parse_json(text)?;
+        Ok(JsonBody { value, raw })
+    }
+}
+
+/// Parses JSON, reporting the path of the field at fault.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            ApiError::bad_request(format!("request body is not a valid JSON object: {inner}"))
+        } else {
+            ApiError::invalid(path, inner.to_string())
+        }
+    })
+}
+
+/// A single path segment, with a JSON 400 for undecodable input.
+pub struct PathParam(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for PathParam {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Path(v) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))?;
+        if v.is_empty() || v.len() > 256 {
+            return Err(ApiError::bad_request("path segment must be 1-256 bytes"));
+        }
+        Ok(PathParam(v))
+    }
+}
+
+/// A query string parsed into `T`, with a JSON 400 naming the problem.
+pub struct QueryParams<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let q = parts.uri.query().unwrap_or("");
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(q.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map(QueryParams)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                ApiError::invalid(
+                    if path.is_empty() || path == "." { "query".to_string() } else { path },
+                    e.into_inner().to_string(),
+                )
+            })
+    }
+}
+
+/// Turns a service result into the HTTP answer: the fresh object with
+/// `success`, a replayed first response with `Idempotent-Replayed: true`,
+/// or the error (remembered under the key when a retry should replay it).
+pub async fn respond<T: Serialize>(
+    state: &AppState,
+    idem: Option<&IdempotencyRequest>,
+    success: StatusCode,
+    result: Result<Executed<T>, ServiceError>,
+) -> Response {
+    match result {
+        Ok(Executed::Fresh(v)) => (success, axum::Json(v)).into_response(),
+        Ok(Executed::Replayed { status, body }) => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            (
+                status,
+                [
+                    (axum::http::header::CONTENT_TYPE, "application/json"),
+                    (axum::http::HeaderName::from_static("idempotent-replayed"), "true"),
+                ],
+                body,
+            )
+                .into_response()
+        }
+        Err(e) => {
+            let err = ApiError::from(e);
+            if let Some(i) = idem
+                && err.is_replayable()
+            {
+                state
+                    .service
+                    .remember_refusal(i, err.status.as_u16(), err.body_json())
+                    .await;
+            }
+            err.into_response()
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! `GET /api/v1/openapi.json`: the OpenAPI document, generated from the
+//! handlers' annotations and the view types, so it cannot drift from code.
+
+use axum::response::{IntoResponse, Response};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use super::{campaigns, coupons, orders, templates};
+use crate::error::{ErrorBody, ErrorDetail};
+use crate::service::views::{CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView};
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "couponkeeper", description = "Coupon lifecycle service: the contract of API.md"),
+    paths(
+        templates::create, templates::get,
+        coupons::claim, coupons::list, coupons::get,
+        campaigns::create, campaigns::get,
+        orders::create, orders::get, orders::pay, orders::deposit_payment,
+        orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
+        super::healthz, super::readyz, super::metrics,
+    ),
+    components(schemas(
+        TemplateView, CouponView, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
+        templates::CreateTemplateBody, coupons::ClaimBody, coupons::CouponList,
+        campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody,
+    )),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+)]
+pub struct ApiDoc;
+
+pub async fn serve() -> Response {
+    axum::Json(ApiDoc::openapi()).into_response()
+}

@@ -1,0 +1,170 @@
+//! Order routes: create, pay, deposit-payment, final-payment-quote,
+//! final-payment, cancel, refund, get.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
+use crate::error::{ApiError, ErrorBody};
+use crate::service::orders::OrderInput;
+use crate::service::views::{OrderView, QuoteView};
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateOrderBody {
+    pub order_no: Option<String>,
+    pub user_id: Option<String>,
+    /// `normal` or `presale`.
+    pub kind: Option<String>,
+    pub category: Option<String>,
+    pub total_cents: Option<i64>,
+    pub coupon_id: Option<String>,
+    /// Presale only.
+    pub campaign_id: Option<String>,
+    /// Presale only.
+    pub deposit_cents: Option<i64>,
+}
+
+/// Body of actions that take none; any JSON object is accepted.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct EmptyBody {}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ReasonBody {
+    pub reason: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/v1/orders", tag = "orders",
+    request_body = CreateOrderBody,
+    responses((status = 201, body = OrderView), (status = 400, body = ErrorBody),
+        (status = 409, description = "order_exists, coupon_not_owned, coupon_not_available, coupon_expired, coupon_not_started, threshold_not_met, coupon_not_applicable", body = ErrorBody)))]
+pub async fn create(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    body: JsonBody<CreateOrderBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
+    let b = body.value;
+    let input = OrderInput {
+        order_no: b.order_no,
+        user_id: b.user_id,
+        kind: b.kind,
+        category: b.category,
+        total_cents: b.total_cents,
+        coupon_id: b.coupon_id,
+        campaign_id: b.campaign_id,
+        deposit_cents: b.deposit_cents,
+    };
+    let result = s.service.create_order(&meta.ctx(&caller), idem.as_ref(), input).await;
+    respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/pay", tag = "orders",
+    params(("order_no" = String, Path)),
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn pay(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<EmptyBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let result = s.service.pay(&meta.ctx(&caller), idem.as_ref(), order_no).await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/deposit-payment", tag = "orders",
+    params(("order_no" = String, Path)),
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn deposit_payment(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<EmptyBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let result = s.service.pay_deposit(&meta.ctx(&caller), idem.as_ref(), order_no).await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(get, path = "/api/v1/orders/{order_no}/final-payment-quote", tag = "orders",
+    params(("order_no" = String, Path)),
+    responses((status = 200, body = QuoteView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn final_payment_quote(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(order_no): PathParam,
+) -> Response {
+    match s.service.final_payment_quote(&order_no).await {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/final-payment", tag = "orders",
+    params(("order_no" = String, Path)),
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody),
+        (status = 409, description = "outside_payment_window, coupon_lock_mismatch", body = ErrorBody)))]
+pub async fn final_payment(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<EmptyBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let result = s.service.pay_final(&meta.ctx(&caller), idem.as_ref(), order_no).await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/cancel", tag = "orders",
+    params(("order_no" = String, Path)), request_body = ReasonBody,
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn cancel(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<ReasonBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let result = s
+        .service
+        .cancel(&meta.ctx(&caller), idem.as_ref(), order_no, body.value.reason)
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/refund", tag = "orders",
+    params(("order_no" = String, Path)), request_body = ReasonBody,
+    responses((status = 200, body = OrderView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn refund(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<ReasonBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let result = s
+        .service
+        .refund(&meta.ctx(&caller), idem.as_ref(), order_no, body.value.reason)
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(get, path = "/api/v1/orders/{order_no}", tag = "orders",
+    params(("order_no" = String, Path)),
+    responses((status = 200, body = OrderView), (status = 404, body = ErrorBody)))]
+pub async fn get(State(s): State<AppState>, _caller: ApiCaller, PathParam(order_no): PathParam) -> Response {
+    match s.service.get_order(&order_no).await {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}

@@ -1,0 +1,166 @@
+//! Process configuration, read once from the environment at start.
+//!
+//! Every variable is listed in the README's configuration table. A value
+//! that does not parse stops the process with a message naming the variable,
+//! instead of silently falling back to a default.
+
+use std::net::SocketAddr;
+
+/// Everything the process reads from its environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `DATABASE_URL`: `sqlite://...` (default `sqlite://couponkeeper.db`) or
+    /// `postgres://...`.
+    pub database_url: String,
+    /// `COUPONKEEPER_ADDR`, default `127.0.0.1:3000`.
+    pub addr: SocketAddr,
+    /// `COUPONKEEPER_API_TOKEN`: comma-separated bearer tokens. Empty: every
+    /// API call is refused with 401.
+    pub api_tokens: Vec<String>,
+    /// `COUPONKEEPER_CHECKOUT_LOCK_SECONDS`, default 900: how long a normal
+    /// order's checkout lock holds its coupon.
+    pub checkout_lock_seconds: i64,
+    /// `COUPONKEEPER_DB_MAX_CONNECTIONS`, default 10.
+    pub db_max_connections: u32,
+    /// `COUPONKEEPER_TX_RETRIES`, default 5: how often a transaction that hit
+    /// a serialization failure or deadlock is retried before giving up.
+    pub tx_retries: u32,
+    /// `COUPONKEEPER_LOG_FORMAT`: `text` (default) or `json`.
+    pub log_json: bool,
+}
+
+/// A variable that is set but does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("{var}: {message}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub message: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: "sqlite://couponkeeper.db".into(),
+            addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            api_tokens: Vec::new(),
+            checkout_lock_seconds: 900,
+            db_max_connections: 10,
+            tx_retries: 5,
+            log_json: false,
+        }
+    }
+}
+
+impl Config {
+    /// Reads the real environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads variables through `get`, so tests need not touch the process
+    /// environment.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let d = Config::default();
+        let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        Ok(Config {
+            database_url: nonempty("DATABASE_URL").unwrap_or(d.database_url),
+            addr: parse_var(&nonempty, "COUPONKEEPER_ADDR", d.addr)?,
+            api_tokens: nonempty("COUPONKEEPER_API_TOKEN")
+                .map(|v| {
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            checkout_lock_seconds: positive(parse_var(
+                &nonempty,
+                "COUPONKEEPER_CHECKOUT_LOCK_SECONDS",
+                d.checkout_lock_seconds,
+            )?, "COUPONKEEPER_CHECKOUT_LOCK_SECONDS")?,
+            db_max_connections: parse_var(
+                &nonempty,
+                "COUPONKEEPER_DB_MAX_CONNECTIONS",
+                d.db_max_connections,
+            )?
+            .max(1),
+            tx_retries: parse_var(&nonempty, "COUPONKEEPER_TX_RETRIES", d.tx_retries)?.min(50),
+            log_json: match nonempty("COUPONKEEPER_LOG_FORMAT").as_deref() {
+                None | Some("text") => false,
+                Some("json") => true,
+                Some(other) => {
+                    return Err(ConfigError {
+                        var: "COUPONKEEPER_LOG_FORMAT",
+                        message: format!("expected text or json, got {other:?}"),
+                    });
+                }
+            },
+        })
+    }
+}
+
+fn parse_var<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: T,
+) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    match get(var) {
+        None => Ok(default),
+        Some(raw) => raw.trim().parse().map_err(|e: T::Err| ConfigError {
+            var,
+            message: format!("cannot parse {raw:?}: {e}"),
+        }),
+    }
+}
+
+fn positive(v: i64, var: &'static str) -> Result<i64, ConfigError> {
+    if (1..=366 * 24 * 3600).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError {
+            var,
+            message: format!("must be between 1 and {} seconds", 366 * 24 * 3600),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_need_no_environment() {
+        let c = cfg(&[]).expect("defaults");
+        assert_eq!(c.database_url, "sqlite://couponkeeper.db");
+        assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(c.checkout_lock_seconds, 900);
+        assert!(c.api_tokens.is_empty());
+    }
+
+    #[test]
+    fn tokens_are_a_comma_separated_list() {
+        let c = cfg(&[("COUPONKEEPER_API_TOKEN", "a, b,,c")]).expect("ok");
+        assert_eq!(c.api_tokens, vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        let e = cfg(&[("COUPONKEEPER_CHECKOUT_LOCK_SECONDS", "soon")]).unwrap_err();
+        assert_eq!(e.var, "COUPONKEEPER_CHECKOUT_LOCK_SECONDS");
+        let e = cfg(&[("COUPONKEEPER_CHECKOUT_LOCK_SECONDS", "0")]).unwrap_err();
+        assert_eq!(e.var, "COUPONKEEPER_CHECKOUT_LOCK_SECONDS");
+    }
+}

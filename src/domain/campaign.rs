@@ -1,0 +1,421 @@
+//! Presale campaigns (预售场次) and the final-payment (尾款) decision.
+//!
+//! The decision is a pure function of the order, its coupon, the user's
+//! other coupons and the time, so the read-only quote and the final payment
+//! itself can never disagree: both call [`plan_final_payment`].
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::FieldError;
+use super::coupon::CouponStatus;
+use super::discount::CouponTerms;
+use super::money::Cents;
+use super::order::{OrderMoney, final_amount, presale_discount_cap};
+
+/// What happens at final payment to a coupon locked at deposit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Policy {
+    /// 定金锁定: the lock survives the coupon's own expiry.
+    Lock,
+    /// 严格过期: an expired coupon gives no discount.
+    Strict,
+    /// 换券或补偿: an expired coupon is swapped for the user's best equivalent
+    /// coupon, else compensated in cash terms.
+    SwapOrCompensate,
+}
+
+impl Policy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Lock => "lock",
+            Policy::Strict => "strict",
+            Policy::SwapOrCompensate => "swap_or_compensate",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "lock" => Some(Policy::Lock),
+            "strict" => Some(Policy::Strict),
+            "swap_or_compensate" => Some(Policy::SwapOrCompensate),
+            _ => None,
+        }
+    }
+}
+
+/// The final-payment window `[starts, ends)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaymentWindow {
+    pub starts: DateTime<Utc>,
+    pub ends: DateTime<Utc>,
+}
+
+impl PaymentWindow {
+    pub fn new(starts: DateTime<Utc>, ends: DateTime<Utc>) -> Result<Self, FieldError> {
+        if ends <= starts {
+            return Err(FieldError::new(
+                "final_payment_ends_at",
+                "must be after final_payment_starts_at",
+            ));
+        }
+        Ok(Self { starts, ends })
+    }
+
+    pub fn contains(&self, t: DateTime<Utc>) -> bool {
+        self.starts <= t && t < self.ends
+    }
+}
+
+/// What the final payment does with the order's coupon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CouponOutcome {
+    Applied,
+    NoDiscountExpired,
+    Swapped,
+    Compensated,
+    None,
+}
+
+impl CouponOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CouponOutcome::Applied => "applied",
+            CouponOutcome::NoDiscountExpired => "no_discount_expired",
+            CouponOutcome::Swapped => "swapped",
+            CouponOutcome::Compensated => "compensated",
+            CouponOutcome::None => "none",
+        }
+    }
+}
+
+/// The order's own coupon as the decision needs it.
+#[derive(Debug, Clone)]
+pub struct HeldCoupon {
+    pub stored_status: CouponStatus,
+    /// The order this coupon is locked to, if any.
+    pub locked_to: Option<String>,
+    pub ends_at: DateTime<Utc>,
+}
+
+/// Another coupon of the same user that might replace an expired one.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub id: String,
+    pub stored_status: CouponStatus,
+    pub terms: CouponTerms,
+    pub starts_at: DateTime<Utc>,
+    pub ends_at: DateTime<Utc>,
+}
+
+/// The presale order as the decision needs it.
+#[derive(Debug, Clone)]
+pub struct PresaleOrder<'a> {
+    pub order_no: &'a str,
+    pub category: &'a str,
+    pub money: OrderMoney,
+    /// The discount snapshotted at deposit payment.
+    pub snapshot_discount: Cents,
+}
+
+/// The decided final payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalPaymentPlan {
+    pub outcome: CouponOutcome,
+    pub discount: Cents,
+    pub compensation: Cents,
+    pub replacement_coupon_id: Option<String>,
+    pub amount_due: Cents,
+    /// For the customer, in Chinese.
+    pub message: String,
+    /// The same in English.
+    pub message_en: String,
+}
+
+/// The coupon is not (or no longer) locked to this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CouponLockMismatch;
+
+/// Decides the final payment. `coupon` is the order's coupon (`None` when
+/// the order has none); `candidates` are the user's other coupons, used only
+/// by `swap_or_compensate`.
+pub fn plan_final_payment(
+    policy: Policy,
+    order: &PresaleOrder<'_>,
+    coupon: Option<&HeldCoupon>,
+    candidates: &[Candidate],
+    now: DateTime<Utc>,
+) -> Result<FinalPaymentPlan, CouponLockMismatch> {
+    let base = OrderMoney {
+        discount: Cents::ZERO,
+        compensation: Cents::ZERO,
+        ..order.money
+    };
+    let Some(coupon) = coupon else {
+        let due = final_amount(base);
+        return Ok(FinalPaymentPlan {
+            outcome: CouponOutcome::None,
+            discount: Cents::ZERO,
+            compensation: Cents::ZERO,
+            replacement_coupon_id: None,
+            amount_due: due,
+            message: format!("本次尾款 {} 元。", due.yuan()),
+            message_en: format!("Final payment: {} yuan.", due.yuan()),
+        });
+    };
+    let locked_here = coupon.stored_status == CouponStatus::Locked
+        && coupon.locked_to.as_deref() == Some(order.order_no);
+    if !locked_here {
+        return Err(CouponLockMismatch);
+    }
+    let still_valid = now < coupon.ends_at;
+    let applied = |discount: Cents| {
+        let due = final_amount(OrderMoney { discount, ..base });
+        FinalPaymentPlan {
+            outcome: CouponOutcome::Applied,
+            discount,
+            compensation: Cents::ZERO,
+            replacement_coupon_id: None,
+            amount_due: due,
+            message: format!("本次尾款 {} 元，已为你抵扣 {} 元。", due.yuan(), discount.yuan()),
+            message_en: format!(
+                "Final payment: {} yuan, {} yuan off with your coupon.",
+                due.yuan(),
+                discount.yuan()
+            ),
+        }
+    };
+    match policy {
+        Policy::Lock => Ok(applied(order.snapshot_discount)),
+        _ if still_valid => Ok(applied(order.snapshot_discount)),
+        Policy::Strict => {
+            let due = final_amount(base);
+            Ok(FinalPaymentPlan {
+                outcome: CouponOutcome::NoDiscountExpired,
+                discount: Cents::ZERO,
+                compensation: Cents::ZERO,
+                replacement_coupon_id: None,
+                amount_due: due,
+                message: format!("你的优惠券已过期，本次尾款 {} 元，不再抵扣。", due.yuan()),
+                message_en: format!(
+                    "Your coupon has expired; the final payment is {} yuan with no discount.",
+                    due.yuan()
+                ),
+            })
+        }
+        Policy::SwapOrCompensate => {
+            let cap = presale_discount_cap(order.money.total, order.money.deposit);
+            match choose_replacement(order, candidates, cap, now) {
+                Some((id, discount)) => {
+                    let due = final_amount(OrderMoney { discount, ..base });
+                    Ok(FinalPaymentPlan {
+                        outcome: CouponOutcome::Swapped,
+                        discount,
+                        compensation: Cents::ZERO,
+                        replacement_coupon_id: Some(id),
+                        amount_due: due,
+                        message: format!(
+                            "原优惠券已过期，已自动换用你的另一张优惠券，抵扣 {} 元，本次尾款 {} 元。",
+                            discount.yuan(),
+                            due.yuan()
+                        ),
+                        message_en: format!(
+                            "Your coupon expired, so another of your coupons was used: {} yuan off, final payment {} yuan.",
+                            discount.yuan(),
+                            due.yuan()
+                        ),
+                    })
+                }
+                None => {
+                    let compensation = order.snapshot_discount;
+                    let due = final_amount(OrderMoney {
+                        compensation,
+                        ..base
+                    });
+                    Ok(FinalPaymentPlan {
+                        outcome: CouponOutcome::Compensated,
+                        discount: Cents::ZERO,
+                        compensation,
+                        replacement_coupon_id: None,
+                        amount_due: due,
+                        message: format!(
+                            "原优惠券已过期，平台补偿立减 {} 元，本次尾款 {} 元。",
+                            compensation.yuan(),
+                            due.yuan()
+                        ),
+                        message_en: format!(
+                            "Your coupon expired; we take {} yuan off as compensation. Final payment: {} yuan.",
+                            compensation.yuan(),
+                            due.yuan()
+                        ),
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// The replacement rule: an `available` coupon of the same user, valid now,
+/// applicable to the order, whose discount is at least the snapshot; the
+/// smallest such discount, then the earliest `ends_at` (then the id, so the
+/// choice is deterministic).
+pub fn choose_replacement(
+    order: &PresaleOrder<'_>,
+    candidates: &[Candidate],
+    cap: Cents,
+    now: DateTime<Utc>,
+) -> Option<(String, Cents)> {
+    candidates
+        .iter()
+        .filter(|c| c.stored_status == CouponStatus::Available)
+        .filter(|c| c.starts_at <= now && now < c.ends_at)
+        .filter(|c| {
+            c.terms
+                .check_applies(order.money.total, order.category)
+                .is_ok()
+        })
+        .map(|c| (c, c.terms.rule.discount(order.money.total).min(cap)))
+        .filter(|(_, d)| *d >= order.snapshot_discount && !d.is_zero())
+        .min_by(|(a, da), (b, db)| {
+            da.cmp(db)
+                .then(a.ends_at.cmp(&b.ends_at))
+                .then(a.id.cmp(&b.id))
+        })
+        .map(|(c, d)| (c.id.clone(), d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::discount::DiscountRule;
+    use chrono::Duration;
+
+    fn cents(v: i64) -> Cents {
+        Cents::from_stored(v)
+    }
+
+    fn order() -> PresaleOrder<'static> {
+        PresaleOrder {
+            order_no: "P1",
+            category: "phones",
+            money: OrderMoney {
+                total: cents(39900),
+                deposit: cents(10000),
+                discount: cents(5000),
+                compensation: Cents::ZERO,
+            },
+            snapshot_discount: cents(5000),
+        }
+    }
+
+    fn held(ends_at: DateTime<Utc>) -> HeldCoupon {
+        HeldCoupon {
+            stored_status: CouponStatus::Locked,
+            locked_to: Some("P1".into()),
+            ends_at,
+        }
+    }
+
+    fn candidate(id: &str, value: i64, ends_at: DateTime<Utc>, now: DateTime<Utc>) -> Candidate {
+        Candidate {
+            id: id.into(),
+            stored_status: CouponStatus::Available,
+            terms: CouponTerms {
+                rule: DiscountRule::Fixed { value: cents(value) },
+                min_order: Cents::ZERO,
+                categories: vec![],
+            },
+            starts_at: now - Duration::days(1),
+            ends_at,
+        }
+    }
+
+    #[test]
+    fn lock_policy_applies_the_snapshot_after_expiry() {
+        let now = Utc::now();
+        let p = plan_final_payment(Policy::Lock, &order(), Some(&held(now - Duration::days(3))), &[], now)
+            .expect("locked here");
+        assert_eq!(p.outcome, CouponOutcome::Applied);
+        assert_eq!(p.amount_due, cents(24900));
+        assert_eq!(p.message, "本次尾款 249.00 元，已为你抵扣 50.00 元。");
+    }
+
+    #[test]
+    fn strict_policy_gives_nothing_for_an_expired_coupon() {
+        let now = Utc::now();
+        let p = plan_final_payment(Policy::Strict, &order(), Some(&held(now)), &[], now).expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::NoDiscountExpired);
+        assert_eq!(p.amount_due, cents(29900));
+        let p = plan_final_payment(
+            Policy::Strict,
+            &order(),
+            Some(&held(now + Duration::seconds(1))),
+            &[],
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Applied);
+    }
+
+    #[test]
+    fn swap_picks_the_smallest_sufficient_discount_then_the_earliest_end() {
+        let now = Utc::now();
+        let cands = vec![
+            candidate("big", 8000, now + Duration::days(1), now),
+            candidate("small-late", 5000, now + Duration::days(9), now),
+            candidate("small-early", 5000, now + Duration::days(2), now),
+            candidate("too-small", 4999, now + Duration::days(1), now),
+        ];
+        let p = plan_final_payment(
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&held(now - Duration::seconds(1))),
+            &cands,
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Swapped);
+        assert_eq!(p.replacement_coupon_id.as_deref(), Some("small-early"));
+        assert_eq!(p.discount, cents(5000));
+    }
+
+    #[test]
+    fn swap_without_a_replacement_compensates_the_snapshot() {
+        let now = Utc::now();
+        let cands = vec![candidate("too-small", 100, now + Duration::days(1), now)];
+        let p = plan_final_payment(
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&held(now - Duration::seconds(1))),
+            &cands,
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Compensated);
+        assert_eq!(p.compensation, cents(5000));
+        assert_eq!(p.amount_due, cents(24900));
+    }
+
+    #[test]
+    fn a_coupon_locked_elsewhere_is_a_mismatch_under_every_policy() {
+        let now = Utc::now();
+        let mut c = held(now + Duration::days(1));
+        c.locked_to = Some("P2".into());
+        for policy in [Policy::Lock, Policy::Strict, Policy::SwapOrCompensate] {
+            assert_eq!(
+                plan_final_payment(policy, &order(), Some(&c), &[], now),
+                Err(CouponLockMismatch)
+            );
+        }
+    }
+
+    #[test]
+    fn an_order_without_coupon_pays_total_less_deposit() {
+        let now = Utc::now();
+        let p = plan_final_payment(Policy::Strict, &order(), None, &[], now).expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::None);
+        assert_eq!(p.amount_due, cents(29900));
+    }
+}

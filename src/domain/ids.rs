@@ -1,0 +1,133 @@
+//! Identifiers: the caller's opaque keys (`user_id`, `order_no`) as checked
+//! newtypes, and the server's own ids and coupon codes.
+
+use rand::Rng;
+
+use super::FieldError;
+
+/// Longest caller-chosen key we accept; longer input is almost certainly a bug
+/// on the caller's side and would bloat every index it lands in.
+pub const MAX_KEY_LEN: usize = 128;
+
+fn check_key(field: &'static str, raw: &str) -> Result<String, FieldError> {
+    if raw.is_empty() {
+        return Err(FieldError::new(field, "must not be empty"));
+    }
+    if raw.len() > MAX_KEY_LEN {
+        return Err(FieldError::new(
+            field,
+            format!("must be at most {MAX_KEY_LEN} bytes"),
+        ));
+    }
+    if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(FieldError::new(
+            field,
+            "must not contain whitespace or control characters",
+        ));
+    }
+    Ok(raw.to_string())
+}
+
+macro_rules! caller_key {
+    ($(#[$doc:meta])* $name:ident, $field:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub fn parse(raw: &str) -> Result<Self, FieldError> {
+                check_key($field, raw).map($name)
+            }
+
+            /// For values read back from our own database.
+            pub fn from_stored(raw: String) -> Self {
+                $name(raw)
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+    };
+}
+
+caller_key!(
+    /// The shop's user id: opaque, 1-128 bytes, no whitespace.
+    UserId,
+    "user_id"
+);
+caller_key!(
+    /// The shop's order number: opaque, 1-128 bytes, no whitespace.
+    OrderNo,
+    "order_no"
+);
+
+/// A new server id: `prefix` + 12 hex digits of milliseconds + 16 random hex
+/// digits. Time first keeps ids roughly insertion-ordered, which keeps B-tree
+/// inserts local; the random part makes them unguessable and collision-free
+/// across instances.
+pub fn new_id(prefix: &str, now_ms: i64) -> String {
+    let random: u64 = rand::rng().random();
+    format!("{prefix}_{:012x}{random:016x}", now_ms.max(0))
+}
+
+/// Alphabet for coupon codes: no 0/O, 1/I/L, so a code read over the phone
+/// is unambiguous.
+const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+
+/// A coupon code like `K7QM-3XPA-9RTD` (12 symbols, about 59 bits).
+pub fn new_coupon_code() -> String {
+    let mut rng = rand::rng();
+    let mut out = String::with_capacity(14);
+    for i in 0..12 {
+        if i > 0 && i % 4 == 0 {
+            out.push('-');
+        }
+        let idx = rng.random_range(0..CODE_ALPHABET.len());
+        out.push(char::from(CODE_ALPHABET[idx]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caller_keys_refuse_empty_long_and_blank_values() {
+        assert!(UserId::parse("").is_err());
+        assert!(UserId::parse("a b").is_err());
+        assert!(OrderNo::parse(&"x".repeat(129)).is_err());
+        assert_eq!(
+            OrderNo::parse("P123").map(|o| o.as_str().to_string()),
+            Ok("P123".into())
+        );
+    }
+
+    #[test]
+    fn coupon_codes_use_the_unambiguous_alphabet() {
+        let code = new_coupon_code();
+        assert_eq!(code.len(), 14);
+        assert!(code.chars().all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8))));
+    }
+
+    #[test]
+    fn ids_carry_their_prefix_and_are_distinct() {
+        let a = new_id("cpn", 1);
+        let b = new_id("cpn", 1);
+        assert!(a.starts_with("cpn_"));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,41 @@
+//! Pure business rules: value types that cannot hold bad data, the coupon and
+//! order state machines, discount arithmetic and the final-payment decision.
+//!
+//! Nothing in here performs I/O or reads the clock: every function that needs
+//! "now" takes it as an argument, so each rule is testable on its own.
+
+pub mod campaign;
+pub mod coupon;
+pub mod discount;
+pub mod ids;
+pub mod money;
+pub mod order;
+pub mod template;
+pub mod time;
+
+/// A request field that failed validation: which one and why.
+///
+/// Carried up to the API, where it becomes `400 invalid_request` with
+/// `"field"` set, so a caller always learns which field to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for FieldError {}

@@ -1,0 +1,244 @@
+//! Orders as couponkeeper sees them: kinds, the two status machines, the
+//! coupon-lock status shown on an order, and what the customer owes next.
+
+use serde::Serialize;
+
+use super::money::Cents;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderKind {
+    Normal,
+    Presale,
+}
+
+impl OrderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderKind::Normal => "normal",
+            OrderKind::Presale => "presale",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "normal" => Some(OrderKind::Normal),
+            "presale" => Some(OrderKind::Presale),
+            _ => None,
+        }
+    }
+}
+
+/// Normal: `pending_payment -> paid -> refunded`, `pending_payment -> closed`.
+/// Presale: `pending_deposit -> deposit_paid -> final_paid -> refunded`,
+/// `pending_deposit -> closed`, `deposit_paid -> closed | refunded`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderStatus {
+    PendingPayment,
+    Paid,
+    PendingDeposit,
+    DepositPaid,
+    FinalPaid,
+    Closed,
+    Refunded,
+}
+
+impl OrderStatus {
+    pub const ALL: [OrderStatus; 7] = [
+        OrderStatus::PendingPayment,
+        OrderStatus::Paid,
+        OrderStatus::PendingDeposit,
+        OrderStatus::DepositPaid,
+        OrderStatus::FinalPaid,
+        OrderStatus::Closed,
+        OrderStatus::Refunded,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStatus::PendingPayment => "pending_payment",
+            OrderStatus::Paid => "paid",
+            OrderStatus::PendingDeposit => "pending_deposit",
+            OrderStatus::DepositPaid => "deposit_paid",
+            OrderStatus::FinalPaid => "final_paid",
+            OrderStatus::Closed => "closed",
+            OrderStatus::Refunded => "refunded",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        OrderStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Live orders may still hold a coupon lock legitimately.
+    pub fn is_live(self) -> bool {
+        matches!(
+            self,
+            OrderStatus::PendingPayment | OrderStatus::PendingDeposit | OrderStatus::DepositPaid
+        )
+    }
+
+    /// The status a new order of `kind` starts in.
+    pub fn initial(kind: OrderKind) -> Self {
+        match kind {
+            OrderKind::Normal => OrderStatus::PendingPayment,
+            OrderKind::Presale => OrderStatus::PendingDeposit,
+        }
+    }
+}
+
+/// An order status change the machine does not allow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IllegalOrderTransition {
+    pub kind: OrderKind,
+    pub from: OrderStatus,
+    pub to: OrderStatus,
+}
+
+impl std::fmt::Display for IllegalOrderTransition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a {} order that is {} cannot become {}",
+            self.kind.as_str(),
+            self.from.as_str(),
+            self.to.as_str()
+        )
+    }
+}
+
+/// The one function that knows which order transitions exist.
+pub fn check_order_transition(
+    kind: OrderKind,
+    from: OrderStatus,
+    to: OrderStatus,
+) -> Result<(), IllegalOrderTransition> {
+    use OrderStatus::*;
+    let allowed = match kind {
+        OrderKind::Normal => matches!(
+            (from, to),
+            (PendingPayment, Paid) | (Paid, Refunded) | (PendingPayment, Closed)
+        ),
+        OrderKind::Presale => matches!(
+            (from, to),
+            (PendingDeposit, DepositPaid)
+                | (DepositPaid, FinalPaid)
+                | (FinalPaid, Refunded)
+                | (PendingDeposit, Closed)
+                | (DepositPaid, Closed)
+                | (DepositPaid, Refunded)
+        ),
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(IllegalOrderTransition { kind, from, to })
+    }
+}
+
+/// The coupon side of an order, as the order records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CouponLockStatus {
+    None,
+    Locked,
+    Used,
+    Released,
+}
+
+impl CouponLockStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CouponLockStatus::None => "none",
+            CouponLockStatus::Locked => "locked",
+            CouponLockStatus::Used => "used",
+            CouponLockStatus::Released => "released",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(CouponLockStatus::None),
+            "locked" => Some(CouponLockStatus::Locked),
+            "used" => Some(CouponLockStatus::Used),
+            "released" => Some(CouponLockStatus::Released),
+            _ => None,
+        }
+    }
+}
+
+/// The money fields of an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderMoney {
+    pub total: Cents,
+    /// Zero for normal orders.
+    pub deposit: Cents,
+    pub discount: Cents,
+    pub compensation: Cents,
+}
+
+/// What the customer must pay at the order's next payment; zero once no
+/// payment is pending.
+pub fn amount_due(kind: OrderKind, status: OrderStatus, m: OrderMoney) -> Cents {
+    match (kind, status) {
+        (OrderKind::Normal, OrderStatus::PendingPayment) => m.total.saturating_sub(m.discount),
+        (OrderKind::Presale, OrderStatus::PendingDeposit) => m.deposit,
+        (OrderKind::Presale, OrderStatus::DepositPaid) => final_amount(m),
+        _ => Cents::ZERO,
+    }
+}
+
+/// The final payment of a presale order: total less deposit, discount and
+/// compensation, never below zero.
+pub fn final_amount(m: OrderMoney) -> Cents {
+    m.total
+        .saturating_sub(m.deposit)
+        .saturating_sub(m.discount)
+        .saturating_sub(m.compensation)
+}
+
+/// The discount a coupon may give on a presale order: never more than what
+/// is left after the deposit, so nobody is owed money at final payment.
+pub fn presale_discount_cap(total: Cents, deposit: Cents) -> Cents {
+    total.saturating_sub(deposit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_and_presale_machines_allow_only_their_own_edges() {
+        use OrderStatus::*;
+        assert!(check_order_transition(OrderKind::Normal, PendingPayment, Paid).is_ok());
+        assert!(check_order_transition(OrderKind::Normal, PendingDeposit, DepositPaid).is_err());
+        assert!(check_order_transition(OrderKind::Presale, DepositPaid, Refunded).is_ok());
+        assert!(check_order_transition(OrderKind::Presale, FinalPaid, Closed).is_err());
+        assert!(check_order_transition(OrderKind::Normal, Paid, Closed).is_err());
+        let mut count = 0;
+        for kind in [OrderKind::Normal, OrderKind::Presale] {
+            for from in OrderStatus::ALL {
+                for to in OrderStatus::ALL {
+                    count += usize::from(check_order_transition(kind, from, to).is_ok());
+                }
+            }
+        }
+        assert_eq!(count, 9, "3 normal edges + 6 presale edges");
+    }
+
+    #[test]
+    fn amount_due_follows_the_next_payment() {
+        let m = OrderMoney {
+            total: Cents::from_stored(39900),
+            deposit: Cents::from_stored(10000),
+            discount: Cents::from_stored(5000),
+            compensation: Cents::ZERO,
+        };
+        assert_eq!(amount_due(OrderKind::Presale, OrderStatus::PendingDeposit, m).get(), 10000);
+        assert_eq!(amount_due(OrderKind::Presale, OrderStatus::DepositPaid, m).get(), 24900);
+        assert_eq!(amount_due(OrderKind::Presale, OrderStatus::FinalPaid, m).get(), 0);
+        let n = OrderMoney { deposit: Cents::ZERO, ..m };
+        assert_eq!(amount_due(OrderKind::Normal, OrderStatus::PendingPayment, n).get(), 34900);
+    }
+}

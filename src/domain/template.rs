@@ -1,0 +1,314 @@
+//! Coupon templates (券模板): what each claimed coupon will offer, how long it
+//! lives, and how many may be handed out.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::FieldError;
+use super::discount::{CouponTerms, DiscountRule, parse_categories};
+use super::money::Cents;
+use super::time::parse_rfc3339;
+
+/// Longest relative validity: ten years. Keeps `claim + valid_seconds` far
+/// from chrono's range limits.
+pub const MAX_VALID_SECONDS: i64 = 10 * 366 * 24 * 3600;
+/// Largest stock one template may have.
+pub const MAX_TOTAL_STOCK: i64 = 1_000_000_000;
+/// Largest per-user limit.
+pub const MAX_PER_USER_LIMIT: i64 = 10_000;
+/// Longest template name in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// When a claimed coupon can be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Validity {
+    /// `[from, until)` for every coupon.
+    Absolute {
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    },
+    /// `seconds` from the moment the coupon becomes usable (the claim, or
+    /// `not_before` for a pre-release), cut at `until` when given.
+    Relative {
+        seconds: i64,
+        not_before: Option<DateTime<Utc>>,
+        until: Option<DateTime<Utc>>,
+    },
+}
+
+impl Validity {
+    pub fn parse(
+        valid_from: Option<&str>,
+        valid_until: Option<&str>,
+        valid_seconds: Option<i64>,
+    ) -> Result<Self, FieldError> {
+        let from = valid_from
+            .map(|s| parse_rfc3339(s).map_err(|m| FieldError::new("valid_from", m)))
+            .transpose()?;
+        let until = valid_until
+            .map(|s| parse_rfc3339(s).map_err(|m| FieldError::new("valid_until", m)))
+            .transpose()?;
+        if let (Some(f), Some(u)) = (from, until)
+            && f >= u
+        {
+            return Err(FieldError::new("valid_until", "must be after valid_from"));
+        }
+        match valid_seconds {
+            Some(s) => {
+                if !(1..=MAX_VALID_SECONDS).contains(&s) {
+                    return Err(FieldError::new(
+                        "valid_seconds",
+                        format!("must be between 1 and {MAX_VALID_SECONDS}"),
+                    ));
+                }
+                Ok(Validity::Relative {
+                    seconds: s,
+                    not_before: from,
+                    until,
+                })
+            }
+            None => {
+                let until = until.ok_or_else(|| {
+                    FieldError::new(
+                        "valid_until",
+                        "is required unless valid_seconds is given",
+                    )
+                })?;
+                let from = from.ok_or_else(|| {
+                    FieldError::new("valid_from", "is required unless valid_seconds is given")
+                })?;
+                Ok(Validity::Absolute { from, until })
+            }
+        }
+    }
+
+    /// The `[starts_at, ends_at)` window of a coupon claimed at `claim_at`, or
+    /// `None` when such a coupon would be dead on arrival.
+    pub fn window_for_claim(
+        &self,
+        claim_at: DateTime<Utc>,
+    ) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+        let (starts, ends) = match *self {
+            Validity::Absolute { from, until } => (from, until),
+            Validity::Relative {
+                seconds,
+                not_before,
+                until,
+            } => {
+                let starts = match not_before {
+                    Some(nb) if nb > claim_at => nb,
+                    _ => claim_at,
+                };
+                let natural = starts + Duration::seconds(seconds);
+                let ends = match until {
+                    Some(u) if u < natural => u,
+                    _ => natural,
+                };
+                (starts, ends)
+            }
+        };
+        (ends > starts && ends > claim_at).then_some((starts, ends))
+    }
+
+    /// The hard end of the template, if it has one: no claim at or after it.
+    pub fn hard_end(&self) -> Option<DateTime<Utc>> {
+        match *self {
+            Validity::Absolute { until, .. } => Some(until),
+            Validity::Relative { until, .. } => until,
+        }
+    }
+
+    pub fn valid_from(&self) -> Option<DateTime<Utc>> {
+        match *self {
+            Validity::Absolute { from, .. } => Some(from),
+            Validity::Relative { not_before, .. } => not_before,
+        }
+    }
+
+    pub fn valid_seconds(&self) -> Option<i64> {
+        match *self {
+            Validity::Relative { seconds, .. } => Some(seconds),
+            Validity::Absolute { .. } => None,
+        }
+    }
+}
+
+/// A checked template ready to be stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateSpec {
+    pub name: String,
+    pub terms: CouponTerms,
+    pub validity: Validity,
+    /// `None`: unlimited.
+    pub total_stock: Option<i64>,
+    /// `None`: unlimited.
+    pub per_user_limit: Option<i64>,
+}
+
+/// The API's template fields before checking.
+#[derive(Debug, Clone, Default)]
+pub struct TemplateInput {
+    pub name: Option<String>,
+    pub kind: Option<String>,
+    pub value_cents: Option<i64>,
+    pub percent_off: Option<i64>,
+    pub max_discount_cents: Option<i64>,
+    pub min_order_cents: Option<i64>,
+    pub valid_from: Option<String>,
+    pub valid_until: Option<String>,
+    pub valid_seconds: Option<i64>,
+    pub total_stock: Option<i64>,
+    pub per_user_limit: Option<i64>,
+    pub categories: Option<Vec<String>>,
+}
+
+impl TemplateSpec {
+    pub fn parse(input: TemplateInput) -> Result<Self, FieldError> {
+        let name = input.name.unwrap_or_default().trim().to_string();
+        if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+            return Err(FieldError::new(
+                "name",
+                format!("must be 1-{MAX_NAME_CHARS} characters"),
+            ));
+        }
+        let rule = DiscountRule::parse(
+            input.kind.as_deref(),
+            input.value_cents,
+            input.percent_off,
+            input.max_discount_cents,
+        )?;
+        let min_order = Cents::new(input.min_order_cents.unwrap_or(0))
+            .map_err(|e| FieldError::new("min_order_cents", e.to_string()))?;
+        let categories = parse_categories(input.categories)?;
+        let validity = Validity::parse(
+            input.valid_from.as_deref(),
+            input.valid_until.as_deref(),
+            input.valid_seconds,
+        )?;
+        if let Some(s) = input.total_stock
+            && !(1..=MAX_TOTAL_STOCK).contains(&s)
+        {
+            return Err(FieldError::new(
+                "total_stock",
+                format!("must be between 1 and {MAX_TOTAL_STOCK}, or null for unlimited"),
+            ));
+        }
+        if let Some(l) = input.per_user_limit
+            && !(1..=MAX_PER_USER_LIMIT).contains(&l)
+        {
+            return Err(FieldError::new(
+                "per_user_limit",
+                format!("must be between 1 and {MAX_PER_USER_LIMIT}, or null for unlimited"),
+            ));
+        }
+        Ok(TemplateSpec {
+            name,
+            terms: CouponTerms {
+                rule,
+                min_order,
+                categories,
+            },
+            validity,
+            total_stock: input.total_stock,
+            per_user_limit: input.per_user_limit,
+        })
+    }
+}
+
+/// How many stock shards a template gets. Claims spread over the shards, so
+/// on PostgreSQL concurrent claims of one hot template lock different rows
+/// instead of queueing on one (see README, "Claiming without overselling").
+pub const MAX_STOCK_SHARDS: i64 = 16;
+
+/// Splits `total_stock` over shards: `None` (unlimited) gives
+/// [`MAX_STOCK_SHARDS`] uncapped shards; a limit gives at most that many
+/// shards, whose capacities differ by at most one and add up to the stock.
+pub fn stock_shards(total_stock: Option<i64>) -> Vec<Option<i64>> {
+    match total_stock {
+        None => vec![None; MAX_STOCK_SHARDS as usize],
+        Some(stock) => {
+            let n = stock.clamp(1, MAX_STOCK_SHARDS);
+            let base = stock / n;
+            let extra = stock % n;
+            (0..n).map(|i| Some(base + i64::from(i < extra))).collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        parse_rfc3339(s).expect("valid")
+    }
+
+    #[test]
+    fn relative_validity_starts_at_claim_and_is_capped() {
+        let v = Validity::parse(None, Some("2026-01-01T00:00:10Z"), Some(60)).expect("ok");
+        let (s, e) = v.window_for_claim(t("2026-01-01T00:00:00Z")).expect("alive");
+        assert_eq!(s, t("2026-01-01T00:00:00Z"));
+        assert_eq!(e, t("2026-01-01T00:00:10Z"));
+    }
+
+    #[test]
+    fn pre_release_coupons_start_at_valid_from() {
+        let v = Validity::parse(Some("2026-02-01T00:00:00Z"), None, Some(3600)).expect("ok");
+        let (s, e) = v.window_for_claim(t("2026-01-01T00:00:00Z")).expect("alive");
+        assert_eq!(s, t("2026-02-01T00:00:00Z"));
+        assert_eq!(e, t("2026-02-01T01:00:00Z"));
+    }
+
+    #[test]
+    fn a_window_already_over_gives_no_coupon() {
+        let v = Validity::parse(Some("2026-01-01T00:00:00Z"), Some("2026-01-02T00:00:00Z"), None)
+            .expect("ok");
+        assert!(v.window_for_claim(t("2026-01-02T00:00:00Z")).is_none());
+        assert!(v.window_for_claim(t("2026-01-01T12:00:00Z")).is_some());
+    }
+
+    #[test]
+    fn validity_needs_an_end() {
+        let e = Validity::parse(Some("2026-01-01T00:00:00Z"), None, None).unwrap_err();
+        assert_eq!(e.field, "valid_until");
+        let e = Validity::parse(None, None, Some(0)).unwrap_err();
+        assert_eq!(e.field, "valid_seconds");
+        let e = Validity::parse(Some("2026-01-02T00:00:00Z"), Some("2026-01-01T00:00:00Z"), None)
+            .unwrap_err();
+        assert_eq!(e.field, "valid_until");
+    }
+
+    #[test]
+    fn shards_split_stock_evenly_and_exactly() {
+        assert_eq!(stock_shards(Some(10)).len(), 10);
+        let s = stock_shards(Some(100));
+        assert_eq!(s.len(), 16);
+        assert_eq!(s.iter().map(|c| c.unwrap_or(0)).sum::<i64>(), 100);
+        assert!(s.iter().all(|c| matches!(c, Some(6) | Some(7))));
+        assert!(stock_shards(None).iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn template_parse_checks_limits() {
+        let base = TemplateInput {
+            name: Some("满300减50".into()),
+            kind: Some("fixed".into()),
+            value_cents: Some(5000),
+            min_order_cents: Some(30000),
+            valid_seconds: Some(10),
+            ..Default::default()
+        };
+        assert!(TemplateSpec::parse(base.clone()).is_ok());
+        let e = TemplateSpec::parse(TemplateInput {
+            total_stock: Some(0),
+            ..base.clone()
+        })
+        .unwrap_err();
+        assert_eq!(e.field, "total_stock");
+        let e = TemplateSpec::parse(TemplateInput {
+            name: Some("  ".into()),
+            ..base
+        })
+        .unwrap_err();
+        assert_eq!(e.field, "name");
+    }
+}

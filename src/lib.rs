@@ -1,0 +1,25 @@
+//! couponkeeper: the system of record for coupons and for the coupon side of
+//! orders.
+//!
+//! A map of the crate, from pure rules outwards:
+//!
+//! - [`domain`]: value types and rules with no I/O: money, ids, the coupon
+//!   and order state machines, discounts, validity windows, the presale
+//!   final-payment decision.
+//! - [`clock`]: the one injectable source of "now".
+//! - [`store`]: SQL, one module per table, on SQLite or PostgreSQL through
+//!   one query text; transactions (`BEGIN IMMEDIATE`, retries).
+//! - [`service`]: one function per business operation, each one
+//!   transaction with conditional updates and event rows; idempotency.
+//! - [`api`]: the axum JSON API of `API.md`: thin handlers, auth, errors.
+//! - [`config`], [`error`], [`metrics`], [`server`]: process plumbing.
+
+pub mod api;
+pub mod clock;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod metrics;
+pub mod server;
+pub mod service;
+pub mod store;

@@ -1,0 +1,92 @@
+//! Starting the process: logging, database, migrations, the HTTP server and
+//! graceful shutdown on SIGTERM / Ctrl-C.
+
+use std::sync::Arc;
+
+use crate::api::{AppState, router};
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::service::{Service, Settings};
+use crate::store::Db;
+
+/// Anything that stops the process from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot open the database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("cannot apply migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot listen: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Opens the database of `config` and applies migrations.
+pub async fn open_db(config: &Config) -> Result<Db, StartError> {
+    let db = Db::connect(&config.database_url, config.db_max_connections, config.tx_retries).await?;
+    db.migrate().await?;
+    Ok(db)
+}
+
+/// Builds the service on `db` with the given clock.
+pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
+    Service::new(
+        db,
+        clock,
+        Settings {
+            checkout_lock_seconds: config.checkout_lock_seconds,
+        },
+    )
+}
+
+/// Builds the application state (used by `serve` and by the tests).
+pub fn app_state(config: &Config, service: Service) -> AppState {
+    AppState::new(service, Arc::new(Metrics::default()), &config.api_tokens)
+}
+
+/// Runs the server until SIGTERM or Ctrl-C, then finishes in-flight
+/// requests and closes the pool.
+pub async fn serve(config: Config) -> Result<(), StartError> {
+    let db = open_db(&config).await?;
+    if config.api_tokens.is_empty() {
+        tracing::warn!("COUPONKEEPER_API_TOKEN is not set: every /api/v1 call will answer 401");
+    }
+    let service = build_service(&config, db.clone(), Arc::new(SystemClock));
+    let app = router(app_state(&config, service));
+    let listener = tokio::net::TcpListener::bind(config.addr).await?;
+    tracing::info!(addr = %config.addr, store = db.backend().name(), "couponkeeper listening");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    db.pool().close().await;
+    tracing::info!("couponkeeper stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown signal received; finishing in-flight requests");
+}

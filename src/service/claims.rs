@@ -1,0 +1,209 @@
+//! Claiming coupons (领券) and reading them.
+//!
+//! A claim is one transaction: per-user quota (an atomic upsert on the
+//! `(template, user)` counter), one unit of stock from one shard (a
+//! conditional increment), the coupon row and its event. Stock and limits
+//! therefore hold under any concurrency; sharding keeps one hot template
+//! from serializing every claim on PostgreSQL.
+
+use rand::Rng;
+
+use super::views::{CouponView, EventView};
+use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::{UserId, new_coupon_code, new_id};
+use crate::domain::template::Validity;
+use crate::domain::time::{from_ms, to_ms};
+use crate::store::coupons::{self, CouponRow};
+use crate::store::events::{self, NewEvent};
+use crate::store::templates;
+
+/// Most coupons one list call returns.
+pub const MAX_LIST_LIMIT: i64 = 1000;
+/// Coupon-code collisions retried before giving up (59-bit codes: a retry
+/// is already a one-in-many-billions event).
+const CODE_ATTEMPTS: usize = 3;
+
+impl Service {
+    /// Claims one coupon of `template_id` for `user_id`.
+    pub async fn claim(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        user_id: UserId,
+        template_id: String,
+    ) -> Result<Executed<CouponView>, ServiceError> {
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let user_id = user_id.clone();
+            let template_id = template_id.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let now = op.now;
+                let now_ms = to_ms(now);
+                let t = templates::get(c, &template_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
+                let validity = match t.valid_seconds {
+                    Some(seconds) => Validity::Relative {
+                        seconds,
+                        not_before: t.valid_from.map(from_ms),
+                        until: t.valid_until.map(from_ms),
+                    },
+                    None => Validity::Absolute {
+                        from: from_ms(t.valid_from.unwrap_or(t.created_at)),
+                        until: from_ms(t.valid_until.unwrap_or(t.created_at)),
+                    },
+                };
+                let window = validity.window_for_claim(now);
+                let (starts_at, ends_at) = match (t.status.as_str(), window) {
+                    ("active", Some(w)) => w,
+                    _ => {
+                        return Err(ServiceError::refused(
+                            Refusal::TemplateInactive,
+                            "this template is not active: its coupons can no longer be claimed",
+                        ));
+                    }
+                };
+                if let Some(limit) = t.per_user_limit
+                    && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
+                {
+                    return Err(ServiceError::refused(
+                        Refusal::ClaimLimitReached,
+                        format!("user already holds {limit} coupon(s) of this template"),
+                    ));
+                }
+                if !take_stock(c, &t.id).await? {
+                    return Err(ServiceError::refused(
+                        Refusal::OutOfStock,
+                        "this template has no stock left",
+                    ));
+                }
+                let mut row = CouponRow {
+                    id: new_id("cpn", now_ms),
+                    code: new_coupon_code(),
+                    user_id: user_id.as_str().to_string(),
+                    template_id: Some(t.id.clone()),
+                    source: "claim".into(),
+                    kind: t.kind.clone(),
+                    value_cents: t.value_cents,
+                    percent_off: t.percent_off,
+                    max_discount_cents: t.max_discount_cents,
+                    min_order_cents: t.min_order_cents,
+                    categories: t.categories.clone(),
+                    status: CouponStatus::Available.as_str().into(),
+                    starts_at: to_ms(starts_at),
+                    ends_at: to_ms(ends_at),
+                    order_no: None,
+                    locked_at: None,
+                    used_at: None,
+                    created_at: now_ms,
+                    updated_at: now_ms,
+                };
+                insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
+                Ok(CouponView::from_row(row, now))
+            })
+        })
+        .await
+    }
+
+    /// A coupon with its timeline.
+    pub async fn get_coupon(&self, id: &str) -> Result<CouponView, ServiceError> {
+        let id = id.to_string();
+        let now = self.now();
+        self.read(move |c| {
+            let id = id.clone();
+            Box::pin(async move {
+                let row = coupons::get(c, &id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("coupon", &id))?;
+                let evs = events::for_coupon(c, &id).await?;
+                let mut view = CouponView::from_row(row, now);
+                view.events = Some(evs.into_iter().map(EventView::from).collect());
+                Ok(view)
+            })
+        })
+        .await
+    }
+
+    /// A user's coupons, newest first, filtered by effective status.
+    pub async fn list_user_coupons(
+        &self,
+        user_id: UserId,
+        status: Option<CouponStatus>,
+        limit: i64,
+    ) -> Result<Vec<CouponView>, ServiceError> {
+        let now = self.now();
+        let limit = limit.clamp(1, MAX_LIST_LIMIT);
+        self.read(move |c| {
+            let user_id = user_id.clone();
+            Box::pin(async move {
+                let rows = coupons::list_for_user(c, user_id.as_str(), status, to_ms(now), limit).await?;
+                Ok(rows.into_iter().map(|r| CouponView::from_row(r, now)).collect())
+            })
+        })
+        .await
+    }
+}
+
+/// Takes one unit of stock: tries each shard once, starting at a random
+/// one so concurrent claims spread over different rows. Bounded by the
+/// shard count (at most 16 statements).
+async fn take_stock(c: &mut sqlx::AnyConnection, template_id: &str) -> Result<bool, ServiceError> {
+    let n = templates::shard_count(c, template_id).await?.max(1);
+    let start = rand::rng().random_range(0..n);
+    for i in 0..n {
+        if templates::take_from_shard(c, template_id, (start + i) % n).await? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Inserts a new coupon and its creation event; draws a new code if the
+/// unique code index refuses it (bounded).
+pub(crate) async fn insert_coupon(
+    c: &mut sqlx::AnyConnection,
+    row: &mut CouponRow,
+    action: &str,
+    ctx: &Ctx,
+    reason: Option<&str>,
+) -> Result<(), ServiceError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        // A failed INSERT inside a PostgreSQL transaction aborts it, so a
+        // collision is checked for first instead of caught afterwards.
+        let taken: Option<String> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
+            .bind(&row.code)
+            .fetch_optional(&mut *c)
+            .await?;
+        if taken.is_none() {
+            break;
+        }
+        if attempt >= CODE_ATTEMPTS {
+            return Err(ServiceError::IllegalTransition(
+                "could not draw a unique coupon code".into(),
+            ));
+        }
+        row.code = new_coupon_code();
+    }
+    coupons::insert(c, row).await?;
+    events::insert(
+        c,
+        &NewEvent {
+            subject: "coupon",
+            coupon_id: Some(&row.id),
+            order_no: None,
+            from_status: None,
+            to_status: &row.status,
+            action,
+            actor: &ctx.actor,
+            reason,
+            request_id: ctx.request_id.as_deref(),
+            at_ms: row.created_at,
+        },
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! The coupon service: one function per business operation, each one
+//! database transaction. The JSON API, the console and the background jobs
+//! all call this module; none of them touches the store directly for a
+//! state change.
+//!
+//! Each write runs through [`Service::write`], which
+//! - takes the SQLite write lock up front / retries PostgreSQL conflicts
+//!   ([`crate::store::Db::write`]),
+//! - claims the caller's `Idempotency-Key`, runs the operation and stores
+//!   its response in that same transaction ([`idempotency`]),
+//! - rolls everything back on any refusal, so a refused request writes
+//!   nothing.
+
+pub mod campaigns;
+pub mod claims;
+pub mod idempotency;
+pub mod orders;
+pub mod templates;
+pub mod views;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use sqlx::AnyConnection;
+
+use crate::clock::SharedClock;
+use crate::domain::FieldError;
+use crate::domain::coupon::IllegalTransition;
+use crate::domain::order::IllegalOrderTransition;
+use crate::store::coupons::ChangeError;
+use crate::store::orders::OrderChangeError;
+use crate::store::{Db, DbErrorSource};
+
+pub use idempotency::{Executed, IdempotencyRequest};
+
+/// Settings the business rules depend on.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a normal order's checkout lock holds its coupon.
+    pub checkout_lock_seconds: i64,
+}
+
+/// Who is acting and under which request, for the event rows.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// `api:<token id>`, `staff:<name>`, `job:<name>`.
+    pub actor: String,
+    pub request_id: Option<String>,
+}
+
+impl Ctx {
+    pub fn new(actor: impl Into<String>, request_id: Option<String>) -> Self {
+        Self {
+            actor: actor.into(),
+            request_id,
+        }
+    }
+}
+
+/// A business refusal: the request was understood but the rules say no.
+/// Answers 409 with `code()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    OutOfStock,
+    ClaimLimitReached,
+    TemplateInactive,
+    CouponNotOwned,
+    CouponNotAvailable,
+    CouponExpired,
+    CouponNotStarted,
+    ThresholdNotMet,
+    CouponNotApplicable,
+    OrderExists,
+    OutsidePaymentWindow,
+    CouponLockMismatch,
+    OrderActive,
+    /// The order is not in a status that allows this action.
+    InvalidOrderStatus,
+    /// A normal-order action on a presale order or the reverse.
+    OrderKindMismatch,
+    /// A normal order's checkout lock has lapsed; the order will be closed.
+    CheckoutLockExpired,
+}
+
+impl Refusal {
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::OutOfStock => "out_of_stock",
+            Refusal::ClaimLimitReached => "claim_limit_reached",
+            Refusal::TemplateInactive => "template_inactive",
+            Refusal::CouponNotOwned => "coupon_not_owned",
+            Refusal::CouponNotAvailable => "coupon_not_available",
+            Refusal::CouponExpired => "coupon_expired",
+            Refusal::CouponNotStarted => "coupon_not_started",
+            Refusal::ThresholdNotMet => "threshold_not_met",
+            Refusal::CouponNotApplicable => "coupon_not_applicable",
+            Refusal::OrderExists => "order_exists",
+            Refusal::OutsidePaymentWindow => "outside_payment_window",
+            Refusal::CouponLockMismatch => "coupon_lock_mismatch",
+            Refusal::OrderActive => "order_active",
+            Refusal::InvalidOrderStatus => "invalid_order_status",
+            Refusal::OrderKindMismatch => "order_kind_mismatch",
+            Refusal::CheckoutLockExpired => "checkout_lock_expired",
+        }
+    }
+}
+
+/// Everything a service operation can answer besides success.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("{0}")]
+    Invalid(FieldError),
+    #[error("{what} {id:?} not found")]
+    NotFound { what: &'static str, id: String },
+    #[error("{message}")]
+    Refused { refusal: Refusal, message: String },
+    #[error("this Idempotency-Key was used with a different request")]
+    IdempotencyKeyReused,
+    #[error("a request with this Idempotency-Key is still running")]
+    IdempotencyInProgress,
+    /// A transition the state machine forbids was attempted: a bug, not a
+    /// user error; reported as a refusal so nothing half-done is kept.
+    #[error("{0}")]
+    IllegalTransition(String),
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+impl ServiceError {
+    pub fn refused(refusal: Refusal, message: impl Into<String>) -> Self {
+        ServiceError::Refused {
+            refusal,
+            message: message.into(),
+        }
+    }
+
+    pub fn not_found(what: &'static str, id: impl Into<String>) -> Self {
+        ServiceError::NotFound { what, id: id.into() }
+    }
+}
+
+impl From<FieldError> for ServiceError {
+    fn from(e: FieldError) -> Self {
+        ServiceError::Invalid(e)
+    }
+}
+
+impl From<IllegalTransition> for ServiceError {
+    fn from(e: IllegalTransition) -> Self {
+        ServiceError::IllegalTransition(e.to_string())
+    }
+}
+
+impl From<ChangeError> for ServiceError {
+    fn from(e: ChangeError) -> Self {
+        match e {
+            ChangeError::Db(e) => ServiceError::Db(e),
+            ChangeError::Illegal(t) => t.into(),
+        }
+    }
+}
+
+impl From<OrderChangeError> for ServiceError {
+    fn from(e: OrderChangeError) -> Self {
+        match e {
+            OrderChangeError::Db(e) => ServiceError::Db(e),
+            OrderChangeError::Illegal(t) => ServiceError::IllegalTransition(t.to_string()),
+        }
+    }
+}
+
+impl From<IllegalOrderTransition> for ServiceError {
+    fn from(e: IllegalOrderTransition) -> Self {
+        ServiceError::IllegalTransition(e.to_string())
+    }
+}
+
+impl DbErrorSource for ServiceError {
+    fn db_error(&self) -> Option<&sqlx::Error> {
+        match self {
+            ServiceError::Db(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// The shared handle every caller holds.
+#[derive(Clone)]
+pub struct Service {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Db,
+    clock: SharedClock,
+    settings: Settings,
+    inflight: idempotency::Inflight,
+}
+
+/// What an operation closure gets besides the connection.
+#[derive(Debug, Clone)]
+pub struct Op {
+    pub now: DateTime<Utc>,
+    pub ctx: Ctx,
+    pub settings: Settings,
+}
+
+impl Service {
+    pub fn new(db: Db, clock: SharedClock, settings: Settings) -> Self {
+        Service {
+            inner: Arc::new(Inner {
+                db,
+                clock,
+                settings,
+                inflight: idempotency::Inflight::default(),
+            }),
+        }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.inner.db
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.inner.clock.now()
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    fn op(&self, ctx: &Ctx) -> Op {
+        Op {
+            now: self.now(),
+            ctx: ctx.clone(),
+            settings: self.inner.settings.clone(),
+        }
+    }
+
+    /// Runs a state-changing operation in one transaction, with the
+    /// idempotency claim and stored response inside that same transaction.
+    pub(crate) async fn write<T, F>(
+        &self,
+        idem: Option<&IdempotencyRequest>,
+        op: F,
+    ) -> Result<Executed<T>, ServiceError>
+    where
+        T: Serialize + Send + Sync + 'static,
+        F: for<'c> Fn(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, ServiceError>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+    {
+        let _running = match idem {
+            Some(i) => Some(self.inner.inflight.enter(i)?),
+            None => None,
+        };
+        let idem = idem.cloned();
+        let now = self.now();
+        self.inner
+            .db
+            .write(move |c| {
+                let op = op.clone();
+                let idem = idem.clone();
+                Box::pin(async move {
+                    if let Some(i) = &idem
+                        && let Some(replay) = idempotency::claim(c, i, now).await?
+                    {
+                        return Ok(replay);
+                    }
+                    let value = op(&mut *c).await?;
+                    if let Some(i) = &idem {
+                        idempotency::store_success(c, i, &value, now).await?;
+                    }
+                    Ok(Executed::Fresh(value))
+                })
+            })
+            .await
+    }
+
+    /// Runs a read-only operation on one consistent snapshot.
+    pub(crate) async fn read<T, F>(&self, op: F) -> Result<T, ServiceError>
+    where
+        T: Send,
+        F: for<'c> Fn(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, ServiceError>> + Send + Sync,
+    {
+        self.inner.db.read(op).await
+    }
+
+    /// Records a refused request's response under its key, so a retry with
+    /// the same key replays the refusal instead of trying again. Best
+    /// effort: a failure here only means the retry is evaluated afresh.
+    pub async fn remember_refusal(&self, idem: &IdempotencyRequest, status: u16, body: String) {
+        let idem = idem.clone();
+        let now = self.now();
+        let result: Result<(), ServiceError> = self
+            .inner
+            .db
+            .write(move |c| {
+                let idem = idem.clone();
+                let body = body.clone();
+                Box::pin(async move { idempotency::store_refusal(c, &idem, status, &body, now).await })
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "could not store refused response for idempotency key");
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! The `coupons` table. Every status change goes through [`transition`]: a
+//! conditional update whose affected-row count decides, plus its event row.
+
+use sqlx::AnyConnection;
+
+use super::events::{self, NewEvent};
+use crate::domain::coupon::{CouponStatus, IllegalTransition, check_transition};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CouponRow {
+    pub id: String,
+    pub code: String,
+    pub user_id: String,
+    pub template_id: Option<String>,
+    pub source: String,
+    pub kind: String,
+    pub value_cents: Option<i64>,
+    pub percent_off: Option<i64>,
+    pub max_discount_cents: Option<i64>,
+    pub min_order_cents: i64,
+    pub categories: String,
+    pub status: String,
+    pub starts_at: i64,
+    pub ends_at: i64,
+    pub order_no: Option<String>,
+    pub locked_at: Option<i64>,
+    pub used_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, percent_off, max_discount_cents, \
+     min_order_cents, categories, status, starts_at, ends_at, order_no, locked_at, used_at, created_at, updated_at";
+
+pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!(
+        "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
+    ))
+    .bind(&c.id)
+    .bind(&c.code)
+    .bind(&c.user_id)
+    .bind(&c.template_id)
+    .bind(&c.source)
+    .bind(&c.kind)
+    .bind(c.value_cents)
+    .bind(c.percent_off)
+    .bind(c.max_discount_cents)
+    .bind(c.min_order_cents)
+    .bind(&c.categories)
+    .bind(&c.status)
+    .bind(c.starts_at)
+    .bind(c.ends_at)
+    .bind(&c.order_no)
+    .bind(c.locked_at)
+    .bind(c.used_at)
+    .bind(c.created_at)
+    .bind(c.updated_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM coupons WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// A user's coupons, newest first, optionally filtered by *effective*
+/// status (an `available` coupon past `ends_at` counts as `expired`).
+/// Served by the `(user_id, status)` index.
+pub async fn list_for_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    status: Option<CouponStatus>,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let (filter, uses_now) = match status {
+        None => ("", false),
+        Some(CouponStatus::Available) => ("AND status = 'available' AND ends_at > $3", true),
+        Some(CouponStatus::Expired) => (
+            "AND (status = 'expired' OR (status = 'available' AND ends_at <= $3))",
+            true,
+        ),
+        Some(CouponStatus::Locked) => ("AND status = 'locked'", false),
+        Some(CouponStatus::Used) => ("AND status = 'used'", false),
+        Some(CouponStatus::Invalidated) => ("AND status = 'invalidated'", false),
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM coupons WHERE user_id = $1 {filter} ORDER BY created_at DESC, id DESC LIMIT $2"
+    );
+    let q = sqlx::query_as(&sql).bind(user_id).bind(limit);
+    let q = if uses_now { q.bind(now_ms) } else { q };
+    q.fetch_all(conn).await
+}
+
+/// Coupons of a user that are usable right now (stored `available`, started,
+/// not ended), earliest end first: the candidates for a presale swap.
+pub async fn usable_for_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM coupons
+         WHERE user_id = $1 AND status = 'available' AND starts_at <= $2 AND ends_at > $2
+         ORDER BY ends_at, id LIMIT $3"
+    ))
+    .bind(user_id)
+    .bind(now_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Coupons bound to an order (locked to it or used by it).
+pub async fn bound_to_order(conn: &mut AnyConnection, order_no: &str) -> Result<Vec<CouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 ORDER BY id LIMIT 100"
+    ))
+    .bind(order_no)
+    .fetch_all(conn)
+    .await
+}
+
+/// A status change to attempt, with what the event row will say.
+#[derive(Debug, Clone)]
+pub struct CouponChange<'a> {
+    pub coupon_id: &'a str,
+    pub from: CouponStatus,
+    pub to: CouponStatus,
+    /// Locking: the order to bind. Use, release, refund: the order the
+    /// coupon must currently be bound to (part of the WHERE clause).
+    pub order_no: Option<&'a str>,
+    pub action: &'a str,
+    pub actor: &'a str,
+    pub reason: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    pub now_ms: i64,
+}
+
+/// Why a change did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error("{0}")]
+    Illegal(IllegalTransition),
+}
+
+/// Applies a change with one conditional UPDATE and, when exactly one row
+/// changed, writes its event. `Ok(false)`: the coupon was not in the
+/// expected state (someone else changed it first, or time moved past a
+/// boundary); nothing was written.
+///
+/// The WHERE clause re-checks everything the caller decided on: the status,
+/// the bound order, and the validity window (`ends_at` against now), so a
+/// concurrent expiry or payment can never be overwritten.
+pub async fn transition(conn: &mut AnyConnection, c: &CouponChange<'_>) -> Result<bool, ChangeError> {
+    use CouponStatus::*;
+    check_transition(c.from, c.to).map_err(ChangeError::Illegal)?;
+    const UNBIND: &str = "order_no = NULL, locked_at = NULL, used_at = NULL, updated_at = $4";
+    let (set, guard): (&str, &str) = match (c.from, c.to) {
+        (Available, Locked) => (
+            "order_no = $5, locked_at = $4, updated_at = $4",
+            "AND starts_at <= $4 AND ends_at > $4",
+        ),
+        (Locked, Used) => ("used_at = $4, updated_at = $4", "AND order_no = $5"),
+        (Locked, Available) | (Used, Available) => (UNBIND, "AND ends_at > $4"),
+        (Locked, Expired) | (Used, Expired) => (UNBIND, "AND ends_at <= $4"),
+        (Available, Expired) => ("updated_at = $4", "AND ends_at <= $4"),
+        _ => ("updated_at = $4", ""),
+    };
+    let binds_order = set.contains("$5") || guard.contains("$5");
+    let order_guard = match (binds_order, c.order_no.is_some(), c.from) {
+        // Releases and refunds must name the order they undo.
+        (false, true, Locked | Used) => "AND order_no = $5",
+        _ => "",
+    };
+    let sql = format!(
+        "UPDATE coupons SET status = $3, {set} WHERE id = $1 AND status = $2 {guard} {order_guard}"
+    );
+    let q = sqlx::query(&sql)
+        .bind(c.coupon_id)
+        .bind(c.from.as_str())
+        .bind(c.to.as_str())
+        .bind(c.now_ms);
+    let q = if binds_order || !order_guard.is_empty() {
+        q.bind(c.order_no)
+    } else {
+        q
+    };
+    let changed = q.execute(&mut *conn).await?.rows_affected() == 1;
+    if changed {
+        events::insert(
+            conn,
+            &NewEvent {
+                subject: "coupon",
+                coupon_id: Some(c.coupon_id),
+                order_no: c.order_no,
+                from_status: Some(c.from.as_str()),
+                to_status: c.to.as_str(),
+                action: c.action,
+                actor: c.actor,
+                reason: c.reason,
+                request_id: c.request_id,
+                at_ms: c.now_ms,
+            },
+        )
+        .await?;
+    }
+    Ok(changed)
+}

@@ -1,0 +1,256 @@
+//! SQL, and nothing else: one module per table, each function taking
+//! `&mut AnyConnection` so the caller (the service) decides which transaction
+//! it runs in.
+//!
+//! Both stores run the same query text through sqlx's `Any` driver: queries
+//! use `$1`-style placeholders (PostgreSQL's syntax, which SQLite accepts
+//! too), timestamps are `BIGINT` milliseconds, and the few real dialect
+//! differences (how a write transaction begins, advisory locks) are branches
+//! on [`Backend`] in this module, not copies of queries.
+
+pub mod campaigns;
+pub mod coupons;
+pub mod events;
+pub mod idempotency;
+pub mod ledger;
+pub mod orders;
+pub mod templates;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+
+/// Which database a [`Db`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn from_url(url: &str) -> Option<Self> {
+        if url.starts_with("sqlite:") {
+            Some(Backend::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Some(Backend::Postgres)
+        } else {
+            None
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// How long a SQLite connection waits for another process's write lock
+/// before giving up with SQLITE_BUSY (which we then retry).
+const SQLITE_BUSY_TIMEOUT_MS: u32 = 5_000;
+
+/// Errors that may carry a database error, so [`Db::write`] can tell a
+/// retryable conflict from a business refusal.
+pub trait DbErrorSource {
+    fn db_error(&self) -> Option<&sqlx::Error>;
+}
+
+impl DbErrorSource for sqlx::Error {
+    fn db_error(&self) -> Option<&sqlx::Error> {
+        Some(self)
+    }
+}
+
+/// True for errors that mean "another transaction got in the way; run the
+/// whole transaction again": PostgreSQL serialization failures (40001) and
+/// deadlocks (40P01), SQLite BUSY/LOCKED.
+pub fn is_retryable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => {
+            let code = db.code();
+            matches!(
+                code.as_deref(),
+                Some("40001") | Some("40P01") | Some("5") | Some("6") | Some("517") | Some("261")
+            ) || db.message().contains("database is locked")
+        }
+        _ => false,
+    }
+}
+
+/// True when the error says a unique index refused the row.
+pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => {
+            matches!(db.code().as_deref(), Some("23505") | Some("2067") | Some("1555"))
+                || db.message().contains("UNIQUE constraint failed")
+        }
+        _ => false,
+    }
+}
+
+/// A connection pool plus the rules for running transactions on it.
+#[derive(Clone)]
+pub struct Db {
+    pool: AnyPool,
+    backend: Backend,
+    /// SQLite has one writer at a time. Queueing writers here, in process,
+    /// instead of in SQLite's busy handler (which polls with sleeps) keeps
+    /// throughput steady under contention; `BEGIN IMMEDIATE` still guards
+    /// against other processes.
+    write_gate: Option<Arc<tokio::sync::Mutex<()>>>,
+    retries: u32,
+}
+
+impl Db {
+    /// Connects and configures the pool. SQLite files are created when
+    /// missing and opened in WAL mode with foreign keys on and a busy timeout.
+    pub async fn connect(url: &str, max_connections: u32, retries: u32) -> Result<Db, sqlx::Error> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::from_url(url).ok_or_else(|| {
+            sqlx::Error::Configuration(
+                format!("unsupported DATABASE_URL scheme in {url:?}: use sqlite:// or postgres://").into(),
+            )
+        })?;
+        let url = match backend {
+            Backend::Sqlite if !url.contains("mode=") => {
+                let sep = if url.contains('?') { '&' } else { '?' };
+                format!("{url}{sep}mode=rwc")
+            }
+            _ => url.to_string(),
+        };
+        let options: AnyConnectOptions = url.parse()?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        conn.execute("PRAGMA journal_mode = WAL").await?;
+                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                        conn.execute(
+                            format!("PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}").as_str(),
+                        )
+                        .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        Ok(Db {
+            pool,
+            backend,
+            write_gate: (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(()))),
+            retries,
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Applies the migrations of this backend (`migrations/sqlite` or
+    /// `migrations/postgres`). Safe to run from several instances at once:
+    /// sqlx takes a database lock while migrating.
+    pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
+        match self.backend {
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await,
+            Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&self.pool).await,
+        }
+    }
+
+    /// Cheap liveness probe of the database, for `/readyz`.
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        let mut conn = self.pool.acquire().await?;
+        conn.ping().await
+    }
+
+    /// Runs `op` in one write transaction and commits it.
+    ///
+    /// SQLite: `BEGIN IMMEDIATE`, so the write lock is taken up front and a
+    /// read-then-write transaction cannot fail half-way with SQLITE_BUSY.
+    /// Both stores: a serialization failure, deadlock or busy error reruns
+    /// the whole of `op` on a fresh transaction, at most `retries` times, with
+    /// a short growing pause; clients never see those errors. Any `Err` from
+    /// `op` rolls everything back.
+    pub async fn write<T, E, F>(&self, mut op: F) -> Result<T, E>
+    where
+        F: for<'c> FnMut(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, E>>,
+        E: From<sqlx::Error> + DbErrorSource,
+    {
+        let mut attempt: u32 = 0;
+        loop {
+            let result = {
+                let _gate = match &self.write_gate {
+                    Some(g) => Some(g.lock().await),
+                    None => None,
+                };
+                self.write_once(&mut op).await
+            };
+            match result {
+                Err(e)
+                    if attempt < self.retries
+                        && e.db_error().is_some_and(is_retryable) =>
+                {
+                    attempt += 1;
+                    let jitter_ms = u64::from(rand::random::<u8>() % 10);
+                    tokio::time::sleep(Duration::from_millis(u64::from(attempt) * 5 + jitter_ms))
+                        .await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn write_once<T, E, F>(&self, op: &mut F) -> Result<T, E>
+    where
+        F: for<'c> FnMut(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, E>>,
+        E: From<sqlx::Error>,
+    {
+        let mut tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        let value = op(&mut tx).await?;
+        tx.commit().await?;
+        Ok(value)
+    }
+
+    /// Runs `op` in a read transaction, so everything it reads is one
+    /// consistent snapshot. Never writes.
+    pub async fn read<T, E, F>(&self, mut op: F) -> Result<T, E>
+    where
+        F: for<'c> FnMut(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, E>>,
+        E: From<sqlx::Error>,
+    {
+        let mut tx = match self.backend {
+            Backend::Sqlite => self.pool.begin().await?,
+            Backend::Postgres => {
+                self.pool
+                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await?
+            }
+        };
+        let value = op(&mut tx).await?;
+        tx.rollback().await?;
+        Ok(value)
+    }
+}
+
+/// Which backend a connection belongs to, for the few dialect branches.
+pub fn backend_of(conn: &AnyConnection) -> Backend {
+    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
+    }
+}

@@ -1,0 +1,162 @@
+//! The `orders` table: the coupon side of the shop's orders.
+
+use sqlx::AnyConnection;
+
+use super::events::{self, NewEvent};
+use crate::domain::order::{IllegalOrderTransition, OrderKind, OrderStatus, check_order_transition};
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct OrderRow {
+    pub order_no: String,
+    pub user_id: String,
+    pub kind: String,
+    pub category: String,
+    pub status: String,
+    pub total_cents: i64,
+    pub deposit_cents: i64,
+    pub campaign_id: Option<String>,
+    pub coupon_id: Option<String>,
+    pub replaced_coupon_id: Option<String>,
+    pub coupon_discount_cents: i64,
+    pub discount_snapshot_cents: i64,
+    pub coupon_lock_status: String,
+    pub compensation_cents: i64,
+    pub final_payment_cents: Option<i64>,
+    pub checkout_lock_expires_at: Option<i64>,
+    pub created_at: i64,
+    pub deposit_paid_at: Option<i64>,
+    pub paid_at: Option<i64>,
+    pub closed_at: Option<i64>,
+    pub refunded_at: Option<i64>,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "order_no, user_id, kind, category, status, total_cents, deposit_cents, campaign_id, coupon_id, \
+     replaced_coupon_id, coupon_discount_cents, discount_snapshot_cents, coupon_lock_status, compensation_cents, \
+     final_payment_cents, checkout_lock_expires_at, created_at, deposit_paid_at, paid_at, closed_at, refunded_at, updated_at";
+
+pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!(
+        "INSERT INTO orders ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)"
+    ))
+    .bind(&o.order_no)
+    .bind(&o.user_id)
+    .bind(&o.kind)
+    .bind(&o.category)
+    .bind(&o.status)
+    .bind(o.total_cents)
+    .bind(o.deposit_cents)
+    .bind(&o.campaign_id)
+    .bind(&o.coupon_id)
+    .bind(&o.replaced_coupon_id)
+    .bind(o.coupon_discount_cents)
+    .bind(o.discount_snapshot_cents)
+    .bind(&o.coupon_lock_status)
+    .bind(o.compensation_cents)
+    .bind(o.final_payment_cents)
+    .bind(o.checkout_lock_expires_at)
+    .bind(o.created_at)
+    .bind(o.deposit_paid_at)
+    .bind(o.paid_at)
+    .bind(o.closed_at)
+    .bind(o.refunded_at)
+    .bind(o.updated_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(conn: &mut AnyConnection, order_no: &str) -> Result<Option<OrderRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM orders WHERE order_no = $1"))
+        .bind(order_no)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Orders that name a coupon, newest first (normally at most one live).
+pub async fn naming_coupon(conn: &mut AnyConnection, coupon_id: &str) -> Result<Vec<OrderRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM orders WHERE coupon_id = $1 ORDER BY created_at DESC LIMIT 100"
+    ))
+    .bind(coupon_id)
+    .fetch_all(conn)
+    .await
+}
+
+/// The new values an order transition writes besides its status. The
+/// transition copies the whole row back, so the caller states the complete
+/// new money and coupon fields; only the status is conditional.
+#[derive(Debug, Clone)]
+pub struct OrderChange<'a> {
+    pub kind: OrderKind,
+    pub from: OrderStatus,
+    pub to: OrderStatus,
+    /// The row with its new field values (status is taken from `to`).
+    pub next: &'a OrderRow,
+    pub action: &'a str,
+    pub actor: &'a str,
+    pub reason: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    pub now_ms: i64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OrderChangeError {
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error("{0}")]
+    Illegal(IllegalOrderTransition),
+}
+
+/// Moves an order from `from` to `to` with one conditional UPDATE
+/// (`WHERE order_no = ? AND status = ?`) and writes the event when it
+/// changed. `Ok(false)`: the order was no longer in `from`.
+pub async fn transition(conn: &mut AnyConnection, c: &OrderChange<'_>) -> Result<bool, OrderChangeError> {
+    check_order_transition(c.kind, c.from, c.to).map_err(OrderChangeError::Illegal)?;
+    let n = c.next;
+    let r = sqlx::query(
+        "UPDATE orders SET status = $3, coupon_id = $4, replaced_coupon_id = $5, coupon_discount_cents = $6,
+             discount_snapshot_cents = $7, coupon_lock_status = $8, compensation_cents = $9,
+             final_payment_cents = $10, checkout_lock_expires_at = $11, deposit_paid_at = $12, paid_at = $13,
+             closed_at = $14, refunded_at = $15, updated_at = $16
+         WHERE order_no = $1 AND status = $2",
+    )
+    .bind(&n.order_no)
+    .bind(c.from.as_str())
+    .bind(c.to.as_str())
+    .bind(&n.coupon_id)
+    .bind(&n.replaced_coupon_id)
+    .bind(n.coupon_discount_cents)
+    .bind(n.discount_snapshot_cents)
+    .bind(&n.coupon_lock_status)
+    .bind(n.compensation_cents)
+    .bind(n.final_payment_cents)
+    .bind(n.checkout_lock_expires_at)
+    .bind(n.deposit_paid_at)
+    .bind(n.paid_at)
+    .bind(n.closed_at)
+    .bind(n.refunded_at)
+    .bind(c.now_ms)
+    .execute(&mut *conn)
+    .await?;
+    let changed = r.rows_affected() == 1;
+    if changed {
+        events::insert(
+            conn,
+            &NewEvent {
+                subject: "order",
+                coupon_id: n.coupon_id.as_deref(),
+                order_no: Some(&n.order_no),
+                from_status: Some(c.from.as_str()),
+                to_status: c.to.as_str(),
+                action: c.action,
+                actor: c.actor,
+                reason: c.reason,
+                request_id: c.request_id,
+                at_ms: c.now_ms,
+            },
+        )
+        .await?;
+    }
+    Ok(changed)
+}
