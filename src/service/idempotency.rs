@@ -53,7 +53,8 @@ impl IdempotencyRequest {
         }
     }
 
-    fn lock_key(&self) -> i64 {
+    /// The PostgreSQL advisory-lock key of this (scope, key) pair.
+    pub fn lock_key(&self) -> i64 {
         let mut h = Sha256::new();
         h.update(self.scope.as_bytes());
         h.update(b"\0");
