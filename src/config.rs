@@ -74,11 +74,14 @@ impl Config {
                         .collect()
                 })
                 .unwrap_or_default(),
-            checkout_lock_seconds: positive(parse_var(
-                &nonempty,
+            checkout_lock_seconds: positive(
+                parse_var(
+                    &nonempty,
+                    "COUPONKEEPER_CHECKOUT_LOCK_SECONDS",
+                    d.checkout_lock_seconds,
+                )?,
                 "COUPONKEEPER_CHECKOUT_LOCK_SECONDS",
-                d.checkout_lock_seconds,
-            )?, "COUPONKEEPER_CHECKOUT_LOCK_SECONDS")?,
+            )?,
             db_max_connections: parse_var(
                 &nonempty,
                 "COUPONKEEPER_DB_MAX_CONNECTIONS",

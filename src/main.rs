@@ -9,7 +9,11 @@ use couponkeeper::config::Config;
 use couponkeeper::server;
 
 #[derive(Parser)]
-#[command(name = "couponkeeper", version, about = "Coupon lifecycle service and admin console")]
+#[command(
+    name = "couponkeeper",
+    version,
+    about = "Coupon lifecycle service and admin console"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -27,7 +31,10 @@ fn init_logging(json: bool) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
     if json {
-        tracing_subscriber::fmt().with_env_filter(filter).json().init();
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .json()
+            .init();
     } else {
         tracing_subscriber::fmt().with_env_filter(filter).init();
     }

@@ -63,18 +63,32 @@ impl Metrics {
     /// Prometheus text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        out.push_str("# HELP couponkeeper_http_requests_total HTTP requests by method, route and status.\n");
+        out.push_str(
+            "# HELP couponkeeper_http_requests_total HTTP requests by method, route and status.\n",
+        );
         out.push_str("# TYPE couponkeeper_http_requests_total counter\n");
-        for ((m, r, s), n) in self.requests.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for ((m, r, s), n) in self
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
             let _ = writeln!(
                 out,
                 "couponkeeper_http_requests_total{{method=\"{m}\",route=\"{}\",status=\"{s}\"}} {n}",
                 escape(r)
             );
         }
-        out.push_str("# HELP couponkeeper_http_request_duration_seconds HTTP request latency by route.\n");
+        out.push_str(
+            "# HELP couponkeeper_http_request_duration_seconds HTTP request latency by route.\n",
+        );
         out.push_str("# TYPE couponkeeper_http_request_duration_seconds histogram\n");
-        for (r, h) in self.durations.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for (r, h) in self
+            .durations
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+        {
             let r = escape(r);
             for (i, le) in BUCKETS_SECONDS.iter().enumerate() {
                 let _ = writeln!(
@@ -88,10 +102,20 @@ impl Metrics {
                 "couponkeeper_http_request_duration_seconds_bucket{{route=\"{r}\",le=\"+Inf\"}} {}",
                 h.count
             );
-            let _ = writeln!(out, "couponkeeper_http_request_duration_seconds_sum{{route=\"{r}\"}} {}", h.sum_seconds);
-            let _ = writeln!(out, "couponkeeper_http_request_duration_seconds_count{{route=\"{r}\"}} {}", h.count);
+            let _ = writeln!(
+                out,
+                "couponkeeper_http_request_duration_seconds_sum{{route=\"{r}\"}} {}",
+                h.sum_seconds
+            );
+            let _ = writeln!(
+                out,
+                "couponkeeper_http_request_duration_seconds_count{{route=\"{r}\"}} {}",
+                h.count
+            );
         }
-        out.push_str("# HELP couponkeeper_events_total Business events (claims, refusals by code).\n");
+        out.push_str(
+            "# HELP couponkeeper_events_total Business events (claims, refusals by code).\n",
+        );
         out.push_str("# TYPE couponkeeper_events_total counter\n");
         for (name, n) in self.events.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             let _ = writeln!(out, "couponkeeper_events_total{{event=\"{name}\"}} {n}");
@@ -101,7 +125,9 @@ impl Metrics {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -120,6 +146,8 @@ mod tests {
         assert!(text.contains(
             "couponkeeper_http_request_duration_seconds_bucket{route=\"/api/v1/templates\",le=\"0.005\"} 1"
         ));
-        assert!(text.contains("couponkeeper_http_request_duration_seconds_count{route=\"/api/v1/templates\"} 2"));
+        assert!(text.contains(
+            "couponkeeper_http_request_duration_seconds_count{route=\"/api/v1/templates\"} 2"
+        ));
     }
 }

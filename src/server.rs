@@ -23,7 +23,12 @@ pub enum StartError {
 
 /// Opens the database of `config` and applies migrations.
 pub async fn open_db(config: &Config) -> Result<Db, StartError> {
-    let db = Db::connect(&config.database_url, config.db_max_connections, config.tx_retries).await?;
+    let db = Db::connect(
+        &config.database_url,
+        config.db_max_connections,
+        config.tx_retries,
+    )
+    .await?;
     db.migrate().await?;
     Ok(db)
 }

@@ -8,7 +8,9 @@ use serde_json::json;
 #[tokio::test]
 async fn a_template_is_created_with_zero_claimed_and_can_be_read_back() {
     let app = spawn_app().await;
-    let t = app.template(json!({"total_stock": 10, "per_user_limit": 2})).await;
+    let t = app
+        .template(json!({"total_stock": 10, "per_user_limit": 2}))
+        .await;
     assert_eq!(t["claimed"], 0);
     assert_eq!(t["total_stock"], 10);
     let id = t["id"].as_str().expect("id");
@@ -28,7 +30,9 @@ async fn claiming_counts_against_stock_and_the_template_shows_it() {
     assert_eq!(c1["user_id"], "u1");
     assert_eq!(c1["value_cents"], 5000);
     app.claim("u2", id).await;
-    let r = app.post("/api/v1/users/u3/coupons", json!({"template_id": id})).await;
+    let r = app
+        .post("/api/v1/users/u3/coupons", json!({"template_id": id}))
+        .await;
     assert_eq!((r.status, r.code()), (409, "out_of_stock"));
     let t = app.get(&format!("/api/v1/templates/{id}")).await;
     assert_eq!(t.body["claimed"], 2);
@@ -43,12 +47,26 @@ async fn an_invalid_template_is_refused_naming_the_field_and_nothing_is_stored()
         (json!({"value_cents": 12.5}), "value_cents"),
         (json!({"name": ""}), "name"),
         (json!({"total_stock": 0}), "total_stock"),
-        (json!({"valid_seconds": null, "valid_until": "2026-12-01T00:00:00Z"}), "valid_from"),
-        (json!({"valid_seconds": null, "valid_from": "2026-12-01T00:00:00Z", "valid_until": "yesterday"}), "valid_until"),
-        (json!({"kind": "percent", "value_cents": null, "percent_off": 101}), "percent_off"),
+        (
+            json!({"valid_seconds": null, "valid_until": "2026-12-01T00:00:00Z"}),
+            "valid_from",
+        ),
+        (
+            json!({"valid_seconds": null, "valid_from": "2026-12-01T00:00:00Z", "valid_until": "yesterday"}),
+            "valid_until",
+        ),
+        (
+            json!({"kind": "percent", "value_cents": null, "percent_off": 101}),
+            "percent_off",
+        ),
         (json!({"categories": "shoes"}), "categories"),
     ] {
-        let r = app.post("/api/v1/templates", merge(template_body(), overrides.clone())).await;
+        let r = app
+            .post(
+                "/api/v1/templates",
+                merge(template_body(), overrides.clone()),
+            )
+            .await;
         assert_eq!(r.status, 400, "{overrides}: {}", r.text);
         assert_eq!(r.code(), "invalid_request");
         assert_eq!(r.field(), field, "{overrides}: {}", r.text);
@@ -67,7 +85,9 @@ async fn a_user_cannot_claim_more_than_the_per_user_limit() {
     let id = t["id"].as_str().expect("id");
     app.claim("u1", id).await;
     app.claim("u1", id).await;
-    let r = app.post("/api/v1/users/u1/coupons", json!({"template_id": id})).await;
+    let r = app
+        .post("/api/v1/users/u1/coupons", json!({"template_id": id}))
+        .await;
     assert_eq!((r.status, r.code()), (409, "claim_limit_reached"));
     app.claim("u2", id).await;
 }
@@ -76,19 +96,28 @@ async fn a_user_cannot_claim_more_than_the_per_user_limit() {
 async fn a_template_whose_window_has_ended_is_inactive() {
     let app = spawn_app().await;
     let t = app
-        .template(json!({"valid_seconds": null, "valid_from": app.at(-100), "valid_until": app.at(60)}))
+        .template(
+            json!({"valid_seconds": null, "valid_from": app.at(-100), "valid_until": app.at(60)}),
+        )
         .await;
     let id = t["id"].as_str().expect("id");
     app.claim("u1", id).await;
     app.advance(60);
-    let r = app.post("/api/v1/users/u1/coupons", json!({"template_id": id})).await;
+    let r = app
+        .post("/api/v1/users/u1/coupons", json!({"template_id": id}))
+        .await;
     assert_eq!((r.status, r.code()), (409, "template_inactive"));
 }
 
 #[tokio::test]
 async fn claiming_an_unknown_template_is_not_found_and_a_missing_id_is_a_bad_request() {
     let app = spawn_app().await;
-    let r = app.post("/api/v1/users/u1/coupons", json!({"template_id": "tpl_nope"})).await;
+    let r = app
+        .post(
+            "/api/v1/users/u1/coupons",
+            json!({"template_id": "tpl_nope"}),
+        )
+        .await;
     assert_eq!((r.status, r.code()), (404, "not_found"));
     let r = app.post("/api/v1/users/u1/coupons", json!({})).await;
     assert_eq!((r.status, r.field()), (400, "template_id"));
@@ -153,7 +182,9 @@ async fn a_coupon_shows_its_timeline_oldest_first() {
     let t = app.template(json!({})).await;
     let c = app.claim("u1", t["id"].as_str().expect("id")).await;
     let id = c["id"].as_str().expect("id");
-    let o = app.order(common::normal_order("N1", "u1", Some(id), 30000)).await;
+    let o = app
+        .order(common::normal_order("N1", "u1", Some(id), 30000))
+        .await;
     assert_eq!(o.status, 201);
     let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -177,7 +208,12 @@ async fn a_coupon_shows_its_timeline_oldest_first() {
             ("locked".into(), "used".into(), "use".into()),
         ]
     );
-    assert!(events[1]["actor"].as_str().unwrap_or("").starts_with("api:"));
+    assert!(
+        events[1]["actor"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("api:")
+    );
     assert_eq!(events[2]["order_no"], "N1");
     assert!(events[2]["at"].as_str().unwrap_or("").ends_with('Z'));
 }
@@ -191,10 +227,14 @@ async fn a_pre_release_coupon_can_be_claimed_but_not_used_before_it_starts() {
     let c = app.claim("u1", t["id"].as_str().expect("id")).await;
     assert_eq!(c["status"], "available");
     let id = c["id"].as_str().expect("id");
-    let r = app.order(common::normal_order("N1", "u1", Some(id), 30000)).await;
+    let r = app
+        .order(common::normal_order("N1", "u1", Some(id), 30000))
+        .await;
     assert_eq!((r.status, r.code()), (409, "coupon_not_started"));
     app.advance(600);
-    let r = app.order(common::normal_order("N1", "u1", Some(id), 30000)).await;
+    let r = app
+        .order(common::normal_order("N1", "u1", Some(id), 30000))
+        .await;
     assert_eq!(r.status, 201, "{}", r.text);
 }
 
@@ -202,16 +242,22 @@ async fn a_pre_release_coupon_can_be_claimed_but_not_used_before_it_starts() {
 async fn a_percent_coupon_floors_and_caps_its_discount() {
     let app = spawn_app().await;
     let t = app
-        .template(json!({"kind": "percent", "value_cents": null, "percent_off": 15,
-            "max_discount_cents": 2000, "min_order_cents": 0}))
+        .template(
+            json!({"kind": "percent", "value_cents": null, "percent_off": 15,
+            "max_discount_cents": 2000, "min_order_cents": 0}),
+        )
         .await;
     let tid = t["id"].as_str().expect("id");
     let small = app.claim("u1", tid).await;
     let big = app.claim("u1", tid).await;
-    let r = app.order(common::normal_order("N1", "u1", small["id"].as_str(), 999)).await;
+    let r = app
+        .order(common::normal_order("N1", "u1", small["id"].as_str(), 999))
+        .await;
     assert_eq!(r.body["coupon_discount_cents"], 149, "{}", r.text);
     assert_eq!(r.body["amount_due_cents"], 850);
-    let r = app.order(common::normal_order("N2", "u1", big["id"].as_str(), 100000)).await;
+    let r = app
+        .order(common::normal_order("N2", "u1", big["id"].as_str(), 100000))
+        .await;
     assert_eq!(r.body["coupon_discount_cents"], 2000);
     assert_eq!(r.body["amount_due_cents"], 98000);
 }

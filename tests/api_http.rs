@@ -15,10 +15,16 @@ async fn every_api_route_needs_a_valid_bearer_token() {
         assert_eq!((r.status, r.code()), (401, "unauthorized"), "{token:?}");
     }
     let r = app
-        .post_raw("/api/v1/templates", "{}", &[("authorization", "Basic dGVzdA==")])
+        .post_raw(
+            "/api/v1/templates",
+            "{}",
+            &[("authorization", "Basic dGVzdA==")],
+        )
         .await;
     assert_eq!((r.status, r.code()), (401, "unauthorized"));
-    let r = app.get_as("/api/v1/templates/x", Some("second-token")).await;
+    let r = app
+        .get_as("/api/v1/templates/x", Some("second-token"))
+        .await;
     assert_eq!(r.status, 404, "the second configured token is valid");
 }
 
@@ -62,7 +68,12 @@ async fn malformed_bodies_get_a_json_400_and_oversized_ones_a_413() {
     let h = [("authorization", auth.as_str())];
     for body in ["{", "[1,2]", "\"text\"", "{\"name\": 1}", "null"] {
         let r = app.post_raw("/api/v1/templates", body, &h).await;
-        assert_eq!((r.status, r.code()), (400, "invalid_request"), "{body}: {}", r.text);
+        assert_eq!(
+            (r.status, r.code()),
+            (400, "invalid_request"),
+            "{body}: {}",
+            r.text
+        );
     }
     let r = app.post_raw("/api/v1/templates", "{\"name\": 1}", &h).await;
     assert_eq!(r.field(), "name");
@@ -92,7 +103,11 @@ async fn hostile_path_and_query_input_never_produces_a_server_error() {
     ] {
         let r = app.get(path).await;
         assert!(r.status < 500, "{path}: {} {}", r.status, r.text);
-        assert!(r.body["error"]["code"].is_string() || r.status == 200, "{path}: {}", r.text);
+        assert!(
+            r.body["error"]["code"].is_string() || r.status == 200,
+            "{path}: {}",
+            r.text
+        );
     }
     let long = format!("/api/v1/coupons/{}", "a".repeat(300));
     assert_eq!(app.get(&long).await.status, 400);
@@ -103,15 +118,29 @@ async fn the_same_key_and_body_replays_the_first_response() {
     let app = spawn_app().await;
     let t = app.template(json!({})).await;
     let body = json!({"template_id": t["id"]});
-    let first = app.post_idem("/api/v1/users/u1/coupons", "claim-1", body.clone()).await;
+    let first = app
+        .post_idem("/api/v1/users/u1/coupons", "claim-1", body.clone())
+        .await;
     assert_eq!(first.status, 201);
     assert!(first.headers.get("idempotent-replayed").is_none());
-    let again = app.post_idem("/api/v1/users/u1/coupons", "claim-1", body.clone()).await;
+    let again = app
+        .post_idem("/api/v1/users/u1/coupons", "claim-1", body.clone())
+        .await;
     assert_eq!(again.status, 201);
-    assert_eq!(again.headers.get("idempotent-replayed").and_then(|v| v.to_str().ok()), Some("true"));
+    assert_eq!(
+        again
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
     assert_eq!(again.body, first.body);
     let list = app.get("/api/v1/users/u1/coupons").await;
-    assert_eq!(list.body["coupons"].as_array().map(Vec::len), Some(1), "claimed once");
+    assert_eq!(
+        list.body["coupons"].as_array().map(Vec::len),
+        Some(1),
+        "claimed once"
+    );
 }
 
 #[tokio::test]
@@ -119,14 +148,24 @@ async fn the_same_key_with_another_body_is_refused_with_422() {
     let app = spawn_app().await;
     let t = app.template(json!({})).await;
     let first = app
-        .post_idem("/api/v1/users/u1/coupons", "k", json!({"template_id": t["id"]}))
+        .post_idem(
+            "/api/v1/users/u1/coupons",
+            "k",
+            json!({"template_id": t["id"]}),
+        )
         .await;
     assert_eq!(first.status, 201);
     let r = app
-        .post_idem("/api/v1/users/u2/coupons", "k", json!({"template_id": t["id"]}))
+        .post_idem(
+            "/api/v1/users/u2/coupons",
+            "k",
+            json!({"template_id": t["id"]}),
+        )
         .await;
     assert_eq!((r.status, r.code()), (422, "idempotency_key_reused"));
-    let r = app.post_idem("/api/v1/templates", "k", common::template_body()).await;
+    let r = app
+        .post_idem("/api/v1/templates", "k", common::template_body())
+        .await;
     assert_eq!((r.status, r.code()), (422, "idempotency_key_reused"));
 }
 
@@ -135,28 +174,66 @@ async fn keys_are_scoped_per_token_and_kept_for_24_hours() {
     let app = spawn_app().await;
     let t = app.template(json!({})).await;
     let body = json!({"template_id": t["id"]});
-    let a = app.post_idem_as("/api/v1/users/u1/coupons", "k", body.clone(), TOKEN).await;
-    let b = app.post_idem_as("/api/v1/users/u1/coupons", "k", body.clone(), "second-token").await;
+    let a = app
+        .post_idem_as("/api/v1/users/u1/coupons", "k", body.clone(), TOKEN)
+        .await;
+    let b = app
+        .post_idem_as(
+            "/api/v1/users/u1/coupons",
+            "k",
+            body.clone(),
+            "second-token",
+        )
+        .await;
     assert_eq!((a.status, b.status), (201, 201));
-    assert_ne!(a.body["id"], b.body["id"], "another token's key is another key");
+    assert_ne!(
+        a.body["id"], b.body["id"],
+        "another token's key is another key"
+    );
     app.advance(24 * 3600 - 1);
-    let r = app.post_idem("/api/v1/users/u1/coupons", "k", body.clone()).await;
-    assert_eq!(r.body["id"], a.body["id"], "still replayed just before 24 h");
+    let r = app
+        .post_idem("/api/v1/users/u1/coupons", "k", body.clone())
+        .await;
+    assert_eq!(
+        r.body["id"], a.body["id"],
+        "still replayed just before 24 h"
+    );
     app.advance(1);
     let r = app.post_idem("/api/v1/users/u1/coupons", "k", body).await;
     assert_eq!(r.status, 201);
     assert!(r.headers.get("idempotent-replayed").is_none());
-    assert_ne!(r.body["id"], a.body["id"], "after 24 h the key starts afresh");
+    assert_ne!(
+        r.body["id"], a.body["id"],
+        "after 24 h the key starts afresh"
+    );
 }
 
 #[tokio::test]
 async fn a_refusal_is_replayed_too() {
     let app = spawn_app().await;
-    let r = app.post_idem("/api/v1/orders", "o", normal_order("N1", "u1", Some("cpn_missing"), 100)).await;
+    let r = app
+        .post_idem(
+            "/api/v1/orders",
+            "o",
+            normal_order("N1", "u1", Some("cpn_missing"), 100),
+        )
+        .await;
     assert_eq!((r.status, r.code()), (404, "not_found"));
-    let again = app.post_idem("/api/v1/orders", "o", normal_order("N1", "u1", Some("cpn_missing"), 100)).await;
+    let again = app
+        .post_idem(
+            "/api/v1/orders",
+            "o",
+            normal_order("N1", "u1", Some("cpn_missing"), 100),
+        )
+        .await;
     assert_eq!(again.status, 404);
-    assert_eq!(again.headers.get("idempotent-replayed").and_then(|v| v.to_str().ok()), Some("true"));
+    assert_eq!(
+        again
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
     assert_eq!(again.body, r.body);
 }
 
@@ -164,7 +241,9 @@ async fn a_refusal_is_replayed_too() {
 async fn a_bad_idempotency_key_is_a_bad_request() {
     let app = spawn_app().await;
     let long = "k".repeat(256);
-    let r = app.post_idem("/api/v1/templates", &long, common::template_body()).await;
+    let r = app
+        .post_idem("/api/v1/templates", &long, common::template_body())
+        .await;
     assert_eq!((r.status, r.field()), (400, "Idempotency-Key"));
 }
 
@@ -175,10 +254,15 @@ async fn the_same_key_while_the_first_request_is_running_answers_409() {
     let body = json!({"template_id": t["id"]});
     let path = "/api/v1/users/u1/coupons";
     // Hold the database so the first request cannot finish.
-    let mut blocker = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
+    let mut blocker = sqlx::AnyConnection::connect(&app.db.url)
+        .await
+        .expect("connect");
     match store() {
         Store::Sqlite => {
-            blocker.execute("BEGIN IMMEDIATE").await.expect("take the write lock");
+            blocker
+                .execute("BEGIN IMMEDIATE")
+                .await
+                .expect("take the write lock");
         }
         Store::Postgres => {
             let req = couponkeeper::service::IdempotencyRequest::new(
@@ -229,8 +313,14 @@ async fn the_same_key_while_the_first_request_is_running_answers_409() {
     }
     blocker.execute("ROLLBACK").await.expect("release");
     let (status, v) = first.await.expect("join");
-    assert!(saw_in_progress, "no 409 idempotency_in_progress while the first was running");
-    assert!(status == 201 || (status == 409 && v["error"]["code"] == "idempotency_in_progress"), "{status} {v}");
+    assert!(
+        saw_in_progress,
+        "no 409 idempotency_in_progress while the first was running"
+    );
+    assert!(
+        status == 201 || (status == 409 && v["error"]["code"] == "idempotency_in_progress"),
+        "{status} {v}"
+    );
     let after = send().await.expect("join");
     assert_eq!(after.0, 201, "{}", after.1);
 }
@@ -260,7 +350,12 @@ async fn every_response_carries_a_request_id_that_lands_in_the_event_rows() {
         .send()
         .await
         .expect("send");
-    assert_eq!(r.headers().get("x-request-id").and_then(|v| v.to_str().ok()), Some("req-abc-123"));
+    assert_eq!(
+        r.headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok()),
+        Some("req-abc-123")
+    );
     let c: serde_json::Value = r.json().await.expect("json");
     let coupon = app.coupon(c["id"].as_str().expect("id")).await;
     assert_eq!(coupon["events"][0]["request_id"], "req-abc-123");

@@ -26,7 +26,13 @@ fn actions(v: &Value) -> Vec<String> {
         .as_array()
         .map(|a| {
             a.iter()
-                .map(|e| format!("{}:{}", e["subject"].as_str().unwrap_or(""), e["action"].as_str().unwrap_or("")))
+                .map(|e| {
+                    format!(
+                        "{}:{}",
+                        e["subject"].as_str().unwrap_or(""),
+                        e["action"].as_str().unwrap_or("")
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -42,9 +48,15 @@ async fn a_normal_order_checkout_locks_its_coupon_and_payment_uses_it() {
     assert_eq!(r.body["coupon_lock_status"], "locked");
     assert_eq!(r.body["coupon_discount_cents"], 5000);
     assert_eq!(r.body["amount_due_cents"], 34900);
-    assert_eq!(r.body["checkout_lock_expires_at"], "2026-11-11T00:15:00.000Z");
+    assert_eq!(
+        r.body["checkout_lock_expires_at"],
+        "2026-11-11T00:15:00.000Z"
+    );
     let c = app.coupon(&cid).await;
-    assert_eq!((c["status"].as_str(), c["order_no"].as_str()), (Some("locked"), Some("N1")));
+    assert_eq!(
+        (c["status"].as_str(), c["order_no"].as_str()),
+        (Some("locked"), Some("N1"))
+    );
     assert!(c["locked_at"].is_string());
     let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
@@ -61,7 +73,13 @@ async fn an_order_without_a_coupon_is_paid_in_full() {
     let app = spawn_app().await;
     let r = app.order(normal_order("N1", "u1", None, 1234)).await;
     assert_eq!(r.status, 201, "{}", r.text);
-    assert_eq!((r.body["amount_due_cents"].as_i64(), r.body["coupon_lock_status"].as_str()), (Some(1234), Some("none")));
+    assert_eq!(
+        (
+            r.body["amount_due_cents"].as_i64(),
+            r.body["coupon_lock_status"].as_str()
+        ),
+        (Some(1234), Some("none"))
+    );
     let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
     assert_eq!(r.body["status"], "paid");
 }
@@ -73,26 +91,44 @@ async fn coupon_validation_refuses_with_the_specific_code_and_writes_nothing() {
         .template(json!({"categories": ["phones"], "valid_seconds": 100}))
         .await;
     let tid = t["id"].as_str().expect("id");
-    let mine = app.claim("u1", tid).await["id"].as_str().expect("id").to_string();
-    let r = app.order(normal_order("N1", "u2", Some(&mine), 39900)).await;
+    let mine = app.claim("u1", tid).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let r = app
+        .order(normal_order("N1", "u2", Some(&mine), 39900))
+        .await;
     assert_eq!((r.status, r.code()), (409, "coupon_not_owned"));
-    let r = app.order(normal_order("N1", "u1", Some(&mine), 29999)).await;
+    let r = app
+        .order(normal_order("N1", "u1", Some(&mine), 29999))
+        .await;
     assert_eq!((r.status, r.code()), (409, "threshold_not_met"));
     let mut food = normal_order("N1", "u1", Some(&mine), 39900);
     food["category"] = json!("food");
     let r = app.order(food).await;
     assert_eq!((r.status, r.code()), (409, "coupon_not_applicable"));
-    let r = app.order(normal_order("N1", "u1", Some("cpn_missing"), 39900)).await;
+    let r = app
+        .order(normal_order("N1", "u1", Some("cpn_missing"), 39900))
+        .await;
     assert_eq!((r.status, r.code()), (404, "not_found"));
-    let r = app.order(normal_order("N1", "u1", Some(&mine), 39900)).await;
+    let r = app
+        .order(normal_order("N1", "u1", Some(&mine), 39900))
+        .await;
     assert_eq!(r.status, 201);
-    let r = app.order(normal_order("N2", "u1", Some(&mine), 39900)).await;
+    let r = app
+        .order(normal_order("N2", "u1", Some(&mine), 39900))
+        .await;
     assert_eq!((r.status, r.code()), (409, "coupon_not_available"));
     let r = app.order(normal_order("N1", "u1", None, 100)).await;
     assert_eq!((r.status, r.code()), (409, "order_exists"));
-    let other = app.claim("u1", tid).await["id"].as_str().expect("id").to_string();
+    let other = app.claim("u1", tid).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.advance(100);
-    let r = app.order(normal_order("N3", "u1", Some(&other), 39900)).await;
+    let r = app
+        .order(normal_order("N3", "u1", Some(&other), 39900))
+        .await;
     assert_eq!((r.status, r.code()), (409, "coupon_expired"));
     let orders: i64 = sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM orders")
         .fetch_one(app.db.db.pool())
@@ -105,16 +141,46 @@ async fn coupon_validation_refuses_with_the_specific_code_and_writes_nothing() {
 async fn bad_order_bodies_name_the_field() {
     let app = spawn_app().await;
     let cases = [
-        (json!({"user_id": "u1", "kind": "normal", "total_cents": 1}), "order_no"),
-        (json!({"order_no": "N1", "kind": "normal", "total_cents": 1}), "user_id"),
-        (json!({"order_no": "N1", "user_id": "u1", "kind": "gift", "total_cents": 1}), "kind"),
-        (json!({"order_no": "N1", "user_id": "u1", "kind": "normal", "total_cents": -5}), "total_cents"),
-        (json!({"order_no": "N1", "user_id": "u1", "kind": "normal", "total_cents": "5"}), "total_cents"),
-        (json!({"order_no": "N1", "user_id": "u1", "kind": "normal", "total_cents": 5, "campaign_id": "c"}), "campaign_id"),
-        (json!({"order_no": "N1", "user_id": "u1", "kind": "presale", "total_cents": 5, "deposit_cents": 1}), "campaign_id"),
-        (json!({"order_no": "N1", "user_id": "u1", "kind": "presale", "total_cents": 5, "campaign_id": "c"}), "deposit_cents"),
-        (json!({"order_no": "N1", "user_id": "u1", "kind": "presale", "total_cents": 5, "campaign_id": "c", "deposit_cents": 6}), "deposit_cents"),
-        (json!({"order_no": "N 1", "user_id": "u1", "kind": "normal", "total_cents": 5}), "order_no"),
+        (
+            json!({"user_id": "u1", "kind": "normal", "total_cents": 1}),
+            "order_no",
+        ),
+        (
+            json!({"order_no": "N1", "kind": "normal", "total_cents": 1}),
+            "user_id",
+        ),
+        (
+            json!({"order_no": "N1", "user_id": "u1", "kind": "gift", "total_cents": 1}),
+            "kind",
+        ),
+        (
+            json!({"order_no": "N1", "user_id": "u1", "kind": "normal", "total_cents": -5}),
+            "total_cents",
+        ),
+        (
+            json!({"order_no": "N1", "user_id": "u1", "kind": "normal", "total_cents": "5"}),
+            "total_cents",
+        ),
+        (
+            json!({"order_no": "N1", "user_id": "u1", "kind": "normal", "total_cents": 5, "campaign_id": "c"}),
+            "campaign_id",
+        ),
+        (
+            json!({"order_no": "N1", "user_id": "u1", "kind": "presale", "total_cents": 5, "deposit_cents": 1}),
+            "campaign_id",
+        ),
+        (
+            json!({"order_no": "N1", "user_id": "u1", "kind": "presale", "total_cents": 5, "campaign_id": "c"}),
+            "deposit_cents",
+        ),
+        (
+            json!({"order_no": "N1", "user_id": "u1", "kind": "presale", "total_cents": 5, "campaign_id": "c", "deposit_cents": 6}),
+            "deposit_cents",
+        ),
+        (
+            json!({"order_no": "N 1", "user_id": "u1", "kind": "normal", "total_cents": 5}),
+            "order_no",
+        ),
     ];
     for (body, field) in cases {
         let r = app.order(body.clone()).await;
@@ -140,9 +206,18 @@ async fn cancelling_releases_the_coupon_while_valid_and_expires_it_after_its_end
     app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
     let r = app.post("/api/v1/orders/N1/cancel", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
-    assert_eq!((r.body["status"].as_str(), r.body["coupon_lock_status"].as_str()), (Some("closed"), Some("released")));
+    assert_eq!(
+        (
+            r.body["status"].as_str(),
+            r.body["coupon_lock_status"].as_str()
+        ),
+        (Some("closed"), Some("released"))
+    );
     let c = app.coupon(&cid).await;
-    assert_eq!((c["status"].as_str(), c["order_no"].as_str()), (Some("available"), None));
+    assert_eq!(
+        (c["status"].as_str(), c["order_no"].as_str()),
+        (Some("available"), None)
+    );
 
     app.order(normal_order("N2", "u1", Some(&cid), 39900)).await;
     app.advance(100);
@@ -161,7 +236,9 @@ async fn refunding_a_paid_order_returns_its_coupon_by_the_same_rule() {
     app.post("/api/v1/orders/N1/pay", json!({})).await;
     let r = app.post("/api/v1/orders/N1/refund", json!({})).await;
     assert_eq!((r.status, r.field()), (400, "reason"));
-    let r = app.post("/api/v1/orders/N1/refund", json!({"reason": "returned"})).await;
+    let r = app
+        .post("/api/v1/orders/N1/refund", json!({"reason": "returned"}))
+        .await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["status"], "refunded");
     assert!(r.body["refunded_at"].is_string());
@@ -170,10 +247,15 @@ async fn refunding_a_paid_order_returns_its_coupon_by_the_same_rule() {
     app.order(normal_order("N2", "u1", Some(&cid), 39900)).await;
     app.post("/api/v1/orders/N2/pay", json!({})).await;
     app.advance(100);
-    app.post("/api/v1/orders/N2/refund", json!({"reason": "returned"})).await;
+    app.post("/api/v1/orders/N2/refund", json!({"reason": "returned"}))
+        .await;
     assert_eq!(stored_coupon_status(&app, &cid).await, "expired");
     let events = app.coupon(&cid).await["events"].as_array().map(Vec::len);
-    assert_eq!(events, Some(7), "claim, lock, use, refund, lock, use, refund");
+    assert_eq!(
+        events,
+        Some(7),
+        "claim, lock, use, refund, lock, use, refund"
+    );
 }
 
 #[tokio::test]
@@ -182,25 +264,43 @@ async fn the_presale_story_keeps_the_discount_under_the_lock_policy() {
     let cid = user_with_coupon(&app, "u1", 10).await;
     let campaign = app.campaign("lock", 60, 3600).await;
     let cmp = campaign["id"].as_str().expect("id");
-    assert_eq!(app.get(&format!("/api/v1/presale-campaigns/{cmp}")).await.body["policy"], "lock");
+    assert_eq!(
+        app.get(&format!("/api/v1/presale-campaigns/{cmp}"))
+            .await
+            .body["policy"],
+        "lock"
+    );
     let r = app.order(presale_order("P1", "u1", Some(&cid), cmp)).await;
     assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(r.body["status"], "pending_deposit");
     assert_eq!(r.body["amount_due_cents"], 10000);
     assert_eq!(r.body["coupon_lock_status"], "none");
-    assert_eq!(app.coupon(&cid).await["status"], "available", "a presale order does not lock yet");
+    assert_eq!(
+        app.coupon(&cid).await["status"],
+        "available",
+        "a presale order does not lock yet"
+    );
 
-    let r = app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["status"], "deposit_paid");
     assert_eq!(r.body["coupon_discount_cents"], 5000);
     assert_eq!(r.body["coupon_lock_status"], "locked");
     assert_eq!(r.body["amount_due_cents"], 24900);
     let c = app.coupon(&cid).await;
-    assert_eq!((c["status"].as_str(), c["order_no"].as_str()), (Some("locked"), Some("P1")));
+    assert_eq!(
+        (c["status"].as_str(), c["order_no"].as_str()),
+        (Some("locked"), Some("P1"))
+    );
 
     app.advance(30);
-    assert_eq!(app.coupon(&cid).await["status"], "locked", "a locked coupon does not lazily expire");
+    assert_eq!(
+        app.coupon(&cid).await["status"],
+        "locked",
+        "a locked coupon does not lazily expire"
+    );
     let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
     assert_eq!((r.status, r.code()), (409, "outside_payment_window"));
 
@@ -210,7 +310,10 @@ async fn the_presale_story_keeps_the_discount_under_the_lock_policy() {
     assert_eq!(q.body["coupon_outcome"], "applied");
     assert_eq!(q.body["amount_due_cents"], 24900);
     assert_eq!(q.body["discount_cents"], 5000);
-    assert_eq!(q.body["message"], "本次尾款 249.00 元，已为你抵扣 50.00 元。");
+    assert_eq!(
+        q.body["message"],
+        "本次尾款 249.00 元，已为你抵扣 50.00 元。"
+    );
     let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["status"], "final_paid");
@@ -220,7 +323,13 @@ async fn the_presale_story_keeps_the_discount_under_the_lock_policy() {
     let order = app.order_view("P1").await;
     assert_eq!(
         actions(&order),
-        vec!["order:create", "order:deposit_payment", "coupon:lock", "order:final_payment", "coupon:use"]
+        vec![
+            "order:create",
+            "order:deposit_payment",
+            "coupon:lock",
+            "order:final_payment",
+            "coupon:use"
+        ]
     );
     app.advance(3600);
     let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
@@ -231,11 +340,19 @@ async fn the_presale_story_keeps_the_discount_under_the_lock_policy() {
 async fn the_strict_policy_gives_no_discount_for_a_coupon_that_expired_while_waiting() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 10).await;
-    let cmp = app.campaign("strict", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("strict", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
+    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
     app.advance(60);
-    assert_eq!(app.order_view("P1").await["amount_due_cents"], 29900, "the order shows what is due now");
+    assert_eq!(
+        app.order_view("P1").await["amount_due_cents"],
+        29900,
+        "the order shows what is due now"
+    );
     let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
     assert_eq!(q.body["coupon_outcome"], "no_discount_expired");
     assert_eq!(q.body["amount_due_cents"], 29900);
@@ -252,12 +369,22 @@ async fn the_strict_policy_gives_no_discount_for_a_coupon_that_expired_while_wai
 async fn the_strict_policy_applies_a_coupon_that_is_still_valid() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 86400).await;
-    let cmp = app.campaign("strict", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("strict", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
+    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
     app.advance(60);
     let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
-    assert_eq!((r.body["final_payment_cents"].as_i64(), r.body["coupon_lock_status"].as_str()), (Some(24900), Some("used")));
+    assert_eq!(
+        (
+            r.body["final_payment_cents"].as_i64(),
+            r.body["coupon_lock_status"].as_str()
+        ),
+        (Some(24900), Some("used"))
+    );
 }
 
 #[tokio::test]
@@ -274,18 +401,29 @@ async fn swap_or_compensate_swaps_in_the_smallest_sufficient_coupon_ending_first
     }
     let early_id = app.get("/api/v1/users/u1/coupons").await.body["coupons"]
         .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["template_id"] == equal_early["id"]).cloned())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["template_id"] == equal_early["id"])
+                .cloned()
+        })
         .expect("the early 5000 coupon")["id"]
         .as_str()
         .expect("id")
         .to_string();
-    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
+    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
     app.advance(60);
     let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
     assert_eq!(q.body["coupon_outcome"], "swapped", "{}", q.text);
-    assert_eq!(q.body["replacement_coupon_id"].as_str(), Some(early_id.as_str()));
+    assert_eq!(
+        q.body["replacement_coupon_id"].as_str(),
+        Some(early_id.as_str())
+    );
     let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["coupon_id"].as_str(), Some(early_id.as_str()));
@@ -293,29 +431,41 @@ async fn swap_or_compensate_swaps_in_the_smallest_sufficient_coupon_ending_first
     assert_eq!(r.body["final_payment_cents"], 24900);
     assert_eq!(app.coupon(&cid).await["status"], "expired");
     let swapped = app.coupon(&early_id).await;
-    assert_eq!((swapped["status"].as_str(), swapped["order_no"].as_str()), (Some("used"), Some("P1")));
+    assert_eq!(
+        (swapped["status"].as_str(), swapped["order_no"].as_str()),
+        (Some("used"), Some("P1"))
+    );
 }
 
 #[tokio::test]
 async fn swap_or_compensate_compensates_in_cash_terms_when_nothing_can_replace_the_coupon() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 10).await;
-    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
+    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
     app.advance(60);
     let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
-    assert_eq!((q.body["coupon_outcome"].as_str(), q.body["compensation_cents"].as_i64()), (Some("compensated"), Some(5000)));
+    assert_eq!(
+        (
+            q.body["coupon_outcome"].as_str(),
+            q.body["compensation_cents"].as_i64()
+        ),
+        (Some("compensated"), Some(5000))
+    );
     let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(r.body["compensation_cents"], 5000);
     assert_eq!(r.body["final_payment_cents"], 24900);
-    let (amount, kind): (i64, String) = sqlx::query_as(
-        "SELECT amount_cents, kind FROM compensation_ledger WHERE order_no = 'P1'",
-    )
-    .fetch_one(app.db.db.pool())
-    .await
-    .expect("one ledger row");
+    let (amount, kind): (i64, String) =
+        sqlx::query_as("SELECT amount_cents, kind FROM compensation_ledger WHERE order_no = 'P1'")
+            .fetch_one(app.db.db.pool())
+            .await
+            .expect("one ledger row");
     assert_eq!((amount, kind.as_str()), (5000, "final_payment_deduction"));
 }
 
@@ -323,22 +473,34 @@ async fn swap_or_compensate_compensates_in_cash_terms_when_nothing_can_replace_t
 async fn a_coupon_that_expired_before_the_deposit_is_refused_and_the_order_stays_unpaid() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 10).await;
-    let cmp = app.campaign("lock", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("lock", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
     app.advance(10);
-    let r = app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
     assert_eq!((r.status, r.code()), (409, "coupon_expired"));
     let o = app.order_view("P1").await;
-    assert_eq!((o["status"].as_str(), o["coupon_lock_status"].as_str()), (Some("pending_deposit"), Some("none")));
+    assert_eq!(
+        (o["status"].as_str(), o["coupon_lock_status"].as_str()),
+        (Some("pending_deposit"), Some("none"))
+    );
 }
 
 #[tokio::test]
 async fn the_final_payment_refuses_a_coupon_locked_to_another_order() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 86400).await;
-    let cmp = app.campaign("lock", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("lock", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
+    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
     sqlx::query("UPDATE coupons SET order_no = 'P-OTHER' WHERE id = $1")
         .bind(&cid)
         .execute(app.db.db.pool())
@@ -356,24 +518,42 @@ async fn the_final_payment_refuses_a_coupon_locked_to_another_order() {
 async fn a_deposit_paid_order_can_be_cancelled_or_refunded_and_its_coupon_comes_back() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 86400).await;
-    let cmp = app.campaign("lock", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("lock", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({})).await;
-    let r = app.post("/api/v1/orders/P1/cancel", json!({"reason": "changed my mind"})).await;
+    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    let r = app
+        .post(
+            "/api/v1/orders/P1/cancel",
+            json!({"reason": "changed my mind"}),
+        )
+        .await;
     assert_eq!(r.body["status"], "closed", "{}", r.text);
     assert_eq!(app.coupon(&cid).await["status"], "available");
 
     app.order(presale_order("P2", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P2/deposit-payment", json!({})).await;
-    let r = app.post("/api/v1/orders/P2/refund", json!({"reason": "deposit refunded"})).await;
+    app.post("/api/v1/orders/P2/deposit-payment", json!({}))
+        .await;
+    let r = app
+        .post(
+            "/api/v1/orders/P2/refund",
+            json!({"reason": "deposit refunded"}),
+        )
+        .await;
     assert_eq!(r.body["status"], "refunded", "{}", r.text);
     assert_eq!(app.coupon(&cid).await["status"], "available");
 
     app.order(presale_order("P3", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P3/deposit-payment", json!({})).await;
+    app.post("/api/v1/orders/P3/deposit-payment", json!({}))
+        .await;
     app.advance(60);
     app.post("/api/v1/orders/P3/final-payment", json!({})).await;
-    let r = app.post("/api/v1/orders/P3/refund", json!({"reason": "returned"})).await;
+    let r = app
+        .post("/api/v1/orders/P3/refund", json!({"reason": "returned"}))
+        .await;
     assert_eq!(r.body["status"], "refunded", "{}", r.text);
     assert_eq!(app.coupon(&cid).await["status"], "available");
 }
@@ -381,12 +561,17 @@ async fn a_deposit_paid_order_can_be_cancelled_or_refunded_and_its_coupon_comes_
 #[tokio::test]
 async fn actions_on_the_wrong_kind_of_order_are_refused() {
     let app = spawn_app().await;
-    let cmp = app.campaign("lock", 60, 3600).await["id"].as_str().expect("id").to_string();
+    let cmp = app.campaign("lock", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.order(presale_order("P1", "u1", None, &cmp)).await;
     app.order(normal_order("N1", "u1", None, 100)).await;
     let r = app.post("/api/v1/orders/P1/pay", json!({})).await;
     assert_eq!((r.status, r.code()), (409, "order_kind_mismatch"));
-    let r = app.post("/api/v1/orders/N1/deposit-payment", json!({})).await;
+    let r = app
+        .post("/api/v1/orders/N1/deposit-payment", json!({}))
+        .await;
     assert_eq!((r.status, r.code()), (409, "order_kind_mismatch"));
     let r = app.post("/api/v1/orders/N1/final-payment", json!({})).await;
     assert_eq!((r.status, r.code()), (409, "order_kind_mismatch"));
@@ -407,14 +592,35 @@ async fn campaign_fields_are_validated() {
     for (overrides, field) in [
         (json!({"policy": "maybe"}), "policy"),
         (json!({"policy": null}), "policy"),
-        (json!({"final_payment_ends_at": app.at(5)}), "final_payment_ends_at"),
-        (json!({"final_payment_starts_at": "soon"}), "final_payment_starts_at"),
+        (
+            json!({"final_payment_ends_at": app.at(5)}),
+            "final_payment_ends_at",
+        ),
+        (
+            json!({"final_payment_starts_at": "soon"}),
+            "final_payment_starts_at",
+        ),
         (json!({"name": ""}), "name"),
     ] {
-        let r = app.post("/api/v1/presale-campaigns", common::merge(good.clone(), overrides.clone())).await;
-        assert_eq!((r.status, r.field()), (400, field), "{overrides}: {}", r.text);
+        let r = app
+            .post(
+                "/api/v1/presale-campaigns",
+                common::merge(good.clone(), overrides.clone()),
+            )
+            .await;
+        assert_eq!(
+            (r.status, r.field()),
+            (400, field),
+            "{overrides}: {}",
+            r.text
+        );
     }
     let r = app.post("/api/v1/presale-campaigns", good).await;
     assert_eq!(r.status, 201);
-    assert!(r.body["final_payment_starts_at"].as_str().unwrap_or("").ends_with('Z'));
+    assert!(
+        r.body["final_payment_starts_at"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with('Z')
+    );
 }

@@ -21,7 +21,7 @@ pub struct CreateCampaignBody {
     pub policy: Option<String>,
 }
 
-#[utoipa::path(post, path = "/api/v1/presale-campaigns", tag = "campaigns",
+#[utoipa::path(post, path = "/api/v1/presale-campaigns", operation_id = "create_campaign", tag = "campaigns",
     request_body = CreateCampaignBody,
     responses((status = 201, body = CampaignView), (status = 400, body = ErrorBody)))]
 pub async fn create(
@@ -45,10 +45,14 @@ pub async fn create(
     respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
 }
 
-#[utoipa::path(get, path = "/api/v1/presale-campaigns/{id}", tag = "campaigns",
+#[utoipa::path(get, path = "/api/v1/presale-campaigns/{id}", operation_id = "get_campaign", tag = "campaigns",
     params(("id" = String, Path)),
     responses((status = 200, body = CampaignView), (status = 404, body = ErrorBody)))]
-pub async fn get(State(s): State<AppState>, _caller: ApiCaller, PathParam(id): PathParam) -> Response {
+pub async fn get(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(id): PathParam,
+) -> Response {
     match s.service.get_campaign(&id).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),

@@ -36,7 +36,7 @@ fn user(raw: &str) -> Result<UserId, ApiError> {
     UserId::parse(raw).map_err(|e| ApiError::invalid(e.field, e.message))
 }
 
-#[utoipa::path(post, path = "/api/v1/users/{user_id}/coupons", tag = "claiming",
+#[utoipa::path(post, path = "/api/v1/users/{user_id}/coupons", operation_id = "claim_coupon", tag = "claiming",
     params(("user_id" = String, Path)),
     request_body = ClaimBody,
     responses((status = 201, body = CouponView), (status = 404, body = ErrorBody),
@@ -69,7 +69,7 @@ pub async fn claim(
     respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
 }
 
-#[utoipa::path(get, path = "/api/v1/users/{user_id}/coupons", tag = "claiming",
+#[utoipa::path(get, path = "/api/v1/users/{user_id}/coupons", operation_id = "list_user_coupons", tag = "claiming",
     params(("user_id" = String, Path), ListQuery),
     responses((status = 200, body = CouponList), (status = 400, body = ErrorBody)))]
 pub async fn list(
@@ -105,10 +105,14 @@ pub async fn list(
     }
 }
 
-#[utoipa::path(get, path = "/api/v1/coupons/{id}", tag = "claiming",
+#[utoipa::path(get, path = "/api/v1/coupons/{id}", operation_id = "get_coupon", tag = "claiming",
     params(("id" = String, Path)),
     responses((status = 200, body = CouponView), (status = 404, body = ErrorBody)))]
-pub async fn get(State(s): State<AppState>, _caller: ApiCaller, PathParam(id): PathParam) -> Response {
+pub async fn get(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(id): PathParam,
+) -> Response {
     match s.service.get_coupon(&id).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),

@@ -95,7 +95,12 @@ impl RequestMeta {
     }
 
     /// The idempotency record for this request, if it carries a key.
-    pub fn idempotency(&self, caller: &ApiCaller, body: &[u8], success: StatusCode) -> Option<IdempotencyRequest> {
+    pub fn idempotency(
+        &self,
+        caller: &ApiCaller,
+        body: &[u8],
+        success: StatusCode,
+    ) -> Option<IdempotencyRequest> {
         self.idempotency_key.as_ref().map(|k| {
             IdempotencyRequest::new(
                 caller.scope.clone(),
@@ -133,7 +138,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let raw = read_body(req).await?;
-        let text: &[u8] = if raw.iter().all(u8::is_ascii_whitespace) { b"{}" } else { &raw };
+        let text: &[u8] = if raw.iter().all(u8::is_ascii_whitespace) {
+            b"{}"
+        } else {
+            &raw
+        };
         let value = parse_json(text)?;
         Ok(JsonBody { value, raw })
     }
@@ -184,7 +193,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T>
             .map_err(|e| {
                 let path = e.path().to_string();
                 ApiError::invalid(
-                    if path.is_empty() || path == "." { "query".to_string() } else { path },
+                    if path.is_empty() || path == "." {
+                        "query".to_string()
+                    } else {
+                        path
+                    },
                     e.into_inner().to_string(),
                 )
             })
@@ -208,7 +221,10 @@ pub async fn respond<T: Serialize>(
                 status,
                 [
                     (axum::http::header::CONTENT_TYPE, "application/json"),
-                    (axum::http::HeaderName::from_static("idempotent-replayed"), "true"),
+                    (
+                        axum::http::HeaderName::from_static("idempotent-replayed"),
+                        "true",
+                    ),
                 ],
                 body,
             )

@@ -19,7 +19,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use sha2::{Digest, Sha256};
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::request_id::{
+    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
 use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
@@ -57,7 +59,10 @@ impl AppState {
         let h: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let mut found = false;
         for known in self.token_hashes.iter() {
-            let diff = known.iter().zip(h.iter()).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+            let diff = known
+                .iter()
+                .zip(h.iter())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b));
             found |= diff == 0;
         }
         found.then(|| {
@@ -75,16 +80,28 @@ pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .route("/templates", post(templates::create))
         .route("/templates/{id}", get(templates::get))
-        .route("/users/{user_id}/coupons", post(coupons::claim).get(coupons::list))
+        .route(
+            "/users/{user_id}/coupons",
+            post(coupons::claim).get(coupons::list),
+        )
         .route("/coupons/{id}", get(coupons::get))
         .route("/presale-campaigns", post(campaigns::create))
         .route("/presale-campaigns/{id}", get(campaigns::get))
         .route("/orders", post(orders::create))
         .route("/orders/{order_no}", get(orders::get))
         .route("/orders/{order_no}/pay", post(orders::pay))
-        .route("/orders/{order_no}/deposit-payment", post(orders::deposit_payment))
-        .route("/orders/{order_no}/final-payment-quote", get(orders::final_payment_quote))
-        .route("/orders/{order_no}/final-payment", post(orders::final_payment))
+        .route(
+            "/orders/{order_no}/deposit-payment",
+            post(orders::deposit_payment),
+        )
+        .route(
+            "/orders/{order_no}/final-payment-quote",
+            get(orders::final_payment_quote),
+        )
+        .route(
+            "/orders/{order_no}/final-payment",
+            post(orders::final_payment),
+        )
         .route("/orders/{order_no}/cancel", post(orders::cancel))
         .route("/orders/{order_no}/refund", post(orders::refund))
         .route("/openapi.json", get(openapi::serve));
@@ -194,7 +211,10 @@ pub async fn readyz(State(s): State<AppState>) -> Response {
 #[utoipa::path(get, path = "/metrics", tag = "service", responses((status = 200, description = "Prometheus text")))]
 pub async fn metrics(State(s): State<AppState>) -> Response {
     (
-        [(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
         s.metrics.render(),
     )
         .into_response()

@@ -7,7 +7,9 @@ use utoipa::{Modify, OpenApi};
 
 use super::{campaigns, coupons, orders, templates};
 use crate::error::{ErrorBody, ErrorDetail};
-use crate::service::views::{CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView};
+use crate::service::views::{
+    CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView,
+};
 
 struct BearerAuth;
 

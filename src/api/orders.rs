@@ -37,7 +37,7 @@ pub struct ReasonBody {
     pub reason: Option<String>,
 }
 
-#[utoipa::path(post, path = "/api/v1/orders", tag = "orders",
+#[utoipa::path(post, path = "/api/v1/orders", operation_id = "create_order", tag = "orders",
     request_body = CreateOrderBody,
     responses((status = 201, body = OrderView), (status = 400, body = ErrorBody),
         (status = 409, description = "order_exists, coupon_not_owned, coupon_not_available, coupon_expired, coupon_not_started, threshold_not_met, coupon_not_applicable", body = ErrorBody)))]
@@ -59,11 +59,14 @@ pub async fn create(
         campaign_id: b.campaign_id,
         deposit_cents: b.deposit_cents,
     };
-    let result = s.service.create_order(&meta.ctx(&caller), idem.as_ref(), input).await;
+    let result = s
+        .service
+        .create_order(&meta.ctx(&caller), idem.as_ref(), input)
+        .await;
     respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
 }
 
-#[utoipa::path(post, path = "/api/v1/orders/{order_no}/pay", tag = "orders",
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/pay", operation_id = "pay_order", tag = "orders",
     params(("order_no" = String, Path)),
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn pay(
@@ -74,11 +77,14 @@ pub async fn pay(
     body: JsonBody<EmptyBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s.service.pay(&meta.ctx(&caller), idem.as_ref(), order_no).await;
+    let result = s
+        .service
+        .pay(&meta.ctx(&caller), idem.as_ref(), order_no)
+        .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
-#[utoipa::path(post, path = "/api/v1/orders/{order_no}/deposit-payment", tag = "orders",
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/deposit-payment", operation_id = "pay_deposit", tag = "orders",
     params(("order_no" = String, Path)),
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn deposit_payment(
@@ -89,11 +95,14 @@ pub async fn deposit_payment(
     body: JsonBody<EmptyBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s.service.pay_deposit(&meta.ctx(&caller), idem.as_ref(), order_no).await;
+    let result = s
+        .service
+        .pay_deposit(&meta.ctx(&caller), idem.as_ref(), order_no)
+        .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
-#[utoipa::path(get, path = "/api/v1/orders/{order_no}/final-payment-quote", tag = "orders",
+#[utoipa::path(get, path = "/api/v1/orders/{order_no}/final-payment-quote", operation_id = "final_payment_quote", tag = "orders",
     params(("order_no" = String, Path)),
     responses((status = 200, body = QuoteView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn final_payment_quote(
@@ -107,7 +116,7 @@ pub async fn final_payment_quote(
     }
 }
 
-#[utoipa::path(post, path = "/api/v1/orders/{order_no}/final-payment", tag = "orders",
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/final-payment", operation_id = "pay_final", tag = "orders",
     params(("order_no" = String, Path)),
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody),
         (status = 409, description = "outside_payment_window, coupon_lock_mismatch", body = ErrorBody)))]
@@ -119,11 +128,14 @@ pub async fn final_payment(
     body: JsonBody<EmptyBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s.service.pay_final(&meta.ctx(&caller), idem.as_ref(), order_no).await;
+    let result = s
+        .service
+        .pay_final(&meta.ctx(&caller), idem.as_ref(), order_no)
+        .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
-#[utoipa::path(post, path = "/api/v1/orders/{order_no}/cancel", tag = "orders",
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/cancel", operation_id = "cancel_order", tag = "orders",
     params(("order_no" = String, Path)), request_body = ReasonBody,
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn cancel(
@@ -136,12 +148,17 @@ pub async fn cancel(
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
     let result = s
         .service
-        .cancel(&meta.ctx(&caller), idem.as_ref(), order_no, body.value.reason)
+        .cancel(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            order_no,
+            body.value.reason,
+        )
         .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
-#[utoipa::path(post, path = "/api/v1/orders/{order_no}/refund", tag = "orders",
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/refund", operation_id = "refund_order", tag = "orders",
     params(("order_no" = String, Path)), request_body = ReasonBody,
     responses((status = 200, body = OrderView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn refund(
@@ -154,15 +171,24 @@ pub async fn refund(
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
     let result = s
         .service
-        .refund(&meta.ctx(&caller), idem.as_ref(), order_no, body.value.reason)
+        .refund(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            order_no,
+            body.value.reason,
+        )
         .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
-#[utoipa::path(get, path = "/api/v1/orders/{order_no}", tag = "orders",
+#[utoipa::path(get, path = "/api/v1/orders/{order_no}", operation_id = "get_order", tag = "orders",
     params(("order_no" = String, Path)),
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody)))]
-pub async fn get(State(s): State<AppState>, _caller: ApiCaller, PathParam(order_no): PathParam) -> Response {
+pub async fn get(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(order_no): PathParam,
+) -> Response {
     match s.service.get_order(&order_no).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),

@@ -55,7 +55,7 @@ impl From<CreateTemplateBody> for TemplateInput {
     }
 }
 
-#[utoipa::path(post, path = "/api/v1/templates", tag = "templates",
+#[utoipa::path(post, path = "/api/v1/templates", operation_id = "create_template", tag = "templates",
     request_body = CreateTemplateBody,
     responses((status = 201, body = TemplateView), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
 pub async fn create(
@@ -72,10 +72,14 @@ pub async fn create(
     respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
 }
 
-#[utoipa::path(get, path = "/api/v1/templates/{id}", tag = "templates",
+#[utoipa::path(get, path = "/api/v1/templates/{id}", operation_id = "get_template", tag = "templates",
     params(("id" = String, Path, description = "template id")),
     responses((status = 200, body = TemplateView), (status = 404, body = ErrorBody)))]
-pub async fn get(State(s): State<AppState>, _caller: ApiCaller, PathParam(id): PathParam) -> Response {
+pub async fn get(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(id): PathParam,
+) -> Response {
     match s.service.get_template(&id).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),

@@ -179,7 +179,11 @@ pub fn plan_final_payment(
             compensation: Cents::ZERO,
             replacement_coupon_id: None,
             amount_due: due,
-            message: format!("本次尾款 {} 元，已为你抵扣 {} 元。", due.yuan(), discount.yuan()),
+            message: format!(
+                "本次尾款 {} 元，已为你抵扣 {} 元。",
+                due.yuan(),
+                discount.yuan()
+            ),
             message_en: format!(
                 "Final payment: {} yuan, {} yuan off with your coupon.",
                 due.yuan(),
@@ -323,7 +327,9 @@ mod tests {
             id: id.into(),
             stored_status: CouponStatus::Available,
             terms: CouponTerms {
-                rule: DiscountRule::Fixed { value: cents(value) },
+                rule: DiscountRule::Fixed {
+                    value: cents(value),
+                },
                 min_order: Cents::ZERO,
                 categories: vec![],
             },
@@ -335,8 +341,14 @@ mod tests {
     #[test]
     fn lock_policy_applies_the_snapshot_after_expiry() {
         let now = Utc::now();
-        let p = plan_final_payment(Policy::Lock, &order(), Some(&held(now - Duration::days(3))), &[], now)
-            .expect("locked here");
+        let p = plan_final_payment(
+            Policy::Lock,
+            &order(),
+            Some(&held(now - Duration::days(3))),
+            &[],
+            now,
+        )
+        .expect("locked here");
         assert_eq!(p.outcome, CouponOutcome::Applied);
         assert_eq!(p.amount_due, cents(24900));
         assert_eq!(p.message, "本次尾款 249.00 元，已为你抵扣 50.00 元。");
@@ -345,7 +357,8 @@ mod tests {
     #[test]
     fn strict_policy_gives_nothing_for_an_expired_coupon() {
         let now = Utc::now();
-        let p = plan_final_payment(Policy::Strict, &order(), Some(&held(now)), &[], now).expect("ok");
+        let p =
+            plan_final_payment(Policy::Strict, &order(), Some(&held(now)), &[], now).expect("ok");
         assert_eq!(p.outcome, CouponOutcome::NoDiscountExpired);
         assert_eq!(p.amount_due, cents(29900));
         let p = plan_final_payment(

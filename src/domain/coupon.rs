@@ -241,7 +241,13 @@ mod tests {
             Err(Unusable::Expired)
         );
         assert_eq!(
-            check_usable(true, CouponStatus::Available, later, later + Duration::hours(1), now),
+            check_usable(
+                true,
+                CouponStatus::Available,
+                later,
+                later + Duration::hours(1),
+                now
+            ),
             Err(Unusable::NotStarted)
         );
         assert_eq!(

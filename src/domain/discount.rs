@@ -16,8 +16,13 @@ pub const MAX_CATEGORY_LEN: usize = 64;
 /// How a coupon takes money off an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiscountRule {
-    Fixed { value: Cents },
-    Percent { percent_off: u8, max_discount: Option<Cents> },
+    Fixed {
+        value: Cents,
+    },
+    Percent {
+        percent_off: u8,
+        max_discount: Option<Cents>,
+    },
 }
 
 impl DiscountRule {
@@ -49,9 +54,11 @@ impl DiscountRule {
                         "only allowed when kind is \"percent\"",
                     ));
                 }
-                let v = value_cents
-                    .ok_or_else(|| FieldError::new("value_cents", "is required for kind \"fixed\""))?;
-                let value = Cents::new(v).map_err(|e| FieldError::new("value_cents", e.to_string()))?;
+                let v = value_cents.ok_or_else(|| {
+                    FieldError::new("value_cents", "is required for kind \"fixed\"")
+                })?;
+                let value =
+                    Cents::new(v).map_err(|e| FieldError::new("value_cents", e.to_string()))?;
                 if value.is_zero() {
                     return Err(FieldError::new("value_cents", "must be greater than 0"));
                 }
@@ -236,7 +243,10 @@ mod tests {
             percent_off: 100,
             max_discount: None,
         };
-        assert_eq!(uncapped.discount(c(1_000_000_000_000)), c(1_000_000_000_000));
+        assert_eq!(
+            uncapped.discount(c(1_000_000_000_000)),
+            c(1_000_000_000_000)
+        );
     }
 
     #[test]

@@ -120,7 +120,10 @@ mod tests {
     fn coupon_codes_use_the_unambiguous_alphabet() {
         let code = new_coupon_code();
         assert_eq!(code.len(), 14);
-        assert!(code.chars().all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8))));
+        assert!(
+            code.chars()
+                .all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8)))
+        );
     }
 
     #[test]

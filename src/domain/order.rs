@@ -235,10 +235,25 @@ mod tests {
             discount: Cents::from_stored(5000),
             compensation: Cents::ZERO,
         };
-        assert_eq!(amount_due(OrderKind::Presale, OrderStatus::PendingDeposit, m).get(), 10000);
-        assert_eq!(amount_due(OrderKind::Presale, OrderStatus::DepositPaid, m).get(), 24900);
-        assert_eq!(amount_due(OrderKind::Presale, OrderStatus::FinalPaid, m).get(), 0);
-        let n = OrderMoney { deposit: Cents::ZERO, ..m };
-        assert_eq!(amount_due(OrderKind::Normal, OrderStatus::PendingPayment, n).get(), 34900);
+        assert_eq!(
+            amount_due(OrderKind::Presale, OrderStatus::PendingDeposit, m).get(),
+            10000
+        );
+        assert_eq!(
+            amount_due(OrderKind::Presale, OrderStatus::DepositPaid, m).get(),
+            24900
+        );
+        assert_eq!(
+            amount_due(OrderKind::Presale, OrderStatus::FinalPaid, m).get(),
+            0
+        );
+        let n = OrderMoney {
+            deposit: Cents::ZERO,
+            ..m
+        };
+        assert_eq!(
+            amount_due(OrderKind::Normal, OrderStatus::PendingPayment, n).get(),
+            34900
+        );
     }
 }

@@ -68,10 +68,7 @@ impl Validity {
             }
             None => {
                 let until = until.ok_or_else(|| {
-                    FieldError::new(
-                        "valid_until",
-                        "is required unless valid_seconds is given",
-                    )
+                    FieldError::new("valid_until", "is required unless valid_seconds is given")
                 })?;
                 let from = from.ok_or_else(|| {
                     FieldError::new("valid_from", "is required unless valid_seconds is given")
@@ -245,7 +242,9 @@ mod tests {
     #[test]
     fn relative_validity_starts_at_claim_and_is_capped() {
         let v = Validity::parse(None, Some("2026-01-01T00:00:10Z"), Some(60)).expect("ok");
-        let (s, e) = v.window_for_claim(t("2026-01-01T00:00:00Z")).expect("alive");
+        let (s, e) = v
+            .window_for_claim(t("2026-01-01T00:00:00Z"))
+            .expect("alive");
         assert_eq!(s, t("2026-01-01T00:00:00Z"));
         assert_eq!(e, t("2026-01-01T00:00:10Z"));
     }
@@ -253,15 +252,21 @@ mod tests {
     #[test]
     fn pre_release_coupons_start_at_valid_from() {
         let v = Validity::parse(Some("2026-02-01T00:00:00Z"), None, Some(3600)).expect("ok");
-        let (s, e) = v.window_for_claim(t("2026-01-01T00:00:00Z")).expect("alive");
+        let (s, e) = v
+            .window_for_claim(t("2026-01-01T00:00:00Z"))
+            .expect("alive");
         assert_eq!(s, t("2026-02-01T00:00:00Z"));
         assert_eq!(e, t("2026-02-01T01:00:00Z"));
     }
 
     #[test]
     fn a_window_already_over_gives_no_coupon() {
-        let v = Validity::parse(Some("2026-01-01T00:00:00Z"), Some("2026-01-02T00:00:00Z"), None)
-            .expect("ok");
+        let v = Validity::parse(
+            Some("2026-01-01T00:00:00Z"),
+            Some("2026-01-02T00:00:00Z"),
+            None,
+        )
+        .expect("ok");
         assert!(v.window_for_claim(t("2026-01-02T00:00:00Z")).is_none());
         assert!(v.window_for_claim(t("2026-01-01T12:00:00Z")).is_some());
     }
@@ -272,8 +277,12 @@ mod tests {
         assert_eq!(e.field, "valid_until");
         let e = Validity::parse(None, None, Some(0)).unwrap_err();
         assert_eq!(e.field, "valid_seconds");
-        let e = Validity::parse(Some("2026-01-02T00:00:00Z"), Some("2026-01-01T00:00:00Z"), None)
-            .unwrap_err();
+        let e = Validity::parse(
+            Some("2026-01-02T00:00:00Z"),
+            Some("2026-01-01T00:00:00Z"),
+            None,
+        )
+        .unwrap_err();
         assert_eq!(e.field, "valid_until");
     }
 

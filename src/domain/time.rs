@@ -50,7 +50,10 @@ pub mod serde_rfc3339 {
         use chrono::{DateTime, Utc};
         use serde::Serializer;
 
-        pub fn serialize<S: Serializer>(t: &Option<DateTime<Utc>>, s: S) -> Result<S::Ok, S::Error> {
+        pub fn serialize<S: Serializer>(
+            t: &Option<DateTime<Utc>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
             match t {
                 Some(t) => s.serialize_str(&super::super::rfc3339(*t)),
                 None => s.serialize_none(),

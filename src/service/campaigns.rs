@@ -34,7 +34,9 @@ fn parse(input: CampaignInput) -> Result<CampaignSpec, FieldError> {
         .final_payment_starts_at
         .as_deref()
         .ok_or_else(|| FieldError::new("final_payment_starts_at", "is required"))
-        .and_then(|s| parse_rfc3339(s).map_err(|m| FieldError::new("final_payment_starts_at", m)))?;
+        .and_then(|s| {
+            parse_rfc3339(s).map_err(|m| FieldError::new("final_payment_starts_at", m))
+        })?;
     let ends = input
         .final_payment_ends_at
         .as_deref()
@@ -44,10 +46,17 @@ fn parse(input: CampaignInput) -> Result<CampaignSpec, FieldError> {
     let policy = match input.policy.as_deref() {
         None => return Err(FieldError::new("policy", "is required")),
         Some(p) => Policy::parse(p).ok_or_else(|| {
-            FieldError::new("policy", "must be \"lock\", \"strict\" or \"swap_or_compensate\"")
+            FieldError::new(
+                "policy",
+                "must be \"lock\", \"strict\" or \"swap_or_compensate\"",
+            )
         })?,
     };
-    Ok(CampaignSpec { name, window, policy })
+    Ok(CampaignSpec {
+        name,
+        window,
+        policy,
+    })
 }
 
 impl Service {

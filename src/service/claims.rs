@@ -138,8 +138,12 @@ impl Service {
         self.read(move |c| {
             let user_id = user_id.clone();
             Box::pin(async move {
-                let rows = coupons::list_for_user(c, user_id.as_str(), status, to_ms(now), limit).await?;
-                Ok(rows.into_iter().map(|r| CouponView::from_row(r, now)).collect())
+                let rows =
+                    coupons::list_for_user(c, user_id.as_str(), status, to_ms(now), limit).await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|r| CouponView::from_row(r, now))
+                    .collect())
             })
         })
         .await

@@ -38,7 +38,14 @@ pub struct IdempotencyRequest {
 
 impl IdempotencyRequest {
     /// `key` must already be checked for length (see [`check_key`]).
-    pub fn new(scope: String, key: String, method: &str, path: &str, body: &[u8], success_status: u16) -> Self {
+    pub fn new(
+        scope: String,
+        key: String,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        success_status: u16,
+    ) -> Self {
         let mut h = Sha256::new();
         h.update(method.as_bytes());
         h.update(b" ");
@@ -163,7 +170,16 @@ pub async fn store_success<T: Serialize>(
 ) -> Result<(), ServiceError> {
     let body = serde_json::to_string(value)
         .map_err(|e| ServiceError::IllegalTransition(format!("response not serializable: {e}")))?;
-    store::insert(c, &r.scope, &r.key, &r.fingerprint, r.success_status, &body, to_ms(now)).await?;
+    store::insert(
+        c,
+        &r.scope,
+        &r.key,
+        &r.fingerprint,
+        r.success_status,
+        &body,
+        to_ms(now),
+    )
+    .await?;
     Ok(())
 }
 
@@ -177,10 +193,21 @@ pub async fn store_refusal(
 ) -> Result<(), ServiceError> {
     match claim::<()>(c, r, now).await {
         Ok(None) => {
-            store::insert(c, &r.scope, &r.key, &r.fingerprint, status, body, to_ms(now)).await?;
+            store::insert(
+                c,
+                &r.scope,
+                &r.key,
+                &r.fingerprint,
+                status,
+                body,
+                to_ms(now),
+            )
+            .await?;
             Ok(())
         }
-        Ok(Some(_)) | Err(ServiceError::IdempotencyKeyReused) | Err(ServiceError::IdempotencyInProgress) => Ok(()),
+        Ok(Some(_))
+        | Err(ServiceError::IdempotencyKeyReused)
+        | Err(ServiceError::IdempotencyInProgress) => Ok(()),
         Err(e) => Err(e),
     }
 }
@@ -216,7 +243,10 @@ mod tests {
         let inflight = Inflight::default();
         let r = IdempotencyRequest::new("s".into(), "k".into(), "POST", "/x", b"{}", 201);
         let g = inflight.enter(&r).expect("first");
-        assert!(matches!(inflight.enter(&r), Err(ServiceError::IdempotencyInProgress)));
+        assert!(matches!(
+            inflight.enter(&r),
+            Err(ServiceError::IdempotencyInProgress)
+        ));
         drop(g);
         assert!(inflight.enter(&r).is_ok());
     }

@@ -137,7 +137,10 @@ impl ServiceError {
     }
 
     pub fn not_found(what: &'static str, id: impl Into<String>) -> Self {
-        ServiceError::NotFound { what, id: id.into() }
+        ServiceError::NotFound {
+            what,
+            id: id.into(),
+        }
     }
 }
 
@@ -285,7 +288,9 @@ impl Service {
     pub(crate) async fn read<T, F>(&self, op: F) -> Result<T, ServiceError>
     where
         T: Send,
-        F: for<'c> Fn(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, ServiceError>> + Send + Sync,
+        F: for<'c> Fn(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, ServiceError>>
+            + Send
+            + Sync,
     {
         self.inner.db.read(op).await
     }
@@ -302,7 +307,9 @@ impl Service {
             .write(move |c| {
                 let idem = idem.clone();
                 let body = body.clone();
-                Box::pin(async move { idempotency::store_refusal(c, &idem, status, &body, now).await })
+                Box::pin(
+                    async move { idempotency::store_refusal(c, &idem, status, &body, now).await },
+                )
             })
             .await;
         if let Err(e) = result {

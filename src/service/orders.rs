@@ -25,9 +25,9 @@ use crate::domain::time::{from_ms, to_ms};
 use crate::store::campaigns::{self, CampaignRow};
 use crate::store::coupons::{self, CouponChange, CouponRow};
 use crate::store::events::{self, NewEvent};
+use crate::store::is_unique_violation;
 use crate::store::ledger::{self, NewEntry};
 use crate::store::orders::{self, OrderChange, OrderRow};
-use crate::store::is_unique_violation;
 
 /// How many of a user's coupons a swap looks at (earliest ending first).
 const SWAP_CANDIDATES: i64 = 200;
@@ -94,10 +94,16 @@ fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
     let (campaign_id, deposit) = match kind {
         OrderKind::Normal => {
             if i.campaign_id.is_some() {
-                return Err(FieldError::new("campaign_id", "only presale orders have a campaign"));
+                return Err(FieldError::new(
+                    "campaign_id",
+                    "only presale orders have a campaign",
+                ));
             }
             if i.deposit_cents.is_some_and(|d| d != 0) {
-                return Err(FieldError::new("deposit_cents", "only presale orders have a deposit"));
+                return Err(FieldError::new(
+                    "deposit_cents",
+                    "only presale orders have a deposit",
+                ));
             }
             (None, Cents::ZERO)
         }
@@ -106,9 +112,9 @@ fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
                 .campaign_id
                 .filter(|c| !c.is_empty())
                 .ok_or_else(|| FieldError::new("campaign_id", "is required for presale orders"))?;
-            let d = i
-                .deposit_cents
-                .ok_or_else(|| FieldError::new("deposit_cents", "is required for presale orders"))?;
+            let d = i.deposit_cents.ok_or_else(|| {
+                FieldError::new("deposit_cents", "is required for presale orders")
+            })?;
             let deposit =
                 Cents::new(d).map_err(|e| FieldError::new("deposit_cents", e.to_string()))?;
             if deposit.is_zero() || deposit > total {
@@ -154,7 +160,9 @@ fn unusable(u: Unusable) -> ServiceError {
             Refusal::CouponNotAvailable,
             "this coupon is not available: it is locked, used or invalidated",
         ),
-        Unusable::Expired => ServiceError::refused(Refusal::CouponExpired, "this coupon has expired"),
+        Unusable::Expired => {
+            ServiceError::refused(Refusal::CouponExpired, "this coupon has expired")
+        }
         Unusable::NotStarted => ServiceError::refused(
             Refusal::CouponNotStarted,
             "this coupon cannot be used before its validity starts",
@@ -192,7 +200,9 @@ fn validate_coupon(
     )
     .map_err(unusable)?;
     let terms = coupon_terms(coupon);
-    terms.check_applies(total, category).map_err(not_applicable)?;
+    terms
+        .check_applies(total, category)
+        .map_err(not_applicable)?;
     Ok(terms.rule.discount(total))
 }
 
@@ -262,7 +272,10 @@ fn require_status(o: &OrderRow, allowed: &[OrderStatus]) -> Result<OrderStatus, 
     if !allowed.contains(&s) {
         return Err(ServiceError::refused(
             Refusal::InvalidOrderStatus,
-            format!("order {} is {}; this action is not possible now", o.order_no, o.status),
+            format!(
+                "order {} is {}; this action is not possible now",
+                o.order_no, o.status
+            ),
         ));
     }
     Ok(s)
@@ -309,8 +322,7 @@ async fn move_coupon(
     c: &mut AnyConnection,
     op: &Op,
     coupon_id: &str,
-    from: CouponStatus,
-    to: CouponStatus,
+    (from, to): (CouponStatus, CouponStatus),
     order_no: &str,
     action: &str,
     reason: Option<&str>,
@@ -354,7 +366,17 @@ async fn release_bound_coupon(
         return Ok(false);
     }
     let to = release_target(from_ms(coupon.ends_at), op.now);
-    if !move_coupon(c, op, coupon_id, from, to, &order.order_no, action, reason).await? {
+    if !move_coupon(
+        c,
+        op,
+        coupon_id,
+        (from, to),
+        &order.order_no,
+        action,
+        reason,
+    )
+    .await?
+    {
         return Err(ServiceError::refused(
             Refusal::CouponLockMismatch,
             "the coupon changed meanwhile; try again",
@@ -472,7 +494,11 @@ async fn order_view(
 }
 
 /// Re-reads an order after a change and renders it.
-async fn reload(c: &mut AnyConnection, order_no: &str, now: DateTime<Utc>) -> Result<OrderView, ServiceError> {
+async fn reload(
+    c: &mut AnyConnection,
+    order_no: &str,
+    now: DateTime<Utc>,
+) -> Result<OrderView, ServiceError> {
     let o = load_order(c, order_no).await?;
     order_view(c, o, now, false).await
 }
@@ -526,7 +552,7 @@ impl Service {
                 next.checkout_lock_expires_at = None;
                 move_order(c, &op, OrderStatus::PendingPayment, OrderStatus::Paid, &next, "pay", None).await?;
                 if let Some(coupon_id) = o.coupon_id.as_deref()
-                    && !move_coupon(c, &op, coupon_id, CouponStatus::Locked, CouponStatus::Used, &o.order_no, "use", None)
+                    && !move_coupon(c, &op, coupon_id, (CouponStatus::Locked, CouponStatus::Used), &o.order_no, "use", None)
                         .await?
                 {
                     return Err(ServiceError::refused(
@@ -581,11 +607,27 @@ impl Service {
                 if coupon.is_some() {
                     next.coupon_lock_status = CouponLockStatus::Locked.as_str().into();
                 }
-                move_order(c, &op, OrderStatus::PendingDeposit, OrderStatus::DepositPaid, &next, "deposit_payment", None)
-                    .await?;
+                move_order(
+                    c,
+                    &op,
+                    OrderStatus::PendingDeposit,
+                    OrderStatus::DepositPaid,
+                    &next,
+                    "deposit_payment",
+                    None,
+                )
+                .await?;
                 if let Some(cp) = &coupon
-                    && !move_coupon(c, &op, &cp.id, CouponStatus::Available, CouponStatus::Locked, &o.order_no, "lock", None)
-                        .await?
+                    && !move_coupon(
+                        c,
+                        &op,
+                        &cp.id,
+                        (CouponStatus::Available, CouponStatus::Locked),
+                        &o.order_no,
+                        "lock",
+                        None,
+                    )
+                    .await?
                 {
                     return Err(ServiceError::refused(
                         Refusal::CouponNotAvailable,
@@ -666,9 +708,22 @@ impl Service {
                 let o = load_order(c, &order_no).await?;
                 let from = require_status(
                     &o,
-                    &[OrderStatus::PendingPayment, OrderStatus::PendingDeposit, OrderStatus::DepositPaid],
+                    &[
+                        OrderStatus::PendingPayment,
+                        OrderStatus::PendingDeposit,
+                        OrderStatus::DepositPaid,
+                    ],
                 )?;
-                end_order(c, &op, &o, from, OrderStatus::Closed, "cancel", reason.as_deref()).await?;
+                end_order(
+                    c,
+                    &op,
+                    &o,
+                    from,
+                    OrderStatus::Closed,
+                    "cancel",
+                    reason.as_deref(),
+                )
+                .await?;
                 reload(c, &order_no, op.now).await
             })
         })
@@ -694,9 +749,22 @@ impl Service {
                 let o = load_order(c, &order_no).await?;
                 let from = require_status(
                     &o,
-                    &[OrderStatus::Paid, OrderStatus::DepositPaid, OrderStatus::FinalPaid],
+                    &[
+                        OrderStatus::Paid,
+                        OrderStatus::DepositPaid,
+                        OrderStatus::FinalPaid,
+                    ],
                 )?;
-                end_order(c, &op, &o, from, OrderStatus::Refunded, "refund", Some(&reason)).await?;
+                end_order(
+                    c,
+                    &op,
+                    &o,
+                    from,
+                    OrderStatus::Refunded,
+                    "refund",
+                    Some(&reason),
+                )
+                .await?;
                 reload(c, &order_no, op.now).await
             })
         })
@@ -735,7 +803,11 @@ impl Service {
     }
 }
 
-async fn create_order_tx(c: &mut AnyConnection, op: &Op, spec: &OrderSpec) -> Result<OrderView, ServiceError> {
+async fn create_order_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    spec: &OrderSpec,
+) -> Result<OrderView, ServiceError> {
     let now_ms = to_ms(op.now);
     if orders::get(c, spec.order_no.as_str()).await?.is_some() {
         return Err(ServiceError::refused(
@@ -758,7 +830,13 @@ async fn create_order_tx(c: &mut AnyConnection, op: &Op, spec: &OrderSpec) -> Re
     };
     let discount = match &coupon {
         Some(cp) => {
-            let d = validate_coupon(cp, spec.user_id.as_str(), spec.total, &spec.category, op.now)?;
+            let d = validate_coupon(
+                cp,
+                spec.user_id.as_str(),
+                spec.total,
+                &spec.category,
+                op.now,
+            )?;
             match spec.kind {
                 OrderKind::Presale => d.min(presale_discount_cap(spec.total, spec.deposit)),
                 OrderKind::Normal => d,
@@ -801,7 +879,10 @@ async fn create_order_tx(c: &mut AnyConnection, op: &Op, spec: &OrderSpec) -> Re
     };
     orders::insert(c, &row).await.map_err(|e| {
         if is_unique_violation(&e) {
-            ServiceError::refused(Refusal::OrderExists, format!("order {} already exists", spec.order_no))
+            ServiceError::refused(
+                Refusal::OrderExists,
+                format!("order {} already exists", spec.order_no),
+            )
         } else {
             ServiceError::Db(e)
         }
@@ -824,8 +905,16 @@ async fn create_order_tx(c: &mut AnyConnection, op: &Op, spec: &OrderSpec) -> Re
     .await?;
     if locks_now
         && let Some(cp) = &coupon
-        && !move_coupon(c, op, &cp.id, CouponStatus::Available, CouponStatus::Locked, &row.order_no, "checkout_lock", None)
-            .await?
+        && !move_coupon(
+            c,
+            op,
+            &cp.id,
+            (CouponStatus::Available, CouponStatus::Locked),
+            &row.order_no,
+            "checkout_lock",
+            None,
+        )
+        .await?
     {
         return Err(ServiceError::refused(
             Refusal::CouponNotAvailable,
@@ -835,7 +924,11 @@ async fn create_order_tx(c: &mut AnyConnection, op: &Op, spec: &OrderSpec) -> Re
     order_view(c, row, op.now, false).await
 }
 
-async fn pay_final_tx(c: &mut AnyConnection, op: &Op, order_no: &str) -> Result<OrderView, ServiceError> {
+async fn pay_final_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &str,
+) -> Result<OrderView, ServiceError> {
     let o = load_order(c, order_no).await?;
     require_kind(&o, OrderKind::Presale)?;
     require_status(&o, &[OrderStatus::DepositPaid])?;
@@ -863,7 +956,16 @@ async fn pay_final_tx(c: &mut AnyConnection, op: &Op, order_no: &str) -> Result<
         next.replaced_coupon_id = o.coupon_id.clone();
         next.coupon_id = Some(replacement.clone());
     }
-    move_order(c, op, OrderStatus::DepositPaid, OrderStatus::FinalPaid, &next, "final_payment", None).await?;
+    move_order(
+        c,
+        op,
+        OrderStatus::DepositPaid,
+        OrderStatus::FinalPaid,
+        &next,
+        "final_payment",
+        None,
+    )
+    .await?;
     let lost = || {
         ServiceError::refused(
             Refusal::CouponLockMismatch,
@@ -874,17 +976,37 @@ async fn pay_final_tx(c: &mut AnyConnection, op: &Op, order_no: &str) -> Result<
     match plan.outcome {
         CouponOutcome::None => {}
         CouponOutcome::Applied => {
-            if !move_coupon(c, op, own, CouponStatus::Locked, CouponStatus::Used, order_no, "use", None).await? {
+            if !move_coupon(
+                c,
+                op,
+                own,
+                (CouponStatus::Locked, CouponStatus::Used),
+                order_no,
+                "use",
+                None,
+            )
+            .await?
+            {
                 return Err(lost());
             }
         }
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated | CouponOutcome::Swapped => {
             let why = match plan.outcome {
-                CouponOutcome::NoDiscountExpired => "expired before the final payment (strict policy)",
+                CouponOutcome::NoDiscountExpired => {
+                    "expired before the final payment (strict policy)"
+                }
                 _ => "expired before the final payment (swap_or_compensate policy)",
             };
-            if !move_coupon(c, op, own, CouponStatus::Locked, CouponStatus::Expired, order_no, "release_expired", Some(why))
-                .await?
+            if !move_coupon(
+                c,
+                op,
+                own,
+                (CouponStatus::Locked, CouponStatus::Expired),
+                order_no,
+                "release_expired",
+                Some(why),
+            )
+            .await?
             {
                 return Err(lost());
             }
@@ -908,13 +1030,26 @@ async fn pay_final_tx(c: &mut AnyConnection, op: &Op, order_no: &str) -> Result<
             if let Some(replacement) = plan.replacement_coupon_id.as_deref() {
                 let swap_reason = format!("replaces expired coupon {own}");
                 let locked = move_coupon(
-                    c, op, replacement, CouponStatus::Available, CouponStatus::Locked, order_no, "swap_lock",
+                    c,
+                    op,
+                    replacement,
+                    (CouponStatus::Available, CouponStatus::Locked),
+                    order_no,
+                    "swap_lock",
                     Some(&swap_reason),
                 )
                 .await?;
                 if !locked
-                    || !move_coupon(c, op, replacement, CouponStatus::Locked, CouponStatus::Used, order_no, "use", None)
-                        .await?
+                    || !move_coupon(
+                        c,
+                        op,
+                        replacement,
+                        (CouponStatus::Locked, CouponStatus::Used),
+                        order_no,
+                        "use",
+                        None,
+                    )
+                    .await?
                 {
                     return Err(lost());
                 }

@@ -176,7 +176,12 @@ pub fn stored_status(raw: &str) -> CouponStatus {
 /// The discount terms stored on a coupon row.
 pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
     CouponTerms {
-        rule: DiscountRule::from_stored(&c.kind, c.value_cents, c.percent_off, c.max_discount_cents),
+        rule: DiscountRule::from_stored(
+            &c.kind,
+            c.value_cents,
+            c.percent_off,
+            c.max_discount_cents,
+        ),
         min_order: Cents::from_stored(c.min_order_cents),
         categories: parse_stored_categories(&c.categories),
     }

@@ -117,7 +117,10 @@ pub async fn usable_for_user(
 }
 
 /// Coupons bound to an order (locked to it or used by it).
-pub async fn bound_to_order(conn: &mut AnyConnection, order_no: &str) -> Result<Vec<CouponRow>, sqlx::Error> {
+pub async fn bound_to_order(
+    conn: &mut AnyConnection,
+    order_no: &str,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 ORDER BY id LIMIT 100"
     ))
@@ -159,7 +162,10 @@ pub enum ChangeError {
 /// The WHERE clause re-checks everything the caller decided on: the status,
 /// the bound order, and the validity window (`ends_at` against now), so a
 /// concurrent expiry or payment can never be overwritten.
-pub async fn transition(conn: &mut AnyConnection, c: &CouponChange<'_>) -> Result<bool, ChangeError> {
+pub async fn transition(
+    conn: &mut AnyConnection,
+    c: &CouponChange<'_>,
+) -> Result<bool, ChangeError> {
     use CouponStatus::*;
     check_transition(c.from, c.to).map_err(ChangeError::Illegal)?;
     const UNBIND: &str = "order_no = NULL, locked_at = NULL, used_at = NULL, updated_at = $4";

@@ -54,15 +54,17 @@ pub struct EventRow {
     pub at: i64,
 }
 
-const COLUMNS: &str =
-    "id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at";
+const COLUMNS: &str = "id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at";
 
 /// Most events returned for one coupon or order; a coupon's life has a
 /// handful, so this only guards against a runaway writer.
 pub const MAX_EVENTS: i64 = 1000;
 
 /// A coupon's own transitions, oldest first.
-pub async fn for_coupon(conn: &mut AnyConnection, coupon_id: &str) -> Result<Vec<EventRow>, sqlx::Error> {
+pub async fn for_coupon(
+    conn: &mut AnyConnection,
+    coupon_id: &str,
+) -> Result<Vec<EventRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM events WHERE coupon_id = $1 AND subject = 'coupon' ORDER BY id LIMIT $2"
     ))
@@ -74,7 +76,10 @@ pub async fn for_coupon(conn: &mut AnyConnection, coupon_id: &str) -> Result<Vec
 
 /// Everything that happened to an order and to coupons on its account,
 /// oldest first.
-pub async fn for_order(conn: &mut AnyConnection, order_no: &str) -> Result<Vec<EventRow>, sqlx::Error> {
+pub async fn for_order(
+    conn: &mut AnyConnection,
+    order_no: &str,
+) -> Result<Vec<EventRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM events WHERE order_no = $1 ORDER BY id LIMIT $2"
     ))

@@ -68,7 +68,11 @@ pub async fn insert(
 
 /// Deletes records created before `before_ms`, at most `batch` of them;
 /// returns how many went. Bounded so a purge never holds locks for long.
-pub async fn purge_older_than(conn: &mut AnyConnection, before_ms: i64, batch: i64) -> Result<u64, sqlx::Error> {
+pub async fn purge_older_than(
+    conn: &mut AnyConnection,
+    before_ms: i64,
+    batch: i64,
+) -> Result<u64, sqlx::Error> {
     let r = sqlx::query(
         "DELETE FROM idempotency_keys WHERE (scope, idem_key) IN
            (SELECT scope, idem_key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)",

@@ -51,7 +51,10 @@ pub struct EntryRow {
 }
 
 /// Ledger entries of one order, oldest first (an order has at most a few).
-pub async fn for_order(conn: &mut AnyConnection, order_no: &str) -> Result<Vec<EntryRow>, sqlx::Error> {
+pub async fn for_order(
+    conn: &mut AnyConnection,
+    order_no: &str,
+) -> Result<Vec<EntryRow>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, at
          FROM compensation_ledger WHERE order_no = $1 ORDER BY id LIMIT 100",

@@ -85,8 +85,10 @@ pub fn is_retryable(e: &sqlx::Error) -> bool {
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Database(db) => {
-            matches!(db.code().as_deref(), Some("23505") | Some("2067") | Some("1555"))
-                || db.message().contains("UNIQUE constraint failed")
+            matches!(
+                db.code().as_deref(),
+                Some("23505") | Some("2067") | Some("1555")
+            ) || db.message().contains("UNIQUE constraint failed")
         }
         _ => false,
     }
@@ -112,7 +114,8 @@ impl Db {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url).ok_or_else(|| {
             sqlx::Error::Configuration(
-                format!("unsupported DATABASE_URL scheme in {url:?}: use sqlite:// or postgres://").into(),
+                format!("unsupported DATABASE_URL scheme in {url:?}: use sqlite:// or postgres://")
+                    .into(),
             )
         })?;
         let url = match backend {
@@ -197,10 +200,7 @@ impl Db {
                 self.write_once(&mut op).await
             };
             match result {
-                Err(e)
-                    if attempt < self.retries
-                        && e.db_error().is_some_and(is_retryable) =>
-                {
+                Err(e) if attempt < self.retries && e.db_error().is_some_and(is_retryable) => {
                     attempt += 1;
                     let jitter_ms = u64::from(rand::random::<u8>() % 10);
                     tokio::time::sleep(Duration::from_millis(u64::from(attempt) * 5 + jitter_ms))

@@ -3,7 +3,9 @@
 use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
-use crate::domain::order::{IllegalOrderTransition, OrderKind, OrderStatus, check_order_transition};
+use crate::domain::order::{
+    IllegalOrderTransition, OrderKind, OrderStatus, check_order_transition,
+};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OrderRow {
@@ -66,7 +68,10 @@ pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, order_no: &str) -> Result<Option<OrderRow>, sqlx::Error> {
+pub async fn get(
+    conn: &mut AnyConnection,
+    order_no: &str,
+) -> Result<Option<OrderRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM orders WHERE order_no = $1"))
         .bind(order_no)
         .fetch_optional(conn)
@@ -74,7 +79,10 @@ pub async fn get(conn: &mut AnyConnection, order_no: &str) -> Result<Option<Orde
 }
 
 /// Orders that name a coupon, newest first (normally at most one live).
-pub async fn naming_coupon(conn: &mut AnyConnection, coupon_id: &str) -> Result<Vec<OrderRow>, sqlx::Error> {
+pub async fn naming_coupon(
+    conn: &mut AnyConnection,
+    coupon_id: &str,
+) -> Result<Vec<OrderRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM orders WHERE coupon_id = $1 ORDER BY created_at DESC LIMIT 100"
     ))
@@ -111,7 +119,10 @@ pub enum OrderChangeError {
 /// Moves an order from `from` to `to` with one conditional UPDATE
 /// (`WHERE order_no = ? AND status = ?`) and writes the event when it
 /// changed. `Ok(false)`: the order was no longer in `from`.
-pub async fn transition(conn: &mut AnyConnection, c: &OrderChange<'_>) -> Result<bool, OrderChangeError> {
+pub async fn transition(
+    conn: &mut AnyConnection,
+    c: &OrderChange<'_>,
+) -> Result<bool, OrderChangeError> {
     check_order_transition(c.kind, c.from, c.to).map_err(OrderChangeError::Illegal)?;
     let n = c.next;
     let r = sqlx::query(

@@ -84,7 +84,12 @@ impl TestDb {
             }
             Store::Postgres => {
                 let admin = pg_admin_url();
-                let name = format!("ck_test_{}_{}_{:08x}", std::process::id(), n, rand::random::<u32>());
+                let name = format!(
+                    "ck_test_{}_{}_{:08x}",
+                    std::process::id(),
+                    n,
+                    rand::random::<u32>()
+                );
                 let mut conn = sqlx::AnyConnection::connect(&admin).await.unwrap_or_else(|e| {
                     panic!("PostgreSQL at {admin} is unreachable ({e}); the postgres test run needs it")
                 });
@@ -92,11 +97,16 @@ impl TestDb {
                     .await
                     .expect("create test database");
                 let _ = conn.close().await;
-                let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap_or(admin);
+                let base = admin
+                    .rsplit_once('/')
+                    .map(|(b, _)| b.to_string())
+                    .unwrap_or(admin);
                 (format!("{base}/{name}"), Cleanup::Postgres { name })
             }
         };
-        let db = Db::connect(&url, max_connections, 8).await.expect("connect test db");
+        let db = Db::connect(&url, max_connections, 8)
+            .await
+            .expect("connect test db");
         db.migrate().await.expect("migrate test db");
         TestDb { db, url, cleanup }
     }
@@ -110,12 +120,16 @@ impl Drop for TestDb {
             // Drop runs inside the test's runtime; a separate thread with its
             // own runtime can block on the DROP without deadlocking it.
             let _ = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
                 if let Ok(rt) = rt {
                     rt.block_on(async move {
                         if let Ok(mut c) = sqlx::AnyConnection::connect(&admin).await {
                             let _ = c
-                                .execute(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str())
+                                .execute(
+                                    format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)").as_str(),
+                                )
                                 .await;
                             let _ = c.close().await;
                         }
@@ -198,7 +212,9 @@ pub async fn spawn_app_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
     let shared: SharedClock = clock.clone();
     let service = build_service(&config, db.db.clone(), shared);
     let app = router(app_state(&config, service.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -241,11 +257,21 @@ impl TestApp {
         let headers = r.headers().clone();
         let text = r.text().await.unwrap_or_default();
         let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Resp { status, body, headers, text }
+        Resp {
+            status,
+            body,
+            headers,
+            text,
+        }
     }
 
     pub async fn get(&self, path: &str) -> Resp {
-        self.send(self.client.get(format!("{}{path}", self.base)).bearer_auth(TOKEN)).await
+        self.send(
+            self.client
+                .get(format!("{}{path}", self.base))
+                .bearer_auth(TOKEN),
+        )
+        .await
     }
 
     pub async fn get_as(&self, path: &str, token: Option<&str>) -> Resp {
@@ -257,11 +283,21 @@ impl TestApp {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Resp {
-        self.send(self.client.post(format!("{}{path}", self.base)).bearer_auth(TOKEN).json(&body))
-            .await
+        self.send(
+            self.client
+                .post(format!("{}{path}", self.base))
+                .bearer_auth(TOKEN)
+                .json(&body),
+        )
+        .await
     }
 
-    pub async fn post_raw(&self, path: &str, body: impl Into<reqwest::Body>, headers: &[(&str, &str)]) -> Resp {
+    pub async fn post_raw(
+        &self,
+        path: &str,
+        body: impl Into<reqwest::Body>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
         let mut req = self
             .client
             .post(format!("{}{path}", self.base))
@@ -290,7 +326,9 @@ impl TestApp {
 
     /// Creates a template from defaults merged with `overrides`; asserts 201.
     pub async fn template(&self, overrides: Value) -> Value {
-        let r = self.post("/api/v1/templates", merge(template_body(), overrides)).await;
+        let r = self
+            .post("/api/v1/templates", merge(template_body(), overrides))
+            .await;
         assert_eq!(r.status, 201, "create template: {}", r.text);
         r.body
     }
@@ -298,7 +336,10 @@ impl TestApp {
     /// Claims a coupon; asserts 201.
     pub async fn claim(&self, user: &str, template_id: &str) -> Value {
         let r = self
-            .post(&format!("/api/v1/users/{user}/coupons"), json!({"template_id": template_id}))
+            .post(
+                &format!("/api/v1/users/{user}/coupons"),
+                json!({"template_id": template_id}),
+            )
             .await;
         assert_eq!(r.status, 201, "claim: {}", r.text);
         r.body
@@ -355,7 +396,12 @@ pub fn template_body() -> Value {
 }
 
 /// A presale order body for `user` with `coupon_id` on `campaign_id`.
-pub fn presale_order(order_no: &str, user: &str, coupon_id: Option<&str>, campaign_id: &str) -> Value {
+pub fn presale_order(
+    order_no: &str,
+    user: &str,
+    coupon_id: Option<&str>,
+    campaign_id: &str,
+) -> Value {
     json!({
         "order_no": order_no,
         "user_id": user,
@@ -369,7 +415,12 @@ pub fn presale_order(order_no: &str, user: &str, coupon_id: Option<&str>, campai
 }
 
 /// A normal order body.
-pub fn normal_order(order_no: &str, user: &str, coupon_id: Option<&str>, total_cents: i64) -> Value {
+pub fn normal_order(
+    order_no: &str,
+    user: &str,
+    coupon_id: Option<&str>,
+    total_cents: i64,
+) -> Value {
     json!({
         "order_no": order_no,
         "user_id": user,
