@@ -13,6 +13,22 @@ async fn user_with_coupon(app: &TestApp, user: &str, valid_seconds: i64) -> Stri
     c["id"].as_str().expect("id").to_string()
 }
 
+/// User u1's coupon (valid `coupon_seconds`) on presale order P1 of a
+/// `policy` campaign whose window opens in 60 s for an hour, deposit paid.
+/// Returns the coupon id.
+async fn deposit_paid(app: &TestApp, policy: &str, coupon_seconds: i64) -> String {
+    let cid = user_with_coupon(app, "u1", coupon_seconds).await;
+    let cmp = app.campaign(policy, 60, 3600).await;
+    let cmp = cmp["id"].as_str().expect("campaign id");
+    let r = app.order(presale_order("P1", "u1", Some(&cid), cmp)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    cid
+}
+
 async fn stored_coupon_status(app: &TestApp, id: &str) -> String {
     sqlx::query_scalar("SELECT status FROM coupons WHERE id = $1")
         .bind(id)
@@ -339,14 +355,7 @@ async fn the_presale_story_keeps_the_discount_under_the_lock_policy() {
 #[tokio::test]
 async fn the_strict_policy_gives_no_discount_for_a_coupon_that_expired_while_waiting() {
     let app = spawn_app().await;
-    let cid = user_with_coupon(&app, "u1", 10).await;
-    let cmp = app.campaign("strict", 60, 3600).await["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
-        .await;
+    let cid = deposit_paid(&app, "strict", 10).await;
     app.advance(60);
     assert_eq!(
         app.order_view("P1").await["amount_due_cents"],
@@ -368,14 +377,7 @@ async fn the_strict_policy_gives_no_discount_for_a_coupon_that_expired_while_wai
 #[tokio::test]
 async fn the_strict_policy_applies_a_coupon_that_is_still_valid() {
     let app = spawn_app().await;
-    let cid = user_with_coupon(&app, "u1", 86400).await;
-    let cmp = app.campaign("strict", 60, 3600).await["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
-        .await;
+    deposit_paid(&app, "strict", 86400).await;
     app.advance(60);
     let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
     assert_eq!(
@@ -440,14 +442,7 @@ async fn swap_or_compensate_swaps_in_the_smallest_sufficient_coupon_ending_first
 #[tokio::test]
 async fn swap_or_compensate_compensates_in_cash_terms_when_nothing_can_replace_the_coupon() {
     let app = spawn_app().await;
-    let cid = user_with_coupon(&app, "u1", 10).await;
-    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
-        .await;
+    deposit_paid(&app, "swap_or_compensate", 10).await;
     app.advance(60);
     let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
     assert_eq!(
@@ -493,14 +488,7 @@ async fn a_coupon_that_expired_before_the_deposit_is_refused_and_the_order_stays
 #[tokio::test]
 async fn the_final_payment_refuses_a_coupon_locked_to_another_order() {
     let app = spawn_app().await;
-    let cid = user_with_coupon(&app, "u1", 86400).await;
-    let cmp = app.campaign("lock", 60, 3600).await["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
-    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
-        .await;
+    let cid = deposit_paid(&app, "lock", 86400).await;
     sqlx::query("UPDATE coupons SET order_no = 'P-OTHER' WHERE id = $1")
         .bind(&cid)
         .execute(app.db.db.pool())
@@ -517,14 +505,11 @@ async fn the_final_payment_refuses_a_coupon_locked_to_another_order() {
 #[tokio::test]
 async fn a_deposit_paid_order_can_be_cancelled_or_refunded_and_its_coupon_comes_back() {
     let app = spawn_app().await;
-    let cid = user_with_coupon(&app, "u1", 86400).await;
-    let cmp = app.campaign("lock", 60, 3600).await["id"]
+    let cid = deposit_paid(&app, "lock", 86400).await;
+    let cmp = app.order_view("P1").await["campaign_id"]
         .as_str()
-        .expect("id")
+        .expect("campaign")
         .to_string();
-    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
-    app.post("/api/v1/orders/P1/deposit-payment", json!({}))
-        .await;
     let r = app
         .post(
             "/api/v1/orders/P1/cancel",
