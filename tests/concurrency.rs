@@ -1,0 +1,258 @@
+//! Races over HTTP against the real router: many requests in flight at once
+//! on one template, one user's quota, one coupon. Whatever the store, the
+//! rules hold exactly and every loser gets a clean 409 (never 500/503).
+
+mod common;
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::Barrier;
+
+use common::{Resp, TestApp, normal_order, presale_order, spawn_app};
+
+/// Runs `n` requests at once: each task waits at a barrier until all are
+/// spawned, then sends its request. Returns the answers in task order.
+async fn race<F, Fut>(app: &Arc<TestApp>, n: usize, request: F) -> Vec<Resp>
+where
+    F: Fn(Arc<TestApp>, usize) -> Fut,
+    Fut: std::future::Future<Output = Resp> + Send + 'static,
+{
+    let barrier = Arc::new(Barrier::new(n));
+    let mut tasks = Vec::with_capacity(n);
+    for i in 0..n {
+        let fut = request(app.clone(), i);
+        let barrier = barrier.clone();
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            fut.await
+        }));
+    }
+    let mut answers = Vec::with_capacity(n);
+    for t in tasks {
+        answers.push(t.await.expect("request task does not panic"));
+    }
+    answers
+}
+
+/// Every answer is either `ok` or a 409 with `code`; returns how many were `ok`.
+fn count_ok_else_conflict(answers: &[Resp], ok: u16, code: &str) -> usize {
+    let mut n_ok = 0;
+    for r in answers {
+        if r.status == ok {
+            n_ok += 1;
+        } else {
+            assert_eq!(
+                (r.status, r.code()),
+                (409, code),
+                "a loser must get a clean 409 {code}: {}",
+                r.text
+            );
+        }
+    }
+    n_ok
+}
+
+async fn count(app: &TestApp, sql: &str, bind: &str) -> i64 {
+    sqlx::query_scalar::<_, i64>(sql)
+        .bind(bind.to_string())
+        .fetch_one(app.db.db.pool())
+        .await
+        .expect("count query runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_four_concurrent_claims_on_stock_ten_give_exactly_ten_coupons() {
+    let app = Arc::new(spawn_app().await);
+    let t = app.template(json!({"total_stock": 10})).await;
+    let tid = t["id"].as_str().expect("template id").to_string();
+
+    let answers = race(&app, 64, |app, i| {
+        let tid = tid.clone();
+        async move {
+            app.post(
+                &format!("/api/v1/users/user-{i}/coupons"),
+                json!({"template_id": tid}),
+            )
+            .await
+        }
+    })
+    .await;
+
+    let won = count_ok_else_conflict(&answers, 201, "out_of_stock");
+    assert_eq!(won, 10, "exactly the stock is handed out");
+    assert_eq!(answers.len() - won, 54);
+    let mut winners: Vec<&str> = answers
+        .iter()
+        .filter(|r| r.status == 201)
+        .map(|r| r.body["user_id"].as_str().expect("coupon names its user"))
+        .collect();
+    winners.sort_unstable();
+    winners.dedup();
+    assert_eq!(winners.len(), 10, "ten different users got one coupon each");
+
+    let view = app.get(&format!("/api/v1/templates/{tid}")).await;
+    assert_eq!(view.status, 200, "{}", view.text);
+    assert_eq!(view.body["claimed"], 10);
+    let stored = count(
+        &app,
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1",
+        &tid,
+    )
+    .await;
+    assert_eq!(stored, 10, "the database holds exactly ten coupons");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_concurrent_claims_by_one_user_with_limit_three_give_exactly_three() {
+    let app = Arc::new(spawn_app().await);
+    let t = app
+        .template(json!({"total_stock": 1000, "per_user_limit": 3}))
+        .await;
+    let tid = t["id"].as_str().expect("template id").to_string();
+
+    let answers = race(&app, 20, |app, _| {
+        let tid = tid.clone();
+        async move {
+            app.post("/api/v1/users/greedy/coupons", json!({"template_id": tid}))
+                .await
+        }
+    })
+    .await;
+
+    assert_eq!(
+        count_ok_else_conflict(&answers, 201, "claim_limit_reached"),
+        3
+    );
+    let view = app.get(&format!("/api/v1/templates/{tid}")).await;
+    assert_eq!(
+        view.body["claimed"], 3,
+        "refused claims take no stock: {}",
+        view.text
+    );
+    let stored = count(
+        &app,
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE user_id = $1",
+        "greedy",
+    )
+    .await;
+    assert_eq!(stored, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn thirty_two_deposit_payments_racing_for_one_coupon_lock_it_exactly_once() {
+    let app = Arc::new(spawn_app().await);
+    let t = app.template(json!({})).await;
+    let tid = t["id"].as_str().expect("template id");
+    let coupon = app.claim("buyer", tid).await;
+    let cid = coupon["id"].as_str().expect("coupon id").to_string();
+    let campaign = app.campaign("lock", 3600, 3600).await;
+    let campaign_id = campaign["id"].as_str().expect("campaign id");
+
+    let order_nos: Vec<String> = (0..32).map(|i| format!("PRE-{i:02}")).collect();
+    for no in &order_nos {
+        let r = app
+            .order(presale_order(no, "buyer", Some(&cid), campaign_id))
+            .await;
+        assert_eq!(r.status, 201, "a presale order does not lock: {}", r.text);
+    }
+    assert_eq!(app.coupon(&cid).await["status"], "available");
+
+    let answers = race(&app, order_nos.len(), |app, i| {
+        let no = format!("PRE-{i:02}");
+        async move {
+            app.post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
+                .await
+        }
+    })
+    .await;
+
+    assert_eq!(
+        count_ok_else_conflict(&answers, 200, "coupon_not_available"),
+        1
+    );
+    let (winner_idx, winner) = answers
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.status == 200)
+        .expect("one winner");
+    let winner_no = &order_nos[winner_idx];
+    assert_eq!(winner.body["order_no"], winner_no.as_str());
+    assert_eq!(winner.body["status"], "deposit_paid");
+    assert_eq!(winner.body["coupon_lock_status"], "locked");
+
+    let c = app.coupon(&cid).await;
+    assert_eq!(c["status"], "locked");
+    assert_eq!(c["order_no"], winner_no.as_str());
+    let events = c["events"].as_array().expect("coupon events");
+    let actions: Vec<&str> = events
+        .iter()
+        .map(|e| e["action"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        actions,
+        ["claim", "lock"],
+        "one lock event, no trace of the losers"
+    );
+
+    for (i, no) in order_nos.iter().enumerate() {
+        if i == winner_idx {
+            continue;
+        }
+        let o = app.order_view(no).await;
+        assert_eq!(o["status"], "pending_deposit", "{no}");
+        assert_eq!(o["coupon_lock_status"], "none", "{no}");
+        assert!(o["deposit_paid_at"].is_null(), "{no}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_normal_orders_racing_to_checkout_lock_one_coupon_create_exactly_one_order() {
+    let app = Arc::new(spawn_app().await);
+    let t = app.template(json!({})).await;
+    let tid = t["id"].as_str().expect("template id");
+    let coupon = app.claim("buyer", tid).await;
+    let cid = coupon["id"].as_str().expect("coupon id").to_string();
+
+    let answers = race(&app, 16, |app, i| {
+        let body = normal_order(&format!("NORM-{i:02}"), "buyer", Some(&cid), 39900);
+        async move { app.order(body).await }
+    })
+    .await;
+
+    assert_eq!(
+        count_ok_else_conflict(&answers, 201, "coupon_not_available"),
+        1
+    );
+    let winner = answers
+        .iter()
+        .find(|r| r.status == 201)
+        .expect("one winner");
+    let winner_no = winner.body["order_no"]
+        .as_str()
+        .expect("order_no")
+        .to_string();
+    assert_eq!(winner.body["coupon_lock_status"], "locked");
+
+    let c = app.coupon(&cid).await;
+    assert_eq!(c["status"], "locked");
+    assert_eq!(c["order_no"], winner_no.as_str());
+    let stored = count(
+        &app,
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM orders WHERE coupon_id = $1",
+        &cid,
+    )
+    .await;
+    assert_eq!(stored, 1, "refused orders leave no row behind");
+    for i in 0..16 {
+        let no = format!("NORM-{i:02}");
+        if no != winner_no {
+            let r = app.get(&format!("/api/v1/orders/{no}")).await;
+            assert_eq!(
+                r.status, 404,
+                "{no} was refused and must not exist: {}",
+                r.text
+            );
+        }
+    }
+}
