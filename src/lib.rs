@@ -12,6 +12,7 @@
 //! - [`service`]: one function per business operation, each one
 //!   transaction with conditional updates and event rows; idempotency.
 //! - [`api`]: the axum JSON API of `API.md`: thin handlers, auth, errors.
+//! - [`web`]: server-rendered pages (leptos SSR), styles and static files.
 //! - [`config`], [`error`], [`metrics`], [`server`]: process plumbing.
 
 pub mod api;
@@ -23,3 +24,4 @@ pub mod metrics;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod web;

@@ -1,0 +1,171 @@
+//! Server-rendered pages (leptos SSR on the same axum server; no WASM, no
+//! JavaScript required). So far: the front page, which tells whoever opens
+//! the service's address what it is, whether its database answers, and where
+//! the API and its documentation are. The support console builds on this.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use leptos::prelude::*;
+
+use crate::api::AppState;
+
+/// The stylesheet, compiled into the binary so `cargo run` from any folder
+/// serves it.
+const STYLE_CSS: &str = include_str!("../../style/main.css");
+/// The site icon.
+const FAVICON_SVG: &str = include_str!("../../public/favicon.svg");
+
+/// Routes of the pages and their static files.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(front_page))
+        .route("/style/main.css", get(stylesheet))
+        .route("/favicon.svg", get(favicon))
+}
+
+async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        STYLE_CSS,
+    )
+        .into_response()
+}
+
+async fn favicon() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "public, max-age=86400"),
+        ],
+        FAVICON_SVG,
+    )
+        .into_response()
+}
+
+/// What the front page reports.
+#[derive(Debug, Clone)]
+pub struct FrontPage {
+    pub store: &'static str,
+    pub database_ok: bool,
+    pub version: &'static str,
+}
+
+async fn front_page(State(s): State<AppState>) -> Response {
+    let database_ok = matches!(
+        tokio::time::timeout(std::time::Duration::from_secs(3), s.service.db().ping()).await,
+        Ok(Ok(()))
+    );
+    let page = FrontPage {
+        store: s.service.db().backend().name(),
+        database_ok,
+        version: env!("CARGO_PKG_VERSION"),
+    };
+    let status = if database_ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Html(render_front_page(&page))).into_response()
+}
+
+/// Renders the front page to a complete HTML document.
+pub fn render_front_page(p: &FrontPage) -> String {
+    let p = p.clone();
+    let body = Owner::new().with(move || view! { <Front page=p/> }.to_html());
+    document("couponkeeper", &body)
+}
+
+/// The HTML shell every page shares.
+fn document(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"zh-CN\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><link rel=\"icon\" href=\"/favicon.svg\" type=\"image/svg+xml\">\
+         <link rel=\"stylesheet\" href=\"/style/main.css\"></head><body>{body}</body></html>",
+        escape_html(title)
+    )
+}
+
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[component]
+fn Front(page: FrontPage) -> impl IntoView {
+    let (badge_class, badge_zh, badge_en) = if page.database_ok {
+        ("badge badge-ok", "数据库正常", "database reachable")
+    } else {
+        (
+            "badge badge-problem",
+            "数据库不可用",
+            "database unreachable",
+        )
+    };
+    view! {
+        <header class="site-header">
+            <h1>"couponkeeper"</h1>
+            <p class="tagline">"优惠券生命周期服务 · coupon lifecycle service"</p>
+        </header>
+        <main class="content">
+            <section aria-labelledby="status-heading">
+                <h2 id="status-heading">"状态 · Status"</h2>
+                <dl class="facts">
+                    <dt>"数据库 · Database"</dt>
+                    <dd>
+                        <span class=badge_class data-testid="database-status">
+                            {badge_zh}" · "{badge_en}
+                        </span>
+                    </dd>
+                    <dt>"存储 · Store"</dt>
+                    <dd data-testid="store">{page.store}</dd>
+                    <dt>"版本 · Version"</dt>
+                    <dd>{page.version}</dd>
+                </dl>
+            </section>
+            <section aria-labelledby="api-heading">
+                <h2 id="api-heading">"接口 · API"</h2>
+                <ul class="links">
+                    <li><a href="/api/v1/openapi.json">"OpenAPI 文档 · OpenAPI document"</a></li>
+                    <li><a href="/healthz">"存活检查 · /healthz"</a></li>
+                    <li><a href="/readyz">"就绪检查 · /readyz"</a></li>
+                    <li><a href="/metrics">"监控指标 · /metrics"</a></li>
+                </ul>
+                <p class="note">
+                    "JSON API 位于 /api/v1，需要 Bearer 令牌。 · The JSON API lives under /api/v1 and needs a bearer token."
+                </p>
+            </section>
+        </main>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_front_page_names_the_store_and_the_database_state() {
+        let html = render_front_page(&FrontPage {
+            store: "sqlite",
+            database_ok: true,
+            version: "0.1.0",
+        });
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("数据库正常"));
+        assert!(html.contains(">sqlite<"));
+        let down = render_front_page(&FrontPage {
+            store: "postgres",
+            database_ok: false,
+            version: "0.1.0",
+        });
+        assert!(down.contains("数据库不可用"));
+    }
+}
