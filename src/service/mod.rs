@@ -14,6 +14,7 @@
 pub mod campaigns;
 pub mod claims;
 pub mod idempotency;
+pub mod jobs;
 pub mod orders;
 pub mod templates;
 pub mod views;

@@ -206,11 +206,11 @@ fn validate_coupon(
     Ok(terms.rule.discount(total))
 }
 
-fn kind_of(o: &OrderRow) -> OrderKind {
+pub(crate) fn kind_of(o: &OrderRow) -> OrderKind {
     OrderKind::parse(&o.kind).unwrap_or(OrderKind::Normal)
 }
 
-fn status_of(o: &OrderRow) -> OrderStatus {
+pub(crate) fn status_of(o: &OrderRow) -> OrderStatus {
     OrderStatus::parse(&o.status).unwrap_or(OrderStatus::Closed)
 }
 
@@ -318,7 +318,7 @@ async fn move_order(
 
 /// Applies a coupon transition; `Ok(false)` when the coupon was no longer
 /// in the expected state.
-async fn move_coupon(
+pub(crate) async fn move_coupon(
     c: &mut AnyConnection,
     op: &Op,
     coupon_id: &str,
@@ -1060,7 +1060,7 @@ async fn pay_final_tx(
 }
 
 /// Closes or refunds an order and releases or returns its coupon.
-async fn end_order(
+pub(crate) async fn end_order(
     c: &mut AnyConnection,
     op: &Op,
     o: &OrderRow,

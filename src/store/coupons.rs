@@ -29,7 +29,7 @@ pub struct CouponRow {
     pub updated_at: i64,
 }
 
-const COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, percent_off, max_discount_cents, \
+pub(crate) const COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, percent_off, max_discount_cents, \
      min_order_cents, categories, status, starts_at, ends_at, order_no, locked_at, used_at, created_at, updated_at";
 
 pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx::Error> {

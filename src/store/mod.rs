@@ -11,9 +11,11 @@
 pub mod campaigns;
 pub mod coupons;
 pub mod events;
+pub mod expiry;
 pub mod idempotency;
 pub mod ledger;
 pub mod orders;
+pub mod outbox;
 pub mod templates;
 
 use std::sync::Arc;

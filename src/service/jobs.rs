@@ -1,0 +1,414 @@
+//! The operations background jobs run, each batch or each order one
+//! transaction with conditional updates and event rows, exactly like the
+//! API's operations (and through the same helpers): expiry, checkout-lock
+//! lapse, presale timeout, the zombie-lock reaper, archiving, and the
+//! pending-expiration figures.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use sqlx::AnyConnection;
+use utoipa::ToSchema;
+
+use super::orders::{end_order, kind_of, move_coupon, status_of};
+use super::views::{CouponView, stored_status};
+use super::{Ctx, Service, ServiceError};
+use crate::domain::coupon::{CouponStatus, release_target};
+use crate::domain::order::{OrderKind, OrderStatus};
+use crate::domain::time::{from_ms, rfc3339, to_ms};
+use crate::store::coupons::{self, CouponRow};
+use crate::store::expiry;
+use crate::store::orders;
+use crate::store::outbox::{self, NewMessage};
+
+/// Coupons expired by one call, with each one's lag behind its `ends_at`.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct ExpiredBatch {
+    pub count: usize,
+    /// Milliseconds between each coupon's `ends_at` and its expiry.
+    pub lags_ms: Vec<i64>,
+}
+
+/// Result of a job pass over orders or coupons.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PassReport {
+    /// Rows examined.
+    pub examined: usize,
+    /// Rows changed.
+    pub changed: usize,
+}
+
+/// Hourly counts of coupons due to expire (`GET /expirations/pending`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PendingExpirations {
+    /// Coupons due within the window.
+    pub total: i64,
+    pub buckets: Vec<HourBucket>,
+    /// Coupons past `ends_at` whose stored status is still `available`.
+    pub overdue: i64,
+    /// `ends_at` of the oldest overdue coupon.
+    pub oldest_overdue_ends_at: Option<String>,
+    pub within_seconds: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HourBucket {
+    /// Start of the hour (UTC).
+    pub starts_at: String,
+    pub count: i64,
+}
+
+/// Longest window `GET /expirations/pending` covers: 31 days.
+pub const MAX_PENDING_WINDOW_SECONDS: i64 = 31 * 24 * 3600;
+
+/// Writes the events and `coupon.expired` outbox rows of coupons just
+/// expired, in the caller's transaction.
+async fn record_expired(
+    c: &mut AnyConnection,
+    rows: &[CouponRow],
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Result<ExpiredBatch, ServiceError> {
+    let now_ms = to_ms(now);
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    expiry::record_events(c, &ids, actor, now_ms).await?;
+    let msgs: Vec<NewMessage> = rows
+        .iter()
+        .map(|r| NewMessage {
+            event_type: "coupon.expired",
+            user_id: Some(r.user_id.clone()),
+            subject_id: Some(r.id.clone()),
+            payload: serde_json::to_string(&CouponView::from_row(r.clone(), now))
+                .unwrap_or_else(|_| "{}".into()),
+            created_at: now_ms,
+        })
+        .collect();
+    outbox::insert_many(c, &msgs).await?;
+    Ok(ExpiredBatch {
+        count: rows.len(),
+        lags_ms: rows.iter().map(|r| (now_ms - r.ends_at).max(0)).collect(),
+    })
+}
+
+impl Service {
+    /// Expires up to `batch` overdue coupons, oldest first, in one
+    /// transaction (index-driven; the sweep and the lazy path use it).
+    pub async fn expire_due_batch(
+        &self,
+        actor: &str,
+        batch: i64,
+    ) -> Result<ExpiredBatch, ServiceError> {
+        let actor = actor.to_string();
+        let now = self.now();
+        Ok(self
+            .write(None, move |c| {
+                let actor = actor.clone();
+                Box::pin(async move {
+                    let rows = expiry::expire_due(c, to_ms(now), batch).await?;
+                    record_expired(c, &rows, &actor, now).await
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or_default())
+    }
+
+    /// Expires the given coupons if they are still `available` and past
+    /// their end (a timing-wheel slot), in one transaction per 500.
+    pub async fn expire_coupons(
+        &self,
+        actor: &str,
+        ids: &[String],
+    ) -> Result<ExpiredBatch, ServiceError> {
+        let mut total = ExpiredBatch::default();
+        for chunk in ids.chunks(expiry::MAX_BATCH as usize) {
+            let chunk = chunk.to_vec();
+            let actor = actor.to_string();
+            let now = self.now();
+            let done = self
+                .write(None, move |c| {
+                    let chunk = chunk.clone();
+                    let actor = actor.clone();
+                    Box::pin(async move {
+                        let rows = expiry::expire_ids(c, &chunk, to_ms(now)).await?;
+                        record_expired(c, &rows, &actor, now).await
+                    })
+                })
+                .await?
+                .fresh()
+                .unwrap_or_default();
+            total.count += done.count;
+            total.lags_ms.extend(done.lags_ms);
+        }
+        Ok(total)
+    }
+
+    /// Closes one normal order whose checkout lock has lapsed and releases
+    /// its coupon, re-reading the order inside the transaction (a payment
+    /// that got in first wins). Returns whether it closed the order.
+    pub async fn close_lapsed_checkout(
+        &self,
+        actor: &str,
+        order_no: &str,
+    ) -> Result<bool, ServiceError> {
+        let op = self.op(&Ctx::new(actor, None));
+        let order_no = order_no.to_string();
+        Ok(self
+            .write(None, move |c| {
+                let op = op.clone();
+                let order_no = order_no.clone();
+                Box::pin(async move {
+                    let Some(o) = orders::get(c, &order_no).await? else {
+                        return Ok(false);
+                    };
+                    let lapsed = o
+                        .checkout_lock_expires_at
+                        .is_some_and(|t| t <= to_ms(op.now));
+                    if kind_of(&o) != OrderKind::Normal
+                        || status_of(&o) != OrderStatus::PendingPayment
+                        || !lapsed
+                    {
+                        return Ok(false);
+                    }
+                    end_order(
+                        c,
+                        &op,
+                        &o,
+                        OrderStatus::PendingPayment,
+                        OrderStatus::Closed,
+                        "checkout_lock_lapsed",
+                        Some("the checkout lock lapsed before payment"),
+                    )
+                    .await?;
+                    Ok(true)
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(false))
+    }
+
+    /// Closes one `deposit_paid` presale order whose campaign's
+    /// final-payment window ended more than `grace_seconds` ago, releasing
+    /// its coupon. Returns whether it closed the order.
+    pub async fn close_timed_out_presale(
+        &self,
+        actor: &str,
+        order_no: &str,
+        grace_seconds: i64,
+    ) -> Result<bool, ServiceError> {
+        let op = self.op(&Ctx::new(actor, None));
+        let order_no = order_no.to_string();
+        Ok(self
+            .write(None, move |c| {
+                let op = op.clone();
+                let order_no = order_no.clone();
+                Box::pin(async move {
+                    let Some(o) = orders::get(c, &order_no).await? else {
+                        return Ok(false);
+                    };
+                    if kind_of(&o) != OrderKind::Presale
+                        || status_of(&o) != OrderStatus::DepositPaid
+                    {
+                        return Ok(false);
+                    }
+                    let Some(campaign) =
+                        crate::store::campaigns::get(c, o.campaign_id.as_deref().unwrap_or(""))
+                            .await?
+                    else {
+                        return Ok(false);
+                    };
+                    let deadline =
+                        from_ms(campaign.final_payment_ends_at) + Duration::seconds(grace_seconds);
+                    if op.now < deadline {
+                        return Ok(false);
+                    }
+                    end_order(
+                        c,
+                        &op,
+                        &o,
+                        OrderStatus::DepositPaid,
+                        OrderStatus::Closed,
+                        "presale_timeout",
+                        Some("the final-payment window ended without payment"),
+                    )
+                    .await?;
+                    Ok(true)
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(false))
+    }
+
+    /// Closes every lapsed checkout due by now, at most `batch` orders.
+    pub async fn close_lapsed_checkouts(
+        &self,
+        actor: &str,
+        batch: i64,
+    ) -> Result<PassReport, ServiceError> {
+        let now_ms = to_ms(self.now());
+        let due = self
+            .read(move |c| {
+                Box::pin(async move { Ok(expiry::checkout_lapses_by(c, now_ms, batch).await?) })
+            })
+            .await?;
+        let mut report = PassReport::default();
+        for (order_no, _) in due {
+            report.examined += 1;
+            report.changed += usize::from(self.close_lapsed_checkout(actor, &order_no).await?);
+        }
+        Ok(report)
+    }
+
+    /// Closes deposit-paid orders of campaigns whose window ended more than
+    /// `grace_seconds` ago, at most `batch` orders.
+    pub async fn close_timed_out_presales(
+        &self,
+        actor: &str,
+        grace_seconds: i64,
+        batch: i64,
+    ) -> Result<PassReport, ServiceError> {
+        let cutoff_ms = to_ms(self.now() - Duration::seconds(grace_seconds));
+        let due = self
+            .read(move |c| {
+                Box::pin(async move {
+                    let mut out = Vec::new();
+                    for (campaign_id, _) in expiry::campaigns_ending_by(c, cutoff_ms, 50).await? {
+                        let left = batch - out.len() as i64;
+                        if left <= 0 {
+                            break;
+                        }
+                        out.extend(expiry::deposit_paid_orders(c, &campaign_id, left).await?);
+                    }
+                    Ok(out)
+                })
+            })
+            .await?;
+        let mut report = PassReport::default();
+        for order_no in due {
+            report.examined += 1;
+            report.changed += usize::from(
+                self.close_timed_out_presale(actor, &order_no, grace_seconds)
+                    .await?,
+            );
+        }
+        Ok(report)
+    }
+
+    /// Releases one coupon locked for longer than `older_than_seconds` whose
+    /// order is missing, closed or refunded, or names another coupon. The
+    /// order is re-read inside the transaction, so a concurrent payment is
+    /// never undone. Returns whether it released the coupon.
+    pub async fn release_zombie_lock(
+        &self,
+        actor: &str,
+        coupon_id: &str,
+        older_than_seconds: i64,
+    ) -> Result<bool, ServiceError> {
+        let op = self.op(&Ctx::new(actor, None));
+        let coupon_id = coupon_id.to_string();
+        Ok(self
+            .write(None, move |c| {
+                let op = op.clone();
+                let coupon_id = coupon_id.clone();
+                Box::pin(async move {
+                    let Some(coupon) = coupons::get(c, &coupon_id).await? else {
+                        return Ok(false);
+                    };
+                    let old_enough = coupon
+                        .locked_at
+                        .is_some_and(|t| t < to_ms(op.now - Duration::seconds(older_than_seconds)));
+                    if stored_status(&coupon.status) != CouponStatus::Locked || !old_enough {
+                        return Ok(false);
+                    }
+                    let order_no = coupon.order_no.clone().unwrap_or_default();
+                    let order = orders::get(c, &order_no).await?;
+                    let why = match &order {
+                        None => "its order does not exist",
+                        Some(o) if o.coupon_id.as_deref() != Some(coupon.id.as_str()) => {
+                            "its order names another coupon"
+                        }
+                        Some(o)
+                            if matches!(
+                                status_of(o),
+                                OrderStatus::Closed | OrderStatus::Refunded
+                            ) =>
+                        {
+                            "its order is closed or refunded"
+                        }
+                        Some(_) => return Ok(false),
+                    };
+                    let to = release_target(from_ms(coupon.ends_at), op.now);
+                    let reason = format!("zombie lock released: {why}");
+                    move_coupon(
+                        c,
+                        &op,
+                        &coupon.id,
+                        (CouponStatus::Locked, to),
+                        &order_no,
+                        "zombie_release",
+                        Some(&reason),
+                    )
+                    .await
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(false))
+    }
+
+    /// One pass of the zombie-lock reaper over at most `batch` old locks.
+    pub async fn reap_zombie_locks(
+        &self,
+        actor: &str,
+        older_than_seconds: i64,
+        batch: i64,
+    ) -> Result<PassReport, ServiceError> {
+        let before_ms = to_ms(self.now() - Duration::seconds(older_than_seconds));
+        let ids = self
+            .read(move |c| {
+                Box::pin(async move { Ok(expiry::locked_before(c, before_ms, batch).await?) })
+            })
+            .await?;
+        let mut report = PassReport::default();
+        for id in ids {
+            report.examined += 1;
+            report.changed += usize::from(
+                self.release_zombie_lock(actor, &id, older_than_seconds)
+                    .await?,
+            );
+        }
+        Ok(report)
+    }
+
+    /// Coupons due to expire within `within_seconds`, by hour, and the
+    /// overdue count.
+    pub async fn pending_expirations(
+        &self,
+        within_seconds: i64,
+    ) -> Result<PendingExpirations, ServiceError> {
+        let now = self.now();
+        let within_seconds = within_seconds.clamp(1, MAX_PENDING_WINDOW_SECONDS);
+        let until = now + Duration::seconds(within_seconds);
+        self.read(move |c| {
+            Box::pin(async move {
+                let rows = expiry::due_per_hour(c, to_ms(now), to_ms(until)).await?;
+                let (overdue, oldest) = expiry::overdue(c, to_ms(now)).await?;
+                Ok(PendingExpirations {
+                    total: rows.iter().map(|(_, n)| n).sum(),
+                    buckets: rows
+                        .into_iter()
+                        .map(|(hour, count)| HourBucket {
+                            starts_at: rfc3339(from_ms(hour)),
+                            count,
+                        })
+                        .collect(),
+                    overdue,
+                    oldest_overdue_ends_at: oldest.map(|t| rfc3339(from_ms(t))),
+                    within_seconds,
+                })
+            })
+        })
+        .await
+    }
+}

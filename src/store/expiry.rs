@@ -1,0 +1,217 @@
+//! SQL of the expiry engine: batched conditional expiry, the due-soon
+//! queries that refill the timing wheel, and the pending-expiration figures.
+//! Every query here is served by the `(status, ends_at)` index and bounded
+//! by a LIMIT.
+
+use sqlx::AnyConnection;
+
+use super::coupons::{COLUMNS, CouponRow};
+use super::{Backend, backend_of};
+
+/// Most coupons one expiry statement touches.
+pub const MAX_BATCH: i64 = 500;
+
+/// Expires up to `batch` coupons that are `available` and past `ends_at`,
+/// oldest first, and returns them as they now stand. On PostgreSQL the
+/// candidate rows are taken with `FOR UPDATE SKIP LOCKED`, so two workers
+/// never wait on each other and never take the same row; the outer WHERE
+/// re-checks the status, so a coupon locked meanwhile is left alone.
+pub async fn expire_due(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    batch: i64,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let sql = expire_due_sql(backend_of(conn));
+    sqlx::query_as(&sql)
+        .bind(now_ms)
+        .bind(batch.clamp(1, MAX_BATCH))
+        .fetch_all(conn)
+        .await
+}
+
+/// The statement of [`expire_due`] (`$1` now in ms, `$2` batch size); public
+/// so a test can `EXPLAIN` exactly what runs.
+pub fn expire_due_sql(backend: Backend) -> String {
+    let lock = match backend {
+        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    format!(
+        "UPDATE coupons SET status = 'expired', updated_at = $1
+         WHERE id IN (SELECT id FROM coupons WHERE status = 'available' AND ends_at <= $1
+                      ORDER BY ends_at LIMIT $2 {lock})
+           AND status = 'available' AND ends_at <= $1
+         RETURNING {COLUMNS}"
+    )
+}
+
+/// The statement of [`due_by`] (`$1` until in ms, `$2` limit): the timing
+/// wheel's refill.
+pub const DUE_BY_SQL: &str = "SELECT id, ends_at FROM coupons WHERE status = 'available' AND ends_at <= $1 ORDER BY ends_at LIMIT $2";
+
+/// Expires the given coupons if they are still `available` and past
+/// `ends_at` (the timing wheel's slot); returns those that changed. At most
+/// [`MAX_BATCH`] ids per call.
+pub async fn expire_ids(
+    conn: &mut AnyConnection,
+    ids: &[String],
+    now_ms: i64,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = &ids[..ids.len().min(MAX_BATCH as usize)];
+    let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "UPDATE coupons SET status = 'expired', updated_at = $1
+         WHERE id IN ({}) AND status = 'available' AND ends_at <= $1
+         RETURNING {COLUMNS}",
+        placeholders.join(", ")
+    );
+    let mut q = sqlx::query_as(&sql).bind(now_ms);
+    for id in ids {
+        q = q.bind(id.as_str());
+    }
+    q.fetch_all(conn).await
+}
+
+/// Writes one `expire` event per coupon with one multi-row INSERT per 500.
+pub async fn record_events(
+    conn: &mut AnyConnection,
+    coupon_ids: &[&str],
+    actor: &str,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    for chunk in coupon_ids.chunks(MAX_BATCH as usize) {
+        let mut sql = String::from(
+            "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at) VALUES ",
+        );
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!(
+                "('coupon', ${}, NULL, 'available', 'expired', 'expire', $1, NULL, NULL, $2)",
+                i + 3
+            ));
+        }
+        let mut q = sqlx::query(&sql).bind(actor).bind(now_ms);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Coupons that will be due by `until_ms` (and those already due), earliest
+/// first, at most `limit`: what the timing wheel loads.
+pub async fn due_by(
+    conn: &mut AnyConnection,
+    until_ms: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as(DUE_BY_SQL)
+        .bind(until_ms)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
+/// Normal orders whose checkout lock lapses by `until_ms`, earliest first.
+pub async fn checkout_lapses_by(
+    conn: &mut AnyConnection,
+    until_ms: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT order_no, checkout_lock_expires_at FROM orders
+         WHERE status = 'pending_payment' AND checkout_lock_expires_at <= $1
+         ORDER BY checkout_lock_expires_at LIMIT $2",
+    )
+    .bind(until_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Campaigns whose final-payment window ends by `until_ms` and that still
+/// have `deposit_paid` orders, with the window end.
+pub async fn campaigns_ending_by(
+    conn: &mut AnyConnection,
+    until_ms: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.id, c.final_payment_ends_at FROM presale_campaigns c
+         WHERE c.final_payment_ends_at <= $1
+           AND EXISTS (SELECT 1 FROM orders o WHERE o.campaign_id = c.id AND o.status = 'deposit_paid')
+         ORDER BY c.final_payment_ends_at LIMIT $2",
+    )
+    .bind(until_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Deposit-paid orders of a campaign, at most `limit`.
+pub async fn deposit_paid_orders(
+    conn: &mut AnyConnection,
+    campaign_id: &str,
+    limit: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT order_no FROM orders WHERE campaign_id = $1 AND status = 'deposit_paid' ORDER BY order_no LIMIT $2",
+    )
+    .bind(campaign_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Coupons locked since before `before_ms`, oldest lock first.
+pub async fn locked_before(
+    conn: &mut AnyConnection,
+    before_ms: i64,
+    limit: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM coupons WHERE status = 'locked' AND locked_at < $1 ORDER BY locked_at LIMIT $2",
+    )
+    .bind(before_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Counts of `available` coupons due per hour in `(now, until]`: (hour
+/// start in ms, count), earliest first.
+pub async fn due_per_hour(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    until_ms: i64,
+) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT CAST((ends_at / 3600000) * 3600000 AS BIGINT) AS hour, CAST(COUNT(*) AS BIGINT) AS n
+         FROM coupons WHERE status = 'available' AND ends_at > $1 AND ends_at <= $2
+         GROUP BY (ends_at / 3600000) ORDER BY 1",
+    )
+    .bind(now_ms)
+    .bind(until_ms)
+    .fetch_all(conn)
+    .await
+}
+
+/// Overdue coupons (stored `available`, past `ends_at`): how many, and the
+/// earliest `ends_at` among them.
+pub async fn overdue(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+) -> Result<(i64, Option<i64>), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT CAST(COUNT(*) AS BIGINT), MIN(ends_at) FROM coupons WHERE status = 'available' AND ends_at <= $1",
+    )
+    .bind(now_ms)
+    .fetch_one(conn)
+    .await
+}
