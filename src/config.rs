@@ -27,6 +27,47 @@ pub struct Config {
     pub tx_retries: u32,
     /// `COUPONKEEPER_LOG_FORMAT`: `text` (default) or `json`.
     pub log_json: bool,
+    /// Background jobs (see [`JobSettings`]).
+    pub jobs: JobSettings,
+}
+
+/// Settings of the background jobs.
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    /// `COUPONKEEPER_JOBS`: `on` (default) or `off`.
+    pub enabled: bool,
+    /// `COUPONKEEPER_EXPIRY_HORIZON_SECONDS`, default 600: how far ahead the
+    /// timing wheel holds deadlines.
+    pub horizon_seconds: i64,
+    /// `COUPONKEEPER_SWEEP_SECONDS`, default 300 (plus up to 20 % jitter).
+    pub sweep_seconds: i64,
+    /// `COUPONKEEPER_PRESALE_GRACE_SECONDS`, default 3600: how long after the
+    /// final-payment window a deposit-paid order is closed.
+    pub presale_grace_seconds: i64,
+    /// `COUPONKEEPER_ZOMBIE_LOCK_SECONDS`, default 7200: how old a lock must
+    /// be before the reaper looks at it.
+    pub zombie_lock_seconds: i64,
+    /// `COUPONKEEPER_REAPER_SECONDS`, default 3600: how often the reaper runs.
+    pub reaper_seconds: i64,
+    /// `COUPONKEEPER_ARCHIVE_AFTER_DAYS`, default 30.
+    pub archive_after_days: i64,
+    /// `COUPONKEEPER_ARCHIVE_SECONDS`, default 3600: how often archiving runs.
+    pub archive_seconds: i64,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        JobSettings {
+            enabled: true,
+            horizon_seconds: 600,
+            sweep_seconds: 300,
+            presale_grace_seconds: 3600,
+            zombie_lock_seconds: 7200,
+            reaper_seconds: 3600,
+            archive_after_days: 30,
+            archive_seconds: 3600,
+        }
+    }
 }
 
 /// A variable that is set but does not parse.
@@ -47,6 +88,7 @@ impl Default for Config {
             db_max_connections: 10,
             tx_retries: 5,
             log_json: false,
+            jobs: JobSettings::default(),
         }
     }
 }
@@ -97,6 +139,47 @@ impl Config {
                         var: "COUPONKEEPER_LOG_FORMAT",
                         message: format!("expected text or json, got {other:?}"),
                     });
+                }
+            },
+            jobs: {
+                let j = JobSettings::default();
+                let secs = |var: &'static str, default: i64| -> Result<i64, ConfigError> {
+                    positive(parse_var(&nonempty, var, default)?, var)
+                };
+                JobSettings {
+                    enabled: match nonempty("COUPONKEEPER_JOBS").as_deref() {
+                        None | Some("on") | Some("true") | Some("1") => true,
+                        Some("off") | Some("false") | Some("0") => false,
+                        Some(other) => {
+                            return Err(ConfigError {
+                                var: "COUPONKEEPER_JOBS",
+                                message: format!("expected on or off, got {other:?}"),
+                            });
+                        }
+                    },
+                    horizon_seconds: secs(
+                        "COUPONKEEPER_EXPIRY_HORIZON_SECONDS",
+                        j.horizon_seconds,
+                    )?,
+                    sweep_seconds: secs("COUPONKEEPER_SWEEP_SECONDS", j.sweep_seconds)?,
+                    presale_grace_seconds: parse_var(
+                        &nonempty,
+                        "COUPONKEEPER_PRESALE_GRACE_SECONDS",
+                        j.presale_grace_seconds,
+                    )?
+                    .max(0),
+                    zombie_lock_seconds: secs(
+                        "COUPONKEEPER_ZOMBIE_LOCK_SECONDS",
+                        j.zombie_lock_seconds,
+                    )?,
+                    reaper_seconds: secs("COUPONKEEPER_REAPER_SECONDS", j.reaper_seconds)?,
+                    archive_after_days: parse_var(
+                        &nonempty,
+                        "COUPONKEEPER_ARCHIVE_AFTER_DAYS",
+                        j.archive_after_days,
+                    )?
+                    .clamp(1, 3650),
+                    archive_seconds: secs("COUPONKEEPER_ARCHIVE_SECONDS", j.archive_seconds)?,
                 }
             },
         })
@@ -157,6 +240,20 @@ mod tests {
     fn tokens_are_a_comma_separated_list() {
         let c = cfg(&[("COUPONKEEPER_API_TOKEN", "a, b,,c")]).expect("ok");
         assert_eq!(c.api_tokens, vec!["a", "b", "c"]);
+    }
+
+    #[test]
+    fn jobs_can_be_turned_off_and_tuned() {
+        let c = cfg(&[
+            ("COUPONKEEPER_JOBS", "off"),
+            ("COUPONKEEPER_SWEEP_SECONDS", "30"),
+        ])
+        .expect("ok");
+        assert!(!c.jobs.enabled);
+        assert_eq!(c.jobs.sweep_seconds, 30);
+        assert!(cfg(&[]).expect("defaults").jobs.enabled);
+        let e = cfg(&[("COUPONKEEPER_JOBS", "maybe")]).unwrap_err();
+        assert_eq!(e.var, "COUPONKEEPER_JOBS");
     }
 
     #[test]

@@ -211,12 +211,31 @@ pub async fn readyz(State(s): State<AppState>) -> Response {
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "service", responses((status = 200, description = "Prometheus text")))]
 pub async fn metrics(State(s): State<AppState>) -> Response {
+    // Gauges come from two indexed queries; a database outage leaves them
+    // out rather than failing the scrape.
+    let now = s.service.now();
+    let gauges = match s.service.pending_expirations(3600).await {
+        Ok(p) => Some(crate::metrics::ExpiryGauges {
+            due_next_hour: p.total,
+            overdue: p.overdue,
+            oldest_overdue_age_seconds: p
+                .oldest_overdue_ends_at
+                .as_deref()
+                .and_then(|t| crate::domain::time::parse_rfc3339(t).ok())
+                .map(|t| (now - t).num_milliseconds().max(0) as f64 / 1000.0)
+                .unwrap_or(0.0),
+        }),
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics: cannot read expiry gauges");
+            None
+        }
+    };
     (
         [(
             axum::http::header::CONTENT_TYPE,
             "text/plain; version=0.0.4",
         )],
-        s.metrics.render(),
+        s.metrics.render(gauges),
     )
         .into_response()
 }

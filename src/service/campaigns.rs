@@ -68,23 +68,29 @@ impl Service {
     ) -> Result<Executed<CampaignView>, ServiceError> {
         let spec = parse(input)?;
         let op = self.op(ctx);
-        self.write(idem, move |c| {
-            let spec = spec.clone();
-            let now_ms = to_ms(op.now);
-            Box::pin(async move {
-                let row = CampaignRow {
-                    id: new_id("cmp", now_ms),
-                    name: spec.name,
-                    final_payment_starts_at: to_ms(spec.window.starts),
-                    final_payment_ends_at: to_ms(spec.window.ends),
-                    policy: spec.policy.as_str().to_string(),
-                    created_at: now_ms,
-                };
-                campaigns::insert(c, &row).await?;
-                Ok(CampaignView::from(row))
+        let ends = spec.window.ends;
+        let result = self
+            .write(idem, move |c| {
+                let spec = spec.clone();
+                let now_ms = to_ms(op.now);
+                Box::pin(async move {
+                    let row = CampaignRow {
+                        id: new_id("cmp", now_ms),
+                        name: spec.name,
+                        final_payment_starts_at: to_ms(spec.window.starts),
+                        final_payment_ends_at: to_ms(spec.window.ends),
+                        policy: spec.policy.as_str().to_string(),
+                        created_at: now_ms,
+                    };
+                    campaigns::insert(c, &row).await?;
+                    Ok(CampaignView::from(row))
+                })
             })
-        })
-        .await
+            .await;
+        if let Ok(Executed::Fresh(v)) = &result {
+            self.schedule(ends, super::jobs::Deadline::PresaleWindowEnd(v.id.clone()));
+        }
+        result
     }
 
     pub async fn get_campaign(&self, id: &str) -> Result<CampaignView, ServiceError> {

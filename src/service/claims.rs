@@ -8,12 +8,14 @@
 
 use rand::Rng;
 
+use super::jobs::Deadline;
 use super::views::{CouponView, EventView};
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{UserId, new_coupon_code, new_id};
 use crate::domain::template::Validity;
 use crate::domain::time::{from_ms, to_ms};
+use crate::store::archive;
 use crate::store::coupons::{self, CouponRow};
 use crate::store::events::{self, NewEvent};
 use crate::store::templates;
@@ -34,77 +36,93 @@ impl Service {
         template_id: String,
     ) -> Result<Executed<CouponView>, ServiceError> {
         let op = self.op(ctx);
-        self.write(idem, move |c| {
-            let user_id = user_id.clone();
-            let template_id = template_id.clone();
-            let op = op.clone();
-            Box::pin(async move {
-                let now = op.now;
-                let now_ms = to_ms(now);
-                let t = templates::get(c, &template_id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
-                let validity = match t.valid_seconds {
-                    Some(seconds) => Validity::Relative {
-                        seconds,
-                        not_before: t.valid_from.map(from_ms),
-                        until: t.valid_until.map(from_ms),
-                    },
-                    None => Validity::Absolute {
-                        from: from_ms(t.valid_from.unwrap_or(t.created_at)),
-                        until: from_ms(t.valid_until.unwrap_or(t.created_at)),
-                    },
-                };
-                let window = validity.window_for_claim(now);
-                let (starts_at, ends_at) = match (t.status.as_str(), window) {
-                    ("active", Some(w)) => w,
-                    _ => {
+        let result = self
+            .write(idem, move |c| {
+                let user_id = user_id.clone();
+                let template_id = template_id.clone();
+                let op = op.clone();
+                Box::pin(async move {
+                    let now = op.now;
+                    let now_ms = to_ms(now);
+                    let t = templates::get(c, &template_id)
+                        .await?
+                        .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
+                    let validity = match t.valid_seconds {
+                        Some(seconds) => Validity::Relative {
+                            seconds,
+                            not_before: t.valid_from.map(from_ms),
+                            until: t.valid_until.map(from_ms),
+                        },
+                        None => Validity::Absolute {
+                            from: from_ms(t.valid_from.unwrap_or(t.created_at)),
+                            until: from_ms(t.valid_until.unwrap_or(t.created_at)),
+                        },
+                    };
+                    let window = validity.window_for_claim(now);
+                    let (starts_at, ends_at) = match (t.status.as_str(), window) {
+                        ("active", Some(w)) => w,
+                        _ => {
+                            return Err(ServiceError::refused(
+                                Refusal::TemplateInactive,
+                                "this template is not active: its coupons can no longer be claimed",
+                            ));
+                        }
+                    };
+                    if let Some(limit) = t.per_user_limit
+                        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
+                    {
                         return Err(ServiceError::refused(
-                            Refusal::TemplateInactive,
-                            "this template is not active: its coupons can no longer be claimed",
+                            Refusal::ClaimLimitReached,
+                            format!("user already holds {limit} coupon(s) of this template"),
                         ));
                     }
-                };
-                if let Some(limit) = t.per_user_limit
-                    && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
-                {
-                    return Err(ServiceError::refused(
-                        Refusal::ClaimLimitReached,
-                        format!("user already holds {limit} coupon(s) of this template"),
-                    ));
-                }
-                if !take_stock(c, &t.id).await? {
-                    return Err(ServiceError::refused(
-                        Refusal::OutOfStock,
-                        "this template has no stock left",
-                    ));
-                }
-                let mut row = CouponRow {
-                    id: new_id("cpn", now_ms),
-                    code: new_coupon_code(),
-                    user_id: user_id.as_str().to_string(),
-                    template_id: Some(t.id.clone()),
-                    source: "claim".into(),
-                    kind: t.kind.clone(),
-                    value_cents: t.value_cents,
-                    percent_off: t.percent_off,
-                    max_discount_cents: t.max_discount_cents,
-                    min_order_cents: t.min_order_cents,
-                    categories: t.categories.clone(),
-                    status: CouponStatus::Available.as_str().into(),
-                    starts_at: to_ms(starts_at),
-                    ends_at: to_ms(ends_at),
-                    order_no: None,
-                    locked_at: None,
-                    used_at: None,
-                    created_at: now_ms,
-                    updated_at: now_ms,
-                };
-                insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
-                Ok(CouponView::from_row(row, now))
+                    if !take_stock(c, &t.id).await? {
+                        return Err(ServiceError::refused(
+                            Refusal::OutOfStock,
+                            "this template has no stock left",
+                        ));
+                    }
+                    let mut row = CouponRow {
+                        id: new_id("cpn", now_ms),
+                        code: new_coupon_code(),
+                        user_id: user_id.as_str().to_string(),
+                        template_id: Some(t.id.clone()),
+                        source: "claim".into(),
+                        kind: t.kind.clone(),
+                        value_cents: t.value_cents,
+                        percent_off: t.percent_off,
+                        max_discount_cents: t.max_discount_cents,
+                        min_order_cents: t.min_order_cents,
+                        categories: t.categories.clone(),
+                        status: CouponStatus::Available.as_str().into(),
+                        starts_at: to_ms(starts_at),
+                        ends_at: to_ms(ends_at),
+                        order_no: None,
+                        locked_at: None,
+                        used_at: None,
+                        created_at: now_ms,
+                        updated_at: now_ms,
+                    };
+                    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
+                    Ok(CouponView::from_row(row, now))
+                })
             })
-        })
-        .await
+            .await;
+        if let Ok(Executed::Fresh(v)) = &result
+            && let Ok(ends_at) = crate::domain::time::parse_rfc3339(&v.ends_at)
+        {
+            self.schedule(ends_at, Deadline::CouponEnd(v.id.clone()));
+        }
+        result
+    }
+
+    /// The lazy path: a read that finds an `available` coupon past its end
+    /// reports it `expired` (the view does) and hands it to the expiry
+    /// worker, without writing in the read transaction.
+    fn note_overdue(&self, row: &CouponRow, now: chrono::DateTime<chrono::Utc>) {
+        if row.status == "available" && row.ends_at <= to_ms(now) {
+            self.schedule(from_ms(row.ends_at), Deadline::CouponEnd(row.id.clone()));
+        }
     }
 
     /// A coupon with its timeline.
@@ -114,16 +132,23 @@ impl Service {
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
-                let row = coupons::get(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("coupon", &id))?;
-                let evs = events::for_coupon(c, &id).await?;
-                let mut view = CouponView::from_row(row, now);
-                view.events = Some(evs.into_iter().map(EventView::from).collect());
-                Ok(view)
+                let (row, evs) = match coupons::get(c, &id).await? {
+                    Some(row) => (row, events::for_coupon(c, &id).await?),
+                    None => match archive::get(c, &id).await? {
+                        Some(row) => (row, archive::events_for_coupon(c, &id).await?),
+                        None => return Err(ServiceError::not_found("coupon", &id)),
+                    },
+                };
+                Ok((row, evs))
             })
         })
         .await
+        .map(|(row, evs)| {
+            self.note_overdue(&row, now);
+            let mut view = CouponView::from_row(row, now);
+            view.events = Some(evs.into_iter().map(EventView::from).collect());
+            view
+        })
     }
 
     /// A user's coupons, newest first, filtered by effective status.
@@ -135,18 +160,37 @@ impl Service {
     ) -> Result<Vec<CouponView>, ServiceError> {
         let now = self.now();
         let limit = limit.clamp(1, MAX_LIST_LIMIT);
-        self.read(move |c| {
-            let user_id = user_id.clone();
-            Box::pin(async move {
-                let rows =
-                    coupons::list_for_user(c, user_id.as_str(), status, to_ms(now), limit).await?;
-                Ok(rows
-                    .into_iter()
-                    .map(|r| CouponView::from_row(r, now))
-                    .collect())
+        let rows = self
+            .read(move |c| {
+                let user_id = user_id.clone();
+                Box::pin(async move {
+                    let mut rows =
+                        coupons::list_for_user(c, user_id.as_str(), status, to_ms(now), limit)
+                            .await?;
+                    // Archived coupons are all terminal: they belong to an
+                    // unfiltered list and to lists of their own status.
+                    let archived_status = match status {
+                        None => Some(None),
+                        Some(st) if st.is_terminal() => Some(Some(st.as_str())),
+                        Some(_) => None,
+                    };
+                    let left = limit - rows.len() as i64;
+                    if let Some(st) = archived_status
+                        && left > 0
+                    {
+                        rows.extend(archive::list_for_user(c, user_id.as_str(), st, left).await?);
+                    }
+                    Ok(rows)
+                })
             })
-        })
-        .await
+            .await?;
+        for r in &rows {
+            self.note_overdue(r, now);
+        }
+        Ok(rows
+            .into_iter()
+            .map(|r| CouponView::from_row(r, now))
+            .collect())
     }
 }
 

@@ -20,6 +20,35 @@ use crate::store::expiry;
 use crate::store::orders;
 use crate::store::outbox::{self, NewMessage};
 
+/// A deadline the timing wheel acts on. The database stays the authority:
+/// when one fires, the job re-checks the row inside its transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Deadline {
+    /// A coupon's `ends_at`.
+    CouponEnd(String),
+    /// A normal order's checkout lock lapses.
+    CheckoutLapse(String),
+    /// A presale campaign's final-payment window ends (the worker adds the
+    /// grace period).
+    PresaleWindowEnd(String),
+}
+
+/// Where the service hands new deadlines: the expiry worker's inbox. Bounded;
+/// when it is full a deadline is dropped and the next refill or sweep picks
+/// it up from the database.
+#[derive(Debug, Clone)]
+pub struct Scheduler {
+    tx: tokio::sync::mpsc::Sender<(i64, Deadline)>,
+}
+
+impl Scheduler {
+    /// A scheduler and the worker's end of it, holding at most `capacity`.
+    pub fn channel(capacity: usize) -> (Scheduler, tokio::sync::mpsc::Receiver<(i64, Deadline)>) {
+        let (tx, rx) = tokio::sync::mpsc::channel(capacity.max(1));
+        (Scheduler { tx }, rx)
+    }
+}
+
 /// Coupons expired by one call, with each one's lag behind its `ends_at`.
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct ExpiredBatch {
@@ -90,6 +119,121 @@ async fn record_expired(
 }
 
 impl Service {
+    /// Connects the expiry worker: from now on new deadlines (claims,
+    /// checkout locks, campaigns, overdue coupons seen by reads) are handed
+    /// to it. Only the first call takes effect.
+    pub fn attach_scheduler(&self, scheduler: Scheduler) {
+        let _ = self.inner.scheduler.set(scheduler);
+    }
+
+    /// Hands a deadline to the worker, if one is attached. Never blocks.
+    pub(crate) fn schedule(&self, due: DateTime<Utc>, deadline: Deadline) {
+        if let Some(s) = self.inner.scheduler.get() {
+            let _ = s.tx.try_send((to_ms(due), deadline));
+        }
+    }
+
+    /// Moves up to `batch` terminal coupons unchanged for `after_days` to
+    /// the archive tables, in one transaction. Returns how many moved.
+    pub async fn archive_terminal(
+        &self,
+        after_days: i64,
+        batch: i64,
+    ) -> Result<usize, ServiceError> {
+        let now = self.now();
+        let before_ms = to_ms(now - Duration::days(after_days));
+        Ok(self
+            .write(None, move |c| {
+                Box::pin(async move {
+                    Ok(
+                        crate::store::archive::archive_batch(c, before_ms, batch, to_ms(now))
+                            .await?,
+                    )
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(0))
+    }
+
+    /// Records one run of a background job (for the dashboard's history).
+    pub async fn record_job_run(
+        &self,
+        job: &str,
+        started: DateTime<Utc>,
+        rows: u64,
+        error: Option<String>,
+    ) -> Result<(), ServiceError> {
+        let job = job.to_string();
+        let finished = self.now();
+        self.write(None, move |c| {
+            let job = job.clone();
+            let error = error.clone();
+            Box::pin(async move {
+                sqlx::query(
+                    "INSERT INTO job_runs (job, started_at, finished_at, rows, error) VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(job)
+                .bind(to_ms(started))
+                .bind(to_ms(finished))
+                .bind(i64::try_from(rows).unwrap_or(i64::MAX))
+                .bind(error)
+                .execute(c)
+                .await?;
+                Ok(())
+            })
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Deletes idempotency records older than 24 h, at most `batch`.
+    pub async fn purge_idempotency_keys(&self, batch: i64) -> Result<u64, ServiceError> {
+        let before_ms = to_ms(self.now() - Duration::hours(super::idempotency::RETENTION_HOURS));
+        Ok(self
+            .write(None, move |c| {
+                Box::pin(async move {
+                    Ok(crate::store::idempotency::purge_older_than(c, before_ms, batch).await?)
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(0))
+    }
+
+    /// Deadlines due by `until` for the wheel: coupon ends, checkout
+    /// lapses and campaign window ends (each list bounded by `limit`).
+    pub async fn deadlines_due_by(
+        &self,
+        until: DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<(i64, Deadline)>, ServiceError> {
+        let until_ms = to_ms(until);
+        self.read(move |c| {
+            Box::pin(async move {
+                let mut out: Vec<(i64, Deadline)> = expiry::due_by(c, until_ms, limit)
+                    .await?
+                    .into_iter()
+                    .map(|(id, t)| (t, Deadline::CouponEnd(id)))
+                    .collect();
+                out.extend(
+                    expiry::checkout_lapses_by(c, until_ms, limit)
+                        .await?
+                        .into_iter()
+                        .map(|(o, t)| (t, Deadline::CheckoutLapse(o))),
+                );
+                out.extend(
+                    expiry::campaigns_ending_by(c, until_ms, limit)
+                        .await?
+                        .into_iter()
+                        .map(|(id, t)| (t, Deadline::PresaleWindowEnd(id))),
+                );
+                Ok(out)
+            })
+        })
+        .await
+    }
+
     /// Expires up to `batch` overdue coupons, oldest first, in one
     /// transaction (index-driven; the sweep and the lazy path use it).
     pub async fn expire_due_batch(

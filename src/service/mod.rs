@@ -201,6 +201,7 @@ struct Inner {
     clock: SharedClock,
     settings: Settings,
     inflight: idempotency::Inflight,
+    scheduler: std::sync::OnceLock<jobs::Scheduler>,
 }
 
 /// What an operation closure gets besides the connection.
@@ -219,6 +220,7 @@ impl Service {
                 clock,
                 settings,
                 inflight: idempotency::Inflight::default(),
+                scheduler: std::sync::OnceLock::new(),
             }),
         }
     }

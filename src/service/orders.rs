@@ -514,12 +514,23 @@ impl Service {
     ) -> Result<Executed<OrderView>, ServiceError> {
         let spec = parse_order(input)?;
         let op = self.op(ctx);
-        self.write(idem, move |c| {
-            let spec = spec.clone();
-            let op = op.clone();
-            Box::pin(async move { create_order_tx(c, &op, &spec).await })
-        })
-        .await
+        let result = self
+            .write(idem, move |c| {
+                let spec = spec.clone();
+                let op = op.clone();
+                Box::pin(async move { create_order_tx(c, &op, &spec).await })
+            })
+            .await;
+        if let Ok(Executed::Fresh(v)) = &result
+            && let Some(t) = v.checkout_lock_expires_at.as_deref()
+            && let Ok(lapse) = crate::domain::time::parse_rfc3339(t)
+        {
+            self.schedule(
+                lapse,
+                super::jobs::Deadline::CheckoutLapse(v.order_no.clone()),
+            );
+        }
+        result
     }
 
     /// Pays a normal order: coupon `used`, order `paid`.

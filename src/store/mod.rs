@@ -8,6 +8,7 @@
 //! differences (how a write transaction begins, advisory locks) are branches
 //! on [`Backend`] in this module, not copies of queries.
 
+pub mod archive;
 pub mod campaigns;
 pub mod coupons;
 pub mod events;

@@ -1,0 +1,119 @@
+//! Moving old terminal coupons and their events to the archive tables, in
+//! bounded batches, and reading them back.
+
+use sqlx::AnyConnection;
+
+use super::coupons::{COLUMNS, CouponRow};
+use super::events::EventRow;
+
+/// Moves up to `batch` coupons that are `expired`, `invalidated` or `used`
+/// and unchanged since before `before_ms`, with their coupon events, to the
+/// archive tables. Returns how many coupons moved. One transaction (the
+/// caller's); the candidate query is bounded and uses the
+/// `(status, updated_at)` index.
+pub async fn archive_batch(
+    conn: &mut AnyConnection,
+    before_ms: i64,
+    batch: i64,
+    now_ms: i64,
+) -> Result<usize, sqlx::Error> {
+    let ids: Vec<String> = sqlx::query_scalar(
+        "SELECT id FROM coupons WHERE status IN ('expired', 'invalidated', 'used') AND updated_at < $1
+         ORDER BY updated_at LIMIT $2",
+    )
+    .bind(before_ms)
+    .bind(batch)
+    .fetch_all(&mut *conn)
+    .await?;
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let list = |first: usize| -> String {
+        (0..ids.len())
+            .map(|i| format!("${}", i + first))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let copy_sql = format!(
+        "INSERT INTO coupons_archive ({COLUMNS}, archived_at) SELECT {COLUMNS}, $1 FROM coupons WHERE id IN ({})",
+        list(2)
+    );
+    let mut copy = sqlx::query(&copy_sql).bind(now_ms);
+    for id in &ids {
+        copy = copy.bind(id.as_str());
+    }
+    copy.execute(&mut *conn).await?;
+    let rest = [
+        format!(
+            "INSERT INTO events_archive (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at)
+             SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at
+             FROM events WHERE subject = 'coupon' AND coupon_id IN ({})",
+            list(1)
+        ),
+        format!("DELETE FROM events WHERE subject = 'coupon' AND coupon_id IN ({})", list(1)),
+        format!("DELETE FROM coupons WHERE id IN ({})", list(1)),
+    ];
+    for sql in &rest {
+        let mut q = sqlx::query(sql);
+        for id in &ids {
+            q = q.bind(id.as_str());
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(ids.len())
+}
+
+/// An archived coupon.
+pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM coupons_archive WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// An archived coupon's events, oldest first.
+pub async fn events_for_coupon(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Vec<EventRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at
+         FROM events_archive WHERE coupon_id = $1 ORDER BY id LIMIT 1000",
+    )
+    .bind(id)
+    .fetch_all(conn)
+    .await
+}
+
+/// A user's archived coupons, newest first.
+pub async fn list_for_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    status: Option<&str>,
+    limit: i64,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    match status {
+        Some(s) => {
+            sqlx::query_as(&format!(
+                "SELECT {COLUMNS} FROM coupons_archive WHERE user_id = $1 AND status = $3
+                 ORDER BY created_at DESC, id DESC LIMIT $2"
+            ))
+            .bind(user_id)
+            .bind(limit)
+            .bind(s)
+            .fetch_all(conn)
+            .await
+        }
+        None => {
+            sqlx::query_as(&format!(
+                "SELECT {COLUMNS} FROM coupons_archive WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2"
+            ))
+            .bind(user_id)
+            .bind(limit)
+            .fetch_all(conn)
+            .await
+        }
+    }
+}
