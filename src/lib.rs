@@ -11,6 +11,9 @@
 //!   one query text; transactions (`BEGIN IMMEDIATE`, retries).
 //! - [`service`]: one function per business operation, each one
 //!   transaction with conditional updates and event rows; idempotency.
+//! - [`jobs`]: background jobs: the expiry timing wheel, the backstop
+//!   sweep, checkout-lapse and presale timeouts, the zombie-lock reaper,
+//!   archiving.
 //! - [`api`]: the axum JSON API of `API.md`: thin handlers, auth, errors.
 //! - [`web`]: server-rendered pages (leptos SSR), styles and static files.
 //! - [`config`], [`error`], [`metrics`], [`server`]: process plumbing.
@@ -20,6 +23,7 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod jobs;
 pub mod metrics;
 pub mod server;
 pub mod service;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::api::{AppState, router};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
+use crate::jobs::Jobs;
 use crate::metrics::Metrics;
 use crate::service::{Service, Settings};
 use crate::store::Db;
@@ -46,7 +47,16 @@ pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
 
 /// Builds the application state (used by `serve` and by the tests).
 pub fn app_state(config: &Config, service: Service) -> AppState {
-    AppState::new(service, Arc::new(Metrics::default()), &config.api_tokens)
+    app_state_with_metrics(config, service, Arc::new(Metrics::default()))
+}
+
+/// The application state sharing `metrics` with the background jobs.
+pub fn app_state_with_metrics(
+    config: &Config,
+    service: Service,
+    metrics: Arc<Metrics>,
+) -> AppState {
+    AppState::new(service, metrics, &config.api_tokens)
 }
 
 /// Runs the server until SIGTERM or Ctrl-C, then finishes in-flight
@@ -57,12 +67,27 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         tracing::warn!("COUPONKEEPER_API_TOKEN is not set: every /api/v1 call will answer 401");
     }
     let service = build_service(&config, db.clone(), Arc::new(SystemClock));
-    let app = router(app_state(&config, service));
+    let metrics = Arc::new(Metrics::default());
+    let jobs = if config.jobs.enabled {
+        tracing::info!("background jobs on");
+        Some(Jobs::start(
+            service.clone(),
+            config.jobs.clone(),
+            metrics.clone(),
+        ))
+    } else {
+        tracing::info!("background jobs off (COUPONKEEPER_JOBS=off)");
+        None
+    };
+    let app = router(app_state_with_metrics(&config, service, metrics));
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %config.addr, store = db.backend().name(), "couponkeeper listening");
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await?;
+    if let Some(jobs) = jobs {
+        jobs.stop().await;
+    }
     db.pool().close().await;
     tracing::info!("couponkeeper stopped");
     Ok(())

@@ -3,6 +3,7 @@
 
 pub mod campaigns;
 pub mod coupons;
+pub mod expirations;
 pub mod extract;
 pub mod openapi;
 pub mod orders;
@@ -104,6 +105,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/orders/{order_no}/cancel", post(orders::cancel))
         .route("/orders/{order_no}/refund", post(orders::refund))
+        .route("/expirations/pending", get(expirations::pending))
         .route("/openapi.json", get(openapi::serve));
 
     Router::new()

@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{campaigns, coupons, orders, templates};
+use super::{campaigns, coupons, expirations, orders, templates};
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
     CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView,
@@ -32,10 +32,11 @@ impl Modify for BearerAuth {
         campaigns::create, campaigns::get,
         orders::create, orders::get, orders::pay, orders::deposit_payment,
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
+        expirations::pending,
         super::healthz, super::readyz, super::metrics,
     ),
     components(schemas(
-        TemplateView, CouponView, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
+        TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
         templates::CreateTemplateBody, coupons::ClaimBody, coupons::CouponList,
         campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody,
     )),

@@ -93,7 +93,8 @@ impl<T: Clone + Eq + Hash> TimingWheel<T> {
             let i = self.index(self.cursor_ms);
             let slot_end = self.cursor_ms + self.slot_ms;
             let entries = std::mem::take(&mut self.slots[i]);
-            let (due, later): (Vec<_>, Vec<_>) = entries.into_iter().partition(|(d, _)| *d <= now_ms);
+            let (due, later): (Vec<_>, Vec<_>) =
+                entries.into_iter().partition(|(d, _)| *d <= now_ms);
             self.slots[i] = later;
             for (_, item) in due {
                 self.present.remove(&item);

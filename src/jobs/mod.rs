@@ -1,0 +1,225 @@
+//! Background jobs, started by `serve` unless `COUPONKEEPER_JOBS=off`.
+//!
+//! - [`worker::DeadlineWorker`]: the precise path. A timing wheel holds every
+//!   deadline due within the horizon (coupon ends, checkout-lock lapses,
+//!   presale window ends), refilled from the database's indexes and fed live
+//!   by the service; when a slot fires, the job runs at once.
+//! - the sweep: the backstop, every `COUPONKEEPER_SWEEP_SECONDS` with
+//!   jitter; index-driven bounded batches of everything overdue, so a crash,
+//!   restart or clock jump loses nothing.
+//! - the zombie-lock reaper, archiving, and the idempotency-key purge.
+//!
+//! The database is the only authority: every job re-checks rows inside its
+//! own transaction with conditional updates, so two instances running jobs
+//! against one PostgreSQL never apply a change twice (batches are taken with
+//! `FOR UPDATE SKIP LOCKED`), and nothing in memory needs to survive a
+//! restart. On SQLite one process owns the file and its jobs.
+
+pub mod wheel;
+pub mod worker;
+
+use std::sync::Arc;
+use std::time::{Duration as StdDuration, Instant};
+
+use rand::Rng;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::JobSettings;
+use crate::metrics::Metrics;
+use crate::service::Service;
+use crate::service::jobs::Scheduler;
+
+/// Actor names the jobs write into event rows.
+pub const ACTOR_WHEEL: &str = "job:expiry-wheel";
+pub const ACTOR_SWEEP: &str = "job:expiry-sweep";
+pub const ACTOR_LAPSE: &str = "job:checkout-lapse";
+pub const ACTOR_PRESALE: &str = "job:presale-timeout";
+pub const ACTOR_REAPER: &str = "job:zombie-reaper";
+pub const ACTOR_ARCHIVE: &str = "job:archive";
+
+/// Rows per batch statement.
+pub const BATCH: i64 = 500;
+/// Most batches one sweep runs (5 million coupons); the next sweep goes on.
+const MAX_SWEEP_BATCHES: usize = 10_000;
+/// Pause between sweep batches, so a huge backlog never monopolises the
+/// database.
+const SWEEP_PAUSE: StdDuration = StdDuration::from_millis(10);
+/// How often the idempotency purge runs.
+const PURGE_EVERY: StdDuration = StdDuration::from_secs(3600);
+/// Deadlines the service may queue for the worker before new ones are
+/// dropped (the refill and the sweep pick those up).
+const INBOX_CAPACITY: usize = 100_000;
+
+/// The running jobs; [`Jobs::stop`] ends them.
+pub struct Jobs {
+    shutdown: watch::Sender<bool>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Jobs {
+    /// Starts every job on the current runtime.
+    pub fn start(service: Service, settings: JobSettings, metrics: Arc<Metrics>) -> Jobs {
+        let (shutdown, rx) = watch::channel(false);
+        let (scheduler, inbox) = Scheduler::channel(INBOX_CAPACITY);
+        service.attach_scheduler(scheduler);
+        let mut handles = Vec::new();
+        let worker =
+            worker::DeadlineWorker::new(service.clone(), settings.clone(), metrics.clone(), inbox);
+        handles.push(tokio::spawn(worker.run(rx.clone())));
+        handles.push(tokio::spawn(periodic(
+            "sweep",
+            service.clone(),
+            settings.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
+        handles.push(tokio::spawn(periodic(
+            "zombie-reaper",
+            service.clone(),
+            settings.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
+        handles.push(tokio::spawn(periodic(
+            "archive",
+            service.clone(),
+            settings.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
+        handles.push(tokio::spawn(periodic(
+            "idempotency-purge",
+            service,
+            settings,
+            metrics,
+            rx,
+        )));
+        Jobs { shutdown, handles }
+    }
+
+    /// Asks every job to stop after its current step and waits for them.
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(true);
+        for h in self.handles {
+            let _ = h.await;
+        }
+    }
+}
+
+fn interval_of(job: &str, s: &JobSettings) -> StdDuration {
+    let secs = match job {
+        "sweep" => s.sweep_seconds,
+        "zombie-reaper" => s.reaper_seconds,
+        "archive" => s.archive_seconds,
+        _ => return PURGE_EVERY,
+    };
+    StdDuration::from_secs(u64::try_from(secs.max(1)).unwrap_or(1))
+}
+
+/// Up to 20 % extra, so instances started together do not run in step.
+fn jittered(d: StdDuration) -> StdDuration {
+    let extra = rand::rng().random_range(0.0..0.2);
+    d.mul_f64(1.0 + extra)
+}
+
+/// Runs one periodic job forever: a first run a few seconds after start
+/// (to catch up after downtime), then every interval with jitter.
+async fn periodic(
+    job: &'static str,
+    service: Service,
+    settings: JobSettings,
+    metrics: Arc<Metrics>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut wait = jittered(StdDuration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = shutdown.changed() => return,
+        }
+        let started_at = service.now();
+        let started = Instant::now();
+        let result = run_once(job, &service, &settings, &metrics, &shutdown).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let (rows, error) = match result {
+            Ok(rows) => (rows, None),
+            Err(e) => {
+                tracing::warn!(job, error = %e, "background job failed; it will run again");
+                (0, Some(e.to_string()))
+            }
+        };
+        metrics.observe_job(job, seconds, rows, error.is_some());
+        if let Err(e) = service.record_job_run(job, started_at, rows, error).await {
+            tracing::warn!(job, error = %e, "cannot record job run");
+        }
+        wait = jittered(interval_of(job, &settings));
+    }
+}
+
+/// One run of a periodic job; returns the rows it changed.
+pub async fn run_once(
+    job: &str,
+    service: &Service,
+    settings: &JobSettings,
+    metrics: &Metrics,
+    shutdown: &watch::Receiver<bool>,
+) -> Result<u64, crate::service::ServiceError> {
+    match job {
+        "sweep" => sweep(service, settings, metrics, shutdown).await,
+        "zombie-reaper" => Ok(service
+            .reap_zombie_locks(ACTOR_REAPER, settings.zombie_lock_seconds, BATCH)
+            .await?
+            .changed as u64),
+        "archive" => {
+            let mut moved = 0u64;
+            for _ in 0..MAX_SWEEP_BATCHES {
+                if *shutdown.borrow() {
+                    break;
+                }
+                let n = service
+                    .archive_terminal(settings.archive_after_days, BATCH)
+                    .await?;
+                moved += n as u64;
+                if n == 0 {
+                    break;
+                }
+                tokio::time::sleep(SWEEP_PAUSE).await;
+            }
+            Ok(moved)
+        }
+        _ => Ok(service.purge_idempotency_keys(10_000).await?),
+    }
+}
+
+/// The backstop: everything overdue, in bounded index-driven batches with a
+/// pause between them, then lapsed checkouts and timed-out presales.
+pub async fn sweep(
+    service: &Service,
+    settings: &JobSettings,
+    metrics: &Metrics,
+    shutdown: &watch::Receiver<bool>,
+) -> Result<u64, crate::service::ServiceError> {
+    let mut changed = 0u64;
+    for _ in 0..MAX_SWEEP_BATCHES {
+        if *shutdown.borrow() {
+            break;
+        }
+        let batch = service.expire_due_batch(ACTOR_SWEEP, BATCH).await?;
+        if batch.count == 0 {
+            break;
+        }
+        metrics.observe_expiry(&batch.lags_ms);
+        changed += batch.count as u64;
+        tokio::time::sleep(SWEEP_PAUSE).await;
+    }
+    changed += service
+        .close_lapsed_checkouts(ACTOR_LAPSE, BATCH)
+        .await?
+        .changed as u64;
+    changed += service
+        .close_timed_out_presales(ACTOR_PRESALE, settings.presale_grace_seconds, BATCH)
+        .await?
+        .changed as u64;
+    Ok(changed)
+}
