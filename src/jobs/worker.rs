@@ -85,7 +85,15 @@ impl DeadlineWorker {
     /// Loads every deadline due within the horizon from the database's
     /// indexes. Returns how many it placed on the wheel.
     pub async fn refill(&mut self) -> Result<usize, ServiceError> {
-        let until = self.service.now() + Duration::seconds(self.settings.horizon_seconds);
+        let now = self.service.now();
+        let until = now + Duration::seconds(self.settings.horizon_seconds);
+        // Entries refused as beyond the horizon would be lost until the next
+        // refill if the cursor lagged behind now; turning first prevents it.
+        let early = self.wheel.advance(to_ms(now));
+        for d in early {
+            // Already due: put back so the next tick acts on them.
+            let _ = self.wheel.insert(to_ms(now), d);
+        }
         let before = self.wheel.len();
         let due = self
             .service
@@ -102,13 +110,17 @@ impl DeadlineWorker {
     /// them: coupons expire in batches of at most 500 per transaction; each
     /// lapsed order is closed in its own transaction.
     pub async fn tick(&mut self) -> Result<TickReport, ServiceError> {
+        // Turn first, so the horizon is measured from now even after a
+        // stall; then take new deadlines (already due ones fire at once).
+        let now_ms = to_ms(self.service.now());
+        let mut fired = self.wheel.advance(now_ms);
         for _ in 0..INBOX_PER_TICK {
             match self.inbox.try_recv() {
                 Ok((t, d)) => self.place(t, d),
                 Err(_) => break,
             }
         }
-        let fired = self.wheel.advance(to_ms(self.service.now()));
+        fired.extend(self.wheel.advance(now_ms));
         let mut report = TickReport {
             fired: fired.len(),
             ..TickReport::default()

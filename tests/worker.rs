@@ -1,0 +1,305 @@
+//! The deadline worker (timing wheel) and the job loops, driven with a
+//! manual clock.
+
+mod common;
+
+use std::sync::Arc;
+
+use chrono::Duration;
+use common::{TestService, epoch, spawn_app};
+use couponkeeper::config::JobSettings;
+use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::template::TemplateInput;
+use couponkeeper::jobs::Jobs;
+use couponkeeper::jobs::worker::DeadlineWorker;
+use couponkeeper::metrics::Metrics;
+use couponkeeper::service::jobs::Scheduler;
+use couponkeeper::service::orders::OrderInput;
+use serde_json::json;
+
+fn worker(ts: &TestService) -> DeadlineWorker {
+    let (scheduler, inbox) = Scheduler::channel(10_000);
+    ts.service.attach_scheduler(scheduler);
+    DeadlineWorker::new(
+        ts.service.clone(),
+        JobSettings::default(),
+        Arc::new(Metrics::default()),
+        inbox,
+    )
+}
+
+async fn template(ts: &TestService, valid_seconds: i64) -> String {
+    ts.service
+        .create_template(
+            &ts.ctx(),
+            None,
+            TemplateInput {
+                name: Some("满300减50".into()),
+                kind: Some("fixed".into()),
+                value_cents: Some(5000),
+                min_order_cents: Some(30000),
+                valid_seconds: Some(valid_seconds),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("template")
+        .fresh()
+        .expect("fresh")
+        .id
+}
+
+async fn claim(ts: &TestService, user: &str, tpl: &str) -> String {
+    ts.service
+        .claim(
+            &ts.ctx(),
+            None,
+            UserId::parse(user).expect("user"),
+            tpl.to_string(),
+        )
+        .await
+        .expect("claim")
+        .fresh()
+        .expect("fresh")
+        .id
+}
+
+async fn stored_status(ts: &TestService, id: &str) -> String {
+    sqlx::query_scalar("SELECT status FROM coupons WHERE id = $1")
+        .bind(id)
+        .fetch_one(ts.db.db.pool())
+        .await
+        .expect("row")
+}
+
+async fn expire_events(ts: &TestService, id: &str) -> Vec<String> {
+    sqlx::query_scalar("SELECT actor FROM events WHERE coupon_id = $1 AND action = 'expire'")
+        .bind(id)
+        .fetch_all(ts.db.db.pool())
+        .await
+        .expect("events")
+}
+
+#[tokio::test]
+async fn a_coupon_claimed_while_the_worker_runs_expires_at_the_first_tick_after_its_end() {
+    let ts = TestService::start().await;
+    let mut w = worker(&ts);
+    w.refill().await.expect("refill");
+    let tpl = template(&ts, 10).await;
+    let id = claim(&ts, "u1", &tpl).await;
+    ts.clock.advance(Duration::milliseconds(9_999));
+    let r = w.tick().await.expect("tick");
+    assert_eq!(r.expired, 0);
+    assert_eq!(stored_status(&ts, &id).await, "available");
+    ts.clock.advance(Duration::milliseconds(1));
+    let r = w.tick().await.expect("tick");
+    assert_eq!(r.expired, 1);
+    assert_eq!(stored_status(&ts, &id).await, "expired");
+    assert_eq!(expire_events(&ts, &id).await, vec!["job:expiry-wheel"]);
+    assert_eq!(w.pending(), 0);
+}
+
+#[tokio::test]
+async fn the_refill_loads_what_is_due_within_the_horizon_and_leaves_the_rest_to_later() {
+    let ts = TestService::start().await;
+    let soon = template(&ts, 300).await;
+    let later = template(&ts, 3600).await;
+    let a = claim(&ts, "u1", &soon).await;
+    let b = claim(&ts, "u1", &later).await;
+    let mut w = worker(&ts);
+    assert_eq!(
+        w.refill().await.expect("refill"),
+        1,
+        "only the coupon due within 600 s"
+    );
+    ts.clock.advance(Duration::seconds(300));
+    assert_eq!(w.tick().await.expect("tick").expired, 1);
+    assert_eq!(stored_status(&ts, &a).await, "expired");
+    ts.clock.advance(Duration::seconds(3000));
+    w.refill().await.expect("refill");
+    w.tick().await.expect("tick");
+    assert_eq!(stored_status(&ts, &b).await, "available", "not due yet");
+    ts.clock.advance(Duration::seconds(300));
+    assert_eq!(w.tick().await.expect("tick").expired, 1);
+    assert_eq!(stored_status(&ts, &b).await, "expired");
+}
+
+#[tokio::test]
+async fn a_read_that_finds_an_overdue_coupon_hands_it_to_the_worker() {
+    let ts = TestService::start().await;
+    let tpl = template(&ts, 3600).await;
+    let id = claim(&ts, "u1", &tpl).await;
+    let mut w = worker(&ts);
+    ts.clock.advance(Duration::seconds(3600));
+    // The worker never loaded it (no refill); the read reports it expired
+    // without writing and queues it.
+    let view = ts.service.get_coupon(&id).await.expect("read");
+    assert_eq!(view.status, "expired");
+    assert_eq!(stored_status(&ts, &id).await, "available");
+    assert_eq!(w.tick().await.expect("tick").expired, 1);
+    assert_eq!(stored_status(&ts, &id).await, "expired");
+}
+
+#[tokio::test]
+async fn a_lapsed_checkout_lock_is_closed_by_the_wheel() {
+    let ts = TestService::start().await;
+    let mut w = worker(&ts);
+    let tpl = template(&ts, 86_400).await;
+    let id = claim(&ts, "u1", &tpl).await;
+    ts.service
+        .create_order(
+            &ts.ctx(),
+            None,
+            OrderInput {
+                order_no: Some("N1".into()),
+                user_id: Some("u1".into()),
+                kind: Some("normal".into()),
+                category: Some("phones".into()),
+                total_cents: Some(39_900),
+                coupon_id: Some(id.clone()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("order");
+    ts.clock.advance(Duration::seconds(899));
+    assert_eq!(w.tick().await.expect("tick").orders_closed, 0);
+    ts.clock.advance(Duration::seconds(1));
+    assert_eq!(w.tick().await.expect("tick").orders_closed, 1);
+    let o = ts.service.get_order("N1").await.expect("order");
+    assert_eq!(
+        (o.status.as_str(), o.coupon_lock_status.as_str()),
+        ("closed", "released")
+    );
+    assert_eq!(stored_status(&ts, &id).await, "available");
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_drain_loses_nothing_and_its_successor_expires_each_coupon_once() {
+    let ts = TestService::start().await;
+    let tpl = template(&ts, 60).await;
+    let mut ids = Vec::new();
+    for i in 0..1200 {
+        ids.push(claim(&ts, &format!("u{i}"), &tpl).await);
+    }
+    ts.clock.advance(Duration::seconds(60));
+    let mut first = worker(&ts);
+    first.refill().await.expect("refill");
+    let pool = ts.db.db.pool().clone();
+    let drain = tokio::spawn(async move { first.tick().await });
+    // Kill it once some, but not necessarily all, batches have committed.
+    for _ in 0..2000 {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE status = 'expired'",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+        if n > 0 || drain.is_finished() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    drain.abort();
+    let _ = drain.await;
+    let (scheduler, inbox) = Scheduler::channel(10);
+    drop(scheduler);
+    let mut second = DeadlineWorker::new(
+        ts.service.clone(),
+        JobSettings::default(),
+        Arc::new(Metrics::default()),
+        inbox,
+    );
+    second.refill().await.expect("refill after restart");
+    second.tick().await.expect("tick after restart");
+    let (expired, events): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE status = 'expired'),
+                (SELECT CAST(COUNT(*) AS BIGINT) FROM events WHERE action = 'expire')",
+    )
+    .fetch_one(ts.db.db.pool())
+    .await
+    .expect("counts");
+    assert_eq!(
+        (expired, events),
+        (1200, 1200),
+        "every coupon expired exactly once"
+    );
+    let per_coupon_max: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(MAX(n), 0) AS BIGINT) FROM
+           (SELECT COUNT(*) AS n FROM events WHERE action = 'expire' GROUP BY coupon_id) t",
+    )
+    .fetch_one(ts.db.db.pool())
+    .await
+    .expect("max");
+    assert_eq!(per_coupon_max, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_running_jobs_expire_a_coupon_soon_after_its_end() {
+    let ts = TestService::start().await;
+    let tpl = template(&ts, 10).await;
+    let jobs = Jobs::start(
+        ts.service.clone(),
+        JobSettings::default(),
+        Arc::new(Metrics::default()),
+    );
+    let id = claim(&ts, "u1", &tpl).await;
+    ts.clock.advance(Duration::seconds(10));
+    // The loop turns every 200 ms of real time; give it at most 10 s.
+    let mut status = String::new();
+    for _ in 0..100 {
+        status = stored_status(&ts, &id).await;
+        if status == "expired" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    jobs.stop().await;
+    assert_eq!(status, "expired");
+}
+
+#[tokio::test]
+async fn pending_expirations_are_counted_per_hour_over_http() {
+    let app = spawn_app().await;
+    let in_30_min = app.template(json!({"valid_seconds": 1800})).await;
+    let in_90_min = app.template(json!({"valid_seconds": 5400})).await;
+    let gone = app.template(json!({"valid_seconds": 10})).await;
+    for t in [&in_30_min, &in_90_min, &in_90_min, &gone] {
+        app.claim("u1", t["id"].as_str().expect("id")).await;
+    }
+    app.advance(10);
+    let r = app
+        .get("/api/v1/expirations/pending?within_seconds=7200")
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["total"], 3);
+    assert_eq!(r.body["overdue"], 1);
+    let buckets: Vec<(String, i64)> = r.body["buckets"]
+        .as_array()
+        .expect("buckets")
+        .iter()
+        .map(|b| {
+            (
+                b["starts_at"].as_str().unwrap_or("").to_string(),
+                b["count"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let start = epoch();
+    assert_eq!(
+        buckets,
+        vec![
+            (couponkeeper::domain::time::rfc3339(start), 1),
+            (
+                couponkeeper::domain::time::rfc3339(start + Duration::hours(1)),
+                2
+            ),
+        ]
+    );
+    let r = app
+        .get("/api/v1/expirations/pending?within_seconds=0")
+        .await;
+    assert_eq!((r.status, r.field()), (400, "within_seconds"));
+    let r = app.get("/api/v1/expirations/pending").await;
+    assert_eq!(r.body["total"], 3, "default window is 24 h");
+}
