@@ -303,3 +303,84 @@ async fn pending_expirations_are_counted_per_hour_over_http() {
     let r = app.get("/api/v1/expirations/pending").await;
     assert_eq!(r.body["total"], 3, "default window is 24 h");
 }
+
+#[tokio::test]
+async fn the_sweep_expires_everything_overdue_in_bounded_batches_exactly_once() {
+    let ts = TestService::start().await;
+    let tpl = template(&ts, 10).await;
+    let mut ids = Vec::new();
+    for i in 0..1203 {
+        ids.push(claim(&ts, &format!("u{i}"), &tpl).await);
+    }
+    ts.clock.advance(Duration::seconds(10));
+    let metrics = Metrics::default();
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let changed = couponkeeper::jobs::sweep(&ts.service, &JobSettings::default(), &metrics, &rx)
+        .await
+        .expect("sweep");
+    assert_eq!(changed, 1203);
+    let sweep_events: i64 = sqlx::query_scalar(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM events WHERE action = 'expire' AND actor = 'job:expiry-sweep'",
+    )
+    .fetch_one(ts.db.db.pool())
+    .await
+    .expect("count");
+    assert_eq!(sweep_events, 1203);
+    assert!(
+        metrics
+            .render(None)
+            .contains("couponkeeper_expiry_batch_rows_count 3"),
+        "500 + 500 + 203"
+    );
+    let again = couponkeeper::jobs::sweep(&ts.service, &JobSettings::default(), &metrics, &rx)
+        .await
+        .expect("sweep");
+    assert_eq!(again, 0, "nothing twice");
+}
+
+#[tokio::test]
+async fn archived_coupons_leave_the_hot_table_but_can_still_be_read() {
+    let ts = TestService::start().await;
+    let tpl = template(&ts, 10).await;
+    let old = claim(&ts, "u1", &tpl).await;
+    ts.clock.advance(Duration::seconds(10));
+    ts.service
+        .expire_due_batch("job:test", 500)
+        .await
+        .expect("expire");
+    let young = claim(&ts, "u1", &tpl).await;
+    ts.clock.advance(Duration::days(30) + Duration::seconds(1));
+    let moved = ts.service.archive_terminal(30, 500).await.expect("archive");
+    assert_eq!(moved, 1, "only the coupon terminal for more than 30 days");
+    let hot: i64 = sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE id = $1")
+        .bind(&old)
+        .fetch_one(ts.db.db.pool())
+        .await
+        .expect("count");
+    assert_eq!(hot, 0);
+    let view = ts
+        .service
+        .get_coupon(&old)
+        .await
+        .expect("archived coupon is found");
+    assert_eq!(view.status, "expired");
+    let actions: Vec<&str> = view
+        .events
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|e| e.action.as_str())
+        .collect();
+    assert_eq!(actions, vec!["claim", "expire"]);
+    let listed = ts
+        .service
+        .list_user_coupons(UserId::parse("u1").expect("user"), None, 100)
+        .await
+        .expect("list");
+    let listed: Vec<&str> = listed.iter().map(|c| c.id.as_str()).collect();
+    assert!(listed.contains(&old.as_str()) && listed.contains(&young.as_str()));
+    assert_eq!(
+        ts.service.archive_terminal(30, 500).await.expect("archive"),
+        0
+    );
+}
