@@ -39,6 +39,15 @@ async fn health_readiness_metrics_and_openapi_answer_without_a_token() {
     let m = app.get_as("/metrics", None).await;
     assert_eq!(m.status, 200);
     assert!(m.text.contains("couponkeeper_http_requests_total{method=\"GET\",route=\"/api/v1/templates/{id}\",status=\"404\"} 1"), "{}", m.text);
+    for family in [
+        "couponkeeper_expiry_lag_seconds_count",
+        "couponkeeper_expiry_batch_rows_count",
+        "couponkeeper_coupons_due_next_hour 0",
+        "couponkeeper_coupons_overdue 0",
+        "couponkeeper_oldest_overdue_age_seconds 0",
+    ] {
+        assert!(m.text.contains(family), "metrics lack {family}");
+    }
     let doc = app.get_as("/api/v1/openapi.json", None).await;
     assert_eq!(doc.status, 200);
     for path in [
@@ -56,6 +65,7 @@ async fn health_readiness_metrics_and_openapi_answer_without_a_token() {
         "/api/v1/orders/{order_no}/final-payment",
         "/api/v1/orders/{order_no}/cancel",
         "/api/v1/orders/{order_no}/refund",
+        "/api/v1/expirations/pending",
     ] {
         assert!(doc.body["paths"][path].is_object(), "openapi lacks {path}");
     }
