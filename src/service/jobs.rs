@@ -9,7 +9,7 @@ use serde::Serialize;
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
-use super::orders::{end_order, kind_of, move_coupon, status_of};
+use super::orders::{end_order, kind_of, status_of};
 use super::views::{CouponView, stored_status};
 use super::{Ctx, Service, ServiceError};
 use crate::domain::coupon::{CouponStatus, release_target};
@@ -484,16 +484,24 @@ impl Service {
                     };
                     let to = release_target(from_ms(coupon.ends_at), op.now);
                     let reason = format!("zombie lock released: {why}");
-                    move_coupon(
+                    // Not through `move_coupon`: a zombie may name no order at
+                    // all, and the update must then match `order_no IS NULL`
+                    // rather than an empty order number.
+                    Ok(coupons::transition(
                         c,
-                        &op,
-                        &coupon.id,
-                        (CouponStatus::Locked, to),
-                        &order_no,
-                        "zombie_release",
-                        Some(&reason),
+                        &coupons::CouponChange {
+                            coupon_id: &coupon.id,
+                            from: CouponStatus::Locked,
+                            to,
+                            order_no: coupon.order_no.as_deref(),
+                            action: "zombie_release",
+                            actor: &op.ctx.actor,
+                            reason: Some(&reason),
+                            request_id: None,
+                            now_ms: to_ms(op.now),
+                        },
                     )
-                    .await
+                    .await?)
                 })
             })
             .await?

@@ -174,14 +174,24 @@ pub async fn deposit_paid_orders(
     .await
 }
 
-/// Coupons locked since before `before_ms`, oldest lock first.
+/// Coupons locked since before `before_ms` that no live order holds, oldest
+/// lock first: the zombie reaper's candidates.
 pub async fn locked_before(
     conn: &mut AnyConnection,
     before_ms: i64,
     limit: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
+    // Locks whose order is live and names the coupon back are legitimate
+    // (a presale deposit holds its lock for days); skipping them here keeps
+    // hundreds of them from filling every batch and hiding the zombies
+    // behind. The release re-checks inside its transaction anyway.
     sqlx::query_scalar(
-        "SELECT id FROM coupons WHERE status = 'locked' AND locked_at < $1 ORDER BY locked_at LIMIT $2",
+        "SELECT c.id FROM coupons c
+         WHERE c.status = 'locked' AND c.locked_at < $1
+           AND NOT EXISTS (SELECT 1 FROM orders o
+                           WHERE o.order_no = c.order_no AND o.coupon_id = c.id
+                             AND o.status NOT IN ('closed', 'refunded'))
+         ORDER BY c.locked_at LIMIT $2",
     )
     .bind(before_ms)
     .bind(limit)
