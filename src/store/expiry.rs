@@ -42,12 +42,27 @@ pub fn expire_due_sql(backend: Backend) -> String {
         Backend::Postgres => format!("id = ANY(ARRAY({CANDIDATES} FOR UPDATE SKIP LOCKED))"),
         Backend::Sqlite => format!("id IN ({CANDIDATES})"),
     };
+    let recheck = recheck(backend);
     format!(
         "UPDATE coupons SET status = 'expired', updated_at = $1
          WHERE {target}
-           AND status = 'available' AND ends_at <= $1
+           AND {recheck}
          RETURNING {COLUMNS}"
     )
+}
+
+/// The outer re-check of a batched expiry (`$1` now in ms). On SQLite the
+/// unary `+` keeps these terms off the `(status, ends_at)` index: without
+/// it the planner answers `id IN (...) AND status = 'available' AND
+/// ends_at <= $1` by walking every due coupon in that index and testing
+/// each against the id list, so one 500-row batch costs as much as all due
+/// rows (1.6 s per batch with 1,000,000 due, against 27 ms when each id is
+/// looked up by primary key).
+fn recheck(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => "status = 'available' AND ends_at <= $1",
+        Backend::Sqlite => "+status = 'available' AND +ends_at <= $1",
+    }
 }
 
 /// The statement of [`due_by`] (`$1` until in ms, `$2` limit): the timing
@@ -69,9 +84,10 @@ pub async fn expire_ids(
     let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
     let sql = format!(
         "UPDATE coupons SET status = 'expired', updated_at = $1
-         WHERE id IN ({}) AND status = 'available' AND ends_at <= $1
+         WHERE id IN ({}) AND {}
          RETURNING {COLUMNS}",
-        placeholders.join(", ")
+        placeholders.join(", "),
+        recheck(backend_of(conn))
     );
     let mut q = sqlx::query_as(&sql).bind(now_ms);
     for id in ids {
