@@ -1180,13 +1180,10 @@ async fn two_workers_on_one_database_expire_every_coupon_exactly_once() {
 // ---------------------------------------------------------------------------
 // 8. A deposit payment racing the expiry of its coupon.
 
-/// Rounds of the race: a thousand on SQLite, fewer on PostgreSQL to keep CI
-/// time sane.
+/// Rounds of the race: a thousand on each store (about 2-5 s on SQLite and
+/// on PostgreSQL here).
 fn race_rounds() -> usize {
-    match store() {
-        Store::Sqlite => 1000,
-        Store::Postgres => 200,
-    }
+    1000
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
