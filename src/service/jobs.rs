@@ -66,6 +66,21 @@ pub struct PassReport {
     pub changed: usize,
 }
 
+/// Runs `one` on each item, each its own transaction, counting the items
+/// examined and changed. Stops at the first database error.
+async fn each_item<F, Fut>(items: Vec<String>, mut one: F) -> Result<PassReport, ServiceError>
+where
+    F: FnMut(String) -> Fut,
+    Fut: std::future::Future<Output = Result<bool, ServiceError>>,
+{
+    let mut report = PassReport::default();
+    for item in items {
+        report.examined += 1;
+        report.changed += usize::from(one(item).await?);
+    }
+    Ok(report)
+}
+
 /// Hourly counts of coupons due to expire (`GET /expirations/pending`).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PendingExpirations {
@@ -396,12 +411,11 @@ impl Service {
                 Box::pin(async move { Ok(expiry::checkout_lapses_by(c, now_ms, batch).await?) })
             })
             .await?;
-        let mut report = PassReport::default();
-        for (order_no, _) in due {
-            report.examined += 1;
-            report.changed += usize::from(self.close_lapsed_checkout(actor, &order_no).await?);
-        }
-        Ok(report)
+        let due = due.into_iter().map(|(order_no, _)| order_no).collect();
+        each_item(due, |order_no| async move {
+            self.close_lapsed_checkout(actor, &order_no).await
+        })
+        .await
     }
 
     /// Closes deposit-paid orders of campaigns whose window ended more than
@@ -428,15 +442,11 @@ impl Service {
                 })
             })
             .await?;
-        let mut report = PassReport::default();
-        for order_no in due {
-            report.examined += 1;
-            report.changed += usize::from(
-                self.close_timed_out_presale(actor, &order_no, grace_seconds)
-                    .await?,
-            );
-        }
-        Ok(report)
+        each_item(due, |order_no| async move {
+            self.close_timed_out_presale(actor, &order_no, grace_seconds)
+                .await
+        })
+        .await
     }
 
     /// Releases one coupon locked for longer than `older_than_seconds` whose
@@ -522,15 +532,11 @@ impl Service {
                 Box::pin(async move { Ok(expiry::locked_before(c, before_ms, batch).await?) })
             })
             .await?;
-        let mut report = PassReport::default();
-        for id in ids {
-            report.examined += 1;
-            report.changed += usize::from(
-                self.release_zombie_lock(actor, &id, older_than_seconds)
-                    .await?,
-            );
-        }
-        Ok(report)
+        each_item(ids, |id| async move {
+            self.release_zombie_lock(actor, &id, older_than_seconds)
+                .await
+        })
+        .await
     }
 
     /// Coupons due to expire within `within_seconds`, by hour, and the

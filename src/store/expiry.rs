@@ -81,12 +81,12 @@ pub async fn expire_ids(
         return Ok(Vec::new());
     }
     let ids = &ids[..ids.len().min(MAX_BATCH as usize)];
-    let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+    let params: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
     let sql = format!(
         "UPDATE coupons SET status = 'expired', updated_at = $1
          WHERE id IN ({}) AND {}
          RETURNING {COLUMNS}",
-        placeholders.join(", "),
+        params.join(", "),
         recheck(backend_of(conn))
     );
     let mut q = sqlx::query_as(&sql).bind(now_ms);

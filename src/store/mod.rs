@@ -3,7 +3,7 @@
 //! it runs in.
 //!
 //! Both stores run the same query text through sqlx's `Any` driver: queries
-//! use `$1`-style placeholders (PostgreSQL's syntax, which SQLite accepts
+//! use `$1`-style parameters (PostgreSQL's syntax, which SQLite accepts
 //! too), timestamps are `BIGINT` milliseconds, and the few real dialect
 //! differences (how a write transaction begins, advisory locks) are branches
 //! on [`Backend`] in this module, not copies of queries.
