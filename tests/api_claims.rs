@@ -47,9 +47,10 @@ async fn an_invalid_template_is_refused_naming_the_field_and_nothing_is_stored()
         (json!({"value_cents": 12.5}), "value_cents"),
         (json!({"name": ""}), "name"),
         (json!({"total_stock": 0}), "total_stock"),
+        (json!({"valid_seconds": null}), "valid_until"),
         (
-            json!({"valid_seconds": null, "valid_until": "2026-12-01T00:00:00Z"}),
-            "valid_from",
+            json!({"valid_seconds": null, "valid_until": "2026-11-10T00:00:00Z"}),
+            "valid_until",
         ),
         (
             json!({"valid_seconds": null, "valid_from": "2026-12-01T00:00:00Z", "valid_until": "yesterday"}),
@@ -76,6 +77,23 @@ async fn an_invalid_template_is_refused_naming_the_field_and_nothing_is_stored()
         .await
         .expect("count");
     assert_eq!(stored, 0, "a refused request writes nothing");
+}
+
+#[tokio::test]
+async fn an_absolute_window_without_valid_from_starts_when_the_template_is_created() {
+    let app = spawn_app().await;
+    let t = app
+        .template(json!({"valid_seconds": null, "valid_until": app.at(3600)}))
+        .await;
+    assert_eq!(t["valid_from"], "2026-11-11T00:00:00.000Z");
+    let c = app.claim("u1", t["id"].as_str().expect("id")).await;
+    assert_eq!(
+        (c["starts_at"].as_str(), c["ends_at"].as_str()),
+        (
+            Some("2026-11-11T00:00:00.000Z"),
+            Some("2026-11-11T01:00:00.000Z")
+        )
+    );
 }
 
 #[tokio::test]

@@ -36,10 +36,13 @@ pub enum Validity {
 }
 
 impl Validity {
+    /// `now` is the template's creation time: an absolute window without
+    /// `valid_from` starts then.
     pub fn parse(
         valid_from: Option<&str>,
         valid_until: Option<&str>,
         valid_seconds: Option<i64>,
+        now: DateTime<Utc>,
     ) -> Result<Self, FieldError> {
         let from = valid_from
             .map(|s| parse_rfc3339(s).map_err(|m| FieldError::new("valid_from", m)))
@@ -70,9 +73,13 @@ impl Validity {
                 let until = until.ok_or_else(|| {
                     FieldError::new("valid_until", "is required unless valid_seconds is given")
                 })?;
-                let from = from.ok_or_else(|| {
-                    FieldError::new("valid_from", "is required unless valid_seconds is given")
-                })?;
+                let from = from.unwrap_or(now);
+                if from >= until {
+                    return Err(FieldError::new(
+                        "valid_until",
+                        "must be after valid_from (or after now when valid_from is absent)",
+                    ));
+                }
                 Ok(Validity::Absolute { from, until })
             }
         }
@@ -159,7 +166,8 @@ pub struct TemplateInput {
 }
 
 impl TemplateSpec {
-    pub fn parse(input: TemplateInput) -> Result<Self, FieldError> {
+    /// Checks the API's fields; `now` is the creation time.
+    pub fn parse(input: TemplateInput, now: DateTime<Utc>) -> Result<Self, FieldError> {
         let name = input.name.unwrap_or_default().trim().to_string();
         if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
             return Err(FieldError::new(
@@ -180,6 +188,7 @@ impl TemplateSpec {
             input.valid_from.as_deref(),
             input.valid_until.as_deref(),
             input.valid_seconds,
+            now,
         )?;
         if let Some(s) = input.total_stock
             && !(1..=MAX_TOTAL_STOCK).contains(&s)
@@ -241,7 +250,13 @@ mod tests {
 
     #[test]
     fn relative_validity_starts_at_claim_and_is_capped() {
-        let v = Validity::parse(None, Some("2026-01-01T00:00:10Z"), Some(60)).expect("ok");
+        let v = Validity::parse(
+            None,
+            Some("2026-01-01T00:00:10Z"),
+            Some(60),
+            t("2025-12-31T00:00:00Z"),
+        )
+        .expect("ok");
         let (s, e) = v
             .window_for_claim(t("2026-01-01T00:00:00Z"))
             .expect("alive");
@@ -251,7 +266,13 @@ mod tests {
 
     #[test]
     fn pre_release_coupons_start_at_valid_from() {
-        let v = Validity::parse(Some("2026-02-01T00:00:00Z"), None, Some(3600)).expect("ok");
+        let v = Validity::parse(
+            Some("2026-02-01T00:00:00Z"),
+            None,
+            Some(3600),
+            t("2026-01-01T00:00:00Z"),
+        )
+        .expect("ok");
         let (s, e) = v
             .window_for_claim(t("2026-01-01T00:00:00Z"))
             .expect("alive");
@@ -265,6 +286,7 @@ mod tests {
             Some("2026-01-01T00:00:00Z"),
             Some("2026-01-02T00:00:00Z"),
             None,
+            t("2025-12-01T00:00:00Z"),
         )
         .expect("ok");
         assert!(v.window_for_claim(t("2026-01-02T00:00:00Z")).is_none());
@@ -273,16 +295,35 @@ mod tests {
 
     #[test]
     fn validity_needs_an_end() {
-        let e = Validity::parse(Some("2026-01-01T00:00:00Z"), None, None).unwrap_err();
+        let e = Validity::parse(
+            Some("2026-01-01T00:00:00Z"),
+            None,
+            None,
+            t("2026-01-01T00:00:00Z"),
+        )
+        .unwrap_err();
         assert_eq!(e.field, "valid_until");
-        let e = Validity::parse(None, None, Some(0)).unwrap_err();
+        let e = Validity::parse(None, None, Some(0), t("2026-01-01T00:00:00Z")).unwrap_err();
         assert_eq!(e.field, "valid_seconds");
         let e = Validity::parse(
             Some("2026-01-02T00:00:00Z"),
             Some("2026-01-01T00:00:00Z"),
             None,
+            t("2025-12-01T00:00:00Z"),
         )
         .unwrap_err();
+        assert_eq!(e.field, "valid_until");
+    }
+
+    #[test]
+    fn an_absolute_window_without_a_start_begins_at_creation() {
+        let now = t("2026-01-01T00:00:00Z");
+        let v = Validity::parse(None, Some("2026-01-08T00:00:00Z"), None, now).expect("ok");
+        assert_eq!(
+            v.window_for_claim(t("2026-01-02T00:00:00Z")),
+            Some((now, t("2026-01-08T00:00:00Z")))
+        );
+        let e = Validity::parse(None, Some("2025-12-31T00:00:00Z"), None, now).unwrap_err();
         assert_eq!(e.field, "valid_until");
     }
 
@@ -306,17 +347,23 @@ mod tests {
             valid_seconds: Some(10),
             ..Default::default()
         };
-        assert!(TemplateSpec::parse(base.clone()).is_ok());
-        let e = TemplateSpec::parse(TemplateInput {
-            total_stock: Some(0),
-            ..base.clone()
-        })
+        assert!(TemplateSpec::parse(base.clone(), t("2026-01-01T00:00:00Z")).is_ok());
+        let e = TemplateSpec::parse(
+            TemplateInput {
+                total_stock: Some(0),
+                ..base.clone()
+            },
+            t("2026-01-01T00:00:00Z"),
+        )
         .unwrap_err();
         assert_eq!(e.field, "total_stock");
-        let e = TemplateSpec::parse(TemplateInput {
-            name: Some("  ".into()),
-            ..base
-        })
+        let e = TemplateSpec::parse(
+            TemplateInput {
+                name: Some("  ".into()),
+                ..base
+            },
+            t("2026-01-01T00:00:00Z"),
+        )
         .unwrap_err();
         assert_eq!(e.field, "name");
     }

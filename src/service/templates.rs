@@ -15,7 +15,7 @@ impl Service {
         idem: Option<&IdempotencyRequest>,
         input: TemplateInput,
     ) -> Result<Executed<TemplateView>, ServiceError> {
-        let spec = TemplateSpec::parse(input)?;
+        let spec = TemplateSpec::parse(input, self.now())?;
         let op = self.op(ctx);
         self.write(idem, move |c| {
             let spec = spec.clone();
