@@ -10,6 +10,7 @@ pub mod discount;
 pub mod ids;
 pub mod money;
 pub mod order;
+pub mod staff;
 pub mod template;
 pub mod time;
 
