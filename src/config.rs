@@ -29,6 +29,14 @@ pub struct Config {
     pub log_json: bool,
     /// Background jobs (see [`JobSettings`]).
     pub jobs: JobSettings,
+    /// Console cookies and sessions: `COUPONKEEPER_SECURE_COOKIES` (`off`
+    /// by default; `on` behind TLS), `COUPONKEEPER_SESSION_IDLE_SECONDS`
+    /// (default 1800), `COUPONKEEPER_SESSION_ABSOLUTE_SECONDS` (default
+    /// 43200).
+    pub console: crate::web::ConsoleSettings,
+    /// `COUPONKEEPER_BOOTSTRAP_ADMIN=name:password`: the first admin,
+    /// created at start when there is no staff account at all.
+    pub bootstrap_admin: Option<String>,
 }
 
 /// Settings of the background jobs.
@@ -89,6 +97,8 @@ impl Default for Config {
             tx_retries: 5,
             log_json: false,
             jobs: JobSettings::default(),
+            console: crate::web::ConsoleSettings::default(),
+            bootstrap_admin: None,
         }
     }
 }
@@ -182,6 +192,40 @@ impl Config {
                     archive_seconds: secs("COUPONKEEPER_ARCHIVE_SECONDS", j.archive_seconds)?,
                 }
             },
+            console: {
+                let c = crate::web::ConsoleSettings::default();
+                crate::web::ConsoleSettings {
+                    secure_cookies: match nonempty("COUPONKEEPER_SECURE_COOKIES").as_deref() {
+                        None | Some("off") | Some("false") | Some("0") => false,
+                        Some("on") | Some("true") | Some("1") => true,
+                        Some(other) => {
+                            return Err(ConfigError {
+                                var: "COUPONKEEPER_SECURE_COOKIES",
+                                message: format!("expected on or off, got {other:?}"),
+                            });
+                        }
+                    },
+                    session: crate::service::staff::SessionPolicy {
+                        idle_seconds: positive(
+                            parse_var(
+                                &nonempty,
+                                "COUPONKEEPER_SESSION_IDLE_SECONDS",
+                                c.session.idle_seconds,
+                            )?,
+                            "COUPONKEEPER_SESSION_IDLE_SECONDS",
+                        )?,
+                        absolute_seconds: positive(
+                            parse_var(
+                                &nonempty,
+                                "COUPONKEEPER_SESSION_ABSOLUTE_SECONDS",
+                                c.session.absolute_seconds,
+                            )?,
+                            "COUPONKEEPER_SESSION_ABSOLUTE_SECONDS",
+                        )?,
+                    },
+                }
+            },
+            bootstrap_admin: nonempty("COUPONKEEPER_BOOTSTRAP_ADMIN"),
         })
     }
 }

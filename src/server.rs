@@ -20,6 +20,8 @@ pub enum StartError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("cannot listen: {0}")]
     Io(#[from] std::io::Error),
+    #[error("COUPONKEEPER_BOOTSTRAP_ADMIN: {0}")]
+    Bootstrap(String),
 }
 
 /// Opens the database of `config` and applies migrations.
@@ -56,7 +58,7 @@ pub fn app_state_with_metrics(
     service: Service,
     metrics: Arc<Metrics>,
 ) -> AppState {
-    AppState::new(service, metrics, &config.api_tokens)
+    AppState::new(service, metrics, &config.api_tokens).with_console(config.console.clone())
 }
 
 /// Runs the server until SIGTERM or Ctrl-C, then finishes in-flight
@@ -67,6 +69,15 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         tracing::warn!("COUPONKEEPER_API_TOKEN is not set: every /api/v1 call will answer 401");
     }
     let service = build_service(&config, db.clone(), Arc::new(SystemClock));
+    if let Some(spec) = &config.bootstrap_admin {
+        match service.bootstrap_admin(spec).await {
+            Ok(true) => tracing::info!("bootstrap admin created from COUPONKEEPER_BOOTSTRAP_ADMIN"),
+            Ok(false) => {
+                tracing::info!("staff accounts exist; COUPONKEEPER_BOOTSTRAP_ADMIN ignored")
+            }
+            Err(e) => return Err(StartError::Bootstrap(e.to_string())),
+        }
+    }
     let metrics = Arc::new(Metrics::default());
     let jobs = if config.jobs.enabled {
         tracing::info!("background jobs on");
@@ -82,9 +93,12 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let app = router(app_state_with_metrics(&config, service, metrics));
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %config.addr, store = db.backend().name(), "couponkeeper listening");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await?;
     if let Some(jobs) = jobs {
         jobs.stop().await;
     }

@@ -36,6 +36,8 @@ use extract::ApiCaller;
 pub struct AppState {
     pub service: Service,
     pub metrics: Arc<Metrics>,
+    /// Console cookie and session settings.
+    pub console: Arc<crate::web::ConsoleSettings>,
     /// SHA-256 of each configured API token; tokens themselves are not kept
     /// around longer than start-up.
     token_hashes: Arc<Vec<[u8; 32]>>,
@@ -50,8 +52,15 @@ impl AppState {
         AppState {
             service,
             metrics,
+            console: Arc::new(crate::web::ConsoleSettings::default()),
             token_hashes: Arc::new(token_hashes),
         }
+    }
+
+    /// The same state with these console settings.
+    pub fn with_console(mut self, console: crate::web::ConsoleSettings) -> Self {
+        self.console = Arc::new(console);
+        self
     }
 
     /// The caller a bearer token stands for. Compares hashes in constant

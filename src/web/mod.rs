@@ -1,7 +1,21 @@
-//! Server-rendered pages (leptos SSR on the same axum server; no WASM, no
-//! JavaScript required). So far: the front page, which tells whoever opens
-//! the service's address what it is, whether its database answers, and where
-//! the API and its documentation are. The support console builds on this.
+//! Server-rendered pages: leptos SSR on the same axum server, no WASM and
+//! no JavaScript required (forms post to the server, which answers with a
+//! redirect and a flash message: post/redirect/get).
+//!
+//! - `/`: the public front page (what this service is, whether its
+//!   database answers).
+//! - `/login`, `/logout`, `/lang`: sign-in, sign-out, the language switch
+//!   ([`auth`]).
+//! - `/console/...`: the support console ([`console`]), every page behind a
+//!   staff session, every form behind a CSRF token.
+//!
+//! Pages call the same [`crate::service`] functions as the JSON API; no
+//! rule lives here.
+
+pub mod auth;
+pub mod console;
+pub mod i18n;
+pub mod layout;
 
 use axum::Router;
 use axum::extract::State;
@@ -17,6 +31,9 @@ use crate::api::AppState;
 const STYLE_CSS: &str = include_str!("../../style/main.css");
 /// The site icon.
 const FAVICON_SVG: &str = include_str!("../../public/favicon.svg");
+/// Optional enhancements (the `/` search shortcut); every page works
+/// without it.
+const CONSOLE_JS: &str = include_str!("../../public/console.js");
 
 /// Routes of the pages and their static files.
 pub fn routes() -> Router<AppState> {
@@ -24,6 +41,32 @@ pub fn routes() -> Router<AppState> {
         .route("/", get(front_page))
         .route("/style/main.css", get(stylesheet))
         .route("/favicon.svg", get(favicon))
+        .route("/console.js", get(script))
+        .merge(auth::routes())
+        .merge(console::routes())
+}
+
+/// Console settings that are not business rules.
+#[derive(Debug, Clone, Default)]
+pub struct ConsoleSettings {
+    /// `COUPONKEEPER_SECURE_COOKIES=on` when served behind TLS: cookies get
+    /// `Secure` and the session cookie the `__Host-` prefix.
+    pub secure_cookies: bool,
+    /// Session idle and absolute lifetimes.
+    pub session: crate::service::staff::SessionPolicy,
+}
+
+
+/// The value of cookie `name` in the request, if any.
+pub fn cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
 }
 
 async fn stylesheet() -> Response {
@@ -33,6 +76,17 @@ async fn stylesheet() -> Response {
             (header::CACHE_CONTROL, "public, max-age=3600"),
         ],
         STYLE_CSS,
+    )
+        .into_response()
+}
+
+async fn script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=3600"),
+        ],
+        CONSOLE_JS,
     )
         .into_response()
 }
@@ -82,17 +136,23 @@ pub fn render_front_page(p: &FrontPage) -> String {
 }
 
 /// The HTML shell every page shares.
-fn document(title: &str, body: &str) -> String {
+pub fn document(title: &str, body: &str) -> String {
+    document_in("zh-CN", title, body)
+}
+
+/// The HTML shell in a given language (`lang` attribute).
+pub fn document_in(lang: &str, title: &str, body: &str) -> String {
     format!(
-        "<!DOCTYPE html><html lang=\"zh-CN\"><head><meta charset=\"utf-8\">\
+        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{}</title><link rel=\"icon\" href=\"/favicon.svg\" type=\"image/svg+xml\">\
-         <link rel=\"stylesheet\" href=\"/style/main.css\"></head><body>{body}</body></html>",
+         <link rel=\"stylesheet\" href=\"/style/main.css\">\
+         <script src=\"/console.js\" defer></script></head><body>{body}</body></html>",
         escape_html(title)
     )
 }
 
-fn escape_html(s: &str) -> String {
+pub fn escape_html(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -134,6 +194,7 @@ fn Front(page: FrontPage) -> impl IntoView {
             <section aria-labelledby="api-heading">
                 <h2 id="api-heading">"接口 · API"</h2>
                 <ul class="links">
+                    <li><a href="/console">"客服控制台 · Support console"</a></li>
                     <li><a href="/api/v1/openapi.json">"OpenAPI 文档 · OpenAPI document"</a></li>
                     <li><a href="/healthz">"存活检查 · /healthz"</a></li>
                     <li><a href="/readyz">"就绪检查 · /readyz"</a></li>

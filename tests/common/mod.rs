@@ -11,6 +11,8 @@
 
 #![allow(dead_code)]
 
+pub mod console;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,0 +1,409 @@
+//! Console staff: accounts (argon2id password hashes), sign-in with rate
+//! limiting, and database-backed sessions with idle and absolute expiry.
+//!
+//! A session cookie holds 32 random bytes; the database keeps only their
+//! SHA-256, so reading the sessions table does not let anyone sign in.
+//! Every sign-in makes a new session id, so an id planted before sign-in
+//! (session fixation) is worthless.
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::{Argon2, password_hash::rand_core::OsRng};
+use chrono::Duration;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+use super::{Service, ServiceError};
+use crate::domain::FieldError;
+use crate::domain::staff::{Password, Role, StaffName};
+use crate::domain::time::to_ms;
+use crate::store::{is_unique_violation, staff};
+
+/// How far back failed sign-ins count against an account or an address.
+pub const LOGIN_WINDOW_SECONDS: i64 = 15 * 60;
+/// Failed sign-ins per account within the window before it is refused.
+pub const MAX_FAILURES_PER_ACCOUNT: i64 = 5;
+/// Failed sign-ins per address within the window before it is refused
+/// (higher: an office may share one address).
+pub const MAX_FAILURES_PER_ADDRESS: i64 = 30;
+/// A session's last-seen time is written at most this often, so reading
+/// pages does not turn into one write per request.
+const TOUCH_EVERY_SECONDS: i64 = 60;
+
+/// How long sessions live.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionPolicy {
+    /// Signed out after this long without a request.
+    pub idle_seconds: i64,
+    /// Signed out this long after sign-in, however active.
+    pub absolute_seconds: i64,
+}
+
+impl Default for SessionPolicy {
+    fn default() -> Self {
+        SessionPolicy {
+            idle_seconds: 30 * 60,
+            absolute_seconds: 12 * 3600,
+        }
+    }
+}
+
+/// A signed-in staff member, as every console page sees them.
+#[derive(Debug, Clone)]
+pub struct StaffSession {
+    pub name: StaffName,
+    pub role: Role,
+    /// The token every form of this session must carry.
+    pub csrf_token: String,
+}
+
+impl StaffSession {
+    /// `staff:<name>`, the actor of every event this person causes.
+    pub fn actor(&self) -> String {
+        self.name.actor()
+    }
+}
+
+/// A fresh session: the cookie value and the form token.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub token: String,
+    pub session: StaffSession,
+}
+
+/// Why a sign-in did not succeed.
+#[derive(Debug, thiserror::Error)]
+pub enum SignInError {
+    /// Unknown name, wrong password or disabled account: deliberately one
+    /// answer, so the form does not reveal which names exist.
+    #[error("wrong name or password")]
+    BadCredentials,
+    #[error("too many failed sign-ins; try again later")]
+    RateLimited,
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+}
+
+/// Whether `add_staff` made a new account or replaced an existing one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaffAdded {
+    Created,
+    Updated,
+}
+
+/// A staff account for listing.
+#[derive(Debug, Clone)]
+pub struct StaffView {
+    pub name: String,
+    pub role: String,
+    pub disabled: bool,
+    pub created_at_ms: i64,
+}
+
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    hex::encode(buf)
+}
+
+fn sha256_hex(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// Hashes a password with argon2id (the crate's defaults: 19 MiB, 2
+/// passes, OWASP's recommendation) on a blocking thread.
+async fn hash_password(password: String) -> Result<String, ServiceError> {
+    let hashed = tokio::task::spawn_blocking(move || {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| FieldError::new("password", format!("could not hash: {e}")))?;
+    hashed.map_err(|e| ServiceError::Invalid(FieldError::new("password", e)))
+}
+
+/// Checks a password against a stored hash on a blocking thread. A
+/// malformed stored hash verifies as false.
+async fn verify_password(password: String, stored: String) -> bool {
+    tokio::task::spawn_blocking(move || {
+        PasswordHash::new(&stored)
+            .map(|h| {
+                Argon2::default()
+                    .verify_password(password.as_bytes(), &h)
+                    .is_ok()
+            })
+            .unwrap_or(false)
+    })
+    .await
+    .unwrap_or(false)
+}
+
+/// A hash of nothing anyone knows, verified when the name does not exist so
+/// a wrong name takes as long as a wrong password.
+const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$3sVwzX2vLk6Y2qkGq0b6pDkq0T3qYp2oW0bqJmYkQ0Y";
+
+impl Service {
+    /// Creates a staff account, or with `replace` sets a new password and
+    /// role on an existing one (and ends its sessions).
+    pub async fn add_staff(
+        &self,
+        name: &StaffName,
+        role: Role,
+        password: &Password,
+        replace: bool,
+    ) -> Result<StaffAdded, ServiceError> {
+        let hash = hash_password(password.expose().to_string()).await?;
+        let now_ms = to_ms(self.now());
+        let name = name.as_str().to_string();
+        self.write(None, move |c| {
+            let name = name.clone();
+            let hash = hash.clone();
+            Box::pin(async move {
+                if replace && staff::update(c, &name, role.as_str(), &hash, now_ms).await? {
+                    staff::delete_sessions_of(c, &name).await?;
+                    return Ok(true);
+                }
+                match staff::insert(c, &name, role.as_str(), &hash, now_ms).await {
+                    Ok(()) => Ok(false),
+                    Err(e) if is_unique_violation(&e) => Err(ServiceError::Invalid(
+                        FieldError::new("name", "is taken; use --replace to reset it"),
+                    )),
+                    Err(e) => Err(e.into()),
+                }
+            })
+        })
+        .await
+        .map(|e| match e.fresh() {
+            Some(true) => StaffAdded::Updated,
+            _ => StaffAdded::Created,
+        })
+    }
+
+    /// Creates the first admin from `name:password` when there is no staff
+    /// at all. Returns whether it created one.
+    pub async fn bootstrap_admin(&self, spec: &str) -> Result<bool, ServiceError> {
+        let (name, password) = spec.split_once(':').ok_or_else(|| {
+            FieldError::new("COUPONKEEPER_BOOTSTRAP_ADMIN", "expected name:password")
+        })?;
+        let name = StaffName::parse(name)?;
+        let password = Password::parse(password)?;
+        let existing = self
+            .read(|c| Box::pin(async move { Ok(staff::count(c).await?) }))
+            .await?;
+        if existing > 0 {
+            return Ok(false);
+        }
+        match self.add_staff(&name, Role::Admin, &password, false).await {
+            Ok(_) => Ok(true),
+            // Another instance bootstrapped the same name first.
+            Err(ServiceError::Invalid(e)) if e.field == "name" => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every staff account.
+    pub async fn list_staff(&self) -> Result<Vec<StaffView>, ServiceError> {
+        let rows = self
+            .read(|c| Box::pin(async move { Ok(staff::list(c).await?) }))
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| StaffView {
+                name: r.name,
+                role: r.role,
+                disabled: r.disabled != 0,
+                created_at_ms: r.created_at,
+            })
+            .collect())
+    }
+
+    /// Checks a name and password and opens a new session. Failed attempts
+    /// are recorded; too many recent failures for the account or the
+    /// address refuse even a correct password until the window passes.
+    pub async fn sign_in(
+        &self,
+        raw_name: &str,
+        password: &str,
+        address: &str,
+        policy: SessionPolicy,
+    ) -> Result<SignedIn, SignInError> {
+        let now = self.now();
+        let now_ms = to_ms(now);
+        let name = StaffName::parse(raw_name).ok();
+        let key = name
+            .as_ref()
+            .map(|n| n.as_str().to_string())
+            .unwrap_or_else(|| raw_name.chars().take(64).collect());
+        let address = address.chars().take(64).collect::<String>();
+        let since_ms = to_ms(now - Duration::seconds(LOGIN_WINDOW_SECONDS));
+        let (key2, address2) = (key.clone(), address.clone());
+        let (by_name, by_address) = self
+            .read(move |c| {
+                let (key, address) = (key2.clone(), address2.clone());
+                Box::pin(
+                    async move { Ok(staff::recent_failures(c, &key, &address, since_ms).await?) },
+                )
+            })
+            .await?;
+        if by_name >= MAX_FAILURES_PER_ACCOUNT || by_address >= MAX_FAILURES_PER_ADDRESS {
+            return Err(SignInError::RateLimited);
+        }
+        let row = match &name {
+            Some(n) => {
+                let n = n.as_str().to_string();
+                self.read(move |c| {
+                    let n = n.clone();
+                    Box::pin(async move { Ok(staff::get(c, &n).await?) })
+                })
+                .await?
+            }
+            None => None,
+        };
+        let stored = row
+            .as_ref()
+            .filter(|r| r.disabled == 0)
+            .map(|r| r.password_hash.clone())
+            .unwrap_or_else(|| DUMMY_HASH.to_string());
+        let password_ok = verify_password(password.to_string(), stored).await;
+        let account = row.filter(|r| r.disabled == 0 && password_ok);
+        let role = account.as_ref().and_then(|r| Role::parse(&r.role).ok());
+        let token = random_hex(32);
+        let csrf_token = random_hex(32);
+        let id_hash = sha256_hex(&token);
+        let expires_at_ms = to_ms(now + Duration::seconds(policy.absolute_seconds));
+        let succeeded = role.is_some();
+        let (key3, address3, csrf3) = (key.clone(), address.clone(), csrf_token.clone());
+        self.write(None, move |c| {
+            let (key, address, csrf, id_hash) = (
+                key3.clone(),
+                address3.clone(),
+                csrf3.clone(),
+                id_hash.clone(),
+            );
+            Box::pin(async move {
+                staff::record_attempt(c, &key, &address, succeeded, now_ms).await?;
+                if succeeded {
+                    staff::insert_session(
+                        c,
+                        &staff::NewSession {
+                            id_hash: &id_hash,
+                            staff_name: &key,
+                            csrf_token: &csrf,
+                            address: &address,
+                            now_ms,
+                            expires_at_ms,
+                        },
+                    )
+                    .await?;
+                }
+                Ok(())
+            })
+        })
+        .await?;
+        match (name, role) {
+            (Some(name), Some(role)) => {
+                tracing::info!(staff = %name, address = %address, "staff signed in");
+                Ok(SignedIn {
+                    token,
+                    session: StaffSession {
+                        name,
+                        role,
+                        csrf_token,
+                    },
+                })
+            }
+            _ => {
+                tracing::info!(name = %key, address = %address, "staff sign-in refused");
+                Err(SignInError::BadCredentials)
+            }
+        }
+    }
+
+    /// The session a cookie token stands for, if it is still live: not past
+    /// its absolute end, not idle too long, its account enabled.
+    pub async fn session(
+        &self,
+        token: &str,
+        policy: SessionPolicy,
+    ) -> Result<Option<StaffSession>, ServiceError> {
+        if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(None);
+        }
+        let now_ms = to_ms(self.now());
+        let id_hash = sha256_hex(token);
+        let hash2 = id_hash.clone();
+        let Some(row) = self
+            .read(move |c| {
+                let h = hash2.clone();
+                Box::pin(async move { Ok(staff::get_session(c, &h).await?) })
+            })
+            .await?
+        else {
+            return Ok(None);
+        };
+        let idle_end_ms = row.last_seen_at + policy.idle_seconds * 1000;
+        let (Ok(name), Ok(role)) = (StaffName::parse(&row.staff_name), Role::parse(&row.role))
+        else {
+            return Ok(None);
+        };
+        if row.disabled != 0 || now_ms >= row.expires_at || now_ms >= idle_end_ms {
+            return Ok(None);
+        }
+        if now_ms - row.last_seen_at >= TOUCH_EVERY_SECONDS * 1000 {
+            self.write(None, move |c| {
+                let h = id_hash.clone();
+                Box::pin(async move { Ok(staff::touch_session(c, &h, now_ms).await?) })
+            })
+            .await?;
+        }
+        Ok(Some(StaffSession {
+            name,
+            role,
+            csrf_token: row.csrf_token,
+        }))
+    }
+
+    /// Ends the session a cookie token stands for (sign-out).
+    pub async fn sign_out(&self, token: &str) -> Result<(), ServiceError> {
+        let id_hash = sha256_hex(token);
+        self.write(None, move |c| {
+            let h = id_hash.clone();
+            Box::pin(async move { Ok(staff::delete_session(c, &h).await.map(|_| ())?) })
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Deletes up to `batch` dead sessions and day-old sign-in attempts.
+    pub async fn purge_sessions(
+        &self,
+        policy: SessionPolicy,
+        batch: i64,
+    ) -> Result<u64, ServiceError> {
+        let now = self.now();
+        let now_ms = to_ms(now);
+        let idle_before_ms = to_ms(now - Duration::seconds(policy.idle_seconds));
+        let attempts_before_ms = to_ms(now - Duration::days(1));
+        Ok(self
+            .write(None, move |c| {
+                Box::pin(async move {
+                    Ok(staff::purge(c, now_ms, idle_before_ms, attempts_before_ms, batch).await?)
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dummy_hash_parses_so_unknown_names_cost_a_real_verification() {
+        assert!(PasswordHash::new(DUMMY_HASH).is_ok());
+    }
+}

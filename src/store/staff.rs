@@ -1,0 +1,240 @@
+//! The `staff`, `staff_sessions` and `login_attempts` tables: console
+//! accounts, signed-in browsers and the sign-in history rate limiting reads.
+
+use sqlx::AnyConnection;
+
+/// One staff account as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StaffRow {
+    pub name: String,
+    pub role: String,
+    pub password_hash: String,
+    pub disabled: i64,
+    pub created_at: i64,
+}
+
+pub async fn count(conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM staff")
+        .fetch_one(conn)
+        .await
+}
+
+pub async fn get(conn: &mut AnyConnection, name: &str) -> Result<Option<StaffRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT name, role, password_hash, disabled, created_at FROM staff WHERE name = $1",
+    )
+    .bind(name)
+    .fetch_optional(conn)
+    .await
+}
+
+/// Every account, by name (a console has tens of staff, not thousands; the
+/// limit keeps a runaway table from filling a page).
+pub async fn list(conn: &mut AnyConnection) -> Result<Vec<StaffRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT name, role, password_hash, disabled, created_at FROM staff ORDER BY name LIMIT 1000",
+    )
+    .fetch_all(conn)
+    .await
+}
+
+/// Inserts an account; a taken name is a unique violation the caller maps.
+pub async fn insert(
+    conn: &mut AnyConnection,
+    name: &str,
+    role: &str,
+    password_hash: &str,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO staff (name, role, password_hash, disabled, created_at, updated_at)
+         VALUES ($1, $2, $3, 0, $4, $4)",
+    )
+    .bind(name)
+    .bind(role)
+    .bind(password_hash)
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Replaces an account's password and role. Returns whether it existed.
+pub async fn update(
+    conn: &mut AnyConnection,
+    name: &str,
+    role: &str,
+    password_hash: &str,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE staff SET role = $2, password_hash = $3, disabled = 0, updated_at = $4 WHERE name = $1",
+    )
+    .bind(name)
+    .bind(role)
+    .bind(password_hash)
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Records one sign-in attempt.
+pub async fn record_attempt(
+    conn: &mut AnyConnection,
+    name: &str,
+    address: &str,
+    succeeded: bool,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO login_attempts (staff_name, address, succeeded, at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(name)
+    .bind(address)
+    .bind(i64::from(succeeded))
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Failed attempts since `since_ms` for an account and for an address,
+/// each read through its own index.
+pub async fn recent_failures(
+    conn: &mut AnyConnection,
+    name: &str,
+    address: &str,
+    since_ms: i64,
+) -> Result<(i64, i64), sqlx::Error> {
+    let by_name: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM login_attempts WHERE staff_name = $1 AND at > $2 AND succeeded = 0",
+    )
+    .bind(name)
+    .bind(since_ms)
+    .fetch_one(&mut *conn)
+    .await?;
+    let by_address: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM login_attempts WHERE address = $1 AND at > $2 AND succeeded = 0",
+    )
+    .bind(address)
+    .bind(since_ms)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok((by_name, by_address))
+}
+
+/// A stored session joined with its account.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionRow {
+    pub id_hash: String,
+    pub staff_name: String,
+    pub role: String,
+    pub disabled: i64,
+    pub csrf_token: String,
+    pub created_at: i64,
+    pub last_seen_at: i64,
+    pub expires_at: i64,
+}
+
+pub struct NewSession<'a> {
+    pub id_hash: &'a str,
+    pub staff_name: &'a str,
+    pub csrf_token: &'a str,
+    pub address: &'a str,
+    pub now_ms: i64,
+    pub expires_at_ms: i64,
+}
+
+pub async fn insert_session(
+    conn: &mut AnyConnection,
+    s: &NewSession<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO staff_sessions (id_hash, staff_name, csrf_token, address, created_at, last_seen_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $5, $6)",
+    )
+    .bind(s.id_hash)
+    .bind(s.staff_name)
+    .bind(s.csrf_token)
+    .bind(s.address)
+    .bind(s.now_ms)
+    .bind(s.expires_at_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn get_session(
+    conn: &mut AnyConnection,
+    id_hash: &str,
+) -> Result<Option<SessionRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT s.id_hash, s.staff_name, st.role, st.disabled, s.csrf_token, s.created_at, s.last_seen_at, s.expires_at
+         FROM staff_sessions s JOIN staff st ON st.name = s.staff_name
+         WHERE s.id_hash = $1",
+    )
+    .bind(id_hash)
+    .fetch_optional(conn)
+    .await
+}
+
+/// Moves a session's idle clock forward.
+pub async fn touch_session(
+    conn: &mut AnyConnection,
+    id_hash: &str,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE staff_sessions SET last_seen_at = $2 WHERE id_hash = $1")
+        .bind(id_hash)
+        .bind(now_ms)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn delete_session(conn: &mut AnyConnection, id_hash: &str) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("DELETE FROM staff_sessions WHERE id_hash = $1")
+        .bind(id_hash)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Ends every session of an account (password change, role change).
+pub async fn delete_sessions_of(conn: &mut AnyConnection, name: &str) -> Result<u64, sqlx::Error> {
+    let r = sqlx::query("DELETE FROM staff_sessions WHERE staff_name = $1")
+        .bind(name)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected())
+}
+
+/// Deletes up to `batch` sessions past their absolute end or idle since
+/// `idle_before_ms`, and sign-in attempts older than `attempts_before_ms`.
+pub async fn purge(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    idle_before_ms: i64,
+    attempts_before_ms: i64,
+    batch: i64,
+) -> Result<u64, sqlx::Error> {
+    let sessions = sqlx::query(
+        "DELETE FROM staff_sessions WHERE id_hash IN (
+             SELECT id_hash FROM staff_sessions WHERE expires_at <= $1 OR last_seen_at <= $2 LIMIT $3)",
+    )
+    .bind(now_ms)
+    .bind(idle_before_ms)
+    .bind(batch)
+    .execute(&mut *conn)
+    .await?;
+    let attempts = sqlx::query(
+        "DELETE FROM login_attempts WHERE id IN (
+             SELECT id FROM login_attempts WHERE at <= $1 LIMIT $2)",
+    )
+    .bind(attempts_before_ms)
+    .bind(batch)
+    .execute(&mut *conn)
+    .await?;
+    Ok(sessions.rows_affected() + attempts.rows_affected())
+}

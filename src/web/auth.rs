@@ -1,0 +1,603 @@
+//! Who is asking: the staff session behind every console page, the CSRF
+//! checks behind every form, flash messages, and the sign-in, sign-out and
+//! language-switch handlers.
+//!
+//! - The session cookie is HttpOnly and SameSite=Lax; with
+//!   `COUPONKEEPER_SECURE_COOKIES=on` it is also Secure and named
+//!   `__Host-ck_session` (so no subdomain can set it).
+//! - Every state-changing request is a POST that must carry the session's
+//!   CSRF token and must not come from another site (`Sec-Fetch-Site`, and
+//!   `Origin` when present). The sign-in form, which has no session yet,
+//!   uses a double-submit cookie instead.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::i18n::{LANG_COOKIE, Lang};
+use super::layout::{self, Flash, FlashKind};
+use super::{ConsoleSettings, cookie};
+use crate::api::AppState;
+use crate::service::ServiceError;
+use crate::service::staff::{SignInError, StaffSession};
+
+/// Session cookie name without TLS.
+pub const SESSION_COOKIE: &str = "ck_session";
+/// Session cookie name behind TLS: `__Host-` binds it to this host and path.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-ck_session";
+/// The sign-in form's double-submit CSRF cookie.
+pub const LOGIN_CSRF_COOKIE: &str = "ck_login_csrf";
+/// One-shot message shown on the page after a redirect.
+pub const FLASH_COOKIE: &str = "ck_flash";
+
+/// Sign-in, sign-out and the language switch.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/login", get(login_page).post(login))
+        .route("/logout", post(logout))
+        .route("/lang", post(switch_lang))
+}
+
+fn session_cookie_name(s: &ConsoleSettings) -> &'static str {
+    if s.secure_cookies {
+        SECURE_SESSION_COOKIE
+    } else {
+        SESSION_COOKIE
+    }
+}
+
+/// A `Set-Cookie` value with the attributes every cookie here shares.
+pub fn set_cookie(
+    s: &ConsoleSettings,
+    name: &str,
+    value: &str,
+    max_age_seconds: Option<i64>,
+) -> HeaderValue {
+    let mut c = format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax");
+    if let Some(age) = max_age_seconds {
+        c.push_str(&format!("; Max-Age={age}"));
+    }
+    if s.secure_cookies {
+        c.push_str("; Secure");
+    }
+    HeaderValue::from_str(&c).unwrap_or_else(|_| HeaderValue::from_static("invalid=; Max-Age=0"))
+}
+
+/// Only paths on this site, so `next=` cannot send anyone elsewhere.
+pub fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n)
+            if n.starts_with("/console")
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(|c| c.is_control()) =>
+        {
+            n.to_string()
+        }
+        _ => "/console".to_string(),
+    }
+}
+
+/// A 303 redirect carrying a flash message.
+pub fn redirect_with_flash(s: &ConsoleSettings, to: &str, flash: &Flash) -> Response {
+    let mut r = Redirect::to(to).into_response();
+    r.headers_mut().append(
+        header::SET_COOKIE,
+        set_cookie(s, FLASH_COOKIE, &flash.encode(), Some(60)),
+    );
+    r
+}
+
+/// Whether a request was sent by a page of this site (or typed into the
+/// address bar), judged by `Sec-Fetch-Site` and, when present, `Origin`.
+/// Browsers too old to send either are let through: the CSRF token still
+/// stands.
+pub fn same_site_request(headers: &HeaderMap) -> bool {
+    let fetch_site_ok = match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        None => true,
+        Some(v) => matches!(v, "same-origin" | "none"),
+    };
+    let origin_ok = match (
+        headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()),
+        headers.get(header::HOST).and_then(|v| v.to_str().ok()),
+    ) {
+        (None, _) => true,
+        (Some("null"), _) => false,
+        (Some(origin), Some(host)) => origin
+            .split_once("://")
+            .is_some_and(|(_, rest)| rest.eq_ignore_ascii_case(host)),
+        (Some(_), None) => false,
+    };
+    fetch_site_ok && origin_ok
+}
+
+/// Compares two tokens in time independent of where they differ.
+fn tokens_match(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && !a.is_empty()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// Anyone: the language and flash of a request, for pages without a
+/// session (sign-in).
+pub struct Visitor {
+    pub lang: Lang,
+    pub flash: Option<Flash>,
+    pub settings: ConsoleSettings,
+}
+
+impl FromRequestParts<AppState> for Visitor {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, s: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(Visitor {
+            lang: Lang::from_headers(&parts.headers),
+            flash: cookie(&parts.headers, FLASH_COOKIE).and_then(|v| Flash::decode(&v)),
+            settings: s.console.as_ref().clone(),
+        })
+    }
+}
+
+/// A signed-in staff member making this request: every console handler
+/// takes one, so no console route can be reached without a live session.
+pub struct Staff {
+    pub session: StaffSession,
+    pub lang: Lang,
+    pub flash: Option<Flash>,
+    pub settings: ConsoleSettings,
+    /// This request's path and query, for links back to it.
+    pub here: String,
+    /// Whether `Sec-Fetch-Site` / `Origin` say this came from our pages.
+    same_site: bool,
+    /// Client address, for the audit trail.
+    pub address: String,
+}
+
+impl Staff {
+    /// `staff:<name>`.
+    pub fn actor(&self) -> String {
+        self.session.actor()
+    }
+
+    /// Refuses a form whose CSRF token is missing or wrong, or that was
+    /// posted from another site.
+    pub fn check_csrf(&self, token: Option<&str>) -> Result<(), WebError> {
+        if !self.same_site {
+            return Err(WebError::forbidden(self.lang.t(
+                "请求来自其他站点，已拒绝。",
+                "This request came from another site and was refused.",
+            )));
+        }
+        match token {
+            Some(t) if tokens_match(t, &self.session.csrf_token) => Ok(()),
+            _ => Err(WebError::forbidden(self.lang.t(
+                "表单已失效（安全令牌不符），请返回页面重试。",
+                "The form has expired (security token mismatch). Go back, reload and try again.",
+            ))),
+        }
+    }
+
+    /// A full page response; clears the flash it showed.
+    pub fn page(&self, title: &str, body: impl IntoView + 'static) -> Response {
+        let html = layout::render(self, title, body);
+        let mut r = Html(html).into_response();
+        if self.flash.is_some() {
+            r.headers_mut().append(
+                header::SET_COOKIE,
+                set_cookie(&self.settings, FLASH_COOKIE, "", Some(0)),
+            );
+        }
+        r
+    }
+
+    /// Redirect after a successful action, with a flash message.
+    pub fn done(&self, to: &str, text: String) -> Response {
+        redirect_with_flash(&self.settings, to, &Flash::new(FlashKind::Ok, text))
+    }
+
+    /// Redirect after a refused action, with the reason as a flash message.
+    pub fn refused(&self, to: &str, text: String) -> Response {
+        redirect_with_flash(&self.settings, to, &Flash::new(FlashKind::Error, text))
+    }
+}
+
+fn client_address(parts: &Parts) -> String {
+    parts
+        .extensions
+        .get::<ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_string())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+impl FromRequestParts<AppState> for Staff {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, s: &AppState) -> Result<Self, Self::Rejection> {
+        let settings = s.console.as_ref().clone();
+        let lang = Lang::from_headers(&parts.headers);
+        let here = parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| "/console".to_string());
+        let token = cookie(&parts.headers, session_cookie_name(&settings));
+        let session = match token {
+            Some(t) => s
+                .service
+                .session(&t, settings.session)
+                .await
+                .map_err(|e| WebError::from_service(lang, e).into_response())?,
+            None => None,
+        };
+        let Some(session) = session else {
+            let next = if parts.method == Method::GET {
+                here.clone()
+            } else {
+                "/console".to_string()
+            };
+            let to = format!(
+                "/login?next={}",
+                form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+            );
+            return Err(Redirect::to(&to).into_response());
+        };
+        Ok(Staff {
+            session,
+            lang,
+            flash: cookie(&parts.headers, FLASH_COOKIE).and_then(|v| Flash::decode(&v)),
+            settings,
+            here,
+            same_site: same_site_request(&parts.headers),
+            address: client_address(parts),
+        })
+    }
+}
+
+/// An error page.
+#[derive(Debug)]
+pub struct WebError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl WebError {
+    pub fn forbidden(message: &str) -> Self {
+        WebError {
+            status: StatusCode::FORBIDDEN,
+            message: message.to_string(),
+        }
+    }
+
+    pub fn bad_request(message: String) -> Self {
+        WebError {
+            status: StatusCode::BAD_REQUEST,
+            message,
+        }
+    }
+
+    pub fn not_found(lang: Lang, what: &str) -> Self {
+        WebError {
+            status: StatusCode::NOT_FOUND,
+            message: format!("{}: {what}", lang.t("找不到", "Not found")),
+        }
+    }
+
+    /// The page for a service error. Database trouble is logged here, once,
+    /// and shown as "try again"; refusals show their message.
+    pub fn from_service(lang: Lang, e: ServiceError) -> Self {
+        match e {
+            ServiceError::NotFound { what, id } => {
+                WebError::not_found(lang, &format!("{what} {id}"))
+            }
+            ServiceError::Invalid(f) => {
+                WebError::bad_request(format!("{}: {}", f.field, f.message))
+            }
+            ServiceError::Db(err) => {
+                tracing::error!(error = %err, "console: database error");
+                WebError {
+                    status: StatusCode::SERVICE_UNAVAILABLE,
+                    message: lang
+                        .t(
+                            "数据库暂时不可用，请稍后重试。",
+                            "The database is unavailable; try again shortly.",
+                        )
+                        .to_string(),
+                }
+            }
+            other => WebError {
+                status: StatusCode::CONFLICT,
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        let body = layout::error_page(self.status.as_u16(), &self.message);
+        (self.status, Html(body)).into_response()
+    }
+}
+
+/// Parses an urlencoded form body; a malformed one is a 400 page.
+pub fn parse_form<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, WebError> {
+    serde_urlencoded::from_bytes(body)
+        .map_err(|e| WebError::bad_request(format!("malformed form: {e}")))
+}
+
+#[derive(Deserialize)]
+struct NextQuery {
+    next: Option<String>,
+}
+
+async fn login_page(
+    State(s): State<AppState>,
+    visitor: Visitor,
+    headers: HeaderMap,
+    Query(q): Query<NextQuery>,
+) -> Response {
+    let settings = s.console.as_ref().clone();
+    // Already signed in: straight to the console.
+    if let Some(t) = cookie(&headers, session_cookie_name(&settings))
+        && let Ok(Some(_)) = s.service.session(&t, settings.session).await
+    {
+        return Redirect::to(&safe_next(q.next.as_deref())).into_response();
+    }
+    let csrf = cookie(&headers, LOGIN_CSRF_COOKIE)
+        .filter(|c| c.len() == 32 && c.bytes().all(|b| b.is_ascii_hexdigit()))
+        .unwrap_or_else(|| format!("{:032x}", rand::random::<u128>()));
+    let html = layout::login_page(
+        visitor.lang,
+        visitor.flash.as_ref(),
+        &csrf,
+        &safe_next(q.next.as_deref()),
+    );
+    let mut r = Html(html).into_response();
+    r.headers_mut().append(
+        header::SET_COOKIE,
+        set_cookie(&settings, LOGIN_CSRF_COOKIE, &csrf, Some(3600)),
+    );
+    if visitor.flash.is_some() {
+        r.headers_mut().append(
+            header::SET_COOKIE,
+            set_cookie(&settings, FLASH_COOKIE, "", Some(0)),
+        );
+    }
+    r
+}
+
+#[derive(Deserialize)]
+struct LoginForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    password: String,
+    csrf: Option<String>,
+    next: Option<String>,
+}
+
+async fn login(
+    State(s): State<AppState>,
+    visitor: Visitor,
+    ConnectInfoOpt(address): ConnectInfoOpt,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let settings = visitor.settings.clone();
+    let lang = visitor.lang;
+    let form: LoginForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let next = safe_next(form.next.as_deref());
+    let back = format!(
+        "/login?next={}",
+        form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+    );
+    let cookie_token = cookie(&headers, LOGIN_CSRF_COOKIE);
+    let csrf_ok = match (&cookie_token, &form.csrf) {
+        (Some(c), Some(f)) => tokens_match(c, f),
+        _ => false,
+    };
+    if !same_site_request(&headers) || !csrf_ok {
+        return redirect_with_flash(
+            &settings,
+            &back,
+            &Flash::new(
+                FlashKind::Error,
+                lang.t(
+                    "登录表单已失效，请重新输入。",
+                    "The sign-in form expired; please enter your details again.",
+                )
+                .to_string(),
+            ),
+        );
+    }
+    match s
+        .service
+        .sign_in(&form.name, &form.password, &address, settings.session)
+        .await
+    {
+        Ok(signed_in) => {
+            let mut r = Redirect::to(&next).into_response();
+            let h = r.headers_mut();
+            h.append(
+                header::SET_COOKIE,
+                set_cookie(
+                    &settings,
+                    session_cookie_name(&settings),
+                    &signed_in.token,
+                    None,
+                ),
+            );
+            h.append(
+                header::SET_COOKIE,
+                set_cookie(&settings, LOGIN_CSRF_COOKIE, "", Some(0)),
+            );
+            r
+        }
+        Err(e) => {
+            let text = match e {
+                SignInError::BadCredentials => {
+                    lang.t("用户名或密码错误。", "Wrong name or password.")
+                }
+                SignInError::RateLimited => lang.t(
+                    "失败次数过多，请 15 分钟后再试。",
+                    "Too many failed attempts; try again in 15 minutes.",
+                ),
+                SignInError::Service(e) => {
+                    return WebError::from_service(lang, e).into_response();
+                }
+            };
+            redirect_with_flash(
+                &settings,
+                &back,
+                &Flash::new(FlashKind::Error, text.to_string()),
+            )
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: Option<String>,
+}
+
+async fn logout(
+    State(s): State<AppState>,
+    staff: Staff,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form: CsrfForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let name = session_cookie_name(&staff.settings);
+    if let Some(t) = cookie(&headers, name)
+        && let Err(e) = s.service.sign_out(&t).await
+    {
+        return WebError::from_service(staff.lang, e).into_response();
+    }
+    tracing::info!(staff = %staff.session.name, "staff signed out");
+    let mut r = redirect_with_flash(
+        &staff.settings,
+        "/login",
+        &Flash::new(
+            FlashKind::Ok,
+            staff
+                .lang
+                .t("已退出登录。", "You are signed out.")
+                .to_string(),
+        ),
+    );
+    r.headers_mut().append(
+        header::SET_COOKIE,
+        set_cookie(&staff.settings, name, "", Some(0)),
+    );
+    r
+}
+
+#[derive(Deserialize)]
+struct LangForm {
+    lang: Option<String>,
+    next: Option<String>,
+}
+
+/// Remembers the language choice in a cookie (a preference of this
+/// browser, not server state) and goes back.
+async fn switch_lang(visitor: Visitor, headers: HeaderMap, body: Bytes) -> Response {
+    let form: LangForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if !same_site_request(&headers) {
+        return WebError::forbidden("cross-site request refused").into_response();
+    }
+    let lang = form
+        .lang
+        .as_deref()
+        .and_then(Lang::parse)
+        .unwrap_or(visitor.lang);
+    let next = match form.next.as_deref() {
+        Some(n) if n.starts_with("/login") && !n.starts_with("//") => n.to_string(),
+        other => safe_next(other),
+    };
+    let mut r = Redirect::to(&next).into_response();
+    r.headers_mut().append(
+        header::SET_COOKIE,
+        set_cookie(
+            &visitor.settings,
+            LANG_COOKIE,
+            lang.code(),
+            Some(365 * 24 * 3600),
+        ),
+    );
+    r
+}
+
+/// The client's address when the server was started with connect info
+/// (`serve` does; in-process tests do not), else `unknown`.
+pub struct ConnectInfoOpt(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ConnectInfoOpt {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ConnectInfoOpt(client_address(parts)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_may_only_point_into_the_console() {
+        assert_eq!(safe_next(Some("/console/coupons/x")), "/console/coupons/x");
+        assert_eq!(safe_next(Some("https://evil.example/")), "/console");
+        assert_eq!(safe_next(Some("//evil.example")), "/console");
+        assert_eq!(safe_next(Some("/console\\..")), "/console");
+        assert_eq!(safe_next(None), "/console");
+    }
+
+    #[test]
+    fn cross_site_posts_are_recognised() {
+        let mut h = HeaderMap::new();
+        assert!(same_site_request(&h));
+        h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
+        assert!(!same_site_request(&h));
+        h.insert("sec-fetch-site", HeaderValue::from_static("same-origin"));
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:3000"));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://127.0.0.1:3000"),
+        );
+        assert!(same_site_request(&h));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("http://evil.example"),
+        );
+        assert!(!same_site_request(&h));
+    }
+
+    #[test]
+    fn tokens_compare_exactly() {
+        assert!(tokens_match("abc", "abc"));
+        assert!(!tokens_match("abc", "abd"));
+        assert!(!tokens_match("", ""));
+        assert!(!tokens_match("abc", "abcd"));
+    }
+}

@@ -1,0 +1,204 @@
+//! A minimal browser for console tests: a cookie jar, no automatic
+//! redirects (tests look at each 303), forms posted the way a browser
+//! posts them (same-origin `Sec-Fetch-Site`, `Origin`), and the CSRF
+//! token read off the page like a real form would carry it.
+
+use std::collections::HashMap;
+
+use couponkeeper::domain::staff::{Password, Role, StaffName};
+
+use super::TestApp;
+
+/// A password long enough for the rules.
+pub const PASSWORD: &str = "correct horse battery";
+
+/// One HTTP answer as a browser sees it.
+#[derive(Debug)]
+pub struct Page {
+    pub status: u16,
+    pub location: Option<String>,
+    pub set_cookies: Vec<String>,
+    pub text: String,
+}
+
+impl Page {
+    /// The value of the first hidden `csrf` input on the page.
+    pub fn csrf(&self) -> Option<String> {
+        hidden_value(&self.text, "csrf")
+    }
+
+    pub fn contains(&self, s: &str) -> bool {
+        self.text.contains(s)
+    }
+}
+
+/// The `value` of `<input ... name="NAME" value="...">`.
+pub fn hidden_value(html: &str, name: &str) -> Option<String> {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html.find(&marker)? + marker.len();
+    let end = html[start..].find('"')? + start;
+    Some(html[start..end].to_string())
+}
+
+/// A browser with its own cookies.
+pub struct Browser<'a> {
+    pub app: &'a TestApp,
+    client: reqwest::Client,
+    pub cookies: HashMap<String, String>,
+    pub accept_language: Option<String>,
+}
+
+impl<'a> Browser<'a> {
+    pub fn new(app: &'a TestApp) -> Self {
+        Browser {
+            app,
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+            cookies: HashMap::new(),
+            accept_language: None,
+        }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    async fn finish(&mut self, req: reqwest::RequestBuilder) -> Page {
+        let mut req = req;
+        if !self.cookies.is_empty() {
+            req = req.header("cookie", self.cookie_header());
+        }
+        if let Some(l) = &self.accept_language {
+            req = req.header("accept-language", l.clone());
+        }
+        let r = req.send().await.expect("request reaches the server");
+        let status = r.status().as_u16();
+        let location = r
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        let set_cookies: Vec<String> = r
+            .headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(String::from)
+            .collect();
+        for c in &set_cookies {
+            let first = c.split(';').next().unwrap_or("");
+            if let Some((k, v)) = first.split_once('=') {
+                if v.is_empty() || c.contains("Max-Age=0") {
+                    self.cookies.remove(k);
+                } else {
+                    self.cookies.insert(k.to_string(), v.to_string());
+                }
+            }
+        }
+        let text = r.text().await.unwrap_or_default();
+        Page {
+            status,
+            location,
+            set_cookies,
+            text,
+        }
+    }
+
+    pub async fn get(&mut self, path: &str) -> Page {
+        let req = self.client.get(format!("{}{path}", self.app.base));
+        self.finish(req).await
+    }
+
+    /// Follows redirects from `path` (at most 5) and returns the last page.
+    pub async fn visit(&mut self, path: &str) -> Page {
+        let mut page = self.get(path).await;
+        for _ in 0..5 {
+            match (&page.status, &page.location) {
+                (301..=303 | 307 | 308, Some(to)) => {
+                    let to = to.clone();
+                    page = self.get(&to).await;
+                }
+                _ => break,
+            }
+        }
+        page
+    }
+
+    /// Posts a form the way a browser on our own page would.
+    pub async fn post_form(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
+        self.post_form_with(path, fields, "same-origin").await
+    }
+
+    /// Posts a form with a chosen `Sec-Fetch-Site`.
+    pub async fn post_form_with(
+        &mut self,
+        path: &str,
+        fields: &[(&str, &str)],
+        fetch_site: &str,
+    ) -> Page {
+        let body: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(fields.iter())
+            .finish();
+        let req = self
+            .client
+            .post(format!("{}{path}", self.app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("sec-fetch-site", fetch_site)
+            .header("origin", self.app.base.clone())
+            .body(body);
+        self.finish(req).await
+    }
+
+    /// Signs in through the real form; returns the answer to the POST.
+    pub async fn sign_in_as(&mut self, name: &str, password: &str) -> Page {
+        let form = self.get("/login").await;
+        let csrf = form.csrf().expect("the sign-in form carries a token");
+        self.post_form(
+            "/login",
+            &[
+                ("name", name),
+                ("password", password),
+                ("csrf", &csrf),
+                ("next", "/console"),
+            ],
+        )
+        .await
+    }
+
+    /// The session's CSRF token, read off the console home page.
+    pub async fn csrf(&mut self) -> String {
+        self.get("/console")
+            .await
+            .csrf()
+            .expect("console pages carry the session's token")
+    }
+}
+
+/// Creates a staff account directly through the service.
+pub async fn add_staff(app: &TestApp, name: &str, role: Role) {
+    app.service
+        .add_staff(
+            &StaffName::parse(name).expect("name"),
+            role,
+            &Password::parse(PASSWORD).expect("password"),
+            false,
+        )
+        .await
+        .expect("staff added");
+}
+
+/// A browser signed in as a new account of `role` named after it.
+pub async fn signed_in(app: &TestApp, role: Role) -> Browser<'_> {
+    let name = format!("{}-1", role.as_str());
+    add_staff(app, &name, role).await;
+    let mut b = Browser::new(app);
+    let r = b.sign_in_as(&name, PASSWORD).await;
+    assert_eq!(r.status, 303, "sign-in redirects: {}", r.text);
+    b
+}
