@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod ledger;
 pub mod orders;
 pub mod outbox;
+pub mod search;
 pub mod templates;
 
 use std::sync::Arc;
