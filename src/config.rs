@@ -37,6 +37,13 @@ pub struct Config {
     /// `COUPONKEEPER_BOOTSTRAP_ADMIN=name:password`: the first admin,
     /// created at start when there is no staff account at all.
     pub bootstrap_admin: Option<String>,
+    /// `COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS`, default 5000: most
+    /// cents one compensation coupon issued by a `support` staff member may
+    /// be worth.
+    pub support_compensation_max_cents: i64,
+    /// `COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS`, default 20000: most
+    /// cents of compensation one `support` staff member may issue per UTC day.
+    pub support_compensation_daily_cents: i64,
 }
 
 /// Settings of the background jobs.
@@ -99,6 +106,8 @@ impl Default for Config {
             jobs: JobSettings::default(),
             console: crate::web::ConsoleSettings::default(),
             bootstrap_admin: None,
+            support_compensation_max_cents: 5_000,
+            support_compensation_daily_cents: 20_000,
         }
     }
 }
@@ -226,6 +235,16 @@ impl Config {
                 }
             },
             bootstrap_admin: nonempty("COUPONKEEPER_BOOTSTRAP_ADMIN"),
+            support_compensation_max_cents: cents_var(
+                &nonempty,
+                "COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS",
+                d.support_compensation_max_cents,
+            )?,
+            support_compensation_daily_cents: cents_var(
+                &nonempty,
+                "COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS",
+                d.support_compensation_daily_cents,
+            )?,
         })
     }
 }
@@ -244,6 +263,27 @@ where
             var,
             message: format!("cannot parse {raw:?}: {e}"),
         }),
+    }
+}
+
+/// An amount of money in cents: 0 (nothing allowed) up to the largest
+/// amount the service accepts.
+fn cents_var(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: i64,
+) -> Result<i64, ConfigError> {
+    let v = parse_var(get, var, default)?;
+    if (0..=crate::domain::money::MAX_CENTS).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError {
+            var,
+            message: format!(
+                "must be between 0 and {} cents",
+                crate::domain::money::MAX_CENTS
+            ),
+        })
     }
 }
 
@@ -298,6 +338,36 @@ mod tests {
         assert!(cfg(&[]).expect("defaults").jobs.enabled);
         let e = cfg(&[("COUPONKEEPER_JOBS", "maybe")]).unwrap_err();
         assert_eq!(e.var, "COUPONKEEPER_JOBS");
+    }
+
+    #[test]
+    fn support_compensation_caps_default_and_parse_as_cents() {
+        let c = cfg(&[]).expect("defaults");
+        assert_eq!(
+            (
+                c.support_compensation_max_cents,
+                c.support_compensation_daily_cents
+            ),
+            (5000, 20000)
+        );
+        let c = cfg(&[
+            ("COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS", "100"),
+            ("COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS", "0"),
+        ])
+        .expect("ok");
+        assert_eq!(
+            (
+                c.support_compensation_max_cents,
+                c.support_compensation_daily_cents
+            ),
+            (100, 0)
+        );
+        for bad in ["-1", "ten", "1.5"] {
+            let e = cfg(&[("COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS", bad)]).unwrap_err();
+            assert_eq!(e.var, "COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS");
+        }
+        let e = cfg(&[("COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS", "-5")]).unwrap_err();
+        assert_eq!(e.var, "COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS");
     }
 
     #[test]

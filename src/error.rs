@@ -113,6 +113,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::Refused { refusal, message } => {
                 ApiError::new(StatusCode::CONFLICT, refusal.code(), message)
             }
+            ServiceError::Forbidden(message) => {
+                ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+            }
             ServiceError::IdempotencyKeyReused => ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "idempotency_key_reused",

@@ -43,6 +43,8 @@ pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
         clock,
         Settings {
             checkout_lock_seconds: config.checkout_lock_seconds,
+            support_compensation_max_cents: config.support_compensation_max_cents,
+            support_compensation_daily_cents: config.support_compensation_daily_cents,
         },
     )
 }

@@ -7,6 +7,7 @@ pub mod expirations;
 pub mod extract;
 pub mod openapi;
 pub mod orders;
+pub mod support;
 pub mod templates;
 
 use std::sync::Arc;
@@ -114,6 +115,16 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/orders/{order_no}/cancel", post(orders::cancel))
         .route("/orders/{order_no}/refund", post(orders::refund))
+        .route(
+            "/orders/{order_no}/health-check",
+            get(support::health_check),
+        )
+        .route("/coupons/{id}/release", post(support::release))
+        .route("/coupons/{id}/invalidate", post(support::invalidate))
+        .route(
+            "/users/{user_id}/compensation-coupons",
+            post(support::compensation),
+        )
         .route("/expirations/pending", get(expirations::pending))
         .route("/openapi.json", get(openapi::serve));
 

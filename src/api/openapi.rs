@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{campaigns, coupons, expirations, orders, templates};
+use super::{campaigns, coupons, expirations, orders, support, templates};
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
     CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView,
@@ -33,12 +33,15 @@ impl Modify for BearerAuth {
         orders::create, orders::get, orders::pay, orders::deposit_payment,
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
         expirations::pending,
+        support::health_check, support::release, support::invalidate, support::compensation,
         super::healthz, super::readyz, super::metrics,
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
         templates::CreateTemplateBody, coupons::ClaimBody, coupons::CouponList,
         campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody,
+        crate::service::support::HealthReport, crate::service::support::CheckView, crate::service::support::ActionView,
+        support::ReleaseBody, support::InvalidateBody, support::CompensationBody,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),

@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod jobs;
 pub mod orders;
 pub mod staff;
+pub mod support;
 pub mod templates;
 pub mod views;
 
@@ -42,6 +43,23 @@ pub use idempotency::{Executed, IdempotencyRequest};
 pub struct Settings {
     /// How long a normal order's checkout lock holds its coupon.
     pub checkout_lock_seconds: i64,
+    /// Most cents one compensation coupon issued by a `support` staff member
+    /// may be worth.
+    pub support_compensation_max_cents: i64,
+    /// Most cents of compensation coupons one `support` staff member may
+    /// issue per UTC day.
+    pub support_compensation_daily_cents: i64,
+}
+
+impl Settings {
+    /// The defaults of the configuration table, with this checkout lock.
+    pub fn with_checkout_lock(checkout_lock_seconds: i64) -> Self {
+        Settings {
+            checkout_lock_seconds,
+            support_compensation_max_cents: 5_000,
+            support_compensation_daily_cents: 20_000,
+        }
+    }
 }
 
 /// Who is acting and under which request, for the event rows.
@@ -84,6 +102,10 @@ pub enum Refusal {
     OrderKindMismatch,
     /// A normal order's checkout lock has lapsed; the order will be closed.
     CheckoutLockExpired,
+    /// A capped staff member would exceed a compensation cap.
+    CompensationLimitExceeded,
+    /// The order named in a request belongs to another user.
+    OrderNotOwned,
 }
 
 impl Refusal {
@@ -105,6 +127,8 @@ impl Refusal {
             Refusal::InvalidOrderStatus => "invalid_order_status",
             Refusal::OrderKindMismatch => "order_kind_mismatch",
             Refusal::CheckoutLockExpired => "checkout_lock_expired",
+            Refusal::CompensationLimitExceeded => "compensation_limit_exceeded",
+            Refusal::OrderNotOwned => "order_not_owned",
         }
     }
 }
@@ -118,6 +142,9 @@ pub enum ServiceError {
     NotFound { what: &'static str, id: String },
     #[error("{message}")]
     Refused { refusal: Refusal, message: String },
+    /// The caller's role does not allow this action (403 `forbidden`).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("this Idempotency-Key was used with a different request")]
     IdempotencyKeyReused,
     #[error("a request with this Idempotency-Key is still running")]

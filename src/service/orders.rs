@@ -437,7 +437,7 @@ async fn plan_for(
 
 /// Builds the API view of an order, with the amount due computed as the
 /// final payment would compute it right now.
-async fn order_view(
+pub(crate) async fn order_view(
     c: &mut AnyConnection,
     o: OrderRow,
     now: DateTime<Utc>,

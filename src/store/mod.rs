@@ -18,6 +18,7 @@ pub mod ledger;
 pub mod orders;
 pub mod outbox;
 pub mod staff;
+pub mod search;
 pub mod templates;
 
 use std::sync::Arc;

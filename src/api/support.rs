@@ -1,0 +1,145 @@
+//! Support routes of API.md "Operations" and the order health check:
+//! `GET /orders/{order_no}/health-check`, `POST /coupons/{id}/release`,
+//! `POST /coupons/{id}/invalidate`,
+//! `POST /users/{user_id}/compensation-coupons`. Thin: parse, call one
+//! service function with [`Authority::Api`], render.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::AppState;
+use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
+use crate::error::{ApiError, ErrorBody};
+use crate::service::support::{Authority, CompensationInput, HealthReport};
+use crate::service::views::CouponView;
+
+/// Body of `POST /coupons/{id}/release`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ReleaseBody {
+    /// Required, 1-500 characters.
+    pub reason: Option<String>,
+    /// Release even though the coupon's order is still live (its discount
+    /// is withdrawn).
+    #[serde(default)]
+    pub force: Option<bool>,
+}
+
+/// Body of `POST /coupons/{id}/invalidate`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct InvalidateBody {
+    /// Required, 1-500 characters.
+    pub reason: Option<String>,
+}
+
+/// Body of `POST /users/{user_id}/compensation-coupons`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CompensationBody {
+    /// 1 cent or more.
+    pub value_cents: Option<i64>,
+    /// 60 seconds to 365 days.
+    pub valid_seconds: Option<i64>,
+    /// Required, 1-500 characters.
+    pub reason: Option<String>,
+    /// The order this makes up for; must belong to the user.
+    pub order_no: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/v1/orders/{order_no}/health-check", operation_id = "order_health_check", tag = "support",
+    params(("order_no" = String, Path)),
+    responses((status = 200, body = HealthReport), (status = 404, body = ErrorBody)))]
+pub async fn health_check(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(order_no): PathParam,
+) -> Response {
+    match s.service.order_health_check(&order_no).await {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+#[utoipa::path(post, path = "/api/v1/coupons/{id}/release", operation_id = "release_coupon", tag = "support",
+    params(("id" = String, Path)), request_body = ReleaseBody,
+    responses((status = 200, body = CouponView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "order_active, coupon_not_available", body = ErrorBody)))]
+pub async fn release(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(id): PathParam,
+    body: JsonBody<ReleaseBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let b = body.value;
+    let result = s
+        .service
+        .release_coupon(
+            &meta.ctx(&caller),
+            &Authority::Api,
+            idem.as_ref(),
+            id,
+            b.reason,
+            b.force.unwrap_or(false),
+        )
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/coupons/{id}/invalidate", operation_id = "invalidate_coupon", tag = "support",
+    params(("id" = String, Path)), request_body = InvalidateBody,
+    responses((status = 200, body = CouponView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "coupon_not_available", body = ErrorBody)))]
+pub async fn invalidate(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(id): PathParam,
+    body: JsonBody<InvalidateBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let result = s
+        .service
+        .invalidate_coupon(
+            &meta.ctx(&caller),
+            &Authority::Api,
+            idem.as_ref(),
+            id,
+            body.value.reason,
+        )
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/users/{user_id}/compensation-coupons", operation_id = "issue_compensation_coupon", tag = "support",
+    params(("user_id" = String, Path)), request_body = CompensationBody,
+    responses((status = 201, body = CouponView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "order_not_owned, compensation_limit_exceeded", body = ErrorBody)))]
+pub async fn compensation(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(user_id): PathParam,
+    body: JsonBody<CompensationBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
+    let b = body.value;
+    let result = s
+        .service
+        .issue_compensation(
+            &meta.ctx(&caller),
+            &Authority::Api,
+            idem.as_ref(),
+            user_id,
+            CompensationInput {
+                value_cents: b.value_cents,
+                valid_seconds: b.valid_seconds,
+                reason: b.reason,
+                order_no: b.order_no,
+            },
+        )
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
+}

@@ -1,0 +1,1103 @@
+//! The one-click health check (一键检测) of an order: pure rules that read
+//! the facts about an order, its coupon and the coupon's own order, the
+//! campaign and the template's stock, and say in plain words (Chinese and
+//! English, readable to a customer over the phone) what is fine, what needs
+//! watching and what is broken, with the action that would fix it.
+//!
+//! No I/O and no clock: the service gathers the facts and passes `now`.
+//! Every check always appears (with a stable name), so the console and the
+//! API can show the same list for every order.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::campaign::{
+    CouponOutcome, HeldCoupon, PaymentWindow, Policy, PresaleOrder, plan_final_payment,
+};
+use super::coupon::{CouponStatus, effective_status};
+use super::money::Cents;
+use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
+
+/// Check names, stable: the API and the console key on them.
+pub const ORDER_STATUS: &str = "order_status";
+/// See [`ORDER_STATUS`].
+pub const COUPON_STATUS: &str = "coupon_status";
+/// See [`ORDER_STATUS`].
+pub const LOCK_LINK: &str = "lock_link";
+/// See [`ORDER_STATUS`].
+pub const COUPON_VALIDITY: &str = "coupon_validity";
+/// See [`ORDER_STATUS`].
+pub const CHECKOUT_LOCK: &str = "checkout_lock";
+/// See [`ORDER_STATUS`].
+pub const TEMPLATE_STOCK: &str = "template_stock";
+/// The user-level check of a locked coupon whose order is not live.
+pub const STRAY_LOCK: &str = "stray_lock";
+
+/// How a check came out, from best to worst (so `max` is the worst).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckResult {
+    /// Consistent; nothing to do.
+    Ok,
+    /// Consistent, but something will happen the customer should know of.
+    Warning,
+    /// Inconsistent: needs an action.
+    Problem,
+}
+
+impl CheckResult {
+    /// `ok`, `warning` or `problem`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckResult::Ok => "ok",
+            CheckResult::Warning => "warning",
+            CheckResult::Problem => "problem",
+        }
+    }
+}
+
+/// What support can do about a check, with everything the action needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum SuggestedAction {
+    /// Release the coupon's lock (`POST /coupons/{id}/release`).
+    ReleaseCoupon { coupon_id: String },
+    /// Give the customer a compensation coupon
+    /// (`POST /users/{user_id}/compensation-coupons`).
+    IssueCompensation {
+        user_id: String,
+        order_no: String,
+        amount_cents: i64,
+    },
+    /// Cancel the order, which releases its coupon in the same transaction
+    /// (`POST /orders/{order_no}/cancel`).
+    CancelOrder { order_no: String },
+}
+
+impl SuggestedAction {
+    /// `release_coupon`, `issue_compensation` or `cancel_order`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SuggestedAction::ReleaseCoupon { .. } => "release_coupon",
+            SuggestedAction::IssueCompensation { .. } => "issue_compensation",
+            SuggestedAction::CancelOrder { .. } => "cancel_order",
+        }
+    }
+}
+
+/// One check's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub result: CheckResult,
+    pub message_en: String,
+    pub message_zh: String,
+    pub suggested_action: Option<SuggestedAction>,
+}
+
+impl Check {
+    fn new(name: &'static str, result: CheckResult, en: String, zh: String) -> Self {
+        Check {
+            name,
+            result,
+            message_en: en,
+            message_zh: zh,
+            suggested_action: None,
+        }
+    }
+
+    fn ok(name: &'static str, en: impl Into<String>, zh: impl Into<String>) -> Self {
+        Check::new(name, CheckResult::Ok, en.into(), zh.into())
+    }
+
+    fn warning(name: &'static str, en: impl Into<String>, zh: impl Into<String>) -> Self {
+        Check::new(name, CheckResult::Warning, en.into(), zh.into())
+    }
+
+    fn problem(name: &'static str, en: impl Into<String>, zh: impl Into<String>) -> Self {
+        Check::new(name, CheckResult::Problem, en.into(), zh.into())
+    }
+
+    fn suggest(mut self, action: SuggestedAction) -> Self {
+        self.suggested_action = Some(action);
+        self
+    }
+}
+
+/// The order as the checks need it.
+#[derive(Debug, Clone)]
+pub struct OrderFacts {
+    pub order_no: String,
+    pub user_id: String,
+    pub kind: OrderKind,
+    pub status: OrderStatus,
+    pub coupon_id: Option<String>,
+    pub coupon_lock_status: CouponLockStatus,
+    pub money: OrderMoney,
+    /// The discount promised at deposit (presale) or checkout (normal).
+    pub discount_snapshot: Cents,
+    pub checkout_lock_expires_at: Option<DateTime<Utc>>,
+}
+
+/// A coupon as the checks need it.
+#[derive(Debug, Clone)]
+pub struct CouponFacts {
+    pub id: String,
+    pub stored_status: CouponStatus,
+    /// The order the coupon is bound to (locked to or used by), if any.
+    pub order_no: Option<String>,
+    pub ends_at: DateTime<Utc>,
+    pub template_id: Option<String>,
+}
+
+/// The order a coupon names when it is not the order being checked.
+#[derive(Debug, Clone)]
+pub struct PartnerOrder {
+    pub order_no: String,
+    pub status: OrderStatus,
+    pub coupon_id: Option<String>,
+}
+
+/// The presale campaign of the order.
+#[derive(Debug, Clone, Copy)]
+pub struct CampaignFacts {
+    pub window: PaymentWindow,
+    pub policy: Policy,
+}
+
+/// A template's stock counter against the coupons it issued.
+#[derive(Debug, Clone)]
+pub struct StockFacts {
+    pub template_id: String,
+    /// The sum of the template's stock-shard counters.
+    pub claimed: i64,
+    /// Claimed coupons of the template in the live and archive tables.
+    pub issued: i64,
+}
+
+/// Everything the order checks read.
+#[derive(Debug, Clone)]
+pub struct HealthFacts<'a> {
+    pub order: &'a OrderFacts,
+    /// The coupon the order names; `None` when it names none, or one that
+    /// exists nowhere (live or archived).
+    pub coupon: Option<&'a CouponFacts>,
+    /// The order the coupon is bound to, when that is another order.
+    pub coupon_order: Option<&'a PartnerOrder>,
+    /// Locked coupons that name this order although the order names
+    /// another coupon (or none).
+    pub strays: &'a [CouponFacts],
+    pub campaign: Option<&'a CampaignFacts>,
+    pub stock: Option<&'a StockFacts>,
+    pub now: DateTime<Utc>,
+}
+
+/// The worst result among the checks (`ok` for none).
+pub fn overall(checks: &[Check]) -> CheckResult {
+    checks
+        .iter()
+        .map(|c| c.result)
+        .max()
+        .unwrap_or(CheckResult::Ok)
+}
+
+/// Runs every order check, in a fixed order.
+pub fn check_order(f: &HealthFacts<'_>) -> Vec<Check> {
+    vec![
+        order_status(f),
+        coupon_status(f),
+        lock_link(f),
+        coupon_validity(f),
+        checkout_lock(f),
+        template_stock(f),
+    ]
+}
+
+/// A time for a message: `2026-11-11 08:00 UTC`.
+fn when(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+fn status_zh(s: OrderStatus) -> &'static str {
+    match s {
+        OrderStatus::PendingPayment => "待付款",
+        OrderStatus::Paid => "已付款",
+        OrderStatus::PendingDeposit => "待付定金",
+        OrderStatus::DepositPaid => "已付定金",
+        OrderStatus::FinalPaid => "已付尾款",
+        OrderStatus::Closed => "已关闭",
+        OrderStatus::Refunded => "已退款",
+    }
+}
+
+fn status_en(s: OrderStatus) -> &'static str {
+    match s {
+        OrderStatus::PendingPayment => "awaiting payment",
+        OrderStatus::Paid => "paid",
+        OrderStatus::PendingDeposit => "awaiting the deposit",
+        OrderStatus::DepositPaid => "deposit paid",
+        OrderStatus::FinalPaid => "fully paid",
+        OrderStatus::Closed => "closed",
+        OrderStatus::Refunded => "refunded",
+    }
+}
+
+fn lapsed(o: &OrderFacts, now: DateTime<Utc>) -> bool {
+    o.kind == OrderKind::Normal
+        && o.status == OrderStatus::PendingPayment
+        && o.checkout_lock_expires_at.is_some_and(|t| t <= now)
+}
+
+fn compensation(o: &OrderFacts) -> SuggestedAction {
+    SuggestedAction::IssueCompensation {
+        user_id: o.user_id.clone(),
+        order_no: o.order_no.clone(),
+        amount_cents: o.discount_snapshot.get(),
+    }
+}
+
+/// `order_status`: where the order stands; a normal order still awaiting
+/// payment after its checkout lock lapsed is a problem (it cannot be paid
+/// and should have been closed).
+pub fn order_status(f: &HealthFacts<'_>) -> Check {
+    let o = f.order;
+    let no = &o.order_no;
+    if lapsed(o, f.now) {
+        let at = o.checkout_lock_expires_at.map(when).unwrap_or_default();
+        return Check::problem(
+            ORDER_STATUS,
+            format!("Order {no} is still awaiting payment, but its payment time ran out at {at}; it can no longer be paid and should be closed."),
+            format!("订单 {no} 仍显示待付款，但付款时限已于 {at} 结束，已无法付款，应当关闭。"),
+        )
+        .suggest(SuggestedAction::CancelOrder {
+            order_no: no.clone(),
+        });
+    }
+    if o.status == OrderStatus::DepositPaid
+        && let Some(c) = f.campaign
+        && f.now >= c.window.ends
+    {
+        let at = when(c.window.ends);
+        return Check::warning(
+            ORDER_STATUS,
+            format!(
+                "The deposit for order {no} is paid, but the final-payment period ended at {at}; the order will be closed."
+            ),
+            format!("订单 {no} 已付定金，但尾款时段已于 {at} 结束，订单将被关闭。"),
+        );
+    }
+    Check::ok(
+        ORDER_STATUS,
+        format!("Order {no} is {}.", status_en(o.status)),
+        format!("订单 {no} 状态：{}。", status_zh(o.status)),
+    )
+}
+
+/// What the order's status says its coupon should be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// Locked to this order.
+    Locked,
+    /// Used by this order.
+    Used,
+    /// Not bound to this order.
+    Free,
+    /// Either (presale before deposit: any free coupon; final_paid with the
+    /// discount withdrawn by policy: released).
+    Unbound,
+}
+
+fn expectation(o: &OrderFacts) -> Expect {
+    match o.status {
+        OrderStatus::PendingPayment | OrderStatus::DepositPaid => Expect::Locked,
+        OrderStatus::Paid => Expect::Used,
+        OrderStatus::FinalPaid => {
+            if o.coupon_lock_status == CouponLockStatus::Used {
+                Expect::Used
+            } else {
+                Expect::Unbound
+            }
+        }
+        OrderStatus::PendingDeposit => Expect::Unbound,
+        OrderStatus::Closed | OrderStatus::Refunded => Expect::Free,
+    }
+}
+
+/// `coupon_status`: the coupon's state agrees with the order's: a
+/// `deposit_paid` (or checkout-locked) order holds it locked, a paid order
+/// has used it, a closed or refunded order no longer holds it.
+pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
+    let o = f.order;
+    let no = &o.order_no;
+    let Some(coupon_id) = o.coupon_id.as_deref() else {
+        return Check::ok(
+            COUPON_STATUS,
+            format!("Order {no} uses no coupon."),
+            format!("订单 {no} 未使用优惠券。"),
+        );
+    };
+    let Some(c) = f.coupon else {
+        let (en, zh) = (
+            format!("Order {no} names coupon {coupon_id}, which cannot be found."),
+            format!("订单 {no} 记录的优惠券 {coupon_id} 查不到。"),
+        );
+        let check = Check::problem(COUPON_STATUS, en, zh);
+        return if o.status == OrderStatus::DepositPaid {
+            check.suggest(compensation(o))
+        } else {
+            check
+        };
+    };
+    let bound_here = c.order_no.as_deref() == Some(no.as_str());
+    let status = effective_status(c.stored_status, c.ends_at, f.now);
+    let discount = o.discount_snapshot.yuan();
+    match (expectation(o), c.stored_status) {
+        (Expect::Locked, CouponStatus::Locked) if bound_here => {
+            if o.status == OrderStatus::DepositPaid {
+                Check::ok(
+                    COUPON_STATUS,
+                    format!(
+                        "The coupon is locked for order {no}; {discount} yuan will be taken off automatically at the final payment."
+                    ),
+                    format!("这张券已为订单 {no} 锁定，付尾款时自动抵扣 {discount} 元。"),
+                )
+            } else {
+                Check::ok(
+                    COUPON_STATUS,
+                    format!(
+                        "The coupon is reserved for order {no}; {discount} yuan will be taken off when it is paid."
+                    ),
+                    format!("这张券已为订单 {no} 预留，付款时抵扣 {discount} 元。"),
+                )
+            }
+        }
+        (Expect::Locked, _) => {
+            let en = format!(
+                "Order {no} should hold coupon {} locked, but the coupon is {}{}.",
+                c.id,
+                status.as_str(),
+                c.order_no
+                    .as_deref()
+                    .filter(|n| *n != no)
+                    .map(|n| format!(" for order {n}"))
+                    .unwrap_or_default()
+            );
+            let zh = format!(
+                "订单 {no} 应锁定优惠券 {}，但这张券现在是「{}」状态，优惠可能无法抵扣。",
+                c.id,
+                status.label_zh()
+            );
+            let check = Check::problem(COUPON_STATUS, en, zh);
+            if o.status == OrderStatus::DepositPaid {
+                check.suggest(compensation(o))
+            } else {
+                check.suggest(SuggestedAction::CancelOrder {
+                    order_no: no.clone(),
+                })
+            }
+        }
+        (Expect::Used, CouponStatus::Used) if bound_here => Check::ok(
+            COUPON_STATUS,
+            format!("The coupon was used on order {no}."),
+            format!("这张券已在订单 {no} 中使用。"),
+        ),
+        (Expect::Used, _) => Check::warning(
+            COUPON_STATUS,
+            format!(
+                "Order {no} is paid with coupon {}, but the coupon reads {}.",
+                c.id,
+                status.as_str()
+            ),
+            format!(
+                "订单 {no} 已用券 {} 付款，但这张券显示为「{}」。",
+                c.id,
+                status.label_zh()
+            ),
+        ),
+        (Expect::Free | Expect::Unbound, CouponStatus::Locked) if bound_here => {
+            let check = Check::problem(
+                COUPON_STATUS,
+                format!(
+                    "Order {no} is {}, but coupon {} is still locked to it; the customer cannot use the coupon.",
+                    status_en(o.status),
+                    c.id
+                ),
+                format!(
+                    "订单 {no} {}，但优惠券 {} 仍被它锁定，客户无法使用这张券。",
+                    status_zh(o.status),
+                    c.id
+                ),
+            );
+            check.suggest(SuggestedAction::ReleaseCoupon {
+                coupon_id: c.id.clone(),
+            })
+        }
+        (Expect::Free, CouponStatus::Used) if bound_here && o.status == OrderStatus::Refunded => {
+            Check::warning(
+                COUPON_STATUS,
+                format!(
+                    "Order {no} was refunded, but coupon {} still reads used.",
+                    c.id
+                ),
+                format!("订单 {no} 已退款，但优惠券 {} 仍显示已核销，未退回。", c.id),
+            )
+        }
+        _ => Check::ok(
+            COUPON_STATUS,
+            format!(
+                "Coupon {} is {} and not held by order {no}.",
+                c.id,
+                status.as_str()
+            ),
+            format!(
+                "优惠券 {} 当前为「{}」，未被订单 {no} 占用。",
+                c.id,
+                status.label_zh()
+            ),
+        ),
+    }
+}
+
+/// `lock_link`: the coupon's `order_no` and the order's `coupon_id` name
+/// each other; a coupon bound elsewhere, or a coupon locked to this order
+/// that the order does not name, is a problem.
+pub fn lock_link(f: &HealthFacts<'_>) -> Check {
+    let o = f.order;
+    let no = &o.order_no;
+    if let Some(stray) = f.strays.first() {
+        return Check::problem(
+            LOCK_LINK,
+            format!("Coupon {} is locked to order {no}, but the order does not use it; the customer cannot use the coupon.", stray.id),
+            format!("优惠券 {} 被订单 {no} 锁定，但订单并未使用它，客户无法使用这张券。", stray.id),
+        )
+        .suggest(SuggestedAction::ReleaseCoupon {
+            coupon_id: stray.id.clone(),
+        });
+    }
+    let Some(c) = f.coupon else {
+        return Check::ok(
+            LOCK_LINK,
+            format!("No coupon is bound to order {no}."),
+            format!("没有优惠券绑定在订单 {no} 上。"),
+        );
+    };
+    match c.order_no.as_deref() {
+        Some(other) if other != no => {
+            let partner_live_and_names_it = f.coupon_order.is_some_and(|p| {
+                p.status.is_live() && p.coupon_id.as_deref() == Some(c.id.as_str())
+            });
+            let check = Check::problem(
+                LOCK_LINK,
+                format!(
+                    "Order {no} uses coupon {}, but the coupon is bound to order {other}.",
+                    c.id
+                ),
+                format!(
+                    "订单 {no} 使用优惠券 {}，但这张券绑定在另一个订单 {other} 上。",
+                    c.id
+                ),
+            );
+            if c.stored_status == CouponStatus::Locked && !partner_live_and_names_it {
+                check.suggest(SuggestedAction::ReleaseCoupon {
+                    coupon_id: c.id.clone(),
+                })
+            } else if o.status == OrderStatus::DepositPaid {
+                check.suggest(compensation(o))
+            } else {
+                check
+            }
+        }
+        Some(_) => Check::ok(
+            LOCK_LINK,
+            format!("Order {no} and coupon {} point to each other.", c.id),
+            format!("订单 {no} 与优惠券 {} 相互对应。", c.id),
+        ),
+        None => Check::ok(
+            LOCK_LINK,
+            format!("Coupon {} is not bound to any order.", c.id),
+            format!("优惠券 {} 未绑定任何订单。", c.id),
+        ),
+    }
+}
+
+/// `coupon_validity`: for a presale order holding its coupon, whether the
+/// coupon lasts into the final-payment window and, if not, what the
+/// campaign's policy will do (decided by [`plan_final_payment`] at the
+/// earliest moment the final payment can happen).
+pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
+    let o = f.order;
+    let no = &o.order_no;
+    let (Some(c), Some(campaign), OrderKind::Presale, OrderStatus::DepositPaid) =
+        (f.coupon, f.campaign, o.kind, o.status)
+    else {
+        return Check::ok(
+            COUPON_VALIDITY,
+            "Nothing to check: no coupon is waiting for a final payment.",
+            "无需检查：没有等待付尾款的优惠券。",
+        );
+    };
+    if c.stored_status != CouponStatus::Locked || c.order_no.as_deref() != Some(no.as_str()) {
+        return Check::ok(
+            COUPON_VALIDITY,
+            "Nothing to check: the coupon is not locked to this order (see coupon_status).",
+            "无需检查：这张券未锁定在本订单上（见券状态检查）。",
+        );
+    }
+    let ends = when(c.ends_at);
+    let window_ends = when(campaign.window.ends);
+    if c.ends_at >= campaign.window.ends {
+        return Check::ok(
+            COUPON_VALIDITY,
+            format!(
+                "The coupon is valid until {ends}, past the end of the final-payment period ({window_ends})."
+            ),
+            format!("这张券有效期至 {ends}，覆盖整个尾款时段（至 {window_ends}）。"),
+        );
+    }
+    let pay_at = if f.now > campaign.window.starts {
+        f.now
+    } else {
+        campaign.window.starts
+    };
+    let held = HeldCoupon {
+        stored_status: c.stored_status,
+        locked_to: c.order_no.clone(),
+        ends_at: c.ends_at,
+    };
+    let presale = PresaleOrder {
+        order_no: no,
+        category: "",
+        money: o.money,
+        snapshot_discount: o.discount_snapshot,
+    };
+    let discount = o.discount_snapshot.yuan();
+    let outcome = plan_final_payment(campaign.policy, &presale, Some(&held), &[], pay_at)
+        .map(|p| p.outcome)
+        .unwrap_or(CouponOutcome::None);
+    match (campaign.policy, outcome) {
+        (Policy::Lock, _) => Check::ok(
+            COUPON_VALIDITY,
+            format!("The coupon ends at {ends}, but this sale keeps it locked: {discount} yuan will still be taken off at the final payment."),
+            format!("这张券 {ends} 到期，但本场预售锁定优惠，付尾款时仍自动抵扣 {discount} 元。"),
+        ),
+        (Policy::Strict, CouponOutcome::NoDiscountExpired) => Check::warning(
+            COUPON_VALIDITY,
+            format!("The coupon ends at {ends}, before the final payment can be made; under this sale's rules the {discount} yuan discount will not apply."),
+            format!("这张券 {ends} 到期，早于可付尾款的时间；按本场规则，付尾款时不能再抵扣 {discount} 元。"),
+        )
+        .suggest(compensation(o)),
+        (Policy::Strict, _) => Check::warning(
+            COUPON_VALIDITY,
+            format!("The coupon ends at {ends}, before the final-payment period ends ({window_ends}): pay the final payment before {ends} to keep the {discount} yuan discount."),
+            format!("这张券 {ends} 到期，早于尾款截止时间（{window_ends}）：请在 {ends} 前付尾款，才能抵扣 {discount} 元。"),
+        ),
+        (_, CouponOutcome::Applied) => Check::warning(
+            COUPON_VALIDITY,
+            format!("The coupon ends at {ends}; paid before then it takes {discount} yuan off, later an equivalent coupon or {discount} yuan compensation takes its place."),
+            format!("这张券 {ends} 到期；在此之前付尾款直接抵扣 {discount} 元，之后会换用同等优惠券或直接补偿 {discount} 元。"),
+        ),
+        _ => Check::ok(
+            COUPON_VALIDITY,
+            format!("The coupon ends at {ends}, before the final payment; it will be replaced by an equivalent coupon of the customer's, or {discount} yuan will be taken off as compensation."),
+            format!("这张券 {ends} 到期，早于付尾款时间；届时会换用您账户里同等的优惠券，或直接补偿抵扣 {discount} 元。"),
+        ),
+    }
+}
+
+/// `checkout_lock`: a normal order's checkout lock that lapsed while its
+/// coupon is still locked is a problem (the coupon is stuck).
+pub fn checkout_lock(f: &HealthFacts<'_>) -> Check {
+    let o = f.order;
+    let no = &o.order_no;
+    if o.kind != OrderKind::Normal || o.status != OrderStatus::PendingPayment {
+        return Check::ok(
+            CHECKOUT_LOCK,
+            "Nothing to check: no checkout lock is running.",
+            "无需检查：没有进行中的下单锁券。",
+        );
+    }
+    let Some(expires) = o.checkout_lock_expires_at else {
+        return Check::ok(
+            CHECKOUT_LOCK,
+            format!("Order {no} holds no checkout lock."),
+            format!("订单 {no} 没有锁券。"),
+        );
+    };
+    let at = when(expires);
+    let locked_here = f.coupon.is_some_and(|c| {
+        c.stored_status == CouponStatus::Locked && c.order_no.as_deref() == Some(no.as_str())
+    });
+    match (expires <= f.now, locked_here, f.coupon) {
+        (true, true, Some(c)) => Check::problem(
+            CHECKOUT_LOCK,
+            format!("The coupon was reserved for order {no} until {at}; that time has passed but the coupon is still held, so the customer cannot use it."),
+            format!("这张券为订单 {no} 预留到 {at}，时间已过但券仍被占用，客户暂时无法使用。"),
+        )
+        .suggest(SuggestedAction::ReleaseCoupon {
+            coupon_id: c.id.clone(),
+        }),
+        (true, _, _) => Check::ok(
+            CHECKOUT_LOCK,
+            format!("The checkout lock of order {no} ran out at {at} and holds no coupon."),
+            format!("订单 {no} 的锁券已于 {at} 结束，未占用优惠券。"),
+        ),
+        (false, _, _) => Check::ok(
+            CHECKOUT_LOCK,
+            format!("The coupon is reserved for order {no} until {at}."),
+            format!("这张券为订单 {no} 预留到 {at}。"),
+        ),
+    }
+}
+
+/// `template_stock`: the template's claimed counter equals the number of
+/// coupons it issued (live and archived); a difference is a warning (stock
+/// was taken without a coupon, or a coupon written without stock).
+pub fn template_stock(f: &HealthFacts<'_>) -> Check {
+    let Some(s) = f.stock else {
+        return Check::ok(
+            TEMPLATE_STOCK,
+            "Nothing to check: the coupon comes from no template stock.",
+            "无需检查：这张券不占用券模板库存。",
+        );
+    };
+    let t = &s.template_id;
+    if s.claimed == s.issued {
+        Check::ok(
+            TEMPLATE_STOCK,
+            format!(
+                "Template {t}: {} claimed, {} coupons issued.",
+                s.claimed, s.issued
+            ),
+            format!(
+                "券模板 {t}：已领 {} 张，发出 {} 张，一致。",
+                s.claimed, s.issued
+            ),
+        )
+    } else {
+        Check::warning(
+            TEMPLATE_STOCK,
+            format!(
+                "Template {t}: the stock counter says {} claimed but {} coupons exist.",
+                s.claimed, s.issued
+            ),
+            format!(
+                "券模板 {t}：库存计数为已领 {} 张，实际发出 {} 张，不一致。",
+                s.claimed, s.issued
+            ),
+        )
+    }
+}
+
+/// `stray_lock` for a user's locked coupon: the order it is locked to is
+/// missing, no longer live, or names another coupon. `None` when the lock
+/// is legitimate.
+pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<Check> {
+    if coupon.stored_status != CouponStatus::Locked {
+        return None;
+    }
+    let id = &coupon.id;
+    let named = coupon.order_no.as_deref().unwrap_or("-");
+    let why = match order {
+        None => ("its order does not exist", "对应订单不存在"),
+        Some(o) if o.coupon_id.as_deref() != Some(id.as_str()) => {
+            ("its order uses another coupon", "对应订单使用的是另一张券")
+        }
+        Some(o) if !o.status.is_live() => (status_en(o.status), status_zh(o.status)),
+        Some(_) => return None,
+    };
+    Some(
+        Check::problem(
+            STRAY_LOCK,
+            format!(
+                "Coupon {id} is locked to order {named}, but {}; the customer cannot use it.",
+                why.0
+            ),
+            format!(
+                "优惠券 {id} 被订单 {named} 锁定，但{}，客户无法使用这张券。",
+                why.1
+            ),
+        )
+        .suggest(SuggestedAction::ReleaseCoupon {
+            coupon_id: id.clone(),
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    fn t0() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-11T00:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default()
+    }
+
+    fn h(n: i64) -> Duration {
+        Duration::hours(n)
+    }
+
+    fn order(kind: OrderKind, status: OrderStatus) -> OrderFacts {
+        OrderFacts {
+            order_no: "P123".into(),
+            user_id: "u1".into(),
+            kind,
+            status,
+            coupon_id: Some("c1".into()),
+            coupon_lock_status: CouponLockStatus::Locked,
+            money: OrderMoney {
+                total: Cents::from_stored(39900),
+                deposit: Cents::from_stored(10000),
+                discount: Cents::from_stored(5000),
+                compensation: Cents::ZERO,
+            },
+            discount_snapshot: Cents::from_stored(5000),
+            checkout_lock_expires_at: None,
+        }
+    }
+
+    fn coupon(status: CouponStatus, order_no: Option<&str>, ends: DateTime<Utc>) -> CouponFacts {
+        CouponFacts {
+            id: "c1".into(),
+            stored_status: status,
+            order_no: order_no.map(String::from),
+            ends_at: ends,
+            template_id: Some("t1".into()),
+        }
+    }
+
+    fn campaign(policy: Policy) -> CampaignFacts {
+        CampaignFacts {
+            window: PaymentWindow {
+                starts: t0() + h(24),
+                ends: t0() + h(48),
+            },
+            policy,
+        }
+    }
+
+    fn facts<'a>(
+        o: &'a OrderFacts,
+        c: Option<&'a CouponFacts>,
+        cmp: Option<&'a CampaignFacts>,
+    ) -> HealthFacts<'a> {
+        HealthFacts {
+            order: o,
+            coupon: c,
+            coupon_order: None,
+            strays: &[],
+            campaign: cmp,
+            stock: None,
+            now: t0(),
+        }
+    }
+
+    fn find<'a>(checks: &'a [Check], name: &str) -> &'a Check {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("check {name} present"))
+    }
+
+    #[test]
+    fn a_healthy_deposit_paid_order_is_ok_everywhere_and_says_what_the_customer_gets() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let c = coupon(CouponStatus::Locked, Some("P123"), t0() + h(100));
+        let cmp = campaign(Policy::Strict);
+        let checks = check_order(&facts(&o, Some(&c), Some(&cmp)));
+        assert_eq!(checks.len(), 6);
+        assert_eq!(overall(&checks), CheckResult::Ok, "{checks:#?}");
+        assert_eq!(
+            find(&checks, COUPON_STATUS).message_zh,
+            "这张券已为订单 P123 锁定，付尾款时自动抵扣 50.00 元。"
+        );
+    }
+
+    #[test]
+    fn a_pending_normal_order_past_its_checkout_lock_is_a_problem_with_a_stuck_coupon() {
+        let mut o = order(OrderKind::Normal, OrderStatus::PendingPayment);
+        o.checkout_lock_expires_at = Some(t0() - h(1));
+        let c = coupon(CouponStatus::Locked, Some("P123"), t0() + h(100));
+        let checks = check_order(&facts(&o, Some(&c), None));
+        let s = find(&checks, ORDER_STATUS);
+        assert_eq!(s.result, CheckResult::Problem);
+        assert_eq!(
+            s.suggested_action.as_ref().map(SuggestedAction::code),
+            Some("cancel_order")
+        );
+        let l = find(&checks, CHECKOUT_LOCK);
+        assert_eq!(l.result, CheckResult::Problem);
+        assert_eq!(
+            l.suggested_action,
+            Some(SuggestedAction::ReleaseCoupon {
+                coupon_id: "c1".into()
+            })
+        );
+        assert_eq!(overall(&checks), CheckResult::Problem);
+    }
+
+    #[test]
+    fn a_running_checkout_lock_is_fine() {
+        let mut o = order(OrderKind::Normal, OrderStatus::PendingPayment);
+        o.checkout_lock_expires_at = Some(t0() + h(1));
+        let c = coupon(CouponStatus::Locked, Some("P123"), t0() + h(100));
+        let checks = check_order(&facts(&o, Some(&c), None));
+        assert_eq!(overall(&checks), CheckResult::Ok, "{checks:#?}");
+    }
+
+    #[test]
+    fn a_deposit_paid_order_after_its_window_is_a_warning() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let c = coupon(CouponStatus::Locked, Some("P123"), t0() + h(100));
+        let cmp = campaign(Policy::Lock);
+        let mut f = facts(&o, Some(&c), Some(&cmp));
+        f.now = t0() + h(49);
+        assert_eq!(order_status(&f).result, CheckResult::Warning);
+    }
+
+    #[test]
+    fn a_coupon_still_locked_to_a_closed_or_refunded_order_is_a_problem_to_release() {
+        for status in [OrderStatus::Closed, OrderStatus::Refunded] {
+            let mut o = order(OrderKind::Presale, status);
+            o.coupon_lock_status = CouponLockStatus::Released;
+            let c = coupon(CouponStatus::Locked, Some("P123"), t0() + h(100));
+            let check = coupon_status(&facts(&o, Some(&c), None));
+            assert_eq!(check.result, CheckResult::Problem);
+            assert_eq!(
+                check.suggested_action,
+                Some(SuggestedAction::ReleaseCoupon {
+                    coupon_id: "c1".into()
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn a_live_order_whose_coupon_is_not_locked_is_a_problem() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let c = coupon(CouponStatus::Available, None, t0() + h(100));
+        let check = coupon_status(&facts(&o, Some(&c), None));
+        assert_eq!(check.result, CheckResult::Problem);
+        assert_eq!(
+            check.suggested_action,
+            Some(SuggestedAction::IssueCompensation {
+                user_id: "u1".into(),
+                order_no: "P123".into(),
+                amount_cents: 5000
+            })
+        );
+        let n = order(OrderKind::Normal, OrderStatus::PendingPayment);
+        let check = coupon_status(&facts(&n, Some(&c), None));
+        assert_eq!(check.result, CheckResult::Problem);
+        assert_eq!(
+            check.suggested_action.as_ref().map(SuggestedAction::code),
+            Some("cancel_order")
+        );
+    }
+
+    #[test]
+    fn a_missing_coupon_is_a_problem() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let f = facts(&o, None, None);
+        assert_eq!(coupon_status(&f).result, CheckResult::Problem);
+    }
+
+    #[test]
+    fn paid_orders_expect_a_used_coupon_and_a_withdrawn_discount_expects_none() {
+        let o = order(OrderKind::Normal, OrderStatus::Paid);
+        let used = coupon(CouponStatus::Used, Some("P123"), t0() + h(1));
+        assert_eq!(
+            coupon_status(&facts(&o, Some(&used), None)).result,
+            CheckResult::Ok
+        );
+        let avail = coupon(CouponStatus::Available, None, t0() + h(1));
+        assert_eq!(
+            coupon_status(&facts(&o, Some(&avail), None)).result,
+            CheckResult::Warning
+        );
+        let mut fp = order(OrderKind::Presale, OrderStatus::FinalPaid);
+        fp.coupon_lock_status = CouponLockStatus::Released;
+        let expired = coupon(CouponStatus::Expired, None, t0() - h(1));
+        assert_eq!(
+            coupon_status(&facts(&fp, Some(&expired), None)).result,
+            CheckResult::Ok
+        );
+    }
+
+    #[test]
+    fn a_refunded_order_whose_coupon_still_reads_used_is_a_warning() {
+        let o = order(OrderKind::Normal, OrderStatus::Refunded);
+        let c = coupon(CouponStatus::Used, Some("P123"), t0() + h(1));
+        assert_eq!(
+            coupon_status(&facts(&o, Some(&c), None)).result,
+            CheckResult::Warning
+        );
+    }
+
+    #[test]
+    fn a_coupon_bound_to_another_order_breaks_the_lock_link() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let c = coupon(CouponStatus::Locked, Some("P999"), t0() + h(100));
+        let closed = PartnerOrder {
+            order_no: "P999".into(),
+            status: OrderStatus::Closed,
+            coupon_id: Some("c1".into()),
+        };
+        let mut f = facts(&o, Some(&c), None);
+        f.coupon_order = Some(&closed);
+        let check = lock_link(&f);
+        assert_eq!(check.result, CheckResult::Problem);
+        assert_eq!(
+            check.suggested_action.as_ref().map(SuggestedAction::code),
+            Some("release_coupon")
+        );
+        let live = PartnerOrder {
+            status: OrderStatus::DepositPaid,
+            ..closed.clone()
+        };
+        f.coupon_order = Some(&live);
+        let check = lock_link(&f);
+        assert_eq!(
+            check.suggested_action.as_ref().map(SuggestedAction::code),
+            Some("issue_compensation"),
+            "the partner legitimately holds it: make it up to this customer"
+        );
+    }
+
+    #[test]
+    fn a_coupon_locked_to_the_order_that_the_order_does_not_name_is_a_stray() {
+        let o = order(OrderKind::Normal, OrderStatus::Paid);
+        let mut stray = coupon(CouponStatus::Locked, Some("P123"), t0() + h(1));
+        stray.id = "c9".into();
+        let strays = [stray];
+        let mut f = facts(&o, None, None);
+        f.strays = &strays;
+        let check = lock_link(&f);
+        assert_eq!(check.result, CheckResult::Problem);
+        assert_eq!(
+            check.suggested_action,
+            Some(SuggestedAction::ReleaseCoupon {
+                coupon_id: "c9".into()
+            })
+        );
+    }
+
+    #[test]
+    fn matching_links_and_unbound_coupons_are_fine() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let c = coupon(CouponStatus::Locked, Some("P123"), t0() + h(100));
+        assert_eq!(
+            lock_link(&facts(&o, Some(&c), None)).result,
+            CheckResult::Ok
+        );
+        let free = coupon(CouponStatus::Available, None, t0() + h(100));
+        assert_eq!(
+            lock_link(&facts(&o, Some(&free), None)).result,
+            CheckResult::Ok
+        );
+    }
+
+    #[test]
+    fn coupon_validity_follows_each_policy() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let short = coupon(CouponStatus::Locked, Some("P123"), t0() + h(2));
+        let long = coupon(CouponStatus::Locked, Some("P123"), t0() + h(100));
+        let mid = coupon(CouponStatus::Locked, Some("P123"), t0() + h(30));
+        let lock = campaign(Policy::Lock);
+        let strict = campaign(Policy::Strict);
+        let swap = campaign(Policy::SwapOrCompensate);
+        let v =
+            |c: &CouponFacts, cmp: &CampaignFacts| coupon_validity(&facts(&o, Some(c), Some(cmp)));
+        for cmp in [&lock, &strict, &swap] {
+            assert_eq!(v(&long, cmp).result, CheckResult::Ok);
+        }
+        assert_eq!(v(&short, &lock).result, CheckResult::Ok);
+        assert!(v(&short, &lock).message_zh.contains("仍自动抵扣 50.00 元"));
+        let s = v(&short, &strict);
+        assert_eq!(s.result, CheckResult::Warning);
+        assert_eq!(
+            s.suggested_action.as_ref().map(SuggestedAction::code),
+            Some("issue_compensation")
+        );
+        let m = v(&mid, &strict);
+        assert_eq!(m.result, CheckResult::Warning);
+        assert_eq!(
+            m.suggested_action, None,
+            "paying in time keeps the discount"
+        );
+        assert_eq!(v(&short, &swap).result, CheckResult::Ok);
+        assert_eq!(v(&mid, &swap).result, CheckResult::Warning);
+    }
+
+    #[test]
+    fn coupon_validity_has_nothing_to_say_outside_a_deposit_paid_presale_order() {
+        let o = order(OrderKind::Normal, OrderStatus::PendingPayment);
+        let c = coupon(CouponStatus::Locked, Some("P123"), t0() + h(2));
+        assert_eq!(
+            coupon_validity(&facts(&o, Some(&c), None)).result,
+            CheckResult::Ok
+        );
+    }
+
+    #[test]
+    fn template_stock_warns_when_the_counter_and_the_coupons_disagree() {
+        let o = order(OrderKind::Normal, OrderStatus::Paid);
+        let ok = StockFacts {
+            template_id: "t1".into(),
+            claimed: 3,
+            issued: 3,
+        };
+        let off = StockFacts {
+            claimed: 4,
+            ..ok.clone()
+        };
+        let mut f = facts(&o, None, None);
+        f.stock = Some(&ok);
+        assert_eq!(template_stock(&f).result, CheckResult::Ok);
+        f.stock = Some(&off);
+        assert_eq!(template_stock(&f).result, CheckResult::Warning);
+        f.stock = None;
+        assert_eq!(template_stock(&f).result, CheckResult::Ok);
+    }
+
+    #[test]
+    fn stray_locks_are_found_for_missing_dead_or_other_orders() {
+        let c = coupon(CouponStatus::Locked, Some("P1"), t0() + h(1));
+        assert!(stray_lock(&c, None).is_some());
+        let mut o = PartnerOrder {
+            order_no: "P1".into(),
+            status: OrderStatus::Closed,
+            coupon_id: Some("c1".into()),
+        };
+        assert!(stray_lock(&c, Some(&o)).is_some());
+        o.status = OrderStatus::DepositPaid;
+        assert!(stray_lock(&c, Some(&o)).is_none());
+        o.coupon_id = Some("c2".into());
+        assert!(stray_lock(&c, Some(&o)).is_some());
+        let avail = coupon(CouponStatus::Available, None, t0() + h(1));
+        assert!(stray_lock(&avail, None).is_none());
+    }
+
+    #[test]
+    fn overall_is_the_worst_result_and_results_serialise_in_snake_case() {
+        let checks = vec![
+            Check::ok("a", "", ""),
+            Check::warning("b", "", ""),
+            Check::ok("c", "", ""),
+        ];
+        assert_eq!(overall(&checks), CheckResult::Warning);
+        assert_eq!(overall(&[]), CheckResult::Ok);
+        assert_eq!(
+            serde_json::to_string(&CheckResult::Problem).unwrap_or_default(),
+            "\"problem\""
+        );
+        let a = SuggestedAction::ReleaseCoupon {
+            coupon_id: "c1".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&a).unwrap_or_default(),
+            serde_json::json!({"code": "release_coupon", "coupon_id": "c1"})
+        );
+    }
+}

@@ -1,0 +1,380 @@
+//! The support console's SQL: lookups by id, code, order number and user,
+//! keyset pages of coupons, the bounded reads of the health check, the
+//! compensation cap sum, and the one order-row write of a staff release.
+//!
+//! Every statement is an equality or range lookup on an index (see
+//! `migrations/*/0003_support.sql`) with a `LIMIT`, so the console stays fast
+//! on tens of millions of coupons; none scans a table.
+
+use sqlx::AnyConnection;
+
+use super::coupons::{COLUMNS, CouponRow};
+use super::events::{self, NewEvent};
+use super::orders::OrderRow;
+use super::{Backend, backend_of};
+use crate::domain::coupon::CouponStatus;
+
+/// The id of the coupon with this code (codes are stored upper case), live
+/// table first, then the archive.
+pub async fn coupon_id_by_code(
+    conn: &mut AnyConnection,
+    code: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let live: Option<String> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
+        .bind(code)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if live.is_some() {
+        return Ok(live);
+    }
+    sqlx::query_scalar("SELECT id FROM coupons_archive WHERE code = $1 LIMIT 1")
+        .bind(code)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Whether a coupon with this id exists, live or archived.
+pub async fn coupon_exists(conn: &mut AnyConnection, id: &str) -> Result<bool, sqlx::Error> {
+    for sql in [
+        "SELECT id FROM coupons WHERE id = $1",
+        "SELECT id FROM coupons_archive WHERE id = $1",
+    ] {
+        let hit: Option<String> = sqlx::query_scalar(sql)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if hit.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Whether an order with this number exists.
+pub async fn order_exists(conn: &mut AnyConnection, order_no: &str) -> Result<bool, sqlx::Error> {
+    let hit: Option<String> = sqlx::query_scalar("SELECT order_no FROM orders WHERE order_no = $1")
+        .bind(order_no)
+        .fetch_optional(conn)
+        .await?;
+    Ok(hit.is_some())
+}
+
+/// Whether the shop's user is known here: they hold a coupon (live or
+/// archived) or placed an order. Three indexed probes, each `LIMIT 1`.
+pub async fn user_exists(conn: &mut AnyConnection, user_id: &str) -> Result<bool, sqlx::Error> {
+    for sql in [
+        "SELECT user_id FROM coupons WHERE user_id = $1 LIMIT 1",
+        "SELECT user_id FROM orders WHERE user_id = $1 LIMIT 1",
+        "SELECT user_id FROM coupons_archive WHERE user_id = $1 LIMIT 1",
+    ] {
+        let hit: Option<String> = sqlx::query_scalar(sql)
+            .bind(user_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if hit.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// One keyset page of coupons in one *stored* status, ordered by
+/// `(ends_at, id)`. The service merges the pages of several stored statuses
+/// into one page of an effective status.
+#[derive(Debug, Clone)]
+pub struct CouponPageQuery<'a> {
+    pub status: CouponStatus,
+    pub template_id: Option<&'a str>,
+    pub user_id: Option<&'a str>,
+    /// `ends_at > this`.
+    pub ends_after: Option<i64>,
+    /// `ends_at < this`.
+    pub ends_before: Option<i64>,
+    /// Keyset cursor: rows after this `(ends_at, id)`.
+    pub after: Option<(i64, &'a str)>,
+    pub limit: i64,
+}
+
+enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+fn page_sql(q: &CouponPageQuery<'_>) -> (String, Vec<Bind>) {
+    let mut binds = vec![Bind::Text(q.status.as_str().to_string())];
+    let mut sql = format!("SELECT {COLUMNS} FROM coupons WHERE status = $1");
+    let mut push = |sql: &mut String, clause: &str, b: Bind| {
+        binds.push(b);
+        sql.push_str(&clause.replace('?', &format!("${}", binds.len())));
+    };
+    if let Some(t) = q.template_id {
+        push(&mut sql, " AND template_id = ?", Bind::Text(t.to_string()));
+    }
+    if let Some(u) = q.user_id {
+        push(&mut sql, " AND user_id = ?", Bind::Text(u.to_string()));
+    }
+    if let Some(a) = q.ends_after {
+        push(&mut sql, " AND ends_at > ?", Bind::Int(a));
+    }
+    if let Some(b) = q.ends_before {
+        push(&mut sql, " AND ends_at < ?", Bind::Int(b));
+    }
+    if let Some((ends, id)) = q.after {
+        // `ends_at >= ?` bounds the index range; the OR only filters the
+        // rows of that one `ends_at` value.
+        push(&mut sql, " AND ends_at >= ?", Bind::Int(ends));
+        push(&mut sql, " AND (ends_at > ?", Bind::Int(ends));
+        push(&mut sql, " OR id > ?)", Bind::Text(id.to_string()));
+    }
+    push(
+        &mut sql,
+        " ORDER BY ends_at, id LIMIT ?",
+        Bind::Int(q.limit),
+    );
+    (sql, binds)
+}
+
+/// Runs one page query.
+pub async fn coupon_page(
+    conn: &mut AnyConnection,
+    q: &CouponPageQuery<'_>,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let (sql, binds) = page_sql(q);
+    let mut query = sqlx::query_as::<_, CouponRow>(&sql);
+    for b in binds {
+        query = match b {
+            Bind::Text(s) => query.bind(s),
+            Bind::Int(i) => query.bind(i),
+        };
+    }
+    query.fetch_all(conn).await
+}
+
+/// The plan the database chooses for exactly the statement [`coupon_page`]
+/// runs, with the same bound values: `EXPLAIN` on PostgreSQL, `EXPLAIN
+/// QUERY PLAN` on SQLite. For the index tests and for diagnosing a slow
+/// console.
+pub async fn explain_coupon_page(
+    conn: &mut AnyConnection,
+    q: &CouponPageQuery<'_>,
+) -> Result<Vec<String>, sqlx::Error> {
+    let (sql, binds) = page_sql(q);
+    match backend_of(conn) {
+        Backend::Postgres => {
+            let sql = format!("EXPLAIN {sql}");
+            let mut query = sqlx::query_scalar::<_, String>(&sql);
+            for b in binds {
+                query = match b {
+                    Bind::Text(s) => query.bind(s),
+                    Bind::Int(i) => query.bind(i),
+                };
+            }
+            query.fetch_all(conn).await
+        }
+        Backend::Sqlite => {
+            let sql = format!("EXPLAIN QUERY PLAN {sql}");
+            let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(&sql);
+            for b in binds {
+                query = match b {
+                    Bind::Text(s) => query.bind(s),
+                    Bind::Int(i) => query.bind(i),
+                };
+            }
+            Ok(query
+                .fetch_all(conn)
+                .await?
+                .into_iter()
+                .map(|r| r.3)
+                .collect())
+        }
+    }
+}
+
+/// A user's orders, newest first (`(user_id, created_at)` index).
+pub async fn orders_for_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    limit: i64,
+) -> Result<Vec<OrderRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT order_no, user_id, kind, category, status, total_cents, deposit_cents, campaign_id, coupon_id,
+             replaced_coupon_id, coupon_discount_cents, discount_snapshot_cents, coupon_lock_status, compensation_cents,
+             final_payment_cents, checkout_lock_expires_at, created_at, deposit_paid_at, paid_at, closed_at, refunded_at, updated_at
+         FROM orders WHERE user_id = $1 ORDER BY created_at DESC, order_no DESC LIMIT $2",
+    )
+    .bind(user_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// A user's coupons stored `locked`, at most `limit`.
+pub async fn locked_for_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    limit: i64,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM coupons WHERE user_id = $1 AND status = 'locked' ORDER BY ends_at, id LIMIT $2"
+    ))
+    .bind(user_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Coupons stored `locked` that name `order_no` (normally at most one).
+pub async fn locked_to_order(
+    conn: &mut AnyConnection,
+    order_no: &str,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 AND status = 'locked' ORDER BY id LIMIT 20"
+    ))
+    .bind(order_no)
+    .fetch_all(conn)
+    .await
+}
+
+/// Coupons a template issued, live and archived (its claims; compensation
+/// coupons have no template). Counts at most `cap` per table, so a damaged
+/// counter cannot make this read unbounded.
+pub async fn coupons_of_template(
+    conn: &mut AnyConnection,
+    template_id: &str,
+    cap: i64,
+) -> Result<i64, sqlx::Error> {
+    let mut total = 0;
+    for table in ["coupons", "coupons_archive"] {
+        let n: i64 = sqlx::query_scalar(&format!(
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM (SELECT 1 AS one FROM {table} WHERE template_id = $1 LIMIT $2) t"
+        ))
+        .bind(template_id)
+        .bind(cap)
+        .fetch_one(&mut *conn)
+        .await?;
+        total += n;
+    }
+    Ok(total)
+}
+
+/// Compensation-coupon cents issued by `actor` in `[from_ms, to_ms)`
+/// (`(actor, at)` index).
+pub async fn compensation_issued_by(
+    conn: &mut AnyConnection,
+    actor: &str,
+    from_ms: i64,
+    to_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) FROM compensation_ledger
+         WHERE actor = $1 AND at >= $2 AND at < $3 AND kind = 'coupon'",
+    )
+    .bind(actor)
+    .bind(from_ms)
+    .bind(to_ms)
+    .fetch_one(conn)
+    .await
+}
+
+/// Serializes the compensation issued by one actor for the rest of the
+/// transaction, so two concurrent issues cannot both pass the daily cap.
+/// PostgreSQL: a transaction-scoped advisory lock on the actor. SQLite:
+/// nothing to do, a write transaction already holds the database lock.
+pub async fn lock_actor_for_caps(conn: &mut AnyConnection, actor: &str) -> Result<(), sqlx::Error> {
+    if backend_of(conn) == Backend::Postgres {
+        sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtext($1))) AS locked")
+            .bind(format!("compensation-cap:{actor}"))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// How a staff release changes the order that held the coupon.
+#[derive(Debug, Clone)]
+pub struct OrderLockRelease<'a> {
+    pub order_no: &'a str,
+    /// The status the order must still be in (part of the WHERE clause).
+    pub status: &'a str,
+    /// The coupon the order must still name (part of the WHERE clause).
+    pub coupon_id: &'a str,
+    /// True: the order lets go of the coupon and its discount entirely (a
+    /// forced release on a live order, which then proceeds without it).
+    /// False: only its `coupon_lock_status` becomes `released`.
+    pub detach: bool,
+    pub action: &'a str,
+    pub actor: &'a str,
+    pub reason: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    pub now_ms: i64,
+}
+
+/// Marks an order's coupon lock `released` with one conditional UPDATE and
+/// writes the order's event row. `Ok(false)`: the order changed meanwhile.
+pub async fn release_order_lock(
+    conn: &mut AnyConnection,
+    r: &OrderLockRelease<'_>,
+) -> Result<bool, sqlx::Error> {
+    let set = if r.detach {
+        "coupon_lock_status = 'released', coupon_id = NULL, coupon_discount_cents = 0, updated_at = $4"
+    } else {
+        "coupon_lock_status = 'released', updated_at = $4"
+    };
+    let changed = sqlx::query(&format!(
+        "UPDATE orders SET {set} WHERE order_no = $1 AND status = $2 AND coupon_id = $3"
+    ))
+    .bind(r.order_no)
+    .bind(r.status)
+    .bind(r.coupon_id)
+    .bind(r.now_ms)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected()
+        == 1;
+    if changed {
+        events::insert(
+            conn,
+            &NewEvent {
+                subject: "order",
+                coupon_id: Some(r.coupon_id),
+                order_no: Some(r.order_no),
+                from_status: Some(r.status),
+                to_status: r.status,
+                action: r.action,
+                actor: r.actor,
+                reason: r.reason,
+                request_id: r.request_id,
+                at_ms: r.now_ms,
+            },
+        )
+        .await?;
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_sql_numbers_its_parameters_in_order() {
+        let q = CouponPageQuery {
+            status: CouponStatus::Available,
+            template_id: Some("t"),
+            user_id: None,
+            ends_after: Some(5),
+            ends_before: None,
+            after: Some((7, "c")),
+            limit: 10,
+        };
+        let (sql, binds) = page_sql(&q);
+        assert!(
+            sql.ends_with(
+                "WHERE status = $1 AND template_id = $2 AND ends_at > $3 AND ends_at >= $4 AND (ends_at > $5 OR id > $6) ORDER BY ends_at, id LIMIT $7"
+            ),
+            "{sql}"
+        );
+        assert_eq!(binds.len(), 7);
+    }
+}
