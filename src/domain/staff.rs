@@ -159,7 +159,10 @@ mod tests {
 
     #[test]
     fn staff_names_are_lower_cased_and_restricted() {
-        assert_eq!(StaffName::parse(" Alice ").map(|n| n.actor()), Ok("staff:alice".into()));
+        assert_eq!(
+            StaffName::parse(" Alice ").map(|n| n.actor()),
+            Ok("staff:alice".into())
+        );
         assert!(StaffName::parse("").is_err());
         assert!(StaffName::parse("a b").is_err());
         assert!(StaffName::parse("王五").is_err());
@@ -172,6 +175,9 @@ mod tests {
         assert!(Password::parse("twelve chars").is_ok());
         assert!(Password::parse("密码密码密码密码密码密码").is_ok());
         assert!(Password::parse(&"x".repeat(257)).is_err());
-        assert_eq!(format!("{:?}", Password::parse("twelve chars")), "Ok(Password(***))");
+        assert_eq!(
+            format!("{:?}", Password::parse("twelve chars")),
+            "Ok(Password(***))"
+        );
     }
 }
