@@ -886,18 +886,20 @@ async fn plant_anomalies(db: &Db, p: &ToPlant, now: DateTime<Utc>) -> Result<(),
             // deposit-paid order straight in the database (as an old admin
             // script did), so its coupon was never released and stays
             // `locked` to a closed order.
-            sqlx::query(
+            let n = sqlx::query(
                 "UPDATE orders SET status = 'closed', closed_at = $2, updated_at = $2 \
                  WHERE order_no = $1 AND status = 'deposit_paid'",
             )
             .bind(&closed)
             .bind(now_ms - 20 * 60_000)
             .execute(&mut *c)
-            .await?;
+            .await?
+            .rows_affected();
+            one_row(n, "close the presale order")?;
             // order_active_coupon_not_locked: someone "gave the coupon back"
             // to the customer by hand; the order is still deposit_paid and
             // counts on a coupon that is `available` again.
-            sqlx::query(
+            let n = sqlx::query(
                 "UPDATE coupons SET status = 'available', order_no = NULL, locked_at = NULL, \
                  updated_at = $3 WHERE id = $1 AND order_no = $2 AND status = 'locked'",
             )
@@ -905,27 +907,33 @@ async fn plant_anomalies(db: &Db, p: &ToPlant, now: DateTime<Utc>) -> Result<(),
             .bind(&free_order)
             .bind(now_ms - 90 * 60_000)
             .execute(&mut *c)
-            .await?;
+            .await?
+            .rows_affected();
+            one_row(n, "free the coupon")?;
             // coupon_order_mismatch: a bad data fix re-pointed a paid order
             // at another coupon of the same customer; the coupon it used
             // still names the order, the order names a different coupon.
-            sqlx::query("UPDATE orders SET coupon_id = $2 WHERE order_no = $1")
+            let n = sqlx::query("UPDATE orders SET coupon_id = $2 WHERE order_no = $1")
                 .bind(&mismatch_order)
                 .bind(&other_coupon)
                 .execute(&mut *c)
-                .await?;
+                .await?
+                .rows_affected();
+            one_row(n, "re-point the order")?;
             // stale_checkout_lock: an app server with a fast clock wrote a
             // checkout lock that had already lapsed; the order is still
             // pending_payment and its coupon still `locked`, waiting for the
             // lapse job (which, in `serve`, closes it at its first sweep).
-            sqlx::query(
+            let n = sqlx::query(
                 "UPDATE orders SET checkout_lock_expires_at = $2 \
                  WHERE order_no = $1 AND status = 'pending_payment'",
             )
             .bind(&stale)
             .bind(now_ms - 10 * 60_000)
             .execute(&mut *c)
-            .await?;
+            .await?
+            .rows_affected();
+            one_row(n, "backdate the checkout lock")?;
             Ok(())
         })
     })
@@ -934,6 +942,18 @@ async fn plant_anomalies(db: &Db, p: &ToPlant, now: DateTime<Utc>) -> Result<(),
         ServiceError::Db(e) => DemoError::Db(e),
         other => step("plant anomalies")(other),
     })
+}
+
+/// A planting edit must change exactly one row, or the story and the
+/// planting have drifted apart.
+fn one_row(n: u64, what: &str) -> Result<(), ServiceError> {
+    if n == 1 {
+        Ok(())
+    } else {
+        Err(ServiceError::IllegalTransition(format!(
+            "planting: {what} changed {n} rows instead of 1"
+        )))
+    }
 }
 
 async fn demo_order_count(db: &Db) -> Result<i64, sqlx::Error> {
