@@ -17,10 +17,13 @@
 //! - [`api`]: the axum JSON API of `API.md`: thin handlers, auth, errors.
 //! - [`web`]: server-rendered pages (leptos SSR), styles and static files.
 //! - [`config`], [`error`], [`metrics`], [`server`]: process plumbing.
+//! - [`demo`]: `couponkeeper demo-data`, a believable shop (with planted
+//!   anomalies) loaded through the service on a manual clock.
 
 pub mod api;
 pub mod clock;
 pub mod config;
+pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod jobs;

@@ -17,8 +17,8 @@ pub mod idempotency;
 pub mod ledger;
 pub mod orders;
 pub mod outbox;
-pub mod staff;
 pub mod search;
+pub mod staff;
 pub mod templates;
 
 use std::sync::Arc;

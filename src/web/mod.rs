@@ -56,7 +56,6 @@ pub struct ConsoleSettings {
     pub session: crate::service::staff::SessionPolicy,
 }
 
-
 /// The value of cookie `name` in the request, if any.
 pub fn cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
     headers
