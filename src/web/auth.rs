@@ -313,6 +313,10 @@ impl WebError {
                         .to_string(),
                 }
             }
+            ServiceError::Forbidden(m) => WebError {
+                status: StatusCode::FORBIDDEN,
+                message: m,
+            },
             other => WebError {
                 status: StatusCode::CONFLICT,
                 message: other.to_string(),
