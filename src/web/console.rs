@@ -9,18 +9,34 @@ use axum::response::Response;
 use axum::routing::get;
 use leptos::prelude::*;
 
+use axum::extract::Query;
+use axum::http::header;
+use axum::response::{IntoResponse, Redirect};
+use serde::Deserialize;
+
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{coupon_badge, enc, lock_status_label, opt_time, order_badge, time_text};
+use super::layout::{
+    coupon_badge, coupon_status_label, enc, lock_status_label, opt_time, order_badge,
+    order_status_label, result_badge, time_text,
+};
 use crate::api::AppState;
+use crate::domain::coupon::CouponStatus;
+use crate::domain::staff::Role;
+use crate::service::support::{ActionView, CheckView, CouponFilter, SearchOutcome};
 use crate::service::views::{CampaignView, CouponView, EventView, OrderView};
 
 /// The console's routes, all under `/console`.
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/console", get(home))
+        .route("/console/search", get(search))
+        .route("/console/coupons", get(coupon_list))
+        .route("/console/coupons.csv", get(coupon_csv))
         .route("/console/coupons/{id}", get(coupon_page))
         .route("/console/orders/{order_no}", get(order_page))
+        .route("/console/users/{user_id}", get(user_page))
+        .merge(super::actions::routes())
 }
 
 async fn home(staff: Staff) -> Response {
@@ -239,10 +255,16 @@ fn policy_label(l: Lang, policy: &str) -> &'static str {
     }
 }
 
+#[derive(Deserialize)]
+struct CheckQuery {
+    check: Option<String>,
+}
+
 async fn order_page(
     State(s): State<AppState>,
     staff: Staff,
     Path(order_no): Path<String>,
+    Query(q): Query<CheckQuery>,
 ) -> Response {
     let l = staff.lang;
     let mut o = match s.service.get_order(&order_no).await {
@@ -262,8 +284,120 @@ async fn order_page(
         format!("订单 {}", o.order_no),
         format!("Order {}", o.order_no),
     );
+    let report = if q.check.is_some() {
+        match s.service.order_health_check(&o.order_no).await {
+            Ok(r) => Some(r),
+            Err(e) => return to_response(WebError::from_service(l, e)),
+        }
+    } else {
+        None
+    };
+    let href = format!("/console/orders/{}?check=1#health", enc(&o.order_no));
+    let health = view! {
+        <section aria-labelledby="health" id="health-section">
+            <h2 id="health">{l.t("一键检测", "One-click health check")}</h2>
+            {match report {
+                Some(r) => health_report(l, staff.session.role, &r.overall, r.checks).into_any(),
+                None => view! {
+                    <p><a class="button primary" href=href data-testid="run-health-check">{l.t("一键检测", "Run the health check")}</a></p>
+                }.into_any(),
+            }}
+        </section>
+    };
     let body = order_body(l, &o, campaign, coupon, events);
-    staff.page(&title, body)
+    staff.page(&title, view! { {health}{body} })
+}
+
+/// A health report: the overall result, then each check with its message
+/// and a button for the suggested fix.
+pub fn health_report(
+    l: Lang,
+    role: Role,
+    overall: &str,
+    checks: Vec<CheckView>,
+) -> impl IntoView + use<> {
+    let overall_text = match overall {
+        "ok" => l.t("全部正常。", "Everything is in order."),
+        "warning" => l.t("有需要留意的地方。", "Something needs attention."),
+        _ => l.t("发现异常，需要处理。", "There is a problem to fix."),
+    };
+    let items = checks
+        .into_iter()
+        .map(|c| {
+            let class = format!("result-{}", c.result);
+            let message = match l {
+                Lang::Zh => c.message_zh.clone(),
+                Lang::En => c.message.clone(),
+            };
+            let name = check_label(l, &c.name);
+            let fix = c.action.as_ref().and_then(|a| fix_button(l, role, a));
+            let check_name = c.name.clone();
+            view! {
+                <li class=class data-check=check_name>
+                    {result_badge(l, &c.result)}" "<span class="check-name">{name}</span>
+                    <p class="check-message">{message}</p>
+                    {fix}
+                </li>
+            }
+        })
+        .collect_view();
+    let overall = overall.to_string();
+    view! {
+        <p class="overall" data-testid="overall" data-result=overall.clone()>
+            {result_badge(l, &overall)}" "{overall_text}
+        </p>
+        <ul class="checks" data-testid="checks">{items}</ul>
+    }
+}
+
+fn check_label(l: Lang, name: &str) -> &'static str {
+    match name {
+        "order_status" => l.t("订单状态", "Order status"),
+        "coupon_status" => l.t("券状态", "Coupon status"),
+        "lock_link" => l.t("券与订单互相绑定", "Coupon and order name each other"),
+        "coupon_validity" => l.t("券有效期与尾款时间", "Coupon validity vs payment window"),
+        "checkout_lock" => l.t("结算锁", "Checkout lock"),
+        "template_stock" => l.t("券模板库存", "Template stock"),
+        "stray_lock" => l.t("悬挂的锁", "Stray lock"),
+        _ => l.t("检查项", "Check"),
+    }
+}
+
+/// The button for a suggested fix, leading to its confirmation page; none
+/// when this role may not do it.
+fn fix_button(l: Lang, role: Role, a: &ActionView) -> Option<AnyView> {
+    let (href, label) = match a.code.as_str() {
+        "release_coupon" => (
+            format!("/console/coupons/{}/release", enc(a.coupon_id.as_deref()?)),
+            l.t("释放锁定", "Release the lock"),
+        ),
+        "issue_compensation" => {
+            let mut href = format!(
+                "/console/users/{}/compensation?",
+                enc(a.user_id.as_deref()?)
+            );
+            if let Some(no) = &a.order_no {
+                href.push_str(&format!("order_no={}&", enc(no)));
+            }
+            if let Some(c) = a.amount_cents {
+                href.push_str(&format!("amount_cents={c}"));
+            }
+            (href, l.t("发补偿券", "Issue compensation"))
+        }
+        "cancel_order" if role.includes(Role::Operator) => (
+            format!("/console/orders/{}/cancel", enc(a.order_no.as_deref()?)),
+            l.t("关闭订单", "Cancel the order"),
+        ),
+        "cancel_order" => {
+            return Some(
+                view! { <p class="note">{l.t("建议关闭订单（需运营操作）。", "Suggested: cancel the order (an operator can).")}</p> }
+                    .into_any(),
+            );
+        }
+        _ => return None,
+    };
+    let code = a.code.clone();
+    Some(view! { <p><a class="button primary" href=href data-fix=code>{label}</a></p> }.into_any())
 }
 
 fn order_body(
@@ -351,6 +485,449 @@ fn order_body(
 }
 
 fn to_response(e: WebError) -> Response {
-    use axum::response::IntoResponse;
     e.into_response()
+}
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    q: Option<String>,
+}
+
+/// One box for everything: a single match opens its page, several are
+/// listed, none says so.
+async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQuery>) -> Response {
+    let l = staff.lang;
+    let query = q.q.unwrap_or_default().trim().to_string();
+    if query.is_empty() {
+        return Redirect::to("/console").into_response();
+    }
+    let outcome = match s.service.search(&query).await {
+        Ok(o) => o,
+        Err(crate::service::ServiceError::Invalid(_)) => SearchOutcome::Nothing,
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
+    let hits = match outcome {
+        SearchOutcome::Coupon(id) => {
+            return Redirect::to(&format!("/console/coupons/{}", enc(&id))).into_response();
+        }
+        SearchOutcome::Order(no) => {
+            return Redirect::to(&format!("/console/orders/{}", enc(&no))).into_response();
+        }
+        SearchOutcome::User(u) => {
+            return Redirect::to(&format!("/console/users/{}", enc(&u))).into_response();
+        }
+        SearchOutcome::Many(hits) => hits,
+        SearchOutcome::Nothing => Vec::new(),
+    };
+    let title = l.pick(format!("搜索：{query}"), format!("Search: {query}"));
+    let body = if hits.is_empty() {
+        view! {
+            <section>
+                <p data-testid="no-results">{l.pick(
+                    format!("没有找到与「{query}」匹配的券、订单或用户。请核对券码（形如 ABCD-EFGH-JKLM）、订单号或用户 ID。"),
+                    format!("No coupon, order or user matches \"{query}\". Check the code (like ABCD-EFGH-JKLM), the order number or the user id."),
+                )}</p>
+            </section>
+        }
+        .into_any()
+    } else {
+        let items = hits
+            .into_iter()
+            .map(|h| {
+                let (href, kind) = match h.kind.as_str() {
+                    "coupon" => (
+                        format!("/console/coupons/{}", enc(&h.key)),
+                        l.t("券", "Coupon"),
+                    ),
+                    "order" => (
+                        format!("/console/orders/{}", enc(&h.key)),
+                        l.t("订单", "Order"),
+                    ),
+                    _ => (
+                        format!("/console/users/{}", enc(&h.key)),
+                        l.t("用户", "User"),
+                    ),
+                };
+                view! { <li>{kind}": "<a href=href>{h.label}</a></li> }
+            })
+            .collect_view();
+        view! { <section><ul class="links" data-testid="hits">{items}</ul></section> }.into_any()
+    };
+    staff.page(&title, body)
+}
+
+#[derive(Deserialize, Default)]
+struct ListQuery {
+    status: Option<String>,
+    template_id: Option<String>,
+    user_id: Option<String>,
+    expiring_before: Option<String>,
+    after: Option<String>,
+}
+
+impl ListQuery {
+    /// The filter, or a message saying which field is wrong.
+    fn filter(&self, l: Lang) -> Result<CouponFilter, String> {
+        let nonempty = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(String::from)
+        };
+        let status = match nonempty(&self.status).as_deref() {
+            None => None,
+            Some(raw) => Some(
+                CouponStatus::parse(raw)
+                    .ok_or_else(|| l.t("状态不正确。", "Unknown status.").to_string())?,
+            ),
+        };
+        let expiring_before = match nonempty(&self.expiring_before) {
+            None => None,
+            Some(raw) => Some(parse_console_time(&raw).ok_or_else(|| {
+                l.t("到期时间格式不正确。", "The expiry date is not a date.")
+                    .to_string()
+            })?),
+        };
+        Ok(CouponFilter {
+            status,
+            template_id: nonempty(&self.template_id),
+            user_id: nonempty(&self.user_id),
+            expiring_before,
+        })
+    }
+
+    /// The filter part of the query string, for the next page and CSV links.
+    fn filter_query(&self) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in [
+            ("status", &self.status),
+            ("template_id", &self.template_id),
+            ("user_id", &self.user_id),
+            ("expiring_before", &self.expiring_before),
+        ] {
+            if let Some(v) = v.as_deref().filter(|v| !v.trim().is_empty()) {
+                q.append_pair(k, v);
+            }
+        }
+        q.finish()
+    }
+}
+
+/// A time from the console's filter: RFC 3339, or the `datetime-local`
+/// input's `2026-11-11T08:00` read as UTC, or a bare date.
+fn parse_console_time(raw: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    use chrono::{NaiveDate, NaiveDateTime, TimeZone, Utc};
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(raw) {
+        return Some(t.with_timezone(&Utc));
+    }
+    for f in ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(raw, f) {
+            return Some(Utc.from_utc_datetime(&t));
+        }
+    }
+    NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| Utc.from_utc_datetime(&t))
+}
+
+const PAGE_SIZE: i64 = 50;
+
+async fn coupon_list(
+    State(s): State<AppState>,
+    staff: Staff,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let l = staff.lang;
+    let filter = match q.filter(l) {
+        Ok(f) => f,
+        Err(m) => return to_response(WebError::bad_request(m)),
+    };
+    let page = match s
+        .service
+        .list_coupons(filter, q.after.clone().filter(|a| !a.is_empty()), PAGE_SIZE)
+        .await
+    {
+        Ok(p) => p,
+        Err(crate::service::ServiceError::Invalid(f)) => {
+            return to_response(WebError::bad_request(format!("{}: {}", f.field, f.message)));
+        }
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
+    let fq = q.filter_query();
+    let csv_href = format!("/console/coupons.csv?{fq}");
+    let next = page.next.clone().map(|n| {
+        let href = format!("/console/coupons?{fq}&after={}", enc(&n));
+        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("下一页", "Next page")}</a> }
+    });
+    let first = q.after.as_deref().is_some_and(|a| !a.is_empty()).then(|| {
+        let href = format!("/console/coupons?{fq}");
+        view! { <a class="button" href=href>{l.t("第一页", "First page")}</a> }
+    });
+    let status_options = ["available", "locked", "used", "expired", "invalidated"]
+        .into_iter()
+        .map(|st| {
+            let selected = q.status.as_deref() == Some(st);
+            view! { <option value=st selected=selected>{coupon_status_label(l, st)}</option> }
+        })
+        .collect_view();
+    let count = page.coupons.len();
+    let rows = coupon_rows(l, page.coupons);
+    let (tpl, user, before) = (
+        q.template_id.clone().unwrap_or_default(),
+        q.user_id.clone().unwrap_or_default(),
+        q.expiring_before.clone().unwrap_or_default(),
+    );
+    staff.page(
+        l.t("券列表", "Coupons"),
+        view! {
+            <section aria-labelledby="filters">
+                <h2 id="filters" class="visually-hidden">{l.t("筛选", "Filters")}</h2>
+                <form method="get" action="/console/coupons" class="filters">
+                    <label>{l.t("状态", "Status")}
+                        <select name="status">
+                            <option value="">{l.t("全部", "any")}</option>
+                            {status_options}
+                        </select>
+                    </label>
+                    <label>{l.t("券模板 ID", "Template id")}<input type="text" name="template_id" value=tpl/></label>
+                    <label>{l.t("用户 ID", "User id")}<input type="text" name="user_id" value=user/></label>
+                    <label>{l.t("到期早于（UTC）", "Expiring before (UTC)")}<input type="datetime-local" name="expiring_before" value=before/></label>
+                    <button type="submit" class="primary">{l.t("筛选", "Filter")}</button>
+                    <a class="button" href=csv_href data-testid="csv">{l.t("导出 CSV", "Export CSV")}</a>
+                </form>
+            </section>
+            <section aria-labelledby="results">
+                <h2 id="results">{l.pick(format!("本页 {count} 张（按到期时间排序）"), format!("{count} on this page (by expiry)"))}</h2>
+                {rows}
+                <p class="pager">{first}{next}</p>
+            </section>
+        },
+    )
+}
+
+/// A table of coupons linking to their pages.
+fn coupon_rows(l: Lang, coupons: Vec<CouponView>) -> impl IntoView + use<> {
+    if coupons.is_empty() {
+        return view! { <p class="note">{l.t("没有符合条件的券。", "No coupons match.")}</p> }
+            .into_any();
+    }
+    let rows = coupons
+        .into_iter()
+        .map(|c| {
+            let href = format!("/console/coupons/{}", enc(&c.id));
+            let user_href = format!("/console/users/{}", enc(&c.user_id));
+            let terms = coupon_terms_text(l, &c);
+            let order = c.order_no.clone().map(|no| {
+                let h = format!("/console/orders/{}", enc(&no));
+                view! { <a href=h>{no}</a> }
+            });
+            view! {
+                <tr>
+                    <td class="mono"><a href=href>{c.code.clone()}</a></td>
+                    <td>{coupon_badge(l, &c.status)}</td>
+                    <td><a href=user_href>{c.user_id.clone()}</a></td>
+                    <td>{terms}</td>
+                    <td class="nowrap">{time_text(&c.ends_at)}</td>
+                    <td>{order}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table data-testid="coupon-table">
+                <thead><tr>
+                    <th scope="col">{l.t("券码", "Code")}</th>
+                    <th scope="col">{l.t("状态", "Status")}</th>
+                    <th scope="col">{l.t("用户", "User")}</th>
+                    <th scope="col">{l.t("优惠", "Discount")}</th>
+                    <th scope="col">{l.t("到期", "Ends")}</th>
+                    <th scope="col">{l.t("订单", "Order")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+/// Largest CSV export from the console.
+const CSV_MAX_ROWS: usize = 100_000;
+
+async fn coupon_csv(
+    State(s): State<AppState>,
+    staff: Staff,
+    Query(q): Query<ListQuery>,
+) -> Response {
+    let l = staff.lang;
+    let filter = match q.filter(l) {
+        Ok(f) => f,
+        Err(m) => return to_response(WebError::bad_request(m)),
+    };
+    match s.service.export_coupons_csv(filter, CSV_MAX_ROWS).await {
+        Ok(csv) => (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+                (
+                    header::CONTENT_DISPOSITION,
+                    "attachment; filename=\"coupons.csv\"",
+                ),
+            ],
+            csv,
+        )
+            .into_response(),
+        Err(e) => to_response(WebError::from_service(l, e)),
+    }
+}
+
+async fn user_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(user_id): Path<String>,
+    Query(q): Query<CheckQuery>,
+) -> Response {
+    let l = staff.lang;
+    let overview = match s.service.user_overview(&user_id).await {
+        Ok(o) => o,
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
+    let report = if q.check.is_some() {
+        match s.service.user_health_check(&user_id).await {
+            Ok(r) => Some(r),
+            Err(e) => return to_response(WebError::from_service(l, e)),
+        }
+    } else {
+        None
+    };
+    let role = staff.session.role;
+    let check_href = format!("/console/users/{}?check=1#health", enc(&user_id));
+    let comp_href = format!("/console/users/{}/compensation", enc(&user_id));
+    let health = match report {
+        Some(r) => {
+            let mut checks: Vec<CheckView> = r.locks.clone();
+            let orders = r
+                .orders
+                .into_iter()
+                .filter(|o| o.overall != "ok")
+                .map(|o| {
+                    let href = format!("/console/orders/{}", enc(&o.order_no));
+                    let title = l.pick(format!("订单 {}", o.order_no), format!("Order {}", o.order_no));
+                    view! {
+                        <h3 class="group-heading"><a href=href>{title}</a></h3>
+                        {health_report(l, role, &o.overall, o.checks)}
+                    }
+                })
+                .collect_view();
+            let overall = r.overall.clone();
+            let summary = (overall == "ok").then(|| {
+                view! { <p class="note">{l.t("该用户所有订单和券都正常。", "All of this user's orders and coupons are in order.")}</p> }
+            });
+            let locks = (!checks.is_empty()).then(|| health_report(l, role, &overall, std::mem::take(&mut checks)));
+            view! {
+                <p class="overall" data-testid="overall" data-result=overall.clone()>{result_badge(l, &overall)}</p>
+                {summary}{locks}{orders}
+            }
+            .into_any()
+        }
+        None => view! {
+            <p><a class="button primary" href=check_href data-testid="run-health-check">{l.t("检测全部", "Check all")}</a></p>
+        }
+        .into_any(),
+    };
+    let mut coupons = overview.coupons;
+    // Grouped by status in the order support reads them.
+    let order_of = |s: &str| match s {
+        "locked" => 0,
+        "available" => 1,
+        "used" => 2,
+        "expired" => 3,
+        _ => 4,
+    };
+    coupons.sort_by_key(|c| order_of(&c.status));
+    let coupon_groups = ["locked", "available", "used", "expired", "invalidated"]
+        .into_iter()
+        .filter_map(|st| {
+            let group: Vec<CouponView> =
+                coupons.iter().filter(|c| c.status == st).cloned().collect();
+            (!group.is_empty()).then(|| {
+                let heading = format!("{} ({})", coupon_status_label(l, st), group.len());
+                view! { <h3 class="group-heading">{heading}</h3>{coupon_rows(l, group)} }
+            })
+        })
+        .collect_view();
+    let orders = overview.orders;
+    let order_groups = [
+        "pending_payment",
+        "pending_deposit",
+        "deposit_paid",
+        "paid",
+        "final_paid",
+        "closed",
+        "refunded",
+    ]
+    .into_iter()
+    .filter_map(|st| {
+        let group: Vec<&OrderView> = orders.iter().filter(|o| o.status == st).collect();
+        (!group.is_empty()).then(|| {
+            let heading = format!("{} ({})", order_status_label(l, st), group.len());
+            let rows = group
+                .into_iter()
+                .map(|o| {
+                    let href = format!("/console/orders/{}", enc(&o.order_no));
+                    let kind = if o.kind == "presale" {
+                        l.t("预售", "presale")
+                    } else {
+                        l.t("普通", "normal")
+                    };
+                    view! {
+                        <tr>
+                            <td class="mono"><a href=href>{o.order_no.clone()}</a></td>
+                            <td>{kind}</td>
+                            <td class="money">{l.money(o.total_cents)}</td>
+                            <td class="money">{l.money(o.coupon_discount_cents)}</td>
+                            <td class="money">{l.money(o.amount_due_cents)}</td>
+                            <td class="nowrap">{time_text(&o.created_at)}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <h3 class="group-heading">{heading}</h3>
+                <div class="table-wrap"><table>
+                    <thead><tr>
+                        <th scope="col">{l.t("订单号", "Order")}</th>
+                        <th scope="col">{l.t("类型", "Kind")}</th>
+                        <th scope="col">{l.t("总额", "Total")}</th>
+                        <th scope="col">{l.t("券抵扣", "Discount")}</th>
+                        <th scope="col">{l.t("应付", "Due")}</th>
+                        <th scope="col">{l.t("下单时间", "Created")}</th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table></div>
+            }
+        })
+    })
+    .collect_view();
+    let n_coupons = coupons.len();
+    let n_orders = orders.len();
+    let title = l.pick(format!("用户 {user_id}"), format!("User {user_id}"));
+    staff.page(
+        &title,
+        view! {
+            <section aria-labelledby="health">
+                <h2 id="health">{l.t("一键检测", "One-click health check")}</h2>
+                {health}
+                <p class="actions"><a class="button" href=comp_href>{l.t("发补偿券", "Issue compensation")}</a></p>
+            </section>
+            <section aria-labelledby="user-coupons">
+                <h2 id="user-coupons">{l.pick(format!("优惠券（{n_coupons}）"), format!("Coupons ({n_coupons})"))}</h2>
+                {coupon_groups}
+            </section>
+            <section aria-labelledby="user-orders">
+                <h2 id="user-orders">{l.pick(format!("订单（{n_orders}）"), format!("Orders ({n_orders})"))}</h2>
+                {order_groups}
+            </section>
+        },
+    )
 }

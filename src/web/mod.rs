@@ -12,6 +12,7 @@
 //! Pages call the same [`crate::service`] functions as the JSON API; no
 //! rule lives here.
 
+pub mod actions;
 pub mod auth;
 pub mod console;
 pub mod i18n;

@@ -1,0 +1,627 @@
+//! The console's actions: release a lock, invalidate a coupon, issue a
+//! compensation coupon, cancel an order. Each is a confirmation page (GET,
+//! which changes nothing) and a POST that
+//! - checks the session's CSRF token and that the post came from our pages,
+//! - requires a reason,
+//! - runs ONE service operation on the staff member's authority (the same
+//!   function the JSON API calls, so the rules cannot differ),
+//! - carries the confirmation page's one-time form id as its idempotency
+//!   key, so a double click or a resubmitted form acts once,
+//! - answers with a redirect and a flash message (post/redirect/get).
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError, parse_form};
+use super::console::coupon_terms_text;
+use super::i18n::Lang;
+use super::layout::{coupon_badge, enc, order_badge, time_text};
+use crate::api::AppState;
+use crate::domain::staff::Role;
+use crate::service::idempotency::IdempotencyRequest;
+use crate::service::support::{Authority, CompensationInput};
+use crate::service::{Ctx, Executed, ServiceError};
+
+/// Routes of the action pages.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/console/coupons/{id}/release",
+            get(release_page).post(release),
+        )
+        .route(
+            "/console/coupons/{id}/invalidate",
+            get(invalidate_page).post(invalidate),
+        )
+        .route(
+            "/console/users/{user_id}/compensation",
+            get(compensation_page).post(compensate),
+        )
+        .route(
+            "/console/orders/{order_no}/cancel",
+            get(cancel_page).post(cancel),
+        )
+}
+
+/// A fresh one-time id for a confirmation form.
+fn form_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+fn authority(staff: &Staff) -> Authority {
+    Authority::Staff {
+        name: staff.session.name.clone(),
+        role: staff.session.role,
+    }
+}
+
+fn ctx(staff: &Staff) -> Ctx {
+    Ctx::new(staff.actor(), None)
+}
+
+/// The idempotency key of a console form: scoped to the staff member, keyed
+/// by the form's one-time id, fingerprinted by path and body.
+fn idem(
+    staff: &Staff,
+    form_id: Option<&str>,
+    path: &str,
+    body: &Bytes,
+) -> Option<IdempotencyRequest> {
+    let id = form_id.filter(|f| !f.is_empty() && f.len() <= 64)?;
+    Some(IdempotencyRequest::new(
+        format!("console:{}", staff.session.name),
+        id.to_string(),
+        "POST",
+        path,
+        body,
+        200,
+    ))
+}
+
+/// The hidden fields every action form carries.
+fn hidden_fields(staff: &Staff) -> impl IntoView + use<> {
+    let csrf = staff.session.csrf_token.clone();
+    let fid = form_id();
+    view! {
+        <input type="hidden" name="csrf" value=csrf/>
+        <input type="hidden" name="form_id" value=fid/>
+    }
+}
+
+/// The required reason field.
+fn reason_field(l: Lang) -> impl IntoView + use<> {
+    view! {
+        <label for="reason">{l.t("原因（必填，会记入时间线）", "Reason (required; recorded in the timeline)")}</label>
+        <textarea id="reason" name="reason" required=true maxlength="500"></textarea>
+    }
+}
+
+/// A refusal or bad input as a message for the flash.
+fn refusal_text(l: Lang, e: &ServiceError) -> String {
+    match e {
+        ServiceError::Invalid(f) if f.field == "reason" => {
+            l.t("请填写原因。", "Please give a reason.").to_string()
+        }
+        ServiceError::Refused { refusal, message } => {
+            let zh = match refusal.code() {
+                "order_active" => "订单仍在进行中，不能直接释放；如确需释放请由运营勾选强制。",
+                "coupon_not_available" => "这张券当前不是待使用状态，无法执行。",
+                "compensation_limit_exceeded" => "超出客服补偿额度（单次或当日），请联系运营。",
+                "order_not_owned" => "该订单不属于这个用户。",
+                "invalid_order_status" => "订单当前状态不允许此操作。",
+                _ => "操作被拒绝。",
+            };
+            l.pick(format!("{zh}（{message}）"), message.clone())
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Ends an action: a successful or replayed write redirects to `to` with
+/// `ok`; a refusal or bad input goes back to the form with the reason;
+/// database trouble is an error page.
+fn finish<T>(
+    staff: &Staff,
+    result: Result<Executed<T>, ServiceError>,
+    to: impl FnOnce(Option<&T>) -> String,
+    ok: String,
+    back: &str,
+) -> Response {
+    match result {
+        Ok(Executed::Fresh(v)) => staff.done(&to(Some(&v)), ok),
+        Ok(Executed::Replayed { .. }) => staff.done(&to(None), ok),
+        Err(e @ (ServiceError::Db(_) | ServiceError::NotFound { .. })) => {
+            WebError::from_service(staff.lang, e).into_response()
+        }
+        Err(e) => staff.refused(back, refusal_text(staff.lang, &e)),
+    }
+}
+
+#[derive(Deserialize)]
+struct ActionForm {
+    csrf: Option<String>,
+    form_id: Option<String>,
+    reason: Option<String>,
+    force: Option<String>,
+}
+
+async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    let l = staff.lang;
+    let c = match s.service.get_coupon(&id).await {
+        Ok(c) => c,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let order = match &c.order_no {
+        Some(no) => s.service.get_order(no).await.ok(),
+        None => None,
+    };
+    let live = order.as_ref().is_some_and(|o| {
+        matches!(
+            o.status.as_str(),
+            "pending_payment" | "pending_deposit" | "deposit_paid"
+        )
+    });
+    let may_force = staff.session.role.may_force_release();
+    let action = format!("/console/coupons/{}/release", enc(&c.id));
+    let back = format!("/console/coupons/{}", enc(&c.id));
+    let order_line = order.map(|o| {
+        let href = format!("/console/orders/{}", enc(&o.order_no));
+        view! {
+            <dt>{l.t("绑定订单", "Bound order")}</dt>
+            <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, &o.status)}</dd>
+        }
+    });
+    let warning = live.then(|| {
+        view! {
+            <p class="flash flash-error" role="note">{l.t(
+                "注意：该订单仍在进行中。释放后顾客付款时将不再享受这张券的优惠。",
+                "Careful: this order is still live. After a release the customer pays without this coupon's discount.",
+            )}</p>
+        }
+    });
+    let force = (live && may_force).then(|| {
+        view! {
+            <label class="check"><input type="checkbox" name="force" value="true"/>" "
+                {l.t("强制释放（订单进行中，仅运营可用）", "Force the release although the order is live (operators only)")}
+            </label>
+        }
+    });
+    let support_note = (live && !may_force).then(|| {
+        view! { <p class="note">{l.t("订单进行中的锁只能由运营强制释放。", "Only an operator can force the release of a lock whose order is live.")}</p> }
+    });
+    let title = l.t("释放锁定", "Release the lock");
+    let can_release = c.status == "locked";
+    staff.page(
+        title,
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.t("确认释放这张券？", "Release this coupon?")}</h2>
+                <dl class="facts">
+                    <dt>{l.t("券码", "Code")}</dt><dd class="mono">{c.code.clone()}</dd>
+                    <dt>{l.t("状态", "Status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
+                    <dt>{l.t("到期时间", "Ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
+                    {order_line}
+                </dl>
+                <p>{l.t(
+                    "释放后：券仍在有效期内则回到「待使用」，已过期则变为「已过期」。",
+                    "After the release the coupon is available again while still valid, otherwise expired.",
+                )}</p>
+                {warning}
+                {if can_release {
+                    view! {
+                        <form method="post" action=action class="stack">
+                            {hidden_fields(&staff)}
+                            {reason_field(l)}
+                            {force}
+                            {support_note}
+                            <p class="actions">
+                                <button type="submit" class="primary" data-testid="confirm">{l.t("确认释放", "Release")}</button>
+                                <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                            </p>
+                        </form>
+                    }.into_any()
+                } else {
+                    view! { <p>{l.t("这张券没有被锁定，无需释放。", "This coupon is not locked; there is nothing to release.")}</p> }.into_any()
+                }}
+            </section>
+        },
+    )
+}
+
+async fn release(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: ActionForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let path = format!("/console/coupons/{}/release", enc(&id));
+    let force = matches!(form.force.as_deref(), Some("true" | "on" | "1"));
+    let result = s
+        .service
+        .release_coupon(
+            &ctx(&staff),
+            &authority(&staff),
+            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
+            id.clone(),
+            form.reason,
+            force,
+        )
+        .await;
+    let l = staff.lang;
+    let ok = l.t("已释放锁定。", "The lock is released.").to_string();
+    let to = format!("/console/coupons/{}", enc(&id));
+    finish(&staff, result, |_| to, ok, &path)
+}
+
+async fn invalidate_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+) -> Response {
+    let l = staff.lang;
+    let c = match s.service.get_coupon(&id).await {
+        Ok(c) => c,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let action = format!("/console/coupons/{}/invalidate", enc(&c.id));
+    let back = format!("/console/coupons/{}", enc(&c.id));
+    let allowed = staff.session.role.includes(Role::Operator);
+    let terms = coupon_terms_text(l, &c);
+    let form = match (c.status == "available", allowed) {
+        (true, true) => view! {
+            <form method="post" action=action class="stack">
+                {hidden_fields(&staff)}
+                {reason_field(l)}
+                <p class="actions">
+                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("确认作废", "Invalidate")}</button>
+                    <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                </p>
+            </form>
+        }
+        .into_any(),
+        (true, false) => view! { <p class="note">{l.t("作废券需要运营权限。", "Invalidating a coupon needs the operator role.")}</p> }.into_any(),
+        (false, _) => view! { <p>{l.t("只有「待使用」的券可以作废。", "Only an available coupon can be invalidated.")}</p> }.into_any(),
+    };
+    staff.page(
+        l.t("作废优惠券", "Invalidate a coupon"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.t("确认作废这张券？此操作不可撤销。", "Invalidate this coupon? This cannot be undone.")}</h2>
+                <dl class="facts">
+                    <dt>{l.t("券码", "Code")}</dt><dd class="mono">{c.code.clone()}</dd>
+                    <dt>{l.t("用户", "User")}</dt><dd>{c.user_id.clone()}</dd>
+                    <dt>{l.t("优惠", "Discount")}</dt><dd>{terms}</dd>
+                    <dt>{l.t("状态", "Status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
+                </dl>
+                {form}
+            </section>
+        },
+    )
+}
+
+async fn invalidate(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: ActionForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let path = format!("/console/coupons/{}/invalidate", enc(&id));
+    let result = s
+        .service
+        .invalidate_coupon(
+            &ctx(&staff),
+            &authority(&staff),
+            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
+            id.clone(),
+            form.reason,
+        )
+        .await;
+    let ok = staff
+        .lang
+        .t("已作废。", "The coupon is invalidated.")
+        .to_string();
+    let to = format!("/console/coupons/{}", enc(&id));
+    finish(&staff, result, |_| to, ok, &path)
+}
+
+#[derive(Deserialize)]
+struct CompensationQuery {
+    order_no: Option<String>,
+    amount_cents: Option<i64>,
+}
+
+async fn compensation_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(user_id): Path<String>,
+    Query(q): Query<CompensationQuery>,
+) -> Response {
+    let l = staff.lang;
+    let settings = s.service.settings().clone();
+    let cap = staff.session.role.compensation_capped().then(|| {
+        let text = l.pick(
+            format!(
+                "客服补偿额度：单张最多 {}，每人每天最多 {}。",
+                l.money(settings.support_compensation_max_cents),
+                l.money(settings.support_compensation_daily_cents)
+            ),
+            format!(
+                "Support limits: at most {} per coupon and {} per day.",
+                l.money(settings.support_compensation_max_cents),
+                l.money(settings.support_compensation_daily_cents)
+            ),
+        );
+        view! { <p class="note" data-testid="cap">{text}</p> }
+    });
+    let amount = q
+        .amount_cents
+        .filter(|c| *c > 0)
+        .map(|c| crate::domain::money::Cents::from_stored(c).yuan())
+        .unwrap_or_default();
+    let order_no = q.order_no.unwrap_or_default();
+    let action = format!("/console/users/{}/compensation", enc(&user_id));
+    let back = format!("/console/users/{}", enc(&user_id));
+    staff.page(
+        l.t("发放补偿券", "Issue a compensation coupon"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.pick(format!("给用户 {user_id} 发放补偿券"), format!("Compensation coupon for user {user_id}"))}</h2>
+                <p>{l.t(
+                    "补偿券是无门槛立减券，不占任何券模板的库存，并记入补偿台账（订单、金额、原因、操作人）。",
+                    "A compensation coupon takes a fixed amount off any order, uses no template's stock, and is recorded in the compensation ledger (order, amount, reason, staff).",
+                )}</p>
+                {cap}
+                <form method="post" action=action class="stack">
+                    {hidden_fields(&staff)}
+                    <label for="amount">{l.t("金额（元）", "Amount (yuan)")}</label>
+                    <input id="amount" name="amount" type="text" inputmode="decimal" required=true value=amount placeholder="50.00"/>
+                    <label for="valid_days">{l.t("有效天数", "Valid for (days)")}</label>
+                    <input id="valid_days" name="valid_days" type="number" min="1" max="365" value="30" required=true/>
+                    <label for="order_no">{l.t("关联订单号（可选）", "Order number (optional)")}</label>
+                    <input id="order_no" name="order_no" type="text" value=order_no/>
+                    {reason_field(l)}
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认发放", "Issue")}</button>
+                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct CompensationForm {
+    csrf: Option<String>,
+    form_id: Option<String>,
+    amount: Option<String>,
+    valid_days: Option<String>,
+    order_no: Option<String>,
+    reason: Option<String>,
+}
+
+/// `50`, `50.5`, `50.05`, `¥50.00` → cents; anything else is refused.
+pub fn parse_yuan(raw: &str) -> Option<i64> {
+    let t = raw.trim().trim_start_matches('¥').trim();
+    let (whole, frac) = match t.split_once('.') {
+        Some((w, f)) => (w, f),
+        None => (t, ""),
+    };
+    if whole.is_empty()
+        || whole.len() > 10
+        || frac.len() > 2
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let yuan: i64 = whole.parse().ok()?;
+    let cents: i64 = match frac.len() {
+        0 => 0,
+        1 => frac.parse::<i64>().ok()? * 10,
+        _ => frac.parse().ok()?,
+    };
+    yuan.checked_mul(100)?.checked_add(cents)
+}
+
+async fn compensate(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(user_id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: CompensationForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    let path = format!("/console/users/{}/compensation", enc(&user_id));
+    let Some(value_cents) = form.amount.as_deref().and_then(parse_yuan) else {
+        return staff.refused(
+            &path,
+            l.t(
+                "金额格式不对，例如 50 或 50.00。",
+                "Enter the amount like 50 or 50.00.",
+            )
+            .to_string(),
+        );
+    };
+    let Some(valid_days) = form
+        .valid_days
+        .as_deref()
+        .and_then(|d| d.trim().parse::<i64>().ok())
+        .filter(|d| (1..=365).contains(d))
+    else {
+        return staff.refused(
+            &path,
+            l.t("有效天数须为 1 到 365。", "Valid days must be 1 to 365.")
+                .to_string(),
+        );
+    };
+    let order_no = form
+        .order_no
+        .map(|o| o.trim().to_string())
+        .filter(|o| !o.is_empty());
+    let result = s
+        .service
+        .issue_compensation(
+            &ctx(&staff),
+            &authority(&staff),
+            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
+            user_id.clone(),
+            CompensationInput {
+                value_cents: Some(value_cents),
+                valid_seconds: Some(valid_days * 24 * 3600),
+                reason: form.reason,
+                order_no,
+            },
+        )
+        .await;
+    let ok = l.pick(
+        format!("已发放 {} 补偿券。", l.money(value_cents)),
+        format!("A {} compensation coupon was issued.", l.money(value_cents)),
+    );
+    let user_page = format!("/console/users/{}", enc(&user_id));
+    finish(
+        &staff,
+        result,
+        |c| match c {
+            Some(c) => format!("/console/coupons/{}", enc(&c.id)),
+            None => user_page,
+        },
+        ok,
+        &path,
+    )
+}
+
+async fn cancel_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(order_no): Path<String>,
+) -> Response {
+    let l = staff.lang;
+    let o = match s.service.get_order(&order_no).await {
+        Ok(o) => o,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let action = format!("/console/orders/{}/cancel", enc(&o.order_no));
+    let back = format!("/console/orders/{}", enc(&o.order_no));
+    let cancellable = matches!(
+        o.status.as_str(),
+        "pending_payment" | "pending_deposit" | "deposit_paid"
+    );
+    let allowed = staff.session.role.includes(Role::Operator);
+    let form = match (cancellable, allowed) {
+        (true, true) => view! {
+            <form method="post" action=action class="stack">
+                {hidden_fields(&staff)}
+                {reason_field(l)}
+                <p class="actions">
+                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("确认关闭订单", "Cancel the order")}</button>
+                    <a class="button" href=back>{l.t("返回", "Back")}</a>
+                </p>
+            </form>
+        }
+        .into_any(),
+        (true, false) => view! { <p class="note">{l.t("关闭订单需要运营权限。", "Cancelling an order needs the operator role.")}</p> }.into_any(),
+        (false, _) => view! { <p>{l.t("订单已结束，无法关闭。", "The order is over; it cannot be cancelled.")}</p> }.into_any(),
+    };
+    staff.page(
+        l.t("关闭订单", "Cancel an order"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.pick(format!("确认关闭订单 {}？", o.order_no), format!("Cancel order {}?", o.order_no))}</h2>
+                <p>{order_badge(l, &o.status)}" "{l.t(
+                    "关闭后订单锁定的券会在同一事务中释放：仍有效则回到「待使用」，否则为「已过期」。",
+                    "Its locked coupon is released in the same transaction: available while still valid, otherwise expired.",
+                )}</p>
+                {form}
+            </section>
+        },
+    )
+}
+
+async fn cancel(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(order_no): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: ActionForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    let path = format!("/console/orders/{}/cancel", enc(&order_no));
+    if !staff.session.role.includes(Role::Operator) {
+        return WebError::forbidden(l.t(
+            "关闭订单需要运营权限。",
+            "Cancelling an order needs the operator role.",
+        ))
+        .into_response();
+    }
+    let reason = form
+        .reason
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty());
+    let Some(reason) = reason else {
+        return staff.refused(
+            &path,
+            l.t("请填写原因。", "Please give a reason.").to_string(),
+        );
+    };
+    let result = s
+        .service
+        .cancel(
+            &ctx(&staff),
+            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
+            order_no.clone(),
+            Some(reason),
+        )
+        .await;
+    let ok = l.t("订单已关闭。", "The order is cancelled.").to_string();
+    let to = format!("/console/orders/{}", enc(&order_no));
+    finish(&staff, result, |_| to, ok, &path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yuan_amounts_parse_to_exact_cents() {
+        assert_eq!(parse_yuan("50"), Some(5000));
+        assert_eq!(parse_yuan("50.5"), Some(5050));
+        assert_eq!(parse_yuan("50.05"), Some(5005));
+        assert_eq!(parse_yuan(" ¥12.30 "), Some(1230));
+        assert_eq!(parse_yuan("0.01"), Some(1));
+        for bad in ["", "-5", "5.001", "1e3", "abc", ".5", "99999999999", "5,00"] {
+            assert_eq!(parse_yuan(bad), None, "{bad}");
+        }
+    }
+}
