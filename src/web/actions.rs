@@ -124,7 +124,7 @@ fn refusal_text(l: Lang, e: &ServiceError) -> String {
 
 /// Ends an action: a successful or replayed write redirects to `to` with
 /// `ok`; a refusal or bad input goes back to the form with the reason;
-/// database trouble is an error page.
+/// a forbidden action, an unknown id or database trouble is an error page.
 fn finish<T>(
     staff: &Staff,
     result: Result<Executed<T>, ServiceError>,
@@ -135,9 +135,9 @@ fn finish<T>(
     match result {
         Ok(Executed::Fresh(v)) => staff.done(&to(Some(&v)), ok),
         Ok(Executed::Replayed { .. }) => staff.done(&to(None), ok),
-        Err(e @ (ServiceError::Db(_) | ServiceError::NotFound { .. })) => {
-            WebError::from_service(staff.lang, e).into_response()
-        }
+        Err(
+            e @ (ServiceError::Db(_) | ServiceError::NotFound { .. } | ServiceError::Forbidden(_)),
+        ) => WebError::from_service(staff.lang, e).into_response(),
         Err(e) => staff.refused(back, refusal_text(staff.lang, &e)),
     }
 }

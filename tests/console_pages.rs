@@ -1,0 +1,609 @@
+//! The console's pages and actions on a fresh database: what each page
+//! shows, what each action changes, and who may do what (every route with
+//! no session, with each role, with a forged or missing CSRF token).
+
+mod common;
+
+use common::console::{Browser, Page, hidden_value, signed_in};
+use common::{TestApp, normal_order, presale_order, spawn_app};
+use couponkeeper::domain::staff::Role;
+use serde_json::json;
+
+/// A user with one 满300减50 coupon; its id.
+async fn coupon_for(app: &TestApp, user: &str) -> String {
+    let t = app.template(json!({})).await;
+    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
+    c["id"].as_str().unwrap_or_default().to_string()
+}
+
+/// A deposit-paid presale order `no` of `user` holding a locked coupon;
+/// the coupon id.
+async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> String {
+    let cid = coupon_for(app, user).await;
+    let camp = app.campaign("lock", 3600, 3600).await;
+    let r = app
+        .order(presale_order(
+            no,
+            user,
+            Some(&cid),
+            camp["id"].as_str().unwrap_or_default(),
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    cid
+}
+
+/// The anomaly of the end-to-end scenario: the order closed (a bug or a
+/// manual edit) while its coupon stays locked to it.
+async fn closed_with_locked_coupon(app: &TestApp, no: &str, user: &str) -> String {
+    let cid = deposit_paid(app, no, user).await;
+    sqlx::query("UPDATE orders SET status = 'closed' WHERE order_no = $1")
+        .bind(no)
+        .execute(app.db.db.pool())
+        .await
+        .expect("plant");
+    cid
+}
+
+async fn status_of(app: &TestApp, coupon_id: &str) -> String {
+    app.coupon(coupon_id).await["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+async fn count(app: &TestApp, sql: &str) -> i64 {
+    sqlx::query_scalar(sql)
+        .fetch_one(app.db.db.pool())
+        .await
+        .expect("count")
+}
+
+/// Opens a confirmation page and posts its form with `fields` added.
+async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
+    let page = b.get(path).await;
+    assert_eq!(page.status, 200, "{path}: {}", page.text);
+    let csrf = page.csrf().expect("token");
+    let form_id = hidden_value(&page.text, "form_id").unwrap_or_default();
+    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf), ("form_id", &form_id)];
+    all.extend_from_slice(fields);
+    b.post_form(path, &all).await
+}
+
+/// Every POST of the console with a representative body.
+fn posts(cid: &str) -> Vec<(String, Vec<(&'static str, &'static str)>)> {
+    vec![
+        (
+            format!("/console/coupons/{cid}/release"),
+            vec![("reason", "r"), ("force", "true")],
+        ),
+        (
+            format!("/console/coupons/{cid}/invalidate"),
+            vec![("reason", "r")],
+        ),
+        (
+            "/console/users/u1/compensation".to_string(),
+            vec![("amount", "5"), ("valid_days", "30"), ("reason", "r")],
+        ),
+        (
+            "/console/orders/P1/cancel".to_string(),
+            vec![("reason", "r")],
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_console_route_without_a_session_goes_to_sign_in_and_changes_nothing() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1").await;
+    let mut b = Browser::new(&app);
+    for path in [
+        "/console".to_string(),
+        "/console/search?q=P1".to_string(),
+        "/console/coupons".to_string(),
+        "/console/coupons.csv".to_string(),
+        format!("/console/coupons/{cid}"),
+        "/console/orders/P1".to_string(),
+        "/console/orders/P1?check=1".to_string(),
+        "/console/users/u1".to_string(),
+        format!("/console/coupons/{cid}/release"),
+        format!("/console/coupons/{cid}/invalidate"),
+        "/console/users/u1/compensation".to_string(),
+        "/console/orders/P1/cancel".to_string(),
+    ] {
+        let r = b.get(&path).await;
+        assert_eq!(r.status, 303, "GET {path}");
+        assert!(
+            r.location.as_deref().unwrap_or("").starts_with("/login"),
+            "GET {path}"
+        );
+    }
+    for (path, fields) in posts(&cid) {
+        let r = b.post_form(&path, &fields).await;
+        assert_eq!(r.status, 303, "POST {path}");
+        assert!(r.location.as_deref().unwrap_or("").starts_with("/login"));
+    }
+    assert_eq!(status_of(&app, &cid).await, "locked");
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+    assert_eq!(app.order_view("P1").await["status"], "deposit_paid");
+}
+
+#[tokio::test]
+async fn every_console_post_with_a_forged_missing_or_cross_site_token_is_refused_and_changes_nothing()
+ {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1").await;
+    let mut b = signed_in(&app, Role::Admin).await;
+    let csrf = b.csrf().await;
+    for (path, fields) in posts(&cid) {
+        let mut forged = fields.clone();
+        forged.push(("csrf", "0123456789abcdef"));
+        assert_eq!(
+            b.post_form(&path, &forged).await.status,
+            403,
+            "forged {path}"
+        );
+        assert_eq!(
+            b.post_form(&path, &fields).await.status,
+            403,
+            "missing {path}"
+        );
+        let mut right = fields.clone();
+        right.push(("csrf", &csrf));
+        let cross = b.post_form_with(&path, &right, "cross-site").await;
+        assert_eq!(cross.status, 403, "cross-site {path}");
+    }
+    assert_eq!(status_of(&app, &cid).await, "locked");
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+    assert_eq!(app.order_view("P1").await["status"], "deposit_paid");
+}
+
+#[tokio::test]
+async fn support_releases_a_lock_left_on_a_closed_order_and_the_timeline_names_them() {
+    let app = spawn_app().await;
+    let cid = closed_with_locked_coupon(&app, "P1", "u1").await;
+    let mut b = signed_in(&app, Role::Support).await;
+
+    let order = b.get("/console/orders/P1?check=1").await;
+    assert!(order.contains("data-result=\"problem\""), "{}", order.text);
+    assert!(order.contains(&format!("href=\"/console/coupons/{cid}/release\"")));
+
+    let r = confirm(
+        &mut b,
+        &format!("/console/coupons/{cid}/release"),
+        &[("reason", "客户来电：订单已关闭，券仍被锁")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(
+        r.location.as_deref(),
+        Some(format!("/console/coupons/{cid}").as_str())
+    );
+    assert_eq!(status_of(&app, &cid).await, "available");
+    let page = b.get(&format!("/console/coupons/{cid}")).await;
+    assert!(
+        page.contains("已释放锁定") || page.contains("lock is released"),
+        "flash"
+    );
+    assert!(page.contains("staff:support-1"));
+    assert!(page.contains("客户来电：订单已关闭，券仍被锁"));
+    // The flash is shown once.
+    assert!(
+        !b.get(&format!("/console/coupons/{cid}"))
+            .await
+            .contains("data-testid=\"flash\"")
+    );
+}
+
+#[tokio::test]
+async fn a_release_without_a_reason_is_refused_and_changes_nothing() {
+    let app = spawn_app().await;
+    let cid = closed_with_locked_coupon(&app, "P1", "u1").await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let r = confirm(
+        &mut b,
+        &format!("/console/coupons/{cid}/release"),
+        &[("reason", "  ")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert!(back.contains("请填写原因"), "{}", back.text);
+    assert_eq!(status_of(&app, &cid).await, "locked");
+}
+
+#[tokio::test]
+async fn support_cannot_force_a_release_on_a_live_order_but_an_operator_can() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1").await;
+    let mut support = signed_in(&app, Role::Support).await;
+    let page = support
+        .get(&format!("/console/coupons/{cid}/release"))
+        .await;
+    assert!(!page.contains("name=\"force\""), "no force box for support");
+    let r = confirm(
+        &mut support,
+        &format!("/console/coupons/{cid}/release"),
+        &[("reason", "try")],
+    )
+    .await;
+    let back = support.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert!(back.contains("订单仍在进行中"), "{}", back.text);
+    let forced = confirm(
+        &mut support,
+        &format!("/console/coupons/{cid}/release"),
+        &[("reason", "force it"), ("force", "true")],
+    )
+    .await;
+    assert_eq!(forced.status, 403);
+    assert_eq!(status_of(&app, &cid).await, "locked");
+
+    let mut op = signed_in(&app, Role::Operator).await;
+    assert!(
+        op.get(&format!("/console/coupons/{cid}/release"))
+            .await
+            .contains("name=\"force\"")
+    );
+    let r = confirm(
+        &mut op,
+        &format!("/console/coupons/{cid}/release"),
+        &[
+            ("reason", "customer asked to drop the coupon"),
+            ("force", "true"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(status_of(&app, &cid).await, "available");
+    assert_eq!(app.order_view("P1").await["coupon_lock_status"], "released");
+}
+
+#[tokio::test]
+async fn only_operators_invalidate_and_only_available_coupons() {
+    let app = spawn_app().await;
+    let cid = coupon_for(&app, "u1").await;
+    let mut support = signed_in(&app, Role::Support).await;
+    assert!(
+        support
+            .get(&format!("/console/coupons/{cid}/invalidate"))
+            .await
+            .contains("运营权限")
+    );
+    let r = confirm(
+        &mut support,
+        &format!("/console/coupons/{cid}/invalidate"),
+        &[("reason", "x")],
+    )
+    .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(status_of(&app, &cid).await, "available");
+
+    let mut op = signed_in(&app, Role::Operator).await;
+    let r = confirm(
+        &mut op,
+        &format!("/console/coupons/{cid}/invalidate"),
+        &[("reason", "fraud")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(status_of(&app, &cid).await, "invalidated");
+    let page = op.get(&format!("/console/coupons/{cid}")).await;
+    assert!(page.contains("已失效") && page.contains("staff:operator-1") && page.contains("fraud"));
+    // A second invalidation has nothing to act on.
+    let again = op.get(&format!("/console/coupons/{cid}/invalidate")).await;
+    assert!(!again.contains("data-testid=\"confirm\""));
+}
+
+#[tokio::test]
+async fn support_compensation_is_recorded_and_capped_per_coupon_and_per_day() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation",
+        &[
+            ("amount", "20.50"),
+            ("valid_days", "30"),
+            ("reason", "apology"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    let to = r.location.unwrap_or_default();
+    assert!(to.starts_with("/console/coupons/cpn_"), "{to}");
+    let page = b.get(&to).await;
+    assert!(page.contains("待使用") && page.contains("¥20.50") && page.contains("staff:support-1"));
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger WHERE amount_cents = 2050 AND actor = 'staff:support-1' AND reason = 'apology'").await,
+        1
+    );
+
+    // Over the per-coupon cap (default ¥50).
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation",
+        &[
+            ("amount", "50.01"),
+            ("valid_days", "30"),
+            ("reason", "too much"),
+        ],
+    )
+    .await;
+    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert!(back.contains("超出客服补偿额度"), "{}", back.text);
+    // Up to the daily cap (default ¥200): 20.50 + 3 × 50 = 170.50, then 50 more is over.
+    for _ in 0..3 {
+        let r = confirm(
+            &mut b,
+            "/console/users/u1/compensation",
+            &[("amount", "50"), ("valid_days", "30"), ("reason", "ok")],
+        )
+        .await;
+        assert!(
+            r.location
+                .unwrap_or_default()
+                .starts_with("/console/coupons/")
+        );
+    }
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation",
+        &[
+            ("amount", "50"),
+            ("valid_days", "30"),
+            ("reason", "over the day"),
+        ],
+    )
+    .await;
+    assert!(r.location.unwrap_or_default().contains("/compensation"));
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        4
+    );
+
+    // Operators are not capped.
+    let mut op = signed_in(&app, Role::Operator).await;
+    let r = confirm(
+        &mut op,
+        "/console/users/u1/compensation",
+        &[
+            ("amount", "500"),
+            ("valid_days", "30"),
+            ("reason", "big apology"),
+        ],
+    )
+    .await;
+    assert!(
+        r.location
+            .unwrap_or_default()
+            .starts_with("/console/coupons/")
+    );
+}
+
+#[tokio::test]
+async fn a_double_submitted_compensation_form_issues_one_coupon() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console/users/u1/compensation").await;
+    let csrf = page.csrf().expect("token");
+    let fid = hidden_value(&page.text, "form_id").expect("form id");
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("form_id", fid.as_str()),
+        ("amount", "10"),
+        ("valid_days", "7"),
+        ("reason", "double click"),
+    ];
+    let first = b.post_form("/console/users/u1/compensation", &fields).await;
+    let second = b.post_form("/console/users/u1/compensation", &fields).await;
+    assert_eq!((first.status, second.status), (303, 303));
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        1
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM coupons WHERE source = 'compensation'"
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn bad_compensation_input_is_refused_with_a_message() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    for (amount, days) in [
+        ("abc", "30"),
+        ("-5", "30"),
+        ("0", "30"),
+        ("5", "0"),
+        ("5", "999"),
+    ] {
+        let r = confirm(
+            &mut b,
+            "/console/users/u1/compensation",
+            &[("amount", amount), ("valid_days", days), ("reason", "x")],
+        )
+        .await;
+        assert_eq!(r.status, 303, "{amount} {days}");
+        let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
+        assert_eq!(back.status, 200);
+        assert!(
+            back.contains("data-testid=\"flash\""),
+            "{amount} {days}: {}",
+            back.text
+        );
+    }
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn only_operators_cancel_an_order_from_the_console_and_its_coupon_is_released() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1").await;
+    let mut support = signed_in(&app, Role::Support).await;
+    let r = confirm(
+        &mut support,
+        "/console/orders/P1/cancel",
+        &[("reason", "x")],
+    )
+    .await;
+    assert_eq!(r.status, 403);
+    let mut op = signed_in(&app, Role::Operator).await;
+    let r = confirm(
+        &mut op,
+        "/console/orders/P1/cancel",
+        &[("reason", "customer asked")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(app.order_view("P1").await["status"], "closed");
+    assert_eq!(status_of(&app, &cid).await, "available");
+}
+
+#[tokio::test]
+async fn the_search_box_opens_the_page_of_a_code_an_order_or_a_user() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1").await;
+    let code = app.coupon(&cid).await["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut b = signed_in(&app, Role::Support).await;
+    let cases = [
+        (code.clone(), format!("/console/coupons/{cid}")),
+        (code.to_lowercase(), format!("/console/coupons/{cid}")),
+        (format!("  {cid} "), format!("/console/coupons/{cid}")),
+        ("P1".to_string(), "/console/orders/P1".to_string()),
+        ("u1".to_string(), "/console/users/u1".to_string()),
+    ];
+    for (q, to) in cases {
+        let enc: String = form_urlencoded::byte_serialize(q.as_bytes()).collect();
+        let r = b.get(&format!("/console/search?q={enc}")).await;
+        assert_eq!(r.status, 303, "{q}");
+        assert_eq!(r.location.as_deref(), Some(to.as_str()), "{q}");
+    }
+    let none = b.get("/console/search?q=NOPE-NOPE-NOPE").await;
+    assert_eq!(none.status, 200);
+    assert!(none.contains("data-testid=\"no-results\""));
+    let weird = b.get("/console/search?q=%3Cscript%3E").await;
+    assert_eq!(weird.status, 200);
+    assert!(!weird.contains("<script>"), "query text is escaped");
+}
+
+#[tokio::test]
+async fn the_coupon_list_filters_pages_and_exports_csv() {
+    let app = spawn_app().await;
+    let t = app.template(json!({"per_user_limit": 100})).await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    for _ in 0..60 {
+        app.claim("u1", &tid).await;
+    }
+    coupon_for(&app, "u2").await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let first = b
+        .get(&format!(
+            "/console/coupons?template_id={tid}&status=available"
+        ))
+        .await;
+    assert_eq!(first.status, 200);
+    assert_eq!(first.text.matches("/console/coupons/cpn_").count(), 50);
+    assert!(!first.contains("u2"));
+    let next = first
+        .text
+        .split("data-testid=\"next-page\"")
+        .next()
+        .and_then(|s| s.rsplit("href=\"").next())
+        .map(|s| s.split('"').next().unwrap_or("").replace("&amp;", "&"))
+        .expect("a next link");
+    let second = b.get(&next).await;
+    assert_eq!(second.text.matches("/console/coupons/cpn_").count(), 10);
+    assert!(!second.contains("data-testid=\"next-page\""));
+
+    let csv = b.get(&format!("/console/coupons.csv?user_id=u1")).await;
+    assert_eq!(csv.status, 200);
+    assert_eq!(csv.text.lines().count(), 61, "header and 60 rows");
+    let bad = b.get("/console/coupons?status=nonsense").await;
+    assert_eq!(bad.status, 400);
+    let bad_date = b.get("/console/coupons?expiring_before=tomorrow").await;
+    assert_eq!(bad_date.status, 400);
+    let ok_date = b
+        .get("/console/coupons?expiring_before=2030-01-01T00%3A00")
+        .await;
+    assert_eq!(ok_date.status, 200);
+}
+
+#[tokio::test]
+async fn the_user_page_groups_coupons_and_orders_and_checks_them_all() {
+    let app = spawn_app().await;
+    closed_with_locked_coupon(&app, "P1", "u1").await;
+    let spare = coupon_for(&app, "u1").await;
+    let r = app.order(normal_order("N1", "u1", None, 10000)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console/users/u1").await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.contains("锁定中 (1)") && page.contains("待使用 (1)"),
+        "{}",
+        page.text
+    );
+    assert!(page.contains("已关闭 (1)") && page.contains("待支付 (1)"));
+    assert!(page.contains(&spare));
+    let checked = b.get("/console/users/u1?check=1").await;
+    assert!(
+        checked.contains("data-result=\"problem\""),
+        "{}",
+        checked.text
+    );
+    assert!(checked.contains("/console/orders/P1"));
+}
+
+#[tokio::test]
+async fn pages_render_in_english_for_english_browsers() {
+    let app = spawn_app().await;
+    let cid = closed_with_locked_coupon(&app, "P1", "u1").await;
+    let mut b = signed_in(&app, Role::Support).await;
+    b.accept_language = Some("en".into());
+    let coupon = b.get(&format!("/console/coupons/{cid}")).await;
+    assert!(coupon.contains("Timeline") && coupon.contains("locked · 锁定中"));
+    let order = b.get("/console/orders/P1?check=1").await;
+    assert!(order.contains("One-click health check") && order.contains("Amount due"));
+    assert!(order.contains("Release the lock"));
+    let comp = b.get("/console/users/u1/compensation").await;
+    assert!(comp.contains("Support limits: at most ¥50.00 per coupon and ¥200.00 per day."));
+}
+
+#[tokio::test]
+async fn unknown_ids_answer_a_404_page_not_a_crash() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    for path in [
+        "/console/coupons/cpn_missing",
+        "/console/orders/NOPE",
+        "/console/coupons/cpn_missing/release",
+        "/console/orders/NOPE/cancel",
+    ] {
+        let r = b.get(path).await;
+        assert_eq!(r.status, 404, "{path}");
+        assert!(r.contains("404"));
+    }
+    let user = b.get("/console/users/nobody").await;
+    assert_eq!(user.status, 200, "an unknown user has an empty page");
+}
