@@ -536,7 +536,7 @@ async fn the_coupon_list_filters_pages_and_exports_csv() {
     assert_eq!(second.text.matches("/console/coupons/cpn_").count(), 10);
     assert!(!second.contains("data-testid=\"next-page\""));
 
-    let csv = b.get(&format!("/console/coupons.csv?user_id=u1")).await;
+    let csv = b.get("/console/coupons.csv?user_id=u1").await;
     assert_eq!(csv.status, 200);
     assert_eq!(csv.text.lines().count(), 61, "header and 60 rows");
     let bad = b.get("/console/coupons?status=nonsense").await;

@@ -30,20 +30,51 @@ function freePort() {
   });
 }
 
-/** Starts the service; resolves once /healthz answers (at most 30 s). */
-export async function startServer(extraEnv = {}) {
+/**
+ * Runs a one-shot `couponkeeper` command (`staff add`, `demo-data`, ...)
+ * with `env`; resolves with its exit code and output (at most 60 s).
+ */
+export function runCli(args, env) {
+  return new Promise((ok, fail) => {
+    const child = spawn(binaryPath(), args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      fail(new Error(`cannot run ${binaryPath()} ${args.join(' ')}: ${e.message}`));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      ok({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Starts the service (`couponkeeper serve ...args`); resolves once /healthz
+ * answers (at most 30 s). `options.beforeStart(cli)` runs first, against
+ * the same fresh database (e.g. `cli(['staff', 'add', ...])`). The result's
+ * `cli(args, extraEnv)` runs further commands against that database.
+ */
+export async function startServer(extraEnv = {}, args = [], options = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ck-e2e-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(binaryPath(), ['serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: `sqlite://${join(dir, 'e2e.db')}`,
-      COUPONKEEPER_ADDR: `127.0.0.1:${port}`,
-      COUPONKEEPER_API_TOKEN: 'e2e-token',
-      RUST_LOG: 'warn',
-      ...extraEnv,
-    },
+  const env = {
+    ...process.env,
+    DATABASE_URL: `sqlite://${join(dir, 'e2e.db')}`,
+    COUPONKEEPER_ADDR: `127.0.0.1:${port}`,
+    COUPONKEEPER_API_TOKEN: 'e2e-token',
+    RUST_LOG: 'warn',
+    ...extraEnv,
+  };
+  const cli = (cliArgs, more = {}) => runCli(cliArgs, { ...env, ...more });
+  if (options.beforeStart) await options.beforeStart(cli);
+  const child = spawn(binaryPath(), ['serve', ...args], {
+    env,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   let spawnError = null;
@@ -68,9 +99,12 @@ export async function startServer(extraEnv = {}) {
   }
   return {
     base,
+    cli,
     async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
+      await exited;
     },
   };
 }
