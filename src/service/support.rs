@@ -98,10 +98,13 @@ impl Authority {
 pub struct ActionView {
     /// `release_coupon`, `issue_compensation` or `cancel_order`.
     pub code: String,
+    /// `release_coupon`: the coupon to release.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coupon_id: Option<String>,
+    /// `issue_compensation`: the customer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    /// `issue_compensation`, `cancel_order`: the order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order_no: Option<String>,
     /// The suggested compensation.
@@ -169,10 +172,13 @@ impl From<Check> for CheckView {
 /// `GET /orders/{order_no}/health-check`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct HealthReport {
+    /// The order checked.
     pub order_no: String,
+    /// Its customer.
     pub user_id: String,
     /// The worst result of the checks: `ok`, `warning` or `problem`.
     pub overall: String,
+    /// Every check, always all six, in a fixed order.
     pub checks: Vec<CheckView>,
 }
 
@@ -180,6 +186,7 @@ pub struct HealthReport {
 /// coupons whose orders are not live.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserHealthReport {
+    /// The user checked.
     pub user_id: String,
     /// The worst result over every order and lock.
     pub overall: String,
@@ -193,9 +200,13 @@ pub struct UserHealthReport {
 /// A compensation coupon to issue.
 #[derive(Debug, Clone, Default)]
 pub struct CompensationInput {
+    /// The coupon's fixed discount: 1 cent up to `MAX_CENTS`.
     pub value_cents: Option<i64>,
+    /// How long the coupon lasts from now: 60 s to 365 days.
     pub valid_seconds: Option<i64>,
+    /// Required, 1-500 characters; written to the ledger and the event.
     pub reason: Option<String>,
+    /// The order this makes up for; must exist and belong to the user.
     pub order_no: Option<String>,
 }
 
@@ -215,18 +226,27 @@ pub struct SearchHit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", content = "value", rename_all = "snake_case")]
 pub enum SearchOutcome {
+    /// Exactly one coupon (its id): open the coupon page.
     Coupon(String),
+    /// Exactly one order (its number): open the order page.
     Order(String),
+    /// Exactly one user (their id): open the user page.
     User(String),
+    /// Several hits: list them.
     Many(Vec<SearchHit>),
+    /// Nothing matched.
     Nothing,
 }
 
 /// Filters of the console's coupon list. `status` is the effective status.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CouponFilter {
+    /// Effective status (`available` excludes coupons past `ends_at`,
+    /// `expired` includes them).
     pub status: Option<CouponStatus>,
+    /// Only this template's coupons.
     pub template_id: Option<String>,
+    /// Only this user's coupons.
     pub user_id: Option<String>,
     /// Only coupons whose `ends_at` is before this.
     pub expiring_before: Option<DateTime<Utc>>,
@@ -235,6 +255,7 @@ pub struct CouponFilter {
 /// One page of coupons in `(ends_at, id)` order.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CouponPage {
+    /// At most the requested limit, in `(ends_at, id)` order.
     pub coupons: Vec<CouponView>,
     /// Opaque cursor of the next page; `None` on the last page.
     pub next: Option<String>,
@@ -243,6 +264,7 @@ pub struct CouponPage {
 /// The console's user page.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserOverview {
+    /// The user shown.
     pub user_id: String,
     /// At most [`OVERVIEW_COUPONS`], newest first (archived ones last).
     pub coupons: Vec<CouponView>,
