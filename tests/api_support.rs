@@ -370,6 +370,36 @@ async fn releasing_the_coupon_of_a_live_order_is_refused_unless_forced_and_forci
 }
 
 #[tokio::test]
+async fn a_forced_release_on_a_checkout_lets_the_order_be_paid_in_full_without_the_coupon() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 3600).await;
+    let r = app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post(
+            &format!("/api/v1/coupons/{cid}/release"),
+            json!({"reason": "wrong coupon", "force": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let o = app.order_view("N1").await;
+    assert_eq!(
+        (
+            o["coupon_id"].is_null(),
+            o["coupon_lock_status"].as_str(),
+            o["amount_due_cents"].as_i64(),
+            o["checkout_lock_expires_at"].is_null()
+        ),
+        (true, Some("released"), Some(39900), true)
+    );
+    assert_eq!(health(&app, "N1").await["overall"], "ok");
+    app.advance(3600);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(app.coupon(&cid).await["status"], "expired");
+}
+
+#[tokio::test]
 async fn a_released_coupon_past_its_end_becomes_expired() {
     let app = spawn_app().await;
     let cid = deposit_paid(&app, "P1", "u1", "lock", 30).await;
@@ -1278,4 +1308,35 @@ async fn every_coupon_list_the_console_offers_is_an_index_range_scan() {
         }
     }
     assert_eq!(checked, 5 * 4 * 4 * 2);
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_the_support_routes_with_their_operation_ids() {
+    let app = spawn_app().await;
+    let r = app.get_as("/api/v1/openapi.json", None).await;
+    assert_eq!(r.status, 200);
+    for (path, method, id) in [
+        (
+            "/api/v1/orders/{order_no}/health-check",
+            "get",
+            "order_health_check",
+        ),
+        ("/api/v1/coupons/{id}/release", "post", "release_coupon"),
+        (
+            "/api/v1/coupons/{id}/invalidate",
+            "post",
+            "invalidate_coupon",
+        ),
+        (
+            "/api/v1/users/{user_id}/compensation-coupons",
+            "post",
+            "issue_compensation_coupon",
+        ),
+    ] {
+        assert_eq!(
+            r.body["paths"][path][method]["operationId"], id,
+            "{path} {method}"
+        );
+    }
+    assert!(r.body["components"]["schemas"]["HealthReport"].is_object());
 }

@@ -8,6 +8,8 @@
 //! with the caller's actor and the required reason. Every read is a bounded
 //! set of index lookups (see `store::search`).
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use sqlx::AnyConnection;
@@ -308,10 +310,15 @@ async fn live_or_archived_coupon(
 
 /// Gathers the facts about one order and runs the checks, inside the
 /// caller's read transaction.
+///
+/// `stock_seen` caches the template stock facts per template for the rest
+/// of the caller's read (a user's orders often share a template, and
+/// counting a big template's coupons is the most expensive read here).
 async fn order_report(
     c: &mut AnyConnection,
     o: &OrderRow,
     now: DateTime<Utc>,
+    stock_seen: &mut HashMap<String, StockFacts>,
 ) -> Result<HealthReport, ServiceError> {
     let facts = OrderFacts {
         order_no: o.order_no.clone(),
@@ -355,16 +362,21 @@ async fn order_report(
         None => None,
     };
     let stock = match coupon.as_ref().and_then(|r| r.template_id.clone()) {
-        Some(template_id) => {
-            let claimed = templates::claimed(c, &template_id).await?;
-            let issued =
-                search::coupons_of_template(c, &template_id, claimed.saturating_add(1)).await?;
-            Some(StockFacts {
-                template_id,
-                claimed,
-                issued,
-            })
-        }
+        Some(template_id) => match stock_seen.get(&template_id) {
+            Some(seen) => Some(seen.clone()),
+            None => {
+                let claimed = templates::claimed(c, &template_id).await?;
+                let issued =
+                    search::coupons_of_template(c, &template_id, claimed.saturating_add(1)).await?;
+                let facts = StockFacts {
+                    template_id: template_id.clone(),
+                    claimed,
+                    issued,
+                };
+                stock_seen.insert(template_id, facts.clone());
+                Some(facts)
+            }
+        },
         None => None,
     };
     let coupon_facts = coupon.as_ref().map(coupon_facts);
@@ -493,7 +505,7 @@ impl Service {
                 let o = orders::get(c, &order_no)
                     .await?
                     .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
-                order_report(c, &o, now).await
+                order_report(c, &o, now, &mut HashMap::new()).await
             })
         })
         .await
@@ -510,8 +522,9 @@ impl Service {
             Box::pin(async move {
                 let mut overall = CheckResult::Ok.as_str().to_string();
                 let mut reports = Vec::new();
+                let mut stock_seen = HashMap::new();
                 for o in search::orders_for_user(c, user.as_str(), USER_HEALTH_ORDERS).await? {
-                    let r = order_report(c, &o, now).await?;
+                    let r = order_report(c, &o, now, &mut stock_seen).await?;
                     overall = worse(&overall, &r.overall);
                     reports.push(r);
                 }
