@@ -61,17 +61,26 @@ impl CheckResult {
 #[serde(tag = "code", rename_all = "snake_case")]
 pub enum SuggestedAction {
     /// Release the coupon's lock (`POST /coupons/{id}/release`).
-    ReleaseCoupon { coupon_id: String },
+    ReleaseCoupon {
+        /// The coupon to release.
+        coupon_id: String,
+    },
     /// Give the customer a compensation coupon
     /// (`POST /users/{user_id}/compensation-coupons`).
     IssueCompensation {
+        /// The customer.
         user_id: String,
+        /// The order the compensation is for.
         order_no: String,
+        /// The discount the customer was promised, in cents.
         amount_cents: i64,
     },
     /// Cancel the order, which releases its coupon in the same transaction
     /// (`POST /orders/{order_no}/cancel`).
-    CancelOrder { order_no: String },
+    CancelOrder {
+        /// The order to cancel.
+        order_no: String,
+    },
 }
 
 impl SuggestedAction {
@@ -88,10 +97,14 @@ impl SuggestedAction {
 /// One check's outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
+    /// One of the stable check names above.
     pub name: &'static str,
     pub result: CheckResult,
+    /// For the customer, in English.
     pub message_en: String,
+    /// For the customer, in Simplified Chinese.
     pub message_zh: String,
+    /// What would fix it, when something should be done.
     pub suggested_action: Option<SuggestedAction>,
 }
 

@@ -8,6 +8,8 @@
 //! with the caller's actor and the required reason. Every read is a bounded
 //! set of index lookups (see `store::search`).
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use sqlx::AnyConnection;
@@ -98,10 +100,13 @@ impl Authority {
 pub struct ActionView {
     /// `release_coupon`, `issue_compensation` or `cancel_order`.
     pub code: String,
+    /// `release_coupon`: the coupon to release.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coupon_id: Option<String>,
+    /// `issue_compensation`: the customer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    /// `issue_compensation`, `cancel_order`: the order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order_no: Option<String>,
     /// The suggested compensation.
@@ -169,10 +174,13 @@ impl From<Check> for CheckView {
 /// `GET /orders/{order_no}/health-check`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct HealthReport {
+    /// The order checked.
     pub order_no: String,
+    /// Its customer.
     pub user_id: String,
     /// The worst result of the checks: `ok`, `warning` or `problem`.
     pub overall: String,
+    /// Every check, always all six, in a fixed order.
     pub checks: Vec<CheckView>,
 }
 
@@ -180,6 +188,7 @@ pub struct HealthReport {
 /// coupons whose orders are not live.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserHealthReport {
+    /// The user checked.
     pub user_id: String,
     /// The worst result over every order and lock.
     pub overall: String,
@@ -193,9 +202,13 @@ pub struct UserHealthReport {
 /// A compensation coupon to issue.
 #[derive(Debug, Clone, Default)]
 pub struct CompensationInput {
+    /// The coupon's fixed discount: 1 cent up to `MAX_CENTS`.
     pub value_cents: Option<i64>,
+    /// How long the coupon lasts from now: 60 s to 365 days.
     pub valid_seconds: Option<i64>,
+    /// Required, 1-500 characters; written to the ledger and the event.
     pub reason: Option<String>,
+    /// The order this makes up for; must exist and belong to the user.
     pub order_no: Option<String>,
 }
 
@@ -215,18 +228,27 @@ pub struct SearchHit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "outcome", content = "value", rename_all = "snake_case")]
 pub enum SearchOutcome {
+    /// Exactly one coupon (its id): open the coupon page.
     Coupon(String),
+    /// Exactly one order (its number): open the order page.
     Order(String),
+    /// Exactly one user (their id): open the user page.
     User(String),
+    /// Several hits: list them.
     Many(Vec<SearchHit>),
+    /// Nothing matched.
     Nothing,
 }
 
 /// Filters of the console's coupon list. `status` is the effective status.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CouponFilter {
+    /// Effective status (`available` excludes coupons past `ends_at`,
+    /// `expired` includes them).
     pub status: Option<CouponStatus>,
+    /// Only this template's coupons.
     pub template_id: Option<String>,
+    /// Only this user's coupons.
     pub user_id: Option<String>,
     /// Only coupons whose `ends_at` is before this.
     pub expiring_before: Option<DateTime<Utc>>,
@@ -235,6 +257,7 @@ pub struct CouponFilter {
 /// One page of coupons in `(ends_at, id)` order.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CouponPage {
+    /// At most the requested limit, in `(ends_at, id)` order.
     pub coupons: Vec<CouponView>,
     /// Opaque cursor of the next page; `None` on the last page.
     pub next: Option<String>,
@@ -243,6 +266,7 @@ pub struct CouponPage {
 /// The console's user page.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserOverview {
+    /// The user shown.
     pub user_id: String,
     /// At most [`OVERVIEW_COUPONS`], newest first (archived ones last).
     pub coupons: Vec<CouponView>,
@@ -286,10 +310,15 @@ async fn live_or_archived_coupon(
 
 /// Gathers the facts about one order and runs the checks, inside the
 /// caller's read transaction.
+///
+/// `stock_seen` caches the template stock facts per template for the rest
+/// of the caller's read (a user's orders often share a template, and
+/// counting a big template's coupons is the most expensive read here).
 async fn order_report(
     c: &mut AnyConnection,
     o: &OrderRow,
     now: DateTime<Utc>,
+    stock_seen: &mut HashMap<String, StockFacts>,
 ) -> Result<HealthReport, ServiceError> {
     let facts = OrderFacts {
         order_no: o.order_no.clone(),
@@ -333,16 +362,21 @@ async fn order_report(
         None => None,
     };
     let stock = match coupon.as_ref().and_then(|r| r.template_id.clone()) {
-        Some(template_id) => {
-            let claimed = templates::claimed(c, &template_id).await?;
-            let issued =
-                search::coupons_of_template(c, &template_id, claimed.saturating_add(1)).await?;
-            Some(StockFacts {
-                template_id,
-                claimed,
-                issued,
-            })
-        }
+        Some(template_id) => match stock_seen.get(&template_id) {
+            Some(seen) => Some(seen.clone()),
+            None => {
+                let claimed = templates::claimed(c, &template_id).await?;
+                let issued =
+                    search::coupons_of_template(c, &template_id, claimed.saturating_add(1)).await?;
+                let facts = StockFacts {
+                    template_id: template_id.clone(),
+                    claimed,
+                    issued,
+                };
+                stock_seen.insert(template_id, facts.clone());
+                Some(facts)
+            }
+        },
         None => None,
     };
     let coupon_facts = coupon.as_ref().map(coupon_facts);
@@ -471,7 +505,7 @@ impl Service {
                 let o = orders::get(c, &order_no)
                     .await?
                     .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
-                order_report(c, &o, now).await
+                order_report(c, &o, now, &mut HashMap::new()).await
             })
         })
         .await
@@ -488,8 +522,9 @@ impl Service {
             Box::pin(async move {
                 let mut overall = CheckResult::Ok.as_str().to_string();
                 let mut reports = Vec::new();
+                let mut stock_seen = HashMap::new();
                 for o in search::orders_for_user(c, user.as_str(), USER_HEALTH_ORDERS).await? {
-                    let r = order_report(c, &o, now).await?;
+                    let r = order_report(c, &o, now, &mut stock_seen).await?;
                     overall = worse(&overall, &r.overall);
                     reports.push(r);
                 }

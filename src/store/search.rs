@@ -299,8 +299,9 @@ pub struct OrderLockRelease<'a> {
     pub status: &'a str,
     /// The coupon the order must still name (part of the WHERE clause).
     pub coupon_id: &'a str,
-    /// True: the order lets go of the coupon and its discount entirely (a
-    /// forced release on a live order, which then proceeds without it).
+    /// True: the order lets go of the coupon, its discount and its checkout
+    /// lock entirely (a forced release on a live order, which then proceeds
+    /// without them, like an order placed without a coupon).
     /// False: only its `coupon_lock_status` becomes `released`.
     pub detach: bool,
     pub action: &'a str,
@@ -317,7 +318,8 @@ pub async fn release_order_lock(
     r: &OrderLockRelease<'_>,
 ) -> Result<bool, sqlx::Error> {
     let set = if r.detach {
-        "coupon_lock_status = 'released', coupon_id = NULL, coupon_discount_cents = 0, updated_at = $4"
+        "coupon_lock_status = 'released', coupon_id = NULL, coupon_discount_cents = 0, \
+         checkout_lock_expires_at = NULL, updated_at = $4"
     } else {
         "coupon_lock_status = 'released', updated_at = $4"
     };
