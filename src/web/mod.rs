@@ -16,6 +16,7 @@ pub mod auth;
 pub mod console;
 pub mod i18n;
 pub mod layout;
+pub mod staff_admin;
 
 use axum::Router;
 use axum::extract::State;
@@ -44,6 +45,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console.js", get(script))
         .merge(auth::routes())
         .merge(console::routes())
+        .merge(staff_admin::routes())
 }
 
 /// Console settings that are not business rules.
