@@ -99,6 +99,89 @@ pub struct StaffView {
     pub created_at_ms: i64,
 }
 
+/// A rule that refuses an admin's change to a staff account (403
+/// `forbidden`). The console may never lose its last enabled admin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaffRule {
+    /// Only an enabled admin manages staff.
+    NotAdmin,
+    /// An admin may not disable or demote their own account.
+    OwnAccount,
+    /// The change would leave no enabled admin.
+    LastAdmin,
+}
+
+impl StaffRule {
+    pub fn message(self) -> &'static str {
+        match self {
+            StaffRule::NotAdmin => "only an enabled admin may manage staff accounts",
+            StaffRule::OwnAccount => "an admin may not disable or demote their own account",
+            StaffRule::LastAdmin => "this is the last enabled admin; it must stay an enabled admin",
+        }
+    }
+
+    /// The rule behind a `Forbidden` message, if it was one of these.
+    pub fn from_message(m: &str) -> Option<StaffRule> {
+        [
+            StaffRule::NotAdmin,
+            StaffRule::OwnAccount,
+            StaffRule::LastAdmin,
+        ]
+        .into_iter()
+        .find(|r| r.message() == m)
+    }
+}
+
+impl From<StaffRule> for ServiceError {
+    fn from(r: StaffRule) -> Self {
+        ServiceError::Forbidden(r.message().to_string())
+    }
+}
+
+/// What an admin's change did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum StaffChange {
+    /// The account changed and its sessions were ended.
+    Changed,
+    /// The account was already so; nothing was written.
+    AlreadySo,
+}
+
+/// Refuses a session that is not an admin's before any work is done.
+fn ensure_admin(actor: &StaffSession) -> Result<(), ServiceError> {
+    if actor.role.may_manage_staff() {
+        Ok(())
+    } else {
+        Err(StaffRule::NotAdmin.into())
+    }
+}
+
+/// Inside the transaction: locks the enabled admins' rows and checks the
+/// actor is still one of them (their role may have changed since their
+/// session was read).
+async fn lock_admins_for(c: &mut sqlx::AnyConnection, actor: &str) -> Result<(), ServiceError> {
+    let admins = staff::lock_enabled_admins(c).await?;
+    if admins.iter().any(|a| a == actor) {
+        Ok(())
+    } else {
+        Err(StaffRule::NotAdmin.into())
+    }
+}
+
+/// Why a conditional update changed nothing: no such account, already so,
+/// or the last-admin guard.
+async fn explain_unchanged(
+    c: &mut sqlx::AnyConnection,
+    name: &str,
+    already: impl Fn(&staff::StaffRow) -> bool,
+) -> Result<StaffChange, ServiceError> {
+    match staff::get(c, name).await? {
+        None => Err(ServiceError::not_found("staff", name)),
+        Some(row) if already(&row) => Ok(StaffChange::AlreadySo),
+        Some(_) => Err(StaffRule::LastAdmin.into()),
+    }
+}
+
 fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::rng().fill_bytes(&mut buf);
@@ -217,6 +300,135 @@ impl Service {
                 created_at_ms: r.created_at,
             })
             .collect())
+    }
+
+    /// An admin creates a staff account.
+    pub async fn create_staff(
+        &self,
+        actor: &StaffSession,
+        name: &StaffName,
+        role: Role,
+        password: &Password,
+    ) -> Result<(), ServiceError> {
+        ensure_admin(actor)?;
+        let hash = hash_password(password.expose().to_string()).await?;
+        let now_ms = to_ms(self.now());
+        let (actor_name, target) = (actor.name.as_str().to_string(), name.as_str().to_string());
+        self.write(None, move |c| {
+            let (actor_name, target, hash) = (actor_name.clone(), target.clone(), hash.clone());
+            Box::pin(async move {
+                lock_admins_for(c, &actor_name).await?;
+                match staff::insert(c, &target, role.as_str(), &hash, now_ms).await {
+                    Ok(()) => Ok(()),
+                    Err(e) if is_unique_violation(&e) => {
+                        Err(ServiceError::Invalid(FieldError::new("name", "is taken")))
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            })
+        })
+        .await?;
+        tracing::info!(actor = %actor.name, target = %name, role = role.as_str(), "staff account created");
+        Ok(())
+    }
+
+    /// An admin changes an account's role; a change ends that account's
+    /// sessions. Nobody demotes themself, and the last enabled admin stays
+    /// one.
+    pub async fn set_staff_role(
+        &self,
+        actor: &StaffSession,
+        name: &str,
+        role: Role,
+    ) -> Result<StaffChange, ServiceError> {
+        ensure_admin(actor)?;
+        let target = StaffName::parse(name)?;
+        if target == actor.name && role != Role::Admin {
+            return Err(StaffRule::OwnAccount.into());
+        }
+        let now_ms = to_ms(self.now());
+        let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
+        let change = self
+            .write(None, move |c| {
+                let (actor_name, t) = (actor_name.clone(), t.clone());
+                Box::pin(async move {
+                    lock_admins_for(c, &actor_name).await?;
+                    if staff::set_role(c, &t, role.as_str(), now_ms).await? {
+                        staff::delete_sessions_of(c, &t).await?;
+                        return Ok(StaffChange::Changed);
+                    }
+                    explain_unchanged(c, &t, |r| r.role == role.as_str()).await
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(StaffChange::AlreadySo);
+        tracing::info!(actor = %actor.name, target = %target, role = role.as_str(), change = ?change, "staff role set");
+        Ok(change)
+    }
+
+    /// An admin disables or enables an account; disabling ends its
+    /// sessions. Nobody disables themself, and the last enabled admin
+    /// stays enabled.
+    pub async fn set_staff_disabled(
+        &self,
+        actor: &StaffSession,
+        name: &str,
+        disabled: bool,
+    ) -> Result<StaffChange, ServiceError> {
+        ensure_admin(actor)?;
+        let target = StaffName::parse(name)?;
+        if target == actor.name && disabled {
+            return Err(StaffRule::OwnAccount.into());
+        }
+        let now_ms = to_ms(self.now());
+        let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
+        let change = self
+            .write(None, move |c| {
+                let (actor_name, t) = (actor_name.clone(), t.clone());
+                Box::pin(async move {
+                    lock_admins_for(c, &actor_name).await?;
+                    if staff::set_disabled(c, &t, disabled, now_ms).await? {
+                        staff::delete_sessions_of(c, &t).await?;
+                        return Ok(StaffChange::Changed);
+                    }
+                    explain_unchanged(c, &t, |r| (r.disabled != 0) == disabled).await
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(StaffChange::AlreadySo);
+        tracing::info!(actor = %actor.name, target = %target, disabled, change = ?change, "staff account disabled flag set");
+        Ok(change)
+    }
+
+    /// An admin sets a new password on an account, which ends its sessions
+    /// (the admin's own too, when it is their account).
+    pub async fn reset_staff_password(
+        &self,
+        actor: &StaffSession,
+        name: &str,
+        password: &Password,
+    ) -> Result<(), ServiceError> {
+        ensure_admin(actor)?;
+        let target = StaffName::parse(name)?;
+        let hash = hash_password(password.expose().to_string()).await?;
+        let now_ms = to_ms(self.now());
+        let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
+        self.write(None, move |c| {
+            let (actor_name, t, hash) = (actor_name.clone(), t.clone(), hash.clone());
+            Box::pin(async move {
+                lock_admins_for(c, &actor_name).await?;
+                if !staff::set_password(c, &t, &hash, now_ms).await? {
+                    return Err(ServiceError::not_found("staff", t));
+                }
+                staff::delete_sessions_of(c, &t).await?;
+                Ok(())
+            })
+        })
+        .await?;
+        tracing::info!(actor = %actor.name, target = %target, "staff password reset");
+        Ok(())
     }
 
     /// Checks a name and password and opens a new session. Failed attempts

@@ -79,6 +79,83 @@ pub async fn update(
     Ok(r.rows_affected() == 1)
 }
 
+/// Takes a write lock on every enabled admin's row (a no-op update) and
+/// returns their names. A transaction that changes an admin calls this
+/// first, so on PostgreSQL (read committed) two admins demoting each other
+/// at once are serialised instead of both seeing "another admin remains";
+/// SQLite's `BEGIN IMMEDIATE` serialises writers already.
+pub async fn lock_enabled_admins(conn: &mut AnyConnection) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query("UPDATE staff SET updated_at = updated_at WHERE role = 'admin' AND disabled = 0")
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query_scalar("SELECT name FROM staff WHERE role = 'admin' AND disabled = 0 ORDER BY name")
+        .fetch_all(conn)
+        .await
+}
+
+/// The condition that keeps at least one enabled admin: the row being
+/// changed is not an enabled admin, or another enabled admin exists.
+const KEEPS_AN_ADMIN: &str = "(role <> 'admin' OR disabled <> 0 OR EXISTS (
+    SELECT 1 FROM staff other WHERE other.role = 'admin' AND other.disabled = 0 AND other.name <> $1))";
+
+/// Sets an account's role unless it already has it or the change would
+/// demote the last enabled admin. Returns whether a row changed.
+pub async fn set_role(
+    conn: &mut AnyConnection,
+    name: &str,
+    role: &str,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let sql = format!(
+        "UPDATE staff SET role = $2, updated_at = $3
+         WHERE name = $1 AND role <> $2 AND ($2 = 'admin' OR {KEEPS_AN_ADMIN})"
+    );
+    let r = sqlx::query(&sql)
+        .bind(name)
+        .bind(role)
+        .bind(now_ms)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Disables or enables an account unless it is already so or disabling
+/// would leave no enabled admin. Returns whether a row changed.
+pub async fn set_disabled(
+    conn: &mut AnyConnection,
+    name: &str,
+    disabled: bool,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let sql = format!(
+        "UPDATE staff SET disabled = $2, updated_at = $3
+         WHERE name = $1 AND disabled <> $2 AND ($2 = 0 OR {KEEPS_AN_ADMIN})"
+    );
+    let r = sqlx::query(&sql)
+        .bind(name)
+        .bind(i64::from(disabled))
+        .bind(now_ms)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Replaces an account's password hash. Returns whether the account exists.
+pub async fn set_password(
+    conn: &mut AnyConnection,
+    name: &str,
+    password_hash: &str,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("UPDATE staff SET password_hash = $2, updated_at = $3 WHERE name = $1")
+        .bind(name)
+        .bind(password_hash)
+        .bind(now_ms)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
 /// Records one sign-in attempt.
 pub async fn record_attempt(
     conn: &mut AnyConnection,

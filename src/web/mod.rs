@@ -17,6 +17,7 @@ pub mod auth;
 pub mod console;
 pub mod i18n;
 pub mod layout;
+pub mod staff_admin;
 
 use axum::Router;
 use axum::extract::State;
@@ -45,6 +46,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console.js", get(script))
         .merge(auth::routes())
         .merge(console::routes())
+        .merge(staff_admin::routes())
 }
 
 /// Console settings that are not business rules.

@@ -1,0 +1,526 @@
+//! Staff management for admins: `/console/staff` lists the accounts and
+//! offers, per account, a role change, a password reset and disable /
+//! enable, plus a form to add an account. Support and operator staff get a
+//! 403 page on every route here.
+//!
+//! Each action is a POST with the session's CSRF token, calls one service
+//! function (one transaction) and redirects back with a flash message. The
+//! rules (nobody demotes or disables themself, the last enabled admin stays
+//! one) live in [`crate::service::staff`].
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError, parse_form};
+use super::i18n::Lang;
+use super::layout::{enc, role_label};
+use crate::api::AppState;
+use crate::domain::FieldError;
+use crate::domain::staff::{MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, Password, Role, StaffName};
+use crate::domain::time::from_ms;
+use crate::service::ServiceError;
+use crate::service::staff::{StaffChange, StaffRule, StaffView};
+
+/// The page everything here redirects back to.
+const STAFF_PAGE: &str = "/console/staff";
+
+/// Routes of the staff pages, all for admins only.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(STAFF_PAGE, get(staff_page).post(add_account))
+        .route("/console/staff/{name}/role", post(change_role))
+        .route("/console/staff/{name}/password", post(reset_password))
+        .route("/console/staff/{name}/disable", post(disable))
+        .route("/console/staff/{name}/enable", post(enable))
+}
+
+/// The 403 page for anyone but an admin.
+fn admins_only(staff: &Staff) -> Result<(), WebError> {
+    if staff.session.role.may_manage_staff() {
+        Ok(())
+    } else {
+        Err(WebError::forbidden(staff.lang.t(
+            "只有管理员可以管理员工账户。",
+            "Only an admin can manage staff accounts.",
+        )))
+    }
+}
+
+/// Admin, form parsed, CSRF checked: what every action needs first.
+fn admin_form<T: serde::de::DeserializeOwned + HasCsrf>(
+    staff: &Staff,
+    body: &Bytes,
+) -> Result<T, WebError> {
+    admins_only(staff)?;
+    let form: T = parse_form(body)?;
+    staff.check_csrf(form.csrf())?;
+    Ok(form)
+}
+
+trait HasCsrf {
+    fn csrf(&self) -> Option<&str>;
+}
+
+/// A role's name in both languages, for flash messages.
+fn role_text(l: Lang, role: Role) -> &'static str {
+    role_label(l, role.as_str())
+}
+
+fn password_text(l: Lang, raw: &str, again: &str) -> Result<Password, String> {
+    let n = raw.chars().count();
+    if n < MIN_PASSWORD_CHARS {
+        return Err(l.pick(
+            format!("密码至少需要 {MIN_PASSWORD_CHARS} 个字符，未做任何更改。"),
+            format!(
+                "The password needs at least {MIN_PASSWORD_CHARS} characters; nothing was changed."
+            ),
+        ));
+    }
+    if n > MAX_PASSWORD_CHARS {
+        return Err(l.pick(
+            format!("密码最多 {MAX_PASSWORD_CHARS} 个字符，未做任何更改。"),
+            format!("The password may have at most {MAX_PASSWORD_CHARS} characters; nothing was changed."),
+        ));
+    }
+    if raw != again {
+        return Err(l
+            .t(
+                "两次输入的密码不一致，未做任何更改。",
+                "The two passwords differ; nothing was changed.",
+            )
+            .to_string());
+    }
+    Password::parse(raw).map_err(|e| field_text(l, &e))
+}
+
+fn name_text(l: Lang) -> String {
+    l.t(
+        "用户名须为 1 到 64 个字符，只能包含字母、数字、“.”、“_”和“-”。",
+        "A name has 1 to 64 characters: letters, digits, '.', '_' and '-'.",
+    )
+    .to_string()
+}
+
+fn role_from_form(l: Lang, raw: &str) -> Result<Role, String> {
+    Role::parse(raw).map_err(|_| {
+        l.t(
+            "未知角色：请选择客服、运营或管理员。",
+            "Unknown role: choose support, operator or admin.",
+        )
+        .to_string()
+    })
+}
+
+/// A bad-input message in the page's language.
+fn field_text(l: Lang, f: &FieldError) -> String {
+    match (f.field, f.message.as_str()) {
+        ("name", "is taken") => l
+            .t("该用户名已被使用。", "That name is already taken.")
+            .to_string(),
+        ("name", _) => name_text(l),
+        ("role", _) => l.t("未知角色。", "Unknown role.").to_string(),
+        (field, message) => format!("{field}: {message}"),
+    }
+}
+
+/// A service error as the flash of a refused action, or as an error page
+/// (someone who is no longer an admin, database trouble).
+fn refusal(staff: &Staff, e: ServiceError) -> Response {
+    let l = staff.lang;
+    let text = match &e {
+        ServiceError::Invalid(f) => field_text(l, f),
+        ServiceError::NotFound { id, .. } => l.pick(
+            format!("没有名为 {id} 的账户。"),
+            format!("There is no account named {id}."),
+        ),
+        ServiceError::Forbidden(m) => match StaffRule::from_message(m) {
+            Some(StaffRule::OwnAccount) => l
+                .t(
+                    "不能停用自己的账户或降低自己的角色。",
+                    "You cannot disable or demote your own account.",
+                )
+                .to_string(),
+            Some(StaffRule::LastAdmin) => l
+                .t(
+                    "这是最后一个启用的管理员账户，不能停用或降级。",
+                    "This is the last enabled admin account; it cannot be disabled or demoted.",
+                )
+                .to_string(),
+            _ => return WebError::from_service(l, e).into_response(),
+        },
+        _ => return WebError::from_service(l, e).into_response(),
+    };
+    staff.refused(STAFF_PAGE, text)
+}
+
+fn time_of(ms: i64) -> String {
+    from_ms(ms).format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+async fn staff_page(State(s): State<AppState>, staff: Staff) -> Response {
+    if let Err(e) = admins_only(&staff) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    let accounts = match s.service.list_staff().await {
+        Ok(a) => a,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let csrf = staff.session.csrf_token.clone();
+    let me = staff.session.name.as_str().to_string();
+    let count = accounts.len();
+    let rows = accounts
+        .into_iter()
+        .map(|a| account_row(l, &csrf, &me, a))
+        .collect_view();
+    let add = add_form(l, &csrf);
+    staff.page(
+        l.t("员工管理", "Staff"),
+        view! {
+            <section aria-labelledby="staff-accounts">
+                <h2 id="staff-accounts">
+                    {l.t("员工账户", "Staff accounts")}" "
+                    <span class="note">"("{count}")"</span>
+                </h2>
+                <p class="note">{l.t(
+                    "更改角色、重置密码或停用账户后，该账户需要重新登录。不能停用或降级自己的账户。",
+                    "Changing a role, resetting a password or disabling an account signs that account out everywhere. You cannot disable or demote your own account.",
+                )}</p>
+                <div class="table-wrap">
+                    <table data-testid="staff-table">
+                        <caption class="visually-hidden">{l.t("员工账户", "Staff accounts")}</caption>
+                        <thead><tr>
+                            <th scope="col">{l.t("用户名", "Name")}</th>
+                            <th scope="col">{l.t("角色", "Role")}</th>
+                            <th scope="col">{l.t("状态", "State")}</th>
+                            <th scope="col">{l.t("创建时间", "Created")}</th>
+                            <th scope="col">{l.t("操作", "Actions")}</th>
+                        </tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            </section>
+            {add}
+        },
+    )
+}
+
+/// One account: its facts and the forms that change it.
+fn account_row(l: Lang, csrf: &str, me: &str, a: StaffView) -> impl IntoView + use<> {
+    let is_me = a.name == me;
+    let base = format!("/console/staff/{}", enc(&a.name));
+    let role = a.role.clone();
+    let state = if a.disabled {
+        view! { <span class="badge badge-problem" data-state="disabled">{l.t("已停用", "disabled")}</span> }
+    } else {
+        view! { <span class="badge badge-ok" data-state="enabled">{l.t("启用", "enabled")}</span> }
+    };
+    let role_form = (!is_me).then(|| {
+        let id = format!("role-{}", a.name);
+        let options = Role::ALL
+            .into_iter()
+            .map(|r| {
+                let selected = r.as_str() == role;
+                view! { <option value=r.as_str() selected=selected>{role_text(l, r)}</option> }
+            })
+            .collect_view();
+        view! {
+            <form method="post" action=format!("{base}/role") class="inline">
+                <input type="hidden" name="csrf" value=csrf.to_string()/>
+                <label for=id.clone()>{l.t("角色", "Role")}</label>" "
+                <select id=id name="role">{options}</select>" "
+                <button type="submit">{l.t("更改角色", "Change role")}</button>
+            </form>
+        }
+    });
+    let toggle = (!is_me).then(|| {
+        if a.disabled {
+            view! {
+                <form method="post" action=format!("{base}/enable") class="inline">
+                    <input type="hidden" name="csrf" value=csrf.to_string()/>
+                    <button type="submit">{l.t("启用账户", "Enable")}</button>
+                </form>
+            }
+            .into_any()
+        } else {
+            view! {
+                <form method="post" action=format!("{base}/disable") class="inline">
+                    <input type="hidden" name="csrf" value=csrf.to_string()/>
+                    <button type="submit" class="danger">{l.t("停用账户", "Disable")}</button>
+                </form>
+            }
+            .into_any()
+        }
+    });
+    let me_note =
+        is_me.then(|| view! { " "<span class="note">{l.t("（你自己）", "(you)")}</span> });
+    let pw_id = format!("pw-{}", a.name);
+    let pw2_id = format!("pw2-{}", a.name);
+    let created = time_of(a.created_at_ms);
+    let name = a.name.clone();
+    let row_key = a.name.clone();
+    view! {
+        <tr data-staff=row_key>
+            <td class="mono">{name}{me_note}</td>
+            <td data-testid="staff-role">{role_label(l, &a.role)}</td>
+            <td>{state}</td>
+            <td class="nowrap">{created}</td>
+            <td>
+                <div class="actions">
+                    {role_form}
+                    {toggle}
+                </div>
+                <details>
+                    <summary>{l.t("重置密码", "Reset password")}</summary>
+                    <form method="post" action=format!("{base}/password") class="stack">
+                        <input type="hidden" name="csrf" value=csrf.to_string()/>
+                        <label for=pw_id.clone()>{l.t("新密码（至少 12 个字符）", "New password (at least 12 characters)")}</label>
+                        <input id=pw_id name="password" type="password" autocomplete="new-password" required=true minlength="12"/>
+                        <label for=pw2_id.clone()>{l.t("再次输入新密码", "New password again")}</label>
+                        <input id=pw2_id name="password_again" type="password" autocomplete="new-password" required=true minlength="12"/>
+                        <button type="submit">{l.t("重置密码", "Reset password")}</button>
+                    </form>
+                </details>
+            </td>
+        </tr>
+    }
+}
+
+fn add_form(l: Lang, csrf: &str) -> impl IntoView + use<> {
+    let options = Role::ALL
+        .into_iter()
+        .map(|r| {
+            let selected = r == Role::Support;
+            view! { <option value=r.as_str() selected=selected>{role_text(l, r)}</option> }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="staff-add">
+            <h2 id="staff-add">{l.t("添加账户", "Add an account")}</h2>
+            <form method="post" action=STAFF_PAGE class="stack narrow">
+                <input type="hidden" name="csrf" value=csrf.to_string()/>
+                <label for="new-name">{l.t("用户名（小写字母、数字、. _ -）", "Name (lower-case letters, digits, . _ -)")}</label>
+                <input id="new-name" name="name" type="text" autocomplete="off" required=true maxlength="64"/>
+                <label for="new-role">{l.t("角色", "Role")}</label>
+                <select id="new-role" name="role">{options}</select>
+                <label for="new-password">{l.t("密码（至少 12 个字符）", "Password (at least 12 characters)")}</label>
+                <input id="new-password" name="password" type="password" autocomplete="new-password" required=true minlength="12"/>
+                <label for="new-password-again">{l.t("再次输入密码", "Password again")}</label>
+                <input id="new-password-again" name="password_again" type="password" autocomplete="new-password" required=true minlength="12"/>
+                <button type="submit" class="primary">{l.t("添加账户", "Add account")}</button>
+            </form>
+        </section>
+    }
+}
+
+#[derive(Deserialize)]
+struct AddForm {
+    csrf: Option<String>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    password_again: String,
+}
+
+impl HasCsrf for AddForm {
+    fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
+}
+
+async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+    let form: AddForm = match admin_form(&staff, &body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    let Ok(name) = StaffName::parse(&form.name) else {
+        return staff.refused(STAFF_PAGE, name_text(l));
+    };
+    let role = match role_from_form(l, &form.role) {
+        Ok(r) => r,
+        Err(t) => return staff.refused(STAFF_PAGE, t),
+    };
+    let password = match password_text(l, &form.password, &form.password_again) {
+        Ok(p) => p,
+        Err(t) => return staff.refused(STAFF_PAGE, t),
+    };
+    match s
+        .service
+        .create_staff(&staff.session, &name, role, &password)
+        .await
+    {
+        Ok(()) => staff.done(
+            STAFF_PAGE,
+            l.pick(
+                format!("已添加账户 {name}（{}）。", role_text(l, role)),
+                format!("Added account {name} ({}).", role_text(l, role)),
+            ),
+        ),
+        Err(e) => refusal(&staff, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct RoleForm {
+    csrf: Option<String>,
+    #[serde(default)]
+    role: String,
+}
+
+impl HasCsrf for RoleForm {
+    fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
+}
+
+async fn change_role(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: RoleForm = match admin_form(&staff, &body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    let role = match role_from_form(l, &form.role) {
+        Ok(r) => r,
+        Err(t) => return staff.refused(STAFF_PAGE, t),
+    };
+    match s.service.set_staff_role(&staff.session, &name, role).await {
+        Ok(StaffChange::Changed) => staff.done(
+            STAFF_PAGE,
+            l.pick(
+                format!("{name} 的角色已改为{}，其登录已结束。", role_text(l, role)),
+                format!(
+                    "{name} is now {}; their sessions were ended.",
+                    role_text(l, role)
+                ),
+            ),
+        ),
+        Ok(StaffChange::AlreadySo) => staff.done(
+            STAFF_PAGE,
+            l.pick(
+                format!("{name} 已经是{}，未做更改。", role_text(l, role)),
+                format!("{name} is already {}; nothing changed.", role_text(l, role)),
+            ),
+        ),
+        Err(e) => refusal(&staff, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct PasswordForm {
+    csrf: Option<String>,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    password_again: String,
+}
+
+impl HasCsrf for PasswordForm {
+    fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
+}
+
+async fn reset_password(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(name): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: PasswordForm = match admin_form(&staff, &body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    let password = match password_text(l, &form.password, &form.password_again) {
+        Ok(p) => p,
+        Err(t) => return staff.refused(STAFF_PAGE, t),
+    };
+    match s
+        .service
+        .reset_staff_password(&staff.session, &name, &password)
+        .await
+    {
+        Ok(()) => staff.done(
+            STAFF_PAGE,
+            l.pick(
+                format!("已重置 {name} 的密码，其登录已结束。"),
+                format!("The password of {name} was reset; their sessions were ended."),
+            ),
+        ),
+        Err(e) => refusal(&staff, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct CsrfOnly {
+    csrf: Option<String>,
+}
+
+impl HasCsrf for CsrfOnly {
+    fn csrf(&self) -> Option<&str> {
+        self.csrf.as_deref()
+    }
+}
+
+async fn disable(s: State<AppState>, staff: Staff, name: Path<String>, body: Bytes) -> Response {
+    set_disabled(s, staff, name, body, true).await
+}
+
+async fn enable(s: State<AppState>, staff: Staff, name: Path<String>, body: Bytes) -> Response {
+    set_disabled(s, staff, name, body, false).await
+}
+
+async fn set_disabled(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(name): Path<String>,
+    body: Bytes,
+    disabled: bool,
+) -> Response {
+    if let Err(e) = admin_form::<CsrfOnly>(&staff, &body) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    match s
+        .service
+        .set_staff_disabled(&staff.session, &name, disabled)
+        .await
+    {
+        Ok(change) => {
+            let text = match (disabled, change) {
+                (true, StaffChange::Changed) => l.pick(
+                    format!("已停用 {name}，其登录已结束。"),
+                    format!("Disabled {name}; their sessions were ended."),
+                ),
+                (false, StaffChange::Changed) => {
+                    l.pick(format!("已启用 {name}。"), format!("Enabled {name}."))
+                }
+                (true, StaffChange::AlreadySo) => l.pick(
+                    format!("{name} 已是停用状态。"),
+                    format!("{name} was already disabled."),
+                ),
+                (false, StaffChange::AlreadySo) => l.pick(
+                    format!("{name} 已是启用状态。"),
+                    format!("{name} was already enabled."),
+                ),
+            };
+            staff.done(STAFF_PAGE, text)
+        }
+        Err(e) => refusal(&staff, e),
+    }
+}
