@@ -276,3 +276,36 @@ async fn the_coupon_page_shows_the_status_badge_the_bound_order_and_the_timeline
     let missing = b.get("/console/coupons/cpn_nope").await;
     assert_eq!(missing.status, 404);
 }
+
+#[tokio::test]
+async fn the_purge_deletes_ended_sessions_and_day_old_attempts_but_not_live_ones() {
+    let app = spawn_app().await;
+    let _gone = signed_in(&app, Role::Support).await;
+    let mut failed = Browser::new(&app);
+    failed.sign_in_as("support-1", "wrong wrong wrong").await;
+    app.advance(13 * 3600);
+    let mut live = signed_in_again(&app).await;
+    let count = |sql: &'static str| {
+        let pool = app.db.db.pool().clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .fetch_one(&pool)
+                .await
+                .expect("count")
+        }
+    };
+    assert_eq!(count("SELECT COUNT(*) FROM staff_sessions").await, 2);
+    let purged = app.service.purge_sessions(1000).await.expect("purge");
+    assert_eq!(purged, 1, "only the session past its absolute end");
+    assert_eq!(count("SELECT COUNT(*) FROM staff_sessions").await, 1);
+    assert_eq!(live.get("/console").await.status, 200);
+    assert_eq!(
+        count("SELECT COUNT(*) FROM login_attempts").await,
+        3,
+        "no attempt is a day old yet"
+    );
+    app.advance(24 * 3600);
+    app.service.purge_sessions(1000).await.expect("purge");
+    assert_eq!(count("SELECT COUNT(*) FROM login_attempts").await, 0);
+    assert_eq!(count("SELECT COUNT(*) FROM staff_sessions").await, 0);
+}

@@ -36,3 +36,5 @@ CREATE TABLE login_attempts (
 );
 CREATE INDEX login_attempts_name_idx ON login_attempts (staff_name, at);
 CREATE INDEX login_attempts_address_idx ON login_attempts (address, at);
+-- The daily purge of old attempts.
+CREATE INDEX login_attempts_at_idx ON login_attempts (at);

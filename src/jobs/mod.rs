@@ -7,7 +7,8 @@
 //! - the sweep: the backstop, every `COUPONKEEPER_SWEEP_SECONDS` with
 //!   jitter; index-driven bounded batches of everything overdue, so a crash,
 //!   restart or clock jump loses nothing.
-//! - the zombie-lock reaper, archiving, and the idempotency-key purge.
+//! - the zombie-lock reaper, archiving, and the purge of idempotency keys,
+//!   ended console sessions and day-old sign-in attempts.
 //!
 //! The database is the only authority: every job re-checks rows inside its
 //! own transaction with conditional updates, so two instances running jobs
@@ -188,7 +189,10 @@ pub async fn run_once(
             }
             Ok(moved)
         }
-        _ => Ok(service.purge_idempotency_keys(10_000).await?),
+        _ => {
+            Ok(service.purge_idempotency_keys(10_000).await?
+                + service.purge_sessions(10_000).await?)
+        }
     }
 }
 

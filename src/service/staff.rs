@@ -588,21 +588,19 @@ impl Service {
         Ok(())
     }
 
-    /// Deletes up to `batch` dead sessions and day-old sign-in attempts.
-    pub async fn purge_sessions(
-        &self,
-        policy: SessionPolicy,
-        batch: i64,
-    ) -> Result<u64, ServiceError> {
+    /// Deletes up to `batch` sessions past their absolute end and up to
+    /// `batch` day-old sign-in attempts. A session that died of idleness
+    /// is already refused by [`Service::session`]; its row goes once its
+    /// absolute end passes too, so this needs no session settings.
+    pub async fn purge_sessions(&self, batch: i64) -> Result<u64, ServiceError> {
         let now = self.now();
         let now_ms = to_ms(now);
-        let idle_before_ms = to_ms(now - Duration::seconds(policy.idle_seconds));
         let attempts_before_ms = to_ms(now - Duration::days(1));
         Ok(self
             .write(None, move |c| {
-                Box::pin(async move {
-                    Ok(staff::purge(c, now_ms, idle_before_ms, attempts_before_ms, batch).await?)
-                })
+                Box::pin(
+                    async move { Ok(staff::purge(c, now_ms, attempts_before_ms, batch).await?) },
+                )
             })
             .await?
             .fresh()

@@ -287,21 +287,20 @@ pub async fn delete_sessions_of(conn: &mut AnyConnection, name: &str) -> Result<
     Ok(r.rows_affected())
 }
 
-/// Deletes up to `batch` sessions past their absolute end or idle since
-/// `idle_before_ms`, and sign-in attempts older than `attempts_before_ms`.
+/// Deletes up to `batch` sessions past their absolute end (by
+/// `staff_sessions_expires_idx`), and up to `batch` sign-in attempts older
+/// than `attempts_before_ms`.
 pub async fn purge(
     conn: &mut AnyConnection,
     now_ms: i64,
-    idle_before_ms: i64,
     attempts_before_ms: i64,
     batch: i64,
 ) -> Result<u64, sqlx::Error> {
     let sessions = sqlx::query(
         "DELETE FROM staff_sessions WHERE id_hash IN (
-             SELECT id_hash FROM staff_sessions WHERE expires_at <= $1 OR last_seen_at <= $2 LIMIT $3)",
+             SELECT id_hash FROM staff_sessions WHERE expires_at <= $1 LIMIT $2)",
     )
     .bind(now_ms)
-    .bind(idle_before_ms)
     .bind(batch)
     .execute(&mut *conn)
     .await?;
