@@ -23,9 +23,8 @@
 //! exits 0). A load that stopped half-way (fewer `DEMO-` orders than a full
 //! load makes) is refused with an error: start again on an empty database.
 //!
-//! Coupon status `invalidated` is not produced: the service has no
-//! invalidate operation yet (`POST /coupons/{id}/invalidate` is still to be
-//! built), and the demo writes coupon states only through real operations.
+//! One coupon is `invalidated` through the real invalidate operation (an
+//! account caught reselling coupons), so every coupon status is present.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,6 +40,7 @@ use crate::domain::time::{rfc3339, to_ms};
 use crate::server::build_service;
 use crate::service::campaigns::CampaignInput;
 use crate::service::orders::OrderInput;
+use crate::service::support::Authority;
 use crate::service::{Ctx, Executed, Refusal, Service, ServiceError};
 use crate::store::Db;
 
@@ -852,6 +852,28 @@ impl Seed {
         self.at(m(2));
         let c = need(&c199, 5)?;
         let stale_order = self.normal(5, Some(&c), 20900, "books").await?;
+        // Support voided a coupon of an account caught reselling coupons.
+        for n in (25..=33).rev() {
+            let Some(c) = c300.get(&n) else { continue };
+            let view = self
+                .svc
+                .get_coupon(&c.id)
+                .await
+                .map_err(step(format!("read {}", c.id)))?;
+            if view.status == "available" {
+                self.svc
+                    .invalidate_coupon(
+                        &self.ctx,
+                        &Authority::Api,
+                        None,
+                        c.id.clone(),
+                        Some("账号倒卖优惠券，作废 · the account resold coupons".into()),
+                    )
+                    .await
+                    .map_err(step(format!("invalidate {}", c.id)))?;
+                break;
+            }
+        }
         self.at(Duration::zero());
         self.jobs().await?;
 
