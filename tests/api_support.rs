@@ -208,7 +208,7 @@ async fn a_coupon_locked_to_a_closed_or_refunded_order_is_a_problem_and_releasin
 }
 
 #[tokio::test]
-async fn a_live_order_whose_coupon_is_not_locked_is_a_problem_suggesting_compensation() {
+async fn a_live_order_whose_coupon_was_freed_is_a_problem_repaired_by_relocking_it() {
     let app = spawn_app().await;
     let cid = deposit_paid(&app, "P1", "u1", "lock", 10 * 24 * 3600).await;
     plant(
@@ -221,13 +221,99 @@ async fn a_live_order_whose_coupon_is_not_locked_is_a_problem_suggesting_compens
     let r = health(&app, "P1").await;
     assert_eq!(
         outcome(&r, "coupon_status"),
-        ("problem".into(), Some("issue_compensation".into()))
+        ("problem".into(), Some("repair_link".into()))
     );
+    assert_eq!(
+        check(&r, "coupon_status")["action"],
+        json!({"code": "repair_link", "order_no": "P1", "coupon_id": cid})
+    );
+    assert_eq!(r["overall"], "problem");
+    let fixed = app
+        .post(
+            "/api/v1/orders/P1/repair-coupon-link",
+            json!({"coupon_id": cid, "reason": "coupon freed by a bug"}),
+        )
+        .await;
+    assert_eq!(fixed.status, 200, "{}", fixed.text);
+    assert_eq!(fixed.body["coupon_lock_status"], "locked");
+    assert_eq!(app.coupon(&cid).await["status"], "locked");
+    assert_eq!(app.coupon(&cid).await["order_no"], "P1");
+    assert_eq!(health(&app, "P1").await["overall"], "ok");
+    // Nothing left to repair: refused, nothing changes.
+    let again = app
+        .post(
+            "/api/v1/orders/P1/repair-coupon-link",
+            json!({"coupon_id": cid, "reason": "again"}),
+        )
+        .await;
+    assert_eq!(again.status, 409, "{}", again.text);
+    assert_eq!(again.code(), "repair_not_applicable");
+}
+
+#[tokio::test]
+async fn a_live_order_whose_freed_coupon_has_ended_is_a_problem_suggesting_compensation() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1", "lock", 3600).await;
+    plant(
+        &app,
+        &format!(
+            "UPDATE coupons SET status = 'available', order_no = NULL, locked_at = NULL WHERE id = '{cid}'"
+        ),
+    )
+    .await;
+    app.advance(3601);
+    let r = health(&app, "P1").await;
     assert_eq!(
         check(&r, "coupon_status")["action"],
         json!({"code": "issue_compensation", "user_id": "u1", "order_no": "P1", "amount_cents": 5000})
     );
-    assert_eq!(r["overall"], "problem");
+}
+
+#[tokio::test]
+async fn a_paid_order_pointing_at_the_wrong_coupon_is_relinked_to_the_one_it_used() {
+    let app = spawn_app().await;
+    let used = user_with_coupon(&app, "u1", 3600).await;
+    let other = user_with_coupon(&app, "u1", 3600).await;
+    let r = app
+        .order(normal_order("N1", "u1", Some(&used), 39900))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    plant(
+        &app,
+        &format!("UPDATE orders SET coupon_id = '{other}' WHERE order_no = 'N1'"),
+    )
+    .await;
+    let r = health(&app, "N1").await;
+    assert_eq!(
+        outcome(&r, "lock_link"),
+        ("problem".into(), Some("repair_link".into()))
+    );
+    assert_eq!(check(&r, "lock_link")["action"]["coupon_id"], used.as_str());
+    // Another customer's coupon or the wrong one is refused.
+    let wrong = app
+        .post(
+            "/api/v1/orders/N1/repair-coupon-link",
+            json!({"coupon_id": other, "reason": "x"}),
+        )
+        .await;
+    assert_eq!(wrong.status, 409, "{}", wrong.text);
+    let fixed = app
+        .post(
+            "/api/v1/orders/N1/repair-coupon-link",
+            json!({"coupon_id": used, "reason": "order re-pointed by a bad script"}),
+        )
+        .await;
+    assert_eq!(fixed.status, 200, "{}", fixed.text);
+    assert_eq!(fixed.body["coupon_id"], used.as_str());
+    assert_eq!(fixed.body["coupon_lock_status"], "used");
+    assert_eq!(health(&app, "N1").await["overall"], "ok");
+    let o = app.order_view("N1").await;
+    let events = o["events"].as_array().cloned().unwrap_or_default();
+    assert!(events.iter().any(
+        |e| e["action"] == "relink_coupon" && e["reason"] == "order re-pointed by a bad script"
+    ));
 }
 
 #[tokio::test]

@@ -607,3 +607,102 @@ async fn unknown_ids_answer_a_404_page_not_a_crash() {
     let user = b.get("/console/users/nobody").await;
     assert_eq!(user.status, 200, "an unknown user has an empty page");
 }
+
+#[tokio::test]
+async fn support_repairs_a_freed_coupon_and_a_re_pointed_order_from_the_health_check() {
+    let app = spawn_app().await;
+    // order_active_coupon_not_locked: the coupon of a deposit-paid order freed.
+    let cid = deposit_paid(&app, "P1", "u1").await;
+    sqlx::query(
+        "UPDATE coupons SET status = 'available', order_no = NULL, locked_at = NULL WHERE id = $1",
+    )
+    .bind(&cid)
+    .execute(app.db.db.pool())
+    .await
+    .expect("plant");
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console/orders/P1?check=1").await;
+    let href = format!("/console/orders/P1/repair?coupon_id={cid}");
+    assert!(
+        page.contains(&href.replace('&', "&amp;")) || page.contains(&href),
+        "{}",
+        page.text
+    );
+    let r = confirm(
+        &mut b,
+        &href,
+        &[("coupon_id", &cid), ("reason", "coupon freed by a bug")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(status_of(&app, &cid).await, "locked");
+    let after = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert!(
+        after.contains("data-result=\"ok\"") && !after.contains("data-result=\"problem\""),
+        "{}",
+        after.text
+    );
+    assert!(after.contains("relock") && after.contains("staff:support-1"));
+
+    // coupon_order_mismatch: a paid order re-pointed at another coupon.
+    let used = coupon_for(&app, "u2").await;
+    let other = coupon_for(&app, "u2").await;
+    let r = app
+        .order(normal_order("N1", "u2", Some(&used), 39900))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(
+        app.post("/api/v1/orders/N1/pay", json!({})).await.status,
+        200
+    );
+    sqlx::query("UPDATE orders SET coupon_id = $1 WHERE order_no = 'N1'")
+        .bind(&other)
+        .execute(app.db.db.pool())
+        .await
+        .expect("plant");
+    let href = format!("/console/orders/N1/repair?coupon_id={used}");
+    let r = confirm(
+        &mut b,
+        &href,
+        &[("coupon_id", &used), ("reason", "re-pointed by a script")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(app.order_view("N1").await["coupon_id"], used.as_str());
+    let health = b.get("/console/orders/N1?check=1").await;
+    assert!(
+        !health.contains("data-result=\"problem\""),
+        "{}",
+        health.text
+    );
+}
+
+#[tokio::test]
+async fn support_may_close_a_lapsed_checkout_but_not_a_live_order() {
+    let app = spawn_app().await;
+    let cid = coupon_for(&app, "u1").await;
+    let r = app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let mut b = signed_in(&app, Role::Support).await;
+    // Within the checkout lock: an operator's decision.
+    let r = confirm(&mut b, "/console/orders/N1/cancel", &[("reason", "x")]).await;
+    assert_eq!(r.status, 403);
+    app.advance(901);
+    let page = b.get("/console/orders/N1?check=1").await;
+    assert!(
+        page.contains("href=\"/console/orders/N1/cancel\""),
+        "{}",
+        page.text
+    );
+    let r = confirm(
+        &mut b,
+        "/console/orders/N1/cancel",
+        &[("reason", "checkout lapsed, customer left")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(app.order_view("N1").await["status"], "closed");
+    assert_eq!(status_of(&app, &cid).await, "available");
+    let after = b.get("/console/orders/N1?check=1").await;
+    assert!(!after.contains("data-result=\"problem\""), "{}", after.text);
+}

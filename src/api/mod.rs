@@ -120,6 +120,10 @@ pub fn router(state: AppState) -> Router {
             get(support::health_check),
         )
         .route("/coupons/{id}/release", post(support::release))
+        .route(
+            "/orders/{order_no}/repair-coupon-link",
+            post(support::repair_link),
+        )
         .route("/coupons/{id}/invalidate", post(support::invalidate))
         .route(
             "/users/{user_id}/compensation-coupons",

@@ -33,7 +33,7 @@ impl Modify for BearerAuth {
         orders::create, orders::get, orders::pay, orders::deposit_payment,
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
         expirations::pending,
-        support::health_check, support::release, support::invalidate, support::compensation,
+        support::health_check, support::release, support::invalidate, support::compensation, support::repair_link,
         super::healthz, super::readyz, super::metrics,
     ),
     components(schemas(
@@ -41,7 +41,7 @@ impl Modify for BearerAuth {
         templates::CreateTemplateBody, coupons::ClaimBody, coupons::CouponList,
         campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody,
         crate::service::support::HealthReport, crate::service::support::CheckView, crate::service::support::ActionView,
-        support::ReleaseBody, support::InvalidateBody, support::CompensationBody,
+        support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),

@@ -143,3 +143,46 @@ pub async fn compensation(
         .await;
     respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
 }
+
+/// Body of `POST /orders/{order_no}/repair-coupon-link`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RepairLinkBody {
+    /// The coupon to link the order with: the order's own coupon that was
+    /// freed by mistake (relock), or the coupon bound to the order while
+    /// the order names another (relink).
+    pub coupon_id: Option<String>,
+    /// Required, 1-500 characters.
+    pub reason: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/repair-coupon-link", operation_id = "repair_coupon_link", tag = "support",
+    params(("order_no" = String, Path)), request_body = RepairLinkBody,
+    responses((status = 200, body = crate::service::views::OrderView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "repair_not_applicable, coupon_not_available", body = ErrorBody)))]
+pub async fn repair_link(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<RepairLinkBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let b = body.value;
+    let Some(coupon_id) = b.coupon_id.filter(|c| !c.trim().is_empty()) else {
+        return ApiError::from(crate::service::ServiceError::Invalid(
+            crate::domain::FieldError::new("coupon_id", "is required"),
+        ))
+        .into_response();
+    };
+    let result = s
+        .service
+        .repair_coupon_link(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            order_no,
+            coupon_id,
+            b.reason,
+        )
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}

@@ -17,6 +17,7 @@ use super::campaign::{
 use super::coupon::{CouponStatus, effective_status};
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
+use super::repair::{LinkRepair, plan_link_repair};
 
 /// Check names, stable: the API and the console key on them.
 pub const ORDER_STATUS: &str = "order_status";
@@ -81,15 +82,25 @@ pub enum SuggestedAction {
         /// The order to cancel.
         order_no: String,
     },
+    /// Repair the order's link to this coupon: lock it to the order again,
+    /// or point the order at it (see [`super::repair`]).
+    RepairLink {
+        /// The order to repair.
+        order_no: String,
+        /// The coupon to link it with.
+        coupon_id: String,
+    },
 }
 
 impl SuggestedAction {
-    /// `release_coupon`, `issue_compensation` or `cancel_order`.
+    /// `release_coupon`, `issue_compensation`, `cancel_order` or
+    /// `repair_link`.
     pub fn code(&self) -> &'static str {
         match self {
             SuggestedAction::ReleaseCoupon { .. } => "release_coupon",
             SuggestedAction::IssueCompensation { .. } => "issue_compensation",
             SuggestedAction::CancelOrder { .. } => "cancel_order",
+            SuggestedAction::RepairLink { .. } => "repair_link",
         }
     }
 }
@@ -156,6 +167,8 @@ pub struct OrderFacts {
 #[derive(Debug, Clone)]
 pub struct CouponFacts {
     pub id: String,
+    /// The customer who owns it.
+    pub user_id: String,
     pub stored_status: CouponStatus,
     /// The order the coupon is bound to (locked to or used by), if any.
     pub order_no: Option<String>,
@@ -197,7 +210,7 @@ pub struct HealthFacts<'a> {
     pub coupon: Option<&'a CouponFacts>,
     /// The order the coupon is bound to, when that is another order.
     pub coupon_order: Option<&'a PartnerOrder>,
-    /// Locked coupons that name this order although the order names
+    /// Coupons locked to or used by this order although the order names
     /// another coupon (or none).
     pub strays: &'a [CouponFacts],
     pub campaign: Option<&'a CampaignFacts>,
@@ -401,7 +414,12 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                 status.label_zh()
             );
             let check = Check::problem(COUPON_STATUS, en, zh);
-            if o.status == OrderStatus::DepositPaid {
+            if plan_link_repair(o, Some(c), c, f.now) == Ok(LinkRepair::Relock) {
+                check.suggest(SuggestedAction::RepairLink {
+                    order_no: no.clone(),
+                    coupon_id: c.id.clone(),
+                })
+            } else if o.status == OrderStatus::DepositPaid {
                 check.suggest(compensation(o))
             } else {
                 check.suggest(SuggestedAction::CancelOrder {
@@ -478,14 +496,47 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
     let o = f.order;
     let no = &o.order_no;
     if let Some(stray) = f.strays.first() {
+        let named = o.coupon_id.as_deref().unwrap_or("none");
+        if plan_link_repair(o, f.coupon, stray, f.now).is_ok() {
+            return Check::problem(
+                LOCK_LINK,
+                format!(
+                    "Coupon {} is {} for order {no}, but the order records coupon {named}; the two must be linked again.",
+                    stray.id,
+                    stray.stored_status.as_str()
+                ),
+                format!(
+                    "优惠券 {} 已为订单 {no}「{}」，但订单记录的是另一张券（{named}），需要重新关联。",
+                    stray.id,
+                    stray.stored_status.label_zh()
+                ),
+            )
+            .suggest(SuggestedAction::RepairLink {
+                order_no: no.clone(),
+                coupon_id: stray.id.clone(),
+            });
+        }
+        if stray.stored_status == CouponStatus::Locked {
+            return Check::problem(
+                LOCK_LINK,
+                format!("Coupon {} is locked to order {no}, but the order does not use it; the customer cannot use the coupon.", stray.id),
+                format!("优惠券 {} 被订单 {no} 锁定，但订单并未使用它，客户无法使用这张券。", stray.id),
+            )
+            .suggest(SuggestedAction::ReleaseCoupon {
+                coupon_id: stray.id.clone(),
+            });
+        }
         return Check::problem(
             LOCK_LINK,
-            format!("Coupon {} is locked to order {no}, but the order does not use it; the customer cannot use the coupon.", stray.id),
-            format!("优惠券 {} 被订单 {no} 锁定，但订单并未使用它，客户无法使用这张券。", stray.id),
-        )
-        .suggest(SuggestedAction::ReleaseCoupon {
-            coupon_id: stray.id.clone(),
-        });
+            format!(
+                "Coupon {} was used on order {no}, but the order records coupon {named}.",
+                stray.id
+            ),
+            format!(
+                "优惠券 {} 已在订单 {no} 中使用，但订单记录的是另一张券（{named}）。",
+                stray.id
+            ),
+        );
     }
     let Some(c) = f.coupon else {
         return Check::ok(
@@ -773,6 +824,7 @@ mod tests {
     fn coupon(status: CouponStatus, order_no: Option<&str>, ends: DateTime<Utc>) -> CouponFacts {
         CouponFacts {
             id: "c1".into(),
+            user_id: "u1".into(),
             stored_status: status,
             order_no: order_no.map(String::from),
             ends_at: ends,
@@ -889,8 +941,20 @@ mod tests {
     #[test]
     fn a_live_order_whose_coupon_is_not_locked_is_a_problem() {
         let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        // Still available and valid: lock it to the order again.
         let c = coupon(CouponStatus::Available, None, t0() + h(100));
         let check = coupon_status(&facts(&o, Some(&c), None));
+        assert_eq!(check.result, CheckResult::Problem);
+        assert_eq!(
+            check.suggested_action,
+            Some(SuggestedAction::RepairLink {
+                order_no: "P123".into(),
+                coupon_id: "c1".into()
+            })
+        );
+        // Ended meanwhile: the promised discount as compensation.
+        let ended = coupon(CouponStatus::Available, None, t0() - h(1));
+        let check = coupon_status(&facts(&o, Some(&ended), None));
         assert_eq!(check.result, CheckResult::Problem);
         assert_eq!(
             check.suggested_action,

@@ -60,6 +60,13 @@ impl Role {
         self == Role::Support
     }
 
+    /// Cancelling a customer's order is an operator's decision, except a
+    /// normal order whose checkout lock lapsed: it can no longer be paid,
+    /// and closing it is what the sweep job does next anyway.
+    pub fn may_cancel_order(self, checkout_lapsed: bool) -> bool {
+        self.includes(Role::Operator) || checkout_lapsed
+    }
+
     pub fn may_manage_staff(self) -> bool {
         self == Role::Admin
     }
@@ -151,6 +158,8 @@ mod tests {
         assert!(Role::Support.compensation_capped());
         assert!(!Role::Operator.compensation_capped());
         assert!(Role::Admin.may_manage_staff() && !Role::Operator.may_manage_staff());
+        assert!(!Role::Support.may_cancel_order(false) && Role::Support.may_cancel_order(true));
+        assert!(Role::Operator.may_cancel_order(false));
         for r in Role::ALL {
             assert_eq!(Role::parse(r.as_str()), Ok(r));
         }

@@ -16,6 +16,7 @@ pub mod claims;
 pub mod idempotency;
 pub mod jobs;
 pub mod orders;
+pub mod repairs;
 pub mod staff;
 pub mod support;
 pub mod templates;
@@ -106,6 +107,8 @@ pub enum Refusal {
     CompensationLimitExceeded,
     /// The order named in a request belongs to another user.
     OrderNotOwned,
+    /// A repair whose facts do not (or no longer) call for it.
+    RepairNotApplicable,
 }
 
 impl Refusal {
@@ -129,6 +132,7 @@ impl Refusal {
             Refusal::CheckoutLockExpired => "checkout_lock_expired",
             Refusal::CompensationLimitExceeded => "compensation_limit_exceeded",
             Refusal::OrderNotOwned => "order_not_owned",
+            Refusal::RepairNotApplicable => "repair_not_applicable",
         }
     }
 }

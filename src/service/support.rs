@@ -135,6 +135,13 @@ impl From<&SuggestedAction> for ActionView {
                 v.amount_cents = Some(*amount_cents);
             }
             SuggestedAction::CancelOrder { order_no } => v.order_no = Some(order_no.clone()),
+            SuggestedAction::RepairLink {
+                order_no,
+                coupon_id,
+            } => {
+                v.order_no = Some(order_no.clone());
+                v.coupon_id = Some(coupon_id.clone());
+            }
         }
         v
     }
@@ -280,9 +287,10 @@ fn checkout_lapsed(o: &OrderRow, now: DateTime<Utc>) -> bool {
         && o.checkout_lock_expires_at.is_some_and(|t| t <= to_ms(now))
 }
 
-fn coupon_facts(r: &CouponRow) -> CouponFacts {
+pub(crate) fn coupon_facts(r: &CouponRow) -> CouponFacts {
     CouponFacts {
         id: r.id.clone(),
+        user_id: r.user_id.clone(),
         stored_status: stored_status(&r.status),
         order_no: r.order_no.clone(),
         ends_at: from_ms(r.ends_at),
@@ -308,19 +316,9 @@ async fn live_or_archived_coupon(
     Ok(archive::get(c, id).await?)
 }
 
-/// Gathers the facts about one order and runs the checks, inside the
-/// caller's read transaction.
-///
-/// `stock_seen` caches the template stock facts per template for the rest
-/// of the caller's read (a user's orders often share a template, and
-/// counting a big template's coupons is the most expensive read here).
-async fn order_report(
-    c: &mut AnyConnection,
-    o: &OrderRow,
-    now: DateTime<Utc>,
-    stock_seen: &mut HashMap<String, StockFacts>,
-) -> Result<HealthReport, ServiceError> {
-    let facts = OrderFacts {
+/// The order as the pure health and repair rules see it.
+pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
+    OrderFacts {
         order_no: o.order_no.clone(),
         user_id: o.user_id.clone(),
         kind: kind_of(o),
@@ -336,7 +334,22 @@ async fn order_report(
         },
         discount_snapshot: Cents::from_stored(o.discount_snapshot_cents),
         checkout_lock_expires_at: o.checkout_lock_expires_at.map(from_ms),
-    };
+    }
+}
+
+/// Gathers the facts about one order and runs the checks, inside the
+/// caller's read transaction.
+///
+/// `stock_seen` caches the template stock facts per template for the rest
+/// of the caller's read (a user's orders often share a template, and
+/// counting a big template's coupons is the most expensive read here).
+async fn order_report(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+    now: DateTime<Utc>,
+    stock_seen: &mut HashMap<String, StockFacts>,
+) -> Result<HealthReport, ServiceError> {
+    let facts = order_facts(o);
     let coupon = match o.coupon_id.as_deref() {
         Some(id) => live_or_archived_coupon(c, id).await?,
         None => None,
@@ -345,7 +358,7 @@ async fn order_report(
         Some(other) if other != o.order_no => orders::get(c, other).await?.map(|p| partner(&p)),
         _ => None,
     };
-    let strays: Vec<CouponFacts> = search::locked_to_order(c, &o.order_no)
+    let strays: Vec<CouponFacts> = search::bound_to_order(c, &o.order_no)
         .await?
         .iter()
         .filter(|r| o.coupon_id.as_deref() != Some(r.id.as_str()))
@@ -664,6 +677,45 @@ impl Service {
             self.schedule(ends_at, Deadline::CouponEnd(v.id.clone()));
         }
         result
+    }
+
+    /// Cancels an order on `authority`: the API and operators may cancel
+    /// any unpaid order; support staff only a normal order whose checkout
+    /// lock lapsed (it can no longer be paid). The cancel itself is
+    /// [`Service::cancel`]: order `closed`, its coupon released in the same
+    /// transaction. `reason` is required.
+    pub async fn cancel_order_as(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+        reason: Option<String>,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        if let Authority::Staff { role, .. } = authority {
+            let now = self.now();
+            let no = order_no.clone();
+            // Safe to decide before the write: a lapsed checkout stays
+            // lapsed (time only moves on, and a lapsed order cannot be paid).
+            let lapsed = self
+                .read(move |c| {
+                    let no = no.clone();
+                    Box::pin(async move {
+                        Ok(orders::get(c, &no)
+                            .await?
+                            .is_some_and(|o| checkout_lapsed(&o, now)))
+                    })
+                })
+                .await?;
+            if !role.may_cancel_order(lapsed) {
+                return Err(ServiceError::Forbidden(
+                    "cancelling an order needs the operator role, unless its checkout lock lapsed"
+                        .into(),
+                ));
+            }
+        }
+        self.cancel(ctx, idem, order_no, Some(reason)).await
     }
 
     /// Invalidates (voids) an `available` coupon. A coupon past its end is

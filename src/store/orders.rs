@@ -171,3 +171,65 @@ pub async fn transition(
     }
     Ok(changed)
 }
+
+/// Points an order at `coupon_id` with lock status `lock_status`, with one
+/// conditional UPDATE: only while the order is still in `status` and still
+/// names `expected_coupon_id` (or none). Writes the order's event row.
+/// `Ok(false)`: the order changed meanwhile; nothing was written.
+pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<bool, sqlx::Error> {
+    let guard = match r.expected_coupon_id {
+        Some(_) => "coupon_id = $6",
+        None => "coupon_id IS NULL",
+    };
+    let sql = format!(
+        "UPDATE orders SET coupon_id = $3, coupon_lock_status = $4, updated_at = $5
+         WHERE order_no = $1 AND status = $2 AND {guard}"
+    );
+    let q = sqlx::query(&sql)
+        .bind(r.order_no)
+        .bind(r.status)
+        .bind(r.coupon_id)
+        .bind(r.lock_status)
+        .bind(r.now_ms);
+    let q = match r.expected_coupon_id {
+        Some(expected) => q.bind(expected),
+        None => q,
+    };
+    let changed = q.execute(&mut *conn).await?.rows_affected() == 1;
+    if changed {
+        events::insert(
+            conn,
+            &NewEvent {
+                subject: "order",
+                coupon_id: Some(r.coupon_id),
+                order_no: Some(r.order_no),
+                from_status: Some(r.status),
+                to_status: r.status,
+                action: r.action,
+                actor: r.actor,
+                reason: Some(r.reason),
+                request_id: r.request_id,
+                at_ms: r.now_ms,
+            },
+        )
+        .await?;
+    }
+    Ok(changed)
+}
+
+/// What [`relink_coupon`] changes and why.
+pub struct Relink<'a> {
+    pub order_no: &'a str,
+    /// The order's status, which must not have changed.
+    pub status: &'a str,
+    /// The coupon the order must still name (`None`: no coupon).
+    pub expected_coupon_id: Option<&'a str>,
+    pub coupon_id: &'a str,
+    /// `locked` or `used`.
+    pub lock_status: &'a str,
+    pub action: &'a str,
+    pub actor: &'a str,
+    pub reason: &'a str,
+    pub request_id: Option<&'a str>,
+    pub now_ms: i64,
+}

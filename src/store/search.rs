@@ -223,13 +223,14 @@ pub async fn locked_for_user(
     .await
 }
 
-/// Coupons stored `locked` that name `order_no` (normally at most one).
-pub async fn locked_to_order(
+/// Coupons stored `locked` or `used` that name `order_no` (normally at
+/// most one), by `coupons_order_no_idx`.
+pub async fn bound_to_order(
     conn: &mut AnyConnection,
     order_no: &str,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 AND status = 'locked' ORDER BY id LIMIT 20"
+        "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 AND status IN ('locked', 'used') ORDER BY id LIMIT 20"
     ))
     .bind(order_no)
     .fetch_all(conn)

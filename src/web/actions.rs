@@ -46,6 +46,10 @@ pub fn routes() -> Router<AppState> {
             "/console/orders/{order_no}/cancel",
             get(cancel_page).post(cancel),
         )
+        .route(
+            "/console/orders/{order_no}/repair",
+            get(repair_page).post(repair),
+        )
 }
 
 /// A fresh one-time id for a confirmation form.
@@ -114,6 +118,7 @@ fn refusal_text(l: Lang, e: &ServiceError) -> String {
                 "compensation_limit_exceeded" => "超出客服补偿额度（单次或当日），请联系运营。",
                 "order_not_owned" => "该订单不属于这个用户。",
                 "invalid_order_status" => "订单当前状态不允许此操作。",
+                "repair_not_applicable" => "当前情况不需要或不允许这项修复。",
                 _ => "操作被拒绝。",
             };
             l.pick(format!("{zh}（{message}）"), message.clone())
@@ -532,7 +537,13 @@ async fn cancel_page(
         o.status.as_str(),
         "pending_payment" | "pending_deposit" | "deposit_paid"
     );
-    let allowed = staff.session.role.includes(Role::Operator);
+    let lapsed = o.kind == "normal"
+        && o.status == "pending_payment"
+        && o.checkout_lock_expires_at
+            .as_deref()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .is_some_and(|t| t <= s.service.now());
+    let allowed = staff.session.role.may_cancel_order(lapsed);
     let form = match (cancellable, allowed) {
         (true, true) => view! {
             <form method="post" action=action class="stack">
@@ -545,7 +556,7 @@ async fn cancel_page(
             </form>
         }
         .into_any(),
-        (true, false) => view! { <p class="note">{l.t("关闭订单需要运营权限。", "Cancelling an order needs the operator role.")}</p> }.into_any(),
+        (true, false) => view! { <p class="note">{l.t("关闭订单需要运营权限（结算超时未付的订单除外）。", "Cancelling an order needs the operator role (except an order whose checkout lock lapsed).")}</p> }.into_any(),
         (false, _) => view! { <p>{l.t("订单已结束，无法关闭。", "The order is over; it cannot be cancelled.")}</p> }.into_any(),
     };
     staff.page(
@@ -578,30 +589,14 @@ async fn cancel(
     }
     let l = staff.lang;
     let path = format!("/console/orders/{}/cancel", enc(&order_no));
-    if !staff.session.role.includes(Role::Operator) {
-        return WebError::forbidden(l.t(
-            "关闭订单需要运营权限。",
-            "Cancelling an order needs the operator role.",
-        ))
-        .into_response();
-    }
-    let reason = form
-        .reason
-        .map(|r| r.trim().to_string())
-        .filter(|r| !r.is_empty());
-    let Some(reason) = reason else {
-        return staff.refused(
-            &path,
-            l.t("请填写原因。", "Please give a reason.").to_string(),
-        );
-    };
     let result = s
         .service
-        .cancel(
+        .cancel_order_as(
             &ctx(&staff),
+            &authority(&staff),
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
             order_no.clone(),
-            Some(reason),
+            form.reason,
         )
         .await;
     let ok = l.t("订单已关闭。", "The order is cancelled.").to_string();
@@ -624,4 +619,119 @@ mod tests {
             assert_eq!(parse_yuan(bad), None, "{bad}");
         }
     }
+}
+
+#[derive(Deserialize)]
+struct RepairQuery {
+    coupon_id: Option<String>,
+}
+
+async fn repair_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(order_no): Path<String>,
+    Query(q): Query<RepairQuery>,
+) -> Response {
+    let l = staff.lang;
+    let o = match s.service.get_order(&order_no).await {
+        Ok(o) => o,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let Some(coupon_id) = q.coupon_id.filter(|c| !c.is_empty()) else {
+        return WebError::bad_request(
+            l.t("缺少券 ID。", "Which coupon? coupon_id is missing.")
+                .to_string(),
+        )
+        .into_response();
+    };
+    let c = match s.service.get_coupon(&coupon_id).await {
+        Ok(c) => c,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let relock = o.coupon_id.as_deref() == Some(c.id.as_str());
+    let what = if relock {
+        l.pick(
+            format!("把券 {} 重新锁定到订单 {}（订单仍在等待付款，券却被错误地释放了）。", c.code, o.order_no),
+            format!("Lock coupon {} to order {} again (the order still waits for payment, but the coupon was freed by mistake).", c.code, o.order_no),
+        )
+    } else {
+        l.pick(
+            format!("让订单 {} 重新指向已绑定它的券 {}（订单记录的券与实际绑定的券不一致）。", o.order_no, c.code),
+            format!("Point order {} at coupon {}, which is bound to it (the order records a different coupon).", o.order_no, c.code),
+        )
+    };
+    let action = format!("/console/orders/{}/repair", enc(&o.order_no));
+    let back = format!("/console/orders/{}", enc(&o.order_no));
+    let cid = c.id.clone();
+    staff.page(
+        l.t("修复券与订单的关联", "Repair the coupon link"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.t("确认修复？", "Repair this link?")}</h2>
+                <p>{what}</p>
+                <dl class="facts">
+                    <dt>{l.t("订单", "Order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, &o.status)}</dd>
+                    <dt>{l.t("券", "Coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, &c.status)}</dd>
+                </dl>
+                <p class="note">{l.t(
+                    "修复前会在同一事务中重新核对订单和券；情况已变化时不会修改任何数据。",
+                    "The order and the coupon are checked again in the same transaction; if anything changed, nothing is written.",
+                )}</p>
+                <form method="post" action=action class="stack">
+                    {hidden_fields(&staff)}
+                    <input type="hidden" name="coupon_id" value=cid/>
+                    {reason_field(l)}
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认修复", "Repair")}</button>
+                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct RepairForm {
+    csrf: Option<String>,
+    form_id: Option<String>,
+    coupon_id: Option<String>,
+    reason: Option<String>,
+}
+
+async fn repair(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(order_no): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: RepairForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let coupon_id = form.coupon_id.unwrap_or_default();
+    let path = format!(
+        "/console/orders/{}/repair?coupon_id={}",
+        enc(&order_no),
+        enc(&coupon_id)
+    );
+    let result = s
+        .service
+        .repair_coupon_link(
+            &ctx(&staff),
+            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
+            order_no.clone(),
+            coupon_id,
+            form.reason,
+        )
+        .await;
+    let ok = staff
+        .lang
+        .t("已修复券与订单的关联。", "The coupon link is repaired.")
+        .to_string();
+    let to = format!("/console/orders/{}?check=1#health", enc(&order_no));
+    finish(&staff, result, |_| to, ok, &path)
 }

@@ -330,7 +330,13 @@ pub fn health_report(
                 Lang::En => c.message.clone(),
             };
             let name = check_label(l, &c.name);
-            let fix = c.action.as_ref().and_then(|a| fix_button(l, role, a));
+            // `cancel_order` from `order_status` is a lapsed checkout, which
+            // support may close (`Role::may_cancel_order`).
+            let lapsed_checkout = c.name == "order_status";
+            let fix = c
+                .action
+                .as_ref()
+                .and_then(|a| fix_button(l, role, a, lapsed_checkout));
             let check_name = c.name.clone();
             view! {
                 <li class=class data-check=check_name>
@@ -365,7 +371,7 @@ fn check_label(l: Lang, name: &str) -> &'static str {
 
 /// The button for a suggested fix, leading to its confirmation page; none
 /// when this role may not do it.
-fn fix_button(l: Lang, role: Role, a: &ActionView) -> Option<AnyView> {
+fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Option<AnyView> {
     let (href, label) = match a.code.as_str() {
         "release_coupon" => (
             format!("/console/coupons/{}/release", enc(a.coupon_id.as_deref()?)),
@@ -384,7 +390,15 @@ fn fix_button(l: Lang, role: Role, a: &ActionView) -> Option<AnyView> {
             }
             (href, l.t("发补偿券", "Issue compensation"))
         }
-        "cancel_order" if role.includes(Role::Operator) => (
+        "repair_link" => (
+            format!(
+                "/console/orders/{}/repair?coupon_id={}",
+                enc(a.order_no.as_deref()?),
+                enc(a.coupon_id.as_deref()?)
+            ),
+            l.t("修复券与订单的关联", "Repair the coupon link"),
+        ),
+        "cancel_order" if role.may_cancel_order(lapsed_checkout) => (
             format!("/console/orders/{}/cancel", enc(a.order_no.as_deref()?)),
             l.t("关闭订单", "Cancel the order"),
         ),

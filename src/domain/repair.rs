@@ -1,0 +1,256 @@
+//! Repairing a broken link between an order and its coupon: the pure
+//! decision of whether a repair is safe and which one.
+//!
+//! Two of the anomaly kinds of API.md cannot be fixed by releasing a lock:
+//! - `order_active_coupon_not_locked`: a live order names its coupon, but
+//!   the coupon was set back to `available` (an update outside the
+//!   transaction, a hand edit). The customer would lose the discount at the
+//!   next payment, or the final payment would be refused outright. Repair:
+//!   lock the coupon to the order again (**relock**), while it is still
+//!   available and valid.
+//! - `coupon_order_mismatch`: the order names one coupon while another
+//!   coupon is bound to (used by, or locked to) the order. Repair: point the
+//!   order at the coupon that is bound to it (**relink**), when the coupon
+//!   the order names is not bound to it.
+//!
+//! Both are refused unless every fact agrees, so a repair can never take a
+//! coupon from another order or another customer.
+
+use chrono::{DateTime, Utc};
+
+use super::coupon::CouponStatus;
+use super::health::{CouponFacts, OrderFacts};
+use super::order::{CouponLockStatus, OrderKind, OrderStatus};
+
+/// A safe repair of an order's coupon link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkRepair {
+    /// Lock the order's own coupon to it again: coupon `available` →
+    /// `locked` bound to the order; the order's lock status `locked`.
+    Relock,
+    /// Point the order at the coupon bound to it; the order's lock status
+    /// becomes `lock_status` (`used` for a paid order, `locked` for a live
+    /// one).
+    Relink { lock_status: CouponLockStatus },
+}
+
+/// Why no repair applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRepair {
+    /// The coupon belongs to another customer.
+    OtherCustomer,
+    /// The order is not in a state that holds a coupon this way.
+    OrderState,
+    /// The coupon is not in a state this repair starts from.
+    CouponState,
+    /// The coupon is bound to another order.
+    BoundElsewhere,
+    /// The coupon the order names is bound to it as well: nothing to relink.
+    NamedCouponBound,
+}
+
+impl NoRepair {
+    pub fn message(self) -> &'static str {
+        match self {
+            NoRepair::OtherCustomer => "the coupon belongs to another customer",
+            NoRepair::OrderState => "the order is not in a state that holds a coupon this way",
+            NoRepair::CouponState => "the coupon is not in a state this repair starts from",
+            NoRepair::BoundElsewhere => "the coupon is bound to another order",
+            NoRepair::NamedCouponBound => "the coupon the order names is bound to it as well",
+        }
+    }
+}
+
+/// Whether the order still holds its coupon locked while it waits: a
+/// deposit-paid presale order, or a normal order within its checkout lock.
+fn holds_locked(o: &OrderFacts, now: DateTime<Utc>) -> bool {
+    match (o.kind, o.status) {
+        (OrderKind::Presale, OrderStatus::DepositPaid) => true,
+        (OrderKind::Normal, OrderStatus::PendingPayment) => {
+            o.checkout_lock_expires_at.is_some_and(|t| t > now)
+        }
+        _ => false,
+    }
+}
+
+/// Decides the repair of `order`'s link to `candidate`. `named` is the
+/// coupon the order names now (if it names one and it exists).
+pub fn plan_link_repair(
+    order: &OrderFacts,
+    named: Option<&CouponFacts>,
+    candidate: &CouponFacts,
+    now: DateTime<Utc>,
+) -> Result<LinkRepair, NoRepair> {
+    if candidate.user_id != order.user_id {
+        return Err(NoRepair::OtherCustomer);
+    }
+    let no = order.order_no.as_str();
+    if order.coupon_id.as_deref() == Some(candidate.id.as_str()) {
+        // The order names this coupon: relock it if it was freed.
+        if !holds_locked(order, now) {
+            return Err(NoRepair::OrderState);
+        }
+        return match (candidate.stored_status, candidate.order_no.as_deref()) {
+            (CouponStatus::Available, None) if candidate.ends_at > now => Ok(LinkRepair::Relock),
+            (CouponStatus::Available, Some(_)) => Err(NoRepair::BoundElsewhere),
+            _ => Err(NoRepair::CouponState),
+        };
+    }
+    // The order names another coupon (or none): relink to this one if it
+    // is bound to the order in the way the order's state expects.
+    if candidate.order_no.as_deref() != Some(no) {
+        return Err(NoRepair::BoundElsewhere);
+    }
+    if named.is_some_and(|n| n.order_no.as_deref() == Some(no)) {
+        return Err(NoRepair::NamedCouponBound);
+    }
+    match (candidate.stored_status, order.status) {
+        (CouponStatus::Used, OrderStatus::Paid | OrderStatus::FinalPaid) => {
+            Ok(LinkRepair::Relink {
+                lock_status: CouponLockStatus::Used,
+            })
+        }
+        (CouponStatus::Locked, _) if holds_locked(order, now) => Ok(LinkRepair::Relink {
+            lock_status: CouponLockStatus::Locked,
+        }),
+        (CouponStatus::Used | CouponStatus::Locked, _) => Err(NoRepair::OrderState),
+        _ => Err(NoRepair::CouponState),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::money::Cents;
+    use crate::domain::order::OrderMoney;
+    use chrono::Duration;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default()
+    }
+
+    fn order(kind: OrderKind, status: OrderStatus, coupon: Option<&str>) -> OrderFacts {
+        OrderFacts {
+            order_no: "P1".into(),
+            user_id: "u1".into(),
+            kind,
+            status,
+            coupon_id: coupon.map(String::from),
+            coupon_lock_status: CouponLockStatus::Locked,
+            money: OrderMoney {
+                total: Cents::from_stored(39900),
+                deposit: Cents::from_stored(10000),
+                discount: Cents::from_stored(5000),
+                compensation: Cents::ZERO,
+            },
+            discount_snapshot: Cents::from_stored(5000),
+            checkout_lock_expires_at: None,
+        }
+    }
+
+    fn coupon(id: &str, status: CouponStatus, order_no: Option<&str>) -> CouponFacts {
+        CouponFacts {
+            id: id.into(),
+            user_id: "u1".into(),
+            stored_status: status,
+            order_no: order_no.map(String::from),
+            ends_at: now() + Duration::days(3),
+            template_id: None,
+        }
+    }
+
+    #[test]
+    fn a_freed_coupon_of_a_deposit_paid_order_is_relocked_while_valid() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid, Some("c1"));
+        let c = coupon("c1", CouponStatus::Available, None);
+        assert_eq!(
+            plan_link_repair(&o, Some(&c), &c, now()),
+            Ok(LinkRepair::Relock)
+        );
+        let mut ended = c.clone();
+        ended.ends_at = now();
+        assert_eq!(
+            plan_link_repair(&o, Some(&ended), &ended, now()),
+            Err(NoRepair::CouponState)
+        );
+        let used = coupon("c1", CouponStatus::Used, Some("P9"));
+        assert_eq!(
+            plan_link_repair(&o, Some(&used), &used, now()),
+            Err(NoRepair::CouponState)
+        );
+    }
+
+    #[test]
+    fn relock_needs_an_order_that_still_waits_with_its_coupon() {
+        let closed = order(OrderKind::Presale, OrderStatus::Closed, Some("c1"));
+        let c = coupon("c1", CouponStatus::Available, None);
+        assert_eq!(
+            plan_link_repair(&closed, Some(&c), &c, now()),
+            Err(NoRepair::OrderState)
+        );
+        let mut checkout = order(OrderKind::Normal, OrderStatus::PendingPayment, Some("c1"));
+        checkout.checkout_lock_expires_at = Some(now() + Duration::minutes(5));
+        assert_eq!(
+            plan_link_repair(&checkout, Some(&c), &c, now()),
+            Ok(LinkRepair::Relock)
+        );
+        checkout.checkout_lock_expires_at = Some(now());
+        assert_eq!(
+            plan_link_repair(&checkout, Some(&c), &c, now()),
+            Err(NoRepair::OrderState)
+        );
+    }
+
+    #[test]
+    fn a_paid_order_pointing_at_the_wrong_coupon_is_relinked_to_the_used_one() {
+        let o = order(OrderKind::Normal, OrderStatus::Paid, Some("c2"));
+        let named = coupon("c2", CouponStatus::Available, None);
+        let used = coupon("c1", CouponStatus::Used, Some("P1"));
+        assert_eq!(
+            plan_link_repair(&o, Some(&named), &used, now()),
+            Ok(LinkRepair::Relink {
+                lock_status: CouponLockStatus::Used
+            })
+        );
+        // Not when the named coupon is bound to the order too.
+        let named_bound = coupon("c2", CouponStatus::Used, Some("P1"));
+        assert_eq!(
+            plan_link_repair(&o, Some(&named_bound), &used, now()),
+            Err(NoRepair::NamedCouponBound)
+        );
+        // Not a coupon bound to another order.
+        let elsewhere = coupon("c1", CouponStatus::Used, Some("P7"));
+        assert_eq!(
+            plan_link_repair(&o, Some(&named), &elsewhere, now()),
+            Err(NoRepair::BoundElsewhere)
+        );
+    }
+
+    #[test]
+    fn a_live_order_is_relinked_to_a_coupon_locked_to_it() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid, None);
+        let locked = coupon("c1", CouponStatus::Locked, Some("P1"));
+        assert_eq!(
+            plan_link_repair(&o, None, &locked, now()),
+            Ok(LinkRepair::Relink {
+                lock_status: CouponLockStatus::Locked
+            })
+        );
+        let closed = order(OrderKind::Presale, OrderStatus::Closed, None);
+        assert_eq!(
+            plan_link_repair(&closed, None, &locked, now()),
+            Err(NoRepair::OrderState)
+        );
+    }
+
+    #[test]
+    fn another_customers_coupon_is_never_linked() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid, Some("c1"));
+        let mut c = coupon("c1", CouponStatus::Available, None);
+        c.user_id = "u2".into();
+        assert_eq!(
+            plan_link_repair(&o, Some(&c), &c, now()),
+            Err(NoRepair::OtherCustomer)
+        );
+    }
+}

@@ -1,0 +1,161 @@
+//! Repairs of a broken link between an order and its coupon (the anomaly
+//! kinds `order_active_coupon_not_locked` and `coupon_order_mismatch`),
+//! decided by [`crate::domain::repair`] and applied in one transaction that
+//! re-reads every fact first. Support staff may run them: each is refused
+//! unless every fact agrees, so it can only restore what the order and the
+//! coupon's own history already say.
+
+use super::orders::{order_view, parse_reason};
+use super::support::{coupon_facts, order_facts};
+use super::views::OrderView;
+use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use crate::domain::coupon::CouponStatus;
+use crate::domain::repair::{LinkRepair, plan_link_repair};
+use crate::domain::time::to_ms;
+use crate::store::{coupons, orders};
+
+impl Service {
+    /// Repairs `order_no`'s link to `coupon_id`: locks the order's own
+    /// freed coupon to it again (relock), or points the order at the coupon
+    /// bound to it (relink). Refused with `repair_not_applicable` when the
+    /// facts do not call for it; `reason` is required.
+    pub async fn repair_coupon_link(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+        coupon_id: String,
+        reason: Option<String>,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let (order_no, coupon_id, reason, op) = (
+                order_no.clone(),
+                coupon_id.clone(),
+                reason.clone(),
+                op.clone(),
+            );
+            Box::pin(async move {
+                let o = orders::get(c, &order_no)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
+                let candidate = coupons::get(c, &coupon_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("coupon", &coupon_id))?;
+                let named = match o.coupon_id.as_deref() {
+                    Some(id) if id == candidate.id => Some(candidate.clone()),
+                    Some(id) => coupons::get(c, id).await?,
+                    None => None,
+                };
+                let facts = order_facts(&o);
+                let cand = coupon_facts(&candidate);
+                let named_facts = named.as_ref().map(coupon_facts);
+                let plan = plan_link_repair(&facts, named_facts.as_ref(), &cand, op.now).map_err(
+                    |why| {
+                        ServiceError::refused(
+                            Refusal::RepairNotApplicable,
+                            format!(
+                                "no repair of order {order_no} with coupon {coupon_id}: {}",
+                                why.message()
+                            ),
+                        )
+                    },
+                )?;
+                let now_ms = to_ms(op.now);
+                let request_id = op.ctx.request_id.as_deref();
+                match plan {
+                    LinkRepair::Relock => {
+                        let locked = coupons::transition(
+                            c,
+                            &coupons::CouponChange {
+                                coupon_id: &candidate.id,
+                                from: CouponStatus::Available,
+                                to: CouponStatus::Locked,
+                                order_no: Some(&o.order_no),
+                                action: "relock",
+                                actor: &op.ctx.actor,
+                                reason: Some(&reason),
+                                request_id,
+                                now_ms,
+                            },
+                        )
+                        .await?;
+                        if !locked {
+                            return Err(ServiceError::refused(
+                                Refusal::CouponNotAvailable,
+                                format!("coupon {coupon_id} changed meanwhile or is not valid now"),
+                            ));
+                        }
+                        if o.coupon_lock_status != "locked" {
+                            relink(
+                                c,
+                                &o,
+                                &candidate.id,
+                                "locked",
+                                "relock_coupon",
+                                &op,
+                                &reason,
+                            )
+                            .await?;
+                        }
+                    }
+                    LinkRepair::Relink { lock_status } => {
+                        relink(
+                            c,
+                            &o,
+                            &candidate.id,
+                            lock_status.as_str(),
+                            "relink_coupon",
+                            &op,
+                            &reason,
+                        )
+                        .await?;
+                    }
+                }
+                let o = orders::get(c, &order_no)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
+                order_view(c, o, op.now, false).await
+            })
+        })
+        .await
+    }
+}
+
+/// Points the order at `coupon_id`; refused when the order changed since it
+/// was read.
+async fn relink(
+    c: &mut sqlx::AnyConnection,
+    o: &crate::store::orders::OrderRow,
+    coupon_id: &str,
+    lock_status: &str,
+    action: &str,
+    op: &super::Op,
+    reason: &str,
+) -> Result<(), ServiceError> {
+    let changed = orders::relink_coupon(
+        c,
+        &orders::Relink {
+            order_no: &o.order_no,
+            status: &o.status,
+            expected_coupon_id: o.coupon_id.as_deref(),
+            coupon_id,
+            lock_status,
+            action,
+            actor: &op.ctx.actor,
+            reason,
+            request_id: op.ctx.request_id.as_deref(),
+            now_ms: to_ms(op.now),
+        },
+    )
+    .await?;
+    if changed {
+        Ok(())
+    } else {
+        Err(ServiceError::refused(
+            Refusal::RepairNotApplicable,
+            format!("order {} changed meanwhile", o.order_no),
+        ))
+    }
+}
