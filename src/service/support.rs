@@ -98,15 +98,15 @@ impl Authority {
 /// A suggested action with its parameters, as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ActionView {
-    /// `release_coupon`, `issue_compensation` or `cancel_order`.
+    /// `release_coupon`, `issue_compensation`, `cancel_order` or `repair_link`.
     pub code: String,
-    /// `release_coupon`: the coupon to release.
+    /// `release_coupon`, `repair_link`: the coupon.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coupon_id: Option<String>,
     /// `issue_compensation`: the customer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
-    /// `issue_compensation`, `cancel_order`: the order.
+    /// `issue_compensation`, `cancel_order`, `repair_link`: the order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order_no: Option<String>,
     /// The suggested compensation.
@@ -159,7 +159,7 @@ pub struct CheckView {
     pub message: String,
     /// The same in Simplified Chinese.
     pub message_zh: String,
-    /// `release_coupon`, `issue_compensation`, `cancel_order` or null.
+    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link` or null.
     pub suggested_action: Option<String>,
     /// The suggested action with its parameters.
     pub action: Option<ActionView>,
