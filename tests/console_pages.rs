@@ -197,6 +197,30 @@ async fn support_releases_a_lock_left_on_a_closed_order_and_the_timeline_names_t
     );
     assert!(page.contains("staff:support-1"));
     assert!(page.contains("客户来电：订单已关闭，券仍被锁"));
+    // The order's own record follows: its lock is released.
+    let order = b.get("/console/orders/P1").await;
+    assert!(
+        order.contains("data-testid=\"lock-status\">已释放"),
+        "{}",
+        order.text
+    );
+    assert_eq!(app.order_view("P1").await["coupon_lock_status"], "released");
+    // A compensation for the order shows in the order's ledger section.
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation",
+        &[
+            ("amount", "20"),
+            ("valid_days", "30"),
+            ("order_no", "P1"),
+            ("reason", "sorry for the trouble"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    let order = b.get("/console/orders/P1").await;
+    assert!(order.contains("data-testid=\"ledger\""), "{}", order.text);
+    assert!(order.contains("sorry for the trouble") && order.contains("¥20.00"));
     // The flash is shown once.
     assert!(
         !b.get(&format!("/console/coupons/{cid}"))

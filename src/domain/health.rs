@@ -269,9 +269,7 @@ fn status_en(s: OrderStatus) -> &'static str {
 }
 
 fn lapsed(o: &OrderFacts, now: DateTime<Utc>) -> bool {
-    o.kind == OrderKind::Normal
-        && o.status == OrderStatus::PendingPayment
-        && o.checkout_lock_expires_at.is_some_and(|t| t <= now)
+    super::order::checkout_lapsed(o.kind, o.status, o.checkout_lock_expires_at, now)
 }
 
 fn compensation(o: &OrderFacts) -> SuggestedAction {

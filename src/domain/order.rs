@@ -1,6 +1,7 @@
 //! Orders as couponkeeper sees them: kinds, the two status machines, the
 //! coupon-lock status shown on an order, and what the customer owes next.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::money::Cents;
@@ -202,6 +203,20 @@ pub fn final_amount(m: OrderMoney) -> Cents {
 /// is left after the deposit, so nobody is owed money at final payment.
 pub fn presale_discount_cap(total: Cents, deposit: Cents) -> Cents {
     total.saturating_sub(deposit)
+}
+
+/// Whether a normal order still awaiting payment has outlived its checkout
+/// lock: it can no longer be paid, its coupon is no longer held for it, and
+/// closing it is what the sweep does next.
+pub fn checkout_lapsed(
+    kind: OrderKind,
+    status: OrderStatus,
+    checkout_lock_expires_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> bool {
+    kind == OrderKind::Normal
+        && status == OrderStatus::PendingPayment
+        && checkout_lock_expires_at.is_some_and(|t| t <= now)
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use crate::domain::health::{
 };
 use crate::domain::ids::{OrderNo, UserId, new_coupon_code, new_id};
 use crate::domain::money::{Cents, MAX_CENTS};
-use crate::domain::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
+use crate::domain::order::{CouponLockStatus, OrderMoney};
 use crate::domain::staff::{Role, StaffName};
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::archive;
@@ -247,6 +247,19 @@ pub enum SearchOutcome {
     Nothing,
 }
 
+/// One compensation ledger entry of an order.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompensationEntry {
+    pub at: String,
+    /// `final_payment_deduction` or `coupon`.
+    pub kind: String,
+    pub amount_cents: i64,
+    /// The compensation coupon, for kind `coupon`.
+    pub coupon_id: Option<String>,
+    pub reason: String,
+    pub actor: String,
+}
+
 /// Filters of the console's coupon list. `status` is the effective status.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CouponFilter {
@@ -282,9 +295,12 @@ pub struct UserOverview {
 }
 
 fn checkout_lapsed(o: &OrderRow, now: DateTime<Utc>) -> bool {
-    kind_of(o) == OrderKind::Normal
-        && status_of(o) == OrderStatus::PendingPayment
-        && o.checkout_lock_expires_at.is_some_and(|t| t <= to_ms(now))
+    crate::domain::order::checkout_lapsed(
+        kind_of(o),
+        status_of(o),
+        o.checkout_lock_expires_at.map(from_ms),
+        now,
+    )
 }
 
 pub(crate) fn coupon_facts(r: &CouponRow) -> CouponFacts {
@@ -610,6 +626,12 @@ impl Service {
                             .filter(|o| o.coupon_id.as_deref() == Some(coupon_id.as_str())),
                         None => None,
                     };
+                    // The order whose lock record changes with the coupon: a
+                    // live holder, or an order that is over but still shows
+                    // the coupon as locked (the anomaly being repaired).
+                    let recorded_holder = holder
+                        .clone()
+                        .filter(|o| status_of(o).is_live() || o.coupon_lock_status == "locked");
                     let live_holder = holder.filter(|o| status_of(o).is_live());
                     let active = live_holder
                         .as_ref()
@@ -622,7 +644,7 @@ impl Service {
                             format!("order {no} is {st} and still holds this coupon; releasing it takes the customer's discount away (force)"),
                         ));
                     }
-                    if let Some(o) = &live_holder
+                    if let Some(o) = &recorded_holder
                         && !search::release_order_lock(
                             c,
                             &OrderLockRelease {
@@ -677,6 +699,32 @@ impl Service {
             self.schedule(ends_at, Deadline::CouponEnd(v.id.clone()));
         }
         result
+    }
+
+    /// The compensation ledger entries of an order, oldest first: final
+    /// payment deductions and compensation coupons issued for it.
+    pub async fn order_compensations(
+        &self,
+        order_no: &str,
+    ) -> Result<Vec<CompensationEntry>, ServiceError> {
+        let order_no = order_no.to_string();
+        let rows = self
+            .read(move |c| {
+                let no = order_no.clone();
+                Box::pin(async move { Ok(crate::store::ledger::for_order(c, &no).await?) })
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| CompensationEntry {
+                at: crate::domain::time::rfc3339(from_ms(r.at)),
+                kind: r.kind,
+                amount_cents: r.amount_cents,
+                coupon_id: r.coupon_id,
+                reason: r.reason,
+                actor: r.actor,
+            })
+            .collect())
     }
 
     /// Cancels an order on `authority`: the API and operators may cancel

@@ -251,6 +251,25 @@ pub struct OrderView {
     pub events: Option<Vec<EventView>>,
 }
 
+impl OrderView {
+    /// Whether this is a normal order whose checkout lock lapsed before it
+    /// was paid ([`crate::domain::order::checkout_lapsed`]).
+    pub fn checkout_lapsed(&self, now: DateTime<Utc>) -> bool {
+        use crate::domain::order::{OrderKind, OrderStatus};
+        let (Some(kind), Some(status)) = (
+            OrderKind::parse(&self.kind),
+            OrderStatus::parse(&self.status),
+        ) else {
+            return false;
+        };
+        let ends = self
+            .checkout_lock_expires_at
+            .as_deref()
+            .and_then(|t| crate::domain::time::parse_rfc3339(t).ok());
+        crate::domain::order::checkout_lapsed(kind, status, ends, now)
+    }
+}
+
 /// The read-only final-payment quote.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct QuoteView {

@@ -165,11 +165,13 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
         Some(no) => s.service.get_order(no).await.ok(),
         None => None,
     };
+    // Live: the order still holds the coupon (a lapsed checkout does not).
+    let now = s.service.now();
     let live = order.as_ref().is_some_and(|o| {
         matches!(
             o.status.as_str(),
             "pending_payment" | "pending_deposit" | "deposit_paid"
-        )
+        ) && !o.checkout_lapsed(now)
     });
     let may_force = staff.session.role.may_force_release();
     let action = format!("/console/coupons/{}/release", enc(&c.id));
@@ -537,12 +539,7 @@ async fn cancel_page(
         o.status.as_str(),
         "pending_payment" | "pending_deposit" | "deposit_paid"
     );
-    let lapsed = o.kind == "normal"
-        && o.status == "pending_payment"
-        && o.checkout_lock_expires_at
-            .as_deref()
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .is_some_and(|t| t <= s.service.now());
+    let lapsed = o.checkout_lapsed(s.service.now());
     let allowed = staff.session.role.may_cancel_order(lapsed);
     let form = match (cancellable, allowed) {
         (true, true) => view! {

@@ -23,7 +23,9 @@ use super::layout::{
 use crate::api::AppState;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::staff::Role;
-use crate::service::support::{ActionView, CheckView, CouponFilter, SearchOutcome};
+use crate::service::support::{
+    ActionView, CheckView, CompensationEntry, CouponFilter, SearchOutcome,
+};
 use crate::service::views::{CampaignView, CouponView, EventView, OrderView};
 
 /// The console's routes, all under `/console`.
@@ -304,8 +306,59 @@ async fn order_page(
             }}
         </section>
     };
+    let ledger = match s.service.order_compensations(&o.order_no).await {
+        Ok(v) => v,
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
     let body = order_body(l, &o, campaign, coupon, events);
-    staff.page(&title, view! { {health}{body} })
+    let ledger = compensation_section(l, ledger);
+    staff.page(&title, view! { {health}{body}{ledger} })
+}
+
+/// The order's compensation ledger entries, when there are any.
+fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl IntoView + use<>> {
+    if entries.is_empty() {
+        return None;
+    }
+    let rows = entries
+        .into_iter()
+        .map(|e| {
+            let kind = match e.kind.as_str() {
+                "coupon" => l.t("补偿券", "compensation coupon"),
+                _ => l.t("尾款直接抵扣", "taken off the final payment"),
+            };
+            let coupon = e.coupon_id.map(|id| {
+                let href = format!("/console/coupons/{}", enc(&id));
+                view! { <a href=href class="mono">{id}</a> }
+            });
+            view! {
+                <tr>
+                    <td class="nowrap">{time_text(&e.at)}</td>
+                    <td>{kind}</td>
+                    <td class="money">{l.money(e.amount_cents)}</td>
+                    <td>{coupon}</td>
+                    <td>{e.actor}</td>
+                    <td>{e.reason}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    Some(view! {
+        <section aria-labelledby="order-ledger">
+            <h2 id="order-ledger">{l.t("补偿记录", "Compensation ledger")}</h2>
+            <div class="table-wrap"><table data-testid="ledger">
+                <thead><tr>
+                    <th scope="col">{l.t("时间", "When")}</th>
+                    <th scope="col">{l.t("方式", "Kind")}</th>
+                    <th scope="col">{l.t("金额", "Amount")}</th>
+                    <th scope="col">{l.t("补偿券", "Coupon")}</th>
+                    <th scope="col">{l.t("操作人", "Actor")}</th>
+                    <th scope="col">{l.t("原因", "Reason")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table></div>
+        </section>
+    })
 }
 
 /// A health report: the overall result, then each check with its message
