@@ -256,3 +256,65 @@ async fn sixteen_normal_orders_racing_to_checkout_lock_one_coupon_create_exactly
         }
     }
 }
+
+/// A refused write must release its locks when it returns, not when its
+/// connection is next used: sqlx only queues a dropped transaction's
+/// rollback, so a lock could outlive the refusal and block (or, for the
+/// idempotency advisory lock, wrongly refuse) the next request.
+#[tokio::test]
+async fn a_failed_write_releases_its_locks_before_returning() {
+    use couponkeeper::store::Backend;
+    use sqlx::Connection;
+    let t = common::TestDb::fresh().await;
+    let db = t.db.clone();
+    // Held throughout, so the write below runs on another connection.
+    let mut other = db.pool().acquire().await.expect("a second connection");
+    let failed: Result<(), sqlx::Error> = db
+        .write(|c| {
+            Box::pin(async move {
+                match couponkeeper::store::backend_of(c) {
+                    Backend::Postgres => {
+                        sqlx::query("SELECT pg_advisory_xact_lock(4242)")
+                            .execute(&mut *c)
+                            .await?;
+                    }
+                    Backend::Sqlite => {
+                        sqlx::query("DELETE FROM templates WHERE id = 'none'")
+                            .execute(&mut *c)
+                            .await?;
+                    }
+                }
+                Err(sqlx::Error::RowNotFound)
+            })
+        })
+        .await;
+    assert!(failed.is_err());
+    match db.backend() {
+        Backend::Postgres => {
+            let got: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock(4242)")
+                .fetch_one(&mut *other)
+                .await
+                .expect("query");
+            assert!(got, "the refused transaction still holds its lock");
+            sqlx::query("SELECT pg_advisory_unlock(4242)")
+                .execute(&mut *other)
+                .await
+                .expect("unlock");
+        }
+        Backend::Sqlite => {
+            sqlx::query("PRAGMA busy_timeout = 0")
+                .execute(&mut *other)
+                .await
+                .expect("pragma");
+            let mut tx = other
+                .begin_with("BEGIN IMMEDIATE")
+                .await
+                .expect("the write lock is free at once");
+            sqlx::query("DELETE FROM templates WHERE id = 'none'")
+                .execute(&mut *tx)
+                .await
+                .expect("write");
+            tx.rollback().await.expect("rollback");
+        }
+    }
+}

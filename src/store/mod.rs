@@ -225,9 +225,22 @@ impl Db {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Backend::Postgres => self.pool.begin().await?,
         };
-        let value = op(&mut tx).await?;
-        tx.commit().await?;
-        Ok(value)
+        match op(&mut tx).await {
+            Ok(value) => {
+                tx.commit().await?;
+                Ok(value)
+            }
+            Err(e) => {
+                // Roll back now rather than on drop: sqlx only queues a
+                // dropped transaction's ROLLBACK for the connection's next
+                // use, and until then its locks stay held (SQLite's write
+                // lock, PostgreSQL's advisory and row locks), so the next
+                // transaction could find them taken. A failed rollback
+                // closes the connection, which releases them as well.
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
     }
 
     /// Runs `op` in a read transaction, so everything it reads is one
@@ -245,8 +258,11 @@ impl Db {
                     .await?
             }
         };
-        let value = op(&mut tx).await?;
-        tx.rollback().await?;
+        let result = op(&mut tx).await;
+        // Ended explicitly either way (see `write_once`).
+        let ended = tx.rollback().await;
+        let value = result?;
+        ended?;
         Ok(value)
     }
 }
