@@ -68,6 +68,9 @@ pub struct JobSettings {
     pub archive_after_days: i64,
     /// `COUPONKEEPER_ARCHIVE_SECONDS`, default 3600: how often archiving runs.
     pub archive_seconds: i64,
+    /// `COUPONKEEPER_RECONCILE_SECONDS`, default 900: how often
+    /// reconciliation runs and records what it found.
+    pub reconcile_seconds: i64,
 }
 
 impl Default for JobSettings {
@@ -81,6 +84,7 @@ impl Default for JobSettings {
             reaper_seconds: 3600,
             archive_after_days: 30,
             archive_seconds: 3600,
+            reconcile_seconds: 900,
         }
     }
 }
@@ -199,6 +203,7 @@ impl Config {
                     )?
                     .clamp(1, 3650),
                     archive_seconds: secs("COUPONKEEPER_ARCHIVE_SECONDS", j.archive_seconds)?,
+                    reconcile_seconds: secs("COUPONKEEPER_RECONCILE_SECONDS", j.reconcile_seconds)?,
                 }
             },
             console: {

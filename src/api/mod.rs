@@ -119,6 +119,7 @@ pub fn router(state: AppState) -> Router {
             "/orders/{order_no}/health-check",
             get(support::health_check),
         )
+        .route("/reconciliation", get(support::reconciliation))
         .route("/coupons/{id}/release", post(support::release))
         .route(
             "/orders/{order_no}/repair-coupon-link",

@@ -186,3 +186,13 @@ pub async fn repair_link(
         .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
+
+#[utoipa::path(get, path = "/api/v1/reconciliation", operation_id = "reconciliation", tag = "support",
+    responses((status = 200, body = crate::service::reconcile::ReconcileReport)))]
+/// Every coupon–order anomaly now (a fresh, bounded scan; nothing recorded).
+pub async fn reconciliation(State(s): State<AppState>, _caller: ApiCaller) -> Response {
+    match s.service.reconcile().await {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}

@@ -11,6 +11,7 @@ pub mod health;
 pub mod ids;
 pub mod money;
 pub mod order;
+pub mod reconcile;
 pub mod repair;
 pub mod staff;
 pub mod template;

@@ -7,6 +7,8 @@
 //! - the sweep: the backstop, every `COUPONKEEPER_SWEEP_SECONDS` with
 //!   jitter; index-driven bounded batches of everything overdue, so a crash,
 //!   restart or clock jump loses nothing.
+//! - reconciliation every `COUPONKEEPER_RECONCILE_SECONDS`, recording what
+//!   it found ([`crate::service::reconcile`]);
 //! - the zombie-lock reaper, archiving, and the purge of idempotency keys,
 //!   ended console sessions and day-old sign-in attempts.
 //!
@@ -37,6 +39,8 @@ pub const ACTOR_SWEEP: &str = "job:expiry-sweep";
 pub const ACTOR_LAPSE: &str = "job:checkout-lapse";
 pub const ACTOR_PRESALE: &str = "job:presale-timeout";
 pub const ACTOR_REAPER: &str = "job:zombie-reaper";
+/// Actor of reconciliation runs started by the job.
+pub const ACTOR_RECONCILE: &str = "job:reconcile";
 pub const ACTOR_ARCHIVE: &str = "job:archive";
 
 /// Rows per batch statement.
@@ -90,6 +94,13 @@ impl Jobs {
             rx.clone(),
         )));
         handles.push(tokio::spawn(periodic(
+            "reconcile",
+            service.clone(),
+            settings.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
+        handles.push(tokio::spawn(periodic(
             "idempotency-purge",
             service,
             settings,
@@ -113,6 +124,7 @@ fn interval_of(job: &str, s: &JobSettings) -> StdDuration {
         "sweep" => s.sweep_seconds,
         "zombie-reaper" => s.reaper_seconds,
         "archive" => s.archive_seconds,
+        "reconcile" => s.reconcile_seconds,
         _ => return PURGE_EVERY,
     };
     StdDuration::from_secs(u64::try_from(secs.max(1)).unwrap_or(1))
@@ -189,6 +201,7 @@ pub async fn run_once(
             }
             Ok(moved)
         }
+        "reconcile" => Ok(service.run_reconciliation(ACTOR_RECONCILE).await?.found as u64),
         _ => {
             Ok(service.purge_idempotency_keys(10_000).await?
                 + service.purge_sessions(10_000).await?)

@@ -16,6 +16,7 @@ pub mod claims;
 pub mod idempotency;
 pub mod jobs;
 pub mod orders;
+pub mod reconcile;
 pub mod repairs;
 pub mod staff;
 pub mod support;

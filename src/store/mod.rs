@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod ledger;
 pub mod orders;
 pub mod outbox;
+pub mod reconcile;
 pub mod search;
 pub mod staff;
 pub mod templates;

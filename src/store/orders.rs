@@ -33,7 +33,7 @@ pub struct OrderRow {
     pub updated_at: i64,
 }
 
-const COLUMNS: &str = "order_no, user_id, kind, category, status, total_cents, deposit_cents, campaign_id, coupon_id, \
+pub(crate) const COLUMNS: &str = "order_no, user_id, kind, category, status, total_cents, deposit_cents, campaign_id, coupon_id, \
      replaced_coupon_id, coupon_discount_cents, discount_snapshot_cents, coupon_lock_status, compensation_cents, \
      final_payment_cents, checkout_lock_expires_at, created_at, deposit_paid_at, paid_at, closed_at, refunded_at, updated_at";
 

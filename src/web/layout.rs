@@ -96,6 +96,7 @@ pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> Stri
             <nav class="console-nav" aria-label=l.t("主导航", "Main")>
                 <a href="/console">{l.t("首页", "Home")}</a>
                 <a href="/console/coupons">{l.t("券列表", "Coupons")}</a>
+                <a href="/console/reconciliation">{l.t("对账", "Reconciliation")}</a>
                 {(staff.session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("员工管理", "Staff")}</a> })}
             </nav>
             {flash.map(|f| flash_view(&f))}

@@ -17,6 +17,7 @@ pub mod auth;
 pub mod console;
 pub mod i18n;
 pub mod layout;
+pub mod reconcile;
 pub mod staff_admin;
 
 use axum::Router;
@@ -46,6 +47,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console.js", get(script))
         .merge(auth::routes())
         .merge(console::routes())
+        .merge(reconcile::routes())
         .merge(staff_admin::routes())
 }
 

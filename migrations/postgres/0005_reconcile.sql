@@ -1,0 +1,39 @@
+-- Reconciliation (postgres): runs and what each found. Identical to the other
+-- store's 0005_reconcile.sql but for auto-increment keys.
+
+CREATE TABLE reconcile_runs (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    -- `job:reconcile`, or `staff:<name>` for a run started from the console.
+    actor       TEXT NOT NULL,
+    started_at  BIGINT NOT NULL,
+    finished_at BIGINT NOT NULL,
+    found       BIGINT NOT NULL,
+    -- JSON object: anomalies found per kind.
+    found_by_kind TEXT NOT NULL,
+    -- Whether a scan stopped at its bound before the end of its rows.
+    truncated   BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX reconcile_runs_started_idx ON reconcile_runs (started_at);
+
+CREATE TABLE reconcile_findings (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    run_id      BIGINT NOT NULL REFERENCES reconcile_runs (id),
+    kind        TEXT NOT NULL,
+    coupon_id   TEXT,
+    order_no    TEXT,
+    user_id     TEXT,
+    detail      TEXT NOT NULL,
+    detail_zh   TEXT NOT NULL,
+    -- The repair the rules chose: release_coupon, repair_link,
+    -- cancel_order, or none (report only).
+    fix         TEXT NOT NULL,
+    repaired_at BIGINT,
+    repaired_by TEXT,
+    -- Why a repair attempt was refused (the anomaly had changed), if one was.
+    repair_note TEXT
+);
+CREATE INDEX reconcile_findings_run_idx ON reconcile_findings (run_id, kind, id);
+
+-- Scans: live orders by status, recently paid orders by payment time.
+CREATE INDEX orders_status_no_idx ON orders (status, order_no);
+CREATE INDEX orders_status_paid_idx ON orders (status, paid_at);

@@ -1,0 +1,482 @@
+//! Reconciliation rules: which coupon–order pairs are anomalies, of which
+//! kind, and which repair fits each. Pure: the service gathers the facts
+//! in bounded, index-driven batches and asks these functions.
+//!
+//! Kinds (the first four are API.md's):
+//! - `locked_coupon_order_closed`: a coupon still `locked` to an order that
+//!   is closed, refunded or missing.
+//! - `order_active_coupon_not_locked`: a live order (deposit paid, or a
+//!   normal order within its checkout lock) whose coupon is not locked to it.
+//! - `coupon_order_mismatch`: a coupon bound (locked or used) to an order
+//!   that names another coupon, or none.
+//! - `stale_checkout_lock`: a normal order past its checkout lock, still
+//!   awaiting payment, its coupon still locked.
+//! - `used_coupon_order_unpaid`: a coupon `used` by an order that was never
+//!   paid (awaiting payment or the deposit, or closed).
+//! - `template_stock_mismatch`: a template's claimed counter differs from the
+//!   number of coupons it issued.
+
+use chrono::{DateTime, Utc};
+
+use super::coupon::CouponStatus;
+use super::health::{CouponFacts, OrderFacts};
+use super::order::{OrderStatus, checkout_lapsed};
+use super::repair::plan_link_repair;
+
+/// An anomaly kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AnomalyKind {
+    LockedCouponOrderClosed,
+    OrderActiveCouponNotLocked,
+    CouponOrderMismatch,
+    StaleCheckoutLock,
+    UsedCouponOrderUnpaid,
+    TemplateStockMismatch,
+}
+
+impl AnomalyKind {
+    pub const ALL: [AnomalyKind; 6] = [
+        AnomalyKind::LockedCouponOrderClosed,
+        AnomalyKind::OrderActiveCouponNotLocked,
+        AnomalyKind::CouponOrderMismatch,
+        AnomalyKind::StaleCheckoutLock,
+        AnomalyKind::UsedCouponOrderUnpaid,
+        AnomalyKind::TemplateStockMismatch,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnomalyKind::LockedCouponOrderClosed => "locked_coupon_order_closed",
+            AnomalyKind::OrderActiveCouponNotLocked => "order_active_coupon_not_locked",
+            AnomalyKind::CouponOrderMismatch => "coupon_order_mismatch",
+            AnomalyKind::StaleCheckoutLock => "stale_checkout_lock",
+            AnomalyKind::UsedCouponOrderUnpaid => "used_coupon_order_unpaid",
+            AnomalyKind::TemplateStockMismatch => "template_stock_mismatch",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        AnomalyKind::ALL.into_iter().find(|k| k.as_str() == raw)
+    }
+}
+
+/// The repair a finding gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fix {
+    /// Release the coupon's lock (available while valid, else expired).
+    ReleaseCoupon,
+    /// Relock the order's freed coupon, or relink the order to the coupon
+    /// bound to it ([`super::repair`]).
+    RepairLink,
+    /// Close the lapsed order, which releases its coupon.
+    CancelOrder,
+    /// Nothing safe to do automatically: a person looks at it.
+    None,
+}
+
+impl Fix {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fix::ReleaseCoupon => "release_coupon",
+            Fix::RepairLink => "repair_link",
+            Fix::CancelOrder => "cancel_order",
+            Fix::None => "none",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        [
+            Fix::ReleaseCoupon,
+            Fix::RepairLink,
+            Fix::CancelOrder,
+            Fix::None,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == raw)
+    }
+}
+
+/// One anomaly: its kind, the pair, what is wrong and the repair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: AnomalyKind,
+    pub coupon_id: Option<String>,
+    pub order_no: Option<String>,
+    pub user_id: Option<String>,
+    pub detail_en: String,
+    pub detail_zh: String,
+    pub fix: Fix,
+}
+
+/// Whether an order still holds its coupon locked: a deposit-paid presale
+/// order, or a normal order awaiting payment within its checkout lock.
+fn holds_lock(o: &OrderFacts, now: DateTime<Utc>) -> bool {
+    match o.status {
+        OrderStatus::DepositPaid => true,
+        OrderStatus::PendingPayment => {
+            !checkout_lapsed(o.kind, o.status, o.checkout_lock_expires_at, now)
+                && o.checkout_lock_expires_at.is_some()
+        }
+        _ => false,
+    }
+}
+
+/// Checks a coupon bound to an order (stored `locked` or `used` with an
+/// `order_no`), seen from the coupon's side. `order` is the order it names
+/// (`None`: missing); `named` is the coupon that order names, when it is
+/// another one.
+pub fn check_bound_coupon(
+    coupon: &CouponFacts,
+    order: Option<&OrderFacts>,
+    named: Option<&CouponFacts>,
+    now: DateTime<Utc>,
+) -> Option<Finding> {
+    let no = coupon.order_no.clone()?;
+    let finding = |kind, en: String, zh: String, fix| Finding {
+        kind,
+        coupon_id: Some(coupon.id.clone()),
+        order_no: Some(no.clone()),
+        user_id: Some(coupon.user_id.clone()),
+        detail_en: en,
+        detail_zh: zh,
+        fix,
+    };
+    let Some(o) = order else {
+        return (coupon.stored_status == CouponStatus::Locked).then(|| {
+            finding(
+                AnomalyKind::LockedCouponOrderClosed,
+                format!(
+                    "coupon {} is locked to order {no}, which does not exist",
+                    coupon.id
+                ),
+                format!("优惠券 {} 锁定在不存在的订单 {no} 上", coupon.id),
+                Fix::ReleaseCoupon,
+            )
+        });
+    };
+    let names_it = o.coupon_id.as_deref() == Some(coupon.id.as_str());
+    match coupon.stored_status {
+        CouponStatus::Locked => {
+            if matches!(o.status, OrderStatus::Closed | OrderStatus::Refunded) {
+                return Some(finding(
+                    AnomalyKind::LockedCouponOrderClosed,
+                    format!(
+                        "coupon {} is still locked to order {no}, which is {}",
+                        coupon.id,
+                        o.status.as_str()
+                    ),
+                    format!(
+                        "订单 {no} 已{}，优惠券 {} 仍被锁定",
+                        if o.status == OrderStatus::Closed {
+                            "关闭"
+                        } else {
+                            "退款"
+                        },
+                        coupon.id
+                    ),
+                    Fix::ReleaseCoupon,
+                ));
+            }
+            if !names_it {
+                let fix = if plan_link_repair(o, named, coupon, now).is_ok() {
+                    Fix::RepairLink
+                } else if !holds_lock(o, now) || named.is_some() {
+                    Fix::ReleaseCoupon
+                } else {
+                    Fix::None
+                };
+                return Some(finding(
+                    AnomalyKind::CouponOrderMismatch,
+                    format!(
+                        "coupon {} is locked to order {no}, but the order names {}",
+                        coupon.id,
+                        o.coupon_id.as_deref().unwrap_or("no coupon")
+                    ),
+                    format!(
+                        "优惠券 {} 锁定在订单 {no} 上，但订单记录的是 {}",
+                        coupon.id,
+                        o.coupon_id.as_deref().unwrap_or("无券")
+                    ),
+                    fix,
+                ));
+            }
+            if checkout_lapsed(o.kind, o.status, o.checkout_lock_expires_at, now) {
+                return Some(finding(
+                    AnomalyKind::StaleCheckoutLock,
+                    format!(
+                        "order {no} is past its checkout lock and unpaid; coupon {} is still locked",
+                        coupon.id
+                    ),
+                    format!(
+                        "订单 {no} 结算锁已过期仍未付款，优惠券 {} 仍被锁定",
+                        coupon.id
+                    ),
+                    Fix::CancelOrder,
+                ));
+            }
+            None
+        }
+        CouponStatus::Used => {
+            if !names_it {
+                let fix = if plan_link_repair(o, named, coupon, now).is_ok() {
+                    Fix::RepairLink
+                } else {
+                    Fix::None
+                };
+                return Some(finding(
+                    AnomalyKind::CouponOrderMismatch,
+                    format!(
+                        "coupon {} was used by order {no}, but the order names {}",
+                        coupon.id,
+                        o.coupon_id.as_deref().unwrap_or("no coupon")
+                    ),
+                    format!(
+                        "优惠券 {} 已被订单 {no} 使用，但订单记录的是 {}",
+                        coupon.id,
+                        o.coupon_id.as_deref().unwrap_or("无券")
+                    ),
+                    fix,
+                ));
+            }
+            if matches!(
+                o.status,
+                OrderStatus::PendingPayment | OrderStatus::PendingDeposit | OrderStatus::Closed
+            ) {
+                return Some(finding(
+                    AnomalyKind::UsedCouponOrderUnpaid,
+                    format!(
+                        "coupon {} reads used, but order {no} was never paid ({})",
+                        coupon.id,
+                        o.status.as_str()
+                    ),
+                    format!("优惠券 {} 显示已核销，但订单 {no} 从未付款", coupon.id),
+                    Fix::None,
+                ));
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Checks a live order's coupon, seen from the order's side. `coupon` is
+/// the coupon the order names (`None`: missing).
+pub fn check_live_order(
+    order: &OrderFacts,
+    coupon: Option<&CouponFacts>,
+    now: DateTime<Utc>,
+) -> Option<Finding> {
+    let coupon_id = order.coupon_id.clone()?;
+    if !holds_lock(order, now) {
+        return None;
+    }
+    let no = &order.order_no;
+    let (state_en, fix) = match coupon {
+        None => ("missing".to_string(), Fix::None),
+        Some(c) if c.stored_status == CouponStatus::Locked && c.order_no.as_deref() == Some(no) => {
+            return None;
+        }
+        Some(c) => {
+            let fix = if plan_link_repair(order, Some(c), c, now).is_ok() {
+                Fix::RepairLink
+            } else {
+                Fix::None
+            };
+            let bound = c
+                .order_no
+                .as_deref()
+                .map(|n| format!(" for order {n}"))
+                .unwrap_or_default();
+            (format!("{}{bound}", c.stored_status.as_str()), fix)
+        }
+    };
+    Some(Finding {
+        kind: AnomalyKind::OrderActiveCouponNotLocked,
+        coupon_id: Some(coupon_id.clone()),
+        order_no: Some(no.clone()),
+        user_id: Some(order.user_id.clone()),
+        detail_en: format!(
+            "order {no} is {} and should hold coupon {coupon_id} locked, but the coupon is {state_en}",
+            order.status.as_str()
+        ),
+        detail_zh: format!(
+            "订单 {no} 进行中，应锁定优惠券 {coupon_id}，但这张券现在是「{}」",
+            coupon
+                .map(|c| c.stored_status.label_zh())
+                .unwrap_or("不存在")
+        ),
+        fix,
+    })
+}
+
+/// Checks a template's stock counter against the coupons it issued.
+pub fn check_template_stock(template_id: &str, claimed: i64, issued: i64) -> Option<Finding> {
+    (claimed != issued).then(|| Finding {
+        kind: AnomalyKind::TemplateStockMismatch,
+        coupon_id: None,
+        order_no: None,
+        user_id: None,
+        detail_en: format!(
+            "template {template_id} counts {claimed} claimed but issued {issued} coupons"
+        ),
+        detail_zh: format!("券模板 {template_id} 记录领取 {claimed} 张，实际发出 {issued} 张"),
+        fix: Fix::None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::money::Cents;
+    use crate::domain::order::{CouponLockStatus, OrderKind, OrderMoney};
+    use chrono::Duration;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default()
+    }
+
+    fn order(kind: OrderKind, status: OrderStatus, coupon: Option<&str>) -> OrderFacts {
+        OrderFacts {
+            order_no: "P1".into(),
+            user_id: "u1".into(),
+            kind,
+            status,
+            coupon_id: coupon.map(String::from),
+            coupon_lock_status: CouponLockStatus::Locked,
+            money: OrderMoney {
+                total: Cents::from_stored(39900),
+                deposit: Cents::from_stored(10000),
+                discount: Cents::from_stored(5000),
+                compensation: Cents::ZERO,
+            },
+            discount_snapshot: Cents::from_stored(5000),
+            checkout_lock_expires_at: None,
+        }
+    }
+
+    fn coupon(id: &str, status: CouponStatus, order_no: Option<&str>) -> CouponFacts {
+        CouponFacts {
+            id: id.into(),
+            user_id: "u1".into(),
+            stored_status: status,
+            order_no: order_no.map(String::from),
+            ends_at: now() + Duration::days(3),
+            template_id: None,
+        }
+    }
+
+    fn kind_fix(f: Option<Finding>) -> Option<(AnomalyKind, Fix)> {
+        f.map(|f| (f.kind, f.fix))
+    }
+
+    #[test]
+    fn a_lock_left_on_a_closed_refunded_or_missing_order_is_released() {
+        let c = coupon("c1", CouponStatus::Locked, Some("P1"));
+        for st in [OrderStatus::Closed, OrderStatus::Refunded] {
+            let o = order(OrderKind::Presale, st, Some("c1"));
+            assert_eq!(
+                kind_fix(check_bound_coupon(&c, Some(&o), None, now())),
+                Some((AnomalyKind::LockedCouponOrderClosed, Fix::ReleaseCoupon))
+            );
+        }
+        assert_eq!(
+            kind_fix(check_bound_coupon(&c, None, None, now())),
+            Some((AnomalyKind::LockedCouponOrderClosed, Fix::ReleaseCoupon))
+        );
+    }
+
+    #[test]
+    fn a_healthy_pair_is_no_finding() {
+        let c = coupon("c1", CouponStatus::Locked, Some("P1"));
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid, Some("c1"));
+        assert_eq!(check_bound_coupon(&c, Some(&o), None, now()), None);
+        assert_eq!(check_live_order(&o, Some(&c), now()), None);
+        let used = coupon("c1", CouponStatus::Used, Some("P1"));
+        let paid = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
+        assert_eq!(check_bound_coupon(&used, Some(&paid), None, now()), None);
+        assert_eq!(check_template_stock("t", 5, 5), None);
+    }
+
+    #[test]
+    fn a_freed_coupon_of_a_live_order_is_relocked_or_left_to_a_person() {
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid, Some("c1"));
+        let freed = coupon("c1", CouponStatus::Available, None);
+        assert_eq!(
+            kind_fix(check_live_order(&o, Some(&freed), now())),
+            Some((AnomalyKind::OrderActiveCouponNotLocked, Fix::RepairLink))
+        );
+        let gone = coupon("c1", CouponStatus::Expired, None);
+        assert_eq!(
+            kind_fix(check_live_order(&o, Some(&gone), now())),
+            Some((AnomalyKind::OrderActiveCouponNotLocked, Fix::None))
+        );
+        assert_eq!(
+            kind_fix(check_live_order(&o, None, now())),
+            Some((AnomalyKind::OrderActiveCouponNotLocked, Fix::None))
+        );
+        // An order that is over holds nothing.
+        let closed = order(OrderKind::Presale, OrderStatus::Closed, Some("c1"));
+        assert_eq!(check_live_order(&closed, Some(&freed), now()), None);
+    }
+
+    #[test]
+    fn a_coupon_bound_to_an_order_that_names_another_is_a_mismatch() {
+        let used = coupon("c1", CouponStatus::Used, Some("P1"));
+        let named = coupon("c2", CouponStatus::Available, None);
+        let paid = order(OrderKind::Normal, OrderStatus::Paid, Some("c2"));
+        assert_eq!(
+            kind_fix(check_bound_coupon(&used, Some(&paid), Some(&named), now())),
+            Some((AnomalyKind::CouponOrderMismatch, Fix::RepairLink))
+        );
+        // A stray lock on a live order that has its own coupon: release it.
+        let stray = coupon("c3", CouponStatus::Locked, Some("P1"));
+        let own = coupon("c2", CouponStatus::Locked, Some("P1"));
+        let live = order(OrderKind::Presale, OrderStatus::DepositPaid, Some("c2"));
+        assert_eq!(
+            kind_fix(check_bound_coupon(&stray, Some(&live), Some(&own), now())),
+            Some((AnomalyKind::CouponOrderMismatch, Fix::ReleaseCoupon))
+        );
+    }
+
+    #[test]
+    fn a_lapsed_checkout_still_holding_its_coupon_is_closed() {
+        let c = coupon("c1", CouponStatus::Locked, Some("P1"));
+        let mut o = order(OrderKind::Normal, OrderStatus::PendingPayment, Some("c1"));
+        o.checkout_lock_expires_at = Some(now() - Duration::seconds(1));
+        assert_eq!(
+            kind_fix(check_bound_coupon(&c, Some(&o), None, now())),
+            Some((AnomalyKind::StaleCheckoutLock, Fix::CancelOrder))
+        );
+        o.checkout_lock_expires_at = Some(now() + Duration::seconds(60));
+        assert_eq!(check_bound_coupon(&c, Some(&o), None, now()), None);
+    }
+
+    #[test]
+    fn a_used_coupon_on_an_unpaid_order_is_reported_for_a_person() {
+        let used = coupon("c1", CouponStatus::Used, Some("P1"));
+        let o = order(OrderKind::Normal, OrderStatus::Closed, Some("c1"));
+        assert_eq!(
+            kind_fix(check_bound_coupon(&used, Some(&o), None, now())),
+            Some((AnomalyKind::UsedCouponOrderUnpaid, Fix::None))
+        );
+    }
+
+    #[test]
+    fn kinds_and_fixes_round_trip_through_their_names() {
+        for k in AnomalyKind::ALL {
+            assert_eq!(AnomalyKind::parse(k.as_str()), Some(k));
+        }
+        for f in [
+            Fix::ReleaseCoupon,
+            Fix::RepairLink,
+            Fix::CancelOrder,
+            Fix::None,
+        ] {
+            assert_eq!(Fix::parse(f.as_str()), Some(f));
+        }
+        assert_eq!(
+            check_template_stock("t", 5, 4).map(|f| f.kind),
+            Some(AnomalyKind::TemplateStockMismatch)
+        );
+    }
+}

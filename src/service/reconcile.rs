@@ -1,0 +1,676 @@
+//! Reconciliation: find every coupon–order anomaly with bounded,
+//! index-driven scans, record runs and their findings, and repair a
+//! finding (or all findings of a kind) through the ordinary service
+//! operations, each of which re-checks its facts in its own transaction.
+//!
+//! The scans (each keyset-paged in batches of [`BATCH`], each stopping at
+//! [`MAX_ROWS_PER_SCAN`] rows; partners fetched by primary key):
+//! 1. locked coupons (`coupons_status_locked_at_idx`) and their orders;
+//! 2. coupons used in the last [`USED_WINDOW_DAYS`] days
+//!    (`coupons_status_updated_at_idx`) and their orders;
+//! 3. live orders (`deposit_paid`, `pending_payment`; `orders_status_no_idx`)
+//!    and the coupons they name;
+//! 4. templates' stock counters against the coupons they issued (at most
+//!    [`MAX_TEMPLATES`] templates, each count bounded by its counter).
+//!
+//! The rules that classify each pair are in [`crate::domain::reconcile`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::support::{Authority, coupon_facts, order_facts};
+use super::{Ctx, Refusal, Service, ServiceError};
+use crate::domain::FieldError;
+use crate::domain::reconcile::{
+    AnomalyKind, Finding, Fix, check_bound_coupon, check_live_order, check_template_stock,
+};
+use crate::domain::staff::Role;
+use crate::domain::time::{from_ms, rfc3339, to_ms};
+use crate::store::coupons::CouponRow;
+use crate::store::orders::OrderRow;
+use crate::store::{reconcile as store, search, templates};
+
+/// Rows per scan batch.
+pub const BATCH: i64 = 500;
+/// Most rows one scan reads per run; a larger backlog is reported as
+/// truncated and the next run reads it again from the start.
+pub const MAX_ROWS_PER_SCAN: usize = 100_000;
+/// How far back used coupons are checked against their orders.
+pub const USED_WINDOW_DAYS: i64 = 7;
+/// Most templates whose stock counter is checked per run.
+pub const MAX_TEMPLATES: i64 = 1_000;
+/// Most findings recorded per run.
+pub const MAX_FINDINGS: usize = 10_000;
+/// Most findings one "repair all of this kind" works through.
+pub const MAX_REPAIR_ALL: i64 = 1_000;
+
+/// One anomaly, as `GET /reconciliation` shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AnomalyView {
+    /// `locked_coupon_order_closed`, `order_active_coupon_not_locked`,
+    /// `coupon_order_mismatch`, `stale_checkout_lock`,
+    /// `used_coupon_order_unpaid` or `template_stock_mismatch`.
+    pub kind: String,
+    pub coupon_id: Option<String>,
+    pub order_no: Option<String>,
+    pub user_id: Option<String>,
+    /// What is wrong (English).
+    pub detail: String,
+    /// The same in Simplified Chinese.
+    pub detail_zh: String,
+    /// `release_coupon`, `repair_link`, `cancel_order`, or null when a
+    /// person has to decide.
+    pub suggested_action: Option<String>,
+}
+
+impl From<&Finding> for AnomalyView {
+    fn from(f: &Finding) -> Self {
+        AnomalyView {
+            kind: f.kind.as_str().to_string(),
+            coupon_id: f.coupon_id.clone(),
+            order_no: f.order_no.clone(),
+            user_id: f.user_id.clone(),
+            detail: f.detail_en.clone(),
+            detail_zh: f.detail_zh.clone(),
+            suggested_action: (f.fix != Fix::None).then(|| f.fix.as_str().to_string()),
+        }
+    }
+}
+
+/// `GET /reconciliation`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ReconcileReport {
+    pub anomalies: Vec<AnomalyView>,
+    /// Anomalies per kind (every kind present, zero or more).
+    pub counts: BTreeMap<String, i64>,
+    /// Rows each scan read.
+    pub scanned: BTreeMap<String, i64>,
+    /// Whether a scan stopped at its bound: run again after repairs.
+    pub truncated: bool,
+    pub checked_at: String,
+}
+
+/// A recorded run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunView {
+    pub id: i64,
+    pub actor: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub found: i64,
+    pub found_by_kind: BTreeMap<String, i64>,
+    pub repaired: i64,
+    pub truncated: bool,
+}
+
+impl From<store::RunRow> for RunView {
+    fn from(r: store::RunRow) -> Self {
+        RunView {
+            id: r.id,
+            actor: r.actor,
+            started_at: rfc3339(from_ms(r.started_at)),
+            finished_at: rfc3339(from_ms(r.finished_at)),
+            found: r.found,
+            found_by_kind: serde_json::from_str(&r.found_by_kind).unwrap_or_default(),
+            repaired: r.repaired,
+            truncated: r.truncated != 0,
+        }
+    }
+}
+
+/// A recorded finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingView {
+    pub id: i64,
+    pub run_id: i64,
+    pub kind: String,
+    pub coupon_id: Option<String>,
+    pub order_no: Option<String>,
+    pub user_id: Option<String>,
+    pub detail: String,
+    pub detail_zh: String,
+    /// `release_coupon`, `repair_link`, `cancel_order` or `none`.
+    pub fix: String,
+    pub repaired_at: Option<String>,
+    pub repaired_by: Option<String>,
+    /// Why the last repair attempt was refused.
+    pub repair_note: Option<String>,
+}
+
+impl From<store::FindingRow> for FindingView {
+    fn from(f: store::FindingRow) -> Self {
+        FindingView {
+            id: f.id,
+            run_id: f.run_id,
+            kind: f.kind,
+            coupon_id: f.coupon_id,
+            order_no: f.order_no,
+            user_id: f.user_id,
+            detail: f.detail,
+            detail_zh: f.detail_zh,
+            fix: f.fix,
+            repaired_at: f.repaired_at.map(|t| rfc3339(from_ms(t))),
+            repaired_by: f.repaired_by,
+            repair_note: f.repair_note,
+        }
+    }
+}
+
+/// What "repair all of this kind" did.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct RepairAllOutcome {
+    pub repaired: i64,
+    /// Refused: the anomaly had changed, or needs a person.
+    pub refused: i64,
+}
+
+/// Everything one scan pass found, before it is recorded.
+struct Scan {
+    findings: Vec<Finding>,
+    scanned: BTreeMap<String, i64>,
+    truncated: bool,
+}
+
+fn index_orders(rows: Vec<OrderRow>) -> HashMap<String, OrderRow> {
+    rows.into_iter().map(|o| (o.order_no.clone(), o)).collect()
+}
+
+fn index_coupons(rows: Vec<CouponRow>) -> HashMap<String, CouponRow> {
+    rows.into_iter().map(|c| (c.id.clone(), c)).collect()
+}
+
+impl Service {
+    /// Checks a batch of bound coupons against their orders (and the
+    /// coupons those orders name), in one read.
+    async fn check_coupon_batch(
+        &self,
+        batch: Vec<CouponRow>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Finding>, ServiceError> {
+        let nos: Vec<String> = batch
+            .iter()
+            .filter_map(|c| c.order_no.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let (orders, named) = self
+            .read(move |c| {
+                let nos = nos.clone();
+                Box::pin(async move {
+                    let orders = index_orders(store::orders_by_no(c, &nos).await?);
+                    let ids: Vec<String> = orders
+                        .values()
+                        .filter_map(|o| o.coupon_id.clone())
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect();
+                    let named = index_coupons(store::coupons_by_id(c, &ids).await?);
+                    Ok((orders, named))
+                })
+            })
+            .await?;
+        Ok(batch
+            .iter()
+            .filter_map(|coupon| {
+                let order = coupon.order_no.as_deref().and_then(|n| orders.get(n));
+                let order_f = order.map(order_facts);
+                let named_f = order
+                    .and_then(|o| o.coupon_id.as_deref())
+                    .filter(|id| *id != coupon.id)
+                    .and_then(|id| named.get(id))
+                    .map(coupon_facts);
+                check_bound_coupon(
+                    &coupon_facts(coupon),
+                    order_f.as_ref(),
+                    named_f.as_ref(),
+                    now,
+                )
+            })
+            .collect())
+    }
+
+    /// Runs every scan once. Read-only.
+    async fn scan(&self) -> Result<Scan, ServiceError> {
+        let now = self.now();
+        let mut findings = Vec::new();
+        let mut scanned = BTreeMap::new();
+        let mut truncated = false;
+        let batch = BATCH;
+
+        // 1. Locked coupons, oldest lock first; then any without a time.
+        let mut after: (i64, String) = (i64::MIN, String::new());
+        let mut n = 0usize;
+        loop {
+            let cursor = after.clone();
+            let page = self
+                .read(move |c| {
+                    let cursor = cursor.clone();
+                    Box::pin(async move {
+                        Ok(store::locked_page(c, (cursor.0, &cursor.1), batch).await?)
+                    })
+                })
+                .await?;
+            let done = (page.len() as i64) < batch;
+            if let Some(last) = page.last() {
+                after = (last.locked_at.unwrap_or(i64::MIN), last.id.clone());
+            }
+            n += page.len();
+            findings.extend(self.check_coupon_batch(page, now).await?);
+            if done {
+                break;
+            }
+            if n >= MAX_ROWS_PER_SCAN {
+                truncated = true;
+                break;
+            }
+        }
+        let untimed = self
+            .read(move |c| Box::pin(async move { Ok(store::locked_without_time(c, batch).await?) }))
+            .await?;
+        n += untimed.len();
+        findings.extend(self.check_coupon_batch(untimed, now).await?);
+        scanned.insert("locked_coupons".to_string(), n as i64);
+
+        // 2. Coupons used recently.
+        let since_ms = to_ms(now - Duration::days(USED_WINDOW_DAYS));
+        let mut after: (i64, String) = (i64::MIN, String::new());
+        let mut n = 0usize;
+        loop {
+            let cursor = after.clone();
+            let page = self
+                .read(move |c| {
+                    let cursor = cursor.clone();
+                    Box::pin(async move {
+                        Ok(
+                            store::used_since_page(c, since_ms, (cursor.0, &cursor.1), batch)
+                                .await?,
+                        )
+                    })
+                })
+                .await?;
+            let done = (page.len() as i64) < batch;
+            if let Some(last) = page.last() {
+                after = (last.updated_at, last.id.clone());
+            }
+            n += page.len();
+            findings.extend(self.check_coupon_batch(page, now).await?);
+            if done {
+                break;
+            }
+            if n >= MAX_ROWS_PER_SCAN {
+                truncated = true;
+                break;
+            }
+        }
+        scanned.insert("used_coupons".to_string(), n as i64);
+
+        // 3. Live orders and the coupons they name.
+        let mut n = 0usize;
+        for status in ["deposit_paid", "pending_payment"] {
+            let mut after = String::new();
+            loop {
+                let cursor = after.clone();
+                let page = self
+                    .read(move |c| {
+                        let cursor = cursor.clone();
+                        Box::pin(async move {
+                            let orders =
+                                store::orders_in_status_page(c, status, &cursor, batch).await?;
+                            let ids: Vec<String> =
+                                orders.iter().filter_map(|o| o.coupon_id.clone()).collect();
+                            let coupons = index_coupons(store::coupons_by_id(c, &ids).await?);
+                            Ok((orders, coupons))
+                        })
+                    })
+                    .await?;
+                let (orders, coupons) = page;
+                let done = (orders.len() as i64) < batch;
+                if let Some(last) = orders.last() {
+                    after = last.order_no.clone();
+                }
+                n += orders.len();
+                for o in &orders {
+                    let coupon = o
+                        .coupon_id
+                        .as_deref()
+                        .and_then(|id| coupons.get(id))
+                        .map(coupon_facts);
+                    if let Some(f) = check_live_order(&order_facts(o), coupon.as_ref(), now) {
+                        findings.push(f);
+                    }
+                }
+                if done {
+                    break;
+                }
+                if n >= MAX_ROWS_PER_SCAN {
+                    truncated = true;
+                    break;
+                }
+            }
+        }
+        scanned.insert("live_orders".to_string(), n as i64);
+
+        // 4. Template stock counters.
+        let stock = self
+            .read(move |c| {
+                Box::pin(async move {
+                    let ids = store::template_ids(c, MAX_TEMPLATES).await?;
+                    let mut out = Vec::with_capacity(ids.len());
+                    for id in ids {
+                        let claimed = templates::claimed(c, &id).await?;
+                        let issued =
+                            search::coupons_of_template(c, &id, claimed.saturating_add(1)).await?;
+                        out.push((id, claimed, issued));
+                    }
+                    Ok(out)
+                })
+            })
+            .await?;
+        scanned.insert("templates".to_string(), stock.len() as i64);
+        findings.extend(
+            stock
+                .iter()
+                .filter_map(|(id, claimed, issued)| check_template_stock(id, *claimed, *issued)),
+        );
+
+        // The same pair can be seen from both sides: keep one of each.
+        let mut seen = BTreeSet::new();
+        findings.retain(|f| seen.insert((f.kind, f.coupon_id.clone(), f.order_no.clone())));
+        findings.sort_by(|a, b| {
+            (a.kind, &a.order_no, &a.coupon_id).cmp(&(b.kind, &b.order_no, &b.coupon_id))
+        });
+        Ok(Scan {
+            findings,
+            scanned,
+            truncated,
+        })
+    }
+
+    /// Finds every anomaly now, without recording anything
+    /// (`GET /reconciliation`).
+    pub async fn reconcile(&self) -> Result<ReconcileReport, ServiceError> {
+        let now = self.now();
+        let scan = self.scan().await?;
+        Ok(ReconcileReport {
+            counts: counts(&scan.findings),
+            anomalies: scan.findings.iter().map(AnomalyView::from).collect(),
+            scanned: scan.scanned,
+            truncated: scan.truncated,
+            checked_at: rfc3339(now),
+        })
+    }
+
+    /// Finds every anomaly and records the run and its findings (at most
+    /// [`MAX_FINDINGS`]), for the console and the history. `actor`:
+    /// `job:reconcile` or `staff:<name>`.
+    pub async fn run_reconciliation(&self, actor: &str) -> Result<RunView, ServiceError> {
+        let started = self.now();
+        let scan = self.scan().await?;
+        let finished_ms = to_ms(self.now());
+        let by_kind = counts(&scan.findings);
+        let by_kind_json = serde_json::to_string(&by_kind).unwrap_or_else(|_| "{}".into());
+        let found = scan.findings.len() as i64;
+        let truncated = scan.truncated || scan.findings.len() > MAX_FINDINGS;
+        let findings: Vec<Finding> = scan.findings.into_iter().take(MAX_FINDINGS).collect();
+        let actor = actor.to_string();
+        let actor_out = actor.clone();
+        let run_id = self
+            .write(None, move |c| {
+                let (actor, by_kind_json, findings) =
+                    (actor.clone(), by_kind_json.clone(), findings.clone());
+                Box::pin(async move {
+                    let run_id = store::insert_run(
+                        c,
+                        &store::NewRun {
+                            actor: &actor,
+                            started_at_ms: to_ms(started),
+                            finished_at_ms: finished_ms,
+                            found,
+                            found_by_kind: &by_kind_json,
+                            truncated,
+                        },
+                    )
+                    .await?;
+                    for f in &findings {
+                        store::insert_finding(
+                            c,
+                            &store::NewFinding {
+                                run_id,
+                                kind: f.kind.as_str(),
+                                coupon_id: f.coupon_id.as_deref(),
+                                order_no: f.order_no.as_deref(),
+                                user_id: f.user_id.as_deref(),
+                                detail: &f.detail_en,
+                                detail_zh: &f.detail_zh,
+                                fix: f.fix.as_str(),
+                            },
+                        )
+                        .await?;
+                    }
+                    Ok(run_id)
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or_default();
+        Ok(RunView {
+            id: run_id,
+            actor: actor_out,
+            started_at: rfc3339(started),
+            finished_at: rfc3339(from_ms(finished_ms)),
+            found,
+            found_by_kind: by_kind,
+            repaired: 0,
+            truncated,
+        })
+    }
+
+    /// The most recent runs, newest first (at most 100).
+    pub async fn reconcile_runs(&self, limit: i64) -> Result<Vec<RunView>, ServiceError> {
+        let limit = limit.clamp(1, 100);
+        let rows = self
+            .read(move |c| Box::pin(async move { Ok(store::runs(c, limit).await?) }))
+            .await?;
+        Ok(rows.into_iter().map(RunView::from).collect())
+    }
+
+    /// A run's findings, of one kind or all, at most `limit` (1-1000).
+    pub async fn reconcile_findings(
+        &self,
+        run_id: i64,
+        kind: Option<AnomalyKind>,
+        limit: i64,
+    ) -> Result<Vec<FindingView>, ServiceError> {
+        let limit = limit.clamp(1, 1000);
+        let rows = self
+            .read(move |c| {
+                Box::pin(async move {
+                    Ok(store::findings(c, run_id, kind.map(AnomalyKind::as_str), limit).await?)
+                })
+            })
+            .await?;
+        Ok(rows.into_iter().map(FindingView::from).collect())
+    }
+
+    /// One finding.
+    pub async fn reconcile_finding(&self, id: i64) -> Result<FindingView, ServiceError> {
+        self.read(move |c| Box::pin(async move { Ok(store::finding(c, id).await?) }))
+            .await?
+            .map(FindingView::from)
+            .ok_or_else(|| ServiceError::not_found("finding", id.to_string()))
+    }
+
+    /// Repairs one finding with the fix the rules chose, through the
+    /// ordinary operation (which re-checks everything in its own
+    /// transaction: a changed anomaly is refused and nothing is written).
+    /// Staff need the operator role. The finding is then marked repaired,
+    /// or noted with the refusal.
+    pub async fn repair_finding(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        finding_id: i64,
+        reason: Option<String>,
+    ) -> Result<(), ServiceError> {
+        if let Authority::Staff { role, .. } = authority
+            && !role.includes(Role::Operator)
+        {
+            return Err(ServiceError::Forbidden(
+                "repairs from the reconciliation page need the operator role".into(),
+            ));
+        }
+        let reason = super::orders::parse_reason(reason)?;
+        let f = self.reconcile_finding(finding_id).await?;
+        if f.repaired_at.is_some() {
+            return Err(ServiceError::refused(
+                Refusal::RepairNotApplicable,
+                format!("finding {finding_id} is already repaired"),
+            ));
+        }
+        let result = self.apply_fix(ctx, authority, &f, reason).await;
+        let now_ms = to_ms(self.now());
+        let by = ctx.actor.clone();
+        let note = result.as_ref().err().map(|e| e.to_string());
+        // Bookkeeping of the finding only; the repair itself is done (or
+        // refused) already.
+        self.write(None, move |c| {
+            let (by, note) = (by.clone(), note.clone());
+            Box::pin(async move {
+                match &note {
+                    None => {
+                        store::mark_repaired(c, finding_id, &by, now_ms).await?;
+                    }
+                    Some(n) => store::note_refusal(c, finding_id, n).await?,
+                }
+                Ok(())
+            })
+        })
+        .await?;
+        result
+    }
+
+    async fn apply_fix(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        f: &FindingView,
+        reason: String,
+    ) -> Result<(), ServiceError> {
+        let needs = |what: &'static str| {
+            ServiceError::Invalid(FieldError::new("finding", format!("has no {what}")))
+        };
+        match Fix::parse(&f.fix).unwrap_or(Fix::None) {
+            Fix::ReleaseCoupon => {
+                let id = f.coupon_id.clone().ok_or_else(|| needs("coupon"))?;
+                self.release_coupon(ctx, authority, None, id, Some(reason), false)
+                    .await
+                    .map(|_| ())
+            }
+            Fix::RepairLink => {
+                let id = f.coupon_id.clone().ok_or_else(|| needs("coupon"))?;
+                let no = f.order_no.clone().ok_or_else(|| needs("order"))?;
+                self.repair_coupon_link(ctx, None, no, id, Some(reason))
+                    .await
+                    .map(|_| ())
+            }
+            Fix::CancelOrder => {
+                let no = f.order_no.clone().ok_or_else(|| needs("order"))?;
+                self.close_lapsed_order(ctx, no, reason).await
+            }
+            Fix::None => Err(ServiceError::refused(
+                Refusal::RepairNotApplicable,
+                "this anomaly has no automatic repair; a person has to look at it",
+            )),
+        }
+    }
+
+    /// Closes a normal order whose checkout lock lapsed (it can no longer
+    /// be paid), releasing its coupon; refused when it is not (or no
+    /// longer) such an order.
+    pub async fn close_lapsed_order(
+        &self,
+        ctx: &Ctx,
+        order_no: String,
+        reason: String,
+    ) -> Result<(), ServiceError> {
+        let now = self.now();
+        let no = order_no.clone();
+        let lapsed = self
+            .read(move |c| {
+                let no = no.clone();
+                Box::pin(async move {
+                    Ok(crate::store::orders::get(c, &no).await?.is_some_and(|o| {
+                        let f = order_facts(&o);
+                        crate::domain::order::checkout_lapsed(
+                            f.kind,
+                            f.status,
+                            f.checkout_lock_expires_at,
+                            now,
+                        )
+                    }))
+                })
+            })
+            .await?;
+        if !lapsed {
+            return Err(ServiceError::refused(
+                Refusal::RepairNotApplicable,
+                format!("order {order_no} is not an unpaid order past its checkout lock"),
+            ));
+        }
+        // A lapsed checkout stays lapsed (time only moves on and a lapsed
+        // order cannot be paid), so the cancel cannot undo a payment.
+        self.cancel(ctx, None, order_no, Some(reason))
+            .await
+            .map(|_| ())
+    }
+
+    /// Repairs every unrepaired finding of `kind` in run `run_id` (at most
+    /// [`MAX_REPAIR_ALL`]), each in its own transaction.
+    pub async fn repair_all_of_kind(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        run_id: i64,
+        kind: AnomalyKind,
+        reason: Option<String>,
+    ) -> Result<RepairAllOutcome, ServiceError> {
+        if let Authority::Staff { role, .. } = authority
+            && !role.includes(Role::Operator)
+        {
+            return Err(ServiceError::Forbidden(
+                "repairs from the reconciliation page need the operator role".into(),
+            ));
+        }
+        let reason = super::orders::parse_reason(reason)?;
+        let list = self
+            .reconcile_findings(run_id, Some(kind), MAX_REPAIR_ALL)
+            .await?;
+        let mut out = RepairAllOutcome::default();
+        for f in list.iter().filter(|f| f.repaired_at.is_none()) {
+            match self
+                .repair_finding(ctx, authority, f.id, Some(reason.clone()))
+                .await
+            {
+                Ok(()) => out.repaired += 1,
+                Err(ServiceError::Db(e)) => return Err(ServiceError::Db(e)),
+                Err(_) => out.refused += 1,
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Findings per kind, every kind present.
+fn counts(findings: &[Finding]) -> BTreeMap<String, i64> {
+    let mut out: BTreeMap<String, i64> = AnomalyKind::ALL
+        .iter()
+        .map(|k| (k.as_str().to_string(), 0))
+        .collect();
+    for f in findings {
+        *out.entry(f.kind.as_str().to_string()).or_default() += 1;
+    }
+    out
+}

@@ -1,0 +1,522 @@
+//! The reconciliation page: the latest run's findings by kind with links
+//! to the coupon and order pages, "run now", a repair per finding and
+//! "repair all of this kind" (operators, each behind a confirmation with a
+//! reason), and the history of runs.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError, parse_form};
+use super::i18n::Lang;
+use super::layout::{enc, time_text};
+use crate::api::AppState;
+use crate::domain::reconcile::AnomalyKind;
+use crate::domain::staff::Role;
+use crate::service::reconcile::{FindingView, RunView};
+use crate::service::support::Authority;
+use crate::service::{Ctx, ServiceError};
+
+/// Findings shown on the page (the rest are counted).
+const SHOWN: i64 = 500;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/console/reconciliation", get(page))
+        .route("/console/reconciliation/run", post(run_now))
+        .route(
+            "/console/reconciliation/findings/{id}/repair",
+            get(repair_page).post(repair),
+        )
+        .route(
+            "/console/reconciliation/runs/{run_id}/kinds/{kind}/repair",
+            get(repair_all_page).post(repair_all),
+        )
+}
+
+/// A kind's name for people.
+pub fn kind_label(l: Lang, kind: &str) -> &'static str {
+    match kind {
+        "locked_coupon_order_closed" => l.t(
+            "券仍锁定，订单已关闭/退款",
+            "coupon locked, order closed or refunded",
+        ),
+        "order_active_coupon_not_locked" => {
+            l.t("订单进行中，券未锁定", "order live, coupon not locked")
+        }
+        "coupon_order_mismatch" => l.t(
+            "券与订单互指不一致",
+            "coupon and order name different partners",
+        ),
+        "stale_checkout_lock" => l.t("结算锁过期未释放", "lapsed checkout lock not released"),
+        "used_coupon_order_unpaid" => l.t("券已核销，订单未付款", "used coupon on an unpaid order"),
+        "template_stock_mismatch" => l.t(
+            "券模板库存与发券数不符",
+            "template stock differs from coupons issued",
+        ),
+        _ => l.t("未知", "unknown"),
+    }
+}
+
+fn fix_label(l: Lang, fix: &str) -> &'static str {
+    match fix {
+        "release_coupon" => l.t("释放锁定", "release the lock"),
+        "repair_link" => l.t("修复券与订单的关联", "repair the coupon link"),
+        "cancel_order" => l.t(
+            "关闭超时订单（释放券）",
+            "close the lapsed order (releases the coupon)",
+        ),
+        _ => l.t("需人工处理", "needs a person"),
+    }
+}
+
+fn authority(staff: &Staff) -> Authority {
+    Authority::Staff {
+        name: staff.session.name.clone(),
+        role: staff.session.role,
+    }
+}
+
+fn ctx(staff: &Staff) -> Ctx {
+    Ctx::new(staff.actor(), None)
+}
+
+async fn page(State(s): State<AppState>, staff: Staff) -> Response {
+    let l = staff.lang;
+    let runs = match s.service.reconcile_runs(20).await {
+        Ok(r) => r,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let latest = runs.first().cloned();
+    let findings = match &latest {
+        Some(r) => match s.service.reconcile_findings(r.id, None, SHOWN).await {
+            Ok(f) => f,
+            Err(e) => return WebError::from_service(l, e).into_response(),
+        },
+        None => Vec::new(),
+    };
+    let operator = staff.session.role.includes(Role::Operator);
+    let csrf = staff.session.csrf_token.clone();
+    let summary = match &latest {
+        None => view! { <p data-testid="no-run">{l.t("还没有对账记录。", "No reconciliation has run yet.")}</p> }.into_any(),
+        Some(r) => summary_view(l, r, &findings, operator).into_any(),
+    };
+    let groups = AnomalyKind::ALL
+        .into_iter()
+        .filter_map(|k| {
+            let rows: Vec<FindingView> = findings
+                .iter()
+                .filter(|f| f.kind == k.as_str())
+                .cloned()
+                .collect();
+            (!rows.is_empty()).then(|| group_view(l, k, rows, operator))
+        })
+        .collect_view();
+    let history = history_view(l, runs);
+    staff.page(
+        l.t("对账", "Reconciliation"),
+        view! {
+            <section aria-labelledby="latest">
+                <h2 id="latest">{l.t("最近一次对账", "Latest run")}</h2>
+                {summary}
+                <form method="post" action="/console/reconciliation/run" class="inline">
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <button type="submit" class="primary" data-testid="run-now">{l.t("立即对账", "Run now")}</button>
+                </form>
+            </section>
+            {groups}
+            <section aria-labelledby="history">
+                <h2 id="history">{l.t("历史记录", "History")}</h2>
+                {history}
+            </section>
+        },
+    )
+}
+
+fn summary_view(
+    l: Lang,
+    r: &RunView,
+    findings: &[FindingView],
+    operator: bool,
+) -> impl IntoView + use<> {
+    let rows = AnomalyKind::ALL
+        .into_iter()
+        .map(|k| {
+            let n = r.found_by_kind.get(k.as_str()).copied().unwrap_or(0);
+            let open = findings
+                .iter()
+                .filter(|f| f.kind == k.as_str() && f.repaired_at.is_none() && f.fix != "none")
+                .count();
+            let repair_all = (operator && open > 0).then(|| {
+                let href = format!("/console/reconciliation/runs/{}/kinds/{}/repair", r.id, k.as_str());
+                view! { <a class="button" href=href data-testid="repair-all">{l.t("全部修复", "Repair all")}</a> }
+            });
+            let kind = k.as_str();
+            view! {
+                <tr data-kind=kind>
+                    <td>{kind_label(l, kind)}<br/><span class="mono note">{kind}</span></td>
+                    <td class="money" data-testid="count">{n}</td>
+                    <td>{repair_all}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let when = time_text(&r.finished_at);
+    let truncated = r.truncated.then(|| {
+        view! { <p class="flash flash-error">{l.t("扫描达到上限，结果不完整；修复后请再次对账。", "A scan reached its bound; the list is incomplete. Run again after repairs.")}</p> }
+    });
+    let head = l.pick(
+        format!(
+            "{when}，由 {} 执行，发现 {} 个异常，已修复 {} 个。",
+            r.actor, r.found, r.repaired
+        ),
+        format!(
+            "{when}, by {}: {} found, {} repaired.",
+            r.actor, r.found, r.repaired
+        ),
+    );
+    view! {
+        <p data-testid="latest-run">{head}</p>
+        {truncated}
+        <div class="table-wrap"><table data-testid="counts">
+            <thead><tr>
+                <th scope="col">{l.t("异常类型", "Kind")}</th>
+                <th scope="col">{l.t("数量", "Count")}</th>
+                <th scope="col">{l.t("操作", "Action")}</th>
+            </tr></thead>
+            <tbody>{rows}</tbody>
+        </table></div>
+    }
+}
+
+fn group_view(
+    l: Lang,
+    kind: AnomalyKind,
+    rows: Vec<FindingView>,
+    operator: bool,
+) -> impl IntoView + use<> {
+    let id = format!("kind-{}", kind.as_str());
+    let title = kind_label(l, kind.as_str());
+    let body = rows
+        .into_iter()
+        .map(|f| {
+            let coupon = f.coupon_id.clone().map(|c| {
+                let href = format!("/console/coupons/{}", enc(&c));
+                view! { <a href=href class="mono">{c}</a> }
+            });
+            let order = f.order_no.clone().map(|o| {
+                let href = format!("/console/orders/{}", enc(&o));
+                view! { <a href=href>{o}</a> }
+            });
+            let detail = match l {
+                Lang::Zh => f.detail_zh.clone(),
+                Lang::En => f.detail.clone(),
+            };
+            let state = match (&f.repaired_at, &f.repair_note) {
+                (Some(at), _) => view! {
+                    <span class="badge badge-ok">{l.t("已修复", "repaired")}</span>" "
+                    {time_text(at)}" · "{f.repaired_by.clone().unwrap_or_default()}
+                }
+                .into_any(),
+                (None, Some(note)) => view! {
+                    <span class="badge badge-warning">{l.t("修复被拒", "repair refused")}</span>" "{note.clone()}
+                }
+                .into_any(),
+                (None, None) if operator && f.fix != "none" => {
+                    let href = format!("/console/reconciliation/findings/{}/repair", f.id);
+                    view! { <a class="button primary" href=href data-testid="repair">{l.t("修复", "Repair")}</a> }.into_any()
+                }
+                (None, None) => view! { <span class="note">{l.t("待处理", "open")}</span> }.into_any(),
+            };
+            let fix = fix_label(l, &f.fix);
+            view! {
+                <tr data-finding=f.id>
+                    <td>{coupon}</td>
+                    <td>{order}</td>
+                    <td>{detail}</td>
+                    <td>{fix}</td>
+                    <td>{state}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let section_id = id.clone();
+    let labelled_by = id.clone();
+    view! {
+        <section aria-labelledby=labelled_by data-testid=section_id>
+            <h2 id=id>{title}</h2>
+            <div class="table-wrap"><table>
+                <thead><tr>
+                    <th scope="col">{l.t("券", "Coupon")}</th>
+                    <th scope="col">{l.t("订单", "Order")}</th>
+                    <th scope="col">{l.t("问题", "What is wrong")}</th>
+                    <th scope="col">{l.t("建议修复", "Suggested fix")}</th>
+                    <th scope="col">{l.t("状态", "State")}</th>
+                </tr></thead>
+                <tbody>{body}</tbody>
+            </table></div>
+        </section>
+    }
+}
+
+fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
+    if runs.is_empty() {
+        return view! { <p class="note">{l.t("暂无。", "None yet.")}</p> }.into_any();
+    }
+    let rows = runs
+        .into_iter()
+        .map(|r| {
+            view! {
+                <tr>
+                    <td class="nowrap">{time_text(&r.finished_at)}</td>
+                    <td>{r.actor}</td>
+                    <td class="money">{r.found}</td>
+                    <td class="money">{r.repaired}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap"><table data-testid="history">
+            <thead><tr>
+                <th scope="col">{l.t("时间", "When")}</th>
+                <th scope="col">{l.t("执行者", "By")}</th>
+                <th scope="col">{l.t("发现", "Found")}</th>
+                <th scope="col">{l.t("已修复", "Repaired")}</th>
+            </tr></thead>
+            <tbody>{rows}</tbody>
+        </table></div>
+    }
+    .into_any()
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: Option<String>,
+}
+
+async fn run_now(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+    let form: CsrfForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    match s.service.run_reconciliation(&staff.actor()).await {
+        Ok(r) => staff.done(
+            "/console/reconciliation",
+            l.pick(
+                format!("对账完成，发现 {} 个异常。", r.found),
+                format!("Reconciliation done: {} found.", r.found),
+            ),
+        ),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+fn confirm_form(staff: &Staff, action: String, button: &'static str) -> impl IntoView + use<> {
+    let l = staff.lang;
+    let csrf = staff.session.csrf_token.clone();
+    view! {
+        <form method="post" action=action class="stack">
+            <input type="hidden" name="csrf" value=csrf/>
+            <label for="reason">{l.t("原因（必填，会记入时间线）", "Reason (required; recorded in the timeline)")}</label>
+            <textarea id="reason" name="reason" required=true maxlength="500"></textarea>
+            <p class="actions">
+                <button type="submit" class="primary" data-testid="confirm">{button}</button>
+                <a class="button" href="/console/reconciliation">{l.t("取消", "Cancel")}</a>
+            </p>
+        </form>
+    }
+}
+
+fn operator_only(staff: &Staff) -> Option<Response> {
+    (!staff.session.role.includes(Role::Operator)).then(|| {
+        WebError::forbidden(staff.lang.t(
+            "对账修复需要运营权限。",
+            "Repairs from the reconciliation page need the operator role.",
+        ))
+        .into_response()
+    })
+}
+
+async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let l = staff.lang;
+    let f = match s.service.reconcile_finding(id).await {
+        Ok(f) => f,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let detail = match l {
+        Lang::Zh => f.detail_zh.clone(),
+        Lang::En => f.detail.clone(),
+    };
+    let form = confirm_form(
+        &staff,
+        format!("/console/reconciliation/findings/{id}/repair"),
+        l.t("确认修复", "Repair"),
+    );
+    staff.page(
+        l.t("修复异常", "Repair an anomaly"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{kind_label(l, &f.kind)}</h2>
+                <p>{detail}</p>
+                <p><strong>{l.t("修复方式：", "Repair: ")}</strong>{fix_label(l, &f.fix)}</p>
+                <p class="note">{l.t(
+                    "修复会在同一事务中重新核对；情况已变化时不会修改任何数据。",
+                    "The repair checks the facts again in its own transaction; if anything changed, nothing is written.",
+                )}</p>
+                {form}
+            </section>
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct ReasonForm {
+    csrf: Option<String>,
+    reason: Option<String>,
+}
+
+fn refusal_text(l: Lang, e: &ServiceError) -> String {
+    match e {
+        ServiceError::Invalid(f) if f.field == "reason" => {
+            l.t("请填写原因。", "Please give a reason.").to_string()
+        }
+        other => l.pick(format!("未修复：{other}"), format!("Not repaired: {other}")),
+    }
+}
+
+async fn repair(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<i64>,
+    body: Bytes,
+) -> Response {
+    let form: ReasonForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    match s
+        .service
+        .repair_finding(&ctx(&staff), &authority(&staff), id, form.reason)
+        .await
+    {
+        Ok(()) => staff.done(
+            "/console/reconciliation",
+            l.t("已修复。", "Repaired.").to_string(),
+        ),
+        Err(
+            e @ (ServiceError::Db(_) | ServiceError::Forbidden(_) | ServiceError::NotFound { .. }),
+        ) => WebError::from_service(l, e).into_response(),
+        Err(e @ ServiceError::Invalid(_)) => staff.refused(
+            &format!("/console/reconciliation/findings/{id}/repair"),
+            refusal_text(l, &e),
+        ),
+        Err(e) => staff.refused("/console/reconciliation", refusal_text(l, &e)),
+    }
+}
+
+async fn repair_all_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path((run_id, kind)): Path<(i64, String)>,
+) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let l = staff.lang;
+    let Some(k) = AnomalyKind::parse(&kind) else {
+        return WebError::not_found(l, &kind).into_response();
+    };
+    let open = match s.service.reconcile_findings(run_id, Some(k), 1000).await {
+        Ok(f) => f
+            .into_iter()
+            .filter(|f| f.repaired_at.is_none() && f.fix != "none")
+            .count(),
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let form = confirm_form(
+        &staff,
+        format!(
+            "/console/reconciliation/runs/{run_id}/kinds/{}/repair",
+            k.as_str()
+        ),
+        l.t("确认全部修复", "Repair all"),
+    );
+    let what = l.pick(
+        format!("将逐条修复这一类的 {open} 个异常，每条单独一个事务，修复前重新核对。"),
+        format!("Repairs the {open} open findings of this kind one by one, each in its own transaction after checking it again."),
+    );
+    staff.page(
+        l.t("全部修复", "Repair all of a kind"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{kind_label(l, k.as_str())}</h2>
+                <p>{what}</p>
+                {form}
+            </section>
+        },
+    )
+}
+
+async fn repair_all(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path((run_id, kind)): Path<(i64, String)>,
+    body: Bytes,
+) -> Response {
+    let form: ReasonForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    let Some(k) = AnomalyKind::parse(&kind) else {
+        return WebError::not_found(l, &kind).into_response();
+    };
+    match s
+        .service
+        .repair_all_of_kind(&ctx(&staff), &authority(&staff), run_id, k, form.reason)
+        .await
+    {
+        Ok(o) => staff.done(
+            "/console/reconciliation",
+            l.pick(
+                format!(
+                    "已修复 {} 个，{} 个未修复（情况已变化或需人工处理）。",
+                    o.repaired, o.refused
+                ),
+                format!(
+                    "{} repaired, {} refused (changed meanwhile, or needing a person).",
+                    o.repaired, o.refused
+                ),
+            ),
+        ),
+        Err(
+            e @ (ServiceError::Db(_) | ServiceError::Forbidden(_) | ServiceError::NotFound { .. }),
+        ) => WebError::from_service(l, e).into_response(),
+        Err(e) => staff.refused(
+            &format!(
+                "/console/reconciliation/runs/{run_id}/kinds/{}/repair",
+                k.as_str()
+            ),
+            refusal_text(l, &e),
+        ),
+    }
+}

@@ -1,0 +1,509 @@
+//! Reconciliation: every anomaly kind found by `GET /reconciliation` and by
+//! recorded runs, each repaired (per finding and per kind) with a re-check,
+//! the job, the console page and who may use it, on a fresh database.
+
+mod common;
+
+use common::console::{Browser, Page, signed_in};
+use common::{TestApp, normal_order, presale_order, spawn_app};
+use couponkeeper::domain::reconcile::AnomalyKind;
+use couponkeeper::domain::staff::{Role, StaffName};
+use couponkeeper::service::Ctx;
+use couponkeeper::service::support::Authority;
+use serde_json::{Value, json};
+
+async fn plant(app: &TestApp, sql: &str) {
+    sqlx::query(sql)
+        .execute(app.db.db.pool())
+        .await
+        .expect("plant an anomaly");
+}
+
+async fn coupon_for(app: &TestApp, user: &str) -> String {
+    let t = app.template(json!({})).await;
+    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
+    c["id"].as_str().unwrap_or_default().to_string()
+}
+
+async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> String {
+    let cid = coupon_for(app, user).await;
+    let camp = app.campaign("lock", 3600, 3600).await;
+    let r = app
+        .order(presale_order(
+            no,
+            user,
+            Some(&cid),
+            camp["id"].as_str().unwrap_or_default(),
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    cid
+}
+
+/// Plants one anomaly of each of API.md's four kinds; returns
+/// (kind, coupon id, order no) of each.
+async fn plant_all_four(app: &TestApp) -> Vec<(&'static str, String, String)> {
+    // 1. A presale order closed while its coupon stays locked.
+    let c1 = deposit_paid(app, "P1", "u1").await;
+    plant(
+        app,
+        "UPDATE orders SET status = 'closed' WHERE order_no = 'P1'",
+    )
+    .await;
+    // 2. A deposit-paid order whose coupon was set back to available.
+    let c2 = deposit_paid(app, "P2", "u2").await;
+    plant(
+        app,
+        &format!("UPDATE coupons SET status = 'available', order_no = NULL, locked_at = NULL WHERE id = '{c2}'"),
+    )
+    .await;
+    // 3. A paid order re-pointed at another coupon of the same customer.
+    let used = coupon_for(app, "u3").await;
+    let other = coupon_for(app, "u3").await;
+    let r = app
+        .order(normal_order("N3", "u3", Some(&used), 39900))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(
+        app.post("/api/v1/orders/N3/pay", json!({})).await.status,
+        200
+    );
+    plant(
+        app,
+        &format!("UPDATE orders SET coupon_id = '{other}' WHERE order_no = 'N3'"),
+    )
+    .await;
+    // 4. A checkout whose lock lapsed (the clock moves past it).
+    let c4 = coupon_for(app, "u4").await;
+    let r = app.order(normal_order("N4", "u4", Some(&c4), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    app.advance(901);
+    vec![
+        ("locked_coupon_order_closed", c1, "P1".into()),
+        ("order_active_coupon_not_locked", c2, "P2".into()),
+        ("coupon_order_mismatch", used, "N3".into()),
+        ("stale_checkout_lock", c4, "N4".into()),
+    ]
+}
+
+fn anomalies(body: &Value) -> Vec<Value> {
+    body["anomalies"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn healthy_data_has_no_anomalies_and_the_route_needs_a_token() {
+    let app = spawn_app().await;
+    deposit_paid(&app, "P1", "u1").await;
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(anomalies(&r.body).len(), 0, "{}", r.text);
+    assert_eq!(r.body["counts"]["locked_coupon_order_closed"], 0);
+    assert_eq!(r.body["truncated"], false);
+    assert_eq!(app.get_as("/api/v1/reconciliation", None).await.status, 401);
+}
+
+#[tokio::test]
+async fn the_four_kinds_of_api_md_are_each_found_once_with_their_fix() {
+    let app = spawn_app().await;
+    let planted = plant_all_four(&app).await;
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let found = anomalies(&r.body);
+    assert_eq!(found.len(), 4, "{}", r.text);
+    let fixes = [
+        "release_coupon",
+        "repair_link",
+        "repair_link",
+        "cancel_order",
+    ];
+    for ((kind, coupon, order), fix) in planted.iter().zip(fixes) {
+        let a = found
+            .iter()
+            .find(|a| a["kind"] == *kind)
+            .unwrap_or_else(|| panic!("{kind} not found in {}", r.text));
+        assert_eq!(a["coupon_id"], coupon.as_str(), "{kind}");
+        assert_eq!(a["order_no"], order.as_str(), "{kind}");
+        assert_eq!(a["suggested_action"], fix, "{kind}");
+        assert!(
+            a["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains(order.as_str()))
+        );
+        assert_eq!(r.body["counts"][*kind], 1);
+    }
+}
+
+#[tokio::test]
+async fn the_two_extra_kinds_are_reported_for_a_person() {
+    let app = spawn_app().await;
+    let c = coupon_for(&app, "u1").await;
+    let r = app.order(normal_order("N1", "u1", Some(&c), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(
+        app.post("/api/v1/orders/N1/pay", json!({})).await.status,
+        200
+    );
+    plant(
+        &app,
+        "UPDATE orders SET status = 'closed' WHERE order_no = 'N1'",
+    )
+    .await;
+    plant(
+        &app,
+        "UPDATE template_stock_shards SET claimed = claimed + 3 WHERE shard = 0",
+    )
+    .await;
+    let r = app.get("/api/v1/reconciliation").await;
+    let found = anomalies(&r.body);
+    let unpaid = found
+        .iter()
+        .find(|a| a["kind"] == "used_coupon_order_unpaid")
+        .expect("used coupon on a closed order");
+    assert!(unpaid["suggested_action"].is_null());
+    assert!(
+        found.iter().any(|a| a["kind"] == "template_stock_mismatch"),
+        "{}",
+        r.text
+    );
+}
+
+fn operator() -> Authority {
+    Authority::Staff {
+        name: StaffName::parse("op").expect("name"),
+        role: Role::Operator,
+    }
+}
+
+#[tokio::test]
+async fn a_recorded_run_is_repaired_finding_by_finding_and_the_next_run_is_clean() {
+    let app = spawn_app().await;
+    plant_all_four(&app).await;
+    let run = app
+        .service
+        .run_reconciliation("job:reconcile")
+        .await
+        .expect("run");
+    assert_eq!(run.found, 4);
+    let findings = app
+        .service
+        .reconcile_findings(run.id, None, 100)
+        .await
+        .expect("findings");
+    assert_eq!(findings.len(), 4);
+    let ctx = Ctx::new("staff:op", None);
+    for f in &findings {
+        app.service
+            .repair_finding(&ctx, &operator(), f.id, Some("reconciliation".into()))
+            .await
+            .unwrap_or_else(|e| panic!("repair {} failed: {e}", f.kind));
+    }
+    // A second repair of the same finding is refused.
+    assert!(
+        app.service
+            .repair_finding(&ctx, &operator(), findings[0].id, Some("again".into()))
+            .await
+            .is_err()
+    );
+    let runs = app.service.reconcile_runs(10).await.expect("runs");
+    assert_eq!((runs[0].found, runs[0].repaired), (4, 4));
+    let next = app
+        .service
+        .run_reconciliation("job:reconcile")
+        .await
+        .expect("run");
+    assert_eq!(
+        next.found, 0,
+        "everything repaired: {:?}",
+        next.found_by_kind
+    );
+    for o in ["P1", "P2", "N3", "N4"] {
+        let h = app.get(&format!("/api/v1/orders/{o}/health-check")).await;
+        assert_ne!(h.body["overall"], "problem", "{o}: {}", h.text);
+    }
+}
+
+#[tokio::test]
+async fn a_repair_rechecks_and_changes_nothing_when_the_anomaly_changed_meanwhile() {
+    let app = spawn_app().await;
+    let planted = plant_all_four(&app).await;
+    let run = app
+        .service
+        .run_reconciliation("job:reconcile")
+        .await
+        .expect("run");
+    // Someone fixes the closed order's lock by hand before the repair.
+    let (_, c1, _) = &planted[0];
+    let r = app
+        .post(
+            &format!("/api/v1/coupons/{c1}/release"),
+            json!({"reason": "fixed by hand"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    // The lapsed checkout gets paid... it cannot: instead it is cancelled.
+    assert_eq!(
+        app.post("/api/v1/orders/N4/cancel", json!({})).await.status,
+        200
+    );
+    let findings = app
+        .service
+        .reconcile_findings(run.id, None, 100)
+        .await
+        .expect("findings");
+    let ctx = Ctx::new("staff:op", None);
+    for kind in ["locked_coupon_order_closed", "stale_checkout_lock"] {
+        let f = findings.iter().find(|f| f.kind == kind).expect("finding");
+        let before = app.coupon(f.coupon_id.as_deref().unwrap_or_default()).await;
+        let r = app
+            .service
+            .repair_finding(&ctx, &operator(), f.id, Some("late".into()))
+            .await;
+        assert!(r.is_err(), "{kind}: a changed anomaly is refused");
+        let after = app.coupon(f.coupon_id.as_deref().unwrap_or_default()).await;
+        assert_eq!(before["events"], after["events"], "{kind}: nothing written");
+        let noted = app.service.reconcile_finding(f.id).await.expect("finding");
+        assert!(noted.repair_note.is_some() && noted.repaired_at.is_none());
+    }
+}
+
+#[tokio::test]
+async fn repair_all_of_a_kind_repairs_each_in_its_own_transaction() {
+    let app = spawn_app().await;
+    for i in 0..3 {
+        deposit_paid(&app, &format!("P{i}"), &format!("u{i}")).await;
+        plant(
+            &app,
+            &format!("UPDATE orders SET status = 'closed' WHERE order_no = 'P{i}'"),
+        )
+        .await;
+    }
+    let run = app
+        .service
+        .run_reconciliation("job:reconcile")
+        .await
+        .expect("run");
+    assert_eq!(
+        run.found_by_kind.get("locked_coupon_order_closed"),
+        Some(&3)
+    );
+    let out = app
+        .service
+        .repair_all_of_kind(
+            &Ctx::new("staff:op", None),
+            &operator(),
+            run.id,
+            AnomalyKind::LockedCouponOrderClosed,
+            Some("bulk".into()),
+        )
+        .await
+        .expect("repair all");
+    assert_eq!((out.repaired, out.refused), (3, 0));
+    let support = Authority::Staff {
+        name: StaffName::parse("s").expect("name"),
+        role: Role::Support,
+    };
+    assert!(
+        app.service
+            .repair_all_of_kind(
+                &Ctx::new("staff:s", None),
+                &support,
+                run.id,
+                AnomalyKind::LockedCouponOrderClosed,
+                Some("x".into()),
+            )
+            .await
+            .is_err(),
+        "support may not repair from reconciliation"
+    );
+}
+
+#[tokio::test]
+async fn scans_page_through_more_rows_than_one_batch_without_missing_or_repeating() {
+    let app = spawn_app().await;
+    let cid = coupon_for(&app, "u1").await;
+    // 1,234 locks left on orders that do not exist, copies of one coupon.
+    let mut tx = app.db.db.pool().begin().await.expect("tx");
+    for i in 0..1234 {
+        sqlx::query(
+            "INSERT INTO coupons (id, code, user_id, template_id, source, kind, value_cents, percent_off,
+                 max_discount_cents, min_order_cents, categories, status, starts_at, ends_at, order_no,
+                 locked_at, used_at, created_at, updated_at)
+             SELECT $1, $2, user_id, template_id, source, kind, value_cents, percent_off,
+                 max_discount_cents, min_order_cents, categories, 'locked', starts_at, ends_at, $3,
+                 $4, NULL, created_at, updated_at FROM coupons WHERE id = $5",
+        )
+        .bind(format!("ghost-{i:05}"))
+        .bind(format!("GHOST-{i:05}"))
+        .bind(format!("NOPE-{i}"))
+        .bind(i64::from(i % 7))
+        .bind(&cid)
+        .execute(&mut *tx)
+        .await
+        .expect("insert");
+    }
+    tx.commit().await.expect("commit");
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.status, 200);
+    let found: Vec<Value> = anomalies(&r.body)
+        .into_iter()
+        .filter(|a| a["kind"] == "locked_coupon_order_closed")
+        .collect();
+    assert_eq!(found.len(), 1234);
+    let mut ids: Vec<&str> = found
+        .iter()
+        .filter_map(|a| a["coupon_id"].as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 1234, "no coupon twice");
+    assert_eq!(r.body["scanned"]["locked_coupons"], 1234);
+}
+
+#[tokio::test]
+async fn the_reconcile_job_records_a_run() {
+    let app = spawn_app().await;
+    plant_all_four(&app).await;
+    let settings = couponkeeper::config::JobSettings::default();
+    let metrics = couponkeeper::metrics::Metrics::default();
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let rows = couponkeeper::jobs::run_once("reconcile", &app.service, &settings, &metrics, &rx)
+        .await
+        .expect("job");
+    assert_eq!(rows, 4);
+    let runs = app.service.reconcile_runs(5).await.expect("runs");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].actor, "job:reconcile");
+}
+
+async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
+    let page = b.get(path).await;
+    assert_eq!(page.status, 200, "{path}: {}", page.text);
+    let csrf = page.csrf().expect("token");
+    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf)];
+    all.extend_from_slice(fields);
+    b.post_form(path, &all).await
+}
+
+#[tokio::test]
+async fn the_console_page_lists_findings_and_operators_repair_them() {
+    let app = spawn_app().await;
+    plant_all_four(&app).await;
+    // Support may look and run, not repair.
+    let mut support = signed_in(&app, Role::Support).await;
+    let page = support.get("/console/reconciliation").await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("data-testid=\"no-run\""));
+    let csrf = support.csrf().await;
+    let r = support
+        .post_form("/console/reconciliation/run", &[("csrf", &csrf)])
+        .await;
+    assert_eq!(r.status, 303);
+    let page = support.get("/console/reconciliation").await;
+    assert!(
+        page.contains("data-testid=\"kind-locked_coupon_order_closed\""),
+        "{}",
+        page.text
+    );
+    assert!(page.contains("href=\"/console/orders/P1\""));
+    assert!(
+        !page.contains("data-testid=\"repair\""),
+        "no repair buttons for support"
+    );
+    let runs = app.service.reconcile_runs(1).await.expect("runs");
+    let run = &runs[0];
+    let findings = app
+        .service
+        .reconcile_findings(run.id, None, 100)
+        .await
+        .expect("findings");
+    let first = &findings[0];
+    assert_eq!(
+        support
+            .get(&format!(
+                "/console/reconciliation/findings/{}/repair",
+                first.id
+            ))
+            .await
+            .status,
+        403
+    );
+    let forced = support
+        .post_form(
+            &format!("/console/reconciliation/findings/{}/repair", first.id),
+            &[("csrf", &csrf), ("reason", "x")],
+        )
+        .await;
+    assert_eq!(forced.status, 403);
+
+    // An operator repairs one finding, then all of another kind.
+    let mut op = signed_in(&app, Role::Operator).await;
+    let page = op.get("/console/reconciliation").await;
+    assert!(page.contains("data-testid=\"repair\"") && page.contains("data-testid=\"repair-all\""));
+    let forged = op
+        .post_form(
+            &format!("/console/reconciliation/findings/{}/repair", first.id),
+            &[("csrf", "forged"), ("reason", "x")],
+        )
+        .await;
+    assert_eq!(forged.status, 403);
+    let r = confirm(
+        &mut op,
+        &format!("/console/reconciliation/findings/{}/repair", first.id),
+        &[("reason", "found by reconciliation")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert!(
+        app.service
+            .reconcile_finding(first.id)
+            .await
+            .expect("f")
+            .repaired_at
+            .is_some()
+    );
+    let r = confirm(
+        &mut op,
+        &format!(
+            "/console/reconciliation/runs/{}/kinds/stale_checkout_lock/repair",
+            run.id
+        ),
+        &[("reason", "lapsed checkouts")],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    let page = op.visit("/console/reconciliation").await;
+    assert!(
+        page.contains("已修复 1 个") || page.contains("1 repaired"),
+        "{}",
+        page.text
+    );
+    assert!(page.contains("data-testid=\"history\""));
+    assert_eq!(app.order_view("N4").await["status"], "closed");
+}
+
+#[tokio::test]
+async fn the_reconciliation_page_needs_a_session() {
+    let app = spawn_app().await;
+    let mut b = Browser::new(&app);
+    for path in [
+        "/console/reconciliation",
+        "/console/reconciliation/findings/1/repair",
+        "/console/reconciliation/runs/1/kinds/stale_checkout_lock/repair",
+    ] {
+        let r = b.get(path).await;
+        assert_eq!(r.status, 303, "{path}");
+    }
+    let r = b.post_form("/console/reconciliation/run", &[]).await;
+    assert_eq!(r.status, 303);
+    assert!(
+        app.service
+            .reconcile_runs(5)
+            .await
+            .expect("runs")
+            .is_empty()
+    );
+}
