@@ -507,3 +507,121 @@ async fn the_reconciliation_page_needs_a_session() {
             .is_empty()
     );
 }
+
+/// The scan statements read their indexes in order on a big table: no full
+/// scan of coupons or orders, no sort.
+#[tokio::test]
+async fn the_scan_statements_use_their_indexes_on_a_big_table() {
+    use couponkeeper::store::Backend;
+    use couponkeeper::store::reconcile::{
+        locked_page_sql, orders_in_status_page_sql, used_since_page_sql,
+    };
+    let app = spawn_app().await;
+    let pool = app.db.db.pool();
+    let n: i64 = match app.db.db.backend() {
+        Backend::Postgres => 200_000,
+        Backend::Sqlite => 20_000,
+    };
+    let series = match app.db.db.backend() {
+        Backend::Postgres => format!(
+            "SELECT g FROM generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"
+        ),
+        Backend::Sqlite => format!(
+            "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n}) SELECT g FROM seq"
+        ),
+    };
+    plant(
+        &app,
+        &format!(
+            "INSERT INTO coupons (id, code, user_id, template_id, source, kind, value_cents, percent_off,
+                 max_discount_cents, min_order_cents, categories, status, starts_at, ends_at, order_no,
+                 locked_at, used_at, created_at, updated_at)
+             SELECT 'b-' || CAST(g AS TEXT), 'B-' || CAST(g AS TEXT), 'u-' || CAST(g % 9000 AS TEXT), NULL,
+                 'claim', 'fixed', 500, NULL, NULL, 0, '[]',
+                 CASE WHEN g % 100 < 60 THEN 'available' WHEN g % 100 < 90 THEN 'used'
+                      WHEN g % 100 < 98 THEN 'expired' ELSE 'locked' END,
+                 0, 9999999999999, 'O-' || CAST(g AS TEXT), g, g, 0, g
+             FROM ({series}) s"
+        ),
+    )
+    .await;
+    plant(
+        &app,
+        &format!(
+            "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, deposit_cents,
+                 coupon_id, coupon_discount_cents, discount_snapshot_cents, coupon_lock_status,
+                 compensation_cents, created_at, updated_at)
+             SELECT 'O-' || CAST(g AS TEXT), 'u-' || CAST(g % 9000 AS TEXT), 'normal', 'c',
+                 CASE WHEN g % 100 < 90 THEN 'paid' WHEN g % 100 < 95 THEN 'closed' ELSE 'pending_payment' END,
+                 1000, 0, 'b-' || CAST(g AS TEXT), 0, 0, 'used', 0, 0, 0
+             FROM ({series}) s"
+        ),
+    )
+    .await;
+    match app.db.db.backend() {
+        Backend::Postgres => {
+            plant(&app, "ANALYZE coupons").await;
+            plant(&app, "ANALYZE orders").await;
+        }
+        Backend::Sqlite => plant(&app, "ANALYZE").await,
+    }
+    let statements: [(&str, String, &str); 3] = [
+        (
+            "locked coupons",
+            locked_page_sql(),
+            "coupons_status_locked_at_idx",
+        ),
+        (
+            "used coupons",
+            used_since_page_sql(),
+            "coupons_status_updated_at_idx",
+        ),
+        (
+            "live orders",
+            orders_in_status_page_sql(),
+            "orders_status_no_idx",
+        ),
+    ];
+    let mut conn = pool.acquire().await.expect("connection");
+    for (what, sql, index) in &statements {
+        let explain = match app.db.db.backend() {
+            Backend::Postgres => format!("EXPLAIN {sql}"),
+            Backend::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
+        };
+        let q = sqlx::query(&explain);
+        let q = match *what {
+            "locked coupons" => q.bind(100_i64).bind("b-1").bind(500_i64),
+            "used coupons" => q.bind(1000_i64).bind("b-1").bind(500_i64),
+            _ => q.bind("pending_payment").bind("").bind(500_i64),
+        };
+        let rows = q.fetch_all(&mut *conn).await.expect("explain");
+        let plan: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                use sqlx::Row;
+                match app.db.db.backend() {
+                    Backend::Postgres => r.try_get::<String, _>(0).unwrap_or_default(),
+                    Backend::Sqlite => r.try_get::<String, _>(3).unwrap_or_default(),
+                }
+            })
+            .collect();
+        let plan = plan.join("\n");
+        println!("{what}:\n{plan}\n");
+        assert!(plan.contains(index), "{what} uses {index}:\n{plan}");
+        for full in [
+            "Seq Scan on coupons",
+            "Seq Scan on orders",
+            "SCAN coupons",
+            "SCAN orders",
+        ] {
+            assert!(
+                !plan.contains(full),
+                "{what} must not scan the whole table:\n{plan}"
+            );
+        }
+        assert!(
+            !plan.contains("TEMP B-TREE FOR ORDER BY") && !plan.contains("Sort"),
+            "{what} reads in index order:\n{plan}"
+        );
+    }
+}

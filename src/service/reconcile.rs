@@ -276,7 +276,7 @@ impl Service {
 
         // 2. Coupons used recently.
         let since_ms = to_ms(now - Duration::days(USED_WINDOW_DAYS));
-        let mut after: (i64, String) = (i64::MIN, String::new());
+        let mut after: (i64, String) = (since_ms, String::new());
         let mut n = 0usize;
         loop {
             let cursor = after.clone();
@@ -284,10 +284,7 @@ impl Service {
                 .read(move |c| {
                     let cursor = cursor.clone();
                     Box::pin(async move {
-                        Ok(
-                            store::used_since_page(c, since_ms, (cursor.0, &cursor.1), batch)
-                                .await?,
-                        )
+                        Ok(store::used_since_page(c, (cursor.0, &cursor.1), batch).await?)
                     })
                 })
                 .await?;

@@ -15,24 +15,31 @@ fn placeholders(first: usize, n: usize) -> String {
         .join(", ")
 }
 
-/// Locked coupons after `(locked_at, id)`, oldest lock first
-/// (`coupons_status_locked_at_idx`). Locks without a time come first, as
-/// `locked_at` 0.
+/// The locked-coupons page statement (`$1` locked_at, `$2` id, `$3`
+/// limit), public so a test can EXPLAIN exactly it.
+pub fn locked_page_sql() -> String {
+    format!(
+        "SELECT {COUPON_COLUMNS} FROM coupons
+         WHERE status = 'locked' AND locked_at >= $1 AND (locked_at > $1 OR id > $2)
+         ORDER BY locked_at, id LIMIT $3"
+    )
+}
+
+/// Locked coupons past `after` in `(locked_at, id)` order, oldest lock
+/// first (`coupons_status_locked_at_idx`, which holds `id` too). The
+/// `locked_at >= $1` bound is where the index range starts; the rest skips
+/// the rows of the previous page.
 pub async fn locked_page(
     conn: &mut AnyConnection,
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COUPON_COLUMNS} FROM coupons
-         WHERE status = 'locked' AND (locked_at > $1 OR (locked_at = $1 AND id > $2))
-         ORDER BY locked_at, id LIMIT $3"
-    ))
-    .bind(after.0)
-    .bind(after.1)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
+    sqlx::query_as(&locked_page_sql())
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
 }
 
 /// Locked coupons with no lock time at all (a damaged row), at most `limit`.
@@ -48,26 +55,36 @@ pub async fn locked_without_time(
     .await
 }
 
-/// Used coupons changed since `since_ms`, after `(updated_at, id)`
-/// (`coupons_status_updated_at_idx`).
+/// The used-coupons page statement (`$1` updated_at, `$2` id, `$3` limit).
+pub fn used_since_page_sql() -> String {
+    format!(
+        "SELECT {COUPON_COLUMNS} FROM coupons
+         WHERE status = 'used' AND updated_at >= $1 AND (updated_at > $1 OR id > $2)
+         ORDER BY updated_at, id LIMIT $3"
+    )
+}
+
+/// Used coupons changed at or after `after.0`, past `after` in
+/// `(updated_at, id)` order (`coupons_status_updated_at_idx`, which holds
+/// `id` too). Start with `(since_ms, "")`.
 pub async fn used_since_page(
     conn: &mut AnyConnection,
-    since_ms: i64,
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COUPON_COLUMNS} FROM coupons
-         WHERE status = 'used' AND updated_at >= $1
-           AND (updated_at > $2 OR (updated_at = $2 AND id > $3))
-         ORDER BY updated_at, id LIMIT $4"
-    ))
-    .bind(since_ms)
-    .bind(after.0)
-    .bind(after.1)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
+    sqlx::query_as(&used_since_page_sql())
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
+/// The live-orders page statement (`$1` status, `$2` order_no, `$3` limit).
+pub fn orders_in_status_page_sql() -> String {
+    format!(
+        "SELECT {ORDER_COLUMNS} FROM orders WHERE status = $1 AND order_no > $2 ORDER BY order_no LIMIT $3"
+    )
 }
 
 /// Orders in `status` after `order_no` (`orders_status_no_idx`).
@@ -77,14 +94,12 @@ pub async fn orders_in_status_page(
     after: &str,
     limit: i64,
 ) -> Result<Vec<OrderRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {ORDER_COLUMNS} FROM orders WHERE status = $1 AND order_no > $2 ORDER BY order_no LIMIT $3"
-    ))
-    .bind(status)
-    .bind(after)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
+    sqlx::query_as(&orders_in_status_page_sql())
+        .bind(status)
+        .bind(after)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
 }
 
 /// The orders with these numbers (primary-key lookups).
