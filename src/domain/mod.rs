@@ -12,6 +12,7 @@ pub mod ids;
 pub mod money;
 pub mod order;
 pub mod repair;
+pub mod self_check;
 pub mod staff;
 pub mod template;
 pub mod time;
