@@ -17,6 +17,7 @@ pub mod idempotency;
 pub mod jobs;
 pub mod orders;
 pub mod repairs;
+pub mod self_check;
 pub mod staff;
 pub mod support;
 pub mod templates;

@@ -84,6 +84,25 @@ pub fn safe_next(next: Option<&str>) -> String {
     }
 }
 
+/// Where the language switch goes back to: a console page, the sign-in
+/// page, or the self-check page (with its token); anything else is the
+/// console home.
+pub fn lang_next(next: Option<&str>) -> String {
+    match next {
+        Some(n)
+            if (n.starts_with("/login")
+                || n == "/self-check"
+                || n.starts_with("/self-check?"))
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(|c| c.is_control()) =>
+        {
+            n.to_string()
+        }
+        other => safe_next(other),
+    }
+}
+
 /// A 303 redirect carrying a flash message.
 pub fn redirect_with_flash(s: &ConsoleSettings, to: &str, flash: &Flash) -> Response {
     let mut r = Redirect::to(to).into_response();
@@ -535,10 +554,7 @@ async fn switch_lang(visitor: Visitor, headers: HeaderMap, body: Bytes) -> Respo
         .as_deref()
         .and_then(Lang::parse)
         .unwrap_or(visitor.lang);
-    let next = match form.next.as_deref() {
-        Some(n) if n.starts_with("/login") && !n.starts_with("//") => n.to_string(),
-        other => safe_next(other),
-    };
+    let next = lang_next(form.next.as_deref());
     let mut r = Redirect::to(&next).into_response();
     r.headers_mut().append(
         header::SET_COOKIE,
@@ -575,6 +591,18 @@ mod tests {
         assert_eq!(safe_next(Some("//evil.example")), "/console");
         assert_eq!(safe_next(Some("/console\\..")), "/console");
         assert_eq!(safe_next(None), "/console");
+    }
+
+    #[test]
+    fn the_language_switch_returns_to_console_sign_in_or_self_check_only() {
+        assert_eq!(lang_next(Some("/self-check?t=v1.a.1.ff&check=1")), "/self-check?t=v1.a.1.ff&check=1");
+        assert_eq!(lang_next(Some("/login?next=%2Fconsole")), "/login?next=%2Fconsole");
+        assert_eq!(lang_next(Some("/console/x")), "/console/x");
+        assert_eq!(lang_next(Some("/self-checker")), "/console");
+        assert_eq!(lang_next(Some("/self-check?\\evil")), "/console");
+        assert_eq!(lang_next(Some("/self-check?t=a\nb")), "/console");
+        assert_eq!(lang_next(Some("https://evil.example/self-check?")), "/console");
+        assert_eq!(lang_next(None), "/console");
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   ([`auth`]).
 //! - `/console/...`: the support console ([`console`]), every page behind a
 //!   staff session, every form behind a CSRF token.
+//! - `/self-check?t=<token>`: the customers' self-check page
+//!   ([`self_check`]), opened only through a signed link.
 //!
 //! Pages call the same [`crate::service`] functions as the JSON API; no
 //! rule lives here.
@@ -17,6 +19,7 @@ pub mod auth;
 pub mod console;
 pub mod i18n;
 pub mod layout;
+pub mod self_check;
 pub mod staff_admin;
 
 use axum::Router;
@@ -47,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .merge(auth::routes())
         .merge(console::routes())
         .merge(staff_admin::routes())
+        .merge(self_check::routes())
 }
 
 /// Console settings that are not business rules.
