@@ -297,12 +297,12 @@ fn self_check_settings(
     let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
     let secret = match get("COUPONKEEPER_SELF_CHECK_SECRET").filter(|v| !v.is_empty()) {
         None => None,
-        Some(raw) => Some(crate::domain::self_check::Secret::parse(&raw).map_err(
-            |message| ConfigError {
+        Some(raw) => Some(
+            crate::domain::self_check::Secret::parse(&raw).map_err(|message| ConfigError {
                 var: "COUPONKEEPER_SELF_CHECK_SECRET",
                 message,
-            },
-        )?),
+            })?,
+        ),
     };
     let public_url = match nonempty("COUPONKEEPER_PUBLIC_URL") {
         None => format!("http://{addr}"),
@@ -336,7 +336,8 @@ fn self_check_settings(
             message: format!("must be between 60 and {MAX_SELF_CHECK_TTL_SECONDS} seconds"),
         });
     }
-    let support_hint = nonempty("COUPONKEEPER_SELF_CHECK_SUPPORT_HINT").map(|v| v.trim().to_string());
+    let support_hint =
+        nonempty("COUPONKEEPER_SELF_CHECK_SUPPORT_HINT").map(|v| v.trim().to_string());
     if support_hint
         .as_ref()
         .is_some_and(|h| h.chars().count() > 200 || h.chars().any(char::is_control))

@@ -12,7 +12,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Duration;
 use common::console::Browser;
-use common::{TestApp, TOKEN, epoch, presale_order, spawn_app, spawn_app_with};
+use common::{TOKEN, TestApp, epoch, presale_order, spawn_app, spawn_app_with};
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::domain::self_check::{Secret, sign};
 use serde_json::json;
@@ -81,7 +81,10 @@ async fn link(app: &TestApp, user: &str) -> (String, String) {
     assert_eq!(r.status, 200, "link: {}", r.text);
     (
         r.body["url"].as_str().unwrap_or_default().to_string(),
-        r.body["expires_at"].as_str().unwrap_or_default().to_string(),
+        r.body["expires_at"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     )
 }
 
@@ -128,7 +131,10 @@ fn assert_private(r: &common::Resp) {
     assert_eq!(header(r, "cache-control"), "no-store");
     assert_eq!(header(r, "referrer-policy"), "no-referrer");
     assert!(header(r, "x-robots-tag").contains("noindex"));
-    assert!(r.text.contains(r#"<meta name="robots" content="noindex, nofollow">"#));
+    assert!(
+        r.text
+            .contains(r#"<meta name="robots" content="noindex, nofollow">"#)
+    );
     assert!(!r.text.contains("<script"), "no JavaScript on the page");
 }
 
@@ -141,7 +147,10 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
     let (_, free_b) = coupon_for(&app, "bob").await;
 
     let (url, expires_at) = link(&app, "alice").await;
-    assert!(url.starts_with(&format!("{PUBLIC}/self-check?t=v1.")), "{url}");
+    assert!(
+        url.starts_with(&format!("{PUBLIC}/self-check?t=v1.")),
+        "{url}"
+    );
     assert_eq!(expires_at, "2026-11-11T01:00:00.000Z");
     let token = token_of(&url);
 
@@ -150,7 +159,10 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
     assert_private(&r);
     let page = &r.text;
     for code in [&locked_a, &free_a] {
-        assert!(page.contains(code.as_str()), "alice's coupon {code} is listed");
+        assert!(
+            page.contains(code.as_str()),
+            "alice's coupon {code} is listed"
+        );
     }
     assert!(page.contains("这张券已为订单 P-A1 锁定，付尾款时自动抵扣 50.00 元。"));
     assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 00:00 UTC 到期。"));
@@ -198,7 +210,10 @@ async fn changed_foreign_expired_or_missing_links_are_refused_and_show_nothing()
     );
     let bad_queries = [
         format!("?t={}", with_part(&token, 3, &flipped)),
-        format!("?t={}", with_part(&token, 1, &URL_SAFE_NO_PAD.encode("bob"))),
+        format!(
+            "?t={}",
+            with_part(&token, 1, &URL_SAFE_NO_PAD.encode("bob"))
+        ),
         format!("?t={}", with_part(&token, 2, &later)),
         format!("?t={}", with_part(&token, 0, "v2")),
         format!("?t={foreign}"),
@@ -216,8 +231,18 @@ async fn changed_foreign_expired_or_missing_links_are_refused_and_show_nothing()
         assert_eq!(r.status, 403, "{q}: {}", r.text);
         assert_private(&r);
         assert!(r.text.contains("链接无效或已过期"), "{q}");
-        assert!(r.text.contains("This link is invalid or has expired"), "{q}");
-        for secret in [code_a.as_str(), code_b.as_str(), "P-A1", "P-B1", "alice", "bob"] {
+        assert!(
+            r.text.contains("This link is invalid or has expired"),
+            "{q}"
+        );
+        for secret in [
+            code_a.as_str(),
+            code_b.as_str(),
+            "P-A1",
+            "P-B1",
+            "alice",
+            "bob",
+        ] {
             assert!(!r.text.contains(secret), "{q} shows {secret}");
         }
     }
@@ -234,7 +259,12 @@ async fn changed_foreign_expired_or_missing_links_are_refused_and_show_nothing()
     }
     // A new link from the shop works again.
     let (url, _) = link(&app, "alice").await;
-    assert_eq!(open(&app, &format!("?t={}", token_of(&url)), None).await.status, 200);
+    assert_eq!(
+        open(&app, &format!("?t={}", token_of(&url)), None)
+            .await
+            .status,
+        200
+    );
 }
 
 #[tokio::test]
@@ -246,7 +276,12 @@ async fn without_a_secret_no_link_is_issued_and_the_page_refuses_every_token() {
         .await;
     assert_eq!(r.status, 503, "{}", r.text);
     assert_eq!(r.code(), "unavailable");
-    assert!(r.body["error"]["message"].as_str().unwrap_or("").contains("not configured"));
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not configured")
+    );
     let token = sign(
         &Secret::parse(SECRET).expect("secret"),
         &UserId::parse("alice").expect("user"),
@@ -310,17 +345,30 @@ async fn the_check_finds_a_planted_anomaly_in_customer_words_without_internal_id
 
     let r = open(&app, &format!("?t={token}"), None).await;
     assert_eq!(r.status, 200);
-    assert!(r.text.contains("sc-run-check"), "the check is one click away");
-    assert!(!r.text.contains("sc-overall"), "and not run before it is asked for");
+    assert!(
+        r.text.contains("sc-run-check"),
+        "the check is one click away"
+    );
+    assert!(
+        !r.text.contains("sc-overall"),
+        "and not run before it is asked for"
+    );
 
     let r = open(&app, &format!("?t={token}&check=1"), None).await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_private(&r);
     let page = &r.text;
-    assert!(page.contains(r#"data-testid="sc-overall" data-result="problem""#), "{page}");
+    assert!(
+        page.contains(r#"data-testid="sc-overall" data-result="problem""#),
+        "{page}"
+    );
     assert!(page.contains(r#"data-testid="sc-finding" data-result="problem""#));
     assert!(page.contains(&code_a), "the coupon is named by its code");
     assert!(page.contains("联系客服并出示这个页面"));
+    assert!(
+        page.contains("您无法使用这张券") && !page.contains("客户无法"),
+        "second person"
+    );
     assert!(page.contains("客服热线 400-000-0000"));
     for internal in [
         "cpn_",
@@ -334,7 +382,10 @@ async fn the_check_finds_a_planted_anomaly_in_customer_words_without_internal_id
     ] {
         assert!(!page.contains(internal), "{internal} must not appear");
     }
-    assert!(!page.contains(&code_b) && !page.contains("P-B1"), "nothing of bob");
+    assert!(
+        !page.contains(&code_b) && !page.contains("P-B1"),
+        "nothing of bob"
+    );
 
     let r = open(&app, &format!("?t={token}&check=1"), Some("en")).await;
     assert!(r.text.contains("Contact support and show them this page"));
@@ -347,10 +398,36 @@ async fn the_language_switch_returns_to_the_same_self_check_page() {
     let (url, _) = link(&app, "alice").await;
     let here = format!("/self-check?t={}&check=1", token_of(&url));
     let mut b = Browser::new(&app);
-    let r = b.post_form("/lang", &[("lang", "en"), ("next", &here)]).await;
+    let r = b
+        .post_form("/lang", &[("lang", "en"), ("next", &here)])
+        .await;
     assert_eq!(r.status, 303);
     assert_eq!(r.location.as_deref(), Some(here.as_str()));
     let page = b.get(&here).await;
     assert_eq!(page.status, 200);
     assert!(page.contains("One-click check"));
+
+    // Under `Referrer-Policy: no-referrer` the browser sends `Origin: null`
+    // with the switch; `Sec-Fetch-Site: same-origin` still lets it through,
+    // a cross-site post does not.
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let body: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("lang", "zh")
+        .append_pair("next", &here)
+        .finish();
+    for (site, status) in [("same-origin", 303), ("cross-site", 403)] {
+        let r = client
+            .post(format!("{}/lang", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", "null")
+            .header("sec-fetch-site", site)
+            .body(body.clone())
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(r.status().as_u16(), status, "{site}");
+    }
 }

@@ -98,7 +98,10 @@ pub struct Verified {
 /// The token for `user_id` valid until `expires_at` (whole seconds).
 pub fn sign(secret: &Secret, user_id: &UserId, expires_at: DateTime<Utc>) -> String {
     let expires = expires_at.timestamp().max(0).to_string();
-    let sig = secret.mac(user_id.as_str(), &expires).finalize().into_bytes();
+    let sig = secret
+        .mac(user_id.as_str(), &expires)
+        .finalize()
+        .into_bytes();
     format!(
         "{VERSION}.{}.{expires}.{}",
         URL_SAFE_NO_PAD.encode(user_id.as_str()),
@@ -137,7 +140,11 @@ pub fn verify(secret: &Secret, token: &str, now: DateTime<Utc>) -> Result<Verifi
         return Err(TokenError::Malformed);
     }
     let expires_secs: i64 = expires.parse().map_err(|_| TokenError::Malformed)?;
-    if sig_hex.len() != 64 || !sig_hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if sig_hex.len() != 64
+        || !sig_hex
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
         return Err(TokenError::Malformed);
     }
     let sig = hex::decode(sig_hex).map_err(|_| TokenError::Malformed)?;

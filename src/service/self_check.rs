@@ -37,7 +37,9 @@ pub struct SelfCheckLink {
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
     /// `COUPONKEEPER_SELF_CHECK_SECRET` is not set.
-    #[error("self-check links are not configured on this server (COUPONKEEPER_SELF_CHECK_SECRET is not set)")]
+    #[error(
+        "self-check links are not configured on this server (COUPONKEEPER_SELF_CHECK_SECRET is not set)"
+    )]
     NotConfigured,
     #[error(transparent)]
     Service(#[from] ServiceError),
@@ -101,10 +103,7 @@ fn rank(result: &str) -> u8 {
 }
 
 fn worst<'a>(results: impl Iterator<Item = &'a str>) -> String {
-    results
-        .max_by_key(|r| rank(r))
-        .unwrap_or("ok")
-        .to_string()
+    results.max_by_key(|r| rank(r)).unwrap_or("ok").to_string()
 }
 
 /// Whether `b[i..]` starts a server id (`cpn_` + hex, any short lower-case
@@ -157,11 +156,23 @@ pub fn scrub_ids(text: &str, codes: &HashMap<String, String>, unknown: &str) -> 
     out
 }
 
+/// The staff messages speak of "the customer"; the customer reads "you".
+fn to_second_person_en(text: &str) -> String {
+    text.replace("the customer's", "your")
+        .replace("The customer's", "Your")
+        .replace("the customer", "you")
+        .replace("The customer", "You")
+}
+
+fn to_second_person_zh(text: &str) -> String {
+    text.replace("客户", "您")
+}
+
 fn finding(c: &CheckView, codes: &HashMap<String, String>) -> CustomerFinding {
     CustomerFinding {
         result: c.result.clone(),
-        message: scrub_ids(&c.message, codes, "(another coupon)"),
-        message_zh: scrub_ids(&c.message_zh, codes, "（另一张券）"),
+        message: to_second_person_en(&scrub_ids(&c.message, codes, "(another coupon)")),
+        message_zh: to_second_person_zh(&scrub_ids(&c.message_zh, codes, "（另一张券）")),
         next: match c.result.as_str() {
             "ok" => NextStep::Nothing,
             "warning" => NextStep::TakeNote,
@@ -220,8 +231,8 @@ impl Service {
         let secret = settings.secret.as_ref().ok_or(LinkError::NotConfigured)?;
         let expires_at = self.now() + chrono::Duration::seconds(settings.ttl_seconds);
         // Whole seconds: the token cannot carry more.
-        let expires_at = chrono::DateTime::from_timestamp(expires_at.timestamp(), 0)
-            .unwrap_or(expires_at);
+        let expires_at =
+            chrono::DateTime::from_timestamp(expires_at.timestamp(), 0).unwrap_or(expires_at);
         let token = self_check::sign(secret, &user, expires_at);
         Ok(SelfCheckLink {
             url: format!("{}/self-check?t={token}", settings.public_url),
@@ -287,7 +298,12 @@ mod tests {
                 user_id: "u1".into(),
                 overall: "warning".into(),
                 checks: vec![
-                    check("order_status", "ok", "Order P1 is paid.", "订单 P1 已支付。"),
+                    check(
+                        "order_status",
+                        "ok",
+                        "Order P1 is paid.",
+                        "订单 P1 已支付。",
+                    ),
                     check(
                         "template_stock",
                         "warning",
@@ -299,8 +315,8 @@ mod tests {
             locks: vec![check(
                 "stray_lock",
                 "problem",
-                "Coupon cpn_0190aabbccdd0011223344556677 is locked.",
-                "优惠券 cpn_0190aabbccdd0011223344556677 被锁定。",
+                "Coupon cpn_0190aabbccdd0011223344556677 is locked; the customer cannot use it.",
+                "优惠券 cpn_0190aabbccdd0011223344556677 被锁定，客户无法使用这张券。",
             )],
         };
         let c = customer_check(&report, &[]);
@@ -308,7 +324,14 @@ mod tests {
         assert_eq!(c.orders[0].overall, "ok");
         assert_eq!(c.orders[0].findings.len(), 1);
         assert_eq!(c.coupons[0].next, NextStep::ContactSupport);
-        assert_eq!(c.coupons[0].message, "Coupon (another coupon) is locked.");
+        assert_eq!(
+            c.coupons[0].message,
+            "Coupon (another coupon) is locked; you cannot use it."
+        );
+        assert_eq!(
+            c.coupons[0].message_zh,
+            "优惠券 （另一张券） 被锁定，您无法使用这张券。"
+        );
         let json = serde_json::to_string(&c).unwrap_or_default();
         assert!(!json.contains("tpl_") && !json.contains("cpn_") && !json.contains("release"));
     }

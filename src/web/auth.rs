@@ -90,9 +90,7 @@ pub fn safe_next(next: Option<&str>) -> String {
 pub fn lang_next(next: Option<&str>) -> String {
     match next {
         Some(n)
-            if (n.starts_with("/login")
-                || n == "/self-check"
-                || n.starts_with("/self-check?"))
+            if (n.starts_with("/login") || n == "/self-check" || n.starts_with("/self-check?"))
                 && !n.starts_with("//")
                 && !n.contains('\\')
                 && !n.chars().any(|c| c.is_control()) =>
@@ -134,6 +132,16 @@ pub fn same_site_request(headers: &HeaderMap) -> bool {
         (Some(_), None) => false,
     };
     fetch_site_ok && origin_ok
+}
+
+/// A same-origin form post whose `Origin` the browser blanked to `null`:
+/// it does so on pages with `Referrer-Policy: no-referrer` (the self-check
+/// page, whose URL holds its token). `Sec-Fetch-Site: same-origin` is set
+/// by the browser and cannot be forged by another site. Used by the
+/// language switch only; console forms still need a real `Origin`.
+pub fn same_origin_without_origin(headers: &HeaderMap) -> bool {
+    headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) == Some("same-origin")
+        && headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) == Some("null")
 }
 
 /// Compares two tokens in time independent of where they differ.
@@ -546,7 +554,7 @@ async fn switch_lang(visitor: Visitor, headers: HeaderMap, body: Bytes) -> Respo
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if !same_site_request(&headers) {
+    if !same_site_request(&headers) && !same_origin_without_origin(&headers) {
         return WebError::forbidden("cross-site request refused").into_response();
     }
     let lang = form
@@ -595,13 +603,22 @@ mod tests {
 
     #[test]
     fn the_language_switch_returns_to_console_sign_in_or_self_check_only() {
-        assert_eq!(lang_next(Some("/self-check?t=v1.a.1.ff&check=1")), "/self-check?t=v1.a.1.ff&check=1");
-        assert_eq!(lang_next(Some("/login?next=%2Fconsole")), "/login?next=%2Fconsole");
+        assert_eq!(
+            lang_next(Some("/self-check?t=v1.a.1.ff&check=1")),
+            "/self-check?t=v1.a.1.ff&check=1"
+        );
+        assert_eq!(
+            lang_next(Some("/login?next=%2Fconsole")),
+            "/login?next=%2Fconsole"
+        );
         assert_eq!(lang_next(Some("/console/x")), "/console/x");
         assert_eq!(lang_next(Some("/self-checker")), "/console");
         assert_eq!(lang_next(Some("/self-check?\\evil")), "/console");
         assert_eq!(lang_next(Some("/self-check?t=a\nb")), "/console");
-        assert_eq!(lang_next(Some("https://evil.example/self-check?")), "/console");
+        assert_eq!(
+            lang_next(Some("https://evil.example/self-check?")),
+            "/console"
+        );
         assert_eq!(lang_next(None), "/console");
     }
 
@@ -623,6 +640,11 @@ mod tests {
             HeaderValue::from_static("http://evil.example"),
         );
         assert!(!same_site_request(&h));
+        h.insert(header::ORIGIN, HeaderValue::from_static("null"));
+        assert!(!same_site_request(&h));
+        assert!(same_origin_without_origin(&h));
+        h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
+        assert!(!same_origin_without_origin(&h));
     }
 
     #[test]

@@ -24,9 +24,7 @@ use super::escape_html;
 use super::i18n::Lang;
 use super::layout::{coupon_badge, order_badge, result_badge};
 use crate::api::AppState;
-use crate::service::self_check::{
-    CustomerCheck, CustomerFinding, NextStep, customer_check,
-};
+use crate::service::self_check::{CustomerCheck, CustomerFinding, NextStep, customer_check};
 use crate::service::support::UserOverview;
 use crate::service::views::{CouponView, OrderView};
 
@@ -62,7 +60,10 @@ fn private(mut r: Response) -> Response {
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
-    h.insert("x-robots-tag", HeaderValue::from_static("noindex, nofollow"));
+    h.insert(
+        "x-robots-tag",
+        HeaderValue::from_static("noindex, nofollow"),
+    );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -249,8 +250,14 @@ fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
                 }
             }
             Some(o) => l.pick(
-                format!("这张券被订单 {} 占用，但订单没有使用它（点“一键检查”查看）。", o.order_no),
-                format!("This coupon is held by order {}, which does not use it (run the check).", o.order_no),
+                format!(
+                    "这张券被订单 {} 占用，但订单没有使用它（点“一键检查”查看）。",
+                    o.order_no
+                ),
+                format!(
+                    "This coupon is held by order {}, which does not use it (run the check).",
+                    o.order_no
+                ),
             ),
             None => l.pick(
                 "这张券被占用，暂时不能使用（点“一键检查”查看）。".to_string(),
@@ -474,10 +481,7 @@ fn render(p: PageData) -> String {
         base.clone()
     };
     let check_href = format!("{base}&check=1#check");
-    let expires = p
-        .expires_at
-        .format("%Y-%m-%d %H:%M UTC")
-        .to_string();
+    let expires = p.expires_at.format("%Y-%m-%d %H:%M UTC").to_string();
     let n_coupons = p.overview.coupons.len();
     let n_orders = p.overview.orders.len();
     let coupons = coupon_list(l, &p.overview.coupons, &p.overview.orders);
@@ -553,7 +557,9 @@ mod tests {
             Some(&b"no-store"[..])
         );
         assert_eq!(
-            r.headers().get(header::REFERRER_POLICY).map(|v| v.as_bytes()),
+            r.headers()
+                .get(header::REFERRER_POLICY)
+                .map(|v| v.as_bytes()),
             Some(&b"no-referrer"[..])
         );
     }
