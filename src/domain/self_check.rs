@@ -226,10 +226,9 @@ mod tests {
     fn a_tampered_signature_is_refused() {
         let t = token_for("u-1");
         let sig = t.rsplit('.').next().expect("sig").to_string();
-        let flipped = if sig.starts_with('0') {
-            format!("1{}", &sig[1..])
-        } else {
-            format!("0{}", &sig[1..])
+        let flipped = match sig.strip_prefix('0') {
+            Some(rest) => format!("1{rest}"),
+            None => format!("0{}", &sig[1..]),
         };
         assert_eq!(
             verify(&secret(), &with_part(&t, 3, &flipped), now()),
