@@ -44,6 +44,44 @@ pub struct Config {
     /// `COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS`, default 20000: most
     /// cents of compensation one `support` staff member may issue per UTC day.
     pub support_compensation_daily_cents: i64,
+    /// The customers' self-check page and its signed links (see
+    /// [`SelfCheckSettings`]).
+    pub self_check: SelfCheckSettings,
+}
+
+/// Settings of the customers' self-check links.
+#[derive(Debug, Clone)]
+pub struct SelfCheckSettings {
+    /// `COUPONKEEPER_SELF_CHECK_SECRET` (at least 32 bytes). Unset: no link
+    /// is issued (the API answers 503) and the page refuses every token.
+    /// Never a random per-process secret: links must work on every
+    /// instance and across restarts.
+    pub secret: Option<crate::domain::self_check::Secret>,
+    /// `COUPONKEEPER_PUBLIC_URL`: the base of the links handed out, without
+    /// a trailing slash; default `http://<COUPONKEEPER_ADDR>`.
+    pub public_url: String,
+    /// `COUPONKEEPER_SELF_CHECK_TTL_SECONDS`, default 86400 (60 s to 30
+    /// days): how long a link works.
+    pub ttl_seconds: i64,
+    /// `COUPONKEEPER_SELF_CHECK_SUPPORT_HINT`: how customers reach the
+    /// shop's support (at most 200 characters), shown beside every problem.
+    pub support_hint: Option<String>,
+}
+
+/// Default lifetime of a self-check link.
+pub const DEFAULT_SELF_CHECK_TTL_SECONDS: i64 = 86_400;
+/// Longest lifetime of a self-check link.
+pub const MAX_SELF_CHECK_TTL_SECONDS: i64 = 30 * 24 * 3600;
+
+impl Default for SelfCheckSettings {
+    fn default() -> Self {
+        SelfCheckSettings {
+            secret: None,
+            public_url: "http://127.0.0.1:3000".into(),
+            ttl_seconds: DEFAULT_SELF_CHECK_TTL_SECONDS,
+            support_hint: None,
+        }
+    }
 }
 
 /// Settings of the background jobs.
@@ -112,6 +150,7 @@ impl Default for Config {
             bootstrap_admin: None,
             support_compensation_max_cents: 5_000,
             support_compensation_daily_cents: 20_000,
+            self_check: SelfCheckSettings::default(),
         }
     }
 }
@@ -127,9 +166,10 @@ impl Config {
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let d = Config::default();
         let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        let addr: SocketAddr = parse_var(&nonempty, "COUPONKEEPER_ADDR", d.addr)?;
         Ok(Config {
             database_url: nonempty("DATABASE_URL").unwrap_or(d.database_url),
-            addr: parse_var(&nonempty, "COUPONKEEPER_ADDR", d.addr)?,
+            addr,
             api_tokens: nonempty("COUPONKEEPER_API_TOKEN")
                 .map(|v| {
                     v.split(',')
@@ -250,8 +290,74 @@ impl Config {
                 "COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS",
                 d.support_compensation_daily_cents,
             )?,
+            self_check: self_check_settings(&get, addr)?,
         })
     }
+}
+
+fn self_check_settings(
+    get: &impl Fn(&str) -> Option<String>,
+    addr: SocketAddr,
+) -> Result<SelfCheckSettings, ConfigError> {
+    let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+    let secret = match get("COUPONKEEPER_SELF_CHECK_SECRET").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(raw) => Some(
+            crate::domain::self_check::Secret::parse(&raw).map_err(|message| ConfigError {
+                var: "COUPONKEEPER_SELF_CHECK_SECRET",
+                message,
+            })?,
+        ),
+    };
+    let public_url = match nonempty("COUPONKEEPER_PUBLIC_URL") {
+        None => format!("http://{addr}"),
+        Some(raw) => {
+            let url = raw.trim().trim_end_matches('/').to_string();
+            let host = url
+                .strip_prefix("https://")
+                .or_else(|| url.strip_prefix("http://"));
+            let ok = host.is_some_and(|h| {
+                !h.is_empty()
+                    && !h.starts_with('/')
+                    && !h.contains(['?', '#', '\\'])
+                    && !h.chars().any(|c| c.is_whitespace() || c.is_control())
+            });
+            if !ok {
+                return Err(ConfigError {
+                    var: "COUPONKEEPER_PUBLIC_URL",
+                    message: format!(
+                        "expected http(s)://host[:port][/path] without query, got {raw:?}"
+                    ),
+                });
+            }
+            url
+        }
+    };
+    let var = "COUPONKEEPER_SELF_CHECK_TTL_SECONDS";
+    let ttl_seconds = parse_var(&nonempty, var, DEFAULT_SELF_CHECK_TTL_SECONDS)?;
+    if !(60..=MAX_SELF_CHECK_TTL_SECONDS).contains(&ttl_seconds) {
+        return Err(ConfigError {
+            var,
+            message: format!("must be between 60 and {MAX_SELF_CHECK_TTL_SECONDS} seconds"),
+        });
+    }
+    let support_hint =
+        nonempty("COUPONKEEPER_SELF_CHECK_SUPPORT_HINT").map(|v| v.trim().to_string());
+    if support_hint
+        .as_ref()
+        .is_some_and(|h| h.chars().count() > 200 || h.chars().any(char::is_control))
+    {
+        return Err(ConfigError {
+            var: "COUPONKEEPER_SELF_CHECK_SUPPORT_HINT",
+            message: "must be at most 200 characters on one line".into(),
+        });
+    }
+    Ok(SelfCheckSettings {
+        secret,
+        public_url,
+        ttl_seconds,
+        support_hint,
+    })
 }
 
 fn parse_var<T: std::str::FromStr>(
@@ -373,6 +479,34 @@ mod tests {
         }
         let e = cfg(&[("COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS", "-5")]).unwrap_err();
         assert_eq!(e.var, "COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS");
+    }
+
+    #[test]
+    fn self_check_links_default_to_off_and_to_this_address() {
+        let c = cfg(&[("COUPONKEEPER_ADDR", "0.0.0.0:8080")]).expect("ok");
+        assert!(c.self_check.secret.is_none());
+        assert_eq!(c.self_check.public_url, "http://0.0.0.0:8080");
+        assert_eq!(c.self_check.ttl_seconds, 86_400);
+        let c = cfg(&[
+            ("COUPONKEEPER_SELF_CHECK_SECRET", &"k".repeat(32)),
+            ("COUPONKEEPER_PUBLIC_URL", "https://shop.example/ck/"),
+            ("COUPONKEEPER_SELF_CHECK_TTL_SECONDS", "600"),
+        ])
+        .expect("ok");
+        assert!(c.self_check.secret.is_some());
+        assert_eq!(c.self_check.public_url, "https://shop.example/ck");
+        assert_eq!(c.self_check.ttl_seconds, 600);
+        for (var, bad) in [
+            ("COUPONKEEPER_SELF_CHECK_SECRET", "too short"),
+            ("COUPONKEEPER_PUBLIC_URL", "shop.example"),
+            ("COUPONKEEPER_PUBLIC_URL", "https://"),
+            ("COUPONKEEPER_PUBLIC_URL", "https://a.example/?x=1"),
+            ("COUPONKEEPER_SELF_CHECK_TTL_SECONDS", "59"),
+            ("COUPONKEEPER_SELF_CHECK_TTL_SECONDS", "2592001"),
+        ] {
+            let e = cfg(&[(var, bad)]).unwrap_err();
+            assert_eq!(e.var, var, "{bad}");
+        }
     }
 
     #[test]

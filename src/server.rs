@@ -60,7 +60,9 @@ pub fn app_state_with_metrics(
     service: Service,
     metrics: Arc<Metrics>,
 ) -> AppState {
-    AppState::new(service, metrics, &config.api_tokens).with_console(config.console.clone())
+    AppState::new(service, metrics, &config.api_tokens)
+        .with_console(config.console.clone())
+        .with_self_check(config.self_check.clone())
 }
 
 /// Runs the server until SIGTERM or Ctrl-C, then finishes in-flight

@@ -7,6 +7,7 @@ pub mod expirations;
 pub mod extract;
 pub mod openapi;
 pub mod orders;
+pub mod self_check;
 pub mod support;
 pub mod templates;
 
@@ -39,6 +40,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Console cookie and session settings.
     pub console: Arc<crate::web::ConsoleSettings>,
+    /// The customers' self-check links: secret, public base URL, lifetime.
+    pub self_check: Arc<crate::config::SelfCheckSettings>,
     /// SHA-256 of each configured API token; tokens themselves are not kept
     /// around longer than start-up.
     token_hashes: Arc<Vec<[u8; 32]>>,
@@ -54,6 +57,7 @@ impl AppState {
             service,
             metrics,
             console: Arc::new(crate::web::ConsoleSettings::default()),
+            self_check: Arc::new(crate::config::SelfCheckSettings::default()),
             token_hashes: Arc::new(token_hashes),
         }
     }
@@ -61,6 +65,12 @@ impl AppState {
     /// The same state with these console settings.
     pub fn with_console(mut self, console: crate::web::ConsoleSettings) -> Self {
         self.console = Arc::new(console);
+        self
+    }
+
+    /// The same state with these self-check link settings.
+    pub fn with_self_check(mut self, settings: crate::config::SelfCheckSettings) -> Self {
+        self.self_check = Arc::new(settings);
         self
     }
 
@@ -129,6 +139,10 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/users/{user_id}/compensation-coupons",
             post(support::compensation),
+        )
+        .route(
+            "/users/{user_id}/self-check-link",
+            post(self_check::issue_link),
         )
         .route("/expirations/pending", get(expirations::pending))
         .route("/openapi.json", get(openapi::serve));

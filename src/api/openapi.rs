@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{campaigns, coupons, expirations, orders, support, templates};
+use super::{campaigns, coupons, expirations, orders, self_check, support, templates};
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
     CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView,
@@ -34,6 +34,7 @@ impl Modify for BearerAuth {
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
         expirations::pending,
         support::health_check, support::release, support::invalidate, support::compensation, support::repair_link, support::reconciliation,
+        self_check::issue_link,
         super::healthz, super::readyz, super::metrics,
     ),
     components(schemas(
@@ -42,6 +43,7 @@ impl Modify for BearerAuth {
         campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody,
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,
         support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody,
+        self_check::SelfCheckLinkBody, crate::service::self_check::SelfCheckLink,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),

@@ -13,6 +13,7 @@ pub mod money;
 pub mod order;
 pub mod reconcile;
 pub mod repair;
+pub mod self_check;
 pub mod staff;
 pub mod template;
 pub mod time;

@@ -18,6 +18,7 @@ pub mod jobs;
 pub mod orders;
 pub mod reconcile;
 pub mod repairs;
+pub mod self_check;
 pub mod staff;
 pub mod support;
 pub mod templates;

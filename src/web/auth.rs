@@ -84,6 +84,23 @@ pub fn safe_next(next: Option<&str>) -> String {
     }
 }
 
+/// Where the language switch goes back to: a console page, the sign-in
+/// page, or the self-check page (with its token); anything else is the
+/// console home.
+pub fn lang_next(next: Option<&str>) -> String {
+    match next {
+        Some(n)
+            if (n.starts_with("/login") || n == "/self-check" || n.starts_with("/self-check?"))
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(|c| c.is_control()) =>
+        {
+            n.to_string()
+        }
+        other => safe_next(other),
+    }
+}
+
 /// A 303 redirect carrying a flash message.
 pub fn redirect_with_flash(s: &ConsoleSettings, to: &str, flash: &Flash) -> Response {
     let mut r = Redirect::to(to).into_response();
@@ -115,6 +132,16 @@ pub fn same_site_request(headers: &HeaderMap) -> bool {
         (Some(_), None) => false,
     };
     fetch_site_ok && origin_ok
+}
+
+/// A same-origin form post whose `Origin` the browser blanked to `null`:
+/// it does so on pages with `Referrer-Policy: no-referrer` (the self-check
+/// page, whose URL holds its token). `Sec-Fetch-Site: same-origin` is set
+/// by the browser and cannot be forged by another site. Used by the
+/// language switch only; console forms still need a real `Origin`.
+pub fn same_origin_without_origin(headers: &HeaderMap) -> bool {
+    headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) == Some("same-origin")
+        && headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) == Some("null")
 }
 
 /// Compares two tokens in time independent of where they differ.
@@ -527,7 +554,7 @@ async fn switch_lang(visitor: Visitor, headers: HeaderMap, body: Bytes) -> Respo
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if !same_site_request(&headers) {
+    if !same_site_request(&headers) && !same_origin_without_origin(&headers) {
         return WebError::forbidden("cross-site request refused").into_response();
     }
     let lang = form
@@ -535,10 +562,7 @@ async fn switch_lang(visitor: Visitor, headers: HeaderMap, body: Bytes) -> Respo
         .as_deref()
         .and_then(Lang::parse)
         .unwrap_or(visitor.lang);
-    let next = match form.next.as_deref() {
-        Some(n) if n.starts_with("/login") && !n.starts_with("//") => n.to_string(),
-        other => safe_next(other),
-    };
+    let next = lang_next(form.next.as_deref());
     let mut r = Redirect::to(&next).into_response();
     r.headers_mut().append(
         header::SET_COOKIE,
@@ -578,6 +602,27 @@ mod tests {
     }
 
     #[test]
+    fn the_language_switch_returns_to_console_sign_in_or_self_check_only() {
+        assert_eq!(
+            lang_next(Some("/self-check?t=v1.a.1.ff&check=1")),
+            "/self-check?t=v1.a.1.ff&check=1"
+        );
+        assert_eq!(
+            lang_next(Some("/login?next=%2Fconsole")),
+            "/login?next=%2Fconsole"
+        );
+        assert_eq!(lang_next(Some("/console/x")), "/console/x");
+        assert_eq!(lang_next(Some("/self-checker")), "/console");
+        assert_eq!(lang_next(Some("/self-check?\\evil")), "/console");
+        assert_eq!(lang_next(Some("/self-check?t=a\nb")), "/console");
+        assert_eq!(
+            lang_next(Some("https://evil.example/self-check?")),
+            "/console"
+        );
+        assert_eq!(lang_next(None), "/console");
+    }
+
+    #[test]
     fn cross_site_posts_are_recognised() {
         let mut h = HeaderMap::new();
         assert!(same_site_request(&h));
@@ -595,6 +640,11 @@ mod tests {
             HeaderValue::from_static("http://evil.example"),
         );
         assert!(!same_site_request(&h));
+        h.insert(header::ORIGIN, HeaderValue::from_static("null"));
+        assert!(!same_site_request(&h));
+        assert!(same_origin_without_origin(&h));
+        h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
+        assert!(!same_origin_without_origin(&h));
     }
 
     #[test]

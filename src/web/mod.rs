@@ -8,6 +8,8 @@
 //!   ([`auth`]).
 //! - `/console/...`: the support console ([`console`]), every page behind a
 //!   staff session, every form behind a CSRF token.
+//! - `/self-check?t=<token>`: the customers' self-check page
+//!   ([`self_check`]), opened only through a signed link.
 //!
 //! Pages call the same [`crate::service`] functions as the JSON API; no
 //! rule lives here.
@@ -18,6 +20,7 @@ pub mod console;
 pub mod i18n;
 pub mod layout;
 pub mod reconcile;
+pub mod self_check;
 pub mod staff_admin;
 
 use axum::Router;
@@ -49,6 +52,7 @@ pub fn routes() -> Router<AppState> {
         .merge(console::routes())
         .merge(reconcile::routes())
         .merge(staff_admin::routes())
+        .merge(self_check::routes())
 }
 
 /// Console settings that are not business rules.

@@ -1,0 +1,338 @@
+//! The customers' self-check: issuing the signed link the shop hands to its
+//! logged-in customer, reading the token back, and turning the staff health
+//! check into what a customer may see.
+//!
+//! The customer view keeps each finding's result and customer message but
+//! drops everything internal: suggested actions and their parameters, the
+//! `template_stock` check (the shop's stock counter is not the customer's
+//! business), and coupon ids, which are replaced by the coupon's code (or
+//! by "another coupon" when it is not one of this customer's).
+//!
+//! Not recorded: a customer's visit. Issue 6 ("last self-check" in the
+//! activity view) would add a row here when the page is opened.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::support::{CheckView, UserHealthReport};
+use super::views::CouponView;
+use super::{Service, ServiceError};
+use crate::config::SelfCheckSettings;
+use crate::domain::ids::UserId;
+use crate::domain::self_check::{self, TokenError, Verified};
+use crate::domain::time::rfc3339;
+
+/// `POST /users/{user_id}/self-check-link`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SelfCheckLink {
+    /// The page for the customer: `<public url>/self-check?t=<token>`.
+    pub url: String,
+    /// When the link stops working (RFC 3339, UTC).
+    pub expires_at: String,
+}
+
+/// Why no link can be issued.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// `COUPONKEEPER_SELF_CHECK_SECRET` is not set.
+    #[error(
+        "self-check links are not configured on this server (COUPONKEEPER_SELF_CHECK_SECRET is not set)"
+    )]
+    NotConfigured,
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+}
+
+/// What the customer does next about a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NextStep {
+    /// `ok`: nothing to do.
+    Nothing,
+    /// `warning`: read the message (it says what to watch out for).
+    TakeNote,
+    /// `problem`: support fixes it; show them the page.
+    ContactSupport,
+}
+
+/// One finding as the customer sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CustomerFinding {
+    /// `ok`, `warning` or `problem`.
+    pub result: String,
+    /// In English, with coupon codes instead of ids.
+    pub message: String,
+    /// In Simplified Chinese, likewise.
+    pub message_zh: String,
+    pub next: NextStep,
+}
+
+/// One order's findings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CustomerOrderCheck {
+    pub order_no: String,
+    /// The worst of its findings.
+    pub overall: String,
+    /// Every finding except the internal ones, in the staff check's order.
+    pub findings: Vec<CustomerFinding>,
+}
+
+/// The customer's whole check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CustomerCheck {
+    /// The worst result over every finding shown.
+    pub overall: String,
+    /// Newest first, like the staff check.
+    pub orders: Vec<CustomerOrderCheck>,
+    /// Coupons held by an order that no longer uses them.
+    pub coupons: Vec<CustomerFinding>,
+}
+
+/// Checks that are about the shop's own bookkeeping, not the customer's
+/// coupons and orders.
+const INTERNAL_CHECKS: &[&str] = &["template_stock"];
+
+fn rank(result: &str) -> u8 {
+    match result {
+        "problem" => 2,
+        "warning" => 1,
+        _ => 0,
+    }
+}
+
+fn worst<'a>(results: impl Iterator<Item = &'a str>) -> String {
+    results.max_by_key(|r| rank(r)).unwrap_or("ok").to_string()
+}
+
+/// Whether `b[i..]` starts a server id (`cpn_` + hex, any short lower-case
+/// prefix) standing on its own; its length if so.
+fn server_id_at(b: &[u8], i: usize) -> Option<usize> {
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    if i > 0 && word(b[i - 1]) {
+        return None;
+    }
+    let mut j = i;
+    while j < b.len() && b[j].is_ascii_lowercase() && j - i <= 5 {
+        j += 1;
+    }
+    if !(2..=5).contains(&(j - i)) || b.get(j) != Some(&b'_') {
+        return None;
+    }
+    j += 1;
+    let digits = j;
+    while j < b.len() && matches!(b[j], b'0'..=b'9' | b'a'..=b'f') {
+        j += 1;
+    }
+    if j - digits < 16 || (j < b.len() && word(b[j])) {
+        return None;
+    }
+    Some(j - i)
+}
+
+/// `text` with every coupon id of `codes` replaced by its code and any
+/// other server id by `unknown`.
+pub fn scrub_ids(text: &str, codes: &HashMap<String, String>, unknown: &str) -> String {
+    let mut text = text.to_string();
+    for (id, code) in codes {
+        if text.contains(id.as_str()) {
+            text = text.replace(id.as_str(), code);
+        }
+    }
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if let Some(len) = server_id_at(b, i) {
+            out.push_str(unknown);
+            i += len;
+        } else {
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+/// The staff messages speak of "the customer"; the customer reads "you".
+fn to_second_person_en(text: &str) -> String {
+    text.replace("the customer's", "your")
+        .replace("The customer's", "Your")
+        .replace("the customer", "you")
+        .replace("The customer", "You")
+}
+
+fn to_second_person_zh(text: &str) -> String {
+    text.replace("客户", "您")
+}
+
+fn finding(c: &CheckView, codes: &HashMap<String, String>) -> CustomerFinding {
+    CustomerFinding {
+        result: c.result.clone(),
+        message: to_second_person_en(&scrub_ids(&c.message, codes, "(another coupon)")),
+        message_zh: to_second_person_zh(&scrub_ids(&c.message_zh, codes, "（另一张券）")),
+        next: match c.result.as_str() {
+            "ok" => NextStep::Nothing,
+            "warning" => NextStep::TakeNote,
+            _ => NextStep::ContactSupport,
+        },
+    }
+}
+
+/// The staff health check of a user as the customer may see it.
+/// `coupons` are the customer's own (their ids become codes).
+pub fn customer_check(report: &UserHealthReport, coupons: &[CouponView]) -> CustomerCheck {
+    let codes: HashMap<String, String> = coupons
+        .iter()
+        .map(|c| (c.id.clone(), c.code.clone()))
+        .collect();
+    let orders: Vec<CustomerOrderCheck> = report
+        .orders
+        .iter()
+        .map(|o| {
+            let findings: Vec<CustomerFinding> = o
+                .checks
+                .iter()
+                .filter(|c| !INTERNAL_CHECKS.contains(&c.name.as_str()))
+                .map(|c| finding(c, &codes))
+                .collect();
+            CustomerOrderCheck {
+                order_no: o.order_no.clone(),
+                overall: worst(findings.iter().map(|f| f.result.as_str())),
+                findings,
+            }
+        })
+        .collect();
+    let coupons: Vec<CustomerFinding> = report.locks.iter().map(|c| finding(c, &codes)).collect();
+    let overall = worst(
+        orders
+            .iter()
+            .map(|o| o.overall.as_str())
+            .chain(coupons.iter().map(|f| f.result.as_str())),
+    );
+    CustomerCheck {
+        overall,
+        orders,
+        coupons,
+    }
+}
+
+impl Service {
+    /// A signed self-check link for `user_id`, valid for the configured
+    /// time from now. Changes nothing.
+    pub fn self_check_link(
+        &self,
+        settings: &SelfCheckSettings,
+        user_id: &str,
+    ) -> Result<SelfCheckLink, LinkError> {
+        let user = UserId::parse(user_id.trim()).map_err(ServiceError::from)?;
+        let secret = settings.secret.as_ref().ok_or(LinkError::NotConfigured)?;
+        let expires_at = self.now() + chrono::Duration::seconds(settings.ttl_seconds);
+        // Whole seconds: the token cannot carry more.
+        let expires_at =
+            chrono::DateTime::from_timestamp(expires_at.timestamp(), 0).unwrap_or(expires_at);
+        let token = self_check::sign(secret, &user, expires_at);
+        Ok(SelfCheckLink {
+            url: format!("{}/self-check?t={token}", settings.public_url),
+            expires_at: rfc3339(expires_at),
+        })
+    }
+
+    /// The customer a self-check token names, if it is genuine and
+    /// current. Without a configured secret every token is refused.
+    pub fn verify_self_check_token(
+        &self,
+        settings: &SelfCheckSettings,
+        token: &str,
+    ) -> Result<Verified, TokenError> {
+        let secret = settings.secret.as_ref().ok_or(TokenError::BadSignature)?;
+        self_check::verify(secret, token, self.now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(name: &str, result: &str, en: &str, zh: &str) -> CheckView {
+        CheckView {
+            name: name.into(),
+            result: result.into(),
+            message: en.into(),
+            message_zh: zh.into(),
+            suggested_action: Some("release_coupon".into()),
+            action: None,
+        }
+    }
+
+    #[test]
+    fn ids_become_codes_and_unknown_ids_are_hidden() {
+        let codes = HashMap::from([(
+            "cpn_0190aabbccdd0011223344556677".to_string(),
+            "K7QM-3XPA-9RTD".to_string(),
+        )]);
+        assert_eq!(
+            scrub_ids(
+                "优惠券 cpn_0190aabbccdd0011223344556677 被订单 P1 锁定；cpn_0190aabbccdd8899aabbccddeeff，tpl_0190aabbccdd0011223344556677.",
+                &codes,
+                "（另一张券）"
+            ),
+            "优惠券 K7QM-3XPA-9RTD 被订单 P1 锁定；（另一张券），（另一张券）."
+        );
+        // Words that only look a little like ids stay.
+        assert_eq!(
+            scrub_ids("order_no P_123 abc_12 x", &codes, "?"),
+            "order_no P_123 abc_12 x"
+        );
+    }
+
+    #[test]
+    fn the_customer_check_drops_internal_checks_and_actions() {
+        let report = UserHealthReport {
+            user_id: "u1".into(),
+            overall: "warning".into(),
+            orders: vec![super::super::support::HealthReport {
+                order_no: "P1".into(),
+                user_id: "u1".into(),
+                overall: "warning".into(),
+                checks: vec![
+                    check(
+                        "order_status",
+                        "ok",
+                        "Order P1 is paid.",
+                        "订单 P1 已支付。",
+                    ),
+                    check(
+                        "template_stock",
+                        "warning",
+                        "Template tpl_0190aabbccdd0011223344556677: counter off.",
+                        "券模板不一致。",
+                    ),
+                ],
+            }],
+            locks: vec![check(
+                "stray_lock",
+                "problem",
+                "Coupon cpn_0190aabbccdd0011223344556677 is locked; the customer cannot use it.",
+                "优惠券 cpn_0190aabbccdd0011223344556677 被锁定，客户无法使用这张券。",
+            )],
+        };
+        let c = customer_check(&report, &[]);
+        assert_eq!(c.overall, "problem");
+        assert_eq!(c.orders[0].overall, "ok");
+        assert_eq!(c.orders[0].findings.len(), 1);
+        assert_eq!(c.coupons[0].next, NextStep::ContactSupport);
+        assert_eq!(
+            c.coupons[0].message,
+            "Coupon (another coupon) is locked; you cannot use it."
+        );
+        assert_eq!(
+            c.coupons[0].message_zh,
+            "优惠券 （另一张券） 被锁定，您无法使用这张券。"
+        );
+        let json = serde_json::to_string(&c).unwrap_or_default();
+        assert!(!json.contains("tpl_") && !json.contains("cpn_") && !json.contains("release"));
+    }
+}

@@ -1,0 +1,566 @@
+//! The customers' self-check page, `GET /self-check?t=<token>` (and
+//! `&check=1` for the one-click check, a read-only GET).
+//!
+//! The signed token is the only key: there is no route taking a user id,
+//! no session and no staff data. A missing, altered, foreign-secret or
+//! expired token gets one bilingual 403 page that shows nothing. A good
+//! token shows only the user it names: their coupons and orders in plain
+//! words and, on request, the health check in customer words (codes and
+//! order numbers only; no coupon or template ids, actors or action codes).
+//!
+//! Every answer carries `Cache-Control: no-store`, `Referrer-Policy:
+//! no-referrer` (the token is in the URL), `X-Robots-Tag: noindex` and a
+//! CSP without scripts; the page has no JavaScript.
+
+use axum::Router;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use leptos::prelude::*;
+
+use super::console::coupon_terms_text;
+use super::escape_html;
+use super::i18n::Lang;
+use super::layout::{coupon_badge, order_badge, result_badge};
+use crate::api::AppState;
+use crate::service::self_check::{CustomerCheck, CustomerFinding, NextStep, customer_check};
+use crate::service::support::UserOverview;
+use crate::service::views::{CouponView, OrderView};
+
+/// The page's one route.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/self-check", get(page))
+}
+
+/// The query of the page: `t` (the token) and `check`.
+#[derive(Debug, Default)]
+struct SelfCheckQuery {
+    token: Option<String>,
+    check: bool,
+}
+
+fn parse_query(raw: Option<&str>) -> SelfCheckQuery {
+    let mut q = SelfCheckQuery::default();
+    for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        match k.as_ref() {
+            "t" if q.token.is_none() => q.token = Some(v.into_owned()),
+            "check" => q.check = !v.is_empty() && v != "0",
+            _ => {}
+        }
+    }
+    q
+}
+
+/// Headers every self-check answer carries.
+fn private(mut r: Response) -> Response {
+    let h = r.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(
+        "x-robots-tag",
+        HeaderValue::from_static("noindex, nofollow"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    r
+}
+
+async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
+    let lang = Lang::from_headers(&headers);
+    let q = parse_query(raw.as_deref());
+    let Some(token) = q.token.as_deref().filter(|t| !t.is_empty()) else {
+        return refusal(lang);
+    };
+    if s.self_check.secret.is_none() {
+        tracing::warn!("self-check page opened but COUPONKEEPER_SELF_CHECK_SECRET is not set");
+        return refusal(lang);
+    }
+    let verified = match s.service.verify_self_check_token(&s.self_check, token) {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::info!(reason = e.as_str(), "self-check link refused");
+            return refusal(lang);
+        }
+    };
+    let user = verified.user_id.as_str();
+    let overview = match s.service.user_overview(user).await {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::error!(error = %e, "self-check: cannot read the customer's data");
+            return unavailable(lang);
+        }
+    };
+    let check = if q.check {
+        match s.service.user_health_check(user).await {
+            Ok(r) => Some(customer_check(&r, &overview.coupons)),
+            Err(e) => {
+                tracing::error!(error = %e, "self-check: cannot run the check");
+                return unavailable(lang);
+            }
+        }
+    } else {
+        None
+    };
+    let view = PageData {
+        lang,
+        token: token.to_string(),
+        checked: q.check,
+        expires_at: verified.expires_at,
+        support_hint: s.self_check.support_hint.clone(),
+        overview,
+        check,
+    };
+    private(Html(render(view)).into_response())
+}
+
+/// The HTML shell of the self-check pages: no script, not indexed.
+fn document(l: Lang, title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"{}\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"robots\" content=\"noindex, nofollow\">\
+         <meta name=\"referrer\" content=\"no-referrer\">\
+         <title>{}</title><link rel=\"icon\" href=\"/favicon.svg\" type=\"image/svg+xml\">\
+         <link rel=\"stylesheet\" href=\"/style/main.css\"></head>\
+         <body class=\"sc\">{body}</body></html>",
+        l.html_lang(),
+        escape_html(title)
+    )
+}
+
+/// The one answer to a missing, altered, foreign or expired link: 403,
+/// both languages, nothing of anyone's data.
+pub fn refusal(l: Lang) -> Response {
+    let (first, second) = match l {
+        Lang::Zh => (
+            (
+                "链接无效或已过期",
+                "这个自助检查链接无法打开：它可能已经过期、被改动过，或者不完整。请回到商城 App，重新打开“优惠券自助检查”获取新链接。",
+            ),
+            (
+                "This link is invalid or has expired",
+                "This self-check link cannot be opened: it may have expired, been changed or been cut short. Go back to the shop app and open the coupon self-check again for a new link.",
+            ),
+        ),
+        Lang::En => (
+            (
+                "This link is invalid or has expired",
+                "This self-check link cannot be opened: it may have expired, been changed or been cut short. Go back to the shop app and open the coupon self-check again for a new link.",
+            ),
+            (
+                "链接无效或已过期",
+                "这个自助检查链接无法打开：它可能已经过期、被改动过，或者不完整。请回到商城 App，重新打开“优惠券自助检查”获取新链接。",
+            ),
+        ),
+    };
+    let other = l.other().html_lang();
+    let body = format!(
+        "<main class=\"sc-main\" id=\"main\"><section class=\"sc-card sc-refusal\" data-testid=\"sc-refused\">\
+         <h1>{}</h1><p>{}</p><h2 lang=\"{other}\">{}</h2><p lang=\"{other}\">{}</p></section></main>",
+        first.0, first.1, second.0, second.1
+    );
+    let title = format!("{} · {}", first.0, second.0);
+    private((StatusCode::FORBIDDEN, Html(document(l, &title, &body))).into_response())
+}
+
+fn unavailable(l: Lang) -> Response {
+    let body = format!(
+        "<main class=\"sc-main\" id=\"main\"><section class=\"sc-card\"><h1>{}</h1><p>{}</p></section></main>",
+        l.t("暂时无法查询", "Temporarily unavailable"),
+        l.t(
+            "系统暂时无法读取您的数据，请稍后刷新页面重试。",
+            "We cannot read your data right now; please reload the page in a little while.",
+        )
+    );
+    private(
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Html(document(l, "503", &body)),
+        )
+            .into_response(),
+    )
+}
+
+struct PageData {
+    lang: Lang,
+    token: String,
+    checked: bool,
+    expires_at: chrono::DateTime<chrono::Utc>,
+    support_hint: Option<String>,
+    overview: UserOverview,
+    check: Option<CustomerCheck>,
+}
+
+/// `2026-12-01 08:00 UTC`.
+fn when(rfc3339: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(rfc3339)
+        .map(|t| {
+            t.with_timezone(&chrono::Utc)
+                .format("%Y-%m-%d %H:%M UTC")
+                .to_string()
+        })
+        .unwrap_or_else(|_| rfc3339.to_string())
+}
+
+/// Yuan without the sign, as the health messages write it: `50.00`.
+fn yuan(cents: i64) -> String {
+    crate::domain::money::Cents::from_stored(cents).yuan()
+}
+
+/// What one coupon means for the customer, in a sentence.
+fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
+    let terms = coupon_terms_text(l, c);
+    let ends = when(&c.ends_at);
+    // Only this customer's own orders are named.
+    let order = c
+        .order_no
+        .as_deref()
+        .and_then(|no| orders.iter().find(|o| o.order_no == no));
+    match c.status.as_str() {
+        "available" => l.pick(
+            format!("{terms}，还可使用，{ends} 到期。"),
+            format!("{terms}; ready to use until {ends}."),
+        ),
+        "locked" => match order {
+            Some(o) if o.coupon_id.as_deref() == Some(c.id.as_str()) => {
+                let no = &o.order_no;
+                let d = yuan(o.coupon_discount_cents);
+                match o.status.as_str() {
+                    "deposit_paid" | "pending_deposit" => l.pick(
+                        format!("这张券已为订单 {no} 锁定，付尾款时自动抵扣 {d} 元。"),
+                        format!("This coupon is locked for order {no}: {d} yuan comes off automatically at the final payment."),
+                    ),
+                    "pending_payment" => l.pick(
+                        format!("这张券已为订单 {no} 预留，付款时抵扣 {d} 元。"),
+                        format!("This coupon is reserved for order {no}: {d} yuan comes off when you pay."),
+                    ),
+                    _ => l.pick(
+                        format!("这张券仍被订单 {no} 占用。"),
+                        format!("This coupon is still held by order {no}."),
+                    ),
+                }
+            }
+            Some(o) => l.pick(
+                format!(
+                    "这张券被订单 {} 占用，但订单没有使用它（点“一键检查”查看）。",
+                    o.order_no
+                ),
+                format!(
+                    "This coupon is held by order {}, which does not use it (run the check).",
+                    o.order_no
+                ),
+            ),
+            None => l.pick(
+                "这张券被占用，暂时不能使用（点“一键检查”查看）。".to_string(),
+                "This coupon is held and cannot be used for now (run the check).".to_string(),
+            ),
+        },
+        "used" => {
+            let at = c.used_at.as_deref().map(when).unwrap_or_default();
+            match order {
+                Some(o) => l.pick(
+                    format!("{terms}，已在订单 {} 中使用（{at}）。", o.order_no),
+                    format!("{terms}; used on order {} ({at}).", o.order_no),
+                ),
+                None => l.pick(
+                    format!("{terms}，已使用（{at}）。"),
+                    format!("{terms}; used ({at})."),
+                ),
+            }
+        }
+        "expired" => l.pick(
+            format!("{terms}，已于 {ends} 过期，不能再使用。"),
+            format!("{terms}; expired at {ends} and can no longer be used."),
+        ),
+        "invalidated" => l.pick(
+            format!("{terms}，已被作废，不能再使用。"),
+            format!("{terms}; this coupon was withdrawn and can no longer be used."),
+        ),
+        _ => terms,
+    }
+}
+
+fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView {
+    if coupons.is_empty() {
+        return view! { <p class="sc-empty">{l.t("您还没有优惠券。", "You have no coupons.")}</p> }
+            .into_any();
+    }
+    let order_of = |s: &str| match s {
+        "locked" => 0,
+        "available" => 1,
+        "used" => 2,
+        "expired" => 3,
+        _ => 4,
+    };
+    let mut sorted: Vec<&CouponView> = coupons.iter().collect();
+    sorted.sort_by_key(|c| order_of(&c.status));
+    let items = sorted
+        .into_iter()
+        .map(|c| {
+            let sentence = coupon_sentence(l, c, orders);
+            let code = c.code.clone();
+            view! {
+                <li class="sc-item" data-testid="sc-coupon">
+                    <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, &c.status)}</p>
+                    <p class="sc-sentence">{sentence}</p>
+                </li>
+            }
+        })
+        .collect_view();
+    view! { <ul class="sc-list">{items}</ul> }.into_any()
+}
+
+fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
+    if orders.is_empty() {
+        return view! { <p class="sc-empty">{l.t("您还没有订单。", "You have no orders.")}</p> }
+            .into_any();
+    }
+    let items = orders
+        .iter()
+        .map(|o| {
+            let kind = if o.kind == "presale" {
+                l.t("预售订单", "presale order")
+            } else {
+                l.t("订单", "order")
+            };
+            let live = matches!(
+                o.status.as_str(),
+                "pending_payment" | "pending_deposit" | "deposit_paid"
+            );
+            let due_label = match o.status.as_str() {
+                "pending_deposit" => l.t("待付定金", "Deposit to pay"),
+                "deposit_paid" => l.t("待付尾款", "Final payment to pay"),
+                _ => l.t("待支付", "To pay"),
+            };
+            let discount = (o.coupon_discount_cents > 0).then(|| {
+                view! { <dt>{l.t("优惠券抵扣", "Coupon discount")}</dt><dd class="money">{format!("−{}", l.money(o.coupon_discount_cents))}</dd> }
+            });
+            let compensation = (o.compensation_cents > 0).then(|| {
+                view! { <dt>{l.t("补偿", "Compensation")}</dt><dd class="money">{format!("−{}", l.money(o.compensation_cents))}</dd> }
+            });
+            let deposit = (o.kind == "presale").then(|| {
+                view! { <dt>{l.t("定金", "Deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
+            });
+            let due = (live && o.amount_due_cents > 0).then(|| {
+                view! { <dt>{due_label}</dt><dd class="money sc-due">{l.money(o.amount_due_cents)}</dd> }
+            });
+            let no = o.order_no.clone();
+            view! {
+                <li class="sc-item" data-testid="sc-order">
+                    <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, &o.status)}</p>
+                    <dl class="sc-money">
+                        <dt>{l.t("订单金额", "Order total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
+                        {deposit}{discount}{compensation}{due}
+                    </dl>
+                </li>
+            }
+        })
+        .collect_view();
+    view! { <ul class="sc-list">{items}</ul> }.into_any()
+}
+
+fn next_step_text(l: Lang, next: NextStep, hint: &Option<String>) -> String {
+    match next {
+        NextStep::Nothing => l.t("无需任何操作。", "Nothing to do.").to_string(),
+        NextStep::TakeNote => l
+            .t(
+                "请留意上面的说明；有疑问可以联系客服。",
+                "Please note the above; contact support if anything is unclear.",
+            )
+            .to_string(),
+        NextStep::ContactSupport => {
+            let base = l.t(
+                "这不是您操作的问题。请联系客服并出示这个页面，客服可以直接处理。",
+                "This is not something you did. Contact support and show them this page; they can fix it directly.",
+            );
+            match hint {
+                Some(h) => format!("{base} {h}"),
+                None => base.to_string(),
+            }
+        }
+    }
+}
+
+fn finding_view(l: Lang, f: &CustomerFinding, hint: &Option<String>) -> impl IntoView + use<> {
+    let message = match l {
+        Lang::Zh => f.message_zh.clone(),
+        Lang::En => f.message.clone(),
+    };
+    let next = next_step_text(l, f.next, hint);
+    let class = format!("sc-finding result-{}", f.result);
+    let result = f.result.clone();
+    view! {
+        <li class=class data-testid="sc-finding" data-result=result.clone()>
+            <p>{result_badge(l, &result)}" "<span class="sc-message">{message}</span></p>
+            <p class="sc-next"><strong>{l.t("下一步：", "What to do: ")}</strong>{next}</p>
+        </li>
+    }
+}
+
+fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
+    let summary = match c.overall.as_str() {
+        "ok" => l.t(
+            "检查完成：您的优惠券和订单都正常，无需任何操作。",
+            "Check done: your coupons and orders are all in order. Nothing to do.",
+        ),
+        "warning" => l.t(
+            "检查完成：有需要留意的地方，请看下面的说明。",
+            "Check done: there is something to note; see below.",
+        ),
+        _ => l.t(
+            "检查完成：发现了需要客服处理的问题，请看下面的说明。",
+            "Check done: we found a problem that support needs to fix; see below.",
+        ),
+    };
+    let coupon_findings = (!c.coupons.is_empty()).then(|| {
+        let items = c
+            .coupons
+            .iter()
+            .map(|f| finding_view(l, f, hint))
+            .collect_view();
+        view! {
+            <h3 class="sc-group">{l.t("优惠券", "Coupons")}</h3>
+            <ul class="sc-findings">{items}</ul>
+        }
+    });
+    let orders = c
+        .orders
+        .iter()
+        .map(|o| {
+            let title = l.pick(format!("订单 {}", o.order_no), format!("Order {}", o.order_no));
+            let body = if o.overall == "ok" {
+                view! {
+                    <p class="sc-ok-line">{result_badge(l, "ok")}" "{l.t("没有发现问题，无需任何操作。", "No problem found; nothing to do.")}</p>
+                }
+                .into_any()
+            } else {
+                let items = o
+                    .findings
+                    .iter()
+                    .filter(|f| f.result != "ok")
+                    .map(|f| finding_view(l, f, hint))
+                    .collect_view();
+                view! { <ul class="sc-findings">{items}</ul> }.into_any()
+            };
+            let overall = o.overall.clone();
+            view! {
+                <div class="sc-order-check" data-testid="sc-order-check" data-result=overall>
+                    <h3 class="sc-group">{title}</h3>
+                    {body}
+                </div>
+            }
+        })
+        .collect_view();
+    let overall = c.overall.clone();
+    view! {
+        <p class="sc-overall" data-testid="sc-overall" data-result=overall.clone()>
+            {result_badge(l, &overall)}" "{summary}
+        </p>
+        {coupon_findings}
+        {orders}
+    }
+    .into_any()
+}
+
+fn render(p: PageData) -> String {
+    let l = p.lang;
+    let enc = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let base = format!("/self-check?t={}", enc(&p.token));
+    let here = if p.checked {
+        format!("{base}&check=1")
+    } else {
+        base.clone()
+    };
+    let check_href = format!("{base}&check=1#check");
+    let expires = p.expires_at.format("%Y-%m-%d %H:%M UTC").to_string();
+    let n_coupons = p.overview.coupons.len();
+    let n_orders = p.overview.orders.len();
+    let coupons = coupon_list(l, &p.overview.coupons, &p.overview.orders);
+    let orders = order_list(l, &p.overview.orders);
+    let hint = p.support_hint.clone();
+    let check = match p.check {
+        Some(c) => check_results(l, c, &hint),
+        None => view! {
+            <p>{l.t(
+                "检查您所有订单和优惠券的状态是否一致，例如券是否被已关闭的订单占用。只读取，不会改动任何东西。",
+                "Checks that your orders and coupons agree, e.g. that no closed order still holds a coupon. It only reads; nothing is changed.",
+            )}</p>
+            <p><a class="button primary sc-button" href=check_href data-testid="sc-run-check">{l.t("一键检查我的订单", "Check my orders")}</a></p>
+        }
+        .into_any(),
+    };
+    let title = l.t("优惠券自助检查", "Coupon self-check");
+    let body = Owner::new().with(move || {
+        view! {
+            <header class="sc-header">
+                <p class="sc-brand">{title}</p>
+                <form method="post" action="/lang" class="inline">
+                    <input type="hidden" name="lang" value=l.other().code()/>
+                    <input type="hidden" name="next" value=here/>
+                    <button type="submit" class="link sc-lang" lang=l.other().html_lang()>{l.switch_label()}</button>
+                </form>
+            </header>
+            <main class="sc-main" id="main">
+                <p class="sc-note">{l.pick(
+                    format!("这是您的专属链接，有效期至 {expires}。请不要转发给别人。"),
+                    format!("This link is for you only and works until {expires}. Please do not share it."),
+                )}</p>
+                <section class="sc-card" id="check" aria-labelledby="sc-check-heading">
+                    <h2 id="sc-check-heading">{l.t("一键检查", "One-click check")}</h2>
+                    {check}
+                </section>
+                <section class="sc-card" aria-labelledby="sc-coupons-heading">
+                    <h2 id="sc-coupons-heading">{l.pick(format!("我的优惠券（{n_coupons}）"), format!("My coupons ({n_coupons})"))}</h2>
+                    {coupons}
+                </section>
+                <section class="sc-card" aria-labelledby="sc-orders-heading">
+                    <h2 id="sc-orders-heading">{l.pick(format!("我的订单（{n_orders}）"), format!("My orders ({n_orders})"))}</h2>
+                    {orders}
+                </section>
+            </main>
+        }
+        .to_html()
+    });
+    document(l, title, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_gives_the_token_and_the_check_flag() {
+        let q = parse_query(Some("t=v1.abc.1.ff&check=1"));
+        assert_eq!(q.token.as_deref(), Some("v1.abc.1.ff"));
+        assert!(q.check);
+        let q = parse_query(Some("check=0&t=a&t=b"));
+        assert_eq!(q.token.as_deref(), Some("a"));
+        assert!(!q.check);
+        assert!(parse_query(None).token.is_none());
+    }
+
+    #[test]
+    fn the_refusal_is_bilingual_private_and_shows_nothing() {
+        let r = refusal(Lang::En);
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            r.headers().get(header::CACHE_CONTROL).map(|v| v.as_bytes()),
+            Some(&b"no-store"[..])
+        );
+        assert_eq!(
+            r.headers()
+                .get(header::REFERRER_POLICY)
+                .map(|v| v.as_bytes()),
+            Some(&b"no-referrer"[..])
+        );
+    }
+}

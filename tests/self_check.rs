@@ -1,0 +1,433 @@
+//! The customers' self-check through the real router, on the store chosen
+//! by `COUPONKEEPER_TEST_STORE`: the link API (auth, validation, no secret),
+//! the page for a good link (only that customer's data, in plain words),
+//! every kind of bad link (tampered, other user, changed expiry, wrong
+//! version, foreign secret, garbage, missing, expired: 403 showing nothing),
+//! and the check on a planted anomaly in customer words without internal
+//! ids.
+
+mod common;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::Duration;
+use common::console::Browser;
+use common::{TOKEN, TestApp, epoch, presale_order, spawn_app, spawn_app_with};
+use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::self_check::{Secret, sign};
+use serde_json::json;
+
+const SECRET: &str = "self-check secret for the tests, 32+ bytes";
+const PUBLIC: &str = "https://shop.example/ck";
+const TTL: i64 = 3600;
+
+async fn app_with_secret() -> TestApp {
+    spawn_app_with(|c| {
+        c.self_check.secret = Some(Secret::parse(SECRET).expect("secret"));
+        c.self_check.public_url = PUBLIC.to_string();
+        c.self_check.ttl_seconds = TTL;
+        c.self_check.support_hint = Some("客服热线 400-000-0000".to_string());
+    })
+    .await
+}
+
+/// A user with one 满300减50 coupon; the coupon (id, code).
+async fn coupon_for(app: &TestApp, user: &str) -> (String, String) {
+    let t = app.template(json!({})).await;
+    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
+    (
+        c["id"].as_str().unwrap_or_default().to_string(),
+        c["code"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// A deposit-paid presale order `no` of `user` holding a locked coupon;
+/// the coupon (id, code).
+async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> (String, String) {
+    let (cid, code) = coupon_for(app, user).await;
+    let camp = app.campaign("lock", 3600, 3600).await;
+    let r = app
+        .order(presale_order(
+            no,
+            user,
+            Some(&cid),
+            camp["id"].as_str().unwrap_or_default(),
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    (cid, code)
+}
+
+/// The end-to-end anomaly: the order closed while its coupon stays locked.
+async fn closed_with_locked_coupon(app: &TestApp, no: &str, user: &str) -> (String, String) {
+    let c = deposit_paid(app, no, user).await;
+    sqlx::query("UPDATE orders SET status = 'closed' WHERE order_no = $1")
+        .bind(no)
+        .execute(app.db.db.pool())
+        .await
+        .expect("plant");
+    c
+}
+
+/// Issues a link through the API; (url, expires_at).
+async fn link(app: &TestApp, user: &str) -> (String, String) {
+    let r = app
+        .post(&format!("/api/v1/users/{user}/self-check-link"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "link: {}", r.text);
+    (
+        r.body["url"].as_str().unwrap_or_default().to_string(),
+        r.body["expires_at"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+/// The token of a link.
+fn token_of(url: &str) -> String {
+    url.split_once("?t=")
+        .map(|(_, t)| t.to_string())
+        .unwrap_or_default()
+}
+
+/// The page for `token` (as given, not encoded further).
+async fn open(app: &TestApp, query: &str, lang: Option<&str>) -> common::Resp {
+    let mut req = app.client.get(format!("{}/self-check{query}", app.base));
+    if let Some(l) = lang {
+        req = req.header("accept-language", l);
+    }
+    let r = req.send().await.expect("request");
+    let status = r.status().as_u16();
+    let headers = r.headers().clone();
+    let text = r.text().await.unwrap_or_default();
+    common::Resp {
+        status,
+        body: serde_json::Value::Null,
+        headers,
+        text,
+    }
+}
+
+fn header<'a>(r: &'a common::Resp, name: &str) -> &'a str {
+    r.headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+/// The token with part `i` replaced.
+fn with_part(token: &str, i: usize, value: &str) -> String {
+    let mut parts: Vec<String> = token.split('.').map(String::from).collect();
+    parts[i] = value.to_string();
+    parts.join(".")
+}
+
+fn assert_private(r: &common::Resp) {
+    assert_eq!(header(r, "cache-control"), "no-store");
+    assert_eq!(header(r, "referrer-policy"), "no-referrer");
+    assert!(header(r, "x-robots-tag").contains("noindex"));
+    assert!(
+        r.text
+            .contains(r#"<meta name="robots" content="noindex, nofollow">"#)
+    );
+    assert!(!r.text.contains("<script"), "no JavaScript on the page");
+}
+
+#[tokio::test]
+async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
+    let app = app_with_secret().await;
+    let (_, locked_a) = deposit_paid(&app, "P-A1", "alice").await;
+    let (_, free_a) = coupon_for(&app, "alice").await;
+    let (_, locked_b) = deposit_paid(&app, "P-B1", "bob").await;
+    let (_, free_b) = coupon_for(&app, "bob").await;
+
+    let (url, expires_at) = link(&app, "alice").await;
+    assert!(
+        url.starts_with(&format!("{PUBLIC}/self-check?t=v1.")),
+        "{url}"
+    );
+    assert_eq!(expires_at, "2026-11-11T01:00:00.000Z");
+    let token = token_of(&url);
+
+    let r = open(&app, &format!("?t={token}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_private(&r);
+    let page = &r.text;
+    for code in [&locked_a, &free_a] {
+        assert!(
+            page.contains(code.as_str()),
+            "alice's coupon {code} is listed"
+        );
+    }
+    assert!(page.contains("这张券已为订单 P-A1 锁定，付尾款时自动抵扣 50.00 元。"));
+    assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 00:00 UTC 到期。"));
+    assert!(page.contains("P-A1") && page.contains("待付尾款"));
+    assert!(page.contains("−¥50.00"), "the order shows its discount");
+    for other in [locked_b.as_str(), free_b.as_str(), "P-B1", "bob"] {
+        assert!(!page.contains(other), "bob's {other} must not appear");
+    }
+    assert!(!page.contains("cpn_") && !page.contains("tpl_") && !page.contains("alice"));
+
+    // English by Accept-Language; the same facts.
+    let r = open(&app, &format!("?t={token}"), Some("en-US,en;q=0.9")).await;
+    assert_eq!(r.status, 200);
+    assert!(r.text.contains(
+        "This coupon is locked for order P-A1: 50.00 yuan comes off automatically at the final payment."
+    ));
+    assert!(r.text.contains("ready to use until 2026-11-21 00:00 UTC"));
+
+    // Bob's own link shows Bob, and nothing of Alice.
+    let (url_b, _) = link(&app, "bob").await;
+    let r = open(&app, &format!("?t={}", token_of(&url_b)), None).await;
+    assert_eq!(r.status, 200);
+    assert!(r.text.contains(&locked_b) && r.text.contains("P-B1"));
+    assert!(!r.text.contains(&locked_a) && !r.text.contains("P-A1"));
+}
+
+#[tokio::test]
+async fn changed_foreign_expired_or_missing_links_are_refused_and_show_nothing() {
+    let app = app_with_secret().await;
+    let (_, code_a) = deposit_paid(&app, "P-A1", "alice").await;
+    let (_, code_b) = deposit_paid(&app, "P-B1", "bob").await;
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+    let sig = token.rsplit('.').next().unwrap_or_default().to_string();
+    let flipped = format!(
+        "{}{}",
+        if sig.starts_with('0') { "1" } else { "0" },
+        &sig[1..]
+    );
+    let later = (epoch() + Duration::days(300)).timestamp().to_string();
+    let foreign = sign(
+        &Secret::parse("another shop's secret, also 32+ bytes").expect("secret"),
+        &UserId::parse("alice").expect("user"),
+        epoch() + Duration::hours(1),
+    );
+    let bad_queries = [
+        format!("?t={}", with_part(&token, 3, &flipped)),
+        format!(
+            "?t={}",
+            with_part(&token, 1, &URL_SAFE_NO_PAD.encode("bob"))
+        ),
+        format!("?t={}", with_part(&token, 2, &later)),
+        format!("?t={}", with_part(&token, 0, "v2")),
+        format!("?t={foreign}"),
+        format!("?t={}", &token[..token.len() - 1]),
+        "?t=garbage".to_string(),
+        "?t=v1.....".to_string(),
+        "?t=".to_string(),
+        String::new(),
+        "?check=1".to_string(),
+        format!("?t={}&check=1", with_part(&token, 3, &flipped)),
+        "?t=%FF%FE".to_string(),
+    ];
+    for q in &bad_queries {
+        let r = open(&app, q, None).await;
+        assert_eq!(r.status, 403, "{q}: {}", r.text);
+        assert_private(&r);
+        assert!(r.text.contains("链接无效或已过期"), "{q}");
+        assert!(
+            r.text.contains("This link is invalid or has expired"),
+            "{q}"
+        );
+        for secret in [
+            code_a.as_str(),
+            code_b.as_str(),
+            "P-A1",
+            "P-B1",
+            "alice",
+            "bob",
+        ] {
+            assert!(!r.text.contains(secret), "{q} shows {secret}");
+        }
+    }
+
+    // The genuine link works until its expiry, then not at all.
+    assert_eq!(open(&app, &format!("?t={token}"), None).await.status, 200);
+    app.advance(TTL - 1);
+    assert_eq!(open(&app, &format!("?t={token}"), None).await.status, 200);
+    app.advance(1);
+    for q in [format!("?t={token}"), format!("?t={token}&check=1")] {
+        let r = open(&app, &q, None).await;
+        assert_eq!(r.status, 403, "expired: {q}");
+        assert!(!r.text.contains(&code_a) && !r.text.contains("P-A1"));
+    }
+    // A new link from the shop works again.
+    let (url, _) = link(&app, "alice").await;
+    assert_eq!(
+        open(&app, &format!("?t={}", token_of(&url)), None)
+            .await
+            .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn without_a_secret_no_link_is_issued_and_the_page_refuses_every_token() {
+    let app = spawn_app().await;
+    deposit_paid(&app, "P-A1", "alice").await;
+    let r = app
+        .post("/api/v1/users/alice/self-check-link", json!({}))
+        .await;
+    assert_eq!(r.status, 503, "{}", r.text);
+    assert_eq!(r.code(), "unavailable");
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not configured")
+    );
+    let token = sign(
+        &Secret::parse(SECRET).expect("secret"),
+        &UserId::parse("alice").expect("user"),
+        epoch() + Duration::hours(1),
+    );
+    let r = open(&app, &format!("?t={token}&check=1"), None).await;
+    assert_eq!(r.status, 403);
+    assert!(!r.text.contains("P-A1"));
+}
+
+#[tokio::test]
+async fn the_link_api_needs_a_bearer_token_and_a_valid_user_id() {
+    let app = app_with_secret().await;
+    let path = "/api/v1/users/alice/self-check-link";
+    let r = app.post_raw(path, "{}", &[]).await;
+    assert_eq!((r.status, r.code()), (401, "unauthorized"));
+    let r = app
+        .post_raw(path, "{}", &[("authorization", "Bearer wrong")])
+        .await;
+    assert_eq!(r.status, 401);
+    let bearer = format!("Bearer {TOKEN}");
+    let long = "x".repeat(129);
+    for bad in ["a%20b", long.as_str(), "%09"] {
+        let r = app
+            .post_raw(
+                &format!("/api/v1/users/{bad}/self-check-link"),
+                "{}",
+                &[("authorization", &bearer)],
+            )
+            .await;
+        assert_eq!(r.status, 400, "{bad}: {}", r.text);
+        assert_eq!(r.field(), "user_id", "{bad}");
+    }
+    let r = app
+        .post_raw(path, "[1]", &[("authorization", &bearer)])
+        .await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    // An empty body counts as {}, and an Idempotency-Key is accepted.
+    let r = app
+        .post_raw(
+            path,
+            "",
+            &[("authorization", &bearer), ("idempotency-key", "k-1")],
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let doc = app.get("/api/v1/openapi.json").await;
+    assert_eq!(
+        doc.body["paths"]["/api/v1/users/{user_id}/self-check-link"]["post"]["operationId"],
+        "create_self_check_link"
+    );
+}
+
+#[tokio::test]
+async fn the_check_finds_a_planted_anomaly_in_customer_words_without_internal_ids() {
+    let app = app_with_secret().await;
+    let (_, code_a) = closed_with_locked_coupon(&app, "P-A1", "alice").await;
+    let (_, code_b) = closed_with_locked_coupon(&app, "P-B1", "bob").await;
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+
+    let r = open(&app, &format!("?t={token}"), None).await;
+    assert_eq!(r.status, 200);
+    assert!(
+        r.text.contains("sc-run-check"),
+        "the check is one click away"
+    );
+    assert!(
+        !r.text.contains("sc-overall"),
+        "and not run before it is asked for"
+    );
+
+    let r = open(&app, &format!("?t={token}&check=1"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_private(&r);
+    let page = &r.text;
+    assert!(
+        page.contains(r#"data-testid="sc-overall" data-result="problem""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"data-testid="sc-finding" data-result="problem""#));
+    assert!(page.contains(&code_a), "the coupon is named by its code");
+    assert!(page.contains("联系客服并出示这个页面"));
+    assert!(
+        page.contains("您无法使用这张券") && !page.contains("客户无法"),
+        "second person"
+    );
+    assert!(page.contains("客服热线 400-000-0000"));
+    for internal in [
+        "cpn_",
+        "tpl_",
+        "staff:",
+        "api:",
+        "release_coupon",
+        "suggested",
+        "template_stock",
+        "alice",
+    ] {
+        assert!(!page.contains(internal), "{internal} must not appear");
+    }
+    assert!(
+        !page.contains(&code_b) && !page.contains("P-B1"),
+        "nothing of bob"
+    );
+
+    let r = open(&app, &format!("?t={token}&check=1"), Some("en")).await;
+    assert!(r.text.contains("Contact support and show them this page"));
+    assert!(r.text.contains(&code_a) && !r.text.contains("cpn_"));
+}
+
+#[tokio::test]
+async fn the_language_switch_returns_to_the_same_self_check_page() {
+    let app = app_with_secret().await;
+    let (url, _) = link(&app, "alice").await;
+    let here = format!("/self-check?t={}&check=1", token_of(&url));
+    let mut b = Browser::new(&app);
+    let r = b
+        .post_form("/lang", &[("lang", "en"), ("next", &here)])
+        .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.location.as_deref(), Some(here.as_str()));
+    let page = b.get(&here).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("One-click check"));
+
+    // Under `Referrer-Policy: no-referrer` the browser sends `Origin: null`
+    // with the switch; `Sec-Fetch-Site: same-origin` still lets it through,
+    // a cross-site post does not.
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let body: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("lang", "zh")
+        .append_pair("next", &here)
+        .finish();
+    for (site, status) in [("same-origin", 303), ("cross-site", 403)] {
+        let r = client
+            .post(format!("{}/lang", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", "null")
+            .header("sec-fetch-site", site)
+            .body(body.clone())
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(r.status().as_u16(), status, "{site}");
+    }
+}
