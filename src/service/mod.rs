@@ -69,6 +69,10 @@ pub struct Ctx {
     /// `api:<token id>`, `staff:<name>`, `job:<name>`.
     pub actor: String,
     pub request_id: Option<String>,
+    /// The client address of the request (console: the staff member's TCP
+    /// peer; API: the caller's), written into the event rows for the audit
+    /// log. `None` for jobs and in-process callers.
+    pub address: Option<String>,
 }
 
 impl Ctx {
@@ -76,7 +80,14 @@ impl Ctx {
         Self {
             actor: actor.into(),
             request_id,
+            address: None,
         }
+    }
+
+    /// The same context with the client's address.
+    pub fn with_address(mut self, address: Option<String>) -> Self {
+        self.address = address.map(|a| a.chars().take(64).collect());
+        self
     }
 }
 
