@@ -11,8 +11,10 @@
 //! - rolls everything back on any refusal, so a refused request writes
 //!   nothing.
 
+pub mod audit;
 pub mod campaigns;
 pub mod claims;
+pub mod dashboard;
 pub mod idempotency;
 pub mod jobs;
 pub mod orders;

@@ -7,14 +7,17 @@
 //! - `/login`, `/logout`, `/lang`: sign-in, sign-out, the language switch
 //!   ([`auth`]).
 //! - `/console/...`: the support console ([`console`]), every page behind a
-//!   staff session, every form behind a CSRF token.
+//!   staff session, every form behind a CSRF token; the pending-expirations
+//!   dashboard ([`dashboard`]) and the audit log ([`audit`]).
 //!
 //! Pages call the same [`crate::service`] functions as the JSON API; no
 //! rule lives here.
 
 pub mod actions;
+pub mod audit;
 pub mod auth;
 pub mod console;
+pub mod dashboard;
 pub mod i18n;
 pub mod layout;
 pub mod staff_admin;
@@ -47,6 +50,8 @@ pub fn routes() -> Router<AppState> {
         .merge(auth::routes())
         .merge(console::routes())
         .merge(staff_admin::routes())
+        .merge(dashboard::routes())
+        .merge(audit::routes())
 }
 
 /// Console settings that are not business rules.
