@@ -49,7 +49,9 @@ fn bars(html: &str) -> Vec<(i64, String)> {
 /// The text inside the element carrying `data-testid="ID"`.
 fn testid_text(html: &str, id: &str) -> String {
     let marker = format!("data-testid=\"{id}\"");
-    let start = html.find(&marker).unwrap_or_else(|| panic!("{id} on the page"));
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("{id} on the page"));
     let rest = &html[start..];
     let open_end = rest.find('>').expect("tag ends") + 1;
     let close = rest[open_end..].find('<').expect("text ends") + open_end;

@@ -149,7 +149,8 @@ fn check_limit(limit: i64) -> Result<(), ServiceError> {
     }
 }
 
-const EVENTS_CSV_HEADER: &str = "id,at,actor,action,subject,coupon_id,order_no,from_status,to_status,reason,request_id,address";
+const EVENTS_CSV_HEADER: &str =
+    "id,at,actor,action,subject,coupon_id,order_no,from_status,to_status,reason,request_id,address";
 const STAFF_CSV_HEADER: &str = "id,at,actor,action,target,detail,address";
 
 fn event_csv_row(v: &AuditEventView) -> String {

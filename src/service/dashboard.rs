@@ -69,7 +69,10 @@ impl LagSample {
         if rows.is_empty() {
             return LagSample::default();
         }
-        let mut lags: Vec<i64> = rows.iter().map(|(_, at, ends)| (at - ends).max(0)).collect();
+        let mut lags: Vec<i64> = rows
+            .iter()
+            .map(|(_, at, ends)| (at - ends).max(0))
+            .collect();
         lags.sort_unstable();
         let pick = |q: f64| {
             let i = ((lags.len() as f64 - 1.0) * q).round() as usize;

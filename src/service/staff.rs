@@ -299,14 +299,31 @@ impl Service {
                 if replace && staff::update(c, &name, role.as_str(), &hash, now_ms).await? {
                     staff::delete_sessions_of(c, &name).await?;
                     let detail = format!("role {}, new password", role.as_str());
-                    audit(c, actor, actions::REPLACE, &name, Some(&detail), None, now_ms).await?;
+                    audit(
+                        c,
+                        actor,
+                        actions::REPLACE,
+                        &name,
+                        Some(&detail),
+                        None,
+                        now_ms,
+                    )
+                    .await?;
                     return Ok(true);
                 }
                 match staff::insert(c, &name, role.as_str(), &hash, now_ms).await {
                     Ok(()) => {
                         let detail = format!("role {}", role.as_str());
-                        audit(c, actor, actions::CREATE, &name, Some(&detail), None, now_ms)
-                            .await?;
+                        audit(
+                            c,
+                            actor,
+                            actions::CREATE,
+                            &name,
+                            Some(&detail),
+                            None,
+                            now_ms,
+                        )
+                        .await?;
                         Ok(false)
                     }
                     Err(e) if is_unique_violation(&e) => Err(ServiceError::Invalid(
@@ -436,11 +453,8 @@ impl Service {
                     let before = staff::get(c, &t).await?.map(|r| r.role);
                     if staff::set_role(c, &t, role.as_str(), now_ms).await? {
                         staff::delete_sessions_of(c, &t).await?;
-                        let detail = format!(
-                            "{} -> {}",
-                            before.as_deref().unwrap_or("?"),
-                            role.as_str()
-                        );
+                        let detail =
+                            format!("{} -> {}", before.as_deref().unwrap_or("?"), role.as_str());
                         audit(
                             c,
                             &by,

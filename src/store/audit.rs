@@ -208,7 +208,7 @@ pub async fn events_page(
         let query = bind_all!(sqlx::query_as::<_, EventAuditRow>(&sql), binds);
         rows.extend(query.fetch_all(&mut *conn).await?);
     }
-    rows.sort_by(|a, b| (b.at, b.id).cmp(&(a.at, a.id)));
+    rows.sort_by_key(|r| std::cmp::Reverse((r.at, r.id)));
     rows.dedup_by_key(|r| r.id);
     rows.truncate(usize::try_from(limit).unwrap_or(0));
     Ok(rows)

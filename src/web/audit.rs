@@ -69,11 +69,8 @@ impl AuditParams {
     fn query(&self, l: Lang) -> Result<AuditQuery, WebError> {
         let bad_date = || {
             WebError::bad_request(
-                l.t(
-                    "日期格式应为 YYYY-MM-DD。",
-                    "Dates are YYYY-MM-DD.",
-                )
-                .to_string(),
+                l.t("日期格式应为 YYYY-MM-DD。", "Dates are YYYY-MM-DD.")
+                    .to_string(),
             )
         };
         let from_ms = match nonempty(&self.from) {
@@ -250,7 +247,11 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
                 }
                 _ => view! { "—" }.into_any(),
             };
-            let change = format!("{} → {}", e.from_status.as_deref().unwrap_or("∅"), e.to_status);
+            let change = format!(
+                "{} → {}",
+                e.from_status.as_deref().unwrap_or("∅"),
+                e.to_status
+            );
             let id = e.id.to_string();
             view! {
                 <tr data-testid="audit-row" data-id=id>

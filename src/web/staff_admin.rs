@@ -401,7 +401,8 @@ async fn change_role(
     match s
         .service
         .set_staff_role(&staff.session, &name, role, Some(&staff.address))
-        .await {
+        .await
+    {
         Ok(StaffChange::Changed) => staff.done(
             STAFF_PAGE,
             l.pick(
