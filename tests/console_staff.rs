@@ -317,10 +317,10 @@ async fn the_last_enabled_admin_can_be_neither_demoted_nor_disabled() {
     };
     for result in [
         app.service
-            .set_staff_role(&stale, "admin-1", Role::Support)
+            .set_staff_role(&stale, "admin-1", Role::Support, None)
             .await,
         app.service
-            .set_staff_disabled(&stale, "admin-1", true)
+            .set_staff_disabled(&stale, "admin-1", true, None)
             .await,
     ] {
         assert!(
@@ -349,7 +349,7 @@ async fn two_admins_demoting_each_other_at_once_leave_exactly_one_admin() {
         for old in app.service.list_staff().await.expect("list") {
             if old.role == "admin" && old.name != a && old.name != b && !old.disabled {
                 app.service
-                    .set_staff_disabled(&session(&a), &old.name, true)
+                    .set_staff_disabled(&session(&a), &old.name, true, None)
                     .await
                     .expect("disable an earlier admin");
             }
@@ -357,13 +357,13 @@ async fn two_admins_demoting_each_other_at_once_leave_exactly_one_admin() {
         let (sa, sb) = (session(&a), session(&b));
         let (ra, rb) = if round == 1 {
             tokio::join!(
-                app.service.set_staff_disabled(&sa, &b, true),
-                app.service.set_staff_disabled(&sb, &a, true),
+                app.service.set_staff_disabled(&sa, &b, true, None),
+                app.service.set_staff_disabled(&sb, &a, true, None),
             )
         } else {
             tokio::join!(
-                app.service.set_staff_role(&sa, &b, Role::Support),
-                app.service.set_staff_role(&sb, &a, Role::Operator),
+                app.service.set_staff_role(&sa, &b, Role::Support, None),
+                app.service.set_staff_role(&sb, &a, Role::Operator, None),
             )
         };
         let changed = [&ra, &rb]

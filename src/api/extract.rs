@@ -60,6 +60,8 @@ pub struct RequestMeta {
     pub path: String,
     pub request_id: Option<String>,
     pub idempotency_key: Option<String>,
+    /// The caller's TCP peer, when the server records it (`serve` does).
+    pub address: Option<String>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
@@ -80,7 +82,12 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
                 Some(check_key(s).map_err(|m| ApiError::invalid("Idempotency-Key", m))?)
             }
         };
+        let address = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.ip().to_string());
         Ok(RequestMeta {
+            address,
             method: parts.method.as_str().to_string(),
             path: parts.uri.path().to_string(),
             request_id,
@@ -91,7 +98,7 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
 
 impl RequestMeta {
     pub fn ctx(&self, caller: &ApiCaller) -> Ctx {
-        Ctx::new(caller.actor.clone(), self.request_id.clone())
+        Ctx::new(caller.actor.clone(), self.request_id.clone()).with_address(self.address.clone())
     }
 
     /// The idempotency record for this request, if it carries a key.

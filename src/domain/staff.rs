@@ -70,6 +70,13 @@ impl Role {
     pub fn may_manage_staff(self) -> bool {
         self == Role::Admin
     }
+
+    /// The audit log shows every staff member's actions and sign-ins with
+    /// their addresses: for operators and admins, who answer for the team,
+    /// not for every support seat.
+    pub fn may_read_audit_log(self) -> bool {
+        self.includes(Role::Operator)
+    }
 }
 
 /// A staff member's sign-in name: 1-64 of `a-z 0-9 . _ -`, lower case so

@@ -249,6 +249,7 @@ pub(crate) async fn insert_coupon(
             actor: &ctx.actor,
             reason,
             request_id: ctx.request_id.as_deref(),
+            address: ctx.address.as_deref(),
             at_ms: row.created_at,
         },
     )

@@ -508,6 +508,7 @@ impl Service {
                             actor: &op.ctx.actor,
                             reason: Some(&reason),
                             request_id: None,
+                            address: None,
                             now_ms: to_ms(op.now),
                         },
                     )

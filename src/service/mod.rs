@@ -11,8 +11,10 @@
 //! - rolls everything back on any refusal, so a refused request writes
 //!   nothing.
 
+pub mod audit;
 pub mod campaigns;
 pub mod claims;
+pub mod dashboard;
 pub mod idempotency;
 pub mod jobs;
 pub mod orders;
@@ -71,6 +73,10 @@ pub struct Ctx {
     /// `api:<token id>`, `staff:<name>`, `job:<name>`.
     pub actor: String,
     pub request_id: Option<String>,
+    /// The client address of the request (console: the staff member's TCP
+    /// peer; API: the caller's), written into the event rows for the audit
+    /// log. `None` for jobs and in-process callers.
+    pub address: Option<String>,
 }
 
 impl Ctx {
@@ -78,7 +84,14 @@ impl Ctx {
         Self {
             actor: actor.into(),
             request_id,
+            address: None,
         }
+    }
+
+    /// The same context with the client's address.
+    pub fn with_address(mut self, address: Option<String>) -> Self {
+        self.address = address.map(|a| a.chars().take(64).collect());
+        self
     }
 }
 

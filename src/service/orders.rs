@@ -303,6 +303,7 @@ async fn move_order(
             actor: &op.ctx.actor,
             reason,
             request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
             now_ms: to_ms(op.now),
         },
     )
@@ -338,6 +339,7 @@ pub(crate) async fn move_coupon(
             actor: &op.ctx.actor,
             reason,
             request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
             now_ms: to_ms(op.now),
         },
     )
@@ -910,6 +912,7 @@ async fn create_order_tx(
             actor: &op.ctx.actor,
             reason: None,
             request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
             at_ms: now_ms,
         },
     )

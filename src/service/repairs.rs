@@ -64,6 +64,7 @@ impl Service {
                 )?;
                 let now_ms = to_ms(op.now);
                 let request_id = op.ctx.request_id.as_deref();
+                let address = op.ctx.address.as_deref();
                 match plan {
                     LinkRepair::Relock => {
                         let locked = coupons::transition(
@@ -77,6 +78,7 @@ impl Service {
                                 actor: &op.ctx.actor,
                                 reason: Some(&reason),
                                 request_id,
+                                address,
                                 now_ms,
                             },
                         )
@@ -146,6 +148,7 @@ async fn relink(
             actor: &op.ctx.actor,
             reason,
             request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
             now_ms: to_ms(op.now),
         },
     )

@@ -16,7 +16,46 @@ use super::{Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::staff::{Password, Role, StaffName};
 use crate::domain::time::to_ms;
+use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::{is_unique_violation, staff};
+
+/// Actions of the staff log (`staff_audit.action`).
+pub mod actions {
+    pub const CREATE: &str = "staff_create";
+    pub const REPLACE: &str = "staff_replace";
+    pub const ROLE_CHANGE: &str = "role_change";
+    pub const PASSWORD_RESET: &str = "password_reset";
+    pub const DISABLE: &str = "disable";
+    pub const ENABLE: &str = "enable";
+    pub const SIGN_IN: &str = "sign_in";
+    pub const SIGN_IN_FAILED: &str = "sign_in_failed";
+    pub const SIGN_OUT: &str = "sign_out";
+}
+
+/// Writes one row of the staff log in the caller's transaction.
+async fn audit(
+    c: &mut sqlx::AnyConnection,
+    actor: &str,
+    action: &str,
+    target: &str,
+    detail: Option<&str>,
+    address: Option<&str>,
+    at_ms: i64,
+) -> Result<(), ServiceError> {
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor,
+            action,
+            target,
+            detail,
+            address,
+            at_ms,
+        },
+    )
+    .await?;
+    Ok(())
+}
 
 /// How far back failed sign-ins count against an account or an address.
 pub const LOGIN_WINDOW_SECONDS: i64 = 15 * 60;
@@ -237,6 +276,19 @@ impl Service {
         password: &Password,
         replace: bool,
     ) -> Result<StaffAdded, ServiceError> {
+        self.add_staff_by("cli", name, role, password, replace)
+            .await
+    }
+
+    /// [`Service::add_staff`] recorded in the staff log under `actor`.
+    async fn add_staff_by(
+        &self,
+        actor: &'static str,
+        name: &StaffName,
+        role: Role,
+        password: &Password,
+        replace: bool,
+    ) -> Result<StaffAdded, ServiceError> {
         let hash = hash_password(password.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let name = name.as_str().to_string();
@@ -246,10 +298,34 @@ impl Service {
             Box::pin(async move {
                 if replace && staff::update(c, &name, role.as_str(), &hash, now_ms).await? {
                     staff::delete_sessions_of(c, &name).await?;
+                    let detail = format!("role {}, new password", role.as_str());
+                    audit(
+                        c,
+                        actor,
+                        actions::REPLACE,
+                        &name,
+                        Some(&detail),
+                        None,
+                        now_ms,
+                    )
+                    .await?;
                     return Ok(true);
                 }
                 match staff::insert(c, &name, role.as_str(), &hash, now_ms).await {
-                    Ok(()) => Ok(false),
+                    Ok(()) => {
+                        let detail = format!("role {}", role.as_str());
+                        audit(
+                            c,
+                            actor,
+                            actions::CREATE,
+                            &name,
+                            Some(&detail),
+                            None,
+                            now_ms,
+                        )
+                        .await?;
+                        Ok(false)
+                    }
                     Err(e) if is_unique_violation(&e) => Err(ServiceError::Invalid(
                         FieldError::new("name", "is taken; use --replace to reset it"),
                     )),
@@ -278,7 +354,10 @@ impl Service {
         if existing > 0 {
             return Ok(false);
         }
-        match self.add_staff(&name, Role::Admin, &password, false).await {
+        match self
+            .add_staff_by("bootstrap", &name, Role::Admin, &password, false)
+            .await
+        {
             Ok(_) => Ok(true),
             // Another instance bootstrapped the same name first.
             Err(ServiceError::Invalid(e)) if e.field == "name" => Ok(false),
@@ -309,17 +388,32 @@ impl Service {
         name: &StaffName,
         role: Role,
         password: &Password,
+        address: Option<&str>,
     ) -> Result<(), ServiceError> {
         ensure_admin(actor)?;
         let hash = hash_password(password.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let (actor_name, target) = (actor.name.as_str().to_string(), name.as_str().to_string());
+        let (by, address) = (actor.actor(), address.map(str::to_string));
         self.write(None, move |c| {
             let (actor_name, target, hash) = (actor_name.clone(), target.clone(), hash.clone());
+            let (by, address) = (by.clone(), address.clone());
             Box::pin(async move {
                 lock_admins_for(c, &actor_name).await?;
                 match staff::insert(c, &target, role.as_str(), &hash, now_ms).await {
-                    Ok(()) => Ok(()),
+                    Ok(()) => {
+                        let detail = format!("role {}", role.as_str());
+                        audit(
+                            c,
+                            &by,
+                            actions::CREATE,
+                            &target,
+                            Some(&detail),
+                            address.as_deref(),
+                            now_ms,
+                        )
+                        .await
+                    }
                     Err(e) if is_unique_violation(&e) => {
                         Err(ServiceError::Invalid(FieldError::new("name", "is taken")))
                     }
@@ -340,6 +434,7 @@ impl Service {
         actor: &StaffSession,
         name: &str,
         role: Role,
+        address: Option<&str>,
     ) -> Result<StaffChange, ServiceError> {
         ensure_admin(actor)?;
         let target = StaffName::parse(name)?;
@@ -348,13 +443,28 @@ impl Service {
         }
         let now_ms = to_ms(self.now());
         let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
+        let (by, address) = (actor.actor(), address.map(str::to_string));
         let change = self
             .write(None, move |c| {
                 let (actor_name, t) = (actor_name.clone(), t.clone());
+                let (by, address) = (by.clone(), address.clone());
                 Box::pin(async move {
                     lock_admins_for(c, &actor_name).await?;
+                    let before = staff::get(c, &t).await?.map(|r| r.role);
                     if staff::set_role(c, &t, role.as_str(), now_ms).await? {
                         staff::delete_sessions_of(c, &t).await?;
+                        let detail =
+                            format!("{} -> {}", before.as_deref().unwrap_or("?"), role.as_str());
+                        audit(
+                            c,
+                            &by,
+                            actions::ROLE_CHANGE,
+                            &t,
+                            Some(&detail),
+                            address.as_deref(),
+                            now_ms,
+                        )
+                        .await?;
                         return Ok(StaffChange::Changed);
                     }
                     explain_unchanged(c, &t, |r| r.role == role.as_str()).await
@@ -375,6 +485,7 @@ impl Service {
         actor: &StaffSession,
         name: &str,
         disabled: bool,
+        address: Option<&str>,
     ) -> Result<StaffChange, ServiceError> {
         ensure_admin(actor)?;
         let target = StaffName::parse(name)?;
@@ -383,13 +494,21 @@ impl Service {
         }
         let now_ms = to_ms(self.now());
         let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
+        let (by, address) = (actor.actor(), address.map(str::to_string));
         let change = self
             .write(None, move |c| {
                 let (actor_name, t) = (actor_name.clone(), t.clone());
+                let (by, address) = (by.clone(), address.clone());
                 Box::pin(async move {
                     lock_admins_for(c, &actor_name).await?;
                     if staff::set_disabled(c, &t, disabled, now_ms).await? {
                         staff::delete_sessions_of(c, &t).await?;
+                        let action = if disabled {
+                            actions::DISABLE
+                        } else {
+                            actions::ENABLE
+                        };
+                        audit(c, &by, action, &t, None, address.as_deref(), now_ms).await?;
                         return Ok(StaffChange::Changed);
                     }
                     explain_unchanged(c, &t, |r| (r.disabled != 0) == disabled).await
@@ -409,20 +528,33 @@ impl Service {
         actor: &StaffSession,
         name: &str,
         password: &Password,
+        address: Option<&str>,
     ) -> Result<(), ServiceError> {
         ensure_admin(actor)?;
         let target = StaffName::parse(name)?;
         let hash = hash_password(password.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
+        let (by, address) = (actor.actor(), address.map(str::to_string));
         self.write(None, move |c| {
             let (actor_name, t, hash) = (actor_name.clone(), t.clone(), hash.clone());
+            let (by, address) = (by.clone(), address.clone());
             Box::pin(async move {
                 lock_admins_for(c, &actor_name).await?;
                 if !staff::set_password(c, &t, &hash, now_ms).await? {
                     return Err(ServiceError::not_found("staff", t));
                 }
                 staff::delete_sessions_of(c, &t).await?;
+                audit(
+                    c,
+                    &by,
+                    actions::PASSWORD_RESET,
+                    &t,
+                    None,
+                    address.as_deref(),
+                    now_ms,
+                )
+                .await?;
                 Ok(())
             })
         })
@@ -496,6 +628,14 @@ impl Service {
             );
             Box::pin(async move {
                 staff::record_attempt(c, &key, &address, succeeded, now_ms).await?;
+                // A refused sign-in has no proven identity: its actor is
+                // `anonymous` and the name tried is its target.
+                let (actor, action) = if succeeded {
+                    (format!("staff:{key}"), actions::SIGN_IN)
+                } else {
+                    ("anonymous".to_string(), actions::SIGN_IN_FAILED)
+                };
+                audit(c, &actor, action, &key, None, Some(&address), now_ms).await?;
                 if succeeded {
                     staff::insert_session(
                         c,
@@ -577,12 +717,34 @@ impl Service {
         }))
     }
 
-    /// Ends the session a cookie token stands for (sign-out).
-    pub async fn sign_out(&self, token: &str) -> Result<(), ServiceError> {
+    /// Ends the session a cookie token stands for (sign-out), recorded in
+    /// the staff log with the client's address.
+    pub async fn sign_out(&self, token: &str, address: Option<&str>) -> Result<(), ServiceError> {
         let id_hash = sha256_hex(token);
+        let now_ms = to_ms(self.now());
+        let address = address.map(str::to_string);
         self.write(None, move |c| {
             let h = id_hash.clone();
-            Box::pin(async move { Ok(staff::delete_session(c, &h).await.map(|_| ())?) })
+            let address = address.clone();
+            Box::pin(async move {
+                let who = staff::get_session(c, &h).await?.map(|s| s.staff_name);
+                if staff::delete_session(c, &h).await?
+                    && let Some(name) = who
+                {
+                    let actor = format!("staff:{name}");
+                    audit(
+                        c,
+                        &actor,
+                        actions::SIGN_OUT,
+                        &name,
+                        None,
+                        address.as_deref(),
+                        now_ms,
+                    )
+                    .await?;
+                }
+                Ok(())
+            })
         })
         .await?;
         Ok(())

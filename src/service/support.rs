@@ -656,6 +656,7 @@ impl Service {
                                 actor: &op.ctx.actor,
                                 reason: Some(&reason),
                                 request_id: op.ctx.request_id.as_deref(),
+                                address: op.ctx.address.as_deref(),
                                 now_ms,
                             },
                         )
@@ -678,6 +679,7 @@ impl Service {
                             actor: &op.ctx.actor,
                             reason: Some(&reason),
                             request_id: op.ctx.request_id.as_deref(),
+                            address: op.ctx.address.as_deref(),
                             now_ms,
                         },
                     )
@@ -815,6 +817,7 @@ impl Service {
                         actor: &op.ctx.actor,
                         reason: Some(&reason),
                         request_id: op.ctx.request_id.as_deref(),
+                        address: op.ctx.address.as_deref(),
                         now_ms: to_ms(op.now),
                     },
                 )

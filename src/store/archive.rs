@@ -45,8 +45,8 @@ pub async fn archive_batch(
     copy.execute(&mut *conn).await?;
     let rest = [
         format!(
-            "INSERT INTO events_archive (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at)
-             SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at
+            "INSERT INTO events_archive (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
+             SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address
              FROM events WHERE subject = 'coupon' AND coupon_id IN ({})",
             list(1)
         ),

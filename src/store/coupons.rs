@@ -142,6 +142,8 @@ pub struct CouponChange<'a> {
     pub actor: &'a str,
     pub reason: Option<&'a str>,
     pub request_id: Option<&'a str>,
+    /// The client address of the request (audit log).
+    pub address: Option<&'a str>,
     pub now_ms: i64,
 }
 
@@ -213,6 +215,7 @@ pub async fn transition(
                 actor: c.actor,
                 reason: c.reason,
                 request_id: c.request_id,
+                address: c.address,
                 at_ms: c.now_ms,
             },
         )

@@ -15,13 +15,15 @@ pub struct NewEvent<'a> {
     pub actor: &'a str,
     pub reason: Option<&'a str>,
     pub request_id: Option<&'a str>,
+    /// The client address of the request, for the audit log.
+    pub address: Option<&'a str>,
     pub at_ms: i64,
 }
 
 pub async fn insert(conn: &mut AnyConnection, e: &NewEvent<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(e.subject)
     .bind(e.coupon_id)
@@ -33,6 +35,7 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEvent<'_>) -> Result<(), sq
     .bind(e.reason)
     .bind(e.request_id)
     .bind(e.at_ms)
+    .bind(e.address)
     .execute(conn)
     .await?;
     Ok(())

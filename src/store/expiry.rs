@@ -246,3 +246,73 @@ pub async fn overdue(
     .fetch_one(conn)
     .await
 }
+
+/// The templates with the most coupons due in `(now_ms, until_ms]` (stored
+/// `available`): (template id, name, count), most first, at most `limit`.
+/// The count reads the `(status, ends_at)` index range; names are looked
+/// up for the `limit` winners only.
+pub async fn due_by_template(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    until_ms: i64,
+    limit: i64,
+) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+    sqlx::query_as(TOP_TEMPLATES_SQL)
+        .bind(now_ms)
+        .bind(until_ms)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
+/// The statement of [`due_by_template`] (`$1` now, `$2` until, `$3` limit).
+pub const TOP_TEMPLATES_SQL: &str = "SELECT d.template_id, t.name, d.n FROM (
+         SELECT template_id, CAST(COUNT(*) AS BIGINT) AS n FROM coupons
+         WHERE status = 'available' AND ends_at > $1 AND ends_at <= $2 AND template_id IS NOT NULL
+         GROUP BY template_id ORDER BY COUNT(*) DESC, template_id LIMIT $3) d
+     JOIN templates t ON t.id = d.template_id
+     ORDER BY d.n DESC, d.template_id";
+
+/// Expiries recorded since `since_ms` by any instance, newest first, at
+/// most `limit`: (actor, event time, the coupon's `ends_at`). Read from the
+/// `expire` events (`events (action, at, id)` index) joined to their
+/// coupons, so the lag it shows is the database's, not one process's.
+pub async fn recent_expiries(
+    conn: &mut AnyConnection,
+    since_ms: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT e.actor, e.at, c.ends_at FROM events e JOIN coupons c ON c.id = e.coupon_id
+         WHERE e.action = 'expire' AND e.at >= $1
+         ORDER BY e.at DESC, e.id DESC LIMIT $2",
+    )
+    .bind(since_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// A recorded run of a periodic job.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct JobRunRow {
+    pub id: i64,
+    pub job: String,
+    pub started_at: i64,
+    pub finished_at: i64,
+    pub rows: i64,
+    pub error: Option<String>,
+}
+
+/// The latest recorded run of `job` (`job_runs (job, id)` index).
+pub async fn latest_job_run(
+    conn: &mut AnyConnection,
+    job: &str,
+) -> Result<Option<JobRunRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, job, started_at, finished_at, rows, error FROM job_runs WHERE job = $1 ORDER BY id DESC LIMIT 1",
+    )
+    .bind(job)
+    .fetch_optional(conn)
+    .await
+}

@@ -9,6 +9,7 @@
 //! on [`Backend`] in this module, not copies of queries.
 
 pub mod archive;
+pub mod audit;
 pub mod campaigns;
 pub mod coupons;
 pub mod events;

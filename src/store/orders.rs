@@ -105,6 +105,8 @@ pub struct OrderChange<'a> {
     pub actor: &'a str,
     pub reason: Option<&'a str>,
     pub request_id: Option<&'a str>,
+    /// The client address of the request (audit log).
+    pub address: Option<&'a str>,
     pub now_ms: i64,
 }
 
@@ -164,6 +166,7 @@ pub async fn transition(
                 actor: c.actor,
                 reason: c.reason,
                 request_id: c.request_id,
+                address: c.address,
                 at_ms: c.now_ms,
             },
         )
@@ -209,6 +212,7 @@ pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<b
                 actor: r.actor,
                 reason: Some(r.reason),
                 request_id: r.request_id,
+                address: r.address,
                 at_ms: r.now_ms,
             },
         )
@@ -231,5 +235,7 @@ pub struct Relink<'a> {
     pub actor: &'a str,
     pub reason: &'a str,
     pub request_id: Option<&'a str>,
+    /// The client address of the request (audit log).
+    pub address: Option<&'a str>,
     pub now_ms: i64,
 }

@@ -309,6 +309,8 @@ pub struct OrderLockRelease<'a> {
     pub actor: &'a str,
     pub reason: Option<&'a str>,
     pub request_id: Option<&'a str>,
+    /// The client address of the request (audit log).
+    pub address: Option<&'a str>,
     pub now_ms: i64,
 }
 
@@ -348,6 +350,7 @@ pub async fn release_order_lock(
                 actor: r.actor,
                 reason: r.reason,
                 request_id: r.request_id,
+                address: r.address,
                 at_ms: r.now_ms,
             },
         )

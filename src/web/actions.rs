@@ -64,8 +64,9 @@ fn authority(staff: &Staff) -> Authority {
     }
 }
 
+/// The staff member's authority and address, for the event rows.
 fn ctx(staff: &Staff) -> Ctx {
-    Ctx::new(staff.actor(), None)
+    Ctx::new(staff.actor(), None).with_address(Some(staff.address.clone()))
 }
 
 /// The idempotency key of a console form: scoped to the staff member, keyed

@@ -518,7 +518,7 @@ async fn logout(
     }
     let name = session_cookie_name(&staff.settings);
     if let Some(t) = cookie(&headers, name)
-        && let Err(e) = s.service.sign_out(&t).await
+        && let Err(e) = s.service.sign_out(&t, Some(&staff.address)).await
     {
         return WebError::from_service(staff.lang, e).into_response();
     }

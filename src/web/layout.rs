@@ -98,6 +98,8 @@ pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> Stri
                 <a href="/console/coupons">{l.t("券列表", "Coupons")}</a>
                 <a href="/console/reconciliation">{l.t("对账", "Reconciliation")}</a>
                 {(staff.session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("员工管理", "Staff")}</a> })}
+                <a href="/console/expirations" data-testid="nav-expirations">{l.t("到期看板", "Expirations")}</a>
+                {staff.session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("审计日志", "Audit log")}</a> })}
             </nav>
             {flash.map(|f| flash_view(&f))}
             <main id="main" class="content wide">

@@ -7,7 +7,9 @@
 //! - `/login`, `/logout`, `/lang`: sign-in, sign-out, the language switch
 //!   ([`auth`]).
 //! - `/console/...`: the support console ([`console`]), every page behind a
-//!   staff session, every form behind a CSRF token.
+//!   staff session, every form behind a CSRF token; the pending-expirations
+//!   dashboard ([`dashboard`]), the audit log ([`audit`]) and
+//!   reconciliation ([`reconcile`]).
 //! - `/self-check?t=<token>`: the customers' self-check page
 //!   ([`self_check`]), opened only through a signed link.
 //!
@@ -15,8 +17,10 @@
 //! rule lives here.
 
 pub mod actions;
+pub mod audit;
 pub mod auth;
 pub mod console;
+pub mod dashboard;
 pub mod i18n;
 pub mod layout;
 pub mod reconcile;
@@ -53,6 +57,8 @@ pub fn routes() -> Router<AppState> {
         .merge(reconcile::routes())
         .merge(staff_admin::routes())
         .merge(self_check::routes())
+        .merge(dashboard::routes())
+        .merge(audit::routes())
 }
 
 /// Console settings that are not business rules.

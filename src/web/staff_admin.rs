@@ -356,7 +356,7 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
     };
     match s
         .service
-        .create_staff(&staff.session, &name, role, &password)
+        .create_staff(&staff.session, &name, role, &password, Some(&staff.address))
         .await
     {
         Ok(()) => staff.done(
@@ -398,7 +398,11 @@ async fn change_role(
         Ok(r) => r,
         Err(t) => return staff.refused(STAFF_PAGE, t),
     };
-    match s.service.set_staff_role(&staff.session, &name, role).await {
+    match s
+        .service
+        .set_staff_role(&staff.session, &name, role, Some(&staff.address))
+        .await
+    {
         Ok(StaffChange::Changed) => staff.done(
             STAFF_PAGE,
             l.pick(
@@ -452,7 +456,7 @@ async fn reset_password(
     };
     match s
         .service
-        .reset_staff_password(&staff.session, &name, &password)
+        .reset_staff_password(&staff.session, &name, &password, Some(&staff.address))
         .await
     {
         Ok(()) => staff.done(
@@ -498,7 +502,7 @@ async fn set_disabled(
     let l = staff.lang;
     match s
         .service
-        .set_staff_disabled(&staff.session, &name, disabled)
+        .set_staff_disabled(&staff.session, &name, disabled, Some(&staff.address))
         .await
     {
         Ok(change) => {

@@ -1,0 +1,354 @@
+//! `/console/audit` and `/console/audit.csv`: the audit log, for operators
+//! and admins (support staff get 403: the log shows every staff member's
+//! actions, sign-ins and addresses).
+//!
+//! Two tabs of one page, each one table: coupon and order events (every
+//! state change by staff, API callers and jobs) and the staff log
+//! (accounts and sign-ins). Filters by actor, action, target and UTC date
+//! range; keyset pages of 50 newest first; the same filters export CSV.
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chrono::NaiveDate;
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError};
+use super::i18n::Lang;
+use super::layout::{enc, time_text};
+use crate::api::AppState;
+use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
+use crate::store::audit::AuditQuery;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/console/audit", get(audit_page))
+        .route("/console/audit.csv", get(audit_csv))
+}
+
+/// Rows per page.
+pub const PAGE_SIZE: i64 = 50;
+
+#[derive(Deserialize, Default)]
+struct AuditParams {
+    log: Option<String>,
+    actor: Option<String>,
+    action: Option<String>,
+    target: Option<String>,
+    /// First UTC day, `YYYY-MM-DD`.
+    from: Option<String>,
+    /// Last UTC day (inclusive), `YYYY-MM-DD`.
+    to: Option<String>,
+    after: Option<String>,
+}
+
+fn nonempty(v: &Option<String>) -> Option<String> {
+    v.as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| v.chars().take(200).collect())
+}
+
+fn day_ms(raw: &str) -> Option<i64> {
+    NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+impl AuditParams {
+    fn log(&self, l: Lang) -> Result<AuditLog, WebError> {
+        AuditLog::parse(self.log.as_deref().unwrap_or("")).ok_or_else(|| {
+            WebError::bad_request(l.t("未知的日志类型。", "Unknown log.").to_string())
+        })
+    }
+
+    fn query(&self, l: Lang) -> Result<AuditQuery, WebError> {
+        let bad_date = || {
+            WebError::bad_request(
+                l.t("日期格式应为 YYYY-MM-DD。", "Dates are YYYY-MM-DD.")
+                    .to_string(),
+            )
+        };
+        let from_ms = match nonempty(&self.from) {
+            None => None,
+            Some(d) => Some(day_ms(&d).ok_or_else(bad_date)?),
+        };
+        let until_ms = match nonempty(&self.to) {
+            None => None,
+            Some(d) => Some(day_ms(&d).ok_or_else(bad_date)? + 86_400_000),
+        };
+        Ok(AuditQuery {
+            actor: nonempty(&self.actor),
+            action: nonempty(&self.action),
+            target: nonempty(&self.target),
+            from_ms,
+            until_ms,
+        })
+    }
+
+    /// The filter part of the query string (with the log), for links.
+    fn filter_query(&self) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in [
+            ("log", &self.log),
+            ("actor", &self.actor),
+            ("action", &self.action),
+            ("target", &self.target),
+            ("from", &self.from),
+            ("to", &self.to),
+        ] {
+            if let Some(v) = nonempty(v) {
+                q.append_pair(k, &v);
+            }
+        }
+        q.finish()
+    }
+}
+
+fn may_read(staff: &Staff) -> Result<(), WebError> {
+    if staff.session.role.may_read_audit_log() {
+        Ok(())
+    } else {
+        Err(WebError::forbidden(staff.lang.t(
+            "审计日志包含所有员工的操作与登录地址，仅限运营和管理员查看。",
+            "The audit log shows every staff member's actions and addresses; it is for operators and admins.",
+        )))
+    }
+}
+
+async fn audit_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Query(p): Query<AuditParams>,
+) -> Response {
+    let l = staff.lang;
+    if let Err(e) = may_read(&staff) {
+        return e.into_response();
+    }
+    let (log, q) = match p.log(l).and_then(|log| Ok((log, p.query(l)?))) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    let after = nonempty(&p.after);
+    let (table, next, count) = match log {
+        AuditLog::Events => match s.service.audit_events(q, after.as_deref(), PAGE_SIZE).await {
+            Ok(page) => {
+                let n = page.rows.len();
+                (events_table(l, page.rows).into_any(), page.next, n)
+            }
+            Err(e) => return WebError::from_service(l, e).into_response(),
+        },
+        AuditLog::Staff => match s.service.audit_staff(q, after.as_deref(), PAGE_SIZE).await {
+            Ok(page) => {
+                let n = page.rows.len();
+                (staff_table(l, page.rows).into_any(), page.next, n)
+            }
+            Err(e) => return WebError::from_service(l, e).into_response(),
+        },
+    };
+    let fq = p.filter_query();
+    let sep = if fq.is_empty() { "" } else { "&" };
+    let csv_href = format!("/console/audit.csv?{fq}");
+    let next = next.map(|n| {
+        let href = format!("/console/audit?{fq}{sep}after={}", enc(&n));
+        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("下一页", "Next page")}</a> }
+    });
+    let first = after.is_some().then(|| {
+        let href = format!("/console/audit?{fq}");
+        view! { <a class="button" href=href>{l.t("第一页", "First page")}</a> }
+    });
+    let tab = |this: AuditLog, zh: &'static str, en: &'static str| {
+        let href = format!("/console/audit?log={}", this.as_str());
+        let current = (this == log).then_some("page");
+        let testid = format!("tab-{}", this.as_str());
+        view! { <a href=href aria-current=current class="tab" data-testid=testid>{l.t(zh, en)}</a> }
+    };
+    let value = |v: &Option<String>| v.clone().unwrap_or_default();
+    let (actor, action, target, from, to) = (
+        value(&p.actor),
+        value(&p.action),
+        value(&p.target),
+        value(&p.from),
+        value(&p.to),
+    );
+    let target_label = match log {
+        AuditLog::Events => l.t("对象（券 ID 或订单号）", "Target (coupon id or order no)"),
+        AuditLog::Staff => l.t("对象（员工用户名）", "Target (staff name)"),
+    };
+    let action_hint = match log {
+        AuditLog::Events => l.t(
+            "如 staff_release、force_release、invalidate、compensation、expire",
+            "e.g. staff_release, force_release, invalidate, compensation, expire",
+        ),
+        AuditLog::Staff => l.t(
+            "如 role_change、password_reset、disable、sign_in、sign_in_failed",
+            "e.g. role_change, password_reset, disable, sign_in, sign_in_failed",
+        ),
+    };
+    let log_value = log.as_str();
+    staff.page(
+        l.t("审计日志", "Audit log"),
+        view! {
+            <nav class="tabs" aria-label=l.t("日志", "Logs")>
+                {tab(AuditLog::Events, "券与订单事件", "Coupon and order events")}" · "
+                {tab(AuditLog::Staff, "员工账户与登录", "Staff accounts and sign-ins")}
+            </nav>
+            <section aria-labelledby="audit-filters">
+                <h2 id="audit-filters" class="visually-hidden">{l.t("筛选", "Filters")}</h2>
+                <form method="get" action="/console/audit" class="filters" data-testid="audit-filters">
+                    <input type="hidden" name="log" value=log_value/>
+                    <label>{l.t("操作人（完整匹配，如 staff:alice、job:expiry-sweep）", "Actor (exact, e.g. staff:alice, job:expiry-sweep)")}
+                        <input type="text" name="actor" value=actor/></label>
+                    <label>{l.t("动作（完整匹配）", "Action (exact)")}
+                        <input type="text" name="action" value=action placeholder=action_hint/></label>
+                    <label>{target_label}<input type="text" name="target" value=target/></label>
+                    <label>{l.t("起始日期（UTC）", "From (UTC date)")}<input type="date" name="from" value=from/></label>
+                    <label>{l.t("截止日期（UTC，含当天）", "To (UTC date, inclusive)")}<input type="date" name="to" value=to/></label>
+                    <button type="submit" class="primary">{l.t("筛选", "Filter")}</button>
+                    <a class="button" href=csv_href data-testid="csv">{l.t("导出 CSV", "Export CSV")}</a>
+                </form>
+            </section>
+            <section aria-labelledby="audit-results">
+                <h2 id="audit-results">{l.pick(format!("本页 {count} 条（最新在前）"), format!("{count} on this page (newest first)"))}</h2>
+                {table}
+                <p class="pager">{first}{next}</p>
+            </section>
+        },
+    )
+}
+
+fn dash(v: Option<String>) -> String {
+    v.filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "—".to_string())
+}
+
+fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
+    if rows.is_empty() {
+        return view! { <p class="note" data-testid="audit-empty">{l.t("没有符合条件的记录。", "No entries match.")}</p> }
+            .into_any();
+    }
+    let rows = rows
+        .into_iter()
+        .map(|e| {
+            let target = match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
+                ("coupon", Some(id), _) => {
+                    let href = format!("/console/coupons/{}", enc(id));
+                    let label = l.pick(format!("券 {id}"), format!("coupon {id}"));
+                    view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
+                }
+                (_, _, Some(no)) => {
+                    let href = format!("/console/orders/{}", enc(no));
+                    let label = l.pick(format!("订单 {no}"), format!("order {no}"));
+                    view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
+                }
+                _ => view! { "—" }.into_any(),
+            };
+            let change = format!(
+                "{} → {}",
+                e.from_status.as_deref().unwrap_or("∅"),
+                e.to_status
+            );
+            let id = e.id.to_string();
+            view! {
+                <tr data-testid="audit-row" data-id=id>
+                    <td class="nowrap">{time_text(&e.at)}</td>
+                    <td data-testid="audit-actor">{e.actor}</td>
+                    <td data-testid="audit-action">{e.action}</td>
+                    <td>{target}</td>
+                    <td class="nowrap" data-testid="audit-change">{change}</td>
+                    <td data-testid="audit-reason">{dash(e.reason)}</td>
+                    <td class="mono" data-testid="audit-address">{dash(e.address)}</td>
+                    <td class="mono">{dash(e.request_id)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table data-testid="audit-table">
+                <thead><tr>
+                    <th scope="col">{l.t("时间", "When")}</th>
+                    <th scope="col">{l.t("操作人", "Actor")}</th>
+                    <th scope="col">{l.t("动作", "Action")}</th>
+                    <th scope="col">{l.t("对象", "Target")}</th>
+                    <th scope="col">{l.t("状态变化", "Before → after")}</th>
+                    <th scope="col">{l.t("原因", "Reason")}</th>
+                    <th scope="col">{l.t("地址", "Address")}</th>
+                    <th scope="col">{l.t("请求 ID", "Request id")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+fn staff_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
+    if rows.is_empty() {
+        return view! { <p class="note" data-testid="audit-empty">{l.t("没有符合条件的记录。", "No entries match.")}</p> }
+            .into_any();
+    }
+    let rows = rows
+        .into_iter()
+        .map(|e| {
+            let id = e.id.to_string();
+            view! {
+                <tr data-testid="audit-row" data-id=id>
+                    <td class="nowrap">{time_text(&e.at)}</td>
+                    <td data-testid="audit-actor">{e.actor}</td>
+                    <td data-testid="audit-action">{e.action}</td>
+                    <td data-testid="audit-target">{e.target}</td>
+                    <td data-testid="audit-detail">{dash(e.detail)}</td>
+                    <td class="mono" data-testid="audit-address">{dash(e.address)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table data-testid="audit-table">
+                <thead><tr>
+                    <th scope="col">{l.t("时间", "When")}</th>
+                    <th scope="col">{l.t("操作人", "Actor")}</th>
+                    <th scope="col">{l.t("动作", "Action")}</th>
+                    <th scope="col">{l.t("员工", "Staff account")}</th>
+                    <th scope="col">{l.t("详情", "Detail")}</th>
+                    <th scope="col">{l.t("地址", "Address")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+async fn audit_csv(
+    State(s): State<AppState>,
+    staff: Staff,
+    Query(p): Query<AuditParams>,
+) -> Response {
+    let l = staff.lang;
+    if let Err(e) = may_read(&staff) {
+        return e.into_response();
+    }
+    let (log, q) = match p.log(l).and_then(|log| Ok((log, p.query(l)?))) {
+        Ok(v) => v,
+        Err(e) => return e.into_response(),
+    };
+    let filename = format!("attachment; filename=\"audit-{}.csv\"", log.as_str());
+    match s.service.export_audit_csv(log, q, MAX_EXPORT_ROWS).await {
+        Ok(csv) => (
+            [
+                (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+                (header::CONTENT_DISPOSITION, filename),
+            ],
+            csv,
+        )
+            .into_response(),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}

@@ -1,0 +1,491 @@
+//! The audit log on a fresh database: staff actions with actor, action,
+//! reason, before/after, target and address; job actions; staff-account
+//! changes and sign-ins; every filter; keyset pages without gaps or
+//! duplicates; CSV; who may read it.
+
+mod common;
+
+use common::console::{Browser, Page, hidden_value, signed_in};
+use common::{TestApp, presale_order, spawn_app};
+use couponkeeper::domain::staff::Role;
+use couponkeeper::store::audit::{AuditCursor, AuditQuery, AuditSource, explain_page};
+use serde_json::json;
+
+/// A user's coupon on a deposit-paid presale order `no`; the coupon id.
+async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> String {
+    let t = app.template(json!({})).await;
+    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
+    let cid = c["id"].as_str().unwrap_or_default().to_string();
+    let camp = app.campaign("lock", 3600, 3600).await;
+    let r = app
+        .order(presale_order(
+            no,
+            user,
+            Some(&cid),
+            camp["id"].as_str().unwrap_or_default(),
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    cid
+}
+
+async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
+    let page = b.get(path).await;
+    assert_eq!(page.status, 200, "{path}: {}", page.text);
+    let csrf = page.csrf().expect("token");
+    let form_id = hidden_value(&page.text, "form_id").unwrap_or_default();
+    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf), ("form_id", &form_id)];
+    all.extend_from_slice(fields);
+    b.post_form(path, &all).await
+}
+
+/// The rows of an audit page as the cells carrying `data-testid`s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Row {
+    id: i64,
+    actor: String,
+    action: String,
+    html: String,
+}
+
+fn cell(html: &str, id: &str) -> String {
+    let marker = format!("data-testid=\"{id}\"");
+    html.find(&marker)
+        .map(|start| {
+            let rest = &html[start..];
+            let open = rest.find('>').unwrap_or(0) + 1;
+            let close = rest[open..].find('<').unwrap_or(0) + open;
+            rest[open..close].to_string()
+        })
+        .unwrap_or_default()
+}
+
+fn rows(page: &Page) -> Vec<Row> {
+    page.text
+        .split("data-testid=\"audit-row\" data-id=\"")
+        .skip(1)
+        .map(|part| {
+            let id = part
+                .split('"')
+                .next()
+                .and_then(|s| s.parse().ok())
+                .expect("row id");
+            let html = part.split("</tr>").next().unwrap_or_default().to_string();
+            Row {
+                id,
+                actor: cell(&html, "audit-actor"),
+                action: cell(&html, "audit-action"),
+                html,
+            }
+        })
+        .collect()
+}
+
+/// Every row of a filtered log, following the next-page links.
+async fn all_pages(b: &mut Browser<'_>, first: &str) -> (Vec<Row>, usize) {
+    let mut out = Vec::new();
+    let mut path = first.to_string();
+    let mut pages = 0;
+    loop {
+        let page = b.get(&path).await;
+        assert_eq!(page.status, 200, "{path}: {}", page.text);
+        pages += 1;
+        out.extend(rows(&page));
+        let Some(href) = page
+            .text
+            .split("rel=\"next\"")
+            .next()
+            .and_then(|before| before.rsplit("href=\"").next())
+            .filter(|_| page.contains("rel=\"next\""))
+            .and_then(|s| s.split('"').next())
+        else {
+            break;
+        };
+        path = href.replace("&amp;", "&");
+        assert!(pages < 100, "pages end");
+    }
+    (out, pages)
+}
+
+#[tokio::test]
+async fn staff_actions_appear_with_actor_reason_change_target_and_address() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1").await;
+    let mut op = signed_in(&app, Role::Operator).await;
+    let r = confirm(
+        &mut op,
+        &format!("/console/coupons/{cid}/release"),
+        &[
+            ("reason", "客户要求取消 · customer asked"),
+            ("force", "true"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let r = confirm(
+        &mut op,
+        "/console/users/u1/compensation",
+        &[
+            ("amount", "20"),
+            ("valid_days", "30"),
+            ("order_no", "P1"),
+            ("reason", "apology for the delay"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+
+    let page = op
+        .get(&format!("/console/audit?target={cid}&action=force_release"))
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let found = rows(&page);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let row = &found[0];
+    assert_eq!(row.actor, "staff:operator-1");
+    assert_eq!(row.action, "force_release");
+    assert_eq!(cell(&row.html, "audit-change"), "locked → available");
+    assert_eq!(
+        cell(&row.html, "audit-reason"),
+        "客户要求取消 · customer asked"
+    );
+    assert!(row.html.contains(&format!("/console/coupons/{cid}")));
+    // In-process tests serve without connect info, so the console records
+    // what `Staff::address` gives there: `unknown` (under `serve`, the IP).
+    assert_eq!(cell(&row.html, "audit-address"), "unknown");
+
+    // The order's side of the forced release, found by order number.
+    let page = op.get("/console/audit?target=P1").await;
+    let actions: Vec<String> = rows(&page).into_iter().map(|r| r.action).collect();
+    assert!(
+        actions.contains(&"force_release_coupon".to_string()),
+        "{actions:?}"
+    );
+    // API actions carry the API actor and no address in-process.
+    assert!(actions.contains(&"create".to_string()), "{actions:?}");
+
+    let page = op
+        .get("/console/audit?actor=staff:operator-1&action=compensation")
+        .await;
+    let found = rows(&page);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        cell(&found[0].html, "audit-reason"),
+        "apology for the delay"
+    );
+    assert_eq!(cell(&found[0].html, "audit-change"), "∅ → available");
+    assert_eq!(cell(&found[0].html, "audit-address"), "unknown");
+    let stored: Option<String> =
+        sqlx::query_scalar("SELECT address FROM events WHERE action = 'compensation'")
+            .fetch_one(app.db.db.pool())
+            .await
+            .expect("stored");
+    assert_eq!(stored.as_deref(), Some("unknown"));
+}
+
+#[tokio::test]
+async fn job_actions_appear_under_their_job_actor_and_each_filter_narrows() {
+    let app = spawn_app().await;
+    let short = app.template(json!({"valid_seconds": 60})).await;
+    let short = short["id"].as_str().unwrap_or_default().to_string();
+    let c1 = app.claim("u1", &short).await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    app.claim("u2", &short).await;
+    app.advance(2 * 86_400); // two days later: 2026-11-13
+    let done = app
+        .service
+        .expire_due_batch("job:expiry-sweep", 500)
+        .await
+        .expect("sweep");
+    assert_eq!(done.count, 2);
+    let mut b = signed_in(&app, Role::Admin).await;
+
+    let (all, _) = all_pages(&mut b, "/console/audit").await;
+    assert_eq!(all.len(), 4, "{all:?}"); // 2 claims, 2 expiries
+    let (sweep, _) = all_pages(&mut b, "/console/audit?actor=job:expiry-sweep").await;
+    assert_eq!(sweep.len(), 2);
+    assert!(
+        sweep
+            .iter()
+            .all(|r| r.action == "expire" && r.actor == "job:expiry-sweep")
+    );
+    assert!(
+        sweep
+            .iter()
+            .all(|r| cell(&r.html, "audit-change") == "available → expired")
+    );
+    let (claims, _) = all_pages(&mut b, "/console/audit?action=claim").await;
+    assert_eq!(claims.len(), 2);
+    assert!(claims.iter().all(|r| r.actor.starts_with("api:")));
+    let (one, _) = all_pages(&mut b, &format!("/console/audit?target={c1}")).await;
+    assert_eq!(one.len(), 2);
+    assert!(one.iter().all(|r| r.html.contains(&c1)));
+    // Dates are UTC days, both ends inclusive.
+    let (first_day, _) = all_pages(&mut b, "/console/audit?to=2026-11-11").await;
+    assert_eq!(first_day.len(), 2);
+    assert!(first_day.iter().all(|r| r.action == "claim"));
+    let (later, _) = all_pages(&mut b, "/console/audit?from=2026-11-12").await;
+    assert_eq!(later.len(), 2);
+    assert!(later.iter().all(|r| r.action == "expire"));
+    let (none, _) = all_pages(
+        &mut b,
+        "/console/audit?from=2026-11-12&to=2026-11-12&log=events",
+    )
+    .await;
+    assert!(none.is_empty());
+    // Filters combine.
+    let (both, _) = all_pages(
+        &mut b,
+        &format!("/console/audit?target={c1}&actor=job:expiry-sweep"),
+    )
+    .await;
+    assert_eq!(both.len(), 1);
+    // A bad date is a 400, not an empty page.
+    assert_eq!(b.get("/console/audit?from=yesterday").await.status, 400);
+    assert_eq!(b.get("/console/audit?after=junk").await.status, 400);
+}
+
+#[tokio::test]
+async fn pages_of_fifty_have_no_gaps_or_duplicates_and_the_csv_has_every_row() {
+    let app = spawn_app().await;
+    let t = app.template(json!({"total_stock": 500})).await;
+    let t = t["id"].as_str().unwrap_or_default().to_string();
+    // 130 claims, most at the same millisecond (the clock stands still):
+    // the cursor's id breaks the ties.
+    for i in 0..130 {
+        if i % 40 == 0 {
+            app.advance(1);
+        }
+        app.claim(&format!("u{i}"), &t).await;
+    }
+    let mut b = signed_in(&app, Role::Operator).await;
+    let (all, pages) = all_pages(&mut b, "/console/audit?action=claim").await;
+    assert_eq!(pages, 3);
+    assert_eq!(all.len(), 130);
+    let ids: Vec<i64> = all.iter().map(|r| r.id).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    sorted.dedup();
+    assert_eq!(ids, sorted, "newest first, each once");
+    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE action = 'claim'")
+        .fetch_one(app.db.db.pool())
+        .await
+        .expect("count");
+    assert_eq!(stored, 130);
+
+    let csv = b.get("/console/audit.csv?action=claim").await;
+    assert_eq!(csv.status, 200);
+    let lines: Vec<&str> = csv.text.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines[0],
+        "id,at,actor,action,subject,coupon_id,order_no,from_status,to_status,reason,request_id,address"
+    );
+    assert_eq!(lines.len(), 131);
+    assert!(lines[1..].iter().all(|l| l.contains(",claim,coupon,")));
+    let csv_ids: Vec<i64> = lines[1..]
+        .iter()
+        .filter_map(|l| l.split(',').next()?.parse().ok())
+        .collect();
+    assert_eq!(csv_ids, ids);
+    assert!(
+        csv.set_cookies.is_empty() || csv.text.starts_with("id,"),
+        "a plain CSV"
+    );
+}
+
+#[tokio::test]
+async fn staff_account_changes_and_sign_ins_are_in_the_staff_log() {
+    let app = spawn_app().await;
+    let mut admin = signed_in(&app, Role::Admin).await;
+    common::console::add_staff(&app, "bob", Role::Support).await;
+    let csrf = admin.csrf().await;
+    let r = admin
+        .post_form(
+            "/console/staff/bob/role",
+            &[("csrf", &csrf), ("role", "operator")],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    // A refused sign-in and a sign-out.
+    let mut stranger = Browser::new(&app);
+    let r = stranger.sign_in_as("bob", "not the password at all").await;
+    assert_eq!(r.status, 303);
+
+    let page = admin
+        .get("/console/audit?log=staff&action=role_change")
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let found = rows(&page);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].actor, "staff:admin-1");
+    assert_eq!(cell(&found[0].html, "audit-target"), "bob");
+    assert_eq!(
+        cell(&found[0].html, "audit-detail"),
+        "support -&gt; operator"
+    );
+    assert_eq!(cell(&found[0].html, "audit-address"), "unknown");
+
+    let page = admin.get("/console/audit?log=staff&target=bob").await;
+    let actions: Vec<String> = rows(&page).into_iter().map(|r| r.action).collect();
+    assert_eq!(
+        actions,
+        vec!["sign_in_failed", "role_change", "staff_create"],
+        "newest first"
+    );
+    let page = admin.get("/console/audit?log=staff&actor=anonymous").await;
+    assert_eq!(rows(&page).len(), 1);
+    let page = admin.get("/console/audit?log=staff&action=sign_in").await;
+    assert_eq!(rows(&page).len(), 1, "the admin's own sign-in");
+
+    let csrf = admin.csrf().await;
+    let r = admin.post_form("/logout", &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 303);
+    let mut other = signed_in(&app, Role::Operator).await;
+    let page = other.get("/console/audit?log=staff&action=sign_out").await;
+    let found = rows(&page);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].actor, "staff:admin-1");
+    let csv = other.get("/console/audit.csv?log=staff").await;
+    assert_eq!(csv.status, 200);
+    assert!(
+        csv.text
+            .starts_with("id,at,actor,action,target,detail,address\r\n")
+    );
+    assert!(
+        csv.text
+            .contains(",role_change,bob,support -> operator,unknown\r\n")
+    );
+}
+
+#[tokio::test]
+async fn support_staff_get_403_on_the_audit_log_and_its_csv() {
+    let app = spawn_app().await;
+    let mut support = signed_in(&app, Role::Support).await;
+    for path in [
+        "/console/audit",
+        "/console/audit?log=staff",
+        "/console/audit.csv",
+        "/console/audit.csv?log=staff",
+    ] {
+        let r = support.get(path).await;
+        assert_eq!(r.status, 403, "{path}");
+        assert!(r.contains("operators and admins") || r.contains("仅限运营和管理员"));
+    }
+    for role in [Role::Operator, Role::Admin] {
+        let mut b = signed_in(&app, role).await;
+        assert_eq!(b.get("/console/audit").await.status, 200, "{role:?}");
+        assert_eq!(b.get("/console/audit.csv").await.status, 200, "{role:?}");
+    }
+}
+
+/// How many rows the plan test loads: enough that a full scan would lose.
+fn big_rows() -> i64 {
+    match common::store() {
+        common::Store::Postgres => 200_000,
+        common::Store::Sqlite => 20_000,
+    }
+}
+
+#[tokio::test]
+async fn every_audit_filter_reads_an_index_range_on_a_big_table() {
+    let ts = common::TestService::start().await;
+    let pool = ts.db.db.pool();
+    let n = big_rows();
+    let (with, source) = match common::store() {
+        common::Store::Postgres => (
+            String::new(),
+            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
+        ),
+        common::Store::Sqlite => (
+            format!(
+                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
+            ),
+            "seq".to_string(),
+        ),
+    };
+    let base = 1_790_000_000_000_i64;
+    sqlx::query(&format!(
+        "{with}
+         INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
+         SELECT 'coupon', 'c' || CAST(g % 40000 AS TEXT), CASE WHEN g % 3 = 0 THEN 'O' || CAST(g % 20000 AS TEXT) END,
+             'available', 'expired',
+             CASE WHEN g % 10 = 0 THEN 'staff_release' WHEN g % 10 = 1 THEN 'claim' ELSE 'expire' END,
+             CASE WHEN g % 10 = 0 THEN 'staff:s' || CAST(g % 30 AS TEXT) WHEN g % 10 = 1 THEN 'api:abc' ELSE 'job:expiry-sweep' END,
+             NULL, NULL, {base} + g * 1000, NULL
+         FROM {source}"
+    ))
+    .execute(pool)
+    .await
+    .expect("fill events");
+    let analyze = match common::store() {
+        common::Store::Postgres => "ANALYZE events",
+        common::Store::Sqlite => "ANALYZE",
+    };
+    sqlx::query(analyze).execute(pool).await.expect("analyze");
+
+    let mut conn = pool.acquire().await.expect("conn");
+    let day = 86_400_000;
+    let cursor = Some(AuditCursor {
+        at: base + n * 500,
+        id: n / 2,
+    });
+    let text = |s: &str| Some(s.to_string());
+    let mut checked = 0;
+    for actor in [None, text("staff:s3")] {
+        for action in [None, text("staff_release")] {
+            for target in [None, text("c123")] {
+                for (from_ms, until_ms) in [
+                    (None, None),
+                    (Some(base + 10 * day), None),
+                    (Some(base), Some(base + day)),
+                ] {
+                    for before in [None, cursor] {
+                        let q = AuditQuery {
+                            actor: actor.clone(),
+                            action: action.clone(),
+                            target: target.clone(),
+                            from_ms,
+                            until_ms,
+                        };
+                        let sources: &[AuditSource] = if target.is_some() {
+                            &[AuditSource::EventsByCoupon, AuditSource::EventsByOrder]
+                        } else {
+                            &[AuditSource::EventsByCoupon]
+                        };
+                        for source in sources {
+                            let plan = explain_page(&mut conn, *source, &q, before, 51)
+                                .await
+                                .expect("explain")
+                                .join("\n");
+                            for full in ["Seq Scan on events", "SCAN events\n", "SCAN TABLE events"]
+                            {
+                                assert!(
+                                    !format!("{plan}\n").contains(full),
+                                    "{q:?} {before:?} {source:?} scans all events:\n{plan}"
+                                );
+                            }
+                            assert!(
+                                plan.contains("events_")
+                                    || plan.contains("USING INTEGER PRIMARY KEY")
+                                    || plan.contains("events_pkey"),
+                                "{q:?} {source:?} uses an index:\n{plan}"
+                            );
+                            println!("{q:?} {before:?} {source:?}\n{plan}\n");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!(
+        "{checked} audit plans checked on {n} events ({:?})",
+        common::store()
+    );
+}
