@@ -559,7 +559,22 @@ impl Seed {
                 ..TemplateInput::default()
             })
             .await?;
-        self.tick(5);
+        self.tick(2);
+        // Claimed over the last hours of the story, so coupons are due over
+        // the next days and the pending-expirations dashboard shows them.
+        let h60 = self
+            .template(TemplateInput {
+                name: Some("60小时闪购券 满100减10".into()),
+                kind: Some("fixed".into()),
+                value_cents: Some(1000),
+                min_order_cents: Some(10000),
+                valid_seconds: Some(60 * 3600),
+                per_user_limit: Some(1),
+                total_stock: Some(5000),
+                ..TemplateInput::default()
+            })
+            .await?;
+        self.tick(3);
         let over = self
             .campaign("618预售 · 已结束", d(-6), d(-3), "strict")
             .await?;
@@ -820,6 +835,9 @@ impl Seed {
         }
         // A paid order, re-pointed at another coupon later (anomaly).
         self.at(h(5));
+        for n in 1..=6 {
+            self.claim(n, &h60).await?;
+        }
         let c = need(&c199, 4)?;
         let mismatch_order = self.normal(4, Some(&c), 26900, "apparel").await?;
         self.tick(3);
@@ -827,6 +845,9 @@ impl Seed {
         let other = need(&c90, 4)?;
         // A deposit whose coupon is freed later (anomaly).
         self.at(h(3));
+        for n in 7..=12 {
+            self.claim(n, &h60).await?;
+        }
         let c = need(&c199, 3)?;
         let free_order = self.presale(3, Some(&c), &future, 39900, 10000).await?;
         self.tick(2);
@@ -835,13 +856,22 @@ impl Seed {
         let c = need(&c199, 1)?;
         self.presale(1, Some(&c), &future, 29900, 5000).await?;
         self.at(h(2));
+        for n in 13..=18 {
+            self.claim(n, &h60).await?;
+        }
         let c = need(&c300, 37)?;
         self.presale(37, Some(&c), &open, 39900, 10000).await?;
         self.at(h(1));
+        for n in 19..=24 {
+            self.claim(n, &h60).await?;
+        }
         self.normal(7, None, 6900, "books").await?;
         // The main support case: a 双12 deposit, its order closed later
         // while the coupon stays locked (anomaly).
         self.at(m(40));
+        for n in 25..=30 {
+            self.claim(n, &h60).await?;
+        }
         let c = need(&c199, 2)?;
         let closed_order = self.presale(2, Some(&c), &future, 39900, 10000).await?;
         self.tick(2);

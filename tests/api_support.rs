@@ -397,20 +397,35 @@ async fn an_unknown_order_has_no_health_check_and_the_route_needs_a_token() {
 }
 
 #[tokio::test]
-async fn the_template_stock_check_warns_when_the_counter_disagrees_with_the_coupons() {
+async fn the_template_stock_check_reports_the_last_reconciliations_verdict() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 3600).await;
     let r = app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
     assert_eq!(r.status, 201, "{}", r.text);
-    assert_eq!(outcome(&health(&app, "N1").await, "template_stock").0, "ok");
+    let before = health(&app, "N1").await;
+    assert_eq!(outcome(&before, "template_stock").0, "ok");
+    assert!(
+        check(&before, "template_stock")["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("has not checked"))
+    );
     plant(
         &app,
         "UPDATE template_stock_shards SET claimed = claimed + 1 WHERE shard = 0",
     )
     .await;
-    assert_eq!(
-        outcome(&health(&app, "N1").await, "template_stock").0,
-        "warning"
+    // The check does not count the template's coupons itself (that grows
+    // with the template): it reads what the last reconciliation found.
+    app.service
+        .run_reconciliation("job:reconcile")
+        .await
+        .expect("reconcile");
+    let after = health(&app, "N1").await;
+    assert_eq!(outcome(&after, "template_stock").0, "warning");
+    assert!(
+        check(&after, "template_stock")["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("2 claimed but 1 coupons"))
     );
 }
 

@@ -52,7 +52,7 @@ async fn a_fresh_database_gets_every_order_status_and_every_coupon_status() {
     let r = load(&t.db).await;
     assert!(!r.already_present);
     assert_eq!(r.orders, demo::ORDER_COUNT, "{r:?}");
-    assert_eq!(r.templates, 7);
+    assert_eq!(r.templates, 8);
     for s in [
         "normal/pending_payment",
         "normal/paid",

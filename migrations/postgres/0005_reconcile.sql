@@ -22,6 +22,8 @@ CREATE TABLE reconcile_findings (
     coupon_id   TEXT,
     order_no    TEXT,
     user_id     TEXT,
+    -- For template_stock_mismatch: the template.
+    template_id TEXT,
     detail      TEXT NOT NULL,
     detail_zh   TEXT NOT NULL,
     -- The repair the rules chose: release_coupon, repair_link,

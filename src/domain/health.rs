@@ -191,14 +191,20 @@ pub struct CampaignFacts {
     pub policy: Policy,
 }
 
-/// A template's stock counter against the coupons it issued.
+/// A template's stock counter, with the last reconciliation's verdict on
+/// it. Counting a big template's coupons on every health check would cost
+/// as much as the template is big (200,000 coupons: 25 ms per check), so the
+/// check reads the verdict of the last run instead.
 #[derive(Debug, Clone)]
 pub struct StockFacts {
     pub template_id: String,
-    /// The sum of the template's stock-shard counters.
+    /// The sum of the template's stock-shard counters now.
     pub claimed: i64,
-    /// Claimed coupons of the template in the live and archive tables.
-    pub issued: i64,
+    /// When the last reconciliation ran; `None`: never.
+    pub checked_at: Option<DateTime<Utc>>,
+    /// What that run counted when counter and coupons differed:
+    /// `(claimed, issued)`. `None`: they agreed (or it never ran).
+    pub mismatch: Option<(i64, i64)>,
 }
 
 /// Everything the order checks read.
@@ -723,30 +729,42 @@ pub fn template_stock(f: &HealthFacts<'_>) -> Check {
         );
     };
     let t = &s.template_id;
-    if s.claimed == s.issued {
-        Check::ok(
+    match (s.checked_at, s.mismatch) {
+        (None, _) => Check::ok(
             TEMPLATE_STOCK,
             format!(
-                "Template {t}: {} claimed, {} coupons issued.",
-                s.claimed, s.issued
+                "Template {t}: {} claimed; reconciliation has not checked the counter yet.",
+                s.claimed
             ),
             format!(
-                "券模板 {t}：已领 {} 张，发出 {} 张，一致。",
-                s.claimed, s.issued
+                "券模板 {t}：已领 {} 张；对账尚未核对过库存计数。",
+                s.claimed
             ),
-        )
-    } else {
-        Check::warning(
+        ),
+        (Some(at), None) => Check::ok(
             TEMPLATE_STOCK,
             format!(
-                "Template {t}: the stock counter says {} claimed but {} coupons exist.",
-                s.claimed, s.issued
+                "Template {t}: {} claimed; the counter matched the coupons issued at the last reconciliation ({}).",
+                s.claimed,
+                when(at)
             ),
             format!(
-                "券模板 {t}：库存计数为已领 {} 张，实际发出 {} 张，不一致。",
-                s.claimed, s.issued
+                "券模板 {t}：已领 {} 张；上次对账（{}）时库存计数与发券数一致。",
+                s.claimed,
+                when(at)
             ),
-        )
+        ),
+        (Some(at), Some((claimed, issued))) => Check::warning(
+            TEMPLATE_STOCK,
+            format!(
+                "Template {t}: at the last reconciliation ({}) the stock counter said {claimed} claimed but {issued} coupons existed.",
+                when(at)
+            ),
+            format!(
+                "券模板 {t}：上次对账（{}）时库存计数为已领 {claimed} 张，实际发出 {issued} 张，不一致。",
+                when(at)
+            ),
+        ),
     }
 }
 
@@ -1116,22 +1134,31 @@ mod tests {
     }
 
     #[test]
-    fn template_stock_warns_when_the_counter_and_the_coupons_disagree() {
+    fn template_stock_reports_the_last_reconciliations_verdict() {
         let o = order(OrderKind::Normal, OrderStatus::Paid);
-        let ok = StockFacts {
+        let never = StockFacts {
             template_id: "t1".into(),
             claimed: 3,
-            issued: 3,
+            checked_at: None,
+            mismatch: None,
+        };
+        let ok = StockFacts {
+            checked_at: Some(t0()),
+            ..never.clone()
         };
         let off = StockFacts {
-            claimed: 4,
+            mismatch: Some((4, 3)),
             ..ok.clone()
         };
         let mut f = facts(&o, None, None);
+        f.stock = Some(&never);
+        assert_eq!(template_stock(&f).result, CheckResult::Ok);
         f.stock = Some(&ok);
         assert_eq!(template_stock(&f).result, CheckResult::Ok);
         f.stock = Some(&off);
-        assert_eq!(template_stock(&f).result, CheckResult::Warning);
+        let c = template_stock(&f);
+        assert_eq!(c.result, CheckResult::Warning);
+        assert!(c.message_en.contains("4 claimed but 3"));
         f.stock = None;
         assert_eq!(template_stock(&f).result, CheckResult::Ok);
     }

@@ -103,6 +103,8 @@ pub struct Finding {
     pub coupon_id: Option<String>,
     pub order_no: Option<String>,
     pub user_id: Option<String>,
+    /// For `template_stock_mismatch`: the template.
+    pub template_id: Option<String>,
     pub detail_en: String,
     pub detail_zh: String,
     pub fix: Fix,
@@ -137,6 +139,7 @@ pub fn check_bound_coupon(
         coupon_id: Some(coupon.id.clone()),
         order_no: Some(no.clone()),
         user_id: Some(coupon.user_id.clone()),
+        template_id: None,
         detail_en: en,
         detail_zh: zh,
         fix,
@@ -295,6 +298,7 @@ pub fn check_live_order(
         coupon_id: Some(coupon_id.clone()),
         order_no: Some(no.clone()),
         user_id: Some(order.user_id.clone()),
+        template_id: None,
         detail_en: format!(
             "order {no} is {} and should hold coupon {coupon_id} locked, but the coupon is {state_en}",
             order.status.as_str()
@@ -316,6 +320,7 @@ pub fn check_template_stock(template_id: &str, claimed: i64, issued: i64) -> Opt
         coupon_id: None,
         order_no: None,
         user_id: None,
+        template_id: Some(template_id.to_string()),
         detail_en: format!(
             "template {template_id} counts {claimed} claimed but issued {issued} coupons"
         ),

@@ -130,6 +130,7 @@ pub struct FindingView {
     pub coupon_id: Option<String>,
     pub order_no: Option<String>,
     pub user_id: Option<String>,
+    pub template_id: Option<String>,
     pub detail: String,
     pub detail_zh: String,
     /// `release_coupon`, `repair_link`, `cancel_order` or `none`.
@@ -149,6 +150,7 @@ impl From<store::FindingRow> for FindingView {
             coupon_id: f.coupon_id,
             order_no: f.order_no,
             user_id: f.user_id,
+            template_id: f.template_id,
             detail: f.detail,
             detail_zh: f.detail_zh,
             fix: f.fix,
@@ -440,6 +442,7 @@ impl Service {
                                 coupon_id: f.coupon_id.as_deref(),
                                 order_no: f.order_no.as_deref(),
                                 user_id: f.user_id.as_deref(),
+                                template_id: f.template_id.as_deref(),
                                 detail: &f.detail_en,
                                 detail_zh: &f.detail_zh,
                                 fix: f.fix.as_str(),

@@ -332,6 +332,20 @@ async fn live_or_archived_coupon(
     Ok(archive::get(c, id).await?)
 }
 
+/// `(claimed, issued)` out of a stock-mismatch finding's detail
+/// ("template t counts 4 claimed but issued 3 coupons"); zeros if it does
+/// not parse.
+fn parse_counts(detail: &str) -> (i64, i64) {
+    let nums: Vec<i64> = detail
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    match nums.as_slice() {
+        [claimed, issued, ..] => (*claimed, *issued),
+        _ => (0, 0),
+    }
+}
+
 /// The order as the pure health and repair rules see it.
 pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
     OrderFacts {
@@ -395,12 +409,23 @@ async fn order_report(
             Some(seen) => Some(seen.clone()),
             None => {
                 let claimed = templates::claimed(c, &template_id).await?;
-                let issued =
-                    search::coupons_of_template(c, &template_id, claimed.saturating_add(1)).await?;
+                let (checked_at, mismatch) = match crate::store::reconcile::latest_run(c).await? {
+                    Some((run_id, finished_at)) => {
+                        let found =
+                            crate::store::reconcile::template_mismatch(c, run_id, &template_id)
+                                .await?;
+                        (
+                            Some(from_ms(finished_at)),
+                            found.map(|f| parse_counts(&f.detail)),
+                        )
+                    }
+                    None => (None, None),
+                };
                 let facts = StockFacts {
                     template_id: template_id.clone(),
                     claimed,
-                    issued,
+                    checked_at,
+                    mismatch,
                 };
                 stock_seen.insert(template_id, facts.clone());
                 Some(facts)

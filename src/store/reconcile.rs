@@ -184,6 +184,7 @@ pub struct NewFinding<'a> {
     pub coupon_id: Option<&'a str>,
     pub order_no: Option<&'a str>,
     pub user_id: Option<&'a str>,
+    pub template_id: Option<&'a str>,
     pub detail: &'a str,
     pub detail_zh: &'a str,
     pub fix: &'a str,
@@ -194,14 +195,15 @@ pub async fn insert_finding(
     f: &NewFinding<'_>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO reconcile_findings (run_id, kind, coupon_id, order_no, user_id, detail, detail_zh, fix)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO reconcile_findings (run_id, kind, coupon_id, order_no, user_id, template_id, detail, detail_zh, fix)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(f.run_id)
     .bind(f.kind)
     .bind(f.coupon_id)
     .bind(f.order_no)
     .bind(f.user_id)
+    .bind(f.template_id)
     .bind(f.detail)
     .bind(f.detail_zh)
     .bind(f.fix)
@@ -245,6 +247,7 @@ pub struct FindingRow {
     pub coupon_id: Option<String>,
     pub order_no: Option<String>,
     pub user_id: Option<String>,
+    pub template_id: Option<String>,
     pub detail: String,
     pub detail_zh: String,
     pub fix: String,
@@ -253,7 +256,7 @@ pub struct FindingRow {
     pub repair_note: Option<String>,
 }
 
-const FINDING_COLUMNS: &str = "id, run_id, kind, coupon_id, order_no, user_id, detail, detail_zh, fix, repaired_at, repaired_by, repair_note";
+const FINDING_COLUMNS: &str = "id, run_id, kind, coupon_id, order_no, user_id, template_id, detail, detail_zh, fix, repaired_at, repaired_by, repair_note";
 
 /// A run's findings of one kind (or all), by id, at most `limit`.
 pub async fn findings(
@@ -327,4 +330,29 @@ pub async fn note_refusal(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// The latest run: its id and when it finished.
+pub async fn latest_run(conn: &mut AnyConnection) -> Result<Option<(i64, i64)>, sqlx::Error> {
+    sqlx::query_as("SELECT id, finished_at FROM reconcile_runs ORDER BY id DESC LIMIT 1")
+        .fetch_optional(conn)
+        .await
+}
+
+/// Run `run_id`'s stock-mismatch finding for `template_id`, if it found one
+/// (`reconcile_findings_run_idx`, then the few mismatches of that run).
+pub async fn template_mismatch(
+    conn: &mut AnyConnection,
+    run_id: i64,
+    template_id: &str,
+) -> Result<Option<FindingRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {FINDING_COLUMNS} FROM reconcile_findings
+         WHERE run_id = $1 AND kind = 'template_stock_mismatch' AND template_id = $2
+         ORDER BY id LIMIT 1"
+    ))
+    .bind(run_id)
+    .bind(template_id)
+    .fetch_optional(conn)
+    .await
 }
