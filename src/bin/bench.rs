@@ -134,7 +134,8 @@
 //! console offers, the 20th page of the hot template (following `next`),
 //! `user_overview` and `user_health_check` of a heavy user,
 //! `order_health_check` of orders on the hot template and on the others
-//! (its stock check counts the template's coupons), and one
+//! (its stock check reads the last reconciliation's verdict on the
+//! template, not a count of its coupons), and one
 //! `export_coupons_csv` of 10,000 rows. An operation stops after
 //! `--max-op-seconds` of timed runs; its run count says so. Every result is
 //! checked (the coupon searched for is found, pages are full, the stock
@@ -2560,12 +2561,15 @@ async fn measure_console(
     )
     .await?;
     row.note = format!(
-        "counts the template's ~{} coupons",
+        "template of ~{} coupons; stock from the last reconciliation",
         (n - data.hot) / (CONSOLE_TEMPLATES as u64 - 1)
     );
     rows.push(row);
     let mut row = time_op("order_health_check (hot template)", hot_orders, cap, health).await?;
-    row.note = format!("counts the hot template's {} coupons", data.hot);
+    row.note = format!(
+        "template of {} coupons; stock from the last reconciliation",
+        data.hot
+    );
     rows.push(row);
     let mut row = time_op(
         "user_health_check (normal user)",
@@ -2577,7 +2581,7 @@ async fn measure_console(
         },
     )
     .await?;
-    row.note = "counts each order's template once".into();
+    row.note = "its orders' checks, and its locked coupons".into();
     rows.push(row);
     let mut row = time_op(
         "user_health_check (heavy user)",
@@ -2592,9 +2596,7 @@ async fn measure_console(
         },
     )
     .await?;
-    row.note = format!(
-        "{USER_HEALTH_ORDERS} orders over up to {CONSOLE_TEMPLATES} templates, each counted"
-    );
+    row.note = format!("{USER_HEALTH_ORDERS} orders over up to {CONSOLE_TEMPLATES} templates");
     rows.push(row);
 
     // The export: one run, a template's first 10,000 coupons.
