@@ -22,8 +22,11 @@ CREATE TABLE reconcile_findings (
     coupon_id   TEXT,
     order_no    TEXT,
     user_id     TEXT,
-    -- For template_stock_mismatch: the template.
+    -- For template_stock_mismatch: the template, its counter and the
+    -- coupons it had issued when the run counted.
     template_id TEXT,
+    stock_claimed BIGINT,
+    stock_issued  BIGINT,
     detail      TEXT NOT NULL,
     detail_zh   TEXT NOT NULL,
     -- The repair the rules chose: release_coupon, repair_link,

@@ -105,6 +105,8 @@ pub struct Finding {
     pub user_id: Option<String>,
     /// For `template_stock_mismatch`: the template.
     pub template_id: Option<String>,
+    /// For `template_stock_mismatch`: `(claimed counter, coupons issued)`.
+    pub stock: Option<(i64, i64)>,
     pub detail_en: String,
     pub detail_zh: String,
     pub fix: Fix,
@@ -140,6 +142,7 @@ pub fn check_bound_coupon(
         order_no: Some(no.clone()),
         user_id: Some(coupon.user_id.clone()),
         template_id: None,
+        stock: None,
         detail_en: en,
         detail_zh: zh,
         fix,
@@ -299,6 +302,7 @@ pub fn check_live_order(
         order_no: Some(no.clone()),
         user_id: Some(order.user_id.clone()),
         template_id: None,
+        stock: None,
         detail_en: format!(
             "order {no} is {} and should hold coupon {coupon_id} locked, but the coupon is {state_en}",
             order.status.as_str()
@@ -321,6 +325,7 @@ pub fn check_template_stock(template_id: &str, claimed: i64, issued: i64) -> Opt
         order_no: None,
         user_id: None,
         template_id: Some(template_id.to_string()),
+        stock: Some((claimed, issued)),
         detail_en: format!(
             "template {template_id} counts {claimed} claimed but issued {issued} coupons"
         ),

@@ -443,6 +443,7 @@ impl Service {
                                 order_no: f.order_no.as_deref(),
                                 user_id: f.user_id.as_deref(),
                                 template_id: f.template_id.as_deref(),
+                                stock: f.stock,
                                 detail: &f.detail_en,
                                 detail_zh: &f.detail_zh,
                                 fix: f.fix.as_str(),

@@ -332,20 +332,6 @@ async fn live_or_archived_coupon(
     Ok(archive::get(c, id).await?)
 }
 
-/// `(claimed, issued)` out of a stock-mismatch finding's detail
-/// ("template t counts 4 claimed but issued 3 coupons"); zeros if it does
-/// not parse.
-fn parse_counts(detail: &str) -> (i64, i64) {
-    let nums: Vec<i64> = detail
-        .split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    match nums.as_slice() {
-        [claimed, issued, ..] => (*claimed, *issued),
-        _ => (0, 0),
-    }
-}
-
 /// The order as the pure health and repair rules see it.
 pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
     OrderFacts {
@@ -416,7 +402,9 @@ async fn order_report(
                                 .await?;
                         (
                             Some(from_ms(finished_at)),
-                            found.map(|f| parse_counts(&f.detail)),
+                            found.map(|f| {
+                                (f.stock_claimed.unwrap_or(0), f.stock_issued.unwrap_or(0))
+                            }),
                         )
                     }
                     None => (None, None),

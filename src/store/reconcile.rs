@@ -185,6 +185,7 @@ pub struct NewFinding<'a> {
     pub order_no: Option<&'a str>,
     pub user_id: Option<&'a str>,
     pub template_id: Option<&'a str>,
+    pub stock: Option<(i64, i64)>,
     pub detail: &'a str,
     pub detail_zh: &'a str,
     pub fix: &'a str,
@@ -195,8 +196,9 @@ pub async fn insert_finding(
     f: &NewFinding<'_>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO reconcile_findings (run_id, kind, coupon_id, order_no, user_id, template_id, detail, detail_zh, fix)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO reconcile_findings (run_id, kind, coupon_id, order_no, user_id, template_id,
+             stock_claimed, stock_issued, detail, detail_zh, fix)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(f.run_id)
     .bind(f.kind)
@@ -204,6 +206,8 @@ pub async fn insert_finding(
     .bind(f.order_no)
     .bind(f.user_id)
     .bind(f.template_id)
+    .bind(f.stock.map(|s| s.0))
+    .bind(f.stock.map(|s| s.1))
     .bind(f.detail)
     .bind(f.detail_zh)
     .bind(f.fix)
@@ -248,6 +252,8 @@ pub struct FindingRow {
     pub order_no: Option<String>,
     pub user_id: Option<String>,
     pub template_id: Option<String>,
+    pub stock_claimed: Option<i64>,
+    pub stock_issued: Option<i64>,
     pub detail: String,
     pub detail_zh: String,
     pub fix: String,
@@ -256,7 +262,7 @@ pub struct FindingRow {
     pub repair_note: Option<String>,
 }
 
-const FINDING_COLUMNS: &str = "id, run_id, kind, coupon_id, order_no, user_id, template_id, detail, detail_zh, fix, repaired_at, repaired_by, repair_note";
+const FINDING_COLUMNS: &str = "id, run_id, kind, coupon_id, order_no, user_id, template_id, stock_claimed, stock_issued, detail, detail_zh, fix, repaired_at, repaired_by, repair_note";
 
 /// A run's findings of one kind (or all), by id, at most `limit`.
 pub async fn findings(
