@@ -12,6 +12,7 @@ pub mod ids;
 pub mod money;
 pub mod order;
 pub mod reconcile;
+pub mod reminder;
 pub mod repair;
 pub mod self_check;
 pub mod staff;
