@@ -6,6 +6,8 @@
 
 use std::net::SocketAddr;
 
+use crate::domain::reminder::{self, ReminderSettings};
+
 /// Everything the process reads from its environment.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -47,6 +49,14 @@ pub struct Config {
     /// The customers' self-check page and its signed links (see
     /// [`SelfCheckSettings`]).
     pub self_check: SelfCheckSettings,
+    /// Pre-expiry and presale reminders: `COUPONKEEPER_REMINDER_OFFSETS`
+    /// (default `3d,1d,30m`), `COUPONKEEPER_QUIET_HOURS` (default
+    /// `22:00-08:00`, empty: none), `COUPONKEEPER_BUSINESS_TZ` (default
+    /// `Asia/Shanghai`), `COUPONKEEPER_SMS_MIN_CENTS` (default 5000),
+    /// `COUPONKEEPER_REMINDER_WINDOW_SECONDS` (default 3600),
+    /// `COUPONKEEPER_REMINDER_SMS_PER_DAY` (2) and
+    /// `COUPONKEEPER_REMINDER_PUSH_PER_DAY` (6).
+    pub reminders: ReminderSettings,
 }
 
 /// Settings of the customers' self-check links.
@@ -151,6 +161,7 @@ impl Default for Config {
             support_compensation_max_cents: 5_000,
             support_compensation_daily_cents: 20_000,
             self_check: SelfCheckSettings::default(),
+            reminders: ReminderSettings::default(),
         }
     }
 }
@@ -291,6 +302,7 @@ impl Config {
                 d.support_compensation_daily_cents,
             )?,
             self_check: self_check_settings(&get, addr)?,
+            reminders: reminder_settings(&get)?,
         })
     }
 }
@@ -357,6 +369,57 @@ fn self_check_settings(
         public_url,
         ttl_seconds,
         support_hint,
+    })
+}
+
+fn reminder_settings(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<ReminderSettings, ConfigError> {
+    let d = ReminderSettings::default();
+    let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+    let err = |var: &'static str| move |message: String| ConfigError { var, message };
+    let offsets = match nonempty("COUPONKEEPER_REMINDER_OFFSETS") {
+        None => d.offsets,
+        Some(raw) => reminder::parse_offsets(&raw).map_err(err("COUPONKEEPER_REMINDER_OFFSETS"))?,
+    };
+    // Set but empty means "no quiet hours"; unset means the default.
+    let quiet_hours = match get("COUPONKEEPER_QUIET_HOURS") {
+        None => d.quiet_hours,
+        Some(raw) => reminder::parse_quiet_hours(&raw).map_err(err("COUPONKEEPER_QUIET_HOURS"))?,
+    };
+    let tz = match nonempty("COUPONKEEPER_BUSINESS_TZ") {
+        None => d.tz,
+        Some(raw) => reminder::parse_business_tz(&raw).map_err(err("COUPONKEEPER_BUSINESS_TZ"))?,
+    };
+    let window_var = "COUPONKEEPER_REMINDER_WINDOW_SECONDS";
+    let window_seconds = parse_var(&nonempty, window_var, d.window_seconds)?;
+    if !(0..=86_400).contains(&window_seconds) {
+        return Err(ConfigError {
+            var: window_var,
+            message: "must be between 0 and 86400 seconds".into(),
+        });
+    }
+    let cap = |var: &'static str, default: i64| -> Result<i64, ConfigError> {
+        let v = parse_var(&nonempty, var, default)?;
+        if (0..=1000).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ConfigError {
+                var,
+                message: "must be between 0 and 1000 per day".into(),
+            })
+        }
+    };
+    Ok(ReminderSettings {
+        offsets,
+        quiet_hours,
+        tz,
+        sms_min_cents: cents_var(&nonempty, "COUPONKEEPER_SMS_MIN_CENTS", d.sms_min_cents)?,
+        window_seconds,
+        limits: reminder::RateLimits {
+            sms_per_day: cap("COUPONKEEPER_REMINDER_SMS_PER_DAY", d.limits.sms_per_day)?,
+            push_per_day: cap("COUPONKEEPER_REMINDER_PUSH_PER_DAY", d.limits.push_per_day)?,
+        },
     })
 }
 
@@ -506,6 +569,36 @@ mod tests {
         ] {
             let e = cfg(&[(var, bad)]).unwrap_err();
             assert_eq!(e.var, var, "{bad}");
+        }
+    }
+
+    #[test]
+    fn reminder_settings_default_parse_and_name_the_bad_variable() {
+        let d = cfg(&[]).unwrap().reminders;
+        assert_eq!(d, ReminderSettings::default());
+        let c = cfg(&[
+            ("COUPONKEEPER_REMINDER_OFFSETS", "1d,45s"),
+            ("COUPONKEEPER_QUIET_HOURS", ""),
+            ("COUPONKEEPER_BUSINESS_TZ", "+09:00"),
+            ("COUPONKEEPER_SMS_MIN_CENTS", "10000"),
+            ("COUPONKEEPER_REMINDER_WINDOW_SECONDS", "600"),
+        ])
+        .unwrap()
+        .reminders;
+        assert_eq!(c.offsets, vec![86_400, 45]);
+        assert_eq!(c.quiet_hours, None);
+        assert_eq!(c.tz.local_minus_utc(), 9 * 3600);
+        assert_eq!((c.sms_min_cents, c.window_seconds), (10_000, 600));
+        for (var, bad) in [
+            ("COUPONKEEPER_REMINDER_OFFSETS", "3d,0s"),
+            ("COUPONKEEPER_QUIET_HOURS", "late"),
+            ("COUPONKEEPER_BUSINESS_TZ", "Europe/Paris"),
+            ("COUPONKEEPER_SMS_MIN_CENTS", "-1"),
+            ("COUPONKEEPER_REMINDER_WINDOW_SECONDS", "90000"),
+            ("COUPONKEEPER_REMINDER_SMS_PER_DAY", "x"),
+        ] {
+            let e = cfg(&[(var, bad)]).unwrap_err();
+            assert_eq!(e.var, var, "{e}");
         }
     }
 

@@ -45,6 +45,7 @@ pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
             checkout_lock_seconds: config.checkout_lock_seconds,
             support_compensation_max_cents: config.support_compensation_max_cents,
             support_compensation_daily_cents: config.support_compensation_daily_cents,
+            reminders: config.reminders.clone(),
         },
     )
 }

@@ -19,6 +19,7 @@ pub mod idempotency;
 pub mod jobs;
 pub mod orders;
 pub mod reconcile;
+pub mod reminders;
 pub mod repairs;
 pub mod self_check;
 pub mod staff;
@@ -54,6 +55,8 @@ pub struct Settings {
     /// Most cents of compensation coupons one `support` staff member may
     /// issue per UTC day.
     pub support_compensation_daily_cents: i64,
+    /// The reminder plan, quiet hours, tiers and caps.
+    pub reminders: crate::domain::reminder::ReminderSettings,
 }
 
 impl Settings {
@@ -63,6 +66,7 @@ impl Settings {
             checkout_lock_seconds,
             support_compensation_max_cents: 5_000,
             support_compensation_daily_cents: 20_000,
+            reminders: crate::domain::reminder::ReminderSettings::default(),
         }
     }
 }

@@ -390,7 +390,7 @@ async fn release_bound_coupon(
 /// The final-payment decision for a `deposit_paid` order, read inside the
 /// caller's transaction. The quote, the final payment and the order view
 /// all use this, so they never disagree.
-async fn plan_for(
+pub(crate) async fn plan_for(
     c: &mut AnyConnection,
     order: &OrderRow,
     campaign: &CampaignRow,
@@ -646,6 +646,19 @@ impl Service {
                         Refusal::CouponNotAvailable,
                         "this coupon was just locked or changed by another request",
                     ));
+                }
+                if let Some(cp) = &coupon
+                    && policy_of(&campaign) == Policy::Strict
+                {
+                    let risk = super::reminders::AtRisk {
+                        order_no: &o.order_no,
+                        user_id: &o.user_id,
+                        coupon_id: &cp.id,
+                        ends_at: from_ms(cp.ends_at),
+                        window_starts: window_of(&campaign).starts,
+                    };
+                    super::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now)
+                        .await?;
                 }
                 reload(c, &order_no, op.now).await
             })

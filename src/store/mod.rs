@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod orders;
 pub mod outbox;
 pub mod reconcile;
+pub mod reminders;
 pub mod search;
 pub mod staff;
 pub mod templates;

@@ -1,0 +1,487 @@
+//! The reminder planner: pre-expiry reminders aggregated per user and slot,
+//! the presale "final payment is open" reminder and the strict-policy
+//! warning that a locked coupon ends before the final-payment window.
+//!
+//! Every reminder is one transaction that writes its marks, its outbox row
+//! (for the webhook dispatcher) and its in-app copy (`user_messages`)
+//! together. The marks' primary keys make each reminder happen at most
+//! once: a crash before commit leaves nothing, and a second instance doing
+//! the same work fails on the marks and rolls back (counted as `raced`).
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::json;
+use sqlx::AnyConnection;
+
+use super::{Service, ServiceError};
+use crate::domain::discount::DiscountRule;
+use crate::domain::reminder::{
+    self, Channel, DueCoupon, ReminderSettings, active_within_30d, aggregate, channel,
+    coupon_value, delay_for_quiet_hours, expiring_message, quiet_end_after, rate_limited,
+};
+use crate::domain::time::{from_ms, rfc3339, to_ms};
+use crate::store::outbox::{self, NewMessage};
+use crate::store::reminders::{self as store, NewSlot, NewUserMessage};
+use crate::store::{campaigns, is_unique_violation, orders};
+
+/// Outbox event types (API.md, Webhooks).
+pub const COUPONS_EXPIRING: &str = "reminder.coupons_expiring";
+pub const FINAL_PAYMENT_OPEN: &str = "reminder.final_payment_open";
+pub const EXPIRES_BEFORE_FINAL_PAYMENT: &str = "reminder.coupon_expires_before_final_payment";
+
+/// Kinds in `order_reminder_marks`.
+const MARK_OPEN: &str = "final_payment_open";
+const MARK_STRICT_DEPOSIT: &str = "strict_warning_deposit";
+const MARK_STRICT_BEFORE_END: &str = "strict_warning_before_end";
+
+/// Most opener pages one offset reads per run; the next run goes on.
+const MAX_PAGES: usize = 1000;
+
+/// What one planner run did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ReminderReport {
+    /// `reminder.coupons_expiring` messages written.
+    pub slots: usize,
+    /// Coupons those messages cover.
+    pub coupons: usize,
+    /// Users whose reminder another instance wrote first.
+    pub raced: usize,
+    /// `reminder.final_payment_open` messages written.
+    pub final_payment_open: usize,
+    /// Second strict-policy warnings written.
+    pub strict_warnings: usize,
+}
+
+impl ReminderReport {
+    /// Messages written.
+    pub fn messages(&self) -> usize {
+        self.slots + self.final_payment_open + self.strict_warnings
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+struct UserOutcome {
+    slots: usize,
+    coupons: usize,
+}
+
+/// Writes one in-app message.
+async fn in_app(
+    c: &mut AnyConnection,
+    user_id: &str,
+    kind: &str,
+    subject_id: &str,
+    texts: &(String, String),
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    store::insert_user_message(
+        c,
+        &NewUserMessage {
+            user_id,
+            kind,
+            subject_id: Some(subject_id),
+            body: &texts.0,
+            body_en: &texts.1,
+            created_at: now_ms,
+        },
+    )
+    .await
+}
+
+/// A presale order whose locked coupon ends before its final-payment
+/// window opens (strict policy: no discount then).
+#[derive(Debug, Clone)]
+pub(crate) struct AtRisk<'a> {
+    pub order_no: &'a str,
+    pub user_id: &'a str,
+    pub coupon_id: &'a str,
+    pub ends_at: DateTime<Utc>,
+    pub window_starts: DateTime<Utc>,
+}
+
+/// The strict-policy warning, in the caller's transaction, once per order
+/// and `mark` kind: an outbox row and its in-app copy. Returns whether it
+/// was written.
+async fn write_strict_warning(
+    c: &mut AnyConnection,
+    settings: &ReminderSettings,
+    mark: &str,
+    r: &AtRisk<'_>,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
+    let now_ms = to_ms(now);
+    if !store::mark_order(c, r.order_no, mark, now_ms).await? {
+        return Ok(false);
+    }
+    let texts = reminder::expires_before_final_payment_message(
+        r.order_no,
+        r.ends_at,
+        r.window_starts,
+        settings.tz,
+    );
+    let payload = json!({
+        "order_no": r.order_no,
+        "coupon_id": r.coupon_id,
+        "ends_at": rfc3339(r.ends_at),
+        "message": texts.0,
+        "message_en": texts.1,
+        "final_payment_starts_at": rfc3339(r.window_starts),
+    });
+    outbox::insert_many(
+        c,
+        &[NewMessage {
+            event_type: EXPIRES_BEFORE_FINAL_PAYMENT,
+            user_id: Some(r.user_id.to_string()),
+            subject_id: Some(r.order_no.to_string()),
+            payload: payload.to_string(),
+            created_at: now_ms,
+        }],
+    )
+    .await?;
+    in_app(
+        c,
+        r.user_id,
+        EXPIRES_BEFORE_FINAL_PAYMENT,
+        r.order_no,
+        &texts,
+        now_ms,
+    )
+    .await?;
+    Ok(true)
+}
+
+/// Called by the deposit payment inside its transaction: under the strict
+/// policy, a coupon that ends before the final-payment window opens is
+/// worth a warning now, while the customer can still act on it.
+pub(crate) async fn warn_at_deposit(
+    c: &mut AnyConnection,
+    settings: &ReminderSettings,
+    r: &AtRisk<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    if reminder::ends_before_window(r.ends_at, r.window_starts) {
+        write_strict_warning(c, settings, MARK_STRICT_DEPOSIT, r, now).await?;
+    }
+    Ok(())
+}
+
+/// One user's due slots at one offset, in one transaction.
+async fn remind_user_tx(
+    c: &mut AnyConnection,
+    s: &ReminderSettings,
+    user_id: &str,
+    offset: i64,
+    lo_ms: i64,
+    now: DateTime<Utc>,
+) -> Result<UserOutcome, ServiceError> {
+    let now_ms = to_ms(now);
+    let hi_ms = now_ms + offset * 1000 + s.window_seconds * 1000;
+    let rows = store::user_candidates(c, user_id, offset, lo_ms, hi_ms).await?;
+    let due: Vec<DueCoupon> = rows
+        .into_iter()
+        .map(|r| DueCoupon {
+            value: coupon_value(&DiscountRule::from_stored(
+                &r.kind,
+                r.value_cents,
+                r.percent_off,
+                r.max_discount_cents,
+            )),
+            id: r.id,
+            ends_at: from_ms(r.ends_at),
+        })
+        .collect();
+    let mut out = UserOutcome::default();
+    let mut activity: Option<bool> = None;
+    for slot in aggregate(&due, offset, s.window_seconds, s.quiet_hours, s.tz) {
+        if slot.send_at > now {
+            break;
+        }
+        let total = slot.total_value();
+        let mut wanted = channel(total, s.sms_min_cents, true);
+        if wanted == Channel::Sms {
+            let active = match activity {
+                Some(a) => a,
+                None => {
+                    let last = store::last_activity(c, user_id).await?.map(from_ms);
+                    *activity.insert(active_within_30d(last, now))
+                }
+            };
+            wanted = channel(total, s.sms_min_cents, active);
+        }
+        let since = now_ms - 24 * 3600 * 1000;
+        let sent_sms = store::sent_since(c, user_id, Channel::Sms.as_str(), since).await?;
+        let sent_push = store::sent_since(c, user_id, Channel::Push.as_str(), since).await?;
+        let ch = rate_limited(wanted, sent_sms, sent_push, s.limits);
+        let slot_id = crate::domain::ids::new_id("rms", now_ms);
+        let ids: Vec<String> = slot.coupons.iter().map(|c| c.id.clone()).collect();
+        store::insert_marks(c, &ids, offset, &slot_id).await?;
+        store::insert_slot(
+            c,
+            &NewSlot {
+                id: &slot_id,
+                user_id,
+                offset_seconds: offset,
+                opened_at: to_ms(slot.opened_at),
+                send_at: to_ms(slot.send_at),
+                sent_at: now_ms,
+                channel: ch.as_str(),
+                coupon_count: ids.len() as i64,
+                total_value_cents: total.get(),
+            },
+        )
+        .await?;
+        let earliest = slot.earliest_ends_at();
+        let texts = expiring_message(ids.len(), total, earliest, now, s.tz);
+        let payload = json!({
+            "channel": ch.as_str(),
+            "coupon_ids": ids,
+            "total_value_cents": total.get(),
+            "earliest_ends_at": rfc3339(earliest),
+            "message": texts.0,
+            "message_en": texts.1,
+            "offset_seconds": offset,
+            "slot_id": slot_id,
+        });
+        outbox::insert_many(
+            c,
+            &[NewMessage {
+                event_type: COUPONS_EXPIRING,
+                user_id: Some(user_id.to_string()),
+                subject_id: Some(slot_id.clone()),
+                payload: payload.to_string(),
+                created_at: now_ms,
+            }],
+        )
+        .await?;
+        in_app(c, user_id, COUPONS_EXPIRING, &slot_id, &texts, now_ms).await?;
+        out.slots += 1;
+        out.coupons += ids.len();
+    }
+    Ok(out)
+}
+
+impl Service {
+    /// One run of the reminder planner at the service's now: for each
+    /// offset, the users with a coupon that reached it (and is not yet
+    /// reminded for it), each user's due slots in one transaction; then the
+    /// presale reminders. Bounded: at most `batch` coupons per page and
+    /// [`MAX_PAGES`] pages per offset; call again until it reports nothing.
+    pub async fn plan_due_reminders(&self, batch: i64) -> Result<ReminderReport, ServiceError> {
+        let now = self.now();
+        let s = self.settings().reminders.clone();
+        let mut report = ReminderReport::default();
+        let now_ms = to_ms(now);
+        for &offset in &s.offsets {
+            let o_ms = offset * 1000;
+            // A coupon whose next smaller offset has come is that one's
+            // business; one whose slot is older than the catch-up is stale.
+            let lo_ms = (now_ms - s.catch_up_seconds() * 1000 + o_ms)
+                .max(now_ms + s.next_smaller(offset) * 1000);
+            let mut hi_ms = now_ms + o_ms;
+            // Inside quiet hours only coupons ending by their end may go.
+            if let Some(end) = quiet_end_after(now, s.quiet_hours, s.tz) {
+                hi_ms = hi_ms.min(to_ms(end));
+            }
+            if hi_ms <= lo_ms {
+                continue;
+            }
+            let mut seen: HashSet<String> = HashSet::new();
+            let mut after = (i64::MIN, String::new());
+            for _ in 0..MAX_PAGES {
+                let (a_ends, a_id) = after.clone();
+                let page = self
+                    .read(move |c| {
+                        let a_id = a_id.clone();
+                        Box::pin(async move {
+                            Ok(
+                                store::due_openers(c, offset, lo_ms, hi_ms, a_ends, &a_id, batch)
+                                    .await?,
+                            )
+                        })
+                    })
+                    .await?;
+                let Some(last) = page.last() else { break };
+                after = (last.ends_at, last.id.clone());
+                let full = page.len() as i64 >= batch;
+                for row in page {
+                    if !seen.insert(row.user_id.clone()) {
+                        continue;
+                    }
+                    match self.remind_user(&row.user_id, offset, lo_ms).await {
+                        Ok(o) => {
+                            report.slots += o.slots;
+                            report.coupons += o.coupons;
+                        }
+                        Err(ServiceError::Db(e)) if is_unique_violation(&e) => report.raced += 1,
+                        Err(e) => return Err(e),
+                    }
+                }
+                if !full {
+                    break;
+                }
+            }
+        }
+        report.final_payment_open = self.remind_final_payment_open(batch).await?;
+        report.strict_warnings = self.warn_strict_before_end(batch).await?;
+        Ok(report)
+    }
+
+    async fn remind_user(
+        &self,
+        user_id: &str,
+        offset: i64,
+        lo_ms: i64,
+    ) -> Result<UserOutcome, ServiceError> {
+        let s = self.settings().reminders.clone();
+        let user_id = user_id.to_string();
+        let now = self.now();
+        Ok(self
+            .write(None, move |c| {
+                let s = s.clone();
+                let user_id = user_id.clone();
+                Box::pin(async move { remind_user_tx(c, &s, &user_id, offset, lo_ms, now).await })
+            })
+            .await?
+            .fresh()
+            .unwrap_or_default())
+    }
+
+    /// `reminder.final_payment_open` for each `deposit_paid` order of a
+    /// campaign whose window has opened (after quiet hours, unless the
+    /// window closes first), once per order, with the amount due and the
+    /// saving as the final payment would compute them now.
+    async fn remind_final_payment_open(&self, batch: i64) -> Result<usize, ServiceError> {
+        let now = self.now();
+        let s = self.settings().reminders.clone();
+        let campaigns = self
+            .read(move |c| {
+                Box::pin(async move { Ok(store::open_campaigns(c, to_ms(now), 1000).await?) })
+            })
+            .await?;
+        let mut sent = 0;
+        for (campaign_id, starts_ms, ends_ms) in campaigns {
+            let send_at =
+                delay_for_quiet_hours(from_ms(starts_ms), from_ms(ends_ms), s.quiet_hours, s.tz);
+            if send_at > now {
+                continue;
+            }
+            let cid = campaign_id.clone();
+            let orders = self
+                .read(move |c| {
+                    let cid = cid.clone();
+                    Box::pin(async move {
+                        Ok(store::orders_to_tell_open(c, &cid, starts_ms, batch).await?)
+                    })
+                })
+                .await?;
+            for order_no in orders {
+                let written = self
+                    .write(None, move |c| {
+                        let order_no = order_no.clone();
+                        Box::pin(async move { final_payment_open_tx(c, &order_no, now).await })
+                    })
+                    .await?
+                    .fresh()
+                    .unwrap_or(false);
+                sent += usize::from(written);
+            }
+        }
+        Ok(sent)
+    }
+
+    /// The second strict-policy warning, at [`reminder::second_warning_at`]
+    /// (after quiet hours unless the coupon ends first), once per order.
+    async fn warn_strict_before_end(&self, batch: i64) -> Result<usize, ServiceError> {
+        let now = self.now();
+        let s = self.settings().reminders.clone();
+        let risks = self
+            .read(move |c| {
+                Box::pin(async move { Ok(store::strict_risks(c, to_ms(now), batch).await?) })
+            })
+            .await?;
+        let mut sent = 0;
+        for r in risks {
+            let ends_at = from_ms(r.ends_at);
+            let paid = from_ms(r.deposit_paid_at.unwrap_or(r.ends_at));
+            let Some(at) = reminder::second_warning_at(paid, ends_at, &s.offsets, s.window_seconds)
+            else {
+                continue;
+            };
+            if delay_for_quiet_hours(at, ends_at, s.quiet_hours, s.tz) > now {
+                continue;
+            }
+            let s = s.clone();
+            let written = self
+                .write(None, move |c| {
+                    let s = s.clone();
+                    let r = r.clone();
+                    Box::pin(async move {
+                        let risk = AtRisk {
+                            order_no: &r.order_no,
+                            user_id: &r.user_id,
+                            coupon_id: &r.coupon_id,
+                            ends_at: from_ms(r.ends_at),
+                            window_starts: from_ms(r.final_payment_starts_at),
+                        };
+                        Ok(write_strict_warning(c, &s, MARK_STRICT_BEFORE_END, &risk, now).await?)
+                    })
+                })
+                .await?
+                .fresh()
+                .unwrap_or(false);
+            sent += usize::from(written);
+        }
+        Ok(sent)
+    }
+}
+
+/// One order's "final payment is open" reminder, re-checking the order in
+/// the transaction.
+async fn final_payment_open_tx(
+    c: &mut AnyConnection,
+    order_no: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, ServiceError> {
+    let Some(o) = orders::get(c, order_no).await? else {
+        return Ok(false);
+    };
+    if o.status != "deposit_paid" {
+        return Ok(false);
+    }
+    let Some(campaign) = campaigns::get(c, o.campaign_id.as_deref().unwrap_or("")).await? else {
+        return Ok(false);
+    };
+    let Ok(plan) = super::orders::plan_for(c, &o, &campaign, now).await else {
+        // A broken coupon link: the quote refuses too; support's health
+        // check finds it. No reminder with a wrong amount.
+        return Ok(false);
+    };
+    let now_ms = to_ms(now);
+    if !store::mark_order(c, order_no, MARK_OPEN, now_ms).await? {
+        return Ok(false);
+    }
+    let texts = reminder::final_payment_open_message(plan.amount_due, plan.discount);
+    let payload = json!({
+        "order_no": order_no,
+        "amount_due_cents": plan.amount_due.get(),
+        "discount_cents": plan.discount.get(),
+        "message": texts.0,
+        "message_en": texts.1,
+        "final_payment_ends_at": rfc3339(from_ms(campaign.final_payment_ends_at)),
+    });
+    outbox::insert_many(
+        c,
+        &[NewMessage {
+            event_type: FINAL_PAYMENT_OPEN,
+            user_id: Some(o.user_id.clone()),
+            subject_id: Some(order_no.to_string()),
+            payload: payload.to_string(),
+            created_at: now_ms,
+        }],
+    )
+    .await?;
+    in_app(c, &o.user_id, FINAL_PAYMENT_OPEN, order_no, &texts, now_ms).await?;
+    Ok(true)
+}

@@ -1,0 +1,315 @@
+//! Reminder tables (`reminder_slots`, `reminder_marks`,
+//! `order_reminder_marks`, `user_messages`) and the candidate queries of the
+//! reminder planner. SQL only; the rules are in `domain::reminder`.
+
+use sqlx::AnyConnection;
+
+/// A coupon that reached an offset and is not yet reminded for it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct OpenerRow {
+    pub id: String,
+    pub user_id: String,
+    pub ends_at: i64,
+}
+
+/// One of a user's candidates, with what the reminder needs of it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CandidateRow {
+    pub id: String,
+    pub ends_at: i64,
+    pub kind: String,
+    pub value_cents: Option<i64>,
+    pub percent_off: Option<i64>,
+    pub max_discount_cents: Option<i64>,
+}
+
+/// Most of one user's candidates read per offset: far above any real
+/// wallet; beyond it the next run goes on.
+pub const USER_CANDIDATES: i64 = 1000;
+
+/// `available` coupons with `ends_at` in `(lo_ms, hi_ms]` that existed when
+/// they reached the offset and have no mark for it, in `(ends_at, id)`
+/// order after the keyset cursor. Served by `(status, ends_at)`.
+#[allow(clippy::too_many_arguments)]
+pub async fn due_openers(
+    conn: &mut AnyConnection,
+    offset_seconds: i64,
+    lo_ms: i64,
+    hi_ms: i64,
+    after_ends_at: i64,
+    after_id: &str,
+    limit: i64,
+) -> Result<Vec<OpenerRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.id, c.user_id, c.ends_at FROM coupons c
+         WHERE c.status = 'available' AND c.ends_at > $1 AND c.ends_at <= $2
+           AND (c.ends_at > $3 OR (c.ends_at = $3 AND c.id > $4))
+           AND c.created_at <= c.ends_at - $5
+           AND NOT EXISTS (SELECT 1 FROM reminder_marks m
+                           WHERE m.coupon_id = c.id AND m.offset_seconds = $6)
+         ORDER BY c.ends_at, c.id LIMIT $7",
+    )
+    .bind(lo_ms)
+    .bind(hi_ms)
+    .bind(after_ends_at)
+    .bind(after_id)
+    .bind(offset_seconds * 1000)
+    .bind(offset_seconds)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// One user's unmarked `available` coupons for an offset with `ends_at` in
+/// `(lo_ms, hi_ms]`, earliest end first. Served by `(user_id, status,
+/// ends_at, id)`.
+pub async fn user_candidates(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    offset_seconds: i64,
+    lo_ms: i64,
+    hi_ms: i64,
+) -> Result<Vec<CandidateRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
+         FROM coupons c
+         WHERE c.user_id = $1 AND c.status = 'available' AND c.ends_at > $2 AND c.ends_at <= $3
+           AND c.created_at <= c.ends_at - $4
+           AND NOT EXISTS (SELECT 1 FROM reminder_marks m
+                           WHERE m.coupon_id = c.id AND m.offset_seconds = $5)
+         ORDER BY c.ends_at, c.id LIMIT $6",
+    )
+    .bind(user_id)
+    .bind(lo_ms)
+    .bind(hi_ms)
+    .bind(offset_seconds * 1000)
+    .bind(offset_seconds)
+    .bind(USER_CANDIDATES)
+    .fetch_all(conn)
+    .await
+}
+
+/// Marks coupons as reminded at an offset. A coupon already marked (another
+/// instance, or a run that committed just before) fails the statement with
+/// a unique violation, which rolls the caller's transaction back.
+pub async fn insert_marks(
+    conn: &mut AnyConnection,
+    coupon_ids: &[String],
+    offset_seconds: i64,
+    slot_id: &str,
+) -> Result<(), sqlx::Error> {
+    for chunk in coupon_ids.chunks(300) {
+        let mut sql =
+            String::from("INSERT INTO reminder_marks (coupon_id, offset_seconds, slot_id) VALUES ");
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("(${}, $1, $2)", i + 3));
+        }
+        let mut q = sqlx::query(&sql).bind(offset_seconds).bind(slot_id);
+        for id in chunk {
+            q = q.bind(id);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// A reminder sent.
+#[derive(Debug, Clone)]
+pub struct NewSlot<'a> {
+    pub id: &'a str,
+    pub user_id: &'a str,
+    pub offset_seconds: i64,
+    pub opened_at: i64,
+    pub send_at: i64,
+    pub sent_at: i64,
+    pub channel: &'a str,
+    pub coupon_count: i64,
+    pub total_value_cents: i64,
+}
+
+pub async fn insert_slot(conn: &mut AnyConnection, s: &NewSlot<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO reminder_slots (id, user_id, offset_seconds, opened_at, send_at, sent_at, channel, coupon_count, total_value_cents)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(s.id)
+    .bind(s.user_id)
+    .bind(s.offset_seconds)
+    .bind(s.opened_at)
+    .bind(s.send_at)
+    .bind(s.sent_at)
+    .bind(s.channel)
+    .bind(s.coupon_count)
+    .bind(s.total_value_cents)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// This user's reminders on `channel` sent since `since_ms` (rate limits).
+pub async fn sent_since(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    channel: &str,
+    since_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM reminder_slots
+         WHERE user_id = $1 AND sent_at > $2 AND channel = $3",
+    )
+    .bind(user_id)
+    .bind(since_ms)
+    .bind(channel)
+    .fetch_one(conn)
+    .await
+}
+
+/// The user's latest claim or order, in ms (the sms tier's activity test).
+/// Self-check visits are not recorded anywhere yet, so they do not count.
+pub async fn last_activity(
+    conn: &mut AnyConnection,
+    user_id: &str,
+) -> Result<Option<i64>, sqlx::Error> {
+    let claim: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(created_at) FROM coupons WHERE user_id = $1 AND source = 'claim'",
+    )
+    .bind(user_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let order: Option<i64> =
+        sqlx::query_scalar("SELECT MAX(created_at) FROM orders WHERE user_id = $1")
+            .bind(user_id)
+            .fetch_one(&mut *conn)
+            .await?;
+    Ok(claim.max(order))
+}
+
+/// The in-app copy of a reminder.
+#[derive(Debug, Clone)]
+pub struct NewUserMessage<'a> {
+    pub user_id: &'a str,
+    pub kind: &'a str,
+    pub subject_id: Option<&'a str>,
+    pub body: &'a str,
+    pub body_en: &'a str,
+    pub created_at: i64,
+}
+
+pub async fn insert_user_message(
+    conn: &mut AnyConnection,
+    m: &NewUserMessage<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO user_messages (user_id, kind, subject_id, body, body_en, created_at, read_at)
+         VALUES ($1, $2, $3, $4, $5, $6, NULL)",
+    )
+    .bind(m.user_id)
+    .bind(m.kind)
+    .bind(m.subject_id)
+    .bind(m.body)
+    .bind(m.body_en)
+    .bind(m.created_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Marks a presale reminder of an order as sent; false when it already was.
+pub async fn mark_order(
+    conn: &mut AnyConnection,
+    order_no: &str,
+    kind: &str,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO order_reminder_marks (order_no, kind, created_at) VALUES ($1, $2, $3)
+         ON CONFLICT (order_no, kind) DO NOTHING",
+    )
+    .bind(order_no)
+    .bind(kind)
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Campaigns whose final-payment window is open at `now_ms`.
+pub async fn open_campaigns(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, final_payment_starts_at, final_payment_ends_at FROM presale_campaigns
+         WHERE final_payment_ends_at > $1 AND final_payment_starts_at <= $1
+         ORDER BY final_payment_ends_at, id LIMIT $2",
+    )
+    .bind(now_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// A campaign's `deposit_paid` orders, paid before its window opened, not
+/// yet told that it opened.
+pub async fn orders_to_tell_open(
+    conn: &mut AnyConnection,
+    campaign_id: &str,
+    starts_ms: i64,
+    limit: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT o.order_no FROM orders o
+         WHERE o.campaign_id = $1 AND o.status = 'deposit_paid' AND o.deposit_paid_at < $2
+           AND NOT EXISTS (SELECT 1 FROM order_reminder_marks m
+                           WHERE m.order_no = o.order_no AND m.kind = 'final_payment_open')
+         ORDER BY o.order_no LIMIT $3",
+    )
+    .bind(campaign_id)
+    .bind(starts_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// A strict-policy order whose locked coupon ends before its window opens.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StrictRiskRow {
+    pub order_no: String,
+    pub user_id: String,
+    pub deposit_paid_at: Option<i64>,
+    pub coupon_id: String,
+    pub ends_at: i64,
+    pub final_payment_starts_at: i64,
+}
+
+/// Strict-policy `deposit_paid` orders whose window has not opened and
+/// whose coupon, still locked to them, ends before it opens but has not
+/// ended yet; without the second warning. Earliest end first.
+pub async fn strict_risks(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<StrictRiskRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT o.order_no, o.user_id, o.deposit_paid_at, c.id AS coupon_id, c.ends_at,
+                p.final_payment_starts_at
+         FROM presale_campaigns p
+         JOIN orders o ON o.campaign_id = p.id
+         JOIN coupons c ON c.id = o.coupon_id
+         WHERE p.policy = 'strict' AND p.final_payment_starts_at > $1
+           AND o.status = 'deposit_paid'
+           AND c.status = 'locked' AND c.order_no = o.order_no
+           AND c.ends_at <= p.final_payment_starts_at AND c.ends_at > $1
+           AND NOT EXISTS (SELECT 1 FROM order_reminder_marks m
+                           WHERE m.order_no = o.order_no AND m.kind = 'strict_warning_before_end')
+         ORDER BY c.ends_at, o.order_no LIMIT $2",
+    )
+    .bind(now_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
