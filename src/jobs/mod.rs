@@ -9,6 +9,9 @@
 //!   restart or clock jump loses nothing.
 //! - reconciliation every `COUPONKEEPER_RECONCILE_SECONDS`, recording what
 //!   it found ([`crate::service::reconcile`]);
+//! - the reminder planner every second ([`crate::service::reminders`]):
+//!   pre-expiry reminders per user and slot, presale reminders, written to
+//!   the outbox with their in-app copies;
 //! - the zombie-lock reaper, archiving, and the purge of idempotency keys,
 //!   ended console sessions and day-old sign-in attempts.
 //!
@@ -100,6 +103,11 @@ impl Jobs {
             metrics.clone(),
             rx.clone(),
         )));
+        handles.push(tokio::spawn(reminders(
+            service.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
         handles.push(tokio::spawn(periodic(
             "idempotency-purge",
             service,
@@ -167,6 +175,41 @@ async fn periodic(
             tracing::warn!(job, error = %e, "cannot record job run");
         }
         wait = jittered(interval_of(job, &settings));
+    }
+}
+
+/// How often the reminder planner runs: a reminder goes out within about
+/// this long (plus one run) of its time.
+pub const REMINDER_EVERY: StdDuration = StdDuration::from_secs(1);
+
+/// The reminder planner, every [`REMINDER_EVERY`]: each run drains what is
+/// due in bounded pages ([`Service::plan_due_reminders`]). Only runs that
+/// wrote something or failed are recorded in `job_runs`, so an idle
+/// planner does not add a row a second.
+async fn reminders(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
+    let job = "reminders";
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(REMINDER_EVERY) => {}
+            _ = shutdown.changed() => return,
+        }
+        let started_at = service.now();
+        let started = Instant::now();
+        let result = service.plan_due_reminders(BATCH).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let (rows, error) = match result {
+            Ok(r) => (r.messages() as u64, None),
+            Err(e) => {
+                tracing::warn!(job, error = %e, "reminder planner failed; it will run again");
+                (0, Some(e.to_string()))
+            }
+        };
+        metrics.observe_job(job, seconds, rows, error.is_some());
+        if (rows > 0 || error.is_some())
+            && let Err(e) = service.record_job_run(job, started_at, rows, error).await
+        {
+            tracing::warn!(job, error = %e, "cannot record job run");
+        }
     }
 }
 
