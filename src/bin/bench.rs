@@ -196,6 +196,26 @@ enum Command {
     Expiry(ExpiryArgs),
     /// Latency of the support console's reads on N coupons, per store.
     Console(ConsoleArgs),
+    /// Pre-expiry reminders for N coupons of M users crossing one offset:
+    /// messages produced vs. user-slot pairs, and the drain time.
+    Reminders(RemindersArgs),
+}
+
+#[derive(clap::Args, Clone)]
+struct RemindersArgs {
+    /// Coupons that reach the offset.
+    #[arg(long, default_value_t = 100_000)]
+    coupons: usize,
+    /// Users they belong to, round-robin.
+    #[arg(long, default_value_t = 20_000)]
+    users: usize,
+    /// Minutes over which the coupons reach the offset (the simulated
+    /// clock steps one minute at a time through them).
+    #[arg(long, default_value_t = 120)]
+    spread_minutes: i64,
+    /// Which store(s) to measure.
+    #[arg(long, value_enum, default_value_t = StoreArg::Both)]
+    store: StoreArg,
 }
 
 #[derive(clap::Args, Clone)]
@@ -336,6 +356,7 @@ fn main() -> ExitCode {
         Command::Claims(args) => runtime.block_on(claims(args)),
         Command::Expiry(args) => runtime.block_on(expiry(args)),
         Command::Console(args) => runtime.block_on(console(args)),
+        Command::Reminders(args) => runtime.block_on(reminders(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -2623,4 +2644,176 @@ async fn measure_console(
         note: format!("one run, {} KiB", csv.len() / 1024),
     });
     Ok((data, rows))
+}
+
+// ---------------------------------------------------------------------------
+// Reminders: N coupons of M users reach the 1d offset over a couple of hours;
+// the planner runs on a manual clock stepping a minute at a time, each step
+// drained to completion. Every message must be one user-slot pair: the
+// expected pairs are computed independently from the stored coupons with
+// the pure aggregation rule.
+
+/// The offset the benchmark's coupons cross.
+const REMINDER_OFFSET: i64 = 86_400;
+
+async fn reminders(args: RemindersArgs) -> Result<()> {
+    if args.coupons == 0 || args.coupons > 2_000_000 {
+        return Err("--coupons must be between 1 and 2000000".into());
+    }
+    if args.users == 0 || args.users > args.coupons {
+        return Err("--users must be between 1 and --coupons".into());
+    }
+    if !(1..=24 * 60).contains(&args.spread_minutes) {
+        return Err("--spread-minutes must be between 1 and 1440".into());
+    }
+    sqlx::any::install_default_drivers();
+    eprintln!(
+        "bench reminders: {} coupons of {} users reach the 1d offset over {} minutes, window 1h, \
+         no quiet hours, {} worker threads, load average {}",
+        args.coupons,
+        args.users,
+        args.spread_minutes,
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        load_average(),
+    );
+    println!(
+        "| store | coupons | users | user-slot pairs | messages | equal | drain total (s) | slowest step (s) | coupons/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for &store in stores_of(args.store) {
+        let (target, url) = Target::create(store).await?;
+        let config = Config::default();
+        let result = match Db::connect(&url, config.db_max_connections, config.tx_retries).await {
+            Ok(db) => {
+                let r = measure_reminders(&db, store, &args).await;
+                close_pool(&db).await;
+                r
+            }
+            Err(e) => Err(format!("cannot connect to {url}: {e}").into()),
+        };
+        let removed = target.remove().await;
+        result?;
+        removed?;
+    }
+    Ok(())
+}
+
+async fn measure_reminders(db: &Db, store: Store, args: &RemindersArgs) -> Result<()> {
+    use couponkeeper::domain::reminder::{self, DueCoupon};
+    use couponkeeper::domain::time::from_ms;
+
+    db.migrate().await?;
+    let mut config = Config::default();
+    config.reminders.offsets = vec![REMINDER_OFFSET];
+    config.reminders.quiet_hours = None;
+    config.reminders.window_seconds = 3600;
+    // A whole minute: the clock starts at one, so steps are round.
+    let start_ms = (Utc::now().timestamp_millis() / 60_000) * 60_000;
+    let clock = Arc::new(ManualClock::new(from_ms(start_ms)));
+    let service = build_service(&config, db.clone(), clock.clone());
+    let ctx = Ctx::new("bench", None);
+    let tpl = create_template(&service, &ctx, "reminded", args.coupons).await?;
+
+    let spread_ms = args.spread_minutes * 60_000;
+    let day_ms = REMINDER_OFFSET * 1000;
+    let users = args.users;
+    let sql = generated_insert(
+        store,
+        &format!(
+            "'user-' || CAST(i % {users} AS TEXT) AS user_id, CAST('available' AS TEXT) AS status,
+             $4 - {day_ms} AS starts_at,
+             $4 + {day_ms} + 1 + (i * 7919 % {spread_ms}) AS ends_at,
+             CAST(NULL AS TEXT) AS order_no, CAST(NULL AS BIGINT) AS locked_at,
+             CAST(NULL AS BIGINT) AS used_at, $4 - {day_ms} AS created_at,
+             $4 - {day_ms} AS updated_at"
+        ),
+    );
+    let t0 = Instant::now();
+    insert_generated(db, store, &sql, 1, args.coupons, &tpl, start_ms).await?;
+    settle(db, store).await?;
+    eprintln!(
+        "  {:<8} data: {} coupons inserted and settled in {:.1}s",
+        store.name(),
+        args.coupons,
+        t0.elapsed().as_secs_f64()
+    );
+
+    // The expected user-slot pairs, from the stored rows and the pure rule.
+    let rows: Vec<(String, String, i64)> =
+        sqlx::query_as("SELECT user_id, id, ends_at FROM coupons WHERE template_id = $1")
+            .bind(&tpl)
+            .fetch_all(db.pool())
+            .await?;
+    let mut by_user: std::collections::HashMap<String, Vec<DueCoupon>> =
+        std::collections::HashMap::new();
+    for (user, id, ends_at) in rows {
+        by_user.entry(user).or_default().push(DueCoupon {
+            id,
+            ends_at: from_ms(ends_at),
+            value: couponkeeper::domain::money::Cents::ZERO,
+        });
+    }
+    let s = &config.reminders;
+    let expected: usize = by_user
+        .values()
+        .map(|c| {
+            reminder::aggregate(c, REMINDER_OFFSET, s.window_seconds, s.quiet_hours, s.tz).len()
+        })
+        .sum();
+
+    // The planner, one simulated minute at a time, each step drained.
+    let mut messages = 0usize;
+    let mut coupons = 0usize;
+    let mut raced = 0usize;
+    let mut total = Duration::ZERO;
+    let mut slowest = Duration::ZERO;
+    for minute in 0..=args.spread_minutes + 1 {
+        clock.set(from_ms(start_ms + minute * 60_000));
+        let step = Instant::now();
+        loop {
+            let r = service.plan_due_reminders(500).await?;
+            messages += r.slots;
+            coupons += r.coupons;
+            raced += r.raced;
+            if r.slots == 0 {
+                break;
+            }
+        }
+        let took = step.elapsed();
+        total += took;
+        slowest = slowest.max(took);
+    }
+    let outbox: i64 = sqlx::query_scalar(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM outbox WHERE event_type = 'reminder.coupons_expiring'",
+    )
+    .fetch_one(db.pool())
+    .await?;
+    let marks: i64 = sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM reminder_marks")
+        .fetch_one(db.pool())
+        .await?;
+    let equal = messages == expected && outbox == i64::try_from(expected)?;
+    println!(
+        "| {} | {} | {} | {} | {} | {} | {:.1} | {:.2} | {:.0} |",
+        store.name(),
+        args.coupons,
+        by_user.len(),
+        expected,
+        outbox,
+        if equal { "yes" } else { "NO" },
+        total.as_secs_f64(),
+        slowest.as_secs_f64(),
+        coupons as f64 / total.as_secs_f64().max(f64::MIN_POSITIVE),
+    );
+    if !equal || marks != i64::try_from(args.coupons)? || coupons != args.coupons || raced != 0 {
+        return Err(format!(
+            "{}: {messages} messages ({outbox} in the outbox) for {expected} user-slot pairs, \
+             {coupons} coupons reminded and {marks} marks for {} coupons, {raced} races",
+            store.name(),
+            args.coupons
+        )
+        .into());
+    }
+    Ok(())
 }
