@@ -23,7 +23,8 @@ use couponkeeper::server::build_service;
 use couponkeeper::service::campaigns::CampaignInput;
 use couponkeeper::service::orders::OrderInput;
 use couponkeeper::service::reminders::{
-    COUPONS_EXPIRING, EXPIRES_BEFORE_FINAL_PAYMENT, FINAL_PAYMENT_OPEN, ReminderReport,
+    COUPONS_EXPIRING, EXPIRES_BEFORE_FINAL_PAYMENT, FINAL_PAYMENT_OPEN, ReminderCursor,
+    ReminderReport,
 };
 use couponkeeper::service::{Ctx, Executed, Service, ServiceError};
 use couponkeeper::store::Db;
@@ -54,6 +55,8 @@ fn fresh<T>(r: Result<Executed<T>, ServiceError>, what: &str) -> T {
 /// (business time zone Asia/Shanghai, sms from 50.00 yuan, window 1 h).
 struct Rig {
     svc: Service,
+    /// The planner's memory between runs, as the job keeps it.
+    cursor: tokio::sync::Mutex<ReminderCursor>,
     clock: Arc<ManualClock>,
     db: TestDb,
 }
@@ -67,7 +70,12 @@ impl Rig {
         config.reminders.quiet_hours = reminder::parse_quiet_hours(quiet).expect("valid quiet");
         let shared: SharedClock = clock.clone();
         let svc = build_service(&config, db.db.clone(), shared);
-        Rig { svc, clock, db }
+        Rig {
+            svc,
+            cursor: Default::default(),
+            clock,
+            db,
+        }
     }
 
     fn config(&self) -> Config {
@@ -81,9 +89,11 @@ impl Rig {
         self.clock.set(t);
     }
 
+    /// One planner run as the job makes it (remembering earlier runs).
     async fn plan(&self) -> ReminderReport {
+        let mut cursor = self.cursor.lock().await;
         self.svc
-            .plan_due_reminders(500)
+            .plan_due_reminders_with(&mut cursor, 500)
             .await
             .expect("planner runs")
     }

@@ -211,7 +211,7 @@ struct RemindersArgs {
     users: usize,
     /// Minutes over which the coupons reach the offset (the simulated
     /// clock steps one minute at a time through them).
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = 180)]
     spread_minutes: i64,
     /// Which store(s) to measure.
     #[arg(long, value_enum, default_value_t = StoreArg::Both)]
@@ -2647,11 +2647,13 @@ async fn measure_console(
 }
 
 // ---------------------------------------------------------------------------
-// Reminders: N coupons of M users reach the 1d offset over a couple of hours;
-// the planner runs on a manual clock stepping a minute at a time, each step
-// drained to completion. Every message must be one user-slot pair: the
-// expected pairs are computed independently from the stored coupons with
-// the pure aggregation rule.
+// Reminders: N coupons of M users reach the 1d offset over a few hours (a
+// user's coupons about 20 minutes apart plus up to 30 minutes of jitter,
+// wrapping round the spread, so users get one to three slots); the planner
+// runs on a manual clock stepping a minute at a time, each step drained to
+// completion. Every message must be one user-slot pair: the expected pairs
+// are computed independently from the stored coupons with the pure
+// aggregation rule.
 
 /// The offset the benchmark's coupons cross.
 const REMINDER_OFFSET: i64 = 86_400;
@@ -2724,7 +2726,7 @@ async fn measure_reminders(db: &Db, store: Store, args: &RemindersArgs) -> Resul
         &format!(
             "'user-' || CAST(i % {users} AS TEXT) AS user_id, CAST('available' AS TEXT) AS status,
              $4 - {day_ms} AS starts_at,
-             $4 + {day_ms} + 1 + (i * 7919 % {spread_ms}) AS ends_at,
+             $4 + {day_ms} + 1 + ((i / {users}) * 1234567 + i * 7919 + i * 104729 % 1800000) % {spread_ms} AS ends_at,
              CAST(NULL AS TEXT) AS order_no, CAST(NULL AS BIGINT) AS locked_at,
              CAST(NULL AS BIGINT) AS used_at, $4 - {day_ms} AS created_at,
              $4 - {day_ms} AS updated_at"
@@ -2769,11 +2771,12 @@ async fn measure_reminders(db: &Db, store: Store, args: &RemindersArgs) -> Resul
     let mut raced = 0usize;
     let mut total = Duration::ZERO;
     let mut slowest = Duration::ZERO;
+    let mut cursor = couponkeeper::service::reminders::ReminderCursor::default();
     for minute in 0..=args.spread_minutes + 1 {
         clock.set(from_ms(start_ms + minute * 60_000));
         let step = Instant::now();
         loop {
-            let r = service.plan_due_reminders(500).await?;
+            let r = service.plan_due_reminders_with(&mut cursor, 500).await?;
             messages += r.slots;
             coupons += r.coupons;
             raced += r.raced;

@@ -188,6 +188,7 @@ pub const REMINDER_EVERY: StdDuration = StdDuration::from_secs(1);
 /// planner does not add a row a second.
 async fn reminders(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
     let job = "reminders";
+    let mut cursor = crate::service::reminders::ReminderCursor::default();
     loop {
         tokio::select! {
             _ = tokio::time::sleep(REMINDER_EVERY) => {}
@@ -195,7 +196,7 @@ async fn reminders(service: Service, metrics: Arc<Metrics>, mut shutdown: watch:
         }
         let started_at = service.now();
         let started = Instant::now();
-        let result = service.plan_due_reminders(BATCH).await;
+        let result = service.plan_due_reminders_with(&mut cursor, BATCH).await;
         let seconds = started.elapsed().as_secs_f64();
         let (rows, error) = match result {
             Ok(r) => (r.messages() as u64, None),

@@ -8,7 +8,7 @@
 //! once: a crash before commit leaves nothing, and a second instance doing
 //! the same work fails on the marks and rolls back (counted as `raced`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -262,49 +262,86 @@ async fn remind_user_tx(
     Ok(out)
 }
 
+/// How far behind the last complete pass the next one starts reading: a
+/// claim whose transaction committed late is still seen.
+const CURSOR_OVERLAP_MS: i64 = 60_000;
+
+/// What a planner remembers between runs (in memory only: a restart reads
+/// the whole catch-up band once). Per offset, the `ends_at` up to which a
+/// complete pass outside quiet hours sent every due slot, so the next run
+/// reads only what came due since instead of the whole band again.
+#[derive(Debug, Default, Clone)]
+pub struct ReminderCursor {
+    done_through: HashMap<i64, i64>,
+}
+
 impl Service {
+    /// One planner run without memory of earlier runs (reads each offset's
+    /// whole catch-up band); see [`Service::plan_due_reminders_with`].
+    pub async fn plan_due_reminders(&self, batch: i64) -> Result<ReminderReport, ServiceError> {
+        self.plan_due_reminders_with(&mut ReminderCursor::default(), batch)
+            .await
+    }
+
     /// One run of the reminder planner at the service's now: for each
     /// offset, the users with a coupon that reached it (and is not yet
     /// reminded for it), each user's due slots in one transaction; then the
     /// presale reminders. Bounded: at most `batch` coupons per page and
     /// [`MAX_PAGES`] pages per offset; call again until it reports nothing.
-    pub async fn plan_due_reminders(&self, batch: i64) -> Result<ReminderReport, ServiceError> {
+    pub async fn plan_due_reminders_with(
+        &self,
+        cursor: &mut ReminderCursor,
+        batch: i64,
+    ) -> Result<ReminderReport, ServiceError> {
         let now = self.now();
         let s = self.settings().reminders.clone();
         let mut report = ReminderReport::default();
         let now_ms = to_ms(now);
+        let quiet_end = quiet_end_after(now, s.quiet_hours, s.tz);
         for &offset in &s.offsets {
             let o_ms = offset * 1000;
             // A coupon whose next smaller offset has come is that one's
             // business; one whose slot is older than the catch-up is stale.
             let lo_ms = (now_ms - s.catch_up_seconds() * 1000 + o_ms)
                 .max(now_ms + s.next_smaller(offset) * 1000);
+            let scan_lo_ms = match cursor.done_through.get(&offset) {
+                Some(done) => lo_ms.max(done - CURSOR_OVERLAP_MS),
+                None => lo_ms,
+            };
             let mut hi_ms = now_ms + o_ms;
             // Inside quiet hours only coupons ending by their end may go.
-            if let Some(end) = quiet_end_after(now, s.quiet_hours, s.tz) {
+            if let Some(end) = quiet_end {
                 hi_ms = hi_ms.min(to_ms(end));
             }
-            if hi_ms <= lo_ms {
+            if hi_ms <= scan_lo_ms {
                 continue;
             }
             let mut seen: HashSet<String> = HashSet::new();
             let mut after = (i64::MIN, String::new());
+            let mut complete = false;
             for _ in 0..MAX_PAGES {
                 let (a_ends, a_id) = after.clone();
-                let page = self
+                let (page, last) = self
                     .read(move |c| {
                         let a_id = a_id.clone();
                         Box::pin(async move {
-                            Ok(
-                                store::due_openers(c, offset, lo_ms, hi_ms, a_ends, &a_id, batch)
-                                    .await?,
+                            let rows = store::due_openers(
+                                c, offset, scan_lo_ms, hi_ms, a_ends, &a_id, batch,
                             )
+                            .await?;
+                            let last = rows.last().map(|r| (r.ends_at, r.id.clone()));
+                            let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+                            let done = store::marked(c, offset, &ids).await?;
+                            let due: Vec<_> =
+                                rows.into_iter().filter(|r| !done.contains(&r.id)).collect();
+                            Ok((due, last))
                         })
                     })
                     .await?;
-                let Some(last) = page.last() else { break };
-                after = (last.ends_at, last.id.clone());
-                let full = page.len() as i64 >= batch;
+                let Some(last) = last else {
+                    complete = true;
+                    break;
+                };
                 for row in page {
                     if !seen.insert(row.user_id.clone()) {
                         continue;
@@ -318,9 +355,12 @@ impl Service {
                         Err(e) => return Err(e),
                     }
                 }
-                if !full {
-                    break;
-                }
+                after = last;
+            }
+            // Outside quiet hours every slot found was due and is now sent
+            // (or was sent by another instance): the next run starts here.
+            if complete && quiet_end.is_none() {
+                cursor.done_through.insert(offset, hi_ms);
             }
         }
         report.final_payment_open = self.remind_final_payment_open(batch).await?;
