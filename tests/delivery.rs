@@ -501,3 +501,127 @@ async fn a_hanging_receiver_never_holds_up_expiry_or_payment() {
     assert!(!stuck.is_finished(), "the dispatcher is still waiting");
     stuck.abort();
 }
+
+#[tokio::test]
+async fn the_deliveries_page_lists_and_operators_redeliver_with_csrf() {
+    use common::console::{Browser, signed_in};
+    use couponkeeper::domain::staff::Role;
+
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 1, 5).await;
+    receiver.answer(FAIL);
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    app.service.dispatch_once(100).await.expect("dispatch");
+    let id = deliveries(&app.db.db).await[0].0;
+    assert_eq!(deliveries(&app.db.db).await[0].1, "dead");
+
+    // No session: to the sign-in page.
+    let mut anon = Browser::new(&app);
+    let r = anon.get("/console/deliveries").await;
+    assert_eq!(r.status, 303);
+    assert!(
+        r.location.as_deref().unwrap_or("").starts_with("/login"),
+        "{:?}",
+        r.location
+    );
+
+    // Support reads the list and the detail, but may not redeliver.
+    let mut support = signed_in(&app, Role::Support).await;
+    let page = support.get("/console/deliveries?status=dead").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.contains("coupon.locked") && page.contains("data-testid=\"deliveries\""));
+    assert!(page.contains("nav-deliveries"));
+    let page = support.get("/console/deliveries?status=delivered").await;
+    assert!(page.contains("no-deliveries"));
+    let page = support.get(&format!("/console/deliveries/{id}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("HTTP 500") && !page.contains("data-testid=\"redeliver\""));
+    let csrf = support.csrf().await;
+    let path = format!("/console/deliveries/{id}/redeliver");
+    let r = support.post_form(&path, &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 403);
+
+    // Operators: the confirmation page, then the POST with the token.
+    let mut op = signed_in(&app, Role::Operator).await;
+    let page = op.get(&format!("/console/deliveries/{id}")).await;
+    assert!(page.contains("data-testid=\"redeliver\""));
+    let confirm = op.get(&path).await;
+    assert_eq!(confirm.status, 200);
+    let csrf = confirm.csrf().expect("token on the form");
+    let r = op.post_form(&path, &[("csrf", "wrong")]).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(deliveries(&app.db.db).await[0].1, "dead");
+    let r = op.post_form(&path, &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(deliveries(&app.db.db).await[0].1, "pending");
+    receiver.answer(OK);
+    assert_eq!(
+        app.service
+            .dispatch_once(100)
+            .await
+            .expect("dispatch")
+            .delivered,
+        1
+    );
+    let page = op.get(&format!("/console/deliveries/{id}")).await;
+    assert!(page.contains("staff:operator-1") && page.contains("HTTP 200"));
+}
+
+#[tokio::test]
+async fn console_subscribers_get_only_their_types_and_their_secret_is_never_shown() {
+    let receiver = Receiver::start().await;
+    let second = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let secret = "second-secret-0123456789-WXYZ";
+    let s = &app.service;
+    assert!(
+        s.add_webhook_subscriber("https://example.com/h", secret, &[], "staff:op")
+            .await
+            .is_err(),
+        "https is refused in this build"
+    );
+    assert!(
+        s.add_webhook_subscriber(&second.url, "short", &[], "staff:op")
+            .await
+            .is_err()
+    );
+    let sub = s
+        .add_webhook_subscriber(&second.url, secret, &["coupon.used".into()], "staff:op")
+        .await
+        .expect("added");
+    assert_eq!(sub.secret_hint, "…WXYZ");
+    let listed = s.webhook_subscribers().await.expect("list");
+    assert_eq!(listed.len(), 2, "the environment's and the new one");
+    assert!(
+        format!("{listed:?}").find(secret).is_none(),
+        "no secret in views"
+    );
+
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    app.post("/api/v1/orders/N1/pay", json!({})).await;
+    // Two steps: u1's coupon.used waits for its coupon.locked (order).
+    s.dispatch_once(100).await.expect("dispatch");
+    s.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(receiver.ids().await.len(), 2, "default: every type");
+    let got = second.got.lock().await.clone();
+    assert_eq!(got.len(), 1, "second: coupon.used only");
+    assert!(got[0].1.contains("\"type\":\"coupon.used\""));
+    assert!(
+        !verify(&got[0].0, &got[0].1),
+        "signed with its own secret, not the default"
+    );
+
+    // Disabled: no new deliveries to it.
+    s.disable_webhook_subscriber(&sub.id)
+        .await
+        .expect("disable");
+    assert!(s.disable_webhook_subscriber(&sub.id).await.is_err());
+    app.post("/api/v1/orders/N1/refund", json!({"reason": "r"}))
+        .await;
+    s.dispatch_once(100).await.expect("dispatch");
+    s.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(second.got.lock().await.len(), 1);
+    assert_eq!(receiver.ids().await.len(), 3);
+}
