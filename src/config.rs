@@ -57,6 +57,11 @@ pub struct Config {
     /// `COUPONKEEPER_REMINDER_SMS_PER_DAY` (2) and
     /// `COUPONKEEPER_REMINDER_PUSH_PER_DAY` (6).
     pub reminders: ReminderSettings,
+    /// Webhook delivery: `COUPONKEEPER_WEBHOOK_URL`,
+    /// `COUPONKEEPER_WEBHOOK_SECRET` (required with the URL),
+    /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS` (default 10, 1 to 300),
+    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS` (default 8, 1 to 50).
+    pub webhooks: crate::service::webhooks::WebhookSettings,
 }
 
 /// Settings of the customers' self-check links.
@@ -162,6 +167,7 @@ impl Default for Config {
             support_compensation_daily_cents: 20_000,
             self_check: SelfCheckSettings::default(),
             reminders: ReminderSettings::default(),
+            webhooks: crate::service::webhooks::WebhookSettings::default(),
         }
     }
 }
@@ -303,8 +309,52 @@ impl Config {
             )?,
             self_check: self_check_settings(&get, addr)?,
             reminders: reminder_settings(&get)?,
+            webhooks: webhook_settings(&get)?,
         })
     }
+}
+
+fn webhook_settings(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<crate::service::webhooks::WebhookSettings, ConfigError> {
+    use crate::service::webhooks::{WebhookSettings, check_url};
+    let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+    let d = WebhookSettings::default();
+    let default_url = match nonempty("COUPONKEEPER_WEBHOOK_URL") {
+        None => None,
+        Some(raw) => Some(check_url(&raw).map_err(|message| ConfigError {
+            var: "COUPONKEEPER_WEBHOOK_URL",
+            message,
+        })?),
+    };
+    let default_secret = nonempty("COUPONKEEPER_WEBHOOK_SECRET");
+    if default_url.is_some() && default_secret.is_none() {
+        return Err(ConfigError {
+            var: "COUPONKEEPER_WEBHOOK_SECRET",
+            message: "required when COUPONKEEPER_WEBHOOK_URL is set".into(),
+        });
+    }
+    let ranged = |var: &'static str, default: i64, max: i64| -> Result<i64, ConfigError> {
+        let v = parse_var(&nonempty, var, default)?;
+        if (1..=max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(ConfigError {
+                var,
+                message: format!("must be between 1 and {max}"),
+            })
+        }
+    };
+    Ok(WebhookSettings {
+        default_url,
+        default_secret,
+        timeout_seconds: ranged(
+            "COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS",
+            d.timeout_seconds,
+            300,
+        )?,
+        max_attempts: ranged("COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS", d.max_attempts, 50)?,
+    })
 }
 
 fn self_check_settings(

@@ -5,7 +5,8 @@
 //!
 //! - [`domain`]: value types and rules with no I/O: money, ids, the coupon
 //!   and order state machines, discounts, validity windows, the presale
-//!   final-payment decision.
+//!   final-payment decision, staff roles, the health check, link repairs,
+//!   reconciliation, self-check tokens.
 //! - [`clock`]: the one injectable source of "now".
 //! - [`store`]: SQL, one module per table, on SQLite or PostgreSQL through
 //!   one query text; transactions (`BEGIN IMMEDIATE`, retries).
@@ -13,9 +14,11 @@
 //!   transaction with conditional updates and event rows; idempotency.
 //! - [`jobs`]: background jobs: the expiry timing wheel, the backstop
 //!   sweep, checkout-lapse and presale timeouts, the zombie-lock reaper,
-//!   archiving.
+//!   archiving, reconciliation, purges.
 //! - [`api`]: the axum JSON API of `API.md`: thin handlers, auth, errors.
-//! - [`web`]: server-rendered pages (leptos SSR), styles and static files.
+//! - [`web`]: server-rendered pages (leptos SSR): the support console
+//!   (sign-in, search, coupon/order/user pages, actions, reconciliation,
+//!   dashboard, audit log, staff) and the customers' self-check page.
 //! - [`config`], [`error`], [`metrics`], [`server`]: process plumbing.
 //! - [`demo`]: `couponkeeper demo-data`, a believable shop (with planted
 //!   anomalies) loaded through the service on a manual clock.

@@ -38,7 +38,7 @@ pub async fn open_db(config: &Config) -> Result<Db, StartError> {
 
 /// Builds the service on `db` with the given clock.
 pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
-    Service::new(
+    Service::with_webhooks(
         db,
         clock,
         Settings {
@@ -47,6 +47,7 @@ pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
             support_compensation_daily_cents: config.support_compensation_daily_cents,
             reminders: config.reminders.clone(),
         },
+        config.webhooks.clone(),
     )
 }
 

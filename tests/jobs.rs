@@ -292,7 +292,7 @@ async fn outbox_for(
     subject_id: &str,
 ) -> Vec<(String, Option<String>, String, i64)> {
     sqlx::query_as(
-        "SELECT event_type, user_id, payload, created_at FROM outbox WHERE subject_id = $1 ORDER BY id",
+        "SELECT event_type, user_id, payload, created_at FROM outbox WHERE subject_id = $1 AND event_type = 'coupon.expired' ORDER BY id",
     )
     .bind(subject_id.to_string())
     .fetch_all(pool)

@@ -14,6 +14,9 @@
 //!   the outbox with their in-app copies;
 //! - the zombie-lock reaper, archiving, and the purge of idempotency keys,
 //!   ended console sessions and day-old sign-in attempts.
+//! - the webhook dispatcher, every second: fan-out of new outbox messages
+//!   and a bounded batch of due deliveries, sent outside any transaction
+//!   ([`crate::service::webhooks`]); a slow receiver only delays webhooks.
 //!
 //! The database is the only authority: every job re-checks rows inside its
 //! own transaction with conditional updates, so two instances running jobs
@@ -58,6 +61,11 @@ const PURGE_EVERY: StdDuration = StdDuration::from_secs(3600);
 /// Deadlines the service may queue for the worker before new ones are
 /// dropped (the refill and the sweep pick those up).
 const INBOX_CAPACITY: usize = 100_000;
+
+/// Pause between webhook dispatcher steps.
+const DISPATCH_EVERY: StdDuration = StdDuration::from_secs(1);
+/// Messages fanned out and deliveries sent per dispatcher step.
+pub const DISPATCH_BATCH: i64 = 100;
 
 /// The running jobs; [`Jobs::stop`] ends them.
 pub struct Jobs {
@@ -104,6 +112,11 @@ impl Jobs {
             rx.clone(),
         )));
         handles.push(tokio::spawn(reminders(
+            service.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
+        handles.push(tokio::spawn(dispatcher(
             service.clone(),
             metrics.clone(),
             rx.clone(),
@@ -183,9 +196,9 @@ async fn periodic(
 pub const REMINDER_EVERY: StdDuration = StdDuration::from_secs(1);
 
 /// The reminder planner, every [`REMINDER_EVERY`]: each run drains what is
-/// due in bounded pages ([`Service::plan_due_reminders`]). Only runs that
-/// wrote something or failed are recorded in `job_runs`, so an idle
-/// planner does not add a row a second.
+/// due in bounded pages ([`Service::plan_due_reminders_with`], keeping its
+/// cursor between runs). Only runs that wrote something or failed are
+/// recorded in `job_runs`, so an idle planner does not add a row a second.
 async fn reminders(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
     let job = "reminders";
     let mut cursor = crate::service::reminders::ReminderCursor::default();
@@ -210,6 +223,42 @@ async fn reminders(service: Service, metrics: Arc<Metrics>, mut shutdown: watch:
             && let Err(e) = service.record_job_run(job, started_at, rows, error).await
         {
             tracing::warn!(job, error = %e, "cannot record job run");
+        }
+    }
+}
+
+/// The webhook dispatcher: a step every second (right away again while
+/// steps find full batches). Idle steps are not written to `job_runs`.
+async fn dispatcher(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
+    const JOB: &str = "webhook-dispatch";
+    loop {
+        let started_at = service.now();
+        let started = Instant::now();
+        let (rows, error, full) = match service.dispatch_once(DISPATCH_BATCH).await {
+            Ok(r) => (
+                (r.fanned_out + r.sent) as u64,
+                None,
+                r.sent as i64 >= DISPATCH_BATCH || r.fanned_out as i64 >= DISPATCH_BATCH,
+            ),
+            Err(e) => {
+                tracing::warn!(job = JOB, error = %e, "webhook dispatch failed; it will run again");
+                (0, Some(e.to_string()), false)
+            }
+        };
+        metrics.observe_job(JOB, started.elapsed().as_secs_f64(), rows, error.is_some());
+        if (rows > 0 || error.is_some())
+            && let Err(e) = service.record_job_run(JOB, started_at, rows, error).await
+        {
+            tracing::warn!(job = JOB, error = %e, "cannot record job run");
+        }
+        let wait = if full {
+            StdDuration::from_millis(10)
+        } else {
+            DISPATCH_EVERY
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = shutdown.changed() => return,
         }
     }
 }

@@ -10,7 +10,7 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::orders::{end_order, kind_of, status_of};
-use super::views::{CouponView, stored_status};
+use super::views::stored_status;
 use super::{Ctx, Service, ServiceError};
 use crate::domain::coupon::{CouponStatus, release_target};
 use crate::domain::order::{OrderKind, OrderStatus};
@@ -117,14 +117,7 @@ async fn record_expired(
     expiry::record_events(c, &ids, actor, now_ms).await?;
     let msgs: Vec<NewMessage> = rows
         .iter()
-        .map(|r| NewMessage {
-            event_type: "coupon.expired",
-            user_id: Some(r.user_id.clone()),
-            subject_id: Some(r.id.clone()),
-            payload: serde_json::to_string(&CouponView::from_row(r.clone(), now))
-                .unwrap_or_else(|_| "{}".into()),
-            created_at: now_ms,
-        })
+        .map(|r| crate::store::coupons::coupon_message("coupon.expired", r.clone(), now_ms))
         .collect();
     outbox::insert_many(c, &msgs).await?;
     Ok(ExpiredBatch {

@@ -26,6 +26,7 @@ pub mod staff;
 pub mod support;
 pub mod templates;
 pub mod views;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -253,6 +254,9 @@ struct Inner {
     settings: Settings,
     inflight: idempotency::Inflight,
     scheduler: std::sync::OnceLock<jobs::Scheduler>,
+    webhooks: webhooks::WebhookSettings,
+    /// The webhook client (timeout from `webhooks`).
+    http: reqwest::Client,
 }
 
 /// What an operation closure gets besides the connection.
@@ -265,6 +269,16 @@ pub struct Op {
 
 impl Service {
     pub fn new(db: Db, clock: SharedClock, settings: Settings) -> Self {
+        Self::with_webhooks(db, clock, settings, webhooks::WebhookSettings::default())
+    }
+
+    /// A service that delivers webhooks with these settings.
+    pub fn with_webhooks(
+        db: Db,
+        clock: SharedClock,
+        settings: Settings,
+        webhooks: webhooks::WebhookSettings,
+    ) -> Self {
         Service {
             inner: Arc::new(Inner {
                 db,
@@ -272,6 +286,8 @@ impl Service {
                 settings,
                 inflight: idempotency::Inflight::default(),
                 scheduler: std::sync::OnceLock::new(),
+                http: webhooks::http_client(&webhooks),
+                webhooks,
             }),
         }
     }

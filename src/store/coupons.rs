@@ -4,6 +4,7 @@
 use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
+use super::outbox::{self, NewMessage};
 use crate::domain::coupon::{CouponStatus, IllegalTransition, check_transition};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -189,9 +190,9 @@ pub async fn transition(
         _ => "",
     };
     let sql = format!(
-        "UPDATE coupons SET status = $3, {set} WHERE id = $1 AND status = $2 {guard} {order_guard}"
+        "UPDATE coupons SET status = $3, {set} WHERE id = $1 AND status = $2 {guard} {order_guard} RETURNING {COLUMNS}"
     );
-    let q = sqlx::query(&sql)
+    let q = sqlx::query_as::<_, CouponRow>(&sql)
         .bind(c.coupon_id)
         .bind(c.from.as_str())
         .bind(c.to.as_str())
@@ -201,8 +202,11 @@ pub async fn transition(
     } else {
         q
     };
-    let changed = q.execute(&mut *conn).await?.rows_affected() == 1;
-    if changed {
+    let changed = q.fetch_optional(&mut *conn).await?;
+    let Some(row) = changed else {
+        return Ok(false);
+    };
+    {
         events::insert(
             conn,
             &NewEvent {
@@ -221,5 +225,39 @@ pub async fn transition(
         )
         .await?;
     }
-    Ok(changed)
+    if let Some(event_type) = outbox_type(c.from, c.to) {
+        outbox::insert_many(conn, &[coupon_message(event_type, row, c.now_ms)]).await?;
+    }
+    Ok(true)
+}
+
+/// The webhook type of a coupon change (API.md, Webhooks), if outsiders
+/// hear about it. Every end of a lock or a use that gives the coupon back
+/// (cancel, refund, release, reaper, checkout lapse, presale timeout) is
+/// `coupon.released`, whether it returns to `available` or, past its end,
+/// to `expired`; a refund of a used coupon is `coupon.released` too.
+/// Invalidation has no webhook type.
+pub fn outbox_type(from: CouponStatus, to: CouponStatus) -> Option<&'static str> {
+    use CouponStatus::*;
+    match (from, to) {
+        (Available, Locked) => Some("coupon.locked"),
+        (Locked, Used) => Some("coupon.used"),
+        (Locked | Used, Available | Expired) => Some("coupon.released"),
+        (Available, Expired) => Some("coupon.expired"),
+        _ => None,
+    }
+}
+
+/// An outbox message about a coupon: `data` is the coupon as the API shows
+/// it at `now_ms` (effective status).
+pub fn coupon_message(event_type: &'static str, row: CouponRow, now_ms: i64) -> NewMessage {
+    let view =
+        crate::service::views::CouponView::from_row(row, crate::domain::time::from_ms(now_ms));
+    NewMessage {
+        event_type,
+        user_id: Some(view.user_id.clone()),
+        subject_id: Some(view.id.clone()),
+        payload: serde_json::to_string(&view).unwrap_or_else(|_| "{}".into()),
+        created_at: now_ms,
+    }
 }

@@ -12,6 +12,7 @@ pub mod archive;
 pub mod audit;
 pub mod campaigns;
 pub mod coupons;
+pub mod deliveries;
 pub mod events;
 pub mod expiry;
 pub mod idempotency;

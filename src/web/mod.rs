@@ -21,6 +21,7 @@ pub mod audit;
 pub mod auth;
 pub mod console;
 pub mod dashboard;
+pub mod deliveries;
 pub mod i18n;
 pub mod layout;
 pub mod reconcile;
@@ -59,6 +60,7 @@ pub fn routes() -> Router<AppState> {
         .merge(self_check::routes())
         .merge(dashboard::routes())
         .merge(audit::routes())
+        .merge(deliveries::routes())
 }
 
 /// Console settings that are not business rules.

@@ -1,0 +1,781 @@
+//! Webhook delivery (API.md, Webhooks (outbound)).
+//!
+//! State changes only *insert* outbox rows, in their own transaction
+//! (`store::coupons::transition`, expiry, compensation). Everything else
+//! happens here, in the dispatcher job, never inside a payment or expiry
+//! transaction:
+//!
+//! 1. fan-out ([`Service::fan_out`]): one bounded transaction turns the
+//!    oldest undispatched outbox messages into one `pending` delivery per
+//!    subscriber that wants the type (the environment's default subscriber
+//!    and the enabled console subscribers);
+//! 2. claim ([`Service::claim_deliveries`]): one short transaction takes due
+//!    deliveries and sets a lease (`next_attempt_at` = now + timeout +
+//!    margin), so another dispatcher does not send them meanwhile;
+//! 3. send ([`Service::send_delivery`]): the POST, outside any transaction
+//!    and without holding a connection, with the configured timeout;
+//! 4. record ([`Service::finish_delivery`]): one short transaction writes
+//!    the attempt and moves the delivery to `delivered`, to its next
+//!    attempt (exponential backoff with jitter) or to `dead`.
+//!
+//! A crash between 3 and 4 leaves the lease to run out; the delivery is
+//! then sent again with the same `id` (at least once). Order per user: a
+//! delivery is not due while an earlier message (lower outbox id) of the
+//! same user to the same subscriber is still `pending`; a dead one no
+//! longer holds the others back.
+
+use std::time::{Duration as StdDuration, Instant};
+
+use hmac::{Hmac, Mac};
+use serde::Serialize;
+use sha2::Sha256;
+
+use super::{Service, ServiceError};
+use crate::domain::FieldError;
+use crate::domain::time::{from_ms, rfc3339, to_ms};
+use crate::store::deliveries::{
+    self, AttemptRecord, DEFAULT_SUBSCRIBER, DeliveryFilter, DeliveryRow, NewDelivery, Next,
+    SubscriberRow,
+};
+
+/// Every type a subscriber may ask for (API.md).
+pub const EVENT_TYPES: [&str; 8] = [
+    "coupon.expired",
+    "coupon.locked",
+    "coupon.released",
+    "coupon.used",
+    "compensation.issued",
+    "reminder.coupons_expiring",
+    "reminder.final_payment_open",
+    "reminder.coupon_expires_before_final_payment",
+];
+
+/// The signature header.
+pub const SIGNATURE_HEADER: &str = "Couponkeeper-Signature";
+
+/// Delivery settings (configuration table).
+#[derive(Debug, Clone)]
+pub struct WebhookSettings {
+    /// `COUPONKEEPER_WEBHOOK_URL`: the default subscriber, every type.
+    pub default_url: Option<String>,
+    /// `COUPONKEEPER_WEBHOOK_SECRET`: its signing secret.
+    pub default_secret: Option<String>,
+    /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS`, default 10.
+    pub timeout_seconds: i64,
+    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS`, default 8: attempts before a
+    /// delivery is dead-lettered.
+    pub max_attempts: i64,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        WebhookSettings {
+            default_url: None,
+            default_secret: None,
+            timeout_seconds: 10,
+            max_attempts: 8,
+        }
+    }
+}
+
+impl WebhookSettings {
+    /// How long a claim holds a delivery: the send's timeout plus a margin
+    /// for recording the outcome.
+    pub fn lease_ms(&self) -> i64 {
+        (self.timeout_seconds + 30) * 1000
+    }
+}
+
+/// First retry delay.
+pub const BACKOFF_BASE_MS: i64 = 2_000;
+/// Longest retry delay.
+pub const BACKOFF_CAP_MS: i64 = 3_600_000;
+
+/// The delay before the next attempt after `failed` failed attempts
+/// (1-based): 2 s × 2^(failed-1), at most 1 h, times `jitter` (0.8..=1.2).
+pub fn backoff_ms(failed: i64, jitter: f64) -> i64 {
+    let exp = u32::try_from((failed - 1).clamp(0, 30)).unwrap_or(30);
+    let base = BACKOFF_BASE_MS
+        .saturating_mul(1i64 << exp)
+        .min(BACKOFF_CAP_MS);
+    (base as f64 * jitter.clamp(0.8, 1.2)).round() as i64
+}
+
+/// `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`.
+pub fn signature(secret: &str, t: i64, body: &str) -> String {
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC accepts any key length");
+    mac.update(format!("{t}.").as_bytes());
+    mac.update(body.as_bytes());
+    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// The webhook id of an outbox message: the same for every subscriber and
+/// every attempt.
+pub fn message_id(outbox_id: i64) -> String {
+    format!("msg_{outbox_id}")
+}
+
+/// The delivered body: `{"id","type","occurred_at","user_id","data"}`,
+/// with `data` exactly as stored, so every attempt sends the same bytes.
+pub fn envelope(
+    outbox_id: i64,
+    event_type: &str,
+    user_id: Option<&str>,
+    payload: &str,
+    created_at: i64,
+) -> String {
+    let data = match serde_json::from_str::<serde_json::Value>(payload) {
+        Ok(_) => payload.to_string(),
+        Err(_) => "null".to_string(),
+    };
+    let s = |v: &str| serde_json::Value::String(v.to_string()).to_string();
+    format!(
+        "{{\"id\":{},\"type\":{},\"occurred_at\":{},\"user_id\":{},\"data\":{data}}}",
+        s(&message_id(outbox_id)),
+        s(event_type),
+        s(&rfc3339(from_ms(created_at))),
+        user_id.map(s).unwrap_or_else(|| "null".into()),
+    )
+}
+
+/// Accepts `http://host[:port][/path]`. This build has no TLS client, so
+/// `https://` is refused with that reason rather than failing every send.
+pub fn check_url(raw: &str) -> Result<String, String> {
+    let url = raw.trim();
+    if url.starts_with("https://") {
+        return Err("https:// is not supported by this build (no TLS client); use http:// to a local relay or a TLS-terminating proxy".into());
+    }
+    let Some(rest) = url.strip_prefix("http://") else {
+        return Err("expected a URL starting with http://".into());
+    };
+    let host = rest.split('/').next().unwrap_or("");
+    if host.is_empty()
+        || url.len() > 2000
+        || url.chars().any(|c| c.is_whitespace() || c.is_control())
+        || url.parse::<reqwest::Url>().is_err()
+    {
+        return Err(format!("not a valid http:// URL: {raw:?}"));
+    }
+    Ok(url.to_string())
+}
+
+/// A subscriber as pages show it: the secret only by its last 4 characters.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubscriberView {
+    pub id: String,
+    pub url: String,
+    pub secret_hint: String,
+    /// `*` or the list.
+    pub event_types: Vec<String>,
+    pub enabled: bool,
+    pub created_by: String,
+    pub created_at: String,
+    /// The environment's subscriber (not editable in the console).
+    pub from_environment: bool,
+}
+
+fn secret_hint(secret: &str) -> String {
+    let tail: String = secret
+        .chars()
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    format!("…{tail}")
+}
+
+fn parse_types(raw: &str) -> Vec<String> {
+    if raw == "*" {
+        vec!["*".into()]
+    } else {
+        serde_json::from_str(raw).unwrap_or_default()
+    }
+}
+
+fn wants(types: &str, event_type: &str) -> bool {
+    types == "*" || parse_types(types).iter().any(|t| t == event_type)
+}
+
+impl From<SubscriberRow> for SubscriberView {
+    fn from(s: SubscriberRow) -> Self {
+        SubscriberView {
+            secret_hint: secret_hint(&s.secret),
+            event_types: parse_types(&s.event_types),
+            enabled: s.enabled == 1,
+            created_at: rfc3339(from_ms(s.created_at)),
+            id: s.id,
+            url: s.url,
+            created_by: s.created_by,
+            from_environment: false,
+        }
+    }
+}
+
+/// A delivery with its attempts, for the console.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeliveryView {
+    pub id: i64,
+    /// The webhook id (`msg_<outbox id>`).
+    pub message_id: String,
+    pub subscriber_id: String,
+    pub subscriber_url: Option<String>,
+    pub event_type: String,
+    pub user_id: Option<String>,
+    pub status: String,
+    pub attempts: i64,
+    pub next_attempt_at: String,
+    pub last_status_code: Option<i64>,
+    pub last_error: Option<String>,
+    pub delivered_at: Option<String>,
+    pub created_at: String,
+    pub history: Vec<AttemptView>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AttemptView {
+    pub at: String,
+    pub status_code: Option<i64>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    pub actor: String,
+}
+
+/// A delivery taken by a dispatcher, with everything needed to send it.
+#[derive(Debug, Clone)]
+pub struct ClaimedDelivery {
+    pub delivery: DeliveryRow,
+    pub lease_until: i64,
+    pub url: String,
+    pub secret: String,
+    pub body: String,
+}
+
+/// What one send did.
+#[derive(Debug, Clone)]
+pub struct SendOutcome {
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+impl SendOutcome {
+    pub fn ok(&self) -> bool {
+        self.status_code.is_some_and(|c| (200..300).contains(&c))
+    }
+}
+
+/// What one dispatcher step did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DispatchReport {
+    pub fanned_out: usize,
+    pub sent: usize,
+    pub delivered: usize,
+    pub retried: usize,
+    pub dead: usize,
+}
+
+/// Most sends in flight per dispatcher step.
+pub const MAX_IN_FLIGHT: usize = 8;
+/// Actor of the dispatcher in `delivery_attempts`.
+pub const ACTOR_DISPATCHER: &str = "job:webhook-dispatcher";
+
+impl Service {
+    pub fn webhooks(&self) -> &WebhookSettings {
+        &self.inner.webhooks
+    }
+
+    /// Enabled subscribers with their secrets, the environment's first.
+    async fn live_subscribers(
+        c: &mut sqlx::AnyConnection,
+        w: &WebhookSettings,
+    ) -> Result<Vec<SubscriberRow>, sqlx::Error> {
+        let mut subs = Vec::new();
+        if let (Some(url), Some(secret)) = (&w.default_url, &w.default_secret) {
+            subs.push(SubscriberRow {
+                id: DEFAULT_SUBSCRIBER.into(),
+                url: url.clone(),
+                secret: secret.clone(),
+                event_types: "*".into(),
+                enabled: 1,
+                created_by: "environment".into(),
+                created_at: 0,
+                disabled_at: None,
+            });
+        }
+        subs.extend(
+            deliveries::subscribers(c)
+                .await?
+                .into_iter()
+                .filter(|s| s.enabled == 1),
+        );
+        Ok(subs)
+    }
+
+    /// Turns up to `batch` undispatched outbox messages into deliveries,
+    /// in one transaction. Returns the messages handled.
+    pub async fn fan_out(&self, batch: i64) -> Result<usize, ServiceError> {
+        let w = self.webhooks().clone();
+        let now_ms = to_ms(self.now());
+        let batch = batch.clamp(1, 1000);
+        self.inner
+            .db
+            .write(move |c| {
+                let w = w.clone();
+                Box::pin(async move {
+                    deliveries::lock_fan_out(c).await?;
+                    let msgs = deliveries::undispatched(c, batch).await?;
+                    if msgs.is_empty() {
+                        return Ok::<usize, ServiceError>(0);
+                    }
+                    let subs = Self::live_subscribers(c, &w).await?;
+                    let rows: Vec<NewDelivery> = msgs
+                        .iter()
+                        .flat_map(|m| {
+                            subs.iter()
+                                .filter(|s| wants(&s.event_types, &m.event_type))
+                                .map(|s| NewDelivery {
+                                    outbox_id: m.id,
+                                    subscriber_id: s.id.clone(),
+                                    event_type: m.event_type.clone(),
+                                    user_id: m.user_id.clone(),
+                                })
+                        })
+                        .collect();
+                    deliveries::insert_deliveries(c, &rows, now_ms).await?;
+                    let ids: Vec<i64> = msgs.iter().map(|m| m.id).collect();
+                    deliveries::mark_dispatched(c, &ids, now_ms).await?;
+                    Ok(msgs.len())
+                })
+            })
+            .await
+    }
+
+    /// Takes up to `batch` due deliveries under a lease, with their bodies
+    /// and targets. A delivery whose subscriber is gone or disabled is
+    /// dead-lettered here instead.
+    pub async fn claim_deliveries(&self, batch: i64) -> Result<Vec<ClaimedDelivery>, ServiceError> {
+        let w = self.webhooks().clone();
+        let now_ms = to_ms(self.now());
+        let lease_until = now_ms + w.lease_ms();
+        let batch = batch.clamp(1, 1000);
+        self.inner
+            .db
+            .write(move |c| {
+                let w = w.clone();
+                Box::pin(async move {
+                    let rows = deliveries::claim_due(c, now_ms, lease_until, batch).await?;
+                    if rows.is_empty() {
+                        return Ok::<_, ServiceError>(Vec::new());
+                    }
+                    let subs = Self::live_subscribers(c, &w).await?;
+                    let mut out = Vec::with_capacity(rows.len());
+                    for d in rows {
+                        let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
+                            deliveries::kill(c, d.id, "subscriber disabled or removed", now_ms)
+                                .await?;
+                            continue;
+                        };
+                        let Some((event_type, user_id, payload, created_at)) =
+                            deliveries::message(c, d.outbox_id).await?
+                        else {
+                            deliveries::kill(c, d.id, "outbox message missing", now_ms).await?;
+                            continue;
+                        };
+                        let body = envelope(
+                            d.outbox_id,
+                            &event_type,
+                            user_id.as_deref(),
+                            &payload,
+                            created_at,
+                        );
+                        out.push(ClaimedDelivery {
+                            url: sub.url.clone(),
+                            secret: sub.secret.clone(),
+                            body,
+                            lease_until,
+                            delivery: d,
+                        });
+                    }
+                    Ok(out)
+                })
+            })
+            .await
+    }
+
+    /// POSTs a claimed delivery: no transaction, no connection held.
+    pub async fn send_delivery(&self, d: &ClaimedDelivery) -> SendOutcome {
+        let t = self.now().timestamp();
+        let sig = signature(&d.secret, t, &d.body);
+        let started = Instant::now();
+        let result = self
+            .inner
+            .http
+            .post(&d.url)
+            .header("content-type", "application/json")
+            .header(
+                "user-agent",
+                concat!("couponkeeper/", env!("CARGO_PKG_VERSION")),
+            )
+            .header(SIGNATURE_HEADER, sig)
+            .body(d.body.clone())
+            .send()
+            .await;
+        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        match result {
+            Ok(r) => SendOutcome {
+                status_code: Some(r.status().as_u16()),
+                error: None,
+                duration_ms,
+            },
+            Err(e) => SendOutcome {
+                status_code: None,
+                error: Some(if e.is_timeout() {
+                    format!("timed out after {} s", self.webhooks().timeout_seconds)
+                } else if e.is_connect() {
+                    format!("cannot connect: {e}")
+                } else {
+                    e.to_string()
+                }),
+                duration_ms,
+            },
+        }
+    }
+
+    /// Records an attempt and moves the delivery on. Returns where it went.
+    pub async fn finish_delivery(
+        &self,
+        d: &ClaimedDelivery,
+        outcome: &SendOutcome,
+    ) -> Result<Next, ServiceError> {
+        let now = self.now();
+        let now_ms = to_ms(now);
+        let failed = d.delivery.attempts + 1;
+        let next = if outcome.ok() {
+            Next::Delivered
+        } else if failed >= self.webhooks().max_attempts {
+            Next::Dead
+        } else {
+            let jitter = rand::Rng::random_range(&mut rand::rng(), 0.8..=1.2);
+            Next::RetryAt(now_ms + backoff_ms(failed, jitter))
+        };
+        let id = d.delivery.id;
+        let lease = d.lease_until;
+        let code = outcome.status_code.map(i64::from);
+        let error = outcome
+            .error
+            .clone()
+            .or_else(|| (!outcome.ok()).then(|| format!("HTTP {}", code.unwrap_or(0))));
+        let duration_ms = outcome.duration_ms;
+        self.inner
+            .db
+            .write(move |c| {
+                let error = error.clone();
+                Box::pin(async move {
+                    deliveries::insert_attempt(
+                        c,
+                        &AttemptRecord {
+                            delivery_id: id,
+                            at_ms: now_ms,
+                            status_code: code,
+                            error: error.as_deref(),
+                            duration_ms,
+                            actor: ACTOR_DISPATCHER,
+                        },
+                    )
+                    .await?;
+                    deliveries::finish_attempt(c, id, lease, next, code, error.as_deref(), now_ms)
+                        .await?;
+                    Ok::<_, ServiceError>(())
+                })
+            })
+            .await?;
+        Ok(next)
+    }
+
+    /// One dispatcher step: fan out up to `batch` messages, then send up to
+    /// `batch` due deliveries, at most [`MAX_IN_FLIGHT`] at a time.
+    pub async fn dispatch_once(&self, batch: i64) -> Result<DispatchReport, ServiceError> {
+        let mut report = DispatchReport {
+            fanned_out: self.fan_out(batch).await?,
+            ..DispatchReport::default()
+        };
+        let claimed = self.claim_deliveries(batch).await?;
+        let mut pending = claimed.into_iter();
+        let mut running = tokio::task::JoinSet::new();
+        loop {
+            while running.len() < MAX_IN_FLIGHT {
+                let Some(d) = pending.next() else { break };
+                let service = self.clone();
+                running.spawn(async move {
+                    let outcome = service.send_delivery(&d).await;
+                    service.finish_delivery(&d, &outcome).await
+                });
+            }
+            let Some(done) = running.join_next().await else {
+                break;
+            };
+            report.sent += 1;
+            match done {
+                Ok(Ok(Next::Delivered)) => report.delivered += 1,
+                Ok(Ok(Next::RetryAt(_))) => report.retried += 1,
+                Ok(Ok(Next::Dead)) => report.dead += 1,
+                Ok(Err(e)) => {
+                    // The lease runs out and the delivery is sent again.
+                    tracing::warn!(error = %e, "cannot record a webhook attempt");
+                }
+                Err(e) => tracing::warn!(error = %e, "webhook send task failed"),
+            }
+        }
+        Ok(report)
+    }
+
+    /// Deliveries for the console, newest first.
+    pub async fn deliveries(
+        &self,
+        filter: DeliveryFilter,
+        limit: i64,
+    ) -> Result<Vec<DeliveryView>, ServiceError> {
+        let default_url = self.webhooks().default_url.clone();
+        self.read(move |c| {
+            let filter = filter.clone();
+            let default_url = default_url.clone();
+            Box::pin(async move {
+                let rows = deliveries::list(c, &filter, limit.clamp(1, 1000)).await?;
+                views(c, rows, default_url).await
+            })
+        })
+        .await
+    }
+
+    /// One delivery with its attempts.
+    pub async fn delivery(&self, id: i64) -> Result<DeliveryView, ServiceError> {
+        let default_url = self.webhooks().default_url.clone();
+        self.read(move |c| {
+            let default_url = default_url.clone();
+            Box::pin(async move {
+                let row = deliveries::get(c, id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("delivery", id.to_string()))?;
+                Ok(views(c, vec![row], default_url).await?.remove(0))
+            })
+        })
+        .await
+    }
+
+    /// The body a delivery sends (for the console's detail page).
+    pub async fn delivery_body(&self, id: i64) -> Result<String, ServiceError> {
+        self.read(move |c| {
+            Box::pin(async move {
+                let row = deliveries::get(c, id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("delivery", id.to_string()))?;
+                let (t, u, p, at) =
+                    deliveries::message(c, row.outbox_id)
+                        .await?
+                        .ok_or_else(|| {
+                            ServiceError::not_found("outbox message", row.outbox_id.to_string())
+                        })?;
+                Ok(envelope(row.outbox_id, &t, u.as_deref(), &p, at))
+            })
+        })
+        .await
+    }
+
+    /// Puts a dead or delivered delivery back to `pending`, due now; the
+    /// request is kept in its attempt history.
+    pub async fn redeliver(&self, id: i64, actor: &str) -> Result<(), ServiceError> {
+        let now_ms = to_ms(self.now());
+        let actor = actor.to_string();
+        self.inner
+            .db
+            .write(move |c| {
+                let actor = actor.clone();
+                Box::pin(async move {
+                    if !deliveries::redeliver(c, id, now_ms).await? {
+                        return Err(match deliveries::get(c, id).await? {
+                            None => ServiceError::not_found("delivery", id.to_string()),
+                            Some(_) => {
+                                FieldError::new("id", format!("delivery {id} is still pending"))
+                                    .into()
+                            }
+                        });
+                    }
+                    deliveries::insert_attempt(
+                        c,
+                        &AttemptRecord {
+                            delivery_id: id,
+                            at_ms: now_ms,
+                            status_code: None,
+                            error: Some("redelivery requested"),
+                            duration_ms: 0,
+                            actor: &actor,
+                        },
+                    )
+                    .await?;
+                    Ok(())
+                })
+            })
+            .await
+    }
+
+    /// Every subscriber: the environment's (if set) and the console's.
+    pub async fn webhook_subscribers(&self) -> Result<Vec<SubscriberView>, ServiceError> {
+        let w = self.webhooks().clone();
+        let mut out = Vec::new();
+        if let (Some(url), Some(secret)) = (&w.default_url, &w.default_secret) {
+            out.push(SubscriberView {
+                id: DEFAULT_SUBSCRIBER.into(),
+                url: url.clone(),
+                secret_hint: secret_hint(secret),
+                event_types: vec!["*".into()],
+                enabled: true,
+                created_by: "environment".into(),
+                created_at: String::new(),
+                from_environment: true,
+            });
+        }
+        let rows = self
+            .read(|c| Box::pin(async move { Ok(deliveries::subscribers(c).await?) }))
+            .await?;
+        out.extend(rows.into_iter().map(SubscriberView::from));
+        Ok(out)
+    }
+
+    /// Adds a subscriber. `event_types` empty or `["*"]`: every type.
+    pub async fn add_webhook_subscriber(
+        &self,
+        url: &str,
+        secret: &str,
+        event_types: &[String],
+        actor: &str,
+    ) -> Result<SubscriberView, ServiceError> {
+        let url = check_url(url).map_err(|m| FieldError::new("url", m))?;
+        let secret = secret.trim().to_string();
+        if secret.chars().count() < 16 || secret.len() > 200 {
+            return Err(FieldError::new("secret", "must be 16 to 200 characters").into());
+        }
+        let mut types: Vec<String> = event_types
+            .iter()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect();
+        types.sort();
+        types.dedup();
+        if let Some(bad) = types
+            .iter()
+            .find(|t| *t != "*" && !EVENT_TYPES.contains(&t.as_str()))
+        {
+            return Err(FieldError::new("event_types", format!("unknown type {bad:?}")).into());
+        }
+        let stored = if types.is_empty() || types.iter().any(|t| t == "*") {
+            "*".to_string()
+        } else {
+            serde_json::to_string(&types).unwrap_or_else(|_| "*".into())
+        };
+        let row = SubscriberRow {
+            id: format!("whk_{}", hex::encode(rand::random::<[u8; 8]>())),
+            url,
+            secret,
+            event_types: stored,
+            enabled: 1,
+            created_by: actor.to_string(),
+            created_at: to_ms(self.now()),
+            disabled_at: None,
+        };
+        let insert = row.clone();
+        self.inner
+            .db
+            .write(move |c| {
+                let insert = insert.clone();
+                Box::pin(async move {
+                    deliveries::insert_subscriber(c, &insert).await?;
+                    Ok::<_, ServiceError>(())
+                })
+            })
+            .await?;
+        Ok(row.into())
+    }
+
+    /// Disables a console subscriber: no new deliveries; its pending ones
+    /// are dead-lettered when due (redeliver after enabling another).
+    pub async fn disable_webhook_subscriber(&self, id: &str) -> Result<(), ServiceError> {
+        let now_ms = to_ms(self.now());
+        let id = id.to_string();
+        self.inner
+            .db
+            .write(move |c| {
+                let id = id.clone();
+                Box::pin(async move {
+                    if deliveries::disable_subscriber(c, &id, now_ms).await? {
+                        Ok(())
+                    } else {
+                        Err(ServiceError::not_found("enabled webhook subscriber", id))
+                    }
+                })
+            })
+            .await
+    }
+}
+
+async fn views(
+    c: &mut sqlx::AnyConnection,
+    rows: Vec<DeliveryRow>,
+    default_url: Option<String>,
+) -> Result<Vec<DeliveryView>, ServiceError> {
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let attempts = deliveries::attempts_of(c, &ids).await?;
+    let subs = deliveries::subscribers(c).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let url = if r.subscriber_id == DEFAULT_SUBSCRIBER {
+                default_url.clone()
+            } else {
+                subs.iter()
+                    .find(|s| s.id == r.subscriber_id)
+                    .map(|s| s.url.clone())
+            };
+            DeliveryView {
+                history: attempts
+                    .iter()
+                    .filter(|a| a.delivery_id == r.id)
+                    .map(|a| AttemptView {
+                        at: rfc3339(from_ms(a.at)),
+                        status_code: a.status_code,
+                        error: a.error.clone(),
+                        duration_ms: a.duration_ms,
+                        actor: a.actor.clone(),
+                    })
+                    .collect(),
+                id: r.id,
+                message_id: message_id(r.outbox_id),
+                subscriber_id: r.subscriber_id,
+                subscriber_url: url,
+                event_type: r.event_type,
+                user_id: r.user_id,
+                status: r.status,
+                attempts: r.attempts,
+                next_attempt_at: rfc3339(from_ms(r.next_attempt_at)),
+                last_status_code: r.last_status_code,
+                last_error: r.last_error,
+                delivered_at: r.delivered_at.map(|t| rfc3339(from_ms(t))),
+                created_at: rfc3339(from_ms(r.created_at)),
+            }
+        })
+        .collect())
+}
+
+/// The HTTP client every send uses: the configured timeout, no redirects
+/// (a 3xx is a failed attempt, not a hop to somewhere else).
+pub fn http_client(w: &WebhookSettings) -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(StdDuration::from_secs(
+            u64::try_from(w.timeout_seconds.max(1)).unwrap_or(10),
+        ))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default()
+}

@@ -1,0 +1,449 @@
+//! Webhook delivery: subscribers, the fan-out of outbox messages into one
+//! delivery per subscriber, the dispatcher's claim of due deliveries, and
+//! what each attempt did. The HTTP sends happen outside every transaction
+//! (see [`crate::service::webhooks`]); this module is only SQL.
+
+use sqlx::AnyConnection;
+
+use super::{Backend, backend_of};
+
+/// The subscriber id of the environment's default webhook.
+pub const DEFAULT_SUBSCRIBER: &str = "default";
+
+/// Most rows of one multi-row INSERT (8 parameters each).
+const ROWS_PER_STATEMENT: usize = 500;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SubscriberRow {
+    pub id: String,
+    pub url: String,
+    pub secret: String,
+    pub event_types: String,
+    pub enabled: i64,
+    pub created_by: String,
+    pub created_at: i64,
+    pub disabled_at: Option<i64>,
+}
+
+const SUBSCRIBER_COLUMNS: &str =
+    "id, url, secret, event_types, enabled, created_by, created_at, disabled_at";
+
+pub async fn insert_subscriber(
+    conn: &mut AnyConnection,
+    s: &SubscriberRow,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(&format!(
+        "INSERT INTO webhook_subscribers ({SUBSCRIBER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+    ))
+    .bind(&s.id)
+    .bind(&s.url)
+    .bind(&s.secret)
+    .bind(&s.event_types)
+    .bind(s.enabled)
+    .bind(&s.created_by)
+    .bind(s.created_at)
+    .bind(s.disabled_at)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Every subscriber, newest first (operators add a handful).
+pub async fn subscribers(conn: &mut AnyConnection) -> Result<Vec<SubscriberRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {SUBSCRIBER_COLUMNS} FROM webhook_subscribers ORDER BY created_at DESC, id LIMIT 1000"
+    ))
+    .fetch_all(conn)
+    .await
+}
+
+/// Disables a subscriber; `false` when it was not enabled.
+pub async fn disable_subscriber(
+    conn: &mut AnyConnection,
+    id: &str,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE webhook_subscribers SET enabled = 0, disabled_at = $2 WHERE id = $1 AND enabled = 1",
+    )
+    .bind(id)
+    .bind(now_ms)
+    .execute(conn)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// An outbox message not yet fanned out.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UndispatchedRow {
+    pub id: i64,
+    pub event_type: String,
+    pub user_id: Option<String>,
+}
+
+/// Serializes fan-out for the rest of the transaction. PostgreSQL: a
+/// transaction-scoped advisory lock, so two instances never fan out out of
+/// id order (one taking messages 101-200 while the other still holds 1-100
+/// would let a user's later message be sent first). SQLite: the write
+/// transaction already holds the database lock.
+pub async fn lock_fan_out(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    if backend_of(conn) == Backend::Postgres {
+        sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtext($1))) AS locked")
+            .bind("couponkeeper:outbox-fan-out")
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The oldest messages not yet fanned out (index `outbox_pending_idx`).
+pub async fn undispatched(
+    conn: &mut AnyConnection,
+    limit: i64,
+) -> Result<Vec<UndispatchedRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, event_type, user_id FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// One delivery to create.
+#[derive(Debug, Clone)]
+pub struct NewDelivery {
+    pub outbox_id: i64,
+    pub subscriber_id: String,
+    pub event_type: String,
+    pub user_id: Option<String>,
+}
+
+/// Creates deliveries due now; a pair that exists already is left alone.
+pub async fn insert_deliveries(
+    conn: &mut AnyConnection,
+    rows: &[NewDelivery],
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut sql = String::from(
+            "INSERT INTO deliveries (outbox_id, subscriber_id, event_type, user_id, status, attempts, \
+             next_attempt_at, created_at, updated_at) VALUES ",
+        );
+        for i in 0..chunk.len() {
+            let b = i * 4 + 1;
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!(
+                "(${}, ${}, ${}, ${}, 'pending', 0, $0, $0, $0)",
+                b + 1,
+                b + 2,
+                b + 3,
+                b + 4
+            ));
+        }
+        let sql = sql.replace("$0", "$1") + " ON CONFLICT (outbox_id, subscriber_id) DO NOTHING";
+        let mut q = sqlx::query(&sql).bind(now_ms);
+        for d in chunk {
+            q = q
+                .bind(d.outbox_id)
+                .bind(d.subscriber_id.as_str())
+                .bind(d.event_type.as_str())
+                .bind(d.user_id.as_deref());
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Marks messages as fanned out.
+pub async fn mark_dispatched(
+    conn: &mut AnyConnection,
+    ids: &[i64],
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    for chunk in ids.chunks(ROWS_PER_STATEMENT) {
+        let params: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "UPDATE outbox SET dispatched_at = $1 WHERE id IN ({}) AND dispatched_at IS NULL",
+            params.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(now_ms);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct DeliveryRow {
+    pub id: i64,
+    pub outbox_id: i64,
+    pub subscriber_id: String,
+    pub event_type: String,
+    pub user_id: Option<String>,
+    pub status: String,
+    pub attempts: i64,
+    pub next_attempt_at: i64,
+    pub last_status_code: Option<i64>,
+    pub last_error: Option<String>,
+    pub delivered_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const DELIVERY_COLUMNS: &str = "id, outbox_id, subscriber_id, event_type, user_id, status, attempts, \
+     next_attempt_at, last_status_code, last_error, delivered_at, created_at, updated_at";
+
+/// The statement of [`claim_due`]: `$1` now, `$2` lease end, `$3` batch.
+///
+/// Due: `pending`, `next_attempt_at <= now`, and no earlier message (lower
+/// outbox id) of the same user to the same subscriber still `pending`, so
+/// a user's messages reach each subscriber in order. Claiming sets
+/// `next_attempt_at` to the lease end in the claiming transaction, so no
+/// other dispatcher finds the delivery due until the lease runs out (a
+/// dispatcher that died mid-send: the delivery is sent again, same id).
+/// PostgreSQL takes the candidates with `FOR UPDATE SKIP LOCKED` inside
+/// `= ANY(ARRAY(...))` (see `store::expiry`), and the outer WHERE re-checks
+/// them.
+pub fn claim_due_sql(backend: Backend) -> String {
+    let candidates = "SELECT d.id FROM deliveries d
+         WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+           AND NOT EXISTS (SELECT 1 FROM deliveries e
+                           WHERE e.subscriber_id = d.subscriber_id AND e.user_id = d.user_id
+                             AND e.status = 'pending' AND e.outbox_id < d.outbox_id)
+         ORDER BY d.next_attempt_at, d.id LIMIT $3";
+    let target = match backend {
+        Backend::Postgres => format!("id = ANY(ARRAY({candidates} FOR UPDATE OF d SKIP LOCKED))"),
+        Backend::Sqlite => format!("id IN ({candidates})"),
+    };
+    format!(
+        "UPDATE deliveries SET next_attempt_at = $2, updated_at = $1
+         WHERE {target} AND status = 'pending' AND next_attempt_at <= $1
+         RETURNING {DELIVERY_COLUMNS}"
+    )
+}
+
+/// Takes up to `batch` due deliveries under a lease until `lease_until`.
+pub async fn claim_due(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    lease_until: i64,
+    batch: i64,
+) -> Result<Vec<DeliveryRow>, sqlx::Error> {
+    let sql = claim_due_sql(backend_of(conn));
+    let mut rows: Vec<DeliveryRow> = sqlx::query_as(&sql)
+        .bind(now_ms)
+        .bind(lease_until)
+        .bind(batch)
+        .fetch_all(conn)
+        .await?;
+    rows.sort_by_key(|r| r.id);
+    Ok(rows)
+}
+
+/// The outbox message of a delivery: (event_type, user_id, payload,
+/// created_at).
+pub async fn message(
+    conn: &mut AnyConnection,
+    outbox_id: i64,
+) -> Result<Option<(String, Option<String>, String, i64)>, sqlx::Error> {
+    sqlx::query_as("SELECT event_type, user_id, payload, created_at FROM outbox WHERE id = $1")
+        .bind(outbox_id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// What one attempt ended with.
+#[derive(Debug, Clone)]
+pub struct AttemptRecord<'a> {
+    pub delivery_id: i64,
+    pub at_ms: i64,
+    pub status_code: Option<i64>,
+    pub error: Option<&'a str>,
+    pub duration_ms: i64,
+    pub actor: &'a str,
+}
+
+pub async fn insert_attempt(
+    conn: &mut AnyConnection,
+    a: &AttemptRecord<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO delivery_attempts (delivery_id, at, status_code, error, duration_ms, actor)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(a.delivery_id)
+    .bind(a.at_ms)
+    .bind(a.status_code)
+    .bind(a.error)
+    .bind(a.duration_ms)
+    .bind(a.actor)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Where a delivery goes after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    Delivered,
+    RetryAt(i64),
+    Dead,
+}
+
+/// Applies an attempt's outcome if the delivery is still under this
+/// dispatcher's lease (`lease_until` unchanged); `false` otherwise (the
+/// lease ran out and another dispatcher took it).
+pub async fn finish_attempt(
+    conn: &mut AnyConnection,
+    delivery_id: i64,
+    lease_until: i64,
+    next: Next,
+    status_code: Option<i64>,
+    error: Option<&str>,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let (status, next_at, delivered_at) = match next {
+        Next::Delivered => ("delivered", now_ms, Some(now_ms)),
+        Next::RetryAt(at) => ("pending", at, None),
+        Next::Dead => ("dead", now_ms, None),
+    };
+    Ok(sqlx::query(
+        "UPDATE deliveries SET status = $3, attempts = attempts + 1, next_attempt_at = $4,
+                last_status_code = $5, last_error = $6, delivered_at = $7, updated_at = $8
+         WHERE id = $1 AND status = 'pending' AND next_attempt_at = $2",
+    )
+    .bind(delivery_id)
+    .bind(lease_until)
+    .bind(status)
+    .bind(next_at)
+    .bind(status_code)
+    .bind(error)
+    .bind(delivered_at)
+    .bind(now_ms)
+    .execute(conn)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Dead-letters a delivery without sending (its subscriber is gone).
+pub async fn kill(
+    conn: &mut AnyConnection,
+    delivery_id: i64,
+    error: &str,
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE deliveries SET status = 'dead', last_error = $2, updated_at = $3, next_attempt_at = $3
+         WHERE id = $1 AND status = 'pending'",
+    )
+    .bind(delivery_id)
+    .bind(error)
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Puts a dead or delivered delivery back to `pending`, due now, with a
+/// fresh attempt budget; its attempts stay in `delivery_attempts`.
+pub async fn redeliver(
+    conn: &mut AnyConnection,
+    delivery_id: i64,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = $2,
+                delivered_at = NULL, updated_at = $2
+         WHERE id = $1 AND status IN ('dead', 'delivered')",
+    )
+    .bind(delivery_id)
+    .bind(now_ms)
+    .execute(conn)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<DeliveryRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(conn)
+    .await
+}
+
+/// The console's filters; every one optional.
+#[derive(Debug, Clone, Default)]
+pub struct DeliveryFilter {
+    pub status: Option<String>,
+    pub event_type: Option<String>,
+    pub user_id: Option<String>,
+}
+
+/// Deliveries, newest first, filtered, at most `limit`.
+pub async fn list(
+    conn: &mut AnyConnection,
+    f: &DeliveryFilter,
+    limit: i64,
+) -> Result<Vec<DeliveryRow>, sqlx::Error> {
+    let mut sql = format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE 1 = 1");
+    let mut n = 1;
+    let mut binds: Vec<&str> = Vec::new();
+    for (col, v) in [
+        ("status", &f.status),
+        ("event_type", &f.event_type),
+        ("user_id", &f.user_id),
+    ] {
+        if let Some(v) = v {
+            sql.push_str(&format!(" AND {col} = ${n}"));
+            n += 1;
+            binds.push(v);
+        }
+    }
+    sql.push_str(&format!(" ORDER BY id DESC LIMIT ${n}"));
+    let mut q = sqlx::query_as(&sql);
+    for b in binds {
+        q = q.bind(b);
+    }
+    q.bind(limit).fetch_all(conn).await
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct AttemptRow {
+    pub id: i64,
+    pub delivery_id: i64,
+    pub at: i64,
+    pub status_code: Option<i64>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+    pub actor: String,
+}
+
+/// The attempts of some deliveries, oldest first.
+pub async fn attempts_of(
+    conn: &mut AnyConnection,
+    delivery_ids: &[i64],
+) -> Result<Vec<AttemptRow>, sqlx::Error> {
+    let mut out = Vec::new();
+    for chunk in delivery_ids.chunks(ROWS_PER_STATEMENT) {
+        let params: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 1)).collect();
+        let sql = format!(
+            "SELECT id, delivery_id, at, status_code, error, duration_ms, actor FROM delivery_attempts
+             WHERE delivery_id IN ({}) ORDER BY id LIMIT 10000",
+            params.join(", ")
+        );
+        let mut q = sqlx::query_as(&sql);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        out.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,328 @@
+//! Webhook deliveries: every staff member can list them (filter by status,
+//! type, user) and open one with its attempts; operators can redeliver a
+//! dead or delivered one (confirmation page, CSRF).
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError, parse_form};
+use super::i18n::Lang;
+use super::layout::{enc, time_text};
+use crate::api::AppState;
+use crate::domain::staff::Role;
+use crate::service::webhooks::{DeliveryView, EVENT_TYPES};
+use crate::store::deliveries::DeliveryFilter;
+
+/// Deliveries listed per page.
+const SHOWN: i64 = 200;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/console/deliveries", get(list))
+        .route("/console/deliveries/{id}", get(detail))
+        .route(
+            "/console/deliveries/{id}/redeliver",
+            get(confirm_page).post(redeliver),
+        )
+}
+
+#[derive(Debug, Deserialize, Default)]
+struct Filter {
+    status: Option<String>,
+    #[serde(rename = "type")]
+    event_type: Option<String>,
+    user: Option<String>,
+}
+
+fn some(v: Option<String>) -> Option<String> {
+    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+fn status_label(l: Lang, s: &str) -> &'static str {
+    match s {
+        "pending" => l.t("待投递", "pending"),
+        "delivered" => l.t("已送达", "delivered"),
+        "dead" => l.t("已放弃（死信）", "dead letter"),
+        _ => l.t("未知", "unknown"),
+    }
+}
+
+fn status_badge(l: Lang, s: &str) -> impl IntoView + use<> {
+    let class = match s {
+        "delivered" => "badge badge-ok",
+        "dead" => "badge badge-problem",
+        _ => "badge badge-warning",
+    };
+    view! { <span class=class data-status=s.to_string()>{status_label(l, s)}</span> }
+}
+
+fn operator(staff: &Staff) -> bool {
+    staff.session.role.includes(Role::Operator)
+}
+
+async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) -> Response {
+    let l = staff.lang;
+    let status = some(f.status).filter(|v| ["pending", "delivered", "dead"].contains(&v.as_str()));
+    let event_type = some(f.event_type).filter(|v| EVENT_TYPES.contains(&v.as_str()));
+    let user = some(f.user);
+    let filter = DeliveryFilter {
+        status: status.clone(),
+        event_type: event_type.clone(),
+        user_id: user.clone(),
+    };
+    let rows = match s.service.deliveries(filter, SHOWN).await {
+        Ok(r) => r,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let status_options = ["pending", "delivered", "dead"]
+        .into_iter()
+        .map(|v| {
+            let selected = status.as_deref() == Some(v);
+            view! { <option value=v selected=selected>{status_label(l, v)}</option> }
+        })
+        .collect_view();
+    let type_options = EVENT_TYPES
+        .into_iter()
+        .map(|v| {
+            let selected = event_type.as_deref() == Some(v);
+            view! { <option value=v selected=selected>{v}</option> }
+        })
+        .collect_view();
+    let table = if rows.is_empty() {
+        view! { <p class="note" data-testid="no-deliveries">{l.t("没有符合条件的投递。", "No deliveries match.")}</p> }.into_any()
+    } else {
+        rows_view(l, rows).into_any()
+    };
+    staff.page(
+        l.t("消息投递", "Deliveries"),
+        view! {
+            <section aria-labelledby="deliveries-heading">
+                <h2 id="deliveries-heading">{l.t("Webhook 消息投递", "Webhook deliveries")}</h2>
+                <form method="get" action="/console/deliveries" class="inline">
+                    <label for="status">{l.t("状态", "Status")}</label>
+                    <select id="status" name="status">
+                        <option value="">{l.t("全部", "all")}</option>
+                        {status_options}
+                    </select>
+                    <label for="type">{l.t("类型", "Type")}</label>
+                    <select id="type" name="type">
+                        <option value="">{l.t("全部", "all")}</option>
+                        {type_options}
+                    </select>
+                    <label for="user">{l.t("用户", "User")}</label>
+                    <input id="user" name="user" value=user.unwrap_or_default() maxlength="100"/>
+                    <button type="submit">{l.t("筛选", "Filter")}</button>
+                </form>
+                <p class="note">{l.t(
+                    "最多显示最新 200 条。每条消息至少投递一次；接收方按 id 去重。",
+                    "Newest 200 at most. Every message is delivered at least once; receivers drop repeats by id.",
+                )}</p>
+                {table}
+            </section>
+        },
+    )
+}
+
+fn attempts_view(l: Lang, d: &DeliveryView) -> impl IntoView + use<> {
+    let rows = d
+        .history
+        .iter()
+        .map(|a| {
+            let result = match (a.status_code, &a.error) {
+                (Some(code), _) => format!("HTTP {code}"),
+                (None, Some(e)) => e.clone(),
+                (None, None) => "—".to_string(),
+            };
+            view! {
+                <tr>
+                    <td class="nowrap">{time_text(&a.at)}</td>
+                    <td>{result}</td>
+                    <td class="money">{format!("{} ms", a.duration_ms)}</td>
+                    <td>{a.actor.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table data-testid="attempts">
+            <thead><tr>
+                <th scope="col">{l.t("时间", "When")}</th>
+                <th scope="col">{l.t("结果", "Result")}</th>
+                <th scope="col">{l.t("耗时", "Took")}</th>
+                <th scope="col">{l.t("执行者", "By")}</th>
+            </tr></thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+fn rows_view(l: Lang, rows: Vec<DeliveryView>) -> impl IntoView + use<> {
+    let body = rows
+        .into_iter()
+        .map(|d| {
+            let href = format!("/console/deliveries/{}", d.id);
+            let user = d.user_id.clone().map(|u| {
+                let href = format!("/console/deliveries?user={}", enc(&u));
+                view! { <a href=href>{u}</a> }
+            });
+            let n = d.history.len();
+            let attempts = view! {
+                <details>
+                    <summary>{l.pick(format!("{} 次尝试", d.attempts), format!("{} attempts", d.attempts))}</summary>
+                    {(n > 0).then(|| attempts_view(l, &d))}
+                </details>
+            };
+            view! {
+                <tr data-delivery=d.id>
+                    <td><a href=href class="mono">{d.message_id.clone()}</a></td>
+                    <td class="mono">{d.event_type.clone()}</td>
+                    <td>{user}</td>
+                    <td>{d.subscriber_url.clone().unwrap_or_else(|| d.subscriber_id.clone())}</td>
+                    <td>{status_badge(l, &d.status)}</td>
+                    <td>{attempts}</td>
+                    <td class="nowrap">{time_text(&d.created_at)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap"><table data-testid="deliveries">
+            <thead><tr>
+                <th scope="col">{l.t("消息 id", "Message id")}</th>
+                <th scope="col">{l.t("类型", "Type")}</th>
+                <th scope="col">{l.t("用户", "User")}</th>
+                <th scope="col">{l.t("接收方", "Subscriber")}</th>
+                <th scope="col">{l.t("状态", "Status")}</th>
+                <th scope="col">{l.t("尝试", "Attempts")}</th>
+                <th scope="col">{l.t("创建时间", "Created")}</th>
+            </tr></thead>
+            <tbody>{body}</tbody>
+        </table></div>
+    }
+}
+
+async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) -> Response {
+    let l = staff.lang;
+    let d = match s.service.delivery(id).await {
+        Ok(d) => d,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let body = s.service.delivery_body(id).await.unwrap_or_default();
+    let redeliver = (operator(&staff) && d.status != "pending").then(|| {
+        let href = format!("/console/deliveries/{id}/redeliver");
+        view! { <a class="button primary" href=href data-testid="redeliver">{l.t("重新投递", "Redeliver")}</a> }
+    });
+    let next = (d.status == "pending").then(|| {
+        view! { <dt>{l.t("下次尝试", "Next attempt")}</dt><dd>{time_text(&d.next_attempt_at)}</dd> }
+    });
+    let last = match (d.last_status_code, d.last_error.clone()) {
+        (Some(c), _) => format!("HTTP {c}"),
+        (None, Some(e)) => e,
+        (None, None) => "—".into(),
+    };
+    let attempts = attempts_view(l, &d);
+    staff.page(
+        l.t("投递详情", "Delivery"),
+        view! {
+            <section aria-labelledby="delivery-heading">
+                <h2 id="delivery-heading" class="mono">{d.message_id.clone()}</h2>
+                <dl class="facts">
+                    <dt>{l.t("类型", "Type")}</dt><dd class="mono">{d.event_type.clone()}</dd>
+                    <dt>{l.t("用户", "User")}</dt><dd>{d.user_id.clone().unwrap_or_default()}</dd>
+                    <dt>{l.t("接收方", "Subscriber")}</dt>
+                    <dd>{d.subscriber_url.clone().unwrap_or_default()}" ("{d.subscriber_id.clone()}")"</dd>
+                    <dt>{l.t("状态", "Status")}</dt><dd>{status_badge(l, &d.status)}</dd>
+                    <dt>{l.t("尝试次数", "Attempts")}</dt><dd>{d.attempts}</dd>
+                    <dt>{l.t("最近结果", "Last result")}</dt><dd>{last}</dd>
+                    {next}
+                </dl>
+                <p class="actions">{redeliver}<a class="button" href="/console/deliveries">{l.t("返回列表", "Back to the list")}</a></p>
+                <h3>{l.t("尝试记录", "Attempts")}</h3>
+                {attempts}
+                <h3>{l.t("消息内容", "Body")}</h3>
+                <pre class="mono" data-testid="body">{body}</pre>
+            </section>
+        },
+    )
+}
+
+fn operator_only(staff: &Staff) -> Option<Response> {
+    (!operator(staff)).then(|| {
+        WebError::forbidden(staff.lang.t(
+            "重新投递需要运营权限。",
+            "Redelivery needs the operator role.",
+        ))
+        .into_response()
+    })
+}
+
+async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let l = staff.lang;
+    let d = match s.service.delivery(id).await {
+        Ok(d) => d,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let csrf = staff.session.csrf_token.clone();
+    let action = format!("/console/deliveries/{id}/redeliver");
+    let back = format!("/console/deliveries/{id}");
+    staff.page(
+        l.t("确认重新投递", "Confirm redelivery"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.t("重新投递", "Redeliver")}" "<span class="mono">{d.message_id.clone()}</span></h2>
+                <p>{l.pick(
+                    format!("将把这条 {} 消息重新发送到 {}，使用相同的 id；以往的尝试记录保留。", d.event_type, d.subscriber_url.clone().unwrap_or_default()),
+                    format!("The {} message is sent to {} again, with the same id; earlier attempts stay in its history.", d.event_type, d.subscriber_url.clone().unwrap_or_default()),
+                )}</p>
+                <form method="post" action=action class="stack">
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认重新投递", "Redeliver")}</button>
+                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: Option<String>,
+}
+
+async fn redeliver(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<i64>,
+    body: Bytes,
+) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let form: CsrfForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    let to = format!("/console/deliveries/{id}");
+    match s.service.redeliver(id, &staff.actor()).await {
+        Ok(()) => staff.done(
+            &to,
+            l.t("已安排重新投递。", "Redelivery scheduled.").to_string(),
+        ),
+        Err(crate::service::ServiceError::Invalid(f)) => staff.refused(&to, f.message),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}

@@ -1,0 +1,627 @@
+//! The transactional outbox and webhook delivery: outbox rows written with
+//! each coupon change, delivery to a real HTTP receiver started by the
+//! test (signature, body, retries with backoff, dead letter, redelivery,
+//! at least once after a crash, order per user, two dispatchers), and that
+//! a hanging receiver never holds up expiry or payment.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration as StdDuration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+use tokio::sync::Mutex;
+
+use common::{TestApp, normal_order, spawn_app_with};
+use couponkeeper::domain::time::to_ms;
+use couponkeeper::service::webhooks::{WebhookSettings, backoff_ms};
+use couponkeeper::store::Db;
+
+const SECRET: &str = "whsec_test_0123456789abcdef";
+
+/// Answer of the receiver.
+const OK: u8 = 0;
+const FAIL: u8 = 1;
+const HANG: u8 = 2;
+
+#[derive(Clone, Default)]
+struct Receiver {
+    got: Arc<Mutex<Vec<(HeaderMap, String)>>>,
+    mode: Arc<AtomicU8>,
+    url: String,
+}
+
+impl Receiver {
+    async fn start() -> Receiver {
+        let mut r = Receiver::default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind receiver");
+        r.url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        let app = Router::new()
+            .route("/hook", post(receive))
+            .with_state(r.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        r
+    }
+
+    fn answer(&self, mode: u8) {
+        self.mode.store(mode, Ordering::SeqCst);
+    }
+
+    async fn bodies(&self) -> Vec<Value> {
+        self.got
+            .lock()
+            .await
+            .iter()
+            .map(|(_, b)| serde_json::from_str(b).expect("JSON body"))
+            .collect()
+    }
+
+    async fn ids(&self) -> Vec<String> {
+        self.bodies()
+            .await
+            .iter()
+            .map(|b| b["id"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+}
+
+async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    r.got
+        .lock()
+        .await
+        .push((headers, String::from_utf8_lossy(&body).into_owned()));
+    match r.mode.load(Ordering::SeqCst) {
+        FAIL => StatusCode::INTERNAL_SERVER_ERROR,
+        HANG => {
+            tokio::time::sleep(StdDuration::from_secs(60)).await;
+            StatusCode::OK
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+fn settings(url: &str, max_attempts: i64, timeout_seconds: i64) -> WebhookSettings {
+    WebhookSettings {
+        default_url: Some(url.to_string()),
+        default_secret: Some(SECRET.to_string()),
+        timeout_seconds,
+        max_attempts,
+    }
+}
+
+async fn app_with(receiver: &Receiver, max_attempts: i64, timeout_seconds: i64) -> TestApp {
+    let w = settings(&receiver.url, max_attempts, timeout_seconds);
+    spawn_app_with(move |c| c.webhooks = w).await
+}
+
+/// A user with one claimed coupon (valid 10 days); returns its id.
+async fn coupon_for(app: &TestApp, user: &str) -> String {
+    let t = app.template(json!({})).await;
+    app.claim(user, t["id"].as_str().expect("template id"))
+        .await["id"]
+        .as_str()
+        .expect("coupon id")
+        .to_string()
+}
+
+/// Outbox rows: (id, event_type, user_id, subject_id, payload).
+async fn outbox(db: &Db) -> Vec<(i64, String, Option<String>, Option<String>, String)> {
+    sqlx::query_as("SELECT id, event_type, user_id, subject_id, payload FROM outbox ORDER BY id")
+        .fetch_all(db.pool())
+        .await
+        .expect("read outbox")
+}
+
+/// (status, attempts, next_attempt_at) of every delivery, by id.
+async fn deliveries(db: &Db) -> Vec<(i64, String, i64, i64)> {
+    sqlx::query_as("SELECT id, status, attempts, next_attempt_at FROM deliveries ORDER BY id")
+        .fetch_all(db.pool())
+        .await
+        .expect("read deliveries")
+}
+
+fn verify(headers: &HeaderMap, body: &str) -> bool {
+    let Some(sig) = headers
+        .get("couponkeeper-signature")
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let mut t = None;
+    let mut v1 = None;
+    for part in sig.split(',') {
+        match part.split_once('=') {
+            Some(("t", x)) => t = Some(x.to_string()),
+            Some(("v1", x)) => v1 = Some(x.to_string()),
+            _ => {}
+        }
+    }
+    let (Some(t), Some(v1)) = (t, v1) else {
+        return false;
+    };
+    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).expect("key");
+    mac.update(format!("{t}.{body}").as_bytes());
+    let Ok(want) = hex::decode(v1) else {
+        return false;
+    };
+    mac.verify_slice(&want).is_ok()
+}
+
+#[tokio::test]
+async fn every_coupon_change_writes_one_outbox_row_of_its_type_and_a_refused_change_none() {
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let a = coupon_for(&app, "u1").await;
+    assert!(outbox(&app.db.db).await.is_empty(), "a claim is no webhook");
+
+    let r = app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app
+        .post("/api/v1/orders/N1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    let b = coupon_for(&app, "u2").await;
+    let r = app.order(normal_order("N2", "u2", Some(&b), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.post("/api/v1/orders/N2/cancel", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    let rows = outbox(&app.db.db).await;
+    let seen: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|(_, t, u, s, p)| {
+            let status = serde_json::from_str::<Value>(p).expect("payload JSON")["status"]
+                .as_str()
+                .map(|s| Box::leak(s.to_string().into_boxed_str()) as &str)
+                .unwrap_or("");
+            (
+                t.as_str(),
+                u.as_deref().unwrap_or(""),
+                s.as_deref().unwrap_or(""),
+                status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("coupon.locked", "u1", a.as_str(), "locked"),
+            ("coupon.used", "u1", a.as_str(), "used"),
+            ("coupon.released", "u1", a.as_str(), "available"),
+            ("coupon.locked", "u2", b.as_str(), "locked"),
+            ("coupon.released", "u2", b.as_str(), "available"),
+        ]
+    );
+    // The payload is the coupon as the API shows it at that moment.
+    let now = app.coupon(&a).await;
+    let last_of_a: Value = serde_json::from_str(&rows[2].4).expect("payload");
+    for k in [
+        "id", "code", "user_id", "status", "ends_at", "source", "kind",
+    ] {
+        assert_eq!(last_of_a[k], now[k], "field {k}");
+    }
+
+    // Refused changes write nothing: paying a refunded order, locking a
+    // coupon that another order holds.
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 409, "{}", r.text);
+    let r = app.order(normal_order("N3", "u2", Some(&b), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let before = outbox(&app.db.db).await.len();
+    let r = app.order(normal_order("N4", "u2", Some(&b), 39900)).await;
+    assert_eq!(r.status, 409, "{}", r.text);
+    assert_eq!(outbox(&app.db.db).await.len(), before);
+}
+
+#[tokio::test]
+async fn the_receiver_gets_the_api_body_with_a_valid_signature() {
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let a = coupon_for(&app, "u1").await;
+    let r = app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!((report.fanned_out, report.delivered), (1, 1), "{report:?}");
+    let got = receiver.got.lock().await.clone();
+    assert_eq!(got.len(), 1);
+    let (headers, raw) = &got[0];
+    assert!(verify(headers, raw), "signature verifies: {headers:?}");
+    assert!(
+        !verify(headers, &raw.replace("u1", "u9")),
+        "a changed body does not"
+    );
+    assert_eq!(
+        headers.get("content-type").and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    let body: Value = serde_json::from_str(raw).expect("JSON");
+    let keys: Vec<&String> = body.as_object().expect("object").keys().collect();
+    assert_eq!(
+        keys.len(),
+        5,
+        "exactly id, type, occurred_at, user_id, data: {body}"
+    );
+    let msg_id = outbox(&app.db.db).await[0].0;
+    assert_eq!(body["id"], format!("msg_{msg_id}"));
+    assert_eq!(body["type"], "coupon.locked");
+    assert_eq!(body["occurred_at"], "2026-11-11T00:00:00.000Z");
+    assert_eq!(body["user_id"], "u1");
+    assert_eq!(body["data"]["id"], a.as_str());
+    assert_eq!(body["data"]["status"], "locked");
+    assert_eq!(body["data"]["order_no"], "N1");
+    assert_eq!(deliveries(&app.db.db).await[0].1, "delivered");
+
+    // Nothing more to send.
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.sent, 0);
+}
+
+#[tokio::test]
+async fn failures_are_retried_with_growing_delays_then_dead_lettered_and_redelivery_works() {
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 4, 5).await;
+    receiver.answer(FAIL);
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+
+    let mut delays = Vec::new();
+    for attempt in 1..=4 {
+        let sent_at = to_ms(app.now());
+        let report = app.service.dispatch_once(100).await.expect("dispatch");
+        assert_eq!(report.sent, 1, "attempt {attempt}: {report:?}");
+        let (_, status, attempts, next) = deliveries(&app.db.db).await[0].clone();
+        assert_eq!(attempts, attempt);
+        if attempt < 4 {
+            assert_eq!(status, "pending");
+            delays.push(next - sent_at);
+            // Not due a moment before its time.
+            app.clock.set(couponkeeper::domain::time::from_ms(next - 1));
+            assert_eq!(app.service.dispatch_once(100).await.expect("early").sent, 0);
+            app.clock.set(couponkeeper::domain::time::from_ms(next));
+        } else {
+            assert_eq!(status, "dead", "dead after the last attempt");
+        }
+    }
+    for (i, d) in delays.iter().enumerate() {
+        let base = backoff_ms(i as i64 + 1, 1.0);
+        assert_eq!(base, 2000 << i, "base delay doubles from 2 s");
+        assert!(
+            (base * 8 / 10..=base * 12 / 10).contains(d),
+            "delay {i} = {d} ms is {base} ms ± 20 %"
+        );
+    }
+    let ids = receiver.ids().await;
+    assert_eq!(ids.len(), 4);
+    assert!(
+        ids.iter().all(|i| *i == ids[0]),
+        "every retry has the same id"
+    );
+
+    // Dead: nothing more is sent.
+    app.advance(24 * 3600);
+    assert_eq!(
+        app.service.dispatch_once(100).await.expect("dispatch").sent,
+        0
+    );
+
+    // Redeliver: pending again, sent once, delivered; history kept.
+    let id = deliveries(&app.db.db).await[0].0;
+    receiver.answer(OK);
+    app.service
+        .redeliver(id, "staff:op")
+        .await
+        .expect("redeliver");
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.delivered, 1, "{report:?}");
+    let view = app.service.delivery(id).await.expect("view");
+    assert_eq!(view.status, "delivered");
+    assert_eq!(view.history.len(), 6, "4 failures, the request, 1 success");
+    assert_eq!(view.history[4].actor, "staff:op");
+    assert_eq!(view.history[5].status_code, Some(200));
+    assert_eq!(receiver.ids().await[4], ids[0], "same id after redelivery");
+    // A delivered one can be redelivered; a pending one cannot.
+    app.service.redeliver(id, "staff:op").await.expect("again");
+    assert!(app.service.redeliver(id, "staff:op").await.is_err());
+}
+
+#[tokio::test]
+async fn a_crash_between_send_and_mark_sends_the_message_again_with_the_same_id() {
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+
+    app.service.fan_out(100).await.expect("fan out");
+    let claimed = app.service.claim_deliveries(100).await.expect("claim");
+    assert_eq!(claimed.len(), 1);
+    let outcome = app.service.send_delivery(&claimed[0]).await;
+    assert!(outcome.ok(), "{outcome:?}");
+    // ... and the process dies before recording it.
+    drop(claimed);
+
+    // While the lease holds, nobody sends it again.
+    assert_eq!(
+        app.service.dispatch_once(100).await.expect("dispatch").sent,
+        0
+    );
+    // After it, another dispatcher does.
+    app.advance(app.service.webhooks().lease_ms() / 1000 + 1);
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.delivered, 1, "{report:?}");
+    let ids = receiver.ids().await;
+    assert_eq!(ids.len(), 2, "delivered at least once: twice here");
+    assert_eq!(
+        ids[0], ids[1],
+        "with the same id, so the receiver drops the repeat"
+    );
+    assert_eq!(deliveries(&app.db.db).await[0].1, "delivered");
+}
+
+#[tokio::test]
+async fn a_users_messages_reach_a_subscriber_in_order() {
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let a = coupon_for(&app, "u1").await;
+    let b = coupon_for(&app, "u2").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    app.post("/api/v1/orders/N1/cancel", json!({})).await;
+    app.order(normal_order("N2", "u2", Some(&b), 39900)).await;
+
+    // The first message of u1 fails: u1's second waits, u2's goes.
+    receiver.answer(FAIL);
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.sent, 2, "u1's first and u2's: {report:?}");
+    let first = receiver.bodies().await;
+    let mut firsts: Vec<(String, String)> = first
+        .iter()
+        .map(|b| (b["user_id"].to_string(), b["type"].to_string()))
+        .collect();
+    firsts.sort();
+    assert_eq!(
+        firsts,
+        vec![
+            ("\"u1\"".to_string(), "\"coupon.locked\"".to_string()),
+            ("\"u2\"".to_string(), "\"coupon.locked\"".to_string()),
+        ]
+    );
+    receiver.answer(OK);
+    app.advance(60);
+    // u2's retry and u1's first go now; u1's second only after that.
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.delivered, 2, "{report:?}");
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.delivered, 1, "{report:?}");
+    let u1: Vec<String> = receiver
+        .bodies()
+        .await
+        .iter()
+        .filter(|b| b["user_id"] == "u1")
+        .map(|b| b["type"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        u1,
+        vec!["coupon.locked", "coupon.locked", "coupon.released"]
+    );
+}
+
+#[tokio::test]
+async fn two_dispatchers_on_one_database_send_each_message_once() {
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let users: Vec<String> = (0..12).map(|i| format!("u{i}")).collect();
+    for (i, u) in users.iter().enumerate() {
+        let c = coupon_for(&app, u).await;
+        let no = format!("N{i}");
+        app.order(normal_order(&no, u, Some(&c), 39900)).await;
+        app.post(&format!("/api/v1/orders/{no}/cancel"), json!({}))
+            .await;
+    }
+    let messages = outbox(&app.db.db).await.len();
+    assert_eq!(messages, 24);
+
+    // A second instance: its own pool on the same database.
+    let db2 = Db::connect(&app.db.url, 5, 8).await.expect("second pool");
+    let clock: couponkeeper::clock::SharedClock = app.clock.clone();
+    let config = couponkeeper::config::Config {
+        webhooks: settings(&receiver.url, 8, 5),
+        ..Default::default()
+    };
+    let second = couponkeeper::server::build_service(&config, db2, clock);
+    let run = |s: couponkeeper::service::Service| async move {
+        for _ in 0..40 {
+            s.dispatch_once(5).await.expect("dispatch");
+        }
+    };
+    tokio::join!(run(app.service.clone()), run(second));
+    let mut ids = receiver.ids().await;
+    ids.sort();
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), messages, "every message delivered");
+    assert_eq!(ids.len(), messages, "none twice: {ids:?}");
+}
+
+#[tokio::test]
+async fn a_hanging_receiver_never_holds_up_expiry_or_payment() {
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 30).await;
+    receiver.answer(HANG);
+    let short = app.template(json!({"valid_seconds": 60})).await;
+    let soon = app.claim("u1", short["id"].as_str().expect("id")).await;
+    app.advance(120);
+    let a = coupon_for(&app, "u2").await;
+    let r = app.order(normal_order("N1", "u2", Some(&a), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+
+    let service = app.service.clone();
+    let stuck = tokio::spawn(async move { service.dispatch_once(100).await });
+    // Wait until the receiver holds the request.
+    for _ in 0..200 {
+        if !receiver.got.lock().await.is_empty() {
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(10)).await;
+    }
+    assert_eq!(
+        receiver.got.lock().await.len(),
+        1,
+        "the dispatcher is stuck"
+    );
+
+    let quick = StdDuration::from_secs(3);
+    let batch = tokio::time::timeout(quick, app.service.expire_due_batch("job:test", 100))
+        .await
+        .expect("expiry is not held up")
+        .expect("expiry");
+    assert_eq!(batch.count, 1);
+    let r = tokio::time::timeout(quick, app.post("/api/v1/orders/N1/pay", json!({})))
+        .await
+        .expect("payment is not held up");
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        app.coupon(soon["id"].as_str().expect("id")).await["status"],
+        "expired"
+    );
+    assert!(!stuck.is_finished(), "the dispatcher is still waiting");
+    stuck.abort();
+}
+
+#[tokio::test]
+async fn the_deliveries_page_lists_and_operators_redeliver_with_csrf() {
+    use common::console::{Browser, signed_in};
+    use couponkeeper::domain::staff::Role;
+
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 1, 5).await;
+    receiver.answer(FAIL);
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    app.service.dispatch_once(100).await.expect("dispatch");
+    let id = deliveries(&app.db.db).await[0].0;
+    assert_eq!(deliveries(&app.db.db).await[0].1, "dead");
+
+    // No session: to the sign-in page.
+    let mut anon = Browser::new(&app);
+    let r = anon.get("/console/deliveries").await;
+    assert_eq!(r.status, 303);
+    assert!(
+        r.location.as_deref().unwrap_or("").starts_with("/login"),
+        "{:?}",
+        r.location
+    );
+
+    // Support reads the list and the detail, but may not redeliver.
+    let mut support = signed_in(&app, Role::Support).await;
+    let page = support.get("/console/deliveries?status=dead").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.contains("coupon.locked") && page.contains("data-testid=\"deliveries\""));
+    assert!(page.contains("nav-deliveries"));
+    let page = support.get("/console/deliveries?status=delivered").await;
+    assert!(page.contains("no-deliveries"));
+    let page = support.get(&format!("/console/deliveries/{id}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("HTTP 500") && !page.contains("data-testid=\"redeliver\""));
+    let csrf = support.csrf().await;
+    let path = format!("/console/deliveries/{id}/redeliver");
+    let r = support.post_form(&path, &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 403);
+
+    // Operators: the confirmation page, then the POST with the token.
+    let mut op = signed_in(&app, Role::Operator).await;
+    let page = op.get(&format!("/console/deliveries/{id}")).await;
+    assert!(page.contains("data-testid=\"redeliver\""));
+    let confirm = op.get(&path).await;
+    assert_eq!(confirm.status, 200);
+    let csrf = confirm.csrf().expect("token on the form");
+    let r = op.post_form(&path, &[("csrf", "wrong")]).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(deliveries(&app.db.db).await[0].1, "dead");
+    let r = op.post_form(&path, &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(deliveries(&app.db.db).await[0].1, "pending");
+    receiver.answer(OK);
+    assert_eq!(
+        app.service
+            .dispatch_once(100)
+            .await
+            .expect("dispatch")
+            .delivered,
+        1
+    );
+    let page = op.get(&format!("/console/deliveries/{id}")).await;
+    assert!(page.contains("staff:operator-1") && page.contains("HTTP 200"));
+}
+
+#[tokio::test]
+async fn console_subscribers_get_only_their_types_and_their_secret_is_never_shown() {
+    let receiver = Receiver::start().await;
+    let second = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let secret = "second-secret-0123456789-WXYZ";
+    let s = &app.service;
+    assert!(
+        s.add_webhook_subscriber("https://example.com/h", secret, &[], "staff:op")
+            .await
+            .is_err(),
+        "https is refused in this build"
+    );
+    assert!(
+        s.add_webhook_subscriber(&second.url, "short", &[], "staff:op")
+            .await
+            .is_err()
+    );
+    let sub = s
+        .add_webhook_subscriber(&second.url, secret, &["coupon.used".into()], "staff:op")
+        .await
+        .expect("added");
+    assert_eq!(sub.secret_hint, "…WXYZ");
+    let listed = s.webhook_subscribers().await.expect("list");
+    assert_eq!(listed.len(), 2, "the environment's and the new one");
+    assert!(
+        format!("{listed:?}").find(secret).is_none(),
+        "no secret in views"
+    );
+
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    app.post("/api/v1/orders/N1/pay", json!({})).await;
+    // Two steps: u1's coupon.used waits for its coupon.locked (order).
+    s.dispatch_once(100).await.expect("dispatch");
+    s.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(receiver.ids().await.len(), 2, "default: every type");
+    let got = second.got.lock().await.clone();
+    assert_eq!(got.len(), 1, "second: coupon.used only");
+    assert!(got[0].1.contains("\"type\":\"coupon.used\""));
+    assert!(
+        !verify(&got[0].0, &got[0].1),
+        "signed with its own secret, not the default"
+    );
+
+    // Disabled: no new deliveries to it.
+    s.disable_webhook_subscriber(&sub.id)
+        .await
+        .expect("disable");
+    assert!(s.disable_webhook_subscriber(&sub.id).await.is_err());
+    app.post("/api/v1/orders/N1/refund", json!({"reason": "r"}))
+        .await;
+    s.dispatch_once(100).await.expect("dispatch");
+    s.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(second.got.lock().await.len(), 1);
+    assert_eq!(receiver.ids().await.len(), 3);
+}
