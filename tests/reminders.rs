@@ -3,7 +3,8 @@
 //! slot, only `available` coupons, quiet hours, channel tiers and caps,
 //! exactly-once across runs and instances, and the presale reminders
 //! (final payment open; the strict-policy warning at deposit and before
-//! the coupon ends, never first at final payment). Both stores.
+//! the coupon ends, never first at final payment), and a reminder's way
+//! through the webhook dispatcher to a receiver. Both stores.
 
 mod common;
 
@@ -63,11 +64,20 @@ struct Rig {
 
 impl Rig {
     async fn start(offsets: &str, quiet: &str) -> Rig {
+        Self::start_with_webhook(offsets, quiet, None).await
+    }
+
+    /// The same, delivering webhooks to `url` (signed with a test secret).
+    async fn start_with_webhook(offsets: &str, quiet: &str, url: Option<String>) -> Rig {
         let db = TestDb::fresh().await;
         let clock = Arc::new(ManualClock::new(epoch()));
         let mut config = Config::default();
         config.reminders.offsets = reminder::parse_offsets(offsets).expect("valid offsets");
         config.reminders.quiet_hours = reminder::parse_quiet_hours(quiet).expect("valid quiet");
+        if url.is_some() {
+            config.webhooks.default_url = url;
+            config.webhooks.default_secret = Some("whsec_reminder_test_0123456789".into());
+        }
         let shared: SharedClock = clock.clone();
         let svc = build_service(&config, db.db.clone(), shared);
         Rig {
@@ -566,5 +576,60 @@ async fn final_payment_open_tells_each_deposit_paid_order_once_with_amount_and_s
     assert_eq!(
         quote.amount_due_cents,
         data["amount_due_cents"].as_i64().unwrap_or(-1)
+    );
+}
+
+/// A receiver that records every webhook body it gets and answers 200.
+async fn receiver() -> (String, Arc<tokio::sync::Mutex<Vec<String>>>) {
+    use axum::body::Bytes;
+    use axum::extract::State;
+    type Got = Arc<tokio::sync::Mutex<Vec<String>>>;
+    async fn hook(State(got): State<Got>, body: Bytes) -> axum::http::StatusCode {
+        got.lock()
+            .await
+            .push(String::from_utf8_lossy(&body).into_owned());
+        axum::http::StatusCode::OK
+    }
+    let got: Got = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind receiver");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    let app = axum::Router::new()
+        .route("/hook", axum::routing::post(hook))
+        .with_state(got.clone());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, got)
+}
+
+#[tokio::test]
+async fn a_reminder_reaches_the_webhook_receiver_as_one_delivery_for_the_user_and_slot() {
+    let (url, got) = receiver().await;
+    let rig = Rig::start_with_webhook("1d", "", Some(url)).await;
+    let tpl = rig.template(3000, 2 * DAY).await;
+    let a = rig.claim("u1", &tpl).await;
+    let b = rig.claim("u1", &tpl).await;
+    rig.set(epoch() + secs(DAY));
+    assert_eq!(rig.plan().await.slots, 1);
+    for _ in 0..5 {
+        rig.svc.dispatch_once(100).await.expect("dispatch");
+    }
+    let bodies = got.lock().await.clone();
+    let reminders: Vec<Value> = bodies
+        .iter()
+        .map(|b| serde_json::from_str::<Value>(b).expect("JSON body"))
+        .filter(|v| v["type"] == COUPONS_EXPIRING)
+        .collect();
+    assert_eq!(reminders.len(), 1, "{bodies:?}");
+    let r = &reminders[0];
+    assert_eq!(r["user_id"], "u1");
+    assert_eq!(ids(&r["data"]), sorted(vec![a, b]));
+    assert_eq!(r["data"]["total_value_cents"], 6000);
+    assert_eq!(r["data"]["channel"], "sms");
+    assert_eq!(
+        r["data"]["message"],
+        "你有 2 张优惠券将于明天过期，共可省 60.00 元"
     );
 }
