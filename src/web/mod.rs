@@ -9,7 +9,8 @@
 //! - `/console/...`: the support console ([`console`]), every page behind a
 //!   staff session, every form behind a CSRF token; the pending-expirations
 //!   dashboard ([`dashboard`]), the audit log ([`audit`]) and
-//!   reconciliation ([`reconcile`]).
+//!   reconciliation ([`reconcile`]), webhook deliveries ([`deliveries`])
+//!   and subscribers ([`webhooks`]).
 //! - `/self-check?t=<token>`: the customers' self-check page
 //!   ([`self_check`]), opened only through a signed link.
 //!
@@ -27,6 +28,7 @@ pub mod layout;
 pub mod reconcile;
 pub mod self_check;
 pub mod staff_admin;
+pub mod webhooks;
 
 use axum::Router;
 use axum::extract::State;
@@ -61,6 +63,7 @@ pub fn routes() -> Router<AppState> {
         .merge(dashboard::routes())
         .merge(audit::routes())
         .merge(deliveries::routes())
+        .merge(webhooks::routes())
 }
 
 /// Console settings that are not business rules.

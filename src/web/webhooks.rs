@@ -1,0 +1,352 @@
+//! Webhook subscribers: every staff member can see who receives webhooks
+//! (secrets only by their last 4 characters); operators add subscribers
+//! (an explicit form with CSRF) and disable them (confirmation page, CSRF).
+//! The environment's default subscriber (`COUPONKEEPER_WEBHOOK_URL`) is
+//! listed but cannot be changed here.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError, parse_form};
+use super::i18n::Lang;
+use super::layout::time_text;
+use crate::api::AppState;
+use crate::domain::staff::Role;
+use crate::service::ServiceError;
+use crate::service::webhooks::{EVENT_TYPES, SubscriberView};
+
+const LIST: &str = "/console/webhooks";
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route(LIST, get(list).post(add)).route(
+        "/console/webhooks/{id}/disable",
+        get(confirm_page).post(disable),
+    )
+}
+
+fn operator(staff: &Staff) -> bool {
+    staff.session.role.includes(Role::Operator)
+}
+
+fn operator_only(staff: &Staff) -> Option<Response> {
+    (!operator(staff)).then(|| {
+        WebError::forbidden(staff.lang.t(
+            "管理 Webhook 接收方需要运营权限。",
+            "Managing webhook subscribers needs the operator role.",
+        ))
+        .into_response()
+    })
+}
+
+fn types_text(l: Lang, types: &[String]) -> String {
+    if types.is_empty() || types.iter().any(|t| t == "*") {
+        l.t("全部类型", "all types").to_string()
+    } else {
+        types.join(", ")
+    }
+}
+
+fn enabled_badge(l: Lang, enabled: bool) -> impl IntoView + use<> {
+    if enabled {
+        view! { <span class="badge badge-ok" data-enabled="true">{l.t("启用", "enabled")}</span> }
+    } else {
+        view! { <span class="badge badge-problem" data-enabled="false">{l.t("已停用", "disabled")}</span> }
+    }
+}
+
+fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl IntoView + use<> {
+    let body = subs
+        .into_iter()
+        .map(|s| {
+            let created = if s.from_environment {
+                l.t("来自 COUPONKEEPER_WEBHOOK_URL", "from COUPONKEEPER_WEBHOOK_URL")
+                    .to_string()
+            } else {
+                format!("{} · {}", time_text(&s.created_at), s.created_by)
+            };
+            let action = (may_disable && s.enabled && !s.from_environment).then(|| {
+                let href = format!("/console/webhooks/{}/disable", s.id);
+                view! { <a class="button" href=href data-testid="disable">{l.t("停用", "Disable")}</a> }
+            });
+            view! {
+                <tr data-subscriber=s.id.clone()>
+                    <td class="mono">{s.url.clone()}</td>
+                    <td class="mono">{types_text(l, &s.event_types)}</td>
+                    <td>{enabled_badge(l, s.enabled)}</td>
+                    <td class="mono" data-testid="secret-hint">{s.secret_hint.clone()}</td>
+                    <td class="nowrap">{created}</td>
+                    <td>{action}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap"><table data-testid="subscribers">
+            <thead><tr>
+                <th scope="col">{l.t("地址", "URL")}</th>
+                <th scope="col">{l.t("事件类型", "Event types")}</th>
+                <th scope="col">{l.t("状态", "State")}</th>
+                <th scope="col">{l.t("密钥", "Secret")}</th>
+                <th scope="col">{l.t("创建", "Created")}</th>
+                <th scope="col">{l.t("操作", "Actions")}</th>
+            </tr></thead>
+            <tbody>{body}</tbody>
+        </table></div>
+    }
+}
+
+fn add_form(l: Lang, csrf: String) -> impl IntoView + use<> {
+    let boxes = EVENT_TYPES
+        .into_iter()
+        .map(|t| {
+            let id = format!("type-{}", t.replace('.', "-"));
+            view! {
+                <label><input type="checkbox" id=id name="types" value=t/>" "<span class="mono">{t}</span></label>
+            }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="add-heading">
+            <h2 id="add-heading">{l.t("添加接收方", "Add a subscriber")}</h2>
+            <form method="post" action=LIST class="stack" data-testid="add-form">
+                <input type="hidden" name="csrf" value=csrf/>
+                <label for="url">{l.t("地址（http://）", "URL (http://)")}</label>
+                <input id="url" name="url" required maxlength="2000" placeholder="http://127.0.0.1:8080/hook"/>
+                <fieldset>
+                    <legend>{l.t("事件类型", "Event types")}</legend>
+                    <label for="type-all"><input type="checkbox" id="type-all" name="types" value="*"/>" "{l.t("全部类型（包括以后新增的）", "All types (including ones added later)")}</label>
+                    {boxes}
+                </fieldset>
+                <label for="secret">{l.t("签名密钥（16–200 个字符）", "Signing secret (16–200 characters)")}</label>
+                <input id="secret" name="secret" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
+                <label for="secret_again">{l.t("再次输入密钥", "Secret again")}</label>
+                <input id="secret_again" name="secret_again" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
+                <p class="note">{l.t(
+                    "密钥保存后只显示最后 4 个字符。https:// 地址暂不支持（本版本没有 TLS 客户端）。",
+                    "Once saved, only the secret's last 4 characters are shown. https:// URLs are not supported (this build has no TLS client).",
+                )}</p>
+                <p class="actions">
+                    <button type="submit" class="primary" data-testid="add">{l.t("添加接收方", "Add subscriber")}</button>
+                </p>
+            </form>
+        </section>
+    }
+}
+
+async fn list(State(s): State<AppState>, staff: Staff) -> Response {
+    let l = staff.lang;
+    let subs = match s.service.webhook_subscribers().await {
+        Ok(r) => r,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let has_default = subs.iter().any(|s| s.from_environment);
+    let may = operator(&staff);
+    let default_note = if has_default {
+        l.t(
+            "默认接收方来自环境变量 COUPONKEEPER_WEBHOOK_URL（接收全部类型），只能在部署配置中修改。",
+            "The default subscriber comes from COUPONKEEPER_WEBHOOK_URL (every type); change it in the deployment's configuration.",
+        )
+    } else {
+        l.t(
+            "未配置 COUPONKEEPER_WEBHOOK_URL，没有默认接收方。",
+            "COUPONKEEPER_WEBHOOK_URL is not set: there is no default subscriber.",
+        )
+    };
+    let table = if subs.is_empty() {
+        view! { <p class="note" data-testid="no-subscribers">{l.t("还没有接收方。", "No subscribers yet.")}</p> }.into_any()
+    } else {
+        rows_view(l, subs, may).into_any()
+    };
+    let form = if may {
+        add_form(l, staff.session.csrf_token.clone()).into_any()
+    } else {
+        view! { <p class="note">{l.t("添加或停用接收方需要运营权限。", "Adding or disabling subscribers needs the operator role.")}</p> }.into_any()
+    };
+    staff.page(
+        l.t("Webhook 接收方", "Webhooks"),
+        view! {
+            <section aria-labelledby="subscribers-heading">
+                <h2 id="subscribers-heading">{l.t("Webhook 接收方", "Webhook subscribers")}</h2>
+                <p class="note" data-testid="default-note">{default_note}</p>
+                {table}
+                <p class="note">{l.t(
+                    "投递情况见“消息投递”页面。停用后不再产生新的投递；尚未送达的投递到期时转为死信。",
+                    "See Deliveries for what was sent. A disabled subscriber gets no new deliveries; its pending ones become dead letters when due.",
+                )}</p>
+            </section>
+            {form}
+        },
+    )
+}
+
+/// The add form as posted: `types` repeats, so it is read pair by pair.
+#[derive(Default)]
+struct AddForm {
+    csrf: Option<String>,
+    url: String,
+    secret: String,
+    secret_again: String,
+    types: Vec<String>,
+}
+
+fn parse_add(body: &Bytes) -> AddForm {
+    let mut f = AddForm::default();
+    for (k, v) in form_urlencoded::parse(body) {
+        match k.as_ref() {
+            "csrf" => f.csrf = Some(v.into_owned()),
+            "url" => f.url = v.into_owned(),
+            "secret" => f.secret = v.into_owned(),
+            "secret_again" => f.secret_again = v.into_owned(),
+            "types" => f.types.push(v.into_owned()),
+            _ => {}
+        }
+    }
+    f
+}
+
+async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let form = parse_add(&body);
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    if form.types.is_empty() {
+        return staff.refused(
+            LIST,
+            l.t(
+                "请至少选择一个事件类型（或“全部类型”）。",
+                "Choose at least one event type (or all types).",
+            )
+            .to_string(),
+        );
+    }
+    if form.secret != form.secret_again {
+        return staff.refused(
+            LIST,
+            l.t("两次输入的密钥不一致。", "The two secrets do not match.")
+                .to_string(),
+        );
+    }
+    match s
+        .service
+        .add_webhook_subscriber(&form.url, &form.secret, &form.types, &staff.actor())
+        .await
+    {
+        Ok(v) => staff.done(
+            LIST,
+            l.pick(
+                format!("已添加接收方 {}。", v.url),
+                format!("Subscriber {} added.", v.url),
+            ),
+        ),
+        Err(ServiceError::Invalid(f)) => {
+            let field = match f.field {
+                "url" => l.t("地址", "URL"),
+                "secret" => l.t("密钥", "Secret"),
+                _ => l.t("事件类型", "Event types"),
+            };
+            staff.refused(LIST, format!("{field}: {}", f.message))
+        }
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+/// The console subscriber `id` (not the environment's).
+async fn find(s: &AppState, l: Lang, id: &str) -> Result<SubscriberView, Response> {
+    let subs = s
+        .service
+        .webhook_subscribers()
+        .await
+        .map_err(|e| WebError::from_service(l, e).into_response())?;
+    subs.into_iter()
+        .find(|v| v.id == id && !v.from_environment)
+        .ok_or_else(|| {
+            WebError::not_found(l, &format!("{} {id}", l.t("接收方", "subscriber"))).into_response()
+        })
+}
+
+async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let l = staff.lang;
+    let sub = match find(&s, l, &id).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    if !sub.enabled {
+        return staff.refused(
+            LIST,
+            l.t("该接收方已停用。", "That subscriber is already disabled.")
+                .to_string(),
+        );
+    }
+    let csrf = staff.session.csrf_token.clone();
+    let action = format!("/console/webhooks/{}/disable", sub.id);
+    staff.page(
+        l.t("确认停用接收方", "Confirm disabling"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.t("停用接收方", "Disable subscriber")}" "<span class="mono">{sub.url.clone()}</span></h2>
+                <p>{l.pick(
+                    format!("{} 将不再收到新的投递（{}）；尚未送达的投递到期时转为死信。停用后不能在此重新启用，需要时请重新添加。", sub.url, types_text(l, &sub.event_types)),
+                    format!("{} gets no new deliveries ({}); its pending ones become dead letters when due. It cannot be enabled again here: add it anew if needed.", sub.url, types_text(l, &sub.event_types)),
+                )}</p>
+                <form method="post" action=action class="stack">
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认停用", "Disable")}</button>
+                        <a class="button" href=LIST>{l.t("取消", "Cancel")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    )
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: Option<String>,
+}
+
+async fn disable(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let form: CsrfForm = match parse_form(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+        return e.into_response();
+    }
+    let l = staff.lang;
+    match s.service.disable_webhook_subscriber(&id).await {
+        Ok(()) => staff.done(
+            LIST,
+            l.t("接收方已停用。", "Subscriber disabled.").to_string(),
+        ),
+        Err(ServiceError::NotFound { .. }) => staff.refused(
+            LIST,
+            l.t(
+                "没有这个启用中的接收方（可能已停用）。",
+                "No enabled subscriber with that id (already disabled?).",
+            )
+            .to_string(),
+        ),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}

@@ -1,0 +1,341 @@
+//! The webhook subscribers page: what every staff member sees, what an
+//! operator adds and disables, and what is refused (support, forged
+//! tokens, bad input, no session) without writing anything. Secrets are
+//! only ever shown by their last 4 characters.
+
+mod common;
+
+use common::console::{Browser, Page, signed_in};
+use common::{TestApp, spawn_app, spawn_app_with};
+use couponkeeper::domain::staff::Role;
+use couponkeeper::service::webhooks::WebhookSettings;
+
+const SECRET: &str = "s3cret-value-for-tests-WXYZ";
+const URL: &str = "http://127.0.0.1:9/hook";
+
+async fn count(app: &TestApp, sql: &str) -> i64 {
+    sqlx::query_scalar(sql)
+        .fetch_one(app.db.db.pool())
+        .await
+        .expect("count")
+}
+
+async fn subscribers(app: &TestApp) -> i64 {
+    count(app, "SELECT COUNT(*) FROM webhook_subscribers").await
+}
+
+async fn enabled(app: &TestApp) -> i64 {
+    count(
+        app,
+        "SELECT COUNT(*) FROM webhook_subscribers WHERE enabled = 1",
+    )
+    .await
+}
+
+/// Posts the add form with the page's token and `fields`.
+async fn add(b: &mut Browser<'_>, fields: &[(&str, &str)]) -> Page {
+    let page = b.get("/console/webhooks").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let csrf = page.csrf().expect("token");
+    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf)];
+    all.extend_from_slice(fields);
+    b.post_form("/console/webhooks", &all).await
+}
+
+fn good(url: &str) -> Vec<(&str, &str)> {
+    vec![
+        ("url", url),
+        ("types", "coupon.used"),
+        ("types", "coupon.expired"),
+        ("secret", SECRET),
+        ("secret_again", SECRET),
+    ]
+}
+
+/// The text of the page's error flash, if any.
+fn error_flash(page: &Page) -> Option<String> {
+    let start = page.text.find("class=\"flash flash-error\"")?;
+    let rest = &page.text[start..];
+    let open = rest.find('>')? + 1;
+    let close = rest.find("</div>")?;
+    Some(rest[open..close].to_string())
+}
+
+/// Adds a subscriber directly; its id.
+async fn added(app: &TestApp) -> String {
+    app.service
+        .add_webhook_subscriber(URL, SECRET, &["coupon.used".into()], "staff:test")
+        .await
+        .expect("added")
+        .id
+}
+
+#[tokio::test]
+async fn the_list_renders_for_every_role_and_names_the_default_subscriber() {
+    let app = spawn_app().await;
+    added(&app).await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console/webhooks").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.contains("data-testid=\"subscribers\""));
+    assert!(page.contains(URL));
+    assert!(page.contains("…WXYZ"));
+    assert!(page.contains("coupon.used"));
+    assert!(!page.contains(SECRET));
+    assert!(page.contains("COUPONKEEPER_WEBHOOK_URL"));
+    // Support sees no form, no disable link and no nav link.
+    assert!(!page.contains("data-testid=\"add-form\""));
+    assert!(!page.contains("data-testid=\"disable\""));
+    assert!(!page.contains("data-testid=\"nav-webhooks\""));
+
+    let app = spawn_app_with(|c| {
+        c.webhooks = WebhookSettings {
+            default_url: Some("http://127.0.0.1:9/env".into()),
+            default_secret: Some("environment-secret-ABCD".into()),
+            ..WebhookSettings::default()
+        }
+    })
+    .await;
+    let mut b = signed_in(&app, Role::Operator).await;
+    let page = b.get("/console/webhooks").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.contains("http://127.0.0.1:9/env"));
+    assert!(page.contains("…ABCD"));
+    assert!(!page.contains("environment-secret-ABCD"));
+    assert!(page.contains("data-testid=\"nav-webhooks\""));
+    assert!(page.contains("data-testid=\"add-form\""));
+    // The environment's subscriber cannot be disabled here.
+    assert!(!page.contains("data-testid=\"disable\""));
+    assert_eq!(b.get("/console/webhooks/default/disable").await.status, 404);
+}
+
+#[tokio::test]
+async fn an_operator_adds_a_subscriber_and_its_secret_is_never_shown_whole() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Operator).await;
+    let r = add(&mut b, &good(URL)).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(r.location.as_deref(), Some("/console/webhooks"));
+    assert_eq!(subscribers(&app).await, 1);
+    let stored: (String, String, String) =
+        sqlx::query_as("SELECT url, secret, event_types FROM webhook_subscribers")
+            .fetch_one(app.db.db.pool())
+            .await
+            .expect("row");
+    assert_eq!(stored.0, URL);
+    assert_eq!(stored.1, SECRET);
+    assert_eq!(stored.2, r#"["coupon.expired","coupon.used"]"#);
+
+    let page = b.visit("/console/webhooks").await;
+    assert!(page.contains(URL));
+    assert!(page.contains("…WXYZ"));
+    assert!(page.contains("coupon.expired, coupon.used"));
+    assert!(page.contains("staff:operator-1"));
+    let id = app.service.webhook_subscribers().await.expect("list")[0]
+        .id
+        .clone();
+    for path in [
+        "/console/webhooks".to_string(),
+        format!("/console/webhooks/{id}/disable"),
+        "/console/deliveries".to_string(),
+        "/console".to_string(),
+    ] {
+        let p = b.get(&path).await;
+        assert_eq!(p.status, 200, "{path}");
+        assert!(!p.contains(SECRET), "{path} shows the secret");
+    }
+
+    // "All types" is stored as `*`.
+    let r = add(
+        &mut b,
+        &[
+            ("url", "http://127.0.0.1:9/all"),
+            ("types", "*"),
+            ("secret", SECRET),
+            ("secret_again", SECRET),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM webhook_subscribers WHERE event_types = '*'"
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn support_may_not_add_or_disable() {
+    let app = spawn_app().await;
+    let id = added(&app).await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let csrf = b.csrf().await;
+    let mut fields = good("http://127.0.0.1:9/other");
+    fields.push(("csrf", &csrf));
+    assert_eq!(b.post_form("/console/webhooks", &fields).await.status, 403);
+    let path = format!("/console/webhooks/{id}/disable");
+    assert_eq!(b.get(&path).await.status, 403);
+    assert_eq!(b.post_form(&path, &[("csrf", &csrf)]).await.status, 403);
+    assert_eq!(subscribers(&app).await, 1);
+    assert_eq!(enabled(&app).await, 1);
+}
+
+#[tokio::test]
+async fn forged_or_cross_site_tokens_are_refused_and_change_nothing() {
+    let app = spawn_app().await;
+    let id = added(&app).await;
+    let mut b = signed_in(&app, Role::Operator).await;
+    let csrf = b.csrf().await;
+    let path = format!("/console/webhooks/{id}/disable");
+
+    let mut forged = good("http://127.0.0.1:9/other");
+    forged.push(("csrf", "0123456789abcdef"));
+    assert_eq!(b.post_form("/console/webhooks", &forged).await.status, 403);
+    let missing = good("http://127.0.0.1:9/other");
+    assert_eq!(b.post_form("/console/webhooks", &missing).await.status, 403);
+    let mut cross = good("http://127.0.0.1:9/other");
+    cross.push(("csrf", &csrf));
+    assert_eq!(
+        b.post_form_with("/console/webhooks", &cross, "cross-site")
+            .await
+            .status,
+        403
+    );
+    assert_eq!(
+        b.post_form(&path, &[("csrf", "0123456789abcdef")])
+            .await
+            .status,
+        403
+    );
+    assert_eq!(b.post_form(&path, &[]).await.status, 403);
+    assert_eq!(
+        b.post_form_with(&path, &[("csrf", &csrf)], "cross-site")
+            .await
+            .status,
+        403
+    );
+    assert_eq!(subscribers(&app).await, 1);
+    assert_eq!(enabled(&app).await, 1);
+}
+
+#[tokio::test]
+async fn an_operator_disables_a_subscriber_through_the_confirmation_page() {
+    let app = spawn_app().await;
+    let id = added(&app).await;
+    let mut b = signed_in(&app, Role::Operator).await;
+    let list = b.get("/console/webhooks").await;
+    let path = format!("/console/webhooks/{id}/disable");
+    assert!(list.contains(&format!("href=\"{path}\"")));
+
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.contains("data-testid=\"confirm\""));
+    assert!(page.contains(URL));
+    let csrf = page.csrf().expect("token");
+    let r = b.post_form(&path, &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(r.location.as_deref(), Some("/console/webhooks"));
+    assert_eq!(enabled(&app).await, 0);
+    assert_eq!(subscribers(&app).await, 1);
+
+    let list = b.visit("/console/webhooks").await;
+    assert!(list.contains("接收方已停用"), "flash: {}", list.text);
+    assert!(error_flash(&list).is_none());
+    assert!(list.contains("data-enabled=\"false\""));
+    assert!(!list.contains("data-testid=\"disable\""));
+
+    // Again: refused with a message, nothing else changes.
+    let again = b.get(&path).await;
+    assert_eq!(again.status, 303);
+    let r = b.post_form(&path, &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 303);
+    let flash = error_flash(&b.visit("/console/webhooks").await).unwrap_or_default();
+    assert!(flash.contains("已停用"), "{flash:?}");
+    assert_eq!(
+        b.get("/console/webhooks/whk_nosuch/disable").await.status,
+        404
+    );
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_a_message_and_writes_nothing() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Operator).await;
+    let other = "another-secret-value-1234";
+    let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+        (good("https://example.com/hook"), "https://"),
+        (
+            good("ftp://example.com/hook"),
+            "expected a URL starting with http://",
+        ),
+        (good(""), "expected a URL starting with http://"),
+        (
+            vec![
+                ("url", URL),
+                ("types", "coupon.used"),
+                ("secret", "short"),
+                ("secret_again", "short"),
+            ],
+            "must be 16 to 200 characters",
+        ),
+        (
+            vec![
+                ("url", URL),
+                ("types", "coupon.used"),
+                ("secret", SECRET),
+                ("secret_again", other),
+            ],
+            "不一致",
+        ),
+        (
+            vec![("url", URL), ("secret", SECRET), ("secret_again", SECRET)],
+            "请至少选择一个事件类型",
+        ),
+        (
+            vec![
+                ("url", URL),
+                ("types", "coupon.nope"),
+                ("secret", SECRET),
+                ("secret_again", SECRET),
+            ],
+            "coupon.nope",
+        ),
+    ];
+    for (fields, message) in cases {
+        let r = add(&mut b, &fields).await;
+        assert_eq!(r.status, 303, "{fields:?}: {}", r.text);
+        assert_eq!(r.location.as_deref(), Some("/console/webhooks"));
+        let page = b.visit("/console/webhooks").await;
+        let flash = error_flash(&page).unwrap_or_default();
+        assert!(
+            flash.contains(message),
+            "{fields:?}: expected {message:?} in the flash, got {flash:?}"
+        );
+        assert!(!page.contains(SECRET) && !page.contains(other));
+    }
+    assert_eq!(subscribers(&app).await, 0);
+}
+
+#[tokio::test]
+async fn without_a_session_every_route_goes_to_sign_in() {
+    let app = spawn_app().await;
+    let id = added(&app).await;
+    let mut b = Browser::new(&app);
+    let path = format!("/console/webhooks/{id}/disable");
+    for p in ["/console/webhooks", path.as_str()] {
+        let r = b.get(p).await;
+        assert_eq!(r.status, 303, "GET {p}");
+        assert!(r.location.as_deref().unwrap_or("").starts_with("/login"));
+    }
+    let fields = good("http://127.0.0.1:9/other");
+    for p in ["/console/webhooks", path.as_str()] {
+        let r = b.post_form(p, &fields).await;
+        assert_eq!(r.status, 303, "POST {p}");
+        assert!(r.location.as_deref().unwrap_or("").starts_with("/login"));
+    }
+    assert_eq!(subscribers(&app).await, 1);
+    assert_eq!(enabled(&app).await, 1);
+}
