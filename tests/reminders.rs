@@ -1,7 +1,7 @@
 //! The reminder planner (`src/service/reminders.rs`) on a manual clock:
 //! each offset once per coupon (seconds too), aggregation per user and
 //! slot, only `available` coupons, quiet hours, channel tiers and caps,
-//! exactly-once across runs and instances, and the presale reminders
+//! self-check visits as activity, exactly-once across runs and instances, and the presale reminders
 //! (final payment open; the strict-policy warning at deposit and before
 //! the coupon ends, never first at final payment), and a reminder's way
 //! through the webhook dispatcher to a receiver. Both stores.
@@ -19,6 +19,7 @@ use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::domain::reminder;
+use couponkeeper::domain::self_check::Verified;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
 use couponkeeper::service::campaigns::CampaignInput;
@@ -424,6 +425,37 @@ async fn tiers_send_valuable_reminders_by_sms_others_by_push_and_no_sms_to_inact
     assert_eq!(channel_of("rich"), "sms");
     assert_eq!(channel_of("poor"), "push");
     assert_eq!(channel_of("idle"), "push");
+}
+
+#[tokio::test]
+async fn a_recent_self_check_visit_keeps_a_user_without_claims_or_orders_active_for_sms() {
+    let rig = Rig::start("1d", "").await;
+    // Both claimed 40 days before their reminder and neither claimed nor
+    // ordered since; one opened the self-check page 2 days before it.
+    let t = rig.template(8000, 41 * DAY).await;
+    rig.claim("visitor", &t).await;
+    rig.claim("idle", &t).await;
+    rig.set(epoch() + secs(38 * DAY));
+    let verified = Verified {
+        user_id: UserId::parse("visitor").expect("user id"),
+        expires_at: epoch() + secs(39 * DAY),
+    };
+    rig.svc
+        .record_self_check_visit(&verified)
+        .await
+        .expect("visit recorded");
+    rig.set(epoch() + secs(40 * DAY));
+    rig.plan().await;
+
+    let sent = rig.outbox(COUPONS_EXPIRING).await;
+    let channel_of = |user: &str| {
+        sent.iter()
+            .find(|(u, _)| u == user)
+            .map(|(_, d)| d["channel"].as_str().unwrap_or_default().to_string())
+            .unwrap_or_else(|| panic!("no reminder for {user}: {sent:?}"))
+    };
+    assert_eq!(channel_of("visitor"), "sms", "the visit counts as activity");
+    assert_eq!(channel_of("idle"), "push", "31+ days without activity");
 }
 
 #[tokio::test]

@@ -431,3 +431,255 @@ async fn the_language_switch_returns_to_the_same_self_check_page() {
         assert_eq!(r.status().as_u16(), status, "{site}");
     }
 }
+
+/// Plants an in-app message as the reminder planner writes it.
+async fn message(app: &TestApp, user: &str, body: &str, created_at: i64, read_at: Option<i64>) {
+    sqlx::query(
+        "INSERT INTO user_messages (user_id, kind, subject_id, body, body_en, created_at, read_at)
+         VALUES ($1, 'coupons_expiring', NULL, $2, $3, $4, $5)",
+    )
+    .bind(user)
+    .bind(format!("中文：{body}"))
+    .bind(format!("English: {body}"))
+    .bind(created_at)
+    .bind(read_at)
+    .execute(app.db.db.pool())
+    .await
+    .expect("plant a message");
+}
+
+/// (body_en, read_at) of a user's messages, oldest first.
+async fn messages_of(app: &TestApp, user: &str) -> Vec<(String, Option<i64>)> {
+    sqlx::query_as("SELECT body_en, read_at FROM user_messages WHERE user_id = $1 ORDER BY id")
+        .bind(user)
+        .fetch_all(app.db.db.pool())
+        .await
+        .expect("read messages")
+}
+
+fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+#[tokio::test]
+async fn messages_are_listed_newest_first_with_unread_badges_and_mark_all_read_marks_only_that_users()
+ {
+    let app = app_with_secret().await;
+    let t0 = ms(app.now());
+    message(&app, "alice", "oldest, read", t0 - 3_000, Some(t0 - 1_000)).await;
+    message(&app, "alice", "middle", t0 - 2_000, None).await;
+    message(&app, "bob", "bob's own", t0 - 1_500, None).await;
+    message(&app, "alice", "newest", t0 - 1_000, None).await;
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+    let here = format!("/self-check?t={token}");
+
+    let r = open(&app, &format!("?t={token}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_private(&r);
+    let page = &r.text;
+    assert!(
+        page.contains("消息（2 条未读）"),
+        "the heading counts unread"
+    );
+    let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("{s} is listed"));
+    assert!(
+        at("中文：newest") < at("中文：middle") && at("中文：middle") < at("中文：oldest, read")
+    );
+    assert_eq!(page.matches(r#"data-testid="sc-message""#).count(), 3);
+    assert_eq!(page.matches(r#"data-testid="sc-unread""#).count(), 2);
+    assert!(page.contains(">未读<"));
+    // The badges sit on the two unread ones.
+    let read_item = &page[page.rfind(r#"data-testid="sc-message""#).unwrap_or(0)..];
+    assert!(read_item.contains(r#"data-state="read""#) && !read_item.contains("sc-unread"));
+    assert!(!page.contains("bob's own") && !page.contains("English:"));
+    assert_eq!(
+        common::console::hidden_value(page, "t").as_deref(),
+        Some(token.as_str())
+    );
+
+    let r = open(&app, &format!("?t={token}"), Some("en")).await;
+    assert!(r.text.contains("Messages (2 unread)") && r.text.contains(">unread<"));
+    assert!(r.text.contains("English: newest") && !r.text.contains("中文："));
+
+    // Marking all read: back to the page; only Alice's unread ones change.
+    let mut b = Browser::new(&app);
+    app.advance(60);
+    let r = b
+        .post_form("/self-check/messages/read", &[("t", &token)])
+        .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(
+        r.location.as_deref(),
+        Some(format!("{here}#messages").as_str())
+    );
+    let now = ms(app.now());
+    assert_eq!(
+        messages_of(&app, "alice").await,
+        vec![
+            ("English: oldest, read".to_string(), Some(t0 - 1_000)),
+            ("English: middle".to_string(), Some(now)),
+            ("English: newest".to_string(), Some(now)),
+        ]
+    );
+    assert_eq!(
+        messages_of(&app, "bob").await,
+        vec![("English: bob's own".to_string(), None)]
+    );
+    let page = b.get(&here).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("中文：newest") && !page.contains(r#"data-testid="sc-unread""#));
+    assert!(!page.contains("sc-mark-read"), "nothing left to mark");
+
+    // Bob's page still has his unread message.
+    let (url_b, _) = link(&app, "bob").await;
+    let r = open(&app, &format!("?t={}", token_of(&url_b)), None).await;
+    assert_eq!(r.text.matches(r#"data-testid="sc-unread""#).count(), 1);
+    assert!(r.text.contains("中文：bob's own") && !r.text.contains("中文：newest"));
+}
+
+#[tokio::test]
+async fn a_bad_token_or_a_cross_site_post_cannot_mark_messages_read() {
+    let app = app_with_secret().await;
+    let t0 = ms(app.now());
+    message(&app, "alice", "a", t0, None).await;
+    message(&app, "bob", "b", t0, None).await;
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+    let sig = token.rsplit('.').next().unwrap_or_default().to_string();
+    let flipped = format!(
+        "{}{}",
+        if sig.starts_with('0') { "1" } else { "0" },
+        &sig[1..]
+    );
+    let later = (epoch() + Duration::days(300)).timestamp().to_string();
+    let unread = |app: &TestApp| {
+        let pool = app.db.db.pool().clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT CAST(COUNT(*) AS BIGINT) FROM user_messages WHERE read_at IS NULL",
+            )
+            .fetch_one(&pool)
+            .await
+            .expect("count")
+        }
+    };
+
+    let mut b = Browser::new(&app);
+    for bad in [
+        with_part(&token, 3, &flipped),
+        with_part(&token, 1, &URL_SAFE_NO_PAD.encode("bob")),
+        with_part(&token, 2, &later),
+        token[..token.len() - 1].to_string(),
+        "garbage".to_string(),
+        String::new(),
+    ] {
+        let r = b
+            .post_form("/self-check/messages/read", &[("t", &bad)])
+            .await;
+        assert_eq!(r.status, 403, "{bad}: {}", r.text);
+        assert!(r.location.is_none());
+        assert!(r.text.contains(r#"data-testid="sc-refused""#));
+    }
+    let r = b.post_form("/self-check/messages/read", &[]).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(unread(&app).await, 2, "nothing was marked");
+
+    // A good token posted from another site is refused too.
+    for site in ["cross-site", "same-site"] {
+        let r = b
+            .post_form_with("/self-check/messages/read", &[("t", &token)], site)
+            .await;
+        assert_eq!(r.status, 403, "{site}");
+    }
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let body: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("t", &token)
+        .finish();
+    let post = |origin: &'static str, site: Option<&'static str>| {
+        let mut req = client
+            .post(format!("{}/self-check/messages/read", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("origin", origin)
+            .body(body.clone());
+        if let Some(s) = site {
+            req = req.header("sec-fetch-site", s);
+        }
+        req
+    };
+    for (origin, site) in [
+        ("https://evil.example", None),
+        ("https://evil.example", Some("cross-site")),
+        ("null", Some("cross-site")),
+        ("null", None),
+    ] {
+        let r = post(origin, site).send().await.expect("request");
+        assert_eq!(r.status().as_u16(), 403, "{origin} {site:?}");
+    }
+    assert_eq!(unread(&app).await, 2, "nothing was marked");
+
+    // The browser's own post from the page (`Origin: null` under
+    // no-referrer, `Sec-Fetch-Site: same-origin`) goes through.
+    let r = post("null", Some("same-origin"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status().as_u16(), 303);
+    assert_eq!(unread(&app).await, 1, "only Alice's was marked");
+    assert_eq!(messages_of(&app, "bob").await[0].1, None);
+}
+
+#[tokio::test]
+async fn opening_the_page_with_a_good_link_records_the_visit_at_most_once_a_minute() {
+    let app = app_with_secret().await;
+    let visit = |user: &'static str| {
+        let pool = app.db.db.pool().clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT last_self_check_at FROM user_activity WHERE user_id = $1",
+            )
+            .bind(user)
+            .fetch_optional(&pool)
+            .await
+            .expect("read activity")
+        }
+    };
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+    assert_eq!(visit("alice").await, None, "issuing a link is no visit");
+
+    // A refused link records nothing, not even for the user it names.
+    let r = open(
+        &app,
+        &format!(
+            "?t={}",
+            with_part(&token, 1, &URL_SAFE_NO_PAD.encode("bob"))
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 403);
+    let r = open(&app, &format!("?t={}", &token[..token.len() - 1]), None).await;
+    assert_eq!(r.status, 403);
+    assert_eq!(visit("alice").await, None);
+    assert_eq!(visit("bob").await, None);
+
+    let first = ms(app.now());
+    assert_eq!(open(&app, &format!("?t={token}"), None).await.status, 200);
+    assert_eq!(visit("alice").await, Some(first));
+    app.advance(30);
+    assert_eq!(
+        open(&app, &format!("?t={token}&check=1"), None)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(visit("alice").await, Some(first), "once a minute is enough");
+    app.advance(31);
+    assert_eq!(open(&app, &format!("?t={token}"), None).await.status, 200);
+    assert_eq!(visit("alice").await, Some(ms(app.now())));
+    assert_eq!(visit("bob").await, None);
+}

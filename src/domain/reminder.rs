@@ -33,7 +33,8 @@ pub const MAX_OFFSETS: usize = 10;
 pub const MIN_OFFSET_SECONDS: i64 = 1;
 /// Longest offset: 90 days.
 pub const MAX_OFFSET_SECONDS: i64 = 90 * 24 * 3600;
-/// A user without a claim or order for this long gets no sms.
+/// A user without a claim, order or self-check visit for this long gets
+/// no sms.
 pub const INACTIVE_AFTER_DAYS: i64 = 30;
 
 /// Named zones accepted for `COUPONKEEPER_BUSINESS_TZ`: none of them has

@@ -22,7 +22,8 @@ use super::{Service, ServiceError};
 use crate::config::SelfCheckSettings;
 use crate::domain::ids::UserId;
 use crate::domain::self_check::{self, TokenError, Verified};
-use crate::domain::time::rfc3339;
+use crate::domain::time::{rfc3339, to_ms};
+use crate::store::reminders as store;
 
 /// `POST /users/{user_id}/self-check-link`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -249,6 +250,92 @@ impl Service {
     ) -> Result<Verified, TokenError> {
         let secret = settings.secret.as_ref().ok_or(TokenError::BadSignature)?;
         self_check::verify(secret, token, self.now())
+    }
+}
+
+/// Most in-app messages the self-check page lists.
+pub const PAGE_MESSAGES: i64 = 50;
+/// A self-check visit is recorded at most once per this many ms per user.
+pub const VISIT_GAP_MS: i64 = 60_000;
+
+/// One in-app message on the self-check page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomerMessage {
+    pub kind: String,
+    pub body: String,
+    pub body_en: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub unread: bool,
+}
+
+impl Service {
+    /// The verified customer's latest [`PAGE_MESSAGES`] in-app messages,
+    /// newest first. The user comes only from the verified token.
+    pub async fn self_check_messages(
+        &self,
+        verified: &Verified,
+    ) -> Result<Vec<CustomerMessage>, ServiceError> {
+        let user = verified.user_id.as_str().to_string();
+        let rows = self
+            .read(move |c| {
+                let user = user.clone();
+                Box::pin(async move { Ok(store::user_messages(c, &user, PAGE_MESSAGES).await?) })
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| CustomerMessage {
+                kind: r.kind,
+                body: r.body,
+                body_en: r.body_en,
+                created_at: crate::domain::time::from_ms(r.created_at),
+                unread: r.read_at.is_none(),
+            })
+            .collect())
+    }
+
+    /// Marks all of the verified customer's unread messages read; the
+    /// number marked.
+    pub async fn mark_self_check_messages_read(
+        &self,
+        verified: &Verified,
+    ) -> Result<u64, ServiceError> {
+        let user = verified.user_id.as_str().to_string();
+        let now_ms = to_ms(self.now());
+        Ok(self
+            .write(None, move |c| {
+                let user = user.clone();
+                Box::pin(async move { Ok(store::mark_user_messages_read(c, &user, now_ms).await?) })
+            })
+            .await?
+            .fresh()
+            .unwrap_or_default())
+    }
+
+    /// Records that the verified customer opened the self-check page (the
+    /// sms tier counts it as activity), at most once per [`VISIT_GAP_MS`]:
+    /// a primary-key read first, so repeated views do not write.
+    pub async fn record_self_check_visit(&self, verified: &Verified) -> Result<(), ServiceError> {
+        let user = verified.user_id.as_str().to_string();
+        let now_ms = to_ms(self.now());
+        let u = user.clone();
+        let last = self
+            .read(move |c| {
+                let u = u.clone();
+                Box::pin(async move { Ok(store::last_self_check(c, &u).await?) })
+            })
+            .await?;
+        if last.is_some_and(|t| t > now_ms - VISIT_GAP_MS) {
+            return Ok(());
+        }
+        self.write(None, move |c| {
+            let user = user.clone();
+            Box::pin(
+                async move { Ok(store::record_self_check(c, &user, now_ms, VISIT_GAP_MS).await?) },
+            )
+        })
+        .await?;
+        Ok(())
     }
 }
 

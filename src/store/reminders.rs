@@ -1,5 +1,5 @@
 //! Reminder tables (`reminder_slots`, `reminder_marks`,
-//! `order_reminder_marks`, `user_messages`) and the candidate queries of the
+//! `order_reminder_marks`, `user_messages`, `user_activity`) and the candidate queries of the
 //! reminder planner. SQL only; the rules are in `domain::reminder`.
 
 use sqlx::AnyConnection;
@@ -192,8 +192,9 @@ pub async fn sent_since(
     .await
 }
 
-/// The user's latest claim or order, in ms (the sms tier's activity test).
-/// Self-check visits are not recorded anywhere yet, so they do not count.
+/// The user's latest claim, order or self-check visit, in ms (the sms
+/// tier's activity test). Three index lookups: `coupons (user_id, ...)`,
+/// `orders (user_id, ...)` and the primary key of `user_activity`.
 pub async fn last_activity(
     conn: &mut AnyConnection,
     user_id: &str,
@@ -209,7 +210,41 @@ pub async fn last_activity(
             .bind(user_id)
             .fetch_one(&mut *conn)
             .await?;
-    Ok(claim.max(order))
+    let visit = last_self_check(conn, user_id).await?;
+    Ok(claim.max(order).max(visit))
+}
+
+/// When a valid self-check link last opened this user's page, in ms.
+pub async fn last_self_check(
+    conn: &mut AnyConnection,
+    user_id: &str,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT last_self_check_at FROM user_activity WHERE user_id = $1")
+        .bind(user_id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Records a self-check visit at `now_ms` unless one was recorded less than
+/// `min_gap_ms` before (an upsert both stores understand). True when it
+/// wrote.
+pub async fn record_self_check(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    now_ms: i64,
+    min_gap_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO user_activity (user_id, last_self_check_at) VALUES ($1, $2)
+         ON CONFLICT (user_id) DO UPDATE SET last_self_check_at = excluded.last_self_check_at
+         WHERE user_activity.last_self_check_at <= excluded.last_self_check_at - $3",
+    )
+    .bind(user_id)
+    .bind(now_ms)
+    .bind(min_gap_ms)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 /// The in-app copy of a reminder.
@@ -240,6 +275,50 @@ pub async fn insert_user_message(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// One in-app message as the customer's list shows it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UserMessageRow {
+    pub id: i64,
+    pub kind: String,
+    pub body: String,
+    pub body_en: String,
+    pub created_at: i64,
+    pub read_at: Option<i64>,
+}
+
+/// One user's latest `limit` in-app messages, newest first. Served by
+/// `user_messages (user_id, id)`, read backwards.
+pub async fn user_messages(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    limit: i64,
+) -> Result<Vec<UserMessageRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, kind, body, body_en, created_at, read_at FROM user_messages
+         WHERE user_id = $1 ORDER BY id DESC LIMIT $2",
+    )
+    .bind(user_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// Marks this user's unread messages read at `now_ms`; already read ones
+/// keep their time. The number marked.
+pub async fn mark_user_messages_read(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    now_ms: i64,
+) -> Result<u64, sqlx::Error> {
+    let done =
+        sqlx::query("UPDATE user_messages SET read_at = $2 WHERE user_id = $1 AND read_at IS NULL")
+            .bind(user_id)
+            .bind(now_ms)
+            .execute(conn)
+            .await?;
+    Ok(done.rows_affected())
 }
 
 /// Marks a presale reminder of an order as sent; false when it already was.

@@ -1,5 +1,9 @@
 //! The customers' self-check page, `GET /self-check?t=<token>` (and
-//! `&check=1` for the one-click check, a read-only GET).
+//! `&check=1` for the one-click check, a read-only GET), with the
+//! customer's in-app messages and `POST /self-check/messages/read` (the
+//! token in a hidden field) to mark them all read. Opening the page with a
+//! good token records a visit (`user_activity`), which the reminders' sms
+//! tier counts as activity.
 //!
 //! The signed token is the only key: there is no route taking a user id,
 //! no session and no staff data. A missing, altered, foreign-secret or
@@ -13,24 +17,32 @@
 //! CSP without scripts; the page has no JavaScript.
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use leptos::prelude::*;
+use serde::Deserialize;
 
+use super::auth::{same_origin_without_origin, same_site_request};
 use super::console::coupon_terms_text;
 use super::escape_html;
 use super::i18n::Lang;
 use super::layout::{coupon_badge, order_badge, result_badge};
 use crate::api::AppState;
-use crate::service::self_check::{CustomerCheck, CustomerFinding, NextStep, customer_check};
+use crate::domain::self_check::Verified;
+use crate::service::self_check::{
+    CustomerCheck, CustomerFinding, CustomerMessage, NextStep, customer_check,
+};
 use crate::service::support::UserOverview;
 use crate::service::views::{CouponView, OrderView};
 
-/// The page's one route.
+/// The page and its one form.
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/self-check", get(page))
+    Router::new()
+        .route("/self-check", get(page))
+        .route("/self-check/messages/read", post(mark_read))
 }
 
 /// The query of the page: `t` (the token) and `check`.
@@ -74,23 +86,41 @@ fn private(mut r: Response) -> Response {
     r
 }
 
+/// The customer a token names, if any: the one gate of the page and of
+/// its form (`None` gets [`refusal`]).
+fn verify(s: &AppState, token: Option<&str>) -> Option<Verified> {
+    let token = token.filter(|t| !t.is_empty())?;
+    if s.self_check.secret.is_none() {
+        tracing::warn!("self-check page opened but COUPONKEEPER_SELF_CHECK_SECRET is not set");
+        return None;
+    }
+    s.service
+        .verify_self_check_token(&s.self_check, token)
+        .map_err(|e| tracing::info!(reason = e.as_str(), "self-check link refused"))
+        .ok()
+}
+
+/// The `/self-check` address of a token (`&check=1` when `checked`).
+fn page_href(token: &str, checked: bool) -> String {
+    let t: String = form_urlencoded::byte_serialize(token.as_bytes()).collect();
+    if checked {
+        format!("/self-check?t={t}&check=1")
+    } else {
+        format!("/self-check?t={t}")
+    }
+}
+
 async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
     let lang = Lang::from_headers(&headers);
     let q = parse_query(raw.as_deref());
-    let Some(token) = q.token.as_deref().filter(|t| !t.is_empty()) else {
+    let Some(verified) = verify(&s, q.token.as_deref()) else {
         return refusal(lang);
     };
-    if s.self_check.secret.is_none() {
-        tracing::warn!("self-check page opened but COUPONKEEPER_SELF_CHECK_SECRET is not set");
-        return refusal(lang);
+    let token = q.token.as_deref().unwrap_or_default();
+    // Best effort: a visit not recorded must not keep the page from opening.
+    if let Err(e) = s.service.record_self_check_visit(&verified).await {
+        tracing::warn!(error = %e, "self-check: cannot record the visit");
     }
-    let verified = match s.service.verify_self_check_token(&s.self_check, token) {
-        Ok(v) => v,
-        Err(e) => {
-            tracing::info!(reason = e.as_str(), "self-check link refused");
-            return refusal(lang);
-        }
-    };
     let user = verified.user_id.as_str();
     let overview = match s.service.user_overview(user).await {
         Ok(o) => o,
@@ -110,6 +140,13 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
     } else {
         None
     };
+    let messages = match s.service.self_check_messages(&verified).await {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::error!(error = %e, "self-check: cannot read the customer's messages");
+            return unavailable(lang);
+        }
+    };
     let view = PageData {
         lang,
         token: token.to_string(),
@@ -118,8 +155,47 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         support_hint: s.self_check.support_hint.clone(),
         overview,
         check,
+        messages,
     };
     private(Html(render(view)).into_response())
+}
+
+/// The "mark all as read" form: the token is its only credential.
+#[derive(Debug, Deserialize)]
+struct MarkReadForm {
+    t: Option<String>,
+}
+
+/// `POST /self-check/messages/read`: a same-site form post (under
+/// `Referrer-Policy: no-referrer` the browser sends `Origin: null`, so
+/// `Sec-Fetch-Site: same-origin` is accepted as for the language switch)
+/// with a token verified exactly as the page does; marks that customer's
+/// unread messages read and goes back to the page. Anything else gets the
+/// page's 403 and changes nothing.
+async fn mark_read(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let lang = Lang::from_headers(&headers);
+    if !same_site_request(&headers) && !same_origin_without_origin(&headers) {
+        tracing::info!("self-check: cross-site post refused");
+        return refusal(lang);
+    }
+    let token = serde_urlencoded::from_bytes::<MarkReadForm>(&body)
+        .ok()
+        .and_then(|f| f.t);
+    let Some(verified) = verify(&s, token.as_deref()) else {
+        return refusal(lang);
+    };
+    if let Err(e) = s.service.mark_self_check_messages_read(&verified).await {
+        tracing::error!(error = %e, "self-check: cannot mark the messages read");
+        return unavailable(lang);
+    }
+    let href = page_href(token.as_deref().unwrap_or_default(), false);
+    private(
+        (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, format!("{href}#messages"))],
+        )
+            .into_response(),
+    )
 }
 
 /// The HTML shell of the self-check pages: no script, not indexed.
@@ -198,6 +274,7 @@ struct PageData {
     support_hint: Option<String>,
     overview: UserOverview,
     check: Option<CustomerCheck>,
+    messages: Vec<CustomerMessage>,
 }
 
 /// `2026-12-01 08:00 UTC`.
@@ -471,16 +548,54 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
     .into_any()
 }
 
+fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyView {
+    if messages.is_empty() {
+        return view! { <p class="sc-empty">{l.t("您还没有消息。", "You have no messages.")}</p> }
+            .into_any();
+    }
+    let any_unread = messages.iter().any(|m| m.unread);
+    let items = messages
+        .into_iter()
+        .map(|m| {
+            let at = m.created_at.format("%Y-%m-%d %H:%M UTC").to_string();
+            let body = match l {
+                Lang::Zh => m.body,
+                Lang::En => m.body_en,
+            };
+            let (class, state) = if m.unread {
+                ("sc-item sc-msg sc-unread", "unread")
+            } else {
+                ("sc-item sc-msg", "read")
+            };
+            let badge = m.unread.then(|| {
+                view! { <span class="badge sc-unread-badge" data-testid="sc-unread">{l.t("未读", "unread")}</span> }
+            });
+            view! {
+                <li class=class data-testid="sc-message" data-state=state>
+                    <p class="sc-item-head"><span class="sc-kind">{at}</span>{badge}</p>
+                    <p class="sc-sentence">{body}</p>
+                </li>
+            }
+        })
+        .collect_view();
+    let mark = any_unread.then(|| {
+        view! {
+            <form method="post" action="/self-check/messages/read" class="sc-mark-read">
+                <input type="hidden" name="t" value=token/>
+                <button type="submit" class="button sc-button" data-testid="sc-mark-read">{l.t("全部标为已读", "Mark all as read")}</button>
+            </form>
+        }
+    });
+    view! { <ul class="sc-list">{items}</ul>{mark} }.into_any()
+}
+
 fn render(p: PageData) -> String {
     let l = p.lang;
-    let enc = |s: &str| form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-    let base = format!("/self-check?t={}", enc(&p.token));
-    let here = if p.checked {
-        format!("{base}&check=1")
-    } else {
-        base.clone()
-    };
+    let base = page_href(&p.token, false);
+    let here = page_href(&p.token, p.checked);
     let check_href = format!("{base}&check=1#check");
+    let n_unread = p.messages.iter().filter(|m| m.unread).count();
+    let messages = message_list(l, p.token.clone(), p.messages);
     let expires = p.expires_at.format("%Y-%m-%d %H:%M UTC").to_string();
     let n_coupons = p.overview.coupons.len();
     let n_orders = p.overview.orders.len();
@@ -517,6 +632,13 @@ fn render(p: PageData) -> String {
                 <section class="sc-card" id="check" aria-labelledby="sc-check-heading">
                     <h2 id="sc-check-heading">{l.t("一键检查", "One-click check")}</h2>
                     {check}
+                </section>
+                <section class="sc-card" id="messages" aria-labelledby="sc-messages-heading">
+                    <h2 id="sc-messages-heading">{l.pick(
+                        if n_unread > 0 { format!("消息（{n_unread} 条未读）") } else { "消息".to_string() },
+                        if n_unread > 0 { format!("Messages ({n_unread} unread)") } else { "Messages".to_string() },
+                    )}</h2>
+                    {messages}
                 </section>
                 <section class="sc-card" aria-labelledby="sc-coupons-heading">
                     <h2 id="sc-coupons-heading">{l.pick(format!("我的优惠券（{n_coupons}）"), format!("My coupons ({n_coupons})"))}</h2>
