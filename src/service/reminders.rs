@@ -525,3 +525,36 @@ async fn final_payment_open_tx(
     in_app(c, &o.user_id, FINAL_PAYMENT_OPEN, order_no, &texts, now_ms).await?;
     Ok(true)
 }
+
+/// What the console's reminder page shows of the last 24 hours.
+#[derive(Debug, Clone, Default)]
+pub struct ReminderActivity {
+    /// Since when the counts run.
+    pub since: DateTime<Utc>,
+    /// Counts by channel and offset since `since`.
+    pub counts: Vec<store::SlotCount>,
+    /// The most recent reminders, newest first.
+    pub recent: Vec<store::SlotRow>,
+}
+
+impl Service {
+    /// The last 24 hours' reminders by channel and offset, and the `limit`
+    /// most recent ones (read-only; both served by `reminder_slots_sent_idx`).
+    pub async fn reminder_activity(&self, limit: i64) -> Result<ReminderActivity, ServiceError> {
+        let since = self.now() - chrono::Duration::hours(24);
+        let since_ms = to_ms(since);
+        let limit = limit.clamp(1, 200);
+        self.read(move |c| {
+            Box::pin(async move {
+                let counts = store::slot_counts_since(c, since_ms).await?;
+                let recent = store::recent_slots(c, limit).await?;
+                Ok(ReminderActivity {
+                    since,
+                    counts,
+                    recent,
+                })
+            })
+        })
+        .await
+    }
+}

@@ -417,3 +417,56 @@ pub async fn strict_risks(
     .fetch_all(conn)
     .await
 }
+
+/// Reminders sent since `since_ms`, counted by channel and offset (the
+/// console's reminder page). A range of `reminder_slots_sent_idx`; the
+/// result is at most 3 channels times the offsets ever configured.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SlotCount {
+    pub channel: String,
+    pub offset_seconds: i64,
+    pub n: i64,
+}
+
+pub async fn slot_counts_since(
+    conn: &mut AnyConnection,
+    since_ms: i64,
+) -> Result<Vec<SlotCount>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT channel, offset_seconds, CAST(COUNT(*) AS BIGINT) AS n FROM reminder_slots
+         WHERE sent_at > $1
+         GROUP BY channel, offset_seconds
+         ORDER BY offset_seconds DESC, channel",
+    )
+    .bind(since_ms)
+    .fetch_all(conn)
+    .await
+}
+
+/// One reminder as the console lists it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SlotRow {
+    pub id: String,
+    pub user_id: String,
+    pub offset_seconds: i64,
+    pub send_at: i64,
+    pub sent_at: i64,
+    pub channel: String,
+    pub coupon_count: i64,
+    pub total_value_cents: i64,
+}
+
+/// The `limit` most recently sent reminders, newest first (a backward
+/// walk of `reminder_slots_sent_idx`).
+pub async fn recent_slots(
+    conn: &mut AnyConnection,
+    limit: i64,
+) -> Result<Vec<SlotRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, user_id, offset_seconds, send_at, sent_at, channel, coupon_count, total_value_cents
+         FROM reminder_slots ORDER BY sent_at DESC, id DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}

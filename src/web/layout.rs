@@ -101,6 +101,7 @@ pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> Stri
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("到期看板", "Expirations")}</a>
                 <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("消息投递", "Deliveries")}</a>
                 {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("Webhook", "Webhooks")}</a> })}
+                {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("提醒计划", "Reminders")}</a> })}
                 {staff.session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("审计日志", "Audit log")}</a> })}
             </nav>
             {flash.map(|f| flash_view(&f))}

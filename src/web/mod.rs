@@ -10,7 +10,7 @@
 //!   staff session, every form behind a CSRF token; the pending-expirations
 //!   dashboard ([`dashboard`]), the audit log ([`audit`]) and
 //!   reconciliation ([`reconcile`]), webhook deliveries ([`deliveries`])
-//!   and subscribers ([`webhooks`]).
+//!   and subscribers ([`webhooks`]), the reminder plan ([`reminders`]).
 //! - `/self-check?t=<token>`: the customers' self-check page
 //!   ([`self_check`]), opened only through a signed link.
 //!
@@ -26,6 +26,7 @@ pub mod deliveries;
 pub mod i18n;
 pub mod layout;
 pub mod reconcile;
+pub mod reminders;
 pub mod self_check;
 pub mod staff_admin;
 pub mod webhooks;
@@ -64,6 +65,7 @@ pub fn routes() -> Router<AppState> {
         .merge(audit::routes())
         .merge(deliveries::routes())
         .merge(webhooks::routes())
+        .merge(reminders::routes())
 }
 
 /// Console settings that are not business rules.
