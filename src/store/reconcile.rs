@@ -8,7 +8,7 @@ use super::coupons::{COLUMNS as COUPON_COLUMNS, CouponRow};
 use super::orders::{COLUMNS as ORDER_COLUMNS, OrderRow};
 
 /// `$first, $first+1, …` for `n` values.
-fn placeholders(first: usize, n: usize) -> String {
+fn param_list(first: usize, n: usize) -> String {
     (first..first + n)
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()
@@ -112,7 +112,7 @@ pub async fn orders_by_no(
     }
     let sql = format!(
         "SELECT {ORDER_COLUMNS} FROM orders WHERE order_no IN ({})",
-        placeholders(1, nos.len())
+        param_list(1, nos.len())
     );
     let mut q = sqlx::query_as(&sql);
     for n in nos {
@@ -131,7 +131,7 @@ pub async fn coupons_by_id(
     }
     let sql = format!(
         "SELECT {COUPON_COLUMNS} FROM coupons WHERE id IN ({})",
-        placeholders(1, ids.len())
+        param_list(1, ids.len())
     );
     let mut q = sqlx::query_as(&sql);
     for id in ids {

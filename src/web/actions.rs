@@ -17,15 +17,15 @@ use axum::routing::get;
 use leptos::prelude::*;
 use serde::Deserialize;
 
-use super::auth::{Staff, WebError, parse_form};
+use super::auth::{Staff, WebError};
 use super::console::coupon_terms_text;
 use super::i18n::Lang;
 use super::layout::{coupon_badge, enc, order_badge, time_text};
 use crate::api::AppState;
 use crate::domain::staff::Role;
 use crate::service::idempotency::IdempotencyRequest;
-use crate::service::support::{Authority, CompensationInput};
-use crate::service::{Ctx, Executed, ServiceError};
+use crate::service::support::CompensationInput;
+use crate::service::{Executed, ServiceError};
 
 /// Routes of the action pages.
 pub fn routes() -> Router<AppState> {
@@ -55,18 +55,6 @@ pub fn routes() -> Router<AppState> {
 /// A fresh one-time id for a confirmation form.
 fn form_id() -> String {
     format!("{:032x}", rand::random::<u128>())
-}
-
-fn authority(staff: &Staff) -> Authority {
-    Authority::Staff {
-        name: staff.session.name.clone(),
-        role: staff.session.role,
-    }
-}
-
-/// The staff member's authority and address, for the event rows.
-fn ctx(staff: &Staff) -> Ctx {
-    Ctx::new(staff.actor(), None).with_address(Some(staff.address.clone()))
 }
 
 /// The idempotency key of a console form: scoped to the staff member, keyed
@@ -150,7 +138,6 @@ fn finish<T>(
 
 #[derive(Deserialize)]
 struct ActionForm {
-    csrf: Option<String>,
     form_id: Option<String>,
     reason: Option<String>,
     force: Option<String>,
@@ -247,20 +234,17 @@ async fn release(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form: ActionForm = match parse_form(&body) {
+    let form: ActionForm = match staff.posted(&body) {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
-    }
     let path = format!("/console/coupons/{}/release", enc(&id));
     let force = matches!(form.force.as_deref(), Some("true" | "on" | "1"));
     let result = s
         .service
         .release_coupon(
-            &ctx(&staff),
-            &authority(&staff),
+            &staff.ctx(),
+            &staff.authority(),
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
             id.clone(),
             form.reason,
@@ -325,19 +309,16 @@ async fn invalidate(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form: ActionForm = match parse_form(&body) {
+    let form: ActionForm = match staff.posted(&body) {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
-    }
     let path = format!("/console/coupons/{}/invalidate", enc(&id));
     let result = s
         .service
         .invalidate_coupon(
-            &ctx(&staff),
-            &authority(&staff),
+            &staff.ctx(),
+            &staff.authority(),
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
             id.clone(),
             form.reason,
@@ -419,7 +400,6 @@ async fn compensation_page(
 
 #[derive(Deserialize)]
 struct CompensationForm {
-    csrf: Option<String>,
     form_id: Option<String>,
     amount: Option<String>,
     valid_days: Option<String>,
@@ -457,13 +437,10 @@ async fn compensate(
     Path(user_id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form: CompensationForm = match parse_form(&body) {
+    let form: CompensationForm = match staff.posted(&body) {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
-    }
     let l = staff.lang;
     let path = format!("/console/users/{}/compensation", enc(&user_id));
     let Some(value_cents) = form.amount.as_deref().and_then(parse_yuan) else {
@@ -495,8 +472,8 @@ async fn compensate(
     let result = s
         .service
         .issue_compensation(
-            &ctx(&staff),
-            &authority(&staff),
+            &staff.ctx(),
+            &staff.authority(),
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
             user_id.clone(),
             CompensationInput {
@@ -578,20 +555,17 @@ async fn cancel(
     Path(order_no): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form: ActionForm = match parse_form(&body) {
+    let form: ActionForm = match staff.posted(&body) {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
-    }
     let l = staff.lang;
     let path = format!("/console/orders/{}/cancel", enc(&order_no));
     let result = s
         .service
         .cancel_order_as(
-            &ctx(&staff),
-            &authority(&staff),
+            &staff.ctx(),
+            &staff.authority(),
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
             order_no.clone(),
             form.reason,
@@ -691,7 +665,6 @@ async fn repair_page(
 
 #[derive(Deserialize)]
 struct RepairForm {
-    csrf: Option<String>,
     form_id: Option<String>,
     coupon_id: Option<String>,
     reason: Option<String>,
@@ -703,13 +676,10 @@ async fn repair(
     Path(order_no): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form: RepairForm = match parse_form(&body) {
+    let form: RepairForm = match staff.posted(&body) {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
-    }
     let coupon_id = form.coupon_id.unwrap_or_default();
     let path = format!(
         "/console/orders/{}/repair?coupon_id={}",
@@ -719,7 +689,7 @@ async fn repair(
     let result = s
         .service
         .repair_coupon_link(
-            &ctx(&staff),
+            &staff.ctx(),
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
             order_no.clone(),
             coupon_id,

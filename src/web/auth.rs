@@ -213,6 +213,32 @@ impl Staff {
         }
     }
 
+    /// The authority the staff member's actions run on.
+    pub fn authority(&self) -> crate::service::support::Authority {
+        crate::service::support::Authority::Staff {
+            name: self.session.name.clone(),
+            role: self.session.role,
+        }
+    }
+
+    /// The context of the staff member's actions: actor `staff:<name>` and
+    /// the client address, for the event rows.
+    pub fn ctx(&self) -> crate::service::Ctx {
+        crate::service::Ctx::new(self.actor(), None).with_address(Some(self.address.clone()))
+    }
+
+    /// Parses a posted form after checking its CSRF token (and that it came
+    /// from our pages); either failure is the response to send.
+    pub fn posted<T: serde::de::DeserializeOwned>(&self, body: &Bytes) -> Result<T, WebError> {
+        #[derive(Deserialize)]
+        struct Token {
+            csrf: Option<String>,
+        }
+        let token: Token = parse_form(body)?;
+        self.check_csrf(token.csrf.as_deref())?;
+        parse_form(body)
+    }
+
     /// A full page response; clears the flash it showed.
     pub fn page(&self, title: &str, body: impl IntoView + 'static) -> Response {
         let html = layout::render(self, title, body);

@@ -10,7 +10,7 @@ use axum::routing::get;
 use leptos::prelude::*;
 use serde::Deserialize;
 
-use super::auth::{Staff, WebError, parse_form};
+use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_text};
 use crate::api::AppState;
@@ -294,11 +294,6 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i6
     )
 }
 
-#[derive(Deserialize)]
-struct CsrfForm {
-    csrf: Option<String>,
-}
-
 async fn redeliver(
     State(s): State<AppState>,
     staff: Staff,
@@ -308,11 +303,7 @@ async fn redeliver(
     if let Some(r) = operator_only(&staff) {
         return r;
     }
-    let form: CsrfForm = match parse_form(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+    if let Err(e) = staff.posted::<std::collections::HashMap<String, String>>(&body) {
         return e.into_response();
     }
     let l = staff.lang;

@@ -11,15 +11,14 @@ use axum::routing::{get, post};
 use leptos::prelude::*;
 use serde::Deserialize;
 
-use super::auth::{Staff, WebError, parse_form};
+use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_text};
 use crate::api::AppState;
 use crate::domain::reconcile::AnomalyKind;
 use crate::domain::staff::Role;
+use crate::service::ServiceError;
 use crate::service::reconcile::{FindingView, RunView};
-use crate::service::support::Authority;
-use crate::service::{Ctx, ServiceError};
 
 /// Findings shown on the page (the rest are counted).
 const SHOWN: i64 = 500;
@@ -72,17 +71,6 @@ fn fix_label(l: Lang, fix: &str) -> &'static str {
         ),
         _ => l.t("需人工处理", "needs a person"),
     }
-}
-
-fn authority(staff: &Staff) -> Authority {
-    Authority::Staff {
-        name: staff.session.name.clone(),
-        role: staff.session.role,
-    }
-}
-
-fn ctx(staff: &Staff) -> Ctx {
-    Ctx::new(staff.actor(), None)
 }
 
 async fn page(State(s): State<AppState>, staff: Staff) -> Response {
@@ -294,17 +282,8 @@ fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
     .into_any()
 }
 
-#[derive(Deserialize)]
-struct CsrfForm {
-    csrf: Option<String>,
-}
-
 async fn run_now(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
-    let form: CsrfForm = match parse_form(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+    if let Err(e) = staff.posted::<std::collections::HashMap<String, String>>(&body) {
         return e.into_response();
     }
     let l = staff.lang;
@@ -383,7 +362,6 @@ async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64
 
 #[derive(Deserialize)]
 struct ReasonForm {
-    csrf: Option<String>,
     reason: Option<String>,
 }
 
@@ -402,17 +380,14 @@ async fn repair(
     Path(id): Path<i64>,
     body: Bytes,
 ) -> Response {
-    let form: ReasonForm = match parse_form(&body) {
+    let form: ReasonForm = match staff.posted(&body) {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
-    }
     let l = staff.lang;
     match s
         .service
-        .repair_finding(&ctx(&staff), &authority(&staff), id, form.reason)
+        .repair_finding(&staff.ctx(), &staff.authority(), id, form.reason)
         .await
     {
         Ok(()) => staff.done(
@@ -479,20 +454,17 @@ async fn repair_all(
     Path((run_id, kind)): Path<(i64, String)>,
     body: Bytes,
 ) -> Response {
-    let form: ReasonForm = match parse_form(&body) {
+    let form: ReasonForm = match staff.posted(&body) {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
-    }
     let l = staff.lang;
     let Some(k) = AnomalyKind::parse(&kind) else {
         return WebError::not_found(l, &kind).into_response();
     };
     match s
         .service
-        .repair_all_of_kind(&ctx(&staff), &authority(&staff), run_id, k, form.reason)
+        .repair_all_of_kind(&staff.ctx(), &staff.authority(), run_id, k, form.reason)
         .await
     {
         Ok(o) => staff.done(

@@ -10,9 +10,8 @@ use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
-use serde::Deserialize;
 
-use super::auth::{Staff, WebError, parse_form};
+use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::time_text;
 use crate::api::AppState;
@@ -312,11 +311,6 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
     )
 }
 
-#[derive(Deserialize)]
-struct CsrfForm {
-    csrf: Option<String>,
-}
-
 async fn disable(
     State(s): State<AppState>,
     staff: Staff,
@@ -326,11 +320,7 @@ async fn disable(
     if let Some(r) = operator_only(&staff) {
         return r;
     }
-    let form: CsrfForm = match parse_form(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
-    if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
+    if let Err(e) = staff.posted::<std::collections::HashMap<String, String>>(&body) {
         return e.into_response();
     }
     let l = staff.lang;
