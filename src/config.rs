@@ -354,6 +354,12 @@ fn webhook_settings(
             300,
         )?,
         max_attempts: ranged("COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS", d.max_attempts, 50)?,
+        concurrency: usize::try_from(ranged(
+            "COUPONKEEPER_WEBHOOK_CONCURRENCY",
+            i64::try_from(d.concurrency).unwrap_or(16),
+            256,
+        )?)
+        .unwrap_or(d.concurrency),
     })
 }
 

@@ -7,7 +7,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration as StdDuration;
 
 use axum::Router;
@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 
 use common::{TestApp, normal_order, spawn_app_with};
 use couponkeeper::domain::time::to_ms;
-use couponkeeper::service::webhooks::{WebhookSettings, backoff_ms};
+use couponkeeper::service::webhooks::{Dispatcher, WebhookSettings, backoff_ms};
 use couponkeeper::store::Db;
 
 const SECRET: &str = "whsec_test_0123456789abcdef";
@@ -31,12 +31,18 @@ const SECRET: &str = "whsec_test_0123456789abcdef";
 const OK: u8 = 0;
 const FAIL: u8 = 1;
 const HANG: u8 = 2;
+/// Answers 200 after [`SLOW_MS`].
+const SLOW: u8 = 3;
+const SLOW_MS: u64 = 300;
 
 #[derive(Clone, Default)]
 struct Receiver {
     got: Arc<Mutex<Vec<(HeaderMap, String)>>>,
     mode: Arc<AtomicU8>,
     url: String,
+    /// Requests being answered now, and the most at once.
+    open: Arc<AtomicUsize>,
+    most_open: Arc<AtomicUsize>,
 }
 
 impl Receiver {
@@ -82,10 +88,22 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> 
         .lock()
         .await
         .push((headers, String::from_utf8_lossy(&body).into_owned()));
-    match r.mode.load(Ordering::SeqCst) {
+    let open = r.open.fetch_add(1, Ordering::SeqCst) + 1;
+    r.most_open.fetch_max(open, Ordering::SeqCst);
+    let answer = answer(r.mode.load(Ordering::SeqCst)).await;
+    r.open.fetch_sub(1, Ordering::SeqCst);
+    answer
+}
+
+async fn answer(mode: u8) -> StatusCode {
+    match mode {
         FAIL => StatusCode::INTERNAL_SERVER_ERROR,
         HANG => {
             tokio::time::sleep(StdDuration::from_secs(60)).await;
+            StatusCode::OK
+        }
+        SLOW => {
+            tokio::time::sleep(StdDuration::from_millis(SLOW_MS)).await;
             StatusCode::OK
         }
         _ => StatusCode::OK,
@@ -98,6 +116,7 @@ fn settings(url: &str, max_attempts: i64, timeout_seconds: i64) -> WebhookSettin
         default_secret: Some(SECRET.to_string()),
         timeout_seconds,
         max_attempts,
+        ..WebhookSettings::default()
     }
 }
 
@@ -424,28 +443,30 @@ async fn a_users_messages_reach_a_subscriber_in_order() {
 async fn two_dispatchers_on_one_database_send_each_message_once() {
     let receiver = Receiver::start().await;
     let app = app_with(&receiver, 8, 5).await;
-    let users: Vec<String> = (0..12).map(|i| format!("u{i}")).collect();
-    for (i, u) in users.iter().enumerate() {
-        let c = coupon_for(&app, u).await;
-        let no = format!("N{i}");
-        app.order(normal_order(&no, u, Some(&c), 39900)).await;
-        app.post(&format!("/api/v1/orders/{no}/cancel"), json!({}))
-            .await;
-    }
-    let messages = outbox(&app.db.db).await.len();
+    let messages = messages_of_users(&app, 12).await;
     assert_eq!(messages, 24);
 
     // A second instance: its own pool on the same database.
     let db2 = Db::connect(&app.db.url, 5, 8).await.expect("second pool");
     let clock: couponkeeper::clock::SharedClock = app.clock.clone();
     let config = couponkeeper::config::Config {
-        webhooks: settings(&receiver.url, 8, 5),
+        webhooks: WebhookSettings {
+            concurrency: 2,
+            ..settings(&receiver.url, 8, 5)
+        },
         ..Default::default()
     };
     let second = couponkeeper::server::build_service(&config, db2, clock);
-    let run = |s: couponkeeper::service::Service| async move {
-        for _ in 0..40 {
-            s.dispatch_once(5).await.expect("dispatch");
+    // The dispatcher `serve` runs, twice, with slots for two sends each.
+    let run = |s: couponkeeper::service::Service| {
+        let receiver = receiver.clone();
+        async move {
+            let mut d = Dispatcher::new(s);
+            turn_until(&mut d, 400, || {
+                receiver.got.try_lock().map(|g| g.len()).unwrap_or(0) >= messages
+            })
+            .await;
+            d.drain(StdDuration::from_secs(5)).await;
         }
     };
     tokio::join!(run(app.service.clone()), run(second));
@@ -624,4 +645,110 @@ async fn console_subscribers_get_only_their_types_and_their_secret_is_never_show
     s.dispatch_once(100).await.expect("dispatch");
     assert_eq!(second.got.lock().await.len(), 1);
     assert_eq!(receiver.ids().await.len(), 3);
+}
+
+/// Runs dispatcher turns until `done` holds or `turns` have run.
+async fn turn_until(
+    d: &mut Dispatcher,
+    turns: usize,
+    mut done: impl FnMut() -> bool,
+) -> couponkeeper::service::webhooks::DispatchReport {
+    let mut total = couponkeeper::service::webhooks::DispatchReport::default();
+    for _ in 0..turns {
+        if done() {
+            break;
+        }
+        let t = d.turn(StdDuration::from_millis(100)).await.expect("turn");
+        total.add(t.sends);
+    }
+    total
+}
+
+/// `n` users, each with a locked then released coupon: 2n messages.
+async fn messages_of_users(app: &TestApp, n: usize) -> usize {
+    for i in 0..n {
+        let user = format!("u{i}");
+        let c = coupon_for(app, &user).await;
+        let no = format!("N{i}");
+        app.order(normal_order(&no, &user, Some(&c), 39900)).await;
+        app.post(&format!("/api/v1/orders/{no}/cancel"), json!({}))
+            .await;
+    }
+    outbox(&app.db.db).await.len()
+}
+
+#[tokio::test]
+async fn the_dispatcher_keeps_at_most_the_configured_sends_in_flight_to_a_slow_receiver() {
+    let receiver = Receiver::start().await;
+    receiver.answer(SLOW);
+    let w = WebhookSettings {
+        concurrency: 3,
+        ..settings(&receiver.url, 8, 5)
+    };
+    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let messages = messages_of_users(&app, 12).await;
+    assert_eq!(messages, 24);
+
+    let mut d = Dispatcher::new(app.service.clone());
+    turn_until(&mut d, 2000, || {
+        receiver.got.try_lock().map(|g| g.len()).unwrap_or(0) >= messages
+    })
+    .await;
+    d.drain(StdDuration::from_secs(5)).await;
+    let mut ids = receiver.ids().await;
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), messages, "every message delivered");
+    assert_eq!(receiver.ids().await.len(), messages, "none twice");
+    assert_eq!(
+        receiver.most_open.load(Ordering::SeqCst),
+        3,
+        "three sends at a time, never more"
+    );
+    let statuses = deliveries(&app.db.db).await;
+    assert!(statuses.iter().all(|d| d.1 == "delivered"), "{statuses:?}");
+}
+
+#[tokio::test]
+async fn a_hanging_subscriber_holds_up_only_its_own_deliveries() {
+    let hanging = Receiver::start().await;
+    hanging.answer(HANG);
+    let healthy = Receiver::start().await;
+    let w = WebhookSettings {
+        concurrency: 2,
+        ..settings(&hanging.url, 8, 30)
+    };
+    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    app.service
+        .add_webhook_subscriber(&healthy.url, "healthy-secret-0123456789", &[], "staff:op")
+        .await
+        .expect("second subscriber");
+    let messages = messages_of_users(&app, 6).await;
+    assert_eq!(messages, 12);
+
+    let mut d = Dispatcher::new(app.service.clone());
+    turn_until(&mut d, 500, || {
+        healthy.got.try_lock().map(|g| g.len()).unwrap_or(0) >= messages
+    })
+    .await;
+    assert_eq!(
+        healthy.ids().await.len(),
+        messages,
+        "the healthy subscriber got everything while the other hangs"
+    );
+    assert_eq!(
+        hanging.got.lock().await.len(),
+        2,
+        "the hanging one holds its own two slots and no more"
+    );
+    assert_eq!(d.in_flight(), 2);
+    // Stopping leaves the two hanging sends to their leases.
+    let stopped = d.drain(StdDuration::from_millis(50)).await;
+    assert_eq!(stopped.sent, 0);
+    let pending = deliveries(&app.db.db)
+        .await
+        .into_iter()
+        .filter(|d| d.1 == "pending")
+        .count();
+    assert_eq!(pending, messages, "the hanging subscriber's, all pending");
 }

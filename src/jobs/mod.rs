@@ -14,9 +14,11 @@
 //!   the outbox with their in-app copies;
 //! - the zombie-lock reaper, archiving, and the purge of idempotency keys,
 //!   ended console sessions and day-old sign-in attempts.
-//! - the webhook dispatcher, every second: fan-out of new outbox messages
-//!   and a bounded batch of due deliveries, sent outside any transaction
-//!   ([`crate::service::webhooks`]); a slow receiver only delays webhooks.
+//! - the webhook dispatcher: fan-out of new outbox messages and due
+//!   deliveries sent outside any transaction, up to
+//!   `COUPONKEEPER_WEBHOOK_CONCURRENCY` in flight per subscriber
+//!   ([`crate::service::webhooks::Dispatcher`]); a slow receiver only
+//!   delays its own webhooks.
 //!
 //! The database is the only authority: every job re-checks rows inside its
 //! own transaction with conditional updates, so two instances running jobs
@@ -38,6 +40,7 @@ use crate::config::JobSettings;
 use crate::metrics::Metrics;
 use crate::service::Service;
 use crate::service::jobs::Scheduler;
+use crate::service::webhooks::{DispatchReport, Dispatcher};
 
 /// Actor names the jobs write into event rows.
 pub const ACTOR_WHEEL: &str = "job:expiry-wheel";
@@ -64,8 +67,6 @@ const INBOX_CAPACITY: usize = 100_000;
 
 /// Pause between webhook dispatcher steps.
 const DISPATCH_EVERY: StdDuration = StdDuration::from_secs(1);
-/// Messages fanned out and deliveries sent per dispatcher step.
-pub const DISPATCH_BATCH: i64 = 100;
 
 /// The running jobs; [`Jobs::stop`] ends them.
 pub struct Jobs {
@@ -227,38 +228,63 @@ async fn reminders(service: Service, metrics: Arc<Metrics>, mut shutdown: watch:
     }
 }
 
-/// The webhook dispatcher: a step every second (right away again while
-/// steps find full batches). Idle steps are not written to `job_runs`.
-async fn dispatcher(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
+/// The webhook dispatcher ([`Dispatcher`]): sends stay in flight while
+/// new deliveries are claimed; idle, it looks again every second. Its work
+/// is recorded in `job_runs` once per second at most, and not when idle.
+async fn dispatcher(service: Service, metrics: Arc<Metrics>, shutdown: watch::Receiver<bool>) {
     const JOB: &str = "webhook-dispatch";
-    loop {
-        let started_at = service.now();
-        let started = Instant::now();
-        let (rows, error, full) = match service.dispatch_once(DISPATCH_BATCH).await {
-            Ok(r) => (
-                (r.fanned_out + r.sent) as u64,
-                None,
-                r.sent as i64 >= DISPATCH_BATCH || r.fanned_out as i64 >= DISPATCH_BATCH,
-            ),
+    let mut dispatcher = Dispatcher::new(service.clone());
+    let mut window = DispatchWindow::new(&service);
+    while !*shutdown.borrow() {
+        let (idle, error) = match dispatcher.turn(DISPATCH_EVERY).await {
+            Ok(turn) => {
+                window.report.add(turn.sends);
+                (turn.idle() && dispatcher.in_flight() == 0, None)
+            }
             Err(e) => {
                 tracing::warn!(job = JOB, error = %e, "webhook dispatch failed; it will run again");
-                (0, Some(e.to_string()), false)
+                (true, Some(e.to_string()))
             }
         };
-        metrics.observe_job(JOB, started.elapsed().as_secs_f64(), rows, error.is_some());
-        if (rows > 0 || error.is_some())
-            && let Err(e) = service.record_job_run(JOB, started_at, rows, error).await
-        {
-            tracing::warn!(job = JOB, error = %e, "cannot record job run");
+        if error.is_some() || window.started.elapsed() >= DISPATCH_EVERY {
+            let rows = (window.report.fanned_out + window.report.sent) as u64;
+            metrics.observe_job(JOB, window.started.elapsed().as_secs_f64(), rows, error.is_some());
+            if (rows > 0 || error.is_some())
+                && let Err(e) = service.record_job_run(JOB, window.started_at, rows, error).await
+            {
+                tracing::warn!(job = JOB, error = %e, "cannot record job run");
+            }
+            window = DispatchWindow::new(&service);
         }
-        let wait = if full {
-            StdDuration::from_millis(10)
-        } else {
-            DISPATCH_EVERY
-        };
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = shutdown.changed() => return,
+        if idle {
+            let mut shutdown = shutdown.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(DISPATCH_EVERY) => {}
+                _ = shutdown.changed() => break,
+            }
+        }
+    }
+    // Sends in flight get the attempt timeout to finish; the rest are sent
+    // again when their leases run out.
+    let grace = StdDuration::from_secs(
+        u64::try_from(service.webhooks().timeout_seconds.max(1)).unwrap_or(10),
+    );
+    dispatcher.drain(grace).await;
+}
+
+/// The dispatcher's counts since its last `job_runs` row.
+struct DispatchWindow {
+    started_at: chrono::DateTime<chrono::Utc>,
+    started: Instant,
+    report: DispatchReport,
+}
+
+impl DispatchWindow {
+    fn new(service: &Service) -> DispatchWindow {
+        DispatchWindow {
+            started_at: service.now(),
+            started: Instant::now(),
+            report: DispatchReport::default(),
         }
     }
 }

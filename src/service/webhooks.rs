@@ -24,6 +24,7 @@
 //! same user to the same subscriber is still `pending`; a dead one no
 //! longer holds the others back.
 
+use std::collections::HashMap;
 use std::time::{Duration as StdDuration, Instant};
 
 use hmac::{Hmac, Mac};
@@ -34,8 +35,8 @@ use super::{Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::deliveries::{
-    self, AttemptRecord, DEFAULT_SUBSCRIBER, DeliveryFilter, DeliveryRow, NewDelivery, Next,
-    SubscriberRow,
+    self, AttemptRecord, ClaimScope, DEFAULT_SUBSCRIBER, DeliveryFilter, DeliveryRow, NewDelivery,
+    Next, SubscriberRow,
 };
 
 /// Every type a subscriber may ask for (API.md).
@@ -65,6 +66,10 @@ pub struct WebhookSettings {
     /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS`, default 8: attempts before a
     /// delivery is dead-lettered.
     pub max_attempts: i64,
+    /// `COUPONKEEPER_WEBHOOK_CONCURRENCY`, default 16: most sends in flight
+    /// to one subscriber per dispatcher. Each subscriber has its own slots,
+    /// so a slow or hanging receiver only holds up its own deliveries.
+    pub concurrency: usize,
 }
 
 impl Default for WebhookSettings {
@@ -74,6 +79,7 @@ impl Default for WebhookSettings {
             default_secret: None,
             timeout_seconds: 10,
             max_attempts: 8,
+            concurrency: 16,
         }
     }
 }
@@ -277,8 +283,188 @@ pub struct DispatchReport {
     pub dead: usize,
 }
 
-/// Most sends in flight per dispatcher step.
+impl DispatchReport {
+    /// Counts one finished send task; returns its subscriber.
+    fn tally(&mut self, done: Result<SendResult, tokio::task::JoinError>) -> Option<String> {
+        self.sent += 1;
+        match done {
+            Ok((sub, result)) => {
+                match result {
+                    Ok(Next::Delivered) => self.delivered += 1,
+                    Ok(Next::RetryAt(_)) => self.retried += 1,
+                    Ok(Next::Dead) => self.dead += 1,
+                    // The lease runs out and the delivery is sent again.
+                    Err(e) => tracing::warn!(error = %e, "cannot record a webhook attempt"),
+                }
+                Some(sub)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "webhook send task failed");
+                None
+            }
+        }
+    }
+
+    /// Adds another report's counts.
+    pub fn add(&mut self, other: DispatchReport) {
+        self.fanned_out += other.fanned_out;
+        self.sent += other.sent;
+        self.delivered += other.delivered;
+        self.retried += other.retried;
+        self.dead += other.dead;
+    }
+}
+
+/// What a send task returns: its subscriber and where the delivery went.
+type SendResult = (String, Result<Next, ServiceError>);
+
+/// Most sends in flight in [`Service::dispatch_once`].
 pub const MAX_IN_FLIGHT: usize = 8;
+/// Deliveries of disabled or removed subscribers dead-lettered per claim.
+const ORPHAN_BATCH: i64 = 100;
+/// Most outbox messages one fan-out transaction turns into deliveries.
+pub const FAN_OUT_BATCH: i64 = 500;
+/// Longest pause between two fan-outs while sends are in flight: how late a
+/// new message can be picked up by a busy dispatcher.
+const FAN_OUT_EVERY: StdDuration = StdDuration::from_millis(200);
+
+/// What [`Service::claim_under_lease`] may take.
+#[derive(Debug, Clone)]
+enum Slots {
+    /// Up to this many, of any subscriber.
+    Total(i64),
+    /// The free slots of each live subscriber, given the sends in flight.
+    PerSubscriber(HashMap<String, usize>),
+}
+
+/// The dispatcher `serve` runs: sends stay in flight while new ones are
+/// claimed, up to [`WebhookSettings::concurrency`] per subscriber, so a
+/// receiver answering in 2 s neither holds up the other subscribers nor
+/// makes the dispatcher wait for a whole batch.
+///
+/// Each [`Dispatcher::turn`] fans out new messages (at most every
+/// [`FAN_OUT_EVERY`] while busy, at once while fan-out finds full batches),
+/// claims due deliveries for the free slots and then waits for the first
+/// send to finish (at most `max_wait`), collecting every finished one.
+/// Nothing is held in memory that the database does not also hold: a
+/// dispatcher that stops mid-send leaves leases that run out.
+pub struct Dispatcher {
+    service: Service,
+    running: tokio::task::JoinSet<SendResult>,
+    in_flight: HashMap<String, usize>,
+    last_fan_out: Option<Instant>,
+    fan_out_full: bool,
+}
+
+impl Dispatcher {
+    pub fn new(service: Service) -> Dispatcher {
+        Dispatcher {
+            service,
+            running: tokio::task::JoinSet::new(),
+            in_flight: HashMap::new(),
+            last_fan_out: None,
+            fan_out_full: false,
+        }
+    }
+
+    /// Sends in flight.
+    pub fn in_flight(&self) -> usize {
+        self.running.len()
+    }
+
+    /// One turn (see the type's doc). The report counts the messages fanned
+    /// out, the deliveries claimed and the sends that finished.
+    pub async fn turn(&mut self, max_wait: StdDuration) -> Result<TurnReport, ServiceError> {
+        let mut report = TurnReport::default();
+        let fan_out_due = self.running.is_empty()
+            || self.fan_out_full
+            || self
+                .last_fan_out
+                .is_none_or(|at| at.elapsed() >= FAN_OUT_EVERY);
+        if fan_out_due {
+            let n = self.service.fan_out(FAN_OUT_BATCH).await?;
+            self.last_fan_out = Some(Instant::now());
+            self.fan_out_full = n as i64 >= FAN_OUT_BATCH;
+            report.sends.fanned_out = n;
+        }
+        if self.running.len() < MAX_IN_FLIGHT_TOTAL {
+            let claimed = self.service.claim_for_slots(&self.in_flight).await?;
+            report.claimed = claimed.len();
+            for d in claimed {
+                *self
+                    .in_flight
+                    .entry(d.delivery.subscriber_id.clone())
+                    .or_default() += 1;
+                let service = self.service.clone();
+                self.running.spawn(async move {
+                    let outcome = service.send_delivery(&d).await;
+                    (
+                        d.delivery.subscriber_id.clone(),
+                        service.finish_delivery(&d, &outcome).await,
+                    )
+                });
+            }
+        }
+        if !self.running.is_empty()
+            && let Ok(Some(done)) = tokio::time::timeout(max_wait, self.running.join_next()).await
+        {
+            self.finished(&mut report.sends, done);
+            while let Some(done) = self.running.try_join_next() {
+                self.finished(&mut report.sends, done);
+            }
+        }
+        Ok(report)
+    }
+
+    fn finished(
+        &mut self,
+        report: &mut DispatchReport,
+        done: Result<SendResult, tokio::task::JoinError>,
+    ) {
+        if let Some(sub) = report.tally(done)
+            && let Some(n) = self.in_flight.get_mut(&sub)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.in_flight.remove(&sub);
+            }
+        }
+    }
+
+    /// Waits up to `grace` for the sends in flight (at shutdown), then drops
+    /// the rest: their leases run out and they are sent again, same id.
+    pub async fn drain(&mut self, grace: StdDuration) -> DispatchReport {
+        let mut report = DispatchReport::default();
+        let deadline = tokio::time::Instant::now() + grace;
+        while !self.running.is_empty() {
+            match tokio::time::timeout_at(deadline, self.running.join_next()).await {
+                Ok(Some(done)) => self.finished(&mut report, done),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        self.running.abort_all();
+        report
+    }
+}
+
+/// What one [`Dispatcher::turn`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TurnReport {
+    /// Deliveries claimed (sends started).
+    pub claimed: usize,
+    /// Messages fanned out and sends finished.
+    pub sends: DispatchReport,
+}
+
+impl TurnReport {
+    /// Nothing was fanned out, claimed or finished.
+    pub fn idle(&self) -> bool {
+        self.claimed == 0 && self.sends == DispatchReport::default()
+    }
+}
+
+/// Most sends in flight in one [`Dispatcher`], whatever the subscribers.
+pub const MAX_IN_FLIGHT_TOTAL: usize = 512;
 /// Actor of the dispatcher in `delivery_attempts`.
 pub const ACTOR_DISPATCHER: &str = "job:webhook-dispatcher";
 
@@ -353,24 +539,73 @@ impl Service {
             .await
     }
 
-    /// Takes up to `batch` due deliveries under a lease, with their bodies
-    /// and targets. A delivery whose subscriber is gone or disabled is
-    /// dead-lettered here instead.
+    /// Takes up to `batch` due deliveries of any subscriber under a lease,
+    /// with their bodies and targets. A delivery whose subscriber is gone
+    /// or disabled is dead-lettered here instead.
     pub async fn claim_deliveries(&self, batch: i64) -> Result<Vec<ClaimedDelivery>, ServiceError> {
+        self.claim_under_lease(Slots::Total(batch.clamp(1, 1000))).await
+    }
+
+    /// Takes due deliveries for the free send slots: per live subscriber
+    /// `concurrency - in_flight[subscriber]`, and a batch of those whose
+    /// subscriber is gone or disabled, which are dead-lettered.
+    pub async fn claim_for_slots(
+        &self,
+        in_flight: &HashMap<String, usize>,
+    ) -> Result<Vec<ClaimedDelivery>, ServiceError> {
+        self.claim_under_lease(Slots::PerSubscriber(in_flight.clone())).await
+    }
+
+    async fn claim_under_lease(&self, slots: Slots) -> Result<Vec<ClaimedDelivery>, ServiceError> {
         let w = self.webhooks().clone();
         let now_ms = to_ms(self.now());
         let lease_until = now_ms + w.lease_ms();
-        let batch = batch.clamp(1, 1000);
         self.inner
             .db
             .write(move |c| {
                 let w = w.clone();
+                let slots = slots.clone();
                 Box::pin(async move {
-                    let rows = deliveries::claim_due(c, now_ms, lease_until, batch).await?;
-                    if rows.is_empty() {
-                        return Ok::<_, ServiceError>(Vec::new());
-                    }
                     let subs = Self::live_subscribers(c, &w).await?;
+                    let rows = match &slots {
+                        Slots::Total(batch) => {
+                            deliveries::claim_due(c, ClaimScope::Any, now_ms, lease_until, *batch)
+                                .await?
+                        }
+                        Slots::PerSubscriber(in_flight) => {
+                            let mut rows = Vec::new();
+                            for sub in &subs {
+                                let busy = in_flight.get(&sub.id).copied().unwrap_or(0);
+                                let free = w.concurrency.saturating_sub(busy);
+                                if free == 0 {
+                                    continue;
+                                }
+                                let free = i64::try_from(free).unwrap_or(1000).min(1000);
+                                rows.extend(
+                                    deliveries::claim_due(
+                                        c,
+                                        ClaimScope::Subscriber(&sub.id),
+                                        now_ms,
+                                        lease_until,
+                                        free,
+                                    )
+                                    .await?,
+                                );
+                            }
+                            let live: Vec<String> = subs.iter().map(|s| s.id.clone()).collect();
+                            rows.extend(
+                                deliveries::claim_due(
+                                    c,
+                                    ClaimScope::NotIn(&live),
+                                    now_ms,
+                                    lease_until,
+                                    ORPHAN_BATCH,
+                                )
+                                .await?,
+                            );
+                            rows
+                        }
+                    };
                     let mut out = Vec::with_capacity(rows.len());
                     for d in rows {
                         let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
@@ -399,7 +634,7 @@ impl Service {
                             delivery: d,
                         });
                     }
-                    Ok(out)
+                    Ok::<_, ServiceError>(out)
                 })
             })
             .await
@@ -496,7 +731,9 @@ impl Service {
     }
 
     /// One dispatcher step: fan out up to `batch` messages, then send up to
-    /// `batch` due deliveries, at most [`MAX_IN_FLIGHT`] at a time.
+    /// `batch` due deliveries of any subscriber, [`MAX_IN_FLIGHT`] at a
+    /// time, and wait for all of them. Tests and tools use it; `serve` runs
+    /// a [`Dispatcher`], which keeps sends flowing per subscriber.
     pub async fn dispatch_once(&self, batch: i64) -> Result<DispatchReport, ServiceError> {
         let mut report = DispatchReport {
             fanned_out: self.fan_out(batch).await?,
@@ -511,23 +748,16 @@ impl Service {
                 let service = self.clone();
                 running.spawn(async move {
                     let outcome = service.send_delivery(&d).await;
-                    service.finish_delivery(&d, &outcome).await
+                    (
+                        d.delivery.subscriber_id.clone(),
+                        service.finish_delivery(&d, &outcome).await,
+                    )
                 });
             }
             let Some(done) = running.join_next().await else {
                 break;
             };
-            report.sent += 1;
-            match done {
-                Ok(Ok(Next::Delivered)) => report.delivered += 1,
-                Ok(Ok(Next::RetryAt(_))) => report.retried += 1,
-                Ok(Ok(Next::Dead)) => report.dead += 1,
-                Ok(Err(e)) => {
-                    // The lease runs out and the delivery is sent again.
-                    tracing::warn!(error = %e, "cannot record a webhook attempt");
-                }
-                Err(e) => tracing::warn!(error = %e, "webhook send task failed"),
-            }
+            report.tally(done);
         }
         Ok(report)
     }

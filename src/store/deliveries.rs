@@ -5,7 +5,7 @@
 
 use sqlx::AnyConnection;
 
-use super::{Backend, backend_of};
+use super::{Backend, backend_of, param_list};
 
 /// The subscriber id of the environment's default webhook.
 pub const DEFAULT_SUBSCRIBER: &str = "default";
@@ -198,24 +198,49 @@ pub struct DeliveryRow {
 const DELIVERY_COLUMNS: &str = "id, outbox_id, subscriber_id, event_type, user_id, status, attempts, \
      next_attempt_at, last_status_code, last_error, delivered_at, created_at, updated_at";
 
-/// The statement of [`claim_due`]: `$1` now, `$2` lease end, `$3` batch.
+/// Which deliveries a claim may take.
+#[derive(Debug, Clone, Copy)]
+pub enum ClaimScope<'a> {
+    /// Any subscriber's.
+    Any,
+    /// One subscriber's (the dispatcher fills each subscriber's free send
+    /// slots separately, so a slow one cannot take the others' slots).
+    Subscriber(&'a str),
+    /// Those of every subscriber not in the list: disabled or removed ones,
+    /// taken to be dead-lettered.
+    NotIn(&'a [String]),
+}
+
+/// The statement of [`claim_due`]: `$1` now, `$2` lease end, `$3` batch,
+/// then the scope's parameters.
 ///
 /// Due: `pending`, `next_attempt_at <= now`, and no earlier message (lower
 /// outbox id) of the same user to the same subscriber still `pending`, so
-/// a user's messages reach each subscriber in order. Claiming sets
+/// a user's messages reach each subscriber in order (a leased one stays
+/// `pending` and holds the later ones back). Claiming sets
 /// `next_attempt_at` to the lease end in the claiming transaction, so no
 /// other dispatcher finds the delivery due until the lease runs out (a
 /// dispatcher that died mid-send: the delivery is sent again, same id).
 /// PostgreSQL takes the candidates with `FOR UPDATE SKIP LOCKED` inside
 /// `= ANY(ARRAY(...))` (see `store::expiry`), and the outer WHERE re-checks
 /// them.
-pub fn claim_due_sql(backend: Backend) -> String {
-    let candidates = "SELECT d.id FROM deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+pub fn claim_due_sql(backend: Backend, scope: ClaimScope<'_>) -> String {
+    let filter = match scope {
+        ClaimScope::Any => String::new(),
+        ClaimScope::Subscriber(_) => " AND d.subscriber_id = $4".to_string(),
+        ClaimScope::NotIn([]) => String::new(),
+        ClaimScope::NotIn(ids) => {
+            format!(" AND d.subscriber_id NOT IN ({})", param_list(4, ids.len()))
+        }
+    };
+    let candidates = format!(
+        "SELECT d.id FROM deliveries d
+         WHERE d.status = 'pending' AND d.next_attempt_at <= $1{filter}
            AND NOT EXISTS (SELECT 1 FROM deliveries e
                            WHERE e.subscriber_id = d.subscriber_id AND e.user_id = d.user_id
                              AND e.status = 'pending' AND e.outbox_id < d.outbox_id)
-         ORDER BY d.next_attempt_at, d.id LIMIT $3";
+         ORDER BY d.next_attempt_at, d.id LIMIT $3"
+    );
     let target = match backend {
         Backend::Postgres => format!("id = ANY(ARRAY({candidates} FOR UPDATE OF d SKIP LOCKED))"),
         Backend::Sqlite => format!("id IN ({candidates})"),
@@ -227,20 +252,30 @@ pub fn claim_due_sql(backend: Backend) -> String {
     )
 }
 
-/// Takes up to `batch` due deliveries under a lease until `lease_until`.
+/// Takes up to `batch` due deliveries in `scope` under a lease until
+/// `lease_until`, oldest first.
 pub async fn claim_due(
     conn: &mut AnyConnection,
+    scope: ClaimScope<'_>,
     now_ms: i64,
     lease_until: i64,
     batch: i64,
 ) -> Result<Vec<DeliveryRow>, sqlx::Error> {
-    let sql = claim_due_sql(backend_of(conn));
-    let mut rows: Vec<DeliveryRow> = sqlx::query_as(&sql)
+    let sql = claim_due_sql(backend_of(conn), scope);
+    let mut q = sqlx::query_as::<_, DeliveryRow>(&sql)
         .bind(now_ms)
         .bind(lease_until)
-        .bind(batch)
-        .fetch_all(conn)
-        .await?;
+        .bind(batch);
+    match scope {
+        ClaimScope::Any => {}
+        ClaimScope::Subscriber(id) => q = q.bind(id),
+        ClaimScope::NotIn(ids) => {
+            for id in ids {
+                q = q.bind(id);
+            }
+        }
+    }
+    let mut rows = q.fetch_all(conn).await?;
     rows.sort_by_key(|r| r.id);
     Ok(rows)
 }

@@ -272,6 +272,14 @@ impl Db {
 }
 
 /// Which backend a connection belongs to, for the few dialect branches.
+/// `$first, $first+1, …` for `n` values: the parameters of an `IN (…)`.
+pub(crate) fn param_list(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn backend_of(conn: &AnyConnection) -> Backend {
     if conn.backend_name().eq_ignore_ascii_case("postgresql") {
         Backend::Postgres

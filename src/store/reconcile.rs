@@ -5,15 +5,9 @@
 use sqlx::AnyConnection;
 
 use super::coupons::{COLUMNS as COUPON_COLUMNS, CouponRow};
+use super::param_list;
 use super::orders::{COLUMNS as ORDER_COLUMNS, OrderRow};
 
-/// `$first, $first+1, …` for `n` values.
-fn param_list(first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| format!("${i}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 /// The locked-coupons page statement (`$1` locked_at, `$2` id, `$3`
 /// limit), public so a test can EXPLAIN exactly it.
