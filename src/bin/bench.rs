@@ -216,6 +216,15 @@ struct RemindersArgs {
     /// Which store(s) to measure.
     #[arg(long, value_enum, default_value_t = StoreArg::Both)]
     store: StoreArg,
+    /// How long the slow receiver waits before answering 200, in ms.
+    #[arg(long, default_value_t = 100)]
+    receiver_delay_ms: u64,
+    /// Sends in flight per subscriber (`COUPONKEEPER_WEBHOOK_CONCURRENCY`).
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Skip the delivery phase (planning only).
+    #[arg(long)]
+    no_delivery: bool,
 }
 
 #[derive(clap::Args, Clone)]
@@ -2668,6 +2677,12 @@ async fn reminders(args: RemindersArgs) -> Result<()> {
     if !(1..=24 * 60).contains(&args.spread_minutes) {
         return Err("--spread-minutes must be between 1 and 1440".into());
     }
+    if args.receiver_delay_ms > 10_000 {
+        return Err("--receiver-delay-ms must be at most 10000".into());
+    }
+    if !(1..=256).contains(&args.concurrency) {
+        return Err("--concurrency must be between 1 and 256".into());
+    }
     sqlx::any::install_default_drivers();
     eprintln!(
         "bench reminders: {} coupons of {} users reach the 1d offset over {} minutes, window 1h, \
@@ -2684,6 +2699,7 @@ async fn reminders(args: RemindersArgs) -> Result<()> {
         "| store | coupons | users | user-slot pairs | messages | equal | drain total (s) | slowest step (s) | coupons/s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
+    let mut delivered = Vec::new();
     for &store in stores_of(args.store) {
         let (target, url) = Target::create(store).await?;
         let config = Config::default();
@@ -2696,13 +2712,20 @@ async fn reminders(args: RemindersArgs) -> Result<()> {
             Err(e) => Err(format!("cannot connect to {url}: {e}").into()),
         };
         let removed = target.remove().await;
-        result?;
+        delivered.extend(result?);
         removed?;
+    }
+    if !delivered.is_empty() {
+        print_delivery_table(&delivered, &args);
     }
     Ok(())
 }
 
-async fn measure_reminders(db: &Db, store: Store, args: &RemindersArgs) -> Result<()> {
+async fn measure_reminders(
+    db: &Db,
+    store: Store,
+    args: &RemindersArgs,
+) -> Result<Vec<DeliveryMeasurement>> {
     use couponkeeper::domain::reminder::{self, DueCoupon};
     use couponkeeper::domain::time::from_ms;
 
@@ -2711,6 +2734,7 @@ async fn measure_reminders(db: &Db, store: Store, args: &RemindersArgs) -> Resul
     config.reminders.offsets = vec![REMINDER_OFFSET];
     config.reminders.quiet_hours = None;
     config.reminders.window_seconds = 3600;
+    config.webhooks.concurrency = args.concurrency;
     // A whole minute: the clock starts at one, so steps are round.
     let start_ms = (Utc::now().timestamp_millis() / 60_000) * 60_000;
     let clock = Arc::new(ManualClock::new(from_ms(start_ms)));
@@ -2818,5 +2842,254 @@ async fn measure_reminders(db: &Db, store: Store, args: &RemindersArgs) -> Resul
         )
         .into());
     }
-    Ok(())
+    if args.no_delivery {
+        return Ok(Vec::new());
+    }
+
+    // The coupons end: every one expires (one coupon.expired message each).
+    clock.set(from_ms(start_ms + day_ms + spread_ms + 60_000));
+    let t = Instant::now();
+    let mut expired = 0usize;
+    for _ in 0..args.coupons {
+        let batch = service.expire_due_batch("bench", 500).await?;
+        if batch.count == 0 {
+            break;
+        }
+        expired += batch.count;
+    }
+    eprintln!(
+        "  {:<8} expiry: {expired} coupons expired in {:.1}s",
+        store.name(),
+        t.elapsed().as_secs_f64()
+    );
+    if expired != args.coupons {
+        return Err(format!("{expired} coupons expired of {}", args.coupons).into());
+    }
+    measure_delivery(&service, store, args, expected).await
+}
+
+// ---------------------------------------------------------------------------
+// Delivery: the reminders just planned go to two webhook subscribers that
+// take `reminder.coupons_expiring` (an SMS gateway's share of the events),
+// one answering at once (the baseline) and one after --receiver-delay-ms.
+// Both are real HTTP servers in this process; the dispatcher is the one
+// `serve` runs ([`Dispatcher`]), fanning out every message in the outbox
+// (the reminders and the 100,000 coupon.expired ones, which no subscriber
+// here takes). Each receiver checks every signature and counts distinct
+// message ids; its drain time is when it holds every message.
+
+/// One receiver's delivery figures.
+struct DeliveryMeasurement {
+    store: Store,
+    receiver: &'static str,
+    delay_ms: u64,
+    messages: usize,
+    received: usize,
+    distinct: usize,
+    bad_signatures: usize,
+    drain: Duration,
+}
+
+/// A webhook receiver for the benchmark.
+#[derive(Clone)]
+struct BenchReceiver {
+    secret: &'static str,
+    delay: Duration,
+    expected: usize,
+    state: Arc<std::sync::Mutex<ReceiverState>>,
+}
+
+#[derive(Default)]
+struct ReceiverState {
+    received: usize,
+    ids: std::collections::HashSet<String>,
+    bad_signatures: usize,
+    /// When the last missing message arrived.
+    complete_at: Option<Instant>,
+}
+
+impl BenchReceiver {
+    async fn start(
+        secret: &'static str,
+        delay: Duration,
+        expected: usize,
+    ) -> Result<(BenchReceiver, String)> {
+        let r = BenchReceiver {
+            secret,
+            delay,
+            expected,
+            state: Arc::default(),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}/hook", listener.local_addr()?);
+        let app = axum::Router::new()
+            .route("/hook", axum::routing::post(bench_receive))
+            .with_state(r.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                eprintln!("bench receiver stopped: {e}");
+            }
+        });
+        Ok((r, url))
+    }
+
+    fn complete(&self) -> bool {
+        self.state
+            .lock()
+            .map(|s| s.complete_at.is_some())
+            .unwrap_or(true)
+    }
+}
+
+async fn bench_receive(
+    axum::extract::State(r): axum::extract::State<BenchReceiver>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> axum::http::StatusCode {
+    use couponkeeper::service::webhooks::{SIGNATURE_HEADER, signature};
+    tokio::time::sleep(r.delay).await;
+    let body = String::from_utf8_lossy(&body);
+    let sig = headers
+        .get(SIGNATURE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let t = sig
+        .split(',')
+        .find_map(|p| p.strip_prefix("t="))
+        .and_then(|t| t.parse::<i64>().ok())
+        .unwrap_or(0);
+    let valid = signature(r.secret, t, &body) == sig;
+    let id = serde_json::from_str::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v["id"].as_str().map(str::to_string))
+        .unwrap_or_default();
+    if let Ok(mut s) = r.state.lock() {
+        s.received += 1;
+        if !valid {
+            s.bad_signatures += 1;
+        }
+        s.ids.insert(id);
+        if s.ids.len() >= r.expected && s.complete_at.is_none() {
+            s.complete_at = Some(Instant::now());
+        }
+    }
+    axum::http::StatusCode::OK
+}
+
+/// Most time the delivery phase may take before it is called failed.
+const DELIVERY_CAP: Duration = Duration::from_secs(1800);
+
+async fn measure_delivery(
+    service: &Service,
+    store: Store,
+    args: &RemindersArgs,
+    expected: usize,
+) -> Result<Vec<DeliveryMeasurement>> {
+    use couponkeeper::service::webhooks::Dispatcher;
+    const FAST_SECRET: &str = "bench-fast-receiver-secret";
+    const SLOW_SECRET: &str = "bench-slow-receiver-secret";
+    let types = vec!["reminder.coupons_expiring".to_string()];
+    let (fast, fast_url) = BenchReceiver::start(FAST_SECRET, Duration::ZERO, expected).await?;
+    let (slow, slow_url) = BenchReceiver::start(
+        SLOW_SECRET,
+        Duration::from_millis(args.receiver_delay_ms),
+        expected,
+    )
+    .await?;
+    service
+        .add_webhook_subscriber(&fast_url, FAST_SECRET, &types, "bench")
+        .await?;
+    service
+        .add_webhook_subscriber(&slow_url, SLOW_SECRET, &types, "bench")
+        .await?;
+
+    let started = Instant::now();
+    let mut dispatcher = Dispatcher::new(service.clone());
+    let mut last_progress = Instant::now();
+    let mut seen = 0usize;
+    while !(fast.complete() && slow.complete()) {
+        let turn = dispatcher.turn(Duration::from_millis(500)).await?;
+        let done = turn.sends.sent + turn.sends.fanned_out;
+        if done > 0 {
+            seen += done;
+            last_progress = Instant::now();
+        }
+        if last_progress.elapsed() > Duration::from_secs(60) || started.elapsed() > DELIVERY_CAP {
+            return Err(format!(
+                "{}: delivery stalled after {seen} sends and fan-outs",
+                store.name()
+            )
+            .into());
+        }
+    }
+    dispatcher.drain(Duration::from_secs(30)).await;
+    let mut out = Vec::new();
+    for (receiver, name, delay_ms) in [(&fast, "fast", 0), (&slow, "slow", args.receiver_delay_ms)]
+    {
+        let s = receiver
+            .state
+            .lock()
+            .map_err(|_| "receiver state poisoned")?;
+        out.push(DeliveryMeasurement {
+            store,
+            receiver: name,
+            delay_ms,
+            messages: expected,
+            received: s.received,
+            distinct: s.ids.len(),
+            bad_signatures: s.bad_signatures,
+            drain: s
+                .complete_at
+                .map_or_else(|| started.elapsed(), |at| at.duration_since(started)),
+        });
+    }
+    eprintln!(
+        "  {:<8} delivery: both receivers complete after {:.1}s",
+        store.name(),
+        started.elapsed().as_secs_f64()
+    );
+    if out
+        .iter()
+        .any(|m| m.distinct != expected || m.bad_signatures > 0)
+    {
+        return Err(format!(
+            "{}: a receiver is missing messages or saw bad signatures",
+            store.name()
+        )
+        .into());
+    }
+    Ok(out)
+}
+
+fn print_delivery_table(rows: &[DeliveryMeasurement], args: &RemindersArgs) {
+    println!();
+    println!(
+        "delivery of the reminders to two subscribers at once, {} sends in flight per subscriber:",
+        args.concurrency
+    );
+    println!(
+        "| store | receiver | answers after (ms) | messages | received | distinct | bad signatures | drain (s) | messages/s | drain vs fast |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for m in rows {
+        let fast = rows
+            .iter()
+            .find(|f| f.store.name() == m.store.name() && f.receiver == "fast")
+            .map(|f| f.drain.as_secs_f64())
+            .unwrap_or(f64::NAN);
+        let secs = m.drain.as_secs_f64();
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.2}x |",
+            m.store.name(),
+            m.receiver,
+            m.delay_ms,
+            m.messages,
+            m.received,
+            m.distinct,
+            m.bad_signatures,
+            secs,
+            m.messages as f64 / secs.max(f64::MIN_POSITIVE),
+            secs / fast.max(f64::MIN_POSITIVE),
+        );
+    }
 }

@@ -248,9 +248,16 @@ async fn dispatcher(service: Service, metrics: Arc<Metrics>, shutdown: watch::Re
         };
         if error.is_some() || window.started.elapsed() >= DISPATCH_EVERY {
             let rows = (window.report.fanned_out + window.report.sent) as u64;
-            metrics.observe_job(JOB, window.started.elapsed().as_secs_f64(), rows, error.is_some());
+            metrics.observe_job(
+                JOB,
+                window.started.elapsed().as_secs_f64(),
+                rows,
+                error.is_some(),
+            );
             if (rows > 0 || error.is_some())
-                && let Err(e) = service.record_job_run(JOB, window.started_at, rows, error).await
+                && let Err(e) = service
+                    .record_job_run(JOB, window.started_at, rows, error)
+                    .await
             {
                 tracing::warn!(job = JOB, error = %e, "cannot record job run");
             }

@@ -543,7 +543,8 @@ impl Service {
     /// with their bodies and targets. A delivery whose subscriber is gone
     /// or disabled is dead-lettered here instead.
     pub async fn claim_deliveries(&self, batch: i64) -> Result<Vec<ClaimedDelivery>, ServiceError> {
-        self.claim_under_lease(Slots::Total(batch.clamp(1, 1000))).await
+        self.claim_under_lease(Slots::Total(batch.clamp(1, 1000)))
+            .await
     }
 
     /// Takes due deliveries for the free send slots: per live subscriber
@@ -553,7 +554,8 @@ impl Service {
         &self,
         in_flight: &HashMap<String, usize>,
     ) -> Result<Vec<ClaimedDelivery>, ServiceError> {
-        self.claim_under_lease(Slots::PerSubscriber(in_flight.clone())).await
+        self.claim_under_lease(Slots::PerSubscriber(in_flight.clone()))
+            .await
     }
 
     async fn claim_under_lease(&self, slots: Slots) -> Result<Vec<ClaimedDelivery>, ServiceError> {

@@ -5,9 +5,8 @@
 use sqlx::AnyConnection;
 
 use super::coupons::{COLUMNS as COUPON_COLUMNS, CouponRow};
-use super::param_list;
 use super::orders::{COLUMNS as ORDER_COLUMNS, OrderRow};
-
+use super::param_list;
 
 /// The locked-coupons page statement (`$1` locked_at, `$2` id, `$3`
 /// limit), public so a test can EXPLAIN exactly it.
