@@ -8,6 +8,7 @@ mod common;
 use common::console::{Browser, Page, signed_in};
 use common::{TestApp, spawn_app, spawn_app_with};
 use couponkeeper::domain::staff::Role;
+use couponkeeper::service::Ctx;
 use couponkeeper::service::webhooks::WebhookSettings;
 
 const SECRET: &str = "s3cret-value-for-tests-WXYZ";
@@ -64,7 +65,12 @@ fn error_flash(page: &Page) -> Option<String> {
 /// Adds a subscriber directly; its id.
 async fn added(app: &TestApp) -> String {
     app.service
-        .add_webhook_subscriber(URL, SECRET, &["coupon.used".into()], "staff:test")
+        .add_webhook_subscriber(
+            URL,
+            SECRET,
+            &["coupon.used".into()],
+            &Ctx::new("staff:test", None),
+        )
         .await
         .expect("added")
         .id
@@ -125,6 +131,20 @@ async fn an_operator_adds_a_subscriber_and_its_secret_is_never_shown_whole() {
     assert_eq!(stored.0, URL);
     assert_eq!(stored.1, SECRET);
     assert_eq!(stored.2, r#"["coupon.expired","coupon.used"]"#);
+    // The staff log names who added it, from where, and where it sends.
+    let logged: (String, String, String, Option<String>) = sqlx::query_as(
+        "SELECT actor, target, detail, address FROM staff_audit WHERE action = 'webhook_add'",
+    )
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("one staff log row");
+    assert_eq!(logged.0, "staff:operator-1");
+    assert!(logged.1.starts_with("whk_"), "{logged:?}");
+    assert!(
+        logged.2.contains(URL) && !logged.2.contains(SECRET),
+        "{logged:?}"
+    );
+    assert!(logged.3.is_some(), "the client address: {logged:?}");
 
     let page = b.visit("/console/webhooks").await;
     assert!(page.contains(URL));
@@ -240,6 +260,17 @@ async fn an_operator_disables_a_subscriber_through_the_confirmation_page() {
     assert_eq!(r.location.as_deref(), Some("/console/webhooks"));
     assert_eq!(enabled(&app).await, 0);
     assert_eq!(subscribers(&app).await, 1);
+    assert_eq!(
+        count(
+            &app,
+            &format!(
+                "SELECT COUNT(*) FROM staff_audit WHERE action = 'webhook_disable' \
+                 AND actor = 'staff:operator-1' AND target = '{id}'"
+            )
+        )
+        .await,
+        1
+    );
 
     let list = b.visit("/console/webhooks").await;
     assert!(list.contains("接收方已停用"), "flash: {}", list.text);

@@ -22,6 +22,7 @@ use tokio::sync::Mutex;
 
 use common::{TestApp, normal_order, spawn_app_with};
 use couponkeeper::domain::time::to_ms;
+use couponkeeper::service::Ctx;
 use couponkeeper::service::webhooks::{Dispatcher, WebhookSettings, backoff_ms};
 use couponkeeper::store::Db;
 
@@ -597,18 +598,18 @@ async fn console_subscribers_get_only_their_types_and_their_secret_is_never_show
     let secret = "second-secret-0123456789-WXYZ";
     let s = &app.service;
     assert!(
-        s.add_webhook_subscriber("https://example.com/h", secret, &[], "staff:op")
+        s.add_webhook_subscriber("https://example.com/h", secret, &[], &op())
             .await
             .is_err(),
         "https is refused in this build"
     );
     assert!(
-        s.add_webhook_subscriber(&second.url, "short", &[], "staff:op")
+        s.add_webhook_subscriber(&second.url, "short", &[], &op())
             .await
             .is_err()
     );
     let sub = s
-        .add_webhook_subscriber(&second.url, secret, &["coupon.used".into()], "staff:op")
+        .add_webhook_subscriber(&second.url, secret, &["coupon.used".into()], &op())
         .await
         .expect("added");
     assert_eq!(sub.secret_hint, "…WXYZ");
@@ -635,10 +636,10 @@ async fn console_subscribers_get_only_their_types_and_their_secret_is_never_show
     );
 
     // Disabled: no new deliveries to it.
-    s.disable_webhook_subscriber(&sub.id)
+    s.disable_webhook_subscriber(&sub.id, &op())
         .await
         .expect("disable");
-    assert!(s.disable_webhook_subscriber(&sub.id).await.is_err());
+    assert!(s.disable_webhook_subscriber(&sub.id, &op()).await.is_err());
     app.post("/api/v1/orders/N1/refund", json!({"reason": "r"}))
         .await;
     s.dispatch_once(100).await.expect("dispatch");
@@ -720,7 +721,7 @@ async fn a_hanging_subscriber_holds_up_only_its_own_deliveries() {
     };
     let app = spawn_app_with(move |c| c.webhooks = w).await;
     app.service
-        .add_webhook_subscriber(&healthy.url, "healthy-secret-0123456789", &[], "staff:op")
+        .add_webhook_subscriber(&healthy.url, "healthy-secret-0123456789", &[], &op())
         .await
         .expect("second subscriber");
     let messages = messages_of_users(&app, 6).await;
@@ -751,4 +752,9 @@ async fn a_hanging_subscriber_holds_up_only_its_own_deliveries() {
         .filter(|d| d.1 == "pending")
         .count();
     assert_eq!(pending, messages, "the hanging subscriber's, all pending");
+}
+
+/// An operator's context, as the console passes it.
+fn op() -> Ctx {
+    Ctx::new("staff:op", None).with_address(Some("10.0.0.9".into()))
 }

@@ -2997,10 +2997,10 @@ async fn measure_delivery(
     )
     .await?;
     service
-        .add_webhook_subscriber(&fast_url, FAST_SECRET, &types, "bench")
+        .add_webhook_subscriber(&fast_url, FAST_SECRET, &types, &Ctx::new("bench", None))
         .await?;
     service
-        .add_webhook_subscriber(&slow_url, SLOW_SECRET, &types, "bench")
+        .add_webhook_subscriber(&slow_url, SLOW_SECRET, &types, &Ctx::new("bench", None))
         .await?;
 
     let started = Instant::now();

@@ -30,6 +30,10 @@ pub mod actions {
     pub const SIGN_IN: &str = "sign_in";
     pub const SIGN_IN_FAILED: &str = "sign_in_failed";
     pub const SIGN_OUT: &str = "sign_out";
+    /// A webhook subscriber added in the console (target: its id).
+    pub const WEBHOOK_ADD: &str = "webhook_add";
+    /// A webhook subscriber disabled.
+    pub const WEBHOOK_DISABLE: &str = "webhook_disable";
 }
 
 /// Writes one row of the staff log in the caller's transaction.

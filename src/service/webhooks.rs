@@ -31,9 +31,11 @@ use hmac::{Hmac, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
-use super::{Service, ServiceError};
+use super::staff::actions;
+use super::{Ctx, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
+use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::deliveries::{
     self, AttemptRecord, ClaimScope, DEFAULT_SUBSCRIBER, DeliveryFilter, DeliveryRow, NewDelivery,
     Next, SubscriberRow,
@@ -882,7 +884,7 @@ impl Service {
         url: &str,
         secret: &str,
         event_types: &[String],
-        actor: &str,
+        ctx: &Ctx,
     ) -> Result<SubscriberView, ServiceError> {
         let url = check_url(url).map_err(|m| FieldError::new("url", m))?;
         let secret = secret.trim().to_string();
@@ -913,17 +915,32 @@ impl Service {
             secret,
             event_types: stored,
             enabled: 1,
-            created_by: actor.to_string(),
+            created_by: ctx.actor.clone(),
             created_at: to_ms(self.now()),
             disabled_at: None,
         };
         let insert = row.clone();
+        let address = ctx.address.clone();
         self.inner
             .db
             .write(move |c| {
                 let insert = insert.clone();
+                let address = address.clone();
                 Box::pin(async move {
                     deliveries::insert_subscriber(c, &insert).await?;
+                    let detail = format!("{} types={}", insert.url, insert.event_types);
+                    insert_staff_audit(
+                        c,
+                        &NewStaffAudit {
+                            actor: &insert.created_by,
+                            action: actions::WEBHOOK_ADD,
+                            target: &insert.id,
+                            detail: Some(&detail),
+                            address: address.as_deref(),
+                            at_ms: insert.created_at,
+                        },
+                    )
+                    .await?;
                     Ok::<_, ServiceError>(())
                 })
             })
@@ -933,19 +950,36 @@ impl Service {
 
     /// Disables a console subscriber: no new deliveries; its pending ones
     /// are dead-lettered when due (redeliver after enabling another).
-    pub async fn disable_webhook_subscriber(&self, id: &str) -> Result<(), ServiceError> {
+    pub async fn disable_webhook_subscriber(
+        &self,
+        id: &str,
+        ctx: &Ctx,
+    ) -> Result<(), ServiceError> {
         let now_ms = to_ms(self.now());
         let id = id.to_string();
+        let ctx = ctx.clone();
         self.inner
             .db
             .write(move |c| {
                 let id = id.clone();
+                let ctx = ctx.clone();
                 Box::pin(async move {
-                    if deliveries::disable_subscriber(c, &id, now_ms).await? {
-                        Ok(())
-                    } else {
-                        Err(ServiceError::not_found("enabled webhook subscriber", id))
+                    if !deliveries::disable_subscriber(c, &id, now_ms).await? {
+                        return Err(ServiceError::not_found("enabled webhook subscriber", id));
                     }
+                    insert_staff_audit(
+                        c,
+                        &NewStaffAudit {
+                            actor: &ctx.actor,
+                            action: actions::WEBHOOK_DISABLE,
+                            target: &id,
+                            detail: None,
+                            address: ctx.address.as_deref(),
+                            at_ms: now_ms,
+                        },
+                    )
+                    .await?;
+                    Ok(())
                 })
             })
             .await

@@ -177,7 +177,10 @@ async fn audit_page(
     );
     let target_label = match log {
         AuditLog::Events => l.t("对象（券 ID 或订单号）", "Target (coupon id or order no)"),
-        AuditLog::Staff => l.t("对象（员工用户名）", "Target (staff name)"),
+        AuditLog::Staff => l.t(
+            "对象（员工用户名或 webhook 接收方）",
+            "Target (staff name or webhook subscriber)",
+        ),
     };
     let action_hint = match log {
         AuditLog::Events => l.t(
@@ -185,8 +188,8 @@ async fn audit_page(
             "e.g. staff_release, force_release, invalidate, compensation, expire",
         ),
         AuditLog::Staff => l.t(
-            "如 role_change、password_reset、disable、sign_in、sign_in_failed",
-            "e.g. role_change, password_reset, disable, sign_in, sign_in_failed",
+            "如 role_change、password_reset、disable、sign_in、sign_in_failed、webhook_add、webhook_disable",
+            "e.g. role_change, password_reset, disable, sign_in, sign_in_failed, webhook_add, webhook_disable",
         ),
     };
     let log_value = log.as_str();

@@ -236,7 +236,7 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
     }
     match s
         .service
-        .add_webhook_subscriber(&form.url, &form.secret, &form.types, &staff.actor())
+        .add_webhook_subscriber(&form.url, &form.secret, &form.types, &staff.ctx())
         .await
     {
         Ok(v) => staff.done(
@@ -324,7 +324,11 @@ async fn disable(
         return e.into_response();
     }
     let l = staff.lang;
-    match s.service.disable_webhook_subscriber(&id).await {
+    match s
+        .service
+        .disable_webhook_subscriber(&id, &staff.ctx())
+        .await
+    {
         Ok(()) => staff.done(
             LIST,
             l.t("接收方已停用。", "Subscriber disabled.").to_string(),
