@@ -289,6 +289,39 @@ async fn an_operator_disables_a_subscriber_through_the_confirmation_page() {
         b.get("/console/webhooks/whk_nosuch/disable").await.status,
         404
     );
+
+    // Enabled again through its own confirmation page, logged.
+    let enable = format!("/console/webhooks/{id}/enable");
+    let list = b.visit("/console/webhooks").await;
+    assert!(
+        list.contains(&format!("href=\"{enable}\"")),
+        "{}",
+        list.text
+    );
+    let page = b.get(&enable).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.contains("data-testid=\"confirm\""));
+    let r = b.post_form(&enable, &[("csrf", &csrf)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(enabled(&app).await, 1);
+    let list = b.visit("/console/webhooks").await;
+    assert!(list.contains("接收方已重新启用"), "flash: {}", list.text);
+    assert!(list.contains("data-enabled=\"true\""));
+    assert_eq!(
+        count(
+            &app,
+            &format!(
+                "SELECT COUNT(*) FROM staff_audit WHERE action = 'webhook_enable' \
+                 AND actor = 'staff:operator-1' AND target = '{id}'"
+            )
+        )
+        .await,
+        1
+    );
+    // An enabled one cannot be enabled again; support may not enable.
+    assert_eq!(b.get(&enable).await.status, 303);
+    let mut support = signed_in(&app, Role::Support).await;
+    assert_eq!(support.get(&enable).await.status, 403);
 }
 
 #[tokio::test]

@@ -34,6 +34,8 @@ pub mod actions {
     pub const WEBHOOK_ADD: &str = "webhook_add";
     /// A webhook subscriber disabled.
     pub const WEBHOOK_DISABLE: &str = "webhook_disable";
+    /// A disabled webhook subscriber enabled again.
+    pub const WEBHOOK_ENABLE: &str = "webhook_enable";
 }
 
 /// Writes one row of the staff log in the caller's transaction.

@@ -949,12 +949,22 @@ impl Service {
     }
 
     /// Disables a console subscriber: no new deliveries; its pending ones
-    /// are dead-lettered when due (redeliver after enabling another).
+    /// are dead-lettered when due (redeliver them after enabling it again).
     pub async fn disable_webhook_subscriber(
         &self,
         id: &str,
         ctx: &Ctx,
     ) -> Result<(), ServiceError> {
+        self.switch_subscriber(id, ctx, false).await
+    }
+
+    /// Enables a disabled console subscriber again: it gets the messages
+    /// written from now on (those fanned out meanwhile went without it).
+    pub async fn enable_webhook_subscriber(&self, id: &str, ctx: &Ctx) -> Result<(), ServiceError> {
+        self.switch_subscriber(id, ctx, true).await
+    }
+
+    async fn switch_subscriber(&self, id: &str, ctx: &Ctx, on: bool) -> Result<(), ServiceError> {
         let now_ms = to_ms(self.now());
         let id = id.to_string();
         let ctx = ctx.clone();
@@ -964,14 +974,27 @@ impl Service {
                 let id = id.clone();
                 let ctx = ctx.clone();
                 Box::pin(async move {
-                    if !deliveries::disable_subscriber(c, &id, now_ms).await? {
-                        return Err(ServiceError::not_found("enabled webhook subscriber", id));
+                    let (switched, action, missing) = if on {
+                        (
+                            deliveries::enable_subscriber(c, &id).await?,
+                            actions::WEBHOOK_ENABLE,
+                            "disabled webhook subscriber",
+                        )
+                    } else {
+                        (
+                            deliveries::disable_subscriber(c, &id, now_ms).await?,
+                            actions::WEBHOOK_DISABLE,
+                            "enabled webhook subscriber",
+                        )
+                    };
+                    if !switched {
+                        return Err(ServiceError::not_found(missing, id));
                     }
                     insert_staff_audit(
                         c,
                         &NewStaffAudit {
                             actor: &ctx.actor,
-                            action: actions::WEBHOOK_DISABLE,
+                            action,
                             target: &id,
                             detail: None,
                             address: ctx.address.as_deref(),

@@ -74,6 +74,18 @@ pub async fn disable_subscriber(
         == 1)
 }
 
+/// Enables a disabled subscriber; `false` when it is not disabled.
+pub async fn enable_subscriber(conn: &mut AnyConnection, id: &str) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE webhook_subscribers SET enabled = 1, disabled_at = NULL WHERE id = $1 AND enabled = 0",
+    )
+    .bind(id)
+    .execute(conn)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
 /// An outbox message not yet fanned out.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UndispatchedRow {

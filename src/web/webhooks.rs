@@ -22,10 +22,47 @@ use crate::service::webhooks::{EVENT_TYPES, SubscriberView};
 const LIST: &str = "/console/webhooks";
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route(LIST, get(list).post(add)).route(
-        "/console/webhooks/{id}/disable",
-        get(confirm_page).post(disable),
-    )
+    Router::new()
+        .route(LIST, get(list).post(add))
+        .route(
+            "/console/webhooks/{id}/disable",
+            get(|s, staff, id| confirm_page(s, staff, id, Switch::Disable))
+                .post(|s, staff, id, body| switch(s, staff, id, body, Switch::Disable)),
+        )
+        .route(
+            "/console/webhooks/{id}/enable",
+            get(|s, staff, id| confirm_page(s, staff, id, Switch::Enable))
+                .post(|s, staff, id, body| switch(s, staff, id, body, Switch::Enable)),
+        )
+}
+
+/// Disabling or enabling a console subscriber: the same confirmation page
+/// and post, with their own words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Switch {
+    Disable,
+    Enable,
+}
+
+impl Switch {
+    fn path(self) -> &'static str {
+        match self {
+            Switch::Disable => "disable",
+            Switch::Enable => "enable",
+        }
+    }
+
+    fn verb(self, l: Lang) -> &'static str {
+        match self {
+            Switch::Disable => l.t("停用", "Disable"),
+            Switch::Enable => l.t("重新启用", "Enable"),
+        }
+    }
+
+    /// The subscriber is already in the state this switch leads to.
+    fn already(self, enabled: bool) -> bool {
+        (self == Switch::Disable) != enabled
+    }
 }
 
 fn operator(staff: &Staff) -> bool {
@@ -59,31 +96,35 @@ fn enabled_badge(l: Lang, enabled: bool) -> impl IntoView + use<> {
 }
 
 fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl IntoView + use<> {
-    let body = subs
-        .into_iter()
-        .map(|s| {
-            let created = if s.from_environment {
-                l.t("来自 COUPONKEEPER_WEBHOOK_URL", "from COUPONKEEPER_WEBHOOK_URL")
+    let body =
+        subs.into_iter()
+            .map(|s| {
+                let created = if s.from_environment {
+                    l.t(
+                        "来自 COUPONKEEPER_WEBHOOK_URL",
+                        "from COUPONKEEPER_WEBHOOK_URL",
+                    )
                     .to_string()
-            } else {
-                format!("{} · {}", time_text(&s.created_at), s.created_by)
-            };
-            let action = (may_disable && s.enabled && !s.from_environment).then(|| {
-                let href = format!("/console/webhooks/{}/disable", s.id);
-                view! { <a class="button" href=href data-testid="disable">{l.t("停用", "Disable")}</a> }
+                } else {
+                    format!("{} · {}", time_text(&s.created_at), s.created_by)
+                };
+                let action = (may_disable && !s.from_environment).then(|| {
+                let switch = if s.enabled { Switch::Disable } else { Switch::Enable };
+                let href = format!("/console/webhooks/{}/{}", s.id, switch.path());
+                view! { <a class="button" href=href data-testid=switch.path()>{switch.verb(l)}</a> }
             });
-            view! {
-                <tr data-subscriber=s.id.clone()>
-                    <td class="mono">{s.url.clone()}</td>
-                    <td class="mono">{types_text(l, &s.event_types)}</td>
-                    <td>{enabled_badge(l, s.enabled)}</td>
-                    <td class="mono" data-testid="secret-hint">{s.secret_hint.clone()}</td>
-                    <td class="nowrap">{created}</td>
-                    <td>{action}</td>
-                </tr>
-            }
-        })
-        .collect_view();
+                view! {
+                    <tr data-subscriber=s.id.clone()>
+                        <td class="mono">{s.url.clone()}</td>
+                        <td class="mono">{types_text(l, &s.event_types)}</td>
+                        <td>{enabled_badge(l, s.enabled)}</td>
+                        <td class="mono" data-testid="secret-hint">{s.secret_hint.clone()}</td>
+                        <td class="nowrap">{created}</td>
+                        <td>{action}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
     view! {
         <div class="table-wrap"><table data-testid="subscribers">
             <thead><tr>
@@ -272,7 +313,12 @@ async fn find(s: &AppState, l: Lang, id: &str) -> Result<SubscriberView, Respons
         })
 }
 
-async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn confirm_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    switch: Switch,
+) -> Response {
     if let Some(r) = operator_only(&staff) {
         return r;
     }
@@ -281,28 +327,40 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
         Ok(v) => v,
         Err(r) => return r,
     };
-    if !sub.enabled {
-        return staff.refused(
-            LIST,
-            l.t("该接收方已停用。", "That subscriber is already disabled.")
-                .to_string(),
-        );
+    if switch.already(sub.enabled) {
+        return staff.refused(LIST, already_text(l, switch));
     }
     let csrf = staff.session.csrf_token.clone();
-    let action = format!("/console/webhooks/{}/disable", sub.id);
+    let action = format!("/console/webhooks/{}/{}", sub.id, switch.path());
+    let types = types_text(l, &sub.event_types);
+    let (title, heading, text) = match switch {
+        Switch::Disable => (
+            l.t("确认停用接收方", "Confirm disabling"),
+            l.t("停用接收方", "Disable subscriber"),
+            l.pick(
+                format!("{} 将不再收到新的投递（{types}）；尚未送达的投递到期时转为死信。之后可在此重新启用。", sub.url),
+                format!("{} gets no new deliveries ({types}); its pending ones become dead letters when due. It can be enabled again here.", sub.url),
+            ),
+        ),
+        Switch::Enable => (
+            l.t("确认重新启用接收方", "Confirm enabling"),
+            l.t("重新启用接收方", "Enable subscriber"),
+            l.pick(
+                format!("{} 将收到此后产生的消息（{types}）；停用期间产生的消息不会补发（死信可在投递页重新投递）。", sub.url),
+                format!("{} gets the messages written from now on ({types}); those written while it was disabled are not sent to it (dead letters can be redelivered on the Deliveries page).", sub.url),
+            ),
+        ),
+    };
     staff.page(
-        l.t("确认停用接收方", "Confirm disabling"),
+        title,
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("停用接收方", "Disable subscriber")}" "<span class="mono">{sub.url.clone()}</span></h2>
-                <p>{l.pick(
-                    format!("{} 将不再收到新的投递（{}）；尚未送达的投递到期时转为死信。停用后不能在此重新启用，需要时请重新添加。", sub.url, types_text(l, &sub.event_types)),
-                    format!("{} gets no new deliveries ({}); its pending ones become dead letters when due. It cannot be enabled again here: add it anew if needed.", sub.url, types_text(l, &sub.event_types)),
-                )}</p>
+                <h2 id="confirm-heading">{heading}" "<span class="mono">{sub.url.clone()}</span></h2>
+                <p>{text}</p>
                 <form method="post" action=action class="stack">
                     <input type="hidden" name="csrf" value=csrf/>
                     <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认停用", "Disable")}</button>
+                        <button type="submit" class="primary" data-testid="confirm">{switch.verb(l)}</button>
                         <a class="button" href=LIST>{l.t("取消", "Cancel")}</a>
                     </p>
                 </form>
@@ -311,11 +369,20 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
     )
 }
 
-async fn disable(
+fn already_text(l: Lang, switch: Switch) -> String {
+    match switch {
+        Switch::Disable => l.t("该接收方已停用。", "That subscriber is already disabled."),
+        Switch::Enable => l.t("该接收方已启用。", "That subscriber is already enabled."),
+    }
+    .to_string()
+}
+
+async fn switch(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<String>,
     body: Bytes,
+    switch: Switch,
 ) -> Response {
     if let Some(r) = operator_only(&staff) {
         return r;
@@ -324,21 +391,32 @@ async fn disable(
         return e.into_response();
     }
     let l = staff.lang;
-    match s
-        .service
-        .disable_webhook_subscriber(&id, &staff.ctx())
-        .await
-    {
+    let ctx = staff.ctx();
+    let result = match switch {
+        Switch::Disable => s.service.disable_webhook_subscriber(&id, &ctx).await,
+        Switch::Enable => s.service.enable_webhook_subscriber(&id, &ctx).await,
+    };
+    match result {
         Ok(()) => staff.done(
             LIST,
-            l.t("接收方已停用。", "Subscriber disabled.").to_string(),
+            match switch {
+                Switch::Disable => l.t("接收方已停用。", "Subscriber disabled."),
+                Switch::Enable => l.t("接收方已重新启用。", "Subscriber enabled."),
+            }
+            .to_string(),
         ),
         Err(ServiceError::NotFound { .. }) => staff.refused(
             LIST,
-            l.t(
-                "没有这个启用中的接收方（可能已停用）。",
-                "No enabled subscriber with that id (already disabled?).",
-            )
+            match switch {
+                Switch::Disable => l.t(
+                    "没有这个启用中的接收方（可能已停用）。",
+                    "No enabled subscriber with that id (already disabled?).",
+                ),
+                Switch::Enable => l.t(
+                    "没有这个已停用的接收方（可能已启用）。",
+                    "No disabled subscriber with that id (already enabled?).",
+                ),
+            }
             .to_string(),
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
