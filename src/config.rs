@@ -643,12 +643,16 @@ mod tests {
         .reminders;
         assert_eq!(c.offsets, vec![86_400, 45]);
         assert_eq!(c.quiet_hours, None);
-        assert_eq!(c.tz.local_minus_utc(), 9 * 3600);
+        assert_eq!(c.tz.to_string(), "UTC+09:00");
+        let ny = cfg(&[("COUPONKEEPER_BUSINESS_TZ", "America/New_York")])
+            .unwrap()
+            .reminders;
+        assert_eq!(ny.tz.to_string(), "America/New_York");
         assert_eq!((c.sms_min_cents, c.window_seconds), (10_000, 600));
         for (var, bad) in [
             ("COUPONKEEPER_REMINDER_OFFSETS", "3d,0s"),
             ("COUPONKEEPER_QUIET_HOURS", "late"),
-            ("COUPONKEEPER_BUSINESS_TZ", "Europe/Paris"),
+            ("COUPONKEEPER_BUSINESS_TZ", "Europe/Atlantis"),
             ("COUPONKEEPER_SMS_MIN_CENTS", "-1"),
             ("COUPONKEEPER_REMINDER_WINDOW_SECONDS", "90000"),
             ("COUPONKEEPER_REMINDER_SMS_PER_DAY", "x"),

@@ -77,7 +77,7 @@ async fn an_operator_sees_the_configured_plan_and_the_variables_that_set_it() {
     let app = spawn_app_with(|c| {
         c.reminders.offsets = reminder::parse_offsets("2d,6h,90s").expect("offsets");
         c.reminders.quiet_hours = reminder::parse_quiet_hours("23:00-07:30").expect("quiet");
-        c.reminders.tz = reminder::parse_business_tz("Asia/Tokyo").expect("tz");
+        c.reminders.tz = reminder::parse_business_tz("America/New_York").expect("tz");
         c.reminders.sms_min_cents = 8800;
         c.reminders.window_seconds = 600;
         c.reminders.limits.sms_per_day = 3;
@@ -95,7 +95,7 @@ async fn an_operator_sees_the_configured_plan_and_the_variables_that_set_it() {
         "90 seconds before",
         "¥88.00",
         "23:00–07:30",
-        "UTC+09:00",
+        "America/New_York",
         "600 seconds",
         "30 days",
         "self-check visit",

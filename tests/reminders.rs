@@ -70,11 +70,21 @@ impl Rig {
 
     /// The same, delivering webhooks to `url` (signed with a test secret).
     async fn start_with_webhook(offsets: &str, quiet: &str, url: Option<String>) -> Rig {
+        Self::start_full(offsets, quiet, reminder::DEFAULT_BUSINESS_TZ, url).await
+    }
+
+    /// The same in another business time zone (`COUPONKEEPER_BUSINESS_TZ`).
+    async fn start_in_zone(offsets: &str, quiet: &str, tz: &str) -> Rig {
+        Self::start_full(offsets, quiet, tz, None).await
+    }
+
+    async fn start_full(offsets: &str, quiet: &str, tz: &str, url: Option<String>) -> Rig {
         let db = TestDb::fresh().await;
         let clock = Arc::new(ManualClock::new(epoch()));
         let mut config = Config::default();
         config.reminders.offsets = reminder::parse_offsets(offsets).expect("valid offsets");
         config.reminders.quiet_hours = reminder::parse_quiet_hours(quiet).expect("valid quiet");
+        config.reminders.tz = reminder::parse_business_tz(tz).expect("valid zone");
         if url.is_some() {
             config.webhooks.default_url = url;
             config.webhooks.default_secret = Some("whsec_reminder_test_0123456789".into());
@@ -396,6 +406,72 @@ async fn quiet_hours_delay_a_reminder_to_their_end_unless_the_coupon_would_expir
         "{:?}",
         sent[1].1
     );
+}
+
+/// The instant of an RFC 3339 literal.
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .expect("valid literal")
+}
+
+#[tokio::test]
+async fn in_new_york_a_reminder_held_by_quiet_hours_on_a_dst_night_goes_at_eight_local_time() {
+    let rig = Rig::start_in_zone("1d", "22:00-08:00", "America/New_York").await;
+    // Spring forward, 2027-03-14 02:00 EST -> 03:00 EDT. Ends 23:00 EDT on
+    // the 14th: its 1d slot is 22:00 EST on the 13th (03:00 UTC), quiet.
+    let spring = rig.template_until(1000, at("2027-03-15T03:00:00Z")).await;
+    rig.claim("u1", &spring).await;
+    // Fall back, 2027-11-07 02:00 EDT -> 01:00 EST. Ends 23:00 EST on the
+    // 7th: its 1d slot is 00:00 EDT on the 7th (04:00 UTC), quiet.
+    let fall = rig.template_until(1000, at("2027-11-08T04:00:00Z")).await;
+    rig.claim("u2", &fall).await;
+
+    rig.set(at("2027-03-14T03:00:00Z"));
+    assert_eq!(rig.plan().await.slots, 0, "22:00 EST: held back");
+    rig.set(at("2027-03-14T07:00:00Z"));
+    assert_eq!(
+        rig.plan().await.slots,
+        0,
+        "03:00 EDT, right after the jump: quiet"
+    );
+    rig.set(at("2027-03-14T11:59:59Z"));
+    assert_eq!(rig.plan().await.slots, 0, "07:59:59 EDT: still quiet");
+    // 08:00 EDT is 12:00 UTC, an hour before a fixed -05:00 would say.
+    rig.set(at("2027-03-14T12:00:00Z"));
+    assert_eq!(rig.plan().await.slots, 1, "08:00 EDT: sent");
+    let sent = rig.outbox(COUPONS_EXPIRING).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].0, "u1");
+    assert!(
+        sent[0].1["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("今天"),
+        "ends 23:00 local the same day: {:?}",
+        sent[0].1
+    );
+
+    rig.set(at("2027-11-07T04:00:00Z"));
+    assert_eq!(rig.plan().await.slots, 0, "00:00 EDT: held back");
+    rig.set(at("2027-11-07T06:30:00Z"));
+    assert_eq!(
+        rig.plan().await.slots,
+        0,
+        "01:30 EST, the repeated hour: quiet"
+    );
+    // 08:00 EST is 13:00 UTC, an hour after a fixed -04:00 would say.
+    rig.set(at("2027-11-07T12:00:00Z"));
+    assert_eq!(rig.plan().await.slots, 0, "07:00 EST: still quiet");
+    rig.set(at("2027-11-07T12:59:59Z"));
+    assert_eq!(rig.plan().await.slots, 0, "07:59:59 EST: still quiet");
+    rig.set(at("2027-11-07T13:00:00Z"));
+    assert_eq!(rig.plan().await.slots, 1, "08:00 EST: sent");
+    let sent = rig.outbox(COUPONS_EXPIRING).await;
+    assert_eq!(sent.len(), 2);
+    assert_eq!(sent[1].0, "u2");
+    rig.set(at("2027-11-07T14:00:00Z"));
+    assert_eq!(rig.plan().await.slots, 0, "once only");
 }
 
 #[tokio::test]

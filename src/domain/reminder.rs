@@ -7,12 +7,22 @@
 //! marks, the outbox row and the in-app message in one transaction.
 //!
 //! Time zone: `COUPONKEEPER_BUSINESS_TZ` is a fixed UTC offset (`+08:00`,
-//! `-05:30`, `UTC`) or one of the named zones without daylight saving time
-//! that map to one ([`NAMED_ZONES`], `Asia/Shanghai` = `+08:00`). A zone with
-//! DST is refused rather than silently mis-handled (no `chrono-tz`: its tz
-//! database is a heavy build for the one zone the shop uses).
+//! `-05:30`, `Z`) or an IANA zone name (`Asia/Shanghai`, `America/New_York`,
+//! `UTC`), parsed once at start into a [`BusinessTz`]. IANA zones follow the
+//! tz database (`chrono-tz`), daylight saving time included: quiet hours are
+//! wall-clock times of the zone, so a quiet night that crosses a transition
+//! is an hour shorter (spring forward) or longer (fall back) in real time.
+//! A quiet-hours end that the clock skips goes at the first instant after
+//! the gap; one that the clock shows twice at the first of the two (see
+//! [`quiet_end_after`]).
 
-use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::{
+    DateTime, Duration, FixedOffset, LocalResult, NaiveDateTime, NaiveTime, TimeZone, Utc,
+};
+use chrono_tz::Tz;
 
 use super::discount::DiscountRule;
 use super::money::Cents;
@@ -37,24 +47,62 @@ pub const MAX_OFFSET_SECONDS: i64 = 90 * 24 * 3600;
 /// no sms.
 pub const INACTIVE_AFTER_DAYS: i64 = 30;
 
-/// Named zones accepted for `COUPONKEEPER_BUSINESS_TZ`: none of them has
-/// daylight saving time, so each is one fixed offset (seconds east of UTC).
-pub const NAMED_ZONES: &[(&str, i32)] = &[
-    ("Asia/Shanghai", 8 * 3600),
-    ("Asia/Chongqing", 8 * 3600),
-    ("Asia/Hong_Kong", 8 * 3600),
-    ("Asia/Macau", 8 * 3600),
-    ("Asia/Taipei", 8 * 3600),
-    ("Asia/Singapore", 8 * 3600),
-    ("Asia/Tokyo", 9 * 3600),
-    ("Asia/Seoul", 9 * 3600),
-    ("UTC", 0),
-    ("Etc/UTC", 0),
-];
+/// The business time zone: a fixed UTC offset or an IANA zone with its
+/// daylight saving rules. Every local-time rule of this module goes
+/// through [`BusinessTz::local`] (instant to wall clock) and
+/// [`BusinessTz::resolve`] (wall clock to instants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusinessTz {
+    /// `+08:00`, `-05:30`, `Z`: the same offset all year.
+    Fixed(FixedOffset),
+    /// `Asia/Shanghai`, `America/New_York`, `UTC`: the tz database's rules.
+    Iana(Tz),
+}
 
-/// UTC+8, the default business time zone (`Asia/Shanghai`, no DST).
-pub fn shanghai() -> FixedOffset {
-    FixedOffset::east_opt(8 * 3600).expect("+08:00 is a valid offset")
+impl BusinessTz {
+    /// The wall-clock time in the zone at `at`.
+    pub fn local(self, at: DateTime<Utc>) -> NaiveDateTime {
+        match self {
+            BusinessTz::Fixed(o) => at.with_timezone(&o).naive_local(),
+            BusinessTz::Iana(tz) => at.with_timezone(&tz).naive_local(),
+        }
+    }
+
+    /// The instants the wall-clock time `local` names: one, two (a fall-back
+    /// fold, earlier first) or none (a spring-forward gap).
+    pub fn resolve(self, local: NaiveDateTime) -> LocalResult<DateTime<Utc>> {
+        match self {
+            BusinessTz::Fixed(o) => o.from_local_datetime(&local).map(|d| d.to_utc()),
+            BusinessTz::Iana(tz) => tz.from_local_datetime(&local).map(|d| d.to_utc()),
+        }
+    }
+
+    /// How much longer than its wall-clock length a quiet night can last:
+    /// a fall-back transition repeats up to two hours (one almost
+    /// everywhere; `Antarctica/Troll` shifts by two). None for a fixed
+    /// offset.
+    pub fn max_dst_shift_seconds(self) -> i64 {
+        match self {
+            BusinessTz::Fixed(_) => 0,
+            BusinessTz::Iana(_) => 2 * 3600,
+        }
+    }
+}
+
+/// As configured: the IANA name (`America/New_York`), or `UTC+08:00` for
+/// a fixed offset.
+impl fmt::Display for BusinessTz {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BusinessTz::Fixed(o) => write!(f, "UTC{o}"),
+            BusinessTz::Iana(tz) => f.write_str(tz.name()),
+        }
+    }
+}
+
+/// `Asia/Shanghai`, the default business time zone (UTC+8, no DST since 1991).
+pub fn shanghai() -> BusinessTz {
+    BusinessTz::Iana(chrono_tz::Asia::Shanghai)
 }
 
 /// Parses one duration: a whole number followed by `s`, `m`, `h` or `d`
@@ -136,37 +184,34 @@ pub fn parse_quiet_hours(raw: &str) -> Result<Option<QuietHours>, String> {
     Ok(Some(QuietHours { start, end }))
 }
 
-/// Parses the business time zone: a named zone of [`NAMED_ZONES`], `Z`,
-/// or a fixed offset `+HH:MM` / `-HH:MM`.
-pub fn parse_business_tz(raw: &str) -> Result<FixedOffset, String> {
+/// Parses the business time zone: a fixed offset `+HH:MM` / `-HH:MM`
+/// (up to 14 hours), `Z`, or an IANA zone name as the tz database spells
+/// it (case-sensitive: `Asia/Shanghai`, `America/New_York`, `UTC`).
+pub fn parse_business_tz(raw: &str) -> Result<BusinessTz, String> {
     let raw = raw.trim();
-    if let Some((_, secs)) = NAMED_ZONES.iter().find(|(n, _)| *n == raw) {
-        return FixedOffset::east_opt(*secs).ok_or_else(|| "bad offset".into());
-    }
-    if raw == "Z" {
-        return FixedOffset::east_opt(0).ok_or_else(|| "bad offset".into());
-    }
     let bad = || {
         format!(
-            "{raw:?}: expected a fixed offset like +08:00 or one of {} (zones with daylight saving time are not supported)",
-            NAMED_ZONES
-                .iter()
-                .map(|(n, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", ")
+            "{raw:?}: expected a fixed UTC offset (+08:00, -05:30, Z) or an IANA time zone name as the tz database spells it (Asia/Shanghai, America/New_York, Europe/London, UTC)"
         )
     };
+    if raw == "Z" {
+        return FixedOffset::east_opt(0)
+            .map(BusinessTz::Fixed)
+            .ok_or_else(bad);
+    }
     let (sign, rest) = match raw.chars().next() {
         Some('+') => (1, &raw[1..]),
         Some('-') => (-1, &raw[1..]),
-        _ => return Err(bad()),
+        _ => return Tz::from_str(raw).map(BusinessTz::Iana).map_err(|_| bad()),
     };
     let (h, m) = rest.split_once(':').ok_or_else(bad)?;
     let (h, m): (i32, i32) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
     if h > 14 || !(0..60).contains(&m) || h < 0 {
         return Err(bad());
     }
-    FixedOffset::east_opt(sign * (h * 3600 + m * 60)).ok_or_else(bad)
+    FixedOffset::east_opt(sign * (h * 3600 + m * 60))
+        .map(BusinessTz::Fixed)
+        .ok_or_else(bad)
 }
 
 /// When a coupon reaches an offset: `offset_seconds` before it ends.
@@ -174,20 +219,55 @@ pub fn slot_time(ends_at: DateTime<Utc>, offset_seconds: i64) -> DateTime<Utc> {
     ends_at - Duration::seconds(offset_seconds)
 }
 
-/// Minute of the day of `at` in `tz`.
-fn local_minute(at: DateTime<Utc>, tz: FixedOffset) -> u32 {
-    let l = at.with_timezone(&tz);
+/// Minute of the day of a wall-clock time.
+fn minute_of(l: NaiveDateTime) -> u32 {
     chrono::Timelike::hour(&l) * 60 + chrono::Timelike::minute(&l)
 }
 
+/// The longest spring-forward gap searched past (Pacific/Apia skipped a
+/// whole day in 2011).
+const MAX_GAP_MINUTES: i64 = 48 * 60;
+
+/// The first instant after `after` at which the clock of `tz` shows the
+/// wall-clock time `local`, for the end of a quiet period:
+/// - a time the clock shows once: that instant;
+/// - a time it shows twice (fall-back fold): the earlier instant, the
+///   first time the clock reaches the end; the later one only when the
+///   earlier is not after `after` (a reminder due in the repeated hour's
+///   second pass, which is quiet again by the wall clock);
+/// - a time it skips (spring-forward gap): the first instant after the gap,
+///   that is the transition itself (the clock jumps from before the end to
+///   after it; zones change on whole minutes, which the search steps by).
+fn quiet_end_instant(
+    tz: BusinessTz,
+    local: NaiveDateTime,
+    after: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    match tz.resolve(local) {
+        LocalResult::Single(t) => Some(t),
+        LocalResult::Ambiguous(earlier, later) => {
+            Some(if earlier > after { earlier } else { later })
+        }
+        LocalResult::None => (1..=MAX_GAP_MINUTES).find_map(|m| {
+            tz.resolve(local + Duration::minutes(m))
+                .earliest()
+                .filter(|t| *t > after)
+        }),
+    }
+}
+
 /// The end of the quiet period `at` falls in, or `None` outside quiet hours.
+/// Membership and the end are wall-clock times in `tz`; across a DST
+/// transition the end is resolved as [`quiet_end_instant`] says (skipped
+/// end: the first instant after the gap; repeated end: the earlier one).
 pub fn quiet_end_after(
     at: DateTime<Utc>,
     quiet: Option<QuietHours>,
-    tz: FixedOffset,
+    tz: BusinessTz,
 ) -> Option<DateTime<Utc>> {
     let q = quiet?;
-    let m = local_minute(at, tz);
+    let local = tz.local(at);
+    let m = minute_of(local);
     let inside = if q.start < q.end {
         (q.start..q.end).contains(&m)
     } else {
@@ -196,14 +276,12 @@ pub fn quiet_end_after(
     if !inside {
         return None;
     }
-    let local = at.with_timezone(&tz);
     let end_time = NaiveTime::from_hms_opt(q.end / 60, q.end % 60, 0)?;
-    let mut day = local.date_naive();
+    let mut day = local.date();
     if m >= q.end {
         day = day.succ_opt()?;
     }
-    let end = tz.from_local_datetime(&day.and_time(end_time)).single()?;
-    Some(end.with_timezone(&Utc))
+    quiet_end_instant(tz, day.and_time(end_time), at)
 }
 
 /// When a reminder due at `at` goes out: at `at`, or, inside quiet hours,
@@ -213,7 +291,7 @@ pub fn delay_for_quiet_hours(
     at: DateTime<Utc>,
     ends_at: DateTime<Utc>,
     quiet: Option<QuietHours>,
-    tz: FixedOffset,
+    tz: BusinessTz,
 ) -> DateTime<Utc> {
     match quiet_end_after(at, quiet, tz) {
         Some(end) if end < ends_at => end,
@@ -275,7 +353,7 @@ pub fn aggregate(
     offset_seconds: i64,
     window_seconds: i64,
     quiet: Option<QuietHours>,
-    tz: FixedOffset,
+    tz: BusinessTz,
 ) -> Vec<Slot> {
     let mut sorted: Vec<&DueCoupon> = coupons.iter().collect();
     sorted.sort_by(|a, b| a.ends_at.cmp(&b.ends_at).then_with(|| a.id.cmp(&b.id)));
@@ -367,9 +445,9 @@ pub fn active_within_30d(last_activity: Option<DateTime<Utc>>, now: DateTime<Utc
 }
 
 /// Days from `now`'s date to `ends_at`'s date in the business time zone.
-fn days_until(ends_at: DateTime<Utc>, now: DateTime<Utc>, tz: FixedOffset) -> i64 {
-    let a = now.with_timezone(&tz).date_naive();
-    let b = ends_at.with_timezone(&tz).date_naive();
+fn days_until(ends_at: DateTime<Utc>, now: DateTime<Utc>, tz: BusinessTz) -> i64 {
+    let a = tz.local(now).date();
+    let b = tz.local(ends_at).date();
     (b - a).num_days().max(0)
 }
 
@@ -381,7 +459,7 @@ pub fn expiring_message(
     total_value: Cents,
     earliest_ends_at: DateTime<Utc>,
     now: DateTime<Utc>,
-    tz: FixedOffset,
+    tz: BusinessTz,
 ) -> (String, String) {
     let days = days_until(earliest_ends_at, now, tz);
     let (when_zh, when_en) = match days {
@@ -410,8 +488,8 @@ pub fn expiring_message(
 }
 
 /// Local "MM月DD日 HH:MM" and "MM-DD HH:MM" of an instant.
-fn local_stamp(t: DateTime<Utc>, tz: FixedOffset) -> (String, String) {
-    let l = t.with_timezone(&tz);
+fn local_stamp(t: DateTime<Utc>, tz: BusinessTz) -> (String, String) {
+    let l = tz.local(t);
     (
         l.format("%m月%d日 %H:%M").to_string(),
         l.format("%m-%d %H:%M").to_string(),
@@ -450,7 +528,7 @@ pub fn expires_before_final_payment_message(
     order_no: &str,
     ends_at: DateTime<Utc>,
     window_starts: DateTime<Utc>,
-    tz: FixedOffset,
+    tz: BusinessTz,
 ) -> (String, String) {
     let (end_zh, end_en) = local_stamp(ends_at, tz);
     let (start_zh, start_en) = local_stamp(window_starts, tz);
@@ -496,7 +574,7 @@ pub struct ReminderSettings {
     /// Largest first.
     pub offsets: Vec<i64>,
     pub quiet_hours: Option<QuietHours>,
-    pub tz: FixedOffset,
+    pub tz: BusinessTz,
     pub sms_min_cents: i64,
     pub window_seconds: i64,
     pub limits: RateLimits,
@@ -531,12 +609,13 @@ impl ReminderSettings {
     }
 
     /// How far back a slot may lie and still be sent: the longest quiet
-    /// period plus an hour, so a reminder held back by quiet hours or by a
-    /// short outage still goes out.
+    /// period (a fall-back night makes it longer than its wall-clock
+    /// length, [`BusinessTz::max_dst_shift_seconds`]) plus an hour, so a
+    /// reminder held back by quiet hours or by a short outage still goes out.
     pub fn catch_up_seconds(&self) -> i64 {
         let quiet = self.quiet_hours.map_or(0, |q| {
             let len = (i64::from(q.end) - i64::from(q.start)).rem_euclid(24 * 60);
-            len * 60
+            len * 60 + self.tz.max_dst_shift_seconds()
         });
         quiet + 3600
     }
@@ -552,8 +631,20 @@ mod tests {
             .with_timezone(&Utc)
     }
 
-    fn cst() -> FixedOffset {
+    fn cst() -> BusinessTz {
         parse_business_tz("Asia/Shanghai").expect("known zone")
+    }
+
+    fn zone(name: &str) -> BusinessTz {
+        parse_business_tz(name).expect("known zone")
+    }
+
+    fn fixed(raw: &str) -> BusinessTz {
+        parse_business_tz(raw).expect("valid offset")
+    }
+
+    fn hours(raw: &str) -> Option<QuietHours> {
+        parse_quiet_hours(raw).expect("valid quiet hours")
     }
 
     fn quiet() -> Option<QuietHours> {
@@ -640,19 +731,45 @@ mod tests {
     }
 
     #[test]
-    fn business_time_zone_is_a_fixed_offset_or_a_zone_without_daylight_saving() {
-        assert_eq!(cst(), FixedOffset::east_opt(8 * 3600).unwrap());
+    fn business_time_zone_is_a_fixed_offset_or_an_iana_zone_with_its_daylight_saving_rules() {
+        assert_eq!(cst(), BusinessTz::Iana(chrono_tz::Asia::Shanghai));
+        assert_eq!(cst(), shanghai());
         assert_eq!(
-            parse_business_tz("-05:30").unwrap(),
-            FixedOffset::west_opt(5 * 3600 + 1800).unwrap()
+            fixed("-05:30"),
+            BusinessTz::Fixed(FixedOffset::west_opt(5 * 3600 + 1800).expect("constant"))
         );
         assert_eq!(
-            parse_business_tz("UTC").unwrap(),
-            FixedOffset::east_opt(0).unwrap()
+            fixed("Z"),
+            BusinessTz::Fixed(FixedOffset::east_opt(0).expect("constant"))
         );
-        let e = parse_business_tz("Europe/Berlin").unwrap_err();
-        assert!(e.contains("daylight saving"), "{e}");
-        assert!(parse_business_tz("+15:00").is_err());
+        assert_eq!(
+            zone(" Europe/Berlin "),
+            BusinessTz::Iana(chrono_tz::Europe::Berlin)
+        );
+        assert_eq!(zone("UTC"), BusinessTz::Iana(chrono_tz::UTC));
+        for bad in [
+            "+15:00",
+            "08:00",
+            "+8",
+            "Mars/Olympus",
+            "america/new_york",
+            "CST+8",
+            "",
+        ] {
+            let e = parse_business_tz(bad).unwrap_err();
+            assert!(
+                e.contains("+08:00") && e.contains("America/New_York"),
+                "{bad:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_zone_shows_as_configured_an_iana_name_or_a_utc_offset() {
+        assert_eq!(zone("America/New_York").to_string(), "America/New_York");
+        assert_eq!(zone("Asia/Calcutta").to_string(), "Asia/Calcutta");
+        assert_eq!(fixed("+09:00").to_string(), "UTC+09:00");
+        assert_eq!(fixed("-05:30").to_string(), "UTC-05:30");
     }
 
     #[test]
@@ -693,6 +810,353 @@ mod tests {
         let at = t("2026-11-11T15:00:00Z"); // 23:00 local
         let ends = t("2026-11-11T15:30:00Z"); // 23:30 local, before 08:00
         assert_eq!(delay_for_quiet_hours(at, ends, quiet(), cst()), at);
+    }
+
+    #[test]
+    fn quiet_hours_across_the_new_york_spring_forward_night_end_at_eight_daylight_time() {
+        let ny = zone("America/New_York");
+        // 2026-03-08 02:00 EST -> 03:00 EDT: 22:00-08:00 lasts 9 real hours.
+        let end = t("2026-03-08T12:00:00Z"); // 08:00 EDT
+        for at in [
+            "2026-03-08T03:00:00Z", // 22:00 EST on the 7th
+            "2026-03-08T06:59:00Z", // 01:59 EST, just before the jump
+            "2026-03-08T07:00:00Z", // 03:00 EDT, just after
+            "2026-03-08T11:59:00Z", // 07:59 EDT
+        ] {
+            assert_eq!(quiet_end_after(t(at), quiet(), ny), Some(end), "{at}");
+        }
+        assert_eq!(quiet_end_after(end, quiet(), ny), None);
+        // A fixed -05:00 offset knows no DST: 08:00 at -05:00 is 13:00 UTC.
+        assert_eq!(
+            quiet_end_after(t("2026-03-08T03:00:00Z"), quiet(), fixed("-05:00")),
+            Some(t("2026-03-08T13:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn quiet_hours_across_the_new_york_fall_back_night_end_at_eight_standard_time() {
+        let ny = zone("America/New_York");
+        // 2026-11-01 02:00 EDT -> 01:00 EST: 22:00-08:00 lasts 11 real hours.
+        let end = t("2026-11-01T13:00:00Z"); // 08:00 EST
+        for at in [
+            "2026-11-01T02:00:00Z", // 22:00 EDT on Oct 31
+            "2026-11-01T05:30:00Z", // 01:30 EDT, first pass
+            "2026-11-01T06:30:00Z", // 01:30 EST, second pass
+            "2026-11-01T12:59:00Z", // 07:59 EST
+        ] {
+            assert_eq!(quiet_end_after(t(at), quiet(), ny), Some(end), "{at}");
+        }
+        assert_eq!(end - t("2026-11-01T02:00:00Z"), Duration::hours(11));
+        assert_eq!(quiet_end_after(end, quiet(), ny), None);
+    }
+
+    #[test]
+    fn quiet_hours_across_the_london_transitions_end_at_eight_local() {
+        let london = zone("Europe/London");
+        // 2026-03-29 01:00 GMT -> 02:00 BST.
+        assert_eq!(
+            quiet_end_after(t("2026-03-28T22:00:00Z"), quiet(), london),
+            Some(t("2026-03-29T07:00:00Z"))
+        );
+        assert_eq!(
+            quiet_end_after(t("2026-03-29T00:59:00Z"), quiet(), london),
+            Some(t("2026-03-29T07:00:00Z"))
+        );
+        // 2026-10-25 02:00 BST -> 01:00 GMT.
+        assert_eq!(
+            quiet_end_after(t("2026-10-24T21:00:00Z"), quiet(), london),
+            Some(t("2026-10-25T08:00:00Z"))
+        );
+        assert_eq!(
+            quiet_end_after(t("2026-10-25T01:30:00Z"), quiet(), london),
+            Some(t("2026-10-25T08:00:00Z"))
+        );
+        // Summer and winter days away from the transitions.
+        assert_eq!(
+            quiet_end_after(t("2026-07-01T22:00:00Z"), quiet(), london),
+            Some(t("2026-07-02T07:00:00Z"))
+        );
+        assert_eq!(
+            quiet_end_after(t("2026-12-01T22:00:00Z"), quiet(), london),
+            Some(t("2026-12-02T08:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_quiet_end_skipped_by_spring_forward_is_the_first_instant_after_the_gap() {
+        // New York: 01:00-02:30, but 02:00-03:00 does not exist on 2026-03-08;
+        // the quiet period ends when the clock jumps to 03:00 EDT (07:00 UTC).
+        let ny = zone("America/New_York");
+        let q = hours("01:00-02:30");
+        for at in [
+            "2026-03-08T06:00:00Z",
+            "2026-03-08T06:15:00Z",
+            "2026-03-08T06:59:59Z",
+        ] {
+            assert_eq!(
+                quiet_end_after(t(at), q, ny),
+                Some(t("2026-03-08T07:00:00Z")),
+                "{at}"
+            );
+        }
+        assert_eq!(quiet_end_after(t("2026-03-08T07:00:00Z"), q, ny), None);
+        // London: 00:00-01:30, but 01:00-02:00 does not exist on 2026-03-29.
+        let london = zone("Europe/London");
+        assert_eq!(
+            quiet_end_after(t("2026-03-29T00:45:00Z"), hours("00:00-01:30"), london),
+            Some(t("2026-03-29T01:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_quiet_end_repeated_by_fall_back_is_the_earlier_instant_unless_that_has_passed() {
+        // New York, 2026-11-01: 01:00-02:00 happens twice (EDT, then EST).
+        let ny = zone("America/New_York");
+        let q = hours("22:00-01:30");
+        // In the first pass, quiet ends at the first 01:30 (EDT).
+        assert_eq!(
+            quiet_end_after(t("2026-11-01T04:30:00Z"), q, ny),
+            Some(t("2026-11-01T05:30:00Z"))
+        );
+        assert_eq!(quiet_end_after(t("2026-11-01T05:45:00Z"), q, ny), None);
+        // The clock shows 01:10 again (EST): quiet by the wall clock, until
+        // the second 01:30, never a time already past.
+        assert_eq!(
+            quiet_end_after(t("2026-11-01T06:10:00Z"), q, ny),
+            Some(t("2026-11-01T06:30:00Z"))
+        );
+        // London, 2026-10-25: 01:00-02:00 twice (BST, then GMT).
+        let london = zone("Europe/London");
+        assert_eq!(
+            quiet_end_after(t("2026-10-24T23:00:00Z"), hours("23:00-01:30"), london),
+            Some(t("2026-10-25T00:30:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_coupon_ending_before_quiet_hours_end_on_a_transition_night_is_still_reminded_at_once() {
+        let ny = zone("America/New_York");
+        // Due 22:00 EST, quiet hours end 08:00 EDT = 12:00 UTC.
+        let at = t("2026-03-08T03:00:00Z");
+        // Ends 07:30 EDT: before the end, so at once.
+        assert_eq!(
+            delay_for_quiet_hours(at, t("2026-03-08T11:30:00Z"), quiet(), ny),
+            at
+        );
+        // Ends 08:30 EDT: after the end, so it waits. (A fixed -05:00 would
+        // put the end at 13:00 UTC, after this coupon, and send at once.)
+        assert_eq!(
+            delay_for_quiet_hours(at, t("2026-03-08T12:30:00Z"), quiet(), ny),
+            t("2026-03-08T12:00:00Z")
+        );
+        assert_eq!(
+            delay_for_quiet_hours(at, t("2026-03-08T12:30:00Z"), quiet(), fixed("-05:00")),
+            at
+        );
+        // In the gap window: ends 01:50 EST, before the jump at 07:00 UTC.
+        let at = t("2026-03-08T06:30:00Z");
+        assert_eq!(
+            delay_for_quiet_hours(at, t("2026-03-08T06:50:00Z"), hours("01:00-02:30"), ny),
+            at
+        );
+        assert_eq!(
+            delay_for_quiet_hours(at, t("2026-03-08T07:30:00Z"), hours("01:00-02:30"), ny),
+            t("2026-03-08T07:00:00Z")
+        );
+        // Fall back: due 22:00 EDT, ends 07:30 EST (12:30 UTC), before 08:00 EST.
+        let at = t("2026-11-01T02:00:00Z");
+        assert_eq!(
+            delay_for_quiet_hours(at, t("2026-11-01T12:30:00Z"), quiet(), ny),
+            at
+        );
+    }
+
+    #[test]
+    fn asia_shanghai_and_fixed_offsets_keep_their_quiet_hours() {
+        for tz in [cst(), fixed("+08:00")] {
+            assert_eq!(
+                delay_for_quiet_hours(
+                    t("2026-03-08T15:00:00Z"),
+                    t("2026-03-09T15:00:00Z"),
+                    quiet(),
+                    tz
+                ),
+                t("2026-03-09T00:00:00Z")
+            );
+        }
+        // Fixed offsets never move, not even on New York's or London's nights.
+        let minus5 = fixed("-05:00");
+        assert_eq!(
+            quiet_end_after(t("2026-11-01T03:00:00Z"), quiet(), minus5),
+            Some(t("2026-11-01T13:00:00Z"))
+        );
+        let zero = fixed("Z");
+        assert_eq!(
+            quiet_end_after(t("2026-03-28T22:00:00Z"), quiet(), zero),
+            Some(t("2026-03-29T08:00:00Z"))
+        );
+        assert_eq!(
+            quiet_end_after(t("2026-03-29T00:45:00Z"), hours("00:00-01:30"), zero),
+            Some(t("2026-03-29T01:30:00Z"))
+        );
+    }
+
+    #[test]
+    fn tomorrow_and_day_counts_follow_the_local_calendar_across_dst() {
+        let v = Cents::new(5000).expect("valid");
+        let ny = zone("America/New_York");
+        // 23:30 EST Mar 7 -> 00:30 EDT Mar 9 is two local days, though only
+        // 24 real hours; a fixed -05:00 would say tomorrow (23:30 Mar 8).
+        let now = t("2026-03-08T04:30:00Z");
+        let ends = t("2026-03-09T04:30:00Z");
+        let (zh, en) = expiring_message(1, v, ends, now, ny);
+        assert!(zh.contains("将于 2 天后过期"), "{zh}");
+        assert!(en.contains("in 2 days"), "{en}");
+        let (zh, _) = expiring_message(1, v, ends, now, fixed("-05:00"));
+        assert!(zh.contains("明天"), "{zh}");
+        // 00:30 EDT Oct 31 -> 23:30 EST Nov 1: tomorrow (a fixed -04:00
+        // would count Nov 2).
+        let (zh, en) = expiring_message(
+            1,
+            v,
+            t("2026-11-02T04:30:00Z"),
+            t("2026-10-31T04:30:00Z"),
+            ny,
+        );
+        assert!(zh.contains("明天"), "{zh}");
+        assert!(en.contains("tomorrow"), "{en}");
+        // London: 00:30 BST -> 23:30 GMT the same day (24 real hours): today.
+        let (zh, en) = expiring_message(
+            1,
+            v,
+            t("2026-10-25T23:30:00Z"),
+            t("2026-10-24T23:30:00Z"),
+            zone("Europe/London"),
+        );
+        assert!(zh.contains("今天"), "{zh}");
+        assert!(en.contains("today"), "{en}");
+    }
+
+    #[test]
+    fn the_strict_warning_stamps_local_time_with_the_season_s_offset() {
+        let ny = zone("America/New_York");
+        let (zh, en) = expires_before_final_payment_message(
+            "P1",
+            t("2026-07-01T12:00:00Z"),
+            t("2026-12-01T12:00:00Z"),
+            ny,
+        );
+        assert!(zh.contains("07月01日 08:00"), "{zh}");
+        assert!(zh.contains("12月01日 07:00"), "{zh}");
+        assert!(
+            en.contains("07-01 08:00") && en.contains("12-01 07:00"),
+            "{en}"
+        );
+    }
+
+    #[test]
+    fn a_slot_held_back_on_the_spring_forward_night_goes_at_eight_daylight_time() {
+        // Coupons ending 00:00 EDT and 02:30 EDT Mar 9 reach the 1d offset
+        // at 22:00 EST Mar 7 and 01:30 EST Mar 8; both go at 08:00 EDT.
+        let slots = aggregate(
+            &[
+                coupon("a", "2026-03-09T04:00:00Z", 100),
+                coupon("b", "2026-03-09T06:30:00Z", 100),
+            ],
+            86_400,
+            3600,
+            quiet(),
+            zone("America/New_York"),
+        );
+        assert_eq!(slots.len(), 1, "{slots:?}");
+        assert_eq!(slots[0].send_at, t("2026-03-08T12:00:00Z"));
+        assert_eq!(slots[0].coupons.len(), 2);
+    }
+
+    mod dst_properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Transition instants (UTC) of the zones below, and the zones.
+        const TRANSITIONS: &[&str] = &[
+            "2026-03-08T07:00:00Z",
+            "2026-11-01T06:00:00Z",
+            "2026-03-29T01:00:00Z",
+            "2026-10-25T01:00:00Z",
+            "2026-04-04T15:00:00Z",
+            "2011-12-30T10:00:00Z",
+            "2026-07-01T00:00:00Z",
+        ];
+        const ZONES: &[&str] = &[
+            "America/New_York",
+            "Europe/London",
+            "Australia/Lord_Howe",
+            "Pacific/Apia",
+            "Antarctica/Troll",
+            "Asia/Shanghai",
+        ];
+
+        fn inside(at: DateTime<Utc>, q: QuietHours, tz: BusinessTz) -> bool {
+            quiet_end_after(at, Some(q), tz).is_some()
+        }
+
+        fn offset_at(tz: BusinessTz, at: DateTime<Utc>) -> Duration {
+            tz.local(at) - at.naive_utc()
+        }
+
+        proptest! {
+            #[test]
+            fn quiet_hours_end_after_every_quiet_minute_near_any_transition(
+                base in 0..TRANSITIONS.len(),
+                z in 0..ZONES.len(),
+                shift in -36 * 3600i64..36 * 3600,
+                start in 0u32..1440,
+                end in 0u32..1440,
+            ) {
+                prop_assume!(start != end);
+                let q = QuietHours { start, end };
+                let tz = zone(ZONES[z]);
+                let at = t(TRANSITIONS[base]) + Duration::seconds(shift);
+                let Some(stop) = quiet_end_after(at, Some(q), tz) else {
+                    return Ok(());
+                };
+                prop_assert!(stop > at, "{at} -> {stop}");
+                let wall = i64::from((end + 1440 - start) % 1440) * 60;
+                prop_assert!(
+                    (stop - at).num_seconds() <= wall + tz.max_dst_shift_seconds(),
+                    "{at} -> {stop}"
+                );
+                // Every minute until the end is quiet.
+                let mut m = at;
+                while m < stop {
+                    prop_assert!(inside(m, q, tz), "{at} -> {stop}: {m} not quiet");
+                    m += Duration::minutes(1);
+                }
+                // The end shows the configured end time, or is the jump over
+                // a gap that swallowed it.
+                let shows_end = minute_of(tz.local(stop)) == end;
+                let jump = offset_at(tz, stop) != offset_at(tz, stop - Duration::seconds(1));
+                prop_assert!(shows_end || jump, "{at} -> {stop}");
+                if shows_end {
+                    prop_assert!(!inside(stop, q, tz), "{at} -> {stop} still quiet");
+                }
+            }
+
+            #[test]
+            fn asia_shanghai_behaves_as_a_fixed_plus_eight(
+                secs in 1_767_225_600i64..1_798_761_600,
+                start in 0u32..1440,
+                end in 0u32..1440,
+            ) {
+                prop_assume!(start != end);
+                let q = Some(QuietHours { start, end });
+                let at = DateTime::from_timestamp(secs, 0).expect("in range");
+                prop_assert_eq!(
+                    quiet_end_after(at, q, cst()),
+                    quiet_end_after(at, q, fixed("+08:00"))
+                );
+            }
+        }
     }
 
     #[test]
@@ -854,6 +1318,17 @@ mod tests {
         let s = ReminderSettings::default();
         assert_eq!(s.next_smaller(259_200), 86_400);
         assert_eq!(s.next_smaller(1800), 0);
+        // Asia/Shanghai is an IANA zone: room for a fall-back night too.
+        assert_eq!(s.catch_up_seconds(), 10 * 3600 + 2 * 3600 + 3600);
+        let s = ReminderSettings {
+            tz: fixed("+08:00"),
+            ..ReminderSettings::default()
+        };
         assert_eq!(s.catch_up_seconds(), 10 * 3600 + 3600);
+        let s = ReminderSettings {
+            quiet_hours: None,
+            ..ReminderSettings::default()
+        };
+        assert_eq!(s.catch_up_seconds(), 3600);
     }
 }

@@ -129,7 +129,7 @@ fn plan_view(l: Lang, s: &ReminderSettings) -> impl IntoView + use<> {
                     </tr>
                     {setting_row(l.t("合并窗口", "Aggregation window"), window_text(l, s.window_seconds), "COUPONKEEPER_REMINDER_WINDOW_SECONDS", "window")}
                     {setting_row(l.t("免打扰时段（业务时区）", "Quiet hours (business time zone)"), quiet_text(l, s.quiet_hours), "COUPONKEEPER_QUIET_HOURS", "quiet-hours")}
-                    {setting_row(l.t("业务时区", "Business time zone"), format!("UTC{}", s.tz), "COUPONKEEPER_BUSINESS_TZ", "business-tz")}
+                    {setting_row(l.t("业务时区", "Business time zone"), s.tz.to_string(), "COUPONKEEPER_BUSINESS_TZ", "business-tz")}
                     {setting_row(l.t("短信门槛（券总价值不低于）", "SMS threshold (total value at least)"), l.money(s.sms_min_cents), "COUPONKEEPER_SMS_MIN_CENTS", "sms-threshold")}
                     {setting_row(l.t("每人每 24 小时短信上限", "SMS per user per 24 hours"), s.limits.sms_per_day.to_string(), "COUPONKEEPER_REMINDER_SMS_PER_DAY", "sms-cap")}
                     {setting_row(l.t("每人每 24 小时推送上限", "Push per user per 24 hours"), s.limits.push_per_day.to_string(), "COUPONKEEPER_REMINDER_PUSH_PER_DAY", "push-cap")}
