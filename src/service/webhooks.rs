@@ -24,6 +24,7 @@
 //! same user to the same subscriber is still `pending`; a dead one no
 //! longer holds the others back.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration as StdDuration, Instant};
 
 use hmac::{Hmac, Mac};
@@ -65,6 +66,12 @@ pub struct WebhookSettings {
     /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS`, default 8: attempts before a
     /// delivery is dead-lettered.
     pub max_attempts: i64,
+    /// `COUPONKEEPER_WEBHOOK_CA_FILE`: the PEM file `extra_roots` was read
+    /// from, for messages.
+    pub ca_file: Option<PathBuf>,
+    /// Root certificates trusted for `https://` receivers besides the
+    /// bundled webpki (Mozilla) roots: a private CA's.
+    pub extra_roots: Vec<reqwest::Certificate>,
 }
 
 impl Default for WebhookSettings {
@@ -74,6 +81,8 @@ impl Default for WebhookSettings {
             default_secret: None,
             timeout_seconds: 10,
             max_attempts: 8,
+            ca_file: None,
+            extra_roots: Vec::new(),
         }
     }
 }
@@ -139,15 +148,15 @@ pub fn envelope(
     )
 }
 
-/// Accepts `http://host[:port][/path]`. This build has no TLS client, so
-/// `https://` is refused with that reason rather than failing every send.
+/// Accepts `https://host[:port][/path]` and `http://host[:port][/path]`
+/// (plain http is kept for a relay on the same host or network).
 pub fn check_url(raw: &str) -> Result<String, String> {
     let url = raw.trim();
-    if url.starts_with("https://") {
-        return Err("https:// is not supported by this build (no TLS client); use http:// to a local relay or a TLS-terminating proxy".into());
-    }
-    let Some(rest) = url.strip_prefix("http://") else {
-        return Err("expected a URL starting with http://".into());
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    else {
+        return Err("expected a URL starting with https:// or http://".into());
     };
     let host = rest.split('/').next().unwrap_or("");
     if host.is_empty()
@@ -155,10 +164,49 @@ pub fn check_url(raw: &str) -> Result<String, String> {
         || url.chars().any(|c| c.is_whitespace() || c.is_control())
         || url.parse::<reqwest::Url>().is_err()
     {
-        return Err(format!("not a valid http:// URL: {raw:?}"));
+        return Err(format!("not a valid https:// or http:// URL: {raw:?}"));
     }
     Ok(url.to_string())
 }
+
+/// Reads `COUPONKEEPER_WEBHOOK_CA_FILE`: one or more PEM certificates
+/// (`-----BEGIN CERTIFICATE-----`). Unreadable, not PEM, or holding no
+/// certificate: an error saying which.
+pub fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, String> {
+    let shown = path.display();
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| format!("{shown} is not a PEM certificate file: {}", error_chain(&e)))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{shown} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    Ok(certs)
+}
+
+/// An error with its causes, `outer: cause: root cause`: reqwest's own
+/// message leaves out the cause (refused, DNS, an untrusted certificate).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
+}
+
+/// The webhook client could not be built with the configured settings
+/// (in practice: a `COUPONKEEPER_WEBHOOK_CA_FILE` certificate rustls does
+/// not take as a root).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot build the webhook HTTP client: {0}")]
+pub struct WebhookClientError(pub String);
 
 /// A subscriber as pages show it: the secret only by its last 4 characters.
 #[derive(Debug, Clone, Serialize)]
@@ -410,9 +458,17 @@ impl Service {
         let t = self.now().timestamp();
         let sig = signature(&d.secret, t, &d.body);
         let started = Instant::now();
-        let result = self
-            .inner
-            .http
+        let http = match &self.inner.http {
+            Ok(http) => http,
+            Err(e) => {
+                return SendOutcome {
+                    status_code: None,
+                    error: Some(e.to_string()),
+                    duration_ms: 0,
+                };
+            }
+        };
+        let result = http
             .post(&d.url)
             .header("content-type", "application/json")
             .header(
@@ -435,9 +491,11 @@ impl Service {
                 error: Some(if e.is_timeout() {
                     format!("timed out after {} s", self.webhooks().timeout_seconds)
                 } else if e.is_connect() {
-                    format!("cannot connect: {e}")
+                    // The causes say why: refused, DNS, or the TLS handshake
+                    // (an untrusted or expired certificate, a wrong name).
+                    format!("cannot connect: {}", error_chain(&e))
                 } else {
-                    e.to_string()
+                    error_chain(&e)
                 }),
                 duration_ms,
             },
@@ -769,13 +827,23 @@ async fn views(
 }
 
 /// The HTTP client every send uses: the configured timeout, no redirects
-/// (a 3xx is a failed attempt, not a hop to somewhere else).
-pub fn http_client(w: &WebhookSettings) -> reqwest::Client {
-    reqwest::Client::builder()
+/// (a 3xx is a failed attempt, not a hop to somewhere else), TLS (rustls)
+/// trusting the bundled webpki roots plus `extra_roots`. An error, never a
+/// default client without the configured roots.
+pub fn http_client(w: &WebhookSettings) -> Result<reqwest::Client, WebhookClientError> {
+    let mut builder = reqwest::Client::builder()
         .timeout(StdDuration::from_secs(
             u64::try_from(w.timeout_seconds.max(1)).unwrap_or(10),
         ))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap_or_default()
+        .redirect(reqwest::redirect::Policy::none());
+    for cert in &w.extra_roots {
+        builder = builder.add_root_certificate(cert.clone());
+    }
+    builder.build().map_err(|e| {
+        let chain = error_chain(&e);
+        WebhookClientError(match &w.ca_file {
+            Some(path) => format!("{}: {chain}", path.display()),
+            None => chain,
+        })
+    })
 }
