@@ -847,3 +847,71 @@ pub fn http_client(w: &WebhookSettings) -> Result<reqwest::Client, WebhookClient
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_and_http_receiver_urls_are_accepted_and_trimmed() {
+        assert_eq!(
+            check_url(" https://hooks.example.com/ck?x=1 ").as_deref(),
+            Ok("https://hooks.example.com/ck?x=1")
+        );
+        assert_eq!(
+            check_url("https://localhost:8443/hook").as_deref(),
+            Ok("https://localhost:8443/hook")
+        );
+        assert_eq!(
+            check_url("http://127.0.0.1:8080/hook").as_deref(),
+            Ok("http://127.0.0.1:8080/hook")
+        );
+    }
+
+    #[test]
+    fn other_schemes_and_malformed_urls_are_refused_with_a_reason() {
+        for raw in ["ftp://example.com/h", "example.com/h", "", "HTTPS://x"] {
+            let e = check_url(raw).expect_err(raw);
+            assert!(e.contains("https:// or http://"), "{raw:?}: {e}");
+        }
+        for raw in [
+            "https://",
+            "https:///path",
+            "https://exa mple.com/",
+            "http://[::1/",
+        ] {
+            let e = check_url(raw).expect_err(raw);
+            assert!(
+                e.starts_with("not a valid https:// or http:// URL"),
+                "{raw:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_chain_names_every_cause_once() {
+        let root = std::io::Error::other("invalid peer certificate: UnknownIssuer");
+        let outer = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, root);
+        // io::Error shows its inner error's text itself: not repeated.
+        assert_eq!(
+            error_chain(&outer),
+            "invalid peer certificate: UnknownIssuer"
+        );
+        #[derive(Debug)]
+        struct Wrap(std::io::Error);
+        impl std::fmt::Display for Wrap {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("error sending request")
+            }
+        }
+        impl std::error::Error for Wrap {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        assert_eq!(
+            error_chain(&Wrap(outer)),
+            "error sending request: invalid peer certificate: UnknownIssuer"
+        );
+    }
+}
