@@ -357,7 +357,7 @@ async fn a_missing_unreadable_or_invalid_ca_file_is_a_start_error_naming_the_var
         (dir.path(), "cannot read"),
         (not_pem.as_path(), "no PEM certificate"),
         (key_only.as_path(), "no PEM certificate"),
-        (garbage.as_path(), "garbage.pem"),
+        (garbage.as_path(), "is not usable as a root"),
     ];
     for (path, expected) in cases {
         let shown = path.display().to_string();

@@ -842,7 +842,10 @@ pub fn http_client(w: &WebhookSettings) -> Result<reqwest::Client, WebhookClient
     builder.build().map_err(|e| {
         let chain = error_chain(&e);
         WebhookClientError(match &w.ca_file {
-            Some(path) => format!("{}: {chain}", path.display()),
+            Some(path) => format!(
+                "a certificate in {} is not usable as a root: {chain}",
+                path.display()
+            ),
             None => chain,
         })
     })
