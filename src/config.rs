@@ -60,7 +60,9 @@ pub struct Config {
     /// Webhook delivery: `COUPONKEEPER_WEBHOOK_URL`,
     /// `COUPONKEEPER_WEBHOOK_SECRET` (required with the URL),
     /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS` (default 10, 1 to 300),
-    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS` (default 8, 1 to 50).
+    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS` (default 8, 1 to 50),
+    /// `COUPONKEEPER_WEBHOOK_CA_FILE` (PEM roots trusted besides the
+    /// bundled ones).
     pub webhooks: crate::service::webhooks::WebhookSettings,
 }
 
@@ -317,7 +319,7 @@ impl Config {
 fn webhook_settings(
     get: &impl Fn(&str) -> Option<String>,
 ) -> Result<crate::service::webhooks::WebhookSettings, ConfigError> {
-    use crate::service::webhooks::{WebhookSettings, check_url};
+    use crate::service::webhooks::{WebhookSettings, check_url, http_client, read_ca_file};
     let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
     let d = WebhookSettings::default();
     let default_url = match nonempty("COUPONKEEPER_WEBHOOK_URL") {
@@ -345,7 +347,16 @@ fn webhook_settings(
             })
         }
     };
-    Ok(WebhookSettings {
+    let ca_var = "COUPONKEEPER_WEBHOOK_CA_FILE";
+    let ca_file = nonempty(ca_var).map(|v| std::path::PathBuf::from(v.trim()));
+    let extra_roots = match &ca_file {
+        None => Vec::new(),
+        Some(path) => read_ca_file(path).map_err(|message| ConfigError {
+            var: ca_var,
+            message,
+        })?,
+    };
+    let settings = WebhookSettings {
         default_url,
         default_secret,
         timeout_seconds: ranged(
@@ -360,7 +371,19 @@ fn webhook_settings(
             256,
         )?)
         .unwrap_or(d.concurrency),
-    })
+        ca_file,
+        extra_roots,
+    };
+    // PEM that decodes but is no usable certificate shows only when rustls
+    // takes it as a root: build the client once here so that is a start
+    // error too.
+    if settings.ca_file.is_some() {
+        http_client(&settings).map_err(|e| ConfigError {
+            var: ca_var,
+            message: e.0,
+        })?;
+    }
+    Ok(settings)
 }
 
 fn self_check_settings(

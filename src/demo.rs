@@ -37,7 +37,7 @@ use crate::config::Config;
 use crate::domain::ids::UserId;
 use crate::domain::template::TemplateInput;
 use crate::domain::time::{rfc3339, to_ms};
-use crate::server::build_service;
+use crate::server::{StartError, try_build_service};
 use crate::service::campaigns::CampaignInput;
 use crate::service::orders::OrderInput;
 use crate::service::support::Authority;
@@ -76,6 +76,8 @@ pub enum DemoError {
         "the database holds {found} of the {ORDER_COUNT} demo orders: an earlier load stopped half-way; load the demo into an empty database"
     )]
     Partial { found: i64 },
+    #[error(transparent)]
+    Start(#[from] StartError),
 }
 
 /// One planted anomaly, as the summary and `--json` report it.
@@ -177,7 +179,7 @@ pub async fn load(db: &Db, config: &Config, now: DateTime<Utc>) -> Result<DemoRe
     }
     let clock = Arc::new(ManualClock::new(now - Duration::days(HISTORY_DAYS)));
     let shared: SharedClock = clock.clone();
-    let service = build_service(config, db.clone(), shared);
+    let service = try_build_service(config, db.clone(), shared)?;
     let mut seed = Seed {
         svc: service,
         clock,

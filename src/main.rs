@@ -94,11 +94,12 @@ async fn staff_add(
     };
     let password = Password::parse(&raw).map_err(|e| e.to_string())?;
     let db = server::open_db(config).await.map_err(|e| e.to_string())?;
-    let service = server::build_service(
+    let service = server::try_build_service(
         config,
         db,
         std::sync::Arc::new(couponkeeper::clock::SystemClock),
-    );
+    )
+    .map_err(|e| e.to_string())?;
     let added = service
         .add_staff(&name, role, &password, replace)
         .await
@@ -115,11 +116,12 @@ async fn staff_add(
 
 async fn staff_list(config: &Config) -> Result<String, String> {
     let db = server::open_db(config).await.map_err(|e| e.to_string())?;
-    let service = server::build_service(
+    let service = server::try_build_service(
         config,
         db,
         std::sync::Arc::new(couponkeeper::clock::SystemClock),
-    );
+    )
+    .map_err(|e| e.to_string())?;
     let staff = service.list_staff().await.map_err(|e| e.to_string())?;
     let mut out = String::from("name\trole\tdisabled\n");
     for s in staff {

@@ -22,6 +22,8 @@ pub enum StartError {
     Io(#[from] std::io::Error),
     #[error("COUPONKEEPER_BOOTSTRAP_ADMIN: {0}")]
     Bootstrap(String),
+    #[error("COUPONKEEPER_WEBHOOK_CA_FILE: {0}")]
+    Webhooks(#[from] crate::service::webhooks::WebhookClientError),
 }
 
 /// Opens the database of `config` and applies migrations.
@@ -36,19 +38,37 @@ pub async fn open_db(config: &Config) -> Result<Db, StartError> {
     Ok(db)
 }
 
-/// Builds the service on `db` with the given clock.
-pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
-    Service::with_webhooks(
+fn service_settings(config: &Config) -> Settings {
+    Settings {
+        checkout_lock_seconds: config.checkout_lock_seconds,
+        support_compensation_max_cents: config.support_compensation_max_cents,
+        support_compensation_daily_cents: config.support_compensation_daily_cents,
+        reminders: config.reminders.clone(),
+    }
+}
+
+/// Builds the service on `db` with the given clock; an error if the
+/// webhook client cannot be built (the process's commands start with this).
+pub fn try_build_service(
+    config: &Config,
+    db: Db,
+    clock: SharedClock,
+) -> Result<Service, StartError> {
+    Ok(Service::try_with_webhooks(
         db,
         clock,
-        Settings {
-            checkout_lock_seconds: config.checkout_lock_seconds,
-            support_compensation_max_cents: config.support_compensation_max_cents,
-            support_compensation_daily_cents: config.support_compensation_daily_cents,
-            reminders: config.reminders.clone(),
-        },
+        service_settings(config),
         config.webhooks.clone(),
-    )
+    )?)
+}
+
+/// Builds the service on `db` with the given clock, for callers with no
+/// start error to report (tests, the bench): a webhook client that cannot
+/// be built is logged and makes every delivery attempt fail (see
+/// [`Service::with_webhooks`]). `Config::from_env` already refuses such
+/// settings.
+pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
+    Service::with_webhooks(db, clock, service_settings(config), config.webhooks.clone())
 }
 
 /// Builds the application state (used by `serve` and by the tests).
@@ -74,7 +94,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     if config.api_tokens.is_empty() {
         tracing::warn!("COUPONKEEPER_API_TOKEN is not set: every /api/v1 call will answer 401");
     }
-    let service = build_service(&config, db.clone(), Arc::new(SystemClock));
+    let service = try_build_service(&config, db.clone(), Arc::new(SystemClock))?;
     if let Some(spec) = &config.bootstrap_admin {
         match service.bootstrap_admin(spec).await {
             Ok(true) => tracing::info!("bootstrap admin created from COUPONKEEPER_BOOTSTRAP_ADMIN"),

@@ -255,8 +255,9 @@ struct Inner {
     inflight: idempotency::Inflight,
     scheduler: std::sync::OnceLock<jobs::Scheduler>,
     webhooks: webhooks::WebhookSettings,
-    /// The webhook client (timeout from `webhooks`).
-    http: reqwest::Client,
+    /// The webhook client (timeout and extra roots from `webhooks`), or why
+    /// it could not be built: then every send fails with that reason.
+    http: Result<reqwest::Client, webhooks::WebhookClientError>,
 }
 
 /// What an operation closure gets besides the connection.
@@ -272,12 +273,43 @@ impl Service {
         Self::with_webhooks(db, clock, settings, webhooks::WebhookSettings::default())
     }
 
-    /// A service that delivers webhooks with these settings.
+    /// A service that delivers webhooks with these settings; an error if
+    /// the webhook client cannot be built with them (the process's start
+    /// uses this, see [`crate::server::try_build_service`]).
+    pub fn try_with_webhooks(
+        db: Db,
+        clock: SharedClock,
+        settings: Settings,
+        webhooks: webhooks::WebhookSettings,
+    ) -> Result<Self, webhooks::WebhookClientError> {
+        let http = webhooks::http_client(&webhooks)?;
+        Ok(Self::assemble(db, clock, settings, webhooks, Ok(http)))
+    }
+
+    /// A service that delivers webhooks with these settings. If the webhook
+    /// client cannot be built with them (settings that `Config` refuses at
+    /// start), this says so in the log and every delivery attempt fails
+    /// with the reason; there is no fallback client without the configured
+    /// roots.
     pub fn with_webhooks(
         db: Db,
         clock: SharedClock,
         settings: Settings,
         webhooks: webhooks::WebhookSettings,
+    ) -> Self {
+        let http = webhooks::http_client(&webhooks);
+        if let Err(e) = &http {
+            tracing::error!(error = %e, "every webhook delivery attempt will fail");
+        }
+        Self::assemble(db, clock, settings, webhooks, http)
+    }
+
+    fn assemble(
+        db: Db,
+        clock: SharedClock,
+        settings: Settings,
+        webhooks: webhooks::WebhookSettings,
+        http: Result<reqwest::Client, webhooks::WebhookClientError>,
     ) -> Self {
         Service {
             inner: Arc::new(Inner {
@@ -286,7 +318,7 @@ impl Service {
                 settings,
                 inflight: idempotency::Inflight::default(),
                 scheduler: std::sync::OnceLock::new(),
-                http: webhooks::http_client(&webhooks),
+                http,
                 webhooks,
             }),
         }

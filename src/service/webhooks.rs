@@ -25,6 +25,7 @@
 //! longer holds the others back.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration as StdDuration, Instant};
 
 use hmac::{Hmac, Mac};
@@ -72,6 +73,12 @@ pub struct WebhookSettings {
     /// to one subscriber per dispatcher. Each subscriber has its own slots,
     /// so a slow or hanging receiver only holds up its own deliveries.
     pub concurrency: usize,
+    /// `COUPONKEEPER_WEBHOOK_CA_FILE`: the PEM file `extra_roots` was read
+    /// from, for messages.
+    pub ca_file: Option<PathBuf>,
+    /// Root certificates trusted for `https://` receivers besides the
+    /// bundled webpki (Mozilla) roots: a private CA's.
+    pub extra_roots: Vec<reqwest::Certificate>,
 }
 
 impl Default for WebhookSettings {
@@ -82,6 +89,8 @@ impl Default for WebhookSettings {
             timeout_seconds: 10,
             max_attempts: 8,
             concurrency: 16,
+            ca_file: None,
+            extra_roots: Vec::new(),
         }
     }
 }
@@ -147,15 +156,15 @@ pub fn envelope(
     )
 }
 
-/// Accepts `http://host[:port][/path]`. This build has no TLS client, so
-/// `https://` is refused with that reason rather than failing every send.
+/// Accepts `https://host[:port][/path]` and `http://host[:port][/path]`
+/// (plain http is kept for a relay on the same host or network).
 pub fn check_url(raw: &str) -> Result<String, String> {
     let url = raw.trim();
-    if url.starts_with("https://") {
-        return Err("https:// is not supported by this build (no TLS client); use http:// to a local relay or a TLS-terminating proxy".into());
-    }
-    let Some(rest) = url.strip_prefix("http://") else {
-        return Err("expected a URL starting with http://".into());
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    else {
+        return Err("expected a URL starting with https:// or http://".into());
     };
     let host = rest.split('/').next().unwrap_or("");
     if host.is_empty()
@@ -163,10 +172,49 @@ pub fn check_url(raw: &str) -> Result<String, String> {
         || url.chars().any(|c| c.is_whitespace() || c.is_control())
         || url.parse::<reqwest::Url>().is_err()
     {
-        return Err(format!("not a valid http:// URL: {raw:?}"));
+        return Err(format!("not a valid https:// or http:// URL: {raw:?}"));
     }
     Ok(url.to_string())
 }
+
+/// Reads `COUPONKEEPER_WEBHOOK_CA_FILE`: one or more PEM certificates
+/// (`-----BEGIN CERTIFICATE-----`). Unreadable, not PEM, or holding no
+/// certificate: an error saying which.
+pub fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, String> {
+    let shown = path.display();
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| format!("{shown} is not a PEM certificate file: {}", error_chain(&e)))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{shown} holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    Ok(certs)
+}
+
+/// An error with its causes, `outer: cause: root cause`: reqwest's own
+/// message leaves out the cause (refused, DNS, an untrusted certificate).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
+}
+
+/// The webhook client could not be built with the configured settings
+/// (in practice: a `COUPONKEEPER_WEBHOOK_CA_FILE` certificate rustls does
+/// not take as a root).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot build the webhook HTTP client: {0}")]
+pub struct WebhookClientError(pub String);
 
 /// A subscriber as pages show it: the secret only by its last 4 characters.
 #[derive(Debug, Clone, Serialize)]
@@ -649,9 +697,17 @@ impl Service {
         let t = self.now().timestamp();
         let sig = signature(&d.secret, t, &d.body);
         let started = Instant::now();
-        let result = self
-            .inner
-            .http
+        let http = match &self.inner.http {
+            Ok(http) => http,
+            Err(e) => {
+                return SendOutcome {
+                    status_code: None,
+                    error: Some(e.to_string()),
+                    duration_ms: 0,
+                };
+            }
+        };
+        let result = http
             .post(&d.url)
             .header("content-type", "application/json")
             .header(
@@ -674,9 +730,11 @@ impl Service {
                 error: Some(if e.is_timeout() {
                     format!("timed out after {} s", self.webhooks().timeout_seconds)
                 } else if e.is_connect() {
-                    format!("cannot connect: {e}")
+                    // The causes say why: refused, DNS, or the TLS handshake
+                    // (an untrusted or expired certificate, a wrong name).
+                    format!("cannot connect: {}", error_chain(&e))
                 } else {
-                    e.to_string()
+                    error_chain(&e)
                 }),
                 duration_ms,
             },
@@ -1058,13 +1116,94 @@ async fn views(
 }
 
 /// The HTTP client every send uses: the configured timeout, no redirects
-/// (a 3xx is a failed attempt, not a hop to somewhere else).
-pub fn http_client(w: &WebhookSettings) -> reqwest::Client {
-    reqwest::Client::builder()
+/// (a 3xx is a failed attempt, not a hop to somewhere else), TLS (rustls)
+/// trusting the bundled webpki roots plus `extra_roots`. An error, never a
+/// default client without the configured roots.
+pub fn http_client(w: &WebhookSettings) -> Result<reqwest::Client, WebhookClientError> {
+    let mut builder = reqwest::Client::builder()
         .timeout(StdDuration::from_secs(
             u64::try_from(w.timeout_seconds.max(1)).unwrap_or(10),
         ))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap_or_default()
+        .redirect(reqwest::redirect::Policy::none());
+    for cert in &w.extra_roots {
+        builder = builder.add_root_certificate(cert.clone());
+    }
+    builder.build().map_err(|e| {
+        let chain = error_chain(&e);
+        WebhookClientError(match &w.ca_file {
+            Some(path) => format!(
+                "a certificate in {} is not usable as a root: {chain}",
+                path.display()
+            ),
+            None => chain,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_and_http_receiver_urls_are_accepted_and_trimmed() {
+        assert_eq!(
+            check_url(" https://hooks.example.com/ck?x=1 ").as_deref(),
+            Ok("https://hooks.example.com/ck?x=1")
+        );
+        assert_eq!(
+            check_url("https://localhost:8443/hook").as_deref(),
+            Ok("https://localhost:8443/hook")
+        );
+        assert_eq!(
+            check_url("http://127.0.0.1:8080/hook").as_deref(),
+            Ok("http://127.0.0.1:8080/hook")
+        );
+    }
+
+    #[test]
+    fn other_schemes_and_malformed_urls_are_refused_with_a_reason() {
+        for raw in ["ftp://example.com/h", "example.com/h", "", "HTTPS://x"] {
+            let e = check_url(raw).expect_err(raw);
+            assert!(e.contains("https:// or http://"), "{raw:?}: {e}");
+        }
+        for raw in [
+            "https://",
+            "https:///path",
+            "https://exa mple.com/",
+            "http://[::1/",
+        ] {
+            let e = check_url(raw).expect_err(raw);
+            assert!(
+                e.starts_with("not a valid https:// or http:// URL"),
+                "{raw:?}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_error_chain_names_every_cause_once() {
+        let root = std::io::Error::other("invalid peer certificate: UnknownIssuer");
+        let outer = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, root);
+        // io::Error shows its inner error's text itself: not repeated.
+        assert_eq!(
+            error_chain(&outer),
+            "invalid peer certificate: UnknownIssuer"
+        );
+        #[derive(Debug)]
+        struct Wrap(std::io::Error);
+        impl std::fmt::Display for Wrap {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("error sending request")
+            }
+        }
+        impl std::error::Error for Wrap {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        assert_eq!(
+            error_chain(&Wrap(outer)),
+            "error sending request: invalid peer certificate: UnknownIssuer"
+        );
+    }
 }

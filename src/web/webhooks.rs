@@ -155,8 +155,8 @@ fn add_form(l: Lang, csrf: String) -> impl IntoView + use<> {
             <h2 id="add-heading">{l.t("添加接收方", "Add a subscriber")}</h2>
             <form method="post" action=LIST class="stack" data-testid="add-form">
                 <input type="hidden" name="csrf" value=csrf/>
-                <label for="url">{l.t("地址（http://）", "URL (http://)")}</label>
-                <input id="url" name="url" required maxlength="2000" placeholder="http://127.0.0.1:8080/hook"/>
+                <label for="url">{l.t("地址（https:// 或 http://）", "URL (https:// or http://)")}</label>
+                <input id="url" name="url" required maxlength="2000" placeholder="https://hooks.example.com/couponkeeper"/>
                 <fieldset>
                     <legend>{l.t("事件类型", "Event types")}</legend>
                     <label for="type-all"><input type="checkbox" id="type-all" name="types" value="*"/>" "{l.t("全部类型（包括以后新增的）", "All types (including ones added later)")}</label>
@@ -167,8 +167,8 @@ fn add_form(l: Lang, csrf: String) -> impl IntoView + use<> {
                 <label for="secret_again">{l.t("再次输入密钥", "Secret again")}</label>
                 <input id="secret_again" name="secret_again" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
                 <p class="note">{l.t(
-                    "密钥保存后只显示最后 4 个字符。https:// 地址暂不支持（本版本没有 TLS 客户端）。",
-                    "Once saved, only the secret's last 4 characters are shown. https:// URLs are not supported (this build has no TLS client).",
+                    "密钥保存后只显示最后 4 个字符。https:// 接收方的证书须由公共 CA 或 COUPONKEEPER_WEBHOOK_CA_FILE 中的 CA 签发；http:// 只适合本机或内网的转发服务。",
+                    "Once saved, only the secret's last 4 characters are shown. An https:// receiver's certificate must come from a public CA or from one in COUPONKEEPER_WEBHOOK_CA_FILE; keep http:// for a relay on the same host or network.",
                 )}</p>
                 <p class="actions">
                     <button type="submit" class="primary" data-testid="add">{l.t("添加接收方", "Add subscriber")}</button>
