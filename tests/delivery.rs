@@ -758,3 +758,102 @@ async fn a_hanging_subscriber_holds_up_only_its_own_deliveries() {
 fn op() -> Ctx {
     Ctx::new("staff:op", None).with_address(Some("10.0.0.9".into()))
 }
+
+#[tokio::test]
+async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earliest_message() {
+    use couponkeeper::store::Backend;
+    use couponkeeper::store::deliveries::{ClaimScope, claim_due_sql};
+    use sqlx::Row;
+
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let pool = app.db.db.pool();
+    // A burst: 4,000 pending deliveries of two subscribers, two per user,
+    // into a table whose statistics were never gathered (the case in which
+    // PostgreSQL once planned an anti join rescanning every pending row).
+    for chunk in 0..20 {
+        let values: Vec<String> = (0..200)
+            .map(|i| {
+                let n = chunk * 200 + i;
+                let sub = if n % 2 == 0 { "s1" } else { "s2" };
+                format!(
+                    "({n}, '{sub}', 'coupon.expired', 'u{}', 'pending', 0, {n}, {n}, {n})",
+                    n / 4
+                )
+            })
+            .collect();
+        sqlx::query(&format!(
+            "INSERT INTO deliveries (outbox_id, subscriber_id, event_type, user_id, status, \
+             attempts, next_attempt_at, created_at, updated_at) VALUES {}",
+            values.join(", ")
+        ))
+        .execute(pool)
+        .await
+        .expect("insert deliveries");
+    }
+    let backend = app.db.db.backend();
+    let sql = claim_due_sql(backend, ClaimScope::Subscriber("s1"));
+    let explain = match backend {
+        Backend::Postgres => format!("EXPLAIN {sql}"),
+        Backend::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
+    };
+    let mut conn = pool.acquire().await.expect("connection");
+    let rows = sqlx::query(&explain)
+        .bind(1_000_000_i64)
+        .bind(2_000_000_i64)
+        .bind(16_i64)
+        .bind("s1")
+        .fetch_all(&mut *conn)
+        .await
+        .expect("explain");
+    let plan = rows
+        .iter()
+        .map(|r| match backend {
+            Backend::Postgres => r.try_get::<String, _>(0).unwrap_or_default(),
+            Backend::Sqlite => r.try_get::<String, _>(3).unwrap_or_default(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    println!("{plan}");
+    assert!(plan.contains("deliveries_sub_due_idx"), "{plan}");
+    assert!(plan.contains("deliveries_user_idx"), "{plan}");
+    for bad in [
+        "Anti Join",
+        "Seq Scan",
+        "Sort",
+        "SCAN d",
+        "SCAN e",
+        "TEMP B-TREE",
+    ] {
+        assert!(!plan.contains(bad), "no {bad}:\n{plan}");
+    }
+    // The picked rows are updated by primary key, not by re-reading every
+    // due delivery.
+    match backend {
+        Backend::Postgres => {
+            assert!(plan.contains("deliveries_pkey"), "{plan}");
+            assert!(!plan.contains("Bitmap"), "{plan}");
+        }
+        Backend::Sqlite => {
+            assert!(!plan.contains("deliveries_due_idx"), "{plan}");
+            assert!(plan.contains("INTEGER PRIMARY KEY"), "{plan}");
+        }
+    }
+
+    // And it takes the right ones: each s1 user's earliest, oldest first.
+    let claimed = couponkeeper::store::deliveries::claim_due(
+        &mut conn,
+        ClaimScope::Subscriber("s1"),
+        1_000_000,
+        2_000_000,
+        16,
+    )
+    .await
+    .expect("claim");
+    let got: Vec<(i64, String)> = claimed
+        .iter()
+        .map(|d| (d.outbox_id, d.subscriber_id.clone()))
+        .collect();
+    let want: Vec<(i64, String)> = (0..16).map(|k| (4 * k, "s1".to_string())).collect();
+    assert_eq!(got, want);
+}

@@ -334,23 +334,14 @@ pub struct DispatchReport {
 }
 
 impl DispatchReport {
-    /// Counts one finished send task; returns its subscriber.
-    fn tally(&mut self, done: Result<SendResult, tokio::task::JoinError>) -> Option<String> {
-        self.sent += 1;
-        match done {
-            Ok((sub, result)) => {
-                match result {
-                    Ok(Next::Delivered) => self.delivered += 1,
-                    Ok(Next::RetryAt(_)) => self.retried += 1,
-                    Ok(Next::Dead) => self.dead += 1,
-                    // The lease runs out and the delivery is sent again.
-                    Err(e) => tracing::warn!(error = %e, "cannot record a webhook attempt"),
-                }
-                Some(sub)
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "webhook send task failed");
-                None
+    /// Counts recorded sends by where they went.
+    fn tally(&mut self, nexts: &[Next]) {
+        for next in nexts {
+            self.sent += 1;
+            match next {
+                Next::Delivered => self.delivered += 1,
+                Next::RetryAt(_) => self.retried += 1,
+                Next::Dead => self.dead += 1,
             }
         }
     }
@@ -365,13 +356,27 @@ impl DispatchReport {
     }
 }
 
-/// What a send task returns: its subscriber and where the delivery went.
-type SendResult = (String, Result<Next, ServiceError>);
+/// What a send task returns: the delivery and what its send did.
+type SendResult = (ClaimedDelivery, SendOutcome);
+
+/// One attempt to record ([`Service::finish_deliveries`]).
+#[derive(Debug, Clone)]
+struct FinishRow {
+    id: i64,
+    lease: i64,
+    next: Next,
+    code: Option<i64>,
+    error: Option<String>,
+    duration_ms: i64,
+}
 
 /// Most sends in flight in [`Service::dispatch_once`].
 pub const MAX_IN_FLIGHT: usize = 8;
 /// Deliveries of disabled or removed subscribers dead-lettered per claim.
 const ORPHAN_BATCH: i64 = 100;
+/// How often a dispatcher looks for deliveries of disabled or removed
+/// subscribers.
+pub const ORPHANS_EVERY: StdDuration = StdDuration::from_secs(30);
 /// Most outbox messages one fan-out transaction turns into deliveries.
 pub const FAN_OUT_BATCH: i64 = 500;
 /// Longest pause between two fan-outs while sends are in flight: how late a
@@ -383,8 +388,9 @@ const FAN_OUT_EVERY: StdDuration = StdDuration::from_millis(200);
 enum Slots {
     /// Up to this many, of any subscriber.
     Total(i64),
-    /// The free slots of each live subscriber, given the sends in flight.
-    PerSubscriber(HashMap<String, usize>),
+    /// The free slots of each live subscriber, given the sends in flight;
+    /// and whether to take deliveries of subscribers gone or disabled.
+    PerSubscriber(HashMap<String, usize>, bool),
 }
 
 /// The dispatcher `serve` runs: sends stay in flight while new ones are
@@ -404,6 +410,7 @@ pub struct Dispatcher {
     in_flight: HashMap<String, usize>,
     last_fan_out: Option<Instant>,
     fan_out_full: bool,
+    last_orphans: Option<Instant>,
 }
 
 impl Dispatcher {
@@ -414,6 +421,7 @@ impl Dispatcher {
             in_flight: HashMap::new(),
             last_fan_out: None,
             fan_out_full: false,
+            last_orphans: None,
         }
     }
 
@@ -438,7 +446,16 @@ impl Dispatcher {
             report.sends.fanned_out = n;
         }
         if self.running.len() < MAX_IN_FLIGHT_TOTAL {
-            let claimed = self.service.claim_for_slots(&self.in_flight).await?;
+            let orphans = self
+                .last_orphans
+                .is_none_or(|at| at.elapsed() >= ORPHANS_EVERY);
+            let claimed = self
+                .service
+                .claim_for_slots(&self.in_flight, orphans)
+                .await?;
+            if orphans {
+                self.last_orphans = Some(Instant::now());
+            }
             report.claimed = claimed.len();
             for d in claimed {
                 *self
@@ -448,51 +465,74 @@ impl Dispatcher {
                 let service = self.service.clone();
                 self.running.spawn(async move {
                     let outcome = service.send_delivery(&d).await;
-                    (
-                        d.delivery.subscriber_id.clone(),
-                        service.finish_delivery(&d, &outcome).await,
-                    )
+                    (d, outcome)
                 });
             }
         }
         if !self.running.is_empty()
             && let Ok(Some(done)) = tokio::time::timeout(max_wait, self.running.join_next()).await
         {
-            self.finished(&mut report.sends, done);
+            let mut finished = Vec::new();
+            self.collect(&mut finished, done);
             while let Some(done) = self.running.try_join_next() {
-                self.finished(&mut report.sends, done);
+                self.collect(&mut finished, done);
             }
+            self.record(&mut report.sends, finished).await;
         }
         Ok(report)
     }
 
-    fn finished(
+    /// Frees the slot of a finished send and keeps its outcome to record.
+    fn collect(
         &mut self,
-        report: &mut DispatchReport,
+        finished: &mut Vec<SendResult>,
         done: Result<SendResult, tokio::task::JoinError>,
     ) {
-        if let Some(sub) = report.tally(done)
-            && let Some(n) = self.in_flight.get_mut(&sub)
-        {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.in_flight.remove(&sub);
+        match done {
+            Ok(result) => {
+                let sub = &result.0.delivery.subscriber_id;
+                if let Some(n) = self.in_flight.get_mut(sub) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        self.in_flight.remove(sub);
+                    }
+                }
+                finished.push(result);
             }
+            // A panicked send: its slot stays taken until the dispatcher is
+            // replaced, and its lease runs out (sent again, same id).
+            Err(e) => tracing::warn!(error = %e, "webhook send task failed"),
         }
     }
 
-    /// Waits up to `grace` for the sends in flight (at shutdown), then drops
-    /// the rest: their leases run out and they are sent again, same id.
+    /// Records the finished sends of a turn in one transaction: one commit
+    /// for many attempts. If it fails, their leases run out and they are
+    /// sent again with the same ids (at least once).
+    async fn record(&self, report: &mut DispatchReport, finished: Vec<SendResult>) {
+        if finished.is_empty() {
+            return;
+        }
+        match self.service.finish_deliveries(finished).await {
+            Ok(nexts) => report.tally(&nexts),
+            Err(e) => tracing::warn!(error = %e, "cannot record webhook attempts"),
+        }
+    }
+
+    /// Waits up to `grace` for the sends in flight (at shutdown) and records
+    /// them, then drops the rest: their leases run out and they are sent
+    /// again, same id.
     pub async fn drain(&mut self, grace: StdDuration) -> DispatchReport {
         let mut report = DispatchReport::default();
+        let mut finished = Vec::new();
         let deadline = tokio::time::Instant::now() + grace;
         while !self.running.is_empty() {
             match tokio::time::timeout_at(deadline, self.running.join_next()).await {
-                Ok(Some(done)) => self.finished(&mut report, done),
+                Ok(Some(done)) => self.collect(&mut finished, done),
                 Ok(None) | Err(_) => break,
             }
         }
         self.running.abort_all();
+        self.record(&mut report, finished).await;
         report
     }
 }
@@ -598,13 +638,16 @@ impl Service {
     }
 
     /// Takes due deliveries for the free send slots: per live subscriber
-    /// `concurrency - in_flight[subscriber]`, and a batch of those whose
-    /// subscriber is gone or disabled, which are dead-lettered.
+    /// `concurrency - in_flight[subscriber]`; with `orphans`, also a batch
+    /// of those whose subscriber is gone or disabled, which are
+    /// dead-lettered (that look walks every due delivery, so the
+    /// dispatcher asks for it only every [`ORPHANS_EVERY`]).
     pub async fn claim_for_slots(
         &self,
         in_flight: &HashMap<String, usize>,
+        orphans: bool,
     ) -> Result<Vec<ClaimedDelivery>, ServiceError> {
-        self.claim_under_lease(Slots::PerSubscriber(in_flight.clone()))
+        self.claim_under_lease(Slots::PerSubscriber(in_flight.clone(), orphans))
             .await
     }
 
@@ -624,7 +667,7 @@ impl Service {
                             deliveries::claim_due(c, ClaimScope::Any, now_ms, lease_until, *batch)
                                 .await?
                         }
-                        Slots::PerSubscriber(in_flight) => {
+                        Slots::PerSubscriber(in_flight, orphans) => {
                             let mut rows = Vec::new();
                             for sub in &subs {
                                 let busy = in_flight.get(&sub.id).copied().unwrap_or(0);
@@ -644,17 +687,19 @@ impl Service {
                                     .await?,
                                 );
                             }
-                            let live: Vec<String> = subs.iter().map(|s| s.id.clone()).collect();
-                            rows.extend(
-                                deliveries::claim_due(
-                                    c,
-                                    ClaimScope::NotIn(&live),
-                                    now_ms,
-                                    lease_until,
-                                    ORPHAN_BATCH,
-                                )
-                                .await?,
-                            );
+                            if *orphans {
+                                let live: Vec<String> = subs.iter().map(|s| s.id.clone()).collect();
+                                rows.extend(
+                                    deliveries::claim_due(
+                                        c,
+                                        ClaimScope::NotIn(&live),
+                                        now_ms,
+                                        lease_until,
+                                        ORPHAN_BATCH,
+                                    )
+                                    .await?,
+                                );
+                            }
                             rows
                         }
                     };
@@ -747,49 +792,83 @@ impl Service {
         d: &ClaimedDelivery,
         outcome: &SendOutcome,
     ) -> Result<Next, ServiceError> {
-        let now = self.now();
-        let now_ms = to_ms(now);
-        let failed = d.delivery.attempts + 1;
-        let next = if outcome.ok() {
-            Next::Delivered
-        } else if failed >= self.webhooks().max_attempts {
-            Next::Dead
-        } else {
-            let jitter = rand::Rng::random_range(&mut rand::rng(), 0.8..=1.2);
-            Next::RetryAt(now_ms + backoff_ms(failed, jitter))
-        };
-        let id = d.delivery.id;
-        let lease = d.lease_until;
-        let code = outcome.status_code.map(i64::from);
-        let error = outcome
-            .error
-            .clone()
-            .or_else(|| (!outcome.ok()).then(|| format!("HTTP {}", code.unwrap_or(0))));
-        let duration_ms = outcome.duration_ms;
+        let nexts = self
+            .finish_deliveries(vec![(d.clone(), outcome.clone())])
+            .await?;
+        Ok(nexts.first().copied().unwrap_or(Next::Dead))
+    }
+
+    /// Records the attempts of several sends in one transaction and moves
+    /// each delivery on (delivered, next attempt with backoff, or dead).
+    /// Each move is conditional on the delivery's lease, so an attempt
+    /// recorded after another dispatcher took the delivery over changes
+    /// nothing but the attempt log. Returns where each went, in order.
+    pub async fn finish_deliveries(
+        &self,
+        done: Vec<(ClaimedDelivery, SendOutcome)>,
+    ) -> Result<Vec<Next>, ServiceError> {
+        let now_ms = to_ms(self.now());
+        let max_attempts = self.webhooks().max_attempts;
+        let rows: Vec<FinishRow> =
+            done.iter()
+                .map(|(d, outcome)| {
+                    let failed = d.delivery.attempts + 1;
+                    let next = if outcome.ok() {
+                        Next::Delivered
+                    } else if failed >= max_attempts {
+                        Next::Dead
+                    } else {
+                        let jitter = rand::Rng::random_range(&mut rand::rng(), 0.8..=1.2);
+                        Next::RetryAt(now_ms + backoff_ms(failed, jitter))
+                    };
+                    let code = outcome.status_code.map(i64::from);
+                    FinishRow {
+                        id: d.delivery.id,
+                        lease: d.lease_until,
+                        next,
+                        code,
+                        error: outcome.error.clone().or_else(|| {
+                            (!outcome.ok()).then(|| format!("HTTP {}", code.unwrap_or(0)))
+                        }),
+                        duration_ms: outcome.duration_ms,
+                    }
+                })
+                .collect();
+        let nexts = rows.iter().map(|r| r.next).collect();
         self.inner
             .db
             .write(move |c| {
-                let error = error.clone();
+                let rows = rows.clone();
                 Box::pin(async move {
-                    deliveries::insert_attempt(
-                        c,
-                        &AttemptRecord {
-                            delivery_id: id,
-                            at_ms: now_ms,
-                            status_code: code,
-                            error: error.as_deref(),
-                            duration_ms,
-                            actor: ACTOR_DISPATCHER,
-                        },
-                    )
-                    .await?;
-                    deliveries::finish_attempt(c, id, lease, next, code, error.as_deref(), now_ms)
+                    for r in &rows {
+                        deliveries::insert_attempt(
+                            c,
+                            &AttemptRecord {
+                                delivery_id: r.id,
+                                at_ms: now_ms,
+                                status_code: r.code,
+                                error: r.error.as_deref(),
+                                duration_ms: r.duration_ms,
+                                actor: ACTOR_DISPATCHER,
+                            },
+                        )
                         .await?;
+                        deliveries::finish_attempt(
+                            c,
+                            r.id,
+                            r.lease,
+                            r.next,
+                            r.code,
+                            r.error.as_deref(),
+                            now_ms,
+                        )
+                        .await?;
+                    }
                     Ok::<_, ServiceError>(())
                 })
             })
             .await?;
-        Ok(next)
+        Ok(nexts)
     }
 
     /// One dispatcher step: fan out up to `batch` messages, then send up to
@@ -810,16 +889,18 @@ impl Service {
                 let service = self.clone();
                 running.spawn(async move {
                     let outcome = service.send_delivery(&d).await;
-                    (
-                        d.delivery.subscriber_id.clone(),
-                        service.finish_delivery(&d, &outcome).await,
-                    )
+                    service.finish_delivery(&d, &outcome).await
                 });
             }
             let Some(done) = running.join_next().await else {
                 break;
             };
-            report.tally(done);
+            match done {
+                Ok(Ok(next)) => report.tally(&[next]),
+                // The lease runs out and the delivery is sent again.
+                Ok(Err(e)) => tracing::warn!(error = %e, "cannot record a webhook attempt"),
+                Err(e) => tracing::warn!(error = %e, "webhook send task failed"),
+            }
         }
         Ok(report)
     }
