@@ -857,3 +857,88 @@ async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earl
     let want: Vec<(i64, String)> = (0..16).map(|k| (4 * k, "s1".to_string())).collect();
     assert_eq!(got, want);
 }
+
+#[tokio::test]
+async fn fan_out_reads_the_oldest_undispatched_messages_from_their_partial_index() {
+    use couponkeeper::store::Backend;
+    use couponkeeper::store::deliveries::UNDISPATCHED_SQL;
+    use sqlx::Row;
+
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let pool = app.db.db.pool();
+    // A burst of 3,000 messages, 2,900 of them fanned out since, statistics
+    // never gathered.
+    for chunk in 0..15 {
+        let values: Vec<String> = (0..200)
+            .map(|i| {
+                let n = chunk * 200 + i;
+                format!("('coupon.expired', 'u{n}', 'c{n}', '{{}}', {n}, NULL)")
+            })
+            .collect();
+        sqlx::query(&format!(
+            "INSERT INTO outbox (event_type, user_id, subject_id, payload, created_at, \
+             dispatched_at) VALUES {}",
+            values.join(", ")
+        ))
+        .execute(pool)
+        .await
+        .expect("insert outbox");
+    }
+    sqlx::query(
+        "UPDATE outbox SET dispatched_at = 1 WHERE id IN \
+         (SELECT id FROM outbox ORDER BY id LIMIT 2900)",
+    )
+    .execute(pool)
+    .await
+    .expect("dispatch most");
+    let backend = app.db.db.backend();
+    let explain = match backend {
+        Backend::Postgres => format!("EXPLAIN {UNDISPATCHED_SQL}"),
+        Backend::Sqlite => format!("EXPLAIN QUERY PLAN {UNDISPATCHED_SQL}"),
+    };
+    // In a transaction with the settings `undispatched` uses.
+    let mut tx = pool.begin().await.expect("transaction");
+    if backend == Backend::Postgres {
+        couponkeeper::store::deliveries::prefer_index_order(&mut tx, true)
+            .await
+            .expect("settings");
+    }
+    let plan = sqlx::query(&explain)
+        .bind(500_i64)
+        .fetch_all(&mut *tx)
+        .await
+        .expect("explain")
+        .iter()
+        .map(|r| match backend {
+            Backend::Postgres => r.try_get::<String, _>(0).unwrap_or_default(),
+            Backend::Sqlite => r.try_get::<String, _>(3).unwrap_or_default(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    tx.rollback().await.expect("rollback");
+    println!("{plan}");
+    assert!(plan.contains("outbox_undispatched_idx"), "{plan}");
+    for bad in ["Sort", "Bitmap", "Seq Scan", "TEMP B-TREE"] {
+        assert!(!plan.contains(bad), "no {bad}:\n{plan}");
+    }
+    assert!(
+        !plan.lines().any(|l| l.trim() == "SCAN outbox"),
+        "no full scan:\n{plan}"
+    );
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM outbox WHERE dispatched_at IS NULL ORDER BY id")
+            .fetch_all(pool)
+            .await
+            .expect("undispatched ids");
+    let mut tx = pool.begin().await.expect("transaction");
+    let got: Vec<i64> = couponkeeper::store::deliveries::undispatched(&mut tx, 500)
+        .await
+        .expect("undispatched")
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    tx.rollback().await.expect("rollback");
+    assert_eq!(got.len(), 100);
+    assert_eq!(got, ids);
+}
