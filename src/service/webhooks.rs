@@ -704,6 +704,12 @@ impl Service {
                         }
                     };
                     let mut out = Vec::with_capacity(rows.len());
+                    let outbox_ids: Vec<i64> = rows.iter().map(|d| d.outbox_id).collect();
+                    let messages: HashMap<i64, _> = deliveries::messages(c, &outbox_ids)
+                        .await?
+                        .into_iter()
+                        .map(|(id, t, u, p, at)| (id, (t, u, p, at)))
+                        .collect();
                     for d in rows {
                         let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
                             deliveries::kill(c, d.id, "subscriber disabled or removed", now_ms)
@@ -711,17 +717,17 @@ impl Service {
                             continue;
                         };
                         let Some((event_type, user_id, payload, created_at)) =
-                            deliveries::message(c, d.outbox_id).await?
+                            messages.get(&d.outbox_id)
                         else {
                             deliveries::kill(c, d.id, "outbox message missing", now_ms).await?;
                             continue;
                         };
                         let body = envelope(
                             d.outbox_id,
-                            &event_type,
+                            event_type,
                             user_id.as_deref(),
-                            &payload,
-                            created_at,
+                            payload,
+                            *created_at,
                         );
                         out.push(ClaimedDelivery {
                             url: sub.url.clone(),
@@ -840,19 +846,19 @@ impl Service {
             .write(move |c| {
                 let rows = rows.clone();
                 Box::pin(async move {
+                    let attempts: Vec<AttemptRecord<'_>> = rows
+                        .iter()
+                        .map(|r| AttemptRecord {
+                            delivery_id: r.id,
+                            at_ms: now_ms,
+                            status_code: r.code,
+                            error: r.error.as_deref(),
+                            duration_ms: r.duration_ms,
+                            actor: ACTOR_DISPATCHER,
+                        })
+                        .collect();
+                    deliveries::insert_attempts(c, &attempts).await?;
                     for r in &rows {
-                        deliveries::insert_attempt(
-                            c,
-                            &AttemptRecord {
-                                delivery_id: r.id,
-                                at_ms: now_ms,
-                                status_code: r.code,
-                                error: r.error.as_deref(),
-                                duration_ms: r.duration_ms,
-                                actor: ACTOR_DISPATCHER,
-                            },
-                        )
-                        .await?;
                         deliveries::finish_attempt(
                             c,
                             r.id,

@@ -362,6 +362,28 @@ pub async fn message(
         .await
 }
 
+/// The outbox messages of several deliveries, by outbox id: (id,
+/// event_type, user_id, payload, created_at). One statement per
+/// [`ROWS_PER_STATEMENT`] ids.
+pub async fn messages(
+    conn: &mut AnyConnection,
+    outbox_ids: &[i64],
+) -> Result<Vec<(i64, String, Option<String>, String, i64)>, sqlx::Error> {
+    let mut out = Vec::with_capacity(outbox_ids.len());
+    for chunk in outbox_ids.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "SELECT id, event_type, user_id, payload, created_at FROM outbox WHERE id IN ({})",
+            param_list(1, chunk.len())
+        );
+        let mut q = sqlx::query_as(&sql);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        out.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(out)
+}
+
 /// What one attempt ended with.
 #[derive(Debug, Clone)]
 pub struct AttemptRecord<'a> {
@@ -371,6 +393,35 @@ pub struct AttemptRecord<'a> {
     pub error: Option<&'a str>,
     pub duration_ms: i64,
     pub actor: &'a str,
+}
+
+/// Several attempts, one statement per [`ROWS_PER_STATEMENT`] rows.
+pub async fn insert_attempts(
+    conn: &mut AnyConnection,
+    attempts: &[AttemptRecord<'_>],
+) -> Result<(), sqlx::Error> {
+    for chunk in attempts.chunks(ROWS_PER_STATEMENT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| format!("({})", param_list(i * 6 + 1, 6)))
+            .collect();
+        let sql = format!(
+            "INSERT INTO delivery_attempts (delivery_id, at, status_code, error, duration_ms, actor)
+             VALUES {}",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql);
+        for a in chunk {
+            q = q
+                .bind(a.delivery_id)
+                .bind(a.at_ms)
+                .bind(a.status_code)
+                .bind(a.error)
+                .bind(a.duration_ms)
+                .bind(a.actor);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 pub async fn insert_attempt(
