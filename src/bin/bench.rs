@@ -13,7 +13,14 @@
 //!     [--idle-seconds S] [--probe-pause-ms P] [--per-row-max-seconds M]
 //! cargo run --release --bin bench -- console [--store sqlite|postgres|both]
 //!     [--coupons N] [--runs R] [--max-op-seconds S] [--batch B] [--seed X]
+//! cargo run --release --bin bench -- reminders [--store sqlite|postgres|both]
+//!     [--coupons N] [--users M] [--spread-minutes S] [--receiver-delay-ms D]
+//!     [--concurrency C] [--no-delivery]
 //! ```
+//!
+//! `bench reminders` is described where its code starts (planning,
+//! expiry, then delivery to a fast and a slow webhook receiver) and in the
+//! README (Reminders, Benchmark).
 //!
 //! PostgreSQL: a fresh database `ck_bench_<pid>_<n>` per scenario on the
 //! server of `COUPONKEEPER_BENCH_PG_URL` (default
