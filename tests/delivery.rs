@@ -942,3 +942,45 @@ async fn fan_out_reads_the_oldest_undispatched_messages_from_their_partial_index
     assert_eq!(got.len(), 100);
     assert_eq!(got, ids);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_running_jobs_deliver_a_coupon_change_and_record_the_dispatcher_run() {
+    use couponkeeper::config::JobSettings;
+    use couponkeeper::jobs::Jobs;
+    use couponkeeper::metrics::Metrics;
+
+    let receiver = Receiver::start().await;
+    let app = app_with(&receiver, 8, 5).await;
+    let jobs = Jobs::start(
+        app.service.clone(),
+        JobSettings::default(),
+        Arc::new(Metrics::default()),
+    );
+    let c = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&c), 39900)).await;
+    // The dispatcher looks every second when idle; give it at most 10 s.
+    for _ in 0..100 {
+        if deliveries(&app.db.db)
+            .await
+            .first()
+            .is_some_and(|d| d.1 == "delivered")
+        {
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(100)).await;
+    }
+    jobs.stop().await;
+    let bodies = receiver.bodies().await;
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    assert_eq!(bodies[0]["type"], "coupon.locked");
+    let (headers, body) = receiver.got.lock().await[0].clone();
+    assert!(verify(&headers, &body));
+    assert_eq!(deliveries(&app.db.db).await[0].1, "delivered");
+    let runs: i64 = sqlx::query_scalar(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM job_runs WHERE job = 'webhook-dispatch'",
+    )
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("job runs");
+    assert!(runs >= 1, "the dispatcher's work is recorded");
+}

@@ -247,20 +247,7 @@ async fn dispatcher(service: Service, metrics: Arc<Metrics>, shutdown: watch::Re
             }
         };
         if error.is_some() || window.started.elapsed() >= DISPATCH_EVERY {
-            let rows = (window.report.fanned_out + window.report.sent) as u64;
-            metrics.observe_job(
-                JOB,
-                window.started.elapsed().as_secs_f64(),
-                rows,
-                error.is_some(),
-            );
-            if (rows > 0 || error.is_some())
-                && let Err(e) = service
-                    .record_job_run(JOB, window.started_at, rows, error)
-                    .await
-            {
-                tracing::warn!(job = JOB, error = %e, "cannot record job run");
-            }
+            window.record(&service, &metrics, error).await;
             window = DispatchWindow::new(&service);
         }
         if idle {
@@ -276,7 +263,8 @@ async fn dispatcher(service: Service, metrics: Arc<Metrics>, shutdown: watch::Re
     let grace = StdDuration::from_secs(
         u64::try_from(service.webhooks().timeout_seconds.max(1)).unwrap_or(10),
     );
-    dispatcher.drain(grace).await;
+    window.report.add(dispatcher.drain(grace).await);
+    window.record(&service, &metrics, None).await;
 }
 
 /// The dispatcher's counts since its last `job_runs` row.
@@ -292,6 +280,25 @@ impl DispatchWindow {
             started_at: service.now(),
             started: Instant::now(),
             report: DispatchReport::default(),
+        }
+    }
+
+    /// Metrics always; a `job_runs` row when it did something or failed.
+    async fn record(&self, service: &Service, metrics: &Metrics, error: Option<String>) {
+        const JOB: &str = "webhook-dispatch";
+        let rows = (self.report.fanned_out + self.report.sent) as u64;
+        metrics.observe_job(
+            JOB,
+            self.started.elapsed().as_secs_f64(),
+            rows,
+            error.is_some(),
+        );
+        if (rows > 0 || error.is_some())
+            && let Err(e) = service
+                .record_job_run(JOB, self.started_at, rows, error)
+                .await
+        {
+            tracing::warn!(job = JOB, error = %e, "cannot record job run");
         }
     }
 }
