@@ -763,7 +763,6 @@ fn op() -> Ctx {
 async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earliest_message() {
     use couponkeeper::store::Backend;
     use couponkeeper::store::deliveries::{ClaimScope, claim_due_sql};
-    use sqlx::Row;
 
     let receiver = Receiver::start().await;
     let app = app_with(&receiver, 8, 5).await;
@@ -793,10 +792,7 @@ async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earl
     }
     let backend = app.db.db.backend();
     let sql = claim_due_sql(backend, ClaimScope::Subscriber("s1"));
-    let explain = match backend {
-        Backend::Postgres => format!("EXPLAIN {sql}"),
-        Backend::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
-    };
+    let explain = common::explain_sql(backend, &sql);
     let mut conn = pool.acquire().await.expect("connection");
     let rows = sqlx::query(&explain)
         .bind(1_000_000_i64)
@@ -806,14 +802,7 @@ async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earl
         .fetch_all(&mut *conn)
         .await
         .expect("explain");
-    let plan = rows
-        .iter()
-        .map(|r| match backend {
-            Backend::Postgres => r.try_get::<String, _>(0).unwrap_or_default(),
-            Backend::Sqlite => r.try_get::<String, _>(3).unwrap_or_default(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let plan = common::plan_text(&rows, backend);
     println!("{plan}");
     assert!(plan.contains("deliveries_sub_due_idx"), "{plan}");
     assert!(plan.contains("deliveries_user_idx"), "{plan}");
@@ -862,7 +851,6 @@ async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earl
 async fn fan_out_reads_the_oldest_undispatched_messages_from_their_partial_index() {
     use couponkeeper::store::Backend;
     use couponkeeper::store::deliveries::UNDISPATCHED_SQL;
-    use sqlx::Row;
 
     let receiver = Receiver::start().await;
     let app = app_with(&receiver, 8, 5).await;
@@ -893,10 +881,7 @@ async fn fan_out_reads_the_oldest_undispatched_messages_from_their_partial_index
     .await
     .expect("dispatch most");
     let backend = app.db.db.backend();
-    let explain = match backend {
-        Backend::Postgres => format!("EXPLAIN {UNDISPATCHED_SQL}"),
-        Backend::Sqlite => format!("EXPLAIN QUERY PLAN {UNDISPATCHED_SQL}"),
-    };
+    let explain = common::explain_sql(backend, UNDISPATCHED_SQL);
     // In a transaction with the settings `undispatched` uses.
     let mut tx = pool.begin().await.expect("transaction");
     if backend == Backend::Postgres {
@@ -904,18 +889,12 @@ async fn fan_out_reads_the_oldest_undispatched_messages_from_their_partial_index
             .await
             .expect("settings");
     }
-    let plan = sqlx::query(&explain)
+    let rows = sqlx::query(&explain)
         .bind(500_i64)
         .fetch_all(&mut *tx)
         .await
-        .expect("explain")
-        .iter()
-        .map(|r| match backend {
-            Backend::Postgres => r.try_get::<String, _>(0).unwrap_or_default(),
-            Backend::Sqlite => r.try_get::<String, _>(3).unwrap_or_default(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+        .expect("explain");
+    let plan = common::plan_text(&rows, backend);
     tx.rollback().await.expect("rollback");
     println!("{plan}");
     assert!(plan.contains("outbox_undispatched_idx"), "{plan}");

@@ -584,10 +584,7 @@ async fn the_scan_statements_use_their_indexes_on_a_big_table() {
     ];
     let mut conn = pool.acquire().await.expect("connection");
     for (what, sql, index) in &statements {
-        let explain = match app.db.db.backend() {
-            Backend::Postgres => format!("EXPLAIN {sql}"),
-            Backend::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
-        };
+        let explain = common::explain_sql(app.db.db.backend(), sql);
         let q = sqlx::query(&explain);
         let q = match *what {
             "locked coupons" => q.bind(100_i64).bind("b-1").bind(500_i64),
@@ -595,17 +592,7 @@ async fn the_scan_statements_use_their_indexes_on_a_big_table() {
             _ => q.bind("pending_payment").bind("").bind(500_i64),
         };
         let rows = q.fetch_all(&mut *conn).await.expect("explain");
-        let plan: Vec<String> = rows
-            .iter()
-            .map(|r| {
-                use sqlx::Row;
-                match app.db.db.backend() {
-                    Backend::Postgres => r.try_get::<String, _>(0).unwrap_or_default(),
-                    Backend::Sqlite => r.try_get::<String, _>(3).unwrap_or_default(),
-                }
-            })
-            .collect();
-        let plan = plan.join("\n");
+        let plan = common::plan_text(&rows, app.db.db.backend());
         println!("{what}:\n{plan}\n");
         assert!(plan.contains(index), "{what} uses {index}:\n{plan}");
         for full in [

@@ -446,3 +446,24 @@ pub fn merge(mut base: Value, overrides: Value) -> Value {
     }
     base
 }
+
+/// `EXPLAIN` (PostgreSQL) or `EXPLAIN QUERY PLAN` (SQLite) of `sql`.
+pub fn explain_sql(backend: couponkeeper::store::Backend, sql: &str) -> String {
+    match backend {
+        couponkeeper::store::Backend::Postgres => format!("EXPLAIN {sql}"),
+        couponkeeper::store::Backend::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
+    }
+}
+
+/// The plan text of [`explain_sql`]'s rows, one line per row.
+pub fn plan_text(rows: &[sqlx::any::AnyRow], backend: couponkeeper::store::Backend) -> String {
+    use sqlx::Row;
+    let column = match backend {
+        couponkeeper::store::Backend::Postgres => 0,
+        couponkeeper::store::Backend::Sqlite => 3,
+    };
+    rows.iter()
+        .map(|r| r.try_get::<String, _>(column).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
