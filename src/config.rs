@@ -64,7 +64,16 @@ pub struct Config {
     /// `COUPONKEEPER_WEBHOOK_CA_FILE` (PEM roots trusted besides the
     /// bundled ones).
     pub webhooks: crate::service::webhooks::WebhookSettings,
+    /// Request rate limits and trusted proxies: `COUPONKEEPER_RATE_LOGIN`
+    /// (default `10/min`), `COUPONKEEPER_RATE_SELF_CHECK` (`60/min`),
+    /// `COUPONKEEPER_RATE_API` (off), `COUPONKEEPER_TRUSTED_PROXIES`.
+    pub http_limits: crate::api::limits::HttpLimits,
 }
+
+/// Shortest API token accepted when the service listens beyond loopback
+/// (ASVS 2.6: tokens with at least 128 bits of randomness; 32 characters
+/// of hex is 128 bits).
+pub const MIN_API_TOKEN_CHARS: usize = 32;
 
 /// Settings of the customers' self-check links.
 #[derive(Debug, Clone)]
@@ -170,6 +179,7 @@ impl Default for Config {
             self_check: SelfCheckSettings::default(),
             reminders: ReminderSettings::default(),
             webhooks: crate::service::webhooks::WebhookSettings::default(),
+            http_limits: crate::api::limits::HttpLimits::default(),
         }
     }
 }
@@ -189,15 +199,7 @@ impl Config {
         Ok(Config {
             database_url: nonempty("DATABASE_URL").unwrap_or(d.database_url),
             addr,
-            api_tokens: nonempty("COUPONKEEPER_API_TOKEN")
-                .map(|v| {
-                    v.split(',')
-                        .map(str::trim)
-                        .filter(|t| !t.is_empty())
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            api_tokens: api_tokens(&nonempty, addr)?,
             checkout_lock_seconds: positive(
                 parse_var(
                     &nonempty,
@@ -312,8 +314,76 @@ impl Config {
             self_check: self_check_settings(&get, addr)?,
             reminders: reminder_settings(&get)?,
             webhooks: webhook_settings(&get)?,
+            http_limits: http_limits(&get)?,
         })
     }
+
+    /// API tokens shorter than [`MIN_API_TOKEN_CHARS`], which only a
+    /// loopback-only service accepts (`serve` warns about them).
+    pub fn short_api_tokens(&self) -> usize {
+        self.api_tokens
+            .iter()
+            .filter(|t| t.chars().count() < MIN_API_TOKEN_CHARS)
+            .count()
+    }
+}
+
+/// `COUPONKEEPER_API_TOKEN`: comma-separated. A token shorter than
+/// [`MIN_API_TOKEN_CHARS`] stops the start when the service listens on
+/// anything but loopback: a guessable token on a reachable port is an open
+/// API. On 127.0.0.1 / ::1 it is allowed (the README's first command uses
+/// `dev-token`) and `serve` logs a warning.
+fn api_tokens(
+    nonempty: &impl Fn(&str) -> Option<String>,
+    addr: SocketAddr,
+) -> Result<Vec<String>, ConfigError> {
+    let tokens: Vec<String> = nonempty("COUPONKEEPER_API_TOKEN")
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let short = tokens
+        .iter()
+        .filter(|t| t.chars().count() < MIN_API_TOKEN_CHARS)
+        .count();
+    if short > 0 && !addr.ip().is_loopback() {
+        return Err(ConfigError {
+            var: "COUPONKEEPER_API_TOKEN",
+            message: format!(
+                "{short} token(s) shorter than {MIN_API_TOKEN_CHARS} characters while listening on {addr}; \
+                 use random tokens of at least {MIN_API_TOKEN_CHARS} characters (e.g. `openssl rand -hex 32`), \
+                 or listen on 127.0.0.1 only"
+            ),
+        });
+    }
+    Ok(tokens)
+}
+
+fn http_limits(
+    get: &impl Fn(&str) -> Option<String>,
+) -> Result<crate::api::limits::HttpLimits, ConfigError> {
+    use crate::api::limits::{HttpLimits, parse_networks, parse_rate_setting};
+    let d = HttpLimits::default();
+    let rate = |var: &'static str, default| match get(var).filter(|v| !v.trim().is_empty()) {
+        None => Ok(default),
+        Some(raw) => parse_rate_setting(&raw).map_err(|message| ConfigError { var, message }),
+    };
+    Ok(HttpLimits {
+        login: rate("COUPONKEEPER_RATE_LOGIN", d.login)?,
+        self_check: rate("COUPONKEEPER_RATE_SELF_CHECK", d.self_check)?,
+        api: rate("COUPONKEEPER_RATE_API", d.api)?,
+        trusted_proxies: match get("COUPONKEEPER_TRUSTED_PROXIES") {
+            None => Vec::new(),
+            Some(raw) => parse_networks(&raw).map_err(|message| ConfigError {
+                var: "COUPONKEEPER_TRUSTED_PROXIES",
+                message,
+            })?,
+        },
+    })
 }
 
 fn webhook_settings(
@@ -577,6 +647,62 @@ mod tests {
     fn tokens_are_a_comma_separated_list() {
         let c = cfg(&[("COUPONKEEPER_API_TOKEN", "a, b,,c")]).expect("ok");
         assert_eq!(c.api_tokens, vec!["a", "b", "c"]);
+        assert_eq!(c.short_api_tokens(), 3);
+    }
+
+    #[test]
+    fn short_api_tokens_stop_the_start_only_beyond_loopback() {
+        let long = "0123456789abcdef0123456789abcdef";
+        for addr in ["127.0.0.1:3000", "[::1]:3000"] {
+            assert!(
+                cfg(&[
+                    ("COUPONKEEPER_ADDR", addr),
+                    ("COUPONKEEPER_API_TOKEN", "dev-token")
+                ])
+                .is_ok()
+            );
+        }
+        let e = cfg(&[
+            ("COUPONKEEPER_ADDR", "0.0.0.0:3000"),
+            ("COUPONKEEPER_API_TOKEN", &format!("{long},dev-token")),
+        ])
+        .expect_err("short token on all interfaces");
+        assert_eq!(e.var, "COUPONKEEPER_API_TOKEN");
+        assert!(
+            e.message.contains("1 token(s) shorter than 32"),
+            "{}",
+            e.message
+        );
+        let ok = cfg(&[
+            ("COUPONKEEPER_ADDR", "0.0.0.0:3000"),
+            ("COUPONKEEPER_API_TOKEN", long),
+        ])
+        .expect("long token");
+        assert_eq!(ok.short_api_tokens(), 0);
+    }
+
+    #[test]
+    fn rate_limits_default_on_for_pages_off_for_the_api_and_name_a_bad_value() {
+        let c = cfg(&[]).expect("defaults");
+        assert_eq!(c.http_limits.login.map(|r| r.count.get()), Some(10));
+        assert_eq!(c.http_limits.self_check.map(|r| r.count.get()), Some(60));
+        assert!(c.http_limits.api.is_none());
+        assert!(c.http_limits.trusted_proxies.is_empty());
+        let c = cfg(&[
+            ("COUPONKEEPER_RATE_LOGIN", "off"),
+            ("COUPONKEEPER_RATE_API", "600/s"),
+            ("COUPONKEEPER_TRUSTED_PROXIES", "10.0.0.0/8,::1"),
+        ])
+        .expect("set");
+        assert!(c.http_limits.login.is_none());
+        assert_eq!(c.http_limits.api.map(|r| r.count.get()), Some(600));
+        assert_eq!(c.http_limits.trusted_proxies.len(), 2);
+        for (var, bad) in [
+            ("COUPONKEEPER_RATE_SELF_CHECK", "fast"),
+            ("COUPONKEEPER_TRUSTED_PROXIES", "10.0.0.0/40"),
+        ] {
+            assert_eq!(cfg(&[(var, bad)]).map(|_| ()).map_err(|e| e.var), Err(var));
+        }
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //! - [`web`]: server-rendered pages (leptos SSR): the support console
 //!   (sign-in, search, coupon/order/user pages, actions, reconciliation,
 //!   dashboard, audit log, staff) and the customers' self-check page.
-//! - [`config`], [`error`], [`metrics`], [`server`]: process plumbing.
+//! - [`config`], [`error`], [`log_safe`], [`metrics`], [`server`]: process
+//!   plumbing.
 //! - [`demo`]: `couponkeeper demo-data`, a believable shop (with planted
 //!   anomalies) loaded through the service on a manual clock.
 
@@ -30,6 +31,7 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod jobs;
+pub mod log_safe;
 pub mod metrics;
 pub mod server;
 pub mod service;

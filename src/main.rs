@@ -92,7 +92,8 @@ async fn staff_add(
             first
         }
     };
-    let password = Password::parse(&raw).map_err(|e| e.to_string())?;
+    let password =
+        Password::parse(&raw, &name).map_err(|p| format!("the password {}", p.message()))?;
     let db = server::open_db(config).await.map_err(|e| e.to_string())?;
     let service = server::try_build_service(
         config,

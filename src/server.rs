@@ -83,6 +83,7 @@ pub fn app_state_with_metrics(
     metrics: Arc<Metrics>,
 ) -> AppState {
     AppState::new(service, metrics, &config.api_tokens)
+        .with_limits(&config.http_limits)
         .with_console(config.console.clone())
         .with_self_check(config.self_check.clone())
 }
@@ -93,6 +94,16 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let db = open_db(&config).await?;
     if config.api_tokens.is_empty() {
         tracing::warn!("COUPONKEEPER_API_TOKEN is not set: every /api/v1 call will answer 401");
+    }
+    let short = config.short_api_tokens();
+    if short > 0 {
+        // Refused at start beyond loopback (Config::from_env); on
+        // 127.0.0.1 only the local machine can guess them.
+        tracing::warn!(
+            short,
+            "COUPONKEEPER_API_TOKEN holds tokens shorter than {} characters; allowed only because the service listens on loopback",
+            crate::config::MIN_API_TOKEN_CHARS
+        );
     }
     let service = try_build_service(&config, db.clone(), Arc::new(SystemClock))?;
     if let Some(spec) = &config.bootstrap_admin {

@@ -67,7 +67,11 @@ fn actions(target: &str) -> Vec<(String, Vec<(&'static str, &'static str)>)> {
         ),
         (
             format!("/console/staff/{target}/password"),
-            vec![("password", NEW_PASSWORD), ("password_again", NEW_PASSWORD)],
+            vec![
+                ("password", NEW_PASSWORD),
+                ("password_again", NEW_PASSWORD),
+                ("own_password", PASSWORD),
+            ],
         ),
         (format!("/console/staff/{target}/disable"), vec![]),
         (format!("/console/staff/{target}/enable"), vec![]),
@@ -92,6 +96,30 @@ async fn post_and_read_flash(b: &mut Browser<'_>, path: &str, fields: &[(&str, &
     let rest = &page.text[start..];
     let rest = &rest[rest.find('>').map_or(0, |i| i + 1)..];
     rest[..rest.find("</div>").unwrap_or(rest.len())].to_string()
+}
+
+/// Posts a form that is refused with a message at `field`: the page comes
+/// back (422, not a redirect) with the message beside that field, which
+/// is returned.
+async fn post_and_read_field_error(
+    b: &mut Browser<'_>,
+    path: &str,
+    fields: &[(&str, &str)],
+    field: &str,
+) -> String {
+    let csrf = b.csrf().await;
+    let mut all: Vec<(&str, &str)> = fields.to_vec();
+    all.push(("csrf", &csrf));
+    let r = b.post_form(path, &all).await;
+    assert_eq!(r.status, 422, "{path}: {}", r.text);
+    let marker = format!("data-field-error=\"{field}\"");
+    let start = r
+        .text
+        .find(&marker)
+        .unwrap_or_else(|| panic!("a message at {field} after {path}: {}", r.text));
+    let rest = &r.text[start..];
+    let rest = &rest[rest.find('>').map_or(0, |i| i + 1)..];
+    rest[..rest.find("</p>").unwrap_or(rest.len())].to_string()
 }
 
 #[tokio::test]
@@ -144,7 +172,7 @@ async fn an_admin_sees_every_account_and_adds_one_that_can_then_sign_in() {
         "no link for operators"
     );
 
-    let again = post_and_read_flash(
+    let again = post_and_read_field_error(
         &mut admin,
         "/console/staff",
         &[
@@ -153,6 +181,7 @@ async fn an_admin_sees_every_account_and_adds_one_that_can_then_sign_in() {
             ("password", NEW_PASSWORD),
             ("password_again", NEW_PASSWORD),
         ],
+        "name",
     )
     .await;
     assert!(
@@ -389,42 +418,77 @@ async fn two_admins_demoting_each_other_at_once_leave_exactly_one_admin() {
 }
 
 #[tokio::test]
-async fn a_password_under_twelve_characters_is_refused_with_a_message_and_nothing_changes() {
+async fn a_weak_password_is_refused_beside_its_field_with_the_form_kept_and_nothing_changes() {
     let app = spawn_app().await;
     add_staff(&app, "victim", Role::Support).await;
     let mut victim = browser_for(&app, "victim").await;
     let mut admin = signed_in(&app, Role::Admin).await;
     let before = snapshot(&app).await;
 
-    let flash = post_and_read_flash(
-        &mut admin,
-        "/console/staff",
-        &[
+    let add = |password: &'static str| {
+        vec![
             ("name", "shorty"),
-            ("role", "support"),
-            ("password", "elevenchars"),
-            ("password_again", "elevenchars"),
-        ],
-    )
-    .await;
-    assert!(flash.contains("密码至少需要 12 个字符"), "{flash}");
-    let flash = post_and_read_flash(
+            ("role", "operator"),
+            ("password", password),
+            ("password_again", password),
+        ]
+    };
+    for (password, why) in [
+        ("elevenchars", "密码至少需要 12 个字符"),
+        ("aaaaaaaaaaaa", "重复的字符"),
+        ("password1234", "常见密码"),
+        ("my-shorty-plum-rain", "不能包含用户名"),
+    ] {
+        let text =
+            post_and_read_field_error(&mut admin, "/console/staff", &add(password), "password")
+                .await;
+        assert!(text.contains(why), "{password}: {text}");
+    }
+    // The form comes back with what was typed (never the password).
+    let csrf = admin.csrf().await;
+    let mut fields = add("password1234");
+    fields.push(("csrf", &csrf));
+    let page = admin.post_form("/console/staff", &fields).await;
+    assert!(page.contains("value=\"shorty\""), "{}", page.text);
+    assert!(
+        page.contains("<option value=\"operator\" selected"),
+        "{}",
+        page.text
+    );
+    assert!(!page.contains("password1234"));
+    assert!(page.contains("aria-describedby=\"new-password-error\""));
+
+    let reset = |password: &'static str, again: &'static str| {
+        vec![
+            ("password", password),
+            ("password_again", again),
+            ("own_password", PASSWORD),
+        ]
+    };
+    let text = post_and_read_field_error(
         &mut admin,
         "/console/staff/victim/password",
-        &[("password", "short"), ("password_again", "short")],
+        &reset("short", "short"),
+        "password",
     )
     .await;
-    assert!(flash.contains("密码至少需要 12 个字符"), "{flash}");
-    let flash = post_and_read_flash(
+    assert!(text.contains("密码至少需要 12 个字符"), "{text}");
+    let text = post_and_read_field_error(
         &mut admin,
         "/console/staff/victim/password",
-        &[
-            ("password", NEW_PASSWORD),
-            ("password_again", "a different passphrase"),
-        ],
+        &reset("victim-plum-rain-harbor", "victim-plum-rain-harbor"),
+        "password",
     )
     .await;
-    assert!(flash.contains("两次输入的密码不一致"), "{flash}");
+    assert!(text.contains("不能包含用户名"), "{text}");
+    let text = post_and_read_field_error(
+        &mut admin,
+        "/console/staff/victim/password",
+        &reset(NEW_PASSWORD, "a different passphrase"),
+        "password_again",
+    )
+    .await;
+    assert!(text.contains("两次输入的密码不一致"), "{text}");
 
     assert_eq!(snapshot(&app).await, before);
     assert!(account(&app, "shorty").await.is_none());
@@ -437,8 +501,36 @@ async fn a_password_under_twelve_characters_is_refused_with_a_message_and_nothin
         can_sign_in(&app, "victim", PASSWORD).await,
         "old password kept"
     );
-    // The service refuses a short password on its own too.
-    assert!(Password::parse("elevenchars").is_err());
+    // The domain refuses them on its own too.
+    let name = StaffName::parse("victim").expect("name");
+    assert!(Password::parse("elevenchars", &name).is_err());
+    assert!(Password::parse("password1234", &name).is_err());
+}
+
+#[tokio::test]
+async fn a_password_reset_needs_the_admins_own_password() {
+    let app = spawn_app().await;
+    add_staff(&app, "victim", Role::Support).await;
+    let mut victim = browser_for(&app, "victim").await;
+    let mut admin = signed_in(&app, Role::Admin).await;
+    let text = post_and_read_field_error(
+        &mut admin,
+        "/console/staff/victim/password",
+        &[
+            ("password", NEW_PASSWORD),
+            ("password_again", NEW_PASSWORD),
+            ("own_password", "not my password at all"),
+        ],
+        "own_password",
+    )
+    .await;
+    assert!(text.contains("你自己的密码不正确"), "{text}");
+    assert_eq!(victim.get("/console").await.status, 200, "not signed out");
+    assert!(
+        can_sign_in(&app, "victim", PASSWORD).await,
+        "old password kept"
+    );
+    assert!(!can_sign_in(&app, "victim", NEW_PASSWORD).await);
 }
 
 #[tokio::test]
@@ -450,7 +542,11 @@ async fn a_password_reset_replaces_the_old_password_and_ends_that_accounts_sessi
     let flash = post_and_read_flash(
         &mut admin,
         "/console/staff/victim/password",
-        &[("password", NEW_PASSWORD), ("password_again", NEW_PASSWORD)],
+        &[
+            ("password", NEW_PASSWORD),
+            ("password_again", NEW_PASSWORD),
+            ("own_password", PASSWORD),
+        ],
     )
     .await;
     assert!(flash.contains("已重置 victim 的密码"), "{flash}");
@@ -524,7 +620,7 @@ async fn actions_on_unknown_accounts_or_with_bad_input_are_refused_with_a_messag
     )
     .await;
     assert!(flash.contains("未知角色"), "{flash}");
-    let flash = post_and_read_flash(
+    let text = post_and_read_field_error(
         &mut admin,
         "/console/staff",
         &[
@@ -533,8 +629,9 @@ async fn actions_on_unknown_accounts_or_with_bad_input_are_refused_with_a_messag
             ("password", NEW_PASSWORD),
             ("password_again", NEW_PASSWORD),
         ],
+        "name",
     )
     .await;
-    assert!(flash.contains("用户名须为"), "{flash}");
+    assert!(text.contains("用户名须为"), "{text}");
     assert_eq!(snapshot(&app).await, before);
 }

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
 
-const ADMIN = { name: 'admin', password: 'e2e-admin-password-1' };
+const ADMIN = { name: 'admin', password: 'e2e-root-plum-harbor-1' };
 const SUPPORT = { name: 'xiaoli', password: 'e2e-support-password-1' };
 const DESKTOP = { width: 1280, height: 800 };
 

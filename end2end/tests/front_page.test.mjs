@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, launchBrowser, startServer } from './harness.mjs';
+import { SCREENSHOTS, cspViolations, launchBrowser, startServer } from './harness.mjs';
 
 let server;
 let browser;
@@ -50,5 +50,28 @@ test('the front page fits a phone screen', async () => {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
   assert.equal(overflow, false, 'no horizontal scrolling at 375 px');
   await page.screenshot({ path: join(SCREENSHOTS, 'front-page-phone.png'), fullPage: true });
+  await context.close();
+});
+
+test('every page carries a CSP that refuses inline script, and the watcher sees a violation', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const response = await page.goto(`${server.base}/`);
+  const csp = response.headers()['content-security-policy'] || '';
+  assert.match(csp, /script-src 'self'/);
+  assert.doesNotMatch(csp, /unsafe-inline/);
+  // An injected inline script (what an XSS would add) must not run.
+  const ran = await page.evaluate(() => {
+    window.__injected = false;
+    const s = document.createElement('script');
+    s.textContent = 'window.__injected = true';
+    document.body.appendChild(s);
+    return new Promise((ok) => setTimeout(() => ok(window.__injected), 200));
+  });
+  assert.equal(ran, false, 'the inline script was blocked');
+  await page.waitForTimeout(100);
+  const seen = cspViolations.splice(0);
+  assert.ok(seen.length >= 1, 'the harness saw the violation (so a clean run means clean pages)');
+  assert.match(seen.join('\n'), /Content Security Policy/);
   await context.close();
 });

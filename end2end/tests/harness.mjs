@@ -109,8 +109,63 @@ export async function startServer(extraEnv = {}, args = [], options = {}) {
   };
 }
 
-/** Headless Chromium from /usr/bin/chromium, with the flags this machine needs. */
+/**
+ * Content-Security-Policy violations Chromium reported on any page of any
+ * context of a browser from `launchBrowser` (console messages, and the
+ * `securitypolicyviolation` event where JavaScript runs).
+ */
+export const cspViolations = [];
+
+function watchCsp(context) {
+  context
+    .addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (e) => {
+        console.error(`Content Security Policy violation: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'} on ${location.pathname}`);
+      });
+    })
+    .catch(() => {});
+  const onPage = (page) => {
+    page.on('console', (msg) => {
+      const text = msg.text();
+      if (/Content Security Policy/i.test(text)) cspViolations.push(`${page.url()}: ${text}`);
+    });
+  };
+  context.on('page', onPage);
+  for (const p of context.pages()) onPage(p);
+}
+
+/**
+ * Headless Chromium from /usr/bin/chromium, with the flags this machine
+ * needs. Every context it makes is watched for CSP violations, and
+ * `close()` fails the test file when any was seen: a page that needs an
+ * inline script or style, or loads from elsewhere, is a failure.
+ */
 export async function launchBrowser() {
+  const browser = await launchChromium();
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    watchCsp(context);
+    return context;
+  };
+  const newPage = browser.newPage.bind(browser);
+  browser.newPage = async (options) => {
+    const page = await newPage(options);
+    watchCsp(page.context());
+    return page;
+  };
+  const close = browser.close.bind(browser);
+  browser.close = async (...args) => {
+    await close(...args);
+    if (cspViolations.length > 0) {
+      const seen = cspViolations.splice(0);
+      throw new Error(`Content Security Policy violations:\n${seen.join('\n')}`);
+    }
+  };
+  return browser;
+}
+
+async function launchChromium() {
   mkdirSync(SCREENSHOTS, { recursive: true });
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',

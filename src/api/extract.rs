@@ -82,10 +82,13 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
                 Some(check_key(s).map_err(|m| ApiError::invalid("Idempotency-Key", m))?)
             }
         };
+        // The client behind trusted proxies, as the limits middleware
+        // resolved it (`None` for in-process callers without a socket).
         let address = parts
             .extensions
-            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-            .map(|c| c.0.ip().to_string());
+            .get::<super::limits::ClientIp>()
+            .and_then(|c| c.0)
+            .map(|ip| ip.to_string());
         Ok(RequestMeta {
             address,
             method: parts.method.as_str().to_string(),

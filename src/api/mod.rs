@@ -5,6 +5,7 @@ pub mod campaigns;
 pub mod coupons;
 pub mod expirations;
 pub mod extract;
+pub mod limits;
 pub mod openapi;
 pub mod orders;
 pub mod self_check;
@@ -45,6 +46,8 @@ pub struct AppState {
     /// SHA-256 of each configured API token; tokens themselves are not kept
     /// around longer than start-up.
     token_hashes: Arc<Vec<[u8; 32]>>,
+    /// Request rate limits and the trusted proxies ([`limits`]).
+    pub limiters: Arc<limits::Limiters>,
 }
 
 impl AppState {
@@ -59,7 +62,14 @@ impl AppState {
             console: Arc::new(crate::web::ConsoleSettings::default()),
             self_check: Arc::new(crate::config::SelfCheckSettings::default()),
             token_hashes: Arc::new(token_hashes),
+            limiters: Arc::new(limits::Limiters::default()),
         }
+    }
+
+    /// The same state with these rate limits and trusted proxies.
+    pub fn with_limits(mut self, limits: &limits::HttpLimits) -> Self {
+        self.limiters = Arc::new(limits::Limiters::new(limits));
+        self
     }
 
     /// The same state with these console settings.
@@ -157,6 +167,11 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn_with_state(state.clone(), limits::limit))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::web::security_headers::security_headers,
+        ))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
             let id = req

@@ -7,6 +7,7 @@
 pub mod campaign;
 pub mod coupon;
 pub mod discount;
+pub mod form_token;
 pub mod health;
 pub mod ids;
 pub mod money;

@@ -119,22 +119,113 @@ impl std::fmt::Display for StaffName {
     }
 }
 
-/// A password that meets the length rule. Never printed.
+/// The weakest zxcvbn score a staff password may have: 3 means the
+/// estimator needs more than 10^8 guesses (and up to 10^10); 0 to 2 are
+/// dictionary words, common passwords, names, dates, repeats and keyboard
+/// patterns, however long.
+pub const MIN_PASSWORD_SCORE: u8 = 3;
+/// Account names shorter than this are not searched for inside passwords
+/// (a one-letter name would refuse almost every password).
+const MIN_NAME_CHARS_TO_MATCH: usize = 3;
+
+/// Why a password was refused (OWASP ASVS 2.1: length, no account name,
+/// not a common or guessable password). The console shows each in the
+/// staff member's language beside the password field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PasswordProblem {
+    TooShort,
+    TooLong,
+    /// It contains the account's name (in any case).
+    ContainsName,
+    /// A common password, or close to one.
+    Common,
+    /// A dictionary word or a name, by itself.
+    Word,
+    /// Repeated characters or a repeated chunk (`aaaa`, `abcabc`).
+    Repeats,
+    /// A sequence (`abcd`, `6543`) or a row of keys (`qwerty`).
+    Pattern,
+    /// A date or a recent year.
+    Date,
+    /// Easy to guess for other reasons (too few guesses overall).
+    Guessable,
+}
+
+impl PasswordProblem {
+    /// An English sentence, for the CLI and logs; the console uses its own
+    /// texts in both languages.
+    pub fn message(self) -> String {
+        match self {
+            PasswordProblem::TooShort => {
+                format!("must be at least {MIN_PASSWORD_CHARS} characters")
+            }
+            PasswordProblem::TooLong => format!("must be at most {MAX_PASSWORD_CHARS} characters"),
+            PasswordProblem::ContainsName => "must not contain the account name".to_string(),
+            PasswordProblem::Common => "is a common password, or too close to one".to_string(),
+            PasswordProblem::Word => "is a word or a name by itself".to_string(),
+            PasswordProblem::Repeats => "is mostly repeated characters or chunks".to_string(),
+            PasswordProblem::Pattern => "is a sequence or a row of keys".to_string(),
+            PasswordProblem::Date => "is mostly a date or a year".to_string(),
+            PasswordProblem::Guessable => "is too easy to guess".to_string(),
+        }
+    }
+
+    /// What zxcvbn's warning says, in our terms.
+    fn from_warning(w: Option<zxcvbn::feedback::Warning>) -> Self {
+        use zxcvbn::feedback::Warning as W;
+        match w {
+            Some(W::ThisIsATop10Password)
+            | Some(W::ThisIsATop100Password)
+            | Some(W::ThisIsACommonPassword)
+            | Some(W::ThisIsSimilarToACommonlyUsedPassword) => PasswordProblem::Common,
+            Some(W::AWordByItselfIsEasyToGuess)
+            | Some(W::NamesAndSurnamesByThemselvesAreEasyToGuess)
+            | Some(W::CommonNamesAndSurnamesAreEasyToGuess) => PasswordProblem::Word,
+            Some(W::RepeatsLikeAaaAreEasyToGuess)
+            | Some(W::RepeatsLikeAbcAbcAreOnlySlightlyHarderToGuess) => PasswordProblem::Repeats,
+            Some(W::SequencesLikeAbcAreEasyToGuess)
+            | Some(W::StraightRowsOfKeysAreEasyToGuess)
+            | Some(W::ShortKeyboardPatternsAreEasyToGuess) => PasswordProblem::Pattern,
+            Some(W::DatesAreOftenEasyToGuess) | Some(W::RecentYearsAreEasyToGuess) => {
+                PasswordProblem::Date
+            }
+            None => PasswordProblem::Guessable,
+        }
+    }
+}
+
+impl From<PasswordProblem> for FieldError {
+    fn from(p: PasswordProblem) -> Self {
+        FieldError::new("password", p.message())
+    }
+}
+
+/// A password that passes the rules for one account: 12 to 256
+/// characters, not containing the account name, and hard to guess by
+/// zxcvbn's estimate (score at least [`MIN_PASSWORD_SCORE`], with the name
+/// among the words it tries). Never printed.
 pub struct Password(String);
 
 impl Password {
-    pub fn parse(raw: &str) -> Result<Self, FieldError> {
+    /// Checks `raw` as the password of the account `name`.
+    pub fn parse(raw: &str, name: &StaffName) -> Result<Self, PasswordProblem> {
         let n = raw.chars().count();
         if n < MIN_PASSWORD_CHARS {
-            return Err(FieldError::new(
-                "password",
-                format!("must be at least {MIN_PASSWORD_CHARS} characters"),
-            ));
+            return Err(PasswordProblem::TooShort);
         }
         if n > MAX_PASSWORD_CHARS {
-            return Err(FieldError::new(
-                "password",
-                format!("must be at most {MAX_PASSWORD_CHARS} characters"),
+            return Err(PasswordProblem::TooLong);
+        }
+        let account = name.as_str();
+        if account.chars().count() >= MIN_NAME_CHARS_TO_MATCH
+            && raw.to_lowercase().contains(account)
+        {
+            return Err(PasswordProblem::ContainsName);
+        }
+        let estimate = zxcvbn::zxcvbn(raw, &[account, "couponkeeper"]);
+        if u8::from(estimate.score()) < MIN_PASSWORD_SCORE {
+            return Err(PasswordProblem::from_warning(
+                estimate.feedback().and_then(|f| f.warning()),
             ));
         }
         Ok(Password(raw.to_string()))
@@ -187,13 +278,60 @@ mod tests {
 
     #[test]
     fn passwords_need_twelve_characters_counted_as_characters() {
-        assert!(Password::parse("short").is_err());
-        assert!(Password::parse("twelve chars").is_ok());
-        assert!(Password::parse("密码密码密码密码密码密码").is_ok());
-        assert!(Password::parse(&"x".repeat(257)).is_err());
+        let alice = StaffName::parse("alice").expect("name");
         assert_eq!(
-            format!("{:?}", Password::parse("twelve chars")),
+            Password::parse("short", &alice).err(),
+            Some(PasswordProblem::TooShort)
+        );
+        assert!(Password::parse("plum rain harbor", &alice).is_ok());
+        assert!(Password::parse("梅雨时节家家雨，青草池塘处处蛙", &alice).is_ok());
+        assert_eq!(
+            Password::parse(&"x".repeat(257), &alice).err(),
+            Some(PasswordProblem::TooLong)
+        );
+        assert_eq!(
+            format!("{:?}", Password::parse("plum rain harbor", &alice)),
             "Ok(Password(***))"
+        );
+    }
+
+    #[test]
+    fn long_but_guessable_passwords_are_refused_with_the_reason() {
+        let alice = StaffName::parse("alice").expect("name");
+        assert_eq!(
+            Password::parse("aaaaaaaaaaaa", &alice).err(),
+            Some(PasswordProblem::Repeats)
+        );
+        assert_eq!(
+            Password::parse("password1234", &alice).err(),
+            Some(PasswordProblem::Common)
+        );
+        assert!(Password::parse("qwertyuiop12", &alice).is_err());
+        assert!(Password::parse("123456789012", &alice).is_err());
+        assert!(Password::parse("密码密码密码密码密码密码", &alice).is_err());
+    }
+
+    #[test]
+    fn a_password_containing_the_account_name_is_refused_in_any_case() {
+        let admin = StaffName::parse("admin").expect("name");
+        assert_eq!(
+            Password::parse("my-ADMIN-plum-rain-harbor", &admin).err(),
+            Some(PasswordProblem::ContainsName)
+        );
+        assert!(
+            Password::parse(
+                "my-ADMIN-plum-rain-harbor",
+                &StaffName::parse("xiaoli").expect("name")
+            )
+            .is_ok()
+        );
+        // Too short a name to search for: "li" is in many words.
+        assert!(
+            Password::parse(
+                "plum rain harbor lily",
+                &StaffName::parse("li").expect("name")
+            )
+            .is_ok()
         );
     }
 }

@@ -258,6 +258,11 @@ struct Inner {
     /// The webhook client (timeout and extra roots from `webhooks`), or why
     /// it could not be built: then every send fails with that reason.
     http: Result<reqwest::Client, webhooks::WebhookClientError>,
+    /// Passwords verified against a stored hash since start (see
+    /// [`Service::password_verifications`]).
+    password_verifications: std::sync::atomic::AtomicU64,
+    /// The key that signs sign-in form tokens, read (or made) once.
+    login_form_key: tokio::sync::OnceCell<[u8; 32]>,
 }
 
 /// What an operation closure gets besides the connection.
@@ -320,6 +325,8 @@ impl Service {
                 scheduler: std::sync::OnceLock::new(),
                 http,
                 webhooks,
+                password_verifications: std::sync::atomic::AtomicU64::new(0),
+                login_form_key: tokio::sync::OnceCell::new(),
             }),
         }
     }

@@ -16,6 +16,7 @@ use super::{Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::staff::{Password, Role, StaffName};
 use crate::domain::time::to_ms;
+use crate::log_safe::LogSafe;
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::{is_unique_violation, staff};
 
@@ -30,6 +31,11 @@ pub mod actions {
     pub const SIGN_IN: &str = "sign_in";
     pub const SIGN_IN_FAILED: &str = "sign_in_failed";
     pub const SIGN_OUT: &str = "sign_out";
+    /// A staff member changed their own password.
+    pub const PASSWORD_CHANGE: &str = "password_change";
+    /// A signed-in staff member typed a wrong own password (before a
+    /// password change or reset).
+    pub const REAUTH_FAILED: &str = "reauth_failed";
     /// A webhook subscriber added in the console (target: its id).
     pub const WEBHOOK_ADD: &str = "webhook_add";
     /// A webhook subscriber disabled.
@@ -63,13 +69,23 @@ async fn audit(
     Ok(())
 }
 
+/// The `server_secrets` row of the sign-in form key.
+const LOGIN_FORM_KEY: &str = "login_form_key";
+
 /// How far back failed sign-ins count against an account or an address.
 pub const LOGIN_WINDOW_SECONDS: i64 = 15 * 60;
-/// Failed sign-ins per account within the window before it is refused.
-pub const MAX_FAILURES_PER_ACCOUNT: i64 = 5;
-/// Failed sign-ins per address within the window before it is refused
-/// (higher: an office may share one address).
+/// Failed sign-ins for one account from one address within the window
+/// before that address is refused for that account. Per pair, so one
+/// address guessing cannot lock the account out for everyone else.
+pub const MAX_FAILURES_PER_PAIR: i64 = 5;
+/// Failed sign-ins from one address, for any accounts, within the window
+/// before it is refused (higher: an office may share one address).
 pub const MAX_FAILURES_PER_ADDRESS: i64 = 30;
+/// Failed sign-ins for one account from all addresses within the window
+/// before the account is refused everywhere: the brake on guessing spread
+/// over many addresses. It takes at least 20 addresses
+/// (`MAX_FAILURES_PER_ACCOUNT / MAX_FAILURES_PER_PAIR`) to reach.
+pub const MAX_FAILURES_PER_ACCOUNT: i64 = 100;
 /// A session's last-seen time is written at most this often, so reading
 /// pages does not turn into one write per request.
 const TOUCH_EVERY_SECONDS: i64 = 60;
@@ -106,6 +122,13 @@ impl StaffSession {
     pub fn actor(&self) -> String {
         self.name.actor()
     }
+}
+
+/// A password check that passed the limits: its pending attempt, and the
+/// account when the password matched an enabled one.
+struct Verified {
+    attempt_id: i64,
+    account: Option<staff::StaffRow>,
 }
 
 /// A fresh session: the cookie value and the form token.
@@ -353,7 +376,7 @@ impl Service {
             FieldError::new("COUPONKEEPER_BOOTSTRAP_ADMIN", "expected name:password")
         })?;
         let name = StaffName::parse(name)?;
-        let password = Password::parse(password)?;
+        let password = Password::parse(password, &name).map_err(FieldError::from)?;
         let existing = self
             .read(|c| Box::pin(async move { Ok(staff::count(c).await?) }))
             .await?;
@@ -528,16 +551,22 @@ impl Service {
     }
 
     /// An admin sets a new password on an account, which ends its sessions
-    /// (the admin's own too, when it is their account).
+    /// (the admin's own too, when it is their account). The admin first
+    /// re-enters their own password ([`Service::reauthenticate`]): a
+    /// session left open on a desk must not be enough to take over every
+    /// other account.
     pub async fn reset_staff_password(
         &self,
         actor: &StaffSession,
         name: &str,
         password: &Password,
+        own_password: &str,
         address: Option<&str>,
-    ) -> Result<(), ServiceError> {
+    ) -> Result<(), SignInError> {
         ensure_admin(actor)?;
-        let target = StaffName::parse(name)?;
+        let target = StaffName::parse(name).map_err(ServiceError::from)?;
+        self.reauthenticate(actor, own_password, address.unwrap_or("unknown"))
+            .await?;
         let hash = hash_password(password.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
@@ -569,38 +598,57 @@ impl Service {
         Ok(())
     }
 
-    /// Checks a name and password and opens a new session. Failed attempts
-    /// are recorded; too many recent failures for the account or the
-    /// address refuse even a correct password until the window passes.
-    pub async fn sign_in(
+    /// The rate-limited part of every password check: sign-in, and an
+    /// admin or staff member re-entering their own password.
+    ///
+    /// The limit is atomic: one write transaction, serialized per account
+    /// and per address ([`staff::lock_sign_in`]), counts the recent
+    /// failures, refuses at a limit and records the attempt as pending
+    /// before the password is verified. So however many guesses arrive at
+    /// once, at most [`MAX_FAILURES_PER_PAIR`] of them for one account
+    /// from one address are ever verified in a window; a pending attempt
+    /// counts as a failure until the caller settles it. Too many recent
+    /// failures refuse even a correct password until the window passes.
+    async fn limited_verify(
         &self,
-        raw_name: &str,
+        key: &str,
+        name: Option<&StaffName>,
         password: &str,
         address: &str,
-        policy: SessionPolicy,
-    ) -> Result<SignedIn, SignInError> {
+    ) -> Result<Verified, SignInError> {
         let now = self.now();
         let now_ms = to_ms(now);
-        let name = StaffName::parse(raw_name).ok();
-        let key = name
-            .as_ref()
-            .map(|n| n.as_str().to_string())
-            .unwrap_or_else(|| raw_name.chars().take(64).collect());
-        let address = address.chars().take(64).collect::<String>();
         let since_ms = to_ms(now - Duration::seconds(LOGIN_WINDOW_SECONDS));
-        let (key2, address2) = (key.clone(), address.clone());
-        let (by_name, by_address) = self
-            .read(move |c| {
+        let (key2, address2) = (key.to_string(), address.to_string());
+        let attempt_id = self
+            .write(None, move |c| {
                 let (key, address) = (key2.clone(), address2.clone());
-                Box::pin(
-                    async move { Ok(staff::recent_failures(c, &key, &address, since_ms).await?) },
-                )
+                Box::pin(async move {
+                    staff::lock_sign_in(c, &key, &address).await?;
+                    let failures = staff::recent_failures(c, &key, &address, since_ms).await?;
+                    if failures.pair >= MAX_FAILURES_PER_PAIR
+                        || failures.address >= MAX_FAILURES_PER_ADDRESS
+                        || failures.account >= MAX_FAILURES_PER_ACCOUNT
+                    {
+                        return Ok(None);
+                    }
+                    Ok(Some(
+                        staff::reserve_attempt(c, &key, &address, now_ms).await?,
+                    ))
+                })
             })
-            .await?;
-        if by_name >= MAX_FAILURES_PER_ACCOUNT || by_address >= MAX_FAILURES_PER_ADDRESS {
+            .await?
+            .fresh()
+            .flatten();
+        let Some(attempt_id) = attempt_id else {
+            tracing::info!(
+                name = %LogSafe(key),
+                address = %LogSafe(address),
+                "staff password check refused: too many failures"
+            );
             return Err(SignInError::RateLimited);
-        }
-        let row = match &name {
+        };
+        let row = match name {
             Some(n) => {
                 let n = n.as_str().to_string();
                 self.read(move |c| {
@@ -616,53 +664,91 @@ impl Service {
             .filter(|r| r.disabled == 0)
             .map(|r| r.password_hash.clone())
             .unwrap_or_else(|| DUMMY_HASH.to_string());
+        self.inner
+            .password_verifications
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let password_ok = verify_password(password.to_string(), stored).await;
-        let account = row.filter(|r| r.disabled == 0 && password_ok);
-        let role = account.as_ref().and_then(|r| Role::parse(&r.role).ok());
+        Ok(Verified {
+            attempt_id,
+            account: row.filter(|r| r.disabled == 0 && password_ok),
+        })
+    }
+
+    /// Checks a name and password and opens a new session; the limits of
+    /// [`Service::limited_verify`] apply.
+    pub async fn sign_in(
+        &self,
+        raw_name: &str,
+        password: &str,
+        address: &str,
+        policy: SessionPolicy,
+    ) -> Result<SignedIn, SignInError> {
+        let now = self.now();
+        let now_ms = to_ms(now);
+        let name = StaffName::parse(raw_name).ok();
+        let key = name
+            .as_ref()
+            .map(|n| n.as_str().to_string())
+            .unwrap_or_else(|| raw_name.chars().take(64).collect());
+        let address = address.chars().take(64).collect::<String>();
+        let verified = self
+            .limited_verify(&key, name.as_ref(), password, &address)
+            .await?;
+        let attempt_id = verified.attempt_id;
+        let role = verified
+            .account
+            .as_ref()
+            .and_then(|r| Role::parse(&r.role).ok());
         let token = random_hex(32);
         let csrf_token = random_hex(32);
         let id_hash = sha256_hex(&token);
         let expires_at_ms = to_ms(now + Duration::seconds(policy.absolute_seconds));
         let succeeded = role.is_some();
         let (key3, address3, csrf3) = (key.clone(), address.clone(), csrf_token.clone());
-        self.write(None, move |c| {
-            let (key, address, csrf, id_hash) = (
-                key3.clone(),
-                address3.clone(),
-                csrf3.clone(),
-                id_hash.clone(),
-            );
-            Box::pin(async move {
-                staff::record_attempt(c, &key, &address, succeeded, now_ms).await?;
-                // A refused sign-in has no proven identity: its actor is
-                // `anonymous` and the name tried is its target.
-                let (actor, action) = if succeeded {
-                    (format!("staff:{key}"), actions::SIGN_IN)
-                } else {
-                    ("anonymous".to_string(), actions::SIGN_IN_FAILED)
-                };
-                audit(c, &actor, action, &key, None, Some(&address), now_ms).await?;
-                if succeeded {
-                    staff::insert_session(
-                        c,
-                        &staff::NewSession {
-                            id_hash: &id_hash,
-                            staff_name: &key,
-                            csrf_token: &csrf,
-                            address: &address,
-                            now_ms,
-                            expires_at_ms,
-                        },
-                    )
-                    .await?;
-                }
-                Ok(())
+        let signed_in = self
+            .write(None, move |c| {
+                let (key, address, csrf, id_hash) = (
+                    key3.clone(),
+                    address3.clone(),
+                    csrf3.clone(),
+                    id_hash.clone(),
+                );
+                Box::pin(async move {
+                    // Purged meanwhile (a day-old pending row): this attempt
+                    // has no standing any more.
+                    let settled = staff::settle_attempt(c, attempt_id, succeeded).await?;
+                    let succeeded = succeeded && settled;
+                    // A refused sign-in has no proven identity: its actor is
+                    // `anonymous` and the name tried is its target.
+                    let (actor, action) = if succeeded {
+                        (format!("staff:{key}"), actions::SIGN_IN)
+                    } else {
+                        ("anonymous".to_string(), actions::SIGN_IN_FAILED)
+                    };
+                    audit(c, &actor, action, &key, None, Some(&address), now_ms).await?;
+                    if succeeded {
+                        staff::insert_session(
+                            c,
+                            &staff::NewSession {
+                                id_hash: &id_hash,
+                                staff_name: &key,
+                                csrf_token: &csrf,
+                                address: &address,
+                                now_ms,
+                                expires_at_ms,
+                            },
+                        )
+                        .await?;
+                    }
+                    Ok(succeeded)
+                })
             })
-        })
-        .await?;
+            .await?
+            .fresh()
+            .unwrap_or(false);
         match (name, role) {
-            (Some(name), Some(role)) => {
-                tracing::info!(staff = %name, address = %address, "staff signed in");
+            (Some(name), Some(role)) if signed_in => {
+                tracing::info!(staff = %name, address = %LogSafe(&address), "staff signed in");
                 Ok(SignedIn {
                     token,
                     session: StaffSession {
@@ -673,10 +759,161 @@ impl Service {
                 })
             }
             _ => {
-                tracing::info!(name = %key, address = %address, "staff sign-in refused");
+                tracing::info!(
+                    name = %LogSafe(&key),
+                    address = %LogSafe(&address),
+                    "staff sign-in refused"
+                );
                 Err(SignInError::BadCredentials)
             }
         }
+    }
+
+    /// A signed-in staff member proves it is still them by typing their
+    /// own password (before changing it, or before an admin resets
+    /// someone else's): the same limits as sign-in, the same attempts
+    /// table, and a refused check goes to the staff log.
+    pub async fn reauthenticate(
+        &self,
+        who: &StaffSession,
+        password: &str,
+        address: &str,
+    ) -> Result<(), SignInError> {
+        let key = who.name.as_str().to_string();
+        let address = address.chars().take(64).collect::<String>();
+        let verified = self
+            .limited_verify(&key, Some(&who.name), password, &address)
+            .await?;
+        let attempt_id = verified.attempt_id;
+        let ok = verified.account.is_some();
+        let now_ms = to_ms(self.now());
+        let (actor, address2) = (who.actor(), address.clone());
+        let settled = self
+            .write(None, move |c| {
+                let (actor, key, address) = (actor.clone(), key.clone(), address2.clone());
+                Box::pin(async move {
+                    let settled = staff::settle_attempt(c, attempt_id, ok).await?;
+                    if !(ok && settled) {
+                        audit(
+                            c,
+                            &actor,
+                            actions::REAUTH_FAILED,
+                            &key,
+                            None,
+                            Some(&address),
+                            now_ms,
+                        )
+                        .await?;
+                    }
+                    Ok(ok && settled)
+                })
+            })
+            .await?
+            .fresh()
+            .unwrap_or(false);
+        if settled {
+            Ok(())
+        } else {
+            tracing::info!(staff = %who.name, address = %LogSafe(&address), "staff password re-entry refused");
+            Err(SignInError::BadCredentials)
+        }
+    }
+
+    /// A staff member changes their own password after re-entering the
+    /// current one. Every other session of the account ends (a thief who
+    /// knew the old password is signed out); this one stays.
+    pub async fn change_own_password(
+        &self,
+        who: &StaffSession,
+        current: &str,
+        new: &Password,
+        address: &str,
+    ) -> Result<(), SignInError> {
+        self.reauthenticate(who, current, address).await?;
+        let hash = hash_password(new.expose().to_string()).await?;
+        let now_ms = to_ms(self.now());
+        let (name, by, keep) = (
+            who.name.as_str().to_string(),
+            who.actor(),
+            who.csrf_token.clone(),
+        );
+        let address = address.chars().take(64).collect::<String>();
+        self.write(None, move |c| {
+            let (name, by, keep, hash, address) = (
+                name.clone(),
+                by.clone(),
+                keep.clone(),
+                hash.clone(),
+                address.clone(),
+            );
+            Box::pin(async move {
+                if !staff::set_password(c, &name, &hash, now_ms).await? {
+                    return Err(ServiceError::not_found("staff", name));
+                }
+                staff::delete_other_sessions_of(c, &name, &keep).await?;
+                audit(
+                    c,
+                    &by,
+                    actions::PASSWORD_CHANGE,
+                    &name,
+                    None,
+                    Some(&address),
+                    now_ms,
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await?;
+        tracing::info!(staff = %who.name, "staff changed their own password");
+        Ok(())
+    }
+
+    /// The key that signs the sign-in form's CSRF token: 32 random bytes
+    /// made by the first instance that needs it and shared through the
+    /// database (`server_secrets`), so a form served by one instance is
+    /// accepted by another. Read once per process.
+    pub async fn login_form_key(&self) -> Result<[u8; 32], ServiceError> {
+        let key = self
+            .inner
+            .login_form_key
+            .get_or_try_init(|| async {
+                let candidate = random_hex(32);
+                let now_ms = to_ms(self.now());
+                let stored = self
+                    .write(None, move |c| {
+                        let candidate = candidate.clone();
+                        Box::pin(async move {
+                            Ok(
+                                staff::get_or_create_secret(c, LOGIN_FORM_KEY, &candidate, now_ms)
+                                    .await?,
+                            )
+                        })
+                    })
+                    .await?
+                    .fresh()
+                    .unwrap_or_default();
+                let mut key = [0u8; 32];
+                match hex::decode(stored.as_bytes()) {
+                    Ok(bytes) if bytes.len() == 32 => {
+                        key.copy_from_slice(&bytes);
+                        Ok(key)
+                    }
+                    _ => Err(ServiceError::Db(sqlx::Error::Protocol(format!(
+                        "server_secrets.{LOGIN_FORM_KEY} is not 32 bytes of hex"
+                    )))),
+                }
+            })
+            .await?;
+        Ok(*key)
+    }
+
+    /// How many passwords this process has verified against a stored hash
+    /// (sign-ins, password changes): what the sign-in limit bounds.
+    pub fn password_verifications(&self) -> u64 {
+        self.inner
+            .password_verifications
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The session a cookie token stands for, if it is still live: not past

@@ -491,9 +491,16 @@ fn optional_key(field: &'static str, raw: Option<String>) -> Result<Option<Strin
 
 /// One CSV field, RFC 4180: quoted when it holds a comma, quote or line
 /// break, quotes doubled. A text that a spreadsheet would run as a formula
-/// (`=`, `+`, `-`, `@` first) is prefixed with `'`.
+/// (OWASP's CSV injection rule: `=`, `+`, `-`, `@`, tab or carriage return
+/// as the first character that is not a space, since spreadsheets skip
+/// leading spaces) is prefixed with `'`.
 pub fn csv_field(raw: &str) -> String {
-    let text = if raw.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+    let first = raw.trim_start().chars().next();
+    let text = if raw.starts_with(['\t', '\r'])
+        || matches!(
+            first,
+            Some('=' | '+' | '-' | '@' | '＝' | '＋' | '－' | '＠')
+        ) {
         format!("'{raw}")
     } else {
         raw.to_string()
@@ -1293,6 +1300,12 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("two\nlines"), "\"two\nlines\"");
         assert_eq!(csv_field("=1+1"), "'=1+1");
+        assert_eq!(csv_field(" =1+1"), "' =1+1");
+        assert_eq!(csv_field("   @SUM(A1)"), "'   @SUM(A1)");
+        assert_eq!(csv_field("\t=1"), "'\t=1");
+        assert_eq!(csv_field(" -2"), "' -2");
+        assert_eq!(csv_field("\u{3000}＝1+1"), "'\u{3000}＝1+1");
+        assert_eq!(csv_field("a=1"), "a=1");
         assert_eq!(
             csv_field("2026-11-11T00:00:00.000Z"),
             "2026-11-11T00:00:00.000Z"

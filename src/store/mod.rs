@@ -271,6 +271,21 @@ impl Db {
     }
 }
 
+/// Serializes whatever the caller does under `key` for the rest of the
+/// transaction. PostgreSQL: a transaction-scoped advisory lock on the
+/// key's hash, shared by every instance on the database (a hash collision
+/// only serializes two unrelated keys). SQLite: nothing to do, a write
+/// transaction already holds the database lock.
+pub async fn advisory_lock(conn: &mut AnyConnection, key: &str) -> Result<(), sqlx::Error> {
+    if backend_of(conn) == Backend::Postgres {
+        sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtext($1))) AS locked")
+            .bind(key)
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
 /// Which backend a connection belongs to, for the few dialect branches.
 /// `$first, $first+1, …` for `n` values: the parameters of an `IN (…)`.
 pub(crate) fn param_list(first: usize, n: usize) -> String {

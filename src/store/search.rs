@@ -283,13 +283,7 @@ pub async fn compensation_issued_by(
 /// PostgreSQL: a transaction-scoped advisory lock on the actor. SQLite:
 /// nothing to do, a write transaction already holds the database lock.
 pub async fn lock_actor_for_caps(conn: &mut AnyConnection, actor: &str) -> Result<(), sqlx::Error> {
-    if backend_of(conn) == Backend::Postgres {
-        sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtext($1))) AS locked")
-            .bind(format!("compensation-cap:{actor}"))
-            .execute(conn)
-            .await?;
-    }
-    Ok(())
+    super::advisory_lock(conn, &format!("compensation-cap:{actor}")).await
 }
 
 /// How a staff release changes the order that held the coupon.

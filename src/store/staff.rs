@@ -1,5 +1,6 @@
 //! The `staff`, `staff_sessions` and `login_attempts` tables: console
-//! accounts, signed-in browsers and the sign-in history rate limiting reads.
+//! accounts, signed-in browsers and the sign-in history rate limiting reads;
+//! and `server_secrets`, the keys every instance shares.
 
 use sqlx::AnyConnection;
 
@@ -156,49 +157,115 @@ pub async fn set_password(
     Ok(r.rows_affected() == 1)
 }
 
-/// Records one sign-in attempt.
-pub async fn record_attempt(
+/// `login_attempts.succeeded` of an attempt whose password is still being
+/// checked. It counts as a failure until [`settle_attempt`] says otherwise,
+/// so a burst of parallel guesses cannot all pass the limit check before
+/// any of them is recorded, and a process killed mid-check leaves a failure.
+pub const ATTEMPT_PENDING: i64 = 2;
+
+/// Serializes sign-in checks on one account and on one address for the rest
+/// of the transaction, so counting the recent failures and recording a new
+/// attempt happen as one step. PostgreSQL: two transaction-scoped advisory
+/// locks, always the account's first (every transaction takes them in the
+/// same order, so they cannot deadlock), shared by every instance on the
+/// database. SQLite: the write transaction already holds the database lock.
+pub async fn lock_sign_in(
     conn: &mut AnyConnection,
     name: &str,
     address: &str,
-    succeeded: bool,
-    now_ms: i64,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO login_attempts (staff_name, address, succeeded, at) VALUES ($1, $2, $3, $4)",
+    super::advisory_lock(&mut *conn, &format!("sign-in:account:{name}")).await?;
+    super::advisory_lock(conn, &format!("sign-in:address:{address}")).await
+}
+
+/// Records a sign-in attempt as pending (a failure until settled) and
+/// returns its id.
+pub async fn reserve_attempt(
+    conn: &mut AnyConnection,
+    name: &str,
+    address: &str,
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO login_attempts (staff_name, address, succeeded, at) VALUES ($1, $2, $3, $4)
+         RETURNING id",
     )
     .bind(name)
     .bind(address)
-    .bind(i64::from(succeeded))
+    .bind(ATTEMPT_PENDING)
     .bind(now_ms)
-    .execute(conn)
-    .await?;
-    Ok(())
+    .fetch_one(conn)
+    .await
 }
 
-/// Failed attempts since `since_ms` for an account and for an address,
-/// each read through its own index.
+/// Marks a pending attempt as succeeded or failed; false when it is no
+/// longer pending (purged, or settled already).
+pub async fn settle_attempt(
+    conn: &mut AnyConnection,
+    id: i64,
+    succeeded: bool,
+) -> Result<bool, sqlx::Error> {
+    let r =
+        sqlx::query("UPDATE login_attempts SET succeeded = $2 WHERE id = $1 AND succeeded = $3")
+            .bind(id)
+            .bind(i64::from(succeeded))
+            .bind(ATTEMPT_PENDING)
+            .execute(conn)
+            .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Attempts since `since_ms` that did not succeed (failed or still
+/// pending).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecentFailures {
+    /// For this account from this address.
+    pub pair: i64,
+    /// From this address, for any account.
+    pub address: i64,
+    /// For this account, from any address.
+    pub account: i64,
+}
+
+/// Failed or pending attempts since `since_ms` for an account and address
+/// pair, for the address and for the account, each read through an index
+/// (`login_attempts_pair_idx`, `login_attempts_address_idx`,
+/// `login_attempts_name_idx`). Each count is bounded by its limit plus the
+/// attempts in flight, because refused attempts are not recorded.
 pub async fn recent_failures(
     conn: &mut AnyConnection,
     name: &str,
     address: &str,
     since_ms: i64,
-) -> Result<(i64, i64), sqlx::Error> {
-    let by_name: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM login_attempts WHERE staff_name = $1 AND at > $2 AND succeeded = 0",
+) -> Result<RecentFailures, sqlx::Error> {
+    let pair: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM login_attempts
+         WHERE staff_name = $1 AND address = $2 AND at > $3 AND succeeded <> 1",
     )
     .bind(name)
+    .bind(address)
     .bind(since_ms)
     .fetch_one(&mut *conn)
     .await?;
     let by_address: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM login_attempts WHERE address = $1 AND at > $2 AND succeeded = 0",
+        "SELECT COUNT(*) FROM login_attempts WHERE address = $1 AND at > $2 AND succeeded <> 1",
     )
     .bind(address)
     .bind(since_ms)
     .fetch_one(&mut *conn)
     .await?;
-    Ok((by_name, by_address))
+    let by_account: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM login_attempts WHERE staff_name = $1 AND at > $2 AND succeeded <> 1",
+    )
+    .bind(name)
+    .bind(since_ms)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(RecentFailures {
+        pair,
+        address: by_address,
+        account: by_account,
+    })
 }
 
 /// A stored session joined with its account.
@@ -278,7 +345,23 @@ pub async fn delete_session(conn: &mut AnyConnection, id_hash: &str) -> Result<b
     Ok(r.rows_affected() == 1)
 }
 
-/// Ends every session of an account (password change, role change).
+/// Deletes every session of `name` except the one whose form token is
+/// `keep_csrf` (each session has its own random token): after a password
+/// change, the session that made it stays signed in.
+pub async fn delete_other_sessions_of(
+    conn: &mut AnyConnection,
+    name: &str,
+    keep_csrf: &str,
+) -> Result<u64, sqlx::Error> {
+    let r = sqlx::query("DELETE FROM staff_sessions WHERE staff_name = $1 AND csrf_token <> $2")
+        .bind(name)
+        .bind(keep_csrf)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected())
+}
+
+/// Ends every session of an account (password reset, role change).
 pub async fn delete_sessions_of(conn: &mut AnyConnection, name: &str) -> Result<u64, sqlx::Error> {
     let r = sqlx::query("DELETE FROM staff_sessions WHERE staff_name = $1")
         .bind(name)
@@ -313,4 +396,28 @@ pub async fn purge(
     .execute(&mut *conn)
     .await?;
     Ok(sessions.rows_affected() + attempts.rows_affected())
+}
+
+/// The shared secret `name`: `candidate` when this call is the first to
+/// ask (the row is inserted), else the one already stored. Safe under
+/// concurrency on both stores (`ON CONFLICT DO NOTHING`, then a read).
+pub async fn get_or_create_secret(
+    conn: &mut AnyConnection,
+    name: &str,
+    candidate: &str,
+    now_ms: i64,
+) -> Result<String, sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO server_secrets (name, secret, created_at) VALUES ($1, $2, $3)
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name)
+    .bind(candidate)
+    .bind(now_ms)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query_scalar("SELECT secret FROM server_secrets WHERE name = $1")
+        .bind(name)
+        .fetch_one(conn)
+        .await
 }

@@ -8,11 +8,12 @@
 //! - Every state-changing request is a POST that must carry the session's
 //!   CSRF token and must not come from another site (`Sec-Fetch-Site`, and
 //!   `Origin` when present). The sign-in form, which has no session yet,
-//!   uses a double-submit cookie instead.
+//!   uses a double-submit cookie instead, whose value the server signs
+//!   ([`crate::domain::form_token`]) so a planted cookie is worthless.
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, FromRequestParts, Query, State};
+use axum::extract::{FromRequestParts, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -24,6 +25,7 @@ use super::i18n::{LANG_COOKIE, Lang};
 use super::layout::{self, Flash, FlashKind};
 use super::{ConsoleSettings, cookie};
 use crate::api::AppState;
+use crate::domain::form_token;
 use crate::service::ServiceError;
 use crate::service::staff::{SignInError, StaffSession};
 
@@ -31,8 +33,12 @@ use crate::service::staff::{SignInError, StaffSession};
 pub const SESSION_COOKIE: &str = "ck_session";
 /// Session cookie name behind TLS: `__Host-` binds it to this host and path.
 pub const SECURE_SESSION_COOKIE: &str = "__Host-ck_session";
-/// The sign-in form's double-submit CSRF cookie.
+/// The sign-in form's double-submit CSRF cookie (its value is signed, see
+/// [`crate::domain::form_token`]).
 pub const LOGIN_CSRF_COOKIE: &str = "ck_login_csrf";
+/// The same behind TLS: `__Host-` so no subdomain or plain-http answer can
+/// set it.
+pub const SECURE_LOGIN_CSRF_COOKIE: &str = "__Host-ck_login_csrf";
 /// One-shot message shown on the page after a redirect.
 pub const FLASH_COOKIE: &str = "ck_flash";
 
@@ -42,6 +48,14 @@ pub fn routes() -> Router<AppState> {
         .route("/login", get(login_page).post(login))
         .route("/logout", post(logout))
         .route("/lang", post(switch_lang))
+}
+
+fn login_csrf_cookie_name(s: &ConsoleSettings) -> &'static str {
+    if s.secure_cookies {
+        SECURE_LOGIN_CSRF_COOKIE
+    } else {
+        LOGIN_CSRF_COOKIE
+    }
 }
 
 fn session_cookie_name(s: &ConsoleSettings) -> &'static str {
@@ -263,11 +277,13 @@ impl Staff {
     }
 }
 
+/// The client's address as the limits middleware resolved it (the TCP
+/// peer, or the forwarded client behind a trusted proxy), else `unknown`.
 fn client_address(parts: &Parts) -> String {
     parts
         .extensions
-        .get::<ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip().to_string())
+        .get::<crate::api::limits::ClientIp>()
+        .map(|c| c.text())
         .unwrap_or_else(|| "unknown".to_string())
 }
 
@@ -409,9 +425,18 @@ async fn login_page(
     {
         return Redirect::to(&safe_next(q.next.as_deref())).into_response();
     }
-    let csrf = cookie(&headers, LOGIN_CSRF_COOKIE)
-        .filter(|c| c.len() == 32 && c.bytes().all(|b| b.is_ascii_hexdigit()))
-        .unwrap_or_else(|| format!("{:032x}", rand::random::<u128>()));
+    let key = match s.service.login_form_key().await {
+        Ok(k) => k,
+        Err(e) => return WebError::from_service(visitor.lang, e).into_response(),
+    };
+    let now = s.service.now();
+    // Keep a token this browser already holds while it has ten minutes
+    // left (two tabs of the form both work), else sign a new one.
+    let csrf = cookie(&headers, login_csrf_cookie_name(&settings))
+        .filter(|c| form_token::expires_at(&key, c).is_some_and(|exp| exp - now.timestamp() > 600))
+        .unwrap_or_else(|| {
+            form_token::sign(&key, &format!("{:032x}", rand::random::<u128>()), now)
+        });
     let html = layout::login_page(
         visitor.lang,
         visitor.flash.as_ref(),
@@ -421,7 +446,12 @@ async fn login_page(
     let mut r = Html(html).into_response();
     r.headers_mut().append(
         header::SET_COOKIE,
-        set_cookie(&settings, LOGIN_CSRF_COOKIE, &csrf, Some(3600)),
+        set_cookie(
+            &settings,
+            login_csrf_cookie_name(&settings),
+            &csrf,
+            Some(form_token::LOGIN_FORM_SECONDS),
+        ),
     );
     if visitor.flash.is_some() {
         r.headers_mut().append(
@@ -460,9 +490,13 @@ async fn login(
         "/login?next={}",
         form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
     );
-    let cookie_token = cookie(&headers, LOGIN_CSRF_COOKIE);
+    let key = match s.service.login_form_key().await {
+        Ok(k) => k,
+        Err(e) => return WebError::from_service(lang, e).into_response(),
+    };
+    let cookie_token = cookie(&headers, login_csrf_cookie_name(&settings));
     let csrf_ok = match (&cookie_token, &form.csrf) {
-        (Some(c), Some(f)) => tokens_match(c, f),
+        (Some(c), Some(f)) => tokens_match(c, f) && form_token::verify(&key, f, s.service.now()),
         _ => false,
     };
     if !same_site_request(&headers) || !csrf_ok {
@@ -498,7 +532,7 @@ async fn login(
             );
             h.append(
                 header::SET_COOKIE,
-                set_cookie(&settings, LOGIN_CSRF_COOKIE, "", Some(0)),
+                set_cookie(&settings, login_csrf_cookie_name(&settings), "", Some(0)),
             );
             r
         }

@@ -55,6 +55,63 @@ impl Flash {
     }
 }
 
+/// The messages at the fields of a refused form, in the page's language:
+/// the form comes back with what was typed and each message beside its
+/// field (not as a flash at the top of the page).
+#[derive(Debug, Clone, Default)]
+pub struct FieldErrors(Vec<(&'static str, String)>);
+
+impl FieldErrors {
+    /// Sets the message of `field` (a later one replaces an earlier one).
+    pub fn add(&mut self, field: &'static str, text: String) {
+        self.0.retain(|(f, _)| *f != field);
+        self.0.push((field, text));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn get(&self, field: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, t)| t.as_str())
+    }
+
+    /// What the input `input_id` of `field` needs: `aria-invalid` and
+    /// `aria-describedby` pointing at its message, when it has one.
+    pub fn input_attrs(&self, field: &str, input_id: &str) -> FieldState {
+        let message = self.get(field).map(str::to_string);
+        let error_id = format!("{input_id}-error");
+        FieldState {
+            invalid: message.as_ref().map(|_| "true"),
+            described_by: message.as_ref().map(|_| error_id.clone()),
+            error_id,
+            field: field.to_string(),
+            message,
+        }
+    }
+}
+
+/// One field of a form as rendered: see [`FieldErrors::input_attrs`].
+#[derive(Debug, Clone)]
+pub struct FieldState {
+    pub invalid: Option<&'static str>,
+    pub described_by: Option<String>,
+    error_id: String,
+    field: String,
+    message: Option<String>,
+}
+
+/// The message beside a field, if it has one.
+pub fn field_error(f: &FieldState) -> impl IntoView + use<> {
+    let (id, field) = (f.error_id.clone(), f.field.clone());
+    f.message.clone().map(|m| {
+        view! { <p class="field-error" id=id role="alert" data-field-error=field>{m}</p> }
+    })
+}
+
 /// Renders a console page for a signed-in staff member.
 pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> String {
     let l = staff.lang;
@@ -82,6 +139,7 @@ pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> Stri
                 </form>
                 <nav class="who" aria-label=l.t("账户", "Account")>
                     <span class="staff-name" data-testid="staff-name">{name}" · "{role}</span>
+                    <a href="/console/password" data-testid="nav-password">{l.t("修改密码", "Change password")}</a>
                     <form method="post" action="/lang" class="inline">
                         <input type="hidden" name="lang" value=l.other().code()/>
                         <input type="hidden" name="next" value=here/>

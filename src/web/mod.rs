@@ -10,7 +10,8 @@
 //!   staff session, every form behind a CSRF token; the pending-expirations
 //!   dashboard ([`dashboard`]), the audit log ([`audit`]) and
 //!   reconciliation ([`reconcile`]), webhook deliveries ([`deliveries`])
-//!   and subscribers ([`webhooks`]), the reminder plan ([`reminders`]).
+//!   and subscribers ([`webhooks`]), the reminder plan ([`reminders`]),
+//!   changing one's own password ([`password`]).
 //! - `/self-check?t=<token>`: the customers' self-check page
 //!   ([`self_check`]), opened only through a signed link.
 //!
@@ -25,8 +26,10 @@ pub mod dashboard;
 pub mod deliveries;
 pub mod i18n;
 pub mod layout;
+pub mod password;
 pub mod reconcile;
 pub mod reminders;
+pub mod security_headers;
 pub mod self_check;
 pub mod staff_admin;
 pub mod webhooks;
@@ -60,6 +63,7 @@ pub fn routes() -> Router<AppState> {
         .merge(console::routes())
         .merge(reconcile::routes())
         .merge(staff_admin::routes())
+        .merge(password::routes())
         .merge(self_check::routes())
         .merge(dashboard::routes())
         .merge(audit::routes())

@@ -18,13 +18,14 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError, parse_form};
 use super::i18n::Lang;
-use super::layout::{enc, role_label};
+use super::layout::{FieldErrors, enc, field_error, role_label};
+use super::password::{password_problem_text, reauth_text};
 use crate::api::AppState;
 use crate::domain::FieldError;
-use crate::domain::staff::{MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, Password, Role, StaffName};
+use crate::domain::staff::{Password, Role, StaffName};
 use crate::domain::time::from_ms;
 use crate::service::ServiceError;
-use crate::service::staff::{StaffChange, StaffRule, StaffView};
+use crate::service::staff::{SignInError, StaffChange, StaffRule, StaffView};
 
 /// The page everything here redirects back to.
 const STAFF_PAGE: &str = "/console/staff";
@@ -71,31 +72,27 @@ fn role_text(l: Lang, role: Role) -> &'static str {
     role_label(l, role.as_str())
 }
 
-fn password_text(l: Lang, raw: &str, again: &str) -> Result<Password, String> {
-    let n = raw.chars().count();
-    if n < MIN_PASSWORD_CHARS {
-        return Err(l.pick(
-            format!("密码至少需要 {MIN_PASSWORD_CHARS} 个字符，未做任何更改。"),
-            format!(
-                "The password needs at least {MIN_PASSWORD_CHARS} characters; nothing was changed."
-            ),
-        ));
-    }
-    if n > MAX_PASSWORD_CHARS {
-        return Err(l.pick(
-            format!("密码最多 {MAX_PASSWORD_CHARS} 个字符，未做任何更改。"),
-            format!("The password may have at most {MAX_PASSWORD_CHARS} characters; nothing was changed."),
-        ));
-    }
+/// Checks a new password and its repetition for the account `name`; the
+/// refusal is the message for the field at fault.
+fn password_text(
+    l: Lang,
+    name: &StaffName,
+    raw: &str,
+    again: &str,
+) -> Result<Password, (&'static str, String)> {
+    let password =
+        Password::parse(raw, name).map_err(|p| ("password", password_problem_text(l, p)))?;
     if raw != again {
-        return Err(l
-            .t(
+        return Err((
+            "password_again",
+            l.t(
                 "两次输入的密码不一致，未做任何更改。",
                 "The two passwords differ; nothing was changed.",
             )
-            .to_string());
+            .to_string(),
+        ));
     }
-    Password::parse(raw).map_err(|e| field_text(l, &e))
+    Ok(password)
 }
 
 fn name_text(l: Lang) -> String {
@@ -162,8 +159,32 @@ fn time_of(ms: i64) -> String {
     from_ms(ms).format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
+/// What a refused form brings back to the page: the values typed (never
+/// passwords) and a message at each field at fault.
+#[derive(Debug, Clone, Default)]
+struct Refused {
+    /// The add-account form.
+    add: AddValues,
+    /// The account whose password-reset form was refused, and why.
+    reset: Option<(String, FieldErrors)>,
+}
+
+/// The add-account form's values and errors.
+#[derive(Debug, Clone, Default)]
+struct AddValues {
+    name: String,
+    role: Option<Role>,
+    errors: FieldErrors,
+}
+
 async fn staff_page(State(s): State<AppState>, staff: Staff) -> Response {
-    if let Err(e) = admins_only(&staff) {
+    render_staff_page(&s, &staff, Refused::default()).await
+}
+
+/// The staff page; with a refused form, its values and messages in place
+/// and status 422 (the form was understood and refused).
+async fn render_staff_page(s: &AppState, staff: &Staff, refused: Refused) -> Response {
+    if let Err(e) = admins_only(staff) {
         return e.into_response();
     }
     let l = staff.lang;
@@ -174,12 +195,20 @@ async fn staff_page(State(s): State<AppState>, staff: Staff) -> Response {
     let csrf = staff.session.csrf_token.clone();
     let me = staff.session.name.as_str().to_string();
     let count = accounts.len();
+    let has_errors = !refused.add.errors.is_empty() || refused.reset.is_some();
     let rows = accounts
         .into_iter()
-        .map(|a| account_row(l, &csrf, &me, a))
+        .map(|a| {
+            let errors = refused
+                .reset
+                .as_ref()
+                .filter(|(name, _)| *name == a.name)
+                .map(|(_, e)| e.clone());
+            account_row(l, &csrf, &me, a, errors)
+        })
         .collect_view();
-    let add = add_form(l, &csrf);
-    staff.page(
+    let add = add_form(l, &csrf, refused.add);
+    let mut r = staff.page(
         l.t("员工管理", "Staff"),
         view! {
             <section aria-labelledby="staff-accounts">
@@ -188,8 +217,8 @@ async fn staff_page(State(s): State<AppState>, staff: Staff) -> Response {
                     <span class="note">"("{count}")"</span>
                 </h2>
                 <p class="note">{l.t(
-                    "更改角色、重置密码或停用账户后，该账户需要重新登录。不能停用或降级自己的账户。",
-                    "Changing a role, resetting a password or disabling an account signs that account out everywhere. You cannot disable or demote your own account.",
+                    "更改角色、重置密码或停用账户后，该账户需要重新登录。不能停用或降级自己的账户。重置密码需要输入你自己的密码。",
+                    "Changing a role, resetting a password or disabling an account signs that account out everywhere. You cannot disable or demote your own account. Resetting a password asks for your own password.",
                 )}</p>
                 <div class="table-wrap">
                     <table data-testid="staff-table">
@@ -207,11 +236,22 @@ async fn staff_page(State(s): State<AppState>, staff: Staff) -> Response {
             </section>
             {add}
         },
-    )
+    );
+    if has_errors {
+        *r.status_mut() = axum::http::StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
 }
 
-/// One account: its facts and the forms that change it.
-fn account_row(l: Lang, csrf: &str, me: &str, a: StaffView) -> impl IntoView + use<> {
+/// One account: its facts and the forms that change it; `reset_errors`
+/// when its password-reset form was just refused (the form is open then).
+fn account_row(
+    l: Lang,
+    csrf: &str,
+    me: &str,
+    a: StaffView,
+    reset_errors: Option<FieldErrors>,
+) -> impl IntoView + use<> {
     let is_me = a.name == me;
     let base = format!("/console/staff/{}", enc(&a.name));
     let role = a.role.clone();
@@ -259,11 +299,17 @@ fn account_row(l: Lang, csrf: &str, me: &str, a: StaffView) -> impl IntoView + u
     });
     let me_note =
         is_me.then(|| view! { " "<span class="note">{l.t("（你自己）", "(you)")}</span> });
+    let open = reset_errors.is_some();
+    let errors = reset_errors.unwrap_or_default();
     let pw_id = format!("pw-{}", a.name);
     let pw2_id = format!("pw2-{}", a.name);
+    let own_id = format!("own-{}", a.name);
     let created = time_of(a.created_at_ms);
     let name = a.name.clone();
     let row_key = a.name.clone();
+    let pw_field = errors.input_attrs("password", &pw_id);
+    let pw2_field = errors.input_attrs("password_again", &pw2_id);
+    let own_field = errors.input_attrs("own_password", &own_id);
     view! {
         <tr data-staff=row_key>
             <td class="mono">{name}{me_note}</td>
@@ -275,14 +321,22 @@ fn account_row(l: Lang, csrf: &str, me: &str, a: StaffView) -> impl IntoView + u
                     {role_form}
                     {toggle}
                 </div>
-                <details>
+                <details open=open>
                     <summary>{l.t("重置密码", "Reset password")}</summary>
                     <form method="post" action=format!("{base}/password") class="stack">
                         <input type="hidden" name="csrf" value=csrf.to_string()/>
-                        <label for=pw_id.clone()>{l.t("新密码（至少 12 个字符）", "New password (at least 12 characters)")}</label>
-                        <input id=pw_id name="password" type="password" autocomplete="new-password" required=true minlength="12"/>
+                        <label for=pw_id.clone()>{l.t("新密码（至少 12 个字符，不含用户名，不能是常见密码）", "New password (at least 12 characters, not the name, not a common password)")}</label>
+                        <input id=pw_id name="password" type="password" autocomplete="new-password" required=true minlength="12"
+                            aria-invalid=pw_field.invalid aria-describedby=pw_field.described_by.clone()/>
+                        {field_error(&pw_field)}
                         <label for=pw2_id.clone()>{l.t("再次输入新密码", "New password again")}</label>
-                        <input id=pw2_id name="password_again" type="password" autocomplete="new-password" required=true minlength="12"/>
+                        <input id=pw2_id name="password_again" type="password" autocomplete="new-password" required=true minlength="12"
+                            aria-invalid=pw2_field.invalid aria-describedby=pw2_field.described_by.clone()/>
+                        {field_error(&pw2_field)}
+                        <label for=own_id.clone()>{l.t("你自己的密码（确认是你本人）", "Your own password (to confirm it is you)")}</label>
+                        <input id=own_id name="own_password" type="password" autocomplete="current-password" required=true
+                            aria-invalid=own_field.invalid aria-describedby=own_field.described_by.clone()/>
+                        {field_error(&own_field)}
                         <button type="submit">{l.t("重置密码", "Reset password")}</button>
                     </form>
                 </details>
@@ -291,27 +345,42 @@ fn account_row(l: Lang, csrf: &str, me: &str, a: StaffView) -> impl IntoView + u
     }
 }
 
-fn add_form(l: Lang, csrf: &str) -> impl IntoView + use<> {
+fn add_form(l: Lang, csrf: &str, values: AddValues) -> impl IntoView + use<> {
+    let chosen = values.role.unwrap_or(Role::Support);
     let options = Role::ALL
         .into_iter()
         .map(|r| {
-            let selected = r == Role::Support;
+            let selected = r == chosen;
             view! { <option value=r.as_str() selected=selected>{role_text(l, r)}</option> }
         })
         .collect_view();
+    let name_field = values.errors.input_attrs("name", "new-name");
+    let role_field = values.errors.input_attrs("role", "new-role");
+    let pw_field = values.errors.input_attrs("password", "new-password");
+    let pw2_field = values
+        .errors
+        .input_attrs("password_again", "new-password-again");
+    let name = values.name;
     view! {
         <section aria-labelledby="staff-add">
             <h2 id="staff-add">{l.t("添加账户", "Add an account")}</h2>
-            <form method="post" action=STAFF_PAGE class="stack narrow">
+            <form method="post" action=STAFF_PAGE class="stack narrow" data-testid="staff-add-form">
                 <input type="hidden" name="csrf" value=csrf.to_string()/>
                 <label for="new-name">{l.t("用户名（小写字母、数字、. _ -）", "Name (lower-case letters, digits, . _ -)")}</label>
-                <input id="new-name" name="name" type="text" autocomplete="off" required=true maxlength="64"/>
+                <input id="new-name" name="name" type="text" autocomplete="off" required=true maxlength="64" value=name
+                    aria-invalid=name_field.invalid aria-describedby=name_field.described_by.clone()/>
+                {field_error(&name_field)}
                 <label for="new-role">{l.t("角色", "Role")}</label>
-                <select id="new-role" name="role">{options}</select>
-                <label for="new-password">{l.t("密码（至少 12 个字符）", "Password (at least 12 characters)")}</label>
-                <input id="new-password" name="password" type="password" autocomplete="new-password" required=true minlength="12"/>
+                <select id="new-role" name="role" aria-invalid=role_field.invalid aria-describedby=role_field.described_by.clone()>{options}</select>
+                {field_error(&role_field)}
+                <label for="new-password">{l.t("密码（至少 12 个字符，不含用户名，不能是常见密码）", "Password (at least 12 characters, not the name, not a common password)")}</label>
+                <input id="new-password" name="password" type="password" autocomplete="new-password" required=true minlength="12"
+                    aria-invalid=pw_field.invalid aria-describedby=pw_field.described_by.clone()/>
+                {field_error(&pw_field)}
                 <label for="new-password-again">{l.t("再次输入密码", "Password again")}</label>
-                <input id="new-password-again" name="password_again" type="password" autocomplete="new-password" required=true minlength="12"/>
+                <input id="new-password-again" name="password_again" type="password" autocomplete="new-password" required=true minlength="12"
+                    aria-invalid=pw2_field.invalid aria-describedby=pw2_field.described_by.clone()/>
+                {field_error(&pw2_field)}
                 <button type="submit" class="primary">{l.t("添加账户", "Add account")}</button>
             </form>
         </section>
@@ -343,16 +412,44 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
-    let Ok(name) = StaffName::parse(&form.name) else {
-        return staff.refused(STAFF_PAGE, name_text(l));
+    let mut values = AddValues {
+        name: form.name.trim().chars().take(64).collect(),
+        role: Role::parse(&form.role).ok(),
+        errors: FieldErrors::default(),
     };
-    let role = match role_from_form(l, &form.role) {
-        Ok(r) => r,
-        Err(t) => return staff.refused(STAFF_PAGE, t),
+    let name = StaffName::parse(&form.name);
+    let role = role_from_form(l, &form.role);
+    if name.is_err() {
+        values.errors.add("name", name_text(l));
+    }
+    if let Err(t) = &role {
+        values.errors.add("role", t.clone());
+    }
+    let (Ok(name), Ok(role)) = (name, role) else {
+        return render_staff_page(
+            &s,
+            &staff,
+            Refused {
+                add: values,
+                reset: None,
+            },
+        )
+        .await;
     };
-    let password = match password_text(l, &form.password, &form.password_again) {
+    let password = match password_text(l, &name, &form.password, &form.password_again) {
         Ok(p) => p,
-        Err(t) => return staff.refused(STAFF_PAGE, t),
+        Err((field, text)) => {
+            values.errors.add(field, text);
+            return render_staff_page(
+                &s,
+                &staff,
+                Refused {
+                    add: values,
+                    reset: None,
+                },
+            )
+            .await;
+        }
     };
     match s
         .service
@@ -366,6 +463,18 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
                 format!("Added account {name} ({}).", role_text(l, role)),
             ),
         ),
+        Err(ServiceError::Invalid(f)) if f.field == "name" => {
+            values.errors.add("name", field_text(l, &f));
+            render_staff_page(
+                &s,
+                &staff,
+                Refused {
+                    add: values,
+                    reset: None,
+                },
+            )
+            .await
+        }
         Err(e) => refusal(&staff, e),
     }
 }
@@ -431,6 +540,9 @@ struct PasswordForm {
     password: String,
     #[serde(default)]
     password_again: String,
+    /// The admin's own password.
+    #[serde(default)]
+    own_password: String,
 }
 
 impl HasCsrf for PasswordForm {
@@ -450,13 +562,30 @@ async fn reset_password(
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
-    let password = match password_text(l, &form.password, &form.password_again) {
+    let Ok(target) = StaffName::parse(&name) else {
+        return refusal(&staff, ServiceError::not_found("staff", name));
+    };
+    let refused = |field: &'static str, text: String| {
+        let mut errors = FieldErrors::default();
+        errors.add(field, text);
+        Refused {
+            add: AddValues::default(),
+            reset: Some((target.as_str().to_string(), errors)),
+        }
+    };
+    let password = match password_text(l, &target, &form.password, &form.password_again) {
         Ok(p) => p,
-        Err(t) => return staff.refused(STAFF_PAGE, t),
+        Err((field, text)) => return render_staff_page(&s, &staff, refused(field, text)).await,
     };
     match s
         .service
-        .reset_staff_password(&staff.session, &name, &password, Some(&staff.address))
+        .reset_staff_password(
+            &staff.session,
+            &name,
+            &password,
+            &form.own_password,
+            Some(&staff.address),
+        )
         .await
     {
         Ok(()) => staff.done(
@@ -466,7 +595,8 @@ async fn reset_password(
                 format!("The password of {name} was reset; their sessions were ended."),
             ),
         ),
-        Err(e) => refusal(&staff, e),
+        Err(SignInError::Service(e)) => refusal(&staff, e),
+        Err(e) => render_staff_page(&s, &staff, refused("own_password", reauth_text(l, &e))).await,
     }
 }
 

@@ -19,6 +19,14 @@ pub struct Page {
     pub location: Option<String>,
     pub set_cookies: Vec<String>,
     pub text: String,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Page {
+    /// The value of response header `name`, if present.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
 }
 
 impl Page {
@@ -46,6 +54,8 @@ pub struct Browser<'a> {
     client: reqwest::Client,
     pub cookies: HashMap<String, String>,
     pub accept_language: Option<String>,
+    /// Headers sent with every request (e.g. `X-Forwarded-For`).
+    pub extra_headers: Vec<(String, String)>,
 }
 
 impl<'a> Browser<'a> {
@@ -58,6 +68,7 @@ impl<'a> Browser<'a> {
                 .expect("client"),
             cookies: HashMap::new(),
             accept_language: None,
+            extra_headers: Vec::new(),
         }
     }
 
@@ -77,8 +88,12 @@ impl<'a> Browser<'a> {
         if let Some(l) = &self.accept_language {
             req = req.header("accept-language", l.clone());
         }
+        for (k, v) in &self.extra_headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
         let r = req.send().await.expect("request reaches the server");
         let status = r.status().as_u16();
+        let headers = r.headers().clone();
         let location = r
             .headers()
             .get("location")
@@ -107,6 +122,7 @@ impl<'a> Browser<'a> {
             location,
             set_cookies,
             text,
+            headers,
         }
     }
 
@@ -182,11 +198,12 @@ impl<'a> Browser<'a> {
 
 /// Creates a staff account directly through the service.
 pub async fn add_staff(app: &TestApp, name: &str, role: Role) {
+    let name = StaffName::parse(name).expect("name");
     app.service
         .add_staff(
-            &StaffName::parse(name).expect("name"),
+            &name,
             role,
-            &Password::parse(PASSWORD).expect("password"),
+            &Password::parse(PASSWORD, &name).expect("password"),
             false,
         )
         .await

@@ -204,6 +204,16 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
+    spawn_app_served(tweak, false).await
+}
+
+/// [`spawn_app_with`], served as `serve` serves it: with each connection's
+/// peer address known to the app (client addresses, proxies, limits).
+pub async fn spawn_app_with_peers(tweak: impl FnOnce(&mut Config)) -> TestApp {
+    spawn_app_served(tweak, true).await
+}
+
+async fn spawn_app_served(tweak: impl FnOnce(&mut Config), peers: bool) -> TestApp {
     let db = TestDb::fresh().await;
     let mut config = Config {
         api_tokens: vec![TOKEN.to_string(), "second-token".to_string()],
@@ -219,7 +229,15 @@ pub async fn spawn_app_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
+        if peers {
+            let _ = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .await;
+        } else {
+            let _ = axum::serve(listener, app).await;
+        }
     });
     TestApp {
         addr,
