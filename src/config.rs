@@ -65,7 +65,7 @@ pub struct Config {
     /// bundled ones).
     pub webhooks: crate::service::webhooks::WebhookSettings,
     /// Request rate limits and trusted proxies: `COUPONKEEPER_RATE_LOGIN`
-    /// (default `10/min`), `COUPONKEEPER_RATE_SELF_CHECK` (`60/min`),
+    /// (default `30/min`), `COUPONKEEPER_RATE_SELF_CHECK` (`60/min`),
     /// `COUPONKEEPER_RATE_API` (off), `COUPONKEEPER_TRUSTED_PROXIES`.
     pub http_limits: crate::api::limits::HttpLimits,
 }
@@ -684,7 +684,7 @@ mod tests {
     #[test]
     fn rate_limits_default_on_for_pages_off_for_the_api_and_name_a_bad_value() {
         let c = cfg(&[]).expect("defaults");
-        assert_eq!(c.http_limits.login.map(|r| r.count.get()), Some(10));
+        assert_eq!(c.http_limits.login.map(|r| r.count.get()), Some(30));
         assert_eq!(c.http_limits.self_check.map(|r| r.count.get()), Some(60));
         assert!(c.http_limits.api.is_none());
         assert!(c.http_limits.trusted_proxies.is_empty());

@@ -10,7 +10,7 @@
 //!   "the client's address" (audit rows, sign-in limits, these buckets)
 //!   reads the one [`ClientIp`] this middleware puts in the request.
 //! - **Buckets**: `POST /login` per address (`COUPONKEEPER_RATE_LOGIN`,
-//!   default `10/min`), `/self-check` per address
+//!   default `30/min`: an office behind one address signs in together), `/self-check` per address
 //!   (`COUPONKEEPER_RATE_SELF_CHECK`, default `60/min`), `/api/v1` per API
 //!   token (`COUPONKEEPER_RATE_API`, off by default: the shop's own back
 //!   ends call from a few addresses, so an address limit would throttle
@@ -104,11 +104,11 @@ impl Default for HttpLimits {
     fn default() -> Self {
         HttpLimits {
             login: Some(Rate {
-                count: NonZeroU32::MIN.saturating_add(9),
+                count: NonZeroU32::new(30).unwrap_or(NonZeroU32::MIN),
                 period: Duration::from_secs(60),
             }),
             self_check: Some(Rate {
-                count: NonZeroU32::MIN.saturating_add(59),
+                count: NonZeroU32::new(60).unwrap_or(NonZeroU32::MIN),
                 period: Duration::from_secs(60),
             }),
             api: None,

@@ -179,6 +179,8 @@ pub fn router(state: AppState) -> Router {
                 .get("x-request-id")
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("-");
+            // The id may come from the caller: escaped like any logged input.
+            let id = crate::log_safe::LogSafe(id);
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
         }))
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
