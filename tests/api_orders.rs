@@ -576,7 +576,9 @@ async fn campaign_fields_are_validated() {
     let good = json!({"name": "预售", "final_payment_starts_at": app.at(10), "final_payment_ends_at": app.at(20), "policy": "lock"});
     for (overrides, field) in [
         (json!({"policy": "maybe"}), "policy"),
-        (json!({"policy": null}), "policy"),
+        (json!({"policy": ""}), "policy"),
+        (json!({"policy": "LOCK"}), "policy"),
+        (json!({"policy": 7}), "policy"),
         (
             json!({"final_payment_ends_at": app.at(5)}),
             "final_payment_ends_at",
@@ -608,4 +610,26 @@ async fn campaign_fields_are_validated() {
             .unwrap_or("")
             .ends_with('Z')
     );
+}
+
+#[tokio::test]
+async fn a_campaign_created_without_a_policy_is_a_lock_campaign() {
+    let app = spawn_app().await;
+    let body = json!({"name": "预售", "final_payment_starts_at": app.at(10), "final_payment_ends_at": app.at(20)});
+    let r = app.post("/api/v1/presale-campaigns", body).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["policy"], "lock");
+    let read = app
+        .get(&format!("/api/v1/presale-campaigns/{}", r.id()))
+        .await;
+    assert_eq!(read.body["policy"], "lock", "{}", read.text);
+    // An explicit null is the same as leaving it out.
+    let r = app
+        .post(
+            "/api/v1/presale-campaigns",
+            json!({"name": "预售2", "final_payment_starts_at": app.at(10), "final_payment_ends_at": app.at(20), "policy": null}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["policy"], "lock");
 }
