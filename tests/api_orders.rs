@@ -464,6 +464,118 @@ async fn swap_or_compensate_compensates_in_cash_terms_when_nothing_can_replace_t
     assert_eq!((amount, kind.as_str()), (5000, "final_payment_deduction"));
 }
 
+/// The id of `user`'s coupon from template `template`.
+async fn coupon_of_template(app: &TestApp, user: &str, template: &Value) -> String {
+    app.get(&format!("/api/v1/users/{user}/coupons")).await.body["coupons"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["template_id"] == template["id"])
+                .cloned()
+        })
+        .and_then(|c| c["id"].as_str().map(String::from))
+        .expect("the coupon of that template")
+}
+
+#[tokio::test]
+async fn swap_or_compensate_ignores_a_bigger_percent_coupon_for_a_fixed_one_and_compensates() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 10).await;
+    // 20% off 399.00 = 79.80, more than the 50.00 snapshot, ending first:
+    // it would win the old rule, but it is not a fixed coupon.
+    let pct = app
+        .template(
+            json!({"kind": "percent", "value_cents": null, "percent_off": 20,
+            "min_order_cents": 0, "valid_seconds": 86400}),
+        )
+        .await;
+    let pct_id = app.claim("u1", pct["id"].as_str().expect("id")).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(60);
+    let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
+    assert_eq!(q.status, 200, "{}", q.text);
+    assert_eq!(
+        (
+            q.body["coupon_outcome"].as_str(),
+            q.body["replacement_coupon_id"].as_str(),
+            q.body["compensation_cents"].as_i64(),
+            q.body["amount_due_cents"].as_i64(),
+        ),
+        (Some("compensated"), None, Some(5000), Some(24900)),
+        "{}",
+        q.text
+    );
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_id"].as_str(), Some(cid.as_str()));
+    assert_eq!(r.body["compensation_cents"], 5000);
+    assert_eq!(
+        r.body["final_payment_cents"], q.body["amount_due_cents"],
+        "the final payment does what the quote said"
+    );
+    let untouched = app.coupon(&pct_id).await;
+    assert_eq!(
+        (untouched["status"].as_str(), untouched["order_no"].as_str()),
+        (Some("available"), None)
+    );
+}
+
+#[tokio::test]
+async fn swap_or_compensate_swaps_a_fixed_coupon_for_a_fixed_one_even_beside_a_bigger_percent_one()
+{
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 10).await;
+    let pct = app
+        .template(
+            json!({"kind": "percent", "value_cents": null, "percent_off": 20,
+            "min_order_cents": 0, "valid_seconds": 86400}),
+        )
+        .await;
+    app.claim("u1", pct["id"].as_str().expect("id")).await;
+    let fixed = app
+        .template(json!({"value_cents": 6000, "min_order_cents": 0, "valid_seconds": 3 * 86400}))
+        .await;
+    app.claim("u1", fixed["id"].as_str().expect("id")).await;
+    let fixed_id = coupon_of_template(&app, "u1", &fixed).await;
+    let pct_id = coupon_of_template(&app, "u1", &pct).await;
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(60);
+    let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
+    assert_eq!(q.body["coupon_outcome"], "swapped", "{}", q.text);
+    assert_eq!(
+        q.body["replacement_coupon_id"].as_str(),
+        Some(fixed_id.as_str())
+    );
+    assert_eq!(q.body["discount_cents"], 6000);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_id"].as_str(), Some(fixed_id.as_str()));
+    assert_eq!(r.body["coupon_discount_cents"], 6000);
+    assert_eq!(r.body["final_payment_cents"], q.body["amount_due_cents"]);
+    assert_eq!(r.body["final_payment_cents"], 39900 - 10000 - 6000);
+    assert_eq!(app.coupon(&fixed_id).await["status"], "used");
+    assert_eq!(app.coupon(&pct_id).await["status"], "available");
+}
+
 #[tokio::test]
 async fn a_coupon_that_expired_before_the_deposit_is_refused_and_the_order_stays_unpaid() {
     let app = spawn_app().await;

@@ -15,6 +15,7 @@ use super::campaign::{
     CouponOutcome, HeldCoupon, PaymentWindow, Policy, PresaleOrder, plan_final_payment,
 };
 use super::coupon::{CouponStatus, effective_status};
+use super::discount::DiscountKind;
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
 use super::repair::{LinkRepair, plan_link_repair};
@@ -174,6 +175,8 @@ pub struct CouponFacts {
     pub order_no: Option<String>,
     pub ends_at: DateTime<Utc>,
     pub template_id: Option<String>,
+    /// `fixed` or `percent`.
+    pub kind: DiscountKind,
 }
 
 /// The order a coupon names when it is not the order being checked.
@@ -631,6 +634,7 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
         stored_status: c.stored_status,
         locked_to: c.order_no.clone(),
         ends_at: c.ends_at,
+        kind: c.kind,
     };
     let presale = PresaleOrder {
         order_no: no,
@@ -845,6 +849,7 @@ mod tests {
             order_no: order_no.map(String::from),
             ends_at: ends,
             template_id: Some("t1".into()),
+            kind: DiscountKind::Fixed,
         }
     }
 

@@ -156,6 +156,7 @@ mod tests {
             order_no: order_no.map(String::from),
             ends_at: now() + Duration::days(3),
             template_id: None,
+            kind: crate::domain::discount::DiscountKind::Fixed,
         }
     }
 

@@ -405,21 +405,32 @@ pub(crate) async fn plan_for(
                 stored_status: stored_status(&row.status),
                 locked_to: row.order_no.clone(),
                 ends_at: from_ms(row.ends_at),
+                kind: coupon_terms(&row).rule.discount_kind(),
             })
         }
     };
-    let candidates = if policy == Policy::SwapOrCompensate && held.is_some() {
-        coupons::usable_for_user(c, &order.user_id, to_ms(now), SWAP_CANDIDATES)
-            .await?
-            .into_iter()
-            .map(|r| Candidate {
-                terms: coupon_terms(&r),
-                stored_status: stored_status(&r.status),
-                starts_at: from_ms(r.starts_at),
-                ends_at: from_ms(r.ends_at),
-                id: r.id,
-            })
-            .collect()
+    let candidates = if policy == Policy::SwapOrCompensate
+        && let Some(h) = &held
+    {
+        // Only coupons of the held coupon's kind can replace it
+        // (`choose_replacement` checks that again).
+        coupons::usable_for_user(
+            c,
+            &order.user_id,
+            h.kind.as_str(),
+            to_ms(now),
+            SWAP_CANDIDATES,
+        )
+        .await?
+        .into_iter()
+        .map(|r| Candidate {
+            terms: coupon_terms(&r),
+            stored_status: stored_status(&r.status),
+            starts_at: from_ms(r.starts_at),
+            ends_at: from_ms(r.ends_at),
+            id: r.id,
+        })
+        .collect()
     } else {
         Vec::new()
     };

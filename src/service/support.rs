@@ -311,6 +311,7 @@ pub(crate) fn coupon_facts(r: &CouponRow) -> CouponFacts {
         order_no: r.order_no.clone(),
         ends_at: from_ms(r.ends_at),
         template_id: r.template_id.clone(),
+        kind: super::views::coupon_terms(r).rule.discount_kind(),
     }
 }
 
