@@ -745,3 +745,209 @@ async fn a_campaign_created_without_a_policy_is_a_lock_campaign() {
     assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(r.body["policy"], "lock");
 }
+
+/// Runs the archive job once, as `serve` does; returns the coupons moved.
+async fn run_archive_job(app: &TestApp) -> u64 {
+    let settings = couponkeeper::config::JobSettings::default();
+    let metrics = couponkeeper::metrics::Metrics::default();
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    couponkeeper::jobs::run_once("archive", &app.service, &settings, &metrics, &rx)
+        .await
+        .expect("archive job")
+}
+
+async fn rows_in(app: &TestApp, table: &str, id: &str) -> i64 {
+    sqlx::query_scalar(&format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM {table} WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("count")
+}
+
+fn coupon_actions(v: &Value) -> Vec<String> {
+    v["events"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| e["action"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_refund_after_the_archive_job_brings_the_used_coupon_back_available() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 60 * 86400).await;
+    let r = app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400);
+    assert_eq!(
+        run_archive_job(&app).await,
+        1,
+        "the used coupon is archived"
+    );
+    assert_eq!(rows_in(&app, "coupons", &cid).await, 0);
+    assert_eq!(rows_in(&app, "coupons_archive", &cid).await, 1);
+
+    let r = app
+        .post("/api/v1/orders/N1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["status"], "refunded");
+    assert_eq!(r.body["coupon_lock_status"], "released");
+    assert_eq!(
+        rows_in(&app, "coupons", &cid).await,
+        1,
+        "back in the hot table"
+    );
+    assert_eq!(rows_in(&app, "coupons_archive", &cid).await, 0);
+    let c = app.coupon(&cid).await;
+    assert_eq!(
+        (c["status"].as_str(), c["order_no"].as_str()),
+        (Some("available"), None),
+        "{c:#}"
+    );
+    assert_eq!(
+        coupon_actions(&c),
+        vec![
+            "claim",
+            "checkout_lock",
+            "use",
+            "unarchive",
+            "refund_release"
+        ],
+        "{c:#}"
+    );
+    let last = c["events"].as_array().and_then(|e| e.last()).cloned();
+    let last = last.unwrap_or_default();
+    assert_eq!(
+        (
+            last["from"].as_str(),
+            last["to"].as_str(),
+            last["reason"].as_str()
+        ),
+        (Some("used"), Some("available"), Some("returned"))
+    );
+    // The customer can use it again.
+    let listed = app.get("/api/v1/users/u1/coupons?status=available").await;
+    assert!(
+        listed.body["coupons"]
+            .as_array()
+            .is_some_and(|cs| cs.iter().any(|x| x["id"] == cid.as_str())),
+        "{}",
+        listed.text
+    );
+    let r = app.order(normal_order("N2", "u1", Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    // The order's timeline shows the coupon's whole story again.
+    let o = app.order_view("N1").await;
+    let story = actions(&o);
+    assert!(
+        story.contains(&"coupon:use".to_string())
+            && story.contains(&"coupon:unarchive".to_string())
+            && story.contains(&"coupon:refund_release".to_string()),
+        "{story:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refund_after_the_archive_job_expires_a_returned_coupon_past_its_end() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 31 * 86400).await;
+    app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400 + 1);
+    assert_eq!(run_archive_job(&app).await, 1);
+    let r = app
+        .post("/api/v1/orders/N1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let c = app.coupon(&cid).await;
+    assert_eq!(c["status"], "expired", "{c:#}");
+    assert_eq!(stored_coupon_status(&app, &cid).await, "expired");
+    assert_eq!(
+        coupon_actions(&c),
+        vec![
+            "claim",
+            "checkout_lock",
+            "use",
+            "unarchive",
+            "refund_release"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn refunding_a_final_paid_order_brings_back_its_archived_swapped_in_coupon() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 10).await;
+    let spare = app
+        .template(json!({"value_cents": 5000, "min_order_cents": 0, "valid_seconds": 90 * 86400}))
+        .await;
+    app.claim("u1", spare["id"].as_str().expect("id")).await;
+    let spare_id = coupon_of_template(&app, "u1", &spare).await;
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(60);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_id"].as_str(), Some(spare_id.as_str()));
+    app.advance(31 * 86400);
+    assert_eq!(
+        run_archive_job(&app).await,
+        2,
+        "the expired original and the used replacement"
+    );
+    let r = app
+        .post("/api/v1/orders/P1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["status"], "refunded");
+    let c = app.coupon(&spare_id).await;
+    assert_eq!(
+        (c["status"].as_str(), c["order_no"].as_str()),
+        (Some("available"), None),
+        "{c:#}"
+    );
+    assert_eq!(
+        coupon_actions(&c),
+        vec!["claim", "swap_lock", "use", "unarchive", "refund_release"]
+    );
+    // The original coupon expired unbound: it stays archived and expired.
+    assert_eq!(rows_in(&app, "coupons_archive", &cid).await, 1);
+    assert_eq!(app.coupon(&cid).await["status"], "expired");
+}
+
+#[tokio::test]
+async fn refunding_a_final_paid_lock_order_brings_back_its_archived_coupon() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "lock", 60 * 86400).await;
+    app.advance(60);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400);
+    assert_eq!(run_archive_job(&app).await, 1);
+    let r = app
+        .post("/api/v1/orders/P1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let c = app.coupon(&cid).await;
+    assert_eq!(c["status"], "available", "{c:#}");
+    assert_eq!(
+        coupon_actions(&c),
+        vec!["claim", "lock", "use", "unarchive", "refund_release"]
+    );
+}
