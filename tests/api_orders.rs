@@ -532,13 +532,15 @@ async fn swap_or_compensate_ignores_a_bigger_percent_coupon_for_a_fixed_one_and_
 }
 
 #[tokio::test]
-async fn swap_or_compensate_swaps_a_fixed_coupon_for_a_fixed_one_even_beside_a_bigger_percent_one()
+async fn swap_or_compensate_swaps_a_fixed_coupon_for_a_fixed_one_even_beside_a_closer_percent_one()
 {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 10).await;
+    // 13% off 399.00 = 51.87: the smallest discount of at least the 50.00
+    // snapshot, ending first. The old rule picked it; it is not fixed.
     let pct = app
         .template(
-            json!({"kind": "percent", "value_cents": null, "percent_off": 20,
+            json!({"kind": "percent", "value_cents": null, "percent_off": 13,
             "min_order_cents": 0, "valid_seconds": 86400}),
         )
         .await;
