@@ -953,3 +953,37 @@ async fn refunding_a_final_paid_lock_order_brings_back_its_archived_coupon() {
         vec!["claim", "lock", "use", "unarchive", "refund_release"]
     );
 }
+
+/// A refund returning an old used coupon while the archive job runs: on
+/// PostgreSQL the job skips the row the refund holds (it would otherwise
+/// copy the coupon as it was and then delete the returned one). SQLite runs
+/// one write transaction at a time, so there is nothing to interleave.
+#[tokio::test]
+async fn the_archive_job_skips_a_coupon_another_transaction_is_changing() {
+    let app = spawn_app().await;
+    if app.db.db.backend() != couponkeeper::store::Backend::Postgres {
+        return;
+    }
+    let cid = user_with_coupon(&app, "u1", 60 * 86400).await;
+    app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400);
+    let mut holder = app.db.db.pool().begin().await.expect("tx");
+    sqlx::query("SELECT id FROM coupons WHERE id = $1 FOR UPDATE")
+        .bind(&cid)
+        .fetch_all(&mut *holder)
+        .await
+        .expect("lock the row");
+    let moved = tokio::time::timeout(std::time::Duration::from_secs(20), run_archive_job(&app))
+        .await
+        .expect("the job does not wait for the row");
+    assert_eq!(moved, 0);
+    holder.rollback().await.expect("rollback");
+    assert_eq!(rows_in(&app, "coupons", &cid).await, 1);
+    assert_eq!(
+        run_archive_job(&app).await,
+        1,
+        "archived once the row is free"
+    );
+}

@@ -19,10 +19,19 @@ pub async fn archive_batch(
     batch: i64,
     now_ms: i64,
 ) -> Result<usize, sqlx::Error> {
-    let ids: Vec<String> = sqlx::query_scalar(
+    // PostgreSQL: the candidates are locked, and a row another transaction
+    // is changing (a refund returning the coupon) is skipped. Otherwise the
+    // copy below would take the version from before that change and the
+    // DELETE, waiting for it, would then remove the returned coupon. SQLite
+    // runs one write transaction at a time.
+    let lock = match backend_of(conn) {
+        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let ids: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT id FROM coupons WHERE status IN ('expired', 'invalidated', 'used') AND updated_at < $1
-         ORDER BY updated_at LIMIT $2",
-    )
+         ORDER BY updated_at LIMIT $2 {lock}"
+    ))
     .bind(before_ms)
     .bind(batch)
     .fetch_all(&mut *conn)
