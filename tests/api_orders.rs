@@ -464,6 +464,120 @@ async fn swap_or_compensate_compensates_in_cash_terms_when_nothing_can_replace_t
     assert_eq!((amount, kind.as_str()), (5000, "final_payment_deduction"));
 }
 
+/// The id of `user`'s coupon from template `template`.
+async fn coupon_of_template(app: &TestApp, user: &str, template: &Value) -> String {
+    app.get(&format!("/api/v1/users/{user}/coupons")).await.body["coupons"]
+        .as_array()
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c["template_id"] == template["id"])
+                .cloned()
+        })
+        .and_then(|c| c["id"].as_str().map(String::from))
+        .expect("the coupon of that template")
+}
+
+#[tokio::test]
+async fn swap_or_compensate_ignores_a_bigger_percent_coupon_for_a_fixed_one_and_compensates() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 10).await;
+    // 20% off 399.00 = 79.80, more than the 50.00 snapshot, ending first:
+    // it would win the old rule, but it is not a fixed coupon.
+    let pct = app
+        .template(
+            json!({"kind": "percent", "value_cents": null, "percent_off": 20,
+            "min_order_cents": 0, "valid_seconds": 86400}),
+        )
+        .await;
+    let pct_id = app.claim("u1", pct["id"].as_str().expect("id")).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(60);
+    let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
+    assert_eq!(q.status, 200, "{}", q.text);
+    assert_eq!(
+        (
+            q.body["coupon_outcome"].as_str(),
+            q.body["replacement_coupon_id"].as_str(),
+            q.body["compensation_cents"].as_i64(),
+            q.body["amount_due_cents"].as_i64(),
+        ),
+        (Some("compensated"), None, Some(5000), Some(24900)),
+        "{}",
+        q.text
+    );
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_id"].as_str(), Some(cid.as_str()));
+    assert_eq!(r.body["compensation_cents"], 5000);
+    assert_eq!(
+        r.body["final_payment_cents"], q.body["amount_due_cents"],
+        "the final payment does what the quote said"
+    );
+    let untouched = app.coupon(&pct_id).await;
+    assert_eq!(
+        (untouched["status"].as_str(), untouched["order_no"].as_str()),
+        (Some("available"), None)
+    );
+}
+
+#[tokio::test]
+async fn swap_or_compensate_swaps_a_fixed_coupon_for_a_fixed_one_even_beside_a_closer_percent_one()
+{
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 10).await;
+    // 13% off 399.00 = 51.87: the smallest discount of at least the 50.00
+    // snapshot, ending first. The old rule picked it; it is not fixed.
+    let pct = app
+        .template(
+            json!({"kind": "percent", "value_cents": null, "percent_off": 13,
+            "min_order_cents": 0, "valid_seconds": 86400}),
+        )
+        .await;
+    app.claim("u1", pct["id"].as_str().expect("id")).await;
+    let fixed = app
+        .template(json!({"value_cents": 6000, "min_order_cents": 0, "valid_seconds": 3 * 86400}))
+        .await;
+    app.claim("u1", fixed["id"].as_str().expect("id")).await;
+    let fixed_id = coupon_of_template(&app, "u1", &fixed).await;
+    let pct_id = coupon_of_template(&app, "u1", &pct).await;
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(60);
+    let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
+    assert_eq!(q.body["coupon_outcome"], "swapped", "{}", q.text);
+    assert_eq!(
+        q.body["replacement_coupon_id"].as_str(),
+        Some(fixed_id.as_str())
+    );
+    assert_eq!(q.body["discount_cents"], 6000);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_id"].as_str(), Some(fixed_id.as_str()));
+    assert_eq!(r.body["coupon_discount_cents"], 6000);
+    assert_eq!(r.body["final_payment_cents"], q.body["amount_due_cents"]);
+    assert_eq!(r.body["final_payment_cents"], 39900 - 10000 - 6000);
+    assert_eq!(app.coupon(&fixed_id).await["status"], "used");
+    assert_eq!(app.coupon(&pct_id).await["status"], "available");
+}
+
 #[tokio::test]
 async fn a_coupon_that_expired_before_the_deposit_is_refused_and_the_order_stays_unpaid() {
     let app = spawn_app().await;
@@ -576,7 +690,9 @@ async fn campaign_fields_are_validated() {
     let good = json!({"name": "预售", "final_payment_starts_at": app.at(10), "final_payment_ends_at": app.at(20), "policy": "lock"});
     for (overrides, field) in [
         (json!({"policy": "maybe"}), "policy"),
-        (json!({"policy": null}), "policy"),
+        (json!({"policy": ""}), "policy"),
+        (json!({"policy": "LOCK"}), "policy"),
+        (json!({"policy": 7}), "policy"),
         (
             json!({"final_payment_ends_at": app.at(5)}),
             "final_payment_ends_at",
@@ -607,5 +723,267 @@ async fn campaign_fields_are_validated() {
             .as_str()
             .unwrap_or("")
             .ends_with('Z')
+    );
+}
+
+#[tokio::test]
+async fn a_campaign_created_without_a_policy_is_a_lock_campaign() {
+    let app = spawn_app().await;
+    let body = json!({"name": "预售", "final_payment_starts_at": app.at(10), "final_payment_ends_at": app.at(20)});
+    let r = app.post("/api/v1/presale-campaigns", body).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["policy"], "lock");
+    let read = app
+        .get(&format!("/api/v1/presale-campaigns/{}", r.id()))
+        .await;
+    assert_eq!(read.body["policy"], "lock", "{}", read.text);
+    // An explicit null is the same as leaving it out.
+    let r = app
+        .post(
+            "/api/v1/presale-campaigns",
+            json!({"name": "预售2", "final_payment_starts_at": app.at(10), "final_payment_ends_at": app.at(20), "policy": null}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["policy"], "lock");
+}
+
+/// Runs the archive job once, as `serve` does; returns the coupons moved.
+async fn run_archive_job(app: &TestApp) -> u64 {
+    let settings = couponkeeper::config::JobSettings::default();
+    let metrics = couponkeeper::metrics::Metrics::default();
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    couponkeeper::jobs::run_once("archive", &app.service, &settings, &metrics, &rx)
+        .await
+        .expect("archive job")
+}
+
+async fn rows_in(app: &TestApp, table: &str, id: &str) -> i64 {
+    sqlx::query_scalar(&format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM {table} WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("count")
+}
+
+fn coupon_actions(v: &Value) -> Vec<String> {
+    v["events"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| e["action"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_refund_after_the_archive_job_brings_the_used_coupon_back_available() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 60 * 86400).await;
+    let r = app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400);
+    assert_eq!(
+        run_archive_job(&app).await,
+        1,
+        "the used coupon is archived"
+    );
+    assert_eq!(rows_in(&app, "coupons", &cid).await, 0);
+    assert_eq!(rows_in(&app, "coupons_archive", &cid).await, 1);
+
+    let r = app
+        .post("/api/v1/orders/N1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["status"], "refunded");
+    assert_eq!(r.body["coupon_lock_status"], "released");
+    assert_eq!(
+        rows_in(&app, "coupons", &cid).await,
+        1,
+        "back in the hot table"
+    );
+    assert_eq!(rows_in(&app, "coupons_archive", &cid).await, 0);
+    let c = app.coupon(&cid).await;
+    assert_eq!(
+        (c["status"].as_str(), c["order_no"].as_str()),
+        (Some("available"), None),
+        "{c:#}"
+    );
+    assert_eq!(
+        coupon_actions(&c),
+        vec![
+            "claim",
+            "checkout_lock",
+            "use",
+            "unarchive",
+            "refund_release"
+        ],
+        "{c:#}"
+    );
+    let last = c["events"].as_array().and_then(|e| e.last()).cloned();
+    let last = last.unwrap_or_default();
+    assert_eq!(
+        (
+            last["from"].as_str(),
+            last["to"].as_str(),
+            last["reason"].as_str()
+        ),
+        (Some("used"), Some("available"), Some("returned"))
+    );
+    // The customer can use it again.
+    let listed = app.get("/api/v1/users/u1/coupons?status=available").await;
+    assert!(
+        listed.body["coupons"]
+            .as_array()
+            .is_some_and(|cs| cs.iter().any(|x| x["id"] == cid.as_str())),
+        "{}",
+        listed.text
+    );
+    let r = app.order(normal_order("N2", "u1", Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    // The order's timeline shows the coupon's whole story again.
+    let o = app.order_view("N1").await;
+    let story = actions(&o);
+    assert!(
+        story.contains(&"coupon:use".to_string())
+            && story.contains(&"coupon:unarchive".to_string())
+            && story.contains(&"coupon:refund_release".to_string()),
+        "{story:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refund_after_the_archive_job_expires_a_returned_coupon_past_its_end() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 31 * 86400).await;
+    app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400 + 1);
+    assert_eq!(run_archive_job(&app).await, 1);
+    let r = app
+        .post("/api/v1/orders/N1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let c = app.coupon(&cid).await;
+    assert_eq!(c["status"], "expired", "{c:#}");
+    assert_eq!(stored_coupon_status(&app, &cid).await, "expired");
+    assert_eq!(
+        coupon_actions(&c),
+        vec![
+            "claim",
+            "checkout_lock",
+            "use",
+            "unarchive",
+            "refund_release"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn refunding_a_final_paid_order_brings_back_its_archived_swapped_in_coupon() {
+    let app = spawn_app().await;
+    let cid = user_with_coupon(&app, "u1", 10).await;
+    let spare = app
+        .template(json!({"value_cents": 5000, "min_order_cents": 0, "valid_seconds": 90 * 86400}))
+        .await;
+    app.claim("u1", spare["id"].as_str().expect("id")).await;
+    let spare_id = coupon_of_template(&app, "u1", &spare).await;
+    let cmp = app.campaign("swap_or_compensate", 60, 3600).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.order(presale_order("P1", "u1", Some(&cid), &cmp)).await;
+    let r = app
+        .post("/api/v1/orders/P1/deposit-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(60);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_id"].as_str(), Some(spare_id.as_str()));
+    app.advance(31 * 86400);
+    assert_eq!(
+        run_archive_job(&app).await,
+        2,
+        "the expired original and the used replacement"
+    );
+    let r = app
+        .post("/api/v1/orders/P1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["status"], "refunded");
+    let c = app.coupon(&spare_id).await;
+    assert_eq!(
+        (c["status"].as_str(), c["order_no"].as_str()),
+        (Some("available"), None),
+        "{c:#}"
+    );
+    assert_eq!(
+        coupon_actions(&c),
+        vec!["claim", "swap_lock", "use", "unarchive", "refund_release"]
+    );
+    // The original coupon expired unbound: it stays archived and expired.
+    assert_eq!(rows_in(&app, "coupons_archive", &cid).await, 1);
+    assert_eq!(app.coupon(&cid).await["status"], "expired");
+}
+
+#[tokio::test]
+async fn refunding_a_final_paid_lock_order_brings_back_its_archived_coupon() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "lock", 60 * 86400).await;
+    app.advance(60);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400);
+    assert_eq!(run_archive_job(&app).await, 1);
+    let r = app
+        .post("/api/v1/orders/P1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let c = app.coupon(&cid).await;
+    assert_eq!(c["status"], "available", "{c:#}");
+    assert_eq!(
+        coupon_actions(&c),
+        vec!["claim", "lock", "use", "unarchive", "refund_release"]
+    );
+}
+
+/// A refund returning an old used coupon while the archive job runs: on
+/// PostgreSQL the job skips the row the refund holds (it would otherwise
+/// copy the coupon as it was and then delete the returned one). SQLite runs
+/// one write transaction at a time, so there is nothing to interleave.
+#[tokio::test]
+async fn the_archive_job_skips_a_coupon_another_transaction_is_changing() {
+    let app = spawn_app().await;
+    if app.db.db.backend() != couponkeeper::store::Backend::Postgres {
+        return;
+    }
+    let cid = user_with_coupon(&app, "u1", 60 * 86400).await;
+    app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(31 * 86400);
+    let mut holder = app.db.db.pool().begin().await.expect("tx");
+    sqlx::query("SELECT id FROM coupons WHERE id = $1 FOR UPDATE")
+        .bind(&cid)
+        .fetch_all(&mut *holder)
+        .await
+        .expect("lock the row");
+    let moved = tokio::time::timeout(std::time::Duration::from_secs(20), run_archive_job(&app))
+        .await
+        .expect("the job does not wait for the row");
+    assert_eq!(moved, 0);
+    holder.rollback().await.expect("rollback");
+    assert_eq!(rows_in(&app, "coupons", &cid).await, 1);
+    assert_eq!(
+        run_archive_job(&app).await,
+        1,
+        "archived once the row is free"
     );
 }

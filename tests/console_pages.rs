@@ -93,6 +93,10 @@ fn posts(cid: &str) -> Vec<(String, Vec<(&'static str, &'static str)>)> {
             "/console/orders/P1/cancel".to_string(),
             vec![("reason", "r")],
         ),
+        (
+            "/console/orders/P1/mark-coupon-used".to_string(),
+            vec![("reason", "r")],
+        ),
     ]
 }
 
@@ -114,6 +118,7 @@ async fn every_console_route_without_a_session_goes_to_sign_in_and_changes_nothi
         format!("/console/coupons/{cid}/invalidate"),
         "/console/users/u1/compensation".to_string(),
         "/console/orders/P1/cancel".to_string(),
+        format!("/console/orders/P1/mark-coupon-used?coupon_id={cid}"),
     ] {
         let r = b.get(&path).await;
         assert_eq!(r.status, 303, "GET {path}");
@@ -729,4 +734,77 @@ async fn support_may_close_a_lapsed_checkout_but_not_a_live_order() {
     assert_eq!(status_of(&app, &cid).await, "available");
     let after = b.get("/console/orders/N1?check=1").await;
     assert!(!after.contains("data-result=\"problem\""), "{}", after.text);
+}
+
+#[tokio::test]
+async fn support_marks_a_coupon_left_locked_on_a_paid_order_used_from_the_health_check() {
+    let app = spawn_app().await;
+    let cid = coupon_for(&app, "u1").await;
+    let r = app.order(normal_order("N1", "u1", Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(
+        app.post("/api/v1/orders/N1/pay", json!({})).await.status,
+        200
+    );
+    // The stale lock: the order is paid with the coupon, the coupon update
+    // was lost.
+    sqlx::query("UPDATE coupons SET status = 'locked', used_at = NULL WHERE id = $1")
+        .bind(&cid)
+        .execute(app.db.db.pool())
+        .await
+        .expect("plant");
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console/orders/N1?check=1").await;
+    assert!(page.contains("data-result=\"problem\""), "{}", page.text);
+    let href = format!("/console/orders/N1/mark-coupon-used?coupon_id={cid}");
+    assert!(page.contains(&format!("href=\"{href}\"")), "{}", page.text);
+    assert!(page.contains("data-fix=\"mark_coupon_used\""));
+    assert!(
+        !page.contains(&format!("href=\"/console/coupons/{cid}/release\"")),
+        "releasing would let the coupon be used twice"
+    );
+    // Refused without a reason, nothing written.
+    let r = confirm(&mut b, &href, &[("coupon_id", &cid), ("reason", " ")]).await;
+    assert_eq!(r.status, 303);
+    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert!(back.contains("请填写原因"), "{}", back.text);
+    assert_eq!(status_of(&app, &cid).await, "locked");
+
+    let r = confirm(
+        &mut b,
+        &href,
+        &[
+            ("coupon_id", &cid),
+            ("reason", "客户来电：订单已付款，券仍显示锁定"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(status_of(&app, &cid).await, "used");
+    assert_eq!(app.order_view("N1").await["coupon_lock_status"], "used");
+    let after = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert!(
+        after.contains("已将这张券标记为在该订单使用") || after.contains("marked used"),
+        "flash: {}",
+        after.text
+    );
+    assert!(
+        after.contains("data-result=\"ok\"") && !after.contains("data-result=\"problem\""),
+        "{}",
+        after.text
+    );
+    assert!(after.contains("mark_used") && after.contains("staff:support-1"));
+    assert!(after.contains("客户来电：订单已付款，券仍显示锁定"));
+
+    // Again, now that the facts changed: refused, nothing written.
+    let events_before = app.coupon(&cid).await["events"].clone();
+    let r = confirm(&mut b, &href, &[("coupon_id", &cid), ("reason", "again")]).await;
+    assert_eq!(r.status, 303);
+    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert!(
+        back.contains("当前情况不需要或不允许这项修复") || back.contains("cannot be marked used"),
+        "{}",
+        back.text
+    );
+    assert_eq!(app.coupon(&cid).await["events"], events_before);
 }

@@ -379,6 +379,312 @@ async fn the_reconcile_job_records_a_run() {
     assert_eq!(runs[0].actor, "job:reconcile");
 }
 
+/// A paid normal order `no` of `user` whose coupon update was lost: the
+/// coupon still reads `locked` to it. The coupon id.
+async fn paid_with_stale_lock(app: &TestApp, no: &str, user: &str) -> String {
+    let cid = coupon_for(app, user).await;
+    let r = app.order(normal_order(no, user, Some(&cid), 39900)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/orders/{no}/pay"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    plant(
+        app,
+        &format!("UPDATE coupons SET status = 'locked', used_at = NULL WHERE id = '{cid}'"),
+    )
+    .await;
+    cid
+}
+
+/// A presale order `no` of `user` fully paid with its coupon under the
+/// `lock` policy, then left with the coupon `locked`. The coupon id.
+async fn final_paid_with_stale_lock(app: &TestApp, no: &str, user: &str) -> String {
+    let cid = coupon_for(app, user).await;
+    let camp = app.campaign("lock", 60, 3600).await;
+    let r = app
+        .order(presale_order(
+            no,
+            user,
+            Some(&cid),
+            camp["id"].as_str().unwrap_or_default(),
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app
+        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(60);
+    let r = app
+        .post(&format!("/api/v1/orders/{no}/final-payment"), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_lock_status"], "used");
+    plant(
+        app,
+        &format!("UPDATE coupons SET status = 'locked', used_at = NULL WHERE id = '{cid}'"),
+    )
+    .await;
+    cid
+}
+
+fn actions_of(coupon: &Value) -> Vec<String> {
+    coupon["events"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| e["action"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_coupon_left_locked_on_a_paid_or_fully_paid_order_is_found_and_marked_used() {
+    let app = spawn_app().await;
+    let c1 = paid_with_stale_lock(&app, "N1", "u1").await;
+    let c2 = final_paid_with_stale_lock(&app, "P2", "u2").await;
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let found = anomalies(&r.body);
+    assert_eq!(found.len(), 2, "{}", r.text);
+    for (cid, no) in [(&c1, "N1"), (&c2, "P2")] {
+        let a = found
+            .iter()
+            .find(|a| a["order_no"] == no)
+            .unwrap_or_else(|| panic!("{no} not found in {}", r.text));
+        assert_eq!(a["kind"], "locked_coupon_order_paid", "{no}");
+        assert_eq!(a["coupon_id"], cid.as_str());
+        assert_eq!(a["suggested_action"], "mark_coupon_used");
+    }
+    assert_eq!(r.body["counts"]["locked_coupon_order_paid"], 2);
+    // The health check says the same, with the same fix.
+    let h = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(h.body["overall"], "problem", "{}", h.text);
+    let check = h.body["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "coupon_status").cloned())
+        .unwrap_or_default();
+    assert_eq!(check["suggested_action"], "mark_coupon_used", "{}", h.text);
+    assert_eq!(check["action"]["coupon_id"], c1.as_str());
+    assert_eq!(check["action"]["order_no"], "N1");
+
+    // Repaired from a recorded run: one finding, then the rest of the kind.
+    let run = app
+        .service
+        .run_reconciliation("job:reconcile")
+        .await
+        .expect("run");
+    assert_eq!(run.found_by_kind.get("locked_coupon_order_paid"), Some(&2));
+    let findings = app
+        .service
+        .reconcile_findings(run.id, Some(AnomalyKind::LockedCouponOrderPaid), 10)
+        .await
+        .expect("findings");
+    assert!(findings.iter().all(|f| f.fix == "mark_coupon_used"));
+    let ctx = Ctx::new("staff:op", None);
+    let first = findings
+        .iter()
+        .find(|f| f.order_no.as_deref() == Some("N1"))
+        .expect("N1 finding");
+    app.service
+        .repair_finding(&ctx, &operator(), first.id, Some("stale lock".into()))
+        .await
+        .expect("repair");
+    let out = app
+        .service
+        .repair_all_of_kind(
+            &ctx,
+            &operator(),
+            run.id,
+            AnomalyKind::LockedCouponOrderPaid,
+            Some("stale locks".into()),
+        )
+        .await
+        .expect("repair all");
+    assert_eq!((out.repaired, out.refused), (1, 0));
+    for (cid, no, reason) in [(&c1, "N1", "stale lock"), (&c2, "P2", "stale locks")] {
+        let c = app.coupon(cid).await;
+        assert_eq!(
+            (c["status"].as_str(), c["order_no"].as_str()),
+            (Some("used"), Some(no)),
+            "{c:#}"
+        );
+        let last = c["events"]
+            .as_array()
+            .and_then(|e| e.last())
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            (
+                last["action"].as_str(),
+                last["from"].as_str(),
+                last["to"].as_str(),
+                last["actor"].as_str(),
+                last["reason"].as_str()
+            ),
+            (
+                Some("mark_used"),
+                Some("locked"),
+                Some("used"),
+                Some("staff:op"),
+                Some(reason)
+            )
+        );
+        let o = app.order_view(no).await;
+        assert_eq!(o["coupon_lock_status"], "used");
+        let order_event = o["events"].as_array().and_then(|e| {
+            e.iter()
+                .find(|e| e["action"] == "mark_coupon_used")
+                .cloned()
+        });
+        assert!(order_event.is_some(), "{o:#}");
+        let h = app.get(&format!("/api/v1/orders/{no}/health-check")).await;
+        assert_ne!(h.body["overall"], "problem", "{no}: {}", h.text);
+    }
+    let next = app.get("/api/v1/reconciliation").await;
+    assert_eq!(anomalies(&next.body).len(), 0, "{}", next.text);
+    // Refunding the order now returns the coupon once, by the usual rule.
+    let r = app
+        .post("/api/v1/orders/N1/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(app.coupon(&c1).await["status"], "available");
+}
+
+#[tokio::test]
+async fn marking_a_stale_lock_used_goes_through_the_api_and_is_refused_when_the_facts_changed() {
+    let app = spawn_app().await;
+    let cid = paid_with_stale_lock(&app, "N1", "u1").await;
+    let path = "/api/v1/orders/N1/mark-coupon-used";
+    let r = app.post(path, json!({"reason": "stale lock"})).await;
+    assert_eq!((r.status, r.field()), (400, "coupon_id"), "{}", r.text);
+    let r = app.post(path, json!({"coupon_id": cid})).await;
+    assert_eq!((r.status, r.field()), (400, "reason"), "{}", r.text);
+    let r = app
+        .post(
+            "/api/v1/orders/NOPE/mark-coupon-used",
+            json!({"coupon_id": cid, "reason": "x"}),
+        )
+        .await;
+    assert_eq!(r.status, 404, "{}", r.text);
+    // Another coupon of the customer's that the order does not name.
+    let other = coupon_for(&app, "u1").await;
+    let r = app
+        .post(path, json!({"coupon_id": other, "reason": "x"}))
+        .await;
+    assert_eq!(
+        (r.status, r.code()),
+        (409, "repair_not_applicable"),
+        "{}",
+        r.text
+    );
+    assert_eq!(app.coupon(&other).await["status"], "available");
+
+    let r = app
+        .post_idem(
+            path,
+            "mark-1",
+            json!({"coupon_id": cid, "reason": "stale lock"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_lock_status"], "used");
+    assert_eq!(r.body["status"], "paid");
+    let c = app.coupon(&cid).await;
+    assert_eq!(c["status"], "used");
+    let events = c["events"].clone();
+    // A retry replays; a second repair is refused; neither writes.
+    let again = app
+        .post_idem(
+            path,
+            "mark-1",
+            json!({"coupon_id": cid, "reason": "stale lock"}),
+        )
+        .await;
+    assert_eq!(again.status, 200);
+    assert_eq!(
+        again
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+    let r = app
+        .post(path, json!({"coupon_id": cid, "reason": "again"}))
+        .await;
+    assert_eq!(
+        (r.status, r.code()),
+        (409, "repair_not_applicable"),
+        "{}",
+        r.text
+    );
+    assert_eq!(app.coupon(&cid).await["events"], events);
+
+    // The order was refunded after the lock went stale (the refund returned
+    // the locked coupon): the finding recorded before is refused.
+    let c2 = paid_with_stale_lock(&app, "N2", "u2").await;
+    let run = app
+        .service
+        .run_reconciliation("job:reconcile")
+        .await
+        .expect("run");
+    let r = app
+        .post("/api/v1/orders/N2/refund", json!({"reason": "returned"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(app.coupon(&c2).await["status"], "available");
+    let before = app.coupon(&c2).await["events"].clone();
+    let f = app
+        .service
+        .reconcile_findings(run.id, Some(AnomalyKind::LockedCouponOrderPaid), 10)
+        .await
+        .expect("findings")
+        .into_iter()
+        .find(|f| f.order_no.as_deref() == Some("N2"))
+        .expect("N2 finding");
+    let ctx = Ctx::new("staff:op", None);
+    assert!(
+        app.service
+            .repair_finding(&ctx, &operator(), f.id, Some("late".into()))
+            .await
+            .is_err(),
+        "the order is refunded now"
+    );
+    assert_eq!(app.coupon(&c2).await["events"], before, "nothing written");
+    let noted = app.service.reconcile_finding(f.id).await.expect("finding");
+    assert!(noted.repair_note.is_some() && noted.repaired_at.is_none());
+
+    // The order changed status while the coupon stayed locked: refused.
+    let c3 = paid_with_stale_lock(&app, "N3", "u3").await;
+    plant(
+        &app,
+        "UPDATE orders SET status = 'refunded' WHERE order_no = 'N3'",
+    )
+    .await;
+    let o_before = app.order_view("N3").await;
+    let r = app
+        .post(
+            "/api/v1/orders/N3/mark-coupon-used",
+            json!({"coupon_id": c3, "reason": "x"}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.code()),
+        (409, "repair_not_applicable"),
+        "{}",
+        r.text
+    );
+    assert_eq!(app.coupon(&c3).await["status"], "locked");
+    assert_eq!(app.order_view("N3").await, o_before);
+    assert_eq!(
+        actions_of(&app.coupon(&cid).await),
+        vec!["claim", "checkout_lock", "use", "mark_used"],
+        "the planted lock wrote no event; the repair wrote one"
+    );
+}
+
 async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
     let page = b.get(path).await;
     assert_eq!(page.status, 200, "{path}: {}", page.text);

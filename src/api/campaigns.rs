@@ -17,7 +17,7 @@ pub struct CreateCampaignBody {
     pub name: Option<String>,
     pub final_payment_starts_at: Option<String>,
     pub final_payment_ends_at: Option<String>,
-    /// `lock`, `strict` or `swap_or_compensate`.
+    /// `lock`, `strict` or `swap_or_compensate`; absent or null: `lock`.
     pub policy: Option<String>,
 }
 

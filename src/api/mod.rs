@@ -145,6 +145,10 @@ pub fn router(state: AppState) -> Router {
             "/orders/{order_no}/repair-coupon-link",
             post(support::repair_link),
         )
+        .route(
+            "/orders/{order_no}/mark-coupon-used",
+            post(support::mark_coupon_used),
+        )
         .route("/coupons/{id}/invalidate", post(support::invalidate))
         .route(
             "/users/{user_id}/compensation-coupons",

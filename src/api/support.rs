@@ -1,7 +1,9 @@
 //! Support routes of API.md "Operations" and the order health check:
 //! `GET /orders/{order_no}/health-check`, `POST /coupons/{id}/release`,
 //! `POST /coupons/{id}/invalidate`,
-//! `POST /users/{user_id}/compensation-coupons`. Thin: parse, call one
+//! `POST /users/{user_id}/compensation-coupons`, the repairs
+//! `POST /orders/{order_no}/repair-coupon-link` and
+//! `POST /orders/{order_no}/mark-coupon-used`, and `GET /reconciliation`. Thin: parse, call one
 //! service function with [`Authority::Api`], render.
 
 use axum::extract::State;
@@ -177,6 +179,49 @@ pub async fn repair_link(
     let result = s
         .service
         .repair_coupon_link(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            order_no,
+            coupon_id,
+            b.reason,
+        )
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+/// Body of `POST /orders/{order_no}/mark-coupon-used`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct MarkUsedBody {
+    /// The coupon the paid order names and is still locked to it.
+    pub coupon_id: Option<String>,
+    /// Required, 1-500 characters.
+    pub reason: Option<String>,
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/mark-coupon-used", operation_id = "mark_coupon_used", tag = "support",
+    params(("order_no" = String, Path)), request_body = MarkUsedBody,
+    responses((status = 200, body = crate::service::views::OrderView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "repair_not_applicable", body = ErrorBody)))]
+/// Marks a coupon still `locked` to the paid order that names it `used` for
+/// that order (the repair of `locked_coupon_order_paid`).
+pub async fn mark_coupon_used(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<MarkUsedBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let b = body.value;
+    let Some(coupon_id) = b.coupon_id.filter(|c| !c.trim().is_empty()) else {
+        return ApiError::from(crate::service::ServiceError::Invalid(
+            crate::domain::FieldError::new("coupon_id", "is required"),
+        ))
+        .into_response();
+    };
+    let result = s
+        .service
+        .mark_coupon_used(
             &meta.ctx(&caller),
             idem.as_ref(),
             order_no,

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::FieldError;
 use super::coupon::CouponStatus;
-use super::discount::CouponTerms;
+use super::discount::{CouponTerms, DiscountKind};
 use super::money::Cents;
 use super::order::{OrderMoney, final_amount, presale_discount_cap};
 
@@ -22,7 +22,7 @@ pub enum Policy {
     /// 严格过期: an expired coupon gives no discount.
     Strict,
     /// 换券或补偿: an expired coupon is swapped for the user's best equivalent
-    /// coupon, else compensated in cash terms.
+    /// coupon of the same kind, else compensated in cash terms.
     SwapOrCompensate,
 }
 
@@ -98,6 +98,8 @@ pub struct HeldCoupon {
     /// The order this coupon is locked to, if any.
     pub locked_to: Option<String>,
     pub ends_at: DateTime<Utc>,
+    /// `fixed` or `percent`: a replacement must be of the same kind.
+    pub kind: DiscountKind,
 }
 
 /// Another coupon of the same user that might replace an expired one.
@@ -211,7 +213,7 @@ pub fn plan_final_payment(
         }
         Policy::SwapOrCompensate => {
             let cap = presale_discount_cap(order.money.total, order.money.deposit);
-            match choose_replacement(order, candidates, cap, now) {
+            match choose_replacement(order, coupon.kind, candidates, cap, now) {
                 Some((id, discount)) => {
                     let due = final_amount(OrderMoney { discount, ..base });
                     Ok(FinalPaymentPlan {
@@ -261,12 +263,14 @@ pub fn plan_final_payment(
     }
 }
 
-/// The replacement rule: an `available` coupon of the same user, valid now,
-/// applicable to the order, whose discount is at least the snapshot; the
-/// smallest such discount, then the earliest `ends_at` (then the id, so the
-/// choice is deterministic).
+/// The replacement rule: an `available` coupon of the same user and of the
+/// same `kind` as the expired one (`fixed` for `fixed`, `percent` for
+/// `percent`), valid now, applicable to the order, whose discount is at
+/// least the snapshot; the smallest such discount, then the earliest
+/// `ends_at` (then the id, so the choice is deterministic).
 pub fn choose_replacement(
     order: &PresaleOrder<'_>,
+    kind: DiscountKind,
     candidates: &[Candidate],
     cap: Cents,
     now: DateTime<Utc>,
@@ -274,6 +278,7 @@ pub fn choose_replacement(
     candidates
         .iter()
         .filter(|c| c.stored_status == CouponStatus::Available)
+        .filter(|c| c.terms.rule.discount_kind() == kind)
         .filter(|c| c.starts_at <= now && now < c.ends_at)
         .filter(|c| {
             c.terms
@@ -319,6 +324,7 @@ mod tests {
             stored_status: CouponStatus::Locked,
             locked_to: Some("P1".into()),
             ends_at,
+            kind: DiscountKind::Fixed,
         }
     }
 
@@ -392,6 +398,86 @@ mod tests {
         assert_eq!(p.outcome, CouponOutcome::Swapped);
         assert_eq!(p.replacement_coupon_id.as_deref(), Some("small-early"));
         assert_eq!(p.discount, cents(5000));
+    }
+
+    fn percent_candidate(
+        id: &str,
+        percent_off: u8,
+        ends_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Candidate {
+        Candidate {
+            terms: CouponTerms {
+                rule: DiscountRule::Percent {
+                    percent_off,
+                    max_discount: None,
+                },
+                min_order: Cents::ZERO,
+                categories: vec![],
+            },
+            ..candidate(id, 0, ends_at, now)
+        }
+    }
+
+    #[test]
+    fn swap_replaces_a_coupon_only_with_one_of_the_same_kind() {
+        let now = Utc::now();
+        let expired = now - Duration::seconds(1);
+        // 20% of 399.00 = 79.80 off, more than the fixed 50.00 snapshot:
+        // still not a replacement for a fixed coupon.
+        let percent_only = vec![percent_candidate("pct", 20, now + Duration::days(1), now)];
+        let p = plan_final_payment(
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&held(expired)),
+            &percent_only,
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Compensated);
+        assert_eq!(p.replacement_coupon_id, None);
+        assert_eq!(p.compensation, cents(5000));
+        // With a fixed one as well, the fixed one is chosen even though the
+        // percent coupon would take off more... and the smallest sufficient.
+        let mixed = vec![
+            percent_candidate("pct", 13, now + Duration::days(1), now),
+            candidate("fixed-80", 8000, now + Duration::days(1), now),
+        ];
+        let p = plan_final_payment(
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&held(expired)),
+            &mixed,
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Swapped);
+        assert_eq!(p.replacement_coupon_id.as_deref(), Some("fixed-80"));
+        assert_eq!(p.discount, cents(8000));
+        // A percent coupon is replaced by a percent coupon only.
+        let mut pct_held = held(expired);
+        pct_held.kind = DiscountKind::Percent;
+        let p = plan_final_payment(
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&pct_held),
+            &mixed,
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Swapped);
+        assert_eq!(p.replacement_coupon_id.as_deref(), Some("pct"));
+        assert_eq!(p.discount, cents(5187), "13% of 399.00, floored");
+        let fixed_only = vec![candidate("fixed-80", 8000, now + Duration::days(1), now)];
+        let p = plan_final_payment(
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&pct_held),
+            &fixed_only,
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Compensated);
     }
 
     #[test]

@@ -13,6 +13,23 @@ pub const MAX_CATEGORIES: usize = 50;
 /// Longest category name.
 pub const MAX_CATEGORY_LEN: usize = 64;
 
+/// A coupon's `kind`: a fixed amount off, or a percentage off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DiscountKind {
+    Fixed,
+    Percent,
+}
+
+impl DiscountKind {
+    /// `fixed` or `percent`, as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiscountKind::Fixed => "fixed",
+            DiscountKind::Percent => "percent",
+        }
+    }
+}
+
 /// How a coupon takes money off an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiscountRule {
@@ -30,6 +47,14 @@ impl DiscountRule {
         match self {
             DiscountRule::Fixed { .. } => "fixed",
             DiscountRule::Percent { .. } => "percent",
+        }
+    }
+
+    /// The rule's kind as a value (`fixed` or `percent`).
+    pub fn discount_kind(&self) -> DiscountKind {
+        match self {
+            DiscountRule::Fixed { .. } => DiscountKind::Fixed,
+            DiscountRule::Percent { .. } => DiscountKind::Percent,
         }
     }
 

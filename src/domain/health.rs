@@ -15,9 +15,10 @@ use super::campaign::{
     CouponOutcome, HeldCoupon, PaymentWindow, Policy, PresaleOrder, plan_final_payment,
 };
 use super::coupon::{CouponStatus, effective_status};
+use super::discount::DiscountKind;
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
-use super::repair::{LinkRepair, plan_link_repair};
+use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used};
 
 /// Check names, stable: the API and the console key on them.
 pub const ORDER_STATUS: &str = "order_status";
@@ -90,17 +91,27 @@ pub enum SuggestedAction {
         /// The coupon to link it with.
         coupon_id: String,
     },
+    /// Mark the coupon `used` for the paid order it is still locked to
+    /// (`POST /orders/{order_no}/mark-coupon-used`, see
+    /// [`super::repair::plan_mark_used`]).
+    MarkCouponUsed {
+        /// The paid order.
+        order_no: String,
+        /// The coupon it was paid with.
+        coupon_id: String,
+    },
 }
 
 impl SuggestedAction {
-    /// `release_coupon`, `issue_compensation`, `cancel_order` or
-    /// `repair_link`.
+    /// `release_coupon`, `issue_compensation`, `cancel_order`,
+    /// `repair_link` or `mark_coupon_used`.
     pub fn code(&self) -> &'static str {
         match self {
             SuggestedAction::ReleaseCoupon { .. } => "release_coupon",
             SuggestedAction::IssueCompensation { .. } => "issue_compensation",
             SuggestedAction::CancelOrder { .. } => "cancel_order",
             SuggestedAction::RepairLink { .. } => "repair_link",
+            SuggestedAction::MarkCouponUsed { .. } => "mark_coupon_used",
         }
     }
 }
@@ -174,6 +185,8 @@ pub struct CouponFacts {
     pub order_no: Option<String>,
     pub ends_at: DateTime<Utc>,
     pub template_id: Option<String>,
+    /// `fixed` or `percent`.
+    pub kind: DiscountKind,
 }
 
 /// The order a coupon names when it is not the order being checked.
@@ -182,6 +195,7 @@ pub struct PartnerOrder {
     pub order_no: String,
     pub status: OrderStatus,
     pub coupon_id: Option<String>,
+    pub coupon_lock_status: CouponLockStatus,
 }
 
 /// The presale campaign of the order.
@@ -436,6 +450,25 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
             format!("The coupon was used on order {no}."),
             format!("这张券已在订单 {no} 中使用。"),
         ),
+        (Expect::Used, CouponStatus::Locked) if bound_here && plan_mark_used(o, c).is_ok() => {
+            Check::problem(
+                COUPON_STATUS,
+                format!(
+                    "Order {no} is {} with coupon {}, but the coupon still reads locked instead of used; it should be marked used for this order.",
+                    status_en(o.status),
+                    c.id
+                ),
+                format!(
+                    "订单 {no} {}，已用券 {} 抵扣，但这张券仍显示「锁定中」而不是「已核销」，应标记为已在本订单使用。",
+                    status_zh(o.status),
+                    c.id
+                ),
+            )
+            .suggest(SuggestedAction::MarkCouponUsed {
+                order_no: no.clone(),
+                coupon_id: c.id.clone(),
+            })
+        }
         (Expect::Used, _) => Check::warning(
             COUPON_STATUS,
             format!(
@@ -631,6 +664,7 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
         stored_status: c.stored_status,
         locked_to: c.order_no.clone(),
         ends_at: c.ends_at,
+        kind: c.kind,
     };
     let presale = PresaleOrder {
         order_no: no,
@@ -782,6 +816,27 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
         Some(o) if o.coupon_id.as_deref() != Some(id.as_str()) => {
             ("its order uses another coupon", "对应订单使用的是另一张券")
         }
+        // Paid with this coupon: the lock is stale, but releasing it would
+        // let the coupon be used twice. It is marked used instead.
+        Some(o) if order_took_coupon(o.status, o.coupon_lock_status) => {
+            return Some(
+                Check::problem(
+                    STRAY_LOCK,
+                    format!(
+                        "Coupon {id} is still locked to order {named}, which is {} with it; it should be marked used for that order.",
+                        status_en(o.status)
+                    ),
+                    format!(
+                        "优惠券 {id} 仍被订单 {named} 锁定，而该订单{}并已用这张券抵扣，应标记为已在该订单使用。",
+                        status_zh(o.status)
+                    ),
+                )
+                .suggest(SuggestedAction::MarkCouponUsed {
+                    order_no: named.to_string(),
+                    coupon_id: id.clone(),
+                }),
+            );
+        }
         Some(o) if !o.status.is_live() => (status_en(o.status), status_zh(o.status)),
         Some(_) => return None,
     };
@@ -845,6 +900,7 @@ mod tests {
             order_no: order_no.map(String::from),
             ends_at: ends,
             template_id: Some("t1".into()),
+            kind: DiscountKind::Fixed,
         }
     }
 
@@ -1019,6 +1075,49 @@ mod tests {
     }
 
     #[test]
+    fn a_coupon_still_locked_to_the_order_paid_with_it_is_a_problem_marked_used() {
+        let mark = Some(SuggestedAction::MarkCouponUsed {
+            order_no: "P123".into(),
+            coupon_id: "c1".into(),
+        });
+        let locked = coupon(CouponStatus::Locked, Some("P123"), t0() + h(1));
+        let mut paid = order(OrderKind::Normal, OrderStatus::Paid);
+        paid.coupon_lock_status = CouponLockStatus::Used;
+        let check = coupon_status(&facts(&paid, Some(&locked), None));
+        assert_eq!(check.result, CheckResult::Problem);
+        assert_eq!(check.suggested_action, mark);
+        assert!(
+            check.message_zh.contains("应标记为已在本订单使用"),
+            "{check:?}"
+        );
+        let mut fp = order(OrderKind::Presale, OrderStatus::FinalPaid);
+        fp.coupon_lock_status = CouponLockStatus::Used;
+        let check = coupon_status(&facts(&fp, Some(&locked), None));
+        assert_eq!(check.suggested_action, mark);
+        assert_eq!(
+            overall(&check_order(&facts(&fp, Some(&locked), None))),
+            CheckResult::Problem
+        );
+        // A final payment that withdrew the discount: the lock is released.
+        fp.coupon_lock_status = CouponLockStatus::Released;
+        let check = coupon_status(&facts(&fp, Some(&locked), None));
+        assert_eq!(
+            check.suggested_action.as_ref().map(SuggestedAction::code),
+            Some("release_coupon")
+        );
+        // Seen from the user's locks: mark it used, never release it.
+        let partner = PartnerOrder {
+            order_no: "P123".into(),
+            status: OrderStatus::Paid,
+            coupon_id: Some("c1".into()),
+            coupon_lock_status: CouponLockStatus::Used,
+        };
+        let stray = stray_lock(&locked, Some(&partner)).expect("a stale lock");
+        assert_eq!(stray.result, CheckResult::Problem);
+        assert_eq!(stray.suggested_action, mark);
+    }
+
+    #[test]
     fn a_refunded_order_whose_coupon_still_reads_used_is_a_warning() {
         let o = order(OrderKind::Normal, OrderStatus::Refunded);
         let c = coupon(CouponStatus::Used, Some("P123"), t0() + h(1));
@@ -1036,6 +1135,7 @@ mod tests {
             order_no: "P999".into(),
             status: OrderStatus::Closed,
             coupon_id: Some("c1".into()),
+            coupon_lock_status: CouponLockStatus::Locked,
         };
         let mut f = facts(&o, Some(&c), None);
         f.coupon_order = Some(&closed);
@@ -1171,6 +1271,7 @@ mod tests {
             order_no: "P1".into(),
             status: OrderStatus::Closed,
             coupon_id: Some("c1".into()),
+            coupon_lock_status: CouponLockStatus::Released,
         };
         assert!(stray_lock(&c, Some(&o)).is_some());
         o.status = OrderStatus::DepositPaid;

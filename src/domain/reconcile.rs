@@ -11,6 +11,10 @@
 //!   that names another coupon, or none.
 //! - `stale_checkout_lock`: a normal order past its checkout lock, still
 //!   awaiting payment, its coupon still locked.
+//! - `locked_coupon_order_paid`: a coupon still `locked` to the paid (or
+//!   fully paid) order that names it: a stale lock. Repaired by marking it
+//!   `used` for that order when the order was paid with it, by a release
+//!   when the final payment withdrew its discount.
 //! - `used_coupon_order_unpaid`: a coupon `used` by an order that was never
 //!   paid (awaiting payment or the deposit, or closed).
 //! - `template_stock_mismatch`: a template's claimed counter differs from the
@@ -21,12 +25,13 @@ use chrono::{DateTime, Utc};
 use super::coupon::CouponStatus;
 use super::health::{CouponFacts, OrderFacts};
 use super::order::{OrderStatus, checkout_lapsed};
-use super::repair::plan_link_repair;
+use super::repair::{order_took_coupon, plan_link_repair, plan_mark_used};
 
 /// An anomaly kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AnomalyKind {
     LockedCouponOrderClosed,
+    LockedCouponOrderPaid,
     OrderActiveCouponNotLocked,
     CouponOrderMismatch,
     StaleCheckoutLock,
@@ -35,8 +40,9 @@ pub enum AnomalyKind {
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 6] = [
+    pub const ALL: [AnomalyKind; 7] = [
         AnomalyKind::LockedCouponOrderClosed,
+        AnomalyKind::LockedCouponOrderPaid,
         AnomalyKind::OrderActiveCouponNotLocked,
         AnomalyKind::CouponOrderMismatch,
         AnomalyKind::StaleCheckoutLock,
@@ -47,6 +53,7 @@ impl AnomalyKind {
     pub fn as_str(self) -> &'static str {
         match self {
             AnomalyKind::LockedCouponOrderClosed => "locked_coupon_order_closed",
+            AnomalyKind::LockedCouponOrderPaid => "locked_coupon_order_paid",
             AnomalyKind::OrderActiveCouponNotLocked => "order_active_coupon_not_locked",
             AnomalyKind::CouponOrderMismatch => "coupon_order_mismatch",
             AnomalyKind::StaleCheckoutLock => "stale_checkout_lock",
@@ -70,29 +77,34 @@ pub enum Fix {
     RepairLink,
     /// Close the lapsed order, which releases its coupon.
     CancelOrder,
+    /// Mark the coupon `used` for the paid order it is still locked to
+    /// ([`super::repair::plan_mark_used`]).
+    MarkCouponUsed,
     /// Nothing safe to do automatically: a person looks at it.
     None,
 }
 
 impl Fix {
+    pub const ALL: [Fix; 5] = [
+        Fix::ReleaseCoupon,
+        Fix::RepairLink,
+        Fix::CancelOrder,
+        Fix::MarkCouponUsed,
+        Fix::None,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Fix::ReleaseCoupon => "release_coupon",
             Fix::RepairLink => "repair_link",
             Fix::CancelOrder => "cancel_order",
+            Fix::MarkCouponUsed => "mark_coupon_used",
             Fix::None => "none",
         }
     }
 
     pub fn parse(raw: &str) -> Option<Self> {
-        [
-            Fix::ReleaseCoupon,
-            Fix::RepairLink,
-            Fix::CancelOrder,
-            Fix::None,
-        ]
-        .into_iter()
-        .find(|f| f.as_str() == raw)
+        Fix::ALL.into_iter().find(|f| f.as_str() == raw)
     }
 }
 
@@ -202,6 +214,35 @@ pub fn check_bound_coupon(
                         "优惠券 {} 锁定在订单 {no} 上，但订单记录的是 {}",
                         coupon.id,
                         o.coupon_id.as_deref().unwrap_or("无券")
+                    ),
+                    fix,
+                ));
+            }
+            if matches!(o.status, OrderStatus::Paid | OrderStatus::FinalPaid) {
+                let fix = if plan_mark_used(o, coupon).is_ok() {
+                    Fix::MarkCouponUsed
+                } else if !order_took_coupon(o.status, o.coupon_lock_status) {
+                    // The final payment withdrew the discount (policy): the
+                    // lock should have ended with it.
+                    Fix::ReleaseCoupon
+                } else {
+                    Fix::None
+                };
+                return Some(finding(
+                    AnomalyKind::LockedCouponOrderPaid,
+                    format!(
+                        "coupon {} is still locked to order {no}, which is {}",
+                        coupon.id,
+                        o.status.as_str()
+                    ),
+                    format!(
+                        "订单 {no} 已{}，优惠券 {} 仍显示锁定中",
+                        if o.status == OrderStatus::Paid {
+                            "付款"
+                        } else {
+                            "付尾款"
+                        },
+                        coupon.id
                     ),
                     fix,
                 ));
@@ -372,6 +413,7 @@ mod tests {
             order_no: order_no.map(String::from),
             ends_at: now() + Duration::days(3),
             template_id: None,
+            kind: crate::domain::discount::DiscountKind::Fixed,
         }
     }
 
@@ -462,6 +504,42 @@ mod tests {
     }
 
     #[test]
+    fn a_coupon_still_locked_to_its_paid_order_is_marked_used() {
+        let c = coupon("c1", CouponStatus::Locked, Some("P1"));
+        let mut paid = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
+        paid.coupon_lock_status = CouponLockStatus::Used;
+        assert_eq!(
+            kind_fix(check_bound_coupon(&c, Some(&paid), None, now())),
+            Some((AnomalyKind::LockedCouponOrderPaid, Fix::MarkCouponUsed))
+        );
+        let mut fp = order(OrderKind::Presale, OrderStatus::FinalPaid, Some("c1"));
+        fp.coupon_lock_status = CouponLockStatus::Used;
+        assert_eq!(
+            kind_fix(check_bound_coupon(&c, Some(&fp), None, now())),
+            Some((AnomalyKind::LockedCouponOrderPaid, Fix::MarkCouponUsed))
+        );
+        // The final payment withdrew the discount: release the lock.
+        fp.coupon_lock_status = CouponLockStatus::Released;
+        assert_eq!(
+            kind_fix(check_bound_coupon(&c, Some(&fp), None, now())),
+            Some((AnomalyKind::LockedCouponOrderPaid, Fix::ReleaseCoupon))
+        );
+        // Another customer's coupon: a person looks at it.
+        let mut theirs = c.clone();
+        theirs.user_id = "u2".into();
+        assert_eq!(
+            kind_fix(check_bound_coupon(&theirs, Some(&paid), None, now())),
+            Some((AnomalyKind::LockedCouponOrderPaid, Fix::None))
+        );
+        // A locked coupon the paid order does not name is a mismatch.
+        let stray = coupon("c9", CouponStatus::Locked, Some("P1"));
+        assert_eq!(
+            check_bound_coupon(&stray, Some(&paid), None, now()).map(|f| f.kind),
+            Some(AnomalyKind::CouponOrderMismatch)
+        );
+    }
+
+    #[test]
     fn a_used_coupon_on_an_unpaid_order_is_reported_for_a_person() {
         let used = coupon("c1", CouponStatus::Used, Some("P1"));
         let o = order(OrderKind::Normal, OrderStatus::Closed, Some("c1"));
@@ -476,12 +554,7 @@ mod tests {
         for k in AnomalyKind::ALL {
             assert_eq!(AnomalyKind::parse(k.as_str()), Some(k));
         }
-        for f in [
-            Fix::ReleaseCoupon,
-            Fix::RepairLink,
-            Fix::CancelOrder,
-            Fix::None,
-        ] {
+        for f in Fix::ALL {
             assert_eq!(Fix::parse(f.as_str()), Some(f));
         }
         assert_eq!(

@@ -13,7 +13,15 @@
 //!   order at the coupon that is bound to it (**relink**), when the coupon
 //!   the order names is not bound to it.
 //!
-//! Both are refused unless every fact agrees, so a repair can never take a
+//!
+//! A third kind, `locked_coupon_order_paid`, is a stale lock: the order was
+//! paid with its coupon (a paid normal order, or a fully paid presale order
+//! whose final payment applied it), but the coupon still reads `locked`
+//! instead of `used`. Repair: mark the coupon **used** for that order
+//! ([`plan_mark_used`]); the customer keeps what they paid, and the coupon
+//! can no longer be released and used twice.
+//!
+//! All are refused unless every fact agrees, so a repair can never take a
 //! coupon from another order or another customer.
 
 use chrono::{DateTime, Utc};
@@ -47,6 +55,8 @@ pub enum NoRepair {
     BoundElsewhere,
     /// The coupon the order names is bound to it as well: nothing to relink.
     NamedCouponBound,
+    /// The order does not name this coupon.
+    NotNamed,
 }
 
 impl NoRepair {
@@ -57,6 +67,7 @@ impl NoRepair {
             NoRepair::CouponState => "the coupon is not in a state this repair starts from",
             NoRepair::BoundElsewhere => "the coupon is bound to another order",
             NoRepair::NamedCouponBound => "the coupon the order names is bound to it as well",
+            NoRepair::NotNamed => "the order does not use this coupon",
         }
     }
 }
@@ -71,6 +82,40 @@ fn holds_locked(o: &OrderFacts, now: DateTime<Utc>) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether an order in `status` with lock status `lock` was paid with its
+/// coupon, so that the coupon must read `used` by it: a paid normal order,
+/// or a fully paid presale order whose final payment applied the coupon (not
+/// one whose discount the campaign's policy withdrew).
+pub fn order_took_coupon(status: OrderStatus, lock: CouponLockStatus) -> bool {
+    match status {
+        OrderStatus::Paid => true,
+        OrderStatus::FinalPaid => lock == CouponLockStatus::Used,
+        _ => false,
+    }
+}
+
+/// Decides whether `coupon` may be marked `used` for `order`: the order
+/// names it and was paid with it ([`order_took_coupon`]), and the coupon,
+/// the same customer's, is still `locked` to that order.
+pub fn plan_mark_used(order: &OrderFacts, coupon: &CouponFacts) -> Result<(), NoRepair> {
+    if coupon.user_id != order.user_id {
+        return Err(NoRepair::OtherCustomer);
+    }
+    if order.coupon_id.as_deref() != Some(coupon.id.as_str()) {
+        return Err(NoRepair::NotNamed);
+    }
+    if coupon.order_no.as_deref() != Some(order.order_no.as_str()) {
+        return Err(NoRepair::BoundElsewhere);
+    }
+    if coupon.stored_status != CouponStatus::Locked {
+        return Err(NoRepair::CouponState);
+    }
+    if !order_took_coupon(order.status, order.coupon_lock_status) {
+        return Err(NoRepair::OrderState);
+    }
+    Ok(())
 }
 
 /// Decides the repair of `order`'s link to `candidate`. `named` is the
@@ -156,6 +201,7 @@ mod tests {
             order_no: order_no.map(String::from),
             ends_at: now() + Duration::days(3),
             template_id: None,
+            kind: crate::domain::discount::DiscountKind::Fixed,
         }
     }
 
@@ -241,6 +287,43 @@ mod tests {
             plan_link_repair(&closed, None, &locked, now()),
             Err(NoRepair::OrderState)
         );
+    }
+
+    #[test]
+    fn a_coupon_still_locked_to_the_order_paid_with_it_is_marked_used() {
+        let c = coupon("c1", CouponStatus::Locked, Some("P1"));
+        let mut paid = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
+        paid.coupon_lock_status = CouponLockStatus::Used;
+        assert_eq!(plan_mark_used(&paid, &c), Ok(()));
+        let mut fp = order(OrderKind::Presale, OrderStatus::FinalPaid, Some("c1"));
+        fp.coupon_lock_status = CouponLockStatus::Used;
+        assert_eq!(plan_mark_used(&fp, &c), Ok(()));
+        // A final payment that withdrew the discount did not use the coupon.
+        fp.coupon_lock_status = CouponLockStatus::Released;
+        assert_eq!(plan_mark_used(&fp, &c), Err(NoRepair::OrderState));
+        // Not paid (yet, or any more).
+        for st in [
+            OrderStatus::PendingPayment,
+            OrderStatus::DepositPaid,
+            OrderStatus::Refunded,
+            OrderStatus::Closed,
+        ] {
+            let o = order(OrderKind::Normal, st, Some("c1"));
+            assert_eq!(plan_mark_used(&o, &c), Err(NoRepair::OrderState), "{st:?}");
+        }
+        // The facts of the coupon must hold too.
+        let used = coupon("c1", CouponStatus::Used, Some("P1"));
+        assert_eq!(plan_mark_used(&paid, &used), Err(NoRepair::CouponState));
+        let elsewhere = coupon("c1", CouponStatus::Locked, Some("P9"));
+        assert_eq!(
+            plan_mark_used(&paid, &elsewhere),
+            Err(NoRepair::BoundElsewhere)
+        );
+        let other = coupon("c2", CouponStatus::Locked, Some("P1"));
+        assert_eq!(plan_mark_used(&paid, &other), Err(NoRepair::NotNamed));
+        let mut theirs = c.clone();
+        theirs.user_id = "u2".into();
+        assert_eq!(plan_mark_used(&paid, &theirs), Err(NoRepair::OtherCustomer));
     }
 
     #[test]

@@ -43,8 +43,10 @@ fn parse(input: CampaignInput) -> Result<CampaignSpec, FieldError> {
         .ok_or_else(|| FieldError::new("final_payment_ends_at", "is required"))
         .and_then(|s| parse_rfc3339(s).map_err(|m| FieldError::new("final_payment_ends_at", m)))?;
     let window = PaymentWindow::new(starts, ends)?;
+    // API.md: a campaign created without `policy` (absent or null) is a
+    // `lock` campaign; a value that is not one of the three is refused.
     let policy = match input.policy.as_deref() {
-        None => return Err(FieldError::new("policy", "is required")),
+        None => Policy::Lock,
         Some(p) => Policy::parse(p).ok_or_else(|| {
             FieldError::new(
                 "policy",

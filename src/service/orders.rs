@@ -22,6 +22,7 @@ use crate::domain::order::{
     CouponLockStatus, OrderKind, OrderMoney, OrderStatus, amount_due, presale_discount_cap,
 };
 use crate::domain::time::{from_ms, to_ms};
+use crate::store::archive;
 use crate::store::campaigns::{self, CampaignRow};
 use crate::store::coupons::{self, CouponChange, CouponRow};
 use crate::store::events::{self, NewEvent};
@@ -346,9 +347,61 @@ pub(crate) async fn move_coupon(
     .await?)
 }
 
+/// Whether the order's coupon is bound to it, in the live table or (a used
+/// coupon archived since) in the archive.
+async fn coupon_bound_to(c: &mut AnyConnection, order: &OrderRow) -> Result<bool, ServiceError> {
+    let Some(id) = order.coupon_id.as_deref() else {
+        return Ok(false);
+    };
+    let row = match coupons::get(c, id).await? {
+        Some(r) => Some(r),
+        None => archive::get(c, id).await?,
+    };
+    Ok(row.is_some_and(|cp| cp.order_no.as_deref() == Some(order.order_no.as_str())))
+}
+
+/// The order's coupon from the live table; a coupon the order used that
+/// the archive job has moved away since (30 days after the use) is brought
+/// back first, with its events and an event saying so, so that returning
+/// it works as for any other coupon. In the caller's transaction.
+async fn live_coupon_of(
+    c: &mut AnyConnection,
+    op: &Op,
+    order: &OrderRow,
+    coupon_id: &str,
+    action: &str,
+) -> Result<Option<CouponRow>, ServiceError> {
+    if let Some(row) = coupons::get(c, coupon_id).await? {
+        return Ok(Some(row));
+    }
+    let Some(row) = archive::restore_used(c, coupon_id, &order.order_no).await? else {
+        return Ok(None);
+    };
+    let why = format!("archived coupon brought back to the live table for {action}");
+    events::insert(
+        c,
+        &NewEvent {
+            subject: "coupon",
+            coupon_id: Some(coupon_id),
+            order_no: Some(&order.order_no),
+            from_status: Some(&row.status),
+            to_status: &row.status,
+            action: "unarchive",
+            actor: &op.ctx.actor,
+            reason: Some(&why),
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            at_ms: to_ms(op.now),
+        },
+    )
+    .await?;
+    Ok(Some(row))
+}
+
 /// Releases (locked) or returns (used) the order's coupon, if it is still
-/// bound to this order: `available` while valid, else `expired`. Returns
-/// whether a coupon was released.
+/// bound to this order: `available` while valid, else `expired`. A used
+/// coupon already archived is brought back first. Returns whether a coupon
+/// was released.
 async fn release_bound_coupon(
     c: &mut AnyConnection,
     op: &Op,
@@ -359,7 +412,7 @@ async fn release_bound_coupon(
     let Some(coupon_id) = order.coupon_id.as_deref() else {
         return Ok(false);
     };
-    let Some(coupon) = coupons::get(c, coupon_id).await? else {
+    let Some(coupon) = live_coupon_of(c, op, order, coupon_id, action).await? else {
         return Ok(false);
     };
     let from = stored_status(&coupon.status);
@@ -405,21 +458,32 @@ pub(crate) async fn plan_for(
                 stored_status: stored_status(&row.status),
                 locked_to: row.order_no.clone(),
                 ends_at: from_ms(row.ends_at),
+                kind: coupon_terms(&row).rule.discount_kind(),
             })
         }
     };
-    let candidates = if policy == Policy::SwapOrCompensate && held.is_some() {
-        coupons::usable_for_user(c, &order.user_id, to_ms(now), SWAP_CANDIDATES)
-            .await?
-            .into_iter()
-            .map(|r| Candidate {
-                terms: coupon_terms(&r),
-                stored_status: stored_status(&r.status),
-                starts_at: from_ms(r.starts_at),
-                ends_at: from_ms(r.ends_at),
-                id: r.id,
-            })
-            .collect()
+    let candidates = if policy == Policy::SwapOrCompensate
+        && let Some(h) = &held
+    {
+        // Only coupons of the held coupon's kind can replace it
+        // (`choose_replacement` checks that again).
+        coupons::usable_for_user(
+            c,
+            &order.user_id,
+            h.kind.as_str(),
+            to_ms(now),
+            SWAP_CANDIDATES,
+        )
+        .await?
+        .into_iter()
+        .map(|r| Candidate {
+            terms: coupon_terms(&r),
+            stored_status: stored_status(&r.status),
+            starts_at: from_ms(r.starts_at),
+            ends_at: from_ms(r.ends_at),
+            id: r.id,
+        })
+        .collect()
     } else {
         Vec::new()
     };
@@ -1103,13 +1167,7 @@ pub(crate) async fn end_order(
         _ => next.closed_at = Some(now_ms),
     }
     next.checkout_lock_expires_at = None;
-    let coupon_bound = match o.coupon_id.as_deref() {
-        Some(id) => coupons::get(c, id)
-            .await?
-            .is_some_and(|cp| cp.order_no.as_deref() == Some(o.order_no.as_str())),
-        None => false,
-    };
-    if coupon_bound {
+    if coupon_bound_to(c, o).await? {
         next.coupon_lock_status = CouponLockStatus::Released.as_str().into();
     }
     move_order(c, op, from, to, &next, action, reason).await?;

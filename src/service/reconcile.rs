@@ -5,7 +5,9 @@
 //!
 //! The scans (each keyset-paged in batches of [`BATCH`], each stopping at
 //! [`MAX_ROWS_PER_SCAN`] rows; partners fetched by primary key):
-//! 1. locked coupons (`coupons_status_locked_at_idx`) and their orders;
+//! 1. locked coupons (`coupons_status_locked_at_idx`) and their orders
+//!    (this is where a lock left on a closed, refunded, missing or paid
+//!    order is found: every locked coupon is read, whatever its age);
 //! 2. coupons used in the last [`USED_WINDOW_DAYS`] days
 //!    (`coupons_status_updated_at_idx`) and their orders;
 //! 3. live orders (`deposit_paid`, `pending_payment`; `orders_status_no_idx`)
@@ -50,9 +52,10 @@ pub const MAX_REPAIR_ALL: i64 = 1_000;
 /// One anomaly, as `GET /reconciliation` shows it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AnomalyView {
-    /// `locked_coupon_order_closed`, `order_active_coupon_not_locked`,
-    /// `coupon_order_mismatch`, `stale_checkout_lock`,
-    /// `used_coupon_order_unpaid` or `template_stock_mismatch`.
+    /// `locked_coupon_order_closed`, `locked_coupon_order_paid`,
+    /// `order_active_coupon_not_locked`, `coupon_order_mismatch`,
+    /// `stale_checkout_lock`, `used_coupon_order_unpaid` or
+    /// `template_stock_mismatch`.
     pub kind: String,
     pub coupon_id: Option<String>,
     pub order_no: Option<String>,
@@ -61,8 +64,8 @@ pub struct AnomalyView {
     pub detail: String,
     /// The same in Simplified Chinese.
     pub detail_zh: String,
-    /// `release_coupon`, `repair_link`, `cancel_order`, or null when a
-    /// person has to decide.
+    /// `release_coupon`, `repair_link`, `cancel_order`, `mark_coupon_used`,
+    /// or null when a person has to decide.
     pub suggested_action: Option<String>,
 }
 
@@ -133,7 +136,8 @@ pub struct FindingView {
     pub template_id: Option<String>,
     pub detail: String,
     pub detail_zh: String,
-    /// `release_coupon`, `repair_link`, `cancel_order` or `none`.
+    /// `release_coupon`, `repair_link`, `cancel_order`, `mark_coupon_used`
+    /// or `none`.
     pub fix: String,
     pub repaired_at: Option<String>,
     pub repaired_by: Option<String>,
@@ -580,6 +584,13 @@ impl Service {
             Fix::CancelOrder => {
                 let no = f.order_no.clone().ok_or_else(|| needs("order"))?;
                 self.close_lapsed_order(ctx, no, reason).await
+            }
+            Fix::MarkCouponUsed => {
+                let id = f.coupon_id.clone().ok_or_else(|| needs("coupon"))?;
+                let no = f.order_no.clone().ok_or_else(|| needs("order"))?;
+                self.mark_coupon_used(ctx, None, no, id, Some(reason))
+                    .await
+                    .map(|_| ())
             }
             Fix::None => Err(ServiceError::refused(
                 Refusal::RepairNotApplicable,

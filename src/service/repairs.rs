@@ -1,8 +1,9 @@
 //! Repairs of a broken link between an order and its coupon (the anomaly
-//! kinds `order_active_coupon_not_locked` and `coupon_order_mismatch`),
-//! decided by [`crate::domain::repair`] and applied in one transaction that
-//! re-reads every fact first. Support staff may run them: each is refused
-//! unless every fact agrees, so it can only restore what the order and the
+//! kinds `order_active_coupon_not_locked` and `coupon_order_mismatch`) and
+//! of a stale lock on a paid order (`locked_coupon_order_paid`), decided by
+//! [`crate::domain::repair`] and applied in one transaction that re-reads
+//! every fact first. Support staff may run them: each is refused unless
+//! every fact agrees, so it can only restore what the order and the
 //! coupon's own history already say.
 
 use super::orders::{order_view, parse_reason};
@@ -10,7 +11,7 @@ use super::support::{coupon_facts, order_facts};
 use super::views::OrderView;
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::coupon::CouponStatus;
-use crate::domain::repair::{LinkRepair, plan_link_repair};
+use crate::domain::repair::{LinkRepair, plan_link_repair, plan_mark_used};
 use crate::domain::time::to_ms;
 use crate::store::{coupons, orders};
 
@@ -114,6 +115,86 @@ impl Service {
                         )
                         .await?;
                     }
+                }
+                let o = orders::get(c, &order_no)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
+                order_view(c, o, op.now, false).await
+            })
+        })
+        .await
+    }
+}
+
+impl Service {
+    /// Marks `coupon_id`, still `locked` to the paid order `order_no` that
+    /// names it, `used` for that order (the stale lock of
+    /// `locked_coupon_order_paid`). One transaction: the facts are read
+    /// again and checked ([`plan_mark_used`]), then the order row is
+    /// updated on the condition that it is still in the status read and
+    /// still names the coupon (its lock status becomes `used`; order event
+    /// `mark_coupon_used`), then the coupon `locked` -> `used` on the
+    /// condition that it is still locked to this order (coupon event
+    /// `mark_used`). Either condition failing refuses the repair with
+    /// `repair_not_applicable` and writes nothing. `reason` is required.
+    pub async fn mark_coupon_used(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+        coupon_id: String,
+        reason: Option<String>,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let (order_no, coupon_id, reason, op) = (
+                order_no.clone(),
+                coupon_id.clone(),
+                reason.clone(),
+                op.clone(),
+            );
+            Box::pin(async move {
+                let o = orders::get(c, &order_no)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
+                let coupon = coupons::get(c, &coupon_id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("coupon", &coupon_id))?;
+                plan_mark_used(&order_facts(&o), &coupon_facts(&coupon)).map_err(|why| {
+                    ServiceError::refused(
+                        Refusal::RepairNotApplicable,
+                        format!(
+                            "coupon {coupon_id} cannot be marked used for order {order_no}: {}",
+                            why.message()
+                        ),
+                    )
+                })?;
+                // The order row first (the fixed lock order of every
+                // operation), so a refund or another repair waits for us or
+                // we for it, and the status we read is checked again.
+                relink(c, &o, &coupon.id, "used", "mark_coupon_used", &op, &reason).await?;
+                let used = coupons::transition(
+                    c,
+                    &coupons::CouponChange {
+                        coupon_id: &coupon.id,
+                        from: CouponStatus::Locked,
+                        to: CouponStatus::Used,
+                        order_no: Some(&o.order_no),
+                        action: "mark_used",
+                        actor: &op.ctx.actor,
+                        reason: Some(&reason),
+                        request_id: op.ctx.request_id.as_deref(),
+                        address: op.ctx.address.as_deref(),
+                        now_ms: to_ms(op.now),
+                    },
+                )
+                .await?;
+                if !used {
+                    return Err(ServiceError::refused(
+                        Refusal::RepairNotApplicable,
+                        format!("coupon {coupon_id} changed meanwhile; read it again"),
+                    ));
                 }
                 let o = orders::get(c, &order_no)
                     .await?

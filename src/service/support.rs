@@ -98,15 +98,17 @@ impl Authority {
 /// A suggested action with its parameters, as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ActionView {
-    /// `release_coupon`, `issue_compensation`, `cancel_order` or `repair_link`.
+    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`
+    /// or `mark_coupon_used`.
     pub code: String,
-    /// `release_coupon`, `repair_link`: the coupon.
+    /// `release_coupon`, `repair_link`, `mark_coupon_used`: the coupon.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coupon_id: Option<String>,
     /// `issue_compensation`: the customer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
-    /// `issue_compensation`, `cancel_order`, `repair_link`: the order.
+    /// `issue_compensation`, `cancel_order`, `repair_link`,
+    /// `mark_coupon_used`: the order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order_no: Option<String>,
     /// The suggested compensation.
@@ -138,6 +140,10 @@ impl From<&SuggestedAction> for ActionView {
             SuggestedAction::RepairLink {
                 order_no,
                 coupon_id,
+            }
+            | SuggestedAction::MarkCouponUsed {
+                order_no,
+                coupon_id,
             } => {
                 v.order_no = Some(order_no.clone());
                 v.coupon_id = Some(coupon_id.clone());
@@ -159,7 +165,8 @@ pub struct CheckView {
     pub message: String,
     /// The same in Simplified Chinese.
     pub message_zh: String,
-    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link` or null.
+    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`,
+    /// `mark_coupon_used` or null.
     pub suggested_action: Option<String>,
     /// The suggested action with its parameters.
     pub action: Option<ActionView>,
@@ -311,6 +318,7 @@ pub(crate) fn coupon_facts(r: &CouponRow) -> CouponFacts {
         order_no: r.order_no.clone(),
         ends_at: from_ms(r.ends_at),
         template_id: r.template_id.clone(),
+        kind: super::views::coupon_terms(r).rule.discount_kind(),
     }
 }
 
@@ -319,6 +327,8 @@ fn partner(o: &OrderRow) -> PartnerOrder {
         order_no: o.order_no.clone(),
         status: status_of(o),
         coupon_id: o.coupon_id.clone(),
+        coupon_lock_status: CouponLockStatus::parse(&o.coupon_lock_status)
+            .unwrap_or(CouponLockStatus::None),
     }
 }
 

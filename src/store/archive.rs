@@ -1,10 +1,12 @@
 //! Moving old terminal coupons and their events to the archive tables, in
-//! bounded batches, and reading them back.
+//! bounded batches, reading them back, and bringing one back to the hot
+//! tables when its order returns it (a refund after the archive ran).
 
 use sqlx::AnyConnection;
 
-use super::coupons::{COLUMNS, CouponRow};
+use super::coupons::{self, COLUMNS, CouponRow};
 use super::events::EventRow;
+use super::{Backend, backend_of};
 
 /// Moves up to `batch` coupons that are `expired`, `invalidated` or `used`
 /// and unchanged since before `before_ms`, with their coupon events, to the
@@ -17,10 +19,19 @@ pub async fn archive_batch(
     batch: i64,
     now_ms: i64,
 ) -> Result<usize, sqlx::Error> {
-    let ids: Vec<String> = sqlx::query_scalar(
+    // PostgreSQL: the candidates are locked, and a row another transaction
+    // is changing (a refund returning the coupon) is skipped. Otherwise the
+    // copy below would take the version from before that change and the
+    // DELETE, waiting for it, would then remove the returned coupon. SQLite
+    // runs one write transaction at a time.
+    let lock = match backend_of(conn) {
+        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let ids: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT id FROM coupons WHERE status IN ('expired', 'invalidated', 'used') AND updated_at < $1
-         ORDER BY updated_at LIMIT $2",
-    )
+         ORDER BY updated_at LIMIT $2 {lock}"
+    ))
     .bind(before_ms)
     .bind(batch)
     .fetch_all(&mut *conn)
@@ -116,4 +127,48 @@ pub async fn list_for_user(
             .await
         }
     }
+}
+
+/// Moves an archived coupon that is `used` by order `order_no` back to the
+/// `coupons` table, with its coupon events (their ids kept, so the coupon's
+/// and the order's timelines stay in order), in the caller's transaction.
+/// The archive row is taken with one conditional DELETE: `Ok(None)` when no
+/// archived coupon `id` is used by that order (never archived, not bound to
+/// it, or already brought back by someone else); nothing was written then.
+pub async fn restore_used(
+    conn: &mut AnyConnection,
+    id: &str,
+    order_no: &str,
+) -> Result<Option<CouponRow>, sqlx::Error> {
+    let taken: Option<CouponRow> = sqlx::query_as(&format!(
+        "DELETE FROM coupons_archive WHERE id = $1 AND order_no = $2 AND status = 'used' RETURNING {COLUMNS}"
+    ))
+    .bind(id)
+    .bind(order_no)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = taken else {
+        return Ok(None);
+    };
+    coupons::insert(conn, &row).await?;
+    // PostgreSQL's identity column takes an explicit id only when told to;
+    // the archived ids came from that same identity, so none is taken.
+    let overriding = match backend_of(conn) {
+        Backend::Postgres => "OVERRIDING SYSTEM VALUE",
+        Backend::Sqlite => "",
+    };
+    sqlx::query(&format!(
+        "INSERT INTO events (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
+         {overriding}
+         SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address
+         FROM events_archive WHERE coupon_id = $1"
+    ))
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM events_archive WHERE coupon_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(Some(row))
 }

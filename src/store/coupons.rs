@@ -97,22 +97,26 @@ pub async fn list_for_user(
     q.fetch_all(conn).await
 }
 
-/// Coupons of a user that are usable right now (stored `available`, started,
-/// not ended), earliest end first: the candidates for a presale swap.
+/// Coupons of a user of one `kind` (`fixed` or `percent`) that are usable
+/// right now (stored `available`, started, not ended), earliest end first:
+/// the candidates for a presale swap, which must be of the expired coupon's
+/// kind (so coupons of the other kind never take up the `limit`).
 pub async fn usable_for_user(
     conn: &mut AnyConnection,
     user_id: &str,
+    kind: &str,
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons
-         WHERE user_id = $1 AND status = 'available' AND starts_at <= $2 AND ends_at > $2
+         WHERE user_id = $1 AND status = 'available' AND starts_at <= $2 AND ends_at > $2 AND kind = $4
          ORDER BY ends_at, id LIMIT $3"
     ))
     .bind(user_id)
     .bind(now_ms)
     .bind(limit)
+    .bind(kind)
     .fetch_all(conn)
     .await
 }

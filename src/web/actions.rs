@@ -1,5 +1,6 @@
 //! The console's actions: release a lock, invalidate a coupon, issue a
-//! compensation coupon, cancel an order. Each is a confirmation page (GET,
+//! compensation coupon, cancel an order, repair an order's coupon link, mark
+//! a coupon left locked on a paid order used. Each is a confirmation page (GET,
 //! which changes nothing) and a POST that
 //! - checks the session's CSRF token and that the post came from our pages,
 //! - requires a reason,
@@ -49,6 +50,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/console/orders/{order_no}/repair",
             get(repair_page).post(repair),
+        )
+        .route(
+            "/console/orders/{order_no}/mark-coupon-used",
+            get(mark_used_page).post(mark_used),
         )
 }
 
@@ -699,6 +704,111 @@ async fn repair(
     let ok = staff
         .lang
         .t("已修复券与订单的关联。", "The coupon link is repaired.")
+        .to_string();
+    let to = format!("/console/orders/{}?check=1#health", enc(&order_no));
+    finish(&staff, result, |_| to, ok, &path)
+}
+
+/// The confirmation page of marking a coupon that is still `locked` to the
+/// paid order that names it `used` for that order. Support may do it: it
+/// only makes the coupon agree with an order the customer has paid.
+async fn mark_used_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(order_no): Path<String>,
+    Query(q): Query<RepairQuery>,
+) -> Response {
+    let l = staff.lang;
+    let o = match s.service.get_order(&order_no).await {
+        Ok(o) => o,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let Some(coupon_id) = q.coupon_id.filter(|c| !c.is_empty()) else {
+        return WebError::bad_request(
+            l.t("缺少券 ID。", "Which coupon? coupon_id is missing.")
+                .to_string(),
+        )
+        .into_response();
+    };
+    let c = match s.service.get_coupon(&coupon_id).await {
+        Ok(c) => c,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let what = l.pick(
+        format!(
+            "订单 {} 已付款并用券 {} 抵扣，但这张券仍显示「锁定中」。确认后这张券标记为已在该订单使用（已核销）。",
+            o.order_no, c.code
+        ),
+        format!(
+            "Order {} is paid with coupon {}, but the coupon still reads locked. This marks the coupon used on that order.",
+            o.order_no, c.code
+        ),
+    );
+    let action = format!("/console/orders/{}/mark-coupon-used", enc(&o.order_no));
+    let back = format!("/console/orders/{}", enc(&o.order_no));
+    let cid = c.id.clone();
+    let discount = l.money(o.coupon_discount_cents);
+    staff.page(
+        l.t("标记券为已使用", "Mark the coupon used"),
+        view! {
+            <section class="confirm" aria-labelledby="confirm-heading">
+                <h2 id="confirm-heading">{l.t("确认标记为已使用？", "Mark this coupon used?")}</h2>
+                <p>{what}</p>
+                <dl class="facts">
+                    <dt>{l.t("订单", "Order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, &o.status)}</dd>
+                    <dt>{l.t("订单抵扣", "Discount on the order")}</dt><dd>{discount}</dd>
+                    <dt>{l.t("券", "Coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, &c.status)}</dd>
+                </dl>
+                <p class="note">{l.t(
+                    "修复前会在同一事务中重新核对：券仍锁定在这个订单上、订单仍是已付款；情况已变化时不会修改任何数据。",
+                    "The coupon (still locked to this order) and the order (still paid) are checked again in the same transaction; if anything changed, nothing is written.",
+                )}</p>
+                <form method="post" action=action class="stack">
+                    {hidden_fields(&staff)}
+                    <input type="hidden" name="coupon_id" value=cid/>
+                    {reason_field(l)}
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认标记为已使用", "Mark used")}</button>
+                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    )
+}
+
+async fn mark_used(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(order_no): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: RepairForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let coupon_id = form.coupon_id.unwrap_or_default();
+    let path = format!(
+        "/console/orders/{}/mark-coupon-used?coupon_id={}",
+        enc(&order_no),
+        enc(&coupon_id)
+    );
+    let result = s
+        .service
+        .mark_coupon_used(
+            &staff.ctx(),
+            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
+            order_no.clone(),
+            coupon_id,
+            form.reason,
+        )
+        .await;
+    let ok = staff
+        .lang
+        .t(
+            "已将这张券标记为在该订单使用。",
+            "The coupon is marked used on the order.",
+        )
         .to_string();
     let to = format!("/console/orders/{}?check=1#health", enc(&order_no));
     finish(&staff, result, |_| to, ok, &path)

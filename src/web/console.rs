@@ -451,6 +451,14 @@ fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Opt
             ),
             l.t("修复券与订单的关联", "Repair the coupon link"),
         ),
+        "mark_coupon_used" => (
+            format!(
+                "/console/orders/{}/mark-coupon-used?coupon_id={}",
+                enc(a.order_no.as_deref()?),
+                enc(a.coupon_id.as_deref()?)
+            ),
+            l.t("标记为已使用", "Mark the coupon used"),
+        ),
         "cancel_order" if role.may_cancel_order(lapsed_checkout) => (
             format!("/console/orders/{}/cancel", enc(a.order_no.as_deref()?)),
             l.t("关闭订单", "Cancel the order"),

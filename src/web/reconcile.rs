@@ -44,6 +44,10 @@ pub fn kind_label(l: Lang, kind: &str) -> &'static str {
             "券仍锁定，订单已关闭/退款",
             "coupon locked, order closed or refunded",
         ),
+        "locked_coupon_order_paid" => l.t(
+            "订单已付款，券仍锁定未核销",
+            "coupon still locked, order paid",
+        ),
         "order_active_coupon_not_locked" => {
             l.t("订单进行中，券未锁定", "order live, coupon not locked")
         }
@@ -68,6 +72,10 @@ fn fix_label(l: Lang, fix: &str) -> &'static str {
         "cancel_order" => l.t(
             "关闭超时订单（释放券）",
             "close the lapsed order (releases the coupon)",
+        ),
+        "mark_coupon_used" => l.t(
+            "将券标记为已在该订单使用",
+            "mark the coupon used on the order",
         ),
         _ => l.t("需人工处理", "needs a person"),
     }
