@@ -340,6 +340,7 @@ mod tests {
             .expect("client");
         let e = client
             .post(format!("http://rebind.test:{port}/hook"))
+            .timeout(std::time::Duration::from_secs(2))
             .body("{}")
             .send()
             .await
