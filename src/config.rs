@@ -62,7 +62,8 @@ pub struct Config {
     /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS` (default 10, 1 to 300),
     /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS` (default 8, 1 to 50),
     /// `COUPONKEEPER_WEBHOOK_CA_FILE` (PEM roots trusted besides the
-    /// bundled ones).
+    /// bundled ones), `COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS` (networks console
+    /// subscribers may be in besides public addresses).
     pub webhooks: crate::service::webhooks::WebhookSettings,
     /// Request rate limits and trusted proxies: `COUPONKEEPER_RATE_LOGIN`
     /// (default `30/min`), `COUPONKEEPER_RATE_SELF_CHECK` (`60/min`),
@@ -389,7 +390,7 @@ fn http_limits(
 fn webhook_settings(
     get: &impl Fn(&str) -> Option<String>,
 ) -> Result<crate::service::webhooks::WebhookSettings, ConfigError> {
-    use crate::service::webhooks::{WebhookSettings, check_url, http_client, read_ca_file};
+    use crate::service::webhooks::{WebhookSettings, check_url, http_clients, read_ca_file};
     let nonempty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
     let d = WebhookSettings::default();
     let default_url = match nonempty("COUPONKEEPER_WEBHOOK_URL") {
@@ -418,6 +419,7 @@ fn webhook_settings(
         }
     };
     let ca_var = "COUPONKEEPER_WEBHOOK_CA_FILE";
+    let allow_var = "COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS";
     let ca_file = nonempty(ca_var).map(|v| std::path::PathBuf::from(v.trim()));
     let extra_roots = match &ca_file {
         None => Vec::new(),
@@ -443,12 +445,21 @@ fn webhook_settings(
         .unwrap_or(d.concurrency),
         ca_file,
         extra_roots,
+        allow_networks: match nonempty(allow_var) {
+            None => Vec::new(),
+            Some(raw) => {
+                crate::domain::network::parse_networks(&raw).map_err(|message| ConfigError {
+                    var: allow_var,
+                    message,
+                })?
+            }
+        },
     };
     // PEM that decodes but is no usable certificate shows only when rustls
     // takes it as a root: build the client once here so that is a start
     // error too.
     if settings.ca_file.is_some() {
-        http_client(&settings).map_err(|e| ConfigError {
+        http_clients(&settings).map_err(|e| ConfigError {
             var: ca_var,
             message: e.0,
         })?;
@@ -809,6 +820,64 @@ mod tests {
             let e = cfg(&[(var, bad)]).unwrap_err();
             assert_eq!(e.var, var, "{e}");
         }
+    }
+
+    #[test]
+    fn webhook_allow_networks_parse_and_a_bad_entry_names_the_variable() {
+        assert!(
+            cfg(&[])
+                .expect("defaults")
+                .webhooks
+                .allow_networks
+                .is_empty()
+        );
+        let c = cfg(&[(
+            "COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS",
+            "10.0.0.0/8, fd00::/8,127.0.0.1",
+        )])
+        .expect("ok");
+        let shown: Vec<String> = c
+            .webhooks
+            .allow_networks
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown, ["10.0.0.0/8", "fd00::/8", "127.0.0.1/32"]);
+        for bad in [
+            "10.0.0.0/33",
+            "intranet",
+            "10.1.2.3/8",
+            "10.0.0.0/8 fd00::/8",
+        ] {
+            let e = cfg(&[("COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS", bad)]).unwrap_err();
+            assert_eq!(e.var, "COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS", "{bad}");
+            assert!(
+                e.to_string().contains(bad.split(' ').next().unwrap_or(bad)),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_environments_webhook_url_may_be_loopback_but_carries_no_credentials() {
+        let c = cfg(&[
+            ("COUPONKEEPER_WEBHOOK_URL", "http://127.0.0.1:8080/hook"),
+            ("COUPONKEEPER_WEBHOOK_SECRET", "relay-secret-0123456789"),
+        ])
+        .expect("a relay on this host");
+        assert_eq!(
+            c.webhooks.default_url.as_deref(),
+            Some("http://127.0.0.1:8080/hook")
+        );
+        let e = cfg(&[
+            (
+                "COUPONKEEPER_WEBHOOK_URL",
+                "http://user:pass@127.0.0.1:8080/hook",
+            ),
+            ("COUPONKEEPER_WEBHOOK_SECRET", "relay-secret-0123456789"),
+        ])
+        .unwrap_err();
+        assert_eq!(e.var, "COUPONKEEPER_WEBHOOK_URL");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The transactional outbox and webhook delivery: outbox rows written with
 //! each coupon change, delivery to a real HTTP receiver started by the
 //! test (signature, body, retries with backoff, dead letter, redelivery,
-//! at least once after a crash, order per user, two dispatchers), and that
-//! a hanging receiver never holds up expiry or payment.
+//! at least once after a crash, order per user, two dispatchers), that
+//! a hanging receiver never holds up expiry or payment, that console
+//! subscribers on this host are not sent to unless allowed, and what each
+//! role sees of an attempt.
 
 mod common;
 
@@ -21,6 +23,8 @@ use sha2::Sha256;
 use tokio::sync::Mutex;
 
 use common::{TestApp, normal_order, spawn_app_with};
+use couponkeeper::domain::delivery::{AttemptClass, classify};
+use couponkeeper::domain::network::parse_networks;
 use couponkeeper::domain::time::to_ms;
 use couponkeeper::service::Ctx;
 use couponkeeper::service::webhooks::{Dispatcher, WebhookSettings, backoff_ms};
@@ -119,6 +123,12 @@ fn settings(url: &str, max_attempts: i64, timeout_seconds: i64) -> WebhookSettin
         max_attempts,
         ..WebhookSettings::default()
     }
+}
+
+/// `COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8`: console subscribers
+/// may be the tests' receivers on this host.
+fn loopback() -> Vec<ipnet::IpNet> {
+    parse_networks("127.0.0.0/8").expect("networks")
 }
 
 async fn app_with(receiver: &Receiver, max_attempts: i64, timeout_seconds: i64) -> TestApp {
@@ -594,7 +604,11 @@ async fn the_deliveries_page_lists_and_operators_redeliver_with_csrf() {
 async fn console_subscribers_get_only_their_types_and_their_secret_is_never_shown() {
     let receiver = Receiver::start().await;
     let second = Receiver::start().await;
-    let app = app_with(&receiver, 8, 5).await;
+    let w = WebhookSettings {
+        allow_networks: loopback(),
+        ..settings(&receiver.url, 8, 5)
+    };
+    let app = spawn_app_with(move |c| c.webhooks = w).await;
     let secret = "second-secret-0123456789-WXYZ";
     let s = &app.service;
     assert!(
@@ -717,6 +731,7 @@ async fn a_hanging_subscriber_holds_up_only_its_own_deliveries() {
     let healthy = Receiver::start().await;
     let w = WebhookSettings {
         concurrency: 2,
+        allow_networks: loopback(),
         ..settings(&hanging.url, 8, 30)
     };
     let app = spawn_app_with(move |c| c.webhooks = w).await;
@@ -962,4 +977,241 @@ async fn the_running_jobs_deliver_a_coupon_change_and_record_the_dispatcher_run(
     .await
     .expect("job runs");
     assert!(runs >= 1, "the dispatcher's work is recorded");
+}
+
+/// A subscriber row written straight into the table, past the console's
+/// check (an old row, a restore, a hand-made insert).
+async fn insert_subscriber_row(app: &TestApp, id: &str, url: &str) {
+    sqlx::query(
+        "INSERT INTO webhook_subscribers (id, url, secret, event_types, enabled, created_by, created_at) \
+         VALUES ($1, $2, $3, '*', 1, 'sql', 0)",
+    )
+    .bind(id)
+    .bind(url)
+    .bind(SECRET)
+    .execute(app.db.db.pool())
+    .await
+    .expect("insert subscriber row");
+}
+
+/// (subscriber, status, attempts, last_error) of the console subscribers'
+/// deliveries.
+async fn console_deliveries(app: &TestApp) -> Vec<(String, String, i64, Option<String>)> {
+    sqlx::query_as(
+        "SELECT subscriber_id, status, attempts, last_error FROM deliveries \
+         WHERE subscriber_id <> 'default' ORDER BY subscriber_id",
+    )
+    .fetch_all(app.db.db.pool())
+    .await
+    .expect("read deliveries")
+}
+
+#[tokio::test]
+async fn a_subscriber_row_on_this_host_is_never_sent_to_and_its_attempts_say_blocked() {
+    // The environment's subscriber on this host is trusted; the rows point
+    // at another receiver listening here.
+    let trusted = Receiver::start().await;
+    let internal = Receiver::start().await;
+    let app = app_with(&trusted, 8, 5).await;
+    let port = internal
+        .url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/hook")
+        .to_string();
+    for (id, url) in [
+        ("whk_literal", internal.url.clone()),
+        ("whk_decimal", format!("http://2130706433:{port}/hook")),
+        ("whk_hex", format!("http://0x7f.1:{port}/hook")),
+        ("whk_localhost", format!("http://localhost:{port}/hook")),
+        (
+            "whk_mapped",
+            format!("http://[::ffff:127.0.0.1]:{port}/hook"),
+        ),
+    ] {
+        insert_subscriber_row(&app, id, &url).await;
+    }
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(trusted.ids().await.len(), 1, "the environment's subscriber");
+
+    let check = |rows: Vec<(String, String, i64, Option<String>)>, attempts: i64| {
+        assert_eq!(rows.len(), 5, "{rows:?}");
+        for (sub, status, n, error) in rows {
+            let error = error.unwrap_or_default();
+            assert_eq!(
+                (status.as_str(), n),
+                ("pending", attempts),
+                "{sub}: {error}"
+            );
+            assert!(
+                error.starts_with("blocked: ") && error.contains("loopback"),
+                "{sub}: {error}"
+            );
+            assert_eq!(classify(None, Some(&error)), AttemptClass::Refused, "{sub}");
+        }
+    };
+    check(console_deliveries(&app).await, 1);
+    // Retried like any failure, and refused again.
+    app.advance(3600);
+    app.service.dispatch_once(100).await.expect("dispatch");
+    check(console_deliveries(&app).await, 2);
+    assert!(
+        internal.got.lock().await.is_empty(),
+        "no request reached the receiver behind the rows"
+    );
+    let attempts: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM delivery_attempts WHERE error LIKE 'blocked: %'")
+            .fetch_one(app.db.db.pool())
+            .await
+            .expect("count");
+    assert_eq!(attempts, 10, "every attempt recorded as blocked");
+}
+
+#[tokio::test]
+async fn with_the_allow_list_a_subscriber_on_this_host_is_delivered_to() {
+    let receiver = Receiver::start().await;
+    let w = WebhookSettings {
+        allow_networks: loopback(),
+        ..WebhookSettings::default()
+    };
+    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    insert_subscriber_row(&app, "whk_row", &receiver.url).await;
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.delivered, 1, "{report:?}");
+    let got = receiver.got.lock().await.clone();
+    assert_eq!(got.len(), 1);
+    assert!(verify(&got[0].0, &got[0].1), "signed with the row's secret");
+    // And one added through the service (the console's path).
+    app.service
+        .add_webhook_subscriber(&receiver.url, "console-secret-0123456789", &[], &op())
+        .await
+        .expect("allowed on this host");
+    app.post("/api/v1/orders/N1/cancel", json!({})).await;
+    app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(receiver.got.lock().await.len(), 3, "both subscribers");
+    let rows = console_deliveries(&app).await;
+    assert!(rows.iter().all(|r| r.1 == "delivered"), "{rows:?}");
+}
+
+#[tokio::test]
+async fn support_sees_only_the_failure_class_of_an_attempt_and_operators_the_error() {
+    use common::console::signed_in;
+    use couponkeeper::domain::staff::Role;
+
+    // A port on this host nobody listens on: a real "connection refused".
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let url = format!("http://127.0.0.1:{closed}/hook");
+    let app = spawn_app_with(move |c| c.webhooks = settings(&url, 8, 5)).await;
+    let a = coupon_for(&app, "u1").await;
+    app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
+    app.service.dispatch_once(100).await.expect("dispatch");
+    let id = deliveries(&app.db.db).await[0].0;
+    let view = app.service.delivery(id).await.expect("delivery");
+    let refused = view.last_error.clone().unwrap_or_default();
+    assert_eq!(
+        classify(None, Some(&refused)),
+        AttemptClass::Refused,
+        "{refused}"
+    );
+    // More attempts, as the sender records them, naming inside addresses.
+    let recorded: [(Option<i64>, &str); 5] = [
+        (None, "timed out after 5 s"),
+        (
+            None,
+            "cannot connect: error sending request for url (https://10.9.8.7:8443/hook): client error (Connect): invalid peer certificate: UnknownIssuer",
+        ),
+        (
+            None,
+            "cannot connect: error sending request for url (http://internal-db.corp:5432/): client error (Connect): dns error: failed to lookup address information: Name or service not known",
+        ),
+        (Some(503), "HTTP 503"),
+        (
+            None,
+            "blocked: \"rebind.test\" resolves to 10.9.8.7, a private network address, not in COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS",
+        ),
+    ];
+    for (code, error) in recorded {
+        sqlx::query(
+            "INSERT INTO delivery_attempts (delivery_id, at, status_code, error, duration_ms, actor) \
+             VALUES ($1, $2, $3, $4, 3, 'job:webhook-dispatcher')",
+        )
+        .bind(id)
+        .bind(to_ms(app.now()))
+        .bind(code)
+        .bind(error)
+        .execute(app.db.db.pool())
+        .await
+        .expect("insert attempt");
+    }
+
+    let raw_texts = [
+        "cannot connect",
+        "os error",
+        "tcp connect error",
+        "10.9.8.7",
+        "8443",
+        "internal-db",
+        "5432",
+        "UnknownIssuer",
+        "rebind.test",
+        "blocked:",
+        "failed to lookup",
+    ];
+    let mut support = signed_in(&app, Role::Support).await;
+    for path in [
+        format!("/console/deliveries/{id}"),
+        "/console/deliveries".to_string(),
+    ] {
+        let page = support.get(&path).await;
+        assert_eq!(page.status, 200, "{path}: {}", page.text);
+        for raw in raw_texts {
+            assert!(!page.contains(raw), "{path}: support sees {raw:?}");
+        }
+        assert!(!page.contains(&refused), "{path}: the recorded error");
+        for (class, text) in [
+            ("refused", "连接被拒绝（或地址不允许）"),
+            ("timeout", "超时"),
+            ("tls", "TLS 握手失败"),
+            ("dns", "域名解析失败"),
+            ("http_5xx", "HTTP 503"),
+        ] {
+            assert!(
+                page.contains(&format!("data-class=\"{class}\"")),
+                "{path}: {class}"
+            );
+            assert!(page.contains(text), "{path}: {text}");
+        }
+    }
+    let page = support.get(&format!("/console/deliveries/{id}")).await;
+    let last = page
+        .text
+        .split("data-testid=\"last-result\"")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(last.contains("data-class=\"refused\""), "{last}");
+    support.accept_language = Some("en".into());
+    let page = support.get(&format!("/console/deliveries/{id}")).await;
+    assert!(page.contains("refused (connection refused or address not allowed)"));
+    assert!(page.contains("DNS lookup failed") && page.contains("TLS handshake failed"));
+
+    // Operators configure subscribers: they see what was recorded.
+    let mut op = signed_in(&app, Role::Operator).await;
+    let page = op.get(&format!("/console/deliveries/{id}")).await;
+    assert_eq!(page.status, 200);
+    for raw in [
+        "cannot connect",
+        "10.9.8.7:8443",
+        "internal-db.corp",
+        "blocked: ",
+        "HTTP 503",
+    ] {
+        assert!(page.contains(raw), "operators see {raw:?}");
+    }
+    assert!(page.contains(&format!("127.0.0.1:{closed}")));
 }

@@ -79,7 +79,9 @@ async fn two_hundred_parallel_guesses_verify_at_most_five_passwords_and_open_no_
         }
     }
     let verified = app.service.password_verifications() - before;
-    eprintln!("200 parallel guesses: {verified} password verifications, {limited} refused by the limit");
+    eprintln!(
+        "200 parallel guesses: {verified} password verifications, {limited} refused by the limit"
+    );
     assert!(verified <= 5, "{verified} password verifications");
     assert_eq!(refused, verified, "every verified guess was refused");
     assert_eq!(limited + refused, 200);

@@ -2742,6 +2742,9 @@ async fn measure_reminders(
     config.reminders.quiet_hours = None;
     config.reminders.window_seconds = 3600;
     config.webhooks.concurrency = args.concurrency;
+    // The benchmark's receivers listen on this host.
+    config.webhooks.allow_networks =
+        couponkeeper::domain::network::parse_networks("127.0.0.0/8,::1/128")?;
     // A whole minute: the clock starts at one, so steps are round.
     let start_ms = (Utc::now().timestamp_millis() / 60_000) * 60_000;
     let clock = Arc::new(ManualClock::new(from_ms(start_ms)));

@@ -6,11 +6,13 @@
 
 pub mod campaign;
 pub mod coupon;
+pub mod delivery;
 pub mod discount;
 pub mod form_token;
 pub mod health;
 pub mod ids;
 pub mod money;
+pub mod network;
 pub mod order;
 pub mod reconcile;
 pub mod reminder;

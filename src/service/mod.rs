@@ -15,6 +15,7 @@ pub mod audit;
 pub mod campaigns;
 pub mod claims;
 pub mod dashboard;
+pub mod egress;
 pub mod idempotency;
 pub mod jobs;
 pub mod orders;
@@ -255,9 +256,12 @@ struct Inner {
     inflight: idempotency::Inflight,
     scheduler: std::sync::OnceLock<jobs::Scheduler>,
     webhooks: webhooks::WebhookSettings,
-    /// The webhook client (timeout and extra roots from `webhooks`), or why
-    /// it could not be built: then every send fails with that reason.
-    http: Result<reqwest::Client, webhooks::WebhookClientError>,
+    /// The webhook clients (timeout and extra roots from `webhooks`), or
+    /// why they could not be built: then every send fails with that reason.
+    http: Result<webhooks::WebhookClients, webhooks::WebhookClientError>,
+    /// How a subscriber's host is resolved when it is added (the guarded
+    /// client resolves with the same).
+    lookup: Arc<dyn egress::Lookup>,
     /// Passwords verified against a stored hash since start (see
     /// [`Service::password_verifications`]).
     password_verifications: std::sync::atomic::AtomicU64,
@@ -287,7 +291,7 @@ impl Service {
         settings: Settings,
         webhooks: webhooks::WebhookSettings,
     ) -> Result<Self, webhooks::WebhookClientError> {
-        let http = webhooks::http_client(&webhooks)?;
+        let http = webhooks::http_clients(&webhooks)?;
         Ok(Self::assemble(db, clock, settings, webhooks, Ok(http)))
     }
 
@@ -302,7 +306,7 @@ impl Service {
         settings: Settings,
         webhooks: webhooks::WebhookSettings,
     ) -> Self {
-        let http = webhooks::http_client(&webhooks);
+        let http = webhooks::http_clients(&webhooks);
         if let Err(e) = &http {
             tracing::error!(error = %e, "every webhook delivery attempt will fail");
         }
@@ -314,7 +318,7 @@ impl Service {
         clock: SharedClock,
         settings: Settings,
         webhooks: webhooks::WebhookSettings,
-        http: Result<reqwest::Client, webhooks::WebhookClientError>,
+        http: Result<webhooks::WebhookClients, webhooks::WebhookClientError>,
     ) -> Self {
         Service {
             inner: Arc::new(Inner {
@@ -325,6 +329,7 @@ impl Service {
                 scheduler: std::sync::OnceLock::new(),
                 http,
                 webhooks,
+                lookup: Arc::new(egress::SystemLookup),
                 password_verifications: std::sync::atomic::AtomicU64::new(0),
                 login_form_key: tokio::sync::OnceCell::new(),
             }),

@@ -26,15 +26,18 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant};
 
 use hmac::{Hmac, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
+use super::egress::{self, Blocked, GuardedResolver, Lookup, ResolveError, SystemLookup};
 use super::staff::actions;
 use super::{Ctx, Service, ServiceError};
 use crate::domain::FieldError;
+use crate::domain::delivery::{MESSAGE_MISSING, REDELIVERY_REQUESTED, SUBSCRIBER_GONE};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::deliveries::{
@@ -79,6 +82,11 @@ pub struct WebhookSettings {
     /// Root certificates trusted for `https://` receivers besides the
     /// bundled webpki (Mozilla) roots: a private CA's.
     pub extra_roots: Vec<reqwest::Certificate>,
+    /// `COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS`: networks console subscribers
+    /// may be in although they are not public (loopback, private, ...;
+    /// [`crate::domain::network`]). Empty: public addresses only. The
+    /// environment's subscriber is not checked.
+    pub allow_networks: Vec<ipnet::IpNet>,
 }
 
 impl Default for WebhookSettings {
@@ -91,6 +99,7 @@ impl Default for WebhookSettings {
             concurrency: 16,
             ca_file: None,
             extra_roots: Vec::new(),
+            allow_networks: Vec::new(),
         }
     }
 }
@@ -156,26 +165,84 @@ pub fn envelope(
     )
 }
 
+/// Why a receiver URL is not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlProblem {
+    /// Not `https://` or `http://`.
+    Scheme,
+    /// Not a URL (the text as given).
+    Malformed(String),
+    /// `user:pass@host`: credentials would be shown to every staff member
+    /// with the URL, and a name before `@` hides the real host.
+    Userinfo,
+}
+
+impl std::fmt::Display for UrlProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UrlProblem::Scheme => f.write_str("expected a URL starting with https:// or http://"),
+            UrlProblem::Malformed(raw) => write!(f, "not a valid https:// or http:// URL: {raw:?}"),
+            UrlProblem::Userinfo => {
+                f.write_str("a URL with a user name or password (user:pass@host) is not accepted")
+            }
+        }
+    }
+}
+
 /// Accepts `https://host[:port][/path]` and `http://host[:port][/path]`
-/// (plain http is kept for a relay on the same host or network).
-pub fn check_url(raw: &str) -> Result<String, String> {
+/// (plain http is kept for a relay on the same host or network), without
+/// `user:pass@`: the trimmed text and the URL as reqwest reads it (IPv4 in
+/// any spelling turned into dotted decimal).
+pub fn parse_receiver_url(raw: &str) -> Result<(String, reqwest::Url), UrlProblem> {
     let url = raw.trim();
     let Some(rest) = url
         .strip_prefix("https://")
         .or_else(|| url.strip_prefix("http://"))
     else {
-        return Err("expected a URL starting with https:// or http://".into());
+        return Err(UrlProblem::Scheme);
     };
     let host = rest.split('/').next().unwrap_or("");
+    let malformed = || UrlProblem::Malformed(raw.to_string());
     if host.is_empty()
         || url.len() > 2000
         || url.chars().any(|c| c.is_whitespace() || c.is_control())
-        || url.parse::<reqwest::Url>().is_err()
     {
-        return Err(format!("not a valid https:// or http:// URL: {raw:?}"));
+        return Err(malformed());
     }
-    Ok(url.to_string())
+    let parsed = url.parse::<reqwest::Url>().map_err(|_| malformed())?;
+    let authority = rest.split(['/', '\\', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') || !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(UrlProblem::Userinfo);
+    }
+    Ok((url.to_string(), parsed))
 }
+
+/// [`parse_receiver_url`]'s text, or why not as a message.
+pub fn check_url(raw: &str) -> Result<String, String> {
+    parse_receiver_url(raw)
+        .map(|(url, _)| url)
+        .map_err(|p| p.to_string())
+}
+
+/// Why a console subscriber's URL is refused when it is added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReceiverRefusal {
+    Url(UrlProblem),
+    /// The host is, or resolves to, an address deliveries may not go to.
+    Blocked(Blocked),
+}
+
+impl std::fmt::Display for ReceiverRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReceiverRefusal::Url(p) => p.fmt(f),
+            ReceiverRefusal::Blocked(b) => b.fmt(f),
+        }
+    }
+}
+
+/// Longest wait for a subscriber's host to resolve when it is added.
+const ADD_LOOKUP_CAP_SECONDS: i64 = 10;
 
 /// Reads `COUPONKEEPER_WEBHOOK_CA_FILE`: one or more PEM certificates
 /// (`-----BEGIN CERTIFICATE-----`). Unreadable, not PEM, or holding no
@@ -209,7 +276,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-/// The webhook client could not be built with the configured settings
+/// The webhook clients could not be built with the configured settings
 /// (in practice: a `COUPONKEEPER_WEBHOOK_CA_FILE` certificate rustls does
 /// not take as a root).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -307,6 +374,8 @@ pub struct ClaimedDelivery {
     pub url: String,
     pub secret: String,
     pub body: String,
+    /// The environment's subscriber: sent without the address rule.
+    pub trusted: bool,
 }
 
 /// What one send did.
@@ -712,14 +781,13 @@ impl Service {
                         .collect();
                     for d in rows {
                         let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
-                            deliveries::kill(c, d.id, "subscriber disabled or removed", now_ms)
-                                .await?;
+                            deliveries::kill(c, d.id, SUBSCRIBER_GONE, now_ms).await?;
                             continue;
                         };
                         let Some((event_type, user_id, payload, created_at)) =
                             messages.get(&d.outbox_id)
                         else {
-                            deliveries::kill(c, d.id, "outbox message missing", now_ms).await?;
+                            deliveries::kill(c, d.id, MESSAGE_MISSING, now_ms).await?;
                             continue;
                         };
                         let body = envelope(
@@ -730,6 +798,7 @@ impl Service {
                             *created_at,
                         );
                         out.push(ClaimedDelivery {
+                            trusted: w.default_url.is_some() && sub.id == DEFAULT_SUBSCRIBER,
                             url: sub.url.clone(),
                             secret: sub.secret.clone(),
                             body,
@@ -748,8 +817,8 @@ impl Service {
         let t = self.now().timestamp();
         let sig = signature(&d.secret, t, &d.body);
         let started = Instant::now();
-        let http = match &self.inner.http {
-            Ok(http) => http,
+        let clients = match &self.inner.http {
+            Ok(clients) => clients,
             Err(e) => {
                 return SendOutcome {
                     status_code: None,
@@ -757,6 +826,19 @@ impl Service {
                     duration_ms: 0,
                 };
             }
+        };
+        let http = if d.trusted {
+            &clients.trusted
+        } else {
+            // An address in the URL never reaches the guarded resolver.
+            let allow = &self.webhooks().allow_networks;
+            let refused = reqwest::Url::parse(&d.url)
+                .ok()
+                .and_then(|url| egress::check_url_host(&url, allow).err());
+            if let Some(blocked) = refused {
+                return self.blocked(d, &blocked, 0);
+            }
+            &clients.guarded
         };
         let result = http
             .post(&d.url)
@@ -776,19 +858,44 @@ impl Service {
                 error: None,
                 duration_ms,
             },
-            Err(e) => SendOutcome {
-                status_code: None,
-                error: Some(if e.is_timeout() {
-                    format!("timed out after {} s", self.webhooks().timeout_seconds)
-                } else if e.is_connect() {
-                    // The causes say why: refused, DNS, or the TLS handshake
-                    // (an untrusted or expired certificate, a wrong name).
-                    format!("cannot connect: {}", error_chain(&e))
-                } else {
-                    error_chain(&e)
-                }),
-                duration_ms,
-            },
+            Err(e) => {
+                if let Some(blocked) = egress::blocked_in(&e) {
+                    return self.blocked(d, blocked, duration_ms);
+                }
+                SendOutcome {
+                    status_code: None,
+                    error: Some(if e.is_timeout() {
+                        format!("timed out after {} s", self.webhooks().timeout_seconds)
+                    } else if e.is_connect() {
+                        // The causes say why: refused, DNS, or the TLS
+                        // handshake (an untrusted or expired certificate, a
+                        // wrong name).
+                        format!("cannot connect: {}", error_chain(&e))
+                    } else {
+                        error_chain(&e)
+                    }),
+                    duration_ms,
+                }
+            }
+        }
+    }
+
+    /// A send the address rule refused: a failed attempt saying so (and
+    /// retried like any other: the allow-list or the name may change),
+    /// logged here once.
+    fn blocked(&self, d: &ClaimedDelivery, blocked: &Blocked, duration_ms: i64) -> SendOutcome {
+        tracing::warn!(
+            delivery = d.delivery.id,
+            subscriber = ?d.delivery.subscriber_id,
+            host = ?blocked.host,
+            address = %blocked.addr,
+            reason = blocked.kind.code(),
+            "webhook delivery refused: the receiver's address is not allowed"
+        );
+        SendOutcome {
+            status_code: None,
+            error: Some(blocked.to_string()),
+            duration_ms,
         }
     }
 
@@ -988,7 +1095,7 @@ impl Service {
                             delivery_id: id,
                             at_ms: now_ms,
                             status_code: None,
-                            error: Some("redelivery requested"),
+                            error: Some(REDELIVERY_REQUESTED),
                             duration_ms: 0,
                             actor: &actor,
                         },
@@ -1023,7 +1130,30 @@ impl Service {
         Ok(out)
     }
 
-    /// Adds a subscriber. `event_types` empty or `["*"]`: every type.
+    /// Whether `raw` may be a console subscriber: an `https://` or
+    /// `http://` URL without credentials whose host is not, and does not
+    /// resolve to, an address the rule forbids (unless in
+    /// `COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS`). Returns the trimmed URL. A
+    /// name that does not resolve now is taken: there is nothing to judge
+    /// yet, and every delivery checks its addresses when it connects.
+    pub async fn check_receiver(&self, raw: &str) -> Result<String, ReceiverRefusal> {
+        let (url, parsed) = parse_receiver_url(raw).map_err(ReceiverRefusal::Url)?;
+        let Some(host) = parsed.host_str() else {
+            return Err(ReceiverRefusal::Url(UrlProblem::Malformed(raw.to_string())));
+        };
+        let w = self.webhooks();
+        let wait = StdDuration::from_secs(
+            u64::try_from(w.timeout_seconds.clamp(1, ADD_LOOKUP_CAP_SECONDS)).unwrap_or(10),
+        );
+        let lookup = egress::resolve_allowed(host, &w.allow_networks, self.inner.lookup.as_ref());
+        match tokio::time::timeout(wait, lookup).await {
+            Ok(Err(ResolveError::Blocked(b))) => Err(ReceiverRefusal::Blocked(b)),
+            Ok(Ok(_)) | Ok(Err(ResolveError::Dns { .. })) | Err(_) => Ok(url),
+        }
+    }
+
+    /// Adds a subscriber ([`Service::check_receiver`] says which URLs).
+    /// `event_types` empty or `["*"]`: every type.
     pub async fn add_webhook_subscriber(
         &self,
         url: &str,
@@ -1031,7 +1161,10 @@ impl Service {
         event_types: &[String],
         ctx: &Ctx,
     ) -> Result<SubscriberView, ServiceError> {
-        let url = check_url(url).map_err(|m| FieldError::new("url", m))?;
+        let url = self
+            .check_receiver(url)
+            .await
+            .map_err(|r| FieldError::new("url", r.to_string()))?;
         let secret = secret.trim().to_string();
         if secret.chars().count() < 16 || secret.len() > 200 {
             return Err(FieldError::new("secret", "must be 16 to 200 characters").into());
@@ -1202,20 +1335,45 @@ async fn views(
         .collect())
 }
 
-/// The HTTP client every send uses: the configured timeout, no redirects
-/// (a 3xx is a failed attempt, not a hop to somewhere else), TLS (rustls)
-/// trusting the bundled webpki roots plus `extra_roots`. An error, never a
-/// default client without the configured roots.
-pub fn http_client(w: &WebhookSettings) -> Result<reqwest::Client, WebhookClientError> {
-    let mut builder = reqwest::Client::builder()
-        .timeout(StdDuration::from_secs(
-            u64::try_from(w.timeout_seconds.max(1)).unwrap_or(10),
-        ))
-        .redirect(reqwest::redirect::Policy::none());
-    for cert in &w.extra_roots {
-        builder = builder.add_root_certificate(cert.clone());
-    }
-    builder.build().map_err(|e| {
+/// The two HTTP clients of webhook sends, alike but for how they resolve:
+/// the configured timeout, no redirects (a 3xx is a failed attempt, not a
+/// hop to somewhere else, possibly inside), TLS (rustls) trusting the
+/// bundled webpki roots plus `extra_roots`.
+#[derive(Debug, Clone)]
+pub struct WebhookClients {
+    /// For the environment's subscriber (`COUPONKEEPER_WEBHOOK_URL`, set by
+    /// whoever deploys): the system resolver, any address, the proxy
+    /// variables as reqwest reads them.
+    pub trusted: reqwest::Client,
+    /// For console subscribers: resolves through [`GuardedResolver`], which
+    /// refuses forbidden addresses on every connection; no proxy, since a
+    /// proxy would resolve the name itself, past the check.
+    pub guarded: reqwest::Client,
+}
+
+/// [`WebhookClients`] with the system resolver. An error, never a default
+/// client without the configured roots.
+pub fn http_clients(w: &WebhookSettings) -> Result<WebhookClients, WebhookClientError> {
+    http_clients_with(w, Arc::new(SystemLookup))
+}
+
+/// [`WebhookClients`] whose guarded client resolves with `lookup`.
+pub fn http_clients_with(
+    w: &WebhookSettings,
+    lookup: Arc<dyn Lookup>,
+) -> Result<WebhookClients, WebhookClientError> {
+    let builder = || {
+        let mut builder = reqwest::Client::builder()
+            .timeout(StdDuration::from_secs(
+                u64::try_from(w.timeout_seconds.max(1)).unwrap_or(10),
+            ))
+            .redirect(reqwest::redirect::Policy::none());
+        for cert in &w.extra_roots {
+            builder = builder.add_root_certificate(cert.clone());
+        }
+        builder
+    };
+    let failed = |e: reqwest::Error| {
         let chain = error_chain(&e);
         WebhookClientError(match &w.ca_file {
             Some(path) => format!(
@@ -1224,7 +1382,14 @@ pub fn http_client(w: &WebhookSettings) -> Result<reqwest::Client, WebhookClient
             ),
             None => chain,
         })
-    })
+    };
+    let trusted = builder().build().map_err(failed)?;
+    let guarded = builder()
+        .no_proxy()
+        .dns_resolver(Arc::new(GuardedResolver::new(&w.allow_networks, lookup)))
+        .build()
+        .map_err(failed)?;
+    Ok(WebhookClients { trusted, guarded })
 }
 
 #[cfg(test)]
@@ -1264,6 +1429,48 @@ mod tests {
                 e.starts_with("not a valid https:// or http:// URL"),
                 "{raw:?}: {e}"
             );
+        }
+    }
+
+    #[test]
+    fn credentials_in_a_receiver_url_are_refused() {
+        for raw in [
+            "http://user:pass@hooks.example.com/",
+            "https://token@hooks.example.com/h",
+            "http://@hooks.example.com/",
+            "http://hooks.example.com@127.0.0.1/",
+            "http://user:pass@127.0.0.1:8080/",
+        ] {
+            assert_eq!(
+                parse_receiver_url(raw).err(),
+                Some(UrlProblem::Userinfo),
+                "{raw}"
+            );
+            assert!(check_url(raw).is_err(), "{raw}");
+        }
+        // An @ in the path or query names no user.
+        assert!(parse_receiver_url("https://hooks.example.com/a@b?c=d@e").is_ok());
+    }
+
+    /// What the address rule sees: the URL parser's reading of the host,
+    /// where every IPv4 spelling is the dotted address it means.
+    #[test]
+    fn the_url_parser_turns_every_ipv4_spelling_into_the_address() {
+        for (raw, host) in [
+            ("http://2130706433/", "127.0.0.1"),
+            ("http://0x7f.1/", "127.0.0.1"),
+            ("http://0x7f000001/", "127.0.0.1"),
+            ("http://0177.0.0.1/", "127.0.0.1"),
+            ("http://127.1/", "127.0.0.1"),
+            ("http://127.0.0.1./", "127.0.0.1"),
+            ("http://%31%32%37.0.0.1/", "127.0.0.1"),
+            ("http://0xa9.0xfe.0xa9.0xfe/", "169.254.169.254"),
+            ("http://[::ffff:127.0.0.1]/", "[::ffff:7f00:1]"),
+            ("http://[0:0:0:0:0:0:0:1]/", "[::1]"),
+            ("http://LOCALHOST/", "localhost"),
+        ] {
+            let (_, url) = parse_receiver_url(raw).expect(raw);
+            assert_eq!(url.host_str(), Some(host), "{raw}");
         }
     }
 

@@ -1,6 +1,12 @@
 //! Webhook deliveries: every staff member can list them (filter by status,
 //! type, user) and open one with its attempts; operators can redeliver a
 //! dead or delivered one (confirmation page, CSRF).
+//!
+//! What an attempt did is shown to operators and admins as recorded (they
+//! configure subscribers and need the reason); `support` sees only its
+//! class ([`crate::domain::delivery::classify`]: timeout, refused, TLS,
+//! DNS, the HTTP status, other), never the error text, which names
+//! addresses and ports.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -14,6 +20,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_text};
 use crate::api::AppState;
+use crate::domain::delivery::classify;
 use crate::domain::staff::Role;
 use crate::service::webhooks::{DeliveryView, EVENT_TYPES};
 use crate::store::deliveries::DeliveryFilter;
@@ -96,7 +103,7 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
     let table = if rows.is_empty() {
         view! { <p class="note" data-testid="no-deliveries">{l.t("没有符合条件的投递。", "No deliveries match.")}</p> }.into_any()
     } else {
-        rows_view(l, rows).into_any()
+        rows_view(l, operator(&staff), rows).into_any()
     };
     staff.page(
         l.t("消息投递", "Deliveries"),
@@ -128,16 +135,32 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
     )
 }
 
-fn attempts_view(l: Lang, d: &DeliveryView) -> impl IntoView + use<> {
+/// An outcome as this staff member may see it: the recorded text for
+/// operators, its class for support. With its class as `data-class`.
+fn outcome_view(
+    l: Lang,
+    raw: bool,
+    status_code: Option<i64>,
+    error: Option<&str>,
+) -> impl IntoView + use<> {
+    let class = classify(status_code, error);
+    let text = match (raw, status_code, error) {
+        (true, Some(code), _) => format!("HTTP {code}"),
+        (true, None, Some(e)) => e.to_string(),
+        _ => {
+            let (zh, en) = class.text();
+            l.pick(zh, en)
+        }
+    };
+    view! { <span data-class=class.code()>{text}</span> }
+}
+
+fn attempts_view(l: Lang, raw: bool, d: &DeliveryView) -> impl IntoView + use<> {
     let rows = d
         .history
         .iter()
         .map(|a| {
-            let result = match (a.status_code, &a.error) {
-                (Some(code), _) => format!("HTTP {code}"),
-                (None, Some(e)) => e.clone(),
-                (None, None) => "—".to_string(),
-            };
+            let result = outcome_view(l, raw, a.status_code, a.error.as_deref());
             view! {
                 <tr>
                     <td class="nowrap">{time_text(&a.at)}</td>
@@ -161,7 +184,7 @@ fn attempts_view(l: Lang, d: &DeliveryView) -> impl IntoView + use<> {
     }
 }
 
-fn rows_view(l: Lang, rows: Vec<DeliveryView>) -> impl IntoView + use<> {
+fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use<> {
     let body = rows
         .into_iter()
         .map(|d| {
@@ -174,7 +197,7 @@ fn rows_view(l: Lang, rows: Vec<DeliveryView>) -> impl IntoView + use<> {
             let attempts = view! {
                 <details>
                     <summary>{l.pick(format!("{} 次尝试", d.attempts), format!("{} attempts", d.attempts))}</summary>
-                    {(n > 0).then(|| attempts_view(l, &d))}
+                    {(n > 0).then(|| attempts_view(l, raw, &d))}
                 </details>
             };
             view! {
@@ -220,12 +243,9 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
     let next = (d.status == "pending").then(|| {
         view! { <dt>{l.t("下次尝试", "Next attempt")}</dt><dd>{time_text(&d.next_attempt_at)}</dd> }
     });
-    let last = match (d.last_status_code, d.last_error.clone()) {
-        (Some(c), _) => format!("HTTP {c}"),
-        (None, Some(e)) => e,
-        (None, None) => "—".into(),
-    };
-    let attempts = attempts_view(l, &d);
+    let raw = operator(&staff);
+    let last = outcome_view(l, raw, d.last_status_code, d.last_error.as_deref());
+    let attempts = attempts_view(l, raw, &d);
     staff.page(
         l.t("投递详情", "Delivery"),
         view! {
@@ -238,7 +258,7 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
                     <dd>{d.subscriber_url.clone().unwrap_or_default()}" ("{d.subscriber_id.clone()}")"</dd>
                     <dt>{l.t("状态", "Status")}</dt><dd>{status_badge(l, &d.status)}</dd>
                     <dt>{l.t("尝试次数", "Attempts")}</dt><dd>{d.attempts}</dd>
-                    <dt>{l.t("最近结果", "Last result")}</dt><dd>{last}</dd>
+                    <dt>{l.t("最近结果", "Last result")}</dt><dd data-testid="last-result">{last}</dd>
                     {next}
                 </dl>
                 <p class="actions">{redeliver}<a class="button" href="/console/deliveries">{l.t("返回列表", "Back to the list")}</a></p>

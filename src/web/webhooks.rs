@@ -2,11 +2,15 @@
 //! (secrets only by their last 4 characters); operators add subscribers
 //! (an explicit form with CSRF) and disable them (confirmation page, CSRF).
 //! The environment's default subscriber (`COUPONKEEPER_WEBHOOK_URL`) is
-//! listed but cannot be changed here.
+//! listed but cannot be changed here. A URL that is refused (not http(s),
+//! credentials in it, a host on this host's or a private network: see
+//! [`crate::service::Service::check_receiver`]) shows the form
+//! again with the reason beside the field, and nothing is written.
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
@@ -17,7 +21,7 @@ use super::layout::time_text;
 use crate::api::AppState;
 use crate::domain::staff::Role;
 use crate::service::ServiceError;
-use crate::service::webhooks::{EVENT_TYPES, SubscriberView};
+use crate::service::webhooks::{EVENT_TYPES, ReceiverRefusal, SubscriberView, UrlProblem};
 
 const LIST: &str = "/console/webhooks";
 
@@ -140,26 +144,89 @@ fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl Into
     }
 }
 
-fn add_form(l: Lang, csrf: String) -> impl IntoView + use<> {
+/// A refused URL: the form shown again with the reason beside the field,
+/// what was typed (never the secrets) and the ticked types.
+struct UrlRefused {
+    url: String,
+    types: Vec<String>,
+    message: String,
+}
+
+/// The reason beside the URL field.
+fn refusal_text(l: Lang, r: &ReceiverRefusal) -> String {
+    match r {
+        ReceiverRefusal::Url(UrlProblem::Scheme) => l
+            .t(
+                "地址须以 https:// 或 http:// 开头。",
+                "Expected a URL starting with https:// or http://.",
+            )
+            .to_string(),
+        ReceiverRefusal::Url(UrlProblem::Malformed(raw)) => l.pick(
+            format!("不是有效的 https:// 或 http:// 地址：{raw:?}"),
+            format!("Not a valid https:// or http:// URL: {raw:?}"),
+        ),
+        ReceiverRefusal::Url(UrlProblem::Userinfo) => l
+            .t(
+                "地址中不能包含用户名或密码（user:pass@host）：地址会显示给所有员工。请改用签名密钥验证请求。",
+                "A URL with a user name or password (user:pass@host) is not accepted: every staff member sees the URL. Receivers verify requests by the signing secret.",
+            )
+            .to_string(),
+        ReceiverRefusal::Blocked(b) => {
+            let host = b.host.trim_start_matches('[').trim_end_matches(']');
+            let named = host.parse::<std::net::IpAddr>().ok() != Some(b.addr);
+            let allow = l.t(
+                "只有部署配置 COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS 中列出的网络例外。",
+                "Only networks listed in the deployment's COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS are let through.",
+            );
+            if named {
+                l.pick(
+                    format!("不能投递到 {host}：它解析为 {}，属于{}。{allow}", b.addr, b.kind.zh()),
+                    format!("Deliveries cannot go to {host}: it resolves to {}, {}. {allow}", b.addr, b.kind.en()),
+                )
+            } else {
+                l.pick(
+                    format!("不能投递到 {}：这是{}。{allow}", b.addr, b.kind.zh()),
+                    format!("Deliveries cannot go to {}: {}. {allow}", b.addr, b.kind.en()),
+                )
+            }
+        }
+    }
+}
+
+fn add_form(l: Lang, csrf: String, refused: Option<UrlRefused>) -> impl IntoView + use<> {
+    let ticked = |t: &str| {
+        refused
+            .as_ref()
+            .is_some_and(|r| r.types.iter().any(|x| x == t))
+    };
+    let all_ticked = ticked("*");
     let boxes = EVENT_TYPES
         .into_iter()
         .map(|t| {
             let id = format!("type-{}", t.replace('.', "-"));
+            let checked = ticked(t);
             view! {
-                <label><input type="checkbox" id=id name="types" value=t/>" "<span class="mono">{t}</span></label>
+                <label><input type="checkbox" id=id name="types" value=t checked=checked/>" "<span class="mono">{t}</span></label>
             }
         })
         .collect_view();
+    let typed = refused.as_ref().map(|r| r.url.clone()).unwrap_or_default();
+    let invalid = refused.as_ref().map(|_| "true");
+    let described = refused.as_ref().map(|_| "url-error");
+    let error = refused.map(|r| {
+        view! { <p class="field-error" id="url-error" role="alert" data-testid="url-error">{r.message}</p> }
+    });
     view! {
         <section aria-labelledby="add-heading">
             <h2 id="add-heading">{l.t("添加接收方", "Add a subscriber")}</h2>
             <form method="post" action=LIST class="stack" data-testid="add-form">
                 <input type="hidden" name="csrf" value=csrf/>
                 <label for="url">{l.t("地址（https:// 或 http://）", "URL (https:// or http://)")}</label>
-                <input id="url" name="url" required maxlength="2000" placeholder="https://hooks.example.com/couponkeeper"/>
+                <input id="url" name="url" required maxlength="2000" placeholder="https://hooks.example.com/couponkeeper" value=typed aria-invalid=invalid aria-describedby=described/>
+                {error}
                 <fieldset>
                     <legend>{l.t("事件类型", "Event types")}</legend>
-                    <label for="type-all"><input type="checkbox" id="type-all" name="types" value="*"/>" "{l.t("全部类型（包括以后新增的）", "All types (including ones added later)")}</label>
+                    <label for="type-all"><input type="checkbox" id="type-all" name="types" value="*" checked=all_ticked/>" "{l.t("全部类型（包括以后新增的）", "All types (including ones added later)")}</label>
                     {boxes}
                 </fieldset>
                 <label for="secret">{l.t("签名密钥（16–200 个字符）", "Signing secret (16–200 characters)")}</label>
@@ -167,8 +234,8 @@ fn add_form(l: Lang, csrf: String) -> impl IntoView + use<> {
                 <label for="secret_again">{l.t("再次输入密钥", "Secret again")}</label>
                 <input id="secret_again" name="secret_again" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
                 <p class="note">{l.t(
-                    "密钥保存后只显示最后 4 个字符。https:// 接收方的证书须由公共 CA 或 COUPONKEEPER_WEBHOOK_CA_FILE 中的 CA 签发；http:// 只适合本机或内网的转发服务。",
-                    "Once saved, only the secret's last 4 characters are shown. An https:// receiver's certificate must come from a public CA or from one in COUPONKEEPER_WEBHOOK_CA_FILE; keep http:// for a relay on the same host or network.",
+                    "密钥保存后只显示最后 4 个字符。https:// 接收方的证书须由公共 CA 或 COUPONKEEPER_WEBHOOK_CA_FILE 中的 CA 签发。接收方须是公网地址：本机、内网、链路本地（含云元数据）等地址会被拒绝，除非在 COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS 中列出。",
+                    "Once saved, only the secret's last 4 characters are shown. An https:// receiver's certificate must come from a public CA or from one in COUPONKEEPER_WEBHOOK_CA_FILE. Receivers must be public: this host, private and link-local networks (the cloud metadata address among them) are refused unless listed in COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS.",
                 )}</p>
                 <p class="actions">
                     <button type="submit" class="primary" data-testid="add">{l.t("添加接收方", "Add subscriber")}</button>
@@ -179,13 +246,19 @@ fn add_form(l: Lang, csrf: String) -> impl IntoView + use<> {
 }
 
 async fn list(State(s): State<AppState>, staff: Staff) -> Response {
+    render(&s, &staff, None).await
+}
+
+/// The page; with `refused`, the add form again with the URL's problem
+/// beside the field (422: nothing was written).
+async fn render(s: &AppState, staff: &Staff, refused: Option<UrlRefused>) -> Response {
     let l = staff.lang;
     let subs = match s.service.webhook_subscribers().await {
         Ok(r) => r,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let has_default = subs.iter().any(|s| s.from_environment);
-    let may = operator(&staff);
+    let may = operator(staff);
     let default_note = if has_default {
         l.t(
             "默认接收方来自环境变量 COUPONKEEPER_WEBHOOK_URL（接收全部类型），只能在部署配置中修改。",
@@ -202,12 +275,17 @@ async fn list(State(s): State<AppState>, staff: Staff) -> Response {
     } else {
         rows_view(l, subs, may).into_any()
     };
+    let status = if refused.is_some() {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::OK
+    };
     let form = if may {
-        add_form(l, staff.session.csrf_token.clone()).into_any()
+        add_form(l, staff.session.csrf_token.clone(), refused).into_any()
     } else {
         view! { <p class="note">{l.t("添加或停用接收方需要运营权限。", "Adding or disabling subscribers needs the operator role.")}</p> }.into_any()
     };
-    staff.page(
+    let page = staff.page(
         l.t("Webhook 接收方", "Webhooks"),
         view! {
             <section aria-labelledby="subscribers-heading">
@@ -221,7 +299,8 @@ async fn list(State(s): State<AppState>, staff: Staff) -> Response {
             </section>
             {form}
         },
-    )
+    );
+    (status, page).into_response()
 }
 
 /// The add form as posted: `types` repeats, so it is read pair by pair.
@@ -275,6 +354,16 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
                 .to_string(),
         );
     }
+    let refused = |message: String| UrlRefused {
+        url: form.url.trim().to_string(),
+        types: form.types.clone(),
+        message,
+    };
+    // The URL first, with the reason in the page's language; the service
+    // checks it again when adding.
+    if let Err(r) = s.service.check_receiver(&form.url).await {
+        return render(&s, &staff, Some(refused(refusal_text(l, &r)))).await;
+    }
     match s
         .service
         .add_webhook_subscriber(&form.url, &form.secret, &form.types, &staff.ctx())
@@ -287,9 +376,12 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
                 format!("Subscriber {} added.", v.url),
             ),
         ),
+        // The host resolved elsewhere between the two checks.
+        Err(ServiceError::Invalid(f)) if f.field == "url" => {
+            render(&s, &staff, Some(refused(f.message))).await
+        }
         Err(ServiceError::Invalid(f)) => {
             let field = match f.field {
-                "url" => l.t("地址", "URL"),
                 "secret" => l.t("密钥", "Secret"),
                 _ => l.t("事件类型", "Event types"),
             };
