@@ -367,7 +367,9 @@ fn api_tokens(
 fn http_limits(
     get: &impl Fn(&str) -> Option<String>,
 ) -> Result<crate::api::limits::HttpLimits, ConfigError> {
-    use crate::api::limits::{HttpLimits, parse_networks, parse_rate_setting};
+    use crate::api::limits::{HttpLimits, parse_rate_setting};
+    // The same CIDR rule as COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS.
+    use crate::domain::network::parse_networks;
     let d = HttpLimits::default();
     let rate = |var: &'static str, default| match get(var).filter(|v| !v.trim().is_empty()) {
         None => Ok(default),

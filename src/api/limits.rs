@@ -117,20 +117,6 @@ impl Default for HttpLimits {
     }
 }
 
-/// Parses `COUPONKEEPER_TRUSTED_PROXIES`: comma-separated CIDRs or bare
-/// addresses.
-pub fn parse_networks(raw: &str) -> Result<Vec<IpNet>, String> {
-    raw.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            p.parse::<IpNet>()
-                .or_else(|_| p.parse::<IpAddr>().map(IpNet::from))
-                .map_err(|_| format!("{p:?} is not a CIDR (10.0.0.0/8, fd00::/8) or an address"))
-        })
-        .collect()
-}
-
 /// The address of the client that sent a request: see the module doc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientIp(pub Option<IpAddr>);
@@ -350,6 +336,7 @@ fn too_many(api: bool, wait_seconds: u64) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::network::parse_networks;
 
     fn nets(raw: &str) -> Vec<IpNet> {
         parse_networks(raw).unwrap_or_default()
