@@ -603,11 +603,55 @@ struct RepairQuery {
     coupon_id: Option<String>,
 }
 
+/// The two repairs of an order's coupon link that are confirmed on a page
+/// of their own: one page shape, one POST path, one service call each.
+#[derive(Debug, Clone, Copy)]
+enum LinkRepair {
+    /// Relock the order's freed coupon, or relink the order to the coupon
+    /// bound to it ([`crate::service::Service::repair_coupon_link`]).
+    Link,
+    /// Mark a coupon still `locked` to its paid order `used` for it
+    /// ([`crate::service::Service::mark_coupon_used`]). Support may do it:
+    /// it only makes the coupon agree with an order the customer has paid.
+    MarkUsed,
+}
+
+impl LinkRepair {
+    /// The last path segment under `/console/orders/{order_no}/`.
+    fn route(self) -> &'static str {
+        match self {
+            LinkRepair::Link => "repair",
+            LinkRepair::MarkUsed => "mark-coupon-used",
+        }
+    }
+}
+
 async fn repair_page(
+    s: State<AppState>,
+    staff: Staff,
+    order_no: Path<String>,
+    q: Query<RepairQuery>,
+) -> Response {
+    link_repair_page(s, staff, order_no, q, LinkRepair::Link).await
+}
+
+async fn mark_used_page(
+    s: State<AppState>,
+    staff: Staff,
+    order_no: Path<String>,
+    q: Query<RepairQuery>,
+) -> Response {
+    link_repair_page(s, staff, order_no, q, LinkRepair::MarkUsed).await
+}
+
+/// The confirmation page of a [`LinkRepair`]: what it will do, the order
+/// and the coupon, the reason field.
+async fn link_repair_page(
     State(s): State<AppState>,
     staff: Staff,
     Path(order_no): Path<String>,
     Query(q): Query<RepairQuery>,
+    kind: LinkRepair,
 ) -> Response {
     let l = staff.lang;
     let o = match s.service.get_order(&order_no).await {
@@ -625,41 +669,76 @@ async fn repair_page(
         Ok(c) => c,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let relock = o.coupon_id.as_deref() == Some(c.id.as_str());
-    let what = if relock {
-        l.pick(
-            format!("把券 {} 重新锁定到订单 {}（订单仍在等待付款，券却被错误地释放了）。", c.code, o.order_no),
-            format!("Lock coupon {} to order {} again (the order still waits for payment, but the coupon was freed by mistake).", c.code, o.order_no),
-        )
-    } else {
-        l.pick(
-            format!("让订单 {} 重新指向已绑定它的券 {}（订单记录的券与实际绑定的券不一致）。", o.order_no, c.code),
-            format!("Point order {} at coupon {}, which is bound to it (the order records a different coupon).", o.order_no, c.code),
-        )
+    let (title, heading, what, note, button) = match kind {
+        LinkRepair::Link => {
+            let what = if o.coupon_id.as_deref() == Some(c.id.as_str()) {
+                l.pick(
+                    format!("把券 {} 重新锁定到订单 {}（订单仍在等待付款，券却被错误地释放了）。", c.code, o.order_no),
+                    format!("Lock coupon {} to order {} again (the order still waits for payment, but the coupon was freed by mistake).", c.code, o.order_no),
+                )
+            } else {
+                l.pick(
+                    format!("让订单 {} 重新指向已绑定它的券 {}（订单记录的券与实际绑定的券不一致）。", o.order_no, c.code),
+                    format!("Point order {} at coupon {}, which is bound to it (the order records a different coupon).", o.order_no, c.code),
+                )
+            };
+            (
+                l.t("修复券与订单的关联", "Repair the coupon link"),
+                l.t("确认修复？", "Repair this link?"),
+                what,
+                l.t(
+                    "修复前会在同一事务中重新核对订单和券；情况已变化时不会修改任何数据。",
+                    "The order and the coupon are checked again in the same transaction; if anything changed, nothing is written.",
+                ),
+                l.t("确认修复", "Repair"),
+            )
+        }
+        LinkRepair::MarkUsed => (
+            l.t("标记券为已使用", "Mark the coupon used"),
+            l.t("确认标记为已使用？", "Mark this coupon used?"),
+            l.pick(
+                format!(
+                    "订单 {} 已付款并用券 {} 抵扣，但这张券仍显示「锁定中」。确认后这张券标记为已在该订单使用（已核销）。",
+                    o.order_no, c.code
+                ),
+                format!(
+                    "Order {} is paid with coupon {}, but the coupon still reads locked. This marks the coupon used on that order.",
+                    o.order_no, c.code
+                ),
+            ),
+            l.t(
+                "修复前会在同一事务中重新核对：券仍锁定在这个订单上、订单仍是已付款；情况已变化时不会修改任何数据。",
+                "The coupon (still locked to this order) and the order (still paid) are checked again in the same transaction; if anything changed, nothing is written.",
+            ),
+            l.t("确认标记为已使用", "Mark used"),
+        ),
     };
-    let action = format!("/console/orders/{}/repair", enc(&o.order_no));
+    // Marking used settles the discount the order already took: show it.
+    let discount = matches!(kind, LinkRepair::MarkUsed).then(|| {
+        let d = l.money(o.coupon_discount_cents);
+        view! { <dt>{l.t("订单抵扣", "Discount on the order")}</dt><dd>{d}</dd> }
+    });
+    let action = format!("/console/orders/{}/{}", enc(&o.order_no), kind.route());
     let back = format!("/console/orders/{}", enc(&o.order_no));
     let cid = c.id.clone();
     staff.page(
-        l.t("修复券与订单的关联", "Repair the coupon link"),
+        title,
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("确认修复？", "Repair this link?")}</h2>
+                <h2 id="confirm-heading">{heading}</h2>
                 <p>{what}</p>
                 <dl class="facts">
                     <dt>{l.t("订单", "Order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, &o.status)}</dd>
+                    {discount}
                     <dt>{l.t("券", "Coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, &c.status)}</dd>
                 </dl>
-                <p class="note">{l.t(
-                    "修复前会在同一事务中重新核对订单和券；情况已变化时不会修改任何数据。",
-                    "The order and the coupon are checked again in the same transaction; if anything changed, nothing is written.",
-                )}</p>
+                <p class="note">{note}</p>
                 <form method="post" action=action class="stack">
                     {hidden_fields(&staff)}
                     <input type="hidden" name="coupon_id" value=cid/>
                     {reason_field(l)}
                     <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认修复", "Repair")}</button>
+                        <button type="submit" class="primary" data-testid="confirm">{button}</button>
                         <a class="button" href=back>{l.t("取消", "Cancel")}</a>
                     </p>
                 </form>
@@ -675,113 +754,27 @@ struct RepairForm {
     reason: Option<String>,
 }
 
-async fn repair(
-    State(s): State<AppState>,
-    staff: Staff,
-    Path(order_no): Path<String>,
-    body: Bytes,
-) -> Response {
-    let form: RepairForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
-    let coupon_id = form.coupon_id.unwrap_or_default();
-    let path = format!(
-        "/console/orders/{}/repair?coupon_id={}",
-        enc(&order_no),
-        enc(&coupon_id)
-    );
-    let result = s
-        .service
-        .repair_coupon_link(
-            &staff.ctx(),
-            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
-            order_no.clone(),
-            coupon_id,
-            form.reason,
-        )
-        .await;
-    let ok = staff
-        .lang
-        .t("已修复券与订单的关联。", "The coupon link is repaired.")
-        .to_string();
-    let to = format!("/console/orders/{}?check=1#health", enc(&order_no));
-    finish(&staff, result, |_| to, ok, &path)
-}
-
-/// The confirmation page of marking a coupon that is still `locked` to the
-/// paid order that names it `used` for that order. Support may do it: it
-/// only makes the coupon agree with an order the customer has paid.
-async fn mark_used_page(
-    State(s): State<AppState>,
-    staff: Staff,
-    Path(order_no): Path<String>,
-    Query(q): Query<RepairQuery>,
-) -> Response {
-    let l = staff.lang;
-    let o = match s.service.get_order(&order_no).await {
-        Ok(o) => o,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
-    let Some(coupon_id) = q.coupon_id.filter(|c| !c.is_empty()) else {
-        return WebError::bad_request(
-            l.t("缺少券 ID。", "Which coupon? coupon_id is missing.")
-                .to_string(),
-        )
-        .into_response();
-    };
-    let c = match s.service.get_coupon(&coupon_id).await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
-    let what = l.pick(
-        format!(
-            "订单 {} 已付款并用券 {} 抵扣，但这张券仍显示「锁定中」。确认后这张券标记为已在该订单使用（已核销）。",
-            o.order_no, c.code
-        ),
-        format!(
-            "Order {} is paid with coupon {}, but the coupon still reads locked. This marks the coupon used on that order.",
-            o.order_no, c.code
-        ),
-    );
-    let action = format!("/console/orders/{}/mark-coupon-used", enc(&o.order_no));
-    let back = format!("/console/orders/{}", enc(&o.order_no));
-    let cid = c.id.clone();
-    let discount = l.money(o.coupon_discount_cents);
-    staff.page(
-        l.t("标记券为已使用", "Mark the coupon used"),
-        view! {
-            <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("确认标记为已使用？", "Mark this coupon used?")}</h2>
-                <p>{what}</p>
-                <dl class="facts">
-                    <dt>{l.t("订单", "Order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, &o.status)}</dd>
-                    <dt>{l.t("订单抵扣", "Discount on the order")}</dt><dd>{discount}</dd>
-                    <dt>{l.t("券", "Coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, &c.status)}</dd>
-                </dl>
-                <p class="note">{l.t(
-                    "修复前会在同一事务中重新核对：券仍锁定在这个订单上、订单仍是已付款；情况已变化时不会修改任何数据。",
-                    "The coupon (still locked to this order) and the order (still paid) are checked again in the same transaction; if anything changed, nothing is written.",
-                )}</p>
-                <form method="post" action=action class="stack">
-                    {hidden_fields(&staff)}
-                    <input type="hidden" name="coupon_id" value=cid/>
-                    {reason_field(l)}
-                    <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认标记为已使用", "Mark used")}</button>
-                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
-                    </p>
-                </form>
-            </section>
-        },
-    )
+async fn repair(s: State<AppState>, staff: Staff, order_no: Path<String>, body: Bytes) -> Response {
+    link_repair(s, staff, order_no, body, LinkRepair::Link).await
 }
 
 async fn mark_used(
+    s: State<AppState>,
+    staff: Staff,
+    order_no: Path<String>,
+    body: Bytes,
+) -> Response {
+    link_repair(s, staff, order_no, body, LinkRepair::MarkUsed).await
+}
+
+/// The confirmed POST of a [`LinkRepair`]; lands back on the order's
+/// health check.
+async fn link_repair(
     State(s): State<AppState>,
     staff: Staff,
     Path(order_no): Path<String>,
     body: Bytes,
+    kind: LinkRepair,
 ) -> Response {
     let form: RepairForm = match staff.posted(&body) {
         Ok(f) => f,
@@ -789,27 +782,34 @@ async fn mark_used(
     };
     let coupon_id = form.coupon_id.unwrap_or_default();
     let path = format!(
-        "/console/orders/{}/mark-coupon-used?coupon_id={}",
+        "/console/orders/{}/{}?coupon_id={}",
         enc(&order_no),
+        kind.route(),
         enc(&coupon_id)
     );
-    let result = s
-        .service
-        .mark_coupon_used(
-            &staff.ctx(),
-            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
-            order_no.clone(),
-            coupon_id,
-            form.reason,
-        )
-        .await;
-    let ok = staff
-        .lang
-        .t(
+    let idem = idem(&staff, form.form_id.as_deref(), &path, &body);
+    let (ctx, order) = (staff.ctx(), order_no.clone());
+    let result = match kind {
+        LinkRepair::Link => {
+            s.service
+                .repair_coupon_link(&ctx, idem.as_ref(), order, coupon_id, form.reason)
+                .await
+        }
+        LinkRepair::MarkUsed => {
+            s.service
+                .mark_coupon_used(&ctx, idem.as_ref(), order, coupon_id, form.reason)
+                .await
+        }
+    };
+    let l = staff.lang;
+    let ok = match kind {
+        LinkRepair::Link => l.t("已修复券与订单的关联。", "The coupon link is repaired."),
+        LinkRepair::MarkUsed => l.t(
             "已将这张券标记为在该订单使用。",
             "The coupon is marked used on the order.",
-        )
-        .to_string();
+        ),
+    }
+    .to_string();
     let to = format!("/console/orders/{}?check=1#health", enc(&order_no));
     finish(&staff, result, |_| to, ok, &path)
 }
