@@ -15,7 +15,9 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error};
 use crate::api::AppState;
-use crate::domain::staff::{MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, Password, PasswordProblem};
+use crate::domain::staff::{
+    MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, Password, PasswordProblem, StaffName,
+};
 use crate::service::staff::SignInError;
 
 /// The page of the form, and where it lands after a change.
@@ -80,6 +82,30 @@ pub fn password_problem_text(l: Lang, p: PasswordProblem) -> String {
             )
             .to_string(),
     }
+}
+
+/// Checks a new password and its repetition for the account `name` (every
+/// form that sets a password); the refusal names the field at fault and
+/// says why in the staff member's language.
+pub fn check_new_password(
+    l: Lang,
+    name: &StaffName,
+    raw: &str,
+    again: &str,
+) -> Result<Password, (&'static str, String)> {
+    let password =
+        Password::parse(raw, name).map_err(|p| ("password", password_problem_text(l, p)))?;
+    if raw != again {
+        return Err((
+            "password_again",
+            l.t(
+                "两次输入的密码不一致，未做任何更改。",
+                "The two passwords differ; nothing was changed.",
+            )
+            .to_string(),
+        ));
+    }
+    Ok(password)
 }
 
 /// Why re-entering one's own password did not pass.
@@ -161,20 +187,9 @@ async fn change(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
     };
     let l = staff.lang;
     let mut errors = FieldErrors::default();
-    let new = match Password::parse(&form.password, &staff.session.name) {
-        Ok(p) => Some(p),
-        Err(p) => {
-            errors.add("password", password_problem_text(l, p));
-            None
-        }
-    };
-    if form.password != form.password_again {
-        errors.add(
-            "password_again",
-            l.t("两次输入的新密码不一致。", "The two new passwords differ.")
-                .to_string(),
-        );
-    }
+    let new = check_new_password(l, &staff.session.name, &form.password, &form.password_again)
+        .map_err(|(field, text)| errors.add(field, text))
+        .ok();
     if form.current_password.is_empty() {
         errors.add(
             "current_password",

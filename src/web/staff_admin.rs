@@ -19,10 +19,10 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError, parse_form};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error, role_label};
-use super::password::{password_problem_text, reauth_text};
+use super::password::{check_new_password as password_text, reauth_text};
 use crate::api::AppState;
 use crate::domain::FieldError;
-use crate::domain::staff::{Password, Role, StaffName};
+use crate::domain::staff::{Role, StaffName};
 use crate::domain::time::from_ms;
 use crate::service::ServiceError;
 use crate::service::staff::{SignInError, StaffChange, StaffRule, StaffView};
@@ -70,29 +70,6 @@ trait HasCsrf {
 /// A role's name in both languages, for flash messages.
 fn role_text(l: Lang, role: Role) -> &'static str {
     role_label(l, role.as_str())
-}
-
-/// Checks a new password and its repetition for the account `name`; the
-/// refusal is the message for the field at fault.
-fn password_text(
-    l: Lang,
-    name: &StaffName,
-    raw: &str,
-    again: &str,
-) -> Result<Password, (&'static str, String)> {
-    let password =
-        Password::parse(raw, name).map_err(|p| ("password", password_problem_text(l, p)))?;
-    if raw != again {
-        return Err((
-            "password_again",
-            l.t(
-                "两次输入的密码不一致，未做任何更改。",
-                "The two passwords differ; nothing was changed.",
-            )
-            .to_string(),
-        ));
-    }
-    Ok(password)
 }
 
 fn name_text(l: Lang) -> String {
