@@ -30,6 +30,7 @@ pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod error;
+pub mod i18n;
 pub mod jobs;
 pub mod log_safe;
 pub mod metrics;

@@ -327,7 +327,7 @@ async fn only_operators_invalidate_and_only_available_coupons() {
     assert_eq!(r.status, 303);
     assert_eq!(status_of(&app, &cid).await, "invalidated");
     let page = op.get(&format!("/console/coupons/{cid}")).await;
-    assert!(page.contains("已失效") && page.contains("staff:operator-1") && page.contains("fraud"));
+    assert!(page.contains("已作废") && page.contains("staff:operator-1") && page.contains("fraud"));
     // A second invalidation has nothing to act on.
     let again = op.get(&format!("/console/coupons/{cid}/invalidate")).await;
     assert!(!again.contains("data-testid=\"confirm\""));
@@ -593,7 +593,7 @@ async fn the_user_page_groups_coupons_and_orders_and_checks_them_all() {
         "{}",
         page.text
     );
-    assert!(page.contains("已关闭 (1)") && page.contains("待支付 (1)"));
+    assert!(page.contains("已关闭 (1)") && page.contains("待付款 (1)"));
     assert!(page.contains(&spare));
     let checked = b.get("/console/users/u1?check=1").await;
     assert!(

@@ -169,6 +169,10 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::web::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::web::in_business_zone,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(middleware::from_fn_with_state(state.clone(), limits::limit))
@@ -176,6 +180,8 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             crate::web::security_headers::security_headers,
         ))
+        // Outside the limits, so a 429 speaks the caller's language too.
+        .layer(middleware::from_fn(crate::error::in_api_language))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
             let id = req

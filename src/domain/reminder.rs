@@ -77,6 +77,15 @@ impl BusinessTz {
         }
     }
 
+    /// The zone's offset from UTC at `at`, in seconds east.
+    pub fn offset_seconds(self, at: DateTime<Utc>) -> i32 {
+        use chrono::Offset;
+        match self {
+            BusinessTz::Fixed(o) => o.local_minus_utc(),
+            BusinessTz::Iana(tz) => at.with_timezone(&tz).offset().fix().local_minus_utc(),
+        }
+    }
+
     /// How much longer than its wall-clock length a quiet night can last:
     /// a fall-back transition repeats up to two hours (one almost
     /// everywhere; `Antarctica/Troll` shifts by two). None for a fixed
