@@ -126,10 +126,10 @@ impl ApiError {
         }
     }
 
-    /// The message for a reader of `lang`: a refusal in the catalog's words;
-    /// bad input, a missing object or a refused role with its precise
-    /// English detail, or in Chinese the catalog's sentence naming the
-    /// field; everything else the catalog's sentence for the code.
+    /// The message for a reader of `lang`: a refusal in the catalog's words
+    /// in either language; any other code with its precise English detail,
+    /// or in Chinese the catalog's sentence for the code (naming the field
+    /// of bad input).
     pub fn message_in(&self, lang: Lang) -> String {
         if let Some(r) = Refusal::ALL.iter().find(|r| r.code() == self.code) {
             return lang.t(r.message_key()).to_string();
@@ -146,9 +146,7 @@ impl ApiError {
             _ => "api-error-refused",
         };
         match (lang, self.code) {
-            (Lang::En, "invalid_request" | "not_found" | "forbidden" | "rate_limited") => {
-                self.message.clone()
-            }
+            (Lang::En, _) => self.message.clone(),
             (_, "invalid_request") => match &self.field {
                 Some(field) => crate::tr!(lang, "api-error-invalid_field", field = field),
                 None => lang.t(key).to_string(),

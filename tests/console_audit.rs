@@ -226,7 +226,7 @@ async fn job_actions_appear_under_their_job_actor_and_each_filter_narrows() {
     let (one, _) = all_pages(&mut b, &format!("/console/audit?target={c1}")).await;
     assert_eq!(one.len(), 2);
     assert!(one.iter().all(|r| r.html.contains(&c1)));
-    // Dates are UTC days, both ends inclusive.
+    // Dates are business days (Asia/Shanghai), both ends inclusive.
     let (first_day, _) = all_pages(&mut b, "/console/audit?to=2026-11-11").await;
     assert_eq!(first_day.len(), 2);
     assert!(first_day.iter().all(|r| r.action == "claim"));

@@ -165,7 +165,7 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
         );
     }
     assert!(page.contains("这张券已为订单 P-A1 锁定，付尾款时自动抵扣 50.00 元。"));
-    assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 00:00 UTC 到期。"));
+    assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 08:00 (UTC+8) 到期。"));
     assert!(page.contains("P-A1") && page.contains("待付尾款"));
     assert!(page.contains("−¥50.00"), "the order shows its discount");
     for other in [locked_b.as_str(), free_b.as_str(), "P-B1", "bob"] {
@@ -179,7 +179,10 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
     assert!(r.text.contains(
         "This coupon is locked for order P-A1: 50.00 yuan comes off automatically at the final payment."
     ));
-    assert!(r.text.contains("ready to use until 2026-11-21 00:00 UTC"));
+    assert!(
+        r.text
+            .contains("ready to use until 2026-11-21 08:00 (UTC+8)")
+    );
 
     // Bob's own link shows Bob, and nothing of Alice.
     let (url_b, _) = link(&app, "bob").await;
