@@ -12,7 +12,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Duration;
 use common::console::Browser;
-use common::{TOKEN, TestApp, epoch, presale_order, spawn_app, spawn_app_with};
+use common::fixtures::{coupon_with_code as coupon_for, deposit_paid_with_code as deposit_paid};
+use common::{TOKEN, TestApp, epoch, spawn_app, spawn_app_with};
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::domain::self_check::{Secret, sign};
 use serde_json::json;
@@ -29,37 +30,6 @@ async fn app_with_secret() -> TestApp {
         c.self_check.support_hint = Some("客服热线 400-000-0000".to_string());
     })
     .await
-}
-
-/// A user with one 满300减50 coupon; the coupon (id, code).
-async fn coupon_for(app: &TestApp, user: &str) -> (String, String) {
-    let t = app.template(json!({})).await;
-    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
-    (
-        c["id"].as_str().unwrap_or_default().to_string(),
-        c["code"].as_str().unwrap_or_default().to_string(),
-    )
-}
-
-/// A deposit-paid presale order `no` of `user` holding a locked coupon;
-/// the coupon (id, code).
-async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> (String, String) {
-    let (cid, code) = coupon_for(app, user).await;
-    let camp = app.campaign("lock", 3600, 3600).await;
-    let r = app
-        .order(presale_order(
-            no,
-            user,
-            Some(&cid),
-            camp["id"].as_str().unwrap_or_default(),
-        ))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    (cid, code)
 }
 
 /// The end-to-end anomaly: the order closed while its coupon stays locked.
