@@ -708,12 +708,21 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
         .issue_compensation(&octx, &olga, None, "u1".into(), issue(1_000_000))
         .await
         .expect("operators are not capped");
-    // The next UTC day starts afresh.
-    app.clock.advance(Duration::days(1));
+    // "A day" is the business day (Asia/Shanghai by default): the epoch is
+    // 08:00 there, so 23:59:59 local (15:59:59 UTC) is still today and
+    // 16:00 UTC, local midnight, starts afresh.
+    app.clock
+        .advance(Duration::seconds(15 * 3600 + 59 * 60 + 59));
+    let r = app
+        .service
+        .issue_compensation(&ctx, &amy, None, "u1".into(), issue(1))
+        .await;
+    assert!(refused(&r), "still the same business day: {r:?}");
+    app.clock.advance(Duration::seconds(1));
     app.service
         .issue_compensation(&ctx, &amy, None, "u1".into(), issue(5000))
         .await
-        .expect("a new day");
+        .expect("a new business day");
 }
 
 #[tokio::test]

@@ -131,6 +131,23 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_business_day_is_23_or_25_hours_across_a_daylight_saving_change() {
+        let ny = parse_business_tz("America/New_York").expect("zone");
+        // 2026-03-08: clocks go from 02:00 to 03:00.
+        let (start, next) = ny.day_bounds(at("2026-03-08T12:00:00Z"));
+        assert_eq!(start, at("2026-03-08T05:00:00Z"));
+        assert_eq!((next - start).num_hours(), 23);
+        // 2026-11-01: clocks go from 02:00 back to 01:00.
+        let (start, next) = ny.day_bounds(at("2026-11-01T12:00:00Z"));
+        assert_eq!((next - start).num_hours(), 25);
+        let (start, next) = shanghai().day_bounds(at("2026-11-30T16:00:00Z"));
+        assert_eq!(
+            (start, next),
+            (at("2026-11-30T16:00:00Z"), at("2026-12-01T16:00:00Z"))
+        );
+    }
+
     #[tokio::test]
     async fn a_scope_sets_the_zone_and_its_absence_means_shanghai() {
         assert_eq!(current(), shanghai());

@@ -432,12 +432,8 @@ impl Service {
                     }
                     if capped {
                         search::lock_actor_for_caps(c, &op.ctx.actor).await?;
-                        let day = op.now.date_naive();
-                        let start = day
-                            .and_hms_opt(0, 0, 0)
-                            .map(|t| t.and_utc())
-                            .unwrap_or(op.now);
-                        let end = start + Duration::days(1);
+                        // "Today" is the business day (COUPONKEEPER_BUSINESS_TZ).
+                        let (start, end) = settings.reminders.tz.day_bounds(op.now);
                         let today =
                             search::compensation_issued_by(c, &op.ctx.actor, to_ms(start), to_ms(end))
                                 .await?;
