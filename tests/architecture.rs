@@ -91,10 +91,15 @@ impl Graph {
     }
 
     fn adjacency(&self) -> BTreeMap<&str, BTreeSet<&str>> {
-        let mut adj: BTreeMap<&str, BTreeSet<&str>> =
-            self.modules.iter().map(|m| (m.as_str(), BTreeSet::new())).collect();
+        let mut adj: BTreeMap<&str, BTreeSet<&str>> = self
+            .modules
+            .iter()
+            .map(|m| (m.as_str(), BTreeSet::new()))
+            .collect();
         for e in &self.edges {
-            adj.entry(e.from.as_str()).or_default().insert(e.to.as_str());
+            adj.entry(e.from.as_str())
+                .or_default()
+                .insert(e.to.as_str());
         }
         adj
     }
@@ -153,10 +158,7 @@ impl Graph {
             for (k, from) in c.iter().enumerate() {
                 let to = &c[(k + 1) % c.len()];
                 if let Some(e) = self.evidence(from, to) {
-                    s += &format!(
-                        "      {from} -> {to}: {}:{} `{}`\n",
-                        e.file, e.line, e.path
-                    );
+                    s += &format!("      {from} -> {to}: {}:{} `{}`\n", e.file, e.line, e.path);
                 }
             }
         }
@@ -520,7 +522,8 @@ fn paths_in(module: &str, modules: &BTreeSet<Module>, text: &str) -> Vec<(Vec<St
                 i += 1;
             }
             Tok::Ident(w) if w == "mod" => {
-                if let (Some(name), Some((Tok::Open, _))) = (ident(toks.get(i + 1)), toks.get(i + 2))
+                if let (Some(name), Some((Tok::Open, _))) =
+                    (ident(toks.get(i + 1)), toks.get(i + 2))
                 {
                     depth += 1;
                     inline.push((name.to_string(), depth));
@@ -668,7 +671,10 @@ fn module_imports_form_no_cycle() {
 fn each_layer_imports_only_what_the_code_map_allows() {
     // (layer, layers it must not import)
     let rules: [(&str, &[&str]); 5] = [
-        ("domain", &["store", "service", "api", "web", "jobs", "http"]),
+        (
+            "domain",
+            &["store", "service", "api", "web", "jobs", "http"],
+        ),
         ("store", &["service", "api", "web", "http"]),
         ("service", &["api", "web", "http"]),
         ("api", &["web"]),
@@ -737,6 +743,9 @@ fn the_graph_sees_use_trees_qualified_paths_aliases_and_a_planted_cycle() {
     .collect();
     assert_eq!(pairs, expect);
     assert_eq!(g.cyclic_components(), vec![vec!["a::x", "b"]]);
-    assert_eq!(g.cycles(10), vec![vec!["a::x".to_string(), "b".to_string()]]);
+    assert_eq!(
+        g.cycles(10),
+        vec![vec!["a::x".to_string(), "b".to_string()]]
+    );
     assert!(g.cycle_report().contains("b -> a::x: b.rs:1 `a::x::f`"));
 }

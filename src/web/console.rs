@@ -20,9 +20,9 @@ use super::layout::{
     coupon_badge, coupon_status_label, enc, lock_status_label, opt_time, order_badge,
     order_status_label, result_badge, time_text,
 };
-use crate::api::AppState;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::staff::Role;
+use crate::http::AppState;
 use crate::service::support::{
     ActionView, CheckView, CompensationEntry, CouponFilter, SearchOutcome,
 };

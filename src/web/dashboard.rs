@@ -15,7 +15,7 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, opt_time, time_text};
-use crate::api::AppState;
+use crate::http::AppState;
 use crate::service::dashboard::{ExpiryDashboard, JobRunView, LAG_SAMPLE, LagSample, TemplateDue};
 
 pub fn routes() -> Router<AppState> {
