@@ -178,15 +178,16 @@ impl Service {
             let job = job.clone();
             let error = error.clone();
             Box::pin(async move {
-                sqlx::query(
-                    "INSERT INTO job_runs (job, started_at, finished_at, rows, error) VALUES ($1, $2, $3, $4, $5)",
+                expiry::insert_job_run(
+                    c,
+                    &expiry::NewJobRun {
+                        job: &job,
+                        started_at: to_ms(started),
+                        finished_at: to_ms(finished),
+                        rows: i64::try_from(rows).unwrap_or(i64::MAX),
+                        error: error.as_deref(),
+                    },
                 )
-                .bind(job)
-                .bind(to_ms(started))
-                .bind(to_ms(finished))
-                .bind(i64::try_from(rows).unwrap_or(i64::MAX))
-                .bind(error)
-                .execute(c)
                 .await?;
                 Ok(())
             })

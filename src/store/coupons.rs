@@ -36,6 +36,15 @@ pub struct CouponRow {
 pub(crate) const COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, percent_off, max_discount_cents, \
      min_order_cents, categories, status, starts_at, ends_at, order_no, locked_at, used_at, created_at, updated_at";
 
+/// Whether a coupon already has this code (the unique code index).
+pub async fn code_taken(conn: &mut AnyConnection, code: &str) -> Result<bool, sqlx::Error> {
+    let taken: Option<String> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
+        .bind(code)
+        .fetch_optional(conn)
+        .await?;
+    Ok(taken.is_some())
+}
+
 pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
         "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
