@@ -38,7 +38,6 @@ pub fn routes() -> Router<AppState> {
         .route("/console/coupons/{id}", get(coupon_page))
         .route("/console/orders/{order_no}", get(order_page))
         .route("/console/users/{user_id}", get(user_page))
-        .merge(super::actions::routes())
 }
 
 async fn home(staff: Staff) -> Response {

@@ -61,6 +61,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console.js", get(script))
         .merge(auth::routes())
         .merge(console::routes())
+        .merge(actions::routes())
         .merge(reconcile::routes())
         .merge(staff_admin::routes())
         .merge(password::routes())
