@@ -1,6 +1,11 @@
 //! The API's error model: one type that every failure becomes, rendered as
 //! `{"error": {"code", "message", "field"?}}` with the status of API.md.
 //!
+//! `message` follows the request's `Accept-Language` (`zh*` Chinese, else
+//! English; [`in_api_language`]) and comes from the catalog, written for a
+//! customer: a refusal in the catalog's words, other codes a catalog
+//! sentence, English keeping the precise detail of bad input.
+//!
 //! Failures are logged once, here, where they are turned into a response:
 //! database trouble as `error`, business refusals not at all (they are
 //! answers, not failures).
@@ -11,7 +16,32 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::service::ServiceError;
+use crate::i18n::Lang;
+use crate::service::{Refusal, ServiceError};
+
+tokio::task_local! {
+    static API_LANG: Lang;
+}
+
+/// Middleware: the language of the API's error messages for this request,
+/// from `Accept-Language`.
+pub async fn in_api_language(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let lang = Lang::for_api(
+        req.headers()
+            .get(axum::http::header::ACCEPT_LANGUAGE)
+            .and_then(|v| v.to_str().ok()),
+    );
+    API_LANG.scope(lang, next.run(req)).await
+}
+
+/// The language of the current request's API messages (English outside a
+/// request).
+pub fn api_lang() -> Lang {
+    API_LANG.try_with(|l| *l).unwrap_or(Lang::En)
+}
 
 /// An error response.
 #[derive(Debug, Clone)]
@@ -90,9 +120,38 @@ impl ApiError {
         ErrorBody {
             error: ErrorDetail {
                 code: self.code.to_string(),
-                message: self.message.clone(),
+                message: self.message_in(api_lang()),
                 field: self.field.clone(),
             },
+        }
+    }
+
+    /// The message for a reader of `lang`: a refusal in the catalog's words
+    /// in either language; any other code with its precise English detail,
+    /// or in Chinese the catalog's sentence for the code (naming the field
+    /// of bad input).
+    pub fn message_in(&self, lang: Lang) -> String {
+        if let Some(r) = Refusal::ALL.iter().find(|r| r.code() == self.code) {
+            return lang.t(r.message_key()).to_string();
+        }
+        let key = match self.code {
+            "invalid_request" => "api-error-invalid_request",
+            "unauthorized" => "api-error-unauthorized",
+            "forbidden" => "api-error-forbidden",
+            "not_found" => "api-error-not_found",
+            "rate_limited" => "api-error-rate_limited",
+            "unavailable" => "api-error-unavailable",
+            "idempotency_key_reused" => "api-error-idempotency_key_reused",
+            "idempotency_in_progress" => "api-error-idempotency_in_progress",
+            _ => "api-error-refused",
+        };
+        match (lang, self.code) {
+            (Lang::En, _) => self.message.clone(),
+            (_, "invalid_request") => match &self.field {
+                Some(field) => crate::tr!(lang, "api-error-invalid_field", field = field),
+                None => lang.t(key).to_string(),
+            },
+            _ => lang.t(key).to_string(),
         }
     }
 

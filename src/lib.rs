@@ -35,6 +35,7 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod http;
+pub mod i18n;
 pub mod jobs;
 pub mod log_safe;
 pub mod metrics;

@@ -3,30 +3,15 @@
 
 mod common;
 
+use common::fixtures::{deposit_paid_under, user_with_coupon};
 use common::{TestApp, normal_order, presale_order, spawn_app};
 use serde_json::{Value, json};
-
-/// A user with one 满300减50 coupon valid `valid_seconds`.
-async fn user_with_coupon(app: &TestApp, user: &str, valid_seconds: i64) -> String {
-    let t = app.template(json!({"valid_seconds": valid_seconds})).await;
-    let c = app.claim(user, t["id"].as_str().expect("id")).await;
-    c["id"].as_str().expect("id").to_string()
-}
 
 /// User u1's coupon (valid `coupon_seconds`) on presale order P1 of a
 /// `policy` campaign whose window opens in 60 s for an hour, deposit paid.
 /// Returns the coupon id.
 async fn deposit_paid(app: &TestApp, policy: &str, coupon_seconds: i64) -> String {
-    let cid = user_with_coupon(app, "u1", coupon_seconds).await;
-    let cmp = app.campaign(policy, 60, 3600).await;
-    let cmp = cmp["id"].as_str().expect("campaign id");
-    let r = app.order(presale_order("P1", "u1", Some(&cid), cmp)).await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post("/api/v1/orders/P1/deposit-payment", json!({}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    cid
+    deposit_paid_under(app, "P1", "u1", policy, coupon_seconds).await
 }
 
 async fn stored_coupon_status(app: &TestApp, id: &str) -> String {

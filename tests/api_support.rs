@@ -10,55 +10,14 @@ mod common;
 use std::collections::HashSet;
 
 use chrono::Duration;
-use common::{Store, TestApp, normal_order, presale_order, spawn_app, store};
+use common::fixtures::{deposit_paid_under as deposit_paid, plant, user_with_coupon};
+use common::{Store, TestApp, normal_order, spawn_app, store};
 use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::support::{Authority, CompensationInput, CouponFilter, SearchOutcome};
 use couponkeeper::service::{Ctx, ServiceError};
 use couponkeeper::store::search::{CouponPageQuery, explain_coupon_page};
 use serde_json::{Value, json};
-
-/// A user with one 满300减50 coupon valid `valid_seconds`; its id.
-async fn user_with_coupon(app: &TestApp, user: &str, valid_seconds: i64) -> String {
-    let t = app.template(json!({"valid_seconds": valid_seconds})).await;
-    let c = app.claim(user, t["id"].as_str().expect("id")).await;
-    c["id"].as_str().expect("id").to_string()
-}
-
-/// `user`'s coupon (valid `coupon_seconds`) on presale order `order_no` of
-/// a `policy` campaign whose window opens in 60 s for an hour, deposit
-/// paid. Returns the coupon id.
-async fn deposit_paid(
-    app: &TestApp,
-    order_no: &str,
-    user: &str,
-    policy: &str,
-    coupon_seconds: i64,
-) -> String {
-    let cid = user_with_coupon(app, user, coupon_seconds).await;
-    let cmp = app.campaign(policy, 60, 3600).await;
-    let cmp = cmp["id"].as_str().expect("campaign id");
-    let r = app
-        .order(presale_order(order_no, user, Some(&cid), cmp))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post(
-            &format!("/api/v1/orders/{order_no}/deposit-payment"),
-            json!({}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    cid
-}
-
-/// Runs a statement as a bug or a manual edit would.
-async fn plant(app: &TestApp, sql: &str) {
-    sqlx::query(sql)
-        .execute(app.db.db.pool())
-        .await
-        .expect("plant an anomaly");
-}
 
 async fn scalar(app: &TestApp, sql: &str) -> i64 {
     sqlx::query_scalar(sql)
@@ -749,12 +708,21 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
         .issue_compensation(&octx, &olga, None, "u1".into(), issue(1_000_000))
         .await
         .expect("operators are not capped");
-    // The next UTC day starts afresh.
-    app.clock.advance(Duration::days(1));
+    // "A day" is the business day (Asia/Shanghai by default): the epoch is
+    // 08:00 there, so 23:59:59 local (15:59:59 UTC) is still today and
+    // 16:00 UTC, local midnight, starts afresh.
+    app.clock
+        .advance(Duration::seconds(15 * 3600 + 59 * 60 + 59));
+    let r = app
+        .service
+        .issue_compensation(&ctx, &amy, None, "u1".into(), issue(1))
+        .await;
+    assert!(refused(&r), "still the same business day: {r:?}");
+    app.clock.advance(Duration::seconds(1));
     app.service
         .issue_compensation(&ctx, &amy, None, "u1".into(), issue(5000))
         .await
-        .expect("a new day");
+        .expect("a new business day");
 }
 
 #[tokio::test]

@@ -5,43 +5,12 @@
 
 mod common;
 
-use common::console::{Browser, Page, hidden_value, signed_in};
-use common::{TestApp, presale_order, spawn_app};
+use common::console::{Browser, Page, confirm, signed_in};
+use common::fixtures::deposit_paid;
+use common::spawn_app;
 use couponkeeper::domain::staff::Role;
 use couponkeeper::store::audit::{AuditCursor, AuditQuery, AuditSource, explain_page};
 use serde_json::json;
-
-/// A user's coupon on a deposit-paid presale order `no`; the coupon id.
-async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> String {
-    let t = app.template(json!({})).await;
-    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
-    let cid = c["id"].as_str().unwrap_or_default().to_string();
-    let camp = app.campaign("lock", 3600, 3600).await;
-    let r = app
-        .order(presale_order(
-            no,
-            user,
-            Some(&cid),
-            camp["id"].as_str().unwrap_or_default(),
-        ))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    cid
-}
-
-async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
-    let page = b.get(path).await;
-    assert_eq!(page.status, 200, "{path}: {}", page.text);
-    let csrf = page.csrf().expect("token");
-    let form_id = hidden_value(&page.text, "form_id").unwrap_or_default();
-    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf), ("form_id", &form_id)];
-    all.extend_from_slice(fields);
-    b.post_form(path, &all).await
-}
 
 /// The rows of an audit page as the cells carrying `data-testid`s.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,7 +195,7 @@ async fn job_actions_appear_under_their_job_actor_and_each_filter_narrows() {
     let (one, _) = all_pages(&mut b, &format!("/console/audit?target={c1}")).await;
     assert_eq!(one.len(), 2);
     assert!(one.iter().all(|r| r.html.contains(&c1)));
-    // Dates are UTC days, both ends inclusive.
+    // Dates are business days (Asia/Shanghai), both ends inclusive.
     let (first_day, _) = all_pages(&mut b, "/console/audit?to=2026-11-11").await;
     assert_eq!(first_day.len(), 2);
     assert!(first_day.iter().all(|r| r.action == "claim"));

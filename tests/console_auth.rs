@@ -269,7 +269,7 @@ async fn the_coupon_page_shows_the_status_badge_the_bound_order_and_the_timeline
 
     let order = b.get("/console/orders/P1").await;
     assert_eq!(order.status, 200);
-    assert!(order.contains("定金已付"));
+    assert!(order.contains("已付定金"));
     assert!(order.contains("¥399.00") && order.contains("¥100.00") && order.contains("¥50.00"));
     assert!(order.contains("定金锁券"));
 

@@ -82,14 +82,15 @@ async fn the_chart_and_figures_equal_the_api_and_show_overdue_sweep_lag_and_top_
     let page = browser.get("/console/expirations").await;
     assert_eq!(page.status, 200, "{}", page.text);
 
-    // 72 bars, one per hour from 00:00, each titled with its hour and count.
+    // 72 bars, one per hour from 00:00 UTC, each titled with its hour and
+    // count in the business zone (Asia/Shanghai by default).
     let bars = bars(&page.text);
     assert_eq!(bars.len(), 72);
-    assert_eq!(bars[0].1, "2026-11-11 00:00 UTC: 0");
-    assert_eq!(bars[1], (3, "2026-11-11 01:00 UTC: 3".to_string()));
-    assert_eq!(bars[5], (2, "2026-11-11 05:00 UTC: 2".to_string()));
-    assert_eq!(bars[30], (1, "2026-11-12 06:00 UTC: 1".to_string()));
-    assert_eq!(bars[71].1, "2026-11-13 23:00 UTC: 0");
+    assert_eq!(bars[0].1, "2026-11-11 08:00 (UTC+8): 0");
+    assert_eq!(bars[1], (3, "2026-11-11 09:00 (UTC+8): 3".to_string()));
+    assert_eq!(bars[5], (2, "2026-11-11 13:00 (UTC+8): 2".to_string()));
+    assert_eq!(bars[30], (1, "2026-11-12 14:00 (UTC+8): 1".to_string()));
+    assert_eq!(bars[71].1, "2026-11-14 07:00 (UTC+8): 0");
     assert_eq!(bars.iter().map(|b| b.0).sum::<i64>(), 6);
     // The very numbers of the API, bucket by bucket.
     let api_buckets: Vec<(String, i64)> = api.body["buckets"]
@@ -107,7 +108,8 @@ async fn the_chart_and_figures_equal_the_api_and_show_overdue_sweep_lag_and_top_
     for (starts_at, count) in &api_buckets {
         let hour = chrono::DateTime::parse_from_rfc3339(starts_at)
             .expect("rfc3339")
-            .format("%Y-%m-%d %H:00 UTC")
+            .with_timezone(&chrono_tz::Asia::Shanghai)
+            .format("%Y-%m-%d %H:00 (UTC+8)")
             .to_string();
         assert!(
             bars.contains(&(*count, format!("{hour}: {count}"))),
@@ -122,7 +124,7 @@ async fn the_chart_and_figures_equal_the_api_and_show_overdue_sweep_lag_and_top_
     // Accessible: a labelled image and the numbers as a table.
     assert!(page.contains("role=\"img\" aria-label=\"Bar chart of coupons due per hour"));
     assert!(page.contains("data-testid=\"due-table\""));
-    assert!(page.contains("<th scope=\"row\">2026-11-11 01:00 UTC</th><td>3</td>"));
+    assert!(page.contains("<th scope=\"row\">2026-11-11 09:00 (UTC+8)</th><td>3</td>"));
     // Axis labels every 6 hours: 12 of them.
     assert_eq!(page.text.matches("data-testid=\"axis-label\"").count(), 12);
 
@@ -167,7 +169,10 @@ async fn the_chart_and_figures_equal_the_api_and_show_overdue_sweep_lag_and_top_
     assert_eq!(testid_text(&page.text, "oldest-overdue-age"), "—");
     assert_eq!(testid_text(&page.text, "last-sweep-rows"), "2");
     assert_eq!(testid_text(&page.text, "last-sweep-duration"), "2.0 s");
-    assert!(page.contains("2026-11-11 00:10:02 UTC"), "sweep time");
+    assert!(
+        page.contains("<time datetime=\"2026-11-11T00:10:02Z\">2026-11-11 08:10:02 (UTC+8)</time>"),
+        "sweep time"
+    );
     // The jobs table: both jobs, the reaper's error shown.
     assert!(page.contains("data-job=\"sweep\""));
     assert!(page.contains("data-job=\"zombie-reaper\""));

@@ -4,38 +4,11 @@
 
 mod common;
 
-use common::console::{Browser, Page, hidden_value, signed_in};
-use common::{TestApp, normal_order, presale_order, spawn_app};
+use common::console::{Browser, confirm, hidden_value, signed_in};
+use common::fixtures::{count, coupon_for, deposit_paid};
+use common::{TestApp, normal_order, spawn_app};
 use couponkeeper::domain::staff::Role;
 use serde_json::json;
-
-/// A user with one 满300减50 coupon; its id.
-async fn coupon_for(app: &TestApp, user: &str) -> String {
-    let t = app.template(json!({})).await;
-    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
-    c["id"].as_str().unwrap_or_default().to_string()
-}
-
-/// A deposit-paid presale order `no` of `user` holding a locked coupon;
-/// the coupon id.
-async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> String {
-    let cid = coupon_for(app, user).await;
-    let camp = app.campaign("lock", 3600, 3600).await;
-    let r = app
-        .order(presale_order(
-            no,
-            user,
-            Some(&cid),
-            camp["id"].as_str().unwrap_or_default(),
-        ))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    cid
-}
 
 /// The anomaly of the end-to-end scenario: the order closed (a bug or a
 /// manual edit) while its coupon stays locked to it.
@@ -54,24 +27,6 @@ async fn status_of(app: &TestApp, coupon_id: &str) -> String {
         .as_str()
         .unwrap_or_default()
         .to_string()
-}
-
-async fn count(app: &TestApp, sql: &str) -> i64 {
-    sqlx::query_scalar(sql)
-        .fetch_one(app.db.db.pool())
-        .await
-        .expect("count")
-}
-
-/// Opens a confirmation page and posts its form with `fields` added.
-async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
-    let page = b.get(path).await;
-    assert_eq!(page.status, 200, "{path}: {}", page.text);
-    let csrf = page.csrf().expect("token");
-    let form_id = hidden_value(&page.text, "form_id").unwrap_or_default();
-    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf), ("form_id", &form_id)];
-    all.extend_from_slice(fields);
-    b.post_form(path, &all).await
 }
 
 /// Every POST of the console with a representative body.
@@ -327,7 +282,7 @@ async fn only_operators_invalidate_and_only_available_coupons() {
     assert_eq!(r.status, 303);
     assert_eq!(status_of(&app, &cid).await, "invalidated");
     let page = op.get(&format!("/console/coupons/{cid}")).await;
-    assert!(page.contains("已失效") && page.contains("staff:operator-1") && page.contains("fraud"));
+    assert!(page.contains("已作废") && page.contains("staff:operator-1") && page.contains("fraud"));
     // A second invalidation has nothing to act on.
     let again = op.get(&format!("/console/coupons/{cid}/invalidate")).await;
     assert!(!again.contains("data-testid=\"confirm\""));
@@ -593,7 +548,7 @@ async fn the_user_page_groups_coupons_and_orders_and_checks_them_all() {
         "{}",
         page.text
     );
-    assert!(page.contains("已关闭 (1)") && page.contains("待支付 (1)"));
+    assert!(page.contains("已关闭 (1)") && page.contains("待付款 (1)"));
     assert!(page.contains(&spare));
     let checked = b.get("/console/users/u1?check=1").await;
     assert!(

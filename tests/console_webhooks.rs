@@ -7,6 +7,7 @@
 mod common;
 
 use common::console::{Browser, Page, signed_in};
+use common::fixtures::count;
 use common::{TestApp, spawn_app, spawn_app_with};
 use couponkeeper::domain::network::parse_networks;
 use couponkeeper::domain::staff::Role;
@@ -24,13 +25,6 @@ async fn loopback_app() -> TestApp {
         c.webhooks.allow_networks = parse_networks("127.0.0.0/8").expect("networks");
     })
     .await
-}
-
-async fn count(app: &TestApp, sql: &str) -> i64 {
-    sqlx::query_scalar(sql)
-        .fetch_one(app.db.db.pool())
-        .await
-        .expect("count")
 }
 
 async fn subscribers(app: &TestApp) -> i64 {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use sqlx::{AnyPool, Row};
 use tokio::sync::Barrier;
 
+use common::fixtures::{ctx, secs};
 use common::{Store, TestService, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
@@ -24,7 +25,7 @@ use couponkeeper::server::build_service;
 use couponkeeper::service::campaigns::CampaignInput;
 use couponkeeper::service::jobs::PassReport;
 use couponkeeper::service::orders::OrderInput;
-use couponkeeper::service::{Ctx, Executed, Refusal, Service, ServiceError};
+use couponkeeper::service::{Executed, Refusal, Service, ServiceError};
 use couponkeeper::store::expiry::{DUE_BY_SQL, expire_due_sql};
 use couponkeeper::store::{Backend, Db};
 
@@ -35,14 +36,6 @@ const DAY: i64 = 24 * HOUR;
 /// Above the templates' 300-yuan minimum spend.
 const TOTAL: i64 = 39900;
 const DEPOSIT: i64 = 10000;
-
-fn ctx() -> Ctx {
-    Ctx::new("test", None)
-}
-
-fn secs(n: i64) -> Duration {
-    Duration::seconds(n)
-}
 
 fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()

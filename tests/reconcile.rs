@@ -5,44 +5,13 @@
 mod common;
 
 use common::console::{Browser, Page, signed_in};
+use common::fixtures::{coupon_for, deposit_paid, plant};
 use common::{TestApp, normal_order, presale_order, spawn_app};
 use couponkeeper::domain::reconcile::AnomalyKind;
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::Ctx;
 use couponkeeper::service::support::Authority;
 use serde_json::{Value, json};
-
-async fn plant(app: &TestApp, sql: &str) {
-    sqlx::query(sql)
-        .execute(app.db.db.pool())
-        .await
-        .expect("plant an anomaly");
-}
-
-async fn coupon_for(app: &TestApp, user: &str) -> String {
-    let t = app.template(json!({})).await;
-    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
-    c["id"].as_str().unwrap_or_default().to_string()
-}
-
-async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> String {
-    let cid = coupon_for(app, user).await;
-    let camp = app.campaign("lock", 3600, 3600).await;
-    let r = app
-        .order(presale_order(
-            no,
-            user,
-            Some(&cid),
-            camp["id"].as_str().unwrap_or_default(),
-        ))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    cid
-}
 
 /// Plants one anomaly of each of API.md's four kinds; returns
 /// (kind, coupon id, order no) of each.

@@ -10,10 +10,11 @@ mod common;
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::AnyPool;
 
+use common::fixtures::{ctx, secs};
 use common::{Store, TestDb, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
@@ -28,7 +29,7 @@ use couponkeeper::service::reminders::{
     COUPONS_EXPIRING, EXPIRES_BEFORE_FINAL_PAYMENT, FINAL_PAYMENT_OPEN, ReminderCursor,
     ReminderReport,
 };
-use couponkeeper::service::{Ctx, Executed, Service, ServiceError};
+use couponkeeper::service::{Executed, Service, ServiceError};
 use couponkeeper::store::Db;
 
 const MIN: i64 = 60;
@@ -36,14 +37,6 @@ const HOUR: i64 = 3600;
 const DAY: i64 = 24 * HOUR;
 const TOTAL: i64 = 39900;
 const DEPOSIT: i64 = 10000;
-
-fn ctx() -> Ctx {
-    Ctx::new("test", None)
-}
-
-fn secs(n: i64) -> Duration {
-    Duration::seconds(n)
-}
 
 fn fresh<T>(r: Result<Executed<T>, ServiceError>, what: &str) -> T {
     match r {

@@ -12,7 +12,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Duration;
 use common::console::Browser;
-use common::{TOKEN, TestApp, epoch, presale_order, spawn_app, spawn_app_with};
+use common::fixtures::{coupon_with_code as coupon_for, deposit_paid_with_code as deposit_paid};
+use common::{TOKEN, TestApp, epoch, spawn_app, spawn_app_with};
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::domain::self_check::{Secret, sign};
 use serde_json::json;
@@ -29,37 +30,6 @@ async fn app_with_secret() -> TestApp {
         c.self_check.support_hint = Some("客服热线 400-000-0000".to_string());
     })
     .await
-}
-
-/// A user with one 满300减50 coupon; the coupon (id, code).
-async fn coupon_for(app: &TestApp, user: &str) -> (String, String) {
-    let t = app.template(json!({})).await;
-    let c = app.claim(user, t["id"].as_str().unwrap_or_default()).await;
-    (
-        c["id"].as_str().unwrap_or_default().to_string(),
-        c["code"].as_str().unwrap_or_default().to_string(),
-    )
-}
-
-/// A deposit-paid presale order `no` of `user` holding a locked coupon;
-/// the coupon (id, code).
-async fn deposit_paid(app: &TestApp, no: &str, user: &str) -> (String, String) {
-    let (cid, code) = coupon_for(app, user).await;
-    let camp = app.campaign("lock", 3600, 3600).await;
-    let r = app
-        .order(presale_order(
-            no,
-            user,
-            Some(&cid),
-            camp["id"].as_str().unwrap_or_default(),
-        ))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
-    (cid, code)
 }
 
 /// The end-to-end anomaly: the order closed while its coupon stays locked.
@@ -165,7 +135,7 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
         );
     }
     assert!(page.contains("这张券已为订单 P-A1 锁定，付尾款时自动抵扣 50.00 元。"));
-    assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 00:00 UTC 到期。"));
+    assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 08:00 (UTC+8) 到期。"));
     assert!(page.contains("P-A1") && page.contains("待付尾款"));
     assert!(page.contains("−¥50.00"), "the order shows its discount");
     for other in [locked_b.as_str(), free_b.as_str(), "P-B1", "bob"] {
@@ -179,7 +149,10 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
     assert!(r.text.contains(
         "This coupon is locked for order P-A1: 50.00 yuan comes off automatically at the final payment."
     ));
-    assert!(r.text.contains("ready to use until 2026-11-21 00:00 UTC"));
+    assert!(
+        r.text
+            .contains("ready to use until 2026-11-21 08:00 (UTC+8)")
+    );
 
     // Bob's own link shows Bob, and nothing of Alice.
     let (url_b, _) = link(&app, "bob").await;

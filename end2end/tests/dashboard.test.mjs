@@ -57,8 +57,10 @@ test('the dashboard draws 72 hourly bars with the same counts as the API', async
   // Every bucket the API reports inside the chart's 72 hours is a bar whose
   // title names its hour and count.
   for (const b of api.buckets) {
-    const hour = b.starts_at.slice(0, 13).replace('T', ' ');
-    const title = titles.find((t) => t.startsWith(`${hour}:00 UTC`));
+    // Times read in the business zone (the default, Asia/Shanghai, UTC+8).
+    const local = new Date(Date.parse(b.starts_at) + 8 * 3600e3).toISOString();
+    const hour = local.slice(0, 16).replace('T', ' ');
+    const title = titles.find((t) => t.startsWith(`${hour} (UTC+8)`));
     if (!title) continue; // the partial 73rd hour is named under the chart
     assert.match(title, new RegExp(`: ${b.count.toLocaleString('en-US')}$`), `${hour}: ${title}`);
   }

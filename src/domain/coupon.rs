@@ -48,6 +48,17 @@ impl CouponStatus {
         CouponStatus::ALL.into_iter().find(|st| st.as_str() == s)
     }
 
+    /// The catalog key of the status's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            CouponStatus::Available => "coupon-status-available",
+            CouponStatus::Locked => "coupon-status-locked",
+            CouponStatus::Used => "coupon-status-used",
+            CouponStatus::Expired => "coupon-status-expired",
+            CouponStatus::Invalidated => "coupon-status-invalidated",
+        }
+    }
+
     /// The name support staff and customers know: 待使用, 锁定中, ...
     pub fn label_zh(self) -> &'static str {
         match self {

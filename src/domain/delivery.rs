@@ -114,24 +114,27 @@ impl AttemptClass {
         }
     }
 
-    /// The text shown, `(Chinese, English)`.
-    pub fn text(self) -> (String, String) {
-        let pair = |zh: &str, en: &str| (zh.to_string(), en.to_string());
+    /// The catalog key of the text shown (`Status` is shown as its HTTP
+    /// code, see [`AttemptClass::status_code`]).
+    pub fn message_key(self) -> &'static str {
         match self {
-            AttemptClass::Status(c) => (format!("HTTP {c}"), format!("HTTP {c}")),
-            AttemptClass::Timeout => pair("超时", "timeout"),
-            AttemptClass::Refused => pair(
-                "连接被拒绝（或地址不允许）",
-                "refused (connection refused or address not allowed)",
-            ),
-            AttemptClass::Tls => pair("TLS 握手失败", "TLS handshake failed"),
-            AttemptClass::Dns => pair("域名解析失败", "DNS lookup failed"),
-            AttemptClass::Redelivery => pair("已请求重新投递", "redelivery requested"),
-            AttemptClass::SubscriberGone => {
-                pair("接收方已停用或删除", "subscriber disabled or removed")
-            }
-            AttemptClass::Other => pair("其他错误", "other error"),
-            AttemptClass::None => pair("—", "—"),
+            AttemptClass::Status(_) => "attempt-class-status",
+            AttemptClass::Timeout => "attempt-class-timeout",
+            AttemptClass::Refused => "attempt-class-refused",
+            AttemptClass::Tls => "attempt-class-tls",
+            AttemptClass::Dns => "attempt-class-dns",
+            AttemptClass::Redelivery => "attempt-class-redelivery",
+            AttemptClass::SubscriberGone => "attempt-class-subscriber_gone",
+            AttemptClass::Other => "attempt-class-other",
+            AttemptClass::None => "attempt-class-none",
+        }
+    }
+
+    /// The HTTP status of a `Status` class.
+    pub fn status_code(self) -> Option<u16> {
+        match self {
+            AttemptClass::Status(c) => Some(c),
+            _ => None,
         }
     }
 }
@@ -210,8 +213,9 @@ mod tests {
             Other,
             None,
         ] {
-            let (zh, en) = class.text();
-            for text in [zh, en] {
+            for l in crate::i18n::Lang::ALL {
+                let text = l.t(class.message_key());
+                assert!(crate::i18n::has(class.message_key()), "{text}");
                 assert!(!text.contains('.') && !text.contains(':'), "{text}");
             }
         }

@@ -56,7 +56,8 @@ impl Forbidden {
         }
     }
 
-    /// "a loopback address", for English messages.
+    /// "a loopback address", for English logs and errors (pages use
+    /// [`Forbidden::message_key`]).
     pub fn en(self) -> &'static str {
         match self {
             Forbidden::Unspecified => "an unspecified address (this host)",
@@ -71,18 +72,18 @@ impl Forbidden {
         }
     }
 
-    /// The same in Chinese.
-    pub fn zh(self) -> &'static str {
+    /// The catalog key of the kind's name, for people.
+    pub fn message_key(self) -> &'static str {
         match self {
-            Forbidden::Unspecified => "未指定地址（即本机）",
-            Forbidden::Loopback => "本机回环地址",
-            Forbidden::LinkLocal => "链路本地地址（例如云元数据服务）",
-            Forbidden::Private => "内网地址",
-            Forbidden::SharedAddressSpace => "运营商 NAT 共享地址（100.64.0.0/10）",
-            Forbidden::Multicast => "组播地址",
-            Forbidden::Broadcast => "广播地址",
-            Forbidden::Documentation => "文档示例地址",
-            Forbidden::Reserved => "保留地址",
+            Forbidden::Unspecified => "forbidden-address-unspecified",
+            Forbidden::Loopback => "forbidden-address-loopback",
+            Forbidden::LinkLocal => "forbidden-address-link_local",
+            Forbidden::Private => "forbidden-address-private",
+            Forbidden::SharedAddressSpace => "forbidden-address-shared",
+            Forbidden::Multicast => "forbidden-address-multicast",
+            Forbidden::Broadcast => "forbidden-address-broadcast",
+            Forbidden::Documentation => "forbidden-address-documentation",
+            Forbidden::Reserved => "forbidden-address-reserved",
         }
     }
 }

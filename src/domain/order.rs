@@ -68,6 +68,19 @@ impl OrderStatus {
         }
     }
 
+    /// The catalog key of the status's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            OrderStatus::PendingPayment => "order-status-pending_payment",
+            OrderStatus::Paid => "order-status-paid",
+            OrderStatus::PendingDeposit => "order-status-pending_deposit",
+            OrderStatus::DepositPaid => "order-status-deposit_paid",
+            OrderStatus::FinalPaid => "order-status-final_paid",
+            OrderStatus::Closed => "order-status-closed",
+            OrderStatus::Refunded => "order-status-refunded",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         OrderStatus::ALL.into_iter().find(|st| st.as_str() == s)
     }

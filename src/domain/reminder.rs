@@ -77,6 +77,41 @@ impl BusinessTz {
         }
     }
 
+    /// The business day `at` falls on, as the instants it starts and the
+    /// next one starts (23 or 25 hours apart on a daylight-saving change):
+    /// what "today" means for daily caps and reports.
+    pub fn day_bounds(self, at: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+        let day = self.local(at).date();
+        let start_of = |d: chrono::NaiveDate| {
+            let midnight = d.and_time(chrono::NaiveTime::MIN);
+            match self.resolve(midnight) {
+                LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t,
+                // Midnight skipped by a spring-forward gap: the day starts
+                // when the gap ends (the first instant an hour later names).
+                LocalResult::None => self
+                    .resolve(midnight + chrono::Duration::hours(1))
+                    .earliest()
+                    .map(|t| t - chrono::Duration::hours(1))
+                    .unwrap_or(at),
+            }
+        };
+        let start = start_of(day);
+        let next = day
+            .succ_opt()
+            .map(start_of)
+            .unwrap_or(start + chrono::Duration::days(1));
+        (start, next)
+    }
+
+    /// The zone's offset from UTC at `at`, in seconds east.
+    pub fn offset_seconds(self, at: DateTime<Utc>) -> i32 {
+        use chrono::Offset;
+        match self {
+            BusinessTz::Fixed(o) => o.local_minus_utc(),
+            BusinessTz::Iana(tz) => at.with_timezone(&tz).offset().fix().local_minus_utc(),
+        }
+    }
+
     /// How much longer than its wall-clock length a quiet night can last:
     /// a fall-back transition repeats up to two hours (one almost
     /// everywhere; `Antarctica/Troll` shifts by two). None for a fixed

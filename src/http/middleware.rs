@@ -92,7 +92,17 @@ fn too_many(api: bool, wait_seconds: u64) -> Response {
             Html(crate::web::layout::error_page(
                 429,
                 &format!(
-                    "请求过于频繁，请 {wait_seconds} 秒后再试。 · Too many requests; try again in {wait_seconds} s."
+                    "{} · {}",
+                    crate::tr!(
+                        crate::i18n::Lang::Zh,
+                        "rate-limited-retry-after",
+                        seconds = wait_seconds
+                    ),
+                    crate::tr!(
+                        crate::i18n::Lang::En,
+                        "rate-limited-retry-after",
+                        seconds = wait_seconds
+                    )
                 ),
             )),
         )

@@ -6,7 +6,7 @@
 use axum::Router;
 use axum::extract::Request;
 use axum::http::StatusCode;
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -29,10 +29,16 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::web::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(from_fn_with_state(
+            state.clone(),
+            crate::web::in_business_zone,
+        ))
         .layer(from_fn_with_state(state.clone(), observe))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(from_fn_with_state(state.clone(), limit))
         .layer(from_fn_with_state(state.clone(), security_headers))
+        // Outside the limits, so a 429 speaks the caller's language too.
+        .layer(from_fn(crate::error::in_api_language))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
             let id = req

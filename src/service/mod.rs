@@ -135,6 +135,54 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// Every refusal, for the catalog test.
+    pub const ALL: [Refusal; 19] = [
+        Refusal::OutOfStock,
+        Refusal::ClaimLimitReached,
+        Refusal::TemplateInactive,
+        Refusal::CouponNotOwned,
+        Refusal::CouponNotAvailable,
+        Refusal::CouponExpired,
+        Refusal::CouponNotStarted,
+        Refusal::ThresholdNotMet,
+        Refusal::CouponNotApplicable,
+        Refusal::OrderExists,
+        Refusal::OutsidePaymentWindow,
+        Refusal::CouponLockMismatch,
+        Refusal::OrderActive,
+        Refusal::InvalidOrderStatus,
+        Refusal::OrderKindMismatch,
+        Refusal::CheckoutLockExpired,
+        Refusal::CompensationLimitExceeded,
+        Refusal::OrderNotOwned,
+        Refusal::RepairNotApplicable,
+    ];
+
+    /// The catalog key of the refusal's message, in a customer's words.
+    pub fn message_key(self) -> &'static str {
+        match self {
+            Refusal::OutOfStock => "refusal-out_of_stock",
+            Refusal::ClaimLimitReached => "refusal-claim_limit_reached",
+            Refusal::TemplateInactive => "refusal-template_inactive",
+            Refusal::CouponNotOwned => "refusal-coupon_not_owned",
+            Refusal::CouponNotAvailable => "refusal-coupon_not_available",
+            Refusal::CouponExpired => "refusal-coupon_expired",
+            Refusal::CouponNotStarted => "refusal-coupon_not_started",
+            Refusal::ThresholdNotMet => "refusal-threshold_not_met",
+            Refusal::CouponNotApplicable => "refusal-coupon_not_applicable",
+            Refusal::OrderExists => "refusal-order_exists",
+            Refusal::OutsidePaymentWindow => "refusal-outside_payment_window",
+            Refusal::CouponLockMismatch => "refusal-coupon_lock_mismatch",
+            Refusal::OrderActive => "refusal-order_active",
+            Refusal::InvalidOrderStatus => "refusal-invalid_order_status",
+            Refusal::OrderKindMismatch => "refusal-order_kind_mismatch",
+            Refusal::CheckoutLockExpired => "refusal-checkout_lock_expired",
+            Refusal::CompensationLimitExceeded => "refusal-compensation_limit_exceeded",
+            Refusal::OrderNotOwned => "refusal-order_not_owned",
+            Refusal::RepairNotApplicable => "refusal-repair_not_applicable",
+        }
+    }
+
     pub fn code(self) -> &'static str {
         match self {
             Refusal::OutOfStock => "out_of_stock",

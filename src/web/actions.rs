@@ -94,7 +94,7 @@ fn hidden_fields(staff: &Staff) -> impl IntoView + use<> {
 /// The required reason field.
 fn reason_field(l: Lang) -> impl IntoView + use<> {
     view! {
-        <label for="reason">{l.t("原因（必填，会记入时间线）", "Reason (required; recorded in the timeline)")}</label>
+        <label for="reason">{l.t("reason-required-recorded-in-the-timeline")}</label>
         <textarea id="reason" name="reason" required=true maxlength="500"></textarea>
     }
 }
@@ -102,21 +102,8 @@ fn reason_field(l: Lang) -> impl IntoView + use<> {
 /// A refusal or bad input as a message for the flash.
 fn refusal_text(l: Lang, e: &ServiceError) -> String {
     match e {
-        ServiceError::Invalid(f) if f.field == "reason" => {
-            l.t("请填写原因。", "Please give a reason.").to_string()
-        }
-        ServiceError::Refused { refusal, message } => {
-            let zh = match refusal.code() {
-                "order_active" => "订单仍在进行中，不能直接释放；如确需释放请由运营勾选强制。",
-                "coupon_not_available" => "这张券当前不是待使用状态，无法执行。",
-                "compensation_limit_exceeded" => "超出客服补偿额度（单次或当日），请联系运营。",
-                "order_not_owned" => "该订单不属于这个用户。",
-                "invalid_order_status" => "订单当前状态不允许此操作。",
-                "repair_not_applicable" => "当前情况不需要或不允许这项修复。",
-                _ => "操作被拒绝。",
-            };
-            l.pick(format!("{zh}（{message}）"), message.clone())
-        }
+        ServiceError::Invalid(f) if f.field == "reason" => l.t("please-give-a-reason").to_string(),
+        ServiceError::Refused { refusal, .. } => l.t(refusal.message_key()).to_string(),
         other => other.to_string(),
     }
 }
@@ -172,45 +159,39 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
     let order_line = order.map(|o| {
         let href = format!("/console/orders/{}", enc(&o.order_no));
         view! {
-            <dt>{l.t("绑定订单", "Bound order")}</dt>
+            <dt>{l.t("bound-order")}</dt>
             <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, &o.status)}</dd>
         }
     });
     let warning = live.then(|| {
         view! {
-            <p class="flash flash-error" role="note">{l.t(
-                "注意：该订单仍在进行中。释放后顾客付款时将不再享受这张券的优惠。",
-                "Careful: this order is still live. After a release the customer pays without this coupon's discount.",
-            )}</p>
+            <p class="flash flash-error" role="note">{l.t("careful-this-order-is-still-live")}</p>
         }
     });
     let force = (live && may_force).then(|| {
         view! {
             <label class="check"><input type="checkbox" name="force" value="true"/>" "
-                {l.t("强制释放（订单进行中，仅运营可用）", "Force the release although the order is live (operators only)")}
+                {l.t("force-the-release-although-the-order")}
             </label>
         }
     });
     let support_note = (live && !may_force).then(|| {
-        view! { <p class="note">{l.t("订单进行中的锁只能由运营强制释放。", "Only an operator can force the release of a lock whose order is live.")}</p> }
+        view! { <p class="note">{l.t("only-an-operator-can-force-the")}</p> }
     });
-    let title = l.t("释放锁定", "Release the lock");
+    let title = l.t("release-the-lock");
     let can_release = c.status == "locked";
     staff.page(
         title,
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("确认释放这张券？", "Release this coupon?")}</h2>
+                <h2 id="confirm-heading">{l.t("release-this-coupon")}</h2>
                 <dl class="facts">
-                    <dt>{l.t("券码", "Code")}</dt><dd class="mono">{c.code.clone()}</dd>
-                    <dt>{l.t("状态", "Status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
-                    <dt>{l.t("到期时间", "Ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
+                    <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
+                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
+                    <dt>{l.t("ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
                     {order_line}
                 </dl>
-                <p>{l.t(
-                    "释放后：券仍在有效期内则回到「待使用」，已过期则变为「已过期」。",
-                    "After the release the coupon is available again while still valid, otherwise expired.",
-                )}</p>
+                <p>{l.t("after-the-release-the-coupon-is")}</p>
                 {warning}
                 {if can_release {
                     view! {
@@ -220,13 +201,13 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
                             {force}
                             {support_note}
                             <p class="actions">
-                                <button type="submit" class="primary" data-testid="confirm">{l.t("确认释放", "Release")}</button>
-                                <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                                <button type="submit" class="primary" data-testid="confirm">{l.t("release")}</button>
+                                <a class="button" href=back>{l.t("cancel")}</a>
                             </p>
                         </form>
                     }.into_any()
                 } else {
-                    view! { <p>{l.t("这张券没有被锁定，无需释放。", "This coupon is not locked; there is nothing to release.")}</p> }.into_any()
+                    view! { <p>{l.t("this-coupon-is-not-locked-there")}</p> }.into_any()
                 }}
             </section>
         },
@@ -257,7 +238,7 @@ async fn release(
         )
         .await;
     let l = staff.lang;
-    let ok = l.t("已释放锁定。", "The lock is released.").to_string();
+    let ok = l.t("the-lock-is-released").to_string();
     let to = format!("/console/coupons/{}", enc(&id));
     finish(&staff, result, |_| to, ok, &path)
 }
@@ -282,25 +263,25 @@ async fn invalidate_page(
                 {hidden_fields(&staff)}
                 {reason_field(l)}
                 <p class="actions">
-                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("确认作废", "Invalidate")}</button>
-                    <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("invalidate")}</button>
+                    <a class="button" href=back>{l.t("cancel")}</a>
                 </p>
             </form>
         }
         .into_any(),
-        (true, false) => view! { <p class="note">{l.t("作废券需要运营权限。", "Invalidating a coupon needs the operator role.")}</p> }.into_any(),
-        (false, _) => view! { <p>{l.t("只有「待使用」的券可以作废。", "Only an available coupon can be invalidated.")}</p> }.into_any(),
+        (true, false) => view! { <p class="note">{l.t("invalidating-a-coupon-needs-the-operator")}</p> }.into_any(),
+        (false, _) => view! { <p>{l.t("only-an-available-coupon-can-be")}</p> }.into_any(),
     };
     staff.page(
-        l.t("作废优惠券", "Invalidate a coupon"),
+        l.t("invalidate-a-coupon"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("确认作废这张券？此操作不可撤销。", "Invalidate this coupon? This cannot be undone.")}</h2>
+                <h2 id="confirm-heading">{l.t("invalidate-this-coupon-this-cannot-be")}</h2>
                 <dl class="facts">
-                    <dt>{l.t("券码", "Code")}</dt><dd class="mono">{c.code.clone()}</dd>
-                    <dt>{l.t("用户", "User")}</dt><dd>{c.user_id.clone()}</dd>
-                    <dt>{l.t("优惠", "Discount")}</dt><dd>{terms}</dd>
-                    <dt>{l.t("状态", "Status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
+                    <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
+                    <dt>{l.t("user")}</dt><dd>{c.user_id.clone()}</dd>
+                    <dt>{l.t("discount")}</dt><dd>{terms}</dd>
+                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
                 </dl>
                 {form}
             </section>
@@ -329,10 +310,7 @@ async fn invalidate(
             form.reason,
         )
         .await;
-    let ok = staff
-        .lang
-        .t("已作废。", "The coupon is invalidated.")
-        .to_string();
+    let ok = staff.lang.t("the-coupon-is-invalidated").to_string();
     let to = format!("/console/coupons/{}", enc(&id));
     finish(&staff, result, |_| to, ok, &path)
 }
@@ -352,17 +330,11 @@ async fn compensation_page(
     let l = staff.lang;
     let settings = s.service.settings().clone();
     let cap = staff.session.role.compensation_capped().then(|| {
-        let text = l.pick(
-            format!(
-                "客服补偿额度：单张最多 {}，每人每天最多 {}。",
-                l.money(settings.support_compensation_max_cents),
-                l.money(settings.support_compensation_daily_cents)
-            ),
-            format!(
-                "Support limits: at most {} per coupon and {} per day.",
-                l.money(settings.support_compensation_max_cents),
-                l.money(settings.support_compensation_daily_cents)
-            ),
+        let text = crate::tr!(
+            l,
+            "support-limits-at-most-per-coupon",
+            support_compensation_max_cents = l.money(settings.support_compensation_max_cents),
+            support_compensation_daily_cents = l.money(settings.support_compensation_daily_cents)
         );
         view! { <p class="note" data-testid="cap">{text}</p> }
     });
@@ -375,27 +347,24 @@ async fn compensation_page(
     let action = format!("/console/users/{}/compensation", enc(&user_id));
     let back = format!("/console/users/{}", enc(&user_id));
     staff.page(
-        l.t("发放补偿券", "Issue a compensation coupon"),
+        l.t("issue-a-compensation-coupon"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.pick(format!("给用户 {user_id} 发放补偿券"), format!("Compensation coupon for user {user_id}"))}</h2>
-                <p>{l.t(
-                    "补偿券是无门槛立减券，不占任何券模板的库存，并记入补偿台账（订单、金额、原因、操作人）。",
-                    "A compensation coupon takes a fixed amount off any order, uses no template's stock, and is recorded in the compensation ledger (order, amount, reason, staff).",
-                )}</p>
+                <h2 id="confirm-heading">{crate::tr!(l, "compensation-coupon-for-user", user_id = user_id)}</h2>
+                <p>{l.t("a-compensation-coupon-takes-a-fixed")}</p>
                 {cap}
                 <form method="post" action=action class="stack">
                     {hidden_fields(&staff)}
-                    <label for="amount">{l.t("金额（元）", "Amount (yuan)")}</label>
+                    <label for="amount">{l.t("amount-yuan")}</label>
                     <input id="amount" name="amount" type="text" inputmode="decimal" required=true value=amount placeholder="50.00"/>
-                    <label for="valid_days">{l.t("有效天数", "Valid for (days)")}</label>
+                    <label for="valid_days">{l.t("valid-for-days")}</label>
                     <input id="valid_days" name="valid_days" type="number" min="1" max="365" value="30" required=true/>
-                    <label for="order_no">{l.t("关联订单号（可选）", "Order number (optional)")}</label>
+                    <label for="order_no">{l.t("order-number-optional")}</label>
                     <input id="order_no" name="order_no" type="text" value=order_no/>
                     {reason_field(l)}
                     <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认发放", "Issue")}</button>
-                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("issue")}</button>
+                        <a class="button" href=back>{l.t("cancel")}</a>
                     </p>
                 </form>
             </section>
@@ -449,14 +418,7 @@ async fn compensate(
     let l = staff.lang;
     let path = format!("/console/users/{}/compensation", enc(&user_id));
     let Some(value_cents) = form.amount.as_deref().and_then(parse_yuan) else {
-        return staff.refused(
-            &path,
-            l.t(
-                "金额格式不对，例如 50 或 50.00。",
-                "Enter the amount like 50 or 50.00.",
-            )
-            .to_string(),
-        );
+        return staff.refused(&path, l.t("enter-the-amount-like-50-or").to_string());
     };
     let Some(valid_days) = form
         .valid_days
@@ -464,11 +426,7 @@ async fn compensate(
         .and_then(|d| d.trim().parse::<i64>().ok())
         .filter(|d| (1..=365).contains(d))
     else {
-        return staff.refused(
-            &path,
-            l.t("有效天数须为 1 到 365。", "Valid days must be 1 to 365.")
-                .to_string(),
-        );
+        return staff.refused(&path, l.t("valid-days-must-be-1-to").to_string());
     };
     let order_no = form
         .order_no
@@ -489,9 +447,10 @@ async fn compensate(
             },
         )
         .await;
-    let ok = l.pick(
-        format!("已发放 {} 补偿券。", l.money(value_cents)),
-        format!("A {} compensation coupon was issued.", l.money(value_cents)),
+    let ok = crate::tr!(
+        l,
+        "a-compensation-coupon-was-issued",
+        value_cents = l.money(value_cents)
     );
     let user_page = format!("/console/users/{}", enc(&user_id));
     finish(
@@ -530,24 +489,21 @@ async fn cancel_page(
                 {hidden_fields(&staff)}
                 {reason_field(l)}
                 <p class="actions">
-                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("确认关闭订单", "Cancel the order")}</button>
-                    <a class="button" href=back>{l.t("返回", "Back")}</a>
+                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("cancel-the-order")}</button>
+                    <a class="button" href=back>{l.t("back")}</a>
                 </p>
             </form>
         }
         .into_any(),
-        (true, false) => view! { <p class="note">{l.t("关闭订单需要运营权限（结算超时未付的订单除外）。", "Cancelling an order needs the operator role (except an order whose checkout lock lapsed).")}</p> }.into_any(),
-        (false, _) => view! { <p>{l.t("订单已结束，无法关闭。", "The order is over; it cannot be cancelled.")}</p> }.into_any(),
+        (true, false) => view! { <p class="note">{l.t("cancelling-an-order-needs-the-operator")}</p> }.into_any(),
+        (false, _) => view! { <p>{l.t("the-order-is-over-it-cannot")}</p> }.into_any(),
     };
     staff.page(
-        l.t("关闭订单", "Cancel an order"),
+        l.t("cancel-an-order"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.pick(format!("确认关闭订单 {}？", o.order_no), format!("Cancel order {}?", o.order_no))}</h2>
-                <p>{order_badge(l, &o.status)}" "{l.t(
-                    "关闭后订单锁定的券会在同一事务中释放：仍有效则回到「待使用」，否则为「已过期」。",
-                    "Its locked coupon is released in the same transaction: available while still valid, otherwise expired.",
-                )}</p>
+                <h2 id="confirm-heading">{crate::tr!(l, "cancel-order", order_no = &o.order_no)}</h2>
+                <p>{order_badge(l, &o.status)}" "{l.t("its-locked-coupon-is-released-in")}</p>
                 {form}
             </section>
         },
@@ -576,7 +532,7 @@ async fn cancel(
             form.reason,
         )
         .await;
-    let ok = l.t("订单已关闭。", "The order is cancelled.").to_string();
+    let ok = l.t("the-order-is-cancelled").to_string();
     let to = format!("/console/orders/{}", enc(&order_no));
     finish(&staff, result, |_| to, ok, &path)
 }
@@ -659,11 +615,8 @@ async fn link_repair_page(
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let Some(coupon_id) = q.coupon_id.filter(|c| !c.is_empty()) else {
-        return WebError::bad_request(
-            l.t("缺少券 ID。", "Which coupon? coupon_id is missing.")
-                .to_string(),
-        )
-        .into_response();
+        return WebError::bad_request(l.t("which-coupon-coupon-id-is-missing").to_string())
+            .into_response();
     };
     let c = match s.service.get_coupon(&coupon_id).await {
         Ok(c) => c,
@@ -672,51 +625,45 @@ async fn link_repair_page(
     let (title, heading, what, note, button) = match kind {
         LinkRepair::Link => {
             let what = if o.coupon_id.as_deref() == Some(c.id.as_str()) {
-                l.pick(
-                    format!("把券 {} 重新锁定到订单 {}（订单仍在等待付款，券却被错误地释放了）。", c.code, o.order_no),
-                    format!("Lock coupon {} to order {} again (the order still waits for payment, but the coupon was freed by mistake).", c.code, o.order_no),
+                crate::tr!(
+                    l,
+                    "lock-coupon-to-order-again-the",
+                    code = &c.code,
+                    order_no = &o.order_no
                 )
             } else {
-                l.pick(
-                    format!("让订单 {} 重新指向已绑定它的券 {}（订单记录的券与实际绑定的券不一致）。", o.order_no, c.code),
-                    format!("Point order {} at coupon {}, which is bound to it (the order records a different coupon).", o.order_no, c.code),
+                crate::tr!(
+                    l,
+                    "point-order-at-coupon-which-is",
+                    order_no = &o.order_no,
+                    code = &c.code
                 )
             };
             (
-                l.t("修复券与订单的关联", "Repair the coupon link"),
-                l.t("确认修复？", "Repair this link?"),
+                l.t("repair-the-coupon-link"),
+                l.t("repair-this-link"),
                 what,
-                l.t(
-                    "修复前会在同一事务中重新核对订单和券；情况已变化时不会修改任何数据。",
-                    "The order and the coupon are checked again in the same transaction; if anything changed, nothing is written.",
-                ),
-                l.t("确认修复", "Repair"),
+                l.t("the-order-and-the-coupon-are"),
+                l.t("repair"),
             )
         }
         LinkRepair::MarkUsed => (
-            l.t("标记券为已使用", "Mark the coupon used"),
-            l.t("确认标记为已使用？", "Mark this coupon used?"),
-            l.pick(
-                format!(
-                    "订单 {} 已付款并用券 {} 抵扣，但这张券仍显示「锁定中」。确认后这张券标记为已在该订单使用（已核销）。",
-                    o.order_no, c.code
-                ),
-                format!(
-                    "Order {} is paid with coupon {}, but the coupon still reads locked. This marks the coupon used on that order.",
-                    o.order_no, c.code
-                ),
+            l.t("mark-the-coupon-used"),
+            l.t("mark-this-coupon-used"),
+            crate::tr!(
+                l,
+                "order-is-paid-with-coupon-but",
+                order_no = &o.order_no,
+                code = &c.code
             ),
-            l.t(
-                "修复前会在同一事务中重新核对：券仍锁定在这个订单上、订单仍是已付款；情况已变化时不会修改任何数据。",
-                "The coupon (still locked to this order) and the order (still paid) are checked again in the same transaction; if anything changed, nothing is written.",
-            ),
-            l.t("确认标记为已使用", "Mark used"),
+            l.t("the-coupon-still-locked-to-this"),
+            l.t("mark-used"),
         ),
     };
     // Marking used settles the discount the order already took: show it.
     let discount = matches!(kind, LinkRepair::MarkUsed).then(|| {
         let d = l.money(o.coupon_discount_cents);
-        view! { <dt>{l.t("订单抵扣", "Discount on the order")}</dt><dd>{d}</dd> }
+        view! { <dt>{l.t("discount-on-the-order")}</dt><dd>{d}</dd> }
     });
     let action = format!("/console/orders/{}/{}", enc(&o.order_no), kind.route());
     let back = format!("/console/orders/{}", enc(&o.order_no));
@@ -728,9 +675,9 @@ async fn link_repair_page(
                 <h2 id="confirm-heading">{heading}</h2>
                 <p>{what}</p>
                 <dl class="facts">
-                    <dt>{l.t("订单", "Order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, &o.status)}</dd>
+                    <dt>{l.t("order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, &o.status)}</dd>
                     {discount}
-                    <dt>{l.t("券", "Coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, &c.status)}</dd>
+                    <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, &c.status)}</dd>
                 </dl>
                 <p class="note">{note}</p>
                 <form method="post" action=action class="stack">
@@ -739,7 +686,7 @@ async fn link_repair_page(
                     {reason_field(l)}
                     <p class="actions">
                         <button type="submit" class="primary" data-testid="confirm">{button}</button>
-                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                        <a class="button" href=back>{l.t("cancel")}</a>
                     </p>
                 </form>
             </section>
@@ -803,11 +750,8 @@ async fn link_repair(
     };
     let l = staff.lang;
     let ok = match kind {
-        LinkRepair::Link => l.t("已修复券与订单的关联。", "The coupon link is repaired."),
-        LinkRepair::MarkUsed => l.t(
-            "已将这张券标记为在该订单使用。",
-            "The coupon is marked used on the order.",
-        ),
+        LinkRepair::Link => l.t("the-coupon-link-is-repaired"),
+        LinkRepair::MarkUsed => l.t("the-coupon-is-marked-used-on"),
     }
     .to_string();
     let to = format!("/console/orders/{}?check=1#health", enc(&order_no));

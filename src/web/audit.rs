@@ -52,27 +52,23 @@ fn nonempty(v: &Option<String>) -> Option<String> {
         .map(|v| v.chars().take(200).collect())
 }
 
+/// Midnight of a `YYYY-MM-DD` business day (the filter's dates are read
+/// in the business time zone, like every time on the page).
 fn day_ms(raw: &str) -> Option<i64> {
     NaiveDate::parse_from_str(raw, "%Y-%m-%d")
         .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| t.and_utc().timestamp_millis())
+        .and_then(crate::i18n::zone::start_of_day)
+        .map(|t| t.timestamp_millis())
 }
 
 impl AuditParams {
     fn log(&self, l: Lang) -> Result<AuditLog, WebError> {
-        AuditLog::parse(self.log.as_deref().unwrap_or("")).ok_or_else(|| {
-            WebError::bad_request(l.t("未知的日志类型。", "Unknown log.").to_string())
-        })
+        AuditLog::parse(self.log.as_deref().unwrap_or(""))
+            .ok_or_else(|| WebError::bad_request(l.t("unknown-log").to_string()))
     }
 
     fn query(&self, l: Lang) -> Result<AuditQuery, WebError> {
-        let bad_date = || {
-            WebError::bad_request(
-                l.t("日期格式应为 YYYY-MM-DD。", "Dates are YYYY-MM-DD.")
-                    .to_string(),
-            )
-        };
+        let bad_date = || WebError::bad_request(l.t("dates-are-yyyy-mm-dd").to_string());
         let from_ms = match nonempty(&self.from) {
             None => None,
             Some(d) => Some(day_ms(&d).ok_or_else(bad_date)?),
@@ -113,10 +109,9 @@ fn may_read(staff: &Staff) -> Result<(), WebError> {
     if staff.session.role.may_read_audit_log() {
         Ok(())
     } else {
-        Err(WebError::forbidden(staff.lang.t(
-            "审计日志包含所有员工的操作与登录地址，仅限运营和管理员查看。",
-            "The audit log shows every staff member's actions and addresses; it is for operators and admins.",
-        )))
+        Err(WebError::forbidden(
+            staff.lang.t("the-audit-log-shows-every-staff"),
+        ))
     }
 }
 
@@ -155,17 +150,17 @@ async fn audit_page(
     let csv_href = format!("/console/audit.csv?{fq}");
     let next = next.map(|n| {
         let href = format!("/console/audit?{fq}{sep}after={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("下一页", "Next page")}</a> }
+        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
     });
     let first = after.is_some().then(|| {
         let href = format!("/console/audit?{fq}");
-        view! { <a class="button" href=href>{l.t("第一页", "First page")}</a> }
+        view! { <a class="button" href=href>{l.t("first-page")}</a> }
     });
-    let tab = |this: AuditLog, zh: &'static str, en: &'static str| {
+    let tab = |this: AuditLog, label: &'static str| {
         let href = format!("/console/audit?log={}", this.as_str());
         let current = (this == log).then_some("page");
         let testid = format!("tab-{}", this.as_str());
-        view! { <a href=href aria-current=current class="tab" data-testid=testid>{l.t(zh, en)}</a> }
+        view! { <a href=href aria-current=current class="tab" data-testid=testid>{label}</a> }
     };
     let value = |v: &Option<String>| v.clone().unwrap_or_default();
     let (actor, action, target, from, to) = (
@@ -176,47 +171,38 @@ async fn audit_page(
         value(&p.to),
     );
     let target_label = match log {
-        AuditLog::Events => l.t("对象（券 ID 或订单号）", "Target (coupon id or order no)"),
-        AuditLog::Staff => l.t(
-            "对象（员工用户名或 webhook 接收方）",
-            "Target (staff name or webhook subscriber)",
-        ),
+        AuditLog::Events => l.t("target-coupon-id-or-order-no"),
+        AuditLog::Staff => l.t("target-staff-name-or-webhook-subscriber"),
     };
     let action_hint = match log {
-        AuditLog::Events => l.t(
-            "如 staff_release、force_release、invalidate、compensation、expire",
-            "e.g. staff_release, force_release, invalidate, compensation, expire",
-        ),
-        AuditLog::Staff => l.t(
-            "如 role_change、password_reset、disable、sign_in、sign_in_failed、webhook_add、webhook_disable",
-            "e.g. role_change, password_reset, disable, sign_in, sign_in_failed, webhook_add, webhook_disable",
-        ),
+        AuditLog::Events => l.t("e-g-staff-release-force-release"),
+        AuditLog::Staff => l.t("e-g-role-change-password-reset"),
     };
     let log_value = log.as_str();
     staff.page(
-        l.t("审计日志", "Audit log"),
+        l.t("audit-log"),
         view! {
-            <nav class="tabs" aria-label=l.t("日志", "Logs")>
-                {tab(AuditLog::Events, "券与订单事件", "Coupon and order events")}" · "
-                {tab(AuditLog::Staff, "员工账户与登录", "Staff accounts and sign-ins")}
+            <nav class="tabs" aria-label=l.t("logs")>
+                {tab(AuditLog::Events, l.t("audit-tab-events"))}" · "
+                {tab(AuditLog::Staff, l.t("audit-tab-staff"))}
             </nav>
             <section aria-labelledby="audit-filters">
-                <h2 id="audit-filters" class="visually-hidden">{l.t("筛选", "Filters")}</h2>
+                <h2 id="audit-filters" class="visually-hidden">{l.t("filters")}</h2>
                 <form method="get" action="/console/audit" class="filters" data-testid="audit-filters">
                     <input type="hidden" name="log" value=log_value/>
-                    <label>{l.t("操作人（完整匹配，如 staff:alice、job:expiry-sweep）", "Actor (exact, e.g. staff:alice, job:expiry-sweep)")}
+                    <label>{l.t("actor-exact-e-g-staff-alice")}
                         <input type="text" name="actor" value=actor/></label>
-                    <label>{l.t("动作（完整匹配）", "Action (exact)")}
+                    <label>{l.t("action-exact")}
                         <input type="text" name="action" value=action placeholder=action_hint/></label>
                     <label>{target_label}<input type="text" name="target" value=target/></label>
-                    <label>{l.t("起始日期（UTC）", "From (UTC date)")}<input type="date" name="from" value=from/></label>
-                    <label>{l.t("截止日期（UTC，含当天）", "To (UTC date, inclusive)")}<input type="date" name="to" value=to/></label>
-                    <button type="submit" class="primary">{l.t("筛选", "Filter")}</button>
-                    <a class="button" href=csv_href data-testid="csv">{l.t("导出 CSV", "Export CSV")}</a>
+                    <label>{l.t("filter-from-date")}<input type="date" name="from" value=from/></label>
+                    <label>{l.t("filter-to-date")}<input type="date" name="to" value=to/></label>
+                    <button type="submit" class="primary">{l.t("filter")}</button>
+                    <a class="button" href=csv_href data-testid="csv">{l.t("export-csv")}</a>
                 </form>
             </section>
             <section aria-labelledby="audit-results">
-                <h2 id="audit-results">{l.pick(format!("本页 {count} 条（最新在前）"), format!("{count} on this page (newest first)"))}</h2>
+                <h2 id="audit-results">{crate::tr!(l, "on-this-page-newest-first", count = count)}</h2>
                 {table}
                 <p class="pager">{first}{next}</p>
             </section>
@@ -231,7 +217,7 @@ fn dash(v: Option<String>) -> String {
 
 fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
     if rows.is_empty() {
-        return view! { <p class="note" data-testid="audit-empty">{l.t("没有符合条件的记录。", "No entries match.")}</p> }
+        return view! { <p class="note" data-testid="audit-empty">{l.t("no-entries-match")}</p> }
             .into_any();
     }
     let rows = rows
@@ -240,12 +226,12 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
             let target = match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
                 ("coupon", Some(id), _) => {
                     let href = format!("/console/coupons/{}", enc(id));
-                    let label = l.pick(format!("券 {id}"), format!("coupon {id}"));
+                    let label = crate::tr!(l, "coupon-5", id = id);
                     view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
                 }
                 (_, _, Some(no)) => {
                     let href = format!("/console/orders/{}", enc(no));
-                    let label = l.pick(format!("订单 {no}"), format!("order {no}"));
+                    let label = crate::tr!(l, "order-4", no = no);
                     view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
                 }
                 _ => view! { "—" }.into_any(),
@@ -274,14 +260,14 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
         <div class="table-wrap">
             <table data-testid="audit-table">
                 <thead><tr>
-                    <th scope="col">{l.t("时间", "When")}</th>
-                    <th scope="col">{l.t("操作人", "Actor")}</th>
-                    <th scope="col">{l.t("动作", "Action")}</th>
-                    <th scope="col">{l.t("对象", "Target")}</th>
-                    <th scope="col">{l.t("状态变化", "Before → after")}</th>
-                    <th scope="col">{l.t("原因", "Reason")}</th>
-                    <th scope="col">{l.t("地址", "Address")}</th>
-                    <th scope="col">{l.t("请求 ID", "Request id")}</th>
+                    <th scope="col">{l.t("when")}</th>
+                    <th scope="col">{l.t("actor")}</th>
+                    <th scope="col">{l.t("action")}</th>
+                    <th scope="col">{l.t("target")}</th>
+                    <th scope="col">{l.t("before-after")}</th>
+                    <th scope="col">{l.t("reason")}</th>
+                    <th scope="col">{l.t("address")}</th>
+                    <th scope="col">{l.t("request-id")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
@@ -292,7 +278,7 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
 
 fn staff_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
     if rows.is_empty() {
-        return view! { <p class="note" data-testid="audit-empty">{l.t("没有符合条件的记录。", "No entries match.")}</p> }
+        return view! { <p class="note" data-testid="audit-empty">{l.t("no-entries-match")}</p> }
             .into_any();
     }
     let rows = rows
@@ -315,12 +301,12 @@ fn staff_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
         <div class="table-wrap">
             <table data-testid="audit-table">
                 <thead><tr>
-                    <th scope="col">{l.t("时间", "When")}</th>
-                    <th scope="col">{l.t("操作人", "Actor")}</th>
-                    <th scope="col">{l.t("动作", "Action")}</th>
-                    <th scope="col">{l.t("员工", "Staff account")}</th>
-                    <th scope="col">{l.t("详情", "Detail")}</th>
-                    <th scope="col">{l.t("地址", "Address")}</th>
+                    <th scope="col">{l.t("when")}</th>
+                    <th scope="col">{l.t("actor")}</th>
+                    <th scope="col">{l.t("action")}</th>
+                    <th scope="col">{l.t("staff-account")}</th>
+                    <th scope="col">{l.t("detail")}</th>
+                    <th scope="col">{l.t("address")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>

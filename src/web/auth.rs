@@ -214,17 +214,15 @@ impl Staff {
     /// posted from another site.
     pub fn check_csrf(&self, token: Option<&str>) -> Result<(), WebError> {
         if !self.same_site {
-            return Err(WebError::forbidden(self.lang.t(
-                "请求来自其他站点，已拒绝。",
-                "This request came from another site and was refused.",
-            )));
+            return Err(WebError::forbidden(
+                self.lang.t("this-request-came-from-another-site"),
+            ));
         }
         match token {
             Some(t) if tokens_match(t, &self.session.csrf_token) => Ok(()),
-            _ => Err(WebError::forbidden(self.lang.t(
-                "表单已失效（安全令牌不符），请返回页面重试。",
-                "The form has expired (security token mismatch). Go back, reload and try again.",
-            ))),
+            _ => Err(WebError::forbidden(
+                self.lang.t("the-form-has-expired-security-token"),
+            )),
         }
     }
 
@@ -357,7 +355,7 @@ impl WebError {
     pub fn not_found(lang: Lang, what: &str) -> Self {
         WebError {
             status: StatusCode::NOT_FOUND,
-            message: format!("{}: {what}", lang.t("找不到", "Not found")),
+            message: format!("{}: {what}", lang.t("not-found")),
         }
     }
 
@@ -375,12 +373,7 @@ impl WebError {
                 tracing::error!(error = %err, "console: database error");
                 WebError {
                     status: StatusCode::SERVICE_UNAVAILABLE,
-                    message: lang
-                        .t(
-                            "数据库暂时不可用，请稍后重试。",
-                            "The database is unavailable; try again shortly.",
-                        )
-                        .to_string(),
+                    message: lang.t("the-database-is-unavailable-try-again").to_string(),
                 }
             }
             ServiceError::Forbidden(m) => WebError {
@@ -506,11 +499,7 @@ async fn login(
             &back,
             &Flash::new(
                 FlashKind::Error,
-                lang.t(
-                    "登录表单已失效，请重新输入。",
-                    "The sign-in form expired; please enter your details again.",
-                )
-                .to_string(),
+                lang.t("the-sign-in-form-expired-please").to_string(),
             ),
         );
     }
@@ -539,13 +528,8 @@ async fn login(
         }
         Err(e) => {
             let text = match e {
-                SignInError::BadCredentials => {
-                    lang.t("用户名或密码错误。", "Wrong name or password.")
-                }
-                SignInError::RateLimited => lang.t(
-                    "失败次数过多，请 15 分钟后再试。",
-                    "Too many failed attempts; try again in 15 minutes.",
-                ),
+                SignInError::BadCredentials => lang.t("wrong-name-or-password"),
+                SignInError::RateLimited => lang.t("too-many-failed-attempts-try-again"),
                 SignInError::Service(e) => {
                     return WebError::from_service(lang, e).into_response();
                 }
@@ -589,10 +573,7 @@ async fn logout(
         "/login",
         &Flash::new(
             FlashKind::Ok,
-            staff
-                .lang
-                .t("已退出登录。", "You are signed out.")
-                .to_string(),
+            staff.lang.t("you-are-signed-out").to_string(),
         ),
     );
     r.headers_mut().append(

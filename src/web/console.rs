@@ -43,16 +43,13 @@ pub fn routes() -> Router<AppState> {
 async fn home(staff: Staff) -> Response {
     let l = staff.lang;
     staff.page(
-        l.t("客服控制台", "Support console"),
+        l.t("support-console"),
         view! {
             <section aria-labelledby="start-heading">
-                <h2 id="start-heading">{l.t("从这里开始", "Start here")}</h2>
-                <p>{l.t(
-                    "在上方搜索框输入券码、券 ID、订单号或用户 ID，回车即可打开对应页面。按 / 键可随时聚焦搜索框。",
-                    "Type a coupon code, coupon id, order number or user id into the search box above and press Enter. Press / anywhere to focus it.",
-                )}</p>
+                <h2 id="start-heading">{l.t("start-here")}</h2>
+                <p>{l.t("type-a-coupon-code-coupon-id")}</p>
                 <ul class="links">
-                    <li><a href="/console/coupons">{l.t("按条件筛选券（可导出 CSV）", "Filter coupons (with CSV export)")}</a></li>
+                    <li><a href="/console/coupons">{l.t("filter-coupons-with-csv-export")}</a></li>
                 </ul>
             </section>
         },
@@ -72,26 +69,18 @@ pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
             let pct = c.percent_off.unwrap_or(0);
             let cap = c
                 .max_discount_cents
-                .map(|m| {
-                    l.pick(
-                        format!("，最高减 {}", l.money(m)),
-                        format!(", at most {}", l.money(m)),
-                    )
-                })
+                .map(|m| crate::tr!(l, "at-most", m = l.money(m)))
                 .unwrap_or_default();
             let min = threshold
-                .map(|t| l.pick(format!("满 {t} 可用，"), format!("orders from {t}: ")))
+                .map(|t| crate::tr!(l, "orders-from", t = t))
                 .unwrap_or_default();
-            l.pick(
-                format!("{min}{pct}% 折扣{cap}"),
-                format!("{min}{pct}% off{cap}"),
-            )
+            crate::tr!(l, "off", min = min, pct = pct, cap = cap)
         }
         _ => {
             let v = l.money(c.value_cents.unwrap_or(0));
             match threshold {
-                Some(t) => l.pick(format!("满 {t} 减 {v}"), format!("{v} off orders from {t}")),
-                None => l.pick(format!("无门槛减 {v}"), format!("{v} off, no minimum")),
+                Some(t) => crate::tr!(l, "off-orders-from", v = v, t = t),
+                None => crate::tr!(l, "off-no-minimum", v = v),
             }
         }
     }
@@ -99,7 +88,7 @@ pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
 
 fn categories_text(l: Lang, cats: &[String]) -> String {
     if cats.is_empty() {
-        l.t("全部品类", "every category").to_string()
+        l.t("every-category").to_string()
     } else {
         cats.join(", ")
     }
@@ -108,7 +97,7 @@ fn categories_text(l: Lang, cats: &[String]) -> String {
 /// The events table: when, from → to, action, actor, reason.
 pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl IntoView + use<> {
     if events.is_empty() {
-        return view! { <p class="note">{l.t("暂无记录。", "No events yet.")}</p> }.into_any();
+        return view! { <p class="note">{l.t("no-events-yet")}</p> }.into_any();
     }
     let rows = events
         .into_iter()
@@ -117,12 +106,12 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
                 Some(match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
                     ("coupon", Some(id), _) => {
                         let href = format!("/console/coupons/{}", enc(id));
-                        let label = l.pick(format!("券 {id}"), format!("coupon {id}"));
+                        let label = crate::tr!(l, "coupon-6", id = id);
                         view! { <td><a href=href>{label}</a></td> }.into_any()
                     }
                     (_, _, Some(no)) => {
                         let href = format!("/console/orders/{}", enc(no));
-                        let label = l.pick(format!("订单 {no}"), format!("order {no}"));
+                        let label = crate::tr!(l, "order-5", no = no);
                         view! { <td><a href=href>{label}</a></td> }.into_any()
                     }
                     _ => view! { <td>"—"</td> }.into_any(),
@@ -149,12 +138,12 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
         <div class="table-wrap">
             <table class="timeline" data-testid="timeline">
                 <thead><tr>
-                    <th scope="col">{l.t("时间", "When")}</th>
-                    {show_subject.then(|| view! { <th scope="col">{l.t("对象", "Subject")}</th> })}
-                    <th scope="col">{l.t("状态变化", "Change")}</th>
-                    <th scope="col">{l.t("动作", "Action")}</th>
-                    <th scope="col">{l.t("操作人", "Actor")}</th>
-                    <th scope="col">{l.t("原因", "Reason")}</th>
+                    <th scope="col">{l.t("when")}</th>
+                    {show_subject.then(|| view! { <th scope="col">{l.t("subject")}</th> })}
+                    <th scope="col">{l.t("change")}</th>
+                    <th scope="col">{l.t("action")}</th>
+                    <th scope="col">{l.t("actor")}</th>
+                    <th scope="col">{l.t("reason")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
@@ -170,7 +159,7 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
         Err(e) => return to_response(WebError::from_service(l, e)),
     };
     let events = c.events.take().unwrap_or_default();
-    let title = l.pick(format!("券 {}", c.code), format!("Coupon {}", c.code));
+    let title = crate::tr!(l, "coupon-7", code = &c.code);
     let terms = coupon_terms_text(l, &c);
     let cats = categories_text(l, &c.categories);
     let user_href = format!("/console/users/{}", enc(&c.user_id));
@@ -181,13 +170,13 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
         }
         None => view! { "—" }.into_any(),
     };
-    let template = c.template_id.clone().unwrap_or_else(|| {
-        l.t("（补偿券，无模板）", "(compensation coupon, no template)")
-            .to_string()
-    });
+    let template = c
+        .template_id
+        .clone()
+        .unwrap_or_else(|| l.t("compensation-coupon-no-template").to_string());
     let source = match c.source.as_str() {
-        "compensation" => l.t("补偿发放", "compensation"),
-        _ => l.t("用户领取", "claimed"),
+        "compensation" => l.t("compensation"),
+        _ => l.t("claimed"),
     };
     let actions = coupon_actions(l, &c);
     staff.page(
@@ -195,28 +184,28 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
         view! {
             <section aria-labelledby="coupon-facts">
                 <h2 id="coupon-facts">
-                    {l.t("券信息", "Coupon")}" "
+                    {l.t("coupon-2")}" "
                     <span data-testid="coupon-status">{coupon_badge(l, &c.status)}</span>
                 </h2>
                 <dl class="facts">
-                    <dt>{l.t("券码", "Code")}</dt><dd class="mono" data-testid="coupon-code">{c.code.clone()}</dd>
-                    <dt>{l.t("券 ID", "Coupon id")}</dt><dd class="mono">{c.id.clone()}</dd>
-                    <dt>{l.t("用户", "User")}</dt><dd><a href=user_href>{c.user_id.clone()}</a></dd>
-                    <dt>{l.t("优惠", "Discount")}</dt><dd>{terms}</dd>
-                    <dt>{l.t("适用品类", "Categories")}</dt><dd>{cats}</dd>
-                    <dt>{l.t("生效时间", "Starts")}</dt><dd>{time_text(&c.starts_at)}</dd>
-                    <dt>{l.t("到期时间", "Ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
-                    <dt>{l.t("绑定订单", "Bound order")}</dt><dd>{order}</dd>
-                    <dt>{l.t("锁定时间", "Locked at")}</dt><dd>{opt_time(&c.locked_at)}</dd>
-                    <dt>{l.t("核销时间", "Used at")}</dt><dd>{opt_time(&c.used_at)}</dd>
-                    <dt>{l.t("发放时间", "Issued at")}</dt><dd>{time_text(&c.created_at)}</dd>
-                    <dt>{l.t("来源", "Source")}</dt><dd>{source}</dd>
-                    <dt>{l.t("券模板", "Template")}</dt><dd class="mono">{template}</dd>
+                    <dt>{l.t("code")}</dt><dd class="mono" data-testid="coupon-code">{c.code.clone()}</dd>
+                    <dt>{l.t("coupon-id")}</dt><dd class="mono">{c.id.clone()}</dd>
+                    <dt>{l.t("user")}</dt><dd><a href=user_href>{c.user_id.clone()}</a></dd>
+                    <dt>{l.t("discount")}</dt><dd>{terms}</dd>
+                    <dt>{l.t("categories")}</dt><dd>{cats}</dd>
+                    <dt>{l.t("starts")}</dt><dd>{time_text(&c.starts_at)}</dd>
+                    <dt>{l.t("ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
+                    <dt>{l.t("bound-order")}</dt><dd>{order}</dd>
+                    <dt>{l.t("locked-at")}</dt><dd>{opt_time(&c.locked_at)}</dd>
+                    <dt>{l.t("used-at")}</dt><dd>{opt_time(&c.used_at)}</dd>
+                    <dt>{l.t("issued-at")}</dt><dd>{time_text(&c.created_at)}</dd>
+                    <dt>{l.t("source")}</dt><dd>{source}</dd>
+                    <dt>{l.t("template")}</dt><dd class="mono">{template}</dd>
                 </dl>
                 {actions}
             </section>
             <section aria-labelledby="coupon-timeline">
-                <h2 id="coupon-timeline">{l.t("时间线", "Timeline")}</h2>
+                <h2 id="coupon-timeline">{l.t("timeline")}</h2>
                 {timeline(l, events, false)}
             </section>
         },
@@ -228,31 +217,28 @@ fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     let id = enc(&c.id);
     let release = (c.status == "locked").then(|| {
         let href = format!("/console/coupons/{id}/release");
-        view! { <a class="button" href=href data-testid="release-link">{l.t("释放锁定", "Release lock")}</a> }
+        view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
     let invalidate = (c.status == "available").then(|| {
         let href = format!("/console/coupons/{id}/invalidate");
-        view! { <a class="button danger" href=href>{l.t("作废此券", "Invalidate")}</a> }
+        view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
     });
     let compensate = {
         let mut href = format!("/console/users/{}/compensation", enc(&c.user_id));
         if let Some(no) = &c.order_no {
             href.push_str(&format!("?order_no={}", enc(no)));
         }
-        view! { <a class="button" href=href>{l.t("发补偿券", "Issue compensation")}</a> }
+        view! { <a class="button" href=href>{l.t("issue-compensation")}</a> }
     };
     view! { <p class="actions">{release}{invalidate}{compensate}</p> }
 }
 
 fn policy_label(l: Lang, policy: &str) -> &'static str {
     match policy {
-        "lock" => l.t("定金锁券（尾款直接抵扣）", "lock (the deposit lock holds)"),
-        "strict" => l.t(
-            "严格（过期不抵扣）",
-            "strict (an expired coupon gives no discount)",
-        ),
-        "swap_or_compensate" => l.t("换券或补偿", "swap or compensate"),
-        _ => l.t("未知", "unknown"),
+        "lock" => l.t("lock-the-deposit-lock-holds"),
+        "strict" => l.t("strict-an-expired-coupon-gives-no"),
+        "swap_or_compensate" => l.t("swap-or-compensate"),
+        _ => l.t("term-unknown"),
     }
 }
 
@@ -281,10 +267,7 @@ async fn order_page(
         None => None,
     };
     let events = o.events.take().unwrap_or_default();
-    let title = l.pick(
-        format!("订单 {}", o.order_no),
-        format!("Order {}", o.order_no),
-    );
+    let title = crate::tr!(l, "order-6", order_no = &o.order_no);
     let report = if q.check.is_some() {
         match s.service.order_health_check(&o.order_no).await {
             Ok(r) => Some(r),
@@ -296,11 +279,11 @@ async fn order_page(
     let href = format!("/console/orders/{}?check=1#health", enc(&o.order_no));
     let health = view! {
         <section aria-labelledby="health" id="health-section">
-            <h2 id="health">{l.t("一键检测", "One-click health check")}</h2>
+            <h2 id="health">{l.t("one-click-health-check")}</h2>
             {match report {
                 Some(r) => health_report(l, staff.session.role, &r.overall, r.checks).into_any(),
                 None => view! {
-                    <p><a class="button primary" href=href data-testid="run-health-check">{l.t("一键检测", "Run the health check")}</a></p>
+                    <p><a class="button primary" href=href data-testid="run-health-check">{l.t("run-the-health-check")}</a></p>
                 }.into_any(),
             }}
         </section>
@@ -323,8 +306,8 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
         .into_iter()
         .map(|e| {
             let kind = match e.kind.as_str() {
-                "coupon" => l.t("补偿券", "compensation coupon"),
-                _ => l.t("尾款直接抵扣", "taken off the final payment"),
+                "coupon" => l.t("compensation-coupon"),
+                _ => l.t("taken-off-the-final-payment"),
             };
             let coupon = e.coupon_id.map(|id| {
                 let href = format!("/console/coupons/{}", enc(&id));
@@ -344,15 +327,15 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
         .collect_view();
     Some(view! {
         <section aria-labelledby="order-ledger">
-            <h2 id="order-ledger">{l.t("补偿记录", "Compensation ledger")}</h2>
+            <h2 id="order-ledger">{l.t("compensation-ledger")}</h2>
             <div class="table-wrap"><table data-testid="ledger">
                 <thead><tr>
-                    <th scope="col">{l.t("时间", "When")}</th>
-                    <th scope="col">{l.t("方式", "Kind")}</th>
-                    <th scope="col">{l.t("金额", "Amount")}</th>
-                    <th scope="col">{l.t("补偿券", "Coupon")}</th>
-                    <th scope="col">{l.t("操作人", "Actor")}</th>
-                    <th scope="col">{l.t("原因", "Reason")}</th>
+                    <th scope="col">{l.t("when")}</th>
+                    <th scope="col">{l.t("kind")}</th>
+                    <th scope="col">{l.t("amount")}</th>
+                    <th scope="col">{l.t("coupon-3")}</th>
+                    <th scope="col">{l.t("actor")}</th>
+                    <th scope="col">{l.t("reason")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table></div>
@@ -369,9 +352,9 @@ pub fn health_report(
     checks: Vec<CheckView>,
 ) -> impl IntoView + use<> {
     let overall_text = match overall {
-        "ok" => l.t("全部正常。", "Everything is in order."),
-        "warning" => l.t("有需要留意的地方。", "Something needs attention."),
-        _ => l.t("发现异常，需要处理。", "There is a problem to fix."),
+        "ok" => l.t("everything-is-in-order"),
+        "warning" => l.t("something-needs-attention"),
+        _ => l.t("there-is-a-problem-to-fix"),
     };
     let items = checks
         .into_iter()
@@ -410,14 +393,14 @@ pub fn health_report(
 
 fn check_label(l: Lang, name: &str) -> &'static str {
     match name {
-        "order_status" => l.t("订单状态", "Order status"),
-        "coupon_status" => l.t("券状态", "Coupon status"),
-        "lock_link" => l.t("券与订单互相绑定", "Coupon and order name each other"),
-        "coupon_validity" => l.t("券有效期与尾款时间", "Coupon validity vs payment window"),
-        "checkout_lock" => l.t("结算锁", "Checkout lock"),
-        "template_stock" => l.t("券模板库存", "Template stock"),
-        "stray_lock" => l.t("悬挂的锁", "Stray lock"),
-        _ => l.t("检查项", "Check"),
+        "order_status" => l.t("order-status"),
+        "coupon_status" => l.t("coupon-status"),
+        "lock_link" => l.t("coupon-and-order-name-each-other"),
+        "coupon_validity" => l.t("coupon-validity-vs-payment-window"),
+        "checkout_lock" => l.t("checkout-lock"),
+        "template_stock" => l.t("template-stock"),
+        "stray_lock" => l.t("stray-lock"),
+        _ => l.t("check"),
     }
 }
 
@@ -427,7 +410,7 @@ fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Opt
     let (href, label) = match a.code.as_str() {
         "release_coupon" => (
             format!("/console/coupons/{}/release", enc(a.coupon_id.as_deref()?)),
-            l.t("释放锁定", "Release the lock"),
+            l.t("release-the-lock"),
         ),
         "issue_compensation" => {
             let mut href = format!(
@@ -440,7 +423,7 @@ fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Opt
             if let Some(c) = a.amount_cents {
                 href.push_str(&format!("amount_cents={c}"));
             }
-            (href, l.t("发补偿券", "Issue compensation"))
+            (href, l.t("issue-compensation"))
         }
         "repair_link" => (
             format!(
@@ -448,7 +431,7 @@ fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Opt
                 enc(a.order_no.as_deref()?),
                 enc(a.coupon_id.as_deref()?)
             ),
-            l.t("修复券与订单的关联", "Repair the coupon link"),
+            l.t("repair-the-coupon-link"),
         ),
         "mark_coupon_used" => (
             format!(
@@ -456,15 +439,15 @@ fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Opt
                 enc(a.order_no.as_deref()?),
                 enc(a.coupon_id.as_deref()?)
             ),
-            l.t("标记为已使用", "Mark the coupon used"),
+            l.t("mark-the-coupon-used-2"),
         ),
         "cancel_order" if role.may_cancel_order(lapsed_checkout) => (
             format!("/console/orders/{}/cancel", enc(a.order_no.as_deref()?)),
-            l.t("关闭订单", "Cancel the order"),
+            l.t("cancel-the-order-2"),
         ),
         "cancel_order" => {
             return Some(
-                view! { <p class="note">{l.t("建议关闭订单（需运营操作）。", "Suggested: cancel the order (an operator can).")}</p> }
+                view! { <p class="note">{l.t("suggested-cancel-the-order-an-operator")}</p> }
                     .into_any(),
             );
         }
@@ -482,29 +465,29 @@ fn order_body(
     events: Vec<EventView>,
 ) -> impl IntoView + use<> {
     let kind = match o.kind.as_str() {
-        "presale" => l.t("预售订单", "presale order"),
-        _ => l.t("普通订单", "normal order"),
+        "presale" => l.t("presale-order"),
+        _ => l.t("normal-order"),
     };
     let user_href = format!("/console/users/{}", enc(&o.user_id));
     let presale = o.kind == "presale";
     let money = view! {
         <dl class="facts money-facts" data-testid="money">
-            {money_row(l, l.t("订单总额", "Total"), o.total_cents)}
-            {presale.then(|| money_row(l, l.t("定金", "Deposit"), o.deposit_cents))}
-            {money_row(l, l.t("券抵扣", "Coupon discount"), o.coupon_discount_cents)}
-            {(o.discount_snapshot_cents != o.coupon_discount_cents).then(|| money_row(l, l.t("定金时的抵扣快照", "Discount promised at deposit"), o.discount_snapshot_cents))}
-            {money_row(l, l.t("补偿", "Compensation"), o.compensation_cents)}
-            {o.final_payment_cents.map(|c| money_row(l, l.t("尾款实付", "Final payment charged"), c))}
-            <dt><strong>{l.t("应付金额", "Amount due")}</strong></dt>
+            {money_row(l, l.t("total"), o.total_cents)}
+            {presale.then(|| money_row(l, l.t("deposit"), o.deposit_cents))}
+            {money_row(l, l.t("coupon-discount"), o.coupon_discount_cents)}
+            {(o.discount_snapshot_cents != o.coupon_discount_cents).then(|| money_row(l, l.t("discount-promised-at-deposit"), o.discount_snapshot_cents))}
+            {money_row(l, l.t("compensation-2"), o.compensation_cents)}
+            {o.final_payment_cents.map(|c| money_row(l, l.t("final-payment-charged"), c))}
+            <dt><strong>{l.t("amount-due")}</strong></dt>
             <dd class="money"><strong data-testid="amount-due">{l.money(o.amount_due_cents)}</strong></dd>
         </dl>
     };
     let campaign_view = campaign.map(|c| {
         let policy = policy_label(l, &c.policy);
         view! {
-            <dt>{l.t("预售场次", "Campaign")}</dt><dd>{c.name}" "<span class="mono">"("{c.id}")"</span></dd>
-            <dt>{l.t("尾款策略", "Policy")}</dt><dd data-testid="policy">{policy}</dd>
-            <dt>{l.t("尾款时间", "Final-payment window")}</dt>
+            <dt>{l.t("campaign")}</dt><dd>{c.name}" "<span class="mono">"("{c.id}")"</span></dd>
+            <dt>{l.t("policy")}</dt><dd data-testid="policy">{policy}</dd>
+            <dt>{l.t("final-payment-window")}</dt>
             <dd>{time_text(&c.final_payment_starts_at)}" — "{time_text(&c.final_payment_ends_at)}</dd>
         }
     });
@@ -512,47 +495,47 @@ fn order_body(
         (Some(_), Some(c)) => {
             let href = format!("/console/coupons/{}", enc(&c.id));
             let bound = match &c.order_no {
-                Some(no) if *no == o.order_no => l.t("券已绑定本订单", "bound to this order").to_string(),
-                Some(no) => l.pick(format!("券绑定在另一订单 {no}"), format!("bound to another order, {no}")),
-                None => l.t("券未绑定任何订单", "not bound to any order").to_string(),
+                Some(no) if *no == o.order_no => l.t("bound-to-this-order").to_string(),
+                Some(no) => crate::tr!(l, "bound-to-another-order", no = no),
+                None => l.t("not-bound-to-any-order").to_string(),
             };
             view! {
-                <dt>{l.t("优惠券", "Coupon")}</dt>
+                <dt>{l.t("coupon-4")}</dt>
                 <dd><a href=href data-testid="order-coupon">{c.code.clone()}</a>" "{coupon_badge(l, &c.status)}" · "{bound}</dd>
             }
             .into_any()
         }
         (Some(id), None) => view! {
-            <dt>{l.t("优惠券", "Coupon")}</dt><dd class="mono">{id.clone()}" "{l.t("（找不到）", "(missing)")}</dd>
+            <dt>{l.t("coupon-4")}</dt><dd class="mono">{id.clone()}" "{l.t("missing")}</dd>
         }
         .into_any(),
-        (None, _) => view! { <dt>{l.t("优惠券", "Coupon")}</dt><dd>"—"</dd> }.into_any(),
+        (None, _) => view! { <dt>{l.t("coupon-4")}</dt><dd>"—"</dd> }.into_any(),
     };
     let lock = lock_status_label(l, &o.coupon_lock_status);
     view! {
         <section aria-labelledby="order-facts">
             <h2 id="order-facts">{kind}" "<span data-testid="order-status">{order_badge(l, &o.status)}</span></h2>
             <dl class="facts">
-                <dt>{l.t("订单号", "Order number")}</dt><dd class="mono">{o.order_no.clone()}</dd>
-                <dt>{l.t("用户", "User")}</dt><dd><a href=user_href>{o.user_id.clone()}</a></dd>
-                <dt>{l.t("品类", "Category")}</dt><dd>{o.category.clone()}</dd>
+                <dt>{l.t("order-number")}</dt><dd class="mono">{o.order_no.clone()}</dd>
+                <dt>{l.t("user")}</dt><dd><a href=user_href>{o.user_id.clone()}</a></dd>
+                <dt>{l.t("category")}</dt><dd>{o.category.clone()}</dd>
                 {campaign_view}
                 {coupon_view}
-                <dt>{l.t("券锁定状态", "Coupon lock")}</dt><dd data-testid="lock-status">{lock}</dd>
-                <dt>{l.t("下单时间", "Created")}</dt><dd>{time_text(&o.created_at)}</dd>
-                {presale.then(|| view! { <dt>{l.t("定金支付", "Deposit paid")}</dt><dd>{opt_time(&o.deposit_paid_at)}</dd> })}
-                <dt>{l.t("支付时间", "Paid")}</dt><dd>{opt_time(&o.paid_at)}</dd>
-                <dt>{l.t("关闭时间", "Closed")}</dt><dd>{opt_time(&o.closed_at)}</dd>
-                <dt>{l.t("退款时间", "Refunded")}</dt><dd>{opt_time(&o.refunded_at)}</dd>
-                {o.checkout_lock_expires_at.clone().map(|t| view! { <dt>{l.t("结算锁到期", "Checkout lock lapses")}</dt><dd>{time_text(&t)}</dd> })}
+                <dt>{l.t("coupon-lock")}</dt><dd data-testid="lock-status">{lock}</dd>
+                <dt>{l.t("created")}</dt><dd>{time_text(&o.created_at)}</dd>
+                {presale.then(|| view! { <dt>{l.t("deposit-paid")}</dt><dd>{opt_time(&o.deposit_paid_at)}</dd> })}
+                <dt>{l.t("paid")}</dt><dd>{opt_time(&o.paid_at)}</dd>
+                <dt>{l.t("closed")}</dt><dd>{opt_time(&o.closed_at)}</dd>
+                <dt>{l.t("refunded")}</dt><dd>{opt_time(&o.refunded_at)}</dd>
+                {o.checkout_lock_expires_at.clone().map(|t| view! { <dt>{l.t("checkout-lock-lapses")}</dt><dd>{time_text(&t)}</dd> })}
             </dl>
         </section>
         <section aria-labelledby="order-money">
-            <h2 id="order-money">{l.t("金额明细", "Money")}</h2>
+            <h2 id="order-money">{l.t("money")}</h2>
             {money}
         </section>
         <section aria-labelledby="order-timeline">
-            <h2 id="order-timeline">{l.t("时间线", "Timeline")}</h2>
+            <h2 id="order-timeline">{l.t("timeline")}</h2>
             {timeline(l, events, true)}
         </section>
     }
@@ -593,14 +576,11 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
         SearchOutcome::Many(hits) => hits,
         SearchOutcome::Nothing => Vec::new(),
     };
-    let title = l.pick(format!("搜索：{query}"), format!("Search: {query}"));
+    let title = crate::tr!(l, "search-2", query = &query);
     let body = if hits.is_empty() {
         view! {
             <section>
-                <p data-testid="no-results">{l.pick(
-                    format!("没有找到与「{query}」匹配的券、订单或用户。请核对券码（形如 ABCD-EFGH-JKLM）、订单号或用户 ID。"),
-                    format!("No coupon, order or user matches \"{query}\". Check the code (like ABCD-EFGH-JKLM), the order number or the user id."),
-                )}</p>
+                <p data-testid="no-results">{crate::tr!(l, "no-coupon-order-or-user-matches", query = &query)}</p>
             </section>
         }
         .into_any()
@@ -609,18 +589,9 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
             .into_iter()
             .map(|h| {
                 let (href, kind) = match h.kind.as_str() {
-                    "coupon" => (
-                        format!("/console/coupons/{}", enc(&h.key)),
-                        l.t("券", "Coupon"),
-                    ),
-                    "order" => (
-                        format!("/console/orders/{}", enc(&h.key)),
-                        l.t("订单", "Order"),
-                    ),
-                    _ => (
-                        format!("/console/users/{}", enc(&h.key)),
-                        l.t("用户", "User"),
-                    ),
+                    "coupon" => (format!("/console/coupons/{}", enc(&h.key)), l.t("coupon")),
+                    "order" => (format!("/console/orders/{}", enc(&h.key)), l.t("order")),
+                    _ => (format!("/console/users/{}", enc(&h.key)), l.t("user")),
                 };
                 view! { <li>{kind}": "<a href=href>{h.label}</a></li> }
             })
@@ -650,17 +621,16 @@ impl ListQuery {
         };
         let status = match nonempty(&self.status).as_deref() {
             None => None,
-            Some(raw) => Some(
-                CouponStatus::parse(raw)
-                    .ok_or_else(|| l.t("状态不正确。", "Unknown status.").to_string())?,
-            ),
+            Some(raw) => {
+                Some(CouponStatus::parse(raw).ok_or_else(|| l.t("unknown-status").to_string())?)
+            }
         };
         let expiring_before = match nonempty(&self.expiring_before) {
             None => None,
-            Some(raw) => Some(parse_console_time(&raw).ok_or_else(|| {
-                l.t("到期时间格式不正确。", "The expiry date is not a date.")
-                    .to_string()
-            })?),
+            Some(raw) => Some(
+                parse_console_time(&raw)
+                    .ok_or_else(|| l.t("the-expiry-date-is-not-a").to_string())?,
+            ),
         };
         Ok(CouponFilter {
             status,
@@ -687,22 +657,22 @@ impl ListQuery {
     }
 }
 
-/// A time from the console's filter: RFC 3339, or the `datetime-local`
-/// input's `2026-11-11T08:00` read as UTC, or a bare date.
+/// A time from the console's filter: RFC 3339 (its own offset), or the
+/// `datetime-local` input's `2026-11-11T08:00` or a bare date, both read
+/// in the business time zone.
 fn parse_console_time(raw: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    use chrono::{NaiveDate, NaiveDateTime, TimeZone, Utc};
+    use chrono::{NaiveDate, NaiveDateTime, Utc};
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(raw) {
         return Some(t.with_timezone(&Utc));
     }
     for f in ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"] {
         if let Ok(t) = NaiveDateTime::parse_from_str(raw, f) {
-            return Some(Utc.from_utc_datetime(&t));
+            return crate::i18n::zone::from_local(t);
         }
     }
     NaiveDate::parse_from_str(raw, "%Y-%m-%d")
         .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| Utc.from_utc_datetime(&t))
+        .and_then(crate::i18n::zone::start_of_day)
 }
 
 const PAGE_SIZE: i64 = 50;
@@ -732,11 +702,11 @@ async fn coupon_list(
     let csv_href = format!("/console/coupons.csv?{fq}");
     let next = page.next.clone().map(|n| {
         let href = format!("/console/coupons?{fq}&after={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("下一页", "Next page")}</a> }
+        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
     });
     let first = q.after.as_deref().is_some_and(|a| !a.is_empty()).then(|| {
         let href = format!("/console/coupons?{fq}");
-        view! { <a class="button" href=href>{l.t("第一页", "First page")}</a> }
+        view! { <a class="button" href=href>{l.t("first-page")}</a> }
     });
     let status_options = ["available", "locked", "used", "expired", "invalidated"]
         .into_iter()
@@ -753,26 +723,26 @@ async fn coupon_list(
         q.expiring_before.clone().unwrap_or_default(),
     );
     staff.page(
-        l.t("券列表", "Coupons"),
+        l.t("coupons"),
         view! {
             <section aria-labelledby="filters">
-                <h2 id="filters" class="visually-hidden">{l.t("筛选", "Filters")}</h2>
+                <h2 id="filters" class="visually-hidden">{l.t("filters")}</h2>
                 <form method="get" action="/console/coupons" class="filters">
-                    <label>{l.t("状态", "Status")}
+                    <label>{l.t("status")}
                         <select name="status">
-                            <option value="">{l.t("全部", "any")}</option>
+                            <option value="">{l.t("any")}</option>
                             {status_options}
                         </select>
                     </label>
-                    <label>{l.t("券模板 ID", "Template id")}<input type="text" name="template_id" value=tpl/></label>
-                    <label>{l.t("用户 ID", "User id")}<input type="text" name="user_id" value=user/></label>
-                    <label>{l.t("到期早于（UTC）", "Expiring before (UTC)")}<input type="datetime-local" name="expiring_before" value=before/></label>
-                    <button type="submit" class="primary">{l.t("筛选", "Filter")}</button>
-                    <a class="button" href=csv_href data-testid="csv">{l.t("导出 CSV", "Export CSV")}</a>
+                    <label>{l.t("template-id")}<input type="text" name="template_id" value=tpl/></label>
+                    <label>{l.t("user-id")}<input type="text" name="user_id" value=user/></label>
+                    <label>{l.t("filter-expiring-before")}<input type="datetime-local" name="expiring_before" value=before/></label>
+                    <button type="submit" class="primary">{l.t("filter")}</button>
+                    <a class="button" href=csv_href data-testid="csv">{l.t("export-csv")}</a>
                 </form>
             </section>
             <section aria-labelledby="results">
-                <h2 id="results">{l.pick(format!("本页 {count} 张（按到期时间排序）"), format!("{count} on this page (by expiry)"))}</h2>
+                <h2 id="results">{crate::tr!(l, "on-this-page-by-expiry", count = count)}</h2>
                 {rows}
                 <p class="pager">{first}{next}</p>
             </section>
@@ -783,8 +753,7 @@ async fn coupon_list(
 /// A table of coupons linking to their pages.
 fn coupon_rows(l: Lang, coupons: Vec<CouponView>) -> impl IntoView + use<> {
     if coupons.is_empty() {
-        return view! { <p class="note">{l.t("没有符合条件的券。", "No coupons match.")}</p> }
-            .into_any();
+        return view! { <p class="note">{l.t("no-coupons-match")}</p> }.into_any();
     }
     let rows = coupons
         .into_iter()
@@ -812,12 +781,12 @@ fn coupon_rows(l: Lang, coupons: Vec<CouponView>) -> impl IntoView + use<> {
         <div class="table-wrap">
             <table data-testid="coupon-table">
                 <thead><tr>
-                    <th scope="col">{l.t("券码", "Code")}</th>
-                    <th scope="col">{l.t("状态", "Status")}</th>
-                    <th scope="col">{l.t("用户", "User")}</th>
-                    <th scope="col">{l.t("优惠", "Discount")}</th>
-                    <th scope="col">{l.t("到期", "Ends")}</th>
-                    <th scope="col">{l.t("订单", "Order")}</th>
+                    <th scope="col">{l.t("code")}</th>
+                    <th scope="col">{l.t("status")}</th>
+                    <th scope="col">{l.t("user")}</th>
+                    <th scope="col">{l.t("discount")}</th>
+                    <th scope="col">{l.t("ends-2")}</th>
+                    <th scope="col">{l.t("order")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
@@ -886,7 +855,7 @@ async fn user_page(
                 .filter(|o| o.overall != "ok")
                 .map(|o| {
                     let href = format!("/console/orders/{}", enc(&o.order_no));
-                    let title = l.pick(format!("订单 {}", o.order_no), format!("Order {}", o.order_no));
+                    let title = crate::tr!(l, "order-7", order_no = &o.order_no);
                     view! {
                         <h3 class="group-heading"><a href=href>{title}</a></h3>
                         {health_report(l, role, &o.overall, o.checks)}
@@ -895,7 +864,7 @@ async fn user_page(
                 .collect_view();
             let overall = r.overall.clone();
             let summary = (overall == "ok").then(|| {
-                view! { <p class="note">{l.t("该用户所有订单和券都正常。", "All of this user's orders and coupons are in order.")}</p> }
+                view! { <p class="note">{l.t("all-of-this-users-orders-and")}</p> }
             });
             let locks = (!checks.is_empty()).then(|| health_report(l, role, &overall, std::mem::take(&mut checks)));
             view! {
@@ -905,7 +874,7 @@ async fn user_page(
             .into_any()
         }
         None => view! {
-            <p><a class="button primary" href=check_href data-testid="run-health-check">{l.t("检测全部", "Check all")}</a></p>
+            <p><a class="button primary" href=check_href data-testid="run-health-check">{l.t("check-all")}</a></p>
         }
         .into_any(),
     };
@@ -950,9 +919,9 @@ async fn user_page(
                 .map(|o| {
                     let href = format!("/console/orders/{}", enc(&o.order_no));
                     let kind = if o.kind == "presale" {
-                        l.t("预售", "presale")
+                        l.t("presale")
                     } else {
-                        l.t("普通", "normal")
+                        l.t("normal")
                     };
                     view! {
                         <tr>
@@ -970,12 +939,12 @@ async fn user_page(
                 <h3 class="group-heading">{heading}</h3>
                 <div class="table-wrap"><table>
                     <thead><tr>
-                        <th scope="col">{l.t("订单号", "Order")}</th>
-                        <th scope="col">{l.t("类型", "Kind")}</th>
-                        <th scope="col">{l.t("总额", "Total")}</th>
-                        <th scope="col">{l.t("券抵扣", "Discount")}</th>
-                        <th scope="col">{l.t("应付", "Due")}</th>
-                        <th scope="col">{l.t("下单时间", "Created")}</th>
+                        <th scope="col">{l.t("order-2")}</th>
+                        <th scope="col">{l.t("kind-2")}</th>
+                        <th scope="col">{l.t("total-2")}</th>
+                        <th scope="col">{l.t("discount-2")}</th>
+                        <th scope="col">{l.t("due")}</th>
+                        <th scope="col">{l.t("created")}</th>
                     </tr></thead>
                     <tbody>{rows}</tbody>
                 </table></div>
@@ -985,21 +954,21 @@ async fn user_page(
     .collect_view();
     let n_coupons = coupons.len();
     let n_orders = orders.len();
-    let title = l.pick(format!("用户 {user_id}"), format!("User {user_id}"));
+    let title = crate::tr!(l, "user-2", user_id = user_id);
     staff.page(
         &title,
         view! {
             <section aria-labelledby="health">
-                <h2 id="health">{l.t("一键检测", "One-click health check")}</h2>
+                <h2 id="health">{l.t("one-click-health-check")}</h2>
                 {health}
-                <p class="actions"><a class="button" href=comp_href>{l.t("发补偿券", "Issue compensation")}</a></p>
+                <p class="actions"><a class="button" href=comp_href>{l.t("issue-compensation")}</a></p>
             </section>
             <section aria-labelledby="user-coupons">
-                <h2 id="user-coupons">{l.pick(format!("优惠券（{n_coupons}）"), format!("Coupons ({n_coupons})"))}</h2>
+                <h2 id="user-coupons">{crate::tr!(l, "coupons-4", n_coupons = n_coupons)}</h2>
                 {coupon_groups}
             </section>
             <section aria-labelledby="user-orders">
-                <h2 id="user-orders">{l.pick(format!("订单（{n_orders}）"), format!("Orders ({n_orders})"))}</h2>
+                <h2 id="user-orders">{crate::tr!(l, "orders", n_orders = n_orders)}</h2>
                 {order_groups}
             </section>
         },

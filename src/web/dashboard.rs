@@ -31,7 +31,7 @@ async fn dashboard(State(s): State<AppState>, staff: Staff) -> Response {
         Ok(d) => d,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    staff.page(l.t("到期看板", "Pending expirations"), body(l, d))
+    staff.page(l.t("pending-expirations"), body(l, d))
 }
 
 /// `1234567` as `1,234,567`.
@@ -52,22 +52,13 @@ pub fn duration_text(l: Lang, seconds: i64) -> String {
     let s = seconds.max(0);
     let (d, h, m, sec) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60, s % 60);
     let parts: Vec<String> = if d > 0 {
-        vec![
-            l.pick(format!("{d} 天"), format!("{d} d")),
-            l.pick(format!("{h} 小时"), format!("{h} h")),
-        ]
+        vec![crate::tr!(l, "d", d = d), crate::tr!(l, "h", h = h)]
     } else if h > 0 {
-        vec![
-            l.pick(format!("{h} 小时"), format!("{h} h")),
-            l.pick(format!("{m} 分"), format!("{m} min")),
-        ]
+        vec![crate::tr!(l, "h-2", h = h), crate::tr!(l, "min", m = m)]
     } else if m > 0 {
-        vec![
-            l.pick(format!("{m} 分"), format!("{m} min")),
-            l.pick(format!("{sec} 秒"), format!("{sec} s")),
-        ]
+        vec![crate::tr!(l, "min-2", m = m), crate::tr!(l, "s", sec = sec)]
     } else {
-        vec![l.pick(format!("{sec} 秒"), format!("{sec} s"))]
+        vec![crate::tr!(l, "s-2", sec = sec)]
     };
     parts.join(" ")
 }
@@ -124,26 +115,14 @@ pub fn chart_svg(l: Lang, hours: &[(DateTime<Utc>, i64)], total: i64) -> String 
     let max = hours.iter().map(|h| h.1).max().unwrap_or(0).max(1);
     let peak = hours.iter().max_by_key(|h| h.1);
     let label = match peak {
-        Some((t, n)) if *n > 0 => l.pick(
-            format!(
-                "未来 72 小时每小时到期的券数柱状图：共 {} 张，最多在 {}（{} 张）",
-                thousands(total),
-                t.format("%Y-%m-%d %H:00 UTC"),
-                thousands(*n)
-            ),
-            format!(
-                "Bar chart of coupons due per hour over the next 72 hours: {} in all, most at {} ({})",
-                thousands(total),
-                t.format("%Y-%m-%d %H:00 UTC"),
-                thousands(*n)
-            ),
+        Some((t, n)) if *n > 0 => crate::tr!(
+            l,
+            "bar-chart-of-coupons-due-per-2",
+            total = thousands(total),
+            utc = crate::i18n::zone::local_minutes(*t),
+            n = thousands(*n)
         ),
-        _ => l
-            .t(
-                "未来 72 小时每小时到期的券数柱状图：没有券到期",
-                "Bar chart of coupons due per hour over the next 72 hours: none due",
-            )
-            .to_string(),
+        _ => l.t("bar-chart-of-coupons-due-per").to_string(),
     };
     let base = TOP + HEIGHT;
     let mut svg = format!(
@@ -168,7 +147,11 @@ pub fn chart_svg(l: Lang, hours: &[(DateTime<Utc>, i64)], total: i64) -> String 
     for (i, (t, n)) in hours.iter().enumerate() {
         let x = LEFT + BAR * i as f64 + 1.0;
         let h = (*n as f64 / max as f64 * HEIGHT).max(if *n > 0 { 1.0 } else { 0.0 });
-        let title = format!("{}: {}", t.format("%Y-%m-%d %H:00 UTC"), thousands(*n));
+        let title = format!(
+            "{}: {}",
+            crate::i18n::zone::local_minutes(*t),
+            thousands(*n)
+        );
         svg.push_str(&format!(
             "<rect class=\"bar\" data-testid=\"bar\" data-count=\"{n}\" x=\"{x}\" y=\"{}\" width=\"{}\" height=\"{h}\" fill=\"#b4232a\">\
              <title>{}</title></rect>",
@@ -176,11 +159,12 @@ pub fn chart_svg(l: Lang, hours: &[(DateTime<Utc>, i64)], total: i64) -> String 
             BAR - 2.0,
             escape(&title)
         ));
-        if t.hour() % 6 == 0 {
-            let text = if t.hour() == 0 {
-                t.format("%m-%d").to_string()
+        let local = crate::i18n::zone::current().local(*t);
+        if local.hour() % 6 == 0 {
+            let text = if local.hour() == 0 {
+                local.format("%m-%d").to_string()
             } else {
-                t.format("%H:00").to_string()
+                local.format("%H:%M").to_string()
             };
             svg.push_str(&format!(
                 "<line x1=\"{x}\" y1=\"{base}\" x2=\"{x}\" y2=\"{}\" stroke=\"#5a6472\"/>\
@@ -194,7 +178,7 @@ pub fn chart_svg(l: Lang, hours: &[(DateTime<Utc>, i64)], total: i64) -> String 
     svg.push_str(&format!(
         "<text x=\"{LEFT}\" y=\"{}\" font-size=\"11\" fill=\"#5a6472\">{}</text></svg>",
         base + 34.0,
-        escape(l.t("小时（UTC）", "hour (UTC)"))
+        escape(l.t("chart-hour-axis"))
     ));
     svg
 }
@@ -217,81 +201,70 @@ fn body(l: Lang, d: ExpiryDashboard) -> impl IntoView + use<> {
     };
     let beyond_note = (beyond > 0).then(|| {
         view! {
-            <p class="note" data-testid="beyond-chart">{l.pick(
-                format!("另有 {} 张在窗口最后不足一小时内到期（已计入总数）。", thousands(beyond)),
-                format!("{} more are due in the window's last partial hour (counted in the total).", thousands(beyond)),
-            )}</p>
+            <p class="note" data-testid="beyond-chart">{crate::tr!(l, "more-are-due-in-the-window", beyond = thousands(beyond))}</p>
         }
     });
     let rows = hours
         .iter()
         .map(|(t, n)| {
-            let hour = t.format("%Y-%m-%d %H:00 UTC").to_string();
+            let hour = crate::i18n::zone::local_minutes(*t);
             view! { <tr><th scope="row">{hour}</th><td>{thousands(*n)}</td></tr> }
         })
         .collect_view();
     let sweep = d.jobs.iter().find(|j| j.job == "sweep").cloned();
     view! {
         <section aria-labelledby="summary-heading">
-            <h2 id="summary-heading">{l.t("概况", "Summary")}</h2>
+            <h2 id="summary-heading">{l.t("summary")}</h2>
             <dl class="facts" data-testid="summary">
-                <dt>{l.t("未来 72 小时到期", "Due in the next 72 hours")}</dt>
+                <dt>{l.t("due-in-the-next-72-hours")}</dt>
                 <dd data-testid="due-total">{total}</dd>
-                <dt>{l.t("已逾期未处理", "Overdue (still stored available)")}</dt>
+                <dt>{l.t("overdue-still-stored-available")}</dt>
                 <dd><span class=overdue_class data-testid="overdue">{overdue}</span></dd>
-                <dt>{l.t("最早逾期已过", "Oldest overdue for")}</dt>
+                <dt>{l.t("oldest-overdue-for")}</dt>
                 <dd data-testid="oldest-overdue-age">{oldest}</dd>
-                <dt>{l.t("最早逾期的到期时间", "Oldest overdue ended at")}</dt>
+                <dt>{l.t("oldest-overdue-ended-at")}</dt>
                 <dd>{oldest_ends}</dd>
-                <dt>{l.t("数据读取时间", "Read at")}</dt>
+                <dt>{l.t("read-at")}</dt>
                 <dd data-testid="read-at">{read_at}</dd>
             </dl>
-            <p class="note">{l.t(
-                "数字与 GET /api/v1/expirations/pending?within_seconds=259200 相同（同一次服务调用）。",
-                "The numbers are those of GET /api/v1/expirations/pending?within_seconds=259200 (the same service call).",
-            )}</p>
+            <p class="note">{l.t("the-numbers-are-those-of-get")}</p>
         </section>
         <section aria-labelledby="chart-heading" data-testid="due-chart">
-            <h2 id="chart-heading">{l.t("每小时到期数量（未来 72 小时）", "Coupons due per hour (next 72 hours)")}</h2>
+            <h2 id="chart-heading">{l.t("coupons-due-per-hour-next-72")}</h2>
             <div class="chart-wrap" inner_html=svg></div>
             {beyond_note}
             // A table ignores a 1 px height, so the wrapper hides it.
             <div class="visually-hidden"><table data-testid="due-table">
-                <caption>{l.t("每小时到期数量", "Coupons due per hour")}</caption>
+                <caption>{l.t("coupons-due-per-hour")}</caption>
                 <thead><tr>
-                    <th scope="col">{l.t("小时（UTC）", "Hour (UTC)")}</th>
-                    <th scope="col">{l.t("到期张数", "Coupons due")}</th>
+                    <th scope="col">{l.t("chart-hour-heading")}</th>
+                    <th scope="col">{l.t("coupons-due")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table></div>
         </section>
         <section aria-labelledby="worker-heading">
-            <h2 id="worker-heading">{l.t("到期任务", "Expiry worker")}</h2>
+            <h2 id="worker-heading">{l.t("expiry-worker")}</h2>
             {lag_view(l, d.lag)}
             {sweep_view(l, sweep)}
             {jobs_table(l, d.jobs)}
         </section>
         <section aria-labelledby="templates-heading">
-            <h2 id="templates-heading">{l.t("未来 24 小时到期最多的券模板", "Templates with most coupons due in the next 24 hours")}</h2>
+            <h2 id="templates-heading">{l.t("templates-with-most-coupons-due-in")}</h2>
             {templates_table(l, d.top_templates)}
         </section>
     }
 }
 
 fn lag_view(l: Lang, lag: LagSample) -> impl IntoView + use<> {
-    let source = l.pick(
-        format!(
-            "来自数据库中最近一小时的过期事件（所有实例，最多 {} 条）。",
-            thousands(LAG_SAMPLE)
-        ),
-        format!(
-            "From the expiry events of the last hour in the database (every instance, at most {}).",
-            thousands(LAG_SAMPLE)
-        ),
+    let source = crate::tr!(
+        l,
+        "from-the-expiry-events-of-the",
+        lag_sample = thousands(LAG_SAMPLE)
     );
     if lag.count == 0 {
         return view! {
-            <p data-testid="lag">{l.t("最近一小时没有券过期。", "No coupon expired in the last hour.")}" "<span class="note">{source}</span></p>
+            <p data-testid="lag">{l.t("no-coupon-expired-in-the-last")}" "<span class="note">{source}</span></p>
         }
         .into_any();
     }
@@ -303,11 +276,11 @@ fn lag_view(l: Lang, lag: LagSample) -> impl IntoView + use<> {
         .join(", ");
     view! {
         <dl class="facts" data-testid="lag">
-            <dt>{l.t("过期延迟 p50", "Expiry lag p50")}</dt><dd data-testid="lag-p50">{ms_text(lag.p50_ms)}</dd>
-            <dt>{l.t("过期延迟 p95", "Expiry lag p95")}</dt><dd data-testid="lag-p95">{ms_text(lag.p95_ms)}</dd>
-            <dt>{l.t("最大延迟", "Largest lag")}</dt><dd>{ms_text(lag.max_ms)}</dd>
-            <dt>{l.t("样本", "Sample")}</dt><dd data-testid="lag-count">{thousands(lag.count as i64)}" ("{by_actor}")"</dd>
-            <dt>{l.t("最近一次过期", "Latest expiry")}</dt><dd>{opt_time(&lag.latest_at)}</dd>
+            <dt>{l.t("expiry-lag-p50")}</dt><dd data-testid="lag-p50">{ms_text(lag.p50_ms)}</dd>
+            <dt>{l.t("expiry-lag-p95")}</dt><dd data-testid="lag-p95">{ms_text(lag.p95_ms)}</dd>
+            <dt>{l.t("largest-lag")}</dt><dd>{ms_text(lag.max_ms)}</dd>
+            <dt>{l.t("sample")}</dt><dd data-testid="lag-count">{thousands(lag.count as i64)}" ("{by_actor}")"</dd>
+            <dt>{l.t("latest-expiry")}</dt><dd>{opt_time(&lag.latest_at)}</dd>
         </dl>
         <p class="note">{source}</p>
     }
@@ -317,25 +290,25 @@ fn lag_view(l: Lang, lag: LagSample) -> impl IntoView + use<> {
 fn sweep_view(l: Lang, sweep: Option<JobRunView>) -> impl IntoView + use<> {
     match sweep {
         None => view! {
-            <p data-testid="last-sweep">{l.t("还没有记录过兜底扫描。", "No backstop sweep has been recorded yet.")}</p>
+            <p data-testid="last-sweep">{l.t("no-backstop-sweep-has-been-recorded")}</p>
         }
         .into_any(),
         Some(j) => {
             let status = match &j.error {
-                None => view! { <span class="badge badge-ok">{l.t("成功", "ok")}</span> }.into_any(),
+                None => view! { <span class="badge badge-ok">{l.t("ok")}</span> }.into_any(),
                 Some(e) => {
                     let e = e.clone();
-                    view! { <span class="badge badge-problem" title=e>{l.t("失败", "failed")}</span> }
+                    view! { <span class="badge badge-problem" title=e>{l.t("failed")}</span> }
                         .into_any()
                 }
             };
             view! {
                 <dl class="facts" data-testid="last-sweep">
-                    <dt>{l.t("上次兜底扫描", "Last backstop sweep")}</dt>
+                    <dt>{l.t("last-backstop-sweep")}</dt>
                     <dd data-testid="last-sweep-at">{time_text(&j.finished_at)}" "{status}</dd>
-                    <dt>{l.t("处理行数", "Rows changed")}</dt>
+                    <dt>{l.t("rows-changed")}</dt>
                     <dd data-testid="last-sweep-rows">{thousands(j.rows)}</dd>
-                    <dt>{l.t("耗时", "Duration")}</dt>
+                    <dt>{l.t("duration")}</dt>
                     <dd data-testid="last-sweep-duration">{ms_text(Some(j.duration_ms))}</dd>
                 </dl>
             }
@@ -346,17 +319,17 @@ fn sweep_view(l: Lang, sweep: Option<JobRunView>) -> impl IntoView + use<> {
 
 fn job_label(l: Lang, job: &str) -> &'static str {
     match job {
-        "sweep" => l.t("兜底扫描", "backstop sweep"),
-        "zombie-reaper" => l.t("僵尸锁清理", "zombie-lock reaper"),
-        "archive" => l.t("归档", "archive"),
-        "idempotency-purge" => l.t("幂等键与会话清理", "idempotency and session purge"),
-        _ => l.t("任务", "job"),
+        "sweep" => l.t("backstop-sweep"),
+        "zombie-reaper" => l.t("zombie-lock-reaper"),
+        "archive" => l.t("archive"),
+        "idempotency-purge" => l.t("idempotency-and-session-purge"),
+        _ => l.t("job"),
     }
 }
 
 fn jobs_table(l: Lang, jobs: Vec<JobRunView>) -> impl IntoView + use<> {
     if jobs.is_empty() {
-        return view! { <p class="note" data-testid="jobs-table">{l.t("还没有任务运行记录。", "No job runs recorded yet.")}</p> }
+        return view! { <p class="note" data-testid="jobs-table">{l.t("no-job-runs-recorded-yet")}</p> }
             .into_any();
     }
     let rows = jobs
@@ -379,28 +352,25 @@ fn jobs_table(l: Lang, jobs: Vec<JobRunView>) -> impl IntoView + use<> {
     view! {
         <div class="table-wrap">
             <table data-testid="jobs-table">
-                <caption>{l.t("各后台任务的最近一次运行（job_runs）", "Last run of each background job (job_runs)")}</caption>
+                <caption>{l.t("last-run-of-each-background-job")}</caption>
                 <thead><tr>
-                    <th scope="col">{l.t("任务", "Job")}</th>
-                    <th scope="col">{l.t("结束时间", "Finished")}</th>
-                    <th scope="col">{l.t("耗时", "Duration")}</th>
-                    <th scope="col">{l.t("行数", "Rows")}</th>
-                    <th scope="col">{l.t("错误", "Error")}</th>
+                    <th scope="col">{l.t("job-2")}</th>
+                    <th scope="col">{l.t("finished")}</th>
+                    <th scope="col">{l.t("duration")}</th>
+                    <th scope="col">{l.t("rows")}</th>
+                    <th scope="col">{l.t("error")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
         </div>
-        <p class="note">{l.t(
-            "精确到期的时间轮持续运行、不写运行记录；它的效果见上面的过期延迟。",
-            "The timing wheel runs continuously and records no runs; its work shows in the expiry lag above.",
-        )}</p>
+        <p class="note">{l.t("the-timing-wheel-runs-continuously-and")}</p>
     }
     .into_any()
 }
 
 fn templates_table(l: Lang, top: Vec<TemplateDue>) -> impl IntoView + use<> {
     if top.is_empty() {
-        return view! { <p class="note" data-testid="top-templates">{l.t("未来 24 小时没有模板券到期。", "No template's coupons are due in the next 24 hours.")}</p> }
+        return view! { <p class="note" data-testid="top-templates">{l.t("no-templates-coupons-are-due-in")}</p> }
             .into_any();
     }
     let rows = top
@@ -427,9 +397,9 @@ fn templates_table(l: Lang, top: Vec<TemplateDue>) -> impl IntoView + use<> {
             <table data-testid="top-templates">
                 <thead><tr>
                     <th scope="col">"#"</th>
-                    <th scope="col">{l.t("券模板", "Template")}</th>
-                    <th scope="col">{l.t("模板 ID", "Template id")}</th>
-                    <th scope="col">{l.t("24 小时内到期", "Due within 24 h")}</th>
+                    <th scope="col">{l.t("template")}</th>
+                    <th scope="col">{l.t("template-id-2")}</th>
+                    <th scope="col">{l.t("due-within-24-h")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>

@@ -52,10 +52,10 @@ fn some(v: Option<String>) -> Option<String> {
 
 fn status_label(l: Lang, s: &str) -> &'static str {
     match s {
-        "pending" => l.t("待投递", "pending"),
-        "delivered" => l.t("已送达", "delivered"),
-        "dead" => l.t("已放弃（死信）", "dead letter"),
-        _ => l.t("未知", "unknown"),
+        "pending" => l.t("pending"),
+        "delivered" => l.t("delivered"),
+        "dead" => l.t("dead-letter"),
+        _ => l.t("term-unknown"),
     }
 }
 
@@ -101,34 +101,32 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
         })
         .collect_view();
     let table = if rows.is_empty() {
-        view! { <p class="note" data-testid="no-deliveries">{l.t("没有符合条件的投递。", "No deliveries match.")}</p> }.into_any()
+        view! { <p class="note" data-testid="no-deliveries">{l.t("no-deliveries-match")}</p> }
+            .into_any()
     } else {
         rows_view(l, operator(&staff), rows).into_any()
     };
     staff.page(
-        l.t("消息投递", "Deliveries"),
+        l.t("deliveries"),
         view! {
             <section aria-labelledby="deliveries-heading">
-                <h2 id="deliveries-heading">{l.t("Webhook 消息投递", "Webhook deliveries")}</h2>
+                <h2 id="deliveries-heading">{l.t("webhook-deliveries")}</h2>
                 <form method="get" action="/console/deliveries" class="inline">
-                    <label for="status">{l.t("状态", "Status")}</label>
+                    <label for="status">{l.t("status")}</label>
                     <select id="status" name="status">
-                        <option value="">{l.t("全部", "all")}</option>
+                        <option value="">{l.t("all")}</option>
                         {status_options}
                     </select>
-                    <label for="type">{l.t("类型", "Type")}</label>
+                    <label for="type">{l.t("type")}</label>
                     <select id="type" name="type">
-                        <option value="">{l.t("全部", "all")}</option>
+                        <option value="">{l.t("all")}</option>
                         {type_options}
                     </select>
-                    <label for="user">{l.t("用户", "User")}</label>
+                    <label for="user">{l.t("user")}</label>
                     <input id="user" name="user" value=user.unwrap_or_default() maxlength="100"/>
-                    <button type="submit">{l.t("筛选", "Filter")}</button>
+                    <button type="submit">{l.t("filter")}</button>
                 </form>
-                <p class="note">{l.t(
-                    "最多显示最新 200 条。每条消息至少投递一次；接收方按 id 去重。",
-                    "Newest 200 at most. Every message is delivered at least once; receivers drop repeats by id.",
-                )}</p>
+                <p class="note">{l.t("newest-200-at-most-every-message")}</p>
                 {table}
             </section>
         },
@@ -147,10 +145,10 @@ fn outcome_view(
     let text = match (raw, status_code, error) {
         (true, Some(code), _) => format!("HTTP {code}"),
         (true, None, Some(e)) => e.to_string(),
-        _ => {
-            let (zh, en) = class.text();
-            l.pick(zh, en)
-        }
+        _ => match class.status_code() {
+            Some(code) => crate::tr!(l, "attempt-class-status", code = u32::from(code)),
+            None => l.t(class.message_key()).to_string(),
+        },
     };
     view! { <span data-class=class.code()>{text}</span> }
 }
@@ -174,10 +172,10 @@ fn attempts_view(l: Lang, raw: bool, d: &DeliveryView) -> impl IntoView + use<> 
     view! {
         <table data-testid="attempts">
             <thead><tr>
-                <th scope="col">{l.t("时间", "When")}</th>
-                <th scope="col">{l.t("结果", "Result")}</th>
-                <th scope="col">{l.t("耗时", "Took")}</th>
-                <th scope="col">{l.t("执行者", "By")}</th>
+                <th scope="col">{l.t("when")}</th>
+                <th scope="col">{l.t("result")}</th>
+                <th scope="col">{l.t("took")}</th>
+                <th scope="col">{l.t("by")}</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table>
@@ -196,7 +194,7 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
             let n = d.history.len();
             let attempts = view! {
                 <details>
-                    <summary>{l.pick(format!("{} 次尝试", d.attempts), format!("{} attempts", d.attempts))}</summary>
+                    <summary>{crate::tr!(l, "attempts-4", attempts = &d.attempts)}</summary>
                     {(n > 0).then(|| attempts_view(l, raw, &d))}
                 </details>
             };
@@ -216,13 +214,13 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
     view! {
         <div class="table-wrap"><table data-testid="deliveries">
             <thead><tr>
-                <th scope="col">{l.t("消息 id", "Message id")}</th>
-                <th scope="col">{l.t("类型", "Type")}</th>
-                <th scope="col">{l.t("用户", "User")}</th>
-                <th scope="col">{l.t("接收方", "Subscriber")}</th>
-                <th scope="col">{l.t("状态", "Status")}</th>
-                <th scope="col">{l.t("尝试", "Attempts")}</th>
-                <th scope="col">{l.t("创建时间", "Created")}</th>
+                <th scope="col">{l.t("message-id")}</th>
+                <th scope="col">{l.t("type")}</th>
+                <th scope="col">{l.t("user")}</th>
+                <th scope="col">{l.t("subscriber")}</th>
+                <th scope="col">{l.t("status")}</th>
+                <th scope="col">{l.t("attempts")}</th>
+                <th scope="col">{l.t("created-2")}</th>
             </tr></thead>
             <tbody>{body}</tbody>
         </table></div>
@@ -238,33 +236,33 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
     let body = s.service.delivery_body(id).await.unwrap_or_default();
     let redeliver = (operator(&staff) && d.status != "pending").then(|| {
         let href = format!("/console/deliveries/{id}/redeliver");
-        view! { <a class="button primary" href=href data-testid="redeliver">{l.t("重新投递", "Redeliver")}</a> }
+        view! { <a class="button primary" href=href data-testid="redeliver">{l.t("redeliver")}</a> }
     });
     let next = (d.status == "pending").then(|| {
-        view! { <dt>{l.t("下次尝试", "Next attempt")}</dt><dd>{time_text(&d.next_attempt_at)}</dd> }
+        view! { <dt>{l.t("next-attempt")}</dt><dd>{time_text(&d.next_attempt_at)}</dd> }
     });
     let raw = operator(&staff);
     let last = outcome_view(l, raw, d.last_status_code, d.last_error.as_deref());
     let attempts = attempts_view(l, raw, &d);
     staff.page(
-        l.t("投递详情", "Delivery"),
+        l.t("delivery"),
         view! {
             <section aria-labelledby="delivery-heading">
                 <h2 id="delivery-heading" class="mono">{d.message_id.clone()}</h2>
                 <dl class="facts">
-                    <dt>{l.t("类型", "Type")}</dt><dd class="mono">{d.event_type.clone()}</dd>
-                    <dt>{l.t("用户", "User")}</dt><dd>{d.user_id.clone().unwrap_or_default()}</dd>
-                    <dt>{l.t("接收方", "Subscriber")}</dt>
+                    <dt>{l.t("type")}</dt><dd class="mono">{d.event_type.clone()}</dd>
+                    <dt>{l.t("user")}</dt><dd>{d.user_id.clone().unwrap_or_default()}</dd>
+                    <dt>{l.t("subscriber")}</dt>
                     <dd>{d.subscriber_url.clone().unwrap_or_default()}" ("{d.subscriber_id.clone()}")"</dd>
-                    <dt>{l.t("状态", "Status")}</dt><dd>{status_badge(l, &d.status)}</dd>
-                    <dt>{l.t("尝试次数", "Attempts")}</dt><dd>{d.attempts}</dd>
-                    <dt>{l.t("最近结果", "Last result")}</dt><dd data-testid="last-result">{last}</dd>
+                    <dt>{l.t("status")}</dt><dd>{status_badge(l, &d.status)}</dd>
+                    <dt>{l.t("attempts-2")}</dt><dd>{d.attempts}</dd>
+                    <dt>{l.t("last-result")}</dt><dd data-testid="last-result">{last}</dd>
                     {next}
                 </dl>
-                <p class="actions">{redeliver}<a class="button" href="/console/deliveries">{l.t("返回列表", "Back to the list")}</a></p>
-                <h3>{l.t("尝试记录", "Attempts")}</h3>
+                <p class="actions">{redeliver}<a class="button" href="/console/deliveries">{l.t("back-to-the-list")}</a></p>
+                <h3>{l.t("attempts-3")}</h3>
                 {attempts}
-                <h3>{l.t("消息内容", "Body")}</h3>
+                <h3>{l.t("body")}</h3>
                 <pre class="mono" data-testid="body">{body}</pre>
             </section>
         },
@@ -273,11 +271,7 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
 
 fn operator_only(staff: &Staff) -> Option<Response> {
     (!operator(staff)).then(|| {
-        WebError::forbidden(staff.lang.t(
-            "重新投递需要运营权限。",
-            "Redelivery needs the operator role.",
-        ))
-        .into_response()
+        WebError::forbidden(staff.lang.t("redelivery-needs-the-operator-role")).into_response()
     })
 }
 
@@ -294,19 +288,16 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i6
     let action = format!("/console/deliveries/{id}/redeliver");
     let back = format!("/console/deliveries/{id}");
     staff.page(
-        l.t("确认重新投递", "Confirm redelivery"),
+        l.t("confirm-redelivery"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("重新投递", "Redeliver")}" "<span class="mono">{d.message_id.clone()}</span></h2>
-                <p>{l.pick(
-                    format!("将把这条 {} 消息重新发送到 {}，使用相同的 id；以往的尝试记录保留。", d.event_type, d.subscriber_url.clone().unwrap_or_default()),
-                    format!("The {} message is sent to {} again, with the same id; earlier attempts stay in its history.", d.event_type, d.subscriber_url.clone().unwrap_or_default()),
-                )}</p>
+                <h2 id="confirm-heading">{l.t("redeliver")}" "<span class="mono">{d.message_id.clone()}</span></h2>
+                <p>{crate::tr!(l, "the-message-is-sent-to-again", event_type = &d.event_type, subscriber_url = d.subscriber_url.clone().unwrap_or_default())}</p>
                 <form method="post" action=action class="stack">
                     <input type="hidden" name="csrf" value=csrf/>
                     <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{l.t("确认重新投递", "Redeliver")}</button>
-                        <a class="button" href=back>{l.t("取消", "Cancel")}</a>
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("redeliver-2")}</button>
+                        <a class="button" href=back>{l.t("cancel")}</a>
                     </p>
                 </form>
             </section>
@@ -329,10 +320,7 @@ async fn redeliver(
     let l = staff.lang;
     let to = format!("/console/deliveries/{id}");
     match s.service.redeliver(id, &staff.actor()).await {
-        Ok(()) => staff.done(
-            &to,
-            l.t("已安排重新投递。", "Redelivery scheduled.").to_string(),
-        ),
+        Ok(()) => staff.done(&to, l.t("redelivery-scheduled").to_string()),
         Err(crate::service::ServiceError::Invalid(f)) => staff.refused(&to, f.message),
         Err(e) => WebError::from_service(l, e).into_response(),
     }

@@ -123,23 +123,23 @@ pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> Stri
     let title_owned = title.to_string();
     let html = Owner::new().with(move || {
         view! {
-            <a class="skip" href="#main">{l.t("跳到正文", "Skip to content")}</a>
+            <a class="skip" href="#main">{l.t("skip-to-content")}</a>
             <header class="console-header">
                 <div class="brand">
                     <a href="/console">"couponkeeper"</a>
-                    <span class="brand-sub">{l.t("客服控制台", "Support console")}</span>
+                    <span class="brand-sub">{l.t("support-console")}</span>
                 </div>
                 <form class="search" method="get" action="/console/search" role="search">
                     <label for="search-q" class="visually-hidden">
-                        {l.t("搜索券码、券 ID、订单号或用户 ID", "Search coupon code, coupon id, order number or user id")}
+                        {l.t("search-coupon-code-coupon-id-order")}
                     </label>
                     <input id="search-q" name="q" type="search" autocomplete="off"
-                        placeholder=l.t("券码 / 券ID / 订单号 / 用户ID  （按 / 聚焦）", "code / coupon id / order no / user id  (press /)")/>
-                    <button type="submit">{l.t("搜索", "Search")}</button>
+                        placeholder=l.t("code-coupon-id-order-no-user")/>
+                    <button type="submit">{l.t("search")}</button>
                 </form>
-                <nav class="who" aria-label=l.t("账户", "Account")>
+                <nav class="who" aria-label=l.t("account")>
                     <span class="staff-name" data-testid="staff-name">{name}" · "{role}</span>
-                    <a href="/console/password" data-testid="nav-password">{l.t("修改密码", "Change password")}</a>
+                    <a href="/console/password" data-testid="nav-password">{l.t("change-password")}</a>
                     <form method="post" action="/lang" class="inline">
                         <input type="hidden" name="lang" value=l.other().code()/>
                         <input type="hidden" name="next" value=here/>
@@ -147,20 +147,20 @@ pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> Stri
                     </form>
                     <form method="post" action="/logout" class="inline">
                         <input type="hidden" name="csrf" value=csrf/>
-                        <button type="submit" class="link">{l.t("退出", "Sign out")}</button>
+                        <button type="submit" class="link">{l.t("sign-out")}</button>
                     </form>
                 </nav>
             </header>
-            <nav class="console-nav" aria-label=l.t("主导航", "Main")>
-                <a href="/console">{l.t("首页", "Home")}</a>
-                <a href="/console/coupons">{l.t("券列表", "Coupons")}</a>
-                <a href="/console/reconciliation">{l.t("对账", "Reconciliation")}</a>
-                {(staff.session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("员工管理", "Staff")}</a> })}
-                <a href="/console/expirations" data-testid="nav-expirations">{l.t("到期看板", "Expirations")}</a>
-                <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("消息投递", "Deliveries")}</a>
-                {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("Webhook", "Webhooks")}</a> })}
-                {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("提醒计划", "Reminders")}</a> })}
-                {staff.session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("审计日志", "Audit log")}</a> })}
+            <nav class="console-nav" aria-label=l.t("main")>
+                <a href="/console">{l.t("home")}</a>
+                <a href="/console/coupons">{l.t("coupons")}</a>
+                <a href="/console/reconciliation">{l.t("reconciliation")}</a>
+                {(staff.session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
+                <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
+                <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>
+                {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("webhooks")}</a> })}
+                {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
+                {staff.session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> })}
             </nav>
             {flash.map(|f| flash_view(&f))}
             <main id="main" class="content wide">
@@ -195,20 +195,20 @@ pub fn login_page(l: Lang, flash: Option<&Flash>, csrf: &str, next: &str) -> Str
         view! {
             <header class="site-header">
                 <p class="brand-line">"couponkeeper"</p>
-                <p class="tagline">{l.t("客服控制台", "Support console")}</p>
+                <p class="tagline">{l.t("support-console")}</p>
             </header>
             {flash.map(|f| flash_view(&f))}
             <main id="main" class="content narrow">
                 <section aria-labelledby="login-heading">
-                    <h1 id="login-heading">{l.t("员工登录", "Staff sign-in")}</h1>
+                    <h1 id="login-heading">{l.t("staff-sign-in")}</h1>
                     <form method="post" action="/login" class="stack">
                         <input type="hidden" name="csrf" value=csrf/>
                         <input type="hidden" name="next" value=next/>
-                        <label for="login-name">{l.t("用户名", "Name")}</label>
+                        <label for="login-name">{l.t("name")}</label>
                         <input id="login-name" name="name" type="text" autocomplete="username" required=true autofocus=true/>
-                        <label for="login-password">{l.t("密码", "Password")}</label>
+                        <label for="login-password">{l.t("password")}</label>
                         <input id="login-password" name="password" type="password" autocomplete="current-password" required=true/>
-                        <button type="submit" class="primary">{l.t("登录", "Sign in")}</button>
+                        <button type="submit" class="primary">{l.t("sign-in")}</button>
                     </form>
                 </section>
                 <form method="post" action="/lang" class="inline">
@@ -222,7 +222,7 @@ pub fn login_page(l: Lang, flash: Option<&Flash>, csrf: &str, next: &str) -> Str
     });
     document_in(
         l.html_lang(),
-        &format!("{} · couponkeeper", l.t("登录", "Sign in")),
+        &format!("{} · couponkeeper", l.t("sign-in")),
         &html,
     )
 }
@@ -230,17 +230,23 @@ pub fn login_page(l: Lang, flash: Option<&Flash>, csrf: &str, next: &str) -> Str
 /// A page for an error status, in both languages (it may be shown before
 /// the language is known).
 pub fn error_page(status: u16, message: &str) -> String {
-    let (zh, en) = match status {
-        400 => ("请求有误", "Bad request"),
-        403 => ("没有权限", "Forbidden"),
-        404 => ("找不到", "Not found"),
-        409 => ("无法执行", "Refused"),
-        503 => ("暂时不可用", "Unavailable"),
-        _ => ("出错了", "Something went wrong"),
+    let key = match status {
+        400 => "error-page-400",
+        403 => "error-page-403",
+        404 => "error-page-404",
+        409 => "error-page-409",
+        503 => "error-page-503",
+        _ => "error-page-other",
     };
+    let (zh, en) = (Lang::Zh.t(key), Lang::En.t(key));
+    let home = format!(
+        "{} · {}",
+        Lang::Zh.t("console-home"),
+        Lang::En.t("console-home")
+    );
     let body = format!(
         "<main id=\"main\" class=\"content narrow\"><section><h1>{status} {zh} · {en}</h1>\
-         <p data-testid=\"error-message\">{}</p><p><a href=\"/console\">控制台首页 · Console home</a></p>\
+         <p data-testid=\"error-message\">{}</p><p><a href=\"/console\">{home}</a></p>\
          </section></main>",
         escape_html(message)
     );
@@ -250,22 +256,18 @@ pub fn error_page(status: u16, message: &str) -> String {
 /// A role's name.
 pub fn role_label(l: Lang, role: &str) -> &'static str {
     match role {
-        "support" => l.t("客服", "support"),
-        "operator" => l.t("运营", "operator"),
-        "admin" => l.t("管理员", "admin"),
-        _ => l.t("未知角色", "unknown role"),
+        "support" => l.t("role-support"),
+        "operator" => l.t("role-operator"),
+        "admin" => l.t("role-admin"),
+        _ => l.t("term-unknown"),
     }
 }
 
 /// A coupon status's name: Chinese names as the business uses them.
 pub fn coupon_status_label(l: Lang, status: &str) -> &'static str {
-    match status {
-        "available" => l.t("待使用", "available"),
-        "locked" => l.t("锁定中", "locked"),
-        "used" => l.t("已核销", "used"),
-        "expired" => l.t("已过期", "expired"),
-        "invalidated" => l.t("已失效", "invalidated"),
-        _ => l.t("未知", "unknown"),
+    match crate::domain::coupon::CouponStatus::parse(status) {
+        Some(st) => l.t(st.label_key()),
+        None => l.t("term-unknown"),
     }
 }
 
@@ -284,15 +286,9 @@ pub fn coupon_badge(l: Lang, status: &str) -> impl IntoView + use<> {
 
 /// An order status's name.
 pub fn order_status_label(l: Lang, status: &str) -> &'static str {
-    match status {
-        "pending_payment" => l.t("待支付", "pending payment"),
-        "paid" => l.t("已支付", "paid"),
-        "pending_deposit" => l.t("待付定金", "pending deposit"),
-        "deposit_paid" => l.t("定金已付", "deposit paid"),
-        "final_paid" => l.t("尾款已付", "final payment paid"),
-        "closed" => l.t("已关闭", "closed"),
-        "refunded" => l.t("已退款", "refunded"),
-        _ => l.t("未知", "unknown"),
+    match crate::domain::order::OrderStatus::parse(status) {
+        Some(st) => l.t(st.label_key()),
+        None => l.t("term-unknown"),
     }
 }
 
@@ -307,9 +303,9 @@ pub fn order_badge(l: Lang, status: &str) -> impl IntoView + use<> {
 /// A health-check result (`ok`, `warning`, `problem`) as a badge.
 pub fn result_badge(l: Lang, result: &str) -> impl IntoView + use<> {
     let (class, text) = match result {
-        "ok" => ("badge badge-ok", l.t("正常", "ok")),
-        "warning" => ("badge badge-warning", l.t("注意", "warning")),
-        _ => ("badge badge-problem", l.t("异常", "problem")),
+        "ok" => ("badge badge-ok", l.t("result-ok")),
+        "warning" => ("badge badge-warning", l.t("result-warning")),
+        _ => ("badge badge-problem", l.t("result-problem")),
     };
     let result = result.to_string();
     view! { <span class=class data-result=result>{text}</span> }
@@ -318,30 +314,46 @@ pub fn result_badge(l: Lang, result: &str) -> impl IntoView + use<> {
 /// A lock status of an order's coupon.
 pub fn lock_status_label(l: Lang, s: &str) -> &'static str {
     match s {
-        "none" => l.t("无", "none"),
-        "locked" => l.t("已锁定", "locked"),
-        "used" => l.t("已使用", "used"),
-        "released" => l.t("已释放", "released"),
-        _ => l.t("未知", "unknown"),
+        "none" => l.t("lock-status-none"),
+        "locked" => l.t("lock-status-locked"),
+        "used" => l.t("lock-status-used"),
+        "released" => l.t("lock-status-released"),
+        _ => l.t("term-unknown"),
     }
 }
 
-/// An RFC 3339 UTC time shown as `2026-11-11 08:00:00 UTC`.
-pub fn time_text(rfc3339: &str) -> String {
+/// A time for people: `<time datetime="2026-11-11T00:00:00Z">2026-11-11
+/// 08:00:00 (UTC+8)</time>`, in the business time zone with its offset
+/// and the exact UTC instant in the attribute. Text that is not a time is
+/// shown as it is.
+pub fn time_text(rfc3339: &str) -> impl IntoView + use<> {
     match chrono::DateTime::parse_from_rfc3339(rfc3339) {
-        Ok(t) => t
-            .with_timezone(&chrono::Utc)
-            .format("%Y-%m-%d %H:%M:%S UTC")
-            .to_string(),
+        Ok(t) => leptos::either::Either::Left(time_at(t.to_utc())),
+        Err(_) => leptos::either::Either::Right(rfc3339.to_string()),
+    }
+}
+
+/// [`time_text`] of an instant.
+pub fn time_at(t: chrono::DateTime<chrono::Utc>) -> impl IntoView + use<> {
+    let datetime = t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let shown = crate::i18n::zone::local_text(t);
+    view! { <time datetime=datetime>{shown}</time> }
+}
+
+/// [`time_text`] as plain text, for titles, attributes and sentences.
+pub fn time_string(rfc3339: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(t) => crate::i18n::zone::local_text(t.to_utc()),
         Err(_) => rfc3339.to_string(),
     }
 }
 
 /// An optional time, or a dash.
-pub fn opt_time(t: &Option<String>) -> String {
-    t.as_deref()
-        .map(time_text)
-        .unwrap_or_else(|| "—".to_string())
+pub fn opt_time(t: &Option<String>) -> impl IntoView + use<> {
+    match t.as_deref() {
+        Some(t) => leptos::either::Either::Left(time_text(t)),
+        None => leptos::either::Either::Right("—"),
+    }
 }
 
 /// Percent-encodes a path segment or query value.
@@ -367,11 +379,16 @@ mod tests {
     }
 
     #[test]
-    fn times_render_in_utc() {
+    fn times_read_in_the_business_zone_with_the_utc_instant_in_the_markup() {
         assert_eq!(
-            time_text("2026-11-11T08:00:00.000Z"),
-            "2026-11-11 08:00:00 UTC"
+            time_string("2026-11-11T08:00:00.000Z"),
+            "2026-11-11 16:00:00 (UTC+8)"
         );
-        assert_eq!(time_text("junk"), "junk");
+        assert_eq!(time_string("junk"), "junk");
+        let html = time_text("2026-11-11T08:00:00.000Z").to_html();
+        assert_eq!(
+            html,
+            "<time datetime=\"2026-11-11T08:00:00Z\">2026-11-11 16:00:00 (UTC+8)</time>"
+        );
     }
 }

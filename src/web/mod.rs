@@ -42,6 +42,7 @@ use axum::routing::get;
 use leptos::prelude::*;
 
 use crate::http::AppState;
+use crate::i18n::Lang;
 
 /// The stylesheet, compiled into the binary so `cargo run` from any folder
 /// serves it.
@@ -53,6 +54,17 @@ const FAVICON_SVG: &str = include_str!("../../public/favicon.svg");
 const CONSOLE_JS: &str = include_str!("../../public/console.js");
 
 /// Routes of the pages and their static files.
+/// Middleware: the request's times are shown in the business time zone
+/// (`COUPONKEEPER_BUSINESS_TZ`), see [`crate::i18n::zone`].
+pub async fn in_business_zone(
+    State(s): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let tz = s.service.settings().reminders.tz;
+    crate::i18n::zone::scope(tz, next.run(req)).await
+}
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(front_page))
@@ -174,47 +186,46 @@ pub fn escape_html(s: &str) -> String {
 
 #[component]
 fn Front(page: FrontPage) -> impl IntoView {
-    let (badge_class, badge_zh, badge_en) = if page.database_ok {
-        ("badge badge-ok", "数据库正常", "database reachable")
+    let (badge_class, badge_key) = if page.database_ok {
+        ("badge badge-ok", "front-database-reachable")
     } else {
-        (
-            "badge badge-problem",
-            "数据库不可用",
-            "database unreachable",
-        )
+        ("badge badge-problem", "front-database-unreachable")
     };
+    // The front page is read before any language is chosen: both, from
+    // the catalog, Chinese first.
+    let both = |key: &str| format!("{} · {}", Lang::Zh.t(key), Lang::En.t(key));
     view! {
         <header class="site-header">
             <h1>"couponkeeper"</h1>
-            <p class="tagline">"优惠券生命周期服务 · coupon lifecycle service"</p>
+            <p class="tagline">{both("front-tagline")}</p>
         </header>
         <main class="content">
             <section aria-labelledby="status-heading">
-                <h2 id="status-heading">"状态 · Status"</h2>
+                <h2 id="status-heading">{both("front-status")}</h2>
                 <dl class="facts">
-                    <dt>"数据库 · Database"</dt>
+                    <dt>{both("front-database")}</dt>
                     <dd>
                         <span class=badge_class data-testid="database-status">
-                            {badge_zh}" · "{badge_en}
+                            {both(badge_key)}
                         </span>
                     </dd>
-                    <dt>"存储 · Store"</dt>
+                    <dt>{both("front-store")}</dt>
                     <dd data-testid="store">{page.store}</dd>
-                    <dt>"版本 · Version"</dt>
+                    <dt>{both("front-version")}</dt>
                     <dd>{page.version}</dd>
                 </dl>
             </section>
             <section aria-labelledby="api-heading">
-                <h2 id="api-heading">"接口 · API"</h2>
+                <h2 id="api-heading">{both("front-api")}</h2>
                 <ul class="links">
-                    <li><a href="/console">"客服控制台 · Support console"</a></li>
-                    <li><a href="/api/v1/openapi.json">"OpenAPI 文档 · OpenAPI document"</a></li>
-                    <li><a href="/healthz">"存活检查 · /healthz"</a></li>
-                    <li><a href="/readyz">"就绪检查 · /readyz"</a></li>
-                    <li><a href="/metrics">"监控指标 · /metrics"</a></li>
+                    <li><a href="/console">{both("front-console")}</a></li>
+                    <li><a href="/api/v1/openapi.json">{both("front-openapi")}</a></li>
+                    <li><a href="/healthz">{both("front-healthz")}</a></li>
+                    <li><a href="/readyz">{both("front-readyz")}</a></li>
+                    <li><a href="/metrics">{both("front-metrics")}</a></li>
                 </ul>
                 <p class="note">
-                    "JSON API 位于 /api/v1，需要 Bearer 令牌。 · The JSON API lives under /api/v1 and needs a bearer token."
+                    {both("front-api-note")}
                 </p>
             </section>
         </main>

@@ -31,56 +31,23 @@ pub fn routes() -> Router<AppState> {
 /// Why a new password was refused, in the staff member's language.
 pub fn password_problem_text(l: Lang, p: PasswordProblem) -> String {
     match p {
-        PasswordProblem::TooShort => l.pick(
-            format!("密码至少需要 {MIN_PASSWORD_CHARS} 个字符。"),
-            format!("The password needs at least {MIN_PASSWORD_CHARS} characters."),
+        PasswordProblem::TooShort => crate::tr!(
+            l,
+            "the-password-needs-at-least-min",
+            MIN_PASSWORD_CHARS = MIN_PASSWORD_CHARS
         ),
-        PasswordProblem::TooLong => l.pick(
-            format!("密码最多 {MAX_PASSWORD_CHARS} 个字符。"),
-            format!("The password may have at most {MAX_PASSWORD_CHARS} characters."),
+        PasswordProblem::TooLong => crate::tr!(
+            l,
+            "the-password-may-have-at-most",
+            MAX_PASSWORD_CHARS = MAX_PASSWORD_CHARS
         ),
-        PasswordProblem::ContainsName => l
-            .t(
-                "密码不能包含用户名。",
-                "The password must not contain the account name.",
-            )
-            .to_string(),
-        PasswordProblem::Common => l
-            .t(
-                "这是常见密码（或与常见密码太像），很容易被猜中。",
-                "This is a common password (or too close to one) and easy to guess.",
-            )
-            .to_string(),
-        PasswordProblem::Word => l
-            .t(
-                "单个单词或人名很容易被猜中；请用几个不相关的词组成一句话。",
-                "A single word or name is easy to guess; use a few unrelated words.",
-            )
-            .to_string(),
-        PasswordProblem::Repeats => l
-            .t(
-                "重复的字符或片段（如 aaaa、abcabc）很容易被猜中。",
-                "Repeated characters or chunks (like aaaa or abcabc) are easy to guess.",
-            )
-            .to_string(),
-        PasswordProblem::Pattern => l
-            .t(
-                "连续的字符或键盘上的一排键（如 abcd、6543、qwerty）很容易被猜中。",
-                "Sequences and rows of keys (like abcd, 6543 or qwerty) are easy to guess.",
-            )
-            .to_string(),
-        PasswordProblem::Date => l
-            .t(
-                "日期和年份很容易被猜中。",
-                "Dates and years are easy to guess.",
-            )
-            .to_string(),
-        PasswordProblem::Guessable => l
-            .t(
-                "这个密码太容易被猜中；请用更长、更少见的组合。",
-                "This password is too easy to guess; use a longer, less common one.",
-            )
-            .to_string(),
+        PasswordProblem::ContainsName => l.t("the-password-must-not-contain-the").to_string(),
+        PasswordProblem::Common => l.t("this-is-a-common-password-or").to_string(),
+        PasswordProblem::Word => l.t("a-single-word-or-name-is").to_string(),
+        PasswordProblem::Repeats => l.t("repeated-characters-or-chunks-like-aaaa").to_string(),
+        PasswordProblem::Pattern => l.t("sequences-and-rows-of-keys-like").to_string(),
+        PasswordProblem::Date => l.t("dates-and-years-are-easy-to").to_string(),
+        PasswordProblem::Guessable => l.t("this-password-is-too-easy-to").to_string(),
     }
 }
 
@@ -98,11 +65,7 @@ pub fn check_new_password(
     if raw != again {
         return Err((
             "password_again",
-            l.t(
-                "两次输入的密码不一致，未做任何更改。",
-                "The two passwords differ; nothing was changed.",
-            )
-            .to_string(),
+            l.t("the-two-passwords-differ-nothing-was").to_string(),
         ));
     }
     Ok(password)
@@ -111,18 +74,8 @@ pub fn check_new_password(
 /// Why re-entering one's own password did not pass.
 pub fn reauth_text(l: Lang, e: &SignInError) -> String {
     match e {
-        SignInError::RateLimited => l
-            .t(
-                "密码错误次数过多，请 15 分钟后再试。",
-                "Too many wrong passwords; try again in 15 minutes.",
-            )
-            .to_string(),
-        _ => l
-            .t(
-                "你自己的密码不正确，未做任何更改。",
-                "Your own password is not correct; nothing was changed.",
-            )
-            .to_string(),
+        SignInError::RateLimited => l.t("too-many-wrong-passwords-try-again").to_string(),
+        _ => l.t("your-own-password-is-not-correct").to_string(),
     }
 }
 
@@ -137,29 +90,26 @@ fn render(staff: &Staff, errors: &FieldErrors) -> Response {
     let new = errors.input_attrs("password", "new-password");
     let again = errors.input_attrs("password_again", "new-password-again");
     let mut r = staff.page(
-        l.t("修改密码", "Change password"),
+        l.t("change-password"),
         view! {
             <section aria-labelledby="password-heading" class="narrow">
-                <h2 id="password-heading" class="visually-hidden">{l.t("修改我的密码", "Change my password")}</h2>
-                <p class="note">{l.t(
-                    "修改后，你在其他设备上的登录会全部结束，当前登录保留。",
-                    "After the change your sessions on other devices end; this one stays.",
-                )}</p>
+                <h2 id="password-heading" class="visually-hidden">{l.t("change-my-password")}</h2>
+                <p class="note">{l.t("after-the-change-your-sessions-on")}</p>
                 <form method="post" action=PASSWORD_PAGE class="stack" data-testid="password-form">
                     <input type="hidden" name="csrf" value=csrf/>
-                    <label for="current-password">{l.t("当前密码", "Current password")}</label>
+                    <label for="current-password">{l.t("current-password")}</label>
                     <input id="current-password" name="current_password" type="password" autocomplete="current-password" required=true
                         aria-invalid=current.invalid aria-describedby=current.described_by.clone()/>
                     {field_error(&current)}
-                    <label for="new-password">{l.t("新密码（至少 12 个字符，不含用户名，不能是常见密码）", "New password (at least 12 characters, not your name, not a common password)")}</label>
+                    <label for="new-password">{l.t("new-password-at-least-12-characters")}</label>
                     <input id="new-password" name="password" type="password" autocomplete="new-password" required=true minlength="12"
                         aria-invalid=new.invalid aria-describedby=new.described_by.clone()/>
                     {field_error(&new)}
-                    <label for="new-password-again">{l.t("再次输入新密码", "New password again")}</label>
+                    <label for="new-password-again">{l.t("new-password-again")}</label>
                     <input id="new-password-again" name="password_again" type="password" autocomplete="new-password" required=true minlength="12"
                         aria-invalid=again.invalid aria-describedby=again.described_by.clone()/>
                     {field_error(&again)}
-                    <button type="submit" class="primary">{l.t("修改密码", "Change password")}</button>
+                    <button type="submit" class="primary">{l.t("change-password")}</button>
                 </form>
             </section>
         },
@@ -193,8 +143,7 @@ async fn change(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
     if form.current_password.is_empty() {
         errors.add(
             "current_password",
-            l.t("请输入当前密码。", "Enter your current password.")
-                .to_string(),
+            l.t("enter-your-current-password").to_string(),
         );
     }
     let Some(new) = new.filter(|_| errors.is_empty()) else {
@@ -207,11 +156,7 @@ async fn change(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
     {
         Ok(()) => staff.done(
             PASSWORD_PAGE,
-            l.t(
-                "密码已修改，你在其他设备上的登录已结束。",
-                "Your password was changed; your other sessions were ended.",
-            )
-            .to_string(),
+            l.t("your-password-was-changed-your-other").to_string(),
         ),
         Err(SignInError::Service(e)) => WebError::from_service(l, e).into_response(),
         Err(e) => {

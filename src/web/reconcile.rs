@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{enc, time_text};
+use super::layout::{enc, time_string, time_text};
 use crate::domain::reconcile::AnomalyKind;
 use crate::domain::staff::Role;
 use crate::http::AppState;
@@ -40,44 +40,24 @@ pub fn routes() -> Router<AppState> {
 /// A kind's name for people.
 pub fn kind_label(l: Lang, kind: &str) -> &'static str {
     match kind {
-        "locked_coupon_order_closed" => l.t(
-            "券仍锁定，订单已关闭/退款",
-            "coupon locked, order closed or refunded",
-        ),
-        "locked_coupon_order_paid" => l.t(
-            "订单已付款，券仍锁定未核销",
-            "coupon still locked, order paid",
-        ),
-        "order_active_coupon_not_locked" => {
-            l.t("订单进行中，券未锁定", "order live, coupon not locked")
-        }
-        "coupon_order_mismatch" => l.t(
-            "券与订单互指不一致",
-            "coupon and order name different partners",
-        ),
-        "stale_checkout_lock" => l.t("结算锁过期未释放", "lapsed checkout lock not released"),
-        "used_coupon_order_unpaid" => l.t("券已核销，订单未付款", "used coupon on an unpaid order"),
-        "template_stock_mismatch" => l.t(
-            "券模板库存与发券数不符",
-            "template stock differs from coupons issued",
-        ),
-        _ => l.t("未知", "unknown"),
+        "locked_coupon_order_closed" => l.t("coupon-locked-order-closed-or-refunded"),
+        "locked_coupon_order_paid" => l.t("coupon-still-locked-order-paid"),
+        "order_active_coupon_not_locked" => l.t("order-live-coupon-not-locked"),
+        "coupon_order_mismatch" => l.t("coupon-and-order-name-different-partners"),
+        "stale_checkout_lock" => l.t("lapsed-checkout-lock-not-released"),
+        "used_coupon_order_unpaid" => l.t("used-coupon-on-an-unpaid-order"),
+        "template_stock_mismatch" => l.t("template-stock-differs-from-coupons-issued"),
+        _ => l.t("term-unknown"),
     }
 }
 
 fn fix_label(l: Lang, fix: &str) -> &'static str {
     match fix {
-        "release_coupon" => l.t("释放锁定", "release the lock"),
-        "repair_link" => l.t("修复券与订单的关联", "repair the coupon link"),
-        "cancel_order" => l.t(
-            "关闭超时订单（释放券）",
-            "close the lapsed order (releases the coupon)",
-        ),
-        "mark_coupon_used" => l.t(
-            "将券标记为已在该订单使用",
-            "mark the coupon used on the order",
-        ),
-        _ => l.t("需人工处理", "needs a person"),
+        "release_coupon" => l.t("release-the-lock-2"),
+        "repair_link" => l.t("repair-the-coupon-link-2"),
+        "cancel_order" => l.t("close-the-lapsed-order-releases-the"),
+        "mark_coupon_used" => l.t("mark-the-coupon-used-on-the"),
+        _ => l.t("needs-a-person"),
     }
 }
 
@@ -98,7 +78,9 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Response {
     let operator = staff.session.role.includes(Role::Operator);
     let csrf = staff.session.csrf_token.clone();
     let summary = match &latest {
-        None => view! { <p data-testid="no-run">{l.t("还没有对账记录。", "No reconciliation has run yet.")}</p> }.into_any(),
+        None => {
+            view! { <p data-testid="no-run">{l.t("no-reconciliation-has-run-yet")}</p> }.into_any()
+        }
         Some(r) => summary_view(l, r, &findings, operator).into_any(),
     };
     let groups = AnomalyKind::ALL
@@ -114,19 +96,19 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Response {
         .collect_view();
     let history = history_view(l, runs);
     staff.page(
-        l.t("对账", "Reconciliation"),
+        l.t("reconciliation"),
         view! {
             <section aria-labelledby="latest">
-                <h2 id="latest">{l.t("最近一次对账", "Latest run")}</h2>
+                <h2 id="latest">{l.t("latest-run")}</h2>
                 {summary}
                 <form method="post" action="/console/reconciliation/run" class="inline">
                     <input type="hidden" name="csrf" value=csrf/>
-                    <button type="submit" class="primary" data-testid="run-now">{l.t("立即对账", "Run now")}</button>
+                    <button type="submit" class="primary" data-testid="run-now">{l.t("run-now")}</button>
                 </form>
             </section>
             {groups}
             <section aria-labelledby="history">
-                <h2 id="history">{l.t("历史记录", "History")}</h2>
+                <h2 id="history">{l.t("history")}</h2>
                 {history}
             </section>
         },
@@ -149,7 +131,7 @@ fn summary_view(
                 .count();
             let repair_all = (operator && open > 0).then(|| {
                 let href = format!("/console/reconciliation/runs/{}/kinds/{}/repair", r.id, k.as_str());
-                view! { <a class="button" href=href data-testid="repair-all">{l.t("全部修复", "Repair all")}</a> }
+                view! { <a class="button" href=href data-testid="repair-all">{l.t("repair-all")}</a> }
             });
             let kind = k.as_str();
             view! {
@@ -161,28 +143,26 @@ fn summary_view(
             }
         })
         .collect_view();
-    let when = time_text(&r.finished_at);
+    let when = time_string(&r.finished_at);
     let truncated = r.truncated.then(|| {
-        view! { <p class="flash flash-error">{l.t("扫描达到上限，结果不完整；修复后请再次对账。", "A scan reached its bound; the list is incomplete. Run again after repairs.")}</p> }
+        view! { <p class="flash flash-error">{l.t("a-scan-reached-its-bound-the")}</p> }
     });
-    let head = l.pick(
-        format!(
-            "{when}，由 {} 执行，发现 {} 个异常，已修复 {} 个。",
-            r.actor, r.found, r.repaired
-        ),
-        format!(
-            "{when}, by {}: {} found, {} repaired.",
-            r.actor, r.found, r.repaired
-        ),
+    let head = crate::tr!(
+        l,
+        "by-found-repaired",
+        when = when,
+        actor = &r.actor,
+        found = &r.found,
+        repaired = &r.repaired
     );
     view! {
         <p data-testid="latest-run">{head}</p>
         {truncated}
         <div class="table-wrap"><table data-testid="counts">
             <thead><tr>
-                <th scope="col">{l.t("异常类型", "Kind")}</th>
-                <th scope="col">{l.t("数量", "Count")}</th>
-                <th scope="col">{l.t("操作", "Action")}</th>
+                <th scope="col">{l.t("kind-3")}</th>
+                <th scope="col">{l.t("count")}</th>
+                <th scope="col">{l.t("action-2")}</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table></div>
@@ -214,19 +194,19 @@ fn group_view(
             };
             let state = match (&f.repaired_at, &f.repair_note) {
                 (Some(at), _) => view! {
-                    <span class="badge badge-ok">{l.t("已修复", "repaired")}</span>" "
+                    <span class="badge badge-ok">{l.t("repaired")}</span>" "
                     {time_text(at)}" · "{f.repaired_by.clone().unwrap_or_default()}
                 }
                 .into_any(),
                 (None, Some(note)) => view! {
-                    <span class="badge badge-warning">{l.t("修复被拒", "repair refused")}</span>" "{note.clone()}
+                    <span class="badge badge-warning">{l.t("repair-refused")}</span>" "{note.clone()}
                 }
                 .into_any(),
                 (None, None) if operator && f.fix != "none" => {
                     let href = format!("/console/reconciliation/findings/{}/repair", f.id);
-                    view! { <a class="button primary" href=href data-testid="repair">{l.t("修复", "Repair")}</a> }.into_any()
+                    view! { <a class="button primary" href=href data-testid="repair">{l.t("repair-2")}</a> }.into_any()
                 }
-                (None, None) => view! { <span class="note">{l.t("待处理", "open")}</span> }.into_any(),
+                (None, None) => view! { <span class="note">{l.t("open")}</span> }.into_any(),
             };
             let fix = fix_label(l, &f.fix);
             view! {
@@ -247,11 +227,11 @@ fn group_view(
             <h2 id=id>{title}</h2>
             <div class="table-wrap"><table>
                 <thead><tr>
-                    <th scope="col">{l.t("券", "Coupon")}</th>
-                    <th scope="col">{l.t("订单", "Order")}</th>
-                    <th scope="col">{l.t("问题", "What is wrong")}</th>
-                    <th scope="col">{l.t("建议修复", "Suggested fix")}</th>
-                    <th scope="col">{l.t("状态", "State")}</th>
+                    <th scope="col">{l.t("coupon")}</th>
+                    <th scope="col">{l.t("order")}</th>
+                    <th scope="col">{l.t("what-is-wrong")}</th>
+                    <th scope="col">{l.t("suggested-fix")}</th>
+                    <th scope="col">{l.t("state")}</th>
                 </tr></thead>
                 <tbody>{body}</tbody>
             </table></div>
@@ -261,7 +241,7 @@ fn group_view(
 
 fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
     if runs.is_empty() {
-        return view! { <p class="note">{l.t("暂无。", "None yet.")}</p> }.into_any();
+        return view! { <p class="note">{l.t("none-yet")}</p> }.into_any();
     }
     let rows = runs
         .into_iter()
@@ -279,10 +259,10 @@ fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
     view! {
         <div class="table-wrap"><table data-testid="history">
             <thead><tr>
-                <th scope="col">{l.t("时间", "When")}</th>
-                <th scope="col">{l.t("执行者", "By")}</th>
-                <th scope="col">{l.t("发现", "Found")}</th>
-                <th scope="col">{l.t("已修复", "Repaired")}</th>
+                <th scope="col">{l.t("when")}</th>
+                <th scope="col">{l.t("by")}</th>
+                <th scope="col">{l.t("found")}</th>
+                <th scope="col">{l.t("repaired-2")}</th>
             </tr></thead>
             <tbody>{rows}</tbody>
         </table></div>
@@ -298,10 +278,7 @@ async fn run_now(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respon
     match s.service.run_reconciliation(&staff.actor()).await {
         Ok(r) => staff.done(
             "/console/reconciliation",
-            l.pick(
-                format!("对账完成，发现 {} 个异常。", r.found),
-                format!("Reconciliation done: {} found.", r.found),
-            ),
+            crate::tr!(l, "reconciliation-done-found", found = &r.found),
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
@@ -313,11 +290,11 @@ fn confirm_form(staff: &Staff, action: String, button: &'static str) -> impl Int
     view! {
         <form method="post" action=action class="stack">
             <input type="hidden" name="csrf" value=csrf/>
-            <label for="reason">{l.t("原因（必填，会记入时间线）", "Reason (required; recorded in the timeline)")}</label>
+            <label for="reason">{l.t("reason-required-recorded-in-the-timeline")}</label>
             <textarea id="reason" name="reason" required=true maxlength="500"></textarea>
             <p class="actions">
                 <button type="submit" class="primary" data-testid="confirm">{button}</button>
-                <a class="button" href="/console/reconciliation">{l.t("取消", "Cancel")}</a>
+                <a class="button" href="/console/reconciliation">{l.t("cancel")}</a>
             </p>
         </form>
     }
@@ -325,11 +302,8 @@ fn confirm_form(staff: &Staff, action: String, button: &'static str) -> impl Int
 
 fn operator_only(staff: &Staff) -> Option<Response> {
     (!staff.session.role.includes(Role::Operator)).then(|| {
-        WebError::forbidden(staff.lang.t(
-            "对账修复需要运营权限。",
-            "Repairs from the reconciliation page need the operator role.",
-        ))
-        .into_response()
+        WebError::forbidden(staff.lang.t("repairs-from-the-reconciliation-page-need"))
+            .into_response()
     })
 }
 
@@ -349,19 +323,16 @@ async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64
     let form = confirm_form(
         &staff,
         format!("/console/reconciliation/findings/{id}/repair"),
-        l.t("确认修复", "Repair"),
+        l.t("repair"),
     );
     staff.page(
-        l.t("修复异常", "Repair an anomaly"),
+        l.t("repair-an-anomaly"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{kind_label(l, &f.kind)}</h2>
                 <p>{detail}</p>
-                <p><strong>{l.t("修复方式：", "Repair: ")}</strong>{fix_label(l, &f.fix)}</p>
-                <p class="note">{l.t(
-                    "修复会在同一事务中重新核对；情况已变化时不会修改任何数据。",
-                    "The repair checks the facts again in its own transaction; if anything changed, nothing is written.",
-                )}</p>
+                <p><strong>{l.t("repair-3")}</strong>{fix_label(l, &f.fix)}</p>
+                <p class="note">{l.t("the-repair-checks-the-facts-again")}</p>
                 {form}
             </section>
         },
@@ -375,10 +346,8 @@ struct ReasonForm {
 
 fn refusal_text(l: Lang, e: &ServiceError) -> String {
     match e {
-        ServiceError::Invalid(f) if f.field == "reason" => {
-            l.t("请填写原因。", "Please give a reason.").to_string()
-        }
-        other => l.pick(format!("未修复：{other}"), format!("Not repaired: {other}")),
+        ServiceError::Invalid(f) if f.field == "reason" => l.t("please-give-a-reason").to_string(),
+        other => crate::tr!(l, "not-repaired", other = other.to_string()),
     }
 }
 
@@ -398,10 +367,7 @@ async fn repair(
         .repair_finding(&staff.ctx(), &staff.authority(), id, form.reason)
         .await
     {
-        Ok(()) => staff.done(
-            "/console/reconciliation",
-            l.t("已修复。", "Repaired.").to_string(),
-        ),
+        Ok(()) => staff.done("/console/reconciliation", l.t("repaired-3").to_string()),
         Err(
             e @ (ServiceError::Db(_) | ServiceError::Forbidden(_) | ServiceError::NotFound { .. }),
         ) => WebError::from_service(l, e).into_response(),
@@ -438,14 +404,11 @@ async fn repair_all_page(
             "/console/reconciliation/runs/{run_id}/kinds/{}/repair",
             k.as_str()
         ),
-        l.t("确认全部修复", "Repair all"),
+        l.t("repair-all-2"),
     );
-    let what = l.pick(
-        format!("将逐条修复这一类的 {open} 个异常，每条单独一个事务，修复前重新核对。"),
-        format!("Repairs the {open} open findings of this kind one by one, each in its own transaction after checking it again."),
-    );
+    let what = crate::tr!(l, "repairs-the-open-findings-of-this", open = open);
     staff.page(
-        l.t("全部修复", "Repair all of a kind"),
+        l.t("repair-all-of-a-kind"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{kind_label(l, k.as_str())}</h2>
@@ -477,15 +440,11 @@ async fn repair_all(
     {
         Ok(o) => staff.done(
             "/console/reconciliation",
-            l.pick(
-                format!(
-                    "已修复 {} 个，{} 个未修复（情况已变化或需人工处理）。",
-                    o.repaired, o.refused
-                ),
-                format!(
-                    "{} repaired, {} refused (changed meanwhile, or needing a person).",
-                    o.repaired, o.refused
-                ),
+            crate::tr!(
+                l,
+                "repaired-refused-changed-meanwhile-or-needing",
+                repaired = &o.repaired,
+                refused = &o.refused
             ),
         ),
         Err(

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::time_text;
+use super::layout::{time_string, time_text};
 use crate::domain::reminder::{INACTIVE_AFTER_DAYS, QuietHours, ReminderSettings};
 use crate::domain::staff::Role;
 use crate::domain::time::{from_ms, rfc3339};
@@ -30,25 +30,23 @@ pub fn routes() -> Router<AppState> {
 
 /// `3 天前` / `3 days before`, in the largest whole unit.
 pub fn offset_label(l: Lang, secs: i64) -> String {
-    let (n, zh, en) = if secs % 86_400 == 0 {
-        (secs / 86_400, "天", "day")
+    if secs % 86_400 == 0 {
+        crate::tr!(l, "offset-days-before", n = secs / 86_400)
     } else if secs % 3600 == 0 {
-        (secs / 3600, "小时", "hour")
+        crate::tr!(l, "offset-hours-before", n = secs / 3600)
     } else if secs % 60 == 0 {
-        (secs / 60, "分钟", "minute")
+        crate::tr!(l, "offset-minutes-before", n = secs / 60)
     } else {
-        (secs, "秒", "second")
-    };
-    let plural = if n == 1 { "" } else { "s" };
-    l.pick(format!("{n} {zh}前"), format!("{n} {en}{plural} before"))
+        crate::tr!(l, "offset-seconds-before", n = secs)
+    }
 }
 
 fn channel_label(l: Lang, c: &str) -> &'static str {
     match c {
-        "sms" => l.t("短信", "SMS"),
-        "push" => l.t("推送", "Push"),
-        "in_app" => l.t("仅站内信", "In-app only"),
-        _ => l.t("未知", "unknown"),
+        "sms" => l.t("sms"),
+        "push" => l.t("push"),
+        "in_app" => l.t("in-app-only"),
+        _ => l.t("term-unknown"),
     }
 }
 
@@ -59,21 +57,19 @@ fn hhmm(minutes: u32) -> String {
 fn quiet_text(l: Lang, q: Option<QuietHours>) -> String {
     match q {
         Some(q) => format!("{}–{}", hhmm(q.start), hhmm(q.end)),
-        None => l
-            .t("无（不设免打扰时段）", "none (no quiet hours)")
-            .to_string(),
+        None => l.t("none-no-quiet-hours").to_string(),
     }
 }
 
 fn window_text(l: Lang, secs: i64) -> String {
     if secs == 0 {
-        return l.t("0（不合并）", "0 (no aggregation)").to_string();
+        return l.t("n-0-no-aggregation").to_string();
     }
-    l.pick(format!("{secs} 秒"), format!("{secs} seconds"))
+    crate::tr!(l, "seconds", secs = secs)
 }
 
 fn time_ms(ms: i64) -> String {
-    time_text(&rfc3339(from_ms(ms)))
+    time_string(&rfc3339(from_ms(ms)))
 }
 
 /// One row of the settings table: what, the value, the variable.
@@ -100,45 +96,36 @@ fn plan_view(l: Lang, s: &ReminderSettings) -> impl IntoView + use<> {
             view! { <li data-offset=o.to_string()>{offset_label(l, *o)}</li> }
         })
         .collect_view();
-    let inactivity = l.pick(
-        format!(
-            "{INACTIVE_AFTER_DAYS} 天内没有领券、下单或访问自助查询页的用户不发短信（改为推送）。固定规则，不可配置。"
-        ),
-        format!(
-            "Users without a claim, an order or a self-check visit in the last {INACTIVE_AFTER_DAYS} days get no sms (push instead). A fixed rule, not configurable."
-        ),
+    let inactivity = crate::tr!(
+        l,
+        "users-without-a-claim-an-order",
+        INACTIVE_AFTER_DAYS = INACTIVE_AFTER_DAYS
     );
     view! {
         <section aria-labelledby="plan-heading">
-            <h2 id="plan-heading">{l.t("提醒计划与分级", "Plan and tiers")}</h2>
-            <p class="note">{l.t(
-                "以下设置来自部署环境变量（只读），修改需更新部署配置并重启。",
-                "These settings come from the deployment's environment (read-only); change them there and restart.",
-            )}</p>
+            <h2 id="plan-heading">{l.t("plan-and-tiers")}</h2>
+            <p class="note">{l.t("these-settings-come-from-the-deployments")}</p>
             <div class="table-wrap"><table data-testid="settings">
                 <thead><tr>
-                    <th scope="col">{l.t("设置", "Setting")}</th>
-                    <th scope="col">{l.t("当前值", "Value")}</th>
-                    <th scope="col">{l.t("环境变量", "Variable")}</th>
+                    <th scope="col">{l.t("setting")}</th>
+                    <th scope="col">{l.t("value")}</th>
+                    <th scope="col">{l.t("variable")}</th>
                 </tr></thead>
                 <tbody>
                     <tr data-testid="offsets">
-                        <th scope="row">{l.t("提醒时点（到期前）", "Offsets (before the end)")}</th>
+                        <th scope="row">{l.t("offsets-before-the-end")}</th>
                         <td><ul class="inline">{offsets}</ul></td>
                         <td class="mono">"COUPONKEEPER_REMINDER_OFFSETS"</td>
                     </tr>
-                    {setting_row(l.t("合并窗口", "Aggregation window"), window_text(l, s.window_seconds), "COUPONKEEPER_REMINDER_WINDOW_SECONDS", "window")}
-                    {setting_row(l.t("免打扰时段（业务时区）", "Quiet hours (business time zone)"), quiet_text(l, s.quiet_hours), "COUPONKEEPER_QUIET_HOURS", "quiet-hours")}
-                    {setting_row(l.t("业务时区", "Business time zone"), s.tz.to_string(), "COUPONKEEPER_BUSINESS_TZ", "business-tz")}
-                    {setting_row(l.t("短信门槛（券总价值不低于）", "SMS threshold (total value at least)"), l.money(s.sms_min_cents), "COUPONKEEPER_SMS_MIN_CENTS", "sms-threshold")}
-                    {setting_row(l.t("每人每 24 小时短信上限", "SMS per user per 24 hours"), s.limits.sms_per_day.to_string(), "COUPONKEEPER_REMINDER_SMS_PER_DAY", "sms-cap")}
-                    {setting_row(l.t("每人每 24 小时推送上限", "Push per user per 24 hours"), s.limits.push_per_day.to_string(), "COUPONKEEPER_REMINDER_PUSH_PER_DAY", "push-cap")}
+                    {setting_row(l.t("aggregation-window"), window_text(l, s.window_seconds), "COUPONKEEPER_REMINDER_WINDOW_SECONDS", "window")}
+                    {setting_row(l.t("quiet-hours-business-time-zone"), quiet_text(l, s.quiet_hours), "COUPONKEEPER_QUIET_HOURS", "quiet-hours")}
+                    {setting_row(l.t("business-time-zone"), s.tz.to_string(), "COUPONKEEPER_BUSINESS_TZ", "business-tz")}
+                    {setting_row(l.t("sms-threshold-total-value-at-least"), l.money(s.sms_min_cents), "COUPONKEEPER_SMS_MIN_CENTS", "sms-threshold")}
+                    {setting_row(l.t("sms-per-user-per-24-hours"), s.limits.sms_per_day.to_string(), "COUPONKEEPER_REMINDER_SMS_PER_DAY", "sms-cap")}
+                    {setting_row(l.t("push-per-user-per-24-hours"), s.limits.push_per_day.to_string(), "COUPONKEEPER_REMINDER_PUSH_PER_DAY", "push-cap")}
                 </tbody>
             </table></div>
-            <p class="note" data-testid="tiers">{l.t(
-                "分级：同一时点合并后的券总价值达到短信门槛且用户活跃时发短信，否则发推送；超过短信上限改发推送，超过推送上限只留站内信。每条提醒都有站内信副本。",
-                "Tiers: a reminder whose coupons together reach the sms threshold goes by sms if the user is active, otherwise by push; over the sms cap it becomes a push, over the push cap only the in-app copy. Every reminder also has an in-app copy.",
-            )}</p>
+            <p class="note" data-testid="tiers">{l.t("tiers-a-reminder-whose-coupons-together")}</p>
             <p class="note" data-testid="inactivity">{inactivity}</p>
         </section>
     }
@@ -193,7 +180,7 @@ fn counts_view(l: Lang, s: &ReminderSettings, a: &ReminderActivity) -> impl Into
                 <tr data-offset=o.to_string()>
                     <th scope="row">
                         {offset_label(l, o)}
-                        {(!configured).then(|| view! { " "<span class="badge badge-warning">{l.t("已不在计划中", "no longer planned")}</span> })}
+                        {(!configured).then(|| view! { " "<span class="badge badge-warning">{l.t("no-longer-planned")}</span> })}
                     </th>
                     <td class="num" data-channel="sms">{cell("sms")}</td>
                     <td class="num" data-channel="push">{cell("push")}</td>
@@ -206,22 +193,22 @@ fn counts_view(l: Lang, s: &ReminderSettings, a: &ReminderActivity) -> impl Into
     let since = time_text(&rfc3339(a.since));
     view! {
         <section aria-labelledby="counts-heading">
-            <h2 id="counts-heading">{l.t("最近 24 小时", "Last 24 hours")}</h2>
-            <p class="note">{l.t("自", "Since")}" "{since}" · "{l.t("合计", "total")}" "<span data-testid="total">{total}</span></p>
+            <h2 id="counts-heading">{l.t("last-24-hours")}</h2>
+            <p class="note">{l.t("since")}" "{since}" · "{l.t("total-3")}" "<span data-testid="total">{total}</span></p>
             <div class="table-wrap"><table data-testid="by-channel">
                 <thead><tr>
-                    <th scope="col">{l.t("渠道", "Channel")}</th>
-                    <th scope="col">{l.t("提醒数", "Reminders")}</th>
+                    <th scope="col">{l.t("channel")}</th>
+                    <th scope="col">{l.t("reminders-2")}</th>
                 </tr></thead>
                 <tbody>{channel_rows}</tbody>
             </table></div>
             <div class="table-wrap"><table data-testid="by-offset">
                 <thead><tr>
-                    <th scope="col">{l.t("时点", "Offset")}</th>
+                    <th scope="col">{l.t("offset")}</th>
                     <th scope="col">{channel_label(l, "sms")}</th>
                     <th scope="col">{channel_label(l, "push")}</th>
                     <th scope="col">{channel_label(l, "in_app")}</th>
-                    <th scope="col">{l.t("合计", "Total")}</th>
+                    <th scope="col">{l.t("total-4")}</th>
                 </tr></thead>
                 <tbody>{offset_rows}</tbody>
             </table></div>
@@ -231,7 +218,8 @@ fn counts_view(l: Lang, s: &ReminderSettings, a: &ReminderActivity) -> impl Into
 
 fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
     let table = if a.recent.is_empty() {
-        view! { <p class="note" data-testid="no-reminders">{l.t("还没有发出提醒。", "No reminders sent yet.")}</p> }.into_any()
+        view! { <p class="note" data-testid="no-reminders">{l.t("no-reminders-sent-yet")}</p> }
+            .into_any()
     } else {
         let rows = a
             .recent
@@ -252,12 +240,12 @@ fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
         view! {
             <div class="table-wrap"><table data-testid="recent">
                 <thead><tr>
-                    <th scope="col">{l.t("用户", "User")}</th>
-                    <th scope="col">{l.t("时点", "Offset")}</th>
-                    <th scope="col">{l.t("渠道", "Channel")}</th>
-                    <th scope="col">{l.t("券数", "Coupons")}</th>
-                    <th scope="col">{l.t("总价值", "Total value")}</th>
-                    <th scope="col">{l.t("发送时间", "Send time")}</th>
+                    <th scope="col">{l.t("user")}</th>
+                    <th scope="col">{l.t("offset")}</th>
+                    <th scope="col">{l.t("channel")}</th>
+                    <th scope="col">{l.t("coupons-2")}</th>
+                    <th scope="col">{l.t("total-value")}</th>
+                    <th scope="col">{l.t("send-time")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table></div>
@@ -266,7 +254,7 @@ fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
     };
     view! {
         <section aria-labelledby="recent-heading">
-            <h2 id="recent-heading">{l.t("最近 20 条提醒", "The 20 most recent reminders")}</h2>
+            <h2 id="recent-heading">{l.t("the-20-most-recent-reminders")}</h2>
             {table}
         </section>
     }
@@ -275,11 +263,7 @@ fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
 async fn page(State(s): State<AppState>, staff: Staff) -> Response {
     let l = staff.lang;
     if !staff.session.role.includes(Role::Operator) {
-        return WebError::forbidden(l.t(
-            "查看提醒计划需要运营权限。",
-            "The reminder plan needs the operator role.",
-        ))
-        .into_response();
+        return WebError::forbidden(l.t("the-reminder-plan-needs-the-operator")).into_response();
     }
     let activity = match s.service.reminder_activity(RECENT).await {
         Ok(a) => a,
@@ -287,7 +271,7 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Response {
     };
     let settings = s.service.settings().reminders.clone();
     staff.page(
-        l.t("提醒计划", "Reminders"),
+        l.t("reminders"),
         view! {
             {plan_view(l, &settings)}
             {counts_view(l, &settings, &activity)}

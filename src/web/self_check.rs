@@ -216,28 +216,14 @@ fn document(l: Lang, title: &str, body: &str) -> String {
 /// The one answer to a missing, altered, foreign or expired link: 403,
 /// both languages, nothing of anyone's data.
 pub fn refusal(l: Lang) -> Response {
-    let (first, second) = match l {
-        Lang::Zh => (
-            (
-                "链接无效或已过期",
-                "这个自助检查链接无法打开：它可能已经过期、被改动过，或者不完整。请回到商城 App，重新打开“优惠券自助检查”获取新链接。",
-            ),
-            (
-                "This link is invalid or has expired",
-                "This self-check link cannot be opened: it may have expired, been changed or been cut short. Go back to the shop app and open the coupon self-check again for a new link.",
-            ),
-        ),
-        Lang::En => (
-            (
-                "This link is invalid or has expired",
-                "This self-check link cannot be opened: it may have expired, been changed or been cut short. Go back to the shop app and open the coupon self-check again for a new link.",
-            ),
-            (
-                "链接无效或已过期",
-                "这个自助检查链接无法打开：它可能已经过期、被改动过，或者不完整。请回到商城 App，重新打开“优惠券自助检查”获取新链接。",
-            ),
-        ),
-    };
+    let first = (
+        l.t("self-check-link-invalid"),
+        l.t("self-check-link-invalid-why"),
+    );
+    let second = (
+        l.other().t("self-check-link-invalid"),
+        l.other().t("self-check-link-invalid-why"),
+    );
     let other = l.other().html_lang();
     let body = format!(
         "<main class=\"sc-main\" id=\"main\"><section class=\"sc-card sc-refusal\" data-testid=\"sc-refused\">\
@@ -251,11 +237,8 @@ pub fn refusal(l: Lang) -> Response {
 fn unavailable(l: Lang) -> Response {
     let body = format!(
         "<main class=\"sc-main\" id=\"main\"><section class=\"sc-card\"><h1>{}</h1><p>{}</p></section></main>",
-        l.t("暂时无法查询", "Temporarily unavailable"),
-        l.t(
-            "系统暂时无法读取您的数据，请稍后刷新页面重试。",
-            "We cannot read your data right now; please reload the page in a little while.",
-        )
+        l.t("temporarily-unavailable"),
+        l.t("we-cannot-read-your-data-right")
     );
     private(
         (
@@ -277,14 +260,11 @@ struct PageData {
     messages: Vec<CustomerMessage>,
 }
 
-/// `2026-12-01 08:00 UTC`.
+/// `2026-12-01 08:00 (UTC+8)`: a time for the customer, to the minute, in
+/// the business time zone.
 fn when(rfc3339: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
-        .map(|t| {
-            t.with_timezone(&chrono::Utc)
-                .format("%Y-%m-%d %H:%M UTC")
-                .to_string()
-        })
+        .map(|t| crate::i18n::zone::local_minutes(t.to_utc()))
         .unwrap_or_else(|_| rfc3339.to_string())
 }
 
@@ -303,73 +283,51 @@ fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
         .as_deref()
         .and_then(|no| orders.iter().find(|o| o.order_no == no));
     match c.status.as_str() {
-        "available" => l.pick(
-            format!("{terms}，还可使用，{ends} 到期。"),
-            format!("{terms}; ready to use until {ends}."),
-        ),
+        "available" => crate::tr!(l, "ready-to-use-until", terms = terms, ends = ends),
         "locked" => match order {
             Some(o) if o.coupon_id.as_deref() == Some(c.id.as_str()) => {
                 let no = &o.order_no;
                 let d = yuan(o.coupon_discount_cents);
                 match o.status.as_str() {
-                    "deposit_paid" | "pending_deposit" => l.pick(
-                        format!("这张券已为订单 {no} 锁定，付尾款时自动抵扣 {d} 元。"),
-                        format!("This coupon is locked for order {no}: {d} yuan comes off automatically at the final payment."),
-                    ),
-                    "pending_payment" => l.pick(
-                        format!("这张券已为订单 {no} 预留，付款时抵扣 {d} 元。"),
-                        format!("This coupon is reserved for order {no}: {d} yuan comes off when you pay."),
-                    ),
-                    _ => l.pick(
-                        format!("这张券仍被订单 {no} 占用。"),
-                        format!("This coupon is still held by order {no}."),
-                    ),
+                    "deposit_paid" | "pending_deposit" => {
+                        crate::tr!(l, "this-coupon-is-locked-for-order", no = no, d = d)
+                    }
+                    "pending_payment" => {
+                        crate::tr!(l, "this-coupon-is-reserved-for-order", no = no, d = d)
+                    }
+                    _ => crate::tr!(l, "this-coupon-is-still-held-by", no = no),
                 }
             }
-            Some(o) => l.pick(
-                format!(
-                    "这张券被订单 {} 占用，但订单没有使用它（点“一键检查”查看）。",
-                    o.order_no
-                ),
-                format!(
-                    "This coupon is held by order {}, which does not use it (run the check).",
-                    o.order_no
-                ),
-            ),
-            None => l.pick(
-                "这张券被占用，暂时不能使用（点“一键检查”查看）。".to_string(),
-                "This coupon is held and cannot be used for now (run the check).".to_string(),
-            ),
+            Some(o) => crate::tr!(l, "this-coupon-is-held-by-order", order_no = &o.order_no),
+            None => l.t("this-coupon-is-held-run-the-check").to_string(),
         },
         "used" => {
             let at = c.used_at.as_deref().map(when).unwrap_or_default();
             match order {
-                Some(o) => l.pick(
-                    format!("{terms}，已在订单 {} 中使用（{at}）。", o.order_no),
-                    format!("{terms}; used on order {} ({at}).", o.order_no),
+                Some(o) => crate::tr!(
+                    l,
+                    "used-on-order",
+                    terms = terms,
+                    order_no = &o.order_no,
+                    at = at
                 ),
-                None => l.pick(
-                    format!("{terms}，已使用（{at}）。"),
-                    format!("{terms}; used ({at})."),
-                ),
+                None => crate::tr!(l, "used-3", terms = terms, at = at),
             }
         }
-        "expired" => l.pick(
-            format!("{terms}，已于 {ends} 过期，不能再使用。"),
-            format!("{terms}; expired at {ends} and can no longer be used."),
+        "expired" => crate::tr!(
+            l,
+            "expired-at-and-can-no-longer",
+            terms = terms,
+            ends = ends
         ),
-        "invalidated" => l.pick(
-            format!("{terms}，已被作废，不能再使用。"),
-            format!("{terms}; this coupon was withdrawn and can no longer be used."),
-        ),
+        "invalidated" => crate::tr!(l, "this-coupon-was-withdrawn-and-can", terms = terms),
         _ => terms,
     }
 }
 
 fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView {
     if coupons.is_empty() {
-        return view! { <p class="sc-empty">{l.t("您还没有优惠券。", "You have no coupons.")}</p> }
-            .into_any();
+        return view! { <p class="sc-empty">{l.t("you-have-no-coupons")}</p> }.into_any();
     }
     let order_of = |s: &str| match s {
         "locked" => 0,
@@ -398,34 +356,33 @@ fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView
 
 fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
     if orders.is_empty() {
-        return view! { <p class="sc-empty">{l.t("您还没有订单。", "You have no orders.")}</p> }
-            .into_any();
+        return view! { <p class="sc-empty">{l.t("you-have-no-orders")}</p> }.into_any();
     }
     let items = orders
         .iter()
         .map(|o| {
             let kind = if o.kind == "presale" {
-                l.t("预售订单", "presale order")
+                l.t("presale-order")
             } else {
-                l.t("订单", "order")
+                l.t("order-3")
             };
             let live = matches!(
                 o.status.as_str(),
                 "pending_payment" | "pending_deposit" | "deposit_paid"
             );
             let due_label = match o.status.as_str() {
-                "pending_deposit" => l.t("待付定金", "Deposit to pay"),
-                "deposit_paid" => l.t("待付尾款", "Final payment to pay"),
-                _ => l.t("待支付", "To pay"),
+                "pending_deposit" => l.t("deposit-to-pay"),
+                "deposit_paid" => l.t("final-payment-to-pay"),
+                _ => l.t("to-pay"),
             };
             let discount = (o.coupon_discount_cents > 0).then(|| {
-                view! { <dt>{l.t("优惠券抵扣", "Coupon discount")}</dt><dd class="money">{format!("−{}", l.money(o.coupon_discount_cents))}</dd> }
+                view! { <dt>{l.t("coupon-discount-2")}</dt><dd class="money">{format!("−{}", l.money(o.coupon_discount_cents))}</dd> }
             });
             let compensation = (o.compensation_cents > 0).then(|| {
-                view! { <dt>{l.t("补偿", "Compensation")}</dt><dd class="money">{format!("−{}", l.money(o.compensation_cents))}</dd> }
+                view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{format!("−{}", l.money(o.compensation_cents))}</dd> }
             });
             let deposit = (o.kind == "presale").then(|| {
-                view! { <dt>{l.t("定金", "Deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
+                view! { <dt>{l.t("deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
             });
             let due = (live && o.amount_due_cents > 0).then(|| {
                 view! { <dt>{due_label}</dt><dd class="money sc-due">{l.money(o.amount_due_cents)}</dd> }
@@ -435,7 +392,7 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
                 <li class="sc-item" data-testid="sc-order">
                     <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, &o.status)}</p>
                     <dl class="sc-money">
-                        <dt>{l.t("订单金额", "Order total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
+                        <dt>{l.t("order-total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
                         {deposit}{discount}{compensation}{due}
                     </dl>
                 </li>
@@ -447,18 +404,10 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
 
 fn next_step_text(l: Lang, next: NextStep, hint: &Option<String>) -> String {
     match next {
-        NextStep::Nothing => l.t("无需任何操作。", "Nothing to do.").to_string(),
-        NextStep::TakeNote => l
-            .t(
-                "请留意上面的说明；有疑问可以联系客服。",
-                "Please note the above; contact support if anything is unclear.",
-            )
-            .to_string(),
+        NextStep::Nothing => l.t("nothing-to-do").to_string(),
+        NextStep::TakeNote => l.t("please-note-the-above-contact-support").to_string(),
         NextStep::ContactSupport => {
-            let base = l.t(
-                "这不是您操作的问题。请联系客服并出示这个页面，客服可以直接处理。",
-                "This is not something you did. Contact support and show them this page; they can fix it directly.",
-            );
+            let base = l.t("this-is-not-something-you-did");
             match hint {
                 Some(h) => format!("{base} {h}"),
                 None => base.to_string(),
@@ -478,25 +427,16 @@ fn finding_view(l: Lang, f: &CustomerFinding, hint: &Option<String>) -> impl Int
     view! {
         <li class=class data-testid="sc-finding" data-result=result.clone()>
             <p>{result_badge(l, &result)}" "<span class="sc-message">{message}</span></p>
-            <p class="sc-next"><strong>{l.t("下一步：", "What to do: ")}</strong>{next}</p>
+            <p class="sc-next"><strong>{l.t("what-to-do")}</strong>{next}</p>
         </li>
     }
 }
 
 fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
     let summary = match c.overall.as_str() {
-        "ok" => l.t(
-            "检查完成：您的优惠券和订单都正常，无需任何操作。",
-            "Check done: your coupons and orders are all in order. Nothing to do.",
-        ),
-        "warning" => l.t(
-            "检查完成：有需要留意的地方，请看下面的说明。",
-            "Check done: there is something to note; see below.",
-        ),
-        _ => l.t(
-            "检查完成：发现了需要客服处理的问题，请看下面的说明。",
-            "Check done: we found a problem that support needs to fix; see below.",
-        ),
+        "ok" => l.t("check-done-your-coupons-and-orders"),
+        "warning" => l.t("check-done-there-is-something-to"),
+        _ => l.t("check-done-we-found-a-problem"),
     };
     let coupon_findings = (!c.coupons.is_empty()).then(|| {
         let items = c
@@ -505,7 +445,7 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
             .map(|f| finding_view(l, f, hint))
             .collect_view();
         view! {
-            <h3 class="sc-group">{l.t("优惠券", "Coupons")}</h3>
+            <h3 class="sc-group">{l.t("coupons-3")}</h3>
             <ul class="sc-findings">{items}</ul>
         }
     });
@@ -513,10 +453,10 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
         .orders
         .iter()
         .map(|o| {
-            let title = l.pick(format!("订单 {}", o.order_no), format!("Order {}", o.order_no));
+            let title = crate::tr!(l, "order-8", order_no = &o.order_no);
             let body = if o.overall == "ok" {
                 view! {
-                    <p class="sc-ok-line">{result_badge(l, "ok")}" "{l.t("没有发现问题，无需任何操作。", "No problem found; nothing to do.")}</p>
+                    <p class="sc-ok-line">{result_badge(l, "ok")}" "{l.t("no-problem-found-nothing-to-do")}</p>
                 }
                 .into_any()
             } else {
@@ -550,14 +490,13 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
 
 fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyView {
     if messages.is_empty() {
-        return view! { <p class="sc-empty">{l.t("您还没有消息。", "You have no messages.")}</p> }
-            .into_any();
+        return view! { <p class="sc-empty">{l.t("you-have-no-messages")}</p> }.into_any();
     }
     let any_unread = messages.iter().any(|m| m.unread);
     let items = messages
         .into_iter()
         .map(|m| {
-            let at = m.created_at.format("%Y-%m-%d %H:%M UTC").to_string();
+            let at = crate::i18n::zone::local_minutes(m.created_at);
             let body = match l {
                 Lang::Zh => m.body,
                 Lang::En => m.body_en,
@@ -568,7 +507,7 @@ fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyVi
                 ("sc-item sc-msg", "read")
             };
             let badge = m.unread.then(|| {
-                view! { <span class="badge sc-unread-badge" data-testid="sc-unread">{l.t("未读", "unread")}</span> }
+                view! { <span class="badge sc-unread-badge" data-testid="sc-unread">{l.t("unread")}</span> }
             });
             view! {
                 <li class=class data-testid="sc-message" data-state=state>
@@ -582,7 +521,7 @@ fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyVi
         view! {
             <form method="post" action="/self-check/messages/read" class="sc-mark-read">
                 <input type="hidden" name="t" value=token/>
-                <button type="submit" class="button sc-button" data-testid="sc-mark-read">{l.t("全部标为已读", "Mark all as read")}</button>
+                <button type="submit" class="button sc-button" data-testid="sc-mark-read">{l.t("mark-all-as-read")}</button>
             </form>
         }
     });
@@ -596,7 +535,7 @@ fn render(p: PageData) -> String {
     let check_href = format!("{base}&check=1#check");
     let n_unread = p.messages.iter().filter(|m| m.unread).count();
     let messages = message_list(l, p.token.clone(), p.messages);
-    let expires = p.expires_at.format("%Y-%m-%d %H:%M UTC").to_string();
+    let expires = crate::i18n::zone::local_minutes(p.expires_at);
     let n_coupons = p.overview.coupons.len();
     let n_orders = p.overview.orders.len();
     let coupons = coupon_list(l, &p.overview.coupons, &p.overview.orders);
@@ -605,15 +544,12 @@ fn render(p: PageData) -> String {
     let check = match p.check {
         Some(c) => check_results(l, c, &hint),
         None => view! {
-            <p>{l.t(
-                "检查您所有订单和优惠券的状态是否一致，例如券是否被已关闭的订单占用。只读取，不会改动任何东西。",
-                "Checks that your orders and coupons agree, e.g. that no closed order still holds a coupon. It only reads; nothing is changed.",
-            )}</p>
-            <p><a class="button primary sc-button" href=check_href data-testid="sc-run-check">{l.t("一键检查我的订单", "Check my orders")}</a></p>
+            <p>{l.t("checks-that-your-orders-and-coupons")}</p>
+            <p><a class="button primary sc-button" href=check_href data-testid="sc-run-check">{l.t("check-my-orders")}</a></p>
         }
         .into_any(),
     };
-    let title = l.t("优惠券自助检查", "Coupon self-check");
+    let title = l.t("coupon-self-check");
     let body = Owner::new().with(move || {
         view! {
             <header class="sc-header">
@@ -625,27 +561,21 @@ fn render(p: PageData) -> String {
                 </form>
             </header>
             <main class="sc-main" id="main">
-                <p class="sc-note">{l.pick(
-                    format!("这是您的专属链接，有效期至 {expires}。请不要转发给别人。"),
-                    format!("This link is for you only and works until {expires}. Please do not share it."),
-                )}</p>
+                <p class="sc-note">{crate::tr!(l, "this-link-is-for-you-only", expires = expires)}</p>
                 <section class="sc-card" id="check" aria-labelledby="sc-check-heading">
-                    <h2 id="sc-check-heading">{l.t("一键检查", "One-click check")}</h2>
+                    <h2 id="sc-check-heading">{l.t("one-click-check")}</h2>
                     {check}
                 </section>
                 <section class="sc-card" id="messages" aria-labelledby="sc-messages-heading">
-                    <h2 id="sc-messages-heading">{l.pick(
-                        if n_unread > 0 { format!("消息（{n_unread} 条未读）") } else { "消息".to_string() },
-                        if n_unread > 0 { format!("Messages ({n_unread} unread)") } else { "Messages".to_string() },
-                    )}</h2>
+                    <h2 id="sc-messages-heading">{if n_unread > 0 { crate::tr!(l, "messages-unread", n = n_unread) } else { l.t("messages").to_string() }}</h2>
                     {messages}
                 </section>
                 <section class="sc-card" aria-labelledby="sc-coupons-heading">
-                    <h2 id="sc-coupons-heading">{l.pick(format!("我的优惠券（{n_coupons}）"), format!("My coupons ({n_coupons})"))}</h2>
+                    <h2 id="sc-coupons-heading">{crate::tr!(l, "my-coupons", n_coupons = n_coupons)}</h2>
                     {coupons}
                 </section>
                 <section class="sc-card" aria-labelledby="sc-orders-heading">
-                    <h2 id="sc-orders-heading">{l.pick(format!("我的订单（{n_orders}）"), format!("My orders ({n_orders})"))}</h2>
+                    <h2 id="sc-orders-heading">{crate::tr!(l, "my-orders", n_orders = n_orders)}</h2>
                     {orders}
                 </section>
             </main>

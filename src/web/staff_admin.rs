@@ -45,10 +45,9 @@ fn admins_only(staff: &Staff) -> Result<(), WebError> {
     if staff.session.role.may_manage_staff() {
         Ok(())
     } else {
-        Err(WebError::forbidden(staff.lang.t(
-            "只有管理员可以管理员工账户。",
-            "Only an admin can manage staff accounts.",
-        )))
+        Err(WebError::forbidden(
+            staff.lang.t("only-an-admin-can-manage-staff"),
+        ))
     }
 }
 
@@ -73,31 +72,19 @@ fn role_text(l: Lang, role: Role) -> &'static str {
 }
 
 fn name_text(l: Lang) -> String {
-    l.t(
-        "用户名须为 1 到 64 个字符，只能包含字母、数字、“.”、“_”和“-”。",
-        "A name has 1 to 64 characters: letters, digits, '.', '_' and '-'.",
-    )
-    .to_string()
+    l.t("a-name-has-1-to-64").to_string()
 }
 
 fn role_from_form(l: Lang, raw: &str) -> Result<Role, String> {
-    Role::parse(raw).map_err(|_| {
-        l.t(
-            "未知角色：请选择客服、运营或管理员。",
-            "Unknown role: choose support, operator or admin.",
-        )
-        .to_string()
-    })
+    Role::parse(raw).map_err(|_| l.t("unknown-role-choose-support-operator-or").to_string())
 }
 
 /// A bad-input message in the page's language.
 fn field_text(l: Lang, f: &FieldError) -> String {
     match (f.field, f.message.as_str()) {
-        ("name", "is taken") => l
-            .t("该用户名已被使用。", "That name is already taken.")
-            .to_string(),
+        ("name", "is taken") => l.t("that-name-is-already-taken").to_string(),
         ("name", _) => name_text(l),
-        ("role", _) => l.t("未知角色。", "Unknown role.").to_string(),
+        ("role", _) => l.t("unknown-role-2").to_string(),
         (field, message) => format!("{field}: {message}"),
     }
 }
@@ -108,23 +95,10 @@ fn refusal(staff: &Staff, e: ServiceError) -> Response {
     let l = staff.lang;
     let text = match &e {
         ServiceError::Invalid(f) => field_text(l, f),
-        ServiceError::NotFound { id, .. } => l.pick(
-            format!("没有名为 {id} 的账户。"),
-            format!("There is no account named {id}."),
-        ),
+        ServiceError::NotFound { id, .. } => crate::tr!(l, "there-is-no-account-named", id = id),
         ServiceError::Forbidden(m) => match StaffRule::from_message(m) {
-            Some(StaffRule::OwnAccount) => l
-                .t(
-                    "不能停用自己的账户或降低自己的角色。",
-                    "You cannot disable or demote your own account.",
-                )
-                .to_string(),
-            Some(StaffRule::LastAdmin) => l
-                .t(
-                    "这是最后一个启用的管理员账户，不能停用或降级。",
-                    "This is the last enabled admin account; it cannot be disabled or demoted.",
-                )
-                .to_string(),
+            Some(StaffRule::OwnAccount) => l.t("you-cannot-disable-or-demote-your").to_string(),
+            Some(StaffRule::LastAdmin) => l.t("this-is-the-last-enabled-admin").to_string(),
             _ => return WebError::from_service(l, e).into_response(),
         },
         _ => return WebError::from_service(l, e).into_response(),
@@ -133,7 +107,7 @@ fn refusal(staff: &Staff, e: ServiceError) -> Response {
 }
 
 fn time_of(ms: i64) -> String {
-    from_ms(ms).format("%Y-%m-%d %H:%M UTC").to_string()
+    crate::i18n::zone::local_minutes(from_ms(ms))
 }
 
 /// What a refused form brings back to the page: the values typed (never
@@ -186,26 +160,23 @@ async fn render_staff_page(s: &AppState, staff: &Staff, refused: Refused) -> Res
         .collect_view();
     let add = add_form(l, &csrf, refused.add);
     let mut r = staff.page(
-        l.t("员工管理", "Staff"),
+        l.t("staff"),
         view! {
             <section aria-labelledby="staff-accounts">
                 <h2 id="staff-accounts">
-                    {l.t("员工账户", "Staff accounts")}" "
+                    {l.t("staff-accounts")}" "
                     <span class="note">"("{count}")"</span>
                 </h2>
-                <p class="note">{l.t(
-                    "更改角色、重置密码或停用账户后，该账户需要重新登录。不能停用或降级自己的账户。重置密码需要输入你自己的密码。",
-                    "Changing a role, resetting a password or disabling an account signs that account out everywhere. You cannot disable or demote your own account. Resetting a password asks for your own password.",
-                )}</p>
+                <p class="note">{l.t("changing-a-role-resetting-a-password")}</p>
                 <div class="table-wrap">
                     <table data-testid="staff-table">
-                        <caption class="visually-hidden">{l.t("员工账户", "Staff accounts")}</caption>
+                        <caption class="visually-hidden">{l.t("staff-accounts")}</caption>
                         <thead><tr>
-                            <th scope="col">{l.t("用户名", "Name")}</th>
-                            <th scope="col">{l.t("角色", "Role")}</th>
-                            <th scope="col">{l.t("状态", "State")}</th>
-                            <th scope="col">{l.t("创建时间", "Created")}</th>
-                            <th scope="col">{l.t("操作", "Actions")}</th>
+                            <th scope="col">{l.t("name")}</th>
+                            <th scope="col">{l.t("role")}</th>
+                            <th scope="col">{l.t("state")}</th>
+                            <th scope="col">{l.t("created-2")}</th>
+                            <th scope="col">{l.t("actions")}</th>
                         </tr></thead>
                         <tbody>{rows}</tbody>
                     </table>
@@ -233,9 +204,9 @@ fn account_row(
     let base = format!("/console/staff/{}", enc(&a.name));
     let role = a.role.clone();
     let state = if a.disabled {
-        view! { <span class="badge badge-problem" data-state="disabled">{l.t("已停用", "disabled")}</span> }
+        view! { <span class="badge badge-problem" data-state="disabled">{l.t("disabled")}</span> }
     } else {
-        view! { <span class="badge badge-ok" data-state="enabled">{l.t("启用", "enabled")}</span> }
+        view! { <span class="badge badge-ok" data-state="enabled">{l.t("enabled")}</span> }
     };
     let role_form = (!is_me).then(|| {
         let id = format!("role-{}", a.name);
@@ -249,9 +220,9 @@ fn account_row(
         view! {
             <form method="post" action=format!("{base}/role") class="inline">
                 <input type="hidden" name="csrf" value=csrf.to_string()/>
-                <label for=id.clone()>{l.t("角色", "Role")}</label>" "
+                <label for=id.clone()>{l.t("role")}</label>" "
                 <select id=id name="role">{options}</select>" "
-                <button type="submit">{l.t("更改角色", "Change role")}</button>
+                <button type="submit">{l.t("change-role")}</button>
             </form>
         }
     });
@@ -260,7 +231,7 @@ fn account_row(
             view! {
                 <form method="post" action=format!("{base}/enable") class="inline">
                     <input type="hidden" name="csrf" value=csrf.to_string()/>
-                    <button type="submit">{l.t("启用账户", "Enable")}</button>
+                    <button type="submit">{l.t("enable")}</button>
                 </form>
             }
             .into_any()
@@ -268,14 +239,13 @@ fn account_row(
             view! {
                 <form method="post" action=format!("{base}/disable") class="inline">
                     <input type="hidden" name="csrf" value=csrf.to_string()/>
-                    <button type="submit" class="danger">{l.t("停用账户", "Disable")}</button>
+                    <button type="submit" class="danger">{l.t("disable")}</button>
                 </form>
             }
             .into_any()
         }
     });
-    let me_note =
-        is_me.then(|| view! { " "<span class="note">{l.t("（你自己）", "(you)")}</span> });
+    let me_note = is_me.then(|| view! { " "<span class="note">{l.t("you")}</span> });
     let open = reset_errors.is_some();
     let errors = reset_errors.unwrap_or_default();
     let pw_id = format!("pw-{}", a.name);
@@ -299,22 +269,22 @@ fn account_row(
                     {toggle}
                 </div>
                 <details open=open>
-                    <summary>{l.t("重置密码", "Reset password")}</summary>
+                    <summary>{l.t("reset-password")}</summary>
                     <form method="post" action=format!("{base}/password") class="stack">
                         <input type="hidden" name="csrf" value=csrf.to_string()/>
-                        <label for=pw_id.clone()>{l.t("新密码（至少 12 个字符，不含用户名，不能是常见密码）", "New password (at least 12 characters, not the name, not a common password)")}</label>
+                        <label for=pw_id.clone()>{l.t("new-password-at-least-12-characters-2")}</label>
                         <input id=pw_id name="password" type="password" autocomplete="new-password" required=true minlength="12"
                             aria-invalid=pw_field.invalid aria-describedby=pw_field.described_by.clone()/>
                         {field_error(&pw_field)}
-                        <label for=pw2_id.clone()>{l.t("再次输入新密码", "New password again")}</label>
+                        <label for=pw2_id.clone()>{l.t("new-password-again")}</label>
                         <input id=pw2_id name="password_again" type="password" autocomplete="new-password" required=true minlength="12"
                             aria-invalid=pw2_field.invalid aria-describedby=pw2_field.described_by.clone()/>
                         {field_error(&pw2_field)}
-                        <label for=own_id.clone()>{l.t("你自己的密码（确认是你本人）", "Your own password (to confirm it is you)")}</label>
+                        <label for=own_id.clone()>{l.t("your-own-password-to-confirm-it")}</label>
                         <input id=own_id name="own_password" type="password" autocomplete="current-password" required=true
                             aria-invalid=own_field.invalid aria-describedby=own_field.described_by.clone()/>
                         {field_error(&own_field)}
-                        <button type="submit">{l.t("重置密码", "Reset password")}</button>
+                        <button type="submit">{l.t("reset-password")}</button>
                     </form>
                 </details>
             </td>
@@ -340,25 +310,25 @@ fn add_form(l: Lang, csrf: &str, values: AddValues) -> impl IntoView + use<> {
     let name = values.name;
     view! {
         <section aria-labelledby="staff-add">
-            <h2 id="staff-add">{l.t("添加账户", "Add an account")}</h2>
+            <h2 id="staff-add">{l.t("add-an-account")}</h2>
             <form method="post" action=STAFF_PAGE class="stack narrow" data-testid="staff-add-form">
                 <input type="hidden" name="csrf" value=csrf.to_string()/>
-                <label for="new-name">{l.t("用户名（小写字母、数字、. _ -）", "Name (lower-case letters, digits, . _ -)")}</label>
+                <label for="new-name">{l.t("name-lower-case-letters-digits")}</label>
                 <input id="new-name" name="name" type="text" autocomplete="off" required=true maxlength="64" value=name
                     aria-invalid=name_field.invalid aria-describedby=name_field.described_by.clone()/>
                 {field_error(&name_field)}
-                <label for="new-role">{l.t("角色", "Role")}</label>
+                <label for="new-role">{l.t("role")}</label>
                 <select id="new-role" name="role" aria-invalid=role_field.invalid aria-describedby=role_field.described_by.clone()>{options}</select>
                 {field_error(&role_field)}
-                <label for="new-password">{l.t("密码（至少 12 个字符，不含用户名，不能是常见密码）", "Password (at least 12 characters, not the name, not a common password)")}</label>
+                <label for="new-password">{l.t("password-at-least-12-characters-not")}</label>
                 <input id="new-password" name="password" type="password" autocomplete="new-password" required=true minlength="12"
                     aria-invalid=pw_field.invalid aria-describedby=pw_field.described_by.clone()/>
                 {field_error(&pw_field)}
-                <label for="new-password-again">{l.t("再次输入密码", "Password again")}</label>
+                <label for="new-password-again">{l.t("password-again")}</label>
                 <input id="new-password-again" name="password_again" type="password" autocomplete="new-password" required=true minlength="12"
                     aria-invalid=pw2_field.invalid aria-describedby=pw2_field.described_by.clone()/>
                 {field_error(&pw2_field)}
-                <button type="submit" class="primary">{l.t("添加账户", "Add account")}</button>
+                <button type="submit" class="primary">{l.t("add-account")}</button>
             </form>
         </section>
     }
@@ -435,9 +405,11 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
     {
         Ok(()) => staff.done(
             STAFF_PAGE,
-            l.pick(
-                format!("已添加账户 {name}（{}）。", role_text(l, role)),
-                format!("Added account {name} ({}).", role_text(l, role)),
+            crate::tr!(
+                l,
+                "added-account",
+                name = name.to_string(),
+                role = role_text(l, role)
             ),
         ),
         Err(ServiceError::Invalid(f)) if f.field == "name" => {
@@ -491,19 +463,20 @@ async fn change_role(
     {
         Ok(StaffChange::Changed) => staff.done(
             STAFF_PAGE,
-            l.pick(
-                format!("{name} 的角色已改为{}，其登录已结束。", role_text(l, role)),
-                format!(
-                    "{name} is now {}; their sessions were ended.",
-                    role_text(l, role)
-                ),
+            crate::tr!(
+                l,
+                "is-now-their-sessions-were-ended",
+                name = name.to_string(),
+                role = role_text(l, role)
             ),
         ),
         Ok(StaffChange::AlreadySo) => staff.done(
             STAFF_PAGE,
-            l.pick(
-                format!("{name} 已经是{}，未做更改。", role_text(l, role)),
-                format!("{name} is already {}; nothing changed.", role_text(l, role)),
+            crate::tr!(
+                l,
+                "is-already-nothing-changed",
+                name = name.to_string(),
+                role = role_text(l, role)
             ),
         ),
         Err(e) => refusal(&staff, e),
@@ -567,10 +540,7 @@ async fn reset_password(
     {
         Ok(()) => staff.done(
             STAFF_PAGE,
-            l.pick(
-                format!("已重置 {name} 的密码，其登录已结束。"),
-                format!("The password of {name} was reset; their sessions were ended."),
-            ),
+            crate::tr!(l, "the-password-of-was-reset-their", name = name),
         ),
         Err(SignInError::Service(e)) => refusal(&staff, e),
         Err(e) => render_staff_page(&s, &staff, refused("own_password", reauth_text(l, &e))).await,
@@ -614,21 +584,18 @@ async fn set_disabled(
     {
         Ok(change) => {
             let text = match (disabled, change) {
-                (true, StaffChange::Changed) => l.pick(
-                    format!("已停用 {name}，其登录已结束。"),
-                    format!("Disabled {name}; their sessions were ended."),
-                ),
-                (false, StaffChange::Changed) => {
-                    l.pick(format!("已启用 {name}。"), format!("Enabled {name}."))
+                (true, StaffChange::Changed) => {
+                    crate::tr!(l, "disabled-their-sessions-were-ended", name = name)
                 }
-                (true, StaffChange::AlreadySo) => l.pick(
-                    format!("{name} 已是停用状态。"),
-                    format!("{name} was already disabled."),
-                ),
-                (false, StaffChange::AlreadySo) => l.pick(
-                    format!("{name} 已是启用状态。"),
-                    format!("{name} was already enabled."),
-                ),
+                (false, StaffChange::Changed) => {
+                    crate::tr!(l, "enabled-2", name = name)
+                }
+                (true, StaffChange::AlreadySo) => {
+                    crate::tr!(l, "was-already-disabled", name = name)
+                }
+                (false, StaffChange::AlreadySo) => {
+                    crate::tr!(l, "was-already-enabled", name = name)
+                }
             };
             staff.done(STAFF_PAGE, text)
         }

@@ -17,7 +17,7 @@ use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::time_text;
+use super::layout::time_string;
 use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::ServiceError;
@@ -58,8 +58,8 @@ impl Switch {
 
     fn verb(self, l: Lang) -> &'static str {
         match self {
-            Switch::Disable => l.t("停用", "Disable"),
-            Switch::Enable => l.t("重新启用", "Enable"),
+            Switch::Disable => l.t("disable-2"),
+            Switch::Enable => l.t("enable-2"),
         }
     }
 
@@ -75,17 +75,18 @@ fn operator(staff: &Staff) -> bool {
 
 fn operator_only(staff: &Staff) -> Option<Response> {
     (!operator(staff)).then(|| {
-        WebError::forbidden(staff.lang.t(
-            "管理 Webhook 接收方需要运营权限。",
-            "Managing webhook subscribers needs the operator role.",
-        ))
+        WebError::forbidden(
+            staff
+                .lang
+                .t("managing-webhook-subscribers-needs-the-operator"),
+        )
         .into_response()
     })
 }
 
 fn types_text(l: Lang, types: &[String]) -> String {
     if types.is_empty() || types.iter().any(|t| t == "*") {
-        l.t("全部类型", "all types").to_string()
+        l.t("all-types").to_string()
     } else {
         types.join(", ")
     }
@@ -93,9 +94,9 @@ fn types_text(l: Lang, types: &[String]) -> String {
 
 fn enabled_badge(l: Lang, enabled: bool) -> impl IntoView + use<> {
     if enabled {
-        view! { <span class="badge badge-ok" data-enabled="true">{l.t("启用", "enabled")}</span> }
+        view! { <span class="badge badge-ok" data-enabled="true">{l.t("enabled")}</span> }
     } else {
-        view! { <span class="badge badge-problem" data-enabled="false">{l.t("已停用", "disabled")}</span> }
+        view! { <span class="badge badge-problem" data-enabled="false">{l.t("disabled")}</span> }
     }
 }
 
@@ -104,13 +105,9 @@ fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl Into
         subs.into_iter()
             .map(|s| {
                 let created = if s.from_environment {
-                    l.t(
-                        "来自 COUPONKEEPER_WEBHOOK_URL",
-                        "from COUPONKEEPER_WEBHOOK_URL",
-                    )
-                    .to_string()
+                    l.t("from-couponkeeper-webhook-url").to_string()
                 } else {
-                    format!("{} · {}", time_text(&s.created_at), s.created_by)
+                    format!("{} · {}", time_string(&s.created_at), s.created_by)
                 };
                 let action = (may_disable && !s.from_environment).then(|| {
                 let switch = if s.enabled { Switch::Disable } else { Switch::Enable };
@@ -132,12 +129,12 @@ fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl Into
     view! {
         <div class="table-wrap"><table data-testid="subscribers">
             <thead><tr>
-                <th scope="col">{l.t("地址", "URL")}</th>
-                <th scope="col">{l.t("事件类型", "Event types")}</th>
-                <th scope="col">{l.t("状态", "State")}</th>
-                <th scope="col">{l.t("密钥", "Secret")}</th>
-                <th scope="col">{l.t("创建", "Created")}</th>
-                <th scope="col">{l.t("操作", "Actions")}</th>
+                <th scope="col">{l.t("url")}</th>
+                <th scope="col">{l.t("event-types")}</th>
+                <th scope="col">{l.t("state")}</th>
+                <th scope="col">{l.t("secret")}</th>
+                <th scope="col">{l.t("created-3")}</th>
+                <th scope="col">{l.t("actions")}</th>
             </tr></thead>
             <tbody>{body}</tbody>
         </table></div>
@@ -155,38 +152,35 @@ struct UrlRefused {
 /// The reason beside the URL field.
 fn refusal_text(l: Lang, r: &ReceiverRefusal) -> String {
     match r {
-        ReceiverRefusal::Url(UrlProblem::Scheme) => l
-            .t(
-                "地址须以 https:// 或 http:// 开头。",
-                "Expected a URL starting with https:// or http://.",
-            )
-            .to_string(),
-        ReceiverRefusal::Url(UrlProblem::Malformed(raw)) => l.pick(
-            format!("不是有效的 https:// 或 http:// 地址：{raw:?}"),
-            format!("Not a valid https:// or http:// URL: {raw:?}"),
-        ),
-        ReceiverRefusal::Url(UrlProblem::Userinfo) => l
-            .t(
-                "地址中不能包含用户名或密码（user:pass@host）：地址会显示给所有员工。请改用签名密钥验证请求。",
-                "A URL with a user name or password (user:pass@host) is not accepted: every staff member sees the URL. Receivers verify requests by the signing secret.",
-            )
-            .to_string(),
+        ReceiverRefusal::Url(UrlProblem::Scheme) => {
+            l.t("expected-a-url-starting-with-https").to_string()
+        }
+        ReceiverRefusal::Url(UrlProblem::Malformed(raw)) => {
+            crate::tr!(l, "not-a-valid-https-or-http", raw = format!("{:?}", raw))
+        }
+        ReceiverRefusal::Url(UrlProblem::Userinfo) => l.t("a-url-with-a-user-name").to_string(),
         ReceiverRefusal::Blocked(b) => {
             let host = b.host.trim_start_matches('[').trim_end_matches(']');
             let named = host.parse::<std::net::IpAddr>().ok() != Some(b.addr);
-            let allow = l.t(
-                "只有部署配置 COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS 中列出的网络例外。",
-                "Only networks listed in the deployment's COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS are let through.",
-            );
+            let allow = l.t("only-networks-listed-in-the-deployments");
+            let kind = l.t(b.kind.message_key());
+            let addr = b.addr.to_string();
             if named {
-                l.pick(
-                    format!("不能投递到 {host}：它解析为 {}，属于{}。{allow}", b.addr, b.kind.zh()),
-                    format!("Deliveries cannot go to {host}: it resolves to {}, {}. {allow}", b.addr, b.kind.en()),
+                crate::tr!(
+                    l,
+                    "deliveries-cannot-go-to-host-resolving",
+                    host = host,
+                    addr = addr,
+                    kind = kind,
+                    allow = allow
                 )
             } else {
-                l.pick(
-                    format!("不能投递到 {}：这是{}。{allow}", b.addr, b.kind.zh()),
-                    format!("Deliveries cannot go to {}: {}. {allow}", b.addr, b.kind.en()),
+                crate::tr!(
+                    l,
+                    "deliveries-cannot-go-to-address",
+                    addr = addr,
+                    kind = kind,
+                    allow = allow
                 )
             }
         }
@@ -218,27 +212,24 @@ fn add_form(l: Lang, csrf: String, refused: Option<UrlRefused>) -> impl IntoView
     });
     view! {
         <section aria-labelledby="add-heading">
-            <h2 id="add-heading">{l.t("添加接收方", "Add a subscriber")}</h2>
+            <h2 id="add-heading">{l.t("add-a-subscriber")}</h2>
             <form method="post" action=LIST class="stack" data-testid="add-form">
                 <input type="hidden" name="csrf" value=csrf/>
-                <label for="url">{l.t("地址（https:// 或 http://）", "URL (https:// or http://)")}</label>
+                <label for="url">{l.t("url-https-or-http")}</label>
                 <input id="url" name="url" required maxlength="2000" placeholder="https://hooks.example.com/couponkeeper" value=typed aria-invalid=invalid aria-describedby=described/>
                 {error}
                 <fieldset>
-                    <legend>{l.t("事件类型", "Event types")}</legend>
-                    <label for="type-all"><input type="checkbox" id="type-all" name="types" value="*" checked=all_ticked/>" "{l.t("全部类型（包括以后新增的）", "All types (including ones added later)")}</label>
+                    <legend>{l.t("event-types")}</legend>
+                    <label for="type-all"><input type="checkbox" id="type-all" name="types" value="*" checked=all_ticked/>" "{l.t("all-types-including-ones-added-later")}</label>
                     {boxes}
                 </fieldset>
-                <label for="secret">{l.t("签名密钥（16–200 个字符）", "Signing secret (16–200 characters)")}</label>
+                <label for="secret">{l.t("signing-secret-16-200-characters")}</label>
                 <input id="secret" name="secret" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
-                <label for="secret_again">{l.t("再次输入密钥", "Secret again")}</label>
+                <label for="secret_again">{l.t("secret-again")}</label>
                 <input id="secret_again" name="secret_again" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
-                <p class="note">{l.t(
-                    "密钥保存后只显示最后 4 个字符。https:// 接收方的证书须由公共 CA 或 COUPONKEEPER_WEBHOOK_CA_FILE 中的 CA 签发。接收方须是公网地址：本机、内网、链路本地（含云元数据）等地址会被拒绝，除非在 COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS 中列出。",
-                    "Once saved, only the secret's last 4 characters are shown. An https:// receiver's certificate must come from a public CA or from one in COUPONKEEPER_WEBHOOK_CA_FILE. Receivers must be public: this host, private and link-local networks (the cloud metadata address among them) are refused unless listed in COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS.",
-                )}</p>
+                <p class="note">{l.t("once-saved-only-the-secrets-last")}</p>
                 <p class="actions">
-                    <button type="submit" class="primary" data-testid="add">{l.t("添加接收方", "Add subscriber")}</button>
+                    <button type="submit" class="primary" data-testid="add">{l.t("add-subscriber")}</button>
                 </p>
             </form>
         </section>
@@ -260,18 +251,13 @@ async fn render(s: &AppState, staff: &Staff, refused: Option<UrlRefused>) -> Res
     let has_default = subs.iter().any(|s| s.from_environment);
     let may = operator(staff);
     let default_note = if has_default {
-        l.t(
-            "默认接收方来自环境变量 COUPONKEEPER_WEBHOOK_URL（接收全部类型），只能在部署配置中修改。",
-            "The default subscriber comes from COUPONKEEPER_WEBHOOK_URL (every type); change it in the deployment's configuration.",
-        )
+        l.t("the-default-subscriber-comes-from-couponkeeper")
     } else {
-        l.t(
-            "未配置 COUPONKEEPER_WEBHOOK_URL，没有默认接收方。",
-            "COUPONKEEPER_WEBHOOK_URL is not set: there is no default subscriber.",
-        )
+        l.t("couponkeeper-webhook-url-is-not-set")
     };
     let table = if subs.is_empty() {
-        view! { <p class="note" data-testid="no-subscribers">{l.t("还没有接收方。", "No subscribers yet.")}</p> }.into_any()
+        view! { <p class="note" data-testid="no-subscribers">{l.t("no-subscribers-yet")}</p> }
+            .into_any()
     } else {
         rows_view(l, subs, may).into_any()
     };
@@ -283,19 +269,16 @@ async fn render(s: &AppState, staff: &Staff, refused: Option<UrlRefused>) -> Res
     let form = if may {
         add_form(l, staff.session.csrf_token.clone(), refused).into_any()
     } else {
-        view! { <p class="note">{l.t("添加或停用接收方需要运营权限。", "Adding or disabling subscribers needs the operator role.")}</p> }.into_any()
+        view! { <p class="note">{l.t("adding-or-disabling-subscribers-needs-the")}</p> }.into_any()
     };
     let page = staff.page(
-        l.t("Webhook 接收方", "Webhooks"),
+        l.t("webhooks-2"),
         view! {
             <section aria-labelledby="subscribers-heading">
-                <h2 id="subscribers-heading">{l.t("Webhook 接收方", "Webhook subscribers")}</h2>
+                <h2 id="subscribers-heading">{l.t("webhook-subscribers")}</h2>
                 <p class="note" data-testid="default-note">{default_note}</p>
                 {table}
-                <p class="note">{l.t(
-                    "投递情况见“消息投递”页面。停用后不再产生新的投递；尚未送达的投递到期时转为死信。",
-                    "See Deliveries for what was sent. A disabled subscriber gets no new deliveries; its pending ones become dead letters when due.",
-                )}</p>
+                <p class="note">{l.t("see-deliveries-for-what-was-sent")}</p>
             </section>
             {form}
         },
@@ -338,21 +321,10 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
     }
     let l = staff.lang;
     if form.types.is_empty() {
-        return staff.refused(
-            LIST,
-            l.t(
-                "请至少选择一个事件类型（或“全部类型”）。",
-                "Choose at least one event type (or all types).",
-            )
-            .to_string(),
-        );
+        return staff.refused(LIST, l.t("choose-at-least-one-event-type").to_string());
     }
     if form.secret != form.secret_again {
-        return staff.refused(
-            LIST,
-            l.t("两次输入的密钥不一致。", "The two secrets do not match.")
-                .to_string(),
-        );
+        return staff.refused(LIST, l.t("the-two-secrets-do-not-match").to_string());
     }
     let refused = |message: String| UrlRefused {
         url: form.url.trim().to_string(),
@@ -369,21 +341,15 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
         .add_webhook_subscriber(&form.url, &form.secret, &form.types, &staff.ctx())
         .await
     {
-        Ok(v) => staff.done(
-            LIST,
-            l.pick(
-                format!("已添加接收方 {}。", v.url),
-                format!("Subscriber {} added.", v.url),
-            ),
-        ),
+        Ok(v) => staff.done(LIST, crate::tr!(l, "subscriber-added", url = &v.url)),
         // The host resolved elsewhere between the two checks.
         Err(ServiceError::Invalid(f)) if f.field == "url" => {
             render(&s, &staff, Some(refused(f.message))).await
         }
         Err(ServiceError::Invalid(f)) => {
             let field = match f.field {
-                "secret" => l.t("密钥", "Secret"),
-                _ => l.t("事件类型", "Event types"),
+                "secret" => l.t("secret"),
+                _ => l.t("event-types"),
             };
             staff.refused(LIST, format!("{field}: {}", f.message))
         }
@@ -401,7 +367,7 @@ async fn find(s: &AppState, l: Lang, id: &str) -> Result<SubscriberView, Respons
     subs.into_iter()
         .find(|v| v.id == id && !v.from_environment)
         .ok_or_else(|| {
-            WebError::not_found(l, &format!("{} {id}", l.t("接收方", "subscriber"))).into_response()
+            WebError::not_found(l, &format!("{} {id}", l.t("subscriber-2"))).into_response()
         })
 }
 
@@ -427,19 +393,23 @@ async fn confirm_page(
     let types = types_text(l, &sub.event_types);
     let (title, heading, text) = match switch {
         Switch::Disable => (
-            l.t("确认停用接收方", "Confirm disabling"),
-            l.t("停用接收方", "Disable subscriber"),
-            l.pick(
-                format!("{} 将不再收到新的投递（{types}）；尚未送达的投递到期时转为死信。之后可在此重新启用。", sub.url),
-                format!("{} gets no new deliveries ({types}); its pending ones become dead letters when due. It can be enabled again here.", sub.url),
+            l.t("confirm-disabling"),
+            l.t("disable-subscriber"),
+            crate::tr!(
+                l,
+                "gets-no-new-deliveries-its-pending",
+                url = &sub.url,
+                types = types
             ),
         ),
         Switch::Enable => (
-            l.t("确认重新启用接收方", "Confirm enabling"),
-            l.t("重新启用接收方", "Enable subscriber"),
-            l.pick(
-                format!("{} 将收到此后产生的消息（{types}）；停用期间产生的消息不会补发（死信可在投递页重新投递）。", sub.url),
-                format!("{} gets the messages written from now on ({types}); those written while it was disabled are not sent to it (dead letters can be redelivered on the Deliveries page).", sub.url),
+            l.t("confirm-enabling"),
+            l.t("enable-subscriber"),
+            crate::tr!(
+                l,
+                "gets-the-messages-written-from-now",
+                url = &sub.url,
+                types = types
             ),
         ),
     };
@@ -453,7 +423,7 @@ async fn confirm_page(
                     <input type="hidden" name="csrf" value=csrf/>
                     <p class="actions">
                         <button type="submit" class="primary" data-testid="confirm">{switch.verb(l)}</button>
-                        <a class="button" href=LIST>{l.t("取消", "Cancel")}</a>
+                        <a class="button" href=LIST>{l.t("cancel")}</a>
                     </p>
                 </form>
             </section>
@@ -463,8 +433,8 @@ async fn confirm_page(
 
 fn already_text(l: Lang, switch: Switch) -> String {
     match switch {
-        Switch::Disable => l.t("该接收方已停用。", "That subscriber is already disabled."),
-        Switch::Enable => l.t("该接收方已启用。", "That subscriber is already enabled."),
+        Switch::Disable => l.t("that-subscriber-is-already-disabled"),
+        Switch::Enable => l.t("that-subscriber-is-already-enabled"),
     }
     .to_string()
 }
@@ -492,22 +462,16 @@ async fn switch(
         Ok(()) => staff.done(
             LIST,
             match switch {
-                Switch::Disable => l.t("接收方已停用。", "Subscriber disabled."),
-                Switch::Enable => l.t("接收方已重新启用。", "Subscriber enabled."),
+                Switch::Disable => l.t("subscriber-disabled"),
+                Switch::Enable => l.t("subscriber-enabled"),
             }
             .to_string(),
         ),
         Err(ServiceError::NotFound { .. }) => staff.refused(
             LIST,
             match switch {
-                Switch::Disable => l.t(
-                    "没有这个启用中的接收方（可能已停用）。",
-                    "No enabled subscriber with that id (already disabled?).",
-                ),
-                Switch::Enable => l.t(
-                    "没有这个已停用的接收方（可能已启用）。",
-                    "No disabled subscriber with that id (already enabled?).",
-                ),
+                Switch::Disable => l.t("no-enabled-subscriber-with-that-id"),
+                Switch::Enable => l.t("no-disabled-subscriber-with-that-id"),
             }
             .to_string(),
         ),

@@ -219,3 +219,14 @@ pub async fn signed_in(app: &TestApp, role: Role) -> Browser<'_> {
     assert_eq!(r.status, 303, "sign-in redirects: {}", r.text);
     b
 }
+
+/// Opens a confirmation page and posts its form with `fields` added.
+pub async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
+    let page = b.get(path).await;
+    assert_eq!(page.status, 200, "{path}: {}", page.text);
+    let csrf = page.csrf().expect("token");
+    let form_id = hidden_value(&page.text, "form_id").unwrap_or_default();
+    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf), ("form_id", &form_id)];
+    all.extend_from_slice(fields);
+    b.post_form(path, &all).await
+}

@@ -12,6 +12,7 @@
 #![allow(dead_code)]
 
 pub mod console;
+pub mod fixtures;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,0 +1,863 @@
+//! `bench console`: the support console's reads on N coupons
+//!
+//! Support staff search, list and check coupons while the table holds
+//! millions of them; every console read is meant to be a bounded set of
+//! index lookups (see `store::search` and `migrations/*/0003_support.sql`).
+//! This benchmark fills a fresh database per store with `N` coupons
+//! (default 1,000,000, at most 10,000,000) spread like production and times
+//! each read against a primary-key lookup measured in the same run:
+//!
+//! - about `N / 5` users, scattered, plus 10 heavy users holding every
+//!   100th coupon between them; 50 templates, created through the service
+//!   and sold out, one hot template holding 20 % of the coupons;
+//! - status 50 % available, 25 % used, 19 % expired, 4 % locked,
+//!   2 % invalidated; `ends_at` within 60 days either side of now
+//!   (available ones ahead, expired ones behind); an order for every used
+//!   (`paid`) and locked (`pending_payment`, checkout lock running) coupon;
+//! - written by [`generated_insert`] `--batch` coupons per statement (one
+//!   transaction each) plus one `INSERT ... SELECT` of that batch's orders,
+//!   then settled as in `bench expiry` (and the orders analysed).
+//!
+//! The service runs on a [`ManualClock`] fixed at the instant the data was
+//! generated around. Every operation gets 5 untimed runs and then `--runs`
+//! timed ones (default 200), each with keys drawn at random (seeded) from
+//! the data: `get_coupon` (the baseline), `search` by code, order number,
+//! user and a miss, `list_coupons` first pages of 50 under each filter the
+//! console offers, the 20th page of the hot template (following `next`),
+//! `user_overview` and `user_health_check` of a heavy user,
+//! `order_health_check` of orders on the hot template and on the others
+//! (its stock check reads the last reconciliation's verdict on the
+//! template, not a count of its coupons), and one
+//! `export_coupons_csv` of 10,000 rows. An operation stops after
+//! `--max-op-seconds` of timed runs; its run count says so. Every result is
+//! checked (the coupon searched for is found, pages are full, the stock
+//! check is `ok`); no latency is asserted.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use sqlx::Executor;
+
+use couponkeeper::clock::ManualClock;
+use couponkeeper::config::Config;
+use couponkeeper::domain::coupon::CouponStatus;
+use couponkeeper::server::build_service;
+use couponkeeper::service::support::{
+    CouponFilter, OVERVIEW_COUPONS, SearchOutcome, USER_HEALTH_ORDERS,
+};
+use couponkeeper::service::{Ctx, Service};
+use couponkeeper::store::Db;
+
+use crate::data::{create_template, generated_code, generated_insert, insert_generated, settle};
+use crate::scratch::{Target, close_pool};
+use crate::stats::{load_average, ms, percentile};
+use crate::{Result, Store, StoreArg, stores_of};
+
+/// Largest accepted `console --coupons`.
+const MAX_CONSOLE_COUPONS: usize = 10_000_000;
+/// Largest accepted `console --runs`.
+const MAX_CONSOLE_RUNS: usize = 10_000;
+/// Largest accepted `console --batch`.
+const MAX_CONSOLE_BATCH: usize = 200_000;
+/// Templates of the console data; the first is the hot one.
+const CONSOLE_TEMPLATES: usize = 50;
+/// Share of all coupons the hot template holds, in percent.
+const HOT_PERCENT: usize = 20;
+/// Heavy users: every 100th coupon belongs to one of them, round-robin.
+const HEAVY_USERS: u64 = 10;
+/// Page size of the console's coupon list.
+const CONSOLE_PAGE: i64 = 50;
+/// The deep-page figure is the latency of this page (following `next`).
+const DEEP_PAGE: usize = 20;
+/// Rows of the CSV export.
+const CONSOLE_EXPORT_ROWS: usize = 10_000;
+/// Untimed runs of each operation before its timed runs.
+const CONSOLE_WARMUP: usize = 5;
+/// Milliseconds in a day.
+const DAY_MS: i64 = 86_400_000;
+/// Seconds in the 60 days that `ends_at` spreads over on either side of now.
+const SPREAD_SECONDS: i64 = 60 * 86_400;
+
+#[derive(clap::Args, Clone)]
+pub(crate) struct ConsoleArgs {
+    /// Which store(s) to measure.
+    #[arg(long, value_enum, default_value_t = StoreArg::Both)]
+    store: StoreArg,
+    /// Coupons in the database (about a fifth as many users, 50 templates).
+    #[arg(long, default_value_t = 1_000_000)]
+    coupons: usize,
+    /// Timed runs of every operation, each with fresh random keys.
+    #[arg(long, default_value_t = 200)]
+    runs: usize,
+    /// An operation stops after this many seconds of timed runs (its run
+    /// count is then smaller and shown), so an operation that does not
+    /// scale cannot stall the benchmark.
+    #[arg(long, default_value_t = 60)]
+    max_op_seconds: u64,
+    /// Coupons per INSERT statement (one transaction each) of the fill.
+    #[arg(long, default_value_t = 50_000)]
+    batch: usize,
+    /// Seed of the random keys.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// One row of the console table.
+#[derive(Clone, Debug)]
+struct OpRow {
+    name: String,
+    runs: usize,
+    p50: Duration,
+    p99: Duration,
+    note: String,
+}
+
+/// What the fill made, for picking keys.
+struct ConsoleData {
+    /// Template ids; the first is the hot one.
+    templates: Vec<String>,
+    /// Coupon numbers `1..=hot` belong to the hot template.
+    hot: u64,
+    coupons: u64,
+    users: u64,
+    orders: i64,
+    fill: Duration,
+    settle: Duration,
+}
+
+/// The coupon a code lookup found: the keys of the searches.
+struct Sampled {
+    id: String,
+    code: String,
+    user_id: String,
+    order_no: Option<String>,
+}
+
+pub(crate) async fn console(args: ConsoleArgs) -> Result<()> {
+    if args.coupons < 1000 || args.coupons > MAX_CONSOLE_COUPONS {
+        return Err(format!("--coupons must be between 1000 and {MAX_CONSOLE_COUPONS}").into());
+    }
+    if args.runs == 0 || args.runs > MAX_CONSOLE_RUNS {
+        return Err(format!("--runs must be between 1 and {MAX_CONSOLE_RUNS}").into());
+    }
+    if args.batch == 0 || args.batch > MAX_CONSOLE_BATCH {
+        return Err(format!("--batch must be between 1 and {MAX_CONSOLE_BATCH}").into());
+    }
+    if args.max_op_seconds == 0 {
+        return Err("--max-op-seconds must be at least 1".into());
+    }
+    sqlx::any::install_default_drivers();
+    eprintln!(
+        "bench console: {} coupons, {} timed runs per operation (cap {}s), insert batches of {}, {} worker threads, load average {}",
+        args.coupons,
+        args.runs,
+        args.max_op_seconds,
+        args.batch,
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        load_average(),
+    );
+    for &store in stores_of(args.store) {
+        let (target, url) = Target::create(store).await?;
+        let config = Config::default();
+        let result = match Db::connect(&url, config.db_max_connections, config.tx_retries).await {
+            Ok(db) => {
+                let r = measure_console(&db, store, &args).await;
+                close_pool(&db).await;
+                r
+            }
+            Err(e) => Err(format!("cannot connect to {url}: {e}").into()),
+        };
+        let removed = target.remove().await;
+        let (data, rows) = result.map_err(|e| format!("{}: {e}", store.name()))?;
+        removed?;
+        print_console_table(store, &data, &rows);
+    }
+    eprintln!("bench console: done, load average {}", load_average());
+    Ok(())
+}
+
+fn print_console_table(store: Store, data: &ConsoleData, rows: &[OpRow]) {
+    println!();
+    println!(
+        "{}: {} coupons ({} on the hot template), {} users, {} templates, {} orders; fill {:.1}s, settle {:.1}s",
+        store.name(),
+        data.coupons,
+        data.hot,
+        data.users,
+        data.templates.len(),
+        data.orders,
+        data.fill.as_secs_f64(),
+        data.settle.as_secs_f64(),
+    );
+    println!(
+        "| {:<42} | {:>5} | {:>9} | {:>9} | {:>17} | notes",
+        "operation", "runs", "p50 ms", "p99 ms", "p99 / baseline p99"
+    );
+    println!(
+        "|{:-<44}|{:-<7}|{:-<11}|{:-<11}|{:-<19}|------",
+        "", "", "", "", ""
+    );
+    let baseline = rows.first().map(|r| ms(r.p99)).unwrap_or(0.0);
+    for r in rows {
+        let ratio = if baseline > 0.0 {
+            format!("{:.1}x", ms(r.p99) / baseline)
+        } else {
+            "-".to_string()
+        };
+        println!(
+            "| {:<42} | {:>5} | {:>9.2} | {:>9.2} | {:>17} | {}",
+            r.name,
+            r.runs,
+            ms(r.p50),
+            ms(r.p99),
+            ratio,
+            r.note
+        );
+    }
+}
+
+/// The coupons' SQL list over `i` for [`generated_insert`] (`$4` now, in
+/// ms). Coupon `i` gets:
+/// - user: every 100th coupon one of [`HEAVY_USERS`] heavy users, the
+///   others one of `users` users, scattered;
+/// - status by a scattered bucket of 100: 50 available, 25 used,
+///   19 expired, 4 locked, 2 invalidated;
+/// - `ends_at`: available ones within the next 60 days, expired ones within
+///   the last 60 days, the others either side; valid for 70 days and a bit;
+/// - used and locked ones an order number `ord-<i, 10 digits>`, locked ones
+///   locked within the last 11 minutes, used ones used an hour after the
+///   claim.
+fn console_coupons_sql(store: Store, users: u64) -> String {
+    let user = format!(
+        "CASE WHEN i % 100 = 0 THEN 'heavy-' || CAST((i / 100) % {HEAVY_USERS} AS TEXT)
+              ELSE 'user-' || CAST(i * 7919 % {users} AS TEXT) END"
+    );
+    // Scattered by the same multiplicative hash as the codes: a user's
+    // coupons (numbers `users` apart) get independent statuses.
+    let bucket = "((i * 2654435761 % 4294967311) % 100)";
+    let status = format!(
+        "CASE WHEN {bucket} < 50 THEN 'available' WHEN {bucket} < 75 THEN 'used'
+              WHEN {bucket} < 94 THEN 'expired' WHEN {bucket} < 98 THEN 'locked'
+              ELSE 'invalidated' END"
+    );
+    // Products of constants are computed here: PostgreSQL would multiply
+    // two INTEGER literals in 32 bits and overflow.
+    let spread_ms = SPREAD_SECONDS * 1000;
+    let valid_ms = 70 * DAY_MS;
+    let off = format!("(i * 7919 % {SPREAD_SECONDS}) * 1000");
+    let ends = format!(
+        "CASE WHEN {bucket} < 50 THEN $4 + 1000 + {off}
+              WHEN {bucket} < 75 THEN $4 - {spread_ms} + 2 * {off}
+              WHEN {bucket} < 94 THEN $4 - 1000 - {off}
+              ELSE $4 - {spread_ms} + 2 * {off} END"
+    );
+    let created = format!("({ends}) - {valid_ms} - (i % 86400) * 1000");
+    let order_no = match store {
+        Store::Postgres => "'ord-' || lpad(CAST(i AS TEXT), 10, '0')",
+        Store::Sqlite => "printf('ord-%010d', i)",
+    };
+    let locked_at = "$4 - 60000 - (i % 600) * 1000";
+    let used_at = format!("{created} + 3600000");
+    format!(
+        "{user} AS user_id,
+         {status} AS status,
+         {created} AS starts_at,
+         {ends} AS ends_at,
+         CASE WHEN {bucket} >= 50 AND {bucket} < 75 OR {bucket} >= 94 AND {bucket} < 98
+              THEN {order_no} ELSE CAST(NULL AS TEXT) END AS order_no,
+         CASE WHEN {bucket} >= 94 AND {bucket} < 98 THEN {locked_at}
+              ELSE CAST(NULL AS BIGINT) END AS locked_at,
+         CASE WHEN {bucket} >= 50 AND {bucket} < 75 THEN {used_at}
+              ELSE CAST(NULL AS BIGINT) END AS used_at,
+         {created} AS created_at,
+         CASE WHEN {bucket} < 50 THEN {created}
+              WHEN {bucket} < 75 THEN {used_at}
+              WHEN {bucket} < 94 THEN {ends}
+              WHEN {bucket} < 98 THEN {locked_at}
+              ELSE {created} + 7200000 END AS updated_at"
+    )
+}
+
+/// The orders of the coupons whose order numbers lie in `[$1, $2]`, read
+/// back from the coupons just inserted: a locked coupon's order is a normal
+/// order `pending_payment` whose checkout lock lasts 30 minutes from the
+/// lock, a used coupon's order is `paid`.
+const CONSOLE_ORDERS_SQL: &str = "INSERT INTO orders (order_no, user_id, kind, category, status,
+     total_cents, deposit_cents, coupon_id, coupon_discount_cents, discount_snapshot_cents,
+     coupon_lock_status, checkout_lock_expires_at, created_at, paid_at, updated_at)
+     SELECT order_no, user_id, 'normal', 'bench',
+            CASE WHEN status = 'locked' THEN 'pending_payment' ELSE 'paid' END,
+            10000, 0, id, 500, 500, status,
+            CASE WHEN status = 'locked' THEN locked_at + 1800000 ELSE CAST(NULL AS BIGINT) END,
+            COALESCE(locked_at, used_at - 60000), used_at, COALESCE(used_at, locked_at)
+     FROM coupons WHERE order_no >= $1 AND order_no <= $2";
+
+fn console_order_no(i: u64) -> String {
+    format!("ord-{i:010}")
+}
+
+/// Fills the empty database: [`CONSOLE_TEMPLATES`] templates created
+/// through the service, each sold out with its coupons (the hot one
+/// [`HOT_PERCENT`] % of them), coupon numbers given to the templates in
+/// consecutive ranges and inserted `batch` at a time, each batch's orders
+/// right after it; then the stock counters set to the coupons issued.
+async fn fill_console(
+    db: &Db,
+    store: Store,
+    service: &Service,
+    n: u64,
+    batch: u64,
+    now_ms: i64,
+) -> Result<ConsoleData> {
+    let ctx = Ctx::new("bench", None);
+    let users = (n / 5).max(1);
+    let hot = n * HOT_PERCENT as u64 / 100;
+    let rest = n - hot;
+    let others = CONSOLE_TEMPLATES as u64 - 1;
+    let mut sizes = vec![hot];
+    sizes.extend((0..others).map(|j| rest / others + u64::from(j < rest % others)));
+    let coupons_sql = generated_insert(store, &console_coupons_sql(store, users));
+    let started = Instant::now();
+    let mut templates = Vec::with_capacity(sizes.len());
+    let mut first = 1u64;
+    for (j, &size) in sizes.iter().enumerate() {
+        let name = if j == 0 {
+            "console hot".to_string()
+        } else {
+            format!("console {j}")
+        };
+        let id = create_template(service, &ctx, &name, usize::try_from(size)?).await?;
+        let mut from = first;
+        while from < first + size {
+            let count = batch.min(first + size - from);
+            insert_generated(
+                db,
+                store,
+                &coupons_sql,
+                usize::try_from(from)?,
+                usize::try_from(count)?,
+                &id,
+                now_ms,
+            )
+            .await?;
+            sqlx::query(CONSOLE_ORDERS_SQL)
+                .bind(console_order_no(from))
+                .bind(console_order_no(from + count - 1))
+                .execute(db.pool())
+                .await
+                .map_err(|e| format!("inserting orders on {}: {e}", store.name()))?;
+            from += count;
+        }
+        templates.push(id);
+        first += size;
+        if j % 10 != 0 {
+            continue;
+        }
+        eprintln!(
+            "  {:<8} fill: template {}/{} done, {} coupons in {:.0}s",
+            store.name(),
+            j + 1,
+            sizes.len(),
+            first - 1,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    // Every template sold out: each shard claimed up to its capacity, so
+    // SUM(claimed) is the template's coupons, as the stock check expects.
+    sqlx::query("UPDATE template_stock_shards SET claimed = capacity")
+        .execute(db.pool())
+        .await?;
+    let fill = started.elapsed();
+    let t = Instant::now();
+    settle(db, store).await?;
+    if store == Store::Postgres {
+        let mut conn = db.pool().acquire().await?;
+        conn.execute("VACUUM (ANALYZE) orders").await?;
+        conn.execute("VACUUM (ANALYZE) template_stock_shards")
+            .await?;
+    }
+    let settle = t.elapsed();
+    let (coupons, with_order): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(COUNT(*) AS BIGINT), CAST(COUNT(order_no) AS BIGINT) FROM coupons",
+    )
+    .fetch_one(db.pool())
+    .await?;
+    let orders: i64 = sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM orders")
+        .fetch_one(db.pool())
+        .await?;
+    if u64::try_from(coupons)? != n || orders != with_order {
+        return Err(format!(
+            "the fill made {coupons} coupons ({with_order} with an order) and {orders} orders, expected {n} coupons and one order each"
+        )
+        .into());
+    }
+    Ok(ConsoleData {
+        templates,
+        hot,
+        coupons: n,
+        users,
+        orders,
+        fill,
+        settle,
+    })
+}
+
+/// The coupon numbered `i`, found by its code (untimed).
+async fn sample_coupon(db: &Db, i: u64) -> Result<Sampled> {
+    let code = generated_code(i);
+    let row: Option<(String, String, Option<String>)> =
+        sqlx::query_as("SELECT id, user_id, order_no FROM coupons WHERE code = $1")
+            .bind(&code)
+            .fetch_optional(db.pool())
+            .await?;
+    let (id, user_id, order_no) = row.ok_or_else(|| format!("no coupon has code {code}"))?;
+    Ok(Sampled {
+        id,
+        code,
+        user_id,
+        order_no,
+    })
+}
+
+/// Order numbers of random coupons numbered in `range` that have an order.
+async fn sample_orders(
+    db: &Db,
+    rng: &mut StdRng,
+    range: std::ops::RangeInclusive<u64>,
+    want: usize,
+) -> Result<Vec<String>> {
+    let mut out = Vec::with_capacity(want);
+    for _ in 0..want * 50 {
+        if out.len() == want {
+            break;
+        }
+        if let Some(o) = sample_coupon(db, rng.random_range(range.clone()))
+            .await?
+            .order_no
+        {
+            out.push(o);
+        }
+    }
+    if out.len() < want {
+        return Err(format!("found only {} orders to sample", out.len()).into());
+    }
+    Ok(out)
+}
+
+/// Times `op` on each key after [`CONSOLE_WARMUP`] untimed runs, until the
+/// keys run out or `cap` has passed. `op` returns the latency to count
+/// (`None`: the whole call) and a note.
+async fn time_op<K, F, Fut>(name: &str, keys: Vec<K>, cap: Duration, mut op: F) -> Result<OpRow>
+where
+    F: FnMut(K) -> Fut,
+    Fut: Future<Output = Result<Option<Duration>>>,
+{
+    let mut latencies = Vec::with_capacity(keys.len());
+    // The cap counts the timed runs only.
+    let mut timed_since = Instant::now();
+    for (k, key) in keys.into_iter().enumerate() {
+        if k == CONSOLE_WARMUP {
+            timed_since = Instant::now();
+        }
+        if k > CONSOLE_WARMUP && timed_since.elapsed() >= cap {
+            break;
+        }
+        let t = Instant::now();
+        let counted = op(key).await.map_err(|e| format!("{name}: {e}"))?;
+        if k >= CONSOLE_WARMUP {
+            latencies.push(counted.unwrap_or_else(|| t.elapsed()));
+        }
+    }
+    latencies.sort_unstable();
+    let row = OpRow {
+        name: name.to_string(),
+        runs: latencies.len(),
+        p50: percentile(&latencies, 0.50),
+        p99: percentile(&latencies, 0.99),
+        note: String::new(),
+    };
+    eprintln!(
+        "    {name}: {} runs, p50 {:.2}ms p99 {:.2}ms",
+        row.runs,
+        ms(row.p50),
+        ms(row.p99)
+    );
+    Ok(row)
+}
+
+/// A random stored status a console filter asks for.
+fn random_status(rng: &mut StdRng) -> CouponStatus {
+    const PICK: [CouponStatus; 4] = [
+        CouponStatus::Available,
+        CouponStatus::Used,
+        CouponStatus::Expired,
+        CouponStatus::Locked,
+    ];
+    PICK[rng.random_range(0..PICK.len())]
+}
+
+async fn measure_console(
+    db: &Db,
+    store: Store,
+    args: &ConsoleArgs,
+) -> Result<(ConsoleData, Vec<OpRow>)> {
+    db.migrate().await?;
+    // The clock stands still for the whole run: every read sees the same
+    // "now" the data was generated around.
+    let now_ms = (Utc::now().timestamp_millis() / 1000) * 1000;
+    let now = couponkeeper::domain::time::from_ms(now_ms);
+    let clock = Arc::new(ManualClock::new(now));
+    let service = build_service(&Config::default(), db.clone(), clock);
+    let n = u64::try_from(args.coupons)?;
+    let data = fill_console(db, store, &service, n, u64::try_from(args.batch)?, now_ms).await?;
+    eprintln!(
+        "  {:<8} fill: {n} coupons, {} orders in {:.1}s ({:.0} coupons/s), settled in {:.1}s",
+        store.name(),
+        data.orders,
+        data.fill.as_secs_f64(),
+        n as f64 / data.fill.as_secs_f64().max(f64::MIN_POSITIVE),
+        data.settle.as_secs_f64()
+    );
+
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let runs = args.runs + CONSOLE_WARMUP;
+    let cap = Duration::from_secs(args.max_op_seconds);
+    let hot = data.templates[0].clone();
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        samples.push(sample_coupon(db, rng.random_range(1..=n)).await?);
+    }
+    let cold_orders = sample_orders(db, &mut rng, data.hot + 1..=n, runs).await?;
+    let hot_orders = sample_orders(db, &mut rng, 1..=data.hot, runs).await?;
+    let users: Vec<String> = (0..runs)
+        .map(|_| format!("user-{}", rng.random_range(0..data.users)))
+        .collect();
+    let heavy: Vec<String> = (0..runs)
+        .map(|_| format!("heavy-{}", rng.random_range(0..HEAVY_USERS)))
+        .collect();
+    let statuses: Vec<CouponStatus> = (0..runs).map(|_| random_status(&mut rng)).collect();
+    let templates: Vec<String> = (0..runs)
+        .map(|_| data.templates[rng.random_range(0..data.templates.len())].clone())
+        .collect();
+    let window = SPREAD_SECONDS * 1000;
+    let befores: Vec<i64> = (0..runs)
+        .map(|_| now_ms + rng.random_range(-window..=window))
+        .collect();
+    let misses: Vec<String> = (0..runs)
+        .map(|_| format!("nobody-{}", rng.random::<u32>()))
+        .collect();
+    eprintln!("  {:<8} keys sampled; timing", store.name());
+
+    let s = &service;
+    let mut rows = Vec::new();
+    rows.push(
+        time_op(
+            "baseline: get_coupon(id)",
+            samples.iter().map(|x| x.id.clone()).collect(),
+            cap,
+            |id: String| async move {
+                let v = s.get_coupon(&id).await?;
+                if v.id != id {
+                    return Err(format!("get_coupon({id}) answered {}", v.id).into());
+                }
+                Ok(None)
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "search: coupon code",
+            samples
+                .iter()
+                .map(|x| (x.code.clone(), x.id.clone()))
+                .collect(),
+            cap,
+            |(code, id): (String, String)| async move {
+                match s.search(&code).await? {
+                    SearchOutcome::Coupon(found) if found == id => Ok(None),
+                    other => Err(format!("search({code}) answered {other:?}").into()),
+                }
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "search: order_no",
+            cold_orders.clone(),
+            cap,
+            |order_no: String| async move {
+                match s.search(&order_no).await? {
+                    SearchOutcome::Order(found) if found == order_no => Ok(None),
+                    other => Err(format!("search({order_no}) answered {other:?}").into()),
+                }
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "search: user_id",
+            samples.iter().map(|x| x.user_id.clone()).collect(),
+            cap,
+            |user: String| async move {
+                match s.search(&user).await? {
+                    SearchOutcome::User(found) if found == user => Ok(None),
+                    other => Err(format!("search({user}) answered {other:?}").into()),
+                }
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op("search: miss", misses, cap, |q: String| async move {
+            match s.search(&q).await? {
+                SearchOutcome::Nothing => Ok(None),
+                other => Err(format!("search({q}) answered {other:?}").into()),
+            }
+        })
+        .await?,
+    );
+
+    let page = |filter: CouponFilter, full: bool| async move {
+        let p = s.list_coupons(filter.clone(), None, CONSOLE_PAGE).await?;
+        if full && p.coupons.len() != CONSOLE_PAGE as usize {
+            return Err(format!(
+                "list_coupons({filter:?}) gave {} coupons, expected a full page",
+                p.coupons.len()
+            )
+            .into());
+        }
+        Ok(None)
+    };
+    rows.push(
+        time_op(
+            "list_coupons: status (random)",
+            statuses.clone(),
+            cap,
+            |status| {
+                page(
+                    CouponFilter {
+                        status: Some(status),
+                        ..Default::default()
+                    },
+                    true,
+                )
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op("list_coupons: template (hot)", vec![(); runs], cap, |()| {
+            page(
+                CouponFilter {
+                    template_id: Some(hot.clone()),
+                    ..Default::default()
+                },
+                true,
+            )
+        })
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "list_coupons: template + status (random)",
+            templates.iter().cloned().zip(statuses.clone()).collect(),
+            cap,
+            |(template, status)| {
+                page(
+                    CouponFilter {
+                        status: Some(status),
+                        template_id: Some(template),
+                        ..Default::default()
+                    },
+                    false,
+                )
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op("list_coupons: user", users.clone(), cap, |user| {
+            page(
+                CouponFilter {
+                    user_id: Some(user),
+                    ..Default::default()
+                },
+                false,
+            )
+        })
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "list_coupons: user + status (random)",
+            users.iter().cloned().zip(statuses.clone()).collect(),
+            cap,
+            |(user, status)| {
+                page(
+                    CouponFilter {
+                        status: Some(status),
+                        user_id: Some(user),
+                        ..Default::default()
+                    },
+                    false,
+                )
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "list_coupons: expiring_before (random)",
+            befores,
+            cap,
+            |before| {
+                page(
+                    CouponFilter {
+                        expiring_before: Some(couponkeeper::domain::time::from_ms(before)),
+                        ..Default::default()
+                    },
+                    true,
+                )
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op(
+            &format!("list_coupons: template (hot), page {DEEP_PAGE}"),
+            vec![(); runs],
+            cap,
+            |()| {
+                let hot = hot.clone();
+                async move {
+                    let filter = CouponFilter {
+                        template_id: Some(hot),
+                        ..Default::default()
+                    };
+                    let mut after = None;
+                    let mut last = Duration::ZERO;
+                    for k in 1..=DEEP_PAGE {
+                        let t = Instant::now();
+                        let p = s.list_coupons(filter.clone(), after, CONSOLE_PAGE).await?;
+                        last = t.elapsed();
+                        if p.coupons.len() != CONSOLE_PAGE as usize {
+                            return Err(format!("page {k} has {} coupons", p.coupons.len()).into());
+                        }
+                        after = p.next;
+                    }
+                    Ok(Some(last))
+                }
+            },
+        )
+        .await?,
+    );
+    let heavy_coupons = n / 100 / HEAVY_USERS;
+    rows.push(
+        time_op(
+            "user_overview (heavy user)",
+            heavy.clone(),
+            cap,
+            |user| async move {
+                let v = s.user_overview(&user).await?;
+                if v.coupons.is_empty() || v.coupons.len() > OVERVIEW_COUPONS as usize {
+                    return Err(format!("{user}'s page shows {} coupons", v.coupons.len()).into());
+                }
+                Ok(None)
+            },
+        )
+        .await
+        .map(|mut row| {
+            row.note = format!(
+                "~{heavy_coupons} coupons, ~{} orders",
+                heavy_coupons * 29 / 100
+            );
+            row
+        })?,
+    );
+    let health = |order_no: String| async move {
+        let r = s.order_health_check(&order_no).await?;
+        let stock = r.checks.iter().find(|c| c.name == "template_stock");
+        if stock.map(|c| c.result.as_str()) != Some("ok") {
+            return Err(format!("{order_no}: template_stock check {stock:?}").into());
+        }
+        Ok(None)
+    };
+    let mut row = time_op(
+        "order_health_check (other templates)",
+        cold_orders,
+        cap,
+        health,
+    )
+    .await?;
+    row.note = format!(
+        "template of ~{} coupons; stock from the last reconciliation",
+        (n - data.hot) / (CONSOLE_TEMPLATES as u64 - 1)
+    );
+    rows.push(row);
+    let mut row = time_op("order_health_check (hot template)", hot_orders, cap, health).await?;
+    row.note = format!(
+        "template of {} coupons; stock from the last reconciliation",
+        data.hot
+    );
+    rows.push(row);
+    let mut row = time_op(
+        "user_health_check (normal user)",
+        users.clone(),
+        cap,
+        |user: String| async move {
+            s.user_health_check(&user).await?;
+            Ok(None)
+        },
+    )
+    .await?;
+    row.note = "its orders' checks, and its locked coupons".into();
+    rows.push(row);
+    let mut row = time_op(
+        "user_health_check (heavy user)",
+        heavy,
+        cap,
+        |user: String| async move {
+            let r = s.user_health_check(&user).await?;
+            if r.orders.len() > USER_HEALTH_ORDERS as usize {
+                return Err(format!("{user}'s health check has {} orders", r.orders.len()).into());
+            }
+            Ok(None)
+        },
+    )
+    .await?;
+    row.note = format!("{USER_HEALTH_ORDERS} orders over up to {CONSOLE_TEMPLATES} templates");
+    rows.push(row);
+
+    // The export: one run, a template's first 10,000 coupons.
+    let filter = CouponFilter {
+        template_id: Some(hot.clone()),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let csv = service
+        .export_coupons_csv(filter, CONSOLE_EXPORT_ROWS)
+        .await?;
+    let took = t.elapsed();
+    let lines = csv.matches("\r\n").count();
+    let expected = CONSOLE_EXPORT_ROWS.min(usize::try_from(data.hot)?) + 1;
+    if lines != expected {
+        return Err(format!("the export has {lines} lines, expected {expected}").into());
+    }
+    eprintln!("    export: {:.0}ms, {} bytes", ms(took), csv.len());
+    rows.push(OpRow {
+        name: format!("export_coupons_csv ({CONSOLE_EXPORT_ROWS} rows, hot)"),
+        runs: 1,
+        p50: took,
+        p99: took,
+        note: format!("one run, {} KiB", csv.len() / 1024),
+    });
+    Ok((data, rows))
+}

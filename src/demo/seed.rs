@@ -1,0 +1,238 @@
+//! The demo's storyteller: the service on a manual clock moved forward
+//! step by step, and one small helper per service operation the story
+//! uses, each failure named by its step.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{ACTOR, DemoError, ORDER_PREFIX};
+use crate::clock::{Clock, ManualClock};
+use crate::domain::ids::UserId;
+use crate::domain::time::rfc3339;
+use crate::service::orders::OrderInput;
+use crate::service::{Ctx, Executed, Refusal, Service, ServiceError};
+
+/// Upper bound on expiry batches per job pass (500 coupons each).
+const MAX_EXPIRY_BATCHES: usize = 100;
+/// Rows per job batch.
+const JOB_BATCH: i64 = 500;
+
+/// A coupon as the story keeps it.
+#[derive(Debug, Clone)]
+pub(super) struct Cpn {
+    pub(super) id: String,
+}
+
+pub(super) struct Seed {
+    pub(super) svc: Service,
+    pub(super) clock: Arc<ManualClock>,
+    pub(super) end: DateTime<Utc>,
+    pub(super) ctx: Ctx,
+    pub(super) normal_seq: u32,
+    pub(super) presale_seq: u32,
+    pub(super) grace_seconds: i64,
+}
+
+pub(super) fn user(n: u32) -> String {
+    format!("u{}", 10000 + n)
+}
+
+pub(super) fn step(what: impl Into<String>) -> impl FnOnce(ServiceError) -> DemoError {
+    let step = what.into();
+    move |source| DemoError::Step { step, source }
+}
+
+pub(super) fn fresh<T>(e: Executed<T>, what: &str) -> Result<T, DemoError> {
+    e.fresh().ok_or_else(|| DemoError::Step {
+        step: what.to_string(),
+        source: ServiceError::IllegalTransition("unexpected idempotent replay".into()),
+    })
+}
+
+impl Seed {
+    /// Moves the clock to `before` before the end of the timeline (never
+    /// backwards, never past the end).
+    pub(super) fn at(&self, before: Duration) {
+        let t = (self.end - before).min(self.end);
+        if t > self.clock.now() {
+            self.clock.set(t);
+        }
+    }
+
+    /// Moves the clock forward a little (never past the end).
+    pub(super) fn tick(&self, minutes: i64) {
+        let t = (self.clock.now() + Duration::minutes(minutes)).min(self.end);
+        self.clock.set(t);
+    }
+
+    pub(super) fn iso(&self, from_end: Duration) -> String {
+        rfc3339(self.end + from_end)
+    }
+
+    pub(super) async fn claim(&self, n: u32, template_id: &str) -> Result<Cpn, DemoError> {
+        let u = user(n);
+        let what = format!("{u} claims {template_id}");
+        let uid = UserId::parse(&u).map_err(|e| step(&what)(e.into()))?;
+        let c = self
+            .svc
+            .claim(&self.ctx, None, uid, template_id.to_string())
+            .await
+            .map_err(step(&what))?;
+        let c = fresh(c, &what)?;
+        Ok(Cpn { id: c.id })
+    }
+
+    /// A claim the template's stock must refuse (the sold-out template).
+    pub(super) async fn claim_sold_out(&self, n: u32, template_id: &str) -> Result<(), DemoError> {
+        let u = user(n);
+        let what = format!("{u} claims sold-out {template_id}");
+        let uid = UserId::parse(&u).map_err(|e| step(&what)(e.into()))?;
+        match self
+            .svc
+            .claim(&self.ctx, None, uid, template_id.to_string())
+            .await
+        {
+            Err(ServiceError::Refused {
+                refusal: Refusal::OutOfStock,
+                ..
+            }) => Ok(()),
+            Err(e) => Err(step(what)(e)),
+            Ok(_) => Err(step(what)(ServiceError::IllegalTransition(
+                "the sold-out template handed out one more coupon".into(),
+            ))),
+        }
+    }
+
+    async fn order(&self, input: OrderInput) -> Result<String, DemoError> {
+        let no = input.order_no.clone().unwrap_or_default();
+        let what = format!("create order {no}");
+        self.svc
+            .create_order(&self.ctx, None, input)
+            .await
+            .map_err(step(&what))?;
+        Ok(no)
+    }
+
+    pub(super) async fn normal(
+        &mut self,
+        n: u32,
+        coupon: Option<&Cpn>,
+        total: i64,
+        category: &str,
+    ) -> Result<String, DemoError> {
+        self.normal_seq += 1;
+        let no = format!("{ORDER_PREFIX}N-{:04}", self.normal_seq);
+        self.order(OrderInput {
+            order_no: Some(no),
+            user_id: Some(user(n)),
+            kind: Some("normal".into()),
+            category: Some(category.into()),
+            total_cents: Some(total),
+            coupon_id: coupon.map(|c| c.id.clone()),
+            campaign_id: None,
+            deposit_cents: None,
+        })
+        .await
+    }
+
+    pub(super) async fn presale(
+        &mut self,
+        n: u32,
+        coupon: Option<&Cpn>,
+        campaign: &str,
+        total: i64,
+        deposit: i64,
+    ) -> Result<String, DemoError> {
+        self.presale_seq += 1;
+        let no = format!("{ORDER_PREFIX}P-{:04}", self.presale_seq);
+        self.order(OrderInput {
+            order_no: Some(no),
+            user_id: Some(user(n)),
+            kind: Some("presale".into()),
+            category: Some("phones".into()),
+            total_cents: Some(total),
+            coupon_id: coupon.map(|c| c.id.clone()),
+            campaign_id: Some(campaign.into()),
+            deposit_cents: Some(deposit),
+        })
+        .await
+    }
+
+    pub(super) async fn pay(&self, no: &str) -> Result<(), DemoError> {
+        self.svc
+            .pay(&self.ctx, None, no.into())
+            .await
+            .map_err(step(format!("pay {no}")))?;
+        Ok(())
+    }
+
+    pub(super) async fn deposit(&self, no: &str) -> Result<(), DemoError> {
+        self.svc
+            .pay_deposit(&self.ctx, None, no.into())
+            .await
+            .map_err(step(format!("pay deposit of {no}")))?;
+        Ok(())
+    }
+
+    /// Pays the final payment and checks the outcome the story expects.
+    pub(super) async fn final_payment(&self, no: &str, outcome: &str) -> Result<(), DemoError> {
+        let what = format!("final payment of {no}");
+        let quote = self
+            .svc
+            .final_payment_quote(no)
+            .await
+            .map_err(step(&what))?;
+        if quote.coupon_outcome != outcome {
+            return Err(step(what)(ServiceError::IllegalTransition(format!(
+                "expected outcome {outcome}, the quote says {}",
+                quote.coupon_outcome
+            ))));
+        }
+        self.svc
+            .pay_final(&self.ctx, None, no.into())
+            .await
+            .map_err(step(&what))?;
+        Ok(())
+    }
+
+    pub(super) async fn cancel(&self, no: &str, reason: &str) -> Result<(), DemoError> {
+        self.svc
+            .cancel(&self.ctx, None, no.into(), Some(reason.into()))
+            .await
+            .map_err(step(format!("cancel {no}")))?;
+        Ok(())
+    }
+
+    pub(super) async fn refund(&self, no: &str, reason: &str) -> Result<(), DemoError> {
+        self.svc
+            .refund(&self.ctx, None, no.into(), Some(reason.into()))
+            .await
+            .map_err(step(format!("refund {no}")))?;
+        Ok(())
+    }
+
+    /// What the background jobs would have done by now: expire overdue
+    /// coupons, close lapsed checkouts and timed-out presale orders.
+    pub(super) async fn jobs(&self) -> Result<(), DemoError> {
+        for _ in 0..MAX_EXPIRY_BATCHES {
+            let done = self
+                .svc
+                .expire_due_batch(ACTOR, JOB_BATCH)
+                .await
+                .map_err(step("expire overdue coupons"))?;
+            if done.count == 0 {
+                break;
+            }
+        }
+        self.svc
+            .close_lapsed_checkouts(ACTOR, JOB_BATCH)
+            .await
+            .map_err(step("close lapsed checkouts"))?;
+        self.svc
+            .close_timed_out_presales(ACTOR, self.grace_seconds, JOB_BATCH)
+            .await
+            .map_err(step("close timed-out presale orders"))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,50 @@
+sms = SMS
+push = Push
+in-app-only = In-app only
+none-no-quiet-hours = none (no quiet hours)
+n-0-no-aggregation = 0 (no aggregation)
+plan-and-tiers = Plan and tiers
+these-settings-come-from-the-deployments = These settings come from the deployment's environment (read-only); change them there and restart.
+setting = Setting
+value = Value
+variable = Variable
+offsets-before-the-end = Offsets (before the end)
+aggregation-window = Aggregation window
+quiet-hours-business-time-zone = Quiet hours (business time zone)
+business-time-zone = Business time zone
+sms-threshold-total-value-at-least = SMS threshold (total value at least)
+sms-per-user-per-24-hours = SMS per user per 24 hours
+push-per-user-per-24-hours = Push per user per 24 hours
+tiers-a-reminder-whose-coupons-together = Tiers: a reminder whose coupons together reach the sms threshold goes by sms if the user is active, otherwise by push; over the sms cap it becomes a push, over the push cap only the in-app copy. Every reminder also has an in-app copy.
+no-longer-planned = no longer planned
+last-24-hours = Last 24 hours
+since = Since
+total-3 = total
+channel = Channel
+reminders-2 = Reminders
+offset = Offset
+total-4 = Total
+no-reminders-sent-yet = No reminders sent yet.
+coupons-2 = Coupons
+total-value = Total value
+send-time = Send time
+the-20-most-recent-reminders = The 20 most recent reminders
+the-reminder-plan-needs-the-operator = The reminder plan needs the operator role.
+seconds = { $secs } seconds
+users-without-a-claim-an-order = Users without a claim, an order or a self-check visit in the last { $INACTIVE_AFTER_DAYS } days get no sms (push instead). A fixed rule, not configurable.
+offset-days-before = { $n } { $n ->
+    [one] day
+   *[other] days
+} before
+offset-hours-before = { $n } { $n ->
+    [one] hour
+   *[other] hours
+} before
+offset-minutes-before = { $n } { $n ->
+    [one] minute
+   *[other] minutes
+} before
+offset-seconds-before = { $n } { $n ->
+    [one] second
+   *[other] seconds
+} before

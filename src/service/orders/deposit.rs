@@ -1,0 +1,110 @@
+//! Paying a presale order's deposit: the coupon validated again and
+//! locked to the order, the discount snapshotted, and a reminder planned
+//! when the coupon may expire before the final payment.
+
+use super::steps::{
+    load_campaign, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
+    require_kind, require_status, validate_coupon, window_of,
+};
+use super::view::reload;
+use crate::domain::campaign::Policy;
+use crate::domain::coupon::CouponStatus;
+use crate::domain::money::Cents;
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, presale_discount_cap};
+use crate::domain::time::{from_ms, to_ms};
+use crate::service::views::OrderView;
+use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+
+impl Service {
+    /// Pays a presale deposit: in one transaction the coupon is validated
+    /// again and locked to the order, the discount is snapshotted, and the
+    /// order becomes `deposit_paid`.
+    pub async fn pay_deposit(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let order_no = order_no.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let o = load_order(c, &order_no).await?;
+                require_kind(&o, OrderKind::Presale)?;
+                require_status(&o, &[OrderStatus::PendingDeposit])?;
+                let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
+                if op.now >= window_of(&campaign).ends {
+                    return Err(ServiceError::refused(
+                        Refusal::OutsidePaymentWindow,
+                        "this presale campaign's final-payment window has ended",
+                    ));
+                }
+                let coupon = match o.coupon_id.as_deref() {
+                    Some(id) => Some(load_coupon(c, id).await?),
+                    None => None,
+                };
+                let money = money_of(&o);
+                let discount = match &coupon {
+                    Some(cp) => validate_coupon(cp, &o.user_id, money.total, &o.category, op.now)?
+                        .min(presale_discount_cap(money.total, money.deposit)),
+                    None => Cents::ZERO,
+                };
+                let mut next = o.clone();
+                next.deposit_paid_at = Some(to_ms(op.now));
+                next.coupon_discount_cents = discount.get();
+                next.discount_snapshot_cents = discount.get();
+                if coupon.is_some() {
+                    next.coupon_lock_status = CouponLockStatus::Locked.as_str().into();
+                }
+                move_order(
+                    c,
+                    &op,
+                    OrderStatus::PendingDeposit,
+                    OrderStatus::DepositPaid,
+                    &next,
+                    "deposit_payment",
+                    None,
+                )
+                .await?;
+                if let Some(cp) = &coupon
+                    && !move_coupon(
+                        c,
+                        &op,
+                        &cp.id,
+                        (CouponStatus::Available, CouponStatus::Locked),
+                        &o.order_no,
+                        "lock",
+                        None,
+                    )
+                    .await?
+                {
+                    return Err(ServiceError::refused(
+                        Refusal::CouponNotAvailable,
+                        "this coupon was just locked or changed by another request",
+                    ));
+                }
+                if let Some(cp) = &coupon
+                    && policy_of(&campaign) == Policy::Strict
+                {
+                    let risk = crate::service::reminders::AtRisk {
+                        order_no: &o.order_no,
+                        user_id: &o.user_id,
+                        coupon_id: &cp.id,
+                        ends_at: from_ms(cp.ends_at),
+                        window_starts: window_of(&campaign).starts,
+                    };
+                    crate::service::reminders::warn_at_deposit(
+                        c,
+                        &op.settings.reminders,
+                        &risk,
+                        op.now,
+                    )
+                    .await?;
+                }
+                reload(c, &order_no, op.now).await
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,226 @@
+//! The end of an order: cancel (`closed`) or refund (`refunded`), with its
+//! coupon released (locked) or returned (used) in the same transaction; a
+//! used coupon archived since is brought back first.
+
+use sqlx::AnyConnection;
+
+use super::steps::{load_order, move_coupon, move_order, parse_reason, require_status};
+use super::view::reload;
+use crate::domain::coupon::{CouponStatus, release_target};
+use crate::domain::order::{CouponLockStatus, OrderStatus};
+use crate::domain::time::{from_ms, to_ms};
+use crate::service::views::{OrderView, stored_status};
+use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
+use crate::store::archive;
+use crate::store::coupons::{self, CouponRow};
+use crate::store::events::{self, NewEvent};
+use crate::store::orders::OrderRow;
+
+/// Whether the order's coupon is bound to it, in the live table or (a used
+/// coupon archived since) in the archive.
+async fn coupon_bound_to(c: &mut AnyConnection, order: &OrderRow) -> Result<bool, ServiceError> {
+    let Some(id) = order.coupon_id.as_deref() else {
+        return Ok(false);
+    };
+    let row = match coupons::get(c, id).await? {
+        Some(r) => Some(r),
+        None => archive::get(c, id).await?,
+    };
+    Ok(row.is_some_and(|cp| cp.order_no.as_deref() == Some(order.order_no.as_str())))
+}
+
+/// The order's coupon from the live table; a coupon the order used that
+/// the archive job has moved away since (30 days after the use) is brought
+/// back first, with its events and an event saying so, so that returning
+/// it works as for any other coupon. In the caller's transaction.
+async fn live_coupon_of(
+    c: &mut AnyConnection,
+    op: &Op,
+    order: &OrderRow,
+    coupon_id: &str,
+    action: &str,
+) -> Result<Option<CouponRow>, ServiceError> {
+    if let Some(row) = coupons::get(c, coupon_id).await? {
+        return Ok(Some(row));
+    }
+    let Some(row) = archive::restore_used(c, coupon_id, &order.order_no).await? else {
+        return Ok(None);
+    };
+    let why = format!("archived coupon brought back to the live table for {action}");
+    events::insert(
+        c,
+        &NewEvent {
+            subject: "coupon",
+            coupon_id: Some(coupon_id),
+            order_no: Some(&order.order_no),
+            from_status: Some(&row.status),
+            to_status: &row.status,
+            action: "unarchive",
+            actor: &op.ctx.actor,
+            reason: Some(&why),
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            at_ms: to_ms(op.now),
+        },
+    )
+    .await?;
+    Ok(Some(row))
+}
+
+/// Releases (locked) or returns (used) the order's coupon, if it is still
+/// bound to this order: `available` while valid, else `expired`. A used
+/// coupon already archived is brought back first. Returns whether a coupon
+/// was released.
+async fn release_bound_coupon(
+    c: &mut AnyConnection,
+    op: &Op,
+    order: &OrderRow,
+    action: &str,
+    reason: Option<&str>,
+) -> Result<bool, ServiceError> {
+    let Some(coupon_id) = order.coupon_id.as_deref() else {
+        return Ok(false);
+    };
+    let Some(coupon) = live_coupon_of(c, op, order, coupon_id, action).await? else {
+        return Ok(false);
+    };
+    let from = stored_status(&coupon.status);
+    let bound_here = coupon.order_no.as_deref() == Some(order.order_no.as_str());
+    if !bound_here || !matches!(from, CouponStatus::Locked | CouponStatus::Used) {
+        return Ok(false);
+    }
+    let to = release_target(from_ms(coupon.ends_at), op.now);
+    if !move_coupon(
+        c,
+        op,
+        coupon_id,
+        (from, to),
+        &order.order_no,
+        action,
+        reason,
+    )
+    .await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::CouponLockMismatch,
+            "the coupon changed meanwhile; try again",
+        ));
+    }
+    Ok(true)
+}
+
+impl Service {
+    /// Cancels an unpaid order (`closed`); a coupon locked to it is released
+    /// in the same transaction.
+    pub async fn cancel(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+        reason: Option<String>,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let reason = match reason {
+            Some(r) => Some(parse_reason(Some(r))?),
+            None => None,
+        };
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let order_no = order_no.clone();
+            let reason = reason.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let o = load_order(c, &order_no).await?;
+                let from = require_status(
+                    &o,
+                    &[
+                        OrderStatus::PendingPayment,
+                        OrderStatus::PendingDeposit,
+                        OrderStatus::DepositPaid,
+                    ],
+                )?;
+                end_order(
+                    c,
+                    &op,
+                    &o,
+                    from,
+                    OrderStatus::Closed,
+                    "cancel",
+                    reason.as_deref(),
+                )
+                .await?;
+                reload(c, &order_no, op.now).await
+            })
+        })
+        .await
+    }
+
+    /// Refunds a paid order (or a presale deposit): order `refunded`, its
+    /// coupon released (locked) or returned (used) in the same transaction.
+    pub async fn refund(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+        reason: Option<String>,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let order_no = order_no.clone();
+            let reason = reason.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let o = load_order(c, &order_no).await?;
+                let from = require_status(
+                    &o,
+                    &[
+                        OrderStatus::Paid,
+                        OrderStatus::DepositPaid,
+                        OrderStatus::FinalPaid,
+                    ],
+                )?;
+                end_order(
+                    c,
+                    &op,
+                    &o,
+                    from,
+                    OrderStatus::Refunded,
+                    "refund",
+                    Some(&reason),
+                )
+                .await?;
+                reload(c, &order_no, op.now).await
+            })
+        })
+        .await
+    }
+}
+
+/// Closes or refunds an order and releases or returns its coupon.
+pub(crate) async fn end_order(
+    c: &mut AnyConnection,
+    op: &Op,
+    o: &OrderRow,
+    from: OrderStatus,
+    to: OrderStatus,
+    action: &str,
+    reason: Option<&str>,
+) -> Result<(), ServiceError> {
+    let now_ms = to_ms(op.now);
+    let mut next = o.clone();
+    match to {
+        OrderStatus::Refunded => next.refunded_at = Some(now_ms),
+        _ => next.closed_at = Some(now_ms),
+    }
+    next.checkout_lock_expires_at = None;
+    if coupon_bound_to(c, o).await? {
+        next.coupon_lock_status = CouponLockStatus::Released.as_str().into();
+    }
+    move_order(c, op, from, to, &next, action, reason).await?;
+    let coupon_action = match to {
+        OrderStatus::Refunded => "refund_release",
+        _ => "cancel_release",
+    };
+    release_bound_coupon(c, op, o, coupon_action, reason).await?;
+    Ok(())
+}

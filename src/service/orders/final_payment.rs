@@ -1,0 +1,273 @@
+//! The final payment (尾款) of a presale order: the plan by campaign
+//! policy (apply, swap, compensate or no discount), shown as a quote and
+//! applied inside the campaign's window in one transaction.
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+use super::steps::{
+    load_campaign, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
+    require_kind, require_status, window_of,
+};
+use super::view::reload;
+use crate::domain::campaign::{
+    Candidate, CouponOutcome, FinalPaymentPlan, HeldCoupon, Policy, PresaleOrder,
+    plan_final_payment,
+};
+use crate::domain::coupon::CouponStatus;
+use crate::domain::money::Cents;
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
+use crate::domain::time::{from_ms, to_ms};
+use crate::service::views::{OrderView, QuoteView, coupon_terms, stored_status};
+use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
+use crate::store::campaigns::CampaignRow;
+use crate::store::coupons;
+use crate::store::ledger::{self, NewEntry};
+use crate::store::orders::OrderRow;
+
+/// How many of a user's coupons a swap looks at (earliest ending first).
+const SWAP_CANDIDATES: i64 = 200;
+
+/// The final-payment decision for a `deposit_paid` order, read inside the
+/// caller's transaction. The quote, the final payment and the order view
+/// all use this, so they never disagree.
+pub(crate) async fn plan_for(
+    c: &mut AnyConnection,
+    order: &OrderRow,
+    campaign: &CampaignRow,
+    now: DateTime<Utc>,
+) -> Result<FinalPaymentPlan, ServiceError> {
+    let policy = policy_of(campaign);
+    let held = match order.coupon_id.as_deref() {
+        None => None,
+        Some(id) => {
+            let row = load_coupon(c, id).await?;
+            Some(HeldCoupon {
+                stored_status: stored_status(&row.status),
+                locked_to: row.order_no.clone(),
+                ends_at: from_ms(row.ends_at),
+                kind: coupon_terms(&row).rule.discount_kind(),
+            })
+        }
+    };
+    let candidates = if policy == Policy::SwapOrCompensate
+        && let Some(h) = &held
+    {
+        // Only coupons of the held coupon's kind can replace it
+        // (`choose_replacement` checks that again).
+        coupons::usable_for_user(
+            c,
+            &order.user_id,
+            h.kind.as_str(),
+            to_ms(now),
+            SWAP_CANDIDATES,
+        )
+        .await?
+        .into_iter()
+        .map(|r| Candidate {
+            terms: coupon_terms(&r),
+            stored_status: stored_status(&r.status),
+            starts_at: from_ms(r.starts_at),
+            ends_at: from_ms(r.ends_at),
+            id: r.id,
+        })
+        .collect()
+    } else {
+        Vec::new()
+    };
+    let presale = PresaleOrder {
+        order_no: &order.order_no,
+        category: &order.category,
+        money: money_of(order),
+        snapshot_discount: Cents::from_stored(order.discount_snapshot_cents),
+    };
+    plan_final_payment(policy, &presale, held.as_ref(), &candidates, now).map_err(|_| {
+        ServiceError::refused(
+            Refusal::CouponLockMismatch,
+            "the order's coupon is not locked to this order; contact support",
+        )
+    })
+}
+
+impl Service {
+    /// What the final payment would do right now. Read-only.
+    pub async fn final_payment_quote(&self, order_no: &str) -> Result<QuoteView, ServiceError> {
+        let order_no = order_no.to_string();
+        let now = self.now();
+        self.read(move |c| {
+            let order_no = order_no.clone();
+            Box::pin(async move {
+                let o = load_order(c, &order_no).await?;
+                require_kind(&o, OrderKind::Presale)?;
+                require_status(&o, &[OrderStatus::DepositPaid])?;
+                let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
+                let plan = plan_for(c, &o, &campaign, now).await?;
+                Ok(QuoteView {
+                    order_no: o.order_no,
+                    amount_due_cents: plan.amount_due.get(),
+                    discount_cents: plan.discount.get(),
+                    compensation_cents: plan.compensation.get(),
+                    coupon_outcome: plan.outcome.as_str().into(),
+                    replacement_coupon_id: plan.replacement_coupon_id,
+                    message: plan.message,
+                    message_en: plan.message_en,
+                    policy: campaign.policy.clone(),
+                    window_open: window_of(&campaign).contains(now),
+                })
+            })
+        })
+        .await
+    }
+
+    /// Pays the final payment (尾款) inside the campaign's window, applying
+    /// the quote's outcome in one transaction.
+    pub async fn pay_final(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let order_no = order_no.clone();
+            let op = op.clone();
+            Box::pin(async move { pay_final_tx(c, &op, &order_no).await })
+        })
+        .await
+    }
+}
+
+async fn pay_final_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &str,
+) -> Result<OrderView, ServiceError> {
+    let o = load_order(c, order_no).await?;
+    require_kind(&o, OrderKind::Presale)?;
+    require_status(&o, &[OrderStatus::DepositPaid])?;
+    let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
+    if !window_of(&campaign).contains(op.now) {
+        return Err(ServiceError::refused(
+            Refusal::OutsidePaymentWindow,
+            "the final payment is only possible inside the campaign's final-payment window",
+        ));
+    }
+    let plan = plan_for(c, &o, &campaign, op.now).await?;
+    let mut next = o.clone();
+    next.paid_at = Some(to_ms(op.now));
+    next.final_payment_cents = Some(plan.amount_due.get());
+    next.coupon_discount_cents = plan.discount.get();
+    next.compensation_cents = plan.compensation.get();
+    next.coupon_lock_status = match plan.outcome {
+        CouponOutcome::Applied | CouponOutcome::Swapped => CouponLockStatus::Used,
+        CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated => CouponLockStatus::Released,
+        CouponOutcome::None => CouponLockStatus::None,
+    }
+    .as_str()
+    .into();
+    if let Some(replacement) = &plan.replacement_coupon_id {
+        next.replaced_coupon_id = o.coupon_id.clone();
+        next.coupon_id = Some(replacement.clone());
+    }
+    move_order(
+        c,
+        op,
+        OrderStatus::DepositPaid,
+        OrderStatus::FinalPaid,
+        &next,
+        "final_payment",
+        None,
+    )
+    .await?;
+    let lost = || {
+        ServiceError::refused(
+            Refusal::CouponLockMismatch,
+            "the coupon changed meanwhile; read the quote again",
+        )
+    };
+    let own = o.coupon_id.as_deref().unwrap_or("");
+    match plan.outcome {
+        CouponOutcome::None => {}
+        CouponOutcome::Applied => {
+            if !move_coupon(
+                c,
+                op,
+                own,
+                (CouponStatus::Locked, CouponStatus::Used),
+                order_no,
+                "use",
+                None,
+            )
+            .await?
+            {
+                return Err(lost());
+            }
+        }
+        CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated | CouponOutcome::Swapped => {
+            let why = match plan.outcome {
+                CouponOutcome::NoDiscountExpired => {
+                    "expired before the final payment (strict policy)"
+                }
+                _ => "expired before the final payment (swap_or_compensate policy)",
+            };
+            if !move_coupon(
+                c,
+                op,
+                own,
+                (CouponStatus::Locked, CouponStatus::Expired),
+                order_no,
+                "release_expired",
+                Some(why),
+            )
+            .await?
+            {
+                return Err(lost());
+            }
+            if plan.outcome == CouponOutcome::Compensated {
+                ledger::insert(
+                    c,
+                    &NewEntry {
+                        user_id: &o.user_id,
+                        order_no: Some(order_no),
+                        coupon_id: Some(own),
+                        kind: "final_payment_deduction",
+                        amount_cents: plan.compensation.get(),
+                        reason: "presale coupon expired before the final payment and no equivalent coupon was available",
+                        actor: &op.ctx.actor,
+                        request_id: op.ctx.request_id.as_deref(),
+                        at_ms: to_ms(op.now),
+                    },
+                )
+                .await?;
+            }
+            if let Some(replacement) = plan.replacement_coupon_id.as_deref() {
+                let swap_reason = format!("replaces expired coupon {own}");
+                let locked = move_coupon(
+                    c,
+                    op,
+                    replacement,
+                    (CouponStatus::Available, CouponStatus::Locked),
+                    order_no,
+                    "swap_lock",
+                    Some(&swap_reason),
+                )
+                .await?;
+                if !locked
+                    || !move_coupon(
+                        c,
+                        op,
+                        replacement,
+                        (CouponStatus::Locked, CouponStatus::Used),
+                        order_no,
+                        "use",
+                        None,
+                    )
+                    .await?
+                {
+                    return Err(lost());
+                }
+            }
+        }
+    }
+    reload(c, order_no, op.now).await
+}

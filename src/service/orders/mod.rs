@@ -1,0 +1,32 @@
+//! Orders: create (normal orders checkout-lock their coupon), pay, presale
+//! deposit and final payment by campaign policy, cancel and refund. Each
+//! operation is one transaction that changes the order row first and the
+//! coupon rows second (a fixed lock order, so two operations can never
+//! deadlock on each other), each change a conditional update.
+//!
+//! One file per stage of an order:
+//! - [`create`]: a new order (a normal order checkout-locks its coupon);
+//! - [`pay`]: the payment of a normal order;
+//! - [`deposit`]: a presale order's deposit (its coupon locked);
+//! - [`final_payment`]: the quote and the final payment (尾款) by campaign
+//!   policy;
+//! - [`end`]: cancel and refund, with the coupon released or returned;
+//! - [`view`]: the order as the API shows it.
+//!
+//! [`steps`] holds what every stage uses: loading rows, the kind and
+//! status checks, the coupon checks, and the conditional transitions.
+
+mod create;
+mod deposit;
+mod end;
+mod final_payment;
+mod pay;
+mod steps;
+mod view;
+
+pub use create::OrderInput;
+pub(crate) use end::end_order;
+pub(crate) use final_payment::plan_for;
+pub use steps::{MAX_REASON_CHARS, parse_reason};
+pub(crate) use steps::{kind_of, status_of};
+pub(crate) use view::order_view;

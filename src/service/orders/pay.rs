@@ -1,0 +1,56 @@
+//! Paying a normal order: its checkout-locked coupon becomes `used` and
+//! the order `paid`, unless the checkout lock has lapsed.
+
+use super::steps::{load_order, move_coupon, move_order, require_kind, require_status};
+use super::view::reload;
+use crate::domain::coupon::CouponStatus;
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
+use crate::domain::time::to_ms;
+use crate::service::views::OrderView;
+use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+
+impl Service {
+    /// Pays a normal order: coupon `used`, order `paid`.
+    pub async fn pay(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let order_no = order_no.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let o = load_order(c, &order_no).await?;
+                require_kind(&o, OrderKind::Normal)?;
+                require_status(&o, &[OrderStatus::PendingPayment])?;
+                let now_ms = to_ms(op.now);
+                let mut next = o.clone();
+                next.paid_at = Some(now_ms);
+                if o.coupon_id.is_some() {
+                    if o.checkout_lock_expires_at.is_some_and(|t| t <= now_ms) {
+                        return Err(ServiceError::refused(
+                            Refusal::CheckoutLockExpired,
+                            "the checkout lock on this order's coupon has lapsed; the order will be closed",
+                        ));
+                    }
+                    next.coupon_lock_status = CouponLockStatus::Used.as_str().into();
+                }
+                next.checkout_lock_expires_at = None;
+                move_order(c, &op, OrderStatus::PendingPayment, OrderStatus::Paid, &next, "pay", None).await?;
+                if let Some(coupon_id) = o.coupon_id.as_deref()
+                    && !move_coupon(c, &op, coupon_id, (CouponStatus::Locked, CouponStatus::Used), &o.order_no, "use", None)
+                        .await?
+                {
+                    return Err(ServiceError::refused(
+                        Refusal::CouponLockMismatch,
+                        "the coupon is no longer locked to this order",
+                    ));
+                }
+                reload(c, &order_no, op.now).await
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,243 @@
+//! What every stage of an order uses: the refund or release reason, the
+//! coupon checks for an order, reading an order row (kind, status, money)
+//! and its campaign, loading rows, and the conditional transitions of an
+//! order and of a coupon (a lost race becomes a refusal).
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+use crate::domain::FieldError;
+use crate::domain::campaign::{PaymentWindow, Policy};
+use crate::domain::coupon::{CouponStatus, Unusable, check_usable};
+use crate::domain::discount::NotApplicable;
+use crate::domain::money::Cents;
+use crate::domain::order::{OrderKind, OrderMoney, OrderStatus};
+use crate::domain::time::{from_ms, to_ms};
+use crate::service::views::{coupon_terms, stored_status};
+use crate::service::{Op, Refusal, ServiceError};
+use crate::store::campaigns::{self, CampaignRow};
+use crate::store::coupons::{self, CouponChange, CouponRow};
+use crate::store::orders::{self, OrderChange, OrderRow};
+
+/// Longest refund or release reason.
+pub const MAX_REASON_CHARS: usize = 500;
+
+/// Checks a refund or release reason: required, bounded.
+pub fn parse_reason(raw: Option<String>) -> Result<String, FieldError> {
+    let r = raw.unwrap_or_default().trim().to_string();
+    if r.is_empty() || r.chars().count() > MAX_REASON_CHARS {
+        return Err(FieldError::new(
+            "reason",
+            format!("is required, 1-{MAX_REASON_CHARS} characters"),
+        ));
+    }
+    Ok(r)
+}
+
+fn unusable(u: Unusable) -> ServiceError {
+    match u {
+        Unusable::NotOwned => ServiceError::refused(
+            Refusal::CouponNotOwned,
+            "this coupon belongs to another user",
+        ),
+        Unusable::NotAvailable => ServiceError::refused(
+            Refusal::CouponNotAvailable,
+            "this coupon is not available: it is locked, used or invalidated",
+        ),
+        Unusable::Expired => {
+            ServiceError::refused(Refusal::CouponExpired, "this coupon has expired")
+        }
+        Unusable::NotStarted => ServiceError::refused(
+            Refusal::CouponNotStarted,
+            "this coupon cannot be used before its validity starts",
+        ),
+    }
+}
+
+fn not_applicable(n: NotApplicable) -> ServiceError {
+    match n {
+        NotApplicable::ThresholdNotMet => ServiceError::refused(
+            Refusal::ThresholdNotMet,
+            "the order total is below this coupon's minimum spend",
+        ),
+        NotApplicable::CategoryNotCovered => ServiceError::refused(
+            Refusal::CouponNotApplicable,
+            "this coupon does not apply to the order's category",
+        ),
+    }
+}
+
+/// Full validation of a coupon for an order; returns its discount.
+pub(super) fn validate_coupon(
+    coupon: &CouponRow,
+    user_id: &str,
+    total: Cents,
+    category: &str,
+    now: DateTime<Utc>,
+) -> Result<Cents, ServiceError> {
+    check_usable(
+        coupon.user_id == user_id,
+        stored_status(&coupon.status),
+        from_ms(coupon.starts_at),
+        from_ms(coupon.ends_at),
+        now,
+    )
+    .map_err(unusable)?;
+    let terms = coupon_terms(coupon);
+    terms
+        .check_applies(total, category)
+        .map_err(not_applicable)?;
+    Ok(terms.rule.discount(total))
+}
+
+pub(crate) fn kind_of(o: &OrderRow) -> OrderKind {
+    OrderKind::parse(&o.kind).unwrap_or(OrderKind::Normal)
+}
+
+pub(crate) fn status_of(o: &OrderRow) -> OrderStatus {
+    OrderStatus::parse(&o.status).unwrap_or(OrderStatus::Closed)
+}
+
+pub(super) fn money_of(o: &OrderRow) -> OrderMoney {
+    OrderMoney {
+        total: Cents::from_stored(o.total_cents),
+        deposit: Cents::from_stored(o.deposit_cents),
+        discount: Cents::from_stored(o.coupon_discount_cents),
+        compensation: Cents::from_stored(o.compensation_cents),
+    }
+}
+
+pub(super) fn window_of(c: &CampaignRow) -> PaymentWindow {
+    PaymentWindow {
+        starts: from_ms(c.final_payment_starts_at),
+        ends: from_ms(c.final_payment_ends_at),
+    }
+}
+
+pub(super) fn policy_of(c: &CampaignRow) -> Policy {
+    Policy::parse(&c.policy).unwrap_or(Policy::Strict)
+}
+
+pub(super) async fn load_order(
+    c: &mut AnyConnection,
+    order_no: &str,
+) -> Result<OrderRow, ServiceError> {
+    orders::get(c, order_no)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("order", order_no))
+}
+
+pub(super) async fn load_campaign(
+    c: &mut AnyConnection,
+    id: &str,
+) -> Result<CampaignRow, ServiceError> {
+    campaigns::get(c, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("presale campaign", id))
+}
+
+pub(super) async fn load_coupon(
+    c: &mut AnyConnection,
+    id: &str,
+) -> Result<CouponRow, ServiceError> {
+    coupons::get(c, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("coupon", id))
+}
+
+pub(super) fn require_kind(o: &OrderRow, kind: OrderKind) -> Result<(), ServiceError> {
+    if kind_of(o) != kind {
+        return Err(ServiceError::refused(
+            Refusal::OrderKindMismatch,
+            format!(
+                "order {} is a {} order; this action is for {} orders",
+                o.order_no,
+                o.kind,
+                kind.as_str()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn require_status(
+    o: &OrderRow,
+    allowed: &[OrderStatus],
+) -> Result<OrderStatus, ServiceError> {
+    let s = status_of(o);
+    if !allowed.contains(&s) {
+        return Err(ServiceError::refused(
+            Refusal::InvalidOrderStatus,
+            format!(
+                "order {} is {}; this action is not possible now",
+                o.order_no, o.status
+            ),
+        ));
+    }
+    Ok(s)
+}
+
+/// Applies an order transition; a lost race (the order changed meanwhile)
+/// becomes a refusal.
+pub(super) async fn move_order(
+    c: &mut AnyConnection,
+    op: &Op,
+    from: OrderStatus,
+    to: OrderStatus,
+    next: &OrderRow,
+    action: &str,
+    reason: Option<&str>,
+) -> Result<(), ServiceError> {
+    let changed = orders::transition(
+        c,
+        &OrderChange {
+            kind: kind_of(next),
+            from,
+            to,
+            next,
+            action,
+            actor: &op.ctx.actor,
+            reason,
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            now_ms: to_ms(op.now),
+        },
+    )
+    .await?;
+    if !changed {
+        return Err(ServiceError::refused(
+            Refusal::InvalidOrderStatus,
+            format!("order {} changed meanwhile; read it again", next.order_no),
+        ));
+    }
+    Ok(())
+}
+
+/// Applies a coupon transition; `Ok(false)` when the coupon was no longer
+/// in the expected state.
+pub(crate) async fn move_coupon(
+    c: &mut AnyConnection,
+    op: &Op,
+    coupon_id: &str,
+    (from, to): (CouponStatus, CouponStatus),
+    order_no: &str,
+    action: &str,
+    reason: Option<&str>,
+) -> Result<bool, ServiceError> {
+    Ok(coupons::transition(
+        c,
+        &CouponChange {
+            coupon_id,
+            from,
+            to,
+            order_no: Some(order_no),
+            action,
+            actor: &op.ctx.actor,
+            reason,
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            now_ms: to_ms(op.now),
+        },
+    )
+    .await?)
+}

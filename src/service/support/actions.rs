@@ -1,0 +1,560 @@
+//! The repair actions of support staff and the shop backend: release a
+//! stuck coupon lock, cancel an order, invalidate a coupon, issue a
+//! compensation coupon; and who may take them ([`Authority`]).
+//!
+//! Every action is one transaction through [`Service::write`]: it re-reads
+//! the rows, changes them with conditional updates, and writes event rows
+//! with the caller's actor and the required reason.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use sqlx::AnyConnection;
+
+use super::parse_user;
+use crate::domain::FieldError;
+use crate::domain::coupon::{CouponStatus, effective_status, release_target};
+use crate::domain::ids::{OrderNo, new_coupon_code, new_id};
+use crate::domain::money::{Cents, MAX_CENTS};
+use crate::domain::staff::{Role, StaffName};
+use crate::domain::time::{from_ms, to_ms};
+use crate::service::jobs::Deadline;
+use crate::service::orders::{kind_of, parse_reason, status_of};
+use crate::service::views::{CouponView, OrderView, stored_status};
+use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use crate::store::archive;
+use crate::store::coupons::{self, CouponChange, CouponRow};
+use crate::store::ledger::{self, NewEntry};
+use crate::store::orders::{self, OrderRow};
+use crate::store::outbox::{self, NewMessage};
+use crate::store::search::{self, OrderLockRelease};
+
+/// Shortest and longest validity of a compensation coupon.
+pub const MIN_COMPENSATION_SECONDS: i64 = 60;
+/// See [`MIN_COMPENSATION_SECONDS`].
+pub const MAX_COMPENSATION_SECONDS: i64 = 365 * 24 * 3600;
+
+/// On whose authority an action runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authority {
+    /// A trusted shop backend calling the JSON API: may force a release and
+    /// is not capped.
+    Api,
+    /// A signed-in staff member of the console, with their role.
+    Staff { name: StaffName, role: Role },
+}
+
+impl Authority {
+    fn may_force_release(&self) -> bool {
+        match self {
+            Authority::Api => true,
+            Authority::Staff { role, .. } => role.may_force_release(),
+        }
+    }
+
+    /// Invalidating voids a customer's coupon for good: operators and up.
+    fn may_invalidate(&self) -> bool {
+        match self {
+            Authority::Api => true,
+            Authority::Staff { role, .. } => role.includes(Role::Operator),
+        }
+    }
+
+    fn compensation_capped(&self) -> bool {
+        match self {
+            Authority::Api => false,
+            Authority::Staff { role, .. } => role.compensation_capped(),
+        }
+    }
+}
+
+/// A compensation coupon to issue.
+#[derive(Debug, Clone, Default)]
+pub struct CompensationInput {
+    /// The coupon's fixed discount: 1 cent up to `MAX_CENTS`.
+    pub value_cents: Option<i64>,
+    /// How long the coupon lasts from now: 60 s to 365 days.
+    pub valid_seconds: Option<i64>,
+    /// Required, 1-500 characters; written to the ledger and the event.
+    pub reason: Option<String>,
+    /// The order this makes up for; must exist and belong to the user.
+    pub order_no: Option<String>,
+}
+
+/// One compensation ledger entry of an order.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompensationEntry {
+    pub at: String,
+    /// `final_payment_deduction` or `coupon`.
+    pub kind: String,
+    pub amount_cents: i64,
+    /// The compensation coupon, for kind `coupon`.
+    pub coupon_id: Option<String>,
+    pub reason: String,
+    pub actor: String,
+}
+
+fn checkout_lapsed(o: &OrderRow, now: DateTime<Utc>) -> bool {
+    crate::domain::order::checkout_lapsed(
+        kind_of(o),
+        status_of(o),
+        o.checkout_lock_expires_at.map(from_ms),
+        now,
+    )
+}
+
+impl Service {
+    /// Releases a `locked` coupon (`available` while valid, else
+    /// `expired`). Refused with `order_active` while its order is live and
+    /// still holds it, unless `force`; forcing needs an operator (or the
+    /// API) and detaches the coupon from the order in the same transaction,
+    /// so the order goes on without the discount. A normal order whose
+    /// checkout lock lapsed no longer counts as live.
+    pub async fn release_coupon(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        coupon_id: String,
+        reason: Option<String>,
+        force: bool,
+    ) -> Result<Executed<CouponView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        if force && !authority.may_force_release() {
+            return Err(ServiceError::Forbidden(
+                "only an operator may force the release of a coupon whose order is live".into(),
+            ));
+        }
+        let op = self.op(ctx);
+        let result = self
+            .write(idem, move |c| {
+                let op = op.clone();
+                let coupon_id = coupon_id.clone();
+                let reason = reason.clone();
+                Box::pin(async move {
+                    let now_ms = to_ms(op.now);
+                    let coupon = load_live_coupon(c, &coupon_id).await?;
+                    let status = stored_status(&coupon.status);
+                    if status != CouponStatus::Locked {
+                        return Err(ServiceError::refused(
+                            Refusal::CouponNotAvailable,
+                            format!(
+                                "coupon {coupon_id} is {}; only a locked coupon can be released",
+                                effective_status(status, from_ms(coupon.ends_at), op.now).as_str()
+                            ),
+                        ));
+                    }
+                    let holder = match coupon.order_no.as_deref() {
+                        Some(no) => orders::get(c, no)
+                            .await?
+                            .filter(|o| o.coupon_id.as_deref() == Some(coupon_id.as_str())),
+                        None => None,
+                    };
+                    // The order whose lock record changes with the coupon: a
+                    // live holder, or an order that is over but still shows
+                    // the coupon as locked (the anomaly being repaired).
+                    let recorded_holder = holder
+                        .clone()
+                        .filter(|o| status_of(o).is_live() || o.coupon_lock_status == "locked");
+                    let live_holder = holder.filter(|o| status_of(o).is_live());
+                    let active = live_holder
+                        .as_ref()
+                        .is_some_and(|o| !checkout_lapsed(o, op.now));
+                    if active && !force {
+                        let o = live_holder.as_ref().map(|o| (o.order_no.clone(), o.status.clone()));
+                        let (no, st) = o.unwrap_or_default();
+                        return Err(ServiceError::refused(
+                            Refusal::OrderActive,
+                            format!("order {no} is {st} and still holds this coupon; releasing it takes the customer's discount away (force)"),
+                        ));
+                    }
+                    if let Some(o) = &recorded_holder
+                        && !search::release_order_lock(
+                            c,
+                            &OrderLockRelease {
+                                order_no: &o.order_no,
+                                status: &o.status,
+                                coupon_id: &coupon_id,
+                                detach: active,
+                                action: if active { "force_release_coupon" } else { "release_coupon" },
+                                actor: &op.ctx.actor,
+                                reason: Some(&reason),
+                                request_id: op.ctx.request_id.as_deref(),
+                                address: op.ctx.address.as_deref(),
+                                now_ms,
+                            },
+                        )
+                        .await?
+                    {
+                        return Err(ServiceError::refused(
+                            Refusal::InvalidOrderStatus,
+                            format!("order {} changed meanwhile; read it again", o.order_no),
+                        ));
+                    }
+                    let to = release_target(from_ms(coupon.ends_at), op.now);
+                    let changed = coupons::transition(
+                        c,
+                        &CouponChange {
+                            coupon_id: &coupon_id,
+                            from: CouponStatus::Locked,
+                            to,
+                            order_no: coupon.order_no.as_deref(),
+                            action: if active { "force_release" } else { "staff_release" },
+                            actor: &op.ctx.actor,
+                            reason: Some(&reason),
+                            request_id: op.ctx.request_id.as_deref(),
+                            address: op.ctx.address.as_deref(),
+                            now_ms,
+                        },
+                    )
+                    .await?;
+                    if !changed {
+                        return Err(ServiceError::refused(
+                            Refusal::CouponNotAvailable,
+                            "the coupon changed meanwhile; read it again",
+                        ));
+                    }
+                    reload_coupon(c, &coupon_id, op.now).await
+                })
+            })
+            .await;
+        if let Ok(Executed::Fresh(v)) = &result
+            && v.status == CouponStatus::Available.as_str()
+            && let Ok(ends_at) = crate::domain::time::parse_rfc3339(&v.ends_at)
+        {
+            self.schedule(ends_at, Deadline::CouponEnd(v.id.clone()));
+        }
+        result
+    }
+
+    /// The compensation ledger entries of an order, oldest first: final
+    /// payment deductions and compensation coupons issued for it.
+    pub async fn order_compensations(
+        &self,
+        order_no: &str,
+    ) -> Result<Vec<CompensationEntry>, ServiceError> {
+        let order_no = order_no.to_string();
+        let rows = self
+            .read(move |c| {
+                let no = order_no.clone();
+                Box::pin(async move { Ok(crate::store::ledger::for_order(c, &no).await?) })
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| CompensationEntry {
+                at: crate::domain::time::rfc3339(from_ms(r.at)),
+                kind: r.kind,
+                amount_cents: r.amount_cents,
+                coupon_id: r.coupon_id,
+                reason: r.reason,
+                actor: r.actor,
+            })
+            .collect())
+    }
+
+    /// Cancels an order on `authority`: the API and operators may cancel
+    /// any unpaid order; support staff only a normal order whose checkout
+    /// lock lapsed (it can no longer be paid). The cancel itself is
+    /// [`Service::cancel`]: order `closed`, its coupon released in the same
+    /// transaction. `reason` is required.
+    pub async fn cancel_order_as(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        order_no: String,
+        reason: Option<String>,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        if let Authority::Staff { role, .. } = authority {
+            let now = self.now();
+            let no = order_no.clone();
+            // Safe to decide before the write: a lapsed checkout stays
+            // lapsed (time only moves on, and a lapsed order cannot be paid).
+            let lapsed = self
+                .read(move |c| {
+                    let no = no.clone();
+                    Box::pin(async move {
+                        Ok(orders::get(c, &no)
+                            .await?
+                            .is_some_and(|o| checkout_lapsed(&o, now)))
+                    })
+                })
+                .await?;
+            if !role.may_cancel_order(lapsed) {
+                return Err(ServiceError::Forbidden(
+                    "cancelling an order needs the operator role, unless its checkout lock lapsed"
+                        .into(),
+                ));
+            }
+        }
+        self.cancel(ctx, idem, order_no, Some(reason)).await
+    }
+
+    /// Invalidates (voids) an `available` coupon. A coupon past its end is
+    /// already `expired` and is refused like a locked or used one
+    /// (`coupon_not_available`). Staff need the operator role.
+    pub async fn invalidate_coupon(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        coupon_id: String,
+        reason: Option<String>,
+    ) -> Result<Executed<CouponView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        if !authority.may_invalidate() {
+            return Err(ServiceError::Forbidden(
+                "only an operator may invalidate a coupon".into(),
+            ));
+        }
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let op = op.clone();
+            let coupon_id = coupon_id.clone();
+            let reason = reason.clone();
+            Box::pin(async move {
+                let coupon = load_live_coupon(c, &coupon_id).await?;
+                let status = effective_status(
+                    stored_status(&coupon.status),
+                    from_ms(coupon.ends_at),
+                    op.now,
+                );
+                if status != CouponStatus::Available {
+                    return Err(ServiceError::refused(
+                        Refusal::CouponNotAvailable,
+                        format!(
+                            "coupon {coupon_id} is {}; only an available coupon can be invalidated",
+                            status.as_str()
+                        ),
+                    ));
+                }
+                let changed = coupons::transition(
+                    c,
+                    &CouponChange {
+                        coupon_id: &coupon_id,
+                        from: CouponStatus::Available,
+                        to: CouponStatus::Invalidated,
+                        order_no: None,
+                        action: "invalidate",
+                        actor: &op.ctx.actor,
+                        reason: Some(&reason),
+                        request_id: op.ctx.request_id.as_deref(),
+                        address: op.ctx.address.as_deref(),
+                        now_ms: to_ms(op.now),
+                    },
+                )
+                .await?;
+                if !changed {
+                    return Err(ServiceError::refused(
+                        Refusal::CouponNotAvailable,
+                        "the coupon changed meanwhile; read it again",
+                    ));
+                }
+                reload_coupon(c, &coupon_id, op.now).await
+            })
+        })
+        .await
+    }
+
+    /// Issues a fixed-amount compensation coupon to `user_id`, outside any
+    /// stock (`source = compensation`, no template), recorded in the
+    /// compensation ledger with its order, amount, reason and actor. Staff
+    /// with the `support` role are capped per coupon and per UTC day (the
+    /// day's sum is read from the ledger inside the same transaction).
+    pub async fn issue_compensation(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        user_id: String,
+        input: CompensationInput,
+    ) -> Result<Executed<CouponView>, ServiceError> {
+        let user = parse_user(&user_id)?;
+        let value = match input.value_cents {
+            Some(v) if (1..=MAX_CENTS).contains(&v) => v,
+            _ => {
+                return Err(FieldError::new(
+                    "value_cents",
+                    format!("is required, 1 to {MAX_CENTS}"),
+                )
+                .into());
+            }
+        };
+        let seconds = match input.valid_seconds {
+            Some(s) if (MIN_COMPENSATION_SECONDS..=MAX_COMPENSATION_SECONDS).contains(&s) => s,
+            _ => {
+                return Err(FieldError::new(
+                    "valid_seconds",
+                    format!(
+                        "is required, {MIN_COMPENSATION_SECONDS} to {MAX_COMPENSATION_SECONDS} (365 days)"
+                    ),
+                )
+                .into());
+            }
+        };
+        let reason = parse_reason(input.reason)?;
+        let order_no = match input.order_no.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(raw) => Some(OrderNo::parse(raw)?),
+        };
+        let capped = authority.compensation_capped();
+        let settings = self.settings().clone();
+        if capped && value > settings.support_compensation_max_cents {
+            return Err(ServiceError::refused(
+                Refusal::CompensationLimitExceeded,
+                format!(
+                    "support staff may issue at most {} yuan per compensation coupon",
+                    Cents::from_stored(settings.support_compensation_max_cents).yuan()
+                ),
+            ));
+        }
+        let op = self.op(ctx);
+        let result = self
+            .write(idem, move |c| {
+                let op = op.clone();
+                let user = user.clone();
+                let reason = reason.clone();
+                let order_no = order_no.clone();
+                let settings = settings.clone();
+                Box::pin(async move {
+                    let now_ms = to_ms(op.now);
+                    if let Some(no) = &order_no {
+                        let o = orders::get(c, no.as_str())
+                            .await?
+                            .ok_or_else(|| ServiceError::not_found("order", no.as_str()))?;
+                        if o.user_id != user.as_str() {
+                            return Err(ServiceError::refused(
+                                Refusal::OrderNotOwned,
+                                format!("order {no} belongs to another user"),
+                            ));
+                        }
+                    }
+                    if capped {
+                        search::lock_actor_for_caps(c, &op.ctx.actor).await?;
+                        // "Today" is the business day (COUPONKEEPER_BUSINESS_TZ).
+                        let (start, end) = settings.reminders.tz.day_bounds(op.now);
+                        let today =
+                            search::compensation_issued_by(c, &op.ctx.actor, to_ms(start), to_ms(end))
+                                .await?;
+                        if today.saturating_add(value) > settings.support_compensation_daily_cents {
+                            return Err(ServiceError::refused(
+                                Refusal::CompensationLimitExceeded,
+                                format!(
+                                    "support staff may issue at most {} yuan of compensation per day; {} yuan issued today",
+                                    Cents::from_stored(settings.support_compensation_daily_cents).yuan(),
+                                    Cents::from_stored(today).yuan()
+                                ),
+                            ));
+                        }
+                    }
+                    let mut row = CouponRow {
+                        id: new_id("cpn", now_ms),
+                        code: new_coupon_code(),
+                        user_id: user.as_str().to_string(),
+                        template_id: None,
+                        source: "compensation".into(),
+                        kind: "fixed".into(),
+                        value_cents: Some(value),
+                        percent_off: None,
+                        max_discount_cents: None,
+                        min_order_cents: 0,
+                        categories: "[]".into(),
+                        status: CouponStatus::Available.as_str().into(),
+                        starts_at: now_ms,
+                        ends_at: to_ms(op.now + Duration::seconds(seconds)),
+                        order_no: None,
+                        locked_at: None,
+                        used_at: None,
+                        created_at: now_ms,
+                        updated_at: now_ms,
+                    };
+                    crate::service::claims::insert_coupon(c, &mut row, "compensation", &op.ctx, Some(&reason))
+                        .await?;
+                    ledger::insert(
+                        c,
+                        &NewEntry {
+                            user_id: user.as_str(),
+                            order_no: order_no.as_ref().map(OrderNo::as_str),
+                            coupon_id: Some(&row.id),
+                            kind: "coupon",
+                            amount_cents: value,
+                            reason: &reason,
+                            actor: &op.ctx.actor,
+                            request_id: op.ctx.request_id.as_deref(),
+                            at_ms: now_ms,
+                        },
+                    )
+                    .await?;
+                    let view = CouponView::from_row(row, op.now);
+                    outbox::insert_many(
+                        c,
+                        &[NewMessage {
+                            event_type: "compensation.issued",
+                            user_id: Some(view.user_id.clone()),
+                            subject_id: Some(view.id.clone()),
+                            payload: serde_json::to_string(&view).unwrap_or_else(|_| "{}".into()),
+                            created_at: now_ms,
+                        }],
+                    )
+                    .await?;
+                    Ok(view)
+                })
+            })
+            .await;
+        if let Ok(Executed::Fresh(v)) = &result
+            && let Ok(ends_at) = crate::domain::time::parse_rfc3339(&v.ends_at)
+        {
+            self.schedule(ends_at, Deadline::CouponEnd(v.id.clone()));
+        }
+        result
+    }
+}
+
+/// A coupon from the live table, for an action. An archived coupon is
+/// terminal: `coupon_not_available`; an unknown one: 404.
+async fn load_live_coupon(c: &mut AnyConnection, id: &str) -> Result<CouponRow, ServiceError> {
+    if let Some(r) = coupons::get(c, id).await? {
+        return Ok(r);
+    }
+    if let Some(r) = archive::get(c, id).await? {
+        return Err(ServiceError::refused(
+            Refusal::CouponNotAvailable,
+            format!("coupon {id} is {} (archived)", r.status),
+        ));
+    }
+    Err(ServiceError::not_found("coupon", id))
+}
+
+async fn reload_coupon(
+    c: &mut AnyConnection,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<CouponView, ServiceError> {
+    let row = coupons::get(c, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("coupon", id))?;
+    Ok(CouponView::from_row(row, now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn support_staff_cannot_force_or_invalidate_and_are_capped() {
+        let name = StaffName::parse("amy").expect("name");
+        let support = Authority::Staff {
+            name: name.clone(),
+            role: Role::Support,
+        };
+        let operator = Authority::Staff {
+            name,
+            role: Role::Operator,
+        };
+        assert!(!support.may_force_release() && !support.may_invalidate());
+        assert!(support.compensation_capped());
+        assert!(operator.may_force_release() && operator.may_invalidate());
+        assert!(!operator.compensation_capped());
+        assert!(Authority::Api.may_force_release() && !Authority::Api.compensation_capped());
+    }
+}

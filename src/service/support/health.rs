@@ -1,0 +1,360 @@
+//! The one-click health check (一键检测): gathers the facts about an order
+//! (its coupon, the order that coupon is locked to, stray locks, the
+//! campaign, the template's stock) and runs the pure rules of
+//! [`crate::domain::health`] on them; a user's check does so for their
+//! recent orders and their locked coupons.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::AnyConnection;
+use utoipa::ToSchema;
+
+use super::{live_or_archived_coupon, parse_user};
+use crate::domain::campaign::{PaymentWindow, Policy};
+use crate::domain::health::{
+    self, CampaignFacts, Check, CheckResult, CouponFacts, HealthFacts, OrderFacts, PartnerOrder,
+    StockFacts, SuggestedAction,
+};
+use crate::domain::money::Cents;
+use crate::domain::order::{CouponLockStatus, OrderMoney};
+use crate::domain::time::from_ms;
+use crate::service::orders::{kind_of, status_of};
+use crate::service::views::stored_status;
+use crate::service::{Service, ServiceError};
+use crate::store::campaigns;
+use crate::store::coupons::CouponRow;
+use crate::store::orders::{self, OrderRow};
+use crate::store::search;
+use crate::store::templates;
+
+/// Orders a user health check looks at (the most recent).
+pub const USER_HEALTH_ORDERS: i64 = 50;
+/// Locked coupons of a user a user health check looks at.
+const USER_HEALTH_LOCKS: i64 = 100;
+
+/// A suggested action with its parameters, as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct ActionView {
+    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`
+    /// or `mark_coupon_used`.
+    pub code: String,
+    /// `release_coupon`, `repair_link`, `mark_coupon_used`: the coupon.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coupon_id: Option<String>,
+    /// `issue_compensation`: the customer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    /// `issue_compensation`, `cancel_order`, `repair_link`,
+    /// `mark_coupon_used`: the order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_no: Option<String>,
+    /// The suggested compensation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amount_cents: Option<i64>,
+}
+
+impl From<&SuggestedAction> for ActionView {
+    fn from(a: &SuggestedAction) -> Self {
+        let mut v = ActionView {
+            code: a.code().to_string(),
+            coupon_id: None,
+            user_id: None,
+            order_no: None,
+            amount_cents: None,
+        };
+        match a {
+            SuggestedAction::ReleaseCoupon { coupon_id } => v.coupon_id = Some(coupon_id.clone()),
+            SuggestedAction::IssueCompensation {
+                user_id,
+                order_no,
+                amount_cents,
+            } => {
+                v.user_id = Some(user_id.clone());
+                v.order_no = Some(order_no.clone());
+                v.amount_cents = Some(*amount_cents);
+            }
+            SuggestedAction::CancelOrder { order_no } => v.order_no = Some(order_no.clone()),
+            SuggestedAction::RepairLink {
+                order_no,
+                coupon_id,
+            }
+            | SuggestedAction::MarkCouponUsed {
+                order_no,
+                coupon_id,
+            } => {
+                v.order_no = Some(order_no.clone());
+                v.coupon_id = Some(coupon_id.clone());
+            }
+        }
+        v
+    }
+}
+
+/// One check of a health report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct CheckView {
+    /// `order_status`, `coupon_status`, `lock_link`, `coupon_validity`,
+    /// `checkout_lock`, `template_stock` (orders) or `stray_lock` (users).
+    pub name: String,
+    /// `ok`, `warning` or `problem`.
+    pub result: String,
+    /// For the customer, in English.
+    pub message: String,
+    /// The same in Simplified Chinese.
+    pub message_zh: String,
+    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`,
+    /// `mark_coupon_used` or null.
+    pub suggested_action: Option<String>,
+    /// The suggested action with its parameters.
+    pub action: Option<ActionView>,
+}
+
+impl From<Check> for CheckView {
+    fn from(c: Check) -> Self {
+        CheckView {
+            name: c.name.to_string(),
+            result: c.result.as_str().to_string(),
+            message: c.message_en,
+            message_zh: c.message_zh,
+            suggested_action: c.suggested_action.as_ref().map(|a| a.code().to_string()),
+            action: c.suggested_action.as_ref().map(ActionView::from),
+        }
+    }
+}
+
+/// `GET /orders/{order_no}/health-check`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HealthReport {
+    /// The order checked.
+    pub order_no: String,
+    /// Its customer.
+    pub user_id: String,
+    /// The worst result of the checks: `ok`, `warning` or `problem`.
+    pub overall: String,
+    /// Every check, always all six, in a fixed order.
+    pub checks: Vec<CheckView>,
+}
+
+/// A user's health: their most recent orders' reports, plus their locked
+/// coupons whose orders are not live.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UserHealthReport {
+    /// The user checked.
+    pub user_id: String,
+    /// The worst result over every order and lock.
+    pub overall: String,
+    /// At most [`USER_HEALTH_ORDERS`], newest first.
+    pub orders: Vec<HealthReport>,
+    /// `stray_lock` problems: coupons locked to an order that is missing,
+    /// over, or uses another coupon.
+    pub locks: Vec<CheckView>,
+}
+
+pub(crate) fn coupon_facts(r: &CouponRow) -> CouponFacts {
+    CouponFacts {
+        id: r.id.clone(),
+        user_id: r.user_id.clone(),
+        stored_status: stored_status(&r.status),
+        order_no: r.order_no.clone(),
+        ends_at: from_ms(r.ends_at),
+        template_id: r.template_id.clone(),
+        kind: crate::service::views::coupon_terms(r).rule.discount_kind(),
+    }
+}
+
+fn partner(o: &OrderRow) -> PartnerOrder {
+    PartnerOrder {
+        order_no: o.order_no.clone(),
+        status: status_of(o),
+        coupon_id: o.coupon_id.clone(),
+        coupon_lock_status: CouponLockStatus::parse(&o.coupon_lock_status)
+            .unwrap_or(CouponLockStatus::None),
+    }
+}
+
+/// The order as the pure health and repair rules see it.
+pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
+    OrderFacts {
+        order_no: o.order_no.clone(),
+        user_id: o.user_id.clone(),
+        kind: kind_of(o),
+        status: status_of(o),
+        coupon_id: o.coupon_id.clone(),
+        coupon_lock_status: CouponLockStatus::parse(&o.coupon_lock_status)
+            .unwrap_or(CouponLockStatus::None),
+        money: OrderMoney {
+            total: Cents::from_stored(o.total_cents),
+            deposit: Cents::from_stored(o.deposit_cents),
+            discount: Cents::from_stored(o.coupon_discount_cents),
+            compensation: Cents::from_stored(o.compensation_cents),
+        },
+        discount_snapshot: Cents::from_stored(o.discount_snapshot_cents),
+        checkout_lock_expires_at: o.checkout_lock_expires_at.map(from_ms),
+    }
+}
+
+/// Gathers the facts about one order and runs the checks, inside the
+/// caller's read transaction.
+///
+/// `stock_seen` caches the template stock facts per template for the rest
+/// of the caller's read (a user's orders often share a template, and
+/// counting a big template's coupons is the most expensive read here).
+async fn order_report(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+    now: DateTime<Utc>,
+    stock_seen: &mut HashMap<String, StockFacts>,
+) -> Result<HealthReport, ServiceError> {
+    let facts = order_facts(o);
+    let coupon = match o.coupon_id.as_deref() {
+        Some(id) => live_or_archived_coupon(c, id).await?,
+        None => None,
+    };
+    let coupon_order = match coupon.as_ref().and_then(|r| r.order_no.as_deref()) {
+        Some(other) if other != o.order_no => orders::get(c, other).await?.map(|p| partner(&p)),
+        _ => None,
+    };
+    let strays: Vec<CouponFacts> = search::bound_to_order(c, &o.order_no)
+        .await?
+        .iter()
+        .filter(|r| o.coupon_id.as_deref() != Some(r.id.as_str()))
+        .map(coupon_facts)
+        .collect();
+    let campaign = match o.campaign_id.as_deref() {
+        Some(id) => campaigns::get(c, id).await?.map(|r| CampaignFacts {
+            window: PaymentWindow {
+                starts: from_ms(r.final_payment_starts_at),
+                ends: from_ms(r.final_payment_ends_at),
+            },
+            policy: Policy::parse(&r.policy).unwrap_or(Policy::Strict),
+        }),
+        None => None,
+    };
+    let stock = match coupon.as_ref().and_then(|r| r.template_id.clone()) {
+        Some(template_id) => match stock_seen.get(&template_id) {
+            Some(seen) => Some(seen.clone()),
+            None => {
+                let claimed = templates::claimed(c, &template_id).await?;
+                let (checked_at, mismatch) = match crate::store::reconcile::latest_run(c).await? {
+                    Some((run_id, finished_at)) => {
+                        let found =
+                            crate::store::reconcile::template_mismatch(c, run_id, &template_id)
+                                .await?;
+                        (
+                            Some(from_ms(finished_at)),
+                            found.map(|f| {
+                                (f.stock_claimed.unwrap_or(0), f.stock_issued.unwrap_or(0))
+                            }),
+                        )
+                    }
+                    None => (None, None),
+                };
+                let facts = StockFacts {
+                    template_id: template_id.clone(),
+                    claimed,
+                    checked_at,
+                    mismatch,
+                };
+                stock_seen.insert(template_id, facts.clone());
+                Some(facts)
+            }
+        },
+        None => None,
+    };
+    let coupon_facts = coupon.as_ref().map(coupon_facts);
+    let checks = health::check_order(&HealthFacts {
+        order: &facts,
+        coupon: coupon_facts.as_ref(),
+        coupon_order: coupon_order.as_ref(),
+        strays: &strays,
+        campaign: campaign.as_ref(),
+        stock: stock.as_ref(),
+        now,
+    });
+    Ok(HealthReport {
+        order_no: o.order_no.clone(),
+        user_id: o.user_id.clone(),
+        overall: health::overall(&checks).as_str().to_string(),
+        checks: checks.into_iter().map(CheckView::from).collect(),
+    })
+}
+
+fn worse(a: &str, b: &str) -> String {
+    let rank = |s: &str| match s {
+        "problem" => CheckResult::Problem,
+        "warning" => CheckResult::Warning,
+        _ => CheckResult::Ok,
+    };
+    rank(a).max(rank(b)).as_str().to_string()
+}
+
+impl Service {
+    /// The one-click health check of an order. Read-only.
+    pub async fn order_health_check(&self, order_no: &str) -> Result<HealthReport, ServiceError> {
+        let order_no = order_no.trim().to_string();
+        let now = self.now();
+        self.read(move |c| {
+            let order_no = order_no.clone();
+            Box::pin(async move {
+                let o = orders::get(c, &order_no)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
+                order_report(c, &o, now, &mut HashMap::new()).await
+            })
+        })
+        .await
+    }
+
+    /// The health check of a user: their [`USER_HEALTH_ORDERS`] most recent
+    /// orders, and their locked coupons whose orders are not live.
+    /// Read-only; an unknown user has an empty, healthy report.
+    pub async fn user_health_check(&self, user_id: &str) -> Result<UserHealthReport, ServiceError> {
+        let user = parse_user(user_id)?;
+        let now = self.now();
+        self.read(move |c| {
+            let user = user.clone();
+            Box::pin(async move {
+                let mut overall = CheckResult::Ok.as_str().to_string();
+                let mut reports = Vec::new();
+                let mut stock_seen = HashMap::new();
+                for o in search::orders_for_user(c, user.as_str(), USER_HEALTH_ORDERS).await? {
+                    let r = order_report(c, &o, now, &mut stock_seen).await?;
+                    overall = worse(&overall, &r.overall);
+                    reports.push(r);
+                }
+                let mut locks = Vec::new();
+                for r in search::locked_for_user(c, user.as_str(), USER_HEALTH_LOCKS).await? {
+                    let order = match r.order_no.as_deref() {
+                        Some(no) => orders::get(c, no).await?.map(|o| partner(&o)),
+                        None => None,
+                    };
+                    if let Some(check) = health::stray_lock(&coupon_facts(&r), order.as_ref()) {
+                        let v = CheckView::from(check);
+                        overall = worse(&overall, &v.result);
+                        locks.push(v);
+                    }
+                }
+                Ok(UserHealthReport {
+                    user_id: user.as_str().to_string(),
+                    overall,
+                    orders: reports,
+                    locks,
+                })
+            })
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn the_worse_of_two_results_wins() {
+        assert_eq!(worse("ok", "warning"), "warning");
+        assert_eq!(worse("problem", "warning"), "problem");
+        assert_eq!(worse("ok", "ok"), "ok");
+    }
+}

@@ -1,0 +1,223 @@
+//! The console's lists: one page of coupons by filter, in `(ends_at, id)`
+//! keyset order with an opaque cursor, and a user's page (their coupons
+//! and orders). Every read is a bounded set of index lookups (see
+//! `store::search`).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::parse_user;
+use crate::domain::FieldError;
+use crate::domain::coupon::CouponStatus;
+use crate::domain::time::to_ms;
+use crate::service::orders::order_view;
+use crate::service::views::{CouponView, OrderView};
+use crate::service::{Service, ServiceError};
+use crate::store::archive;
+use crate::store::coupons::{self, CouponRow};
+use crate::store::search::{self, CouponPageQuery};
+
+/// Coupons on the console's user page (newest first, live then archived).
+pub const OVERVIEW_COUPONS: i64 = 500;
+/// Orders on the console's user page (newest first).
+pub const OVERVIEW_ORDERS: i64 = 200;
+/// Largest page of [`Service::list_coupons`].
+pub const MAX_PAGE: i64 = 200;
+
+/// Filters of the console's coupon list. `status` is the effective status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CouponFilter {
+    /// Effective status (`available` excludes coupons past `ends_at`,
+    /// `expired` includes them).
+    pub status: Option<CouponStatus>,
+    /// Only this template's coupons.
+    pub template_id: Option<String>,
+    /// Only this user's coupons.
+    pub user_id: Option<String>,
+    /// Only coupons whose `ends_at` is before this.
+    pub expiring_before: Option<DateTime<Utc>>,
+}
+
+/// One page of coupons in `(ends_at, id)` order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CouponPage {
+    /// At most the requested limit, in `(ends_at, id)` order.
+    pub coupons: Vec<CouponView>,
+    /// Opaque cursor of the next page; `None` on the last page.
+    pub next: Option<String>,
+}
+
+/// The console's user page.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UserOverview {
+    /// The user shown.
+    pub user_id: String,
+    /// At most [`OVERVIEW_COUPONS`], newest first (archived ones last).
+    pub coupons: Vec<CouponView>,
+    /// At most [`OVERVIEW_ORDERS`], newest first.
+    pub orders: Vec<OrderView>,
+}
+
+/// The opaque keyset cursor of a coupon list: `<ends_at ms>.<id>`.
+fn cursor_of(r: &CouponRow) -> String {
+    format!("{}.{}", r.ends_at, r.id)
+}
+
+fn parse_cursor(raw: &str) -> Result<(i64, String), FieldError> {
+    let bad = || FieldError::new("after", "is not a cursor returned by this list");
+    let (ends, id) = raw.split_once('.').ok_or_else(bad)?;
+    let ends: i64 = ends.parse().map_err(|_| bad())?;
+    if id.is_empty() || id.len() > 128 {
+        return Err(bad());
+    }
+    Ok((ends, id.to_string()))
+}
+
+fn optional_key(field: &'static str, raw: Option<String>) -> Result<Option<String>, FieldError> {
+    match raw.map(|s| s.trim().to_string()) {
+        None => Ok(None),
+        Some(s) if s.is_empty() => Ok(None),
+        Some(s) if s.len() > 128 || s.chars().any(char::is_control) => {
+            Err(FieldError::new(field, "must be at most 128 characters"))
+        }
+        Some(s) => Ok(Some(s)),
+    }
+}
+
+impl Service {
+    /// One page of coupons matching `filter` (effective status), ordered by
+    /// `(ends_at, id)`, after the opaque cursor `after`. `limit` 1-200.
+    /// Covers the live table (archived coupons are terminal and old; search
+    /// and the user page find them).
+    pub async fn list_coupons(
+        &self,
+        filter: CouponFilter,
+        after: Option<String>,
+        limit: i64,
+    ) -> Result<CouponPage, ServiceError> {
+        if !(1..=MAX_PAGE).contains(&limit) {
+            return Err(FieldError::new("limit", format!("must be 1 to {MAX_PAGE}")).into());
+        }
+        let template_id = optional_key("template_id", filter.template_id)?;
+        let user_id = optional_key("user_id", filter.user_id)?;
+        let after = match after.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(raw) => Some(parse_cursor(raw)?),
+        };
+        let now = self.now();
+        let now_ms = to_ms(now);
+        let before = filter.expiring_before.map(to_ms);
+        // Stored statuses to read, each with its bounds on ends_at.
+        let min = |a: Option<i64>, b: Option<i64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let branches: Vec<(CouponStatus, Option<i64>, Option<i64>)> = match filter.status {
+            None => CouponStatus::ALL
+                .iter()
+                .map(|s| (*s, None, before))
+                .collect(),
+            Some(CouponStatus::Available) => vec![(CouponStatus::Available, Some(now_ms), before)],
+            Some(CouponStatus::Expired) => vec![
+                (CouponStatus::Expired, None, before),
+                (
+                    CouponStatus::Available,
+                    None,
+                    min(Some(now_ms.saturating_add(1)), before),
+                ),
+            ],
+            Some(s) => vec![(s, None, before)],
+        };
+        let rows = self
+            .read(move |c| {
+                let branches = branches.clone();
+                let template_id = template_id.clone();
+                let user_id = user_id.clone();
+                let after = after.clone();
+                Box::pin(async move {
+                    let mut rows: Vec<CouponRow> = Vec::new();
+                    for (status, ends_after, ends_before) in branches {
+                        rows.extend(
+                            search::coupon_page(
+                                c,
+                                &CouponPageQuery {
+                                    status,
+                                    template_id: template_id.as_deref(),
+                                    user_id: user_id.as_deref(),
+                                    ends_after,
+                                    ends_before,
+                                    after: after.as_ref().map(|(e, id)| (*e, id.as_str())),
+                                    limit: limit + 1,
+                                },
+                            )
+                            .await?,
+                        );
+                    }
+                    Ok(rows)
+                })
+            })
+            .await?;
+        let mut rows = rows;
+        rows.sort_by(|a, b| (a.ends_at, &a.id).cmp(&(b.ends_at, &b.id)));
+        let limit = usize::try_from(limit).unwrap_or(1);
+        let next = if rows.len() > limit {
+            rows.truncate(limit);
+            rows.last().map(cursor_of)
+        } else {
+            None
+        };
+        Ok(CouponPage {
+            coupons: rows
+                .into_iter()
+                .map(|r| CouponView::from_row(r, now))
+                .collect(),
+            next,
+        })
+    }
+
+    /// The console's user page: the user's coupons (newest first, live then
+    /// archived, at most 500) and orders (newest first, at most 200).
+    pub async fn user_overview(&self, user_id: &str) -> Result<UserOverview, ServiceError> {
+        let user = parse_user(user_id)?;
+        let now = self.now();
+        self.read(move |c| {
+            let user = user.clone();
+            Box::pin(async move {
+                let mut coupon_rows =
+                    coupons::list_for_user(c, user.as_str(), None, to_ms(now), OVERVIEW_COUPONS)
+                        .await?;
+                let left = OVERVIEW_COUPONS - coupon_rows.len() as i64;
+                if left > 0 {
+                    coupon_rows.extend(archive::list_for_user(c, user.as_str(), None, left).await?);
+                }
+                let mut orders = Vec::new();
+                for o in search::orders_for_user(c, user.as_str(), OVERVIEW_ORDERS).await? {
+                    orders.push(order_view(c, o, now, false).await?);
+                }
+                Ok(UserOverview {
+                    user_id: user.as_str().to_string(),
+                    coupons: coupon_rows
+                        .into_iter()
+                        .map(|r| CouponView::from_row(r, now))
+                        .collect(),
+                    orders,
+                })
+            })
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn cursors_round_trip_and_garbage_is_a_field_error() {
+        let (e, id) = parse_cursor("1700000000000.cpn_abc").expect("cursor");
+        assert_eq!((e, id.as_str()), (1_700_000_000_000, "cpn_abc"));
+        for bad in ["", "x.y", "12", "12.", "abc"] {
+            assert_eq!(parse_cursor(bad).map_err(|e| e.field), Err("after"));
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! Support operations, shared by the JSON API and the staff console: the
+//! one-click health check (一键检测) of an order or a user, the repair
+//! actions (release a stuck lock, invalidate a coupon, issue a compensation
+//! coupon) and the console's search, coupon lists, CSV export and user page.
+//!
+//! Every action is one transaction through [`Service::write`]: it re-reads
+//! the rows, changes them with conditional updates, and writes event rows
+//! with the caller's actor and the required reason. Every read is a bounded
+//! set of index lookups (see `store::search`).
+//!
+//! One file per concern:
+//! - [`health`]: the health checks of an order and of a user;
+//! - [`actions`]: the repair actions and who may take them ([`Authority`]);
+//! - [`search`]: the console's search box;
+//! - [`lists`]: the console's coupon list and user page;
+//! - [`csv`]: the CSV export of the coupon list.
+
+mod actions;
+mod csv;
+mod health;
+mod lists;
+mod search;
+
+pub use actions::{
+    Authority, CompensationEntry, CompensationInput, MAX_COMPENSATION_SECONDS,
+    MIN_COMPENSATION_SECONDS,
+};
+pub use csv::{MAX_EXPORT_ROWS, csv_field};
+pub use health::{ActionView, CheckView, HealthReport, USER_HEALTH_ORDERS, UserHealthReport};
+pub(crate) use health::{coupon_facts, order_facts};
+pub use lists::{
+    CouponFilter, CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview,
+};
+pub use search::{SearchHit, SearchOutcome};
+
+use sqlx::AnyConnection;
+
+use super::ServiceError;
+use crate::domain::ids::UserId;
+use crate::store::archive;
+use crate::store::coupons::{self, CouponRow};
+
+async fn live_or_archived_coupon(
+    c: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<CouponRow>, ServiceError> {
+    if let Some(r) = coupons::get(c, id).await? {
+        return Ok(Some(r));
+    }
+    Ok(archive::get(c, id).await?)
+}
+
+fn parse_user(raw: &str) -> Result<UserId, ServiceError> {
+    Ok(UserId::parse(raw.trim())?)
+}
