@@ -3,10 +3,22 @@
 //! Every variable is listed in the README's configuration table. A value
 //! that does not parse stops the process with a message naming the variable,
 //! instead of silently falling back to a default.
+//!
+//! This module only builds settings: each settings struct lives with the
+//! layer that reads it ([`JobSettings`] in `jobs`, [`SelfCheckSettings`] in
+//! `service::self_check`, [`ConsoleSettings`] in `web::settings`,
+//! [`HttpLimits`] in `http::limits`, the webhook and reminder settings in
+//! `service::webhooks` and `domain::reminder`).
 
 use std::net::SocketAddr;
 
 use crate::domain::reminder::{self, ReminderSettings};
+use crate::http::limits::{HttpLimits, parse_rate_setting};
+use crate::jobs::JobSettings;
+use crate::service::self_check::{
+    DEFAULT_SELF_CHECK_TTL_SECONDS, MAX_SELF_CHECK_TTL_SECONDS, SelfCheckSettings,
+};
+use crate::web::settings::ConsoleSettings;
 
 /// Everything the process reads from its environment.
 #[derive(Debug, Clone)]
@@ -35,7 +47,7 @@ pub struct Config {
     /// by default; `on` behind TLS), `COUPONKEEPER_SESSION_IDLE_SECONDS`
     /// (default 1800), `COUPONKEEPER_SESSION_ABSOLUTE_SECONDS` (default
     /// 43200).
-    pub console: crate::web::ConsoleSettings,
+    pub console: ConsoleSettings,
     /// `COUPONKEEPER_BOOTSTRAP_ADMIN=name:password`: the first admin,
     /// created at start when there is no staff account at all.
     pub bootstrap_admin: Option<String>,
@@ -68,91 +80,13 @@ pub struct Config {
     /// Request rate limits and trusted proxies: `COUPONKEEPER_RATE_LOGIN`
     /// (default `30/min`), `COUPONKEEPER_RATE_SELF_CHECK` (`60/min`),
     /// `COUPONKEEPER_RATE_API` (off), `COUPONKEEPER_TRUSTED_PROXIES`.
-    pub http_limits: crate::api::limits::HttpLimits,
+    pub http_limits: HttpLimits,
 }
 
 /// Shortest API token accepted when the service listens beyond loopback
 /// (ASVS 2.6: tokens with at least 128 bits of randomness; 32 characters
 /// of hex is 128 bits).
 pub const MIN_API_TOKEN_CHARS: usize = 32;
-
-/// Settings of the customers' self-check links.
-#[derive(Debug, Clone)]
-pub struct SelfCheckSettings {
-    /// `COUPONKEEPER_SELF_CHECK_SECRET` (at least 32 bytes). Unset: no link
-    /// is issued (the API answers 503) and the page refuses every token.
-    /// Never a random per-process secret: links must work on every
-    /// instance and across restarts.
-    pub secret: Option<crate::domain::self_check::Secret>,
-    /// `COUPONKEEPER_PUBLIC_URL`: the base of the links handed out, without
-    /// a trailing slash; default `http://<COUPONKEEPER_ADDR>`.
-    pub public_url: String,
-    /// `COUPONKEEPER_SELF_CHECK_TTL_SECONDS`, default 86400 (60 s to 30
-    /// days): how long a link works.
-    pub ttl_seconds: i64,
-    /// `COUPONKEEPER_SELF_CHECK_SUPPORT_HINT`: how customers reach the
-    /// shop's support (at most 200 characters), shown beside every problem.
-    pub support_hint: Option<String>,
-}
-
-/// Default lifetime of a self-check link.
-pub const DEFAULT_SELF_CHECK_TTL_SECONDS: i64 = 86_400;
-/// Longest lifetime of a self-check link.
-pub const MAX_SELF_CHECK_TTL_SECONDS: i64 = 30 * 24 * 3600;
-
-impl Default for SelfCheckSettings {
-    fn default() -> Self {
-        SelfCheckSettings {
-            secret: None,
-            public_url: "http://127.0.0.1:3000".into(),
-            ttl_seconds: DEFAULT_SELF_CHECK_TTL_SECONDS,
-            support_hint: None,
-        }
-    }
-}
-
-/// Settings of the background jobs.
-#[derive(Debug, Clone)]
-pub struct JobSettings {
-    /// `COUPONKEEPER_JOBS`: `on` (default) or `off`.
-    pub enabled: bool,
-    /// `COUPONKEEPER_EXPIRY_HORIZON_SECONDS`, default 600: how far ahead the
-    /// timing wheel holds deadlines.
-    pub horizon_seconds: i64,
-    /// `COUPONKEEPER_SWEEP_SECONDS`, default 300 (plus up to 20 % jitter).
-    pub sweep_seconds: i64,
-    /// `COUPONKEEPER_PRESALE_GRACE_SECONDS`, default 3600: how long after the
-    /// final-payment window a deposit-paid order is closed.
-    pub presale_grace_seconds: i64,
-    /// `COUPONKEEPER_ZOMBIE_LOCK_SECONDS`, default 7200: how old a lock must
-    /// be before the reaper looks at it.
-    pub zombie_lock_seconds: i64,
-    /// `COUPONKEEPER_REAPER_SECONDS`, default 3600: how often the reaper runs.
-    pub reaper_seconds: i64,
-    /// `COUPONKEEPER_ARCHIVE_AFTER_DAYS`, default 30.
-    pub archive_after_days: i64,
-    /// `COUPONKEEPER_ARCHIVE_SECONDS`, default 3600: how often archiving runs.
-    pub archive_seconds: i64,
-    /// `COUPONKEEPER_RECONCILE_SECONDS`, default 900: how often
-    /// reconciliation runs and records what it found.
-    pub reconcile_seconds: i64,
-}
-
-impl Default for JobSettings {
-    fn default() -> Self {
-        JobSettings {
-            enabled: true,
-            horizon_seconds: 600,
-            sweep_seconds: 300,
-            presale_grace_seconds: 3600,
-            zombie_lock_seconds: 7200,
-            reaper_seconds: 3600,
-            archive_after_days: 30,
-            archive_seconds: 3600,
-            reconcile_seconds: 900,
-        }
-    }
-}
 
 /// A variable that is set but does not parse.
 #[derive(Debug, thiserror::Error)]
@@ -173,14 +107,14 @@ impl Default for Config {
             tx_retries: 5,
             log_json: false,
             jobs: JobSettings::default(),
-            console: crate::web::ConsoleSettings::default(),
+            console: ConsoleSettings::default(),
             bootstrap_admin: None,
             support_compensation_max_cents: 5_000,
             support_compensation_daily_cents: 20_000,
             self_check: SelfCheckSettings::default(),
             reminders: ReminderSettings::default(),
             webhooks: crate::service::webhooks::WebhookSettings::default(),
-            http_limits: crate::api::limits::HttpLimits::default(),
+            http_limits: HttpLimits::default(),
         }
     }
 }
@@ -269,8 +203,8 @@ impl Config {
                 }
             },
             console: {
-                let c = crate::web::ConsoleSettings::default();
-                crate::web::ConsoleSettings {
+                let c = ConsoleSettings::default();
+                ConsoleSettings {
                     secure_cookies: match nonempty("COUPONKEEPER_SECURE_COOKIES").as_deref() {
                         None | Some("off") | Some("false") | Some("0") => false,
                         Some("on") | Some("true") | Some("1") => true,
@@ -364,10 +298,7 @@ fn api_tokens(
     Ok(tokens)
 }
 
-fn http_limits(
-    get: &impl Fn(&str) -> Option<String>,
-) -> Result<crate::api::limits::HttpLimits, ConfigError> {
-    use crate::api::limits::{HttpLimits, parse_rate_setting};
+fn http_limits(get: &impl Fn(&str) -> Option<String>) -> Result<HttpLimits, ConfigError> {
     // The same CIDR rule as COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS.
     use crate::domain::network::parse_networks;
     let d = HttpLimits::default();

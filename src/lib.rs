@@ -15,6 +15,10 @@
 //! - [`jobs`]: background jobs: the expiry timing wheel, the backstop
 //!   sweep, checkout-lapse and presale timeouts, the zombie-lock reaper,
 //!   archiving, reconciliation, purges.
+//! - [`http`]: what the API and the pages share: the state handlers get,
+//!   the router that mounts both, the middleware (request ids, metrics,
+//!   rate limits and the client address, security headers) and the
+//!   operator endpoints (`/healthz`, `/readyz`, `/metrics`).
 //! - [`api`]: the axum JSON API of `API.md`: thin handlers, auth, errors.
 //! - [`web`]: server-rendered pages (leptos SSR): the support console
 //!   (sign-in, search, coupon/order/user pages, actions, reconciliation,
@@ -30,6 +34,7 @@ pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod error;
+pub mod http;
 pub mod i18n;
 pub mod jobs;
 pub mod log_safe;

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::api::{AppState, router};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::Config;
+use crate::http::{AppState, router};
 use crate::jobs::Jobs;
 use crate::metrics::Metrics;
 use crate::service::{Service, Settings};

@@ -735,7 +735,7 @@ async fn a_campaign_created_without_a_policy_is_a_lock_campaign() {
 
 /// Runs the archive job once, as `serve` does; returns the coupons moved.
 async fn run_archive_job(app: &TestApp) -> u64 {
-    let settings = couponkeeper::config::JobSettings::default();
+    let settings = couponkeeper::jobs::JobSettings::default();
     let metrics = couponkeeper::metrics::Metrics::default();
     let (_tx, rx) = tokio::sync::watch::channel(false);
     couponkeeper::jobs::run_once("archive", &app.service, &settings, &metrics, &rx)

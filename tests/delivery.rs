@@ -939,7 +939,7 @@ async fn fan_out_reads_the_oldest_undispatched_messages_from_their_partial_index
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_running_jobs_deliver_a_coupon_change_and_record_the_dispatcher_run() {
-    use couponkeeper::config::JobSettings;
+    use couponkeeper::jobs::JobSettings;
     use couponkeeper::jobs::Jobs;
     use couponkeeper::metrics::Metrics;
 

@@ -336,7 +336,7 @@ async fn scans_page_through_more_rows_than_one_batch_without_missing_or_repeatin
 async fn the_reconcile_job_records_a_run() {
     let app = spawn_app().await;
     plant_all_four(&app).await;
-    let settings = couponkeeper::config::JobSettings::default();
+    let settings = couponkeeper::jobs::JobSettings::default();
     let metrics = couponkeeper::metrics::Metrics::default();
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let rows = couponkeeper::jobs::run_once("reconcile", &app.service, &settings, &metrics, &rx)

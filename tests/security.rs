@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use common::console::{Browser, PASSWORD, add_staff, signed_in};
 use common::{TestApp, spawn_app, spawn_app_with, spawn_app_with_peers};
-use couponkeeper::api::limits::Rate;
 use couponkeeper::domain::staff::Role;
+use couponkeeper::http::limits::Rate;
 use couponkeeper::service::staff::{SessionPolicy, SignInError};
 
 /// Sign-in attempts recorded so far (pending, failed or succeeded).

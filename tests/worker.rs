@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use chrono::Duration;
 use common::{TestService, epoch, spawn_app};
-use couponkeeper::config::JobSettings;
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::domain::template::TemplateInput;
+use couponkeeper::jobs::JobSettings;
 use couponkeeper::jobs::Jobs;
 use couponkeeper::jobs::worker::DeadlineWorker;
 use couponkeeper::metrics::Metrics;

@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
 use crate::error::{ApiError, ErrorBody};
+use crate::http::AppState;
 use crate::service::campaigns::CampaignInput;
 use crate::service::views::CampaignView;
 

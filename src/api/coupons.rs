@@ -7,11 +7,11 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::AppState;
 use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::UserId;
 use crate::error::{ApiError, ErrorBody};
+use crate::http::AppState;
 use crate::service::views::CouponView;
 
 #[derive(Debug, Deserialize, ToSchema)]

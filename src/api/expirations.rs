@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::AppState;
 use super::extract::{ApiCaller, QueryParams};
 use crate::error::{ApiError, ErrorBody};
+use crate::http::AppState;
 use crate::service::jobs::{MAX_PENDING_WINDOW_SECONDS, PendingExpirations};
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -11,23 +11,15 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::AppState;
 use crate::error::ApiError;
+use crate::http::AppState;
+pub use crate::http::state::ApiCaller;
 use crate::service::idempotency::check_key;
 use crate::service::{Ctx, Executed, IdempotencyRequest, ServiceError};
 
 /// Largest request body accepted. Every body of the API is a small JSON
 /// object; anything bigger is a mistake or an attack.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
-
-/// An authenticated API caller.
-#[derive(Debug, Clone)]
-pub struct ApiCaller {
-    /// Hash of the token: idempotency scope.
-    pub scope: String,
-    /// `api:<first 12 hex digits of the token hash>` for event rows.
-    pub actor: String,
-}
 
 impl<S> FromRequestParts<S> for ApiCaller
 where
@@ -86,7 +78,7 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
         // resolved it (`None` for in-process callers without a socket).
         let address = parts
             .extensions
-            .get::<super::limits::ClientIp>()
+            .get::<crate::http::limits::ClientIp>()
             .and_then(|c| c.0)
             .map(|ip| ip.to_string());
         Ok(RequestMeta {

@@ -35,7 +35,7 @@ impl Modify for BearerAuth {
         expirations::pending,
         support::health_check, support::release, support::invalidate, support::compensation, support::repair_link, support::mark_coupon_used, support::reconciliation,
         self_check::issue_link,
-        super::healthz, super::readyz, super::metrics,
+        crate::http::ops::healthz, crate::http::ops::readyz, crate::http::ops::metrics,
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,

@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta};
 use crate::error::{ApiError, ErrorBody};
+use crate::http::AppState;
 use crate::service::self_check::{LinkError, SelfCheckLink};
 
 /// Body of `POST /users/{user_id}/self-check-link`: empty (`{}`).

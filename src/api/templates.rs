@@ -6,10 +6,10 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::AppState;
 use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
 use crate::domain::template::TemplateInput;
 use crate::error::{ApiError, ErrorBody};
+use crate::http::AppState;
 use crate::service::views::TemplateView;
 
 /// A new template. Validity: `valid_from` + `valid_until` (absolute), or

@@ -15,9 +15,8 @@ use super::campaign::{
     CouponOutcome, HeldCoupon, PaymentWindow, Policy, PresaleOrder, plan_final_payment,
 };
 use super::coupon::{CouponStatus, effective_status};
-use super::discount::DiscountKind;
-use super::money::Cents;
-use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
+pub use super::facts::{CouponFacts, OrderFacts};
+use super::order::{CouponLockStatus, OrderKind, OrderStatus};
 use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used};
 
 /// Check names, stable: the API and the console key on them.
@@ -157,36 +156,6 @@ impl Check {
         self.suggested_action = Some(action);
         self
     }
-}
-
-/// The order as the checks need it.
-#[derive(Debug, Clone)]
-pub struct OrderFacts {
-    pub order_no: String,
-    pub user_id: String,
-    pub kind: OrderKind,
-    pub status: OrderStatus,
-    pub coupon_id: Option<String>,
-    pub coupon_lock_status: CouponLockStatus,
-    pub money: OrderMoney,
-    /// The discount promised at deposit (presale) or checkout (normal).
-    pub discount_snapshot: Cents,
-    pub checkout_lock_expires_at: Option<DateTime<Utc>>,
-}
-
-/// A coupon as the checks need it.
-#[derive(Debug, Clone)]
-pub struct CouponFacts {
-    pub id: String,
-    /// The customer who owns it.
-    pub user_id: String,
-    pub stored_status: CouponStatus,
-    /// The order the coupon is bound to (locked to or used by), if any.
-    pub order_no: Option<String>,
-    pub ends_at: DateTime<Utc>,
-    pub template_id: Option<String>,
-    /// `fixed` or `percent`.
-    pub kind: DiscountKind,
 }
 
 /// The order a coupon names when it is not the order being checked.
@@ -861,6 +830,9 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::discount::DiscountKind;
+    use crate::domain::money::Cents;
+    use crate::domain::order::OrderMoney;
     use chrono::Duration;
 
     fn t0() -> DateTime<Utc> {

@@ -8,6 +8,7 @@ pub mod campaign;
 pub mod coupon;
 pub mod delivery;
 pub mod discount;
+pub mod facts;
 pub mod form_token;
 pub mod health;
 pub mod ids;

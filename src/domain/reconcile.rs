@@ -23,7 +23,7 @@
 use chrono::{DateTime, Utc};
 
 use super::coupon::CouponStatus;
-use super::health::{CouponFacts, OrderFacts};
+use super::facts::{CouponFacts, OrderFacts};
 use super::order::{OrderStatus, checkout_lapsed};
 use super::repair::{order_took_coupon, plan_link_repair, plan_mark_used};
 

@@ -27,7 +27,7 @@
 use chrono::{DateTime, Utc};
 
 use super::coupon::CouponStatus;
-use super::health::{CouponFacts, OrderFacts};
+use super::facts::{CouponFacts, OrderFacts};
 use super::order::{CouponLockStatus, OrderKind, OrderStatus};
 
 /// A safe repair of an order's coupon link.

@@ -36,11 +36,53 @@ use rand::Rng;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::config::JobSettings;
 use crate::metrics::Metrics;
 use crate::service::Service;
 use crate::service::jobs::Scheduler;
 use crate::service::webhooks::{DispatchReport, Dispatcher};
+
+/// Settings of the background jobs.
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    /// `COUPONKEEPER_JOBS`: `on` (default) or `off`.
+    pub enabled: bool,
+    /// `COUPONKEEPER_EXPIRY_HORIZON_SECONDS`, default 600: how far ahead the
+    /// timing wheel holds deadlines.
+    pub horizon_seconds: i64,
+    /// `COUPONKEEPER_SWEEP_SECONDS`, default 300 (plus up to 20 % jitter).
+    pub sweep_seconds: i64,
+    /// `COUPONKEEPER_PRESALE_GRACE_SECONDS`, default 3600: how long after the
+    /// final-payment window a deposit-paid order is closed.
+    pub presale_grace_seconds: i64,
+    /// `COUPONKEEPER_ZOMBIE_LOCK_SECONDS`, default 7200: how old a lock must
+    /// be before the reaper looks at it.
+    pub zombie_lock_seconds: i64,
+    /// `COUPONKEEPER_REAPER_SECONDS`, default 3600: how often the reaper runs.
+    pub reaper_seconds: i64,
+    /// `COUPONKEEPER_ARCHIVE_AFTER_DAYS`, default 30.
+    pub archive_after_days: i64,
+    /// `COUPONKEEPER_ARCHIVE_SECONDS`, default 3600: how often archiving runs.
+    pub archive_seconds: i64,
+    /// `COUPONKEEPER_RECONCILE_SECONDS`, default 900: how often
+    /// reconciliation runs and records what it found.
+    pub reconcile_seconds: i64,
+}
+
+impl Default for JobSettings {
+    fn default() -> Self {
+        JobSettings {
+            enabled: true,
+            horizon_seconds: 600,
+            sweep_seconds: 300,
+            presale_grace_seconds: 3600,
+            zombie_lock_seconds: 7200,
+            reaper_seconds: 3600,
+            archive_after_days: 30,
+            archive_seconds: 3600,
+            reconcile_seconds: 900,
+        }
+    }
+}
 
 /// Actor names the jobs write into event rows.
 pub const ACTOR_WHEEL: &str = "job:expiry-wheel";

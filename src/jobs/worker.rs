@@ -12,9 +12,9 @@ use std::time::{Duration as StdDuration, Instant};
 use chrono::Duration;
 use tokio::sync::{mpsc, watch};
 
+use super::JobSettings;
 use super::wheel::TimingWheel;
 use super::{ACTOR_LAPSE, ACTOR_PRESALE, ACTOR_WHEEL, BATCH};
-use crate::config::JobSettings;
 use crate::domain::time::to_ms;
 use crate::metrics::Metrics;
 use crate::service::jobs::Deadline;

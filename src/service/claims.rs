@@ -222,11 +222,7 @@ pub(crate) async fn insert_coupon(
         attempt += 1;
         // A failed INSERT inside a PostgreSQL transaction aborts it, so a
         // collision is checked for first instead of caught afterwards.
-        let taken: Option<String> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
-            .bind(&row.code)
-            .fetch_optional(&mut *c)
-            .await?;
-        if taken.is_none() {
+        if !coupons::code_taken(c, &row.code).await? {
             break;
         }
         if attempt >= CODE_ATTEMPTS {

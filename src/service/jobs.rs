@@ -9,6 +9,7 @@ use serde::Serialize;
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
+pub use super::deadlines::{Deadline, Scheduler};
 use super::orders::{end_order, kind_of, status_of};
 use super::views::stored_status;
 use super::{Ctx, Service, ServiceError};
@@ -19,35 +20,6 @@ use crate::store::coupons::{self, CouponRow};
 use crate::store::expiry;
 use crate::store::orders;
 use crate::store::outbox::{self, NewMessage};
-
-/// A deadline the timing wheel acts on. The database stays the authority:
-/// when one fires, the job re-checks the row inside its transaction.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Deadline {
-    /// A coupon's `ends_at`.
-    CouponEnd(String),
-    /// A normal order's checkout lock lapses.
-    CheckoutLapse(String),
-    /// A presale campaign's final-payment window ends (the worker adds the
-    /// grace period).
-    PresaleWindowEnd(String),
-}
-
-/// Where the service hands new deadlines: the expiry worker's inbox. Bounded;
-/// when it is full a deadline is dropped and the next refill or sweep picks
-/// it up from the database.
-#[derive(Debug, Clone)]
-pub struct Scheduler {
-    tx: tokio::sync::mpsc::Sender<(i64, Deadline)>,
-}
-
-impl Scheduler {
-    /// A scheduler and the worker's end of it, holding at most `capacity`.
-    pub fn channel(capacity: usize) -> (Scheduler, tokio::sync::mpsc::Receiver<(i64, Deadline)>) {
-        let (tx, rx) = tokio::sync::mpsc::channel(capacity.max(1));
-        (Scheduler { tx }, rx)
-    }
-}
 
 /// Coupons expired by one call, with each one's lag behind its `ends_at`.
 #[derive(Debug, Default, Clone, Serialize)]
@@ -127,20 +99,6 @@ async fn record_expired(
 }
 
 impl Service {
-    /// Connects the expiry worker: from now on new deadlines (claims,
-    /// checkout locks, campaigns, overdue coupons seen by reads) are handed
-    /// to it. Only the first call takes effect.
-    pub fn attach_scheduler(&self, scheduler: Scheduler) {
-        let _ = self.inner.scheduler.set(scheduler);
-    }
-
-    /// Hands a deadline to the worker, if one is attached. Never blocks.
-    pub(crate) fn schedule(&self, due: DateTime<Utc>, deadline: Deadline) {
-        if let Some(s) = self.inner.scheduler.get() {
-            let _ = s.tx.try_send((to_ms(due), deadline));
-        }
-    }
-
     /// Moves up to `batch` terminal coupons unchanged for `after_days` to
     /// the archive tables, in one transaction. Returns how many moved.
     pub async fn archive_terminal(
@@ -178,15 +136,16 @@ impl Service {
             let job = job.clone();
             let error = error.clone();
             Box::pin(async move {
-                sqlx::query(
-                    "INSERT INTO job_runs (job, started_at, finished_at, rows, error) VALUES ($1, $2, $3, $4, $5)",
+                expiry::insert_job_run(
+                    c,
+                    &expiry::NewJobRun {
+                        job: &job,
+                        started_at: to_ms(started),
+                        finished_at: to_ms(finished),
+                        rows: i64::try_from(rows).unwrap_or(i64::MAX),
+                        error: error.as_deref(),
+                    },
                 )
-                .bind(job)
-                .bind(to_ms(started))
-                .bind(to_ms(finished))
-                .bind(i64::try_from(rows).unwrap_or(i64::MAX))
-                .bind(error)
-                .execute(c)
                 .await?;
                 Ok(())
             })

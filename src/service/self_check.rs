@@ -19,11 +19,45 @@ use utoipa::ToSchema;
 use super::support::{CheckView, UserHealthReport};
 use super::views::CouponView;
 use super::{Service, ServiceError};
-use crate::config::SelfCheckSettings;
 use crate::domain::ids::UserId;
 use crate::domain::self_check::{self, TokenError, Verified};
 use crate::domain::time::{rfc3339, to_ms};
 use crate::store::reminders as store;
+
+/// Settings of the customers' self-check links.
+#[derive(Debug, Clone)]
+pub struct SelfCheckSettings {
+    /// `COUPONKEEPER_SELF_CHECK_SECRET` (at least 32 bytes). Unset: no link
+    /// is issued (the API answers 503) and the page refuses every token.
+    /// Never a random per-process secret: links must work on every
+    /// instance and across restarts.
+    pub secret: Option<crate::domain::self_check::Secret>,
+    /// `COUPONKEEPER_PUBLIC_URL`: the base of the links handed out, without
+    /// a trailing slash; default `http://<COUPONKEEPER_ADDR>`.
+    pub public_url: String,
+    /// `COUPONKEEPER_SELF_CHECK_TTL_SECONDS`, default 86400 (60 s to 30
+    /// days): how long a link works.
+    pub ttl_seconds: i64,
+    /// `COUPONKEEPER_SELF_CHECK_SUPPORT_HINT`: how customers reach the
+    /// shop's support (at most 200 characters), shown beside every problem.
+    pub support_hint: Option<String>,
+}
+
+/// Default lifetime of a self-check link.
+pub const DEFAULT_SELF_CHECK_TTL_SECONDS: i64 = 86_400;
+/// Longest lifetime of a self-check link.
+pub const MAX_SELF_CHECK_TTL_SECONDS: i64 = 30 * 24 * 3600;
+
+impl Default for SelfCheckSettings {
+    fn default() -> Self {
+        SelfCheckSettings {
+            secret: None,
+            public_url: "http://127.0.0.1:3000".into(),
+            ttl_seconds: DEFAULT_SELF_CHECK_TTL_SECONDS,
+            support_hint: None,
+        }
+    }
+}
 
 /// `POST /users/{user_id}/self-check-link`.
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -6,28 +6,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::coupon::{CouponStatus, effective_status};
 use crate::domain::discount::{CouponTerms, DiscountRule};
 use crate::domain::money::Cents;
-use crate::domain::time::{from_ms, rfc3339};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons::CouponRow;
-use crate::store::events::EventRow;
 use crate::store::templates::TemplateRow;
-
-fn ts(ms: i64) -> String {
-    rfc3339(from_ms(ms))
-}
-
-fn ts_opt(ms: Option<i64>) -> Option<String> {
-    ms.map(ts)
-}
-
-/// Parses a stored JSON category list; a damaged value reads as "no
-/// categories match" rather than "every category", so it can only deny.
-pub fn parse_stored_categories(raw: &str) -> Vec<String> {
-    serde_json::from_str(raw).unwrap_or_else(|_| vec![String::from("\u{0}invalid")])
-}
+pub use crate::store::views::{CouponView, EventView, parse_stored_categories, stored_status};
+use crate::store::views::{ts, ts_opt};
 
 /// A coupon template.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -76,101 +61,6 @@ impl TemplateView {
             created_at: ts(t.created_at),
         }
     }
-}
-
-/// One state transition of a coupon or order.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct EventView {
-    pub at: String,
-    pub from: Option<String>,
-    pub to: String,
-    pub action: String,
-    pub actor: String,
-    pub order_no: Option<String>,
-    pub reason: Option<String>,
-    /// `coupon` or `order`: whose status changed.
-    pub subject: String,
-    pub coupon_id: Option<String>,
-    pub request_id: Option<String>,
-}
-
-impl From<EventRow> for EventView {
-    fn from(e: EventRow) -> Self {
-        EventView {
-            at: ts(e.at),
-            from: e.from_status,
-            to: e.to_status,
-            action: e.action,
-            actor: e.actor,
-            order_no: e.order_no,
-            reason: e.reason,
-            subject: e.subject,
-            coupon_id: e.coupon_id,
-            request_id: e.request_id,
-        }
-    }
-}
-
-/// A coupon, with its *effective* status at read time.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct CouponView {
-    pub id: String,
-    pub code: String,
-    pub user_id: String,
-    pub template_id: Option<String>,
-    /// `fixed` or `percent`.
-    pub kind: String,
-    pub value_cents: Option<i64>,
-    pub percent_off: Option<i64>,
-    pub max_discount_cents: Option<i64>,
-    pub min_order_cents: i64,
-    pub categories: Vec<String>,
-    /// `available`, `locked`, `used`, `expired` or `invalidated`.
-    pub status: String,
-    pub starts_at: String,
-    pub ends_at: String,
-    pub order_no: Option<String>,
-    pub locked_at: Option<String>,
-    pub used_at: Option<String>,
-    pub created_at: String,
-    /// `claim` or `compensation`.
-    pub source: String,
-    /// Present on `GET /coupons/{id}`: transitions, oldest first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub events: Option<Vec<EventView>>,
-}
-
-impl CouponView {
-    pub fn from_row(c: CouponRow, now: DateTime<Utc>) -> Self {
-        let status = effective_status(stored_status(&c.status), from_ms(c.ends_at), now);
-        CouponView {
-            categories: parse_stored_categories(&c.categories),
-            id: c.id,
-            code: c.code,
-            user_id: c.user_id,
-            template_id: c.template_id,
-            kind: c.kind,
-            value_cents: c.value_cents,
-            percent_off: c.percent_off,
-            max_discount_cents: c.max_discount_cents,
-            min_order_cents: c.min_order_cents,
-            status: status.as_str().to_string(),
-            starts_at: ts(c.starts_at),
-            ends_at: ts(c.ends_at),
-            order_no: c.order_no,
-            locked_at: ts_opt(c.locked_at),
-            used_at: ts_opt(c.used_at),
-            created_at: ts(c.created_at),
-            source: c.source,
-            events: None,
-        }
-    }
-}
-
-/// The stored status of a row; an unknown value (never written by us)
-/// reads as `invalidated`, the status that allows nothing.
-pub fn stored_status(raw: &str) -> CouponStatus {
-    CouponStatus::parse(raw).unwrap_or(CouponStatus::Invalidated)
 }
 
 /// The discount terms stored on a coupon row.

@@ -1,11 +1,14 @@
 //! The `coupons` table. Every status change goes through [`transition`]: a
 //! conditional update whose affected-row count decides, plus its event row.
 
+use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
 use super::outbox::{self, NewMessage};
-use crate::domain::coupon::{CouponStatus, IllegalTransition, check_transition};
+use super::views::{CouponView, parse_stored_categories, stored_status, ts, ts_opt};
+use crate::domain::coupon::{CouponStatus, IllegalTransition, check_transition, effective_status};
+use crate::domain::time::from_ms;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CouponRow {
@@ -32,6 +35,15 @@ pub struct CouponRow {
 
 pub(crate) const COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, percent_off, max_discount_cents, \
      min_order_cents, categories, status, starts_at, ends_at, order_no, locked_at, used_at, created_at, updated_at";
+
+/// Whether a coupon already has this code (the unique code index).
+pub async fn code_taken(conn: &mut AnyConnection, code: &str) -> Result<bool, sqlx::Error> {
+    let taken: Option<String> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
+        .bind(code)
+        .fetch_optional(conn)
+        .await?;
+    Ok(taken.is_some())
+}
 
 pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
@@ -235,6 +247,34 @@ pub async fn transition(
     Ok(true)
 }
 
+impl CouponView {
+    /// The coupon as the API shows it at `now` (effective status).
+    pub fn from_row(c: CouponRow, now: DateTime<Utc>) -> Self {
+        let status = effective_status(stored_status(&c.status), from_ms(c.ends_at), now);
+        CouponView {
+            categories: parse_stored_categories(&c.categories),
+            id: c.id,
+            code: c.code,
+            user_id: c.user_id,
+            template_id: c.template_id,
+            kind: c.kind,
+            value_cents: c.value_cents,
+            percent_off: c.percent_off,
+            max_discount_cents: c.max_discount_cents,
+            min_order_cents: c.min_order_cents,
+            status: status.as_str().to_string(),
+            starts_at: ts(c.starts_at),
+            ends_at: ts(c.ends_at),
+            order_no: c.order_no,
+            locked_at: ts_opt(c.locked_at),
+            used_at: ts_opt(c.used_at),
+            created_at: ts(c.created_at),
+            source: c.source,
+            events: None,
+        }
+    }
+}
+
 /// The webhook type of a coupon change (API.md, Webhooks), if outsiders
 /// hear about it. Every end of a lock or a use that gives the coupon back
 /// (cancel, refund, release, reaper, checkout lapse, presale timeout) is
@@ -255,8 +295,7 @@ pub fn outbox_type(from: CouponStatus, to: CouponStatus) -> Option<&'static str>
 /// An outbox message about a coupon: `data` is the coupon as the API shows
 /// it at `now_ms` (effective status).
 pub fn coupon_message(event_type: &'static str, row: CouponRow, now_ms: i64) -> NewMessage {
-    let view =
-        crate::service::views::CouponView::from_row(row, crate::domain::time::from_ms(now_ms));
+    let view = CouponView::from_row(row, from_ms(now_ms));
     NewMessage {
         event_type,
         user_id: Some(view.user_id.clone()),

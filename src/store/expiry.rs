@@ -304,6 +304,34 @@ pub struct JobRunRow {
     pub error: Option<String>,
 }
 
+/// A run of a periodic job to record.
+#[derive(Debug, Clone)]
+pub struct NewJobRun<'a> {
+    pub job: &'a str,
+    pub started_at: i64,
+    pub finished_at: i64,
+    pub rows: i64,
+    pub error: Option<&'a str>,
+}
+
+/// Records one run of a periodic job (the dashboard's history).
+pub async fn insert_job_run(
+    conn: &mut AnyConnection,
+    run: &NewJobRun<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO job_runs (job, started_at, finished_at, rows, error) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(run.job)
+    .bind(run.started_at)
+    .bind(run.finished_at)
+    .bind(run.rows)
+    .bind(run.error)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// The latest recorded run of `job` (`job_runs (job, id)` index).
 pub async fn latest_job_run(
     conn: &mut AnyConnection,

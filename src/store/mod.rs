@@ -24,6 +24,7 @@ pub mod reminders;
 pub mod search;
 pub mod staff;
 pub mod templates;
+pub mod views;
 
 use std::sync::Arc;
 use std::time::Duration;

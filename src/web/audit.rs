@@ -19,7 +19,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_text};
-use crate::api::AppState;
+use crate::http::AppState;
 use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
 use crate::store::audit::AuditQuery;
 

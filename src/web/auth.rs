@@ -21,11 +21,12 @@ use axum::routing::{get, post};
 use leptos::prelude::*;
 use serde::Deserialize;
 
+use super::cookie;
 use super::i18n::{LANG_COOKIE, Lang};
 use super::layout::{self, Flash, FlashKind};
-use super::{ConsoleSettings, cookie};
-use crate::api::AppState;
+use super::settings::ConsoleSettings;
 use crate::domain::form_token;
+use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::staff::{SignInError, StaffSession};
 
@@ -280,7 +281,7 @@ impl Staff {
 fn client_address(parts: &Parts) -> String {
     parts
         .extensions
-        .get::<crate::api::limits::ClientIp>()
+        .get::<crate::http::limits::ClientIp>()
         .map(|c| c.text())
         .unwrap_or_else(|| "unknown".to_string())
 }

@@ -20,9 +20,9 @@ use super::layout::{
     coupon_badge, coupon_status_label, enc, lock_status_label, opt_time, order_badge,
     order_status_label, result_badge, time_text,
 };
-use crate::api::AppState;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::staff::Role;
+use crate::http::AppState;
 use crate::service::support::{
     ActionView, CheckView, CompensationEntry, CouponFilter, SearchOutcome,
 };
@@ -38,7 +38,6 @@ pub fn routes() -> Router<AppState> {
         .route("/console/coupons/{id}", get(coupon_page))
         .route("/console/orders/{order_no}", get(order_page))
         .route("/console/users/{user_id}", get(user_page))
-        .merge(super::actions::routes())
 }
 
 async fn home(staff: Staff) -> Response {

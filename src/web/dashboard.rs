@@ -15,7 +15,7 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, opt_time, time_text};
-use crate::api::AppState;
+use crate::http::AppState;
 use crate::service::dashboard::{ExpiryDashboard, JobRunView, LAG_SAMPLE, LagSample, TemplateDue};
 
 pub fn routes() -> Router<AppState> {
@@ -160,7 +160,7 @@ pub fn chart_svg(l: Lang, hours: &[(DateTime<Utc>, i64)], total: i64) -> String 
             escape(&title)
         ));
         let local = crate::i18n::zone::current().local(*t);
-        if local.hour() % 6 == 0 {
+        if local.hour().is_multiple_of(6) {
             let text = if local.hour() == 0 {
                 local.format("%m-%d").to_string()
             } else {

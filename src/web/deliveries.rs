@@ -19,9 +19,9 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_text};
-use crate::api::AppState;
 use crate::domain::delivery::classify;
 use crate::domain::staff::Role;
+use crate::http::AppState;
 use crate::service::webhooks::{DeliveryView, EVENT_TYPES};
 use crate::store::deliveries::DeliveryFilter;
 

@@ -29,8 +29,8 @@ pub mod layout;
 pub mod password;
 pub mod reconcile;
 pub mod reminders;
-pub mod security_headers;
 pub mod self_check;
+pub mod settings;
 pub mod staff_admin;
 pub mod webhooks;
 
@@ -41,7 +41,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
 
-use crate::api::AppState;
+use crate::http::AppState;
 use crate::i18n::Lang;
 
 /// The stylesheet, compiled into the binary so `cargo run` from any folder
@@ -73,6 +73,7 @@ pub fn routes() -> Router<AppState> {
         .route("/console.js", get(script))
         .merge(auth::routes())
         .merge(console::routes())
+        .merge(actions::routes())
         .merge(reconcile::routes())
         .merge(staff_admin::routes())
         .merge(password::routes())
@@ -82,16 +83,6 @@ pub fn routes() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(webhooks::routes())
         .merge(reminders::routes())
-}
-
-/// Console settings that are not business rules.
-#[derive(Debug, Clone, Default)]
-pub struct ConsoleSettings {
-    /// `COUPONKEEPER_SECURE_COOKIES=on` when served behind TLS: cookies get
-    /// `Secure` and the session cookie the `__Host-` prefix.
-    pub secure_cookies: bool,
-    /// Session idle and absolute lifetimes.
-    pub session: crate::service::staff::SessionPolicy,
 }
 
 /// The value of cookie `name` in the request, if any.
@@ -148,10 +139,7 @@ pub struct FrontPage {
 }
 
 async fn front_page(State(s): State<AppState>) -> Response {
-    let database_ok = matches!(
-        tokio::time::timeout(std::time::Duration::from_secs(3), s.service.db().ping()).await,
-        Ok(Ok(()))
-    );
+    let database_ok = crate::http::ops::probe(&s.service).await.is_ok();
     let page = FrontPage {
         store: s.service.db().backend().name(),
         database_ok,

@@ -14,10 +14,10 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error};
-use crate::api::AppState;
 use crate::domain::staff::{
     MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, Password, PasswordProblem, StaffName,
 };
+use crate::http::AppState;
 use crate::service::staff::SignInError;
 
 /// The page of the form, and where it lands after a change.

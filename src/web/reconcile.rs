@@ -14,9 +14,9 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_string, time_text};
-use crate::api::AppState;
 use crate::domain::reconcile::AnomalyKind;
 use crate::domain::staff::Role;
+use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::reconcile::{FindingView, RunView};
 

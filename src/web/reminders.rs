@@ -13,10 +13,10 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{time_string, time_text};
-use crate::api::AppState;
 use crate::domain::reminder::{INACTIVE_AFTER_DAYS, QuietHours, ReminderSettings};
 use crate::domain::staff::Role;
 use crate::domain::time::{from_ms, rfc3339};
+use crate::http::AppState;
 use crate::service::reminders::ReminderActivity;
 
 const PAGE: &str = "/console/reminders";

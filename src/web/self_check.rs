@@ -30,8 +30,8 @@ use super::console::coupon_terms_text;
 use super::escape_html;
 use super::i18n::Lang;
 use super::layout::{coupon_badge, order_badge, result_badge};
-use crate::api::AppState;
 use crate::domain::self_check::Verified;
+use crate::http::AppState;
 use crate::service::self_check::{
     CustomerCheck, CustomerFinding, CustomerMessage, NextStep, customer_check,
 };

@@ -20,10 +20,10 @@ use super::auth::{Staff, WebError, parse_form};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error, role_label};
 use super::password::{check_new_password as password_text, reauth_text};
-use crate::api::AppState;
 use crate::domain::FieldError;
 use crate::domain::staff::{Role, StaffName};
 use crate::domain::time::from_ms;
+use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::staff::{SignInError, StaffChange, StaffRule, StaffView};
 

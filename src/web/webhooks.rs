@@ -18,8 +18,8 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::time_string;
-use crate::api::AppState;
 use crate::domain::staff::Role;
+use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::webhooks::{EVENT_TYPES, ReceiverRefusal, SubscriberView, UrlProblem};
 

@@ -22,9 +22,9 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use sqlx::{Connection, Executor};
 
-use couponkeeper::api::router;
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
+use couponkeeper::http::router;
 use couponkeeper::server::{app_state, build_service};
 use couponkeeper::service::{Ctx, Service};
 use couponkeeper::store::Db;

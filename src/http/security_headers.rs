@@ -11,7 +11,7 @@ use axum::http::{HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::api::AppState;
+use super::state::AppState;
 
 /// The console's policy: scripts and styles from this origin only (no
 /// inline ones, so an injected `<script>` or `style=` does nothing),

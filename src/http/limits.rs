@@ -8,7 +8,8 @@
 //!   `X-Forwarded-For` that is not itself a trusted proxy (the left part of
 //!   that header is whatever the client chose to send). Every later use of
 //!   "the client's address" (audit rows, sign-in limits, these buckets)
-//!   reads the one [`ClientIp`] this middleware puts in the request.
+//!   reads the one [`ClientIp`] the middleware
+//!   ([`super::middleware::limit`]) puts in the request.
 //! - **Buckets**: `POST /login` per address (`COUPONKEEPER_RATE_LOGIN`,
 //!   default `30/min`: an office behind one address signs in together), `/self-check` per address
 //!   (`COUPONKEEPER_RATE_SELF_CHECK`, default `60/min`), `/api/v1` per API
@@ -21,24 +22,18 @@
 //!   limit ([`crate::service::staff`]) is in the database and holds across
 //!   instances.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::{HeaderMap, Method, header};
 use governor::clock::{Clock, DefaultClock};
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 use ipnet::IpNet;
 use sha2::{Digest, Sha256};
-
-use super::AppState;
-use crate::error::ApiError;
 
 /// A rate: `count` requests per `period`, all of which may come at once
 /// (the bucket holds `count` tokens and refills one every
@@ -241,6 +236,41 @@ impl Limiters {
     }
 }
 
+/// A request its bucket refuses: how long to wait, the metric event it
+/// counts as, and whether it is an API request (JSON answer) or a page's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refused {
+    pub wait_seconds: u64,
+    pub metric: &'static str,
+    pub api: bool,
+}
+
+impl Limiters {
+    /// The proxies whose `X-Forwarded-For` is believed.
+    pub fn trusted_proxies(&self) -> &[IpNet] {
+        &self.trusted_proxies
+    }
+
+    /// Takes one token from the request's bucket, if it has one; `Err`
+    /// when the bucket is empty.
+    pub fn admit(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        ip: ClientIp,
+    ) -> Result<(), Refused> {
+        match bucket_for(self, method, path, headers, ip) {
+            Some((bucket, key, api)) => bucket.check(key).map_err(|wait_seconds| Refused {
+                wait_seconds,
+                metric: bucket.metric,
+                api,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Default for Limiters {
     fn default() -> Self {
         Limiters::new(&HttpLimits::default())
@@ -281,72 +311,11 @@ fn bucket_for<'a>(
     None
 }
 
-/// Resolves the client's address into the request ([`ClientIp`]) and
-/// answers 429 when its bucket is empty.
-pub async fn limit(State(s): State<AppState>, mut req: Request, next: Next) -> Response {
-    let peer = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
-    let ip = ClientIp(client_ip(peer, req.headers(), &s.limiters.trusted_proxies));
-    req.extensions_mut().insert(ip);
-    let picked = bucket_for(
-        &s.limiters,
-        req.method(),
-        req.uri().path(),
-        req.headers(),
-        ip,
-    );
-    if let Some((bucket, key, api)) = picked
-        && let Err(wait_seconds) = bucket.check(key)
-    {
-        s.metrics.incr(bucket.metric);
-        return too_many(api, wait_seconds);
-    }
-    next.run(req).await
-}
-
-/// The 429 answer, with `Retry-After`.
-fn too_many(api: bool, wait_seconds: u64) -> Response {
-    let mut r = if api {
-        ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            format!("too many requests; retry after {wait_seconds} s"),
-        )
-        .into_response()
-    } else {
-        (
-            StatusCode::TOO_MANY_REQUESTS,
-            Html(crate::web::layout::error_page(
-                429,
-                &format!(
-                    "{} · {}",
-                    crate::tr!(
-                        crate::i18n::Lang::Zh,
-                        "rate-limited-retry-after",
-                        seconds = wait_seconds
-                    ),
-                    crate::tr!(
-                        crate::i18n::Lang::En,
-                        "rate-limited-retry-after",
-                        seconds = wait_seconds
-                    )
-                ),
-            )),
-        )
-            .into_response()
-    };
-    if let Ok(v) = HeaderValue::from_str(&wait_seconds.to_string()) {
-        r.headers_mut().insert(header::RETRY_AFTER, v);
-    }
-    r
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::network::parse_networks;
+    use axum::http::HeaderValue;
 
     fn nets(raw: &str) -> Vec<IpNet> {
         parse_networks(raw).unwrap_or_default()

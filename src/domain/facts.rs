@@ -1,0 +1,42 @@
+//! The facts about an order and a coupon that the health check
+//! ([`super::health`]), the repairs ([`super::repair`]) and reconciliation
+//! ([`super::reconcile`]) decide on: plain data read from the rows, in a
+//! module of its own so that those three share it without importing each
+//! other.
+
+use chrono::{DateTime, Utc};
+
+use super::coupon::CouponStatus;
+use super::discount::DiscountKind;
+use super::money::Cents;
+use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
+
+/// The order as the checks need it.
+#[derive(Debug, Clone)]
+pub struct OrderFacts {
+    pub order_no: String,
+    pub user_id: String,
+    pub kind: OrderKind,
+    pub status: OrderStatus,
+    pub coupon_id: Option<String>,
+    pub coupon_lock_status: CouponLockStatus,
+    pub money: OrderMoney,
+    /// The discount promised at deposit (presale) or checkout (normal).
+    pub discount_snapshot: Cents,
+    pub checkout_lock_expires_at: Option<DateTime<Utc>>,
+}
+
+/// A coupon as the checks need it.
+#[derive(Debug, Clone)]
+pub struct CouponFacts {
+    pub id: String,
+    /// The customer who owns it.
+    pub user_id: String,
+    pub stored_status: CouponStatus,
+    /// The order the coupon is bound to (locked to or used by), if any.
+    pub order_no: Option<String>,
+    pub ends_at: DateTime<Utc>,
+    pub template_id: Option<String>,
+    /// `fixed` or `percent`.
+    pub kind: DiscountKind,
+}

@@ -1,0 +1,20 @@
+//! The HTTP layer both front ends share: the state every handler gets
+//! ([`AppState`]), the one router that mounts the JSON API ([`crate::api`])
+//! and the pages ([`crate::web`]) side by side, the middleware around them
+//! (request ids, tracing, metrics, panics, rate limits and the client
+//! address, security headers) and the operator endpoints (`/healthz`,
+//! `/readyz`, `/metrics`).
+//!
+//! `api` and `web` import this module and never each other; this module
+//! imports their route tables (and the console settings the state carries),
+//! never their handlers' internals.
+
+pub mod limits;
+pub mod middleware;
+pub mod ops;
+pub mod router;
+pub mod security_headers;
+pub mod state;
+
+pub use router::router;
+pub use state::AppState;

@@ -1,0 +1,97 @@
+//! The API's coupon object ([`CouponView`], with its [`EventView`]s). It
+//! lives in the store because the store writes it too: every coupon
+//! change's outbox row carries it as the webhook payload
+//! ([`super::coupons::coupon_message`], beside `CouponView::from_row`,
+//! next to the row it is built from). The service re-exports it from
+//! `service::views` beside the other objects it returns.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::events::EventRow;
+use crate::domain::coupon::CouponStatus;
+use crate::domain::time::{from_ms, rfc3339};
+
+/// Stored milliseconds as the API writes a time (RFC 3339, UTC).
+pub fn ts(ms: i64) -> String {
+    rfc3339(from_ms(ms))
+}
+
+/// [`ts`] of an optional time.
+pub fn ts_opt(ms: Option<i64>) -> Option<String> {
+    ms.map(ts)
+}
+
+/// Parses a stored JSON category list; a damaged value reads as "no
+/// categories match" rather than "every category", so it can only deny.
+pub fn parse_stored_categories(raw: &str) -> Vec<String> {
+    serde_json::from_str(raw).unwrap_or_else(|_| vec![String::from("\u{0}invalid")])
+}
+
+/// One state transition of a coupon or order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct EventView {
+    pub at: String,
+    pub from: Option<String>,
+    pub to: String,
+    pub action: String,
+    pub actor: String,
+    pub order_no: Option<String>,
+    pub reason: Option<String>,
+    /// `coupon` or `order`: whose status changed.
+    pub subject: String,
+    pub coupon_id: Option<String>,
+    pub request_id: Option<String>,
+}
+
+impl From<EventRow> for EventView {
+    fn from(e: EventRow) -> Self {
+        EventView {
+            at: ts(e.at),
+            from: e.from_status,
+            to: e.to_status,
+            action: e.action,
+            actor: e.actor,
+            order_no: e.order_no,
+            reason: e.reason,
+            subject: e.subject,
+            coupon_id: e.coupon_id,
+            request_id: e.request_id,
+        }
+    }
+}
+
+/// A coupon, with its *effective* status at read time.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CouponView {
+    pub id: String,
+    pub code: String,
+    pub user_id: String,
+    pub template_id: Option<String>,
+    /// `fixed` or `percent`.
+    pub kind: String,
+    pub value_cents: Option<i64>,
+    pub percent_off: Option<i64>,
+    pub max_discount_cents: Option<i64>,
+    pub min_order_cents: i64,
+    pub categories: Vec<String>,
+    /// `available`, `locked`, `used`, `expired` or `invalidated`.
+    pub status: String,
+    pub starts_at: String,
+    pub ends_at: String,
+    pub order_no: Option<String>,
+    pub locked_at: Option<String>,
+    pub used_at: Option<String>,
+    pub created_at: String,
+    /// `claim` or `compensation`.
+    pub source: String,
+    /// Present on `GET /coupons/{id}`: transitions, oldest first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<EventView>>,
+}
+
+/// The stored status of a row; an unknown value (never written by us)
+/// reads as `invalidated`, the status that allows nothing.
+pub fn stored_status(raw: &str) -> CouponStatus {
+    CouponStatus::parse(raw).unwrap_or(CouponStatus::Invalidated)
+}
