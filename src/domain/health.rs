@@ -11,6 +11,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::i18n::{Arg, Msg};
+
 use super::campaign::{
     CouponOutcome, HeldCoupon, PaymentWindow, Policy, PresaleOrder, plan_final_payment,
 };
@@ -121,35 +123,43 @@ pub struct Check {
     /// One of the stable check names above.
     pub name: &'static str,
     pub result: CheckResult,
-    /// For the customer, in English.
-    pub message_en: String,
-    /// For the customer, in Simplified Chinese.
-    pub message_zh: String,
+    /// What the check found, for the reader to render in their language
+    /// (keys `health-*` of the catalog).
+    pub message: Msg,
     /// What would fix it, when something should be done.
     pub suggested_action: Option<SuggestedAction>,
 }
 
 impl Check {
-    fn new(name: &'static str, result: CheckResult, en: String, zh: String) -> Self {
+    /// The message in Chinese, as a staff member reads it.
+    pub fn zh(&self) -> String {
+        crate::i18n::Lang::Zh.msg(&self.message)
+    }
+
+    /// The message in English, as a staff member reads it.
+    pub fn en(&self) -> String {
+        crate::i18n::Lang::En.msg(&self.message)
+    }
+
+    fn new(name: &'static str, result: CheckResult, message: Msg) -> Self {
         Check {
             name,
             result,
-            message_en: en,
-            message_zh: zh,
+            message,
             suggested_action: None,
         }
     }
 
-    fn ok(name: &'static str, en: impl Into<String>, zh: impl Into<String>) -> Self {
-        Check::new(name, CheckResult::Ok, en.into(), zh.into())
+    fn ok(name: &'static str, message: Msg) -> Self {
+        Check::new(name, CheckResult::Ok, message)
     }
 
-    fn warning(name: &'static str, en: impl Into<String>, zh: impl Into<String>) -> Self {
-        Check::new(name, CheckResult::Warning, en.into(), zh.into())
+    fn warning(name: &'static str, message: Msg) -> Self {
+        Check::new(name, CheckResult::Warning, message)
     }
 
-    fn problem(name: &'static str, en: impl Into<String>, zh: impl Into<String>) -> Self {
-        Check::new(name, CheckResult::Problem, en.into(), zh.into())
+    fn problem(name: &'static str, message: Msg) -> Self {
+        Check::new(name, CheckResult::Problem, message)
     }
 
     fn suggest(mut self, action: SuggestedAction) -> Self {
@@ -228,33 +238,9 @@ pub fn check_order(f: &HealthFacts<'_>) -> Vec<Check> {
     ]
 }
 
-/// A time for a message: `2026-11-11 08:00 UTC`.
-fn when(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M UTC").to_string()
-}
-
-fn status_zh(s: OrderStatus) -> &'static str {
-    match s {
-        OrderStatus::PendingPayment => "待付款",
-        OrderStatus::Paid => "已付款",
-        OrderStatus::PendingDeposit => "待付定金",
-        OrderStatus::DepositPaid => "已付定金",
-        OrderStatus::FinalPaid => "已付尾款",
-        OrderStatus::Closed => "已关闭",
-        OrderStatus::Refunded => "已退款",
-    }
-}
-
-fn status_en(s: OrderStatus) -> &'static str {
-    match s {
-        OrderStatus::PendingPayment => "awaiting payment",
-        OrderStatus::Paid => "paid",
-        OrderStatus::PendingDeposit => "awaiting the deposit",
-        OrderStatus::DepositPaid => "deposit paid",
-        OrderStatus::FinalPaid => "fully paid",
-        OrderStatus::Closed => "closed",
-        OrderStatus::Refunded => "refunded",
-    }
+/// A time for a message, shown in the reader's business time zone.
+fn when(t: DateTime<Utc>) -> Arg {
+    Arg::Time(t)
 }
 
 fn lapsed(o: &OrderFacts, now: DateTime<Utc>) -> bool {
@@ -279,8 +265,7 @@ pub fn order_status(f: &HealthFacts<'_>) -> Check {
         let at = o.checkout_lock_expires_at.map(when).unwrap_or_default();
         return Check::problem(
             ORDER_STATUS,
-            format!("Order {no} is still awaiting payment, but its payment time ran out at {at}; it can no longer be paid and should be closed."),
-            format!("订单 {no} 仍显示待付款，但付款时限已于 {at} 结束，已无法付款，应当关闭。"),
+            crate::msg!("health-order-is-still-awaiting-payment", no = &no, at = &at),
         )
         .suggest(SuggestedAction::CancelOrder {
             order_no: no.clone(),
@@ -293,16 +278,16 @@ pub fn order_status(f: &HealthFacts<'_>) -> Check {
         let at = when(c.window.ends);
         return Check::warning(
             ORDER_STATUS,
-            format!(
-                "The deposit for order {no} is paid, but the final-payment period ended at {at}; the order will be closed."
-            ),
-            format!("订单 {no} 已付定金，但尾款时段已于 {at} 结束，订单将被关闭。"),
+            crate::msg!("health-the-deposit-for-order-is", no = &no, at = &at),
         );
     }
     Check::ok(
         ORDER_STATUS,
-        format!("Order {no} is {}.", status_en(o.status)),
-        format!("订单 {no} 状态：{}。", status_zh(o.status)),
+        crate::msg!(
+            "health-order-is",
+            no = &no,
+            status = Arg::Key(o.status.label_key().into())
+        ),
     )
 }
 
@@ -345,16 +330,18 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
     let Some(coupon_id) = o.coupon_id.as_deref() else {
         return Check::ok(
             COUPON_STATUS,
-            format!("Order {no} uses no coupon."),
-            format!("订单 {no} 未使用优惠券。"),
+            crate::msg!("health-order-uses-no-coupon", no = &no),
         );
     };
     let Some(c) = f.coupon else {
-        let (en, zh) = (
-            format!("Order {no} names coupon {coupon_id}, which cannot be found."),
-            format!("订单 {no} 记录的优惠券 {coupon_id} 查不到。"),
+        let check = Check::problem(
+            COUPON_STATUS,
+            crate::msg!(
+                "health-order-names-a-missing-coupon",
+                no = no,
+                coupon = coupon_id
+            ),
         );
-        let check = Check::problem(COUPON_STATUS, en, zh);
         return if o.status == OrderStatus::DepositPaid {
             check.suggest(compensation(o))
         } else {
@@ -369,38 +356,40 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
             if o.status == OrderStatus::DepositPaid {
                 Check::ok(
                     COUPON_STATUS,
-                    format!(
-                        "The coupon is locked for order {no}; {discount} yuan will be taken off automatically at the final payment."
+                    crate::msg!(
+                        "health-the-coupon-is-locked-for",
+                        no = &no,
+                        discount = &discount
                     ),
-                    format!("这张券已为订单 {no} 锁定，付尾款时自动抵扣 {discount} 元。"),
                 )
             } else {
                 Check::ok(
                     COUPON_STATUS,
-                    format!(
-                        "The coupon is reserved for order {no}; {discount} yuan will be taken off when it is paid."
+                    crate::msg!(
+                        "health-the-coupon-is-reserved-for",
+                        no = &no,
+                        discount = &discount
                     ),
-                    format!("这张券已为订单 {no} 预留，付款时抵扣 {discount} 元。"),
                 )
             }
         }
         (Expect::Locked, _) => {
-            let en = format!(
-                "Order {no} should hold coupon {} locked, but the coupon is {}{}.",
-                c.id,
-                status.as_str(),
-                c.order_no
-                    .as_deref()
-                    .filter(|n| *n != no)
-                    .map(|n| format!(" for order {n}"))
-                    .unwrap_or_default()
-            );
-            let zh = format!(
-                "订单 {no} 应锁定优惠券 {}，但这张券现在是「{}」状态，优惠可能无法抵扣。",
-                c.id,
-                status.label_zh()
-            );
-            let check = Check::problem(COUPON_STATUS, en, zh);
+            let message = match c.order_no.as_deref().filter(|n| *n != no) {
+                Some(other) => crate::msg!(
+                    "health-order-should-hold-coupon-bound-elsewhere",
+                    no = no,
+                    coupon = c.id.as_str(),
+                    coupon_status = Arg::Key(status.label_key().into()),
+                    other = other
+                ),
+                None => crate::msg!(
+                    "health-order-should-hold-coupon",
+                    no = no,
+                    coupon = c.id.as_str(),
+                    coupon_status = Arg::Key(status.label_key().into())
+                ),
+            };
+            let check = Check::problem(COUPON_STATUS, message);
             if plan_link_repair(o, Some(c), c, f.now) == Ok(LinkRepair::Relock) {
                 check.suggest(SuggestedAction::RepairLink {
                     order_no: no.clone(),
@@ -416,21 +405,16 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
         }
         (Expect::Used, CouponStatus::Used) if bound_here => Check::ok(
             COUPON_STATUS,
-            format!("The coupon was used on order {no}."),
-            format!("这张券已在订单 {no} 中使用。"),
+            crate::msg!("health-the-coupon-was-used-on", no = &no),
         ),
         (Expect::Used, CouponStatus::Locked) if bound_here && plan_mark_used(o, c).is_ok() => {
             Check::problem(
                 COUPON_STATUS,
-                format!(
-                    "Order {no} is {} with coupon {}, but the coupon still reads locked instead of used; it should be marked used for this order.",
-                    status_en(o.status),
-                    c.id
-                ),
-                format!(
-                    "订单 {no} {}，已用券 {} 抵扣，但这张券仍显示「锁定中」而不是「已核销」，应标记为已在本订单使用。",
-                    status_zh(o.status),
-                    c.id
+                crate::msg!(
+                    "health-order-is-with-coupon-but",
+                    no = &no,
+                    status = Arg::Key(o.status.label_key().into()),
+                    coupon = c.id.as_str()
                 ),
             )
             .suggest(SuggestedAction::MarkCouponUsed {
@@ -440,29 +424,21 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
         }
         (Expect::Used, _) => Check::warning(
             COUPON_STATUS,
-            format!(
-                "Order {no} is paid with coupon {}, but the coupon reads {}.",
-                c.id,
-                status.as_str()
-            ),
-            format!(
-                "订单 {no} 已用券 {} 付款，但这张券显示为「{}」。",
-                c.id,
-                status.label_zh()
+            crate::msg!(
+                "health-order-is-paid-with-coupon",
+                no = &no,
+                coupon = c.id.as_str(),
+                coupon_status = Arg::Key(status.label_key().into())
             ),
         ),
         (Expect::Free | Expect::Unbound, CouponStatus::Locked) if bound_here => {
             let check = Check::problem(
                 COUPON_STATUS,
-                format!(
-                    "Order {no} is {}, but coupon {} is still locked to it; the customer cannot use the coupon.",
-                    status_en(o.status),
-                    c.id
-                ),
-                format!(
-                    "订单 {no} {}，但优惠券 {} 仍被它锁定，客户无法使用这张券。",
-                    status_zh(o.status),
-                    c.id
+                crate::msg!(
+                    "health-order-is-but-coupon-is",
+                    no = &no,
+                    status = Arg::Key(o.status.label_key().into()),
+                    coupon = c.id.as_str()
                 ),
             );
             check.suggest(SuggestedAction::ReleaseCoupon {
@@ -472,24 +448,20 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
         (Expect::Free, CouponStatus::Used) if bound_here && o.status == OrderStatus::Refunded => {
             Check::warning(
                 COUPON_STATUS,
-                format!(
-                    "Order {no} was refunded, but coupon {} still reads used.",
-                    c.id
+                crate::msg!(
+                    "health-order-was-refunded-but-coupon",
+                    no = &no,
+                    coupon = c.id.as_str()
                 ),
-                format!("订单 {no} 已退款，但优惠券 {} 仍显示已核销，未退回。", c.id),
             )
         }
         _ => Check::ok(
             COUPON_STATUS,
-            format!(
-                "Coupon {} is {} and not held by order {no}.",
-                c.id,
-                status.as_str()
-            ),
-            format!(
-                "优惠券 {} 当前为「{}」，未被订单 {no} 占用。",
-                c.id,
-                status.label_zh()
+            crate::msg!(
+                "health-coupon-is-and-not-held",
+                coupon = c.id.as_str(),
+                coupon_status = Arg::Key(status.label_key().into()),
+                no = &no
             ),
         ),
     }
@@ -506,15 +478,12 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
         if plan_link_repair(o, f.coupon, stray, f.now).is_ok() {
             return Check::problem(
                 LOCK_LINK,
-                format!(
-                    "Coupon {} is {} for order {no}, but the order records coupon {named}; the two must be linked again.",
-                    stray.id,
-                    stray.stored_status.as_str()
-                ),
-                format!(
-                    "优惠券 {} 已为订单 {no}「{}」，但订单记录的是另一张券（{named}），需要重新关联。",
-                    stray.id,
-                    stray.stored_status.label_zh()
+                crate::msg!(
+                    "health-coupon-is-for-order-but",
+                    coupon = stray.id.as_str(),
+                    coupon_status = Arg::Key(stray.stored_status.label_key().into()),
+                    no = &no,
+                    named = &named
                 ),
             )
             .suggest(SuggestedAction::RepairLink {
@@ -525,8 +494,11 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
         if stray.stored_status == CouponStatus::Locked {
             return Check::problem(
                 LOCK_LINK,
-                format!("Coupon {} is locked to order {no}, but the order does not use it; the customer cannot use the coupon.", stray.id),
-                format!("优惠券 {} 被订单 {no} 锁定，但订单并未使用它，客户无法使用这张券。", stray.id),
+                crate::msg!(
+                    "health-coupon-is-locked-to-order",
+                    coupon = stray.id.as_str(),
+                    no = &no
+                ),
             )
             .suggest(SuggestedAction::ReleaseCoupon {
                 coupon_id: stray.id.clone(),
@@ -534,21 +506,18 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
         }
         return Check::problem(
             LOCK_LINK,
-            format!(
-                "Coupon {} was used on order {no}, but the order records coupon {named}.",
-                stray.id
-            ),
-            format!(
-                "优惠券 {} 已在订单 {no} 中使用，但订单记录的是另一张券（{named}）。",
-                stray.id
+            crate::msg!(
+                "health-coupon-was-used-on-order",
+                coupon = stray.id.as_str(),
+                no = &no,
+                named = &named
             ),
         );
     }
     let Some(c) = f.coupon else {
         return Check::ok(
             LOCK_LINK,
-            format!("No coupon is bound to order {no}."),
-            format!("没有优惠券绑定在订单 {no} 上。"),
+            crate::msg!("health-no-coupon-is-bound-to", no = &no),
         );
     };
     match c.order_no.as_deref() {
@@ -558,13 +527,11 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
             });
             let check = Check::problem(
                 LOCK_LINK,
-                format!(
-                    "Order {no} uses coupon {}, but the coupon is bound to order {other}.",
-                    c.id
-                ),
-                format!(
-                    "订单 {no} 使用优惠券 {}，但这张券绑定在另一个订单 {other} 上。",
-                    c.id
+                crate::msg!(
+                    "health-order-uses-coupon-but-the",
+                    no = &no,
+                    coupon = c.id.as_str(),
+                    other = &other
                 ),
             );
             if c.stored_status == CouponStatus::Locked && !partner_live_and_names_it {
@@ -579,13 +546,15 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
         }
         Some(_) => Check::ok(
             LOCK_LINK,
-            format!("Order {no} and coupon {} point to each other.", c.id),
-            format!("订单 {no} 与优惠券 {} 相互对应。", c.id),
+            crate::msg!(
+                "health-order-and-coupon-point-to",
+                no = &no,
+                coupon = c.id.as_str()
+            ),
         ),
         None => Check::ok(
             LOCK_LINK,
-            format!("Coupon {} is not bound to any order.", c.id),
-            format!("优惠券 {} 未绑定任何订单。", c.id),
+            crate::msg!("health-coupon-is-not-bound-to", coupon = c.id.as_str()),
         ),
     }
 }
@@ -602,15 +571,13 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
     else {
         return Check::ok(
             COUPON_VALIDITY,
-            "Nothing to check: no coupon is waiting for a final payment.",
-            "无需检查：没有等待付尾款的优惠券。",
+            crate::msg!("health-nothing-to-check-no-coupon"),
         );
     };
     if c.stored_status != CouponStatus::Locked || c.order_no.as_deref() != Some(no.as_str()) {
         return Check::ok(
             COUPON_VALIDITY,
-            "Nothing to check: the coupon is not locked to this order (see coupon_status).",
-            "无需检查：这张券未锁定在本订单上（见券状态检查）。",
+            crate::msg!("health-nothing-to-check-the-coupon"),
         );
     }
     let ends = when(c.ends_at);
@@ -618,10 +585,11 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
     if c.ends_at >= campaign.window.ends {
         return Check::ok(
             COUPON_VALIDITY,
-            format!(
-                "The coupon is valid until {ends}, past the end of the final-payment period ({window_ends})."
+            crate::msg!(
+                "health-the-coupon-is-valid-until",
+                ends = &ends,
+                window_ends = &window_ends
             ),
-            format!("这张券有效期至 {ends}，覆盖整个尾款时段（至 {window_ends}）。"),
         );
     }
     let pay_at = if f.now > campaign.window.starts {
@@ -648,29 +616,45 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
     match (campaign.policy, outcome) {
         (Policy::Lock, _) => Check::ok(
             COUPON_VALIDITY,
-            format!("The coupon ends at {ends}, but this sale keeps it locked: {discount} yuan will still be taken off at the final payment."),
-            format!("这张券 {ends} 到期，但本场预售锁定优惠，付尾款时仍自动抵扣 {discount} 元。"),
+            crate::msg!(
+                "health-the-coupon-ends-at-but",
+                ends = &ends,
+                discount = &discount
+            ),
         ),
         (Policy::Strict, CouponOutcome::NoDiscountExpired) => Check::warning(
             COUPON_VALIDITY,
-            format!("The coupon ends at {ends}, before the final payment can be made; under this sale's rules the {discount} yuan discount will not apply."),
-            format!("这张券 {ends} 到期，早于可付尾款的时间；按本场规则，付尾款时不能再抵扣 {discount} 元。"),
+            crate::msg!(
+                "health-the-coupon-ends-at-before",
+                ends = &ends,
+                discount = &discount
+            ),
         )
         .suggest(compensation(o)),
         (Policy::Strict, _) => Check::warning(
             COUPON_VALIDITY,
-            format!("The coupon ends at {ends}, before the final-payment period ends ({window_ends}): pay the final payment before {ends} to keep the {discount} yuan discount."),
-            format!("这张券 {ends} 到期，早于尾款截止时间（{window_ends}）：请在 {ends} 前付尾款，才能抵扣 {discount} 元。"),
+            crate::msg!(
+                "health-the-coupon-ends-at-before-2",
+                ends = &ends,
+                window_ends = &window_ends,
+                discount = &discount
+            ),
         ),
         (_, CouponOutcome::Applied) => Check::warning(
             COUPON_VALIDITY,
-            format!("The coupon ends at {ends}; paid before then it takes {discount} yuan off, later an equivalent coupon or {discount} yuan compensation takes its place."),
-            format!("这张券 {ends} 到期；在此之前付尾款直接抵扣 {discount} 元，之后会换用同等优惠券或直接补偿 {discount} 元。"),
+            crate::msg!(
+                "health-the-coupon-ends-at-paid",
+                ends = &ends,
+                discount = &discount
+            ),
         ),
         _ => Check::ok(
             COUPON_VALIDITY,
-            format!("The coupon ends at {ends}, before the final payment; it will be replaced by an equivalent coupon of the customer's, or {discount} yuan will be taken off as compensation."),
-            format!("这张券 {ends} 到期，早于付尾款时间；届时会换用您账户里同等的优惠券，或直接补偿抵扣 {discount} 元。"),
+            crate::msg!(
+                "health-the-coupon-ends-at-before-3",
+                ends = &ends,
+                discount = &discount
+            ),
         ),
     }
 }
@@ -683,15 +667,13 @@ pub fn checkout_lock(f: &HealthFacts<'_>) -> Check {
     if o.kind != OrderKind::Normal || o.status != OrderStatus::PendingPayment {
         return Check::ok(
             CHECKOUT_LOCK,
-            "Nothing to check: no checkout lock is running.",
-            "无需检查：没有进行中的下单锁券。",
+            crate::msg!("health-nothing-to-check-no-checkout"),
         );
     }
     let Some(expires) = o.checkout_lock_expires_at else {
         return Check::ok(
             CHECKOUT_LOCK,
-            format!("Order {no} holds no checkout lock."),
-            format!("订单 {no} 没有锁券。"),
+            crate::msg!("health-order-holds-no-checkout-lock", no = &no),
         );
     };
     let at = when(expires);
@@ -701,21 +683,18 @@ pub fn checkout_lock(f: &HealthFacts<'_>) -> Check {
     match (expires <= f.now, locked_here, f.coupon) {
         (true, true, Some(c)) => Check::problem(
             CHECKOUT_LOCK,
-            format!("The coupon was reserved for order {no} until {at}; that time has passed but the coupon is still held, so the customer cannot use it."),
-            format!("这张券为订单 {no} 预留到 {at}，时间已过但券仍被占用，客户暂时无法使用。"),
+            crate::msg!("health-the-coupon-was-reserved-for", no = &no, at = &at),
         )
         .suggest(SuggestedAction::ReleaseCoupon {
             coupon_id: c.id.clone(),
         }),
         (true, _, _) => Check::ok(
             CHECKOUT_LOCK,
-            format!("The checkout lock of order {no} ran out at {at} and holds no coupon."),
-            format!("订单 {no} 的锁券已于 {at} 结束，未占用优惠券。"),
+            crate::msg!("health-the-checkout-lock-of-order", no = &no, at = &at),
         ),
         (false, _, _) => Check::ok(
             CHECKOUT_LOCK,
-            format!("The coupon is reserved for order {no} until {at}."),
-            format!("这张券为订单 {no} 预留到 {at}。"),
+            crate::msg!("health-the-coupon-is-reserved-for-2", no = &no, at = &at),
         ),
     }
 }
@@ -727,45 +706,36 @@ pub fn template_stock(f: &HealthFacts<'_>) -> Check {
     let Some(s) = f.stock else {
         return Check::ok(
             TEMPLATE_STOCK,
-            "Nothing to check: the coupon comes from no template stock.",
-            "无需检查：这张券不占用券模板库存。",
+            crate::msg!("health-nothing-to-check-the-coupon-2"),
         );
     };
     let t = &s.template_id;
     match (s.checked_at, s.mismatch) {
         (None, _) => Check::ok(
             TEMPLATE_STOCK,
-            format!(
-                "Template {t}: {} claimed; reconciliation has not checked the counter yet.",
-                s.claimed
-            ),
-            format!(
-                "券模板 {t}：已领 {} 张；对账尚未核对过库存计数。",
-                s.claimed
+            crate::msg!(
+                "health-template-claimed-reconciliation-has-not",
+                t = &t,
+                claimed = s.claimed
             ),
         ),
         (Some(at), None) => Check::ok(
             TEMPLATE_STOCK,
-            format!(
-                "Template {t}: {} claimed; the counter matched the coupons issued at the last reconciliation ({}).",
-                s.claimed,
-                when(at)
-            ),
-            format!(
-                "券模板 {t}：已领 {} 张；上次对账（{}）时库存计数与发券数一致。",
-                s.claimed,
-                when(at)
+            crate::msg!(
+                "health-template-claimed-the-counter-matched",
+                t = &t,
+                claimed = s.claimed,
+                at = when(at)
             ),
         ),
         (Some(at), Some((claimed, issued))) => Check::warning(
             TEMPLATE_STOCK,
-            format!(
-                "Template {t}: at the last reconciliation ({}) the stock counter said {claimed} claimed but {issued} coupons existed.",
-                when(at)
-            ),
-            format!(
-                "券模板 {t}：上次对账（{}）时库存计数为已领 {claimed} 张，实际发出 {issued} 张，不一致。",
-                when(at)
+            crate::msg!(
+                "health-template-at-the-last-reconciliation",
+                t = &t,
+                at = when(at),
+                claimed = &claimed,
+                issued = &issued
             ),
         ),
     }
@@ -781,9 +751,9 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
     let id = &coupon.id;
     let named = coupon.order_no.as_deref().unwrap_or("-");
     let why = match order {
-        None => ("its order does not exist", "对应订单不存在"),
+        None => Arg::Key("health-why-order-missing".into()),
         Some(o) if o.coupon_id.as_deref() != Some(id.as_str()) => {
-            ("its order uses another coupon", "对应订单使用的是另一张券")
+            Arg::Key("health-why-order-uses-another-coupon".into())
         }
         // Paid with this coupon: the lock is stale, but releasing it would
         // let the coupon be used twice. It is marked used instead.
@@ -791,13 +761,11 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
             return Some(
                 Check::problem(
                     STRAY_LOCK,
-                    format!(
-                        "Coupon {id} is still locked to order {named}, which is {} with it; it should be marked used for that order.",
-                        status_en(o.status)
-                    ),
-                    format!(
-                        "优惠券 {id} 仍被订单 {named} 锁定，而该订单{}并已用这张券抵扣，应标记为已在该订单使用。",
-                        status_zh(o.status)
+                    crate::msg!(
+                        "health-coupon-is-still-locked-to",
+                        coupon = &id,
+                        named = &named,
+                        status = Arg::Key(o.status.label_key().into())
                     ),
                 )
                 .suggest(SuggestedAction::MarkCouponUsed {
@@ -806,19 +774,17 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
                 }),
             );
         }
-        Some(o) if !o.status.is_live() => (status_en(o.status), status_zh(o.status)),
+        Some(o) if !o.status.is_live() => Arg::Key(o.status.label_key().into()),
         Some(_) => return None,
     };
     Some(
         Check::problem(
             STRAY_LOCK,
-            format!(
-                "Coupon {id} is locked to order {named}, but {}; the customer cannot use it.",
-                why.0
-            ),
-            format!(
-                "优惠券 {id} 被订单 {named} 锁定，但{}，客户无法使用这张券。",
-                why.1
+            crate::msg!(
+                "health-coupon-is-locked-to-order-2",
+                coupon = &id,
+                named = &named,
+                why = why.clone()
             ),
         )
         .suggest(SuggestedAction::ReleaseCoupon {
@@ -918,7 +884,7 @@ mod tests {
         assert_eq!(checks.len(), 6);
         assert_eq!(overall(&checks), CheckResult::Ok, "{checks:#?}");
         assert_eq!(
-            find(&checks, COUPON_STATUS).message_zh,
+            find(&checks, COUPON_STATUS).zh(),
             "这张券已为订单 P123 锁定，付尾款时自动抵扣 50.00 元。"
         );
     }
@@ -1058,10 +1024,7 @@ mod tests {
         let check = coupon_status(&facts(&paid, Some(&locked), None));
         assert_eq!(check.result, CheckResult::Problem);
         assert_eq!(check.suggested_action, mark);
-        assert!(
-            check.message_zh.contains("应标记为已在本订单使用"),
-            "{check:?}"
-        );
+        assert!(check.zh().contains("应标记为已在本订单使用"), "{check:?}");
         let mut fp = order(OrderKind::Presale, OrderStatus::FinalPaid);
         fp.coupon_lock_status = CouponLockStatus::Used;
         let check = coupon_status(&facts(&fp, Some(&locked), None));
@@ -1178,7 +1141,7 @@ mod tests {
             assert_eq!(v(&long, cmp).result, CheckResult::Ok);
         }
         assert_eq!(v(&short, &lock).result, CheckResult::Ok);
-        assert!(v(&short, &lock).message_zh.contains("仍自动抵扣 50.00 元"));
+        assert!(v(&short, &lock).zh().contains("仍自动抵扣 50.00 元"));
         let s = v(&short, &strict);
         assert_eq!(s.result, CheckResult::Warning);
         assert_eq!(
@@ -1230,7 +1193,7 @@ mod tests {
         f.stock = Some(&off);
         let c = template_stock(&f);
         assert_eq!(c.result, CheckResult::Warning);
-        assert!(c.message_en.contains("4 claimed but 3"));
+        assert!(c.en().contains("4 claimed but 3"));
         f.stock = None;
         assert_eq!(template_stock(&f).result, CheckResult::Ok);
     }
@@ -1257,9 +1220,9 @@ mod tests {
     #[test]
     fn overall_is_the_worst_result_and_results_serialise_in_snake_case() {
         let checks = vec![
-            Check::ok("a", "", ""),
-            Check::warning("b", "", ""),
-            Check::ok("c", "", ""),
+            Check::ok("a", Msg::new("health-order-uses-no-coupon")),
+            Check::warning("b", Msg::new("health-order-uses-no-coupon")),
+            Check::ok("c", Msg::new("health-order-uses-no-coupon")),
         ];
         assert_eq!(overall(&checks), CheckResult::Warning);
         assert_eq!(overall(&[]), CheckResult::Ok);

@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 
 use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub mod zone;
 
@@ -160,13 +160,39 @@ fn from_accept_language_or(raw: &str, default: Lang) -> Lang {
     best.map(|(_, l)| l).unwrap_or(default)
 }
 
-/// One argument of a message: text, or a number (numbers choose plural
-/// forms).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One argument of a message: text, a number (numbers choose plural
+/// forms), another catalog key (a term such as an order status, rendered in
+/// the reader's language) or an instant (rendered in the business time
+/// zone with its offset).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Arg {
     Int(i64),
     Text(String),
+    Key(String),
+    Time(chrono::DateTime<chrono::Utc>),
+}
+
+impl Default for Arg {
+    fn default() -> Self {
+        Arg::Text(String::new())
+    }
+}
+
+impl From<&Arg> for Arg {
+    fn from(v: &Arg) -> Self {
+        v.clone()
+    }
+}
+impl From<&&String> for Arg {
+    fn from(v: &&String) -> Self {
+        Arg::Text((*v).clone())
+    }
+}
+impl From<&&str> for Arg {
+    fn from(v: &&str) -> Self {
+        Arg::Text((*v).to_string())
+    }
 }
 
 impl From<i64> for Arg {
@@ -218,7 +244,7 @@ impl From<&str> for Arg {
 /// A message decided in one place and rendered in another: a catalog key
 /// and its arguments. Stored as the key plus the arguments as a JSON
 /// object ([`Msg::args_json`], [`Msg::from_stored`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Msg {
     pub key: String,
     pub args: Vec<(String, Arg)>,
@@ -234,8 +260,12 @@ impl Msg {
     }
 
     /// Adds an argument.
+    /// Adds an argument (arguments are kept sorted by name, so a message
+    /// equals itself read back from storage).
     pub fn arg(mut self, name: &str, value: impl Into<Arg>) -> Msg {
+        self.args.retain(|(k, _)| k != name);
         self.args.push((name.to_string(), value.into()));
+        self.args.sort_by(|a, b| a.0.cmp(&b.0));
         self
     }
 
@@ -248,6 +278,10 @@ impl Msg {
                 let v = match v {
                     Arg::Int(n) => serde_json::Value::from(*n),
                     Arg::Text(t) => serde_json::Value::from(t.clone()),
+                    Arg::Key(k) => serde_json::json!({ "key": k }),
+                    Arg::Time(t) => serde_json::json!({
+                        "time": t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                    }),
                 };
                 (k.clone(), v)
             })
@@ -265,15 +299,41 @@ impl Msg {
                 .filter_map(|(k, v)| match v {
                     serde_json::Value::Number(n) => n.as_i64().map(|n| (k, Arg::Int(n))),
                     serde_json::Value::String(s) => Some((k, Arg::Text(s))),
+                    serde_json::Value::Object(o) => {
+                        if let Some(key) = o.get("key").and_then(|v| v.as_str()) {
+                            Some((k, Arg::Key(key.to_string())))
+                        } else {
+                            o.get("time")
+                                .and_then(|v| v.as_str())
+                                .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                                .map(|t| (k, Arg::Time(t.to_utc())))
+                        }
+                    }
                     _ => None,
                 })
                 .collect(),
             _ => Vec::new(),
         };
-        Msg {
+        let mut m = Msg {
             key: key.to_string(),
             args,
+        };
+        m.args.sort_by(|a, b| a.0.cmp(&b.0));
+        m
+    }
+
+    /// The same message with every argument passed through `f` (the
+    /// self-check page shows coupon codes where staff read coupon ids).
+    pub fn map_args(mut self, f: impl Fn(&Arg) -> Arg) -> Msg {
+        for (_, v) in &mut self.args {
+            *v = f(v);
         }
+        self
+    }
+
+    /// The same message with one argument set (replaced when present).
+    pub fn with(self, name: &str, value: impl Into<Arg>) -> Msg {
+        self.arg(name, value)
     }
 
     /// The message in both languages, Chinese first (for the places that
@@ -350,6 +410,8 @@ impl Catalog {
             match value {
                 Arg::Int(n) => fargs.set(*name, FluentValue::from(*n)),
                 Arg::Text(t) => fargs.set(*name, FluentValue::from(t.clone())),
+                Arg::Key(k) => fargs.set(*name, FluentValue::from(lang.t(k))),
+                Arg::Time(t) => fargs.set(*name, FluentValue::from(zone::local_minutes(*t))),
             }
         }
         let mut errors = Vec::new();
@@ -558,6 +620,23 @@ mod tests {
 
     #[test]
     fn a_stored_message_renders_again_from_its_key_and_arguments() {
+        let at = chrono::DateTime::parse_from_rfc3339("2026-11-30T16:00:00Z")
+            .map(|t| t.to_utc())
+            .unwrap_or_default();
+        let m = crate::msg!(
+            "health-order-is",
+            no = "P1",
+            status = Arg::Key("order-status-paid".into())
+        );
+        let back = Msg::from_stored(&m.key, &m.args_json());
+        assert_eq!(back, m);
+        assert_eq!(Lang::Zh.msg(&back), "订单 P1 状态：已付款。");
+        let timed = crate::msg!(
+            "health-the-checkout-lock-of-order",
+            no = "P1",
+            at = Arg::Time(at)
+        );
+        assert_eq!(Msg::from_stored(&timed.key, &timed.args_json()), timed);
         let m = crate::msg!("messages-unread", n = 3);
         let back = Msg::from_stored(&m.key, &m.args_json());
         assert_eq!(back, m);

@@ -22,6 +22,7 @@ use super::{Service, ServiceError};
 use crate::domain::ids::UserId;
 use crate::domain::self_check::{self, TokenError, Verified};
 use crate::domain::time::{rfc3339, to_ms};
+use crate::i18n::{Arg, Msg};
 use crate::store::reminders as store;
 
 /// Settings of the customers' self-check links.
@@ -97,10 +98,9 @@ pub enum NextStep {
 pub struct CustomerFinding {
     /// `ok`, `warning` or `problem`.
     pub result: String,
-    /// In English, with coupon codes instead of ids.
-    pub message: String,
-    /// In Simplified Chinese, likewise.
-    pub message_zh: String,
+    /// What was found, addressed to the customer, with coupon codes
+    /// instead of ids; rendered in the page's language.
+    pub message: Msg,
     pub next: NextStep,
 }
 
@@ -191,23 +191,29 @@ pub fn scrub_ids(text: &str, codes: &HashMap<String, String>, unknown: &str) -> 
     out
 }
 
-/// The staff messages speak of "the customer"; the customer reads "you".
-fn to_second_person_en(text: &str) -> String {
-    text.replace("the customer's", "your")
-        .replace("The customer's", "Your")
-        .replace("the customer", "you")
-        .replace("The customer", "You")
-}
-
-fn to_second_person_zh(text: &str) -> String {
-    text.replace("客户", "您")
+/// A staff message's text argument as the customer may read it: a coupon
+/// id of theirs becomes its code, any other server id "another coupon".
+fn for_customer(arg: &Arg, codes: &HashMap<String, String>) -> Arg {
+    match arg {
+        Arg::Text(t) => match codes.get(t.as_str()) {
+            Some(code) => Arg::Text(code.clone()),
+            None if server_id_at(t.as_bytes(), 0) == Some(t.len()) => {
+                Arg::Key("self-check-another-coupon".into())
+            }
+            None => Arg::Text(scrub_ids(t, codes, "…")),
+        },
+        other => other.clone(),
+    }
 }
 
 fn finding(c: &CheckView, codes: &HashMap<String, String>) -> CustomerFinding {
     CustomerFinding {
         result: c.result.clone(),
-        message: to_second_person_en(&scrub_ids(&c.message, codes, "(another coupon)")),
-        message_zh: to_second_person_zh(&scrub_ids(&c.message_zh, codes, "（另一张券）")),
+        message: c
+            .msg
+            .clone()
+            .map_args(|a| for_customer(a, codes))
+            .with("audience", "customer"),
         next: match c.result.as_str() {
             "ok" => NextStep::Nothing,
             "warning" => NextStep::TakeNote,
@@ -377,12 +383,13 @@ impl Service {
 mod tests {
     use super::*;
 
-    fn check(name: &str, result: &str, en: &str, zh: &str) -> CheckView {
+    fn check(name: &str, result: &str, msg: Msg) -> CheckView {
         CheckView {
             name: name.into(),
             result: result.into(),
-            message: en.into(),
-            message_zh: zh.into(),
+            message: crate::i18n::Lang::En.msg(&msg),
+            message_zh: crate::i18n::Lang::Zh.msg(&msg),
+            msg,
             suggested_action: Some("release_coupon".into()),
             action: None,
         }
@@ -422,22 +429,32 @@ mod tests {
                     check(
                         "order_status",
                         "ok",
-                        "Order P1 is paid.",
-                        "订单 P1 已支付。",
+                        crate::msg!(
+                            "health-order-is",
+                            no = "P1",
+                            status = Arg::Key("order-status-paid".into())
+                        ),
                     ),
                     check(
                         "template_stock",
                         "warning",
-                        "Template tpl_0190aabbccdd0011223344556677: counter off.",
-                        "券模板不一致。",
+                        crate::msg!(
+                            "health-template-claimed-reconciliation-has-not",
+                            t = "tpl_0190aabbccdd0011223344556677",
+                            claimed = 3
+                        ),
                     ),
                 ],
             }],
             locks: vec![check(
                 "stray_lock",
                 "problem",
-                "Coupon cpn_0190aabbccdd0011223344556677 is locked; the customer cannot use it.",
-                "优惠券 cpn_0190aabbccdd0011223344556677 被锁定，客户无法使用这张券。",
+                crate::msg!(
+                    "health-coupon-is-locked-to-order-2",
+                    coupon = "cpn_0190aabbccdd0011223344556677",
+                    named = "P9",
+                    why = Arg::Key("health-why-order-missing".into())
+                ),
             )],
         };
         let c = customer_check(&report, &[]);
@@ -446,12 +463,12 @@ mod tests {
         assert_eq!(c.orders[0].findings.len(), 1);
         assert_eq!(c.coupons[0].next, NextStep::ContactSupport);
         assert_eq!(
-            c.coupons[0].message,
-            "Coupon (another coupon) is locked; you cannot use it."
+            crate::i18n::Lang::En.msg(&c.coupons[0].message),
+            "Coupon (another coupon) is locked to order P9, but its order does not exist; you cannot use it."
         );
         assert_eq!(
-            c.coupons[0].message_zh,
-            "优惠券 （另一张券） 被锁定，您无法使用这张券。"
+            crate::i18n::Lang::Zh.msg(&c.coupons[0].message),
+            "优惠券 （另一张券） 被订单 P9 锁定，但对应订单不存在，您无法使用这张券。"
         );
         let json = serde_json::to_string(&c).unwrap_or_default();
         assert!(!json.contains("tpl_") && !json.contains("cpn_") && !json.contains("release"));

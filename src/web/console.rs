@@ -360,10 +360,7 @@ pub fn health_report(
         .into_iter()
         .map(|c| {
             let class = format!("result-{}", c.result);
-            let message = match l {
-                Lang::Zh => c.message_zh.clone(),
-                Lang::En => c.message.clone(),
-            };
+            let message = l.msg(&c.msg);
             let name = check_label(l, &c.name);
             // `cancel_order` from `order_status` is a lapsed checkout, which
             // support may close (`Role::may_cancel_order`).

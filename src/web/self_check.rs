@@ -417,10 +417,7 @@ fn next_step_text(l: Lang, next: NextStep, hint: &Option<String>) -> String {
 }
 
 fn finding_view(l: Lang, f: &CustomerFinding, hint: &Option<String>) -> impl IntoView + use<> {
-    let message = match l {
-        Lang::Zh => f.message_zh.clone(),
-        Lang::En => f.message.clone(),
-    };
+    let message = l.msg(&f.message);
     let next = next_step_text(l, f.next, hint);
     let class = format!("sc-finding result-{}", f.result);
     let result = f.result.clone();

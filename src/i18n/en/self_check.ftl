@@ -42,3 +42,4 @@ messages-unread = Messages ({ $n } unread)
 messages = Messages
 self-check-link-invalid = This link is invalid or has expired
 self-check-link-invalid-why = This self-check link cannot be opened: it may have expired, been changed or been cut short. Go back to the shop app and open the coupon self-check again for a new link.
+self-check-another-coupon = (another coupon)

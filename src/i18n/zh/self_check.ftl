@@ -42,3 +42,4 @@ messages-unread = 消息（{ $n } 条未读）
 messages = 消息
 self-check-link-invalid = 链接无效或已过期
 self-check-link-invalid-why = 这个自助检查链接无法打开：它可能已经过期、被改动过，或者不完整。请回到商城 App，重新打开“优惠券自助检查”获取新链接。
+self-check-another-coupon = （另一张券）

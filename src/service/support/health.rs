@@ -104,6 +104,10 @@ pub struct CheckView {
     pub message: String,
     /// The same in Simplified Chinese.
     pub message_zh: String,
+    /// The message itself, for a page to render in its reader's language.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub msg: crate::i18n::Msg,
     /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`,
     /// `mark_coupon_used` or null.
     pub suggested_action: Option<String>,
@@ -116,8 +120,9 @@ impl From<Check> for CheckView {
         CheckView {
             name: c.name.to_string(),
             result: c.result.as_str().to_string(),
-            message: c.message_en,
-            message_zh: c.message_zh,
+            message: c.en(),
+            message_zh: c.zh(),
+            msg: c.message,
             suggested_action: c.suggested_action.as_ref().map(|a| a.code().to_string()),
             action: c.suggested_action.as_ref().map(ActionView::from),
         }
