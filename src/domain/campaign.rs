@@ -130,10 +130,8 @@ pub struct FinalPaymentPlan {
     pub compensation: Cents,
     pub replacement_coupon_id: Option<String>,
     pub amount_due: Cents,
-    /// For the customer, in Chinese.
-    pub message: String,
-    /// The same in English.
-    pub message_en: String,
+    /// For the customer (catalog keys `final-payment-*`).
+    pub message: crate::i18n::Msg,
 }
 
 /// The coupon is not (or no longer) locked to this order.
@@ -163,8 +161,7 @@ pub fn plan_final_payment(
             compensation: Cents::ZERO,
             replacement_coupon_id: None,
             amount_due: due,
-            message: format!("本次尾款 {} 元。", due.yuan()),
-            message_en: format!("Final payment: {} yuan.", due.yuan()),
+            message: crate::msg!("final-payment-due", due = due.yuan()),
         });
     };
     let locked_here = coupon.stored_status == CouponStatus::Locked
@@ -181,15 +178,10 @@ pub fn plan_final_payment(
             compensation: Cents::ZERO,
             replacement_coupon_id: None,
             amount_due: due,
-            message: format!(
-                "本次尾款 {} 元，已为你抵扣 {} 元。",
-                due.yuan(),
-                discount.yuan()
-            ),
-            message_en: format!(
-                "Final payment: {} yuan, {} yuan off with your coupon.",
-                due.yuan(),
-                discount.yuan()
+            message: crate::msg!(
+                "final-payment-applied",
+                due = due.yuan(),
+                discount = discount.yuan()
             ),
         }
     };
@@ -204,11 +196,7 @@ pub fn plan_final_payment(
                 compensation: Cents::ZERO,
                 replacement_coupon_id: None,
                 amount_due: due,
-                message: format!("你的优惠券已过期，本次尾款 {} 元，不再抵扣。", due.yuan()),
-                message_en: format!(
-                    "Your coupon has expired; the final payment is {} yuan with no discount.",
-                    due.yuan()
-                ),
+                message: crate::msg!("final-payment-coupon-expired", due = due.yuan()),
             })
         }
         Policy::SwapOrCompensate => {
@@ -222,15 +210,10 @@ pub fn plan_final_payment(
                         compensation: Cents::ZERO,
                         replacement_coupon_id: Some(id),
                         amount_due: due,
-                        message: format!(
-                            "原优惠券已过期，已自动换用你的另一张优惠券，抵扣 {} 元，本次尾款 {} 元。",
-                            discount.yuan(),
-                            due.yuan()
-                        ),
-                        message_en: format!(
-                            "Your coupon expired, so another of your coupons was used: {} yuan off, final payment {} yuan.",
-                            discount.yuan(),
-                            due.yuan()
+                        message: crate::msg!(
+                            "final-payment-swapped",
+                            discount = discount.yuan(),
+                            due = due.yuan()
                         ),
                     })
                 }
@@ -246,15 +229,10 @@ pub fn plan_final_payment(
                         compensation,
                         replacement_coupon_id: None,
                         amount_due: due,
-                        message: format!(
-                            "原优惠券已过期，平台补偿立减 {} 元，本次尾款 {} 元。",
-                            compensation.yuan(),
-                            due.yuan()
-                        ),
-                        message_en: format!(
-                            "Your coupon expired; we take {} yuan off as compensation. Final payment: {} yuan.",
-                            compensation.yuan(),
-                            due.yuan()
+                        message: crate::msg!(
+                            "final-payment-compensated",
+                            compensation = compensation.yuan(),
+                            due = due.yuan()
                         ),
                     })
                 }
@@ -357,7 +335,10 @@ mod tests {
         .expect("locked here");
         assert_eq!(p.outcome, CouponOutcome::Applied);
         assert_eq!(p.amount_due, cents(24900));
-        assert_eq!(p.message, "本次尾款 249.00 元，已为你抵扣 50.00 元。");
+        assert_eq!(
+            crate::i18n::Lang::Zh.msg(&p.message),
+            "本次尾款 249.00 元，已为你抵扣 50.00 元。"
+        );
     }
 
     #[test]

@@ -1,0 +1,7 @@
+# Messages for customers decided by the domain: the final-payment quote
+# (domain::campaign) and the reminders (domain::reminder).
+final-payment-due = Final payment: { $due } yuan.
+final-payment-applied = Final payment: { $due } yuan, { $discount } yuan off with your coupon.
+final-payment-coupon-expired = Your coupon has expired; the final payment is { $due } yuan with no discount.
+final-payment-swapped = Your coupon expired, so another of your coupons was used: { $discount } yuan off, final payment { $due } yuan.
+final-payment-compensated = Your coupon expired; we take { $compensation } yuan off as compensation. Final payment: { $due } yuan.

@@ -1,0 +1,7 @@
+# Messages for customers decided by the domain: the final-payment quote
+# (domain::campaign) and the reminders (domain::reminder).
+final-payment-due = 本次尾款 { $due } 元。
+final-payment-applied = 本次尾款 { $due } 元，已为你抵扣 { $discount } 元。
+final-payment-coupon-expired = 你的优惠券已过期，本次尾款 { $due } 元，不再抵扣。
+final-payment-swapped = 原优惠券已过期，已自动换用你的另一张优惠券，抵扣 { $discount } 元，本次尾款 { $due } 元。
+final-payment-compensated = 原优惠券已过期，平台补偿立减 { $compensation } 元，本次尾款 { $due } 元。

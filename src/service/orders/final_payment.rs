@@ -109,8 +109,8 @@ impl Service {
                     compensation_cents: plan.compensation.get(),
                     coupon_outcome: plan.outcome.as_str().into(),
                     replacement_coupon_id: plan.replacement_coupon_id,
-                    message: plan.message,
-                    message_en: plan.message_en,
+                    message: crate::i18n::Lang::Zh.msg(&plan.message),
+                    message_en: crate::i18n::Lang::En.msg(&plan.message),
                     policy: campaign.policy.clone(),
                     window_open: window_of(&campaign).contains(now),
                 })
