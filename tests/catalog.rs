@@ -102,11 +102,7 @@ const DATA_FILES: [&str; 1] = ["demo"];
 /// health check's, reconciliation's, reminders' and the final-payment
 /// quote's sentences, still built as `(English, Chinese)` pairs. This list
 /// only shrinks; the issue is not done while it has an entry.
-const NOT_YET_MOVED: [&str; 3] = [
-    "/src/domain/reconcile.rs",
-    "/src/domain/reminder.rs",
-    "/src/domain/coupon.rs",
-];
+const NOT_YET_MOVED: [&str; 2] = ["/src/domain/reminder.rs", "/src/domain/coupon.rs"];
 
 #[test]
 fn every_catalog_file_parses_in_both_languages() {
@@ -131,7 +127,13 @@ fn every_key_has_both_languages_with_the_same_arguments() {
             i18n::variables(Lang::Zh, key),
             i18n::variables(Lang::En, key),
         );
-        if vz != ve {
+        if key.starts_with("legacy-") {
+            // Rows stored as prose before the catalog: each language shows
+            // the text written in it, `{ $zh }` / `{ $en }`.
+            if vz != ["zh"] || ve != ["en"] {
+                mismatched.push(format!("{key}: a legacy key shows {{ $zh }} / {{ $en }}"));
+            }
+        } else if vz != ve {
             mismatched.push(format!("{key}: zh uses {vz:?}, en uses {ve:?}"));
         }
         for l in Lang::ALL {

@@ -887,3 +887,35 @@ async fn the_scan_statements_use_their_indexes_on_a_big_table() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_finding_stored_as_prose_before_the_catalog_still_reads_in_both_languages() {
+    use couponkeeper::i18n::{Lang, Msg};
+    use sqlx::Row;
+    let t = common::TestDb::fresh_through(4, 13).await;
+    let pool = t.db.pool();
+    sqlx::query(
+        "INSERT INTO reconcile_runs (actor, started_at, finished_at, found, found_by_kind)
+         VALUES ('job:reconcile', 1, 2, 1, '{}')",
+    )
+    .execute(pool)
+    .await
+    .expect("run");
+    sqlx::query(
+        "INSERT INTO reconcile_findings (run_id, kind, coupon_id, order_no, detail, detail_zh, fix)
+         VALUES (1, 'stale_checkout_lock', 'cpn_1', 'P1', 'order P1 is past its lock', '订单 P1 结算锁已过期', 'cancel_order')",
+    )
+    .execute(pool)
+    .await
+    .expect("a finding written the old way");
+    t.db.migrate().await.expect("the rest of the migrations");
+    let row = sqlx::query("SELECT message_key, message_args FROM reconcile_findings")
+        .fetch_one(pool)
+        .await
+        .expect("the finding");
+    let key: String = row.get(0);
+    let args: String = row.get(1);
+    let m = Msg::from_stored(&key, &args);
+    assert_eq!(Lang::Zh.msg(&m), "订单 P1 结算锁已过期");
+    assert_eq!(Lang::En.msg(&m), "order P1 is past its lock");
+}

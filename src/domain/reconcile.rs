@@ -22,6 +22,8 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::i18n::{Arg, Msg};
+
 use super::coupon::CouponStatus;
 use super::facts::{CouponFacts, OrderFacts};
 use super::order::{OrderStatus, checkout_lapsed};
@@ -119,9 +121,18 @@ pub struct Finding {
     pub template_id: Option<String>,
     /// For `template_stock_mismatch`: `(claimed counter, coupons issued)`.
     pub stock: Option<(i64, i64)>,
-    pub detail_en: String,
-    pub detail_zh: String,
+    /// What is wrong, for the reader to render (catalog keys
+    /// `reconcile-*`); stored as its key and arguments.
+    pub message: Msg,
     pub fix: Fix,
+}
+
+/// The coupon an order names, or the catalog's "no coupon".
+fn named_coupon(o: &OrderFacts) -> Arg {
+    match o.coupon_id.as_deref() {
+        Some(id) => Arg::Text(id.to_string()),
+        None => Arg::Key("reconcile-no-coupon".into()),
+    }
 }
 
 /// Whether an order still holds its coupon locked: a deposit-paid presale
@@ -148,26 +159,25 @@ pub fn check_bound_coupon(
     now: DateTime<Utc>,
 ) -> Option<Finding> {
     let no = coupon.order_no.clone()?;
-    let finding = |kind, en: String, zh: String, fix| Finding {
+    let finding = |kind, message: Msg, fix| Finding {
         kind,
         coupon_id: Some(coupon.id.clone()),
         order_no: Some(no.clone()),
         user_id: Some(coupon.user_id.clone()),
         template_id: None,
         stock: None,
-        detail_en: en,
-        detail_zh: zh,
+        message,
         fix,
     };
     let Some(o) = order else {
         return (coupon.stored_status == CouponStatus::Locked).then(|| {
             finding(
                 AnomalyKind::LockedCouponOrderClosed,
-                format!(
-                    "coupon {} is locked to order {no}, which does not exist",
-                    coupon.id
+                crate::msg!(
+                    "reconcile-locked-to-missing-order",
+                    coupon = coupon.id.as_str(),
+                    no = no.as_str()
                 ),
-                format!("优惠券 {} 锁定在不存在的订单 {no} 上", coupon.id),
                 Fix::ReleaseCoupon,
             )
         });
@@ -178,19 +188,11 @@ pub fn check_bound_coupon(
             if matches!(o.status, OrderStatus::Closed | OrderStatus::Refunded) {
                 return Some(finding(
                     AnomalyKind::LockedCouponOrderClosed,
-                    format!(
-                        "coupon {} is still locked to order {no}, which is {}",
-                        coupon.id,
-                        o.status.as_str()
-                    ),
-                    format!(
-                        "订单 {no} 已{}，优惠券 {} 仍被锁定",
-                        if o.status == OrderStatus::Closed {
-                            "关闭"
-                        } else {
-                            "退款"
-                        },
-                        coupon.id
+                    crate::msg!(
+                        "reconcile-locked-to-ended-order",
+                        coupon = coupon.id.as_str(),
+                        no = no.as_str(),
+                        status = Arg::Key(o.status.label_key().into())
                     ),
                     Fix::ReleaseCoupon,
                 ));
@@ -205,15 +207,11 @@ pub fn check_bound_coupon(
                 };
                 return Some(finding(
                     AnomalyKind::CouponOrderMismatch,
-                    format!(
-                        "coupon {} is locked to order {no}, but the order names {}",
-                        coupon.id,
-                        o.coupon_id.as_deref().unwrap_or("no coupon")
-                    ),
-                    format!(
-                        "优惠券 {} 锁定在订单 {no} 上，但订单记录的是 {}",
-                        coupon.id,
-                        o.coupon_id.as_deref().unwrap_or("无券")
+                    crate::msg!(
+                        "reconcile-locked-but-order-names-another",
+                        coupon = coupon.id.as_str(),
+                        no = no.as_str(),
+                        named = named_coupon(o)
                     ),
                     fix,
                 ));
@@ -230,19 +228,11 @@ pub fn check_bound_coupon(
                 };
                 return Some(finding(
                     AnomalyKind::LockedCouponOrderPaid,
-                    format!(
-                        "coupon {} is still locked to order {no}, which is {}",
-                        coupon.id,
-                        o.status.as_str()
-                    ),
-                    format!(
-                        "订单 {no} 已{}，优惠券 {} 仍显示锁定中",
-                        if o.status == OrderStatus::Paid {
-                            "付款"
-                        } else {
-                            "付尾款"
-                        },
-                        coupon.id
+                    crate::msg!(
+                        "reconcile-locked-to-paid-order",
+                        coupon = coupon.id.as_str(),
+                        no = no.as_str(),
+                        status = Arg::Key(o.status.label_key().into())
                     ),
                     fix,
                 ));
@@ -250,13 +240,10 @@ pub fn check_bound_coupon(
             if checkout_lapsed(o.kind, o.status, o.checkout_lock_expires_at, now) {
                 return Some(finding(
                     AnomalyKind::StaleCheckoutLock,
-                    format!(
-                        "order {no} is past its checkout lock and unpaid; coupon {} is still locked",
-                        coupon.id
-                    ),
-                    format!(
-                        "订单 {no} 结算锁已过期仍未付款，优惠券 {} 仍被锁定",
-                        coupon.id
+                    crate::msg!(
+                        "reconcile-stale-checkout-lock",
+                        coupon = coupon.id.as_str(),
+                        no = no.as_str()
                     ),
                     Fix::CancelOrder,
                 ));
@@ -272,15 +259,11 @@ pub fn check_bound_coupon(
                 };
                 return Some(finding(
                     AnomalyKind::CouponOrderMismatch,
-                    format!(
-                        "coupon {} was used by order {no}, but the order names {}",
-                        coupon.id,
-                        o.coupon_id.as_deref().unwrap_or("no coupon")
-                    ),
-                    format!(
-                        "优惠券 {} 已被订单 {no} 使用，但订单记录的是 {}",
-                        coupon.id,
-                        o.coupon_id.as_deref().unwrap_or("无券")
+                    crate::msg!(
+                        "reconcile-used-but-order-names-another",
+                        coupon = coupon.id.as_str(),
+                        no = no.as_str(),
+                        named = named_coupon(o)
                     ),
                     fix,
                 ));
@@ -291,12 +274,12 @@ pub fn check_bound_coupon(
             ) {
                 return Some(finding(
                     AnomalyKind::UsedCouponOrderUnpaid,
-                    format!(
-                        "coupon {} reads used, but order {no} was never paid ({})",
-                        coupon.id,
-                        o.status.as_str()
+                    crate::msg!(
+                        "reconcile-used-on-unpaid-order",
+                        coupon = coupon.id.as_str(),
+                        no = no.as_str(),
+                        status = Arg::Key(o.status.label_key().into())
                     ),
-                    format!("优惠券 {} 显示已核销，但订单 {no} 从未付款", coupon.id),
                     Fix::None,
                 ));
             }
@@ -318,8 +301,17 @@ pub fn check_live_order(
         return None;
     }
     let no = &order.order_no;
-    let (state_en, fix) = match coupon {
-        None => ("missing".to_string(), Fix::None),
+    let status = Arg::Key(order.status.label_key().into());
+    let (message, fix) = match coupon {
+        None => (
+            crate::msg!(
+                "reconcile-live-order-coupon-missing",
+                no = no,
+                status = status,
+                coupon = coupon_id.as_str()
+            ),
+            Fix::None,
+        ),
         Some(c) if c.stored_status == CouponStatus::Locked && c.order_no.as_deref() == Some(no) => {
             return None;
         }
@@ -329,12 +321,25 @@ pub fn check_live_order(
             } else {
                 Fix::None
             };
-            let bound = c
-                .order_no
-                .as_deref()
-                .map(|n| format!(" for order {n}"))
-                .unwrap_or_default();
-            (format!("{}{bound}", c.stored_status.as_str()), fix)
+            let coupon_status = Arg::Key(c.stored_status.label_key().into());
+            let message = match c.order_no.as_deref() {
+                Some(n) => crate::msg!(
+                    "reconcile-live-order-coupon-bound-elsewhere",
+                    no = no,
+                    status = status,
+                    coupon = coupon_id.as_str(),
+                    coupon_status = coupon_status,
+                    other = n
+                ),
+                None => crate::msg!(
+                    "reconcile-live-order-coupon-not-locked",
+                    no = no,
+                    status = status,
+                    coupon = coupon_id.as_str(),
+                    coupon_status = coupon_status
+                ),
+            };
+            (message, fix)
         }
     };
     Some(Finding {
@@ -344,16 +349,7 @@ pub fn check_live_order(
         user_id: Some(order.user_id.clone()),
         template_id: None,
         stock: None,
-        detail_en: format!(
-            "order {no} is {} and should hold coupon {coupon_id} locked, but the coupon is {state_en}",
-            order.status.as_str()
-        ),
-        detail_zh: format!(
-            "订单 {no} 进行中，应锁定优惠券 {coupon_id}，但这张券现在是「{}」",
-            coupon
-                .map(|c| c.stored_status.label_zh())
-                .unwrap_or("不存在")
-        ),
+        message,
         fix,
     })
 }
@@ -367,10 +363,12 @@ pub fn check_template_stock(template_id: &str, claimed: i64, issued: i64) -> Opt
         user_id: None,
         template_id: Some(template_id.to_string()),
         stock: Some((claimed, issued)),
-        detail_en: format!(
-            "template {template_id} counts {claimed} claimed but issued {issued} coupons"
+        message: crate::msg!(
+            "reconcile-template-stock-mismatch",
+            template = template_id,
+            claimed = claimed,
+            issued = issued
         ),
-        detail_zh: format!("券模板 {template_id} 记录领取 {claimed} 张，实际发出 {issued} 张"),
         fix: Fix::None,
     })
 }

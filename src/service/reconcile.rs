@@ -76,8 +76,8 @@ impl From<&Finding> for AnomalyView {
             coupon_id: f.coupon_id.clone(),
             order_no: f.order_no.clone(),
             user_id: f.user_id.clone(),
-            detail: f.detail_en.clone(),
-            detail_zh: f.detail_zh.clone(),
+            detail: crate::i18n::Lang::En.msg(&f.message),
+            detail_zh: crate::i18n::Lang::Zh.msg(&f.message),
             suggested_action: (f.fix != Fix::None).then(|| f.fix.as_str().to_string()),
         }
     }
@@ -134,8 +134,8 @@ pub struct FindingView {
     pub order_no: Option<String>,
     pub user_id: Option<String>,
     pub template_id: Option<String>,
-    pub detail: String,
-    pub detail_zh: String,
+    /// What is wrong, for the reader to render in their language.
+    pub message: crate::i18n::Msg,
     /// `release_coupon`, `repair_link`, `cancel_order`, `mark_coupon_used`
     /// or `none`.
     pub fix: String,
@@ -155,8 +155,7 @@ impl From<store::FindingRow> for FindingView {
             order_no: f.order_no,
             user_id: f.user_id,
             template_id: f.template_id,
-            detail: f.detail,
-            detail_zh: f.detail_zh,
+            message: crate::i18n::Msg::from_stored(&f.message_key, &f.message_args),
             fix: f.fix,
             repaired_at: f.repaired_at.map(|t| rfc3339(from_ms(t))),
             repaired_by: f.repaired_by,
@@ -448,8 +447,8 @@ impl Service {
                                 user_id: f.user_id.as_deref(),
                                 template_id: f.template_id.as_deref(),
                                 stock: f.stock,
-                                detail: &f.detail_en,
-                                detail_zh: &f.detail_zh,
+                                message_key: &f.message.key,
+                                message_args: &f.message.args_json(),
                                 fix: f.fix.as_str(),
                             },
                         )

@@ -175,10 +175,27 @@ impl Db {
     /// `migrations/postgres`). Safe to run from several instances at once:
     /// sqlx takes a database lock while migrating.
     pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
-        match self.backend {
-            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await,
-            Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&self.pool).await,
-        }
+        self.migrate_through(i64::MAX).await
+    }
+
+    /// Applies the migrations up to and including `last_version`: the tests
+    /// of a migration write rows the way the version before it did.
+    pub async fn migrate_through(
+        &self,
+        last_version: i64,
+    ) -> Result<(), sqlx::migrate::MigrateError> {
+        let mut migrator = match self.backend {
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite"),
+            Backend::Postgres => sqlx::migrate!("migrations/postgres"),
+        };
+        let kept: Vec<sqlx::migrate::Migration> = migrator
+            .migrations
+            .iter()
+            .filter(|m| m.version <= last_version)
+            .cloned()
+            .collect();
+        migrator.migrations = std::borrow::Cow::Owned(kept);
+        migrator.run(&self.pool).await
     }
 
     /// Cheap liveness probe of the database, for `/readyz`.

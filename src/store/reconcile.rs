@@ -179,8 +179,9 @@ pub struct NewFinding<'a> {
     pub user_id: Option<&'a str>,
     pub template_id: Option<&'a str>,
     pub stock: Option<(i64, i64)>,
-    pub detail: &'a str,
-    pub detail_zh: &'a str,
+    /// The finding's catalog key and its arguments as JSON.
+    pub message_key: &'a str,
+    pub message_args: &'a str,
     pub fix: &'a str,
 }
 
@@ -190,7 +191,7 @@ pub async fn insert_finding(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO reconcile_findings (run_id, kind, coupon_id, order_no, user_id, template_id,
-             stock_claimed, stock_issued, detail, detail_zh, fix)
+             stock_claimed, stock_issued, message_key, message_args, fix)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(f.run_id)
@@ -201,8 +202,8 @@ pub async fn insert_finding(
     .bind(f.template_id)
     .bind(f.stock.map(|s| s.0))
     .bind(f.stock.map(|s| s.1))
-    .bind(f.detail)
-    .bind(f.detail_zh)
+    .bind(f.message_key)
+    .bind(f.message_args)
     .bind(f.fix)
     .execute(conn)
     .await?;
@@ -247,15 +248,15 @@ pub struct FindingRow {
     pub template_id: Option<String>,
     pub stock_claimed: Option<i64>,
     pub stock_issued: Option<i64>,
-    pub detail: String,
-    pub detail_zh: String,
+    pub message_key: String,
+    pub message_args: String,
     pub fix: String,
     pub repaired_at: Option<i64>,
     pub repaired_by: Option<String>,
     pub repair_note: Option<String>,
 }
 
-const FINDING_COLUMNS: &str = "id, run_id, kind, coupon_id, order_no, user_id, template_id, stock_claimed, stock_issued, detail, detail_zh, fix, repaired_at, repaired_by, repair_note";
+const FINDING_COLUMNS: &str = "id, run_id, kind, coupon_id, order_no, user_id, template_id, stock_claimed, stock_issued, message_key, message_args, fix, repaired_at, repaired_by, repair_note";
 
 /// A run's findings of one kind (or all), by id, at most `limit`.
 pub async fn findings(

@@ -188,10 +188,7 @@ fn group_view(
                 let href = format!("/console/orders/{}", enc(&o));
                 view! { <a href=href>{o}</a> }
             });
-            let detail = match l {
-                Lang::Zh => f.detail_zh.clone(),
-                Lang::En => f.detail.clone(),
-            };
+            let detail = l.msg(&f.message);
             let state = match (&f.repaired_at, &f.repair_note) {
                 (Some(at), _) => view! {
                     <span class="badge badge-ok">{l.t("repaired")}</span>" "
@@ -316,10 +313,7 @@ async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64
         Ok(f) => f,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let detail = match l {
-        Lang::Zh => f.detail_zh.clone(),
-        Lang::En => f.detail.clone(),
-    };
+    let detail = l.msg(&f.message);
     let form = confirm_form(
         &staff,
         format!("/console/reconciliation/findings/{id}/repair"),

@@ -77,6 +77,11 @@ impl TestDb {
     }
 
     pub async fn fresh_with(max_connections: u32) -> TestDb {
+        Self::fresh_through(max_connections, i64::MAX).await
+    }
+
+    /// A fresh database migrated up to and including `last_version` only.
+    pub async fn fresh_through(max_connections: u32, last_version: i64) -> TestDb {
         sqlx::any::install_default_drivers();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let (url, cleanup) = match store() {
@@ -110,7 +115,9 @@ impl TestDb {
         let db = Db::connect(&url, max_connections, 8)
             .await
             .expect("connect test db");
-        db.migrate().await.expect("migrate test db");
+        db.migrate_through(last_version)
+            .await
+            .expect("migrate test db");
         TestDb { db, url, cleanup }
     }
 }

@@ -1,0 +1,17 @@
+# Reconciliation findings (domain::reconcile), stored as key + arguments
+# and rendered when read.
+reconcile-locked-to-missing-order = coupon { $coupon } is locked to order { $no }, which does not exist
+reconcile-locked-to-ended-order = coupon { $coupon } is still locked to order { $no }, which is { $status }
+reconcile-locked-but-order-names-another = coupon { $coupon } is locked to order { $no }, but the order names { $named }
+reconcile-locked-to-paid-order = coupon { $coupon } is still locked to order { $no }, which is { $status }
+reconcile-stale-checkout-lock = order { $no } is past its checkout lock and unpaid; coupon { $coupon } is still locked
+reconcile-used-but-order-names-another = coupon { $coupon } was used by order { $no }, but the order names { $named }
+reconcile-used-on-unpaid-order = coupon { $coupon } reads used, but order { $no } was never paid ({ $status })
+reconcile-live-order-coupon-missing = order { $no } is { $status } and should hold coupon { $coupon } locked, but the coupon is missing
+reconcile-live-order-coupon-not-locked = order { $no } is { $status } and should hold coupon { $coupon } locked, but the coupon is { $coupon_status }
+reconcile-live-order-coupon-bound-elsewhere = order { $no } is { $status } and should hold coupon { $coupon } locked, but the coupon is { $coupon_status } for order { $other }
+reconcile-template-stock-mismatch = template { $template } counts { $claimed } claimed but issued { $issued } coupons
+reconcile-no-coupon = no coupon
+# A finding stored before findings were stored as keys (migration 0014):
+# its text in the language it was written in.
+legacy-finding = { $en }

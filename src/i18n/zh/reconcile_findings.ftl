@@ -1,0 +1,17 @@
+# Reconciliation findings (domain::reconcile), stored as key + arguments
+# and rendered when read.
+reconcile-locked-to-missing-order = 优惠券 { $coupon } 锁定在不存在的订单 { $no } 上
+reconcile-locked-to-ended-order = 订单 { $no } { $status }，优惠券 { $coupon } 仍被锁定
+reconcile-locked-but-order-names-another = 优惠券 { $coupon } 锁定在订单 { $no } 上，但订单记录的是 { $named }
+reconcile-locked-to-paid-order = 订单 { $no } { $status }，优惠券 { $coupon } 仍显示锁定中
+reconcile-stale-checkout-lock = 订单 { $no } 结算锁已过期仍未付款，优惠券 { $coupon } 仍被锁定
+reconcile-used-but-order-names-another = 优惠券 { $coupon } 已被订单 { $no } 使用，但订单记录的是 { $named }
+reconcile-used-on-unpaid-order = 优惠券 { $coupon } 显示已使用，但订单 { $no } 从未付款（{ $status }）
+reconcile-live-order-coupon-missing = 订单 { $no } { $status }，应锁定优惠券 { $coupon }，但这张券不存在
+reconcile-live-order-coupon-not-locked = 订单 { $no } { $status }，应锁定优惠券 { $coupon }，但这张券现在是「{ $coupon_status }」
+reconcile-live-order-coupon-bound-elsewhere = 订单 { $no } { $status }，应锁定优惠券 { $coupon }，但这张券现在是「{ $coupon_status }」（属于订单 { $other }）
+reconcile-template-stock-mismatch = 券模板 { $template } 记录领取 { $claimed } 张，实际发出 { $issued } 张
+reconcile-no-coupon = 无券
+# A finding stored before findings were stored as keys (migration 0014):
+# its text in the language it was written in.
+legacy-finding = { $zh }
