@@ -59,17 +59,6 @@ impl CouponStatus {
         }
     }
 
-    /// The name support staff and customers know: 待使用, 锁定中, ...
-    pub fn label_zh(self) -> &'static str {
-        match self {
-            CouponStatus::Available => "待使用",
-            CouponStatus::Locked => "锁定中",
-            CouponStatus::Used => "已核销",
-            CouponStatus::Expired => "已过期",
-            CouponStatus::Invalidated => "已失效",
-        }
-    }
-
     /// No transition leaves these except a refund of a `used` coupon.
     pub fn is_terminal(self) -> bool {
         matches!(

@@ -590,7 +590,11 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
                     "order" => (format!("/console/orders/{}", enc(&h.key)), l.t("order")),
                     _ => (format!("/console/users/{}", enc(&h.key)), l.t("user")),
                 };
-                view! { <li>{kind}": "<a href=href>{h.label}</a></li> }
+                let label = match h.status_key {
+                    Some(status) => format!("{} · {} · {}", h.title, l.t(status), h.user_id),
+                    None => h.title.clone(),
+                };
+                view! { <li>{kind}": "<a href=href>{label}</a></li> }
             })
             .collect_view();
         view! { <section><ul class="links" data-testid="hits">{items}</ul></section> }.into_any()

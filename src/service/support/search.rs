@@ -24,8 +24,12 @@ pub struct SearchHit {
     pub kind: String,
     /// The coupon id, order number or user id.
     pub key: String,
-    /// What to show in a list.
-    pub label: String,
+    /// What to show in a list: the coupon code, order number or user id.
+    pub title: String,
+    /// The catalog key of the hit's status (coupon or order), if it has one.
+    pub status_key: Option<&'static str>,
+    /// The user the hit belongs to.
+    pub user_id: String,
 }
 
 /// What a console search found: exactly one hit opens its page, several
@@ -88,7 +92,9 @@ impl Service {
                                 effective_status(stored_status(&r.status), from_ms(r.ends_at), now);
                             hits.push(SearchHit {
                                 kind: "coupon".into(),
-                                label: format!("{} · {} · {}", r.code, st.label_zh(), r.user_id),
+                                title: r.code,
+                                status_key: Some(st.label_key()),
+                                user_id: r.user_id,
                                 key: r.id,
                             });
                         }
@@ -96,14 +102,19 @@ impl Service {
                     if let Some(o) = orders::get(c, &q).await? {
                         hits.push(SearchHit {
                             kind: "order".into(),
-                            label: format!("{} · {} · {}", o.order_no, o.status, o.user_id),
+                            title: o.order_no.clone(),
+                            status_key: crate::domain::order::OrderStatus::parse(&o.status)
+                                .map(|s| s.label_key()),
+                            user_id: o.user_id,
                             key: o.order_no,
                         });
                     }
                     if search::user_exists(c, &q).await? {
                         hits.push(SearchHit {
                             kind: "user".into(),
-                            label: q.clone(),
+                            title: q.clone(),
+                            status_key: None,
+                            user_id: q.clone(),
                             key: q.clone(),
                         });
                     }
