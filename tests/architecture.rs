@@ -711,11 +711,6 @@ fn elementary_cycles<'a>(
 /// gone (delete the entry then): the list can only shrink.
 const WAITING_CYCLES: &[(&[&str], &str)] = &[
     (
-        &["service::orders::final_payment", "service::orders::view"],
-        "from the split of service/orders: view calls final_payment::plan_for and \
-         final_payment calls view::reload; one of the two moves to steps.rs",
-    ),
-    (
         &["service::webhooks::client", "service::webhooks::queue"],
         "from the split of service/webhooks: queue names client's SendOutcome and \
          client names queue's ClaimedDelivery; one of the two types moves to a \
