@@ -711,12 +711,6 @@ fn elementary_cycles<'a>(
 /// gone (delete the entry then): the list can only shrink.
 const WAITING_CYCLES: &[(&[&str], &str)] = &[
     (
-        &["service::webhooks::client", "service::webhooks::queue"],
-        "from the split of service/webhooks: queue names client's SendOutcome and \
-         client names queue's ClaimedDelivery; one of the two types moves to a \
-         module both import",
-    ),
-    (
         &["web::auth", "web::layout"],
         "layout::render takes an auth::Staff (whose struct holds a layout::Flash) and \
          auth renders through layout; removing it moves Staff and Flash to a module of \
