@@ -254,7 +254,14 @@ impl Staff {
 
     /// A full page response; clears the flash it showed.
     pub fn page(&self, title: &str, body: impl IntoView + 'static) -> Response {
-        let html = layout::render(self, title, body);
+        let html = layout::render(
+            &self.session,
+            self.lang,
+            &self.here,
+            self.flash.as_ref(),
+            title,
+            body,
+        );
         let mut r = Html(html).into_response();
         if self.flash.is_some() {
             r.headers_mut().append(

@@ -4,9 +4,9 @@
 
 use leptos::prelude::*;
 
-use super::auth::Staff;
 use super::i18n::Lang;
 use super::{document_in, escape_html};
+use crate::service::staff::StaffSession;
 
 /// Whether a flash message reports success or a refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,14 +112,22 @@ pub fn field_error(f: &FieldState) -> impl IntoView + use<> {
     })
 }
 
-/// Renders a console page for a signed-in staff member.
-pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> String {
-    let l = staff.lang;
-    let name = staff.session.name.to_string();
-    let role = role_label(l, staff.session.role.as_str());
-    let csrf = staff.session.csrf_token.clone();
-    let here = staff.here.clone();
-    let flash = staff.flash.clone();
+/// Renders a console page for a signed-in staff member: their session,
+/// and the request's language, path and query (`here`, for the language
+/// switch to come back to) and flash message.
+pub fn render(
+    session: &StaffSession,
+    l: Lang,
+    here: &str,
+    flash: Option<&Flash>,
+    title: &str,
+    body: impl IntoView + 'static,
+) -> String {
+    let name = session.name.to_string();
+    let role = role_label(l, session.role.as_str());
+    let csrf = session.csrf_token.clone();
+    let here = here.to_string();
+    let flash = flash.cloned();
     let title_owned = title.to_string();
     let html = Owner::new().with(move || {
         view! {
@@ -155,12 +163,12 @@ pub fn render(staff: &Staff, title: &str, body: impl IntoView + 'static) -> Stri
                 <a href="/console">{l.t("home")}</a>
                 <a href="/console/coupons">{l.t("coupons")}</a>
                 <a href="/console/reconciliation">{l.t("reconciliation")}</a>
-                {(staff.session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
+                {(session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
                 <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>
-                {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("webhooks")}</a> })}
-                {staff.session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
-                {staff.session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> })}
+                {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("webhooks")}</a> })}
+                {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
+                {session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> })}
             </nav>
             {flash.map(|f| flash_view(&f))}
             <main id="main" class="content wide">

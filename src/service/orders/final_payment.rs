@@ -1,93 +1,22 @@
 //! The final payment (尾款) of a presale order: the plan by campaign
-//! policy (apply, swap, compensate or no discount), shown as a quote and
-//! applied inside the campaign's window in one transaction.
+//! policy (apply, swap, compensate or no discount, [`plan_for`] in
+//! `steps`), shown as a quote and applied inside the campaign's window in
+//! one transaction.
 
-use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::steps::{
-    load_campaign, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
-    require_kind, require_status, window_of,
+    load_campaign, load_order, move_coupon, move_order, plan_for, require_kind, require_status,
+    window_of,
 };
 use super::view::reload;
-use crate::domain::campaign::{
-    Candidate, CouponOutcome, FinalPaymentPlan, HeldCoupon, Policy, PresaleOrder,
-    plan_final_payment,
-};
+use crate::domain::campaign::CouponOutcome;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
-use crate::domain::time::{from_ms, to_ms};
-use crate::service::views::{OrderView, QuoteView, coupon_terms, stored_status};
+use crate::domain::time::to_ms;
+use crate::service::views::{OrderView, QuoteView};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
-use crate::store::campaigns::CampaignRow;
-use crate::store::coupons;
 use crate::store::ledger::{self, NewEntry};
-use crate::store::orders::OrderRow;
-
-/// How many of a user's coupons a swap looks at (earliest ending first).
-const SWAP_CANDIDATES: i64 = 200;
-
-/// The final-payment decision for a `deposit_paid` order, read inside the
-/// caller's transaction. The quote, the final payment and the order view
-/// all use this, so they never disagree.
-pub(crate) async fn plan_for(
-    c: &mut AnyConnection,
-    order: &OrderRow,
-    campaign: &CampaignRow,
-    now: DateTime<Utc>,
-) -> Result<FinalPaymentPlan, ServiceError> {
-    let policy = policy_of(campaign);
-    let held = match order.coupon_id.as_deref() {
-        None => None,
-        Some(id) => {
-            let row = load_coupon(c, id).await?;
-            Some(HeldCoupon {
-                stored_status: stored_status(&row.status),
-                locked_to: row.order_no.clone(),
-                ends_at: from_ms(row.ends_at),
-                kind: coupon_terms(&row).rule.discount_kind(),
-            })
-        }
-    };
-    let candidates = if policy == Policy::SwapOrCompensate
-        && let Some(h) = &held
-    {
-        // Only coupons of the held coupon's kind can replace it
-        // (`choose_replacement` checks that again).
-        coupons::usable_for_user(
-            c,
-            &order.user_id,
-            h.kind.as_str(),
-            to_ms(now),
-            SWAP_CANDIDATES,
-        )
-        .await?
-        .into_iter()
-        .map(|r| Candidate {
-            terms: coupon_terms(&r),
-            stored_status: stored_status(&r.status),
-            starts_at: from_ms(r.starts_at),
-            ends_at: from_ms(r.ends_at),
-            id: r.id,
-        })
-        .collect()
-    } else {
-        Vec::new()
-    };
-    let presale = PresaleOrder {
-        order_no: &order.order_no,
-        category: &order.category,
-        money: money_of(order),
-        snapshot_discount: Cents::from_stored(order.discount_snapshot_cents),
-    };
-    plan_final_payment(policy, &presale, held.as_ref(), &candidates, now).map_err(|_| {
-        ServiceError::refused(
-            Refusal::CouponLockMismatch,
-            "the order's coupon is not locked to this order; contact support",
-        )
-    })
-}
 
 impl Service {
     /// What the final payment would do right now. Read-only.

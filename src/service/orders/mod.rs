@@ -14,7 +14,8 @@
 //! - [`view`]: the order as the API shows it.
 //!
 //! [`steps`] holds what every stage uses: loading rows, the kind and
-//! status checks, the coupon checks, and the conditional transitions.
+//! status checks, the coupon checks, the conditional transitions, and the
+//! final-payment plan (the quote, the final payment and the view read it).
 
 mod create;
 mod deposit;
@@ -26,7 +27,7 @@ mod view;
 
 pub use create::OrderInput;
 pub(crate) use end::end_order;
-pub(crate) use final_payment::plan_for;
+pub(crate) use steps::plan_for;
 pub use steps::{MAX_REASON_CHARS, parse_reason};
 pub(crate) use steps::{kind_of, status_of};
 pub(crate) use view::order_view;

@@ -1,13 +1,18 @@
 //! What every stage of an order uses: the refund or release reason, the
 //! coupon checks for an order, reading an order row (kind, status, money)
-//! and its campaign, loading rows, and the conditional transitions of an
-//! order and of a coupon (a lost race becomes a refusal).
+//! and its campaign, loading rows, the conditional transitions of an
+//! order and of a coupon (a lost race becomes a refusal), and the
+//! final-payment plan that the quote, the final payment and the order view
+//! share.
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use crate::domain::FieldError;
-use crate::domain::campaign::{PaymentWindow, Policy};
+use crate::domain::campaign::{
+    Candidate, FinalPaymentPlan, HeldCoupon, PaymentWindow, Policy, PresaleOrder,
+    plan_final_payment,
+};
 use crate::domain::coupon::{CouponStatus, Unusable, check_usable};
 use crate::domain::discount::NotApplicable;
 use crate::domain::money::Cents;
@@ -240,4 +245,68 @@ pub(crate) async fn move_coupon(
         },
     )
     .await?)
+}
+
+/// How many of a user's coupons a swap looks at (earliest ending first).
+const SWAP_CANDIDATES: i64 = 200;
+
+/// The final-payment decision for a `deposit_paid` order, read inside the
+/// caller's transaction. The quote, the final payment and the order view
+/// all use this, so they never disagree.
+pub(crate) async fn plan_for(
+    c: &mut AnyConnection,
+    order: &OrderRow,
+    campaign: &CampaignRow,
+    now: DateTime<Utc>,
+) -> Result<FinalPaymentPlan, ServiceError> {
+    let policy = policy_of(campaign);
+    let held = match order.coupon_id.as_deref() {
+        None => None,
+        Some(id) => {
+            let row = load_coupon(c, id).await?;
+            Some(HeldCoupon {
+                stored_status: stored_status(&row.status),
+                locked_to: row.order_no.clone(),
+                ends_at: from_ms(row.ends_at),
+                kind: coupon_terms(&row).rule.discount_kind(),
+            })
+        }
+    };
+    let candidates = if policy == Policy::SwapOrCompensate
+        && let Some(h) = &held
+    {
+        // Only coupons of the held coupon's kind can replace it
+        // (`choose_replacement` checks that again).
+        coupons::usable_for_user(
+            c,
+            &order.user_id,
+            h.kind.as_str(),
+            to_ms(now),
+            SWAP_CANDIDATES,
+        )
+        .await?
+        .into_iter()
+        .map(|r| Candidate {
+            terms: coupon_terms(&r),
+            stored_status: stored_status(&r.status),
+            starts_at: from_ms(r.starts_at),
+            ends_at: from_ms(r.ends_at),
+            id: r.id,
+        })
+        .collect()
+    } else {
+        Vec::new()
+    };
+    let presale = PresaleOrder {
+        order_no: &order.order_no,
+        category: &order.category,
+        money: money_of(order),
+        snapshot_discount: Cents::from_stored(order.discount_snapshot_cents),
+    };
+    plan_final_payment(policy, &presale, held.as_ref(), &candidates, now).map_err(|_| {
+        ServiceError::refused(
+            Refusal::CouponLockMismatch,
+            "the order's coupon is not locked to this order; contact support",
+        )
+    })
 }

@@ -5,8 +5,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use super::final_payment::plan_for;
-use super::steps::{kind_of, load_order, money_of, status_of};
+use super::steps::{kind_of, load_order, money_of, plan_for, status_of};
 use crate::domain::order::{OrderKind, OrderStatus, amount_due};
 use crate::domain::time::from_ms;
 use crate::service::views::{CouponView, EventView, OrderView};

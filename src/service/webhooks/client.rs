@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant};
 
-use super::{ClaimedDelivery, SIGNATURE_HEADER, WebhookSettings, signature};
+use super::attempt::{ClaimedDelivery, SendOutcome};
+use super::{SIGNATURE_HEADER, WebhookSettings, signature};
 use crate::service::Service;
 use crate::service::egress::{self, Blocked, GuardedResolver, Lookup, SystemLookup};
 
@@ -49,20 +50,6 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("cannot build the webhook HTTP client: {0}")]
 pub struct WebhookClientError(pub String);
-
-/// What one send did.
-#[derive(Debug, Clone)]
-pub struct SendOutcome {
-    pub status_code: Option<u16>,
-    pub error: Option<String>,
-    pub duration_ms: i64,
-}
-
-impl SendOutcome {
-    pub fn ok(&self) -> bool {
-        self.status_code.is_some_and(|c| (200..300).contains(&c))
-    }
-}
 
 impl Service {
     /// POSTs a claimed delivery: no transaction, no connection held.

@@ -28,6 +28,8 @@
 //! - [`settings`]: the delivery settings of the configuration table;
 //! - [`urls`]: which receiver URLs are taken, and why not;
 //! - [`signing`]: the delivered body and its signature;
+//! - [`attempt`]: what a claim hands to a send and what the send did
+//!   (between steps 2, 3 and 4);
 //! - [`client`]: the HTTP clients and one send (step 3);
 //! - [`queue`]: fan-out, claim and record, each one transaction (steps 1,
 //!   2 and 4), with the retry backoff;
@@ -36,6 +38,7 @@
 //! - [`delivery_log`]: the console's deliveries, their attempts and
 //!   redelivery.
 
+mod attempt;
 mod client;
 mod delivery_log;
 mod dispatcher;
@@ -45,16 +48,16 @@ mod signing;
 mod subscribers;
 mod urls;
 
+pub use attempt::{ClaimedDelivery, SendOutcome};
 pub use client::{
-    SendOutcome, WebhookClientError, WebhookClients, error_chain, http_clients, http_clients_with,
-    read_ca_file,
+    WebhookClientError, WebhookClients, error_chain, http_clients, http_clients_with, read_ca_file,
 };
 pub use delivery_log::{AttemptView, DeliveryView};
 pub use dispatcher::{
     DispatchReport, Dispatcher, FAN_OUT_BATCH, MAX_IN_FLIGHT, MAX_IN_FLIGHT_TOTAL, ORPHANS_EVERY,
     TurnReport,
 };
-pub use queue::{ACTOR_DISPATCHER, BACKOFF_BASE_MS, BACKOFF_CAP_MS, ClaimedDelivery, backoff_ms};
+pub use queue::{ACTOR_DISPATCHER, BACKOFF_BASE_MS, BACKOFF_CAP_MS, backoff_ms};
 pub use settings::WebhookSettings;
 pub use signing::{SIGNATURE_HEADER, envelope, message_id, signature};
 pub use subscribers::SubscriberView;

@@ -5,14 +5,14 @@
 
 use std::collections::HashMap;
 
+use super::attempt::{ClaimedDelivery, SendOutcome};
 use super::subscribers::wants;
-use super::{SendOutcome, WebhookSettings, envelope};
+use super::{WebhookSettings, envelope};
 use crate::domain::delivery::{MESSAGE_MISSING, SUBSCRIBER_GONE};
 use crate::domain::time::to_ms;
 use crate::service::{Service, ServiceError};
 use crate::store::deliveries::{
-    self, AttemptRecord, ClaimScope, DEFAULT_SUBSCRIBER, DeliveryRow, NewDelivery, Next,
-    SubscriberRow,
+    self, AttemptRecord, ClaimScope, DEFAULT_SUBSCRIBER, NewDelivery, Next, SubscriberRow,
 };
 
 /// First retry delay.
@@ -28,18 +28,6 @@ pub fn backoff_ms(failed: i64, jitter: f64) -> i64 {
         .saturating_mul(1i64 << exp)
         .min(BACKOFF_CAP_MS);
     (base as f64 * jitter.clamp(0.8, 1.2)).round() as i64
-}
-
-/// A delivery taken by a dispatcher, with everything needed to send it.
-#[derive(Debug, Clone)]
-pub struct ClaimedDelivery {
-    pub delivery: DeliveryRow,
-    pub lease_until: i64,
-    pub url: String,
-    pub secret: String,
-    pub body: String,
-    /// The environment's subscriber: sent without the address rule.
-    pub trusted: bool,
 }
 
 /// One attempt to record ([`Service::finish_deliveries`]).
