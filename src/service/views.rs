@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use crate::domain::discount::{CouponTerms, DiscountRule};
 use crate::domain::money::Cents;
+use crate::domain::order::{self, OrderKind, OrderStatus};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons::CouponRow;
 use crate::store::templates::TemplateRow;
@@ -142,21 +143,39 @@ pub struct OrderView {
 }
 
 impl OrderView {
+    fn typed(&self) -> Option<(OrderKind, OrderStatus)> {
+        Some((
+            OrderKind::parse(&self.kind)?,
+            OrderStatus::parse(&self.status)?,
+        ))
+    }
+
+    fn checkout_lock_ends(&self) -> Option<DateTime<Utc>> {
+        self.checkout_lock_expires_at
+            .as_deref()
+            .and_then(|t| crate::domain::time::parse_rfc3339(t).ok())
+    }
+
     /// Whether this is a normal order whose checkout lock lapsed before it
     /// was paid ([`crate::domain::order::checkout_lapsed`]).
     pub fn checkout_lapsed(&self, now: DateTime<Utc>) -> bool {
-        use crate::domain::order::{OrderKind, OrderStatus};
-        let (Some(kind), Some(status)) = (
-            OrderKind::parse(&self.kind),
-            OrderStatus::parse(&self.status),
-        ) else {
+        let Some((kind, status)) = self.typed() else {
             return false;
         };
-        let ends = self
-            .checkout_lock_expires_at
-            .as_deref()
-            .and_then(|t| crate::domain::time::parse_rfc3339(t).ok());
-        crate::domain::order::checkout_lapsed(kind, status, ends, now)
+        order::checkout_lapsed(kind, status, self.checkout_lock_ends(), now)
+    }
+
+    /// Whether the order still awaits a payment ([`OrderStatus::is_live`]).
+    pub fn is_live(&self) -> bool {
+        self.typed().is_some_and(|(_, status)| status.is_live())
+    }
+
+    /// Whether the order still holds its coupon
+    /// ([`crate::domain::order::holds_coupon`]).
+    pub fn holds_coupon(&self, now: DateTime<Utc>) -> bool {
+        self.typed().is_some_and(|(kind, status)| {
+            order::holds_coupon(kind, status, self.checkout_lock_ends(), now)
+        })
     }
 }
 

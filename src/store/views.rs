@@ -90,6 +90,19 @@ pub struct CouponView {
     pub events: Option<Vec<EventView>>,
 }
 
+impl CouponView {
+    /// Whether staff may release this coupon ([`CouponStatus::can_release`]).
+    pub fn can_release(&self) -> bool {
+        CouponStatus::parse(&self.status).is_some_and(CouponStatus::can_release)
+    }
+
+    /// Whether staff may invalidate this coupon
+    /// ([`CouponStatus::can_invalidate`]).
+    pub fn can_invalidate(&self) -> bool {
+        CouponStatus::parse(&self.status).is_some_and(CouponStatus::can_invalidate)
+    }
+}
+
 /// The stored status of a row; an unknown value (never written by us)
 /// reads as `invalidated`, the status that allows nothing.
 pub fn stored_status(raw: &str) -> CouponStatus {

@@ -147,12 +147,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
     };
     // Live: the order still holds the coupon (a lapsed checkout does not).
     let now = s.service.now();
-    let live = order.as_ref().is_some_and(|o| {
-        matches!(
-            o.status.as_str(),
-            "pending_payment" | "pending_deposit" | "deposit_paid"
-        ) && !o.checkout_lapsed(now)
-    });
+    let live = order.as_ref().is_some_and(|o| o.holds_coupon(now));
     let may_force = staff.session.role.may_force_release();
     let action = format!("/console/coupons/{}/release", enc(&c.id));
     let back = format!("/console/coupons/{}", enc(&c.id));
@@ -179,7 +174,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
         view! { <p class="note">{l.t("only-an-operator-can-force-the")}</p> }
     });
     let title = l.t("release-the-lock");
-    let can_release = c.status == "locked";
+    let can_release = c.can_release();
     staff.page(
         title,
         view! {
@@ -257,7 +252,7 @@ async fn invalidate_page(
     let back = format!("/console/coupons/{}", enc(&c.id));
     let allowed = staff.session.role.includes(Role::Operator);
     let terms = coupon_terms_text(l, &c);
-    let form = match (c.status == "available", allowed) {
+    let form = match (c.can_invalidate(), allowed) {
         (true, true) => view! {
             <form method="post" action=action class="stack">
                 {hidden_fields(&staff)}
@@ -477,10 +472,7 @@ async fn cancel_page(
     };
     let action = format!("/console/orders/{}/cancel", enc(&o.order_no));
     let back = format!("/console/orders/{}", enc(&o.order_no));
-    let cancellable = matches!(
-        o.status.as_str(),
-        "pending_payment" | "pending_deposit" | "deposit_paid"
-    );
+    let cancellable = o.is_live();
     let lapsed = o.checkout_lapsed(s.service.now());
     let allowed = staff.session.role.may_cancel_order(lapsed);
     let form = match (cancellable, allowed) {

@@ -215,11 +215,11 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
 /// The action buttons a coupon offers in its state.
 fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     let id = enc(&c.id);
-    let release = (c.status == "locked").then(|| {
+    let release = c.can_release().then(|| {
         let href = format!("/console/coupons/{id}/release");
         view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
-    let invalidate = (c.status == "available").then(|| {
+    let invalidate = c.can_invalidate().then(|| {
         let href = format!("/console/coupons/{id}/invalidate");
         view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
     });

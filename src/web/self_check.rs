@@ -366,10 +366,7 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
             } else {
                 l.t("order-3")
             };
-            let live = matches!(
-                o.status.as_str(),
-                "pending_payment" | "pending_deposit" | "deposit_paid"
-            );
+            let live = o.is_live();
             let due_label = match o.status.as_str() {
                 "pending_deposit" => l.t("deposit-to-pay"),
                 "deposit_paid" => l.t("final-payment-to-pay"),
