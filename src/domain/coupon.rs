@@ -89,6 +89,13 @@ impl CouponStatus {
     }
 }
 
+impl std::fmt::Display for CouponStatus {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A status change that the state machine does not allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IllegalTransition {

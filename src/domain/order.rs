@@ -30,6 +30,13 @@ impl OrderKind {
     }
 }
 
+impl std::fmt::Display for OrderKind {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Normal: `pending_payment -> paid -> refunded`, `pending_payment -> closed`.
 /// Presale: `pending_deposit -> deposit_paid -> final_paid -> refunded`,
 /// `pending_deposit -> closed`, `deposit_paid -> closed | refunded`.
@@ -99,6 +106,13 @@ impl OrderStatus {
             OrderKind::Normal => OrderStatus::PendingPayment,
             OrderKind::Presale => OrderStatus::PendingDeposit,
         }
+    }
+}
+
+impl std::fmt::Display for OrderStatus {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -179,6 +193,13 @@ impl CouponLockStatus {
             "released" => Some(CouponLockStatus::Released),
             _ => None,
         }
+    }
+}
+
+impl std::fmt::Display for CouponLockStatus {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -76,7 +76,8 @@ pub struct CouponView {
     pub min_order_cents: i64,
     pub categories: Vec<String>,
     /// `available`, `locked`, `used`, `expired` or `invalidated`.
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: CouponStatus,
     pub starts_at: String,
     pub ends_at: String,
     pub order_no: Option<String>,
@@ -93,18 +94,12 @@ pub struct CouponView {
 impl CouponView {
     /// Whether staff may release this coupon ([`CouponStatus::can_release`]).
     pub fn can_release(&self) -> bool {
-        CouponStatus::parse(&self.status).is_some_and(CouponStatus::can_release)
+        self.status.can_release()
     }
 
     /// Whether staff may invalidate this coupon
     /// ([`CouponStatus::can_invalidate`]).
     pub fn can_invalidate(&self) -> bool {
-        CouponStatus::parse(&self.status).is_some_and(CouponStatus::can_invalidate)
+        self.status.can_invalidate()
     }
-}
-
-/// The stored status of a row; an unknown value (never written by us)
-/// reads as `invalidated`, the status that allows nothing.
-pub fn stored_status(raw: &str) -> CouponStatus {
-    CouponStatus::parse(raw).unwrap_or(CouponStatus::Invalidated)
 }

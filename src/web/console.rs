@@ -185,7 +185,7 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
             <section aria-labelledby="coupon-facts">
                 <h2 id="coupon-facts">
                     {l.t("coupon-2")}" "
-                    <span data-testid="coupon-status">{coupon_badge(l, &c.status)}</span>
+                    <span data-testid="coupon-status">{coupon_badge(l, c.status.as_str())}</span>
                 </h2>
                 <dl class="facts">
                     <dt>{l.t("code")}</dt><dd class="mono" data-testid="coupon-code">{c.code.clone()}</dd>
@@ -469,7 +469,7 @@ fn order_body(
         _ => l.t("normal-order"),
     };
     let user_href = format!("/console/users/{}", enc(&o.user_id));
-    let presale = o.kind == "presale";
+    let presale = o.kind.as_str() == "presale";
     let money = view! {
         <dl class="facts money-facts" data-testid="money">
             {money_row(l, l.t("total"), o.total_cents)}
@@ -483,7 +483,7 @@ fn order_body(
         </dl>
     };
     let campaign_view = campaign.map(|c| {
-        let policy = policy_label(l, &c.policy);
+        let policy = policy_label(l, c.policy.as_str());
         view! {
             <dt>{l.t("campaign")}</dt><dd>{c.name}" "<span class="mono">"("{c.id}")"</span></dd>
             <dt>{l.t("policy")}</dt><dd data-testid="policy">{policy}</dd>
@@ -501,7 +501,7 @@ fn order_body(
             };
             view! {
                 <dt>{l.t("coupon-4")}</dt>
-                <dd><a href=href data-testid="order-coupon">{c.code.clone()}</a>" "{coupon_badge(l, &c.status)}" · "{bound}</dd>
+                <dd><a href=href data-testid="order-coupon">{c.code.clone()}</a>" "{coupon_badge(l, c.status.as_str())}" · "{bound}</dd>
             }
             .into_any()
         }
@@ -511,10 +511,10 @@ fn order_body(
         .into_any(),
         (None, _) => view! { <dt>{l.t("coupon-4")}</dt><dd>"—"</dd> }.into_any(),
     };
-    let lock = lock_status_label(l, &o.coupon_lock_status);
+    let lock = lock_status_label(l, o.coupon_lock_status.as_str());
     view! {
         <section aria-labelledby="order-facts">
-            <h2 id="order-facts">{kind}" "<span data-testid="order-status">{order_badge(l, &o.status)}</span></h2>
+            <h2 id="order-facts">{kind}" "<span data-testid="order-status">{order_badge(l, o.status.as_str())}</span></h2>
             <dl class="facts">
                 <dt>{l.t("order-number")}</dt><dd class="mono">{o.order_no.clone()}</dd>
                 <dt>{l.t("user")}</dt><dd><a href=user_href>{o.user_id.clone()}</a></dd>
@@ -768,7 +768,7 @@ fn coupon_rows(l: Lang, coupons: Vec<CouponView>) -> impl IntoView + use<> {
             view! {
                 <tr>
                     <td class="mono"><a href=href>{c.code.clone()}</a></td>
-                    <td>{coupon_badge(l, &c.status)}</td>
+                    <td>{coupon_badge(l, c.status.as_str())}</td>
                     <td><a href=user_href>{c.user_id.clone()}</a></td>
                     <td>{terms}</td>
                     <td class="nowrap">{time_text(&c.ends_at)}</td>
@@ -887,12 +887,15 @@ async fn user_page(
         "expired" => 3,
         _ => 4,
     };
-    coupons.sort_by_key(|c| order_of(&c.status));
+    coupons.sort_by_key(|c| order_of(c.status.as_str()));
     let coupon_groups = ["locked", "available", "used", "expired", "invalidated"]
         .into_iter()
         .filter_map(|st| {
-            let group: Vec<CouponView> =
-                coupons.iter().filter(|c| c.status == st).cloned().collect();
+            let group: Vec<CouponView> = coupons
+                .iter()
+                .filter(|c| c.status.as_str() == st)
+                .cloned()
+                .collect();
             (!group.is_empty()).then(|| {
                 let heading = format!("{} ({})", coupon_status_label(l, st), group.len());
                 view! { <h3 class="group-heading">{heading}</h3>{coupon_rows(l, group)} }
@@ -911,14 +914,14 @@ async fn user_page(
     ]
     .into_iter()
     .filter_map(|st| {
-        let group: Vec<&OrderView> = orders.iter().filter(|o| o.status == st).collect();
+        let group: Vec<&OrderView> = orders.iter().filter(|o| o.status.as_str() == st).collect();
         (!group.is_empty()).then(|| {
             let heading = format!("{} ({})", order_status_label(l, st), group.len());
             let rows = group
                 .into_iter()
                 .map(|o| {
                     let href = format!("/console/orders/{}", enc(&o.order_no));
-                    let kind = if o.kind == "presale" {
+                    let kind = if o.kind.as_str() == "presale" {
                         l.t("presale")
                     } else {
                         l.t("normal")

@@ -337,7 +337,7 @@ fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView
         _ => 4,
     };
     let mut sorted: Vec<&CouponView> = coupons.iter().collect();
-    sorted.sort_by_key(|c| order_of(&c.status));
+    sorted.sort_by_key(|c| order_of(c.status.as_str()));
     let items = sorted
         .into_iter()
         .map(|c| {
@@ -345,7 +345,7 @@ fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView
             let code = c.code.clone();
             view! {
                 <li class="sc-item" data-testid="sc-coupon">
-                    <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, &c.status)}</p>
+                    <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, c.status.as_str())}</p>
                     <p class="sc-sentence">{sentence}</p>
                 </li>
             }
@@ -361,7 +361,7 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
     let items = orders
         .iter()
         .map(|o| {
-            let kind = if o.kind == "presale" {
+            let kind = if o.kind.as_str() == "presale" {
                 l.t("presale-order")
             } else {
                 l.t("order-3")
@@ -378,7 +378,7 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
             let compensation = (o.compensation_cents > 0).then(|| {
                 view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{format!("−{}", l.money(o.compensation_cents))}</dd> }
             });
-            let deposit = (o.kind == "presale").then(|| {
+            let deposit = (o.kind.as_str() == "presale").then(|| {
                 view! { <dt>{l.t("deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
             });
             let due = (live && o.amount_due_cents > 0).then(|| {
@@ -387,7 +387,7 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
             let no = o.order_no.clone();
             view! {
                 <li class="sc-item" data-testid="sc-order">
-                    <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, &o.status)}</p>
+                    <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, o.status.as_str())}</p>
                     <dl class="sc-money">
                         <dt>{l.t("order-total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
                         {deposit}{discount}{compensation}{due}

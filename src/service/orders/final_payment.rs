@@ -18,7 +18,7 @@ use crate::domain::coupon::CouponStatus;
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::time::{from_ms, to_ms};
-use crate::service::views::{OrderView, QuoteView, coupon_terms, stored_status};
+use crate::service::views::{OrderView, QuoteView, coupon_terms};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons;
@@ -43,7 +43,7 @@ pub(crate) async fn plan_for(
         Some(id) => {
             let row = load_coupon(c, id).await?;
             Some(HeldCoupon {
-                stored_status: stored_status(&row.status),
+                stored_status: row.status,
                 locked_to: row.order_no.clone(),
                 ends_at: from_ms(row.ends_at),
                 kind: coupon_terms(&row).rule.discount_kind(),
@@ -66,7 +66,7 @@ pub(crate) async fn plan_for(
         .into_iter()
         .map(|r| Candidate {
             terms: coupon_terms(&r),
-            stored_status: stored_status(&r.status),
+            stored_status: r.status,
             starts_at: from_ms(r.starts_at),
             ends_at: from_ms(r.ends_at),
             id: r.id,
@@ -111,7 +111,7 @@ impl Service {
                     replacement_coupon_id: plan.replacement_coupon_id,
                     message: plan.message,
                     message_en: plan.message_en,
-                    policy: campaign.policy.clone(),
+                    policy: campaign.policy,
                     window_open: window_of(&campaign).contains(now),
                 })
             })
@@ -162,9 +162,7 @@ async fn pay_final_tx(
         CouponOutcome::Applied | CouponOutcome::Swapped => CouponLockStatus::Used,
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated => CouponLockStatus::Released,
         CouponOutcome::None => CouponLockStatus::None,
-    }
-    .as_str()
-    .into();
+    };
     if let Some(replacement) = &plan.replacement_coupon_id {
         next.replaced_coupon_id = o.coupon_id.clone();
         next.coupon_id = Some(replacement.clone());

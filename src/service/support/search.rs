@@ -9,7 +9,6 @@ use super::live_or_archived_coupon;
 use crate::domain::FieldError;
 use crate::domain::coupon::effective_status;
 use crate::domain::time::from_ms;
-use crate::service::views::stored_status;
 use crate::service::{Service, ServiceError};
 use crate::store::orders;
 use crate::store::search;
@@ -84,8 +83,7 @@ impl Service {
                     }
                     for id in coupon_ids {
                         if let Some(r) = live_or_archived_coupon(c, &id).await? {
-                            let st =
-                                effective_status(stored_status(&r.status), from_ms(r.ends_at), now);
+                            let st = effective_status(r.status, from_ms(r.ends_at), now);
                             hits.push(SearchHit {
                                 kind: "coupon".into(),
                                 label: format!("{} · {} · {}", r.code, st.label_zh(), r.user_id),
