@@ -155,7 +155,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
         let href = format!("/console/orders/{}", enc(&o.order_no));
         view! {
             <dt>{l.t("bound-order")}</dt>
-            <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, o.status.as_str())}</dd>
+            <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, o.status)}</dd>
         }
     });
     let warning = live.then(|| {
@@ -182,7 +182,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
                 <h2 id="confirm-heading">{l.t("release-this-coupon")}</h2>
                 <dl class="facts">
                     <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
-                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status.as_str())}</dd>
+                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status)}</dd>
                     <dt>{l.t("ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
                     {order_line}
                 </dl>
@@ -276,7 +276,7 @@ async fn invalidate_page(
                     <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
                     <dt>{l.t("user")}</dt><dd>{c.user_id.clone()}</dd>
                     <dt>{l.t("discount")}</dt><dd>{terms}</dd>
-                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status.as_str())}</dd>
+                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status)}</dd>
                 </dl>
                 {form}
             </section>
@@ -495,7 +495,7 @@ async fn cancel_page(
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{crate::tr!(l, "cancel-order", order_no = &o.order_no)}</h2>
-                <p>{order_badge(l, o.status.as_str())}" "{l.t("its-locked-coupon-is-released-in")}</p>
+                <p>{order_badge(l, o.status)}" "{l.t("its-locked-coupon-is-released-in")}</p>
                 {form}
             </section>
         },
@@ -667,9 +667,9 @@ async fn link_repair_page(
                 <h2 id="confirm-heading">{heading}</h2>
                 <p>{what}</p>
                 <dl class="facts">
-                    <dt>{l.t("order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, o.status.as_str())}</dd>
+                    <dt>{l.t("order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, o.status)}</dd>
                     {discount}
-                    <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, c.status.as_str())}</dd>
+                    <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, c.status)}</dd>
                 </dl>
                 <p class="note">{note}</p>
                 <form method="post" action=action class="stack">
