@@ -523,7 +523,7 @@ async fn support_staff_may_release_stuck_locks_but_not_force_and_operators_may_f
         .expect("operator forces")
         .fresh()
         .expect("fresh");
-    assert_eq!(v.status, "available");
+    assert_eq!(v.status, CouponStatus::Available);
     assert_eq!(last_event(&app.coupon(&cid).await)["actor"], "staff:olga");
 }
 
@@ -1112,7 +1112,11 @@ async fn list_coupons_filters_by_effective_status_template_user_and_expiry() {
         .list_coupons(list(Some(CouponStatus::Expired), None, None), None, 10)
         .await
         .expect("page");
-    assert!(page.coupons.iter().all(|c| c.status == "expired"));
+    assert!(
+        page.coupons
+            .iter()
+            .all(|c| c.status == CouponStatus::Expired)
+    );
     // A fresh claim is available.
     let fresh = app.claim("u3", &long).await["id"]
         .as_str()

@@ -295,7 +295,7 @@ impl World {
                 };
                 let r = judge(svc.create_order(&ctx, None, input).await)?;
                 if let Ok(o) = &r {
-                    self.orders.push((no.clone(), o.status.clone()));
+                    self.orders.push((no.clone(), o.status.to_string()));
                 }
                 let cname = ci.map_or("-".to_string(), |i| self.coupon_name(i));
                 format!(
@@ -324,7 +324,7 @@ impl World {
                 };
                 let r = judge(svc.create_order(&ctx, None, input).await)?;
                 if let Ok(o) = &r {
-                    self.orders.push((no.clone(), o.status.clone()));
+                    self.orders.push((no.clone(), o.status.to_string()));
                 }
                 let cname = ci.map_or("-".to_string(), |i| self.coupon_name(i));
                 format!(
@@ -359,7 +359,7 @@ impl World {
                 let r = judge(r)?;
                 let detail = match &r {
                     Ok(o) => {
-                        self.orders[oi].1 = o.status.clone();
+                        self.orders[oi].1 = o.status.to_string();
                         let mut d = format!("ok -> {} lock {}", o.status, o.coupon_lock_status);
                         if o.replaced_coupon_id.is_some() {
                             d.push_str(" (swapped)");

@@ -20,6 +20,7 @@ use common::{Store, TestService, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
 use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::order::OrderStatus;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
 use couponkeeper::service::campaigns::CampaignInput;
@@ -135,7 +136,7 @@ async fn normal_order(svc: &Service, order_no: &str, user: &str, coupon: Option<
         svc.create_order(&ctx(), None, input).await,
         "create normal order",
     );
-    assert_eq!(o.status, "pending_payment");
+    assert_eq!(o.status, OrderStatus::PendingPayment);
 }
 
 /// A presale order of 399 yuan with a 100-yuan deposit, still unpaid.
@@ -154,12 +155,12 @@ async fn presale_order(svc: &Service, order_no: &str, user: &str, coupon: &str, 
         svc.create_order(&ctx(), None, input).await,
         "create presale order",
     );
-    assert_eq!(o.status, "pending_deposit");
+    assert_eq!(o.status, OrderStatus::PendingDeposit);
 }
 
 async fn pay(svc: &Service, order_no: &str) {
     let o = fresh(svc.pay(&ctx(), None, order_no.into()).await, "pay");
-    assert_eq!(o.status, "paid");
+    assert_eq!(o.status, OrderStatus::Paid);
 }
 
 async fn pay_deposit(svc: &Service, order_no: &str) {
@@ -167,7 +168,7 @@ async fn pay_deposit(svc: &Service, order_no: &str) {
         svc.pay_deposit(&ctx(), None, order_no.into()).await,
         "pay deposit",
     );
-    assert_eq!(o.status, "deposit_paid");
+    assert_eq!(o.status, OrderStatus::DepositPaid);
 }
 
 /// A second `Service` on the same database with its own clock: on
@@ -703,7 +704,7 @@ async fn a_deposit_paid_order_is_closed_and_its_coupon_released_once_the_final_p
         svc.pay_final(&ctx(), None, "P-FINAL".into()).await,
         "final payment",
     );
-    assert_eq!(o.status, "final_paid");
+    assert_eq!(o.status, OrderStatus::FinalPaid);
 
     let deadline = window_end + secs(grace);
     ts.clock.set(deadline - Duration::milliseconds(1));
@@ -1242,7 +1243,7 @@ async fn a_deposit_payment_and_the_expiry_of_its_coupon_at_ends_at_never_both_wi
         match paid {
             Ok(Executed::Fresh(view)) => {
                 assert_eq!(expired, 0, "both won: {state}");
-                assert_eq!(view.status, "deposit_paid", "{state}");
+                assert_eq!(view.status, OrderStatus::DepositPaid, "{state}");
                 assert_eq!(c_status, "locked", "{state}");
                 assert_eq!(c_order.as_deref(), Some(order_no.as_str()), "{state}");
                 assert_eq!(

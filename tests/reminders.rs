@@ -19,6 +19,7 @@ use common::{Store, TestDb, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
 use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::order::OrderStatus;
 use couponkeeper::domain::reminder;
 use couponkeeper::domain::self_check::Verified;
 use couponkeeper::domain::template::TemplateInput;
@@ -224,7 +225,7 @@ impl Rig {
             self.svc.pay_deposit(&ctx(), None, order_no.into()).await,
             "pay deposit",
         );
-        assert_eq!(o.status, "deposit_paid");
+        assert_eq!(o.status, OrderStatus::DepositPaid);
     }
 }
 

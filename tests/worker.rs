@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use chrono::Duration;
 use common::{TestService, epoch, spawn_app};
+use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::jobs::JobSettings;
@@ -134,7 +135,7 @@ async fn a_read_that_finds_an_overdue_coupon_hands_it_to_the_worker() {
     // The worker never loaded it (no refill); the read reports it expired
     // without writing and queues it.
     let view = ts.service.get_coupon(&id).await.expect("read");
-    assert_eq!(view.status, "expired");
+    assert_eq!(view.status, CouponStatus::Expired);
     assert_eq!(stored_status(&ts, &id).await, "available");
     assert_eq!(w.tick().await.expect("tick").expired, 1);
     assert_eq!(stored_status(&ts, &id).await, "expired");
@@ -363,7 +364,7 @@ async fn archived_coupons_leave_the_hot_table_but_can_still_be_read() {
         .get_coupon(&old)
         .await
         .expect("archived coupon is found");
-    assert_eq!(view.status, "expired");
+    assert_eq!(view.status, CouponStatus::Expired);
     let actions: Vec<&str> = view
         .events
         .as_deref()

@@ -11,6 +11,7 @@ use super::anomalies::ToPlant;
 use super::catalogue::Catalogue;
 use super::seed::{Cpn, Seed, step, user};
 use super::{DemoError, USERS};
+use crate::domain::coupon::CouponStatus;
 use crate::service::ServiceError;
 use crate::service::support::Authority;
 
@@ -341,7 +342,7 @@ impl Seed {
                 .get_coupon(&c.id)
                 .await
                 .map_err(step(format!("read {}", c.id)))?;
-            if view.status == "available" {
+            if view.status == CouponStatus::Available {
                 self.svc
                     .invalidate_coupon(
                         &self.ctx,

@@ -45,6 +45,13 @@ impl Policy {
     }
 }
 
+impl std::fmt::Display for Policy {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The final-payment window `[starts, ends)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PaymentWindow {

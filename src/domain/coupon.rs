@@ -59,12 +59,29 @@ impl CouponStatus {
         }
     }
 
+    /// Whether staff may release the coupon: only a lock can be released.
+    pub fn can_release(self) -> bool {
+        self == CouponStatus::Locked
+    }
+
+    /// Whether staff may invalidate the coupon: only one still available.
+    pub fn can_invalidate(self) -> bool {
+        check_transition(self, CouponStatus::Invalidated).is_ok()
+    }
+
     /// No transition leaves these except a refund of a `used` coupon.
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
             CouponStatus::Used | CouponStatus::Expired | CouponStatus::Invalidated
         )
+    }
+}
+
+impl std::fmt::Display for CouponStatus {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -193,6 +210,24 @@ mod tests {
                 (Used, Expired),
             ]
         );
+    }
+
+    #[test]
+    fn only_a_locked_coupon_can_be_released() {
+        let releasable: Vec<CouponStatus> = CouponStatus::ALL
+            .into_iter()
+            .filter(|s| s.can_release())
+            .collect();
+        assert_eq!(releasable, vec![CouponStatus::Locked]);
+    }
+
+    #[test]
+    fn only_an_available_coupon_can_be_invalidated() {
+        let invalidatable: Vec<CouponStatus> = CouponStatus::ALL
+            .into_iter()
+            .filter(|s| s.can_invalidate())
+            .collect();
+        assert_eq!(invalidatable, vec![CouponStatus::Available]);
     }
 
     #[test]

@@ -30,6 +30,13 @@ impl OrderKind {
     }
 }
 
+impl std::fmt::Display for OrderKind {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Normal: `pending_payment -> paid -> refunded`, `pending_payment -> closed`.
 /// Presale: `pending_deposit -> deposit_paid -> final_paid -> refunded`,
 /// `pending_deposit -> closed`, `deposit_paid -> closed | refunded`.
@@ -99,6 +106,13 @@ impl OrderStatus {
             OrderKind::Normal => OrderStatus::PendingPayment,
             OrderKind::Presale => OrderStatus::PendingDeposit,
         }
+    }
+}
+
+impl std::fmt::Display for OrderStatus {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -182,6 +196,13 @@ impl CouponLockStatus {
     }
 }
 
+impl std::fmt::Display for CouponLockStatus {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The money fields of an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OrderMoney {
@@ -232,6 +253,18 @@ pub fn checkout_lapsed(
         && checkout_lock_expires_at.is_some_and(|t| t <= now)
 }
 
+/// Whether an order still holds its coupon: it is live and, if it is a
+/// normal order awaiting payment, its checkout lock has not lapsed.
+/// Releasing such a coupon takes the customer's discount away.
+pub fn holds_coupon(
+    kind: OrderKind,
+    status: OrderStatus,
+    checkout_lock_expires_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> bool {
+    status.is_live() && !checkout_lapsed(kind, status, checkout_lock_expires_at, now)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +286,35 @@ mod tests {
             }
         }
         assert_eq!(count, 9, "3 normal edges + 6 presale edges");
+    }
+
+    #[test]
+    fn only_orders_awaiting_a_payment_are_live() {
+        use OrderStatus::*;
+        let live: Vec<OrderStatus> = OrderStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_live())
+            .collect();
+        assert_eq!(live, vec![PendingPayment, PendingDeposit, DepositPaid]);
+    }
+
+    #[test]
+    fn a_live_order_holds_its_coupon_until_its_checkout_lapses() {
+        use OrderStatus::*;
+        let now = Utc::now();
+        let later = Some(now + chrono::Duration::seconds(1));
+        let earlier = Some(now - chrono::Duration::seconds(1));
+        assert!(holds_coupon(OrderKind::Normal, PendingPayment, later, now));
+        assert!(holds_coupon(OrderKind::Normal, PendingPayment, None, now));
+        assert!(!holds_coupon(
+            OrderKind::Normal,
+            PendingPayment,
+            earlier,
+            now
+        ));
+        assert!(holds_coupon(OrderKind::Presale, DepositPaid, earlier, now));
+        assert!(!holds_coupon(OrderKind::Normal, Paid, later, now));
+        assert!(!holds_coupon(OrderKind::Presale, Closed, None, now));
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl Service {
                         name: spec.name,
                         final_payment_starts_at: to_ms(spec.window.starts),
                         final_payment_ends_at: to_ms(spec.window.ends),
-                        policy: spec.policy.as_str().to_string(),
+                        policy: spec.policy,
                         created_at: now_ms,
                     };
                     campaigns::insert(c, &row).await?;

@@ -94,7 +94,7 @@ impl Service {
                         max_discount_cents: t.max_discount_cents,
                         min_order_cents: t.min_order_cents,
                         categories: t.categories.clone(),
-                        status: CouponStatus::Available.as_str().into(),
+                        status: CouponStatus::Available,
                         starts_at: to_ms(starts_at),
                         ends_at: to_ms(ends_at),
                         order_no: None,
@@ -120,7 +120,7 @@ impl Service {
     /// reports it `expired` (the view does) and hands it to the expiry
     /// worker, without writing in the read transaction.
     fn note_overdue(&self, row: &CouponRow, now: chrono::DateTime<chrono::Utc>) {
-        if row.status == "available" && row.ends_at <= to_ms(now) {
+        if row.status == CouponStatus::Available && row.ends_at <= to_ms(now) {
             self.schedule(from_ms(row.ends_at), Deadline::CouponEnd(row.id.clone()));
         }
     }
@@ -240,7 +240,7 @@ pub(crate) async fn insert_coupon(
             coupon_id: Some(&row.id),
             order_no: None,
             from_status: None,
-            to_status: &row.status,
+            to_status: row.status.as_str(),
             action,
             actor: &ctx.actor,
             reason,

@@ -11,7 +11,6 @@ use utoipa::ToSchema;
 
 pub use super::deadlines::{Deadline, Scheduler};
 use super::orders::{end_order, kind_of, status_of};
-use super::views::stored_status;
 use super::{Ctx, Service, ServiceError};
 use crate::domain::coupon::{CouponStatus, release_target};
 use crate::domain::order::{OrderKind, OrderStatus};
@@ -424,7 +423,7 @@ impl Service {
                     let old_enough = coupon
                         .locked_at
                         .is_some_and(|t| t < to_ms(op.now - Duration::seconds(older_than_seconds)));
-                    if stored_status(&coupon.status) != CouponStatus::Locked || !old_enough {
+                    if coupon.status != CouponStatus::Locked || !old_enough {
                         return Ok(false);
                     }
                     let order_no = coupon.order_no.clone().unwrap_or_default();

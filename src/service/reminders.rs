@@ -386,7 +386,7 @@ async fn final_payment_open_tx(
     let Some(o) = orders::get(c, order_no).await? else {
         return Ok(false);
     };
-    if o.status != "deposit_paid" {
+    if o.status != crate::domain::order::OrderStatus::DepositPaid {
         return Ok(false);
     }
     let Some(campaign) = campaigns::get(c, o.campaign_id.as_deref().unwrap_or("")).await? else {

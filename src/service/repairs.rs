@@ -11,6 +11,7 @@ use super::support::{coupon_facts, order_facts};
 use super::views::OrderView;
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::coupon::CouponStatus;
+use crate::domain::order::CouponLockStatus;
 use crate::domain::repair::{LinkRepair, plan_link_repair, plan_mark_used};
 use crate::domain::time::to_ms;
 use crate::store::{coupons, orders};
@@ -90,12 +91,12 @@ impl Service {
                                 format!("coupon {coupon_id} changed meanwhile or is not valid now"),
                             ));
                         }
-                        if o.coupon_lock_status != "locked" {
+                        if o.coupon_lock_status != CouponLockStatus::Locked {
                             relink(
                                 c,
                                 &o,
                                 &candidate.id,
-                                "locked",
+                                CouponLockStatus::Locked,
                                 "relock_coupon",
                                 &op,
                                 &reason,
@@ -108,7 +109,7 @@ impl Service {
                             c,
                             &o,
                             &candidate.id,
-                            lock_status.as_str(),
+                            lock_status,
                             "relink_coupon",
                             &op,
                             &reason,
@@ -173,7 +174,16 @@ impl Service {
                 // The order row first (the fixed lock order of every
                 // operation), so a refund or another repair waits for us or
                 // we for it, and the status we read is checked again.
-                relink(c, &o, &coupon.id, "used", "mark_coupon_used", &op, &reason).await?;
+                relink(
+                    c,
+                    &o,
+                    &coupon.id,
+                    CouponLockStatus::Used,
+                    "mark_coupon_used",
+                    &op,
+                    &reason,
+                )
+                .await?;
                 let used = coupons::transition(
                     c,
                     &coupons::CouponChange {
@@ -212,7 +222,7 @@ async fn relink(
     c: &mut sqlx::AnyConnection,
     o: &crate::store::orders::OrderRow,
     coupon_id: &str,
-    lock_status: &str,
+    lock_status: CouponLockStatus,
     action: &str,
     op: &super::Op,
     reason: &str,
@@ -221,7 +231,7 @@ async fn relink(
         c,
         &orders::Relink {
             order_no: &o.order_no,
-            status: &o.status,
+            status: o.status,
             expected_coupon_id: o.coupon_id.as_deref(),
             coupon_id,
             lock_status,

@@ -6,12 +6,15 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::campaign::Policy;
 use crate::domain::discount::{CouponTerms, DiscountRule};
 use crate::domain::money::Cents;
+use crate::domain::order::CouponLockStatus;
+use crate::domain::order::{self, OrderKind, OrderStatus};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons::CouponRow;
 use crate::store::templates::TemplateRow;
-pub use crate::store::views::{CouponView, EventView, parse_stored_categories, stored_status};
+pub use crate::store::views::{CouponView, EventView, parse_stored_categories};
 use crate::store::views::{ts, ts_opt};
 
 /// A coupon template.
@@ -85,7 +88,8 @@ pub struct CampaignView {
     pub final_payment_starts_at: String,
     pub final_payment_ends_at: String,
     /// `lock`, `strict` or `swap_or_compensate`.
-    pub policy: String,
+    #[schema(value_type = String)]
+    pub policy: Policy,
     pub created_at: String,
 }
 
@@ -108,9 +112,11 @@ pub struct OrderView {
     pub order_no: String,
     pub user_id: String,
     /// `normal` or `presale`.
-    pub kind: String,
+    #[schema(value_type = String)]
+    pub kind: OrderKind,
     pub category: String,
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: OrderStatus,
     pub total_cents: i64,
     pub deposit_cents: i64,
     pub campaign_id: Option<String>,
@@ -118,7 +124,8 @@ pub struct OrderView {
     /// The discount this order gets (snapshotted at deposit for presale).
     pub coupon_discount_cents: i64,
     /// `none`, `locked`, `used` or `released`.
-    pub coupon_lock_status: String,
+    #[schema(value_type = String)]
+    pub coupon_lock_status: CouponLockStatus,
     pub compensation_cents: i64,
     /// What the customer must pay at the order's next payment.
     pub amount_due_cents: i64,
@@ -142,21 +149,27 @@ pub struct OrderView {
 }
 
 impl OrderView {
+    fn checkout_lock_ends(&self) -> Option<DateTime<Utc>> {
+        self.checkout_lock_expires_at
+            .as_deref()
+            .and_then(|t| crate::domain::time::parse_rfc3339(t).ok())
+    }
+
     /// Whether this is a normal order whose checkout lock lapsed before it
     /// was paid ([`crate::domain::order::checkout_lapsed`]).
     pub fn checkout_lapsed(&self, now: DateTime<Utc>) -> bool {
-        use crate::domain::order::{OrderKind, OrderStatus};
-        let (Some(kind), Some(status)) = (
-            OrderKind::parse(&self.kind),
-            OrderStatus::parse(&self.status),
-        ) else {
-            return false;
-        };
-        let ends = self
-            .checkout_lock_expires_at
-            .as_deref()
-            .and_then(|t| crate::domain::time::parse_rfc3339(t).ok());
-        crate::domain::order::checkout_lapsed(kind, status, ends, now)
+        order::checkout_lapsed(self.kind, self.status, self.checkout_lock_ends(), now)
+    }
+
+    /// Whether the order still awaits a payment ([`OrderStatus::is_live`]).
+    pub fn is_live(&self) -> bool {
+        self.status.is_live()
+    }
+
+    /// Whether the order still holds its coupon
+    /// ([`crate::domain::order::holds_coupon`]).
+    pub fn holds_coupon(&self, now: DateTime<Utc>) -> bool {
+        order::holds_coupon(self.kind, self.status, self.checkout_lock_ends(), now)
     }
 }
 
@@ -175,7 +188,8 @@ pub struct QuoteView {
     /// The same in English.
     pub message_en: String,
     /// The campaign's policy.
-    pub policy: String,
+    #[schema(value_type = String)]
+    pub policy: Policy,
     /// Whether the final-payment window is open now.
     pub window_open: bool,
 }

@@ -2,13 +2,15 @@
 
 use sqlx::AnyConnection;
 
+use crate::domain::campaign::Policy;
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CampaignRow {
     pub id: String,
     pub name: String,
     pub final_payment_starts_at: i64,
     pub final_payment_ends_at: i64,
-    pub policy: String,
+    pub policy: Policy,
     pub created_at: i64,
 }
 
@@ -21,7 +23,7 @@ pub async fn insert(conn: &mut AnyConnection, c: &CampaignRow) -> Result<(), sql
     .bind(&c.name)
     .bind(c.final_payment_starts_at)
     .bind(c.final_payment_ends_at)
-    .bind(&c.policy)
+    .bind(c.policy.as_str())
     .bind(c.created_at)
     .execute(conn)
     .await?;

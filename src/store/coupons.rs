@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
 use super::outbox::{self, NewMessage};
-use super::views::{CouponView, parse_stored_categories, stored_status, ts, ts_opt};
+use super::views::{CouponView, parse_stored_categories, ts, ts_opt};
 use crate::domain::coupon::{CouponStatus, IllegalTransition, check_transition, effective_status};
 use crate::domain::time::from_ms;
 
@@ -23,7 +23,7 @@ pub struct CouponRow {
     pub max_discount_cents: Option<i64>,
     pub min_order_cents: i64,
     pub categories: String,
-    pub status: String,
+    pub status: CouponStatus,
     pub starts_at: i64,
     pub ends_at: i64,
     pub order_no: Option<String>,
@@ -60,7 +60,7 @@ pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx:
     .bind(c.max_discount_cents)
     .bind(c.min_order_cents)
     .bind(&c.categories)
-    .bind(&c.status)
+    .bind(c.status.as_str())
     .bind(c.starts_at)
     .bind(c.ends_at)
     .bind(&c.order_no)
@@ -250,7 +250,7 @@ pub async fn transition(
 impl CouponView {
     /// The coupon as the API shows it at `now` (effective status).
     pub fn from_row(c: CouponRow, now: DateTime<Utc>) -> Self {
-        let status = effective_status(stored_status(&c.status), from_ms(c.ends_at), now);
+        let status = effective_status(c.status, from_ms(c.ends_at), now);
         CouponView {
             categories: parse_stored_categories(&c.categories),
             id: c.id,
@@ -262,7 +262,7 @@ impl CouponView {
             percent_off: c.percent_off,
             max_discount_cents: c.max_discount_cents,
             min_order_cents: c.min_order_cents,
-            status: status.as_str().to_string(),
+            status,
             starts_at: ts(c.starts_at),
             ends_at: ts(c.ends_at),
             order_no: c.order_no,

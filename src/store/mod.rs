@@ -11,6 +11,7 @@
 pub mod archive;
 pub mod audit;
 pub mod campaigns;
+mod codec;
 pub mod coupons;
 pub mod deliveries;
 pub mod events;

@@ -4,16 +4,16 @@ use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
 use crate::domain::order::{
-    IllegalOrderTransition, OrderKind, OrderStatus, check_order_transition,
+    CouponLockStatus, IllegalOrderTransition, OrderKind, OrderStatus, check_order_transition,
 };
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OrderRow {
     pub order_no: String,
     pub user_id: String,
-    pub kind: String,
+    pub kind: OrderKind,
     pub category: String,
-    pub status: String,
+    pub status: OrderStatus,
     pub total_cents: i64,
     pub deposit_cents: i64,
     pub campaign_id: Option<String>,
@@ -21,7 +21,7 @@ pub struct OrderRow {
     pub replaced_coupon_id: Option<String>,
     pub coupon_discount_cents: i64,
     pub discount_snapshot_cents: i64,
-    pub coupon_lock_status: String,
+    pub coupon_lock_status: CouponLockStatus,
     pub compensation_cents: i64,
     pub final_payment_cents: Option<i64>,
     pub checkout_lock_expires_at: Option<i64>,
@@ -43,9 +43,9 @@ pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::
     ))
     .bind(&o.order_no)
     .bind(&o.user_id)
-    .bind(&o.kind)
+    .bind(o.kind.as_str())
     .bind(&o.category)
-    .bind(&o.status)
+    .bind(o.status.as_str())
     .bind(o.total_cents)
     .bind(o.deposit_cents)
     .bind(&o.campaign_id)
@@ -53,7 +53,7 @@ pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::
     .bind(&o.replaced_coupon_id)
     .bind(o.coupon_discount_cents)
     .bind(o.discount_snapshot_cents)
-    .bind(&o.coupon_lock_status)
+    .bind(o.coupon_lock_status.as_str())
     .bind(o.compensation_cents)
     .bind(o.final_payment_cents)
     .bind(o.checkout_lock_expires_at)
@@ -141,7 +141,7 @@ pub async fn transition(
     .bind(&n.replaced_coupon_id)
     .bind(n.coupon_discount_cents)
     .bind(n.discount_snapshot_cents)
-    .bind(&n.coupon_lock_status)
+    .bind(n.coupon_lock_status.as_str())
     .bind(n.compensation_cents)
     .bind(n.final_payment_cents)
     .bind(n.checkout_lock_expires_at)
@@ -190,9 +190,9 @@ pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<b
     );
     let q = sqlx::query(&sql)
         .bind(r.order_no)
-        .bind(r.status)
+        .bind(r.status.as_str())
         .bind(r.coupon_id)
-        .bind(r.lock_status)
+        .bind(r.lock_status.as_str())
         .bind(r.now_ms);
     let q = match r.expected_coupon_id {
         Some(expected) => q.bind(expected),
@@ -206,8 +206,8 @@ pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<b
                 subject: "order",
                 coupon_id: Some(r.coupon_id),
                 order_no: Some(r.order_no),
-                from_status: Some(r.status),
-                to_status: r.status,
+                from_status: Some(r.status.as_str()),
+                to_status: r.status.as_str(),
                 action: r.action,
                 actor: r.actor,
                 reason: Some(r.reason),
@@ -225,12 +225,12 @@ pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<b
 pub struct Relink<'a> {
     pub order_no: &'a str,
     /// The order's status, which must not have changed.
-    pub status: &'a str,
+    pub status: OrderStatus,
     /// The coupon the order must still name (`None`: no coupon).
     pub expected_coupon_id: Option<&'a str>,
     pub coupon_id: &'a str,
     /// `locked` or `used`.
-    pub lock_status: &'a str,
+    pub lock_status: CouponLockStatus,
     pub action: &'a str,
     pub actor: &'a str,
     pub reason: &'a str,

@@ -76,7 +76,8 @@ pub struct CouponView {
     pub min_order_cents: i64,
     pub categories: Vec<String>,
     /// `available`, `locked`, `used`, `expired` or `invalidated`.
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: CouponStatus,
     pub starts_at: String,
     pub ends_at: String,
     pub order_no: Option<String>,
@@ -90,8 +91,15 @@ pub struct CouponView {
     pub events: Option<Vec<EventView>>,
 }
 
-/// The stored status of a row; an unknown value (never written by us)
-/// reads as `invalidated`, the status that allows nothing.
-pub fn stored_status(raw: &str) -> CouponStatus {
-    CouponStatus::parse(raw).unwrap_or(CouponStatus::Invalidated)
+impl CouponView {
+    /// Whether staff may release this coupon ([`CouponStatus::can_release`]).
+    pub fn can_release(&self) -> bool {
+        self.status.can_release()
+    }
+
+    /// Whether staff may invalidate this coupon
+    /// ([`CouponStatus::can_invalidate`]).
+    pub fn can_invalidate(&self) -> bool {
+        self.status.can_invalidate()
+    }
 }

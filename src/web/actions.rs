@@ -147,12 +147,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
     };
     // Live: the order still holds the coupon (a lapsed checkout does not).
     let now = s.service.now();
-    let live = order.as_ref().is_some_and(|o| {
-        matches!(
-            o.status.as_str(),
-            "pending_payment" | "pending_deposit" | "deposit_paid"
-        ) && !o.checkout_lapsed(now)
-    });
+    let live = order.as_ref().is_some_and(|o| o.holds_coupon(now));
     let may_force = staff.session.role.may_force_release();
     let action = format!("/console/coupons/{}/release", enc(&c.id));
     let back = format!("/console/coupons/{}", enc(&c.id));
@@ -160,7 +155,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
         let href = format!("/console/orders/{}", enc(&o.order_no));
         view! {
             <dt>{l.t("bound-order")}</dt>
-            <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, &o.status)}</dd>
+            <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, o.status)}</dd>
         }
     });
     let warning = live.then(|| {
@@ -179,7 +174,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
         view! { <p class="note">{l.t("only-an-operator-can-force-the")}</p> }
     });
     let title = l.t("release-the-lock");
-    let can_release = c.status == "locked";
+    let can_release = c.can_release();
     staff.page(
         title,
         view! {
@@ -187,7 +182,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
                 <h2 id="confirm-heading">{l.t("release-this-coupon")}</h2>
                 <dl class="facts">
                     <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
-                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
+                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status)}</dd>
                     <dt>{l.t("ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
                     {order_line}
                 </dl>
@@ -257,7 +252,7 @@ async fn invalidate_page(
     let back = format!("/console/coupons/{}", enc(&c.id));
     let allowed = staff.session.role.includes(Role::Operator);
     let terms = coupon_terms_text(l, &c);
-    let form = match (c.status == "available", allowed) {
+    let form = match (c.can_invalidate(), allowed) {
         (true, true) => view! {
             <form method="post" action=action class="stack">
                 {hidden_fields(&staff)}
@@ -281,7 +276,7 @@ async fn invalidate_page(
                     <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
                     <dt>{l.t("user")}</dt><dd>{c.user_id.clone()}</dd>
                     <dt>{l.t("discount")}</dt><dd>{terms}</dd>
-                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, &c.status)}</dd>
+                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status)}</dd>
                 </dl>
                 {form}
             </section>
@@ -477,10 +472,7 @@ async fn cancel_page(
     };
     let action = format!("/console/orders/{}/cancel", enc(&o.order_no));
     let back = format!("/console/orders/{}", enc(&o.order_no));
-    let cancellable = matches!(
-        o.status.as_str(),
-        "pending_payment" | "pending_deposit" | "deposit_paid"
-    );
+    let cancellable = o.is_live();
     let lapsed = o.checkout_lapsed(s.service.now());
     let allowed = staff.session.role.may_cancel_order(lapsed);
     let form = match (cancellable, allowed) {
@@ -503,7 +495,7 @@ async fn cancel_page(
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{crate::tr!(l, "cancel-order", order_no = &o.order_no)}</h2>
-                <p>{order_badge(l, &o.status)}" "{l.t("its-locked-coupon-is-released-in")}</p>
+                <p>{order_badge(l, o.status)}" "{l.t("its-locked-coupon-is-released-in")}</p>
                 {form}
             </section>
         },
@@ -675,9 +667,9 @@ async fn link_repair_page(
                 <h2 id="confirm-heading">{heading}</h2>
                 <p>{what}</p>
                 <dl class="facts">
-                    <dt>{l.t("order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, &o.status)}</dd>
+                    <dt>{l.t("order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, o.status)}</dd>
                     {discount}
-                    <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, &c.status)}</dd>
+                    <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, c.status)}</dd>
                 </dl>
                 <p class="note">{note}</p>
                 <form method="post" action=action class="stack">

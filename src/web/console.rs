@@ -20,7 +20,9 @@ use super::layout::{
     coupon_badge, coupon_status_label, enc, lock_status_label, opt_time, order_badge,
     order_status_label, result_badge, time_text,
 };
+use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
+use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::support::{
@@ -185,7 +187,7 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
             <section aria-labelledby="coupon-facts">
                 <h2 id="coupon-facts">
                     {l.t("coupon-2")}" "
-                    <span data-testid="coupon-status">{coupon_badge(l, &c.status)}</span>
+                    <span data-testid="coupon-status">{coupon_badge(l, c.status)}</span>
                 </h2>
                 <dl class="facts">
                     <dt>{l.t("code")}</dt><dd class="mono" data-testid="coupon-code">{c.code.clone()}</dd>
@@ -215,11 +217,11 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
 /// The action buttons a coupon offers in its state.
 fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     let id = enc(&c.id);
-    let release = (c.status == "locked").then(|| {
+    let release = c.can_release().then(|| {
         let href = format!("/console/coupons/{id}/release");
         view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
-    let invalidate = (c.status == "available").then(|| {
+    let invalidate = c.can_invalidate().then(|| {
         let href = format!("/console/coupons/{id}/invalidate");
         view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
     });
@@ -233,13 +235,30 @@ fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     view! { <p class="actions">{release}{invalidate}{compensate}</p> }
 }
 
-fn policy_label(l: Lang, policy: &str) -> &'static str {
+fn policy_label(l: Lang, policy: Policy) -> &'static str {
     match policy {
-        "lock" => l.t("lock-the-deposit-lock-holds"),
-        "strict" => l.t("strict-an-expired-coupon-gives-no"),
-        "swap_or_compensate" => l.t("swap-or-compensate"),
-        _ => l.t("term-unknown"),
+        Policy::Lock => l.t("lock-the-deposit-lock-holds"),
+        Policy::Strict => l.t("strict-an-expired-coupon-gives-no"),
+        Policy::SwapOrCompensate => l.t("swap-or-compensate"),
     }
+}
+
+/// Coupon statuses in the order support reads a customer's coupons: what
+/// is held first, then what can be used, then what is over.
+pub(super) const COUPON_READING_ORDER: [CouponStatus; 5] = [
+    CouponStatus::Locked,
+    CouponStatus::Available,
+    CouponStatus::Used,
+    CouponStatus::Expired,
+    CouponStatus::Invalidated,
+];
+
+/// A coupon's place in [`COUPON_READING_ORDER`].
+pub(super) fn reading_rank(status: CouponStatus) -> usize {
+    COUPON_READING_ORDER
+        .iter()
+        .position(|s| *s == status)
+        .unwrap_or(COUPON_READING_ORDER.len())
 }
 
 #[derive(Deserialize)]
@@ -461,12 +480,12 @@ fn order_body(
     coupon: Option<CouponView>,
     events: Vec<EventView>,
 ) -> impl IntoView + use<> {
-    let kind = match o.kind.as_str() {
-        "presale" => l.t("presale-order"),
-        _ => l.t("normal-order"),
+    let kind = match o.kind {
+        OrderKind::Presale => l.t("presale-order"),
+        OrderKind::Normal => l.t("normal-order"),
     };
     let user_href = format!("/console/users/{}", enc(&o.user_id));
-    let presale = o.kind == "presale";
+    let presale = o.kind == OrderKind::Presale;
     let money = view! {
         <dl class="facts money-facts" data-testid="money">
             {money_row(l, l.t("total"), o.total_cents)}
@@ -480,7 +499,7 @@ fn order_body(
         </dl>
     };
     let campaign_view = campaign.map(|c| {
-        let policy = policy_label(l, &c.policy);
+        let policy = policy_label(l, c.policy);
         view! {
             <dt>{l.t("campaign")}</dt><dd>{c.name}" "<span class="mono">"("{c.id}")"</span></dd>
             <dt>{l.t("policy")}</dt><dd data-testid="policy">{policy}</dd>
@@ -498,7 +517,7 @@ fn order_body(
             };
             view! {
                 <dt>{l.t("coupon-4")}</dt>
-                <dd><a href=href data-testid="order-coupon">{c.code.clone()}</a>" "{coupon_badge(l, &c.status)}" · "{bound}</dd>
+                <dd><a href=href data-testid="order-coupon">{c.code.clone()}</a>" "{coupon_badge(l, c.status)}" · "{bound}</dd>
             }
             .into_any()
         }
@@ -508,10 +527,10 @@ fn order_body(
         .into_any(),
         (None, _) => view! { <dt>{l.t("coupon-4")}</dt><dd>"—"</dd> }.into_any(),
     };
-    let lock = lock_status_label(l, &o.coupon_lock_status);
+    let lock = lock_status_label(l, o.coupon_lock_status);
     view! {
         <section aria-labelledby="order-facts">
-            <h2 id="order-facts">{kind}" "<span data-testid="order-status">{order_badge(l, &o.status)}</span></h2>
+            <h2 id="order-facts">{kind}" "<span data-testid="order-status">{order_badge(l, o.status)}</span></h2>
             <dl class="facts">
                 <dt>{l.t("order-number")}</dt><dd class="mono">{o.order_no.clone()}</dd>
                 <dt>{l.t("user")}</dt><dd><a href=user_href>{o.user_id.clone()}</a></dd>
@@ -709,11 +728,11 @@ async fn coupon_list(
         let href = format!("/console/coupons?{fq}");
         view! { <a class="button" href=href>{l.t("first-page")}</a> }
     });
-    let status_options = ["available", "locked", "used", "expired", "invalidated"]
+    let status_options = CouponStatus::ALL
         .into_iter()
         .map(|st| {
-            let selected = q.status.as_deref() == Some(st);
-            view! { <option value=st selected=selected>{coupon_status_label(l, st)}</option> }
+            let selected = q.status.as_deref() == Some(st.as_str());
+            view! { <option value=st.as_str() selected=selected>{coupon_status_label(l, st)}</option> }
         })
         .collect_view();
     let count = page.coupons.len();
@@ -769,7 +788,7 @@ fn coupon_rows(l: Lang, coupons: Vec<CouponView>) -> impl IntoView + use<> {
             view! {
                 <tr>
                     <td class="mono"><a href=href>{c.code.clone()}</a></td>
-                    <td>{coupon_badge(l, &c.status)}</td>
+                    <td>{coupon_badge(l, c.status)}</td>
                     <td><a href=user_href>{c.user_id.clone()}</a></td>
                     <td>{terms}</td>
                     <td class="nowrap">{time_text(&c.ends_at)}</td>
@@ -881,15 +900,8 @@ async fn user_page(
     };
     let mut coupons = overview.coupons;
     // Grouped by status in the order support reads them.
-    let order_of = |s: &str| match s {
-        "locked" => 0,
-        "available" => 1,
-        "used" => 2,
-        "expired" => 3,
-        _ => 4,
-    };
-    coupons.sort_by_key(|c| order_of(&c.status));
-    let coupon_groups = ["locked", "available", "used", "expired", "invalidated"]
+    coupons.sort_by_key(|c| reading_rank(c.status));
+    let coupon_groups = COUPON_READING_ORDER
         .into_iter()
         .filter_map(|st| {
             let group: Vec<CouponView> =
@@ -902,13 +914,13 @@ async fn user_page(
         .collect_view();
     let orders = overview.orders;
     let order_groups = [
-        "pending_payment",
-        "pending_deposit",
-        "deposit_paid",
-        "paid",
-        "final_paid",
-        "closed",
-        "refunded",
+        OrderStatus::PendingPayment,
+        OrderStatus::PendingDeposit,
+        OrderStatus::DepositPaid,
+        OrderStatus::Paid,
+        OrderStatus::FinalPaid,
+        OrderStatus::Closed,
+        OrderStatus::Refunded,
     ]
     .into_iter()
     .filter_map(|st| {
@@ -919,7 +931,7 @@ async fn user_page(
                 .into_iter()
                 .map(|o| {
                     let href = format!("/console/orders/{}", enc(&o.order_no));
-                    let kind = if o.kind == "presale" {
+                    let kind = if o.kind == OrderKind::Presale {
                         l.t("presale")
                     } else {
                         l.t("normal")

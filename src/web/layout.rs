@@ -6,6 +6,8 @@ use leptos::prelude::*;
 
 use super::i18n::Lang;
 use super::{document_in, escape_html};
+use crate::domain::coupon::CouponStatus;
+use crate::domain::order::{CouponLockStatus, OrderStatus};
 use crate::service::staff::StaffSession;
 
 /// Whether a flash message reports success or a refusal.
@@ -272,16 +274,13 @@ pub fn role_label(l: Lang, role: &str) -> &'static str {
 }
 
 /// A coupon status's name: Chinese names as the business uses them.
-pub fn coupon_status_label(l: Lang, status: &str) -> &'static str {
-    match crate::domain::coupon::CouponStatus::parse(status) {
-        Some(st) => l.t(st.label_key()),
-        None => l.t("term-unknown"),
-    }
+pub fn coupon_status_label(l: Lang, status: CouponStatus) -> &'static str {
+    l.t(status.label_key())
 }
 
 /// A coupon status as a coloured badge; in English mode the Chinese name
 /// stays beside it, since that is what customers say on the phone.
-pub fn coupon_badge(l: Lang, status: &str) -> impl IntoView + use<> {
+pub fn coupon_badge(l: Lang, status: CouponStatus) -> impl IntoView + use<> {
     let class = format!("badge status-{status}");
     let zh = coupon_status_label(Lang::Zh, status);
     let text = match l {
@@ -293,15 +292,12 @@ pub fn coupon_badge(l: Lang, status: &str) -> impl IntoView + use<> {
 }
 
 /// An order status's name.
-pub fn order_status_label(l: Lang, status: &str) -> &'static str {
-    match crate::domain::order::OrderStatus::parse(status) {
-        Some(st) => l.t(st.label_key()),
-        None => l.t("term-unknown"),
-    }
+pub fn order_status_label(l: Lang, status: OrderStatus) -> &'static str {
+    l.t(status.label_key())
 }
 
 /// An order status as a badge.
-pub fn order_badge(l: Lang, status: &str) -> impl IntoView + use<> {
+pub fn order_badge(l: Lang, status: OrderStatus) -> impl IntoView + use<> {
     let class = format!("badge order-{status}");
     let text = order_status_label(l, status);
     let status = status.to_string();
@@ -320,13 +316,12 @@ pub fn result_badge(l: Lang, result: &str) -> impl IntoView + use<> {
 }
 
 /// A lock status of an order's coupon.
-pub fn lock_status_label(l: Lang, s: &str) -> &'static str {
+pub fn lock_status_label(l: Lang, s: CouponLockStatus) -> &'static str {
     match s {
-        "none" => l.t("lock-status-none"),
-        "locked" => l.t("lock-status-locked"),
-        "used" => l.t("lock-status-used"),
-        "released" => l.t("lock-status-released"),
-        _ => l.t("term-unknown"),
+        CouponLockStatus::None => l.t("lock-status-none"),
+        CouponLockStatus::Locked => l.t("lock-status-locked"),
+        CouponLockStatus::Used => l.t("lock-status-used"),
+        CouponLockStatus::Released => l.t("lock-status-released"),
     }
 }
 

@@ -26,10 +26,12 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{same_origin_without_origin, same_site_request};
-use super::console::coupon_terms_text;
+use super::console::{coupon_terms_text, reading_rank};
 use super::escape_html;
 use super::i18n::Lang;
 use super::layout::{coupon_badge, order_badge, result_badge};
+use crate::domain::coupon::CouponStatus;
+use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::self_check::Verified;
 use crate::http::AppState;
 use crate::service::self_check::{
@@ -282,17 +284,17 @@ fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
         .order_no
         .as_deref()
         .and_then(|no| orders.iter().find(|o| o.order_no == no));
-    match c.status.as_str() {
-        "available" => crate::tr!(l, "ready-to-use-until", terms = terms, ends = ends),
-        "locked" => match order {
+    match c.status {
+        CouponStatus::Available => crate::tr!(l, "ready-to-use-until", terms = terms, ends = ends),
+        CouponStatus::Locked => match order {
             Some(o) if o.coupon_id.as_deref() == Some(c.id.as_str()) => {
                 let no = &o.order_no;
                 let d = yuan(o.coupon_discount_cents);
-                match o.status.as_str() {
-                    "deposit_paid" | "pending_deposit" => {
+                match o.status {
+                    OrderStatus::DepositPaid | OrderStatus::PendingDeposit => {
                         crate::tr!(l, "this-coupon-is-locked-for-order", no = no, d = d)
                     }
-                    "pending_payment" => {
+                    OrderStatus::PendingPayment => {
                         crate::tr!(l, "this-coupon-is-reserved-for-order", no = no, d = d)
                     }
                     _ => crate::tr!(l, "this-coupon-is-still-held-by", no = no),
@@ -301,7 +303,7 @@ fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
             Some(o) => crate::tr!(l, "this-coupon-is-held-by-order", order_no = &o.order_no),
             None => l.t("this-coupon-is-held-run-the-check").to_string(),
         },
-        "used" => {
+        CouponStatus::Used => {
             let at = c.used_at.as_deref().map(when).unwrap_or_default();
             match order {
                 Some(o) => crate::tr!(
@@ -314,14 +316,15 @@ fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
                 None => crate::tr!(l, "used-3", terms = terms, at = at),
             }
         }
-        "expired" => crate::tr!(
+        CouponStatus::Expired => crate::tr!(
             l,
             "expired-at-and-can-no-longer",
             terms = terms,
             ends = ends
         ),
-        "invalidated" => crate::tr!(l, "this-coupon-was-withdrawn-and-can", terms = terms),
-        _ => terms,
+        CouponStatus::Invalidated => {
+            crate::tr!(l, "this-coupon-was-withdrawn-and-can", terms = terms)
+        }
     }
 }
 
@@ -329,15 +332,8 @@ fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView
     if coupons.is_empty() {
         return view! { <p class="sc-empty">{l.t("you-have-no-coupons")}</p> }.into_any();
     }
-    let order_of = |s: &str| match s {
-        "locked" => 0,
-        "available" => 1,
-        "used" => 2,
-        "expired" => 3,
-        _ => 4,
-    };
     let mut sorted: Vec<&CouponView> = coupons.iter().collect();
-    sorted.sort_by_key(|c| order_of(&c.status));
+    sorted.sort_by_key(|c| reading_rank(c.status));
     let items = sorted
         .into_iter()
         .map(|c| {
@@ -345,7 +341,7 @@ fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView
             let code = c.code.clone();
             view! {
                 <li class="sc-item" data-testid="sc-coupon">
-                    <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, &c.status)}</p>
+                    <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, c.status)}</p>
                     <p class="sc-sentence">{sentence}</p>
                 </li>
             }
@@ -361,18 +357,15 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
     let items = orders
         .iter()
         .map(|o| {
-            let kind = if o.kind == "presale" {
+            let kind = if o.kind == OrderKind::Presale {
                 l.t("presale-order")
             } else {
                 l.t("order-3")
             };
-            let live = matches!(
-                o.status.as_str(),
-                "pending_payment" | "pending_deposit" | "deposit_paid"
-            );
-            let due_label = match o.status.as_str() {
-                "pending_deposit" => l.t("deposit-to-pay"),
-                "deposit_paid" => l.t("final-payment-to-pay"),
+            let live = o.is_live();
+            let due_label = match o.status {
+                OrderStatus::PendingDeposit => l.t("deposit-to-pay"),
+                OrderStatus::DepositPaid => l.t("final-payment-to-pay"),
                 _ => l.t("to-pay"),
             };
             let discount = (o.coupon_discount_cents > 0).then(|| {
@@ -381,7 +374,7 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
             let compensation = (o.compensation_cents > 0).then(|| {
                 view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{format!("−{}", l.money(o.compensation_cents))}</dd> }
             });
-            let deposit = (o.kind == "presale").then(|| {
+            let deposit = (o.kind == OrderKind::Presale).then(|| {
                 view! { <dt>{l.t("deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
             });
             let due = (live && o.amount_due_cents > 0).then(|| {
@@ -390,7 +383,7 @@ fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
             let no = o.order_no.clone();
             view! {
                 <li class="sc-item" data-testid="sc-order">
-                    <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, &o.status)}</p>
+                    <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, o.status)}</p>
                     <dl class="sc-money">
                         <dt>{l.t("order-total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
                         {deposit}{discount}{compensation}{due}

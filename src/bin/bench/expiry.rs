@@ -63,6 +63,7 @@ use clap::ValueEnum;
 
 use couponkeeper::clock::SystemClock;
 use couponkeeper::config::Config;
+use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::server::build_service;
 use couponkeeper::service::orders::OrderInput;
@@ -640,7 +641,7 @@ async fn probe_round(
     let read = service.get_coupon(&coupon.id).await;
     latencies.push(t.elapsed());
     let view = read.map_err(|e| format!("get_coupon: {e}"))?;
-    if view.status != "used" {
+    if view.status != CouponStatus::Used {
         return Err(format!(
             "get_coupon: {} is {} after payment, expected used",
             coupon.id, view.status

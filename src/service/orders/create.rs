@@ -201,9 +201,9 @@ async fn create_order_tx(
     let row = OrderRow {
         order_no: spec.order_no.as_str().to_string(),
         user_id: spec.user_id.as_str().to_string(),
-        kind: spec.kind.as_str().into(),
+        kind: spec.kind,
         category: spec.category.clone(),
-        status: status.as_str().into(),
+        status,
         total_cents: spec.total.get(),
         deposit_cents: spec.deposit.get(),
         campaign_id: spec.campaign_id.clone(),
@@ -215,9 +215,7 @@ async fn create_order_tx(
             CouponLockStatus::Locked
         } else {
             CouponLockStatus::None
-        }
-        .as_str()
-        .into(),
+        },
         compensation_cents: 0,
         final_payment_cents: None,
         checkout_lock_expires_at: locks_now
@@ -246,7 +244,7 @@ async fn create_order_tx(
             coupon_id: row.coupon_id.as_deref(),
             order_no: Some(&row.order_no),
             from_status: None,
-            to_status: &row.status,
+            to_status: row.status.as_str(),
             action: "create",
             actor: &op.ctx.actor,
             reason: None,

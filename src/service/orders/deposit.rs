@@ -55,7 +55,7 @@ impl Service {
                 next.coupon_discount_cents = discount.get();
                 next.discount_snapshot_cents = discount.get();
                 if coupon.is_some() {
-                    next.coupon_lock_status = CouponLockStatus::Locked.as_str().into();
+                    next.coupon_lock_status = CouponLockStatus::Locked;
                 }
                 move_order(
                     c,

@@ -9,7 +9,7 @@ use super::view::reload;
 use crate::domain::coupon::{CouponStatus, release_target};
 use crate::domain::order::{CouponLockStatus, OrderStatus};
 use crate::domain::time::{from_ms, to_ms};
-use crate::service::views::{OrderView, stored_status};
+use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::archive;
 use crate::store::coupons::{self, CouponRow};
@@ -53,8 +53,8 @@ async fn live_coupon_of(
             subject: "coupon",
             coupon_id: Some(coupon_id),
             order_no: Some(&order.order_no),
-            from_status: Some(&row.status),
-            to_status: &row.status,
+            from_status: Some(row.status.as_str()),
+            to_status: row.status.as_str(),
             action: "unarchive",
             actor: &op.ctx.actor,
             reason: Some(&why),
@@ -84,7 +84,7 @@ async fn release_bound_coupon(
     let Some(coupon) = live_coupon_of(c, op, order, coupon_id, action).await? else {
         return Ok(false);
     };
-    let from = stored_status(&coupon.status);
+    let from = coupon.status;
     let bound_here = coupon.order_no.as_deref() == Some(order.order_no.as_str());
     if !bound_here || !matches!(from, CouponStatus::Locked | CouponStatus::Used) {
         return Ok(false);
@@ -214,7 +214,7 @@ pub(crate) async fn end_order(
     }
     next.checkout_lock_expires_at = None;
     if coupon_bound_to(c, o).await? {
-        next.coupon_lock_status = CouponLockStatus::Released.as_str().into();
+        next.coupon_lock_status = CouponLockStatus::Released;
     }
     move_order(c, op, from, to, &next, action, reason).await?;
     let coupon_action = match to {

@@ -40,7 +40,7 @@ impl Service {
                     replacement_coupon_id: plan.replacement_coupon_id,
                     message: crate::i18n::Lang::Zh.msg(&plan.message),
                     message_en: crate::i18n::Lang::En.msg(&plan.message),
-                    policy: campaign.policy.clone(),
+                    policy: campaign.policy,
                     window_open: window_of(&campaign).contains(now),
                 })
             })
@@ -91,9 +91,7 @@ async fn pay_final_tx(
         CouponOutcome::Applied | CouponOutcome::Swapped => CouponLockStatus::Used,
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated => CouponLockStatus::Released,
         CouponOutcome::None => CouponLockStatus::None,
-    }
-    .as_str()
-    .into();
+    };
     if let Some(replacement) = &plan.replacement_coupon_id {
         next.replaced_coupon_id = o.coupon_id.clone();
         next.coupon_id = Some(replacement.clone());

@@ -35,7 +35,7 @@ impl Service {
                             "the checkout lock on this order's coupon has lapsed; the order will be closed",
                         ));
                     }
-                    next.coupon_lock_status = CouponLockStatus::Used.as_str().into();
+                    next.coupon_lock_status = CouponLockStatus::Used;
                 }
                 next.checkout_lock_expires_at = None;
                 move_order(c, &op, OrderStatus::PendingPayment, OrderStatus::Paid, &next, "pay", None).await?;

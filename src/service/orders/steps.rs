@@ -18,7 +18,7 @@ use crate::domain::discount::NotApplicable;
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderMoney, OrderStatus};
 use crate::domain::time::{from_ms, to_ms};
-use crate::service::views::{coupon_terms, stored_status};
+use crate::service::views::coupon_terms;
 use crate::service::{Op, Refusal, ServiceError};
 use crate::store::campaigns::{self, CampaignRow};
 use crate::store::coupons::{self, CouponChange, CouponRow};
@@ -82,7 +82,7 @@ pub(super) fn validate_coupon(
 ) -> Result<Cents, ServiceError> {
     check_usable(
         coupon.user_id == user_id,
-        stored_status(&coupon.status),
+        coupon.status,
         from_ms(coupon.starts_at),
         from_ms(coupon.ends_at),
         now,
@@ -96,11 +96,11 @@ pub(super) fn validate_coupon(
 }
 
 pub(crate) fn kind_of(o: &OrderRow) -> OrderKind {
-    OrderKind::parse(&o.kind).unwrap_or(OrderKind::Normal)
+    o.kind
 }
 
 pub(crate) fn status_of(o: &OrderRow) -> OrderStatus {
-    OrderStatus::parse(&o.status).unwrap_or(OrderStatus::Closed)
+    o.status
 }
 
 pub(super) fn money_of(o: &OrderRow) -> OrderMoney {
@@ -120,7 +120,7 @@ pub(super) fn window_of(c: &CampaignRow) -> PaymentWindow {
 }
 
 pub(super) fn policy_of(c: &CampaignRow) -> Policy {
-    Policy::parse(&c.policy).unwrap_or(Policy::Strict)
+    c.policy
 }
 
 pub(super) async fn load_order(
@@ -265,7 +265,7 @@ pub(crate) async fn plan_for(
         Some(id) => {
             let row = load_coupon(c, id).await?;
             Some(HeldCoupon {
-                stored_status: stored_status(&row.status),
+                stored_status: row.status,
                 locked_to: row.order_no.clone(),
                 ends_at: from_ms(row.ends_at),
                 kind: coupon_terms(&row).rule.discount_kind(),
@@ -288,7 +288,7 @@ pub(crate) async fn plan_for(
         .into_iter()
         .map(|r| Candidate {
             terms: coupon_terms(&r),
-            stored_status: stored_status(&r.status),
+            stored_status: r.status,
             starts_at: from_ms(r.starts_at),
             ends_at: from_ms(r.ends_at),
             id: r.id,

@@ -15,11 +15,12 @@ use crate::domain::FieldError;
 use crate::domain::coupon::{CouponStatus, effective_status, release_target};
 use crate::domain::ids::{OrderNo, new_coupon_code, new_id};
 use crate::domain::money::{Cents, MAX_CENTS};
+use crate::domain::order::CouponLockStatus;
 use crate::domain::staff::{Role, StaffName};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::jobs::Deadline;
 use crate::service::orders::{kind_of, parse_reason, status_of};
-use crate::service::views::{CouponView, OrderView, stored_status};
+use crate::service::views::{CouponView, OrderView};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::store::archive;
 use crate::store::coupons::{self, CouponChange, CouponRow};
@@ -133,7 +134,7 @@ impl Service {
                 Box::pin(async move {
                     let now_ms = to_ms(op.now);
                     let coupon = load_live_coupon(c, &coupon_id).await?;
-                    let status = stored_status(&coupon.status);
+                    let status = coupon.status;
                     if status != CouponStatus::Locked {
                         return Err(ServiceError::refused(
                             Refusal::CouponNotAvailable,
@@ -154,13 +155,13 @@ impl Service {
                     // the coupon as locked (the anomaly being repaired).
                     let recorded_holder = holder
                         .clone()
-                        .filter(|o| status_of(o).is_live() || o.coupon_lock_status == "locked");
+                        .filter(|o| status_of(o).is_live() || o.coupon_lock_status == CouponLockStatus::Locked);
                     let live_holder = holder.filter(|o| status_of(o).is_live());
                     let active = live_holder
                         .as_ref()
                         .is_some_and(|o| !checkout_lapsed(o, op.now));
                     if active && !force {
-                        let o = live_holder.as_ref().map(|o| (o.order_no.clone(), o.status.clone()));
+                        let o = live_holder.as_ref().map(|o| (o.order_no.clone(), o.status.as_str()));
                         let (no, st) = o.unwrap_or_default();
                         return Err(ServiceError::refused(
                             Refusal::OrderActive,
@@ -172,7 +173,7 @@ impl Service {
                             c,
                             &OrderLockRelease {
                                 order_no: &o.order_no,
-                                status: &o.status,
+                                status: o.status.as_str(),
                                 coupon_id: &coupon_id,
                                 detach: active,
                                 action: if active { "force_release_coupon" } else { "release_coupon" },
@@ -218,7 +219,7 @@ impl Service {
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result
-            && v.status == CouponStatus::Available.as_str()
+            && v.status == CouponStatus::Available
             && let Ok(ends_at) = crate::domain::time::parse_rfc3339(&v.ends_at)
         {
             self.schedule(ends_at, Deadline::CouponEnd(v.id.clone()));
@@ -315,11 +316,7 @@ impl Service {
             let reason = reason.clone();
             Box::pin(async move {
                 let coupon = load_live_coupon(c, &coupon_id).await?;
-                let status = effective_status(
-                    stored_status(&coupon.status),
-                    from_ms(coupon.ends_at),
-                    op.now,
-                );
+                let status = effective_status(coupon.status, from_ms(coupon.ends_at), op.now);
                 if status != CouponStatus::Available {
                     return Err(ServiceError::refused(
                         Refusal::CouponNotAvailable,
@@ -460,7 +457,7 @@ impl Service {
                         max_discount_cents: None,
                         min_order_cents: 0,
                         categories: "[]".into(),
-                        status: CouponStatus::Available.as_str().into(),
+                        status: CouponStatus::Available,
                         starts_at: now_ms,
                         ends_at: to_ms(op.now + Duration::seconds(seconds)),
                         order_no: None,

@@ -51,7 +51,7 @@ fn csv_row(v: &CouponView) -> String {
         num(v.max_discount_cents),
         v.min_order_cents.to_string(),
         v.categories.join("|"),
-        v.status.clone(),
+        v.status.as_str().to_string(),
         v.starts_at.clone(),
         v.ends_at.clone(),
         text(&v.order_no),

@@ -12,16 +12,15 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::{live_or_archived_coupon, parse_user};
-use crate::domain::campaign::{PaymentWindow, Policy};
+use crate::domain::campaign::PaymentWindow;
 use crate::domain::health::{
     self, CampaignFacts, Check, CheckResult, CouponFacts, HealthFacts, OrderFacts, PartnerOrder,
     StockFacts, SuggestedAction,
 };
 use crate::domain::money::Cents;
-use crate::domain::order::{CouponLockStatus, OrderMoney};
+use crate::domain::order::OrderMoney;
 use crate::domain::time::from_ms;
 use crate::service::orders::{kind_of, status_of};
-use crate::service::views::stored_status;
 use crate::service::{Service, ServiceError};
 use crate::store::campaigns;
 use crate::store::coupons::CouponRow;
@@ -161,7 +160,7 @@ pub(crate) fn coupon_facts(r: &CouponRow) -> CouponFacts {
     CouponFacts {
         id: r.id.clone(),
         user_id: r.user_id.clone(),
-        stored_status: stored_status(&r.status),
+        stored_status: r.status,
         order_no: r.order_no.clone(),
         ends_at: from_ms(r.ends_at),
         template_id: r.template_id.clone(),
@@ -174,8 +173,7 @@ fn partner(o: &OrderRow) -> PartnerOrder {
         order_no: o.order_no.clone(),
         status: status_of(o),
         coupon_id: o.coupon_id.clone(),
-        coupon_lock_status: CouponLockStatus::parse(&o.coupon_lock_status)
-            .unwrap_or(CouponLockStatus::None),
+        coupon_lock_status: o.coupon_lock_status,
     }
 }
 
@@ -187,8 +185,7 @@ pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
         kind: kind_of(o),
         status: status_of(o),
         coupon_id: o.coupon_id.clone(),
-        coupon_lock_status: CouponLockStatus::parse(&o.coupon_lock_status)
-            .unwrap_or(CouponLockStatus::None),
+        coupon_lock_status: o.coupon_lock_status,
         money: OrderMoney {
             total: Cents::from_stored(o.total_cents),
             deposit: Cents::from_stored(o.deposit_cents),
@@ -233,7 +230,7 @@ async fn order_report(
                 starts: from_ms(r.final_payment_starts_at),
                 ends: from_ms(r.final_payment_ends_at),
             },
-            policy: Policy::parse(&r.policy).unwrap_or(Policy::Strict),
+            policy: r.policy,
         }),
         None => None,
     };

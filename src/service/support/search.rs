@@ -9,7 +9,6 @@ use super::live_or_archived_coupon;
 use crate::domain::FieldError;
 use crate::domain::coupon::effective_status;
 use crate::domain::time::from_ms;
-use crate::service::views::stored_status;
 use crate::service::{Service, ServiceError};
 use crate::store::orders;
 use crate::store::search;
@@ -88,8 +87,7 @@ impl Service {
                     }
                     for id in coupon_ids {
                         if let Some(r) = live_or_archived_coupon(c, &id).await? {
-                            let st =
-                                effective_status(stored_status(&r.status), from_ms(r.ends_at), now);
+                            let st = effective_status(r.status, from_ms(r.ends_at), now);
                             hits.push(SearchHit {
                                 kind: "coupon".into(),
                                 title: r.code,
@@ -103,8 +101,7 @@ impl Service {
                         hits.push(SearchHit {
                             kind: "order".into(),
                             title: o.order_no.clone(),
-                            status_key: crate::domain::order::OrderStatus::parse(&o.status)
-                                .map(|s| s.label_key()),
+                            status_key: Some(o.status.label_key()),
                             user_id: o.user_id,
                             key: o.order_no,
                         });

@@ -1,0 +1,96 @@
+//! Stored words read as domain types. A row's status, kind, lock status or
+//! policy is parsed once, where sqlx decodes the column: a value the
+//! database holds that no domain type names is a decode error of that
+//! column (`sqlx::Error::ColumnDecode`), never a string passed on.
+//!
+//! Writing stays explicit: queries bind `as_str()`, the same words.
+
+use sqlx::any::{Any, AnyTypeInfo, AnyValueRef};
+use sqlx::error::BoxDynError;
+use sqlx::{Decode, Type};
+
+use crate::domain::campaign::Policy;
+use crate::domain::coupon::CouponStatus;
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
+
+macro_rules! stored_word {
+    ($ty:ty, $what:literal) => {
+        impl Type<Any> for $ty {
+            fn type_info() -> AnyTypeInfo {
+                <String as Type<Any>>::type_info()
+            }
+
+            fn compatible(ty: &AnyTypeInfo) -> bool {
+                <String as Type<Any>>::compatible(ty)
+            }
+        }
+
+        impl<'r> Decode<'r, Any> for $ty {
+            fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
+                let raw = <String as Decode<'r, Any>>::decode(value)?;
+                <$ty>::parse(&raw)
+                    .ok_or_else(|| format!(concat!("unknown ", $what, " {:?}"), raw).into())
+            }
+        }
+    };
+}
+
+stored_word!(CouponStatus, "coupon status");
+stored_word!(OrderStatus, "order status");
+stored_word!(OrderKind, "order kind");
+stored_word!(CouponLockStatus, "coupon lock status");
+stored_word!(Policy, "campaign policy");
+
+#[cfg(test)]
+mod tests {
+    use sqlx::{AnyConnection, Connection};
+
+    use super::*;
+
+    async fn memory() -> AnyConnection {
+        sqlx::any::install_default_drivers();
+        AnyConnection::connect("sqlite::memory:")
+            .await
+            .expect("in-memory sqlite")
+    }
+
+    #[tokio::test]
+    async fn a_stored_word_reads_as_its_domain_type() {
+        let mut c = memory().await;
+        let row: (
+            OrderStatus,
+            OrderKind,
+            CouponLockStatus,
+            CouponStatus,
+            Policy,
+        ) = sqlx::query_as(
+            "SELECT 'deposit_paid', 'presale', 'locked', 'expired', 'swap_or_compensate'",
+        )
+        .fetch_one(&mut c)
+        .await
+        .expect("decodes");
+        assert_eq!(
+            row,
+            (
+                OrderStatus::DepositPaid,
+                OrderKind::Presale,
+                CouponLockStatus::Locked,
+                CouponStatus::Expired,
+                Policy::SwapOrCompensate,
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unknown_stored_word_is_a_decode_error_of_its_column() {
+        let mut c = memory().await;
+        let read: Result<(OrderStatus,), sqlx::Error> =
+            sqlx::query_as("SELECT 'shipped'").fetch_one(&mut c).await;
+        match read {
+            Err(sqlx::Error::ColumnDecode { source, .. }) => {
+                assert!(source.to_string().contains("\"shipped\""), "{source}");
+            }
+            other => panic!("expected a column decode error, got {other:?}"),
+        }
+    }
+}
