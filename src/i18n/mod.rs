@@ -386,10 +386,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "auth",
     "health",
     "messages",
+    "reminder_texts",
     "errors"
 ];
 
-const FILE_COUNT: usize = 16;
+const FILE_COUNT: usize = 17;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],
