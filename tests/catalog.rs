@@ -104,6 +104,12 @@ const DATA_FILES: [&str; 1] = ["demo"];
 /// only shrinks; the issue is not done while it has an entry.
 const NOT_YET_MOVED: [&str; 2] = ["/src/domain/reconcile.rs", "/src/domain/coupon.rs"];
 
+/// Keys whose arguments are the text itself, one per language, so each
+/// language names its own: `legacy-text`, the in-app messages written before
+/// they were stored as keys (migration 0015), shows `$zh` in Chinese and
+/// `$en` in English.
+const ONE_ARGUMENT_PER_LANGUAGE: [(&str, &str, &str); 1] = [("legacy-text", "zh", "en")];
+
 #[test]
 fn every_catalog_file_parses_in_both_languages() {
     let errors = i18n::parse_errors();
@@ -127,7 +133,10 @@ fn every_key_has_both_languages_with_the_same_arguments() {
             i18n::variables(Lang::Zh, key),
             i18n::variables(Lang::En, key),
         );
-        if vz != ve {
+        let own = ONE_ARGUMENT_PER_LANGUAGE
+            .iter()
+            .any(|(k, z, e)| k == key && vz == [*z] && ve == [*e]);
+        if vz != ve && !own {
             mismatched.push(format!("{key}: zh uses {vz:?}, en uses {ve:?}"));
         }
         for l in Lang::ALL {

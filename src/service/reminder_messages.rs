@@ -23,7 +23,8 @@ pub const EXPIRES_BEFORE_FINAL_PAYMENT: &str = "reminder.coupon_expires_before_f
 /// Kind in `order_reminder_marks` of the warning at deposit.
 const MARK_STRICT_DEPOSIT: &str = "strict_warning_deposit";
 
-/// Writes one in-app message (both languages' texts).
+/// Writes one in-app message: its key and arguments, rendered in the
+/// customer's language when read.
 pub(super) async fn in_app(
     c: &mut AnyConnection,
     user_id: &str,
@@ -32,15 +33,14 @@ pub(super) async fn in_app(
     text: &Msg,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
-    let (body, body_en) = text.both();
     store::insert_user_message(
         c,
         &NewUserMessage {
             user_id,
             kind,
             subject_id: Some(subject_id),
-            body: &body,
-            body_en: &body_en,
+            message_key: &text.key,
+            message_args: &text.args_json(),
             created_at: now_ms,
         },
     )
