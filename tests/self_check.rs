@@ -16,6 +16,7 @@ use common::fixtures::{coupon_with_code as coupon_for, deposit_paid_with_code as
 use common::{TOKEN, TestApp, epoch, spawn_app, spawn_app_with};
 use couponkeeper::domain::ids::UserId;
 use couponkeeper::domain::self_check::{Secret, sign};
+use couponkeeper::i18n::{Lang, Msg};
 use serde_json::json;
 
 const SECRET: &str = "self-check secret for the tests, 32+ bytes";
@@ -405,15 +406,38 @@ async fn the_language_switch_returns_to_the_same_self_check_page() {
     }
 }
 
-/// Plants an in-app message as the reminder planner writes it.
+/// Plants an in-app message with the given texts, as migration 0015 left
+/// the ones written before it: key `legacy-text`, the texts as arguments.
 async fn message(app: &TestApp, user: &str, body: &str, created_at: i64, read_at: Option<i64>) {
+    let args = json!({ "zh": format!("中文：{body}"), "en": format!("English: {body}") });
+    planted(
+        app,
+        user,
+        "legacy-text",
+        &args.to_string(),
+        created_at,
+        read_at,
+    )
+    .await;
+}
+
+/// Plants an in-app message row: a catalog key and its JSON arguments.
+async fn planted(
+    app: &TestApp,
+    user: &str,
+    key: &str,
+    args: &str,
+    created_at: i64,
+    read_at: Option<i64>,
+) {
     sqlx::query(
-        "INSERT INTO user_messages (user_id, kind, subject_id, body, body_en, created_at, read_at)
+        "INSERT INTO user_messages
+             (user_id, kind, subject_id, message_key, message_args, created_at, read_at)
          VALUES ($1, 'coupons_expiring', NULL, $2, $3, $4, $5)",
     )
     .bind(user)
-    .bind(format!("中文：{body}"))
-    .bind(format!("English: {body}"))
+    .bind(key)
+    .bind(args)
     .bind(created_at)
     .bind(read_at)
     .execute(app.db.db.pool())
@@ -421,13 +445,19 @@ async fn message(app: &TestApp, user: &str, body: &str, created_at: i64, read_at
     .expect("plant a message");
 }
 
-/// (body_en, read_at) of a user's messages, oldest first.
+/// (English text, read_at) of a user's messages, oldest first.
 async fn messages_of(app: &TestApp, user: &str) -> Vec<(String, Option<i64>)> {
-    sqlx::query_as("SELECT body_en, read_at FROM user_messages WHERE user_id = $1 ORDER BY id")
-        .bind(user)
-        .fetch_all(app.db.db.pool())
-        .await
-        .expect("read messages")
+    let rows: Vec<(String, String, Option<i64>)> = sqlx::query_as(
+        "SELECT message_key, message_args, read_at FROM user_messages
+         WHERE user_id = $1 ORDER BY id",
+    )
+    .bind(user)
+    .fetch_all(app.db.db.pool())
+    .await
+    .expect("read messages");
+    rows.into_iter()
+        .map(|(key, args, read_at)| (Lang::En.msg(&Msg::from_stored(&key, &args)), read_at))
+        .collect()
 }
 
 fn ms(t: chrono::DateTime<chrono::Utc>) -> i64 {
@@ -509,6 +539,95 @@ async fn messages_are_listed_newest_first_with_unread_badges_and_mark_all_read_m
     let r = open(&app, &format!("?t={}", token_of(&url_b)), None).await;
     assert_eq!(r.text.matches(r#"data-testid="sc-unread""#).count(), 1);
     assert!(r.text.contains("中文：bob's own") && !r.text.contains("中文：newest"));
+}
+
+#[tokio::test]
+async fn an_in_app_message_from_before_the_migration_and_one_from_after_show_in_chinese_and_english()
+ {
+    let app = app_with_secret().await;
+    let t0 = ms(app.now());
+    // Before 0015 a row held its two finished texts. Undo 0015, write such
+    // a row and migrate again.
+    let pool = app.db.db.pool();
+    for undo in [
+        "ALTER TABLE user_messages ADD COLUMN body TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE user_messages ADD COLUMN body_en TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE user_messages DROP COLUMN message_key",
+        "ALTER TABLE user_messages DROP COLUMN message_args",
+        "DELETE FROM _sqlx_migrations WHERE version = 15",
+    ] {
+        sqlx::query(undo).execute(pool).await.expect(undo);
+    }
+    sqlx::query(
+        "INSERT INTO user_messages (user_id, kind, subject_id, body, body_en, created_at, read_at)
+         VALUES ('alice', 'reminder.coupons_expiring', 'rms1', $1, $2, $3, NULL)",
+    )
+    .bind("你有 2 张优惠券将于明天过期")
+    .bind("You have 2 coupons expiring tomorrow.")
+    .bind(t0 - 2_000)
+    .execute(pool)
+    .await
+    .expect("an old row");
+    app.db.db.migrate().await.expect("0015 again");
+    let (key, args): (String, String) =
+        sqlx::query_as("SELECT message_key, message_args FROM user_messages")
+            .fetch_one(pool)
+            .await
+            .expect("the migrated row");
+    assert_eq!(key, "legacy-text");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&args).expect("JSON"),
+        json!({
+            "zh": "你有 2 张优惠券将于明天过期",
+            "en": "You have 2 coupons expiring tomorrow.",
+        })
+    );
+    // After it, the service stores the reminder's key and arguments.
+    let after = couponkeeper::domain::reminder::final_payment_open_message(
+        couponkeeper::domain::money::Cents::new(24_900).expect("cents"),
+        couponkeeper::domain::money::Cents::new(5_000).expect("cents"),
+    );
+    let mut c = pool.acquire().await.expect("connection");
+    couponkeeper::store::reminders::insert_user_message(
+        &mut c,
+        &couponkeeper::store::reminders::NewUserMessage {
+            user_id: "alice",
+            kind: "reminder.final_payment_open",
+            subject_id: Some("P1"),
+            message_key: &after.key,
+            message_args: &after.args_json(),
+            created_at: t0 - 1_000,
+        },
+    )
+    .await
+    .expect("write a message");
+    drop(c);
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+
+    let zh = open(&app, &format!("?t={token}"), None).await;
+    assert_eq!(zh.status, 200, "{}", zh.text);
+    let at = |page: &str, s: &str| page.find(s).unwrap_or_else(|| panic!("{s} in {page}"));
+    assert!(
+        at(
+            &zh.text,
+            "尾款支付已开始，本次尾款 249.00 元，已为你抵扣 50.00 元"
+        ) < at(&zh.text, "你有 2 张优惠券将于明天过期"),
+        "newest first"
+    );
+    assert!(!zh.text.contains("You have") && !zh.text.contains("Your final payment"));
+
+    let en = open(&app, &format!("?t={token}"), Some("en")).await;
+    assert_eq!(en.status, 200, "{}", en.text);
+    assert!(
+        at(
+            &en.text,
+            "Your final payment is open: 249.00 yuan due, 50.00 yuan off with your coupon."
+        ) < at(&en.text, "You have 2 coupons expiring tomorrow."),
+        "newest first"
+    );
+    assert!(!en.text.contains("你有") && !en.text.contains("尾款支付"));
+    assert!(!en.text.contains("legacy-text") && !zh.text.contains("legacy-text"));
 }
 
 #[tokio::test]

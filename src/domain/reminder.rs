@@ -26,6 +26,7 @@ use chrono_tz::Tz;
 
 use super::discount::DiscountRule;
 use super::money::Cents;
+use crate::i18n::Msg;
 
 /// The default plan: three days, one day and thirty minutes before `ends_at`.
 pub const DEFAULT_OFFSETS: &str = "3d,1d,30m";
@@ -486,95 +487,77 @@ fn days_until(ends_at: DateTime<Utc>, now: DateTime<Utc>, tz: BusinessTz) -> i64
     (b - a).num_days().max(0)
 }
 
-/// The reminder text in Chinese and English: "你有 3 张优惠券将于明天过期，
-/// 共可省 120.00 元" (今天 / 明天 / N 天后 counted in calendar days of the
-/// business time zone, from the earliest coupon's end).
+/// The reminder text (catalog keys `reminder-coupons-expiring*`): "你有 3
+/// 张优惠券将于明天过期，共可省 120.00 元" (今天 / 明天 / N 天后 counted in
+/// calendar days of the business time zone, from the earliest coupon's end).
 pub fn expiring_message(
     count: usize,
     total_value: Cents,
     earliest_ends_at: DateTime<Utc>,
     now: DateTime<Utc>,
     tz: BusinessTz,
-) -> (String, String) {
+) -> Msg {
     let days = days_until(earliest_ends_at, now, tz);
-    let (when_zh, when_en) = match days {
-        0 => ("今天".to_string(), "today".to_string()),
-        1 => ("明天".to_string(), "tomorrow".to_string()),
-        n => (format!(" {n} 天后"), format!("in {n} days")),
-    };
-    let noun = if count == 1 { "coupon" } else { "coupons" };
     if total_value.is_zero() {
-        (
-            format!("你有 {count} 张优惠券将于{when_zh}过期"),
-            format!("You have {count} {noun} expiring {when_en}."),
-        )
+        crate::msg!("reminder-coupons-expiring", count = count, days = days)
     } else {
-        (
-            format!(
-                "你有 {count} 张优惠券将于{when_zh}过期，共可省 {} 元",
-                total_value.yuan()
-            ),
-            format!(
-                "You have {count} {noun} expiring {when_en}, worth {} yuan in total.",
-                total_value.yuan()
-            ),
+        crate::msg!(
+            "reminder-coupons-expiring-worth",
+            count = count,
+            days = days,
+            worth = total_value.yuan()
         )
     }
 }
 
-/// Local "MM月DD日 HH:MM" and "MM-DD HH:MM" of an instant.
-fn local_stamp(t: DateTime<Utc>, tz: BusinessTz) -> (String, String) {
+/// Local "MM月DD日 HH:MM" / "MM-DD HH:MM" of an instant in `tz` (catalog
+/// key `reminder-local-stamp`). The parts are preformatted text arguments,
+/// not an instant: the zone is the reminder settings', which need not be
+/// the reader's.
+fn local_stamp(t: DateTime<Utc>, tz: BusinessTz) -> Msg {
     let l = tz.local(t);
-    (
-        l.format("%m月%d日 %H:%M").to_string(),
-        l.format("%m-%d %H:%M").to_string(),
+    crate::msg!(
+        "reminder-local-stamp",
+        month = l.format("%m").to_string(),
+        day = l.format("%d").to_string(),
+        time = l.format("%H:%M").to_string()
     )
 }
 
-/// The final-payment window opened: amount due and saving.
-pub fn final_payment_open_message(amount_due: Cents, discount: Cents) -> (String, String) {
+/// `m` with the parts of a [`local_stamp`] as `{prefix}_month`,
+/// `{prefix}_day` and `{prefix}_time`.
+fn with_stamp(m: Msg, prefix: &str, stamp: Msg) -> Msg {
+    stamp.args.into_iter().fold(m, |m, (name, value)| {
+        m.arg(&format!("{prefix}_{name}"), value)
+    })
+}
+
+/// The final-payment window opened: amount due and saving (catalog keys
+/// `reminder-final-payment-open*`).
+pub fn final_payment_open_message(amount_due: Cents, discount: Cents) -> Msg {
     if discount.is_zero() {
-        (
-            format!("尾款支付已开始，本次尾款 {} 元", amount_due.yuan()),
-            format!(
-                "Your final payment is open: {} yuan due.",
-                amount_due.yuan()
-            ),
-        )
+        crate::msg!("reminder-final-payment-open", due = amount_due.yuan())
     } else {
-        (
-            format!(
-                "尾款支付已开始，本次尾款 {} 元，已为你抵扣 {} 元",
-                amount_due.yuan(),
-                discount.yuan()
-            ),
-            format!(
-                "Your final payment is open: {} yuan due, {} yuan off with your coupon.",
-                amount_due.yuan(),
-                discount.yuan()
-            ),
+        crate::msg!(
+            "reminder-final-payment-open-discount",
+            due = amount_due.yuan(),
+            discount = discount.yuan()
         )
     }
 }
 
 /// Strict policy: the order's locked coupon ends before the final-payment
-/// window opens, so it will not count then.
+/// window opens, so it will not count then (catalog key
+/// `reminder-expires-before-final-payment`, times local in `tz`).
 pub fn expires_before_final_payment_message(
     order_no: &str,
     ends_at: DateTime<Utc>,
     window_starts: DateTime<Utc>,
     tz: BusinessTz,
-) -> (String, String) {
-    let (end_zh, end_en) = local_stamp(ends_at, tz);
-    let (start_zh, start_en) = local_stamp(window_starts, tz);
-    (
-        format!(
-            "订单 {order_no} 使用的优惠券将于 {end_zh} 过期，早于尾款开始时间 {start_zh}；按本场活动规则，尾款时将不再抵扣"
-        ),
-        format!(
-            "The coupon on order {order_no} expires at {end_en}, before the final payment opens at {start_en}; under this campaign's rules it will not apply then."
-        ),
-    )
+) -> Msg {
+    let m = crate::msg!("reminder-expires-before-final-payment", order_no = order_no);
+    let m = with_stamp(m, "ends", local_stamp(ends_at, tz));
+    with_stamp(m, "starts", local_stamp(window_starts, tz))
 }
 
 /// Strict policy: does a coupon ending at `ends_at` end before the window
@@ -1044,10 +1027,10 @@ mod tests {
         // 24 real hours; a fixed -05:00 would say tomorrow (23:30 Mar 8).
         let now = t("2026-03-08T04:30:00Z");
         let ends = t("2026-03-09T04:30:00Z");
-        let (zh, en) = expiring_message(1, v, ends, now, ny);
+        let (zh, en) = expiring_message(1, v, ends, now, ny).both();
         assert!(zh.contains("将于 2 天后过期"), "{zh}");
         assert!(en.contains("in 2 days"), "{en}");
-        let (zh, _) = expiring_message(1, v, ends, now, fixed("-05:00"));
+        let (zh, _) = expiring_message(1, v, ends, now, fixed("-05:00")).both();
         assert!(zh.contains("明天"), "{zh}");
         // 00:30 EDT Oct 31 -> 23:30 EST Nov 1: tomorrow (a fixed -04:00
         // would count Nov 2).
@@ -1057,7 +1040,8 @@ mod tests {
             t("2026-11-02T04:30:00Z"),
             t("2026-10-31T04:30:00Z"),
             ny,
-        );
+        )
+        .both();
         assert!(zh.contains("明天"), "{zh}");
         assert!(en.contains("tomorrow"), "{en}");
         // London: 00:30 BST -> 23:30 GMT the same day (24 real hours): today.
@@ -1067,7 +1051,8 @@ mod tests {
             t("2026-10-25T23:30:00Z"),
             t("2026-10-24T23:30:00Z"),
             zone("Europe/London"),
-        );
+        )
+        .both();
         assert!(zh.contains("今天"), "{zh}");
         assert!(en.contains("today"), "{en}");
     }
@@ -1080,7 +1065,8 @@ mod tests {
             t("2026-07-01T12:00:00Z"),
             t("2026-12-01T12:00:00Z"),
             ny,
-        );
+        )
+        .both();
         assert!(zh.contains("07月01日 08:00"), "{zh}");
         assert!(zh.contains("12月01日 07:00"), "{zh}");
         assert!(
@@ -1290,29 +1276,31 @@ mod tests {
     fn the_message_says_how_many_when_and_how_much_in_the_business_time_zone() {
         let now = t("2026-11-11T02:00:00Z"); // 10:00 local on the 11th
         let v = Cents::new(12_000).unwrap();
-        let (zh, en) = expiring_message(3, v, t("2026-11-12T02:00:00Z"), now, cst());
+        let (zh, en) = expiring_message(3, v, t("2026-11-12T02:00:00Z"), now, cst()).both();
         assert_eq!(zh, "你有 3 张优惠券将于明天过期，共可省 120.00 元");
         assert_eq!(
             en,
             "You have 3 coupons expiring tomorrow, worth 120.00 yuan in total."
         );
         // 23:30 local on the 11th is still today there although UTC says 15:30.
-        let (zh, _) = expiring_message(1, v, t("2026-11-11T15:30:00Z"), now, cst());
+        let (zh, _) = expiring_message(1, v, t("2026-11-11T15:30:00Z"), now, cst()).both();
         assert!(zh.contains("今天"), "{zh}");
         // 16:30 UTC is 00:30 local on the 12th: tomorrow.
-        let (zh, _) = expiring_message(1, v, t("2026-11-11T16:30:00Z"), now, cst());
+        let (zh, _) = expiring_message(1, v, t("2026-11-11T16:30:00Z"), now, cst()).both();
         assert!(zh.contains("明天"), "{zh}");
-        let (zh, en) = expiring_message(2, v, t("2026-11-14T02:00:00Z"), now, cst());
+        let (zh, en) = expiring_message(2, v, t("2026-11-14T02:00:00Z"), now, cst()).both();
         assert!(zh.contains("将于 3 天后过期"), "{zh}");
         assert!(en.contains("in 3 days"), "{en}");
-        let (zh, _) = expiring_message(1, Cents::ZERO, t("2026-11-12T02:00:00Z"), now, cst());
+        let (zh, _) =
+            expiring_message(1, Cents::ZERO, t("2026-11-12T02:00:00Z"), now, cst()).both();
         assert_eq!(zh, "你有 1 张优惠券将于明天过期");
     }
 
     #[test]
     fn the_final_payment_message_tells_the_amount_due_and_the_saving() {
         let (zh, _) =
-            final_payment_open_message(Cents::new(24_900).unwrap(), Cents::new(5000).unwrap());
+            final_payment_open_message(Cents::new(24_900).unwrap(), Cents::new(5000).unwrap())
+                .both();
         assert!(
             zh.contains("本次尾款 249.00 元，已为你抵扣 50.00 元"),
             "{zh}"
@@ -1365,5 +1353,138 @@ mod tests {
             ..ReminderSettings::default()
         };
         assert_eq!(s.catch_up_seconds(), 3600);
+    }
+
+    /// The texts as they were built before the catalog (`format!` in both
+    /// languages), to show the catalog's read the same.
+    mod before_the_catalog {
+        use super::*;
+
+        /// The reminder text in Chinese and English: "你有 3 张优惠券将于明天过期，
+        /// 共可省 120.00 元" (今天 / 明天 / N 天后 counted in calendar days of the
+        /// business time zone, from the earliest coupon's end).
+        fn old_expiring_message(
+            count: usize,
+            total_value: Cents,
+            earliest_ends_at: DateTime<Utc>,
+            now: DateTime<Utc>,
+            tz: BusinessTz,
+        ) -> (String, String) {
+            let days = days_until(earliest_ends_at, now, tz);
+            let (when_zh, when_en) = match days {
+                0 => ("今天".to_string(), "today".to_string()),
+                1 => ("明天".to_string(), "tomorrow".to_string()),
+                n => (format!(" {n} 天后"), format!("in {n} days")),
+            };
+            let noun = if count == 1 { "coupon" } else { "coupons" };
+            if total_value.is_zero() {
+                (
+                    format!("你有 {count} 张优惠券将于{when_zh}过期"),
+                    format!("You have {count} {noun} expiring {when_en}."),
+                )
+            } else {
+                (
+                    format!(
+                        "你有 {count} 张优惠券将于{when_zh}过期，共可省 {} 元",
+                        total_value.yuan()
+                    ),
+                    format!(
+                        "You have {count} {noun} expiring {when_en}, worth {} yuan in total.",
+                        total_value.yuan()
+                    ),
+                )
+            }
+        }
+
+        /// Local "MM月DD日 HH:MM" and "MM-DD HH:MM" of an instant.
+        fn old_local_stamp(t: DateTime<Utc>, tz: BusinessTz) -> (String, String) {
+            let l = tz.local(t);
+            (
+                l.format("%m月%d日 %H:%M").to_string(),
+                l.format("%m-%d %H:%M").to_string(),
+            )
+        }
+
+        /// The final-payment window opened: amount due and saving.
+        fn old_final_payment_open_message(amount_due: Cents, discount: Cents) -> (String, String) {
+            if discount.is_zero() {
+                (
+                    format!("尾款支付已开始，本次尾款 {} 元", amount_due.yuan()),
+                    format!(
+                        "Your final payment is open: {} yuan due.",
+                        amount_due.yuan()
+                    ),
+                )
+            } else {
+                (
+                    format!(
+                        "尾款支付已开始，本次尾款 {} 元，已为你抵扣 {} 元",
+                        amount_due.yuan(),
+                        discount.yuan()
+                    ),
+                    format!(
+                        "Your final payment is open: {} yuan due, {} yuan off with your coupon.",
+                        amount_due.yuan(),
+                        discount.yuan()
+                    ),
+                )
+            }
+        }
+
+        /// Strict policy: the order's locked coupon ends before the final-payment
+        /// window opens, so it will not count then.
+        fn old_expires_before_final_payment_message(
+            order_no: &str,
+            ends_at: DateTime<Utc>,
+            window_starts: DateTime<Utc>,
+            tz: BusinessTz,
+        ) -> (String, String) {
+            let (end_zh, end_en) = old_local_stamp(ends_at, tz);
+            let (start_zh, start_en) = old_local_stamp(window_starts, tz);
+            (
+                format!(
+                    "订单 {order_no} 使用的优惠券将于 {end_zh} 过期，早于尾款开始时间 {start_zh}；按本场活动规则，尾款时将不再抵扣"
+                ),
+                format!(
+                    "The coupon on order {order_no} expires at {end_en}, before the final payment opens at {start_en}; under this campaign's rules it will not apply then."
+                ),
+            )
+        }
+
+        #[test]
+        fn the_catalog_texts_read_exactly_as_the_formatted_ones_did() {
+            let now = t("2026-11-11T02:00:00Z");
+            for tz in [cst(), zone("America/New_York"), fixed("-05:30")] {
+                for count in [1, 2, 3, 11, 1000] {
+                    for cents in [0, 7, 5000, 12_000, 1_234_567] {
+                        for days in [0, 1, 2, 3, 30] {
+                            let v = Cents::new(cents).expect("valid");
+                            let ends = now + Duration::days(days);
+                            assert_eq!(
+                                expiring_message(count, v, ends, now, tz).both(),
+                                old_expiring_message(count, v, ends, now, tz),
+                                "{count} {cents} {days} {tz}"
+                            );
+                        }
+                    }
+                }
+                for (due, off) in [(24_900, 5000), (24_900, 0), (0, 0), (7, 12_000)] {
+                    let (due, off) = (
+                        Cents::new(due).expect("valid"),
+                        Cents::new(off).expect("valid"),
+                    );
+                    assert_eq!(
+                        final_payment_open_message(due, off).both(),
+                        old_final_payment_open_message(due, off)
+                    );
+                }
+                let (ends, starts) = (t("2026-07-01T12:00:00Z"), t("2026-12-31T23:59:00Z"));
+                assert_eq!(
+                    expires_before_final_payment_message("P-20261111-1", ends, starts, tz).both(),
+                    old_expires_before_final_payment_message("P-20261111-1", ends, starts, tz)
+                );
+                assert_eq!(local_stamp(ends, tz).both(), old_local_stamp(ends, tz));
+            }
+        }
     }
 }

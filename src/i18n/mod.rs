@@ -387,10 +387,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "health",
     "messages",
     "errors",
-    "reconcile_findings"
+    "reconcile_findings",
+    "reminder_texts"
 ];
 
-const FILE_COUNT: usize = 17;
+const FILE_COUNT: usize = 18;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

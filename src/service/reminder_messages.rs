@@ -11,6 +11,7 @@ use sqlx::AnyConnection;
 
 use crate::domain::reminder::{self, ReminderSettings};
 use crate::domain::time::{rfc3339, to_ms};
+use crate::i18n::{Lang, Msg};
 use crate::store::outbox::{self, NewMessage};
 use crate::store::reminders::{self as store, NewUserMessage};
 
@@ -22,13 +23,14 @@ pub const EXPIRES_BEFORE_FINAL_PAYMENT: &str = "reminder.coupon_expires_before_f
 /// Kind in `order_reminder_marks` of the warning at deposit.
 const MARK_STRICT_DEPOSIT: &str = "strict_warning_deposit";
 
-/// Writes one in-app message.
+/// Writes one in-app message: its key and arguments, rendered in the
+/// customer's language when read.
 pub(super) async fn in_app(
     c: &mut AnyConnection,
     user_id: &str,
     kind: &str,
     subject_id: &str,
-    texts: &(String, String),
+    text: &Msg,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
     store::insert_user_message(
@@ -37,8 +39,8 @@ pub(super) async fn in_app(
             user_id,
             kind,
             subject_id: Some(subject_id),
-            body: &texts.0,
-            body_en: &texts.1,
+            message_key: &text.key,
+            message_args: &text.args_json(),
             created_at: now_ms,
         },
     )
@@ -70,7 +72,7 @@ pub(super) async fn write_strict_warning(
     if !store::mark_order(c, r.order_no, mark, now_ms).await? {
         return Ok(false);
     }
-    let texts = reminder::expires_before_final_payment_message(
+    let text = reminder::expires_before_final_payment_message(
         r.order_no,
         r.ends_at,
         r.window_starts,
@@ -80,8 +82,8 @@ pub(super) async fn write_strict_warning(
         "order_no": r.order_no,
         "coupon_id": r.coupon_id,
         "ends_at": rfc3339(r.ends_at),
-        "message": texts.0,
-        "message_en": texts.1,
+        "message": Lang::Zh.msg(&text),
+        "message_en": Lang::En.msg(&text),
         "final_payment_starts_at": rfc3339(r.window_starts),
     });
     outbox::insert_many(
@@ -100,7 +102,7 @@ pub(super) async fn write_strict_warning(
         r.user_id,
         EXPIRES_BEFORE_FINAL_PAYMENT,
         r.order_no,
-        &texts,
+        &text,
         now_ms,
     )
     .await?;

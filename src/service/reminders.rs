@@ -27,6 +27,7 @@ use crate::domain::reminder::{
     coupon_value, delay_for_quiet_hours, expiring_message, quiet_end_after, rate_limited,
 };
 use crate::domain::time::{from_ms, rfc3339, to_ms};
+use crate::i18n::Lang;
 use crate::store::outbox::{self, NewMessage};
 use crate::store::reminders::{self as store, NewSlot};
 use crate::store::{campaigns, is_unique_violation, orders};
@@ -132,14 +133,14 @@ async fn remind_user_tx(
         )
         .await?;
         let earliest = slot.earliest_ends_at();
-        let texts = expiring_message(ids.len(), total, earliest, now, s.tz);
+        let text = expiring_message(ids.len(), total, earliest, now, s.tz);
         let payload = json!({
             "channel": ch.as_str(),
             "coupon_ids": ids,
             "total_value_cents": total.get(),
             "earliest_ends_at": rfc3339(earliest),
-            "message": texts.0,
-            "message_en": texts.1,
+            "message": Lang::Zh.msg(&text),
+            "message_en": Lang::En.msg(&text),
             "offset_seconds": offset,
             "slot_id": slot_id,
         });
@@ -154,7 +155,7 @@ async fn remind_user_tx(
             }],
         )
         .await?;
-        in_app(c, user_id, COUPONS_EXPIRING, &slot_id, &texts, now_ms).await?;
+        in_app(c, user_id, COUPONS_EXPIRING, &slot_id, &text, now_ms).await?;
         out.slots += 1;
         out.coupons += ids.len();
     }
@@ -401,13 +402,13 @@ async fn final_payment_open_tx(
     if !store::mark_order(c, order_no, MARK_OPEN, now_ms).await? {
         return Ok(false);
     }
-    let texts = reminder::final_payment_open_message(plan.amount_due, plan.discount);
+    let text = reminder::final_payment_open_message(plan.amount_due, plan.discount);
     let payload = json!({
         "order_no": order_no,
         "amount_due_cents": plan.amount_due.get(),
         "discount_cents": plan.discount.get(),
-        "message": texts.0,
-        "message_en": texts.1,
+        "message": Lang::Zh.msg(&text),
+        "message_en": Lang::En.msg(&text),
         "final_payment_ends_at": rfc3339(from_ms(campaign.final_payment_ends_at)),
     });
     outbox::insert_many(
@@ -421,7 +422,7 @@ async fn final_payment_open_tx(
         }],
     )
     .await?;
-    in_app(c, &o.user_id, FINAL_PAYMENT_OPEN, order_no, &texts, now_ms).await?;
+    in_app(c, &o.user_id, FINAL_PAYMENT_OPEN, order_no, &text, now_ms).await?;
     Ok(true)
 }
 

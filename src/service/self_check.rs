@@ -298,12 +298,12 @@ pub const PAGE_MESSAGES: i64 = 50;
 /// A self-check visit is recorded at most once per this many ms per user.
 pub const VISIT_GAP_MS: i64 = 60_000;
 
-/// One in-app message on the self-check page.
+/// One in-app message on the self-check page: its text is a catalog
+/// message, rendered in the page's language.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CustomerMessage {
     pub kind: String,
-    pub body: String,
-    pub body_en: String,
+    pub text: Msg,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub unread: bool,
 }
@@ -325,9 +325,8 @@ impl Service {
         Ok(rows
             .into_iter()
             .map(|r| CustomerMessage {
+                text: Msg::from_stored(&r.message_key, &r.message_args),
                 kind: r.kind,
-                body: r.body,
-                body_en: r.body_en,
                 created_at: crate::domain::time::from_ms(r.created_at),
                 unread: r.read_at.is_none(),
             })

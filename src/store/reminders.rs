@@ -247,14 +247,16 @@ pub async fn record_self_check(
     Ok(done.rows_affected() == 1)
 }
 
-/// The in-app copy of a reminder.
+/// The in-app copy of a reminder: a catalog key and its arguments as a
+/// JSON object (`Msg::args_json`), rendered in the reader's language when
+/// read.
 #[derive(Debug, Clone)]
 pub struct NewUserMessage<'a> {
     pub user_id: &'a str,
     pub kind: &'a str,
     pub subject_id: Option<&'a str>,
-    pub body: &'a str,
-    pub body_en: &'a str,
+    pub message_key: &'a str,
+    pub message_args: &'a str,
     pub created_at: i64,
 }
 
@@ -263,27 +265,29 @@ pub async fn insert_user_message(
     m: &NewUserMessage<'_>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO user_messages (user_id, kind, subject_id, body, body_en, created_at, read_at)
+        "INSERT INTO user_messages
+             (user_id, kind, subject_id, message_key, message_args, created_at, read_at)
          VALUES ($1, $2, $3, $4, $5, $6, NULL)",
     )
     .bind(m.user_id)
     .bind(m.kind)
     .bind(m.subject_id)
-    .bind(m.body)
-    .bind(m.body_en)
+    .bind(m.message_key)
+    .bind(m.message_args)
     .bind(m.created_at)
     .execute(conn)
     .await?;
     Ok(())
 }
 
-/// One in-app message as the customer's list shows it.
+/// One in-app message as the customer's list shows it (key and JSON
+/// arguments, as written by [`insert_user_message`]).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct UserMessageRow {
     pub id: i64,
     pub kind: String,
-    pub body: String,
-    pub body_en: String,
+    pub message_key: String,
+    pub message_args: String,
     pub created_at: i64,
     pub read_at: Option<i64>,
 }
@@ -296,7 +300,7 @@ pub async fn user_messages(
     limit: i64,
 ) -> Result<Vec<UserMessageRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT id, kind, body, body_en, created_at, read_at FROM user_messages
+        "SELECT id, kind, message_key, message_args, created_at, read_at FROM user_messages
          WHERE user_id = $1 ORDER BY id DESC LIMIT $2",
     )
     .bind(user_id)

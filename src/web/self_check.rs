@@ -487,10 +487,7 @@ fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyVi
         .into_iter()
         .map(|m| {
             let at = crate::i18n::zone::local_minutes(m.created_at);
-            let body = match l {
-                Lang::Zh => m.body,
-                Lang::En => m.body_en,
-            };
+            let body = l.msg(&m.text);
             let (class, state) = if m.unread {
                 ("sc-item sc-msg sc-unread", "unread")
             } else {

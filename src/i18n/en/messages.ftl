@@ -1,5 +1,5 @@
 # Messages for customers decided by the domain: the final-payment quote
-# (domain::campaign) and the reminders (domain::reminder).
+# (domain::campaign); the reminders' are in reminder_texts.ftl.
 final-payment-due = Final payment: { $due } yuan.
 final-payment-applied = Final payment: { $due } yuan, { $discount } yuan off with your coupon.
 final-payment-coupon-expired = Your coupon has expired; the final payment is { $due } yuan with no discount.

@@ -1,5 +1,5 @@
 # Messages for customers decided by the domain: the final-payment quote
-# (domain::campaign) and the reminders (domain::reminder).
+# (domain::campaign); the reminders' are in reminder_texts.ftl.
 final-payment-due = 本次尾款 { $due } 元。
 final-payment-applied = 本次尾款 { $due } 元，已为你抵扣 { $discount } 元。
 final-payment-coupon-expired = 你的优惠券已过期，本次尾款 { $due } 元，不再抵扣。
