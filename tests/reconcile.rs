@@ -168,7 +168,7 @@ async fn a_recorded_run_is_repaired_finding_by_finding_and_the_next_run_is_clean
         app.service
             .repair_finding(&ctx, &operator(), f.id, Some("reconciliation".into()))
             .await
-            .unwrap_or_else(|e| panic!("repair {} failed: {e}", f.kind));
+            .unwrap_or_else(|e| panic!("repair {} failed: {e}", f.kind.as_str()));
     }
     // A second repair of the same finding is refused.
     assert!(
@@ -225,7 +225,10 @@ async fn a_repair_rechecks_and_changes_nothing_when_the_anomaly_changed_meanwhil
         .expect("findings");
     let ctx = Ctx::new("staff:op", None);
     for kind in ["locked_coupon_order_closed", "stale_checkout_lock"] {
-        let f = findings.iter().find(|f| f.kind == kind).expect("finding");
+        let f = findings
+            .iter()
+            .find(|f| f.kind.as_str() == kind)
+            .expect("finding");
         let before = app.coupon(f.coupon_id.as_deref().unwrap_or_default()).await;
         let r = app
             .service
@@ -451,7 +454,11 @@ async fn a_coupon_left_locked_on_a_paid_or_fully_paid_order_is_found_and_marked_
         .reconcile_findings(run.id, Some(AnomalyKind::LockedCouponOrderPaid), 10)
         .await
         .expect("findings");
-    assert!(findings.iter().all(|f| f.fix == "mark_coupon_used"));
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.fix.as_str() == "mark_coupon_used")
+    );
     let ctx = Ctx::new("staff:op", None);
     let first = findings
         .iter()

@@ -41,6 +41,18 @@ pub enum AnomalyKind {
     TemplateStockMismatch,
 }
 
+impl serde::Serialize for AnomalyKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Fix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl AnomalyKind {
     pub const ALL: [AnomalyKind; 7] = [
         AnomalyKind::LockedCouponOrderClosed,

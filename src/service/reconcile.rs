@@ -26,6 +26,7 @@ use utoipa::ToSchema;
 use super::support::{Authority, coupon_facts, order_facts};
 use super::{Ctx, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
+use crate::domain::order::OrderStatus;
 use crate::domain::reconcile::{
     AnomalyKind, Finding, Fix, check_bound_coupon, check_live_order, check_template_stock,
 };
@@ -129,16 +130,15 @@ impl From<store::RunRow> for RunView {
 pub struct FindingView {
     pub id: i64,
     pub run_id: i64,
-    pub kind: String,
+    pub kind: AnomalyKind,
     pub coupon_id: Option<String>,
     pub order_no: Option<String>,
     pub user_id: Option<String>,
     pub template_id: Option<String>,
     /// What is wrong, for the reader to render in their language.
     pub message: crate::i18n::Msg,
-    /// `release_coupon`, `repair_link`, `cancel_order`, `mark_coupon_used`
-    /// or `none`.
-    pub fix: String,
+    /// The repair the rules chose (`none`: a person decides).
+    pub fix: Fix,
     pub repaired_at: Option<String>,
     pub repaired_by: Option<String>,
     /// Why the last repair attempt was refused.
@@ -311,7 +311,8 @@ impl Service {
 
         // 3. Live orders and the coupons they name.
         let mut n = 0usize;
-        for status in ["deposit_paid", "pending_payment"] {
+        for status in [OrderStatus::DepositPaid, OrderStatus::PendingPayment] {
+            let status = status.as_str();
             let mut after = String::new();
             loop {
                 let cursor = after.clone();
@@ -566,7 +567,7 @@ impl Service {
         let needs = |what: &'static str| {
             ServiceError::Invalid(FieldError::new("finding", format!("has no {what}")))
         };
-        match Fix::parse(&f.fix).unwrap_or(Fix::None) {
+        match f.fix {
             Fix::ReleaseCoupon => {
                 let id = f.coupon_id.clone().ok_or_else(|| needs("coupon"))?;
                 self.release_coupon(ctx, authority, None, id, Some(reason), false)

@@ -12,6 +12,7 @@ use sqlx::{Decode, Type};
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
+use crate::domain::reconcile::{AnomalyKind, Fix};
 
 macro_rules! stored_word {
     ($ty:ty, $what:literal) => {
@@ -40,6 +41,8 @@ stored_word!(OrderStatus, "order status");
 stored_word!(OrderKind, "order kind");
 stored_word!(CouponLockStatus, "coupon lock status");
 stored_word!(Policy, "campaign policy");
+stored_word!(AnomalyKind, "anomaly kind");
+stored_word!(Fix, "reconciliation fix");
 
 #[cfg(test)]
 mod tests {

@@ -241,7 +241,7 @@ pub async fn runs(conn: &mut AnyConnection, limit: i64) -> Result<Vec<RunRow>, s
 pub struct FindingRow {
     pub id: i64,
     pub run_id: i64,
-    pub kind: String,
+    pub kind: crate::domain::reconcile::AnomalyKind,
     pub coupon_id: Option<String>,
     pub order_no: Option<String>,
     pub user_id: Option<String>,
@@ -250,7 +250,7 @@ pub struct FindingRow {
     pub stock_issued: Option<i64>,
     pub message_key: String,
     pub message_args: String,
-    pub fix: String,
+    pub fix: crate::domain::reconcile::Fix,
     pub repaired_at: Option<i64>,
     pub repaired_by: Option<String>,
     pub repair_note: Option<String>,

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_string, time_text};
-use crate::domain::reconcile::AnomalyKind;
+use crate::domain::reconcile::{AnomalyKind, Fix};
 use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::ServiceError;
@@ -86,11 +86,7 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Response {
     let groups = AnomalyKind::ALL
         .into_iter()
         .filter_map(|k| {
-            let rows: Vec<FindingView> = findings
-                .iter()
-                .filter(|f| f.kind == k.as_str())
-                .cloned()
-                .collect();
+            let rows: Vec<FindingView> = findings.iter().filter(|f| f.kind == k).cloned().collect();
             (!rows.is_empty()).then(|| group_view(l, k, rows, operator))
         })
         .collect_view();
@@ -127,7 +123,7 @@ fn summary_view(
             let n = r.found_by_kind.get(k.as_str()).copied().unwrap_or(0);
             let open = findings
                 .iter()
-                .filter(|f| f.kind == k.as_str() && f.repaired_at.is_none() && f.fix != "none")
+                .filter(|f| f.kind == k && f.repaired_at.is_none() && f.fix != Fix::None)
                 .count();
             let repair_all = (operator && open > 0).then(|| {
                 let href = format!("/console/reconciliation/runs/{}/kinds/{}/repair", r.id, k.as_str());
@@ -199,13 +195,13 @@ fn group_view(
                     <span class="badge badge-warning">{l.t("repair-refused")}</span>" "{note.clone()}
                 }
                 .into_any(),
-                (None, None) if operator && f.fix != "none" => {
+                (None, None) if operator && f.fix != Fix::None => {
                     let href = format!("/console/reconciliation/findings/{}/repair", f.id);
                     view! { <a class="button primary" href=href data-testid="repair">{l.t("repair-2")}</a> }.into_any()
                 }
                 (None, None) => view! { <span class="note">{l.t("open")}</span> }.into_any(),
             };
-            let fix = fix_label(l, &f.fix);
+            let fix = fix_label(l, f.fix.as_str());
             view! {
                 <tr data-finding=f.id>
                     <td>{coupon}</td>
@@ -323,9 +319,9 @@ async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64
         l.t("repair-an-anomaly"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{kind_label(l, &f.kind)}</h2>
+                <h2 id="confirm-heading">{kind_label(l, f.kind.as_str())}</h2>
                 <p>{detail}</p>
-                <p><strong>{l.t("repair-3")}</strong>{fix_label(l, &f.fix)}</p>
+                <p><strong>{l.t("repair-3")}</strong>{fix_label(l, f.fix.as_str())}</p>
                 <p class="note">{l.t("the-repair-checks-the-facts-again")}</p>
                 {form}
             </section>
@@ -388,7 +384,7 @@ async fn repair_all_page(
     let open = match s.service.reconcile_findings(run_id, Some(k), 1000).await {
         Ok(f) => f
             .into_iter()
-            .filter(|f| f.repaired_at.is_none() && f.fix != "none")
+            .filter(|f| f.repaired_at.is_none() && f.fix != Fix::None)
             .count(),
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
