@@ -5,8 +5,8 @@
 mod common;
 
 use common::console::{Browser, Page, signed_in};
-use common::fixtures::{coupon_for, deposit_paid, plant};
-use common::{TestApp, normal_order, presale_order, spawn_app};
+use common::fixtures::{coupon_for, deposit_paid, deposit_paid_under, plant};
+use common::{TestApp, normal_order, spawn_app};
 use couponkeeper::domain::reconcile::AnomalyKind;
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::Ctx;
@@ -372,21 +372,9 @@ async fn paid_with_stale_lock(app: &TestApp, no: &str, user: &str) -> String {
 /// A presale order `no` of `user` fully paid with its coupon under the
 /// `lock` policy, then left with the coupon `locked`. The coupon id.
 async fn final_paid_with_stale_lock(app: &TestApp, no: &str, user: &str) -> String {
-    let cid = coupon_for(app, user).await;
-    let camp = app.campaign("lock", 60, 3600).await;
-    let r = app
-        .order(presale_order(
-            no,
-            user,
-            Some(&cid),
-            camp["id"].as_str().unwrap_or_default(),
-        ))
-        .await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    let r = app
-        .post(&format!("/api/v1/orders/{no}/deposit-payment"), json!({}))
-        .await;
-    assert_eq!(r.status, 200, "{}", r.text);
+    // A 满300减50 coupon of the default ten days, its deposit paid under a
+    // lock campaign whose window opens in 60 s.
+    let cid = deposit_paid_under(app, no, user, "lock", 10 * 24 * 3600).await;
     app.advance(60);
     let r = app
         .post(&format!("/api/v1/orders/{no}/final-payment"), json!({}))

@@ -290,7 +290,7 @@ impl Msg {
     }
 
     /// A stored key and JSON arguments back into a message; arguments that
-    /// do not parse are dropped (the text then shows Fluent's placeholder
+    /// do not parse are dropped (Fluent then writes the argument's name in
     /// for them rather than failing the page).
     pub fn from_stored(key: &str, args_json: &str) -> Msg {
         let args = match serde_json::from_str::<serde_json::Value>(args_json) {
