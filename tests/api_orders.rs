@@ -972,3 +972,32 @@ async fn the_archive_job_skips_a_coupon_another_transaction_is_changing() {
         "archived once the row is free"
     );
 }
+
+#[tokio::test]
+async fn the_database_refuses_an_order_status_or_lock_status_no_domain_type_names() {
+    let app = spawn_app().await;
+    let made = app.order(normal_order("N-CHK", "u1", None, 10_000)).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let pool = app.db.db.pool();
+    // Written past the service, a stray word would make every read of the
+    // order fail (rows are parsed strictly); the schema refuses it instead.
+    for bad in [
+        "UPDATE orders SET status = 'shipped' WHERE order_no = 'N-CHK'",
+        "UPDATE orders SET coupon_lock_status = 'held' WHERE order_no = 'N-CHK'",
+        "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, created_at, updated_at)
+         VALUES ('N-BAD', 'u1', 'normal', '', 'PAID', 100, 0, 0)",
+    ] {
+        assert!(
+            sqlx::query(bad).execute(pool).await.is_err(),
+            "accepted: {bad}"
+        );
+    }
+    // The known words still go in, and the order still reads.
+    sqlx::query("UPDATE orders SET coupon_lock_status = 'released' WHERE order_no = 'N-CHK'")
+        .execute(pool)
+        .await
+        .expect("a known word");
+    let order = app.order_view("N-CHK").await;
+    assert_eq!(order["status"], "pending_payment");
+    assert_eq!(order["coupon_lock_status"], "released");
+}

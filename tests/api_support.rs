@@ -1247,7 +1247,7 @@ async fn the_user_page_and_user_health_check_show_the_users_coupons_orders_and_s
     let orders: Vec<&str> = o.orders.iter().map(|o| o.order_no.as_str()).collect();
     assert_eq!(orders, vec!["N1", "P1"], "newest first");
     let h = app.service.user_health_check("u1").await.expect("health");
-    assert_eq!(h.overall, "ok");
+    assert_eq!(h.overall.as_str(), "ok");
     assert_eq!(h.orders.len(), 2);
     assert!(h.locks.is_empty());
     // A lock naming an order that does not exist.
@@ -1257,7 +1257,7 @@ async fn the_user_page_and_user_health_check_show_the_users_coupons_orders_and_s
     )
     .await;
     let h = app.service.user_health_check("u1").await.expect("health");
-    assert_eq!(h.overall, "problem");
+    assert_eq!(h.overall.as_str(), "problem");
     assert_eq!(h.locks.len(), 1, "{:?}", h.locks);
     assert_eq!(h.locks[0].name, "stray_lock");
     assert_eq!(

@@ -193,6 +193,16 @@ fn the_domain_enums_have_their_words_in_the_catalog() {
             .iter()
             .map(|s| s.label_key()),
     );
+    keys.extend(
+        couponkeeper::domain::coupon::CouponSource::ALL
+            .iter()
+            .map(|s| s.label_key()),
+    );
+    keys.extend(
+        couponkeeper::domain::discount::DiscountKind::ALL
+            .iter()
+            .map(|k| k.label_key()),
+    );
     let missing: Vec<_> = keys.into_iter().filter(|k| !i18n::has(k)).collect();
     assert!(missing.is_empty(), "{missing:?}");
 }

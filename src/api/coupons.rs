@@ -1,5 +1,6 @@
 //! Claiming and reading coupons: `POST /users/{user_id}/coupons`,
-//! `GET /users/{user_id}/coupons`, `GET /coupons/{id}`.
+//! `GET /users/{user_id}/coupons`, `GET /coupons/{id}`, and the checkout
+//! picker `POST /users/{user_id}/coupon-options`.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -10,8 +11,10 @@ use utoipa::{IntoParams, ToSchema};
 use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::UserId;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, ErrorBody, api_lang};
 use crate::http::AppState;
+use crate::service::checkout::CouponOptions;
+use crate::service::orders::CartInput;
 use crate::service::views::CouponView;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -115,6 +118,58 @@ pub async fn get(
 ) -> Response {
     match s.service.get_coupon(&id).await {
         Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// A cart at checkout: the fields of `POST /orders` that decide a discount.
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({"kind": "presale", "category": "phones", "total_cents": 399900,
+    "campaign_id": "cmp_0190aabbccdd0011223344556677", "deposit_cents": 50000}))]
+pub struct CartBody {
+    /// `normal` or `presale`.
+    pub kind: Option<String>,
+    pub category: Option<String>,
+    pub total_cents: Option<i64>,
+    /// Presale only.
+    pub campaign_id: Option<String>,
+    /// Presale only.
+    pub deposit_cents: Option<i64>,
+}
+
+#[utoipa::path(post, path = "/api/v1/users/{user_id}/coupon-options", operation_id = "coupon_options", tag = "claiming",
+    params(("user_id" = String, Path), ("Accept-Language" = Option<String>, Header, description = "`zh*`: messages in Chinese; otherwise English")),
+    request_body = CartBody,
+    responses(
+        (status = 200, body = CouponOptions, example = json!({
+            "best": "cpn_0190aabbccdd0011223344556677",
+            "usable": [{"coupon": {"id": "cpn_0190aabbccdd0011223344556677", "code": "K7QM-3XPA-9RTD", "kind": "fixed", "value_cents": 5000, "min_order_cents": 30000, "status": "available"}, "discount_cents": 5000, "warning": null}],
+            "unusable": [{"coupon": {"id": "cpn_0190aabbccdd8899aabbccddeeff", "code": "P2WX-7HNE-4KJC", "kind": "fixed", "value_cents": 10000, "min_order_cents": 500000, "status": "available"}, "reason": "threshold_not_met", "message": "Add ¥1001.00 more to use this coupon (minimum spend ¥5000.00).", "shortfall_cents": 100100}]
+        })),
+        (status = 400, description = "invalid_request with `field`", body = ErrorBody),
+        (status = 404, description = "unknown campaign_id", body = ErrorBody),
+        (status = 409, description = "outside_payment_window: the campaign's final-payment window has ended", body = ErrorBody)))]
+pub async fn options(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(user_id): PathParam,
+    body: JsonBody<CartBody>,
+) -> Response {
+    let user_id = match user(&user_id) {
+        Ok(u) => u,
+        Err(e) => return e.into_response(),
+    };
+    let b = body.value;
+    let cart = CartInput {
+        kind: b.kind,
+        category: b.category,
+        total_cents: b.total_cents,
+        campaign_id: b.campaign_id,
+        deposit_cents: b.deposit_cents,
+    };
+    let result: Result<CouponOptions, _> = s.service.coupon_options(user_id, cart).await;
+    match result {
+        Ok(v) => axum::Json(v.in_language(api_lang())).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
 }

@@ -27,6 +27,7 @@ pub fn routes() -> Router<AppState> {
             "/users/{user_id}/coupons",
             post(coupons::claim).get(coupons::list),
         )
+        .route("/users/{user_id}/coupon-options", post(coupons::options))
         .route("/coupons/{id}", get(coupons::get))
         .route("/presale-campaigns", post(campaigns::create))
         .route("/presale-campaigns/{id}", get(campaigns::get))

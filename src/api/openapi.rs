@@ -28,7 +28,7 @@ impl Modify for BearerAuth {
     info(title = "couponkeeper", description = "Coupon lifecycle service: the contract of API.md"),
     paths(
         templates::create, templates::get,
-        coupons::claim, coupons::list, coupons::get,
+        coupons::claim, coupons::list, coupons::get, coupons::options,
         campaigns::create, campaigns::get,
         orders::create, orders::get, orders::pay, orders::deposit_payment,
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
@@ -39,7 +39,8 @@ impl Modify for BearerAuth {
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
-        templates::CreateTemplateBody, coupons::ClaimBody, coupons::CouponList,
+        templates::CreateTemplateBody, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
+        crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning,
         campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody,
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,
         support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody, support::MarkUsedBody,

@@ -85,6 +85,46 @@ impl std::fmt::Display for CouponStatus {
     }
 }
 
+/// How a coupon came to its holder, as stored in `coupons.source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CouponSource {
+    /// Claimed by the customer from a template.
+    Claim,
+    /// Given by support or the final payment, outside any template's stock.
+    Compensation,
+}
+
+impl CouponSource {
+    pub const ALL: [CouponSource; 2] = [CouponSource::Claim, CouponSource::Compensation];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CouponSource::Claim => "claim",
+            CouponSource::Compensation => "compensation",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        CouponSource::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// The catalog key of the source's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            CouponSource::Claim => "coupon-source-claim",
+            CouponSource::Compensation => "coupon-source-compensation",
+        }
+    }
+}
+
+impl std::fmt::Display for CouponSource {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A status change that the state machine does not allow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IllegalTransition {

@@ -5,6 +5,8 @@
 //! A coupon applies only when total >= min_order_cents and the order's
 //! category is in the coupon's categories (empty list: every category).
 
+use serde::Serialize;
+
 use super::FieldError;
 use super::money::Cents;
 
@@ -14,19 +16,42 @@ pub const MAX_CATEGORIES: usize = 50;
 pub const MAX_CATEGORY_LEN: usize = 64;
 
 /// A coupon's `kind`: a fixed amount off, or a percentage off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DiscountKind {
     Fixed,
     Percent,
 }
 
 impl DiscountKind {
+    pub const ALL: [DiscountKind; 2] = [DiscountKind::Fixed, DiscountKind::Percent];
+
     /// `fixed` or `percent`, as stored.
     pub fn as_str(self) -> &'static str {
         match self {
             DiscountKind::Fixed => "fixed",
             DiscountKind::Percent => "percent",
         }
+    }
+
+    /// The stored word back as a kind; `None` for any other word.
+    pub fn parse(s: &str) -> Option<Self> {
+        DiscountKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The catalog key of the kind's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            DiscountKind::Fixed => "discount-kind-fixed",
+            DiscountKind::Percent => "discount-kind-percent",
+        }
+    }
+}
+
+impl std::fmt::Display for DiscountKind {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -43,13 +68,6 @@ pub enum DiscountRule {
 }
 
 impl DiscountRule {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            DiscountRule::Fixed { .. } => "fixed",
-            DiscountRule::Percent { .. } => "percent",
-        }
-    }
-
     /// The rule's kind as a value (`fixed` or `percent`).
     pub fn discount_kind(&self) -> DiscountKind {
         match self {
@@ -166,20 +184,21 @@ impl DiscountRule {
         }
     }
 
-    /// Rebuilds a rule from stored columns; falls back to a zero fixed rule
-    /// only if a row was edited by hand into nonsense, so reads never fail.
+    /// Rebuilds a rule from stored columns (the kind already parsed where
+    /// the row was read). The table's CHECKs keep the amounts present for
+    /// their kind; a missing one reads as zero, so a read never fails.
     pub fn from_stored(
-        kind: &str,
+        kind: DiscountKind,
         value_cents: Option<i64>,
         percent_off: Option<i64>,
         max_discount_cents: Option<i64>,
     ) -> Self {
         match kind {
-            "percent" => DiscountRule::Percent {
+            DiscountKind::Percent => DiscountRule::Percent {
                 percent_off: percent_off.unwrap_or(0).clamp(0, 100) as u8,
                 max_discount: max_discount_cents.map(Cents::from_stored),
             },
-            _ => DiscountRule::Fixed {
+            DiscountKind::Fixed => DiscountRule::Fixed {
                 value: Cents::from_stored(value_cents.unwrap_or(0)),
             },
         }

@@ -49,6 +49,15 @@ pub enum CheckResult {
 }
 
 impl CheckResult {
+    /// The catalog key of the result's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            CheckResult::Ok => "result-ok",
+            CheckResult::Warning => "result-warning",
+            CheckResult::Problem => "result-problem",
+        }
+    }
+
     /// `ok`, `warning` or `problem`.
     pub fn as_str(self) -> &'static str {
         match self {

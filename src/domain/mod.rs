@@ -5,6 +5,7 @@
 //! "now" takes it as an argument, so each rule is testable on its own.
 
 pub mod campaign;
+pub mod checkout;
 pub mod coupon;
 pub mod delivery;
 pub mod discount;

@@ -165,6 +165,85 @@ pub fn check_order_transition(
     }
 }
 
+/// A step in an order's life after its creation. Each step knows where it
+/// takes an order ([`OrderStep::target`]), so a service names what happened
+/// (`OrderStep::DepositPayment`) and the domain decides the statuses; the
+/// step's word is the `action` of the order's event row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OrderStep {
+    /// A normal order paid (its coupon used).
+    Pay,
+    /// A presale deposit paid (its coupon locked, the discount snapshotted).
+    DepositPayment,
+    /// A presale final payment inside the campaign's window.
+    FinalPayment,
+    /// Closed by the shop or the customer before payment.
+    Cancel,
+    /// Money returned after payment.
+    Refund,
+    /// Closed by the sweep: a normal order's checkout lock lapsed unpaid.
+    CheckoutLockLapsed,
+    /// Closed by the sweep: a presale order missed its payment window.
+    PresaleTimeout,
+}
+
+impl OrderStep {
+    pub const ALL: [OrderStep; 7] = [
+        OrderStep::Pay,
+        OrderStep::DepositPayment,
+        OrderStep::FinalPayment,
+        OrderStep::Cancel,
+        OrderStep::Refund,
+        OrderStep::CheckoutLockLapsed,
+        OrderStep::PresaleTimeout,
+    ];
+
+    /// The event row's `action` word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStep::Pay => "pay",
+            OrderStep::DepositPayment => "deposit_payment",
+            OrderStep::FinalPayment => "final_payment",
+            OrderStep::Cancel => "cancel",
+            OrderStep::Refund => "refund",
+            OrderStep::CheckoutLockLapsed => "checkout_lock_lapsed",
+            OrderStep::PresaleTimeout => "presale_timeout",
+        }
+    }
+
+    /// The status this step leads to.
+    fn to_status(self) -> OrderStatus {
+        match self {
+            OrderStep::Pay => OrderStatus::Paid,
+            OrderStep::DepositPayment => OrderStatus::DepositPaid,
+            OrderStep::FinalPayment => OrderStatus::FinalPaid,
+            OrderStep::Refund => OrderStatus::Refunded,
+            OrderStep::Cancel | OrderStep::CheckoutLockLapsed | OrderStep::PresaleTimeout => {
+                OrderStatus::Closed
+            }
+        }
+    }
+
+    /// Where this step takes an order of `kind` that is `from`, or why it
+    /// cannot: the transition table of [`check_order_transition`] decides.
+    pub fn target(
+        self,
+        kind: OrderKind,
+        from: OrderStatus,
+    ) -> Result<OrderStatus, IllegalOrderTransition> {
+        let to = self.to_status();
+        check_order_transition(kind, from, to)?;
+        Ok(to)
+    }
+}
+
+impl std::fmt::Display for OrderStep {
+    /// The stored word, as event rows and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The coupon side of an order, as the order records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -286,6 +365,45 @@ mod tests {
             }
         }
         assert_eq!(count, 9, "3 normal edges + 6 presale edges");
+    }
+
+    #[test]
+    fn every_edge_of_the_machines_is_reached_by_exactly_one_step() {
+        use OrderStatus::*;
+        let mut reached = std::collections::BTreeMap::new();
+        for kind in [OrderKind::Normal, OrderKind::Presale] {
+            for from in OrderStatus::ALL {
+                for step in OrderStep::ALL {
+                    if let Ok(to) = step.target(kind, from) {
+                        assert!(check_order_transition(kind, from, to).is_ok());
+                        reached
+                            .entry((kind.as_str(), from.as_str(), to.as_str()))
+                            .or_insert_with(Vec::new)
+                            .push(step);
+                    }
+                }
+            }
+        }
+        // 9 edges; the three closing steps share the `-> closed` edges.
+        assert_eq!(reached.len(), 9);
+        assert_eq!(
+            OrderStep::DepositPayment.target(OrderKind::Presale, PendingDeposit),
+            Ok(DepositPaid)
+        );
+        assert!(
+            OrderStep::Pay
+                .target(OrderKind::Presale, PendingDeposit)
+                .is_err()
+        );
+        assert!(
+            OrderStep::Refund
+                .target(OrderKind::Normal, PendingPayment)
+                .is_err()
+        );
+        assert_eq!(
+            OrderStep::CheckoutLockLapsed.target(OrderKind::Normal, PendingPayment),
+            Ok(Closed)
+        );
     }
 
     #[test]

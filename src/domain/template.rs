@@ -2,6 +2,7 @@
 //! lives, and how many may be handed out.
 
 use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
 
 use super::FieldError;
 use super::discount::{CouponTerms, DiscountRule, parse_categories};
@@ -17,6 +18,43 @@ pub const MAX_TOTAL_STOCK: i64 = 1_000_000_000;
 pub const MAX_PER_USER_LIMIT: i64 = 10_000;
 /// Longest template name in characters.
 pub const MAX_NAME_CHARS: usize = 200;
+
+/// Whether a template hands out coupons, as stored in `templates.status`.
+/// Its claim period (`Validity`) is a separate question: an active
+/// template outside its period still refuses claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TemplateStatus {
+    Active,
+    Disabled,
+}
+
+impl TemplateStatus {
+    pub const ALL: [TemplateStatus; 2] = [TemplateStatus::Active, TemplateStatus::Disabled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemplateStatus::Active => "active",
+            TemplateStatus::Disabled => "disabled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        TemplateStatus::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Whether claims are accepted at all (the claim period decides next).
+    pub fn accepts_claims(self) -> bool {
+        self == TemplateStatus::Active
+    }
+}
+
+impl std::fmt::Display for TemplateStatus {
+    /// The stored word, as messages and logs write it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// When a claimed coupon can be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

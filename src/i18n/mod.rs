@@ -388,10 +388,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "messages",
     "errors",
     "reconcile_findings",
-    "reminder_texts"
+    "reminder_texts",
+    "checkout"
 ];
 
-const FILE_COUNT: usize = 18;
+const FILE_COUNT: usize = 19;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

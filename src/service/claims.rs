@@ -11,7 +11,7 @@ use rand::Rng;
 use super::jobs::Deadline;
 use super::views::{CouponView, EventView};
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
-use crate::domain::coupon::CouponStatus;
+use crate::domain::coupon::{CouponSource, CouponStatus};
 use crate::domain::ids::{UserId, new_coupon_code, new_id};
 use crate::domain::template::Validity;
 use crate::domain::time::{from_ms, to_ms};
@@ -59,8 +59,8 @@ impl Service {
                         },
                     };
                     let window = validity.window_for_claim(now);
-                    let (starts_at, ends_at) = match (t.status.as_str(), window) {
-                        ("active", Some(w)) => w,
+                    let (starts_at, ends_at) = match (t.status.accepts_claims(), window) {
+                        (true, Some(w)) => w,
                         _ => {
                             return Err(ServiceError::refused(
                                 Refusal::TemplateInactive,
@@ -87,8 +87,8 @@ impl Service {
                         code: new_coupon_code(),
                         user_id: user_id.as_str().to_string(),
                         template_id: Some(t.id.clone()),
-                        source: "claim".into(),
-                        kind: t.kind.clone(),
+                        source: CouponSource::Claim,
+                        kind: t.kind,
                         value_cents: t.value_cents,
                         percent_off: t.percent_off,
                         max_discount_cents: t.max_discount_cents,
@@ -119,7 +119,7 @@ impl Service {
     /// The lazy path: a read that finds an `available` coupon past its end
     /// reports it `expired` (the view does) and hands it to the expiry
     /// worker, without writing in the read transaction.
-    fn note_overdue(&self, row: &CouponRow, now: chrono::DateTime<chrono::Utc>) {
+    pub(crate) fn note_overdue(&self, row: &CouponRow, now: chrono::DateTime<chrono::Utc>) {
         if row.status == CouponStatus::Available && row.ends_at <= to_ms(now) {
             self.schedule(from_ms(row.ends_at), Deadline::CouponEnd(row.id.clone()));
         }

@@ -13,7 +13,7 @@ pub use super::deadlines::{Deadline, Scheduler};
 use super::orders::{end_order, kind_of, status_of};
 use super::{Ctx, Service, ServiceError};
 use crate::domain::coupon::{CouponStatus, release_target};
-use crate::domain::order::{OrderKind, OrderStatus};
+use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::coupons::{self, CouponRow};
 use crate::store::expiry;
@@ -284,8 +284,7 @@ impl Service {
                         &op,
                         &o,
                         OrderStatus::PendingPayment,
-                        OrderStatus::Closed,
-                        "checkout_lock_lapsed",
+                        OrderStep::CheckoutLockLapsed,
                         Some("the checkout lock lapsed before payment"),
                     )
                     .await?;
@@ -337,8 +336,7 @@ impl Service {
                         &op,
                         &o,
                         OrderStatus::DepositPaid,
-                        OrderStatus::Closed,
-                        "presale_timeout",
+                        OrderStep::PresaleTimeout,
                         Some("the final-payment window ended without payment"),
                     )
                     .await?;

@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod campaigns;
+pub mod checkout;
 pub mod claims;
 pub mod dashboard;
 pub mod deadlines;

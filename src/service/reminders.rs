@@ -83,7 +83,7 @@ async fn remind_user_tx(
         .into_iter()
         .map(|r| DueCoupon {
             value: coupon_value(&DiscountRule::from_stored(
-                &r.kind,
+                r.kind,
                 r.value_cents,
                 r.percent_off,
                 r.max_discount_cents,

@@ -19,6 +19,7 @@ use utoipa::ToSchema;
 use super::support::{CheckView, UserHealthReport};
 use super::views::CouponView;
 use super::{Service, ServiceError};
+use crate::domain::health::CheckResult;
 use crate::domain::ids::UserId;
 use crate::domain::self_check::{self, TokenError, Verified};
 use crate::domain::time::{rfc3339, to_ms};
@@ -97,7 +98,7 @@ pub enum NextStep {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CustomerFinding {
     /// `ok`, `warning` or `problem`.
-    pub result: String,
+    pub result: CheckResult,
     /// What was found, addressed to the customer, with coupon codes
     /// instead of ids; rendered in the page's language.
     pub message: Msg,
@@ -109,7 +110,7 @@ pub struct CustomerFinding {
 pub struct CustomerOrderCheck {
     pub order_no: String,
     /// The worst of its findings.
-    pub overall: String,
+    pub overall: CheckResult,
     /// Every finding except the internal ones, in the staff check's order.
     pub findings: Vec<CustomerFinding>,
 }
@@ -118,7 +119,7 @@ pub struct CustomerOrderCheck {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CustomerCheck {
     /// The worst result over every finding shown.
-    pub overall: String,
+    pub overall: CheckResult,
     /// Newest first, like the staff check.
     pub orders: Vec<CustomerOrderCheck>,
     /// Coupons held by an order that no longer uses them.
@@ -129,16 +130,9 @@ pub struct CustomerCheck {
 /// coupons and orders.
 const INTERNAL_CHECKS: &[&str] = &["template_stock"];
 
-fn rank(result: &str) -> u8 {
-    match result {
-        "problem" => 2,
-        "warning" => 1,
-        _ => 0,
-    }
-}
-
-fn worst<'a>(results: impl Iterator<Item = &'a str>) -> String {
-    results.max_by_key(|r| rank(r)).unwrap_or("ok").to_string()
+/// The worst of `results`; `ok` when there are none.
+fn worst(results: impl Iterator<Item = CheckResult>) -> CheckResult {
+    results.max().unwrap_or(CheckResult::Ok)
 }
 
 /// Whether `b[i..]` starts a server id (`cpn_` + hex, any short lower-case
@@ -208,16 +202,16 @@ fn for_customer(arg: &Arg, codes: &HashMap<String, String>) -> Arg {
 
 fn finding(c: &CheckView, codes: &HashMap<String, String>) -> CustomerFinding {
     CustomerFinding {
-        result: c.result.clone(),
+        result: c.result,
         message: c
             .msg
             .clone()
             .map_args(|a| for_customer(a, codes))
             .with("audience", "customer"),
-        next: match c.result.as_str() {
-            "ok" => NextStep::Nothing,
-            "warning" => NextStep::TakeNote,
-            _ => NextStep::ContactSupport,
+        next: match c.result {
+            CheckResult::Ok => NextStep::Nothing,
+            CheckResult::Warning => NextStep::TakeNote,
+            CheckResult::Problem => NextStep::ContactSupport,
         },
     }
 }
@@ -241,7 +235,7 @@ pub fn customer_check(report: &UserHealthReport, coupons: &[CouponView]) -> Cust
                 .collect();
             CustomerOrderCheck {
                 order_no: o.order_no.clone(),
-                overall: worst(findings.iter().map(|f| f.result.as_str())),
+                overall: worst(findings.iter().map(|f| f.result)),
                 findings,
             }
         })
@@ -250,8 +244,8 @@ pub fn customer_check(report: &UserHealthReport, coupons: &[CouponView]) -> Cust
     let overall = worst(
         orders
             .iter()
-            .map(|o| o.overall.as_str())
-            .chain(coupons.iter().map(|f| f.result.as_str())),
+            .map(|o| o.overall)
+            .chain(coupons.iter().map(|f| f.result)),
     );
     CustomerCheck {
         overall,
@@ -383,9 +377,14 @@ mod tests {
     use super::*;
 
     fn check(name: &str, result: &str, msg: Msg) -> CheckView {
+        let result = match result {
+            "ok" => CheckResult::Ok,
+            "warning" => CheckResult::Warning,
+            _ => CheckResult::Problem,
+        };
         CheckView {
             name: name.into(),
-            result: result.into(),
+            result,
             message: crate::i18n::Lang::En.msg(&msg),
             message_zh: crate::i18n::Lang::Zh.msg(&msg),
             msg,
@@ -419,11 +418,11 @@ mod tests {
     fn the_customer_check_drops_internal_checks_and_actions() {
         let report = UserHealthReport {
             user_id: "u1".into(),
-            overall: "warning".into(),
+            overall: CheckResult::Warning,
             orders: vec![super::super::support::HealthReport {
                 order_no: "P1".into(),
                 user_id: "u1".into(),
-                overall: "warning".into(),
+                overall: CheckResult::Warning,
                 checks: vec![
                     check(
                         "order_status",
@@ -457,8 +456,8 @@ mod tests {
             )],
         };
         let c = customer_check(&report, &[]);
-        assert_eq!(c.overall, "problem");
-        assert_eq!(c.orders[0].overall, "ok");
+        assert_eq!(c.overall, CheckResult::Problem);
+        assert_eq!(c.orders[0].overall, CheckResult::Ok);
         assert_eq!(c.orders[0].findings.len(), 1);
         assert_eq!(c.coupons[0].next, NextStep::ContactSupport);
         assert_eq!(

@@ -3,7 +3,7 @@
 use super::views::TemplateView;
 use super::{Ctx, Executed, IdempotencyRequest, Service, ServiceError};
 use crate::domain::ids::new_id;
-use crate::domain::template::{TemplateInput, TemplateSpec, stock_shards};
+use crate::domain::template::{TemplateInput, TemplateSpec, TemplateStatus, stock_shards};
 use crate::domain::time::to_ms;
 use crate::store::templates::{self, TemplateRow};
 
@@ -26,7 +26,7 @@ impl Service {
                 let row = TemplateRow {
                     id: new_id("tpl", now_ms),
                     name: spec.name.clone(),
-                    kind: rule.kind().to_string(),
+                    kind: rule.discount_kind(),
                     value_cents: rule.value_cents().map(|v| v.get()),
                     percent_off: rule.percent_off().map(i64::from),
                     max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
@@ -38,7 +38,7 @@ impl Service {
                     valid_seconds: spec.validity.valid_seconds(),
                     total_stock: spec.total_stock,
                     per_user_limit: spec.per_user_limit,
-                    status: "active".into(),
+                    status: TemplateStatus::Active,
                     created_at: now_ms,
                 };
                 templates::insert(c, &row, &stock_shards(spec.total_stock)).await?;

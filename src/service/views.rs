@@ -7,10 +7,11 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::campaign::Policy;
-use crate::domain::discount::{CouponTerms, DiscountRule};
+use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
 use crate::domain::money::Cents;
 use crate::domain::order::CouponLockStatus;
 use crate::domain::order::{self, OrderKind, OrderStatus};
+use crate::domain::template::TemplateStatus;
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons::CouponRow;
 use crate::store::templates::TemplateRow;
@@ -23,7 +24,8 @@ pub struct TemplateView {
     pub id: String,
     pub name: String,
     /// `fixed` or `percent`.
-    pub kind: String,
+    #[schema(value_type = String)]
+    pub kind: DiscountKind,
     pub value_cents: Option<i64>,
     pub percent_off: Option<i64>,
     pub max_discount_cents: Option<i64>,
@@ -39,7 +41,8 @@ pub struct TemplateView {
     /// Coupons claimed so far.
     pub claimed: i64,
     /// `active` or `disabled`.
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: TemplateStatus,
     pub created_at: String,
 }
 
@@ -69,12 +72,7 @@ impl TemplateView {
 /// The discount terms stored on a coupon row.
 pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
     CouponTerms {
-        rule: DiscountRule::from_stored(
-            &c.kind,
-            c.value_cents,
-            c.percent_off,
-            c.max_discount_cents,
-        ),
+        rule: DiscountRule::from_stored(c.kind, c.value_cents, c.percent_off, c.max_discount_cents),
         min_order: Cents::from_stored(c.min_order_cents),
         categories: parse_stored_categories(&c.categories),
     }

@@ -10,9 +10,11 @@ use sqlx::error::BoxDynError;
 use sqlx::{Decode, Type};
 
 use crate::domain::campaign::Policy;
-use crate::domain::coupon::CouponStatus;
+use crate::domain::coupon::{CouponSource, CouponStatus};
+use crate::domain::discount::DiscountKind;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::reconcile::{AnomalyKind, Fix};
+use crate::domain::template::TemplateStatus;
 
 macro_rules! stored_word {
     ($ty:ty, $what:literal) => {
@@ -43,6 +45,9 @@ stored_word!(CouponLockStatus, "coupon lock status");
 stored_word!(Policy, "campaign policy");
 stored_word!(AnomalyKind, "anomaly kind");
 stored_word!(Fix, "reconciliation fix");
+stored_word!(DiscountKind, "discount kind");
+stored_word!(CouponSource, "coupon source");
+stored_word!(TemplateStatus, "template status");
 
 #[cfg(test)]
 mod tests {

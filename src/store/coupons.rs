@@ -7,7 +7,10 @@ use sqlx::AnyConnection;
 use super::events::{self, NewEvent};
 use super::outbox::{self, NewMessage};
 use super::views::{CouponView, parse_stored_categories, ts, ts_opt};
-use crate::domain::coupon::{CouponStatus, IllegalTransition, check_transition, effective_status};
+use crate::domain::coupon::{
+    CouponSource, CouponStatus, IllegalTransition, check_transition, effective_status,
+};
+use crate::domain::discount::DiscountKind;
 use crate::domain::time::from_ms;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -16,8 +19,8 @@ pub struct CouponRow {
     pub code: String,
     pub user_id: String,
     pub template_id: Option<String>,
-    pub source: String,
-    pub kind: String,
+    pub source: CouponSource,
+    pub kind: DiscountKind,
     pub value_cents: Option<i64>,
     pub percent_off: Option<i64>,
     pub max_discount_cents: Option<i64>,
@@ -53,8 +56,8 @@ pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx:
     .bind(&c.code)
     .bind(&c.user_id)
     .bind(&c.template_id)
-    .bind(&c.source)
-    .bind(&c.kind)
+    .bind(c.source.as_str())
+    .bind(c.kind.as_str())
     .bind(c.value_cents)
     .bind(c.percent_off)
     .bind(c.max_discount_cents)
@@ -109,6 +112,25 @@ pub async fn list_for_user(
     q.fetch_all(conn).await
 }
 
+/// A user's coupons stored `available` (including any just past their end,
+/// which a reader must see as expired and hand to the expiry worker),
+/// earliest end first, at most `limit`: the checkout picker's one read.
+/// Served by the `(user_id, status)` index; no template is read.
+pub async fn available_for_user(
+    conn: &mut AnyConnection,
+    user_id: &str,
+    limit: i64,
+) -> Result<Vec<CouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM coupons WHERE user_id = $1 AND status = 'available'
+         ORDER BY ends_at, id LIMIT $2"
+    ))
+    .bind(user_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
 /// Coupons of a user of one `kind` (`fixed` or `percent`) that are usable
 /// right now (stored `available`, started, not ended), earliest end first:
 /// the candidates for a presale swap, which must be of the expired coupon's
@@ -116,7 +138,7 @@ pub async fn list_for_user(
 pub async fn usable_for_user(
     conn: &mut AnyConnection,
     user_id: &str,
-    kind: &str,
+    kind: DiscountKind,
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
@@ -128,7 +150,7 @@ pub async fn usable_for_user(
     .bind(user_id)
     .bind(now_ms)
     .bind(limit)
-    .bind(kind)
+    .bind(kind.as_str())
     .fetch_all(conn)
     .await
 }

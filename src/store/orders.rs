@@ -4,7 +4,7 @@ use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
 use crate::domain::order::{
-    CouponLockStatus, IllegalOrderTransition, OrderKind, OrderStatus, check_order_transition,
+    CouponLockStatus, IllegalOrderTransition, OrderKind, OrderStatus, OrderStep,
 };
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -98,10 +98,10 @@ pub async fn naming_coupon(
 pub struct OrderChange<'a> {
     pub kind: OrderKind,
     pub from: OrderStatus,
-    pub to: OrderStatus,
-    /// The row with its new field values (status is taken from `to`).
+    /// What happened; the domain decides the status it leads to.
+    pub step: OrderStep,
+    /// The row with its new field values (its status is the step's target).
     pub next: &'a OrderRow,
-    pub action: &'a str,
     pub actor: &'a str,
     pub reason: Option<&'a str>,
     pub request_id: Option<&'a str>,
@@ -118,14 +118,17 @@ pub enum OrderChangeError {
     Illegal(IllegalOrderTransition),
 }
 
-/// Moves an order from `from` to `to` with one conditional UPDATE
-/// (`WHERE order_no = ? AND status = ?`) and writes the event when it
-/// changed. `Ok(false)`: the order was no longer in `from`.
+/// Moves an order from `from` by `step` (to [`OrderStep::target`]) with one
+/// conditional UPDATE (`WHERE order_no = ? AND status = ?`) and writes the
+/// event when it changed. `Ok(false)`: the order was no longer in `from`.
 pub async fn transition(
     conn: &mut AnyConnection,
     c: &OrderChange<'_>,
 ) -> Result<bool, OrderChangeError> {
-    check_order_transition(c.kind, c.from, c.to).map_err(OrderChangeError::Illegal)?;
+    let to = c
+        .step
+        .target(c.kind, c.from)
+        .map_err(OrderChangeError::Illegal)?;
     let n = c.next;
     let r = sqlx::query(
         "UPDATE orders SET status = $3, coupon_id = $4, replaced_coupon_id = $5, coupon_discount_cents = $6,
@@ -136,7 +139,7 @@ pub async fn transition(
     )
     .bind(&n.order_no)
     .bind(c.from.as_str())
-    .bind(c.to.as_str())
+    .bind(to.as_str())
     .bind(&n.coupon_id)
     .bind(&n.replaced_coupon_id)
     .bind(n.coupon_discount_cents)
@@ -161,8 +164,8 @@ pub async fn transition(
                 coupon_id: n.coupon_id.as_deref(),
                 order_no: Some(&n.order_no),
                 from_status: Some(c.from.as_str()),
-                to_status: c.to.as_str(),
-                action: c.action,
+                to_status: to.as_str(),
+                action: c.step.as_str(),
                 actor: c.actor,
                 reason: c.reason,
                 request_id: c.request_id,

@@ -4,6 +4,8 @@
 
 use sqlx::AnyConnection;
 
+use crate::domain::discount::DiscountKind;
+
 /// A coupon that reached an offset and is not yet reminded for it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OpenerRow {
@@ -17,7 +19,7 @@ pub struct OpenerRow {
 pub struct CandidateRow {
     pub id: String,
     pub ends_at: i64,
-    pub kind: String,
+    pub kind: DiscountKind,
     pub value_cents: Option<i64>,
     pub percent_off: Option<i64>,
     pub max_discount_cents: Option<i64>,

@@ -2,11 +2,14 @@
 
 use sqlx::AnyConnection;
 
+use crate::domain::discount::DiscountKind;
+use crate::domain::template::TemplateStatus;
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TemplateRow {
     pub id: String,
     pub name: String,
-    pub kind: String,
+    pub kind: DiscountKind,
     pub value_cents: Option<i64>,
     pub percent_off: Option<i64>,
     pub max_discount_cents: Option<i64>,
@@ -18,7 +21,7 @@ pub struct TemplateRow {
     pub valid_seconds: Option<i64>,
     pub total_stock: Option<i64>,
     pub per_user_limit: Option<i64>,
-    pub status: String,
+    pub status: TemplateStatus,
     pub created_at: i64,
 }
 
@@ -37,7 +40,7 @@ pub async fn insert(
     ))
     .bind(&t.id)
     .bind(&t.name)
-    .bind(&t.kind)
+    .bind(t.kind.as_str())
     .bind(t.value_cents)
     .bind(t.percent_off)
     .bind(t.max_discount_cents)
@@ -48,7 +51,7 @@ pub async fn insert(
     .bind(t.valid_seconds)
     .bind(t.total_stock)
     .bind(t.per_user_limit)
-    .bind(&t.status)
+    .bind(t.status.as_str())
     .bind(t.created_at)
     .execute(&mut *conn)
     .await?;

@@ -9,7 +9,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::events::EventRow;
-use crate::domain::coupon::CouponStatus;
+use crate::domain::coupon::{CouponSource, CouponStatus};
+use crate::domain::discount::DiscountKind;
 use crate::domain::time::{from_ms, rfc3339};
 
 /// Stored milliseconds as the API writes a time (RFC 3339, UTC).
@@ -69,7 +70,8 @@ pub struct CouponView {
     pub user_id: String,
     pub template_id: Option<String>,
     /// `fixed` or `percent`.
-    pub kind: String,
+    #[schema(value_type = String)]
+    pub kind: DiscountKind,
     pub value_cents: Option<i64>,
     pub percent_off: Option<i64>,
     pub max_discount_cents: Option<i64>,
@@ -85,7 +87,8 @@ pub struct CouponView {
     pub used_at: Option<String>,
     pub created_at: String,
     /// `claim` or `compensation`.
-    pub source: String,
+    #[schema(value_type = String)]
+    pub source: CouponSource,
     /// Present on `GET /coupons/{id}`: transitions, oldest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<EventView>>,

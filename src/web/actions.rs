@@ -19,9 +19,8 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
-use super::console::coupon_terms_text;
 use super::i18n::Lang;
-use super::layout::{coupon_badge, enc, order_badge, time_text};
+use super::layout::{coupon_badge, coupon_terms_text, enc, order_badge, time_text};
 use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;

@@ -17,11 +17,12 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{
-    coupon_badge, coupon_status_label, enc, lock_status_label, opt_time, order_badge,
-    order_status_label, result_badge, time_text,
+    coupon_badge, coupon_status_label, coupon_terms_text, enc, lock_status_label, opt_time,
+    order_badge, order_status_label, result_badge, time_text,
 };
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
+use crate::domain::health::{CheckResult, SuggestedAction};
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::staff::Role;
 use crate::http::AppState;
@@ -61,31 +62,6 @@ async fn home(staff: Staff) -> Response {
 /// Money with its label, in a definition list.
 fn money_row(l: Lang, label: &'static str, cents: i64) -> impl IntoView + use<> {
     view! { <dt>{label}</dt><dd class="money">{l.money(cents)}</dd> }
-}
-
-/// What a coupon takes off: `满300减50`, `9折 最高减30` / `50 off 300`.
-pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
-    let threshold = (c.min_order_cents > 0).then(|| Lang::Zh.money(c.min_order_cents));
-    match c.kind.as_str() {
-        "percent" => {
-            let pct = c.percent_off.unwrap_or(0);
-            let cap = c
-                .max_discount_cents
-                .map(|m| crate::tr!(l, "at-most", m = l.money(m)))
-                .unwrap_or_default();
-            let min = threshold
-                .map(|t| crate::tr!(l, "orders-from", t = t))
-                .unwrap_or_default();
-            crate::tr!(l, "off", min = min, pct = pct, cap = cap)
-        }
-        _ => {
-            let v = l.money(c.value_cents.unwrap_or(0));
-            match threshold {
-                Some(t) => crate::tr!(l, "off-orders-from", v = v, t = t),
-                None => crate::tr!(l, "off-no-minimum", v = v),
-            }
-        }
-    }
 }
 
 fn categories_text(l: Lang, cats: &[String]) -> String {
@@ -176,10 +152,7 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
         .template_id
         .clone()
         .unwrap_or_else(|| l.t("compensation-coupon-no-template").to_string());
-    let source = match c.source.as_str() {
-        "compensation" => l.t("compensation"),
-        _ => l.t("claimed"),
-    };
+    let source = l.t(c.source.label_key());
     let actions = coupon_actions(l, &c);
     staff.page(
         &title,
@@ -300,7 +273,7 @@ async fn order_page(
         <section aria-labelledby="health" id="health-section">
             <h2 id="health">{l.t("one-click-health-check")}</h2>
             {match report {
-                Some(r) => health_report(l, staff.session.role, &r.overall, r.checks).into_any(),
+                Some(r) => health_report(l, staff.session.role, r.overall, r.checks).into_any(),
                 None => view! {
                     <p><a class="button primary" href=href data-testid="run-health-check">{l.t("run-the-health-check")}</a></p>
                 }.into_any(),
@@ -367,18 +340,18 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
 pub fn health_report(
     l: Lang,
     role: Role,
-    overall: &str,
+    overall: CheckResult,
     checks: Vec<CheckView>,
 ) -> impl IntoView + use<> {
     let overall_text = match overall {
-        "ok" => l.t("everything-is-in-order"),
-        "warning" => l.t("something-needs-attention"),
-        _ => l.t("there-is-a-problem-to-fix"),
+        CheckResult::Ok => l.t("everything-is-in-order"),
+        CheckResult::Warning => l.t("something-needs-attention"),
+        CheckResult::Problem => l.t("there-is-a-problem-to-fix"),
     };
     let items = checks
         .into_iter()
         .map(|c| {
-            let class = format!("result-{}", c.result);
+            let class = format!("result-{}", c.result.as_str());
             let message = l.msg(&c.msg);
             let name = check_label(l, &c.name);
             // `cancel_order` from `order_status` is a lapsed checkout, which
@@ -391,17 +364,16 @@ pub fn health_report(
             let check_name = c.name.clone();
             view! {
                 <li class=class data-check=check_name>
-                    {result_badge(l, &c.result)}" "<span class="check-name">{name}</span>
+                    {result_badge(l, c.result)}" "<span class="check-name">{name}</span>
                     <p class="check-message">{message}</p>
                     {fix}
                 </li>
             }
         })
         .collect_view();
-    let overall = overall.to_string();
     view! {
-        <p class="overall" data-testid="overall" data-result=overall.clone()>
-            {result_badge(l, &overall)}" "{overall_text}
+        <p class="overall" data-testid="overall" data-result=overall.as_str()>
+            {result_badge(l, overall)}" "{overall_text}
         </p>
         <ul class="checks" data-testid="checks">{items}</ul>
     }
@@ -423,53 +395,57 @@ fn check_label(l: Lang, name: &str) -> &'static str {
 /// The button for a suggested fix, leading to its confirmation page; none
 /// when this role may not do it.
 fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Option<AnyView> {
-    let (href, label) = match a.code.as_str() {
-        "release_coupon" => (
-            format!("/console/coupons/{}/release", enc(a.coupon_id.as_deref()?)),
+    let (href, label) = match &a.action {
+        SuggestedAction::ReleaseCoupon { coupon_id } => (
+            format!("/console/coupons/{}/release", enc(coupon_id)),
             l.t("release-the-lock"),
         ),
-        "issue_compensation" => {
-            let mut href = format!(
-                "/console/users/{}/compensation?",
-                enc(a.user_id.as_deref()?)
-            );
-            if let Some(no) = &a.order_no {
-                href.push_str(&format!("order_no={}&", enc(no)));
-            }
-            if let Some(c) = a.amount_cents {
-                href.push_str(&format!("amount_cents={c}"));
-            }
-            (href, l.t("issue-compensation"))
-        }
-        "repair_link" => (
+        SuggestedAction::IssueCompensation {
+            user_id,
+            order_no,
+            amount_cents,
+        } => (
+            format!(
+                "/console/users/{}/compensation?order_no={}&amount_cents={amount_cents}",
+                enc(user_id),
+                enc(order_no)
+            ),
+            l.t("issue-compensation"),
+        ),
+        SuggestedAction::RepairLink {
+            order_no,
+            coupon_id,
+        } => (
             format!(
                 "/console/orders/{}/repair?coupon_id={}",
-                enc(a.order_no.as_deref()?),
-                enc(a.coupon_id.as_deref()?)
+                enc(order_no),
+                enc(coupon_id)
             ),
             l.t("repair-the-coupon-link"),
         ),
-        "mark_coupon_used" => (
+        SuggestedAction::MarkCouponUsed {
+            order_no,
+            coupon_id,
+        } => (
             format!(
                 "/console/orders/{}/mark-coupon-used?coupon_id={}",
-                enc(a.order_no.as_deref()?),
-                enc(a.coupon_id.as_deref()?)
+                enc(order_no),
+                enc(coupon_id)
             ),
             l.t("mark-the-coupon-used-2"),
         ),
-        "cancel_order" if role.may_cancel_order(lapsed_checkout) => (
-            format!("/console/orders/{}/cancel", enc(a.order_no.as_deref()?)),
+        SuggestedAction::CancelOrder { order_no } if role.may_cancel_order(lapsed_checkout) => (
+            format!("/console/orders/{}/cancel", enc(order_no)),
             l.t("cancel-the-order-2"),
         ),
-        "cancel_order" => {
+        SuggestedAction::CancelOrder { .. } => {
             return Some(
                 view! { <p class="note">{l.t("suggested-cancel-the-order-an-operator")}</p> }
                     .into_any(),
             );
         }
-        _ => return None,
     };
-    let code = a.code.clone();
+    let code = a.action.code();
     Some(view! { <p><a class="button primary" href=href data-fix=code>{label}</a></p> }.into_any())
 }
 
@@ -872,23 +848,23 @@ async fn user_page(
             let orders = r
                 .orders
                 .into_iter()
-                .filter(|o| o.overall != "ok")
+                .filter(|o| o.overall != CheckResult::Ok)
                 .map(|o| {
                     let href = format!("/console/orders/{}", enc(&o.order_no));
                     let title = crate::tr!(l, "order-7", order_no = &o.order_no);
                     view! {
                         <h3 class="group-heading"><a href=href>{title}</a></h3>
-                        {health_report(l, role, &o.overall, o.checks)}
+                        {health_report(l, role, o.overall, o.checks)}
                     }
                 })
                 .collect_view();
-            let overall = r.overall.clone();
-            let summary = (overall == "ok").then(|| {
+            let overall = r.overall;
+            let summary = (overall == CheckResult::Ok).then(|| {
                 view! { <p class="note">{l.t("all-of-this-users-orders-and")}</p> }
             });
-            let locks = (!checks.is_empty()).then(|| health_report(l, role, &overall, std::mem::take(&mut checks)));
+            let locks = (!checks.is_empty()).then(|| health_report(l, role, overall, std::mem::take(&mut checks)));
             view! {
-                <p class="overall" data-testid="overall" data-result=overall.clone()>{result_badge(l, &overall)}</p>
+                <p class="overall" data-testid="overall" data-result=overall.as_str()>{result_badge(l, overall)}</p>
                 {summary}{locks}{orders}
             }
             .into_any()

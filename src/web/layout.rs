@@ -7,8 +7,11 @@ use leptos::prelude::*;
 use super::i18n::Lang;
 use super::{document_in, escape_html};
 use crate::domain::coupon::CouponStatus;
+use crate::domain::discount::DiscountKind;
+use crate::domain::health::CheckResult;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
 use crate::service::staff::StaffSession;
+use crate::service::views::CouponView;
 
 /// Whether a flash message reports success or a refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,14 +308,14 @@ pub fn order_badge(l: Lang, status: OrderStatus) -> impl IntoView + use<> {
 }
 
 /// A health-check result (`ok`, `warning`, `problem`) as a badge.
-pub fn result_badge(l: Lang, result: &str) -> impl IntoView + use<> {
-    let (class, text) = match result {
-        "ok" => ("badge badge-ok", l.t("result-ok")),
-        "warning" => ("badge badge-warning", l.t("result-warning")),
-        _ => ("badge badge-problem", l.t("result-problem")),
+pub fn result_badge(l: Lang, result: CheckResult) -> impl IntoView + use<> {
+    let class = match result {
+        CheckResult::Ok => "badge badge-ok",
+        CheckResult::Warning => "badge badge-warning",
+        CheckResult::Problem => "badge badge-problem",
     };
-    let result = result.to_string();
-    view! { <span class=class data-result=result>{text}</span> }
+    let text = l.t(result.label_key());
+    view! { <span class=class data-result=result.as_str()>{text}</span> }
 }
 
 /// A lock status of an order's coupon.
@@ -393,5 +396,30 @@ mod tests {
             html,
             "<time datetime=\"2026-11-11T08:00:00Z\">2026-11-11 16:00:00 (UTC+8)</time>"
         );
+    }
+}
+
+/// What a coupon takes off: `满300减50`, `9折 最高减30` / `50 off 300`.
+pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
+    let threshold = (c.min_order_cents > 0).then(|| Lang::Zh.money(c.min_order_cents));
+    match c.kind {
+        DiscountKind::Percent => {
+            let pct = c.percent_off.unwrap_or(0);
+            let cap = c
+                .max_discount_cents
+                .map(|m| crate::tr!(l, "at-most", m = l.money(m)))
+                .unwrap_or_default();
+            let min = threshold
+                .map(|t| crate::tr!(l, "orders-from", t = t))
+                .unwrap_or_default();
+            crate::tr!(l, "off", min = min, pct = pct, cap = cap)
+        }
+        DiscountKind::Fixed => {
+            let v = l.money(c.value_cents.unwrap_or(0));
+            match threshold {
+                Some(t) => crate::tr!(l, "off-orders-from", v = v, t = t),
+                None => crate::tr!(l, "off-no-minimum", v = v),
+            }
+        }
     }
 }

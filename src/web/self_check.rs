@@ -26,11 +26,12 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{same_origin_without_origin, same_site_request};
-use super::console::{coupon_terms_text, reading_rank};
+use super::console::reading_rank;
 use super::escape_html;
 use super::i18n::Lang;
-use super::layout::{coupon_badge, order_badge, result_badge};
+use super::layout::{coupon_badge, coupon_terms_text, order_badge, result_badge};
 use crate::domain::coupon::CouponStatus;
+use crate::domain::health::CheckResult;
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::self_check::Verified;
 use crate::http::AppState;
@@ -412,21 +413,21 @@ fn next_step_text(l: Lang, next: NextStep, hint: &Option<String>) -> String {
 fn finding_view(l: Lang, f: &CustomerFinding, hint: &Option<String>) -> impl IntoView + use<> {
     let message = l.msg(&f.message);
     let next = next_step_text(l, f.next, hint);
-    let class = format!("sc-finding result-{}", f.result);
-    let result = f.result.clone();
+    let class = format!("sc-finding result-{}", f.result.as_str());
+    let result = f.result;
     view! {
-        <li class=class data-testid="sc-finding" data-result=result.clone()>
-            <p>{result_badge(l, &result)}" "<span class="sc-message">{message}</span></p>
+        <li class=class data-testid="sc-finding" data-result=result.as_str()>
+            <p>{result_badge(l, result)}" "<span class="sc-message">{message}</span></p>
             <p class="sc-next"><strong>{l.t("what-to-do")}</strong>{next}</p>
         </li>
     }
 }
 
 fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
-    let summary = match c.overall.as_str() {
-        "ok" => l.t("check-done-your-coupons-and-orders"),
-        "warning" => l.t("check-done-there-is-something-to"),
-        _ => l.t("check-done-we-found-a-problem"),
+    let summary = match c.overall {
+        CheckResult::Ok => l.t("check-done-your-coupons-and-orders"),
+        CheckResult::Warning => l.t("check-done-there-is-something-to"),
+        CheckResult::Problem => l.t("check-done-we-found-a-problem"),
     };
     let coupon_findings = (!c.coupons.is_empty()).then(|| {
         let items = c
@@ -444,21 +445,21 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
         .iter()
         .map(|o| {
             let title = crate::tr!(l, "order-8", order_no = &o.order_no);
-            let body = if o.overall == "ok" {
+            let body = if o.overall == CheckResult::Ok {
                 view! {
-                    <p class="sc-ok-line">{result_badge(l, "ok")}" "{l.t("no-problem-found-nothing-to-do")}</p>
+                    <p class="sc-ok-line">{result_badge(l, CheckResult::Ok)}" "{l.t("no-problem-found-nothing-to-do")}</p>
                 }
                 .into_any()
             } else {
                 let items = o
                     .findings
                     .iter()
-                    .filter(|f| f.result != "ok")
+                    .filter(|f| f.result != CheckResult::Ok)
                     .map(|f| finding_view(l, f, hint))
                     .collect_view();
                 view! { <ul class="sc-findings">{items}</ul> }.into_any()
             };
-            let overall = o.overall.clone();
+            let overall = o.overall.as_str();
             view! {
                 <div class="sc-order-check" data-testid="sc-order-check" data-result=overall>
                     <h3 class="sc-group">{title}</h3>
@@ -467,10 +468,10 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
             }
         })
         .collect_view();
-    let overall = c.overall.clone();
+    let overall = c.overall;
     view! {
-        <p class="sc-overall" data-testid="sc-overall" data-result=overall.clone()>
-            {result_badge(l, &overall)}" "{summary}
+        <p class="sc-overall" data-testid="sc-overall" data-result=overall.as_str()>
+            {result_badge(l, overall)}" "{summary}
         </p>
         {coupon_findings}
         {orders}

@@ -23,6 +23,14 @@ lock-status-locked = locked
 lock-status-used = used
 lock-status-released = released
 
+## How a coupon came to its holder (domain::coupon::CouponSource)
+coupon-source-claim = claimed by the customer
+coupon-source-compensation = issued as compensation
+
+## Discount kinds (domain::discount::DiscountKind)
+discount-kind-fixed = amount off
+discount-kind-percent = percent off
+
 ## Health-check results
 result-ok = ok
 result-warning = warning

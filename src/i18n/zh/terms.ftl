@@ -23,6 +23,14 @@ lock-status-locked = 锁定中
 lock-status-used = 已使用
 lock-status-released = 已释放
 
+## How a coupon came to its holder (domain::coupon::CouponSource)
+coupon-source-claim = 用户领取
+coupon-source-compensation = 补偿发放
+
+## Discount kinds (domain::discount::DiscountKind)
+discount-kind-fixed = 立减
+discount-kind-percent = 折扣
+
 ## Health-check results
 result-ok = 正常
 result-warning = 注意

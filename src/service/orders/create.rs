@@ -8,10 +8,11 @@ use sqlx::AnyConnection;
 use super::steps::{load_campaign, load_coupon, move_coupon, validate_coupon, window_of};
 use super::view::order_view;
 use crate::domain::FieldError;
+use crate::domain::checkout::OrderTerms;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{OrderNo, UserId};
 use crate::domain::money::Cents;
-use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, presale_discount_cap};
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::time::to_ms;
 use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
@@ -35,22 +36,52 @@ pub struct OrderInput {
     pub deposit_cents: Option<i64>,
 }
 
+/// The fields of an order that decide a coupon's discount (the checkout
+/// picker takes just these), before checking.
+#[derive(Debug, Clone, Default)]
+pub struct CartInput {
+    pub kind: Option<String>,
+    pub category: Option<String>,
+    pub total_cents: Option<i64>,
+    pub campaign_id: Option<String>,
+    pub deposit_cents: Option<i64>,
+}
+
+/// A checked cart: an order's kind, category and money, and its campaign.
+#[derive(Debug, Clone)]
+pub struct CartSpec {
+    pub kind: OrderKind,
+    pub category: String,
+    pub total: Cents,
+    pub campaign_id: Option<String>,
+    /// Zero for a normal order.
+    pub deposit: Cents,
+}
+
+impl CartSpec {
+    /// What decides a coupon's discount on this cart.
+    pub fn terms(&self) -> OrderTerms<'_> {
+        OrderTerms {
+            kind: self.kind,
+            category: &self.category,
+            total: self.total,
+            deposit: self.deposit,
+        }
+    }
+}
+
 /// A checked new order.
 #[derive(Debug, Clone)]
 struct OrderSpec {
     order_no: OrderNo,
     user_id: UserId,
-    kind: OrderKind,
-    category: String,
-    total: Cents,
+    cart: CartSpec,
     coupon_id: Option<String>,
-    campaign_id: Option<String>,
-    deposit: Cents,
 }
 
-fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
-    let order_no = OrderNo::parse(i.order_no.as_deref().unwrap_or(""))?;
-    let user_id = UserId::parse(i.user_id.as_deref().unwrap_or(""))?;
+/// Checks a cart's fields, naming the field at fault; the same checks for
+/// `POST /orders` and the picker.
+pub fn parse_cart(i: CartInput) -> Result<CartSpec, FieldError> {
     let kind = match i.kind.as_deref() {
         None => return Err(FieldError::new("kind", "is required")),
         Some(k) => OrderKind::parse(k)
@@ -71,12 +102,6 @@ fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
     if total.is_zero() {
         return Err(FieldError::new("total_cents", "must be greater than 0"));
     }
-    let coupon_id = match i.coupon_id {
-        Some(id) if id.is_empty() || id.len() > 64 => {
-            return Err(FieldError::new("coupon_id", "must be 1-64 characters"));
-        }
-        other => other,
-    };
     let (campaign_id, deposit) = match kind {
         OrderKind::Normal => {
             if i.campaign_id.is_some() {
@@ -112,15 +137,36 @@ fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
             (Some(campaign), deposit)
         }
     };
-    Ok(OrderSpec {
-        order_no,
-        user_id,
+    Ok(CartSpec {
         kind,
         category,
         total,
-        coupon_id,
         campaign_id,
         deposit,
+    })
+}
+
+fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
+    let order_no = OrderNo::parse(i.order_no.as_deref().unwrap_or(""))?;
+    let user_id = UserId::parse(i.user_id.as_deref().unwrap_or(""))?;
+    let cart = parse_cart(CartInput {
+        kind: i.kind,
+        category: i.category,
+        total_cents: i.total_cents,
+        campaign_id: i.campaign_id,
+        deposit_cents: i.deposit_cents,
+    })?;
+    let coupon_id = match i.coupon_id {
+        Some(id) if id.is_empty() || id.len() > 64 => {
+            return Err(FieldError::new("coupon_id", "must be 1-64 characters"));
+        }
+        other => other,
+    };
+    Ok(OrderSpec {
+        order_no,
+        user_id,
+        cart,
+        coupon_id,
     })
 }
 
@@ -167,7 +213,7 @@ async fn create_order_tx(
             format!("order {} already exists", spec.order_no),
         ));
     }
-    if let Some(campaign_id) = spec.campaign_id.as_deref() {
+    if let Some(campaign_id) = spec.cart.campaign_id.as_deref() {
         let campaign = load_campaign(c, campaign_id).await?;
         if op.now >= window_of(&campaign).ends {
             return Err(ServiceError::refused(
@@ -181,32 +227,20 @@ async fn create_order_tx(
         None => None,
     };
     let discount = match &coupon {
-        Some(cp) => {
-            let d = validate_coupon(
-                cp,
-                spec.user_id.as_str(),
-                spec.total,
-                &spec.category,
-                op.now,
-            )?;
-            match spec.kind {
-                OrderKind::Presale => d.min(presale_discount_cap(spec.total, spec.deposit)),
-                OrderKind::Normal => d,
-            }
-        }
+        Some(cp) => validate_coupon(cp, spec.user_id.as_str(), &spec.cart.terms(), op.now)?,
         None => Cents::ZERO,
     };
-    let locks_now = spec.kind == OrderKind::Normal && coupon.is_some();
-    let status = OrderStatus::initial(spec.kind);
+    let locks_now = spec.cart.kind == OrderKind::Normal && coupon.is_some();
+    let status = OrderStatus::initial(spec.cart.kind);
     let row = OrderRow {
         order_no: spec.order_no.as_str().to_string(),
         user_id: spec.user_id.as_str().to_string(),
-        kind: spec.kind,
-        category: spec.category.clone(),
+        kind: spec.cart.kind,
+        category: spec.cart.category.clone(),
         status,
-        total_cents: spec.total.get(),
-        deposit_cents: spec.deposit.get(),
-        campaign_id: spec.campaign_id.clone(),
+        total_cents: spec.cart.total.get(),
+        deposit_cents: spec.cart.deposit.get(),
+        campaign_id: spec.cart.campaign_id.clone(),
         coupon_id: spec.coupon_id.clone(),
         replaced_coupon_id: None,
         coupon_discount_cents: discount.get(),

@@ -8,9 +8,10 @@ use super::steps::{
 };
 use super::view::reload;
 use crate::domain::campaign::Policy;
+use crate::domain::checkout::OrderTerms;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::money::Cents;
-use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, presale_discount_cap};
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
@@ -46,8 +47,17 @@ impl Service {
                 };
                 let money = money_of(&o);
                 let discount = match &coupon {
-                    Some(cp) => validate_coupon(cp, &o.user_id, money.total, &o.category, op.now)?
-                        .min(presale_discount_cap(money.total, money.deposit)),
+                    Some(cp) => validate_coupon(
+                        cp,
+                        &o.user_id,
+                        &OrderTerms {
+                            kind: OrderKind::Presale,
+                            category: &o.category,
+                            total: money.total,
+                            deposit: money.deposit,
+                        },
+                        op.now,
+                    )?,
                     None => Cents::ZERO,
                 };
                 let mut next = o.clone();
@@ -61,9 +71,8 @@ impl Service {
                     c,
                     &op,
                     OrderStatus::PendingDeposit,
-                    OrderStatus::DepositPaid,
+                    OrderStep::DepositPayment,
                     &next,
-                    "deposit_payment",
                     None,
                 )
                 .await?;

@@ -7,7 +7,7 @@ use sqlx::AnyConnection;
 use super::steps::{load_order, move_coupon, move_order, parse_reason, require_status};
 use super::view::reload;
 use crate::domain::coupon::{CouponStatus, release_target};
-use crate::domain::order::{CouponLockStatus, OrderStatus};
+use crate::domain::order::{CouponLockStatus, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
@@ -138,16 +138,7 @@ impl Service {
                         OrderStatus::DepositPaid,
                     ],
                 )?;
-                end_order(
-                    c,
-                    &op,
-                    &o,
-                    from,
-                    OrderStatus::Closed,
-                    "cancel",
-                    reason.as_deref(),
-                )
-                .await?;
+                end_order(c, &op, &o, from, OrderStep::Cancel, reason.as_deref()).await?;
                 reload(c, &order_no, op.now).await
             })
         })
@@ -179,16 +170,7 @@ impl Service {
                         OrderStatus::FinalPaid,
                     ],
                 )?;
-                end_order(
-                    c,
-                    &op,
-                    &o,
-                    from,
-                    OrderStatus::Refunded,
-                    "refund",
-                    Some(&reason),
-                )
-                .await?;
+                end_order(c, &op, &o, from, OrderStep::Refund, Some(&reason)).await?;
                 reload(c, &order_no, op.now).await
             })
         })
@@ -202,23 +184,22 @@ pub(crate) async fn end_order(
     op: &Op,
     o: &OrderRow,
     from: OrderStatus,
-    to: OrderStatus,
-    action: &str,
+    step: OrderStep,
     reason: Option<&str>,
 ) -> Result<(), ServiceError> {
     let now_ms = to_ms(op.now);
     let mut next = o.clone();
-    match to {
-        OrderStatus::Refunded => next.refunded_at = Some(now_ms),
+    match step {
+        OrderStep::Refund => next.refunded_at = Some(now_ms),
         _ => next.closed_at = Some(now_ms),
     }
     next.checkout_lock_expires_at = None;
     if coupon_bound_to(c, o).await? {
         next.coupon_lock_status = CouponLockStatus::Released;
     }
-    move_order(c, op, from, to, &next, action, reason).await?;
-    let coupon_action = match to {
-        OrderStatus::Refunded => "refund_release",
+    move_order(c, op, from, step, &next, reason).await?;
+    let coupon_action = match step {
+        OrderStep::Refund => "refund_release",
         _ => "cancel_release",
     };
     release_bound_coupon(c, op, o, coupon_action, reason).await?;

@@ -12,7 +12,7 @@ use super::steps::{
 use super::view::reload;
 use crate::domain::campaign::CouponOutcome;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
 use crate::service::views::{OrderView, QuoteView};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
@@ -100,9 +100,8 @@ async fn pay_final_tx(
         c,
         op,
         OrderStatus::DepositPaid,
-        OrderStatus::FinalPaid,
+        OrderStep::FinalPayment,
         &next,
-        "final_payment",
         None,
     )
     .await?;

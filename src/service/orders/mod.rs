@@ -25,9 +25,9 @@ mod pay;
 mod steps;
 mod view;
 
-pub use create::OrderInput;
+pub use create::{CartInput, CartSpec, OrderInput, parse_cart};
 pub(crate) use end::end_order;
 pub(crate) use steps::plan_for;
 pub use steps::{MAX_REASON_CHARS, parse_reason};
-pub(crate) use steps::{kind_of, status_of};
+pub(crate) use steps::{kind_of, on_order, status_of, unfit_refusal};
 pub(crate) use view::order_view;

@@ -4,7 +4,7 @@
 use super::steps::{load_order, move_coupon, move_order, require_kind, require_status};
 use super::view::reload;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
 use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
@@ -38,7 +38,7 @@ impl Service {
                     next.coupon_lock_status = CouponLockStatus::Used;
                 }
                 next.checkout_lock_expires_at = None;
-                move_order(c, &op, OrderStatus::PendingPayment, OrderStatus::Paid, &next, "pay", None).await?;
+                move_order(c, &op, OrderStatus::PendingPayment, OrderStep::Pay, &next, None).await?;
                 if let Some(coupon_id) = o.coupon_id.as_deref()
                     && !move_coupon(c, &op, coupon_id, (CouponStatus::Locked, CouponStatus::Used), &o.order_no, "use", None)
                         .await?

@@ -13,10 +13,11 @@ use crate::domain::campaign::{
     Candidate, FinalPaymentPlan, HeldCoupon, PaymentWindow, Policy, PresaleOrder,
     plan_final_payment,
 };
-use crate::domain::coupon::{CouponStatus, Unusable, check_usable};
-use crate::domain::discount::NotApplicable;
+use crate::domain::checkout::{CouponOnOrder, OrderTerms, Unfit, discount_on_order};
+use crate::domain::coupon::{CouponStatus, Unusable};
+use crate::domain::discount::CouponTerms;
 use crate::domain::money::Cents;
-use crate::domain::order::{OrderKind, OrderMoney, OrderStatus};
+use crate::domain::order::{OrderKind, OrderMoney, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::coupon_terms;
 use crate::service::{Op, Refusal, ServiceError};
@@ -59,40 +60,62 @@ fn unusable(u: Unusable) -> ServiceError {
     }
 }
 
-fn not_applicable(n: NotApplicable) -> ServiceError {
-    match n {
-        NotApplicable::ThresholdNotMet => ServiceError::refused(
-            Refusal::ThresholdNotMet,
-            "the order total is below this coupon's minimum spend",
+/// The refusal of an order for a coupon that does not fit it; the picker
+/// reports the same [`Refusal`] for the same [`Unfit`].
+pub(crate) fn unfit_refusal(u: Unfit) -> Refusal {
+    match u {
+        Unfit::Unusable(Unusable::NotOwned) => Refusal::CouponNotOwned,
+        Unfit::Unusable(Unusable::NotAvailable) => Refusal::CouponNotAvailable,
+        Unfit::Unusable(Unusable::Expired) => Refusal::CouponExpired,
+        Unfit::Unusable(Unusable::NotStarted) => Refusal::CouponNotStarted,
+        Unfit::ThresholdNotMet { .. } => Refusal::ThresholdNotMet,
+        Unfit::CategoryNotCovered => Refusal::CouponNotApplicable,
+    }
+}
+
+fn unfit(u: Unfit) -> ServiceError {
+    match u {
+        Unfit::Unusable(u) => unusable(u),
+        Unfit::ThresholdNotMet { shortfall } => ServiceError::refused(
+            unfit_refusal(u),
+            format!(
+                "the order total is below this coupon's minimum spend by {} cents",
+                shortfall.get()
+            ),
         ),
-        NotApplicable::CategoryNotCovered => ServiceError::refused(
-            Refusal::CouponNotApplicable,
+        Unfit::CategoryNotCovered => ServiceError::refused(
+            unfit_refusal(u),
             "this coupon does not apply to the order's category",
         ),
     }
 }
 
-/// Full validation of a coupon for an order; returns its discount.
+/// A coupon row as [`discount_on_order`] reads it, for `user_id`'s order.
+pub(crate) fn on_order<'a>(
+    coupon: &CouponRow,
+    user_id: &str,
+    terms: &'a CouponTerms,
+) -> CouponOnOrder<'a> {
+    CouponOnOrder {
+        owner_matches: coupon.user_id == user_id,
+        stored: coupon.status,
+        starts_at: from_ms(coupon.starts_at),
+        ends_at: from_ms(coupon.ends_at),
+        terms,
+    }
+}
+
+/// Full validation of a coupon for an order; returns its discount (for a
+/// presale order, capped by what the deposit leaves). The same rule as the
+/// checkout picker ([`discount_on_order`]).
 pub(super) fn validate_coupon(
     coupon: &CouponRow,
     user_id: &str,
-    total: Cents,
-    category: &str,
+    order: &OrderTerms<'_>,
     now: DateTime<Utc>,
 ) -> Result<Cents, ServiceError> {
-    check_usable(
-        coupon.user_id == user_id,
-        coupon.status,
-        from_ms(coupon.starts_at),
-        from_ms(coupon.ends_at),
-        now,
-    )
-    .map_err(unusable)?;
     let terms = coupon_terms(coupon);
-    terms
-        .check_applies(total, category)
-        .map_err(not_applicable)?;
-    Ok(terms.rule.discount(total))
+    discount_on_order(&on_order(coupon, user_id, &terms), order, now).map_err(unfit)
 }
 
 pub(crate) fn kind_of(o: &OrderRow) -> OrderKind {
@@ -182,15 +205,14 @@ pub(super) fn require_status(
     Ok(s)
 }
 
-/// Applies an order transition; a lost race (the order changed meanwhile)
-/// becomes a refusal.
+/// Takes an order from `from` by `step` (the domain decides where to); a
+/// lost race (the order changed meanwhile) becomes a refusal.
 pub(super) async fn move_order(
     c: &mut AnyConnection,
     op: &Op,
     from: OrderStatus,
-    to: OrderStatus,
+    step: OrderStep,
     next: &OrderRow,
-    action: &str,
     reason: Option<&str>,
 ) -> Result<(), ServiceError> {
     let changed = orders::transition(
@@ -198,9 +220,8 @@ pub(super) async fn move_order(
         &OrderChange {
             kind: kind_of(next),
             from,
-            to,
+            step,
             next,
-            action,
             actor: &op.ctx.actor,
             reason,
             request_id: op.ctx.request_id.as_deref(),
@@ -277,23 +298,17 @@ pub(crate) async fn plan_for(
     {
         // Only coupons of the held coupon's kind can replace it
         // (`choose_replacement` checks that again).
-        coupons::usable_for_user(
-            c,
-            &order.user_id,
-            h.kind.as_str(),
-            to_ms(now),
-            SWAP_CANDIDATES,
-        )
-        .await?
-        .into_iter()
-        .map(|r| Candidate {
-            terms: coupon_terms(&r),
-            stored_status: r.status,
-            starts_at: from_ms(r.starts_at),
-            ends_at: from_ms(r.ends_at),
-            id: r.id,
-        })
-        .collect()
+        coupons::usable_for_user(c, &order.user_id, h.kind, to_ms(now), SWAP_CANDIDATES)
+            .await?
+            .into_iter()
+            .map(|r| Candidate {
+                terms: coupon_terms(&r),
+                stored_status: r.status,
+                starts_at: from_ms(r.starts_at),
+                ends_at: from_ms(r.ends_at),
+                id: r.id,
+            })
+            .collect()
     } else {
         Vec::new()
     };

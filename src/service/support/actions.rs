@@ -12,7 +12,8 @@ use sqlx::AnyConnection;
 
 use super::parse_user;
 use crate::domain::FieldError;
-use crate::domain::coupon::{CouponStatus, effective_status, release_target};
+use crate::domain::coupon::{CouponSource, CouponStatus, effective_status, release_target};
+use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{OrderNo, new_coupon_code, new_id};
 use crate::domain::money::{Cents, MAX_CENTS};
 use crate::domain::order::CouponLockStatus;
@@ -450,8 +451,8 @@ impl Service {
                         code: new_coupon_code(),
                         user_id: user.as_str().to_string(),
                         template_id: None,
-                        source: "compensation".into(),
-                        kind: "fixed".into(),
+                        source: CouponSource::Compensation,
+                        kind: DiscountKind::Fixed,
                         value_cents: Some(value),
                         percent_off: None,
                         max_discount_cents: None,

@@ -52,6 +52,10 @@ pub struct ActionView {
     /// The suggested compensation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_cents: Option<i64>,
+    /// The action itself, for a page to match on.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub action: SuggestedAction,
 }
 
 impl From<&SuggestedAction> for ActionView {
@@ -62,6 +66,7 @@ impl From<&SuggestedAction> for ActionView {
             user_id: None,
             order_no: None,
             amount_cents: None,
+            action: a.clone(),
         };
         match a {
             SuggestedAction::ReleaseCoupon { coupon_id } => v.coupon_id = Some(coupon_id.clone()),
@@ -98,7 +103,8 @@ pub struct CheckView {
     /// `checkout_lock`, `template_stock` (orders) or `stray_lock` (users).
     pub name: String,
     /// `ok`, `warning` or `problem`.
-    pub result: String,
+    #[schema(value_type = String)]
+    pub result: CheckResult,
     /// For the customer, in English.
     pub message: String,
     /// The same in Simplified Chinese.
@@ -118,7 +124,7 @@ impl From<Check> for CheckView {
     fn from(c: Check) -> Self {
         CheckView {
             name: c.name.to_string(),
-            result: c.result.as_str().to_string(),
+            result: c.result,
             message: c.en(),
             message_zh: c.zh(),
             msg: c.message,
@@ -136,7 +142,8 @@ pub struct HealthReport {
     /// Its customer.
     pub user_id: String,
     /// The worst result of the checks: `ok`, `warning` or `problem`.
-    pub overall: String,
+    #[schema(value_type = String)]
+    pub overall: CheckResult,
     /// Every check, always all six, in a fixed order.
     pub checks: Vec<CheckView>,
 }
@@ -148,7 +155,8 @@ pub struct UserHealthReport {
     /// The user checked.
     pub user_id: String,
     /// The worst result over every order and lock.
-    pub overall: String,
+    #[schema(value_type = String)]
+    pub overall: CheckResult,
     /// At most [`USER_HEALTH_ORDERS`], newest first.
     pub orders: Vec<HealthReport>,
     /// `stray_lock` problems: coupons locked to an order that is missing,
@@ -278,18 +286,9 @@ async fn order_report(
     Ok(HealthReport {
         order_no: o.order_no.clone(),
         user_id: o.user_id.clone(),
-        overall: health::overall(&checks).as_str().to_string(),
+        overall: health::overall(&checks),
         checks: checks.into_iter().map(CheckView::from).collect(),
     })
-}
-
-fn worse(a: &str, b: &str) -> String {
-    let rank = |s: &str| match s {
-        "problem" => CheckResult::Problem,
-        "warning" => CheckResult::Warning,
-        _ => CheckResult::Ok,
-    };
-    rank(a).max(rank(b)).as_str().to_string()
 }
 
 impl Service {
@@ -318,12 +317,12 @@ impl Service {
         self.read(move |c| {
             let user = user.clone();
             Box::pin(async move {
-                let mut overall = CheckResult::Ok.as_str().to_string();
+                let mut overall = CheckResult::Ok;
                 let mut reports = Vec::new();
                 let mut stock_seen = HashMap::new();
                 for o in search::orders_for_user(c, user.as_str(), USER_HEALTH_ORDERS).await? {
                     let r = order_report(c, &o, now, &mut stock_seen).await?;
-                    overall = worse(&overall, &r.overall);
+                    overall = overall.max(r.overall);
                     reports.push(r);
                 }
                 let mut locks = Vec::new();
@@ -334,7 +333,7 @@ impl Service {
                     };
                     if let Some(check) = health::stray_lock(&coupon_facts(&r), order.as_ref()) {
                         let v = CheckView::from(check);
-                        overall = worse(&overall, &v.result);
+                        overall = overall.max(v.result);
                         locks.push(v);
                     }
                 }
@@ -355,8 +354,15 @@ mod tests {
     use super::*;
     #[test]
     fn the_worse_of_two_results_wins() {
-        assert_eq!(worse("ok", "warning"), "warning");
-        assert_eq!(worse("problem", "warning"), "problem");
-        assert_eq!(worse("ok", "ok"), "ok");
+        // A user's overall result is the max of its reports' (Ord).
+        assert_eq!(
+            CheckResult::Ok.max(CheckResult::Warning),
+            CheckResult::Warning
+        );
+        assert_eq!(
+            CheckResult::Problem.max(CheckResult::Warning),
+            CheckResult::Problem
+        );
+        assert_eq!(CheckResult::Ok.max(CheckResult::Ok), CheckResult::Ok);
     }
 }

@@ -1,0 +1,228 @@
+//! The checkout picker (选券): for a cart that is not yet an order, which
+//! of a customer's coupons fit, for how much, why the others do not, and
+//! the best one (`POST /users/{user_id}/coupon-options`, and the console's
+//! "try a cart" form).
+//!
+//! Read-only. One indexed read of the user's coupons stored `available`
+//! (no template is read: each coupon carries its own terms), then the
+//! domain's [`pick`], whose rule is the one `POST /orders` and the deposit
+//! payment apply ([`crate::domain::checkout::discount_on_order`]).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::orders::{CartInput, parse_cart};
+use super::views::{CouponView, coupon_terms};
+use super::{Refusal, Service, ServiceError};
+use crate::domain::checkout::{CouponOnOrder, PresaleTerms, Unfit, Warning, pick};
+use crate::domain::coupon::Unusable;
+use crate::domain::discount::CouponTerms;
+use crate::domain::ids::UserId;
+use crate::domain::time::{from_ms, to_ms};
+use crate::i18n::{Lang, Msg, zone};
+use crate::store::campaigns;
+use crate::store::coupons::{self, CouponRow};
+
+/// Most coupons the picker reads for one user (earliest end first). A
+/// customer holding more sees the ones ending soonest, which are the ones
+/// worth spending first.
+pub const PICKER_MAX_COUPONS: i64 = 500;
+
+/// The picker's answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CouponOptions {
+    /// The id of the first usable coupon without a warning; null when none.
+    pub best: Option<String>,
+    /// Largest discount first, then the earliest end.
+    pub usable: Vec<UsableCoupon>,
+    /// Coupons the customer holds that this cart cannot use, with why.
+    pub unusable: Vec<UnusableCoupon>,
+}
+
+/// A coupon that fits the cart.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UsableCoupon {
+    pub coupon: CouponView,
+    /// Exactly what the order would snapshot (a presale order: at deposit
+    /// payment).
+    pub discount_cents: i64,
+    /// Null, or a caution before a presale deposit.
+    pub warning: Option<OptionWarning>,
+}
+
+/// A caution the customer should read before choosing the coupon.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OptionWarning {
+    /// `expires_before_final_payment` or `may_be_replaced_at_final_payment`.
+    pub code: String,
+    /// In the customer's words, in the request's language.
+    pub message: String,
+    /// The message itself, for a page to render in its reader's language.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub msg: Msg,
+}
+
+/// A coupon the cart cannot use.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UnusableCoupon {
+    pub coupon: CouponView,
+    /// The refusal code `POST /orders` would give: `threshold_not_met`,
+    /// `coupon_not_applicable` or `coupon_not_started`.
+    pub reason: String,
+    /// In the customer's words, in the request's language.
+    pub message: String,
+    /// `threshold_not_met`: what the cart lacks; otherwise null.
+    pub shortfall_cents: Option<i64>,
+    /// The message itself, for a page to render in its reader's language.
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub msg: Msg,
+}
+
+impl CouponOptions {
+    /// Writes every `message` in `lang` (the API's `Accept-Language`).
+    pub fn in_language(mut self, lang: Lang) -> Self {
+        for u in &mut self.usable {
+            if let Some(w) = &mut u.warning {
+                w.message = lang.msg(&w.msg);
+            }
+        }
+        for u in &mut self.unusable {
+            u.message = lang.msg(&u.msg);
+        }
+        self
+    }
+}
+
+/// Why a coupon does not fit, as the customer reads it.
+fn unfit_message(unfit: Unfit, terms: &CouponTerms, starts_at: DateTime<Utc>) -> Msg {
+    match unfit {
+        Unfit::ThresholdNotMet { shortfall } => crate::msg!(
+            "picker-threshold-not-met",
+            shortfall = shortfall.yuan(),
+            threshold = terms.min_order.yuan()
+        ),
+        Unfit::CategoryNotCovered => {
+            crate::msg!(
+                "picker-not-applicable",
+                categories = terms.categories.join(" / ")
+            )
+        }
+        Unfit::Unusable(Unusable::NotStarted) => {
+            crate::msg!("picker-not-started", starts = zone::local_text(starts_at))
+        }
+        // The picker leaves these out (domain::checkout::pick); named here
+        // so a new reason cannot go without words.
+        other => Msg::new(super::orders::unfit_refusal(other).message_key()),
+    }
+}
+
+fn warning_view(w: Warning, window_starts: DateTime<Utc>) -> OptionWarning {
+    OptionWarning {
+        code: w.code().to_string(),
+        message: String::new(),
+        msg: Msg::new(w.message_key()).arg("window", zone::local_text(window_starts)),
+    }
+}
+
+/// The answer for `rows` (a user's coupons stored `available`) on `cart`.
+fn options_for(
+    rows: Vec<CouponRow>,
+    user_id: &str,
+    cart: &super::orders::CartSpec,
+    presale: Option<&PresaleTerms>,
+    now: DateTime<Utc>,
+) -> CouponOptions {
+    let terms: Vec<CouponTerms> = rows.iter().map(coupon_terms).collect();
+    let on: Vec<CouponOnOrder<'_>> = rows
+        .iter()
+        .zip(&terms)
+        .map(|(r, t)| super::orders::on_order(r, user_id, t))
+        .collect();
+    let picked = pick(&on, &cart.terms(), presale, now);
+    let view = |i: usize| CouponView::from_row(rows[i].clone(), now);
+    let usable = picked
+        .usable
+        .iter()
+        .map(|f| UsableCoupon {
+            coupon: view(f.index),
+            discount_cents: f.discount.get(),
+            warning: f
+                .warning
+                .zip(presale)
+                .map(|(w, p)| warning_view(w, p.final_payment_starts)),
+        })
+        .collect();
+    let unusable = picked
+        .unusable
+        .iter()
+        .map(|m| UnusableCoupon {
+            coupon: view(m.index),
+            reason: super::orders::unfit_refusal(m.unfit).code().to_string(),
+            message: String::new(),
+            shortfall_cents: match m.unfit {
+                Unfit::ThresholdNotMet { shortfall } => Some(shortfall.get()),
+                _ => None,
+            },
+            msg: unfit_message(m.unfit, &terms[m.index], on[m.index].starts_at),
+        })
+        .collect();
+    CouponOptions {
+        best: picked.best.map(|i| rows[i].id.clone()),
+        usable,
+        unusable,
+    }
+}
+
+impl Service {
+    /// Which of `user_id`'s coupons fit `cart`, for how much, and why the
+    /// others do not. Read-only; messages are left for the caller to write
+    /// in its reader's language ([`CouponOptions::in_language`]).
+    pub async fn coupon_options(
+        &self,
+        user_id: UserId,
+        cart: CartInput,
+    ) -> Result<CouponOptions, ServiceError> {
+        let cart = parse_cart(cart)?;
+        let now = self.now();
+        let user = user_id.as_str().to_string();
+        let campaign_id = cart.campaign_id.clone();
+        let (rows, presale) = self
+            .read(move |c| {
+                let user_id = user_id.clone();
+                let campaign_id = campaign_id.clone();
+                Box::pin(async move {
+                    let presale = match campaign_id.as_deref() {
+                        None => None,
+                        Some(id) => {
+                            let campaign = campaigns::get(c, id)
+                                .await?
+                                .ok_or_else(|| ServiceError::not_found("presale campaign", id))?;
+                            // POST /orders refuses every coupon of such a
+                            // cart, so the picker does too.
+                            if to_ms(now) >= campaign.final_payment_ends_at {
+                                return Err(ServiceError::refused(
+                                    Refusal::OutsidePaymentWindow,
+                                    "this presale campaign's final-payment window has ended",
+                                ));
+                            }
+                            Some(PresaleTerms {
+                                policy: campaign.policy,
+                                final_payment_starts: from_ms(campaign.final_payment_starts_at),
+                            })
+                        }
+                    };
+                    let rows = coupons::available_for_user(c, user_id.as_str(), PICKER_MAX_COUPONS)
+                        .await?;
+                    Ok((rows, presale))
+                })
+            })
+            .await?;
+        for r in &rows {
+            self.note_overdue(r, now);
+        }
+        Ok(options_for(rows, &user, &cart, presale.as_ref(), now))
+    }
+}
