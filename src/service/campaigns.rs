@@ -108,4 +108,21 @@ impl Service {
         })
         .await
     }
+
+    /// The campaigns still taking orders (final-payment window not yet
+    /// closed), the soonest to close first, at most `limit`.
+    pub async fn open_campaigns(&self, limit: i64) -> Result<Vec<CampaignView>, ServiceError> {
+        let now_ms = crate::domain::time::to_ms(self.now());
+        let limit = limit.clamp(1, 500);
+        self.read(move |c| {
+            Box::pin(async move {
+                Ok(campaigns::open_at(c, now_ms, limit)
+                    .await?
+                    .into_iter()
+                    .map(CampaignView::from)
+                    .collect())
+            })
+        })
+        .await
+    }
 }

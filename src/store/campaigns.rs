@@ -39,3 +39,22 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CampaignRo
     .fetch_optional(conn)
     .await
 }
+
+/// The campaigns whose final-payment window has not closed at `now_ms`,
+/// the soonest to close first, at most `limit` (the console's cart form
+/// offers them; an order on a closed one is refused anyway).
+pub async fn open_at(
+    conn: &mut AnyConnection,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<CampaignRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, name, final_payment_starts_at, final_payment_ends_at, policy, created_at
+         FROM presale_campaigns WHERE final_payment_ends_at > $1
+         ORDER BY final_payment_ends_at, id LIMIT $2",
+    )
+    .bind(now_ms)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}

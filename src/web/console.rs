@@ -825,8 +825,13 @@ async fn user_page(
     staff: Staff,
     Path(user_id): Path<String>,
     Query(q): Query<CheckQuery>,
+    Query(cart): Query<super::try_cart::CartQuery>,
 ) -> Response {
     let l = staff.lang;
+    let try_cart = match super::try_cart::section(&s, l, &user_id, &cart).await {
+        Ok(v) => v,
+        Err(e) => return to_response(e),
+    };
     let overview = match s.service.user_overview(&user_id).await {
         Ok(o) => o,
         Err(e) => return to_response(WebError::from_service(l, e)),
@@ -952,6 +957,7 @@ async fn user_page(
                 {health}
                 <p class="actions"><a class="button" href=comp_href>{l.t("issue-compensation")}</a></p>
             </section>
+            {try_cart}
             <section aria-labelledby="user-coupons">
                 <h2 id="user-coupons">{crate::tr!(l, "coupons-4", n_coupons = n_coupons)}</h2>
                 {coupon_groups}

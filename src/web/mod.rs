@@ -32,6 +32,7 @@ pub mod reminders;
 pub mod self_check;
 pub mod settings;
 pub mod staff_admin;
+pub mod try_cart;
 pub mod webhooks;
 
 use axum::Router;

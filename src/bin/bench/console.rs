@@ -44,7 +44,10 @@ use sqlx::Executor;
 use couponkeeper::clock::ManualClock;
 use couponkeeper::config::Config;
 use couponkeeper::domain::coupon::CouponStatus;
+use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
+use couponkeeper::service::orders::CartInput;
 use couponkeeper::service::support::{
     CouponFilter, OVERVIEW_COUPONS, SearchOutcome, USER_HEALTH_ORDERS,
 };
@@ -859,5 +862,131 @@ async fn measure_console(
         p99: took,
         note: format!("one run, {} KiB", csv.len() / 1024),
     });
+    rows.extend(picker_rows(s, &mut rng, runs, cap).await?);
     Ok((data, rows))
+}
+
+/// Coupons of the picker's user: four templates of [`PICKER_EACH`].
+const PICKER_EACH: usize = 50;
+/// The user the picker rows read.
+const PICKER_USER: &str = "picker-200";
+
+/// The checkout picker (`POST /users/{id}/coupon-options`) for a user
+/// holding 200 available coupons of four kinds of terms (50 off 300, 10 %
+/// off capped at 30 yuan, phones only, and one starting tomorrow), timed
+/// against listing the same user's coupons (`GET /users/{id}/coupons`,
+/// 200 rows) in the same run; the note gives the picker's p99 over the
+/// list's. Carts are random (total 1 to 1,000 yuan, phones or shoes).
+async fn picker_rows(
+    s: &Service,
+    rng: &mut StdRng,
+    runs: usize,
+    cap: Duration,
+) -> Result<Vec<OpRow>> {
+    let ctx = Ctx::new("bench", None);
+    let stock = Some(i64::try_from(PICKER_EACH)?);
+    let now = s.now();
+    let base = TemplateInput {
+        kind: Some("fixed".into()),
+        value_cents: Some(5000),
+        min_order_cents: Some(30_000),
+        valid_seconds: Some(30 * 86_400),
+        total_stock: stock,
+        per_user_limit: stock,
+        ..Default::default()
+    };
+    let terms = [
+        TemplateInput {
+            name: Some("picker 50 off 300".into()),
+            ..base.clone()
+        },
+        TemplateInput {
+            name: Some("picker 10% off".into()),
+            kind: Some("percent".into()),
+            value_cents: None,
+            percent_off: Some(10),
+            max_discount_cents: Some(3000),
+            min_order_cents: Some(0),
+            ..base.clone()
+        },
+        TemplateInput {
+            name: Some("picker phones".into()),
+            categories: Some(vec!["phones".into()]),
+            ..base.clone()
+        },
+        TemplateInput {
+            name: Some("picker tomorrow".into()),
+            valid_from: Some(couponkeeper::domain::time::rfc3339(
+                now + chrono::Duration::days(1),
+            )),
+            ..base.clone()
+        },
+    ];
+    let user = UserId::parse(PICKER_USER)?;
+    for input in terms {
+        let t = s
+            .create_template(&ctx, None, input)
+            .await?
+            .fresh()
+            .ok_or("create_template answered a replay")?;
+        for _ in 0..PICKER_EACH {
+            s.claim(&ctx, None, user.clone(), t.id.clone()).await?;
+        }
+    }
+    let held = 4 * PICKER_EACH;
+    let list = time_op(
+        "user coupons: GET list (200 coupons)",
+        vec![(); runs],
+        cap,
+        |()| {
+            let user = user.clone();
+            async move {
+                let got = s.list_user_coupons(user, None, 200).await?;
+                if got.len() != held {
+                    return Err(format!("listed {} coupons, expected {held}", got.len()).into());
+                }
+                Ok(None)
+            }
+        },
+    )
+    .await?;
+    let carts: Vec<(i64, &'static str)> = (0..runs)
+        .map(|_| {
+            (
+                rng.random_range(100..=100_000),
+                if rng.random_bool(0.5) {
+                    "phones"
+                } else {
+                    "shoes"
+                },
+            )
+        })
+        .collect();
+    let mut picker = time_op(
+        "picker: coupon-options (200 coupons)",
+        carts,
+        cap,
+        |(total, category)| {
+            let user = user.clone();
+            async move {
+                let cart = CartInput {
+                    kind: Some("normal".into()),
+                    category: Some(category.into()),
+                    total_cents: Some(total),
+                    campaign_id: None,
+                    deposit_cents: None,
+                };
+                let o = s.coupon_options(user, cart).await?;
+                let seen = o.usable.len() + o.unusable.len();
+                if seen != held {
+                    return Err(format!("the picker saw {seen} coupons, expected {held}").into());
+                }
+                Ok(None)
+            }
+        },
+    )
+    .await?;
+    let ratio = ms(picker.p99) / ms(list.p99).max(f64::MIN_POSITIVE);
+    picker.note = format!("p99 {ratio:.2}x the list's (target <= 2x)");
+    Ok(vec![list, picker])
 }

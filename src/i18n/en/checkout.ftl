@@ -7,3 +7,27 @@ picker-not-applicable = Only for { $categories }.
 picker-not-started = Usable from { $starts }.
 picker-warning-expires_before_final_payment = This coupon ends before the final payment opens ({ $window }). Under this presale's rules it will then take nothing off the final payment; consider another coupon.
 picker-warning-may_be_replaced_at_final_payment = This coupon ends before the final payment opens ({ $window }). At the final payment it will be swapped for another of your coupons of the same kind, or you will be compensated.
+
+## The console's "try a cart" on a user's page
+try-cart-heading = Try a cart
+try-cart-intro = Before an order exists: which of this user's coupons fit this cart, how much each takes off, and why the others do not.
+try-cart-kind = Order kind
+try-cart-total = Order total (yuan)
+try-cart-category = Category
+try-cart-campaign = Presale campaign
+try-cart-no-campaign = None
+try-cart-deposit = Deposit (yuan, presale only)
+try-cart-submit = Try it
+try-cart-best = Best: { $code }, { $discount } off.
+try-cart-no-best = No coupon to recommend.
+try-cart-usable = Usable ({ $n })
+try-cart-unusable = Not usable ({ $n })
+try-cart-none = This user has no coupons to use.
+try-cart-terms = Offer
+try-cart-saves = Takes off
+try-cart-note = Caution
+try-cart-why = Why
+try-cart-error-total = Enter an order total above 0, like 399 or 399.50.
+try-cart-error-deposit = Enter a deposit above 0 and at most the order total.
+try-cart-error-campaign = Choose a presale campaign that is still running for a presale order.
+try-cart-error-category = A category is at most 64 bytes.

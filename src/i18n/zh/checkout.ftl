@@ -7,3 +7,27 @@ picker-not-applicable = 仅限{ $categories }使用。
 picker-not-started = { $starts } 起可用。
 picker-warning-expires_before_final_payment = 这张券会在付尾款开始（{ $window }）前过期。按这场预售的规则，到时它不再抵扣尾款，建议换一张券。
 picker-warning-may_be_replaced_at_final_payment = 这张券会在付尾款开始（{ $window }）前过期。付尾款时会换成你账户里同类的另一张券，没有的话会给你补偿。
+
+## The console's "try a cart" on a user's page
+try-cart-heading = 试算购物车
+try-cart-intro = 订单还没下之前，先看看这位用户的哪些券能用在这个购物车上、各减多少、其余的为什么不能用。
+try-cart-kind = 订单类型
+try-cart-total = 订单金额（元）
+try-cart-category = 商品类目
+try-cart-campaign = 预售场次
+try-cart-no-campaign = 无
+try-cart-deposit = 定金（元，仅预售）
+try-cart-submit = 试算
+try-cart-best = 最优：{ $code }，减 { $discount }。
+try-cart-no-best = 没有可以直接推荐的券。
+try-cart-usable = 能用（{ $n } 张）
+try-cart-unusable = 不能用（{ $n } 张）
+try-cart-none = 这位用户没有待使用的券。
+try-cart-terms = 优惠
+try-cart-saves = 本单减
+try-cart-note = 提醒
+try-cart-why = 原因
+try-cart-error-total = 请输入大于 0 的订单金额，如 399 或 399.50。
+try-cart-error-deposit = 请输入定金：大于 0，且不超过订单金额。
+try-cart-error-campaign = 预售订单请选一个还在进行的预售场次。
+try-cart-error-category = 类目最多 64 个字节。

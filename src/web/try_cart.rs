@@ -1,0 +1,323 @@
+//! "Try a cart" (试算购物车) on the console's user page: support types a
+//! cart (kind, total, category, campaign, deposit) and reads the checkout
+//! picker's answer in words — which of this user's coupons fit, for how
+//! much, the best one, and why the others do not — so "why can't I use
+//! this coupon" is answered before the order exists.
+//!
+//! A read: the form is a GET on the user page (`?cart=1&…#try-cart`), so
+//! the answer has an address and the back button works. A field that does
+//! not parse comes back with what was typed and its message beside it.
+
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::WebError;
+use super::i18n::Lang;
+use super::layout::{FieldErrors, coupon_terms_text, enc, field_error, time_text};
+use crate::domain::ids::UserId;
+use crate::http::AppState;
+use crate::service::ServiceError;
+use crate::service::checkout::CouponOptions;
+use crate::service::orders::CartInput;
+use crate::service::views::CampaignView;
+
+/// Campaigns the form offers.
+const FORM_CAMPAIGNS: i64 = 100;
+
+/// The form's fields as typed (all text, so a bad one can be shown again).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CartQuery {
+    /// Present when the form was sent.
+    pub cart: Option<String>,
+    pub kind: Option<String>,
+    pub total: Option<String>,
+    pub category: Option<String>,
+    pub campaign: Option<String>,
+    pub deposit: Option<String>,
+}
+
+impl CartQuery {
+    fn presale(&self) -> bool {
+        self.kind.as_deref() == Some("presale")
+    }
+
+    fn text(v: &Option<String>) -> String {
+        v.clone().unwrap_or_default()
+    }
+}
+
+/// What the section shows under the form.
+enum Answer {
+    /// The form was not sent.
+    Nothing,
+    /// A field is wrong; the messages are at the fields.
+    Refused(FieldErrors),
+    Options(CouponOptions),
+}
+
+/// Reads the form into the picker's cart, or the messages at its fields.
+fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
+    let mut errors = FieldErrors::default();
+    let total = q
+        .total
+        .as_deref()
+        .and_then(super::actions::parse_yuan)
+        .filter(|c| *c > 0);
+    if total.is_none() {
+        errors.add("total", l.t("try-cart-error-total").to_string());
+    }
+    let category = q.category.clone().unwrap_or_default().trim().to_string();
+    if category.len() > 64 {
+        errors.add("category", l.t("try-cart-error-category").to_string());
+    }
+    let (kind, campaign_id, deposit_cents) = if q.presale() {
+        let campaign = q.campaign.clone().filter(|c| !c.is_empty());
+        if campaign.is_none() {
+            errors.add("campaign", l.t("try-cart-error-campaign").to_string());
+        }
+        let deposit = q.deposit.as_deref().and_then(super::actions::parse_yuan);
+        match (deposit, total) {
+            (Some(d), Some(t)) if d > 0 && d <= t => {}
+            _ => errors.add("deposit", l.t("try-cart-error-deposit").to_string()),
+        }
+        ("presale", campaign, deposit)
+    } else {
+        ("normal", None, None)
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(CartInput {
+        kind: Some(kind.into()),
+        category: Some(category),
+        total_cents: total,
+        campaign_id,
+        deposit_cents,
+    })
+}
+
+/// The section for the user page: the form with what was typed, and the
+/// picker's answer when the form was sent. A service failure other than a
+/// refusal of the cart is the page's error.
+pub async fn section(
+    s: &AppState,
+    l: Lang,
+    user_id: &str,
+    q: &CartQuery,
+) -> Result<AnyView, WebError> {
+    let campaigns = s
+        .service
+        .open_campaigns(FORM_CAMPAIGNS)
+        .await
+        .map_err(|e| WebError::from_service(l, e))?;
+    let answer = if q.cart.is_none() {
+        Answer::Nothing
+    } else {
+        match parse(l, q) {
+            Err(errors) => Answer::Refused(errors),
+            Ok(cart) => {
+                let user = UserId::parse(user_id)
+                    .map_err(|e| WebError::from_service(l, ServiceError::Invalid(e)))?;
+                match s.service.coupon_options(user, cart).await {
+                    Ok(o) => Answer::Options(o),
+                    // The campaign is gone or its window has closed: the
+                    // campaign field is at fault.
+                    Err(ServiceError::NotFound { .. }) => {
+                        let mut e = FieldErrors::default();
+                        e.add("campaign", l.t("try-cart-error-campaign").to_string());
+                        Answer::Refused(e)
+                    }
+                    Err(ServiceError::Refused { refusal, .. }) => {
+                        let mut e = FieldErrors::default();
+                        e.add("campaign", l.t(refusal.message_key()).to_string());
+                        Answer::Refused(e)
+                    }
+                    Err(ServiceError::Invalid(f)) => {
+                        let mut e = FieldErrors::default();
+                        let (field, key) = match f.field {
+                            "deposit_cents" => ("deposit", "try-cart-error-deposit"),
+                            "category" => ("category", "try-cart-error-category"),
+                            "campaign_id" => ("campaign", "try-cart-error-campaign"),
+                            _ => ("total", "try-cart-error-total"),
+                        };
+                        e.add(field, l.t(key).to_string());
+                        Answer::Refused(e)
+                    }
+                    Err(other) => return Err(WebError::from_service(l, other)),
+                }
+            }
+        }
+    };
+    Ok(view(l, user_id, q, &campaigns, answer))
+}
+
+fn view(
+    l: Lang,
+    user_id: &str,
+    q: &CartQuery,
+    campaigns: &[CampaignView],
+    answer: Answer,
+) -> AnyView {
+    let errors = match &answer {
+        Answer::Refused(e) => e.clone(),
+        _ => FieldErrors::default(),
+    };
+    let action = format!("/console/users/{}#try-cart", enc(user_id));
+    let total = errors.input_attrs("total", "cart-total");
+    let category = errors.input_attrs("category", "cart-category");
+    let campaign = errors.input_attrs("campaign", "cart-campaign");
+    let deposit = errors.input_attrs("deposit", "cart-deposit");
+    let presale = q.presale();
+    let chosen = CartQuery::text(&q.campaign);
+    let options = campaigns
+        .iter()
+        .map(|c| {
+            let selected = c.id == chosen;
+            view! { <option value=c.id.clone() selected=selected>{c.name.clone()}</option> }
+        })
+        .collect_view();
+    let result = match answer {
+        Answer::Options(o) => Some(results(l, o)),
+        _ => None,
+    };
+    view! {
+        <section aria-labelledby="try-cart" data-testid="try-cart">
+            <h2 id="try-cart">{l.t("try-cart-heading")}</h2>
+            <p class="note">{l.t("try-cart-intro")}</p>
+            <form method="get" action=action class="stack try-cart">
+                <input type="hidden" name="cart" value="1"/>
+                <div class="row">
+                    <label for="cart-kind">{l.t("try-cart-kind")}</label>
+                    <select id="cart-kind" name="kind">
+                        <option value="normal" selected=!presale>{l.t("normal")}</option>
+                        <option value="presale" selected=presale>{l.t("presale")}</option>
+                    </select>
+                </div>
+                <div class="row">
+                    <label for="cart-total">{l.t("try-cart-total")}</label>
+                    <input id="cart-total" name="total" inputmode="decimal" autocomplete="off"
+                        value=CartQuery::text(&q.total)
+                        aria-invalid=total.invalid aria-describedby=total.described_by.clone()/>
+                    {field_error(&total)}
+                </div>
+                <div class="row">
+                    <label for="cart-category">{l.t("try-cart-category")}</label>
+                    <input id="cart-category" name="category" autocomplete="off"
+                        value=CartQuery::text(&q.category)
+                        aria-invalid=category.invalid aria-describedby=category.described_by.clone()/>
+                    {field_error(&category)}
+                </div>
+                <div class="row">
+                    <label for="cart-campaign">{l.t("try-cart-campaign")}</label>
+                    <select id="cart-campaign" name="campaign"
+                        aria-invalid=campaign.invalid aria-describedby=campaign.described_by.clone()>
+                        <option value="">{l.t("try-cart-no-campaign")}</option>
+                        {options}
+                    </select>
+                    {field_error(&campaign)}
+                </div>
+                <div class="row">
+                    <label for="cart-deposit">{l.t("try-cart-deposit")}</label>
+                    <input id="cart-deposit" name="deposit" inputmode="decimal" autocomplete="off"
+                        value=CartQuery::text(&q.deposit)
+                        aria-invalid=deposit.invalid aria-describedby=deposit.described_by.clone()/>
+                    {field_error(&deposit)}
+                </div>
+                <p class="actions">
+                    <button type="submit" class="primary" data-testid="try-cart-submit">{l.t("try-cart-submit")}</button>
+                </p>
+            </form>
+            {result}
+        </section>
+    }
+    .into_any()
+}
+
+/// The picker's answer in words: the best, the usable coupons (discount,
+/// end, caution) and the others with why.
+fn results(l: Lang, o: CouponOptions) -> AnyView {
+    let best = o
+        .best
+        .as_ref()
+        .and_then(|id| o.usable.iter().find(|u| &u.coupon.id == id))
+        .map(|u| {
+            crate::tr!(
+                l,
+                "try-cart-best",
+                code = &u.coupon.code,
+                discount = l.money(u.discount_cents)
+            )
+        })
+        .unwrap_or_else(|| l.t("try-cart-no-best").to_string());
+    let best_id = o.best.clone();
+    let n_usable = o.usable.len();
+    let n_unusable = o.unusable.len();
+    let usable = o
+        .usable
+        .into_iter()
+        .map(|u| {
+            let href = format!("/console/coupons/{}", enc(&u.coupon.id));
+            let is_best = best_id.as_deref() == Some(u.coupon.id.as_str());
+            let terms = coupon_terms_text(l, &u.coupon);
+            let note = u.warning.map(|w| l.msg(&w.msg)).unwrap_or_default();
+            view! {
+                <tr data-testid="cart-usable" data-best=is_best.then_some("true")>
+                    <td class="mono"><a href=href>{u.coupon.code.clone()}</a></td>
+                    <td>{terms}</td>
+                    <td class="money">{l.money(u.discount_cents)}</td>
+                    <td class="nowrap">{time_text(&u.coupon.ends_at)}</td>
+                    <td>{note}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let unusable = o
+        .unusable
+        .into_iter()
+        .map(|u| {
+            let href = format!("/console/coupons/{}", enc(&u.coupon.id));
+            let terms = coupon_terms_text(l, &u.coupon);
+            let why = l.msg(&u.msg);
+            view! {
+                <tr data-testid="cart-unusable" data-reason=u.reason.clone()>
+                    <td class="mono"><a href=href>{u.coupon.code.clone()}</a></td>
+                    <td>{terms}</td>
+                    <td>{why}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let none =
+        (n_usable + n_unusable == 0).then(|| view! { <p class="note">{l.t("try-cart-none")}</p> });
+    view! {
+        <div class="try-cart-answer" data-testid="try-cart-answer">
+            <p class="overall" data-testid="try-cart-best"><strong>{best}</strong></p>
+            {none}
+            {(n_usable > 0).then(|| view! {
+                <h3 class="group-heading">{crate::tr!(l, "try-cart-usable", n = n_usable)}</h3>
+                <div class="table-wrap"><table>
+                    <thead><tr>
+                        <th scope="col">{l.t("code")}</th>
+                        <th scope="col">{l.t("try-cart-terms")}</th>
+                        <th scope="col">{l.t("try-cart-saves")}</th>
+                        <th scope="col">{l.t("ends")}</th>
+                        <th scope="col">{l.t("try-cart-note")}</th>
+                    </tr></thead>
+                    <tbody>{usable}</tbody>
+                </table></div>
+            })}
+            {(n_unusable > 0).then(|| view! {
+                <h3 class="group-heading">{crate::tr!(l, "try-cart-unusable", n = n_unusable)}</h3>
+                <div class="table-wrap"><table>
+                    <thead><tr>
+                        <th scope="col">{l.t("code")}</th>
+                        <th scope="col">{l.t("try-cart-terms")}</th>
+                        <th scope="col">{l.t("try-cart-why")}</th>
+                    </tr></thead>
+                    <tbody>{unusable}</tbody>
+                </table></div>
+            })}
+        </div>
+    }
+    .into_any()
+}
