@@ -367,6 +367,31 @@ pub fn enc(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
+/// What a coupon takes off: `满300减50`, `9折 最高减30` / `50 off 300`.
+pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
+    let threshold = (c.min_order_cents > 0).then(|| Lang::Zh.money(c.min_order_cents));
+    match c.kind {
+        DiscountKind::Percent => {
+            let pct = c.percent_off.unwrap_or(0);
+            let cap = c
+                .max_discount_cents
+                .map(|m| crate::tr!(l, "at-most", m = l.money(m)))
+                .unwrap_or_default();
+            let min = threshold
+                .map(|t| crate::tr!(l, "orders-from", t = t))
+                .unwrap_or_default();
+            crate::tr!(l, "off", min = min, pct = pct, cap = cap)
+        }
+        DiscountKind::Fixed => {
+            let v = l.money(c.value_cents.unwrap_or(0));
+            match threshold {
+                Some(t) => crate::tr!(l, "off-orders-from", v = v, t = t),
+                None => crate::tr!(l, "off-no-minimum", v = v),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,30 +421,5 @@ mod tests {
             html,
             "<time datetime=\"2026-11-11T08:00:00Z\">2026-11-11 16:00:00 (UTC+8)</time>"
         );
-    }
-}
-
-/// What a coupon takes off: `满300减50`, `9折 最高减30` / `50 off 300`.
-pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
-    let threshold = (c.min_order_cents > 0).then(|| Lang::Zh.money(c.min_order_cents));
-    match c.kind {
-        DiscountKind::Percent => {
-            let pct = c.percent_off.unwrap_or(0);
-            let cap = c
-                .max_discount_cents
-                .map(|m| crate::tr!(l, "at-most", m = l.money(m)))
-                .unwrap_or_default();
-            let min = threshold
-                .map(|t| crate::tr!(l, "orders-from", t = t))
-                .unwrap_or_default();
-            crate::tr!(l, "off", min = min, pct = pct, cap = cap)
-        }
-        DiscountKind::Fixed => {
-            let v = l.money(c.value_cents.unwrap_or(0));
-            match threshold {
-                Some(t) => crate::tr!(l, "off-orders-from", v = v, t = t),
-                None => crate::tr!(l, "off-no-minimum", v = v),
-            }
-        }
     }
 }
