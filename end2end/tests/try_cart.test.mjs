@@ -85,7 +85,7 @@ async function tryCart(page, { kind = 'normal', total, category = '', campaign =
   await Promise.all([page.waitForEvent('load'), page.getByTestId('try-cart-submit').click()]);
 }
 
-test('support tries a 280-yuan phone cart: the 10-yuan coupon is best, the others say why, in Chinese', async () => {
+test('support tries a 280-yuan phone cart: the 30-yuan coupon is best, the others say why, in Chinese', async () => {
   const { context, page } = await signedIn();
   await tryCart(page, { total: '280', category: 'phones' });
   const best = await page.getByTestId('try-cart-best').innerText();

@@ -195,14 +195,14 @@ fn view(
                 </div>
                 <div class="row">
                     <label for="cart-total">{l.t("try-cart-total")}</label>
-                    <input id="cart-total" name="total" inputmode="decimal" autocomplete="off"
+                    <input type="text" id="cart-total" name="total" inputmode="decimal" autocomplete="off"
                         value=CartQuery::text(&q.total)
                         aria-invalid=total.invalid aria-describedby=total.described_by.clone()/>
                     {field_error(&total)}
                 </div>
                 <div class="row">
                     <label for="cart-category">{l.t("try-cart-category")}</label>
-                    <input id="cart-category" name="category" autocomplete="off"
+                    <input type="text" id="cart-category" name="category" autocomplete="off"
                         value=CartQuery::text(&q.category)
                         aria-invalid=category.invalid aria-describedby=category.described_by.clone()/>
                     {field_error(&category)}
@@ -218,7 +218,7 @@ fn view(
                 </div>
                 <div class="row">
                     <label for="cart-deposit">{l.t("try-cart-deposit")}</label>
-                    <input id="cart-deposit" name="deposit" inputmode="decimal" autocomplete="off"
+                    <input type="text" id="cart-deposit" name="deposit" inputmode="decimal" autocomplete="off"
                         value=CartQuery::text(&q.deposit)
                         aria-invalid=deposit.invalid aria-describedby=deposit.described_by.clone()/>
                     {field_error(&deposit)}
