@@ -203,6 +203,21 @@ fn the_domain_enums_have_their_words_in_the_catalog() {
             .iter()
             .map(|k| k.label_key()),
     );
+    keys.extend(
+        couponkeeper::domain::event::EventAction::ALL
+            .iter()
+            .map(|a| a.label_key()),
+    );
+    keys.extend(
+        couponkeeper::domain::event::Job::ALL
+            .iter()
+            .map(|j| j.label_key()),
+    );
+    let staff_actions: Vec<String> = couponkeeper::service::staff::actions::ALL
+        .iter()
+        .filter_map(|a| couponkeeper::service::staff::actions::label_key(a))
+        .collect();
+    keys.extend(staff_actions.iter().map(String::as_str));
     let missing: Vec<_> = keys.into_iter().filter(|k| !i18n::has(k)).collect();
     assert!(missing.is_empty(), "{missing:?}");
 }

@@ -30,6 +30,8 @@ pub struct OrderFacts {
 #[derive(Debug, Clone)]
 pub struct CouponFacts {
     pub id: String,
+    /// What people call it: messages name the coupon by its code.
+    pub code: String,
     /// The customer who owns it.
     pub user_id: String,
     pub stored_status: CouponStatus,

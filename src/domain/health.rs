@@ -200,6 +200,8 @@ pub struct CampaignFacts {
 #[derive(Debug, Clone)]
 pub struct StockFacts {
     pub template_id: String,
+    /// What people call it: messages name the template by its name.
+    pub template_name: String,
     /// The sum of the template's stock-shard counters now.
     pub claimed: i64,
     /// When the last reconciliation ran; `None`: never.
@@ -387,14 +389,14 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                 Some(other) => crate::msg!(
                     "health-order-should-hold-coupon-bound-elsewhere",
                     no = no,
-                    coupon = c.id.as_str(),
+                    coupon = c.code.as_str(),
                     coupon_status = Arg::Key(status.label_key().into()),
                     other = other
                 ),
                 None => crate::msg!(
                     "health-order-should-hold-coupon",
                     no = no,
-                    coupon = c.id.as_str(),
+                    coupon = c.code.as_str(),
                     coupon_status = Arg::Key(status.label_key().into())
                 ),
             };
@@ -423,7 +425,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                     "health-order-is-with-coupon-but",
                     no = &no,
                     status = Arg::Key(o.status.label_key().into()),
-                    coupon = c.id.as_str()
+                    coupon = c.code.as_str()
                 ),
             )
             .suggest(SuggestedAction::MarkCouponUsed {
@@ -436,7 +438,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
             crate::msg!(
                 "health-order-is-paid-with-coupon",
                 no = &no,
-                coupon = c.id.as_str(),
+                coupon = c.code.as_str(),
                 coupon_status = Arg::Key(status.label_key().into())
             ),
         ),
@@ -447,7 +449,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                     "health-order-is-but-coupon-is",
                     no = &no,
                     status = Arg::Key(o.status.label_key().into()),
-                    coupon = c.id.as_str()
+                    coupon = c.code.as_str()
                 ),
             );
             check.suggest(SuggestedAction::ReleaseCoupon {
@@ -460,7 +462,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                 crate::msg!(
                     "health-order-was-refunded-but-coupon",
                     no = &no,
-                    coupon = c.id.as_str()
+                    coupon = c.code.as_str()
                 ),
             )
         }
@@ -468,7 +470,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
             COUPON_STATUS,
             crate::msg!(
                 "health-coupon-is-and-not-held",
-                coupon = c.id.as_str(),
+                coupon = c.code.as_str(),
                 coupon_status = Arg::Key(status.label_key().into()),
                 no = &no
             ),
@@ -489,7 +491,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
                 LOCK_LINK,
                 crate::msg!(
                     "health-coupon-is-for-order-but",
-                    coupon = stray.id.as_str(),
+                    coupon = stray.code.as_str(),
                     coupon_status = Arg::Key(stray.stored_status.label_key().into()),
                     no = &no,
                     named = &named
@@ -505,7 +507,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
                 LOCK_LINK,
                 crate::msg!(
                     "health-coupon-is-locked-to-order",
-                    coupon = stray.id.as_str(),
+                    coupon = stray.code.as_str(),
                     no = &no
                 ),
             )
@@ -517,7 +519,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
             LOCK_LINK,
             crate::msg!(
                 "health-coupon-was-used-on-order",
-                coupon = stray.id.as_str(),
+                coupon = stray.code.as_str(),
                 no = &no,
                 named = &named
             ),
@@ -539,7 +541,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
                 crate::msg!(
                     "health-order-uses-coupon-but-the",
                     no = &no,
-                    coupon = c.id.as_str(),
+                    coupon = c.code.as_str(),
                     other = &other
                 ),
             );
@@ -558,12 +560,12 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
             crate::msg!(
                 "health-order-and-coupon-point-to",
                 no = &no,
-                coupon = c.id.as_str()
+                coupon = c.code.as_str()
             ),
         ),
         None => Check::ok(
             LOCK_LINK,
-            crate::msg!("health-coupon-is-not-bound-to", coupon = c.id.as_str()),
+            crate::msg!("health-coupon-is-not-bound-to", coupon = c.code.as_str()),
         ),
     }
 }
@@ -718,7 +720,7 @@ pub fn template_stock(f: &HealthFacts<'_>) -> Check {
             crate::msg!("health-nothing-to-check-the-coupon-2"),
         );
     };
-    let t = &s.template_id;
+    let t = &s.template_name;
     match (s.checked_at, s.mismatch) {
         (None, _) => Check::ok(
             TEMPLATE_STOCK,
@@ -772,7 +774,7 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
                     STRAY_LOCK,
                     crate::msg!(
                         "health-coupon-is-still-locked-to",
-                        coupon = &id,
+                        coupon = &coupon.code,
                         named = &named,
                         status = Arg::Key(o.status.label_key().into())
                     ),
@@ -791,7 +793,7 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
             STRAY_LOCK,
             crate::msg!(
                 "health-coupon-is-locked-to-order-2",
-                coupon = &id,
+                coupon = &coupon.code,
                 named = &named,
                 why = why.clone()
             ),
@@ -842,6 +844,7 @@ mod tests {
     fn coupon(status: CouponStatus, order_no: Option<&str>, ends: DateTime<Utc>) -> CouponFacts {
         CouponFacts {
             id: "c1".into(),
+            code: "K7QM-3XPA-9RTD".into(),
             user_id: "u1".into(),
             stored_status: status,
             order_no: order_no.map(String::from),
@@ -1182,6 +1185,7 @@ mod tests {
         let o = order(OrderKind::Normal, OrderStatus::Paid);
         let never = StockFacts {
             template_id: "t1".into(),
+            template_name: "满300减50".into(),
             claimed: 3,
             checked_at: None,
             mismatch: None,

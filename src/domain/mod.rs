@@ -9,6 +9,7 @@ pub mod checkout;
 pub mod coupon;
 pub mod delivery;
 pub mod discount;
+pub mod event;
 pub mod facts;
 pub mod form_token;
 pub mod health;

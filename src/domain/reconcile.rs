@@ -418,6 +418,7 @@ mod tests {
     fn coupon(id: &str, status: CouponStatus, order_no: Option<&str>) -> CouponFacts {
         CouponFacts {
             id: id.into(),
+            code: format!("CODE-{id}"),
             user_id: "u1".into(),
             stored_status: status,
             order_no: order_no.map(String::from),

@@ -389,10 +389,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "errors",
     "reconcile_findings",
     "reminder_texts",
-    "checkout"
+    "checkout",
+    "events"
 ];
 
-const FILE_COUNT: usize = 19;
+const FILE_COUNT: usize = 20;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

@@ -415,3 +415,25 @@ pub async fn sweep(
         .changed as u64;
     Ok(changed)
 }
+
+#[cfg(test)]
+mod actor_tests {
+    use super::*;
+    use crate::domain::event::Actor;
+
+    #[test]
+    fn every_job_actor_is_a_job_pages_can_name() {
+        for actor in [
+            ACTOR_WHEEL,
+            ACTOR_SWEEP,
+            ACTOR_LAPSE,
+            ACTOR_PRESALE,
+            ACTOR_REAPER,
+            ACTOR_RECONCILE,
+            ACTOR_ARCHIVE,
+            crate::service::webhooks::ACTOR_DISPATCHER,
+        ] {
+            assert!(matches!(Actor::parse(actor), Actor::Job(_)), "{actor}");
+        }
+    }
+}

@@ -71,6 +71,9 @@ pub struct AuditEventView {
     pub reason: Option<String>,
     pub request_id: Option<String>,
     pub address: Option<String>,
+    /// The coupon's code, for the page (not in the CSV, which keeps ids).
+    #[serde(skip)]
+    pub coupon_code: Option<String>,
 }
 
 impl From<EventAuditRow> for AuditEventView {
@@ -88,6 +91,7 @@ impl From<EventAuditRow> for AuditEventView {
             reason: r.reason,
             request_id: r.request_id,
             address: r.address,
+            coupon_code: None,
         }
     }
 }
@@ -214,14 +218,30 @@ impl Service {
         let rows = self
             .read(move |c| {
                 let q = q.clone();
-                Box::pin(async move { Ok(audit::events_page(c, &q, before, limit).await?) })
+                Box::pin(async move {
+                    let rows = audit::events_page(c, &q, before, limit).await?;
+                    let ids: Vec<&str> =
+                        rows.iter().filter_map(|r| r.coupon_id.as_deref()).collect();
+                    let codes = crate::store::names::coupon_codes(c, &ids).await?;
+                    Ok((rows, codes))
+                })
             })
             .await?;
+        let (rows, codes) = rows;
         let next = (rows.len() as i64 == limit)
             .then(|| rows.last().map(|r| encode_cursor(r.at, r.id)))
             .flatten();
         Ok(AuditPage {
-            rows: rows.into_iter().map(AuditEventView::from).collect(),
+            rows: rows
+                .into_iter()
+                .map(|r| {
+                    let code = r.coupon_id.as_ref().and_then(|id| codes.get(id).cloned());
+                    AuditEventView {
+                        coupon_code: code,
+                        ..AuditEventView::from(r)
+                    }
+                })
+                .collect(),
             next,
         })
     }

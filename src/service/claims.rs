@@ -145,8 +145,16 @@ impl Service {
         .await
         .map(|(row, evs)| {
             self.note_overdue(&row, now);
+            let code = row.code.clone();
             let mut view = CouponView::from_row(row, now);
-            view.events = Some(evs.into_iter().map(EventView::from).collect());
+            view.events = Some(
+                evs.into_iter()
+                    .map(|e| EventView {
+                        coupon_code: Some(code.clone()),
+                        ..EventView::from(e)
+                    })
+                    .collect(),
+            );
             view
         })
     }

@@ -285,7 +285,7 @@ impl Service {
                         &o,
                         OrderStatus::PendingPayment,
                         OrderStep::CheckoutLockLapsed,
-                        Some("the checkout lock lapsed before payment"),
+                        None,
                     )
                     .await?;
                     Ok(true)
@@ -337,7 +337,7 @@ impl Service {
                         &o,
                         OrderStatus::DepositPaid,
                         OrderStep::PresaleTimeout,
-                        Some("the final-payment window ended without payment"),
+                        None,
                     )
                     .await?;
                     Ok(true)

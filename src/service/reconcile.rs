@@ -164,6 +164,42 @@ impl From<store::FindingRow> for FindingView {
     }
 }
 
+/// Replaces every coupon, template or campaign id among the findings'
+/// message arguments by its code or name (findings store ids, which people
+/// must not have to read). The ids stay on the finding itself for links.
+async fn name_ids(
+    c: &mut sqlx::AnyConnection,
+    views: &mut [FindingView],
+) -> Result<(), ServiceError> {
+    let ids: Vec<String> = views
+        .iter()
+        .flat_map(|v| v.message.args.iter())
+        .filter_map(|(_, a)| match a {
+            crate::i18n::Arg::Text(t) if is_server_id(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let names = crate::store::names::people_names(c, &refs).await?;
+    for v in views.iter_mut() {
+        v.message = v.message.clone().map_args(|a| match a {
+            crate::i18n::Arg::Text(t) => match names.get(t) {
+                Some(name) => crate::i18n::Arg::Text(name.clone()),
+                None => a.clone(),
+            },
+            other => other.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `t` is a whole server id (`cpn_`, `tpl_` or `cmp_` and more).
+fn is_server_id(t: &str) -> bool {
+    ["cpn_", "tpl_", "cmp_"]
+        .iter()
+        .any(|p| t.len() > p.len() && t.starts_with(p) && !t.contains(char::is_whitespace))
+}
+
 /// What "repair all of this kind" did.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct RepairAllOutcome {
@@ -490,22 +526,32 @@ impl Service {
         limit: i64,
     ) -> Result<Vec<FindingView>, ServiceError> {
         let limit = limit.clamp(1, 1000);
-        let rows = self
-            .read(move |c| {
-                Box::pin(async move {
-                    Ok(store::findings(c, run_id, kind.map(AnomalyKind::as_str), limit).await?)
-                })
+        self.read(move |c| {
+            Box::pin(async move {
+                let rows = store::findings(c, run_id, kind.map(AnomalyKind::as_str), limit).await?;
+                let mut views: Vec<FindingView> = rows.into_iter().map(FindingView::from).collect();
+                name_ids(c, &mut views).await?;
+                Ok(views)
             })
-            .await?;
-        Ok(rows.into_iter().map(FindingView::from).collect())
+        })
+        .await
     }
 
     /// One finding.
     pub async fn reconcile_finding(&self, id: i64) -> Result<FindingView, ServiceError> {
-        self.read(move |c| Box::pin(async move { Ok(store::finding(c, id).await?) }))
-            .await?
-            .map(FindingView::from)
-            .ok_or_else(|| ServiceError::not_found("finding", id.to_string()))
+        self.read(move |c| {
+            Box::pin(async move {
+                let Some(row) = store::finding(c, id).await? else {
+                    return Ok(None);
+                };
+                let mut views = [FindingView::from(row)];
+                name_ids(c, &mut views).await?;
+                let [view] = views;
+                Ok(Some(view))
+            })
+        })
+        .await?
+        .ok_or_else(|| ServiceError::not_found("finding", id.to_string()))
     }
 
     /// Repairs one finding with the fix the rules chose, through the

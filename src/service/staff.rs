@@ -42,6 +42,29 @@ pub mod actions {
     pub const WEBHOOK_DISABLE: &str = "webhook_disable";
     /// A disabled webhook subscriber enabled again.
     pub const WEBHOOK_ENABLE: &str = "webhook_enable";
+
+    /// Every action above; each has the catalog key `staff-action-<word>`.
+    pub const ALL: [&str; 14] = [
+        CREATE,
+        REPLACE,
+        ROLE_CHANGE,
+        PASSWORD_RESET,
+        DISABLE,
+        ENABLE,
+        SIGN_IN,
+        SIGN_IN_FAILED,
+        SIGN_OUT,
+        PASSWORD_CHANGE,
+        REAUTH_FAILED,
+        WEBHOOK_ADD,
+        WEBHOOK_DISABLE,
+        WEBHOOK_ENABLE,
+    ];
+
+    /// The catalog key of a staff-log action's words, if it is one.
+    pub fn label_key(word: &str) -> Option<String> {
+        ALL.contains(&word).then(|| format!("staff-action-{word}"))
+    }
 }
 
 /// Writes one row of the staff log in the caller's transaction.

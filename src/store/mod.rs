@@ -18,6 +18,7 @@ pub mod events;
 pub mod expiry;
 pub mod idempotency;
 pub mod ledger;
+pub mod names;
 pub mod orders;
 pub mod outbox;
 pub mod reconcile;

@@ -43,6 +43,11 @@ pub struct EventView {
     pub subject: String,
     pub coupon_id: Option<String>,
     pub request_id: Option<String>,
+    /// The coupon's code, for pages (filled by the service where it names
+    /// coupons to people; not part of the API).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub coupon_code: Option<String>,
 }
 
 impl From<EventRow> for EventView {
@@ -58,6 +63,7 @@ impl From<EventRow> for EventView {
             subject: e.subject,
             coupon_id: e.coupon_id,
             request_id: e.request_id,
+            coupon_code: None,
         }
     }
 }

@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{enc, time_text};
+use super::layout::{action_text, actor_text, change_text, enc, reason_text, time_text};
 use crate::http::AppState;
 use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
 use crate::store::audit::AuditQuery;
@@ -210,6 +210,12 @@ async fn audit_page(
     )
 }
 
+/// A staff-log action in words; an unknown word as stored.
+fn staff_action_text(l: Lang, action: &str) -> String {
+    crate::service::staff::actions::label_key(action)
+        .map_or_else(|| action.to_string(), |k| l.t(&k).to_string())
+}
+
 fn dash(v: Option<String>) -> String {
     v.filter(|s| !s.is_empty())
         .unwrap_or_else(|| "—".to_string())
@@ -226,7 +232,11 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
             let target = match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
                 ("coupon", Some(id), _) => {
                     let href = format!("/console/coupons/{}", enc(id));
-                    let label = crate::tr!(l, "coupon-5", id = id);
+                    let code = e
+                        .coupon_code
+                        .clone()
+                        .unwrap_or_else(|| l.t("coupon").to_string());
+                    let label = crate::tr!(l, "coupon-5", id = code);
                     view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
                 }
                 (_, _, Some(no)) => {
@@ -236,20 +246,19 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
                 }
                 _ => view! { "—" }.into_any(),
             };
-            let change = format!(
-                "{} → {}",
-                e.from_status.as_deref().unwrap_or("∅"),
-                e.to_status
-            );
+            let change = change_text(l, &e.subject, e.from_status.as_deref(), &e.to_status);
             let id = e.id.to_string();
+            let actor = actor_text(l, &e.actor);
+            let action = action_text(l, &e.action);
+            let reason = dash(e.reason.as_deref().map(|r| reason_text(l, r)));
             view! {
                 <tr data-testid="audit-row" data-id=id>
                     <td class="nowrap">{time_text(&e.at)}</td>
-                    <td data-testid="audit-actor">{e.actor}</td>
-                    <td data-testid="audit-action">{e.action}</td>
+                    <td data-testid="audit-actor" data-actor=e.actor.clone()>{actor}</td>
+                    <td data-testid="audit-action" data-action=e.action.clone()>{action}</td>
                     <td>{target}</td>
-                    <td class="nowrap" data-testid="audit-change">{change}</td>
-                    <td data-testid="audit-reason">{dash(e.reason)}</td>
+                    <td data-testid="audit-change">{change}</td>
+                    <td data-testid="audit-reason">{reason}</td>
                     <td class="mono" data-testid="audit-address">{dash(e.address)}</td>
                     <td class="mono">{dash(e.request_id)}</td>
                 </tr>
@@ -288,8 +297,8 @@ fn staff_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
             view! {
                 <tr data-testid="audit-row" data-id=id>
                     <td class="nowrap">{time_text(&e.at)}</td>
-                    <td data-testid="audit-actor">{e.actor}</td>
-                    <td data-testid="audit-action">{e.action}</td>
+                    <td data-testid="audit-actor" data-actor=e.actor.clone()>{actor_text(l, &e.actor)}</td>
+                    <td data-testid="audit-action" data-action=e.action.clone()>{staff_action_text(l, &e.action)}</td>
                     <td data-testid="audit-target">{e.target}</td>
                     <td data-testid="audit-detail">{dash(e.detail)}</td>
                     <td class="mono" data-testid="audit-address">{dash(e.address)}</td>

@@ -17,8 +17,9 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{
-    coupon_badge, coupon_status_label, coupon_terms_text, enc, lock_status_label, opt_time,
-    order_badge, order_status_label, result_badge, time_text,
+    action_text, actor_text, change_text, coupon_badge, coupon_status_label, coupon_terms_text,
+    enc, lock_status_label, opt_time, order_badge, order_status_label, reason_text, result_badge,
+    time_text,
 };
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
@@ -84,8 +85,12 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
                 Some(match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
                     ("coupon", Some(id), _) => {
                         let href = format!("/console/coupons/{}", enc(id));
-                        let label = crate::tr!(l, "coupon-6", id = id);
-                        view! { <td><a href=href>{label}</a></td> }.into_any()
+                        let code = e
+                            .coupon_code
+                            .clone()
+                            .unwrap_or_else(|| l.t("coupon").to_string());
+                        let label = crate::tr!(l, "coupon-6", id = code);
+                        view! { <td><a href=href class="mono">{label}</a></td> }.into_any()
                     }
                     (_, _, Some(no)) => {
                         let href = format!("/console/orders/{}", enc(no));
@@ -97,16 +102,22 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
             } else {
                 None
             };
-            let change = format!("{} → {}", e.from.as_deref().unwrap_or("∅"), e.to);
+            let change = change_text(l, &e.subject, e.from.as_deref(), &e.to);
             let at = time_text(&e.at);
-            let reason = e.reason.unwrap_or_default();
+            let reason = e
+                .reason
+                .as_deref()
+                .map(|r| reason_text(l, r))
+                .unwrap_or_default();
+            let action = action_text(l, &e.action);
+            let actor = actor_text(l, &e.actor);
             view! {
-                <tr>
+                <tr data-action=e.action.clone()>
                     <td class="nowrap">{at}</td>
                     {subject}
-                    <td class="nowrap">{change}</td>
-                    <td>{e.action}</td>
-                    <td>{e.actor}</td>
+                    <td>{change}</td>
+                    <td>{action}</td>
+                    <td>{actor}</td>
                     <td>{reason}</td>
                 </tr>
             }

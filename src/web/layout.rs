@@ -8,6 +8,7 @@ use super::i18n::Lang;
 use super::{document_in, escape_html};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::DiscountKind;
+use crate::domain::event::{Actor, EventAction, legacy_job_reason_key};
 use crate::domain::health::CheckResult;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
 use crate::service::staff::StaffSession;
@@ -389,6 +390,52 @@ pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
                 None => crate::tr!(l, "off-no-minimum", v = v),
             }
         }
+    }
+}
+
+/// An event's action in words; a word this version does not write is
+/// shown as stored.
+pub fn action_text(l: Lang, action: &str) -> String {
+    match EventAction::parse(action) {
+        Some(a) => l.t(a.label_key()).to_string(),
+        None => action.to_string(),
+    }
+}
+
+/// Who did it, in words: a console user by name, the shop's API, a job by
+/// what it does, the demo loader.
+pub fn actor_text(l: Lang, actor: &str) -> String {
+    match Actor::parse(actor) {
+        Actor::Staff(name) => crate::tr!(l, "actor-staff", name = name),
+        Actor::Api(token) => crate::tr!(l, "actor-api", token = token),
+        Actor::Job(job) => l.t(job.label_key()).to_string(),
+        Actor::Demo => l.t("actor-demo").to_string(),
+        Actor::Other(raw) => raw.to_string(),
+    }
+}
+
+/// A stored status word of an event's subject (`coupon` or `order`) in
+/// words; an unknown word as stored.
+pub fn status_word_text(l: Lang, subject: &str, word: &str) -> String {
+    let key = match subject {
+        "coupon" => CouponStatus::parse(word).map(CouponStatus::label_key),
+        _ => OrderStatus::parse(word).map(OrderStatus::label_key),
+    };
+    key.map_or_else(|| word.to_string(), |k| l.t(k).to_string())
+}
+
+/// `before → after` of an event in words (`∅` when it had no before).
+pub fn change_text(l: Lang, subject: &str, from: Option<&str>, to: &str) -> String {
+    let from = from.map_or_else(|| "∅".to_string(), |f| status_word_text(l, subject, f));
+    format!("{from} → {}", status_word_text(l, subject, to))
+}
+
+/// An event's reason: what a person typed, as typed; the English texts
+/// jobs wrote before in the page's language.
+pub fn reason_text(l: Lang, reason: &str) -> String {
+    match legacy_job_reason_key(reason) {
+        Some(key) => l.t(key).to_string(),
+        None => reason.to_string(),
     }
 }
 

@@ -35,13 +35,13 @@ pub(crate) async fn order_view(
         due = plan.amount_due;
     }
     let events = if with_events {
-        Some(
-            events::for_order(c, &o.order_no)
-                .await?
-                .into_iter()
-                .map(EventView::from)
-                .collect(),
-        )
+        let mut list: Vec<EventView> = events::for_order(c, &o.order_no)
+            .await?
+            .into_iter()
+            .map(EventView::from)
+            .collect();
+        name_coupons(c, &mut list).await?;
+        Some(list)
     } else {
         None
     };
@@ -114,4 +114,20 @@ impl Service {
         })
         .await
     }
+}
+
+/// Fills each event's coupon code, so pages name coupons by code.
+pub(crate) async fn name_coupons(
+    c: &mut AnyConnection,
+    events: &mut [EventView],
+) -> Result<(), ServiceError> {
+    let ids: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e.coupon_id.as_deref())
+        .collect();
+    let codes = crate::store::names::coupon_codes(c, &ids).await?;
+    for e in events.iter_mut() {
+        e.coupon_code = e.coupon_id.as_ref().and_then(|id| codes.get(id).cloned());
+    }
+    Ok(())
 }

@@ -167,6 +167,7 @@ pub struct UserHealthReport {
 pub(crate) fn coupon_facts(r: &CouponRow) -> CouponFacts {
     CouponFacts {
         id: r.id.clone(),
+        code: r.code.clone(),
         user_id: r.user_id.clone(),
         stored_status: r.status,
         order_no: r.order_no.clone(),
@@ -261,8 +262,13 @@ async fn order_report(
                     }
                     None => (None, None),
                 };
+                let template_name = templates::get(c, &template_id)
+                    .await?
+                    .map(|t| t.name)
+                    .unwrap_or_else(|| template_id.clone());
                 let facts = StockFacts {
                     template_id: template_id.clone(),
+                    template_name,
                     claimed,
                     checked_at,
                     mismatch,

@@ -1,0 +1,63 @@
+# What an event row says, for people (domain::event): its action and who
+# did it, in timelines and the audit log.
+
+## Actions (domain::event::EventAction)
+event-action-claim = Claimed
+event-action-compensation = Issued as compensation
+event-action-checkout_lock = Locked at checkout
+event-action-lock = Locked at deposit
+event-action-use = Used
+event-action-cancel_release = Released: order cancelled
+event-action-refund_release = Released: order refunded
+event-action-release_expired = Released (past its end)
+event-action-swap_lock = Swapped in at final payment
+event-action-expire = Reached its end
+event-action-zombie_release = Stuck lock released
+event-action-force_release = Force-released
+event-action-staff_release = Released by support
+event-action-invalidate = Voided
+event-action-relock = Locked again
+event-action-mark_used = Marked as used
+event-action-unarchive = Restored from the archive
+event-action-create = Order placed
+event-action-pay = Paid
+event-action-deposit_payment = Deposit paid
+event-action-final_payment = Final payment made
+event-action-cancel = Order cancelled
+event-action-refund = Refunded
+event-action-checkout_lock_lapsed = Payment time ran out; order closed automatically
+event-action-presale_timeout = Final-payment time ran out; order closed automatically
+event-action-relock_coupon = Order's coupon locked again
+event-action-relink_coupon = Order linked to its coupon again
+event-action-mark_coupon_used = Order's coupon marked as used
+event-action-release_coupon = Order's coupon released
+event-action-force_release_coupon = Order's coupon force-released
+
+## Actors (domain::event::Actor)
+actor-staff = Console: { $name }
+actor-api = Shop API ({ $token }…)
+actor-demo = Demo data
+actor-job-expiry-wheel = Expiry job
+actor-job-expiry-sweep = Expiry backstop sweep
+actor-job-checkout-lapse = Checkout timeout job
+actor-job-presale-timeout = Final-payment timeout job
+actor-job-zombie-reaper = Stuck-lock cleaner
+actor-job-reconcile = Reconciliation job
+actor-job-archive = Archive job
+actor-job-webhook-dispatcher = Message delivery job
+
+## Staff-log actions (service::staff::actions)
+staff-action-staff_create = Staff account created
+staff-action-staff_replace = Staff account recreated
+staff-action-role_change = Role changed
+staff-action-password_reset = Password reset
+staff-action-disable = Account disabled
+staff-action-enable = Account enabled
+staff-action-sign_in = Signed in
+staff-action-sign_in_failed = Sign-in failed
+staff-action-sign_out = Signed out
+staff-action-password_change = Changed own password
+staff-action-reauth_failed = Password confirmation failed
+staff-action-webhook_add = Webhook subscriber added
+staff-action-webhook_disable = Webhook subscriber disabled
+staff-action-webhook_enable = Webhook subscriber enabled

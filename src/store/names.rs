@@ -1,0 +1,77 @@
+//! What people call a coupon, a template or a campaign: its code or its
+//! name, looked up by id for pages that must never show `cpn_…`, `tpl_…`
+//! or `cmp_…`. Primary-key lookups, bounded per call.
+
+use std::collections::HashMap;
+
+use sqlx::AnyConnection;
+
+/// Most ids one call looks up per table.
+pub const MAX_LOOKUP: usize = 1000;
+
+/// `SELECT id, <col> FROM <table> WHERE id IN (…)` for `ids` (deduplicated,
+/// at most [`MAX_LOOKUP`]), plus `extra` tables with the same columns.
+async fn lookup(
+    conn: &mut AnyConnection,
+    tables: &[&str],
+    col: &str,
+    ids: &[&str],
+) -> Result<HashMap<String, String>, sqlx::Error> {
+    let mut ids: Vec<&str> = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.truncate(MAX_LOOKUP);
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let marks: Vec<String> = (1..=ids.len()).map(|i| format!("${i}")).collect();
+    let list = marks.join(", ");
+    let sql = tables
+        .iter()
+        .map(|t| format!("SELECT id, {col} FROM {t} WHERE id IN ({list})"))
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let mut q = sqlx::query_as::<_, (String, String)>(&sql);
+    for id in &ids {
+        q = q.bind(*id);
+    }
+    Ok(q.fetch_all(conn).await?.into_iter().collect())
+}
+
+/// The codes of the coupons `ids`, live or archived; unknown ids are left
+/// out.
+pub async fn coupon_codes(
+    conn: &mut AnyConnection,
+    ids: &[&str],
+) -> Result<HashMap<String, String>, sqlx::Error> {
+    lookup(conn, &["coupons", "coupons_archive"], "code", ids).await
+}
+
+/// The names of the templates `ids`.
+pub async fn template_names(
+    conn: &mut AnyConnection,
+    ids: &[&str],
+) -> Result<HashMap<String, String>, sqlx::Error> {
+    lookup(conn, &["templates"], "name", ids).await
+}
+
+/// The names of the presale campaigns `ids`.
+pub async fn campaign_names(
+    conn: &mut AnyConnection,
+    ids: &[&str],
+) -> Result<HashMap<String, String>, sqlx::Error> {
+    lookup(conn, &["presale_campaigns"], "name", ids).await
+}
+
+/// Codes and names of every server id among `ids` (coupons `cpn_`,
+/// templates `tpl_`, campaigns `cmp_`), in one map.
+pub async fn people_names(
+    conn: &mut AnyConnection,
+    ids: &[&str],
+) -> Result<HashMap<String, String>, sqlx::Error> {
+    let of = |p: &str| -> Vec<&str> { ids.iter().copied().filter(|i| i.starts_with(p)).collect() };
+    let mut out = coupon_codes(conn, &of("cpn_")).await?;
+    out.extend(template_names(conn, &of("tpl_")).await?);
+    out.extend(campaign_names(conn, &of("cmp_")).await?);
+    Ok(out)
+}
