@@ -33,6 +33,15 @@ fn cell(html: &str, id: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The value of the first `name="…"` attribute in `html`.
+fn attr(html: &str, name: &str) -> String {
+    let marker = format!("{name}=\"");
+    html.split_once(&marker)
+        .and_then(|(_, rest)| rest.split('"').next())
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn rows(page: &Page) -> Vec<Row> {
     page.text
         .split("data-testid=\"audit-row\" data-id=\"")
@@ -46,8 +55,9 @@ fn rows(page: &Page) -> Vec<Row> {
             let html = part.split("</tr>").next().unwrap_or_default().to_string();
             Row {
                 id,
-                actor: cell(&html, "audit-actor"),
-                action: cell(&html, "audit-action"),
+                // The stored words; the cells show them in words.
+                actor: attr(&html, "data-actor"),
+                action: attr(&html, "data-action"),
                 html,
             }
         })
@@ -117,7 +127,9 @@ async fn staff_actions_appear_with_actor_reason_change_target_and_address() {
     let row = &found[0];
     assert_eq!(row.actor, "staff:operator-1");
     assert_eq!(row.action, "force_release");
-    assert_eq!(cell(&row.html, "audit-change"), "locked → available");
+    assert_eq!(cell(&row.html, "audit-change"), "锁定中 → 待使用");
+    assert_eq!(cell(&row.html, "audit-actor"), "客服后台：operator-1");
+    assert_eq!(cell(&row.html, "audit-action"), "强制释放");
     assert_eq!(
         cell(&row.html, "audit-reason"),
         "客户要求取消 · customer asked"
@@ -146,7 +158,7 @@ async fn staff_actions_appear_with_actor_reason_change_target_and_address() {
         cell(&found[0].html, "audit-reason"),
         "apology for the delay"
     );
-    assert_eq!(cell(&found[0].html, "audit-change"), "∅ → available");
+    assert_eq!(cell(&found[0].html, "audit-change"), "∅ → 待使用");
     assert_eq!(cell(&found[0].html, "audit-address"), "unknown");
     let stored: Option<String> =
         sqlx::query_scalar("SELECT address FROM events WHERE action = 'compensation'")
@@ -187,7 +199,8 @@ async fn job_actions_appear_under_their_job_actor_and_each_filter_narrows() {
     assert!(
         sweep
             .iter()
-            .all(|r| cell(&r.html, "audit-change") == "available → expired")
+            .all(|r| cell(&r.html, "audit-change") == "待使用 → 已过期"
+                && cell(&r.html, "audit-actor") == "到期兜底扫描")
     );
     let (claims, _) = all_pages(&mut b, "/console/audit?action=claim").await;
     assert_eq!(claims.len(), 2);

@@ -261,10 +261,10 @@ async fn the_coupon_page_shows_the_status_badge_the_bound_order_and_the_timeline
     assert!(page.contains(c["code"].as_str().unwrap_or("?")));
     assert!(page.contains("href=\"/console/orders/P1\""));
     assert!(page.contains("data-testid=\"timeline\""));
-    assert!(page.contains("available → locked"));
+    assert!(page.contains("待使用 → 锁定中"), "statuses in words");
     assert!(
-        page.contains("<td>lock</td>"),
-        "the locking action is named"
+        page.contains("<td>付定金锁定</td>"),
+        "the locking action is named in words"
     );
 
     let order = b.get("/console/orders/P1").await;

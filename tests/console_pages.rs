@@ -155,7 +155,7 @@ async fn support_releases_a_lock_left_on_a_closed_order_and_the_timeline_names_t
         page.contains("已释放锁定") || page.contains("lock is released"),
         "flash"
     );
-    assert!(page.contains("staff:support-1"));
+    assert!(page.contains("客服后台：support-1"));
     assert!(page.contains("客户来电：订单已关闭，券仍被锁"));
     // The order's own record follows: its lock is released.
     let order = b.get("/console/orders/P1").await;
@@ -282,7 +282,9 @@ async fn only_operators_invalidate_and_only_available_coupons() {
     assert_eq!(r.status, 303);
     assert_eq!(status_of(&app, &cid).await, "invalidated");
     let page = op.get(&format!("/console/coupons/{cid}")).await;
-    assert!(page.contains("已作废") && page.contains("staff:operator-1") && page.contains("fraud"));
+    assert!(
+        page.contains("已作废") && page.contains("客服后台：operator-1") && page.contains("fraud")
+    );
     // A second invalidation has nothing to act on.
     let again = op.get(&format!("/console/coupons/{cid}/invalidate")).await;
     assert!(!again.contains("data-testid=\"confirm\""));
@@ -306,7 +308,9 @@ async fn support_compensation_is_recorded_and_capped_per_coupon_and_per_day() {
     let to = r.location.unwrap_or_default();
     assert!(to.starts_with("/console/coupons/cpn_"), "{to}");
     let page = b.get(&to).await;
-    assert!(page.contains("待使用") && page.contains("¥20.50") && page.contains("staff:support-1"));
+    assert!(
+        page.contains("待使用") && page.contains("¥20.50") && page.contains("客服后台：support-1")
+    );
     assert_eq!(
         count(&app, "SELECT COUNT(*) FROM compensation_ledger WHERE amount_cents = 2050 AND actor = 'staff:support-1' AND reason = 'apology'").await,
         1
@@ -626,7 +630,7 @@ async fn support_repairs_a_freed_coupon_and_a_re_pointed_order_from_the_health_c
         "{}",
         after.text
     );
-    assert!(after.contains("relock") && after.contains("staff:support-1"));
+    assert!(after.contains("重新锁定") && after.contains("客服后台：support-1"));
 
     // coupon_order_mismatch: a paid order re-pointed at another coupon.
     let used = coupon_for(&app, "u2").await;
@@ -748,7 +752,7 @@ async fn support_marks_a_coupon_left_locked_on_a_paid_order_used_from_the_health
         "{}",
         after.text
     );
-    assert!(after.contains("mark_used") && after.contains("staff:support-1"));
+    assert!(after.contains("标记为已使用") && after.contains("客服后台：support-1"));
     assert!(after.contains("客户来电：订单已付款，券仍显示锁定"));
 
     // Again, now that the facts changed: refused, nothing written.

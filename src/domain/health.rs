@@ -485,7 +485,12 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
     let o = f.order;
     let no = &o.order_no;
     if let Some(stray) = f.strays.first() {
-        let named = o.coupon_id.as_deref().unwrap_or("none");
+        // The coupon the order names, by its code when it exists.
+        let named = match (f.coupon, o.coupon_id.as_deref()) {
+            (Some(c), _) => Arg::Text(c.code.clone()),
+            (None, Some(id)) => Arg::Text(id.to_string()),
+            (None, None) => Arg::Key("reconcile-no-coupon".into()),
+        };
         if plan_link_repair(o, f.coupon, stray, f.now).is_ok() {
             return Check::problem(
                 LOCK_LINK,
@@ -494,7 +499,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
                     coupon = stray.code.as_str(),
                     coupon_status = Arg::Key(stray.stored_status.label_key().into()),
                     no = &no,
-                    named = &named
+                    named = named.clone()
                 ),
             )
             .suggest(SuggestedAction::RepairLink {
@@ -521,7 +526,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
                 "health-coupon-was-used-on-order",
                 coupon = stray.code.as_str(),
                 no = &no,
-                named = &named
+                named = named
             ),
         );
     }

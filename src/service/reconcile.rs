@@ -143,6 +143,8 @@ pub struct FindingView {
     pub repaired_by: Option<String>,
     /// Why the last repair attempt was refused.
     pub repair_note: Option<String>,
+    /// The coupon's code, for pages (filled when read for a page).
+    pub coupon_code: Option<String>,
 }
 
 impl From<store::FindingRow> for FindingView {
@@ -160,6 +162,7 @@ impl From<store::FindingRow> for FindingView {
             repaired_at: f.repaired_at.map(|t| rfc3339(from_ms(t))),
             repaired_by: f.repaired_by,
             repair_note: f.repair_note,
+            coupon_code: None,
         }
     }
 }
@@ -171,7 +174,7 @@ async fn name_ids(
     c: &mut sqlx::AnyConnection,
     views: &mut [FindingView],
 ) -> Result<(), ServiceError> {
-    let ids: Vec<String> = views
+    let mut ids: Vec<String> = views
         .iter()
         .flat_map(|v| v.message.args.iter())
         .filter_map(|(_, a)| match a {
@@ -179,9 +182,11 @@ async fn name_ids(
             _ => None,
         })
         .collect();
+    ids.extend(views.iter().filter_map(|v| v.coupon_id.clone()));
     let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
     let names = crate::store::names::people_names(c, &refs).await?;
     for v in views.iter_mut() {
+        v.coupon_code = v.coupon_id.as_ref().and_then(|id| names.get(id).cloned());
         v.message = v.message.clone().map_args(|a| match a {
             crate::i18n::Arg::Text(t) => match names.get(t) {
                 Some(name) => crate::i18n::Arg::Text(name.clone()),

@@ -325,6 +325,7 @@ impl FromRequestParts<AppState> for Staff {
             );
             return Err(Redirect::to(&to).into_response());
         };
+        remember_page_context(&session, lang, &here);
         Ok(Staff {
             session,
             lang,
@@ -335,6 +336,37 @@ impl FromRequestParts<AppState> for Staff {
             address: client_address(parts),
         })
     }
+}
+
+tokio::task_local! {
+    /// The signed-in staff member of the console request being served,
+    /// set by the [`Staff`] extractor, so an error page can keep the
+    /// navigation and search and speak the page's language. Scoped per
+    /// request by [`with_page_context`].
+    static PAGE_CONTEXT: std::cell::RefCell<Option<(StaffSession, Lang, String)>>;
+}
+
+/// Middleware: gives each request an empty page context for [`Staff`] to
+/// fill (see [`PAGE_CONTEXT`]).
+pub async fn with_page_context(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    PAGE_CONTEXT
+        .scope(std::cell::RefCell::new(None), next.run(req))
+        .await
+}
+
+fn remember_page_context(session: &StaffSession, lang: Lang, here: &str) {
+    // Outside a scope (a test calling the extractor directly) there is
+    // nothing to remember into.
+    let _ = PAGE_CONTEXT.try_with(|c| {
+        *c.borrow_mut() = Some((session.clone(), lang, here.to_string()));
+    });
+}
+
+fn page_context() -> Option<(StaffSession, Lang, String)> {
+    PAGE_CONTEXT.try_with(|c| c.borrow().clone()).ok().flatten()
 }
 
 /// An error page.
@@ -366,13 +398,34 @@ impl WebError {
         }
     }
 
+    /// "找不到订单 DEMO-X-1234" / "Order DEMO-X-1234 was not found", in
+    /// the page's language.
+    pub fn missing(lang: Lang, what: &str, id: &str) -> Self {
+        let what_key = match what {
+            "order" => "what-order",
+            "coupon" => "what-coupon",
+            "presale campaign" => "what-campaign",
+            "template" => "what-template",
+            "finding" => "what-finding",
+            "staff" => "what-staff",
+            "delivery" | "outbox message" => "what-delivery",
+            _ => "what-page",
+        };
+        WebError {
+            status: StatusCode::NOT_FOUND,
+            message: crate::tr!(lang, "not-found-thing", what = lang.t(what_key), id = id),
+        }
+    }
+
     /// The page for a service error. Database trouble is logged here, once,
     /// and shown as "try again"; refusals show their message.
     pub fn from_service(lang: Lang, e: ServiceError) -> Self {
         match e {
-            ServiceError::NotFound { what, id } => {
-                WebError::not_found(lang, &format!("{what} {id}"))
-            }
+            ServiceError::NotFound { what, id } => WebError::missing(lang, what, &id),
+            ServiceError::Refused { refusal, .. } => WebError {
+                status: StatusCode::CONFLICT,
+                message: lang.t(refusal.message_key()).to_string(),
+            },
             ServiceError::Invalid(f) => {
                 WebError::bad_request(format!("{}: {}", f.field, f.message))
             }
@@ -396,8 +449,34 @@ impl WebError {
 }
 
 impl IntoResponse for WebError {
+    /// Inside the console (a staff member is signed in), the error page
+    /// keeps the header, navigation and search and is in the page's
+    /// language; elsewhere it is the bare page in both languages.
     fn into_response(self) -> Response {
-        let body = layout::error_page(self.status.as_u16(), &self.message);
+        let body = match page_context() {
+            Some((session, lang, here)) => {
+                let title = lang
+                    .t(layout::error_title_key(self.status.as_u16()))
+                    .to_string();
+                let message = self.message.clone();
+                let heading = format!("{} {title}", self.status.as_u16());
+                layout::render(
+                    &session,
+                    lang,
+                    &here,
+                    None,
+                    &title,
+                    leptos::view! {
+                        <section class="error-page" data-testid="error-page">
+                            <h2>{heading}</h2>
+                            <p data-testid="error-message">{message}</p>
+                            <p><a href="/console">{lang.t("console-home")}</a></p>
+                        </section>
+                    },
+                )
+            }
+            None => layout::error_page(self.status.as_u16(), &self.message),
+        };
         (self.status, Html(body)).into_response()
     }
 }

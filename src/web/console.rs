@@ -18,8 +18,8 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{
     action_text, actor_text, change_text, coupon_badge, coupon_status_label, coupon_terms_text,
-    enc, lock_status_label, opt_time, order_badge, order_status_label, reason_text, result_badge,
-    time_text,
+    enc, ids_details, lock_status_label, opt_time, order_badge, order_status_label, reason_text,
+    result_badge, time_text,
 };
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
@@ -159,10 +159,24 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
         }
         None => view! { "—" }.into_any(),
     };
-    let template = c
-        .template_id
-        .clone()
-        .unwrap_or_else(|| l.t("compensation-coupon-no-template").to_string());
+    let template = match &c.template_id {
+        Some(id) => {
+            let name = s
+                .service
+                .get_template(id)
+                .await
+                .map(|t| t.name)
+                .unwrap_or_else(|_| l.t("term-unknown").to_string());
+            let href = format!("/console/coupons?template_id={}", enc(id));
+            view! { <a href=href data-testid="coupon-template">{name}</a> }.into_any()
+        }
+        None => view! { {l.t("compensation-coupon-no-template")} }.into_any(),
+    };
+    let mut ids = vec![("coupon-id", c.id.clone())];
+    if let Some(t) = &c.template_id {
+        ids.push(("id-template", t.clone()));
+    }
+    let ids = ids_details(l, ids);
     let source = l.t(c.source.label_key());
     let actions = coupon_actions(l, &c);
     staff.page(
@@ -175,7 +189,6 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
                 </h2>
                 <dl class="facts">
                     <dt>{l.t("code")}</dt><dd class="mono" data-testid="coupon-code">{c.code.clone()}</dd>
-                    <dt>{l.t("coupon-id")}</dt><dd class="mono">{c.id.clone()}</dd>
                     <dt>{l.t("user")}</dt><dd><a href=user_href>{c.user_id.clone()}</a></dd>
                     <dt>{l.t("discount")}</dt><dd>{terms}</dd>
                     <dt>{l.t("categories")}</dt><dd>{cats}</dd>
@@ -186,8 +199,9 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
                     <dt>{l.t("used-at")}</dt><dd>{opt_time(&c.used_at)}</dd>
                     <dt>{l.t("issued-at")}</dt><dd>{time_text(&c.created_at)}</dd>
                     <dt>{l.t("source")}</dt><dd>{source}</dd>
-                    <dt>{l.t("template")}</dt><dd class="mono">{template}</dd>
+                    <dt>{l.t("template")}</dt><dd>{template}</dd>
                 </dl>
+                {ids}
                 {actions}
             </section>
             <section aria-labelledby="coupon-timeline">
@@ -295,7 +309,7 @@ async fn order_page(
         Ok(v) => v,
         Err(e) => return to_response(WebError::from_service(l, e)),
     };
-    let body = order_body(l, &o, campaign, coupon, events);
+    let body = order_body(l, &o, campaign, coupon, events, &ledger);
     let ledger = compensation_section(l, ledger);
     staff.page(&title, view! { {health}{body}{ledger} })
 }
@@ -308,13 +322,15 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
     let rows = entries
         .into_iter()
         .map(|e| {
-            let kind = match e.kind.as_str() {
-                "coupon" => l.t("compensation-coupon"),
-                _ => l.t("taken-off-the-final-payment"),
+            let kind = if e.is_coupon() {
+                l.t("compensation-coupon")
+            } else {
+                l.t("taken-off-the-final-payment")
             };
             let coupon = e.coupon_id.map(|id| {
                 let href = format!("/console/coupons/{}", enc(&id));
-                view! { <a href=href class="mono">{id}</a> }
+                let code = e.coupon_code.unwrap_or_else(|| l.t("coupon").to_string());
+                view! { <a href=href class="mono">{code}</a> }
             });
             view! {
                 <tr>
@@ -322,8 +338,8 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
                     <td>{kind}</td>
                     <td class="money">{l.money(e.amount_cents)}</td>
                     <td>{coupon}</td>
-                    <td>{e.actor}</td>
-                    <td>{e.reason}</td>
+                    <td>{actor_text(l, &e.actor)}</td>
+                    <td>{reason_text(l, &e.reason)}</td>
                 </tr>
             }
         })
@@ -466,7 +482,22 @@ fn order_body(
     campaign: Option<CampaignView>,
     coupon: Option<CouponView>,
     events: Vec<EventView>,
+    ledger: &[CompensationEntry],
 ) -> impl IntoView + use<> {
+    // Support's compensation coupons for this order, each on its own line,
+    // so the money box agrees with the ledger below it.
+    let given = ledger
+        .iter()
+        .filter(|e| e.is_coupon())
+        .map(|e| {
+            let label = crate::tr!(
+                l,
+                "money-compensation-coupon",
+                code = e.coupon_code.clone().unwrap_or_default()
+            );
+            view! { <dt>{label}</dt><dd class="money" data-testid="money-compensation-coupon">{l.money(e.amount_cents)}</dd> }
+        })
+        .collect_view();
     let kind = match o.kind {
         OrderKind::Presale => l.t("presale-order"),
         OrderKind::Normal => l.t("normal-order"),
@@ -479,7 +510,8 @@ fn order_body(
             {presale.then(|| money_row(l, l.t("deposit"), o.deposit_cents))}
             {money_row(l, l.t("coupon-discount"), o.coupon_discount_cents)}
             {(o.discount_snapshot_cents != o.coupon_discount_cents).then(|| money_row(l, l.t("discount-promised-at-deposit"), o.discount_snapshot_cents))}
-            {money_row(l, l.t("compensation-2"), o.compensation_cents)}
+            {(presale || o.compensation_cents > 0).then(|| money_row(l, l.t("money-final-payment-compensation"), o.compensation_cents))}
+            {given}
             {o.final_payment_cents.map(|c| money_row(l, l.t("final-payment-charged"), c))}
             <dt><strong>{l.t("amount-due")}</strong></dt>
             <dd class="money"><strong data-testid="amount-due">{l.money(o.amount_due_cents)}</strong></dd>
@@ -488,7 +520,7 @@ fn order_body(
     let campaign_view = campaign.map(|c| {
         let policy = policy_label(l, c.policy);
         view! {
-            <dt>{l.t("campaign")}</dt><dd>{c.name}" "<span class="mono">"("{c.id}")"</span></dd>
+            <dt>{l.t("campaign")}</dt><dd>{c.name}</dd>
             <dt>{l.t("policy")}</dt><dd data-testid="policy">{policy}</dd>
             <dt>{l.t("final-payment-window")}</dt>
             <dd>{time_text(&c.final_payment_starts_at)}" — "{time_text(&c.final_payment_ends_at)}</dd>
@@ -508,13 +540,21 @@ fn order_body(
             }
             .into_any()
         }
-        (Some(id), None) => view! {
-            <dt>{l.t("coupon-4")}</dt><dd class="mono">{id.clone()}" "{l.t("missing")}</dd>
+        (Some(_), None) => view! {
+            <dt>{l.t("coupon-4")}</dt><dd>"— "{l.t("missing")}</dd>
         }
         .into_any(),
         (None, _) => view! { <dt>{l.t("coupon-4")}</dt><dd>"—"</dd> }.into_any(),
     };
     let lock = lock_status_label(l, o.coupon_lock_status);
+    let mut id_rows = Vec::new();
+    if let Some(id) = &o.coupon_id {
+        id_rows.push(("coupon-id", id.clone()));
+    }
+    if let Some(id) = &o.campaign_id {
+        id_rows.push(("id-campaign", id.clone()));
+    }
+    let ids = (!id_rows.is_empty()).then(|| ids_details(l, id_rows));
     view! {
         <section aria-labelledby="order-facts">
             <h2 id="order-facts">{kind}" "<span data-testid="order-status">{order_badge(l, o.status)}</span></h2>
@@ -532,6 +572,7 @@ fn order_body(
                 <dt>{l.t("refunded")}</dt><dd>{opt_time(&o.refunded_at)}</dd>
                 {o.checkout_lock_expires_at.clone().map(|t| view! { <dt>{l.t("checkout-lock-lapses")}</dt><dd>{time_text(&t)}</dd> })}
             </dl>
+            {ids}
         </section>
         <section aria-labelledby="order-money">
             <h2 id="order-money">{l.t("money")}</h2>

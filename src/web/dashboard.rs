@@ -386,7 +386,6 @@ fn templates_table(l: Lang, top: Vec<TemplateDue>) -> impl IntoView + use<> {
                 <tr data-testid="top-template" data-template-id=t.template_id.clone()>
                     <td>{rank}</td>
                     <td><a href=href>{t.name.clone()}</a></td>
-                    <td class="mono">{t.template_id.clone()}</td>
                     <td data-testid="top-template-count">{thousands(t.count)}</td>
                 </tr>
             }
@@ -398,7 +397,6 @@ fn templates_table(l: Lang, top: Vec<TemplateDue>) -> impl IntoView + use<> {
                 <thead><tr>
                     <th scope="col">"#"</th>
                     <th scope="col">{l.t("template")}</th>
-                    <th scope="col">{l.t("template-id-2")}</th>
                     <th scope="col">{l.t("due-within-24-h")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>

@@ -243,15 +243,20 @@ pub fn login_page(l: Lang, flash: Option<&Flash>, csrf: &str, next: &str) -> Str
 
 /// A page for an error status, in both languages (it may be shown before
 /// the language is known).
-pub fn error_page(status: u16, message: &str) -> String {
-    let key = match status {
+/// The catalog key of an error status's title.
+pub fn error_title_key(status: u16) -> &'static str {
+    match status {
         400 => "error-page-400",
         403 => "error-page-403",
         404 => "error-page-404",
         409 => "error-page-409",
         503 => "error-page-503",
         _ => "error-page-other",
-    };
+    }
+}
+
+pub fn error_page(status: u16, message: &str) -> String {
+    let key = error_title_key(status);
     let (zh, en) = (Lang::Zh.t(key), Lang::En.t(key));
     let home = format!(
         "{} · {}",
@@ -436,6 +441,21 @@ pub fn reason_text(l: Lang, reason: &str) -> String {
     match legacy_job_reason_key(reason) {
         Some(key) => l.t(key).to_string(),
         None => reason.to_string(),
+    }
+}
+
+/// The ids behind a page's names, folded away: support can copy one for
+/// a developer, nobody has to read one.
+pub fn ids_details(l: Lang, ids: Vec<(&'static str, String)>) -> impl IntoView + use<> {
+    let rows = ids
+        .into_iter()
+        .map(|(key, id)| view! { <dt>{l.t(key)}</dt><dd class="mono">{id}</dd> })
+        .collect_view();
+    view! {
+        <details class="ids" data-testid="ids">
+            <summary>{l.t("ids-details")}</summary>
+            <dl class="facts">{rows}</dl>
+        </details>
     }
 }
 

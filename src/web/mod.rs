@@ -63,7 +63,7 @@ pub async fn in_business_zone(
     next: axum::middleware::Next,
 ) -> Response {
     let tz = s.service.settings().reminders.tz;
-    crate::i18n::zone::scope(tz, next.run(req)).await
+    crate::i18n::zone::scope(tz, auth::with_page_context(req, next)).await
 }
 
 pub fn routes() -> Router<AppState> {
@@ -84,6 +84,13 @@ pub fn routes() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(webhooks::routes())
         .merge(reminders::routes())
+        .route("/console/{*rest}", axum::routing::any(console_not_found))
+}
+
+/// Any `/console/…` address no page answers: the console's own 404 page
+/// (with navigation, in the page's language), never the API's JSON.
+async fn console_not_found(staff: auth::Staff, uri: axum::http::Uri) -> Response {
+    auth::WebError::missing(staff.lang, "page", uri.path()).into_response()
 }
 
 /// The value of cookie `name` in the request, if any.

@@ -132,7 +132,7 @@ fn summary_view(
             let kind = k.as_str();
             view! {
                 <tr data-kind=kind>
-                    <td>{kind_label(l, kind)}<br/><span class="mono note">{kind}</span></td>
+                    <td>{kind_label(l, kind)}</td>
                     <td class="money" data-testid="count">{n}</td>
                     <td>{repair_all}</td>
                 </tr>
@@ -147,7 +147,7 @@ fn summary_view(
         l,
         "by-found-repaired",
         when = when,
-        actor = &r.actor,
+        actor = super::layout::actor_text(l, &r.actor),
         found = &r.found,
         repaired = &r.repaired
     );
@@ -178,7 +178,8 @@ fn group_view(
         .map(|f| {
             let coupon = f.coupon_id.clone().map(|c| {
                 let href = format!("/console/coupons/{}", enc(&c));
-                view! { <a href=href class="mono">{c}</a> }
+                let code = f.coupon_code.clone().unwrap_or_else(|| l.t("coupon").to_string());
+                view! { <a href=href class="mono">{code}</a> }
             });
             let order = f.order_no.clone().map(|o| {
                 let href = format!("/console/orders/{}", enc(&o));
@@ -188,7 +189,7 @@ fn group_view(
             let state = match (&f.repaired_at, &f.repair_note) {
                 (Some(at), _) => view! {
                     <span class="badge badge-ok">{l.t("repaired")}</span>" "
-                    {time_text(at)}" · "{f.repaired_by.clone().unwrap_or_default()}
+                    {time_text(at)}" · "{f.repaired_by.as_deref().map(|a| super::layout::actor_text(l, a)).unwrap_or_default()}
                 }
                 .into_any(),
                 (None, Some(note)) => view! {
@@ -242,7 +243,7 @@ fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
             view! {
                 <tr>
                     <td class="nowrap">{time_text(&r.finished_at)}</td>
-                    <td>{r.actor}</td>
+                    <td>{super::layout::actor_text(l, &r.actor)}</td>
                     <td class="money">{r.found}</td>
                     <td class="money">{r.repaired}</td>
                 </tr>

@@ -230,3 +230,74 @@ pub async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -
     all.extend_from_slice(fields);
     b.post_form(path, &all).await
 }
+
+/// What a person reads on a page: the text between tags, without the
+/// folded-away ids (`<details class="ids">`), scripts and attributes.
+pub fn visible_text(html: &str) -> String {
+    let mut html = html.to_string();
+    let mut from = 0;
+    while let Some(at) = html[from..].find("<details") {
+        let start = from + at;
+        let tag_end = html[start..].find('>').map_or(html.len(), |e| start + e);
+        if !html[start..tag_end].contains("class=\"ids\"") {
+            from = tag_end;
+            continue;
+        }
+        let end = html[start..]
+            .find("</details>")
+            .map_or(html.len(), |e| start + e + "</details>".len());
+        html.replace_range(start..end, " ");
+        from = start;
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut in_tag = false;
+    for ch in html.chars() {
+        match ch {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Raw ids and stored words a person should never have to read.
+pub fn unreadable_words(text: &str) -> Vec<String> {
+    const WORDS: [&str; 14] = [
+        "cpn_",
+        "tpl_",
+        "cmp_",
+        "pending_deposit",
+        "deposit_paid",
+        "pending_payment",
+        "final_paid",
+        "staff_release",
+        "force_release",
+        "checkout_lock",
+        "deposit_payment",
+        "demo:seed",
+        "job:",
+        "staff:",
+    ];
+    WORDS
+        .iter()
+        .filter(|w| text.contains(*w))
+        .map(|w| {
+            let at = text.find(w).unwrap_or(0);
+            let from = text[..at]
+                .char_indices()
+                .rev()
+                .nth(40)
+                .map_or(0, |(i, _)| i);
+            let to = (at + 60).min(text.len());
+            let to = (to..=text.len())
+                .find(|i| text.is_char_boundary(*i))
+                .unwrap_or(text.len());
+            format!("{w}: …{}…", &text[from..to])
+        })
+        .collect()
+}

@@ -100,3 +100,21 @@ order-7 = Order { $order_no }
 user-2 = User { $user_id }
 coupons-4 = Coupons ({ $n_coupons })
 orders = Orders ({ $n_orders })
+
+## The order's money box
+money-final-payment-compensation = Final-payment compensation (taken off the final payment)
+money-compensation-coupon = Compensation coupon { $code } (from support)
+ids-details = IDs (for technical support)
+id-template = Template ID
+id-campaign = Campaign ID
+
+## Error pages inside the console
+not-found-thing = { $what } { $id } was not found
+what-order = Order
+what-coupon = Coupon
+what-campaign = Presale campaign
+what-template = Template
+what-finding = Finding
+what-staff = Staff account
+what-delivery = Delivery
+what-page = Page

@@ -39,7 +39,6 @@ rows = Rows
 error = Error
 the-timing-wheel-runs-continuously-and = The timing wheel runs continuously and records no runs; its work shows in the expiry lag above.
 no-templates-coupons-are-due-in = No template's coupons are due in the next 24 hours.
-template-id-2 = Template id
 due-within-24-h = Due within 24 h
 d = { $d } d
 h = { $h } h

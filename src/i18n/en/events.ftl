@@ -3,10 +3,10 @@
 
 ## Actions (domain::event::EventAction)
 event-action-claim = Claimed
-event-action-compensation = Issued as compensation
+event-action-compensation = Compensation coupon issued
 event-action-checkout_lock = Locked at checkout
 event-action-lock = Locked at deposit
-event-action-use = Used
+event-action-use = Used on an order
 event-action-cancel_release = Released: order cancelled
 event-action-refund_release = Released: order refunded
 event-action-release_expired = Released (past its end)
@@ -20,11 +20,11 @@ event-action-relock = Locked again
 event-action-mark_used = Marked as used
 event-action-unarchive = Restored from the archive
 event-action-create = Order placed
-event-action-pay = Paid
-event-action-deposit_payment = Deposit paid
+event-action-pay = Payment made
+event-action-deposit_payment = Deposit payment made
 event-action-final_payment = Final payment made
 event-action-cancel = Order cancelled
-event-action-refund = Refunded
+event-action-refund = Refund made
 event-action-checkout_lock_lapsed = Payment time ran out; order closed automatically
 event-action-presale_timeout = Final-payment time ran out; order closed automatically
 event-action-relock_coupon = Order's coupon locked again

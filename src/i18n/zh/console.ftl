@@ -100,3 +100,21 @@ order-7 = 订单 { $order_no }
 user-2 = 用户 { $user_id }
 coupons-4 = 优惠券（{ $n_coupons }）
 orders = 订单（{ $n_orders }）
+
+## The order's money box
+money-final-payment-compensation = 尾款补偿（从尾款中扣减）
+money-compensation-coupon = 补偿券 { $code }（客服发放）
+ids-details = 编号（技术支持用）
+id-template = 模板 ID
+id-campaign = 场次 ID
+
+## Error pages inside the console
+not-found-thing = 找不到{ $what } { $id }
+what-order = 订单
+what-coupon = 券
+what-campaign = 预售场次
+what-template = 券模板
+what-finding = 对账发现
+what-staff = 员工账号
+what-delivery = 投递记录
+what-page = 页面

@@ -39,7 +39,6 @@ rows = 行数
 error = 错误
 the-timing-wheel-runs-continuously-and = 精确到期的时间轮持续运行、不写运行记录；它的效果见上面的过期延迟。
 no-templates-coupons-are-due-in = 未来 24 小时没有模板券到期。
-template-id-2 = 模板 ID
 due-within-24-h = 24 小时内到期
 d = { $d } 天
 h = { $h } 小时

@@ -91,8 +91,18 @@ pub struct CompensationEntry {
     pub amount_cents: i64,
     /// The compensation coupon, for kind `coupon`.
     pub coupon_id: Option<String>,
+    /// Its code, for pages.
+    pub coupon_code: Option<String>,
     pub reason: String,
     pub actor: String,
+}
+
+impl CompensationEntry {
+    /// A compensation coupon given for the order (not a deduction from its
+    /// final payment).
+    pub fn is_coupon(&self) -> bool {
+        self.kind == "coupon"
+    }
 }
 
 fn checkout_lapsed(o: &OrderRow, now: DateTime<Utc>) -> bool {
@@ -235,16 +245,23 @@ impl Service {
         order_no: &str,
     ) -> Result<Vec<CompensationEntry>, ServiceError> {
         let order_no = order_no.to_string();
-        let rows = self
+        let (rows, codes) = self
             .read(move |c| {
                 let no = order_no.clone();
-                Box::pin(async move { Ok(crate::store::ledger::for_order(c, &no).await?) })
+                Box::pin(async move {
+                    let rows = crate::store::ledger::for_order(c, &no).await?;
+                    let ids: Vec<&str> =
+                        rows.iter().filter_map(|r| r.coupon_id.as_deref()).collect();
+                    let codes = crate::store::names::coupon_codes(c, &ids).await?;
+                    Ok((rows, codes))
+                })
             })
             .await?;
         Ok(rows
             .into_iter()
             .map(|r| CompensationEntry {
                 at: crate::domain::time::rfc3339(from_ms(r.at)),
+                coupon_code: r.coupon_id.as_ref().and_then(|id| codes.get(id).cloned()),
                 kind: r.kind,
                 amount_cents: r.amount_cents,
                 coupon_id: r.coupon_id,
