@@ -21,6 +21,7 @@ pub mod egress;
 pub mod idempotency;
 pub mod jobs;
 pub mod orders;
+pub mod queue;
 pub mod reconcile;
 pub mod reminder_messages;
 pub mod reminders;

@@ -21,6 +21,7 @@ pub mod ledger;
 pub mod names;
 pub mod orders;
 pub mod outbox;
+pub mod queue;
 pub mod reconcile;
 pub mod reminders;
 pub mod search;

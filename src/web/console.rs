@@ -18,10 +18,9 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{
     action_text, actor_text, change_text, coupon_badge, coupon_status_label, coupon_terms_text,
-    enc, ids_details, lock_status_label, opt_time, order_badge, order_status_label, reason_text,
-    result_badge, time_text,
+    enc, ids_details, lock_status_label, opt_time, order_badge, order_status_label, policy_label,
+    reason_text, result_badge, time_text,
 };
-use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::{CheckResult, SuggestedAction};
 use crate::domain::order::{OrderKind, OrderStatus};
@@ -35,29 +34,12 @@ use crate::service::views::{CampaignView, CouponView, EventView, OrderView};
 /// The console's routes, all under `/console`.
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/console", get(home))
         .route("/console/search", get(search))
         .route("/console/coupons", get(coupon_list))
         .route("/console/coupons.csv", get(coupon_csv))
         .route("/console/coupons/{id}", get(coupon_page))
         .route("/console/orders/{order_no}", get(order_page))
         .route("/console/users/{user_id}", get(user_page))
-}
-
-async fn home(staff: Staff) -> Response {
-    let l = staff.lang;
-    staff.page(
-        l.t("support-console"),
-        view! {
-            <section aria-labelledby="start-heading">
-                <h2 id="start-heading">{l.t("start-here")}</h2>
-                <p>{l.t("type-a-coupon-code-coupon-id")}</p>
-                <ul class="links">
-                    <li><a href="/console/coupons">{l.t("filter-coupons-with-csv-export")}</a></li>
-                </ul>
-            </section>
-        },
-    )
 }
 
 /// Money with its label, in a definition list.
@@ -231,14 +213,6 @@ fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
         view! { <a class="button" href=href>{l.t("issue-compensation")}</a> }
     };
     view! { <p class="actions">{release}{invalidate}{compensate}</p> }
-}
-
-fn policy_label(l: Lang, policy: Policy) -> &'static str {
-    match policy {
-        Policy::Lock => l.t("lock-the-deposit-lock-holds"),
-        Policy::Strict => l.t("strict-an-expired-coupon-gives-no"),
-        Policy::SwapOrCompensate => l.t("swap-or-compensate"),
-    }
 }
 
 /// Coupon statuses in the order support reads a customer's coupons: what

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use super::i18n::Lang;
 use super::{document_in, escape_html};
+use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::DiscountKind;
 use crate::domain::event::{Actor, EventAction, legacy_job_reason_key};
@@ -456,6 +457,15 @@ pub fn ids_details(l: Lang, ids: Vec<(&'static str, String)>) -> impl IntoView +
             <summary>{l.t("ids-details")}</summary>
             <dl class="facts">{rows}</dl>
         </details>
+    }
+}
+
+/// A campaign policy's name.
+pub fn policy_label(l: Lang, policy: Policy) -> &'static str {
+    match policy {
+        Policy::Lock => l.t("lock-the-deposit-lock-holds"),
+        Policy::Strict => l.t("strict-an-expired-coupon-gives-no"),
+        Policy::SwapOrCompensate => l.t("swap-or-compensate"),
     }
 }
 

@@ -24,6 +24,7 @@ pub mod auth;
 pub mod console;
 pub mod dashboard;
 pub mod deliveries;
+pub mod home;
 pub mod i18n;
 pub mod layout;
 pub mod password;
@@ -73,6 +74,7 @@ pub fn routes() -> Router<AppState> {
         .route("/favicon.svg", get(favicon))
         .route("/console.js", get(script))
         .merge(auth::routes())
+        .merge(home::routes())
         .merge(console::routes())
         .merge(actions::routes())
         .merge(reconcile::routes())

@@ -862,6 +862,24 @@ async fn measure_console(
         p99: took,
         note: format!("one run, {} KiB", csv.len() / 1024),
     });
+    // The home page's work queue: five counts over the same data (checkout
+    // locks lapsing within the hour among the 40,000 pending orders,
+    // coupons ending today among the 500,000 available ones).
+    rows.push(
+        time_op(
+            "home: work_queue (support)",
+            vec![(); runs],
+            cap,
+            |()| async move {
+                let q = s.work_queue("staff:bench", true).await?;
+                if q.expiring_today < 0 || q.lapsing_locks < 0 {
+                    return Err("negative counts".into());
+                }
+                Ok(None)
+            },
+        )
+        .await?,
+    );
     rows.extend(picker_rows(s, &mut rng, runs, cap).await?);
     Ok((data, rows))
 }

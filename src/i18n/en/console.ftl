@@ -118,3 +118,24 @@ what-finding = Finding
 what-staff = Staff account
 what-delivery = Delivery
 what-page = Page
+
+## The home page: a work queue (web::home)
+queue-heading = To do
+queue-findings = { $kind } (reconciliation of { $at }, not yet handled)
+queue-findings-none = The last reconciliation ({ $at }) left nothing to handle
+queue-no-reconciliation-yet = No reconciliation yet: run one on the reconciliation page
+queue-at-risk = presale orders whose locked coupon ends before the final payment opens
+queue-lapsing = orders whose checkout lock lapses within the hour
+queue-expiring-today = coupons end today
+queue-compensation-today = Compensation given today { $given } of the daily { $cap }; { $left } left
+queue-my-last-actions = My last actions
+queue-no-actions-yet = You have no actions on record yet.
+queue-all-my-actions = All my actions
+queue-at-risk-title = Presale orders whose coupon ends before the final payment
+queue-at-risk-explained = These orders have paid their deposit, and their locked coupon ends before the final payment opens (campaigns under the lock policy are left out: there the coupon is kept until the final payment). Opening an order runs the health check.
+queue-at-risk-empty = No such orders.
+queue-lapsing-title = Checkout locks lapsing within the hour
+queue-lapsing-explained = These normal orders are not paid yet; their coupon is released at the time below and the order is then closed automatically.
+queue-lapsing-empty = No checkout lock lapses within the hour.
+queue-coupon-ends = Coupon ends
+queue-window-opens = Final payment opens

@@ -118,3 +118,24 @@ what-finding = 对账发现
 what-staff = 员工账号
 what-delivery = 投递记录
 what-page = 页面
+
+## The home page: a work queue (web::home)
+queue-heading = 待处理
+queue-findings = { $kind }（{ $at } 的对账，尚未处理）
+queue-findings-none = 最近一次对账（{ $at }）没有待处理的异常
+queue-no-reconciliation-yet = 还没有对账记录：去对账页运行一次
+queue-at-risk = 个预售订单锁定的券会在付尾款开始前过期
+queue-lapsing = 个订单的付款锁定将在一小时内到期
+queue-expiring-today = 张券今天到期
+queue-compensation-today = 今天已发补偿 { $given }，每日上限 { $cap }，还可发 { $left }
+queue-my-last-actions = 我最近的操作
+queue-no-actions-yet = 你还没有操作记录。
+queue-all-my-actions = 查看我的全部操作
+queue-at-risk-title = 券会在付尾款前过期的预售订单
+queue-at-risk-explained = 这些订单已付定金，锁定的券会在付尾款开始前过期（“锁定”策略的场次不在其中：券会一直保留到尾款）。打开订单会自动运行一键检测。
+queue-at-risk-empty = 没有这样的订单。
+queue-lapsing-title = 一小时内付款超时的订单
+queue-lapsing-explained = 这些普通订单还没付款，锁定的券会在下面的时间释放，订单随后自动关闭。
+queue-lapsing-empty = 一小时内没有要超时的订单。
+queue-coupon-ends = 券到期
+queue-window-opens = 尾款开始

@@ -1,0 +1,174 @@
+//! The support console's home page as a work queue: what needs a person
+//! now, each line a count from one indexed query and a link to the page
+//! that lists it (`web::console::home`).
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::audit::AuditEventView;
+use super::{Service, ServiceError};
+use crate::domain::campaign::Policy;
+use crate::domain::reconcile::AnomalyKind;
+use crate::domain::time::{from_ms, rfc3339, to_ms};
+use crate::store::audit::AuditQuery;
+use crate::store::queue;
+
+/// How far ahead "checkout locks lapsing soon" looks.
+pub const LAPSING_WINDOW_SECONDS: i64 = 3600;
+/// Rows of "my last actions".
+pub const MY_LAST_ACTIONS: i64 = 5;
+/// Most rows a queue list page shows.
+pub const QUEUE_LIST_LIMIT: i64 = 200;
+
+/// The home page's figures for one staff member.
+#[derive(Debug, Clone)]
+pub struct WorkQueue {
+    /// The latest reconciliation run (id, when it finished), if any.
+    pub run: Option<(i64, DateTime<Utc>)>,
+    /// Its findings not yet repaired, per kind (kinds with none left out).
+    pub open_findings: Vec<(AnomalyKind, i64)>,
+    /// Deposit-paid orders whose locked coupon ends before their
+    /// final-payment window opens (not under `lock`).
+    pub at_risk_orders: i64,
+    /// Checkout locks lapsing in the next [`LAPSING_WINDOW_SECONDS`].
+    pub lapsing_locks: i64,
+    /// Coupons ending between now and the end of the business day.
+    pub expiring_today: i64,
+    /// The business day and the instant it ends.
+    pub business_day: NaiveDate,
+    pub day_ends_at: DateTime<Utc>,
+    /// Compensation coupons this staff member gave today, in cents, and
+    /// the daily cap; `None` for roles without a cap.
+    pub compensation_today: Option<(i64, i64)>,
+    /// This staff member's latest coupon and order events.
+    pub my_actions: Vec<AuditEventView>,
+}
+
+/// One order of the at-risk list.
+#[derive(Debug, Clone)]
+pub struct AtRiskOrder {
+    pub order_no: String,
+    pub user_id: String,
+    pub campaign_name: String,
+    pub policy: Policy,
+    pub code: String,
+    pub coupon_ends_at: String,
+    pub window_starts_at: String,
+}
+
+/// One order of the lapsing-locks list.
+#[derive(Debug, Clone)]
+pub struct LapsingOrder {
+    pub order_no: String,
+    pub user_id: String,
+    pub total_cents: i64,
+    pub lapses_at: String,
+}
+
+impl Service {
+    /// The work queue of `actor` (`staff:<name>`) at this moment; `capped`:
+    /// whether the role has a daily compensation cap.
+    pub async fn work_queue(&self, actor: &str, capped: bool) -> Result<WorkQueue, ServiceError> {
+        let now = self.now();
+        let settings = self.settings().clone();
+        let actor = actor.to_string();
+        let mine = AuditQuery {
+            actor: Some(actor.clone()),
+            ..Default::default()
+        };
+        let (day_start, day_end) = settings.reminders.tz.day_bounds(now);
+        let mut q = self
+            .read(move |c| {
+                let actor = actor.clone();
+                let settings = settings.clone();
+                Box::pin(async move {
+                    let now_ms = to_ms(now);
+                    let run = crate::store::reconcile::latest_run(c).await?;
+                    let open_findings = match run {
+                        Some((id, _)) => queue::open_findings_by_kind(c, id)
+                            .await?
+                            .into_iter()
+                            .filter_map(|(k, n)| AnomalyKind::parse(&k).map(|k| (k, n)))
+                            .collect(),
+                        None => Vec::new(),
+                    };
+                    let compensation_today = if capped {
+                        let given = crate::store::search::compensation_issued_by(
+                            c,
+                            &actor,
+                            to_ms(day_start),
+                            to_ms(day_end),
+                        )
+                        .await?;
+                        Some((given, settings.support_compensation_daily_cents))
+                    } else {
+                        None
+                    };
+                    Ok(WorkQueue {
+                        run: run.map(|(id, at)| (id, from_ms(at))),
+                        open_findings,
+                        at_risk_orders: queue::at_risk_count(c, now_ms).await?,
+                        lapsing_locks: queue::lapsing_count(
+                            c,
+                            now_ms,
+                            now_ms + LAPSING_WINDOW_SECONDS * 1000,
+                        )
+                        .await?,
+                        expiring_today: queue::ending_count(c, now_ms, to_ms(day_end)).await?,
+                        business_day: crate::i18n::zone::business_day(now),
+                        day_ends_at: day_end,
+                        compensation_today,
+                        my_actions: Vec::new(),
+                    })
+                })
+            })
+            .await?;
+        q.my_actions = self.audit_events(mine, None, MY_LAST_ACTIONS).await?.rows;
+        Ok(q)
+    }
+
+    /// The at-risk orders (see [`WorkQueue::at_risk_orders`]), the window
+    /// opening first.
+    pub async fn at_risk_orders(&self) -> Result<Vec<AtRiskOrder>, ServiceError> {
+        let now_ms = to_ms(self.now());
+        let rows = self
+            .read(move |c| {
+                Box::pin(async move { Ok(queue::at_risk_list(c, now_ms, QUEUE_LIST_LIMIT).await?) })
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| AtRiskOrder {
+                order_no: r.order_no,
+                user_id: r.user_id,
+                campaign_name: r.campaign_name,
+                policy: r.policy,
+                code: r.code,
+                coupon_ends_at: rfc3339(from_ms(r.coupon_ends_at)),
+                window_starts_at: rfc3339(from_ms(r.window_starts_at)),
+            })
+            .collect())
+    }
+
+    /// The orders whose checkout lock lapses within the next hour, the
+    /// soonest first.
+    pub async fn lapsing_orders(&self) -> Result<Vec<LapsingOrder>, ServiceError> {
+        let now_ms = to_ms(self.now());
+        let until = now_ms + LAPSING_WINDOW_SECONDS * 1000;
+        let rows = self
+            .read(move |c| {
+                Box::pin(async move {
+                    Ok(queue::lapsing_list(c, now_ms, until, QUEUE_LIST_LIMIT).await?)
+                })
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| LapsingOrder {
+                order_no: r.order_no,
+                user_id: r.user_id,
+                total_cents: r.total_cents,
+                lapses_at: rfc3339(from_ms(r.checkout_lock_expires_at)),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,125 @@
+//! The console's home page is a work queue: open findings of the last
+//! reconciliation by kind, presale orders whose coupon dies before the
+//! final payment, checkout locks lapsing within the hour, coupons ending
+//! today, the compensation a support agent gave today against the cap,
+//! and their last actions; each line a link to the page that lists it.
+
+mod common;
+
+use common::console::{confirm, signed_in};
+use common::fixtures::{deposit_paid_under, plant};
+use common::{normal_order, spawn_app};
+use couponkeeper::domain::staff::Role;
+use serde_json::json;
+
+/// The `data-count` of the queue line `testid`.
+fn count_of(html: &str, testid: &str) -> Option<i64> {
+    let marker = format!("data-testid=\"{testid}\" data-count=\"");
+    let rest = html.split_once(&marker)?.1;
+    rest.split('"').next()?.parse().ok()
+}
+
+#[tokio::test]
+async fn a_quiet_shop_shows_an_empty_queue_with_what_to_do_next() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console").await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.contains("data-testid=\"queue-no-run\""),
+        "{}",
+        page.text
+    );
+    for line in ["queue-at-risk", "queue-lapsing", "queue-expiring-today"] {
+        assert_eq!(count_of(&page.text, line), Some(0), "{line}");
+    }
+    assert!(page.contains("data-testid=\"my-actions-empty\""));
+    assert!(page.contains("今天已发补偿 ¥0.00，每日上限"));
+}
+
+#[tokio::test]
+async fn each_line_counts_what_needs_a_person_and_links_to_its_list() {
+    let app = spawn_app().await;
+    // A strict presale order whose coupon (30 s) dies before its window
+    // opens (in 60 s); the same under `lock` is not at risk.
+    deposit_paid_under(&app, "P-RISK", "u1", "strict", 30).await;
+    deposit_paid_under(&app, "P-LOCK", "u2", "lock", 30).await;
+    // A normal order holding a checkout lock (15 minutes).
+    let t = app.template(json!({"min_order_cents": 0})).await;
+    let c = app.claim("u3", t["id"].as_str().unwrap_or_default()).await;
+    let r = app
+        .order(normal_order("N-LAPSE", "u3", c["id"].as_str(), 10_000))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    // A closed order whose coupon stays locked: a reconciliation finding.
+    plant(
+        &app,
+        "UPDATE orders SET status = 'closed' WHERE order_no = 'P-LOCK'",
+    )
+    .await;
+
+    let mut op = signed_in(&app, Role::Operator).await;
+    let csrf = op.csrf().await;
+    let r = op
+        .post_form("/console/reconciliation/run", &[("csrf", &csrf)])
+        .await;
+    assert_eq!(r.status, 303);
+
+    let mut b = signed_in(&app, Role::Support).await;
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation",
+        &[("amount", "20"), ("valid_days", "30"), ("reason", "delay")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+
+    let page = b.get("/console").await;
+    let html = &page.text;
+    assert_eq!(count_of(html, "queue-at-risk"), Some(1), "{html}");
+    assert_eq!(count_of(html, "queue-lapsing"), Some(1));
+    // The two 30-second coupons of the presale orders are locked, not
+    // available; the checkout coupon is locked too; the compensation coupon
+    // lives 30 days: nothing available ends today.
+    assert_eq!(count_of(html, "queue-expiring-today"), Some(0));
+    assert_eq!(count_of(html, "queue-findings"), Some(1), "{html}");
+    assert!(html.contains("href=\"/console/reconciliation#kind-locked_coupon_order_closed\""));
+    assert!(html.contains("data-given=\"2000\""));
+    assert!(html.contains("今天已发补偿 ¥20.00"));
+    assert!(html.contains("data-testid=\"my-actions\""));
+    assert!(
+        html.contains("补偿发券"),
+        "the compensation is among my actions"
+    );
+
+    let list = b.get("/console/queue/at-risk").await;
+    assert_eq!(list.status, 200);
+    assert!(
+        list.contains("P-RISK") && !list.contains("P-LOCK"),
+        "{}",
+        list.text
+    );
+    assert!(list.contains("双11预售"));
+    let list = b.get("/console/queue/lapsing").await;
+    assert!(list.contains("N-LAPSE"));
+
+    // A coupon ending later today counts; once its hour has passed the
+    // lapsing lock is gone from the queue.
+    let short = app
+        .template(json!({"valid_seconds": 3600, "min_order_cents": 0}))
+        .await;
+    app.claim("u4", short["id"].as_str().unwrap_or_default())
+        .await;
+    app.advance(16 * 60);
+    let page = b.get("/console").await;
+    assert_eq!(count_of(&page.text, "queue-expiring-today"), Some(1));
+    assert_eq!(count_of(&page.text, "queue-lapsing"), Some(0));
+}
+
+#[tokio::test]
+async fn operators_have_no_daily_cap_line() {
+    let app = spawn_app().await;
+    let mut op = signed_in(&app, Role::Operator).await;
+    let page = op.get("/console").await;
+    assert!(!page.contains("data-testid=\"queue-compensation\""));
+}
