@@ -84,6 +84,17 @@ async fn open(app: &TestApp, query: &str, lang: Option<&str>) -> common::Resp {
     }
 }
 
+/// The list item of `page` that carries `attr` (`data-code="…"`,
+/// `data-order-no="…"`), up to its end; empty when there is none.
+fn item<'a>(page: &'a str, attr: &str) -> &'a str {
+    let Some(at) = page.find(attr) else {
+        return "";
+    };
+    let start = page[..at].rfind("<li").unwrap_or(at);
+    let end = page[at..].find("</li>").map_or(page.len(), |e| at + e);
+    &page[start..end]
+}
+
 fn header<'a>(r: &'a common::Resp, name: &str) -> &'a str {
     r.headers
         .get(name)
@@ -136,7 +147,10 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
         );
     }
     assert!(page.contains("这张券已为订单 P-A1 锁定，付尾款时自动抵扣 50.00 元。"));
-    assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 08:00 (UTC+8) 到期。"));
+    let free = item(page, &format!(r#"data-code="{free_a}""#));
+    assert!(free.contains(r#"data-testid="sc-coupon-terms">满 ¥300.00 减 ¥50.00<"#));
+    assert!(free.contains(r#"data-testid="sc-coupon-ends">2026-11-21 08:00 (UTC+8)<"#));
+    assert!(free.contains("现在可以使用。"));
     assert!(page.contains("P-A1") && page.contains("待付尾款"));
     assert!(page.contains("−¥50.00"), "the order shows its discount");
     for other in [locked_b.as_str(), free_b.as_str(), "P-B1", "bob"] {
@@ -150,10 +164,9 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
     assert!(r.text.contains(
         "This coupon is locked for order P-A1: 50.00 yuan comes off automatically at the final payment."
     ));
-    assert!(
-        r.text
-            .contains("ready to use until 2026-11-21 08:00 (UTC+8)")
-    );
+    let free = item(&r.text, &format!(r#"data-code="{free_a}""#));
+    assert!(free.contains(r#"data-testid="sc-coupon-terms">¥50.00 off orders from ¥300.00<"#));
+    assert!(free.contains("You can use it now."));
 
     // Bob's own link shows Bob, and nothing of Alice.
     let (url_b, _) = link(&app, "bob").await;
