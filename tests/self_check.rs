@@ -985,8 +985,19 @@ async fn percent_coupons_read_9_zhe_and_10_percent_off_with_threshold_categories
     let plain = app
         .claim("alice", plain["id"].as_str().unwrap_or_default())
         .await;
+    // One that starts tomorrow says so rather than "you can use it now".
+    let later = app
+        .template(json!({
+            "valid_seconds": null,
+            "valid_from": app.at(24 * 3600),
+            "valid_until": app.at(10 * 24 * 3600),
+        }))
+        .await;
+    let later = app
+        .claim("alice", later["id"].as_str().unwrap_or_default())
+        .await;
     let code = |c: &serde_json::Value| c["code"].as_str().unwrap_or_default().to_string();
-    let (capped_code, plain_code) = (code(&capped), code(&plain));
+    let (capped_code, plain_code, later_code) = (code(&capped), code(&plain), code(&later));
     // The capped one is locked to a checkout: its card still says it all.
     let r = app
         .order(common::normal_order(
@@ -1021,6 +1032,12 @@ async fn percent_coupons_read_9_zhe_and_10_percent_off_with_threshold_categories
         assert!(free.contains(fact), "{fact} in {free}");
     }
     assert!(!r.text.contains("% 折扣") && !r.text.contains("%"));
+    let later = coupon_card(&r.text, &later_code);
+    assert!(
+        later.contains("2026-11-12 08:00 (UTC+8) 起可以使用。"),
+        "{later}"
+    );
+    assert!(!later.contains("现在可以使用"));
 
     let r = open(&app, &format!("?t={token}"), Some("en-US,en;q=0.9")).await;
     let locked = coupon_card(&r.text, &capped_code);
@@ -1044,4 +1061,5 @@ async fn percent_coupons_read_9_zhe_and_10_percent_off_with_threshold_categories
         !r.text.contains("折"),
         "no Chinese discount words in English"
     );
+    assert!(coupon_card(&r.text, &later_code).contains("Usable from 2026-11-12 08:00 (UTC+8)."));
 }
