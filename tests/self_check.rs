@@ -3,8 +3,10 @@
 //! the page for a good link (only that customer's data, in plain words),
 //! every kind of bad link (tampered, other user, changed expiry, wrong
 //! version, foreign secret, garbage, missing, expired: 403 showing nothing),
-//! and the check on a planted anomaly in customer words without internal
-//! ids.
+//! the check on a planted anomaly in customer words without internal ids,
+//! and what the cards say before the check: a lapsed checkout and a closed
+//! presale order with nothing to pay or deduct, and percent coupons in the
+//! customers' words, in both languages.
 
 mod common;
 
@@ -84,6 +86,17 @@ async fn open(app: &TestApp, query: &str, lang: Option<&str>) -> common::Resp {
     }
 }
 
+/// The list item of `page` that carries `attr` (`data-code="…"`,
+/// `data-order-no="…"`), up to its end; empty when there is none.
+fn item<'a>(page: &'a str, attr: &str) -> &'a str {
+    let Some(at) = page.find(attr) else {
+        return "";
+    };
+    let start = page[..at].rfind("<li").unwrap_or(at);
+    let end = page[at..].find("</li>").map_or(page.len(), |e| at + e);
+    &page[start..end]
+}
+
 fn header<'a>(r: &'a common::Resp, name: &str) -> &'a str {
     r.headers
         .get(name)
@@ -136,7 +149,10 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
         );
     }
     assert!(page.contains("这张券已为订单 P-A1 锁定，付尾款时自动抵扣 50.00 元。"));
-    assert!(page.contains("满 ¥300.00 减 ¥50.00，还可使用，2026-11-21 08:00 (UTC+8) 到期。"));
+    let free = item(page, &format!(r#"data-code="{free_a}""#));
+    assert!(free.contains(r#"data-testid="sc-coupon-terms">满 ¥300.00 减 ¥50.00<"#));
+    assert!(free.contains(r#"data-testid="sc-coupon-ends">2026-11-21 08:00 (UTC+8)<"#));
+    assert!(free.contains("现在可以使用。"));
     assert!(page.contains("P-A1") && page.contains("待付尾款"));
     assert!(page.contains("−¥50.00"), "the order shows its discount");
     for other in [locked_b.as_str(), free_b.as_str(), "P-B1", "bob"] {
@@ -150,10 +166,9 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
     assert!(r.text.contains(
         "This coupon is locked for order P-A1: 50.00 yuan comes off automatically at the final payment."
     ));
-    assert!(
-        r.text
-            .contains("ready to use until 2026-11-21 08:00 (UTC+8)")
-    );
+    let free = item(&r.text, &format!(r#"data-code="{free_a}""#));
+    assert!(free.contains(r#"data-testid="sc-coupon-terms">¥50.00 off orders from ¥300.00<"#));
+    assert!(free.contains("You can use it now."));
 
     // Bob's own link shows Bob, and nothing of Alice.
     let (url_b, _) = link(&app, "bob").await;
@@ -774,4 +789,277 @@ async fn opening_the_page_with_a_good_link_records_the_visit_at_most_once_a_minu
     assert_eq!(open(&app, &format!("?t={token}"), None).await.status, 200);
     assert_eq!(visit("alice").await, Some(ms(app.now())));
     assert_eq!(visit("bob").await, None);
+}
+
+/// The order card of `order_no` on `page`.
+fn order_card<'a>(page: &'a str, order_no: &str) -> &'a str {
+    item(page, &format!(r#"data-order-no="{order_no}""#))
+}
+
+/// The coupon card of `code` on `page`.
+fn coupon_card<'a>(page: &'a str, code: &str) -> &'a str {
+    item(page, &format!(r#"data-code="{code}""#))
+}
+
+/// Words that say money is still to pay or a coupon still to come off.
+const TO_PAY: [&str; 8] = [
+    r#"data-testid="sc-due""#,
+    "应付金额",
+    "待付尾款",
+    "优惠券抵扣",
+    "Amount to pay",
+    "Final payment due",
+    "Coupon discount",
+    "comes off",
+];
+
+fn assert_nothing_to_pay(card: &str) {
+    assert!(card.contains(r#"data-payable="no""#), "{card}");
+    for word in TO_PAY {
+        assert!(
+            !card.contains(word),
+            "{word} on a card that cannot be paid: {card}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_lapsed_checkout_says_it_can_no_longer_be_paid_and_shows_nothing_to_pay_or_deduct() {
+    let app = app_with_secret().await;
+    let (cid, code) = coupon_for(&app, "alice").await;
+    let r = app
+        .order(common::normal_order("N-1", "alice", Some(&cid), 39900))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+
+    // While the checkout lock runs: what to pay and the coupon to come off.
+    let r = open(&app, &format!("?t={token}"), None).await;
+    let card = order_card(&r.text, "N-1");
+    assert!(card.contains(r#"data-payable="yes""#), "{card}");
+    assert!(card.contains(r#"data-testid="sc-due""#) && card.contains(">¥349.00<"));
+    assert!(card.contains("−¥50.00"));
+    assert!(coupon_card(&r.text, &code).contains("这张券已为订单 N-1 预留，付款时抵扣 50.00 元。"));
+
+    // The lock lapses (15 minutes; no sweep runs here): no longer payable.
+    app.advance(900);
+    let r = open(&app, &format!("?t={token}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let card = order_card(&r.text, "N-1");
+    assert_nothing_to_pay(card);
+    assert!(!card.contains("−¥50.00"), "no discount on it either");
+    assert!(card.contains(
+        "付款时限已于 2026-11-11 08:15 (UTC+8) 结束，这笔订单已无法付款，会被自动关闭。"
+    ));
+    assert!(card.contains(&format!(
+        "优惠券 {code} 不会再为这笔订单抵扣；订单关闭后会退回您的账户（届时已过期的除外）。"
+    )));
+    let coupon = coupon_card(&r.text, &code);
+    assert!(coupon.contains("这张券被订单 N-1 占用，但这笔订单已无法付款，不会再抵扣"));
+    assert!(!coupon.contains("付款时抵扣"), "{coupon}");
+    assert!(coupon.contains(r#"data-testid="sc-coupon-terms">满 ¥300.00 减 ¥50.00<"#));
+
+    let r = open(&app, &format!("?t={token}"), Some("en")).await;
+    let card = order_card(&r.text, "N-1");
+    assert_nothing_to_pay(card);
+    assert!(card.contains(
+        "The time to pay ran out at 2026-11-11 08:15 (UTC+8): this order can no longer be paid and will be closed."
+    ));
+    assert!(
+        coupon_card(&r.text, &code)
+            .contains("This coupon is held by order N-1, which can no longer be paid")
+    );
+}
+
+#[tokio::test]
+async fn a_closed_presale_order_says_what_became_of_its_deposit_and_coupon_in_both_languages() {
+    let app = app_with_secret().await;
+    let (_, code) = deposit_paid(&app, "P-A1", "alice").await;
+    // A second one whose coupon (valid 10 minutes) expires before it closes.
+    let short = common::fixtures::deposit_paid_under(&app, "P-A2", "alice", "lock", 600).await;
+    let short_code = app.coupon(&short).await["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+
+    // Deposit paid: the final payment, its window in local time.
+    let r = open(&app, &format!("?t={token}"), None).await;
+    let card = order_card(&r.text, "P-A1");
+    assert!(card.contains(r#"data-payable="yes""#), "{card}");
+    assert!(card.contains("待付尾款"));
+    assert!(card.contains("尾款支付时间：2026-11-11 09:00 (UTC+8) 至 2026-11-11 10:00 (UTC+8)"));
+    let r = open(&app, &format!("?t={token}"), Some("en")).await;
+    assert!(
+        order_card(&r.text, "P-A1")
+            .contains("Final payment: 2026-11-11 09:00 (UTC+8) to 2026-11-11 10:00 (UTC+8)")
+    );
+
+    app.advance(601);
+    for no in ["P-A1", "P-A2"] {
+        let r = app
+            .post(&format!("/api/v1/orders/{no}/cancel"), json!({}))
+            .await;
+        assert_eq!(r.status, 200, "{no}: {}", r.text);
+    }
+
+    let r = open(&app, &format!("?t={token}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let card = order_card(&r.text, "P-A1");
+    assert_nothing_to_pay(card);
+    assert!(!card.contains("sc-window"), "no window for a closed order");
+    assert!(
+        card.contains("这笔预售订单在付尾款前已关闭，不能再付款。"),
+        "{card}"
+    );
+    assert!(card.contains("您已付的定金 ¥100.00 按商城的定金规则处理；如有疑问请联系客服。"));
+    assert!(card.contains(&format!(
+        "优惠券 {code} 已退回您的账户，2026-11-21 08:00 (UTC+8) 前可以继续使用。"
+    )));
+    assert!(card.contains("关闭时间") && card.contains("2026-11-11 08:10 (UTC+8)"));
+    assert!(
+        !card.contains("已退款"),
+        "no refund is recorded, so none is named"
+    );
+    let expired = order_card(&r.text, "P-A2");
+    assert_nothing_to_pay(expired);
+    assert!(expired.contains(&format!(
+        "优惠券 {short_code} 已退回您的账户，但已于 2026-11-11 08:10 (UTC+8) 过期，不能再使用。"
+    )));
+
+    let r = open(&app, &format!("?t={token}"), Some("en")).await;
+    let card = order_card(&r.text, "P-A1");
+    assert_nothing_to_pay(card);
+    assert!(card.contains(
+        "This presale order was closed before the final payment and can no longer be paid."
+    ));
+    assert!(
+        card.contains("The deposit you paid (¥100.00) is handled under the shop's deposit rules")
+    );
+    assert!(card.contains(&format!(
+        "Coupon {code} is back in your account; you can use it until 2026-11-21 08:00 (UTC+8)."
+    )));
+    assert!(!card.contains("was refunded"));
+    assert!(order_card(&r.text, "P-A2").contains(&format!(
+        "Coupon {short_code} came back to your account, but it expired at 2026-11-11 08:10 (UTC+8)"
+    )));
+    for raw in [
+        "cpn_",
+        "tpl_",
+        "cmp_",
+        ">deposit_paid<",
+        ">pending_payment<",
+    ] {
+        assert!(!r.text.contains(raw), "{raw} must not appear");
+    }
+}
+
+#[tokio::test]
+async fn percent_coupons_read_9_zhe_and_10_percent_off_with_threshold_categories_and_end_even_when_locked()
+ {
+    let app = app_with_secret().await;
+    let capped = app
+        .template(json!({
+            "name": "9折券",
+            "kind": "percent",
+            "value_cents": null,
+            "percent_off": 10,
+            "max_discount_cents": 3000,
+            "categories": ["phones", "shoes"],
+        }))
+        .await;
+    let capped = app
+        .claim("alice", capped["id"].as_str().unwrap_or_default())
+        .await;
+    let plain = app
+        .template(json!({
+            "name": "85折券",
+            "kind": "percent",
+            "value_cents": null,
+            "percent_off": 15,
+            "min_order_cents": 0,
+        }))
+        .await;
+    let plain = app
+        .claim("alice", plain["id"].as_str().unwrap_or_default())
+        .await;
+    // One that starts tomorrow says so rather than "you can use it now".
+    let later = app
+        .template(json!({
+            "valid_seconds": null,
+            "valid_from": app.at(24 * 3600),
+            "valid_until": app.at(10 * 24 * 3600),
+        }))
+        .await;
+    let later = app
+        .claim("alice", later["id"].as_str().unwrap_or_default())
+        .await;
+    let code = |c: &serde_json::Value| c["code"].as_str().unwrap_or_default().to_string();
+    let (capped_code, plain_code, later_code) = (code(&capped), code(&plain), code(&later));
+    // The capped one is locked to a checkout: its card still says it all.
+    let r = app
+        .order(common::normal_order(
+            "N-9",
+            "alice",
+            capped["id"].as_str(),
+            39900,
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+
+    let r = open(&app, &format!("?t={token}"), None).await;
+    let locked = coupon_card(&r.text, &capped_code);
+    assert!(locked.contains(r#"data-status="locked""#), "{locked}");
+    for fact in [
+        r#"data-testid="sc-coupon-terms">满 ¥300.00 可用，9折，最高减 ¥30.00<"#,
+        r#"data-testid="sc-coupon-threshold">满 ¥300.00 可用<"#,
+        r#"data-testid="sc-coupon-categories">phones、shoes<"#,
+        r#"data-testid="sc-coupon-ends">2026-11-21 08:00 (UTC+8)<"#,
+    ] {
+        assert!(locked.contains(fact), "{fact} in {locked}");
+    }
+    assert!(locked.contains("这张券已为订单 N-9 预留，付款时抵扣 30.00 元。"));
+    let free = coupon_card(&r.text, &plain_code);
+    for fact in [
+        r#"data-testid="sc-coupon-terms">8.5折<"#,
+        r#"data-testid="sc-coupon-threshold">无门槛<"#,
+        r#"data-testid="sc-coupon-categories">全部品类<"#,
+    ] {
+        assert!(free.contains(fact), "{fact} in {free}");
+    }
+    assert!(!r.text.contains("% 折扣") && !r.text.contains("%"));
+    let later = coupon_card(&r.text, &later_code);
+    assert!(
+        later.contains("2026-11-12 08:00 (UTC+8) 起可以使用。"),
+        "{later}"
+    );
+    assert!(!later.contains("现在可以使用"));
+
+    let r = open(&app, &format!("?t={token}"), Some("en-US,en;q=0.9")).await;
+    let locked = coupon_card(&r.text, &capped_code);
+    for fact in [
+        r#"data-testid="sc-coupon-terms">orders from ¥300.00: 10% off, at most ¥30.00<"#,
+        r#"data-testid="sc-coupon-threshold">orders from ¥300.00<"#,
+        r#"data-testid="sc-coupon-categories">phones, shoes<"#,
+        r#"data-testid="sc-coupon-ends">2026-11-21 08:00 (UTC+8)<"#,
+    ] {
+        assert!(locked.contains(fact), "{fact} in {locked}");
+    }
+    let free = coupon_card(&r.text, &plain_code);
+    for fact in [
+        r#"data-testid="sc-coupon-terms">15% off<"#,
+        r#"data-testid="sc-coupon-threshold">no minimum<"#,
+        r#"data-testid="sc-coupon-categories">all categories<"#,
+    ] {
+        assert!(free.contains(fact), "{fact} in {free}");
+    }
+    assert!(
+        !r.text.contains("折"),
+        "no Chinese discount words in English"
+    );
+    assert!(coupon_card(&r.text, &later_code).contains("Usable from 2026-11-12 08:00 (UTC+8)."));
 }

@@ -205,6 +205,18 @@ impl DiscountRule {
     }
 }
 
+/// The 折 figure of a percentage off, as Chinese shoppers say it: what is
+/// left to pay, in tenths of the price, without a trailing ".0". 10% off
+/// is "9" (9折), 15% off "8.5", 12% off "8.8", 5% off "9.5", 100% off "0".
+/// A figure outside 0..=100 is clamped (stored rows keep it in 1..=100).
+pub fn zhe_figure(percent_off: i64) -> String {
+    let left = 100 - percent_off.clamp(0, 100);
+    match left % 10 {
+        0 => (left / 10).to_string(),
+        tenth => format!("{}.{tenth}", left / 10),
+    }
+}
+
 /// What a coupon offers and where it applies: copied from the template onto
 /// each coupon at claim time, so later template edits never change a coupon
 /// a customer already holds.
@@ -291,6 +303,25 @@ mod tests {
             uncapped.discount(c(1_000_000_000_000)),
             c(1_000_000_000_000)
         );
+    }
+
+    #[test]
+    fn the_zhe_figure_is_what_is_left_to_pay_in_tenths() {
+        let cases = [
+            (10, "9"),
+            (15, "8.5"),
+            (12, "8.8"),
+            (5, "9.5"),
+            (1, "9.9"),
+            (50, "5"),
+            (99, "0.1"),
+            (100, "0"),
+        ];
+        for (percent_off, zhe) in cases {
+            assert_eq!(zhe_figure(percent_off), zhe, "{percent_off}% off");
+        }
+        assert_eq!(zhe_figure(-5), "10", "clamped");
+        assert_eq!(zhe_figure(250), "0", "clamped");
     }
 
     #[test]

@@ -8,21 +8,26 @@
 //! business), and coupon ids, which are replaced by the coupon's code (or
 //! by "another coupon" when it is not one of this customer's).
 //!
-//! Not recorded: a customer's visit. Issue 6 ("last self-check" in the
-//! activity view) would add a row here when the page is opened.
+//! Before any check, [`order_standing`] decides what an order's card says:
+//! whether the order can still be paid (only then is an amount to pay or a
+//! coupon to come off shown), what happened to a closed or refunded order,
+//! its deposit and its coupon, and a presale order's final-payment window.
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::support::{CheckView, UserHealthReport};
-use super::views::CouponView;
+use super::views::{CampaignView, CouponView, OrderView};
 use super::{Service, ServiceError};
+use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
 use crate::domain::ids::UserId;
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::self_check::{self, TokenError, Verified};
-use crate::domain::time::{rfc3339, to_ms};
+use crate::domain::time::{parse_rfc3339, rfc3339, to_ms};
 use crate::i18n::{Arg, Msg};
 use crate::store::reminders as store;
 
@@ -254,6 +259,176 @@ pub fn customer_check(report: &UserHealthReport, coupons: &[CouponView]) -> Cust
     }
 }
 
+/// What an order's card on the self-check page says before any check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderStanding {
+    /// Whether the order can still be paid: only then does its card show
+    /// an amount to pay.
+    pub payable: bool,
+    /// Whether the coupon discount counts on this order: it can still be
+    /// paid, or it was paid and not refunded. A lapsed, closed or refunded
+    /// order shows no coupon "to come off".
+    pub discount_counts: bool,
+    /// A presale order's final-payment window (start, end) while it awaits
+    /// its deposit or final payment.
+    pub window: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// What happened to the order, its deposit and its coupon, in reading
+    /// order, addressed to the customer.
+    pub notes: Vec<Msg>,
+}
+
+fn instant(t: Option<&str>) -> Option<DateTime<Utc>> {
+    t.and_then(|t| parse_rfc3339(t).ok())
+}
+
+/// The order's money as the page writes it (`¥100.00`).
+fn money(cents: i64) -> String {
+    crate::i18n::Lang::Zh.money(cents)
+}
+
+/// What became of the coupon of an order that ended (closed or refunded),
+/// read from the coupon's current state. `back`: the order released it.
+fn ended_coupon_note(o: &OrderView, coupon: Option<&CouponView>) -> Option<Msg> {
+    o.coupon_id.as_ref()?;
+    let back = o.coupon_lock_status == CouponLockStatus::Released;
+    let Some(c) = coupon else {
+        return back.then(|| Msg::new("sc-coupon-released-unnamed"));
+    };
+    let code = c.code.as_str();
+    let back_word = if back { "yes" } else { "no" };
+    let ends = instant(Some(&c.ends_at)).map(Arg::Time).unwrap_or_default();
+    match (c.status, c.order_no.as_deref()) {
+        (CouponStatus::Locked | CouponStatus::Used, Some(no)) if no == o.order_no => {
+            Some(crate::msg!("sc-coupon-still-held", code = code))
+        }
+        (CouponStatus::Locked | CouponStatus::Used, Some(no)) => Some(crate::msg!(
+            "sc-coupon-back-gone-to",
+            code = code,
+            back = back_word,
+            no = no
+        )),
+        // Held by no order: nothing more to say than that it left this one.
+        (CouponStatus::Locked | CouponStatus::Used, None) => {
+            back.then(|| Msg::new("sc-coupon-released-unnamed"))
+        }
+        (CouponStatus::Invalidated, _) => Some(crate::msg!(
+            "sc-coupon-back-withdrawn",
+            code = code,
+            back = back_word
+        )),
+        (CouponStatus::Expired, _) => Some(crate::msg!(
+            "sc-coupon-back-expired",
+            code = code,
+            back = back_word,
+            ends = ends
+        )),
+        (CouponStatus::Available, _) => Some(crate::msg!(
+            "sc-coupon-back-available",
+            code = code,
+            back = back_word,
+            ends = ends
+        )),
+    }
+}
+
+/// What an order's card says before any check, from the order, the
+/// customer's `coupons` (the order's coupon is found among them by id),
+/// the order's presale `campaign` and `now`. Reads only the order's own
+/// fields: a refund is named only when the order records one.
+pub fn order_standing(
+    o: &OrderView,
+    coupons: &[CouponView],
+    campaign: Option<&CampaignView>,
+    now: DateTime<Utc>,
+) -> OrderStanding {
+    let coupon = o
+        .coupon_id
+        .as_deref()
+        .and_then(|id| coupons.iter().find(|c| c.id == id));
+    let window = campaign
+        .filter(|_| o.kind == OrderKind::Presale)
+        .and_then(|c| {
+            Some((
+                instant(Some(&c.final_payment_starts_at))?,
+                instant(Some(&c.final_payment_ends_at))?,
+            ))
+        });
+    let deposit = money(o.deposit_cents);
+    // A coupon still locked to an order that can no longer be paid comes
+    // back when the order is closed.
+    let held_coupon_note = || {
+        coupon
+            .filter(|c| {
+                c.status == CouponStatus::Locked && c.order_no.as_deref() == Some(&o.order_no)
+            })
+            .map(|c| crate::msg!("sc-coupon-back-when-closed", code = &c.code))
+    };
+    let mut notes = Vec::new();
+    let payable = match o.status {
+        OrderStatus::PendingPayment if o.checkout_lapsed(now) => {
+            let at = instant(o.checkout_lock_expires_at.as_deref())
+                .map(Arg::Time)
+                .unwrap_or_default();
+            notes.push(crate::msg!("sc-order-lapsed", at = at));
+            notes.extend(held_coupon_note());
+            false
+        }
+        OrderStatus::PendingDeposit | OrderStatus::DepositPaid => match window {
+            Some((_, ends)) if now >= ends => {
+                notes.push(crate::msg!("sc-presale-window-over", at = Arg::Time(ends)));
+                if o.status == OrderStatus::DepositPaid {
+                    notes.push(crate::msg!("sc-deposit-rules", deposit = &deposit));
+                    notes.extend(held_coupon_note());
+                }
+                false
+            }
+            _ => true,
+        },
+        OrderStatus::PendingPayment => true,
+        OrderStatus::Paid | OrderStatus::FinalPaid => false,
+        OrderStatus::Closed => {
+            match (o.kind, o.deposit_paid_at.is_some()) {
+                (OrderKind::Normal, _) => notes.push(Msg::new("sc-normal-closed")),
+                (OrderKind::Presale, false) => {
+                    notes.push(Msg::new("sc-presale-closed-before-deposit"))
+                }
+                (OrderKind::Presale, true) => {
+                    notes.push(Msg::new("sc-presale-closed-before-final"));
+                    notes.push(crate::msg!("sc-deposit-rules", deposit = &deposit));
+                }
+            }
+            notes.extend(ended_coupon_note(o, coupon));
+            false
+        }
+        OrderStatus::Refunded => {
+            let deposit_only = o.kind == OrderKind::Presale
+                && o.deposit_paid_at.is_some()
+                && o.final_payment_cents.is_none();
+            notes.push(if deposit_only {
+                crate::msg!("sc-presale-deposit-refunded", deposit = &deposit)
+            } else {
+                Msg::new("sc-order-refunded")
+            });
+            notes.extend(ended_coupon_note(o, coupon));
+            false
+        }
+    };
+    OrderStanding {
+        payable,
+        discount_counts: payable || matches!(o.status, OrderStatus::Paid | OrderStatus::FinalPaid),
+        window: window.filter(|_| {
+            matches!(
+                o.status,
+                OrderStatus::PendingDeposit | OrderStatus::DepositPaid
+            )
+        }),
+        notes,
+    }
+}
+
+/// Most presale campaigns the self-check page reads for one customer.
+const PAGE_CAMPAIGNS: usize = 50;
+
 impl Service {
     /// A signed self-check link for `user_id`, valid for the configured
     /// time from now. Changes nothing.
@@ -273,6 +448,39 @@ impl Service {
             url: format!("{}/self-check?t={token}", settings.public_url),
             expires_at: rfc3339(expires_at),
         })
+    }
+
+    /// The presale campaigns of `orders` (at most [`PAGE_CAMPAIGNS`]
+    /// distinct ones), by id: the page shows their final-payment windows.
+    /// A campaign that cannot be found is simply absent.
+    pub async fn self_check_campaigns(
+        &self,
+        orders: &[OrderView],
+    ) -> Result<HashMap<String, CampaignView>, ServiceError> {
+        let mut ids: Vec<String> = orders
+            .iter()
+            .filter(|o| o.kind == OrderKind::Presale)
+            .filter_map(|o| o.campaign_id.clone())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids.truncate(PAGE_CAMPAIGNS);
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        self.read(move |c| {
+            let ids = ids.clone();
+            Box::pin(async move {
+                let mut out = HashMap::new();
+                for id in ids {
+                    if let Some(row) = crate::store::campaigns::get(c, &id).await? {
+                        out.insert(id, CampaignView::from(row));
+                    }
+                }
+                Ok(out)
+            })
+        })
+        .await
     }
 
     /// The customer a self-check token names, if it is genuine and
@@ -391,6 +599,205 @@ mod tests {
             suggested_action: Some("release_coupon".into()),
             action: None,
         }
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        parse_rfc3339(s).unwrap_or_default()
+    }
+
+    fn order(no: &str, kind: OrderKind, status: OrderStatus) -> OrderView {
+        OrderView {
+            order_no: no.into(),
+            user_id: "u1".into(),
+            kind,
+            category: "phones".into(),
+            status,
+            total_cents: 39900,
+            deposit_cents: if kind == OrderKind::Presale { 10000 } else { 0 },
+            campaign_id: (kind == OrderKind::Presale).then(|| "cmp_1".into()),
+            coupon_id: Some("cpn_1".into()),
+            coupon_discount_cents: 5000,
+            coupon_lock_status: CouponLockStatus::Locked,
+            compensation_cents: 0,
+            amount_due_cents: 0,
+            created_at: "2026-11-11T00:00:00.000Z".into(),
+            deposit_paid_at: None,
+            paid_at: None,
+            closed_at: None,
+            refunded_at: None,
+            discount_snapshot_cents: 5000,
+            replaced_coupon_id: None,
+            final_payment_cents: None,
+            checkout_lock_expires_at: None,
+            events: None,
+        }
+    }
+
+    fn coupon(status: CouponStatus, order_no: Option<&str>) -> CouponView {
+        CouponView {
+            id: "cpn_1".into(),
+            code: "K7QM-3XPA-9RTD".into(),
+            user_id: "u1".into(),
+            template_id: None,
+            kind: crate::domain::discount::DiscountKind::Fixed,
+            value_cents: Some(5000),
+            percent_off: None,
+            max_discount_cents: None,
+            min_order_cents: 30000,
+            categories: vec![],
+            status,
+            starts_at: "2026-11-11T00:00:00.000Z".into(),
+            ends_at: "2026-11-21T00:00:00.000Z".into(),
+            order_no: order_no.map(str::to_string),
+            locked_at: None,
+            used_at: None,
+            created_at: "2026-11-11T00:00:00.000Z".into(),
+            source: crate::domain::coupon::CouponSource::Claim,
+            events: None,
+        }
+    }
+
+    fn campaign() -> CampaignView {
+        CampaignView {
+            id: "cmp_1".into(),
+            name: "双11预售".into(),
+            final_payment_starts_at: "2026-11-12T01:00:00.000Z".into(),
+            final_payment_ends_at: "2026-11-12T02:00:00.000Z".into(),
+            policy: crate::domain::campaign::Policy::Lock,
+            created_at: "2026-11-11T00:00:00.000Z".into(),
+        }
+    }
+
+    fn notes(st: &OrderStanding, l: crate::i18n::Lang) -> Vec<String> {
+        st.notes.iter().map(|m| l.msg(m)).collect()
+    }
+
+    #[test]
+    fn a_lapsed_checkout_cannot_be_paid_and_its_coupon_will_not_come_off() {
+        use crate::i18n::Lang;
+        let mut o = order("N1", OrderKind::Normal, OrderStatus::PendingPayment);
+        o.checkout_lock_expires_at = Some("2026-11-11T00:15:00.000Z".into());
+        o.amount_due_cents = 34900;
+        let coupons = [coupon(CouponStatus::Locked, Some("N1"))];
+        let before = order_standing(&o, &coupons, None, at("2026-11-11T00:14:59Z"));
+        assert!(before.payable && before.discount_counts && before.notes.is_empty());
+        let st = order_standing(&o, &coupons, None, at("2026-11-11T00:15:00Z"));
+        assert!(!st.payable && !st.discount_counts && st.window.is_none());
+        assert_eq!(
+            notes(&st, Lang::Zh),
+            [
+                "付款时限已于 2026-11-11 08:15 (UTC+8) 结束，这笔订单已无法付款，会被自动关闭。",
+                "优惠券 K7QM-3XPA-9RTD 不会再为这笔订单抵扣；订单关闭后会退回您的账户（届时已过期的除外）。",
+            ]
+        );
+        assert_eq!(
+            notes(&st, Lang::En)[0],
+            "The time to pay ran out at 2026-11-11 08:15 (UTC+8): this order can no longer be paid and will be closed."
+        );
+    }
+
+    #[test]
+    fn a_presale_order_closed_after_its_deposit_names_the_deposit_rules_and_the_coupons_fate() {
+        use crate::i18n::Lang;
+        let mut o = order("P1", OrderKind::Presale, OrderStatus::Closed);
+        o.deposit_paid_at = Some("2026-11-11T00:01:00.000Z".into());
+        o.closed_at = Some("2026-11-12T03:00:00.000Z".into());
+        o.coupon_lock_status = CouponLockStatus::Released;
+        let now = at("2026-11-12T03:00:00Z");
+        let back = [coupon(CouponStatus::Available, None)];
+        let st = order_standing(&o, &back, Some(&campaign()), now);
+        assert!(!st.payable && !st.discount_counts);
+        assert!(st.window.is_none(), "a closed order has no window left");
+        assert_eq!(
+            notes(&st, Lang::Zh),
+            [
+                "这笔预售订单在付尾款前已关闭，不能再付款。",
+                "您已付的定金 ¥100.00 按商城的定金规则处理；如有疑问请联系客服。",
+                "优惠券 K7QM-3XPA-9RTD 已退回您的账户，2026-11-21 08:00 (UTC+8) 前可以继续使用。",
+            ]
+        );
+        assert!(
+            !notes(&st, Lang::En).join(" ").contains("was refunded"),
+            "no refund is recorded, so none is named"
+        );
+        let expired = [coupon(CouponStatus::Expired, None)];
+        let st = order_standing(&o, &expired, Some(&campaign()), now);
+        assert_eq!(
+            notes(&st, Lang::En)[2],
+            "Coupon K7QM-3XPA-9RTD came back to your account, but it expired at 2026-11-21 08:00 (UTC+8) and can no longer be used."
+        );
+        let st = order_standing(&o, &[], Some(&campaign()), now);
+        assert_eq!(
+            notes(&st, Lang::En)[2],
+            "This order's coupon was released from it."
+        );
+    }
+
+    #[test]
+    fn a_presale_order_closed_before_its_deposit_took_none_and_left_its_coupon_alone() {
+        use crate::i18n::Lang;
+        let mut o = order("P2", OrderKind::Presale, OrderStatus::Closed);
+        o.coupon_lock_status = CouponLockStatus::None;
+        let coupons = [coupon(CouponStatus::Available, None)];
+        let st = order_standing(&o, &coupons, Some(&campaign()), at("2026-11-11T01:00:00Z"));
+        assert_eq!(
+            notes(&st, Lang::En),
+            [
+                "This presale order was closed before the deposit was paid: no deposit was taken, and it can no longer be paid.",
+                "Coupon K7QM-3XPA-9RTD was not used by this order; you can use it until 2026-11-21 08:00 (UTC+8).",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_live_presale_order_shows_its_window_until_the_window_ends() {
+        use crate::i18n::Lang;
+        let mut o = order("P3", OrderKind::Presale, OrderStatus::DepositPaid);
+        o.deposit_paid_at = Some("2026-11-11T00:01:00.000Z".into());
+        let coupons = [coupon(CouponStatus::Locked, Some("P3"))];
+        let window = Some((at("2026-11-12T01:00:00Z"), at("2026-11-12T02:00:00Z")));
+        let st = order_standing(&o, &coupons, Some(&campaign()), at("2026-11-11T01:00:00Z"));
+        assert!(st.payable && st.notes.is_empty());
+        assert_eq!(st.window, window);
+        let st = order_standing(&o, &coupons, Some(&campaign()), at("2026-11-12T02:00:00Z"));
+        assert!(!st.payable && !st.discount_counts);
+        assert_eq!(st.window, window);
+        assert_eq!(
+            notes(&st, Lang::Zh),
+            [
+                "尾款时段已于 2026-11-12 10:00 (UTC+8) 结束，这笔预售订单已无法付款。",
+                "您已付的定金 ¥100.00 按商城的定金规则处理；如有疑问请联系客服。",
+                "优惠券 K7QM-3XPA-9RTD 不会再为这笔订单抵扣；订单关闭后会退回您的账户（届时已过期的除外）。",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_refund_is_named_only_as_the_order_records_it() {
+        use crate::i18n::Lang;
+        let mut o = order("P4", OrderKind::Presale, OrderStatus::Refunded);
+        o.deposit_paid_at = Some("2026-11-11T00:01:00.000Z".into());
+        o.refunded_at = Some("2026-11-11T02:00:00.000Z".into());
+        o.coupon_lock_status = CouponLockStatus::Released;
+        let coupons = [coupon(CouponStatus::Locked, Some("N9"))];
+        let st = order_standing(&o, &coupons, Some(&campaign()), at("2026-11-11T03:00:00Z"));
+        assert_eq!(
+            notes(&st, Lang::Zh),
+            [
+                "这笔预售订单在付尾款前已退款，您付的定金 ¥100.00 已退款。",
+                "优惠券 K7QM-3XPA-9RTD 已退回您的账户，之后用在了订单 N9 上。",
+            ]
+        );
+        let mut paid = order("N2", OrderKind::Normal, OrderStatus::Refunded);
+        paid.coupon_id = None;
+        let st = order_standing(&paid, &[], None, at("2026-11-11T03:00:00Z"));
+        assert_eq!(
+            notes(&st, Lang::En),
+            ["This order was refunded; there is nothing to pay."]
+        );
+        let paid = order("N3", OrderKind::Normal, OrderStatus::Paid);
+        let st = order_standing(&paid, &[], None, at("2026-11-11T03:00:00Z"));
+        assert!(!st.payable && st.discount_counts && st.notes.is_empty());
     }
 
     #[test]

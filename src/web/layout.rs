@@ -8,7 +8,7 @@ use super::i18n::Lang;
 use super::{document_in, escape_html};
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::discount::DiscountKind;
+use crate::domain::discount::{DiscountKind, zhe_figure};
 use crate::domain::event::{Actor, EventAction, legacy_job_reason_key};
 use crate::domain::health::CheckResult;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
@@ -374,12 +374,16 @@ pub fn enc(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-/// What a coupon takes off: `满300减50`, `9折 最高减30` / `50 off 300`.
+/// What a coupon takes off, the way customers say it: `满 ¥300.00 减
+/// ¥50.00` / `¥50.00 off orders from ¥300.00`, and for a percentage
+/// `满 ¥300.00 可用，9折，最高减 ¥30.00` / `orders from ¥300.00: 10% off, at
+/// most ¥30.00` (the 折 figure from [`zhe_figure`]).
 pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
     let threshold = (c.min_order_cents > 0).then(|| Lang::Zh.money(c.min_order_cents));
     match c.kind {
         DiscountKind::Percent => {
             let pct = c.percent_off.unwrap_or(0);
+            let zhe = zhe_figure(pct);
             let cap = c
                 .max_discount_cents
                 .map(|m| crate::tr!(l, "at-most", m = l.money(m)))
@@ -387,7 +391,7 @@ pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
             let min = threshold
                 .map(|t| crate::tr!(l, "orders-from", t = t))
                 .unwrap_or_default();
-            crate::tr!(l, "off", min = min, pct = pct, cap = cap)
+            crate::tr!(l, "off", min = min, pct = pct, zhe = zhe, cap = cap)
         }
         DiscountKind::Fixed => {
             let v = l.money(c.value_cents.unwrap_or(0));
@@ -483,6 +487,64 @@ mod tests {
         assert_eq!(
             Flash::decode(&long.encode()).map(|f| f.text.len()),
             Some(500)
+        );
+    }
+
+    fn coupon(
+        kind: DiscountKind,
+        percent_off: Option<i64>,
+        cap: Option<i64>,
+        min: i64,
+    ) -> CouponView {
+        CouponView {
+            id: "cpn_1".into(),
+            code: "K7QM-3XPA-9RTD".into(),
+            user_id: "u1".into(),
+            template_id: None,
+            kind,
+            value_cents: (kind == DiscountKind::Fixed).then_some(5000),
+            percent_off,
+            max_discount_cents: cap,
+            min_order_cents: min,
+            categories: vec![],
+            status: CouponStatus::Available,
+            starts_at: "2026-11-11T00:00:00.000Z".into(),
+            ends_at: "2026-11-21T00:00:00.000Z".into(),
+            order_no: None,
+            locked_at: None,
+            used_at: None,
+            created_at: "2026-11-11T00:00:00.000Z".into(),
+            source: crate::domain::coupon::CouponSource::Claim,
+            events: None,
+        }
+    }
+
+    #[test]
+    fn percent_coupons_read_as_zhe_in_chinese_and_percent_off_in_english() {
+        let p = DiscountKind::Percent;
+        let capped = coupon(p, Some(10), Some(3000), 30000);
+        assert_eq!(
+            coupon_terms_text(Lang::Zh, &capped),
+            "满 ¥300.00 可用，9折，最高减 ¥30.00"
+        );
+        assert_eq!(
+            coupon_terms_text(Lang::En, &capped),
+            "orders from ¥300.00: 10% off, at most ¥30.00"
+        );
+        let plain = coupon(p, Some(15), None, 0);
+        assert_eq!(coupon_terms_text(Lang::Zh, &plain), "8.5折");
+        assert_eq!(coupon_terms_text(Lang::En, &plain), "15% off");
+        let free = coupon(p, Some(100), Some(3000), 0);
+        assert_eq!(coupon_terms_text(Lang::Zh, &free), "免单，最高减 ¥30.00");
+        assert_eq!(
+            coupon_terms_text(Lang::En, &free),
+            "100% off, at most ¥30.00"
+        );
+        let fixed = coupon(DiscountKind::Fixed, None, None, 30000);
+        assert_eq!(coupon_terms_text(Lang::Zh, &fixed), "满 ¥300.00 减 ¥50.00");
+        assert_eq!(
+            coupon_terms_text(Lang::En, &fixed),
+            "¥50.00 off orders from ¥300.00"
         );
     }
 

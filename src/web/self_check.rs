@@ -16,12 +16,15 @@
 //! no-referrer` (the token is in the URL), `X-Robots-Tag: noindex` and a
 //! CSP without scripts; the page has no JavaScript.
 
+use std::collections::HashMap;
+
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use serde::Deserialize;
 
@@ -34,12 +37,15 @@ use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::self_check::Verified;
+use crate::domain::time::parse_rfc3339;
 use crate::http::AppState;
+use crate::i18n::Arg;
 use crate::service::self_check::{
-    CustomerCheck, CustomerFinding, CustomerMessage, NextStep, customer_check,
+    CustomerCheck, CustomerFinding, CustomerMessage, NextStep, OrderStanding, customer_check,
+    order_standing,
 };
 use crate::service::support::UserOverview;
-use crate::service::views::{CouponView, OrderView};
+use crate::service::views::{CampaignView, CouponView, OrderView};
 
 /// The page and its one form.
 pub fn routes() -> Router<AppState> {
@@ -143,6 +149,13 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
     } else {
         None
     };
+    let campaigns = match s.service.self_check_campaigns(&overview.orders).await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "self-check: cannot read the presale campaigns");
+            return unavailable(lang);
+        }
+    };
     let messages = match s.service.self_check_messages(&verified).await {
         Ok(m) => m,
         Err(e) => {
@@ -157,6 +170,8 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         expires_at: verified.expires_at,
         support_hint: s.self_check.support_hint.clone(),
         overview,
+        campaigns,
+        now: s.service.now(),
         check,
         messages,
     };
@@ -259,6 +274,9 @@ struct PageData {
     expires_at: chrono::DateTime<chrono::Utc>,
     support_hint: Option<String>,
     overview: UserOverview,
+    /// The presale campaigns of the orders, by id.
+    campaigns: HashMap<String, CampaignView>,
+    now: DateTime<Utc>,
     check: Option<CustomerCheck>,
     messages: Vec<CustomerMessage>,
 }
@@ -276,22 +294,39 @@ fn yuan(cents: i64) -> String {
     crate::domain::money::Cents::from_stored(cents).yuan()
 }
 
-/// What one coupon means for the customer, in a sentence.
-fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
-    let terms = coupon_terms_text(l, c);
-    let ends = when(&c.ends_at);
+/// Whether each order can still be paid, by order number.
+type Payable = HashMap<String, bool>;
+
+/// What one coupon's state means for the customer, in a sentence (its
+/// terms, threshold, categories and end are in [`coupon_facts`]).
+fn coupon_sentence(
+    l: Lang,
+    c: &CouponView,
+    orders: &[OrderView],
+    payable: &Payable,
+    now: DateTime<Utc>,
+) -> String {
     // Only this customer's own orders are named.
     let order = c
         .order_no
         .as_deref()
         .and_then(|no| orders.iter().find(|o| o.order_no == no));
     match c.status {
-        CouponStatus::Available => crate::tr!(l, "ready-to-use-until", terms = terms, ends = ends),
+        CouponStatus::Available => match parse_rfc3339(&c.starts_at) {
+            Ok(starts) if starts > now => {
+                crate::tr!(l, "sc-coupon-not-started", starts = Arg::Time(starts))
+            }
+            _ => l.t("sc-coupon-ready").to_string(),
+        },
         CouponStatus::Locked => match order {
             Some(o) if o.coupon_id.as_deref() == Some(c.id.as_str()) => {
                 let no = &o.order_no;
                 let d = yuan(o.coupon_discount_cents);
+                let can_pay = payable.get(no).copied().unwrap_or(false);
                 match o.status {
+                    _ if o.is_live() && !can_pay => {
+                        crate::tr!(l, "sc-coupon-held-not-payable", no = no)
+                    }
                     OrderStatus::DepositPaid | OrderStatus::PendingDeposit => {
                         crate::tr!(l, "this-coupon-is-locked-for-order", no = no, d = d)
                     }
@@ -309,27 +344,50 @@ fn coupon_sentence(l: Lang, c: &CouponView, orders: &[OrderView]) -> String {
             match order {
                 Some(o) => crate::tr!(
                     l,
-                    "used-on-order",
-                    terms = terms,
+                    "sc-coupon-used-on-order",
                     order_no = &o.order_no,
                     at = at
                 ),
-                None => crate::tr!(l, "used-3", terms = terms, at = at),
+                None => crate::tr!(l, "sc-coupon-used", at = at),
             }
         }
-        CouponStatus::Expired => crate::tr!(
-            l,
-            "expired-at-and-can-no-longer",
-            terms = terms,
-            ends = ends
-        ),
-        CouponStatus::Invalidated => {
-            crate::tr!(l, "this-coupon-was-withdrawn-and-can", terms = terms)
-        }
+        CouponStatus::Expired => l.t("sc-coupon-expired").to_string(),
+        CouponStatus::Invalidated => l.t("sc-coupon-withdrawn").to_string(),
     }
 }
 
-fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView {
+/// What a coupon is worth and where it applies, whatever its state: its
+/// terms as customers say them, threshold, categories and end.
+fn coupon_facts(l: Lang, c: &CouponView) -> impl IntoView + use<> {
+    let terms = coupon_terms_text(l, c);
+    let threshold = if c.min_order_cents > 0 {
+        crate::tr!(l, "sc-threshold-from", t = l.money(c.min_order_cents))
+    } else {
+        l.t("sc-no-threshold").to_string()
+    };
+    let categories = if c.categories.is_empty() {
+        l.t("sc-all-categories").to_string()
+    } else {
+        c.categories.join(l.t("sc-category-separator"))
+    };
+    let ends = when(&c.ends_at);
+    view! {
+        <dl class="sc-facts" data-testid="sc-coupon-facts">
+            <dt>{l.t("sc-coupon-offer")}</dt><dd data-testid="sc-coupon-terms">{terms}</dd>
+            <dt>{l.t("sc-coupon-threshold")}</dt><dd data-testid="sc-coupon-threshold">{threshold}</dd>
+            <dt>{l.t("sc-coupon-categories")}</dt><dd data-testid="sc-coupon-categories">{categories}</dd>
+            <dt>{l.t("sc-coupon-ends")}</dt><dd data-testid="sc-coupon-ends">{ends}</dd>
+        </dl>
+    }
+}
+
+fn coupon_list(
+    l: Lang,
+    coupons: &[CouponView],
+    orders: &[OrderView],
+    payable: &Payable,
+    now: DateTime<Utc>,
+) -> AnyView {
     if coupons.is_empty() {
         return view! { <p class="sc-empty">{l.t("you-have-no-coupons")}</p> }.into_any();
     }
@@ -338,11 +396,13 @@ fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView
     let items = sorted
         .into_iter()
         .map(|c| {
-            let sentence = coupon_sentence(l, c, orders);
+            let sentence = coupon_sentence(l, c, orders, payable, now);
             let code = c.code.clone();
+            let data_code = c.code.clone();
             view! {
-                <li class="sc-item" data-testid="sc-coupon">
+                <li class="sc-item" data-testid="sc-coupon" data-code=data_code>
                     <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, c.status)}</p>
+                    {coupon_facts(l, c)}
                     <p class="sc-sentence">{sentence}</p>
                 </li>
             }
@@ -351,44 +411,75 @@ fn coupon_list(l: Lang, coupons: &[CouponView], orders: &[OrderView]) -> AnyView
     view! { <ul class="sc-list">{items}</ul> }.into_any()
 }
 
-fn order_list(l: Lang, orders: &[OrderView]) -> AnyView {
+fn order_list(l: Lang, orders: &[OrderView], standings: Vec<OrderStanding>) -> AnyView {
     if orders.is_empty() {
         return view! { <p class="sc-empty">{l.t("you-have-no-orders")}</p> }.into_any();
     }
     let items = orders
         .iter()
-        .map(|o| {
+        .zip(standings)
+        .map(|(o, st)| {
             let kind = if o.kind == OrderKind::Presale {
                 l.t("presale-order")
             } else {
                 l.t("order-3")
             };
-            let live = o.is_live();
             let due_label = match o.status {
                 OrderStatus::PendingDeposit => l.t("deposit-to-pay"),
                 OrderStatus::DepositPaid => l.t("final-payment-to-pay"),
                 _ => l.t("to-pay"),
             };
-            let discount = (o.coupon_discount_cents > 0).then(|| {
+            // A coupon "to come off" and an amount "to pay" only while the
+            // order can be paid (the discount stays on a paid order).
+            let discount = (st.discount_counts && o.coupon_discount_cents > 0).then(|| {
                 view! { <dt>{l.t("coupon-discount-2")}</dt><dd class="money">{format!("−{}", l.money(o.coupon_discount_cents))}</dd> }
             });
-            let compensation = (o.compensation_cents > 0).then(|| {
+            let compensation = (st.discount_counts && o.compensation_cents > 0).then(|| {
                 view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{format!("−{}", l.money(o.compensation_cents))}</dd> }
             });
             let deposit = (o.kind == OrderKind::Presale).then(|| {
                 view! { <dt>{l.t("deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
             });
-            let due = (live && o.amount_due_cents > 0).then(|| {
-                view! { <dt>{due_label}</dt><dd class="money sc-due">{l.money(o.amount_due_cents)}</dd> }
+            let due = (st.payable && o.amount_due_cents > 0).then(|| {
+                view! { <dt>{due_label}</dt><dd class="money sc-due" data-testid="sc-due">{l.money(o.amount_due_cents)}</dd> }
             });
+            let closed = (o.status == OrderStatus::Closed)
+                .then(|| o.closed_at.as_deref().map(when))
+                .flatten()
+                .map(|at| view! { <dt>{l.t("sc-closed-on")}</dt><dd>{at}</dd> });
+            let refunded = (o.status == OrderStatus::Refunded)
+                .then(|| o.refunded_at.as_deref().map(when))
+                .flatten()
+                .map(|at| view! { <dt>{l.t("sc-refunded-on")}</dt><dd>{at}</dd> });
+            let window = st.window.map(|(starts, ends)| {
+                let text = crate::tr!(
+                    l,
+                    "sc-final-payment-window",
+                    starts = Arg::Time(starts),
+                    ends = Arg::Time(ends)
+                );
+                view! { <p class="sc-sentence sc-window" data-testid="sc-window">{text}</p> }
+            });
+            let notes = st
+                .notes
+                .iter()
+                .map(|m| {
+                    let text = l.msg(m);
+                    view! { <p class="sc-sentence sc-order-note" data-testid="sc-order-note">{text}</p> }
+                })
+                .collect_view();
+            let payable = if st.payable { "yes" } else { "no" };
             let no = o.order_no.clone();
+            let data_no = o.order_no.clone();
             view! {
-                <li class="sc-item" data-testid="sc-order">
+                <li class="sc-item" data-testid="sc-order" data-order-no=data_no data-payable=payable>
                     <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, o.status)}</p>
                     <dl class="sc-money">
                         <dt>{l.t("order-total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
-                        {deposit}{discount}{compensation}{due}
+                        {deposit}{discount}{compensation}{closed}{refunded}{due}
                     </dl>
+                    {window}
+                    {notes}
                 </li>
             }
         })
@@ -526,8 +617,24 @@ fn render(p: PageData) -> String {
     let expires = crate::i18n::zone::local_minutes(p.expires_at);
     let n_coupons = p.overview.coupons.len();
     let n_orders = p.overview.orders.len();
-    let coupons = coupon_list(l, &p.overview.coupons, &p.overview.orders);
-    let orders = order_list(l, &p.overview.orders);
+    let standings: Vec<OrderStanding> = p
+        .overview
+        .orders
+        .iter()
+        .map(|o| {
+            let campaign = o.campaign_id.as_ref().and_then(|id| p.campaigns.get(id));
+            order_standing(o, &p.overview.coupons, campaign, p.now)
+        })
+        .collect();
+    let payable: Payable = p
+        .overview
+        .orders
+        .iter()
+        .zip(&standings)
+        .map(|(o, st)| (o.order_no.clone(), st.payable))
+        .collect();
+    let coupons = coupon_list(l, &p.overview.coupons, &p.overview.orders, &payable, p.now);
+    let orders = order_list(l, &p.overview.orders, standings);
     let hint = p.support_hint.clone();
     let check = match p.check {
         Some(c) => check_results(l, c, &hint),

@@ -85,7 +85,11 @@ discount-2 = Discount
 due = Due
 at-most = , at most { $m }
 orders-from = orders from { $t }:{" "}
-off = { $min }{ $pct }% off{ $cap }
+# A percentage off reads as the percent ("10% off"); $zhe, the Chinese
+# 折 figure, is not shown in English.
+off = { $min }{ $zhe ->
+       *[other] { $pct }% off
+    }{ $cap }
 off-orders-from = { $v } off orders from { $t }
 off-no-minimum = { $v } off, no minimum
 coupon-6 = coupon { $id }

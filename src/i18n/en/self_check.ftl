@@ -24,15 +24,10 @@ checks-that-your-orders-and-coupons = Checks that your orders and coupons agree,
 check-my-orders = Check my orders
 coupon-self-check = Coupon self-check
 one-click-check = One-click check
-ready-to-use-until = { $terms }; ready to use until { $ends }.
 this-coupon-is-locked-for-order = This coupon is locked for order { $no }: { $d } yuan comes off automatically at the final payment.
 this-coupon-is-reserved-for-order = This coupon is reserved for order { $no }: { $d } yuan comes off when you pay.
 this-coupon-is-still-held-by = This coupon is still held by order { $no }.
 this-coupon-is-held-by-order = This coupon is held by order { $order_no }, which does not use it (run the check).
-used-on-order = { $terms }; used on order { $order_no } ({ $at }).
-used-3 = { $terms }; used ({ $at }).
-expired-at-and-can-no-longer = { $terms }; expired at { $ends } and can no longer be used.
-this-coupon-was-withdrawn-and-can = { $terms }; this coupon was withdrawn and can no longer be used.
 order-8 = Order { $order_no }
 this-link-is-for-you-only = This link is for you only and works until { $expires }. Please do not share it.
 my-coupons = My coupons ({ $n_coupons })
@@ -43,3 +38,52 @@ messages = Messages
 self-check-link-invalid = This link is invalid or has expired
 self-check-link-invalid-why = This self-check link cannot be opened: it may have expired, been changed or been cut short. Go back to the shop app and open the coupon self-check again for a new link.
 self-check-another-coupon = (another coupon)
+
+## Before the check: what an order's card says (service::self_check::order_standing)
+sc-order-lapsed = The time to pay ran out at { $at }: this order can no longer be paid and will be closed.
+sc-coupon-back-when-closed = Coupon { $code } will not come off this order; it returns to your account when the order is closed (unless it has expired by then).
+sc-presale-window-over = The final-payment period ended at { $at }: this presale order can no longer be paid.
+sc-deposit-rules = The deposit you paid ({ $deposit }) is handled under the shop's deposit rules; contact support if anything is unclear.
+sc-normal-closed = This order was closed before it was paid and can no longer be paid.
+sc-presale-closed-before-deposit = This presale order was closed before the deposit was paid: no deposit was taken, and it can no longer be paid.
+sc-presale-closed-before-final = This presale order was closed before the final payment and can no longer be paid.
+sc-presale-deposit-refunded = This presale order was refunded before the final payment: your deposit ({ $deposit }) was refunded.
+sc-order-refunded = This order was refunded; there is nothing to pay.
+sc-coupon-released-unnamed = This order's coupon was released from it.
+sc-coupon-still-held = Coupon { $code } is still held by this order; run the check to see why.
+sc-coupon-back-available = Coupon { $code } { $back ->
+        [yes] is back in your account
+       *[no] was not used by this order
+    }; you can use it until { $ends }.
+sc-coupon-back-expired = Coupon { $code } { $back ->
+        [yes] came back to your account
+       *[no] was not used by this order
+    }, but it expired at { $ends } and can no longer be used.
+sc-coupon-back-withdrawn = Coupon { $code } { $back ->
+        [yes] came back to your account
+       *[no] was not used by this order
+    }, but it has since been withdrawn and can no longer be used.
+sc-coupon-back-gone-to = Coupon { $code } { $back ->
+        [yes] came back to your account
+       *[no] was not used by this order
+    } and has since gone to order { $no }.
+sc-final-payment-window = Final payment: { $starts } to { $ends }
+sc-closed-on = Closed on
+sc-refunded-on = Refunded on
+
+## Before the check: what a coupon's card says
+sc-coupon-offer = Offer
+sc-coupon-threshold = Minimum spend
+sc-threshold-from = orders from { $t }
+sc-no-threshold = no minimum
+sc-coupon-categories = Categories
+sc-all-categories = all categories
+sc-category-separator = {", "}
+sc-coupon-ends = Valid until
+sc-coupon-ready = You can use it now.
+sc-coupon-not-started = Usable from { $starts }.
+sc-coupon-used-on-order = Used on order { $order_no } ({ $at }).
+sc-coupon-used = Used ({ $at }).
+sc-coupon-expired = Expired; it can no longer be used.
+sc-coupon-withdrawn = Withdrawn; it can no longer be used.
+sc-coupon-held-not-payable = This coupon is held by order { $no }, which can no longer be paid, so it will not come off; it returns to your account when that order is closed (unless it has expired by then).

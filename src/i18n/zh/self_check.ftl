@@ -24,15 +24,10 @@ checks-that-your-orders-and-coupons = 检查您所有订单和优惠券的状态
 check-my-orders = 一键检查我的订单
 coupon-self-check = 优惠券自助检查
 one-click-check = 一键检查
-ready-to-use-until = { $terms }，还可使用，{ $ends } 到期。
 this-coupon-is-locked-for-order = 这张券已为订单 { $no } 锁定，付尾款时自动抵扣 { $d } 元。
 this-coupon-is-reserved-for-order = 这张券已为订单 { $no } 预留，付款时抵扣 { $d } 元。
 this-coupon-is-still-held-by = 这张券仍被订单 { $no } 占用。
 this-coupon-is-held-by-order = 这张券被订单 { $order_no } 占用，但订单没有使用它（点“一键检查”查看）。
-used-on-order = { $terms }，已在订单 { $order_no } 中使用（{ $at }）。
-used-3 = { $terms }，已使用（{ $at }）。
-expired-at-and-can-no-longer = { $terms }，已于 { $ends } 过期，不能再使用。
-this-coupon-was-withdrawn-and-can = { $terms }，已被作废，不能再使用。
 order-8 = 订单 { $order_no }
 this-link-is-for-you-only = 这是您的专属链接，有效期至 { $expires }。请不要转发给别人。
 my-coupons = 我的优惠券（{ $n_coupons }）
@@ -43,3 +38,52 @@ messages = 消息
 self-check-link-invalid = 链接无效或已过期
 self-check-link-invalid-why = 这个自助检查链接无法打开：它可能已经过期、被改动过，或者不完整。请回到商城 App，重新打开“优惠券自助检查”获取新链接。
 self-check-another-coupon = （另一张券）
+
+## Before the check: what an order's card says (service::self_check::order_standing)
+sc-order-lapsed = 付款时限已于 { $at } 结束，这笔订单已无法付款，会被自动关闭。
+sc-coupon-back-when-closed = 优惠券 { $code } 不会再为这笔订单抵扣；订单关闭后会退回您的账户（届时已过期的除外）。
+sc-presale-window-over = 尾款时段已于 { $at } 结束，这笔预售订单已无法付款。
+sc-deposit-rules = 您已付的定金 { $deposit } 按商城的定金规则处理；如有疑问请联系客服。
+sc-normal-closed = 这笔订单在付款前已关闭，不能再付款。
+sc-presale-closed-before-deposit = 这笔预售订单在付定金前已关闭，没有收取定金，也不能再付款。
+sc-presale-closed-before-final = 这笔预售订单在付尾款前已关闭，不能再付款。
+sc-presale-deposit-refunded = 这笔预售订单在付尾款前已退款，您付的定金 { $deposit } 已退款。
+sc-order-refunded = 这笔订单已退款，无需再付款。
+sc-coupon-released-unnamed = 这笔订单的优惠券已从订单上释放。
+sc-coupon-still-held = 优惠券 { $code } 仍被这笔订单占用，请点“一键检查”查看。
+sc-coupon-back-available = 优惠券 { $code } { $back ->
+        [yes] 已退回您的账户
+       *[no] 没有被这笔订单使用
+    }，{ $ends } 前可以继续使用。
+sc-coupon-back-expired = 优惠券 { $code } { $back ->
+        [yes] 已退回您的账户
+       *[no] 没有被这笔订单使用
+    }，但已于 { $ends } 过期，不能再使用。
+sc-coupon-back-withdrawn = 优惠券 { $code } { $back ->
+        [yes] 已退回您的账户
+       *[no] 没有被这笔订单使用
+    }，但之后已被作废，不能再使用。
+sc-coupon-back-gone-to = 优惠券 { $code } { $back ->
+        [yes] 已退回您的账户
+       *[no] 没有被这笔订单使用
+    }，之后用在了订单 { $no } 上。
+sc-final-payment-window = 尾款支付时间：{ $starts } 至 { $ends }
+sc-closed-on = 关闭时间
+sc-refunded-on = 退款时间
+
+## Before the check: what a coupon's card says
+sc-coupon-offer = 优惠内容
+sc-coupon-threshold = 使用门槛
+sc-threshold-from = 满 { $t } 可用
+sc-no-threshold = 无门槛
+sc-coupon-categories = 适用品类
+sc-all-categories = 全部品类
+sc-category-separator = 、
+sc-coupon-ends = 有效期至
+sc-coupon-ready = 现在可以使用。
+sc-coupon-not-started = { $starts } 起可以使用。
+sc-coupon-used-on-order = 已在订单 { $order_no } 中使用（{ $at }）。
+sc-coupon-used = 已使用（{ $at }）。
+sc-coupon-expired = 已过期，不能再使用。
+sc-coupon-withdrawn = 已被作废，不能再使用。
+sc-coupon-held-not-payable = 这张券被订单 { $no } 占用，但这笔订单已无法付款，不会再抵扣；订单关闭后券会退回您的账户（届时已过期的除外）。
