@@ -957,3 +957,62 @@ async fn findings_orders_coupons_and_the_audit_log_name_things_as_people_do() {
         assert!(bad.is_empty(), "{path} shows {bad:#?}");
     }
 }
+
+#[tokio::test]
+async fn a_finding_fixed_after_the_run_shows_as_resolved_by_whom_without_a_new_run() {
+    let app = spawn_app().await;
+    let planted = plant_all_four(&app).await;
+    let (_, closed_coupon, _) = planted
+        .iter()
+        .find(|(k, _, _)| *k == "locked_coupon_order_closed")
+        .cloned()
+        .expect("planted");
+    let mut op = signed_in(&app, Role::Operator).await;
+    let csrf = op.csrf().await;
+    op.post_form("/console/reconciliation/run", &[("csrf", &csrf)])
+        .await;
+    let before = op.get("/console/reconciliation").await;
+    assert!(!before.contains("data-testid=\"resolved\""));
+
+    // Support fixes it from the coupon page, not from reconciliation.
+    let mut support = signed_in(&app, Role::Support).await;
+    let r = common::console::confirm(
+        &mut support,
+        &format!("/console/coupons/{closed_coupon}/release"),
+        &[("reason", "客户来电")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+
+    let after = op.get("/console/reconciliation").await;
+    let section = after
+        .text
+        .split_once("data-testid=\"kind-locked_coupon_order_closed\"")
+        .map(|(_, s)| s.split("</section>").next().unwrap_or(""))
+        .unwrap_or("");
+    assert!(section.contains("data-testid=\"resolved\""), "{section}");
+    assert!(section.contains("客服后台：support-1"), "{section}");
+    assert!(section.contains("客服释放"), "{section}");
+    // The counts agree: found 1, still open 0, and no repair-all for it.
+    let row = after
+        .text
+        .split_once("<tr data-kind=\"locked_coupon_order_closed\"")
+        .map(|(_, s)| s.split("</tr>").next().unwrap_or(""))
+        .unwrap_or("");
+    let cell = |html: &str, testid: &str| -> String {
+        html.split_once(&format!("data-testid=\"{testid}\""))
+            .and_then(|(_, rest)| rest.split_once('>'))
+            .map(|(_, rest)| rest.split('<').next().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(cell(row, "count"), "1", "{row}");
+    assert_eq!(cell(row, "open-count"), "0", "{row}");
+    assert!(!row.contains("repair-all"), "{row}");
+    // The other kinds stay open.
+    let other = after
+        .text
+        .split_once("<tr data-kind=\"coupon_order_mismatch\"")
+        .map(|(_, s)| s.split("</tr>").next().unwrap_or(""))
+        .unwrap_or("");
+    assert_eq!(cell(other, "open-count"), "1", "{other}");
+}

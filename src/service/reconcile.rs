@@ -145,6 +145,26 @@ pub struct FindingView {
     pub repair_note: Option<String>,
     /// The coupon's code, for pages (filled when read for a page).
     pub coupon_code: Option<String>,
+    /// An open finding whose anomaly no longer holds (fixed from the
+    /// health check, by a job or by hand since the run): who changed the
+    /// coupon or order last, and how. `None`: still open, or repaired here.
+    pub resolved: Option<Resolution>,
+}
+
+/// How an open finding came to be resolved without a new run: the last
+/// change to its coupon (or order).
+#[derive(Debug, Clone, Serialize)]
+pub struct Resolution {
+    pub actor: String,
+    pub action: String,
+    pub at: String,
+}
+
+impl FindingView {
+    /// Neither repaired here nor resolved since: still needs a person.
+    pub fn is_open(&self) -> bool {
+        self.repaired_at.is_none() && self.resolved.is_none()
+    }
 }
 
 impl From<store::FindingRow> for FindingView {
@@ -163,6 +183,7 @@ impl From<store::FindingRow> for FindingView {
             repaired_by: f.repaired_by,
             repair_note: f.repair_note,
             coupon_code: None,
+            resolved: None,
         }
     }
 }
@@ -196,6 +217,84 @@ async fn name_ids(
         });
     }
     Ok(())
+}
+
+/// Whether the anomaly of an open finding still holds on today's rows: the
+/// same check as the run, on the coupon (or order) it names. `None`: it
+/// still holds (or cannot be re-checked cheaply, like a template's stock);
+/// otherwise who changed it last. Primary-key reads only.
+async fn resolution(
+    c: &mut sqlx::AnyConnection,
+    f: &FindingView,
+    now: DateTime<Utc>,
+) -> Result<Option<Resolution>, ServiceError> {
+    let holds = match f.kind {
+        AnomalyKind::TemplateStockMismatch => true,
+        AnomalyKind::OrderActiveCouponNotLocked => {
+            let Some(no) = f.order_no.as_deref() else {
+                return Ok(None);
+            };
+            match crate::store::orders::get(c, no).await? {
+                None => false,
+                Some(o) => {
+                    let coupon = match o.coupon_id.as_deref() {
+                        Some(id) => crate::store::coupons::get(c, id).await?,
+                        None => None,
+                    };
+                    check_live_order(
+                        &order_facts(&o),
+                        coupon.as_ref().map(coupon_facts).as_ref(),
+                        now,
+                    )
+                    .is_some_and(|again| again.kind == f.kind)
+                }
+            }
+        }
+        _ => {
+            let Some(id) = f.coupon_id.as_deref() else {
+                return Ok(None);
+            };
+            match crate::store::coupons::get(c, id).await? {
+                None => false,
+                Some(coupon) => {
+                    let order = match coupon.order_no.as_deref() {
+                        Some(no) => crate::store::orders::get(c, no).await?,
+                        None => None,
+                    };
+                    let named = match order.as_ref().and_then(|o| o.coupon_id.as_deref()) {
+                        Some(other) if other != coupon.id => {
+                            crate::store::coupons::get(c, other).await?
+                        }
+                        _ => None,
+                    };
+                    check_bound_coupon(
+                        &coupon_facts(&coupon),
+                        order.as_ref().map(order_facts).as_ref(),
+                        named.as_ref().map(coupon_facts).as_ref(),
+                        now,
+                    )
+                    .is_some_and(|again| again.kind == f.kind)
+                }
+            }
+        }
+    };
+    if holds {
+        return Ok(None);
+    }
+    let last =
+        crate::store::events::latest(c, f.coupon_id.as_deref(), f.order_no.as_deref()).await?;
+    Ok(Some(match last {
+        Some(e) => Resolution {
+            actor: e.actor,
+            action: e.action,
+            at: rfc3339(from_ms(e.at)),
+        },
+        None => Resolution {
+            actor: String::new(),
+            action: String::new(),
+            at: String::new(),
+        },
+    }))
 }
 
 /// Whether `t` is a whole server id (`cpn_`, `tpl_` or `cmp_` and more).
@@ -531,11 +630,15 @@ impl Service {
         limit: i64,
     ) -> Result<Vec<FindingView>, ServiceError> {
         let limit = limit.clamp(1, 1000);
+        let now = self.now();
         self.read(move |c| {
             Box::pin(async move {
                 let rows = store::findings(c, run_id, kind.map(AnomalyKind::as_str), limit).await?;
                 let mut views: Vec<FindingView> = rows.into_iter().map(FindingView::from).collect();
                 name_ids(c, &mut views).await?;
+                for v in views.iter_mut().filter(|v| v.repaired_at.is_none()) {
+                    v.resolved = resolution(c, v, now).await?;
+                }
                 Ok(views)
             })
         })

@@ -91,3 +91,31 @@ pub async fn for_order(
     .fetch_all(conn)
     .await
 }
+
+/// The latest event of a coupon (its own transitions), else of an order
+/// (`events_coupon_idx`, `events_order_idx`): who last changed it.
+pub async fn latest(
+    conn: &mut AnyConnection,
+    coupon_id: Option<&str>,
+    order_no: Option<&str>,
+) -> Result<Option<EventRow>, sqlx::Error> {
+    match (coupon_id, order_no) {
+        (Some(id), _) => {
+            sqlx::query_as(&format!(
+                "SELECT {COLUMNS} FROM events WHERE coupon_id = $1 ORDER BY id DESC LIMIT 1"
+            ))
+            .bind(id)
+            .fetch_optional(conn)
+            .await
+        }
+        (None, Some(no)) => {
+            sqlx::query_as(&format!(
+                "SELECT {COLUMNS} FROM events WHERE order_no = $1 ORDER BY id DESC LIMIT 1"
+            ))
+            .bind(no)
+            .fetch_optional(conn)
+            .await
+        }
+        (None, None) => Ok(None),
+    }
+}

@@ -121,9 +121,10 @@ fn summary_view(
         .into_iter()
         .map(|k| {
             let n = r.found_by_kind.get(k.as_str()).copied().unwrap_or(0);
+            let still_open = findings.iter().filter(|f| f.kind == k && f.is_open()).count();
             let open = findings
                 .iter()
-                .filter(|f| f.kind == k && f.repaired_at.is_none() && f.fix != Fix::None)
+                .filter(|f| f.kind == k && f.is_open() && f.fix != Fix::None)
                 .count();
             let repair_all = (operator && open > 0).then(|| {
                 let href = format!("/console/reconciliation/runs/{}/kinds/{}/repair", r.id, k.as_str());
@@ -134,6 +135,7 @@ fn summary_view(
                 <tr data-kind=kind>
                     <td>{kind_label(l, kind)}</td>
                     <td class="money" data-testid="count">{n}</td>
+                    <td class="money" data-testid="open-count">{still_open}</td>
                     <td>{repair_all}</td>
                 </tr>
             }
@@ -158,6 +160,7 @@ fn summary_view(
             <thead><tr>
                 <th scope="col">{l.t("kind-3")}</th>
                 <th scope="col">{l.t("count")}</th>
+                <th scope="col">{l.t("reconcile-still-open")}</th>
                 <th scope="col">{l.t("action-2")}</th>
             </tr></thead>
             <tbody>{rows}</tbody>
@@ -186,21 +189,38 @@ fn group_view(
                 view! { <a href=href>{o}</a> }
             });
             let detail = l.msg(&f.message);
-            let state = match (&f.repaired_at, &f.repair_note) {
-                (Some(at), _) => view! {
+            let state = match (&f.repaired_at, &f.repair_note, &f.resolved) {
+                (None, _, Some(r)) => {
+                    let who = if r.actor.is_empty() {
+                        "—".to_string()
+                    } else {
+                        format!(
+                            "{} · {}",
+                            super::layout::actor_text(l, &r.actor),
+                            super::layout::action_text(l, &r.action)
+                        )
+                    };
+                    let at = (!r.at.is_empty()).then(|| view! { {time_text(&r.at)}" · " });
+                    view! {
+                        <span class="badge badge-ok" data-testid="resolved">{l.t("reconcile-resolved")}</span>" "
+                        {at}{who}
+                    }
+                    .into_any()
+                }
+                (Some(at), _, _) => view! {
                     <span class="badge badge-ok">{l.t("repaired")}</span>" "
                     {time_text(at)}" · "{f.repaired_by.as_deref().map(|a| super::layout::actor_text(l, a)).unwrap_or_default()}
                 }
                 .into_any(),
-                (None, Some(note)) => view! {
+                (None, Some(note), None) => view! {
                     <span class="badge badge-warning">{l.t("repair-refused")}</span>" "{note.clone()}
                 }
                 .into_any(),
-                (None, None) if operator && f.fix != Fix::None => {
+                (None, None, None) if operator && f.fix != Fix::None => {
                     let href = format!("/console/reconciliation/findings/{}/repair", f.id);
                     view! { <a class="button primary" href=href data-testid="repair">{l.t("repair-2")}</a> }.into_any()
                 }
-                (None, None) => view! { <span class="note">{l.t("open")}</span> }.into_any(),
+                (None, None, None) => view! { <span class="note">{l.t("open")}</span> }.into_any(),
             };
             let fix = fix_label(l, f.fix.as_str());
             view! {

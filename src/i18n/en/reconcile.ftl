@@ -40,3 +40,5 @@ reconciliation-done-found = Reconciliation done: { $found } found.
 not-repaired = Not repaired: { $other }
 repairs-the-open-findings-of-this = Repairs the { $open } open findings of this kind one by one, each in its own transaction after checking it again.
 repaired-refused-changed-meanwhile-or-needing = { $repaired } repaired, { $refused } refused (changed meanwhile, or needing a person).
+reconcile-still-open = Still open
+reconcile-resolved = Resolved

@@ -40,3 +40,5 @@ reconciliation-done-found = 对账完成，发现 { $found } 个异常。
 not-repaired = 未修复：{ $other }
 repairs-the-open-findings-of-this = 将逐条修复这一类的 { $open } 个异常，每条单独一个事务，修复前重新核对。
 repaired-refused-changed-meanwhile-or-needing = 已修复 { $repaired } 个，{ $refused } 个未修复（情况已变化或需人工处理）。
+reconcile-still-open = 仍待处理
+reconcile-resolved = 已解决
