@@ -263,7 +263,7 @@ async fn the_coupon_page_shows_the_status_badge_the_bound_order_and_the_timeline
     assert!(page.contains("data-testid=\"timeline\""));
     assert!(page.contains("待使用 → 锁定中"), "statuses in words");
     assert!(
-        page.contains("<td>付定金锁定</td>"),
+        page.contains(">付定金锁定</td>"),
         "the locking action is named in words"
     );
 

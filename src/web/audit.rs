@@ -253,21 +253,21 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
             let reason = dash(e.reason.as_deref().map(|r| reason_text(l, r)));
             view! {
                 <tr data-testid="audit-row" data-id=id>
-                    <td class="nowrap">{time_text(&e.at)}</td>
-                    <td data-testid="audit-actor" data-actor=e.actor.clone()>{actor}</td>
-                    <td data-testid="audit-action" data-action=e.action.clone()>{action}</td>
-                    <td>{target}</td>
-                    <td data-testid="audit-change">{change}</td>
-                    <td data-testid="audit-reason">{reason}</td>
-                    <td class="mono" data-testid="audit-address">{dash(e.address)}</td>
-                    <td class="mono">{dash(e.request_id)}</td>
+                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td data-testid="audit-actor" data-actor=e.actor.clone() data-label=l.t("actor")>{actor}</td>
+                    <td data-testid="audit-action" data-action=e.action.clone() data-label=l.t("action")>{action}</td>
+                    <td data-label=l.t("target")>{target}</td>
+                    <td data-testid="audit-change" data-label=l.t("before-after")>{change}</td>
+                    <td data-testid="audit-reason" data-label=l.t("reason")>{reason}</td>
+                    <td class="mono" data-testid="audit-address" data-label=l.t("address")>{dash(e.address)}</td>
+                    <td class="mono" data-label=l.t("request-id")>{dash(e.request_id)}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
         <div class="table-wrap">
-            <table data-testid="audit-table">
+            <table class="stack" data-testid="audit-table">
                 <thead><tr>
                     <th scope="col">{l.t("when")}</th>
                     <th scope="col">{l.t("actor")}</th>
@@ -296,19 +296,19 @@ fn staff_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
             let id = e.id.to_string();
             view! {
                 <tr data-testid="audit-row" data-id=id>
-                    <td class="nowrap">{time_text(&e.at)}</td>
-                    <td data-testid="audit-actor" data-actor=e.actor.clone()>{actor_text(l, &e.actor)}</td>
-                    <td data-testid="audit-action" data-action=e.action.clone()>{staff_action_text(l, &e.action)}</td>
-                    <td data-testid="audit-target">{e.target}</td>
-                    <td data-testid="audit-detail">{dash(e.detail)}</td>
-                    <td class="mono" data-testid="audit-address">{dash(e.address)}</td>
+                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td data-testid="audit-actor" data-actor=e.actor.clone() data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
+                    <td data-testid="audit-action" data-action=e.action.clone() data-label=l.t("action")>{staff_action_text(l, &e.action)}</td>
+                    <td data-testid="audit-target" data-label=l.t("staff-account")>{e.target}</td>
+                    <td data-testid="audit-detail" data-label=l.t("detail")>{dash(e.detail)}</td>
+                    <td class="mono" data-testid="audit-address" data-label=l.t("address")>{dash(e.address)}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
         <div class="table-wrap">
-            <table data-testid="audit-table">
+            <table class="stack" data-testid="audit-table">
                 <thead><tr>
                     <th scope="col">{l.t("when")}</th>
                     <th scope="col">{l.t("actor")}</th>

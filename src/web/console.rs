@@ -72,14 +72,14 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
                             .clone()
                             .unwrap_or_else(|| l.t("coupon").to_string());
                         let label = crate::tr!(l, "coupon-6", id = code);
-                        view! { <td><a href=href class="mono">{label}</a></td> }.into_any()
+                        view! { <td data-label=l.t("subject")><a href=href class="mono">{label}</a></td> }.into_any()
                     }
                     (_, _, Some(no)) => {
                         let href = format!("/console/orders/{}", enc(no));
                         let label = crate::tr!(l, "order-5", no = no);
-                        view! { <td><a href=href>{label}</a></td> }.into_any()
+                        view! { <td data-label=l.t("subject")><a href=href>{label}</a></td> }.into_any()
                     }
-                    _ => view! { <td>"—"</td> }.into_any(),
+                    _ => view! { <td data-label=l.t("subject")>"—"</td> }.into_any(),
                 })
             } else {
                 None
@@ -95,19 +95,19 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
             let actor = actor_text(l, &e.actor);
             view! {
                 <tr data-action=e.action.clone()>
-                    <td class="nowrap">{at}</td>
+                    <td class="nowrap" data-label=l.t("when")>{at}</td>
                     {subject}
-                    <td>{change}</td>
-                    <td>{action}</td>
-                    <td>{actor}</td>
-                    <td>{reason}</td>
+                    <td data-label=l.t("change")>{change}</td>
+                    <td data-label=l.t("action")>{action}</td>
+                    <td data-label=l.t("actor")>{actor}</td>
+                    <td data-label=l.t("reason")>{reason}</td>
                 </tr>
             }
         })
         .collect_view();
     view! {
         <div class="table-wrap">
-            <table class="timeline" data-testid="timeline">
+            <table class="timeline stack" data-testid="timeline">
                 <thead><tr>
                     <th scope="col">{l.t("when")}</th>
                     {show_subject.then(|| view! { <th scope="col">{l.t("subject")}</th> })}
