@@ -22,7 +22,7 @@ mod lists;
 mod search;
 
 pub use actions::{
-    Authority, CompensationEntry, CompensationInput, MAX_COMPENSATION_SECONDS,
+    Authority, CompensationAllowance, CompensationEntry, CompensationInput, MAX_COMPENSATION_SECONDS,
     MIN_COMPENSATION_SECONDS,
 };
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
