@@ -51,3 +51,5 @@ compensation-left-today = Left today: { $left } ({ $given } given today); the ne
 compensation-over-per-coupon = Over the limit of { $max } per coupon; ask an operator for more.
 compensation-over-today = Over today's allowance: { $left } left today; ask an operator for more.
 compensation-for-order = For order:
+webhook-unknown-event-type = Unknown event type: { $event_type }.
+webhook-secret-length = The signing secret must be 16 to 200 characters (not counting spaces at either end).

@@ -51,3 +51,5 @@ compensation-left-today = 今天还可发放 { $left }（今天已发放 { $give
 compensation-over-per-coupon = 超出单张补偿上限 { $max }，更多请联系运营。
 compensation-over-today = 超出今天的补偿额度：今天还可发放 { $left }，更多请联系运营。
 compensation-for-order = 关联订单：
+webhook-unknown-event-type = 未知的事件类型：{ $event_type }。
+webhook-secret-length = 签名密钥须为 16 到 200 个字符（首尾空格不计）。
