@@ -130,7 +130,8 @@ async function confirmWithReason(page, reason) {
 
 test('support case: search a stuck code, health-check its order, release it, compensate, sign out', async () => {
   const a = anomaly.locked_coupon_order_closed;
-  const actor = `staff:${SUPPORT.name}`;
+  // Timelines name the actor in words: 客服后台：xiaoli.
+  const actor = `客服后台：${SUPPORT.name}`;
   const { context, page } = await newPage();
 
   await page.goto(`${server.base}/console`);
@@ -162,7 +163,7 @@ test('support case: search a stuck code, health-check its order, release it, com
   assert.equal(await page.getByTestId('order-status').locator('[data-status]').getAttribute('data-status'), 'closed');
   assert.equal(await runHealthCheck(page, a.order_no), 'problem');
   assert.equal(await checkResult(page, 'coupon_status'), 'problem');
-  assert.match(await check(page, 'coupon_status').innerText(), new RegExp(a.coupon_id));
+  assert.match(await check(page, 'coupon_status').innerText(), new RegExp(a.code), 'the check names the coupon by code');
   const fix = check(page, 'coupon_status').locator('a[data-fix=release_coupon]');
   const orderCheck = `/console/orders/${a.order_no}?check=1#health`;
   assert.equal(await fix.getAttribute('href'), `/console/coupons/${a.coupon_id}/release?back=${encodeURIComponent(orderCheck)}`);
@@ -188,7 +189,7 @@ test('support case: search a stuck code, health-check its order, release it, com
   const release = (await timeline(page)).find((r) => r.includes(actor));
   assert.ok(release, `the coupon timeline has a row by ${actor}`);
   assert.ok(release.includes(reason), 'with the reason');
-  assert.ok(release.some((c) => /locked → (available|expired)/.test(c)), 'recording locked → available/expired');
+  assert.ok(release.some((c) => /锁定中 → (待使用|已过期)/.test(c)), 'recording locked → available/expired');
 
   // The flash is one-shot.
   await page.reload();
@@ -331,7 +332,7 @@ test('stale checkout lock: detected, released from the console, the order closed
   await signIn(page, SUPPORT);
   await page.goto(`${server.base}/console/coupons/${a.coupon_id}`);
   assert.ok(['available', 'expired'].includes(await couponStatus(page)), 'the coupon is free again');
-  assert.ok((await timeline(page)).some((r) => r.some((c) => c.startsWith('staff:'))), 'the release is in the timeline');
+  assert.ok((await timeline(page)).some((r) => r.some((c) => c.startsWith('客服后台：'))), 'the release is in the timeline');
   await context.close();
 });
 
