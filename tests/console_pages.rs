@@ -4,8 +4,11 @@
 
 mod common;
 
-use common::console::{Browser, confirm, hidden_value, signed_in};
-use common::fixtures::{count, coupon_for, deposit_paid};
+use common::console::{
+    Browser, PASSWORD, Page, attr, confirm, field_error, flash_text, hidden_value, input_value,
+    signed_in, tag_with, textarea_text,
+};
+use common::fixtures::{count, coupon_for, deposit_paid, deposit_paid_under, plant};
 use common::{TestApp, normal_order, spawn_app};
 use couponkeeper::domain::staff::Role;
 use serde_json::json;
@@ -20,6 +23,16 @@ async fn closed_with_locked_coupon(app: &TestApp, no: &str, user: &str) -> Strin
         .await
         .expect("plant");
     cid
+}
+
+/// The (id, code) of the newest compensation coupon.
+async fn compensation_coupon(app: &TestApp) -> (String, String) {
+    sqlx::query_as(
+        "SELECT id, code FROM coupons WHERE source = 'compensation' ORDER BY created_at DESC, id DESC LIMIT 1",
+    )
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("a compensation coupon")
 }
 
 async fn status_of(app: &TestApp, coupon_id: &str) -> String {
@@ -136,7 +149,9 @@ async fn support_releases_a_lock_left_on_a_closed_order_and_the_timeline_names_t
 
     let order = b.get("/console/orders/P1?check=1").await;
     assert!(order.contains("data-result=\"problem\""), "{}", order.text);
-    assert!(order.contains(&format!("href=\"/console/coupons/{cid}/release\"")));
+    assert!(order.contains(&format!(
+        "href=\"/console/coupons/{cid}/release?back=%2Fconsole%2Forders%2FP1%3Fcheck%3D1%23health\""
+    )));
 
     let r = confirm(
         &mut b,
@@ -151,10 +166,8 @@ async fn support_releases_a_lock_left_on_a_closed_order_and_the_timeline_names_t
     );
     assert_eq!(status_of(&app, &cid).await, "available");
     let page = b.get(&format!("/console/coupons/{cid}")).await;
-    assert!(
-        page.contains("已释放锁定") || page.contains("lock is released"),
-        "flash"
-    );
+    let flash = flash_text(&page.text).unwrap_or_default();
+    assert!(flash.contains("已释放券"), "{flash}");
     assert!(page.contains("客服后台：support-1"));
     assert!(page.contains("客户来电：订单已关闭，券仍被锁"));
     // The order's own record follows: its lock is released.
@@ -200,9 +213,19 @@ async fn a_release_without_a_reason_is_refused_and_changes_nothing() {
         &[("reason", "  ")],
     )
     .await;
-    assert_eq!(r.status, 303);
-    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
-    assert!(back.contains("请填写原因"), "{}", back.text);
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "reason").unwrap_or_default();
+    assert!(message.contains("请填写原因"), "{}", r.text);
+    let textarea = tag_with(&r.text, "<textarea id=\"reason\"").unwrap_or_default();
+    assert_eq!(attr(textarea, "aria-invalid").as_deref(), Some("true"));
+    assert_eq!(
+        attr(textarea, "aria-describedby").as_deref(),
+        Some("reason-error")
+    );
+    assert!(
+        r.contains("data-testid=\"confirm\""),
+        "the form is there again"
+    );
     assert_eq!(status_of(&app, &cid).await, "locked");
 }
 
@@ -221,8 +244,11 @@ async fn support_cannot_force_a_release_on_a_live_order_but_an_operator_can() {
         &[("reason", "try")],
     )
     .await;
-    let back = support.visit(r.location.as_deref().unwrap_or("/")).await;
-    assert!(back.contains("订单仍在进行中"), "{}", back.text);
+    // Support has no force box: the refusal is about the form as a whole.
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "form").unwrap_or_default();
+    assert!(message.contains("订单仍在进行中"), "{}", r.text);
+    assert_eq!(textarea_text(&r.text, "reason").as_deref(), Some("try"));
     let forced = confirm(
         &mut support,
         &format!("/console/coupons/{cid}/release"),
@@ -238,6 +264,21 @@ async fn support_cannot_force_a_release_on_a_live_order_but_an_operator_can() {
             .await
             .contains("name=\"force\"")
     );
+    // An operator who forgot the box: the message is beside it.
+    let r = confirm(
+        &mut op,
+        &format!("/console/coupons/{cid}/release"),
+        &[("reason", "customer asked")],
+    )
+    .await;
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "force").unwrap_or_default();
+    assert!(message.contains("订单仍在进行中"), "{}", r.text);
+    assert_eq!(
+        textarea_text(&r.text, "reason").as_deref(),
+        Some("customer asked")
+    );
+    assert_eq!(status_of(&app, &cid).await, "locked");
     let r = confirm(
         &mut op,
         &format!("/console/coupons/{cid}/release"),
@@ -305,9 +346,16 @@ async fn support_compensation_is_recorded_and_capped_per_coupon_and_per_day() {
     )
     .await;
     assert_eq!(r.status, 303);
-    let to = r.location.unwrap_or_default();
-    assert!(to.starts_with("/console/coupons/cpn_"), "{to}");
-    let page = b.get(&to).await;
+    // Started from no page: it lands on the user's page, naming the coupon.
+    assert_eq!(r.location.as_deref(), Some("/console/users/u1"));
+    let (id, code) = compensation_coupon(&app).await;
+    let user = b.get("/console/users/u1").await;
+    let flash = flash_text(&user.text).unwrap_or_default();
+    assert!(
+        flash.contains("已发放 ¥20.50 补偿券") && flash.contains(&code),
+        "{flash}"
+    );
+    let page = b.get(&format!("/console/coupons/{id}")).await;
     assert!(
         page.contains("待使用") && page.contains("¥20.50") && page.contains("客服后台：support-1")
     );
@@ -327,8 +375,9 @@ async fn support_compensation_is_recorded_and_capped_per_coupon_and_per_day() {
         ],
     )
     .await;
-    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
-    assert!(back.contains("超出客服补偿额度"), "{}", back.text);
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "amount").unwrap_or_default();
+    assert!(message.contains("超出单张补偿上限 ¥50.00"), "{}", r.text);
     // Up to the daily cap (default ¥200): 20.50 + 3 × 50 = 170.50, then 50 more is over.
     for _ in 0..3 {
         let r = confirm(
@@ -337,11 +386,7 @@ async fn support_compensation_is_recorded_and_capped_per_coupon_and_per_day() {
             &[("amount", "50"), ("valid_days", "30"), ("reason", "ok")],
         )
         .await;
-        assert!(
-            r.location
-                .unwrap_or_default()
-                .starts_with("/console/coupons/")
-        );
+        assert_eq!(r.location.as_deref(), Some("/console/users/u1"));
     }
     let r = confirm(
         &mut b,
@@ -353,7 +398,13 @@ async fn support_compensation_is_recorded_and_capped_per_coupon_and_per_day() {
         ],
     )
     .await;
-    assert!(r.location.unwrap_or_default().contains("/compensation"));
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "amount").unwrap_or_default();
+    assert!(
+        message.contains("超出今天的补偿额度") && message.contains("¥29.50"),
+        "{}",
+        r.text
+    );
     assert_eq!(
         count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
         4
@@ -371,10 +422,10 @@ async fn support_compensation_is_recorded_and_capped_per_coupon_and_per_day() {
         ],
     )
     .await;
-    assert!(
-        r.location
-            .unwrap_or_default()
-            .starts_with("/console/coupons/")
+    assert_eq!(r.location.as_deref(), Some("/console/users/u1"));
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        5
     );
 }
 
@@ -413,12 +464,13 @@ async fn a_double_submitted_compensation_form_issues_one_coupon() {
 async fn bad_compensation_input_is_refused_with_a_message() {
     let app = spawn_app().await;
     let mut b = signed_in(&app, Role::Support).await;
-    for (amount, days) in [
-        ("abc", "30"),
-        ("-5", "30"),
-        ("0", "30"),
-        ("5", "0"),
-        ("5", "999"),
+    for (amount, days, field, says) in [
+        ("abc", "30", "amount", "金额格式不对"),
+        ("-5", "30", "amount", "金额格式不对"),
+        ("0", "30", "amount", "金额格式不对"),
+        ("5", "0", "valid_days", "有效天数须为 1 到 365"),
+        ("5", "999", "valid_days", "有效天数须为 1 到 365"),
+        ("5", "a week", "valid_days", "有效天数须为 1 到 365"),
     ] {
         let r = confirm(
             &mut b,
@@ -426,14 +478,24 @@ async fn bad_compensation_input_is_refused_with_a_message() {
             &[("amount", amount), ("valid_days", days), ("reason", "x")],
         )
         .await;
-        assert_eq!(r.status, 303, "{amount} {days}");
-        let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
-        assert_eq!(back.status, 200);
-        assert!(
-            back.contains("data-testid=\"flash\""),
-            "{amount} {days}: {}",
-            back.text
-        );
+        assert_eq!(r.status, 422, "{amount} {days}: {}", r.text);
+        let message = field_error(&r.text, field).unwrap_or_default();
+        assert!(message.contains(says), "{amount} {days}: {}", r.text);
+        assert_eq!(input_value(&r.text, "amount").as_deref(), Some(amount));
+        assert_eq!(input_value(&r.text, "valid_days").as_deref(), Some(days));
+        assert_eq!(textarea_text(&r.text, "reason").as_deref(), Some("x"));
+        assert!(!r.contains("data-testid=\"flash\""), "not a flash");
+    }
+    // Several fields wrong at once: a message at each.
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation",
+        &[("amount", "lots"), ("valid_days", "0"), ("reason", " ")],
+    )
+    .await;
+    assert_eq!(r.status, 422);
+    for field in ["amount", "valid_days", "reason"] {
+        assert!(field_error(&r.text, field).is_some(), "{field}: {}", r.text);
     }
     assert_eq!(
         count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
@@ -677,18 +739,25 @@ async fn support_may_close_a_lapsed_checkout_but_not_a_live_order() {
     assert_eq!(r.status, 403);
     app.advance(901);
     let page = b.get("/console/orders/N1?check=1").await;
-    assert!(
-        page.contains("href=\"/console/orders/N1/cancel\""),
+    let fix = tag_with(&page.text, "data-fix=\"cancel_order\"").unwrap_or_default();
+    let href = attr(fix, "href").unwrap_or_default();
+    assert_eq!(
+        href, "/console/orders/N1/cancel?back=%2Fconsole%2Forders%2FN1%3Fcheck%3D1%23health",
         "{}",
         page.text
     );
     let r = confirm(
         &mut b,
-        "/console/orders/N1/cancel",
+        &href,
         &[("reason", "checkout lapsed, customer left")],
     )
     .await;
     assert_eq!(r.status, 303);
+    // Back on the health check it started from, which runs again.
+    assert_eq!(
+        r.location.as_deref(),
+        Some("/console/orders/N1?check=1#health")
+    );
     assert_eq!(app.order_view("N1").await["status"], "closed");
     assert_eq!(status_of(&app, &cid).await, "available");
     let after = b.get("/console/orders/N1?check=1").await;
@@ -715,18 +784,29 @@ async fn support_marks_a_coupon_left_locked_on_a_paid_order_used_from_the_health
     let mut b = signed_in(&app, Role::Support).await;
     let page = b.get("/console/orders/N1?check=1").await;
     assert!(page.contains("data-result=\"problem\""), "{}", page.text);
-    let href = format!("/console/orders/N1/mark-coupon-used?coupon_id={cid}");
-    assert!(page.contains(&format!("href=\"{href}\"")), "{}", page.text);
-    assert!(page.contains("data-fix=\"mark_coupon_used\""));
+    let fix = tag_with(&page.text, "data-fix=\"mark_coupon_used\"").unwrap_or_default();
+    let href = attr(fix, "href").unwrap_or_default();
+    assert_eq!(
+        href,
+        format!(
+            "/console/orders/N1/mark-coupon-used?coupon_id={cid}&back=%2Fconsole%2Forders%2FN1%3Fcheck%3D1%23health"
+        ),
+        "{}",
+        page.text
+    );
     assert!(
         !page.contains(&format!("href=\"/console/coupons/{cid}/release\"")),
         "releasing would let the coupon be used twice"
     );
-    // Refused without a reason, nothing written.
+    // Refused without a reason, nothing written; the form keeps `back`.
     let r = confirm(&mut b, &href, &[("coupon_id", &cid), ("reason", " ")]).await;
-    assert_eq!(r.status, 303);
-    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
-    assert!(back.contains("请填写原因"), "{}", back.text);
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "reason").unwrap_or_default();
+    assert!(message.contains("请填写原因"), "{}", r.text);
+    assert_eq!(
+        hidden_value(&r.text, "back").as_deref(),
+        Some("/console/orders/N1?check=1#health")
+    );
     assert_eq!(status_of(&app, &cid).await, "locked");
 
     let r = confirm(
@@ -739,13 +819,21 @@ async fn support_marks_a_coupon_left_locked_on_a_paid_order_used_from_the_health
     )
     .await;
     assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(
+        r.location.as_deref(),
+        Some("/console/orders/N1?check=1#health")
+    );
     assert_eq!(status_of(&app, &cid).await, "used");
     assert_eq!(app.order_view("N1").await["coupon_lock_status"], "used");
+    let code = app.coupon(&cid).await["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let after = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    let flash = flash_text(&after.text).unwrap_or_default();
     assert!(
-        after.contains("已将这张券标记为在该订单使用") || after.contains("marked used"),
-        "flash: {}",
-        after.text
+        flash.contains(&format!("已将券 {code} 标记为在订单 N1 使用")),
+        "flash: {flash}"
     );
     assert!(
         after.contains("data-result=\"ok\"") && !after.contains("data-result=\"problem\""),
@@ -758,12 +846,407 @@ async fn support_marks_a_coupon_left_locked_on_a_paid_order_used_from_the_health
     // Again, now that the facts changed: refused, nothing written.
     let events_before = app.coupon(&cid).await["events"].clone();
     let r = confirm(&mut b, &href, &[("coupon_id", &cid), ("reason", "again")]).await;
-    assert_eq!(r.status, 303);
-    let back = b.visit(r.location.as_deref().unwrap_or("/")).await;
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "form").unwrap_or_default();
     assert!(
-        back.contains("当前情况不需要或不允许这项修复") || back.contains("cannot be marked used"),
+        message.contains("当前情况不需要或不允许这项修复"),
         "{}",
-        back.text
+        r.text
     );
+    assert_eq!(textarea_text(&r.text, "reason").as_deref(), Some("again"));
     assert_eq!(app.coupon(&cid).await["events"], events_before);
+}
+
+/// The code of a coupon, as the API shows it.
+async fn code_of(app: &TestApp, coupon_id: &str) -> String {
+    app.coupon(coupon_id).await["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The `href` of the element `marker` names on `page`.
+fn href_of(page: &Page, marker: &str) -> String {
+    let tag = tag_with(&page.text, marker)
+        .unwrap_or_else(|| panic!("{marker} on the page: {}", page.text));
+    attr(tag, "href").unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_release_from_the_order_pages_health_check_lands_back_on_the_re_run_check_with_a_flash() {
+    let app = spawn_app().await;
+    let cid = closed_with_locked_coupon(&app, "P1", "u1").await;
+    let code = code_of(&app, &cid).await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let order = b.get("/console/orders/P1?check=1").await;
+    let href = href_of(&order, "data-fix=\"release_coupon\"");
+    // The confirmation page keeps where it started, and its cancel link
+    // goes back there.
+    let page = b.get(&href).await;
+    assert_eq!(
+        hidden_value(&page.text, "back").as_deref(),
+        Some("/console/orders/P1?check=1#health")
+    );
+    assert!(
+        page.contains("href=\"/console/orders/P1?check=1#health\" class=\"button\""),
+        "{}",
+        page.text
+    );
+    let r = confirm(&mut b, &href, &[("reason", "订单已关闭，券仍被锁")]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(
+        r.location.as_deref(),
+        Some("/console/orders/P1?check=1#health")
+    );
+    assert_eq!(status_of(&app, &cid).await, "available");
+    let after = b.get("/console/orders/P1?check=1").await;
+    let flash = flash_text(&after.text).unwrap_or_default();
+    assert!(
+        flash.contains(&format!("已释放券 {code} 的锁定，现为「待使用」")),
+        "{flash}"
+    );
+    assert!(
+        !flash.contains("cpn_"),
+        "coupons are named by code: {flash}"
+    );
+    assert!(
+        after.contains("data-testid=\"checks\"") && !after.contains("data-result=\"problem\""),
+        "the check ran again and is clean: {}",
+        after.text
+    );
+    // The coupon page's own release button comes back to the coupon page.
+    let cid2 = closed_with_locked_coupon(&app, "P2", "u1").await;
+    let coupon = b.get(&format!("/console/coupons/{cid2}")).await;
+    let href = href_of(&coupon, "data-testid=\"release-link\"");
+    assert_eq!(
+        href,
+        format!("/console/coupons/{cid2}/release?back=%2Fconsole%2Fcoupons%2F{cid2}")
+    );
+    let r = confirm(&mut b, &href, &[("reason", "same anomaly")]).await;
+    assert_eq!(
+        r.location.as_deref(),
+        Some(format!("/console/coupons/{cid2}").as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_hostile_back_falls_back_to_the_page_of_the_thing_acted_on() {
+    let app = spawn_app().await;
+    let mut op = signed_in(&app, Role::Operator).await;
+    let long = format!("/console/{}", "a".repeat(600));
+    for hostile in [
+        "https://evil.example",
+        "https://evil.example/console",
+        "//evil",
+        "/api/v1/orders/P1",
+        "/console/../api/v1/orders/P1",
+        "/console\\evil",
+        "/console/orders/P1\r\nSet-Cookie: x=1",
+        long.as_str(),
+    ] {
+        let enc: String = form_urlencoded::byte_serialize(hostile.as_bytes()).collect();
+        let page = op
+            .get(&format!("/console/users/u1/compensation?back={enc}"))
+            .await;
+        assert_eq!(page.status, 200, "{hostile:?}");
+        assert_eq!(hidden_value(&page.text, "back"), None, "{hostile:?}");
+        assert!(
+            page.contains("href=\"/console/users/u1\" class=\"button\""),
+            "{hostile:?}: the cancel link goes to the user's page"
+        );
+        // Posted anyway (a forged form), it is not followed.
+        let csrf = page.csrf().expect("token");
+        let form_id = hidden_value(&page.text, "form_id").unwrap_or_default();
+        let r = op
+            .post_form(
+                "/console/users/u1/compensation",
+                &[
+                    ("csrf", &csrf),
+                    ("form_id", &form_id),
+                    ("back", hostile),
+                    ("amount", "1"),
+                    ("valid_days", "30"),
+                    ("reason", "hostile back"),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, 303, "{hostile:?}: {}", r.text);
+        assert_eq!(
+            r.location.as_deref(),
+            Some("/console/users/u1"),
+            "{hostile:?}"
+        );
+    }
+    // A release with a hostile back lands on the coupon's page.
+    let cid = closed_with_locked_coupon(&app, "P1", "u1").await;
+    let path = format!("/console/coupons/{cid}/release");
+    let r = confirm(
+        &mut op,
+        &path,
+        &[("back", "https://evil.example/"), ("reason", "stuck lock")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(
+        r.location.as_deref(),
+        Some(format!("/console/coupons/{cid}").as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_refused_compensation_over_the_cap_comes_back_with_everything_typed_and_the_message_at_the_amount()
+ {
+    let app = spawn_app().await;
+    deposit_paid(&app, "P1", "u1").await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let path = "/console/users/u1/compensation?order_no=P1&back=%2Fconsole%2Forders%2FP1";
+    let fields = [
+        ("amount", "80"),
+        ("valid_days", "7"),
+        ("order_no", "P1"),
+        ("reason", "送达延迟 <补偿> </textarea><b>x</b>"),
+    ];
+    let r = confirm(&mut b, path, &fields).await;
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "amount").unwrap_or_default();
+    assert!(message.contains("超出单张补偿上限 ¥50.00"), "{}", r.text);
+    let amount = tag_with(&r.text, "id=\"amount\"").unwrap_or_default();
+    assert_eq!(attr(amount, "value").as_deref(), Some("80"));
+    assert_eq!(attr(amount, "aria-invalid").as_deref(), Some("true"));
+    assert_eq!(
+        attr(amount, "aria-describedby").as_deref(),
+        Some("amount-error")
+    );
+    assert_eq!(input_value(&r.text, "valid_days").as_deref(), Some("7"));
+    assert_eq!(input_value(&r.text, "order_no").as_deref(), Some("P1"));
+    assert_eq!(
+        textarea_text(&r.text, "reason").as_deref(),
+        Some("送达延迟 &lt;补偿&gt; &lt;/textarea&gt;&lt;b&gt;x&lt;/b&gt;"),
+        "the reason is kept, escaped"
+    );
+    assert_eq!(
+        hidden_value(&r.text, "back").as_deref(),
+        Some("/console/orders/P1")
+    );
+    assert!(!r.contains("data-testid=\"flash\""), "not a flash");
+    assert_eq!(field_error(&r.text, "order_no"), None, "only the amount");
+    // In the page's language.
+    b.accept_language = Some("en".into());
+    let r = confirm(&mut b, path, &fields).await;
+    assert_eq!(r.status, 422);
+    let message = field_error(&r.text, "amount").unwrap_or_default();
+    assert!(
+        message.contains("Over the limit of ¥50.00 per coupon"),
+        "{}",
+        r.text
+    );
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_mistyped_or_foreign_order_number_on_the_compensation_form_is_a_field_error_not_a_404() {
+    let app = spawn_app().await;
+    deposit_paid(&app, "P1", "u1").await;
+    deposit_paid(&app, "P2", "u2").await;
+    let mut b = signed_in(&app, Role::Support).await;
+    for (order_no, says) in [
+        ("P9", "找不到订单 P9"),
+        ("P2", "这个订单不属于这个用户"),
+        ("P 1", "订单号不能有空格"),
+    ] {
+        let r = confirm(
+            &mut b,
+            "/console/users/u1/compensation",
+            &[
+                ("amount", "20"),
+                ("valid_days", "30"),
+                ("order_no", order_no),
+                ("reason", "late delivery"),
+            ],
+        )
+        .await;
+        assert_eq!(r.status, 422, "{order_no}: {}", r.text);
+        assert!(!r.contains("data-testid=\"error-page\""), "{order_no}");
+        let message = field_error(&r.text, "order_no").unwrap_or_default();
+        assert!(message.contains(says), "{order_no}: {}", r.text);
+        let input = tag_with(&r.text, "id=\"order_no\"").unwrap_or_default();
+        assert_eq!(attr(input, "value").as_deref(), Some(order_no));
+        assert_eq!(attr(input, "aria-invalid").as_deref(), Some("true"));
+        assert_eq!(input_value(&r.text, "amount").as_deref(), Some("20"));
+        assert_eq!(
+            textarea_text(&r.text, "reason").as_deref(),
+            Some("late delivery")
+        );
+    }
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+}
+
+/// The allowance line of a compensation page: (left in cents, its text).
+fn allowance(page: &Page) -> Option<(String, String)> {
+    let tag = tag_with(&page.text, "data-testid=\"allowance\"")?;
+    let left = attr(tag, "data-left-cents")?;
+    let start = page.text.find(tag)? + tag.len();
+    let end = page.text[start..].find("</p>")? + start;
+    Some((left, page.text[start..end].to_string()))
+}
+
+#[tokio::test]
+async fn the_compensation_form_shows_what_support_may_still_give_today_and_it_shrinks_after_a_coupon()
+ {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console/users/u1/compensation").await;
+    let (left, text) = allowance(&page).expect("support sees its allowance");
+    assert_eq!(left, "20000");
+    assert!(
+        text.contains("今天还可发放 ¥200.00") && text.contains("下一张最多 ¥50.00"),
+        "{text}"
+    );
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation",
+        &[
+            ("amount", "45.50"),
+            ("valid_days", "30"),
+            ("reason", "apology"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let page = b.get("/console/users/u2/compensation").await;
+    let (left, text) = allowance(&page).expect("allowance");
+    assert_eq!(left, "15450");
+    assert!(
+        text.contains("今天还可发放 ¥154.50（今天已发放 ¥45.50）"),
+        "{text}"
+    );
+    // Four more of ¥38.50 leave ¥0.50: the next coupon may be worth that.
+    for _ in 0..4 {
+        let r = confirm(
+            &mut b,
+            "/console/users/u1/compensation",
+            &[("amount", "38.50"), ("valid_days", "30"), ("reason", "ok")],
+        )
+        .await;
+        assert_eq!(r.status, 303, "{}", r.text);
+    }
+    let page = b.get("/console/users/u1/compensation").await;
+    let (left, text) = allowance(&page).expect("allowance");
+    assert_eq!(left, "50");
+    assert!(text.contains("下一张最多 ¥0.50"), "{text}");
+    // A new business day starts afresh (signed in again: a day is longer
+    // than a session).
+    app.advance(24 * 3600);
+    let r = b.sign_in_as("support-1", PASSWORD).await;
+    assert_eq!(r.status, 303);
+    let page = b.get("/console/users/u1/compensation").await;
+    assert_eq!(allowance(&page).map(|a| a.0).as_deref(), Some("20000"));
+    // Operators are not capped and see no cap.
+    let mut op = signed_in(&app, Role::Operator).await;
+    let page = op.get("/console/users/u1/compensation").await;
+    assert_eq!(page.status, 200);
+    assert!(allowance(&page).is_none() && !page.contains("data-testid=\"cap\""));
+}
+
+#[tokio::test]
+async fn compensation_starts_from_the_order_and_user_pages_prefilled_and_lands_back_there() {
+    let app = spawn_app().await;
+    deposit_paid(&app, "P1", "u1").await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let order = b.get("/console/orders/P1").await;
+    let href = href_of(&order, "data-testid=\"compensation-link\"");
+    assert_eq!(
+        href,
+        "/console/users/u1/compensation?order_no=P1&back=%2Fconsole%2Forders%2FP1"
+    );
+    let form = b.get(&href).await;
+    assert_eq!(input_value(&form.text, "order_no").as_deref(), Some("P1"));
+    assert!(allowance(&form).is_some(), "{}", form.text);
+    let r = confirm(
+        &mut b,
+        &href,
+        &[
+            ("amount", "20"),
+            ("valid_days", "30"),
+            ("order_no", "P1"),
+            ("reason", "sorry for the wait"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(r.location.as_deref(), Some("/console/orders/P1"));
+    let (_, code) = compensation_coupon(&app).await;
+    let order = b.get("/console/orders/P1").await;
+    let flash = flash_text(&order.text).unwrap_or_default();
+    assert!(
+        flash.contains(&format!("已发放 ¥20.00 补偿券 {code}")),
+        "{flash}"
+    );
+    assert!(order.contains("data-testid=\"ledger\"") && order.contains("sorry for the wait"));
+
+    // From the user page with the check run: back to the re-run check.
+    let user = b.get("/console/users/u1?check=1").await;
+    let href = href_of(&user, "data-testid=\"compensation-link\"");
+    assert_eq!(
+        href,
+        "/console/users/u1/compensation?back=%2Fconsole%2Fusers%2Fu1%3Fcheck%3D1%23health"
+    );
+    let r = confirm(
+        &mut b,
+        &href,
+        &[("amount", "5"), ("valid_days", "7"), ("reason", "goodwill")],
+    )
+    .await;
+    assert_eq!(
+        r.location.as_deref(),
+        Some("/console/users/u1?check=1#health")
+    );
+}
+
+#[tokio::test]
+async fn the_health_checks_suggested_compensation_opens_prefilled_with_user_order_and_amount() {
+    let app = spawn_app().await;
+    // A live order whose freed coupon has ended: compensation is suggested.
+    let cid = deposit_paid_under(&app, "P1", "u1", "lock", 3600).await;
+    plant(
+        &app,
+        &format!(
+            "UPDATE coupons SET status = 'available', order_no = NULL, locked_at = NULL WHERE id = '{cid}'"
+        ),
+    )
+    .await;
+    app.advance(3601);
+    let mut b = signed_in(&app, Role::Support).await;
+    let order = b.get("/console/orders/P1?check=1").await;
+    let href = href_of(&order, "data-fix=\"issue_compensation\"");
+    assert_eq!(
+        href,
+        "/console/users/u1/compensation?order_no=P1&amount_cents=5000&back=%2Fconsole%2Forders%2FP1%3Fcheck%3D1%23health"
+    );
+    let form = b.get(&href).await;
+    assert!(form.contains("u1"));
+    assert_eq!(input_value(&form.text, "amount").as_deref(), Some("50.00"));
+    assert_eq!(input_value(&form.text, "order_no").as_deref(), Some("P1"));
+    let r = confirm(
+        &mut b,
+        &href,
+        &[
+            ("amount", "50.00"),
+            ("valid_days", "30"),
+            ("order_no", "P1"),
+            ("reason", "coupon ended while freed"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(
+        r.location.as_deref(),
+        Some("/console/orders/P1?check=1#health")
+    );
 }

@@ -98,6 +98,43 @@ async fn post_and_read_flash(b: &mut Browser<'_>, path: &str, fields: &[(&str, &
     rest[..rest.find("</div>").unwrap_or(rest.len())].to_string()
 }
 
+/// The row of account `name` on a staff page.
+fn row_of<'p>(html: &'p str, name: &str) -> &'p str {
+    let start = html
+        .find(&format!("<tr data-staff=\"{name}\""))
+        .unwrap_or_else(|| panic!("a row for {name}: {html}"));
+    let end = html[start..]
+        .find("</tr>")
+        .map_or(html.len(), |e| start + e);
+    &html[start..end]
+}
+
+/// Posts a form that is refused beside account `name`'s row: the page
+/// comes back (422) with the message at `field` inside that row, which is
+/// returned.
+async fn post_and_read_row_error(
+    b: &mut Browser<'_>,
+    path: &str,
+    fields: &[(&str, &str)],
+    name: &str,
+    field: &str,
+) -> String {
+    let csrf = b.csrf().await;
+    let mut all: Vec<(&str, &str)> = fields.to_vec();
+    all.push(("csrf", &csrf));
+    let r = b.post_form(path, &all).await;
+    assert_eq!(r.status, 422, "{path}: {}", r.text);
+    assert!(!r.text.contains("data-testid=\"flash\""), "not a flash");
+    let row = row_of(&r.text, name);
+    let marker = format!("data-field-error=\"{field}\"");
+    let start = row
+        .find(&marker)
+        .unwrap_or_else(|| panic!("a message at {field} in {name}'s row after {path}: {row}"));
+    let rest = &row[start..];
+    let rest = &rest[rest.find('>').map_or(0, |i| i + 1)..];
+    rest[..rest.find("</p>").unwrap_or(rest.len())].to_string()
+}
+
 /// Posts a form that is refused with a message at `field`: the page comes
 /// back (422, not a redirect) with the message beside that field, which
 /// is returned.
@@ -305,15 +342,16 @@ async fn disabling_an_account_ends_its_live_session_and_enabling_lets_it_back_in
 async fn an_admin_cannot_disable_or_demote_their_own_account() {
     let app = spawn_app().await;
     let mut admin = signed_in(&app, Role::Admin).await;
+    // Their row offers neither; a forged post is refused beside its buttons.
     for (path, fields) in [
         ("/console/staff/admin-1/role", vec![("role", "support")]),
         ("/console/staff/admin-1/role", vec![("role", "operator")]),
         ("/console/staff/admin-1/disable", vec![]),
     ] {
-        let flash = post_and_read_flash(&mut admin, path, &fields).await;
+        let text = post_and_read_row_error(&mut admin, path, &fields, "admin-1", "form").await;
         assert!(
-            flash.contains("不能停用自己的账户或降低自己的角色"),
-            "{path}: {flash}"
+            text.contains("不能停用自己的账户或降低自己的角色"),
+            "{path}: {text}"
         );
     }
     let me = account(&app, "admin-1").await.expect("admin");
@@ -335,8 +373,15 @@ async fn the_last_enabled_admin_can_be_neither_demoted_nor_disabled() {
     let flash = post_and_read_flash(&mut admin, "/console/staff/other/disable", &[]).await;
     assert!(flash.contains("已停用 other"), "{flash}");
     // ... and a disabled admin does not count as a second one.
-    let flash = post_and_read_flash(&mut admin, "/console/staff/admin-1/disable", &[]).await;
-    assert!(flash.contains("不能停用自己"), "{flash}");
+    let text = post_and_read_row_error(
+        &mut admin,
+        "/console/staff/admin-1/disable",
+        &[],
+        "admin-1",
+        "form",
+    )
+    .await;
+    assert!(text.contains("不能停用自己"), "{text}");
     // A session whose admin role was taken away meanwhile cannot act: the
     // rules are checked against the stored account, not the session.
     let stale = StaffSession {
@@ -603,23 +648,26 @@ async fn a_role_change_signs_the_account_out_and_takes_effect_at_its_next_sign_i
 async fn actions_on_unknown_accounts_or_with_bad_input_are_refused_with_a_message() {
     let app = spawn_app().await;
     let mut admin = signed_in(&app, Role::Admin).await;
+    add_staff(&app, "sam", Role::Support).await;
     let before = snapshot(&app).await;
-    let flash = post_and_read_flash(
+    // No row to show it beside: a flash says the account does not exist.
+    for (path, fields) in [
+        ("/console/staff/ghost/role", vec![("role", "support")]),
+        ("/console/staff/ghost/role", vec![("role", "root")]),
+        ("/console/staff/ghost/disable", vec![]),
+    ] {
+        let flash = post_and_read_flash(&mut admin, path, &fields).await;
+        assert!(flash.contains("没有名为 ghost 的账户"), "{path}: {flash}");
+    }
+    let text = post_and_read_row_error(
         &mut admin,
-        "/console/staff/ghost/role",
-        &[("role", "support")],
-    )
-    .await;
-    assert!(flash.contains("没有名为 ghost 的账户"), "{flash}");
-    let flash = post_and_read_flash(&mut admin, "/console/staff/ghost/disable", &[]).await;
-    assert!(flash.contains("没有名为 ghost 的账户"), "{flash}");
-    let flash = post_and_read_flash(
-        &mut admin,
-        "/console/staff/admin-1/role",
+        "/console/staff/sam/role",
         &[("role", "root")],
+        "sam",
+        "role",
     )
     .await;
-    assert!(flash.contains("未知角色"), "{flash}");
+    assert!(text.contains("未知角色"), "{text}");
     let text = post_and_read_field_error(
         &mut admin,
         "/console/staff",

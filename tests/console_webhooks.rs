@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::console::{Browser, Page, signed_in};
+use common::console::{Browser, Page, attr, field_error, input_value, signed_in, tag_with};
 use common::fixtures::count;
 use common::{TestApp, spawn_app, spawn_app_with};
 use couponkeeper::domain::network::parse_networks;
@@ -381,11 +381,14 @@ async fn an_operator_disables_a_subscriber_through_the_confirmation_page() {
 }
 
 #[tokio::test]
-async fn bad_input_is_refused_with_a_message_and_writes_nothing() {
+async fn bad_input_comes_back_with_what_was_typed_and_the_message_beside_the_field_and_writes_nothing()
+ {
     let app = loopback_app().await;
     let mut b = signed_in(&app, Role::Operator).await;
     let other = "another-secret-value-1234";
-    let cases: Vec<(Vec<(&str, &str)>, &str)> = vec![
+    // (the form's fields, the field at fault, what its message says)
+    type Case<'a> = (Vec<(&'a str, &'a str)>, &'a str, &'a str);
+    let cases: Vec<Case> = vec![
         (
             vec![
                 ("url", URL),
@@ -393,7 +396,8 @@ async fn bad_input_is_refused_with_a_message_and_writes_nothing() {
                 ("secret", "short"),
                 ("secret_again", "short"),
             ],
-            "must be 16 to 200 characters",
+            "secret",
+            "16 到 200 个字符",
         ),
         (
             vec![
@@ -402,34 +406,76 @@ async fn bad_input_is_refused_with_a_message_and_writes_nothing() {
                 ("secret", SECRET),
                 ("secret_again", other),
             ],
+            "secret_again",
             "不一致",
         ),
         (
             vec![("url", URL), ("secret", SECRET), ("secret_again", SECRET)],
+            "types",
             "请至少选择一个事件类型",
         ),
         (
             vec![
                 ("url", URL),
+                ("types", "coupon.used"),
                 ("types", "coupon.nope"),
                 ("secret", SECRET),
                 ("secret_again", SECRET),
             ],
+            "types",
             "coupon.nope",
         ),
     ];
-    for (fields, message) in cases {
+    for (fields, field, message) in cases {
         let r = add(&mut b, &fields).await;
-        assert_eq!(r.status, 303, "{fields:?}: {}", r.text);
-        assert_eq!(r.location.as_deref(), Some("/console/webhooks"));
-        let page = b.visit("/console/webhooks").await;
-        let flash = error_flash(&page).unwrap_or_default();
+        assert_eq!(r.status, 422, "{fields:?}: {}", r.text);
+        let text = field_error(&r.text, field).unwrap_or_default();
         assert!(
-            flash.contains(message),
-            "{fields:?}: expected {message:?} in the flash, got {flash:?}"
+            text.contains(message),
+            "{fields:?}: expected {message:?} at {field}: {}",
+            r.text
         );
-        assert!(!page.contains(SECRET) && !page.contains(other));
+        assert!(error_flash(&r).is_none(), "not a flash");
+        // What was typed is kept, never the secrets.
+        assert_eq!(input_value(&r.text, "url").as_deref(), Some(URL));
+        let used = tag_with(&r.text, "id=\"type-coupon-used\"").unwrap_or_default();
+        assert_eq!(
+            used.contains(" checked"),
+            fields.contains(&("types", "coupon.used")),
+            "{fields:?}: {used}"
+        );
+        let secret = tag_with(&r.text, "id=\"secret\"").unwrap_or_default();
+        assert_eq!(attr(secret, "value"), None);
+        assert!(!r.contains(SECRET) && !r.contains(other));
     }
+    // Several at once: a message at each.
+    let r = add(
+        &mut b,
+        &[
+            ("url", "ftp://x"),
+            ("secret", "short"),
+            ("secret_again", "short"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 422);
+    for field in ["url", "types", "secret"] {
+        assert!(field_error(&r.text, field).is_some(), "{field}: {}", r.text);
+    }
+    // In the page's language.
+    b.accept_language = Some("en".into());
+    let r = add(
+        &mut b,
+        &[
+            ("url", URL),
+            ("types", "coupon.used"),
+            ("secret", "short"),
+            ("secret_again", "short"),
+        ],
+    )
+    .await;
+    let text = field_error(&r.text, "secret").unwrap_or_default();
+    assert!(text.contains("16 to 200 characters"), "{}", r.text);
     assert_eq!(subscribers(&app).await, 0);
 }
 

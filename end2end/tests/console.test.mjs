@@ -130,7 +130,8 @@ async function confirmWithReason(page, reason) {
 
 test('support case: search a stuck code, health-check its order, release it, compensate, sign out', async () => {
   const a = anomaly.locked_coupon_order_closed;
-  const actor = `staff:${SUPPORT.name}`;
+  // Timelines name the actor in words: 客服后台：xiaoli.
+  const actor = `客服后台：${SUPPORT.name}`;
   const { context, page } = await newPage();
 
   await page.goto(`${server.base}/console`);
@@ -162,29 +163,33 @@ test('support case: search a stuck code, health-check its order, release it, com
   assert.equal(await page.getByTestId('order-status').locator('[data-status]').getAttribute('data-status'), 'closed');
   assert.equal(await runHealthCheck(page, a.order_no), 'problem');
   assert.equal(await checkResult(page, 'coupon_status'), 'problem');
-  assert.match(await check(page, 'coupon_status').innerText(), new RegExp(a.coupon_id));
+  assert.match(await check(page, 'coupon_status').innerText(), new RegExp(a.code), 'the check names the coupon by code');
   const fix = check(page, 'coupon_status').locator('a[data-fix=release_coupon]');
-  assert.equal(await fix.getAttribute('href'), `/console/coupons/${a.coupon_id}/release`);
+  const orderCheck = `/console/orders/${a.order_no}?check=1#health`;
+  assert.equal(await fix.getAttribute('href'), `/console/coupons/${a.coupon_id}/release?back=${encodeURIComponent(orderCheck)}`);
   await shot(page, 'order-health-check.png');
 
   // Confirmation page: the reason is required by the browser.
-  await Promise.all([page.waitForURL(`**/console/coupons/${a.coupon_id}/release`), fix.click()]);
+  await Promise.all([page.waitForURL(new RegExp(`/console/coupons/${a.coupon_id}/release\\?back=`)), fix.click()]);
   assert.match(await page.locator('main').innerText(), new RegExp(a.code));
   await shot(page, 'release-confirm.png');
   await page.getByTestId('confirm').click();
-  assert.match(page.url(), /\/release$/, 'submitting without a reason stays on the page');
+  assert.match(page.url(), /\/release\?back=/, 'submitting without a reason stays on the page');
   assert.equal(await page.$eval('textarea#reason', (t) => t.validity.valueMissing), true);
   const reason = 'e2e: 订单已关闭，券仍被锁定，释放给客户';
   await confirmWithReason(page, reason);
-  assert.match(page.url(), new RegExp(`/console/coupons/${a.coupon_id}$`));
-  assert.match(await flash(page), /已释放锁定/);
+  // Back on the order's health check it started from, run again.
+  assert.ok(page.url().endsWith(orderCheck), page.url());
+  assert.match(await flash(page), new RegExp(`已释放券 ${a.code} 的锁定`));
+  assert.equal(await checkResult(page, 'coupon_status'), 'ok', 'the re-run check is clean');
+  await page.goto(`${server.base}/console/coupons/${a.coupon_id}`);
   assert.ok(['available', 'expired'].includes(await couponStatus(page)), 'released to available or expired');
   assert.match(await page.getByTestId('coupon-status').innerText(), /^(待使用|已过期)$/);
   assert.equal(await page.getByTestId('release-link').count(), 0, 'nothing left to release');
   const release = (await timeline(page)).find((r) => r.includes(actor));
   assert.ok(release, `the coupon timeline has a row by ${actor}`);
   assert.ok(release.includes(reason), 'with the reason');
-  assert.ok(release.some((c) => /locked → (available|expired)/.test(c)), 'recording locked → available/expired');
+  assert.ok(release.some((c) => /锁定中 → (待使用|已过期)/.test(c)), 'recording locked → available/expired');
 
   // The flash is one-shot.
   await page.reload();
@@ -195,18 +200,24 @@ test('support case: search a stuck code, health-check its order, release it, com
   assert.match(await page.locator('h1').innerText(), new RegExp(a.user_id));
   await shot(page, 'user.png');
   await Promise.all([
-    page.waitForURL(`**/console/users/${a.user_id}/compensation`),
+    page.waitForURL(new RegExp(`/console/users/${a.user_id}/compensation\\?back=`)),
     page.locator('main').getByRole('link', { name: '发补偿券' }).first().click(),
   ]);
   assert.match(await page.getByTestId('cap').innerText(), /客服补偿额度/, 'a support account sees its limits');
+  assert.match(await page.getByTestId('allowance').innerText(), /今天还可发放/, 'and what is left of today');
   await page.fill('#amount', '20');
   await page.fill('#valid_days', '30');
   await page.fill('#order_no', a.order_no);
   await page.fill('#reason', 'e2e: 券被错误占用的补偿');
   await shot(page, 'compensation.png');
-  await Promise.all([page.waitForURL(/\/console\/coupons\/[^/]+$/), page.getByTestId('confirm').click()]);
-  assert.doesNotMatch(page.url(), new RegExp(a.coupon_id), 'lands on the new coupon');
-  assert.match(await flash(page), /已发放 ¥20\.00 补偿券/);
+  // Back on the user page it started from; the flash names the new coupon.
+  await Promise.all([page.waitForURL(new RegExp(`/console/users/${a.user_id}$`)), page.getByTestId('confirm').click()]);
+  const issuedFlash = await flash(page);
+  assert.match(issuedFlash, /已发放 ¥20\.00 补偿券 [0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}/);
+  const newCode = issuedFlash.match(/[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}/)[0];
+  const newHref = await page.locator('main a', { hasText: newCode }).first().getAttribute('href');
+  assert.notEqual(newHref, `/console/coupons/${a.coupon_id}`, 'a new coupon');
+  await page.goto(`${server.base}${newHref}`);
   assert.equal(await page.getByTestId('coupon-status').innerText(), '待使用');
   assert.match(await page.locator('main').innerText(), /¥20\.00/);
   const issued = (await timeline(page)).find((r) => r.includes(actor));
@@ -321,7 +332,7 @@ test('stale checkout lock: detected, released from the console, the order closed
   await signIn(page, SUPPORT);
   await page.goto(`${server.base}/console/coupons/${a.coupon_id}`);
   assert.ok(['available', 'expired'].includes(await couponStatus(page)), 'the coupon is free again');
-  assert.ok((await timeline(page)).some((r) => r.some((c) => c.startsWith('staff:'))), 'the release is in the timeline');
+  assert.ok((await timeline(page)).some((r) => r.some((c) => c.startsWith('客服后台：'))), 'the release is in the timeline');
   await context.close();
 });
 
@@ -365,9 +376,11 @@ test('a support account cannot force a release; a forged form is refused with 40
   assert.equal(await page.locator('input[name=force]').count(), 0, 'no force checkbox for support');
   assert.match(await page.locator('main').innerText(), /只能由运营强制释放/);
 
-  // Submitting anyway is refused: the coupon stays locked.
+  // Submitting anyway is refused beside the form, with the reason kept:
+  // the coupon stays locked.
   await confirmWithReason(page, 'e2e: 尝试释放进行中的订单');
-  assert.match(await flash(page), /订单仍在进行中/);
+  assert.match(await page.locator('[data-field-error=form]').innerText(), /订单仍在进行中/);
+  assert.equal(await page.locator('textarea#reason').inputValue(), 'e2e: 尝试释放进行中的订单');
   await page.goto(`${server.base}${live.coupon}`);
   assert.equal(await couponStatus(page), 'locked');
 

@@ -7,25 +7,43 @@
 //! - runs ONE service operation on the staff member's authority (the same
 //!   function the JSON API calls, so the rules cannot differ),
 //! - carries the confirmation page's one-time form id as its idempotency
-//!   key, so a double click or a resubmitted form acts once,
-//! - answers with a redirect and a flash message (post/redirect/get).
+//!   key, so a double click or a resubmitted form acts once.
+//!
+//! One landing rule: every link to an action carries `back`, the page its
+//! button is on (a health check's fix buttons: that page with
+//! `?check=1#health`, so the check runs again); the confirmation form keeps
+//! it in a hidden field, and success redirects there with a flash message
+//! saying what changed (post/redirect/get). A `back` that is not a console
+//! page of this site ([`safe_back`]) falls back to the page of the thing
+//! acted on.
+//!
+//! A refused form (bad input, or a refusal of the service) does not
+//! redirect: the same confirmation page comes back with status 422, every
+//! value as typed, and the message beside the field at fault, or above the
+//! form when it is about no single field. Forbidden actions, an unknown id
+//! in the address and database trouble are error pages.
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{coupon_badge, coupon_terms_text, enc, order_badge, time_text};
+use super::layout::{
+    FieldErrors, coupon_badge, coupon_status_label, coupon_terms_text, enc, field_error,
+    order_badge, time_text,
+};
+use crate::domain::coupon::CouponStatus;
 use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;
-use crate::service::support::CompensationInput;
-use crate::service::{Executed, ServiceError};
+use crate::service::support::{CompensationAllowance, CompensationInput};
+use crate::service::{Executed, Refusal, ServiceError};
 
 /// Routes of the action pages.
 pub fn routes() -> Router<AppState> {
@@ -56,6 +74,43 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
+/// The longest `back` address an action keeps.
+pub const MAX_BACK_CHARS: usize = 512;
+
+/// `raw` when it is a console page of this site to land on after an
+/// action: a path starting with `/console` (then `/`, `?`, `#` or
+/// nothing), at most [`MAX_BACK_CHARS`], with no scheme or host (`//`), no
+/// backslash, no whitespace or control characters, and no `.`/`..` path
+/// segment, plain or percent-encoded. Anything else is `None`.
+pub fn safe_back(raw: Option<&str>) -> Option<String> {
+    let b = raw?;
+    let rest = b.strip_prefix("/console")?;
+    let path = b.split(['?', '#']).next().unwrap_or(b);
+    let lower = path.to_ascii_lowercase();
+    let ok = b.len() <= MAX_BACK_CHARS
+        && (rest.is_empty() || rest.starts_with(['/', '?', '#']))
+        && !b.contains("//")
+        && !b.contains('\\')
+        && !b.chars().any(|c| c.is_control() || c.is_whitespace())
+        && !path.split('/').any(|seg| seg == "." || seg == "..")
+        && !["%2e", "%2f", "%5c", "%00"]
+            .iter()
+            .any(|bad| lower.contains(bad));
+    ok.then(|| b.to_string())
+}
+
+/// `href` (an action's confirmation page) with `back` in its query.
+pub fn with_back(href: &str, back: &str) -> String {
+    let sep = if href.contains('?') { '&' } else { '?' };
+    format!("{href}{sep}back={}", enc(back))
+}
+
+/// Where a successful action lands: `back` when safe, else `fallback`
+/// (the page of the thing acted on).
+fn landing(back: Option<&str>, fallback: String) -> String {
+    safe_back(back).unwrap_or(fallback)
+}
+
 /// A fresh one-time id for a confirmation form.
 fn form_id() -> String {
     format!("{:032x}", rand::random::<u128>())
@@ -80,51 +135,131 @@ fn idem(
     ))
 }
 
-/// The hidden fields every action form carries.
-fn hidden_fields(staff: &Staff) -> impl IntoView + use<> {
+/// A confirmation form as its page shows it: the values as typed (empty,
+/// or prefilled, on a fresh page), the messages at its fields, and where
+/// it returns to.
+#[derive(Debug, Clone, Default)]
+struct FormState {
+    reason: String,
+    force: bool,
+    amount: String,
+    valid_days: String,
+    order_no: String,
+    errors: FieldErrors,
+    /// A checked `back` ([`safe_back`]), kept in a hidden field.
+    back: Option<String>,
+}
+
+impl FormState {
+    /// An empty form returning to `back` (when safe).
+    fn fresh(back: Option<&str>) -> Self {
+        FormState {
+            back: safe_back(back),
+            ..FormState::default()
+        }
+    }
+
+    /// A posted form: its reason, force box and `back`.
+    fn posted(form: &ActionForm) -> Self {
+        FormState {
+            reason: form.reason.clone().unwrap_or_default(),
+            force: matches!(form.force.as_deref(), Some("true" | "on" | "1")),
+            back: safe_back(form.back.as_deref()),
+            ..FormState::default()
+        }
+    }
+
+    /// Where the page's cancel link leads: `back`, else `page`.
+    fn cancel_href(&self, page: &str) -> String {
+        self.back.clone().unwrap_or_else(|| page.to_string())
+    }
+}
+
+/// A confirmation page; 422 when it shows a refused form.
+fn form_page(staff: &Staff, f: &FormState, title: &str, body: impl IntoView + 'static) -> Response {
+    let mut r = staff.page(title, body);
+    if !f.errors.is_empty() {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
+}
+
+/// The hidden fields every action form carries: the CSRF token, the
+/// one-time form id, and `back` when there is one.
+fn hidden_fields(staff: &Staff, f: &FormState) -> impl IntoView + use<> {
     let csrf = staff.session.csrf_token.clone();
     let fid = form_id();
+    let back = f
+        .back
+        .clone()
+        .map(|b| view! { <input type="hidden" name="back" value=b/> });
     view! {
         <input type="hidden" name="csrf" value=csrf/>
         <input type="hidden" name="form_id" value=fid/>
+        {back}
     }
 }
 
-/// The required reason field.
-fn reason_field(l: Lang) -> impl IntoView + use<> {
+/// The required reason field, with what was typed.
+fn reason_field(l: Lang, f: &FormState) -> impl IntoView + use<> {
+    let st = f.errors.input_attrs("reason", "reason");
+    // Leptos writes a textarea's children as they are (no escaping), so
+    // what was typed is escaped here: `</textarea>` must stay text.
+    let typed = super::escape_html(&f.reason);
     view! {
         <label for="reason">{l.t("reason-required-recorded-in-the-timeline")}</label>
-        <textarea id="reason" name="reason" required=true maxlength="500"></textarea>
+        <textarea id="reason" name="reason" required=true maxlength="500"
+            aria-invalid=st.invalid aria-describedby=st.described_by.clone()>{typed}</textarea>
+        {field_error(&st)}
     }
 }
 
-/// A refusal or bad input as a message for the flash.
-fn refusal_text(l: Lang, e: &ServiceError) -> String {
+/// The message about the form as a whole (no single field at fault).
+fn form_error(f: &FormState) -> impl IntoView + use<> {
+    field_error(&f.errors.input_attrs("form", "form"))
+}
+
+/// Where a service error shows on a refused action form: the field at
+/// fault and the message in the page's language. `None`: no refusal of
+/// the form (forbidden, an unknown id in the address, a bug, database
+/// trouble), answered with an error page.
+fn refusal_at(l: Lang, e: &ServiceError) -> Option<(&'static str, String)> {
     match e {
-        ServiceError::Invalid(f) if f.field == "reason" => l.t("please-give-a-reason").to_string(),
-        ServiceError::Refused { refusal, .. } => l.t(refusal.message_key()).to_string(),
-        other => other.to_string(),
+        ServiceError::Invalid(f) => match f.field {
+            "reason" => Some(("reason", l.t("please-give-a-reason").to_string())),
+            "value_cents" => Some(("amount", l.t("enter-the-amount-like-50-or").to_string())),
+            "valid_seconds" => Some(("valid_days", l.t("valid-days-must-be-1-to").to_string())),
+            "order_no" => Some(("order_no", l.t("action-error-order-no").to_string())),
+            _ => None,
+        },
+        ServiceError::Refused { refusal, .. } => {
+            let field = match refusal {
+                Refusal::OrderNotOwned => "order_no",
+                Refusal::CompensationLimitExceeded => "amount",
+                _ => "form",
+            };
+            Some((field, l.t(refusal.message_key()).to_string()))
+        }
+        ServiceError::IdempotencyKeyReused | ServiceError::IdempotencyInProgress => {
+            Some(("form", l.t("action-error-form-reused").to_string()))
+        }
+        _ => None,
     }
 }
 
-/// Ends an action: a successful or replayed write redirects to `to` with
-/// `ok`; a refusal or bad input goes back to the form with the reason;
-/// a forbidden action, an unknown id or database trouble is an error page.
-fn finish<T>(
-    staff: &Staff,
-    result: Result<Executed<T>, ServiceError>,
-    to: impl FnOnce(Option<&T>) -> String,
-    ok: String,
-    back: &str,
-) -> Response {
-    match result {
-        Ok(Executed::Fresh(v)) => staff.done(&to(Some(&v)), ok),
-        Ok(Executed::Replayed { .. }) => staff.done(&to(None), ok),
-        Err(
-            e @ (ServiceError::Db(_) | ServiceError::NotFound { .. } | ServiceError::Forbidden(_)),
-        ) => WebError::from_service(staff.lang, e).into_response(),
-        Err(e) => staff.refused(back, refusal_text(staff.lang, &e)),
-    }
+/// A string field of the view an action answered with: the fresh value,
+/// or the answer stored for a replayed form.
+fn answered<T: Serialize>(done: &Executed<T>, key: &str) -> Option<String> {
+    let v = match done {
+        Executed::Fresh(v) => serde_json::to_value(v).ok()?,
+        Executed::Replayed { body, .. } => serde_json::from_str(body).ok()?,
+    };
+    v.get(key)?.as_str().map(String::from)
+}
+
+#[derive(Deserialize)]
+struct BackQuery {
+    back: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -132,11 +267,22 @@ struct ActionForm {
     form_id: Option<String>,
     reason: Option<String>,
     force: Option<String>,
+    back: Option<String>,
 }
 
-async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn release_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    Query(q): Query<BackQuery>,
+) -> Response {
+    render_release(&s, &staff, &id, FormState::fresh(q.back.as_deref())).await
+}
+
+/// The release page, with the form as typed when it was refused.
+async fn render_release(s: &AppState, staff: &Staff, id: &str, f: FormState) -> Response {
     let l = staff.lang;
-    let c = match s.service.get_coupon(&id).await {
+    let c = match s.service.get_coupon(id).await {
         Ok(c) => c,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
@@ -149,7 +295,7 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
     let live = order.as_ref().is_some_and(|o| o.holds_coupon(now));
     let may_force = staff.session.role.may_force_release();
     let action = format!("/console/coupons/{}/release", enc(&c.id));
-    let back = format!("/console/coupons/{}", enc(&c.id));
+    let back = f.cancel_href(&format!("/console/coupons/{}", enc(&c.id)));
     let order_line = order.map(|o| {
         let href = format!("/console/orders/{}", enc(&o.order_no));
         view! {
@@ -163,10 +309,13 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
         }
     });
     let force = (live && may_force).then(|| {
+        let st = f.errors.input_attrs("force", "force");
         view! {
-            <label class="check"><input type="checkbox" name="force" value="true"/>" "
+            <label class="check"><input type="checkbox" id="force" name="force" value="true" checked=f.force
+                aria-invalid=st.invalid aria-describedby=st.described_by.clone()/>" "
                 {l.t("force-the-release-although-the-order")}
             </label>
+            {field_error(&st)}
         }
     });
     let support_note = (live && !may_force).then(|| {
@@ -174,7 +323,27 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
     });
     let title = l.t("release-the-lock");
     let can_release = c.can_release();
-    staff.page(
+    let form = if can_release {
+        view! {
+            <form method="post" action=action class="stack">
+                {hidden_fields(staff, &f)}
+                {reason_field(l, &f)}
+                {force}
+                {support_note}
+                <p class="actions">
+                    <button type="submit" class="primary" data-testid="confirm">{l.t("release")}</button>
+                    <a class="button" href=back>{l.t("cancel")}</a>
+                </p>
+            </form>
+        }
+        .into_any()
+    } else {
+        view! { <p>{l.t("this-coupon-is-not-locked-there")}</p> }.into_any()
+    };
+    let error = form_error(&f);
+    form_page(
+        staff,
+        &f,
         title,
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
@@ -187,22 +356,8 @@ async fn release_page(State(s): State<AppState>, staff: Staff, Path(id): Path<St
                 </dl>
                 <p>{l.t("after-the-release-the-coupon-is")}</p>
                 {warning}
-                {if can_release {
-                    view! {
-                        <form method="post" action=action class="stack">
-                            {hidden_fields(&staff)}
-                            {reason_field(l)}
-                            {force}
-                            {support_note}
-                            <p class="actions">
-                                <button type="submit" class="primary" data-testid="confirm">{l.t("release")}</button>
-                                <a class="button" href=back>{l.t("cancel")}</a>
-                            </p>
-                        </form>
-                    }.into_any()
-                } else {
-                    view! { <p>{l.t("this-coupon-is-not-locked-there")}</p> }.into_any()
-                }}
+                {error}
+                {form}
             </section>
         },
     )
@@ -218,8 +373,13 @@ async fn release(
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
+    let l = staff.lang;
+    let mut f = FormState::posted(&form);
+    let coupon = match s.service.get_coupon(&id).await {
+        Ok(c) => c,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
     let path = format!("/console/coupons/{}/release", enc(&id));
-    let force = matches!(form.force.as_deref(), Some("true" | "on" | "1"));
     let result = s
         .service
         .release_coupon(
@@ -228,34 +388,71 @@ async fn release(
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
             id.clone(),
             form.reason,
-            force,
+            f.force,
         )
         .await;
-    let l = staff.lang;
-    let ok = l.t("the-lock-is-released").to_string();
-    let to = format!("/console/coupons/{}", enc(&id));
-    finish(&staff, result, |_| to, ok, &path)
+    match result {
+        Ok(done) => {
+            let status = answered(&done, "status")
+                .and_then(|st| CouponStatus::parse(&st))
+                .map(|st| coupon_status_label(l, st))
+                .unwrap_or_default();
+            let text = crate::tr!(
+                l,
+                "action-done-released",
+                code = &coupon.code,
+                status = status
+            );
+            let to = landing(f.back.as_deref(), format!("/console/coupons/{}", enc(&id)));
+            staff.done(&to, text)
+        }
+        Err(e) => match refusal_at(l, &e) {
+            Some((field, text)) => {
+                // Refused because the order is live: beside the force box
+                // for those who have it, above the form for the others.
+                let field = match (&e, staff.session.role.may_force_release()) {
+                    (
+                        ServiceError::Refused {
+                            refusal: Refusal::OrderActive,
+                            ..
+                        },
+                        true,
+                    ) => "force",
+                    _ => field,
+                };
+                f.errors.add(field, text);
+                render_release(&s, &staff, &id, f).await
+            }
+            None => WebError::from_service(l, e).into_response(),
+        },
+    }
 }
 
 async fn invalidate_page(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<String>,
+    Query(q): Query<BackQuery>,
 ) -> Response {
+    render_invalidate(&s, &staff, &id, FormState::fresh(q.back.as_deref())).await
+}
+
+/// The invalidate page, with the form as typed when it was refused.
+async fn render_invalidate(s: &AppState, staff: &Staff, id: &str, f: FormState) -> Response {
     let l = staff.lang;
-    let c = match s.service.get_coupon(&id).await {
+    let c = match s.service.get_coupon(id).await {
         Ok(c) => c,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let action = format!("/console/coupons/{}/invalidate", enc(&c.id));
-    let back = format!("/console/coupons/{}", enc(&c.id));
+    let back = f.cancel_href(&format!("/console/coupons/{}", enc(&c.id)));
     let allowed = staff.session.role.includes(Role::Operator);
     let terms = coupon_terms_text(l, &c);
     let form = match (c.can_invalidate(), allowed) {
         (true, true) => view! {
             <form method="post" action=action class="stack">
-                {hidden_fields(&staff)}
-                {reason_field(l)}
+                {hidden_fields(staff, &f)}
+                {reason_field(l, &f)}
                 <p class="actions">
                     <button type="submit" class="danger primary" data-testid="confirm">{l.t("invalidate")}</button>
                     <a class="button" href=back>{l.t("cancel")}</a>
@@ -266,7 +463,10 @@ async fn invalidate_page(
         (true, false) => view! { <p class="note">{l.t("invalidating-a-coupon-needs-the-operator")}</p> }.into_any(),
         (false, _) => view! { <p>{l.t("only-an-available-coupon-can-be")}</p> }.into_any(),
     };
-    staff.page(
+    let error = form_error(&f);
+    form_page(
+        staff,
+        &f,
         l.t("invalidate-a-coupon"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
@@ -277,6 +477,7 @@ async fn invalidate_page(
                     <dt>{l.t("discount")}</dt><dd>{terms}</dd>
                     <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status)}</dd>
                 </dl>
+                {error}
                 {form}
             </section>
         },
@@ -293,6 +494,12 @@ async fn invalidate(
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
+    let l = staff.lang;
+    let mut f = FormState::posted(&form);
+    let coupon = match s.service.get_coupon(&id).await {
+        Ok(c) => c,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
     let path = format!("/console/coupons/{}/invalidate", enc(&id));
     let result = s
         .service
@@ -304,16 +511,31 @@ async fn invalidate(
             form.reason,
         )
         .await;
-    let ok = staff.lang.t("the-coupon-is-invalidated").to_string();
-    let to = format!("/console/coupons/{}", enc(&id));
-    finish(&staff, result, |_| to, ok, &path)
+    match result {
+        Ok(_) => {
+            let text = crate::tr!(l, "action-done-invalidated", code = &coupon.code);
+            let to = landing(f.back.as_deref(), format!("/console/coupons/{}", enc(&id)));
+            staff.done(&to, text)
+        }
+        Err(e) => match refusal_at(l, &e) {
+            Some((field, text)) => {
+                f.errors.add(field, text);
+                render_invalidate(&s, &staff, &id, f).await
+            }
+            None => WebError::from_service(l, e).into_response(),
+        },
+    }
 }
 
 #[derive(Deserialize)]
 struct CompensationQuery {
     order_no: Option<String>,
     amount_cents: Option<i64>,
+    back: Option<String>,
 }
+
+/// Default validity of a compensation coupon, in days.
+const DEFAULT_VALID_DAYS: &str = "30";
 
 async fn compensation_page(
     State(s): State<AppState>,
@@ -321,41 +543,93 @@ async fn compensation_page(
     Path(user_id): Path<String>,
     Query(q): Query<CompensationQuery>,
 ) -> Response {
-    let l = staff.lang;
-    let settings = s.service.settings().clone();
-    let cap = staff.session.role.compensation_capped().then(|| {
-        let text = crate::tr!(
-            l,
-            "support-limits-at-most-per-coupon",
-            support_compensation_max_cents = l.money(settings.support_compensation_max_cents),
-            support_compensation_daily_cents = l.money(settings.support_compensation_daily_cents)
-        );
-        view! { <p class="note" data-testid="cap">{text}</p> }
-    });
     let amount = q
         .amount_cents
         .filter(|c| *c > 0)
         .map(|c| crate::domain::money::Cents::from_stored(c).yuan())
         .unwrap_or_default();
-    let order_no = q.order_no.unwrap_or_default();
-    let action = format!("/console/users/{}/compensation", enc(&user_id));
-    let back = format!("/console/users/{}", enc(&user_id));
-    staff.page(
+    let f = FormState {
+        amount,
+        valid_days: DEFAULT_VALID_DAYS.to_string(),
+        order_no: q.order_no.unwrap_or_default(),
+        ..FormState::fresh(q.back.as_deref())
+    };
+    render_compensation(&s, &staff, &user_id, f).await
+}
+
+/// What the signed-in staff member may still give today, when capped.
+async fn allowance(s: &AppState, staff: &Staff) -> Result<Option<CompensationAllowance>, Response> {
+    s.service
+        .compensation_allowance(&staff.ctx(), &staff.authority())
+        .await
+        .map_err(|e| WebError::from_service(staff.lang, e).into_response())
+}
+
+/// The compensation page: the caps and what is left of today's allowance
+/// (support only), and the form, as typed when it was refused.
+async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: FormState) -> Response {
+    let l = staff.lang;
+    let allowance = match allowance(s, staff).await {
+        Ok(a) => a,
+        Err(r) => return r,
+    };
+    let cap = allowance.map(|a| {
+        let text = crate::tr!(
+            l,
+            "support-limits-at-most-per-coupon",
+            support_compensation_max_cents = l.money(a.per_coupon_cents),
+            support_compensation_daily_cents = l.money(a.daily_cents)
+        );
+        let left = crate::tr!(
+            l,
+            "compensation-left-today",
+            left = l.money(a.left_today_cents()),
+            given = l.money(a.given_today_cents),
+            next = l.money(a.next_coupon_cents())
+        );
+        let left_cents = a.left_today_cents().to_string();
+        view! {
+            <p class="note" data-testid="cap">{text}</p>
+            <p class="note" data-testid="allowance" data-left-cents=left_cents>{left}</p>
+        }
+    });
+    let action = format!("/console/users/{}/compensation", enc(user_id));
+    let back = f.cancel_href(&format!("/console/users/{}", enc(user_id)));
+    let amount = f.errors.input_attrs("amount", "amount");
+    let days = f.errors.input_attrs("valid_days", "valid_days");
+    let order_no = f.errors.input_attrs("order_no", "order_no");
+    let order_link = (!f.order_no.trim().is_empty() && f.errors.get("order_no").is_none()).then(|| {
+        let no = f.order_no.trim().to_string();
+        let href = format!("/console/orders/{}", enc(&no));
+        view! { <p class="note">{l.t("compensation-for-order")}" "<a href=href data-testid="comp-order">{no}</a></p> }
+    });
+    let error = form_error(&f);
+    form_page(
+        staff,
+        &f,
         l.t("issue-a-compensation-coupon"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{crate::tr!(l, "compensation-coupon-for-user", user_id = user_id)}</h2>
                 <p>{l.t("a-compensation-coupon-takes-a-fixed")}</p>
                 {cap}
+                {order_link}
+                {error}
                 <form method="post" action=action class="stack">
-                    {hidden_fields(&staff)}
+                    {hidden_fields(staff, &f)}
                     <label for="amount">{l.t("amount-yuan")}</label>
-                    <input id="amount" name="amount" type="text" inputmode="decimal" required=true value=amount placeholder="50.00"/>
+                    <input id="amount" name="amount" type="text" inputmode="decimal" required=true value=f.amount.clone() placeholder="50.00"
+                        aria-invalid=amount.invalid aria-describedby=amount.described_by.clone()/>
+                    {field_error(&amount)}
                     <label for="valid_days">{l.t("valid-for-days")}</label>
-                    <input id="valid_days" name="valid_days" type="number" min="1" max="365" value="30" required=true/>
+                    <input id="valid_days" name="valid_days" type="text" inputmode="numeric" value=f.valid_days.clone() required=true
+                        aria-invalid=days.invalid aria-describedby=days.described_by.clone()/>
+                    {field_error(&days)}
                     <label for="order_no">{l.t("order-number-optional")}</label>
-                    <input id="order_no" name="order_no" type="text" value=order_no/>
-                    {reason_field(l)}
+                    <input id="order_no" name="order_no" type="text" value=f.order_no.clone()
+                        aria-invalid=order_no.invalid aria-describedby=order_no.described_by.clone()/>
+                    {field_error(&order_no)}
+                    {reason_field(l, &f)}
                     <p class="actions">
                         <button type="submit" class="primary" data-testid="confirm">{l.t("issue")}</button>
                         <a class="button" href=back>{l.t("cancel")}</a>
@@ -373,6 +647,7 @@ struct CompensationForm {
     valid_days: Option<String>,
     order_no: Option<String>,
     reason: Option<String>,
+    back: Option<String>,
 }
 
 /// `50`, `50.5`, `50.05`, `¥50.00` → cents; anything else is refused.
@@ -399,6 +674,26 @@ pub fn parse_yuan(raw: &str) -> Option<i64> {
     yuan.checked_mul(100)?.checked_add(cents)
 }
 
+/// The message of a compensation over support's caps: over the per-coupon
+/// cap, or over what is left of today's allowance.
+fn over_cap_text(l: Lang, a: Option<CompensationAllowance>, value_cents: i64) -> String {
+    match a {
+        Some(a) if value_cents > a.per_coupon_cents => crate::tr!(
+            l,
+            "compensation-over-per-coupon",
+            max = l.money(a.per_coupon_cents)
+        ),
+        Some(a) => crate::tr!(
+            l,
+            "compensation-over-today",
+            left = l.money(a.left_today_cents())
+        ),
+        None => l
+            .t(Refusal::CompensationLimitExceeded.message_key())
+            .to_string(),
+    }
+}
+
 async fn compensate(
     State(s): State<AppState>,
     staff: Staff,
@@ -410,22 +705,42 @@ async fn compensate(
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
-    let path = format!("/console/users/{}/compensation", enc(&user_id));
-    let Some(value_cents) = form.amount.as_deref().and_then(parse_yuan) else {
-        return staff.refused(&path, l.t("enter-the-amount-like-50-or").to_string());
+    let mut f = FormState {
+        amount: form.amount.clone().unwrap_or_default(),
+        valid_days: form.valid_days.clone().unwrap_or_default(),
+        order_no: form.order_no.clone().unwrap_or_default(),
+        reason: form.reason.clone().unwrap_or_default(),
+        back: safe_back(form.back.as_deref()),
+        ..FormState::default()
     };
-    let Some(valid_days) = form
+    // Every field that cannot be right, at once; the service checks again.
+    let value_cents = parse_yuan(&f.amount).filter(|c| *c > 0);
+    if value_cents.is_none() {
+        f.errors
+            .add("amount", l.t("enter-the-amount-like-50-or").to_string());
+    }
+    let valid_days = f
         .valid_days
-        .as_deref()
-        .and_then(|d| d.trim().parse::<i64>().ok())
-        .filter(|d| (1..=365).contains(d))
-    else {
-        return staff.refused(&path, l.t("valid-days-must-be-1-to").to_string());
+        .trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|d| (1..=365).contains(d));
+    if valid_days.is_none() {
+        f.errors
+            .add("valid_days", l.t("valid-days-must-be-1-to").to_string());
+    }
+    if f.reason.trim().is_empty() {
+        f.errors
+            .add("reason", l.t("please-give-a-reason").to_string());
+    }
+    let (Some(value_cents), Some(valid_days)) = (value_cents, valid_days) else {
+        return render_compensation(&s, &staff, &user_id, f).await;
     };
-    let order_no = form
-        .order_no
-        .map(|o| o.trim().to_string())
-        .filter(|o| !o.is_empty());
+    if !f.errors.is_empty() {
+        return render_compensation(&s, &staff, &user_id, f).await;
+    }
+    let order_no = Some(f.order_no.trim().to_string()).filter(|o| !o.is_empty());
+    let path = format!("/console/users/{}/compensation", enc(&user_id));
     let result = s
         .service
         .issue_compensation(
@@ -437,48 +752,79 @@ async fn compensate(
                 value_cents: Some(value_cents),
                 valid_seconds: Some(valid_days * 24 * 3600),
                 reason: form.reason,
-                order_no,
+                order_no: order_no.clone(),
             },
         )
         .await;
-    let ok = crate::tr!(
-        l,
-        "a-compensation-coupon-was-issued",
-        value_cents = l.money(value_cents)
-    );
-    let user_page = format!("/console/users/{}", enc(&user_id));
-    finish(
-        &staff,
-        result,
-        |c| match c {
-            Some(c) => format!("/console/coupons/{}", enc(&c.id)),
-            None => user_page,
+    match result {
+        Ok(done) => {
+            let text = crate::tr!(
+                l,
+                "a-compensation-coupon-was-issued",
+                value_cents = l.money(value_cents),
+                code = answered(&done, "code").unwrap_or_default()
+            );
+            let to = landing(
+                f.back.as_deref(),
+                format!("/console/users/{}", enc(&user_id)),
+            );
+            staff.done(&to, text)
+        }
+        // A mistyped order number is the form's fault, not a missing page.
+        Err(ServiceError::NotFound { what: "order", id }) => {
+            f.errors.add(
+                "order_no",
+                crate::tr!(l, "action-error-no-such-order", order_no = id),
+            );
+            render_compensation(&s, &staff, &user_id, f).await
+        }
+        Err(ServiceError::Refused {
+            refusal: Refusal::CompensationLimitExceeded,
+            ..
+        }) => {
+            let a = match allowance(&s, &staff).await {
+                Ok(a) => a,
+                Err(r) => return r,
+            };
+            f.errors.add("amount", over_cap_text(l, a, value_cents));
+            render_compensation(&s, &staff, &user_id, f).await
+        }
+        Err(e) => match refusal_at(l, &e) {
+            Some((field, text)) => {
+                f.errors.add(field, text);
+                render_compensation(&s, &staff, &user_id, f).await
+            }
+            None => WebError::from_service(l, e).into_response(),
         },
-        ok,
-        &path,
-    )
+    }
 }
 
 async fn cancel_page(
     State(s): State<AppState>,
     staff: Staff,
     Path(order_no): Path<String>,
+    Query(q): Query<BackQuery>,
 ) -> Response {
+    render_cancel(&s, &staff, &order_no, FormState::fresh(q.back.as_deref())).await
+}
+
+/// The cancel page, with the form as typed when it was refused.
+async fn render_cancel(s: &AppState, staff: &Staff, order_no: &str, f: FormState) -> Response {
     let l = staff.lang;
-    let o = match s.service.get_order(&order_no).await {
+    let o = match s.service.get_order(order_no).await {
         Ok(o) => o,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let action = format!("/console/orders/{}/cancel", enc(&o.order_no));
-    let back = format!("/console/orders/{}", enc(&o.order_no));
+    let back = f.cancel_href(&format!("/console/orders/{}", enc(&o.order_no)));
     let cancellable = o.is_live();
     let lapsed = o.checkout_lapsed(s.service.now());
     let allowed = staff.session.role.may_cancel_order(lapsed);
     let form = match (cancellable, allowed) {
         (true, true) => view! {
             <form method="post" action=action class="stack">
-                {hidden_fields(&staff)}
-                {reason_field(l)}
+                {hidden_fields(staff, &f)}
+                {reason_field(l, &f)}
                 <p class="actions">
                     <button type="submit" class="danger primary" data-testid="confirm">{l.t("cancel-the-order")}</button>
                     <a class="button" href=back>{l.t("back")}</a>
@@ -489,12 +835,16 @@ async fn cancel_page(
         (true, false) => view! { <p class="note">{l.t("cancelling-an-order-needs-the-operator")}</p> }.into_any(),
         (false, _) => view! { <p>{l.t("the-order-is-over-it-cannot")}</p> }.into_any(),
     };
-    staff.page(
+    let error = form_error(&f);
+    form_page(
+        staff,
+        &f,
         l.t("cancel-an-order"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{crate::tr!(l, "cancel-order", order_no = &o.order_no)}</h2>
                 <p>{order_badge(l, o.status)}" "{l.t("its-locked-coupon-is-released-in")}</p>
+                {error}
                 {form}
             </section>
         },
@@ -512,6 +862,7 @@ async fn cancel(
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
+    let mut f = FormState::posted(&form);
     let path = format!("/console/orders/{}/cancel", enc(&order_no));
     let result = s
         .service
@@ -523,31 +874,29 @@ async fn cancel(
             form.reason,
         )
         .await;
-    let ok = l.t("the-order-is-cancelled").to_string();
-    let to = format!("/console/orders/{}", enc(&order_no));
-    finish(&staff, result, |_| to, ok, &path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn yuan_amounts_parse_to_exact_cents() {
-        assert_eq!(parse_yuan("50"), Some(5000));
-        assert_eq!(parse_yuan("50.5"), Some(5050));
-        assert_eq!(parse_yuan("50.05"), Some(5005));
-        assert_eq!(parse_yuan(" ¥12.30 "), Some(1230));
-        assert_eq!(parse_yuan("0.01"), Some(1));
-        for bad in ["", "-5", "5.001", "1e3", "abc", ".5", "99999999999", "5,00"] {
-            assert_eq!(parse_yuan(bad), None, "{bad}");
+    match result {
+        Ok(_) => {
+            let text = crate::tr!(l, "action-done-cancelled", order_no = &order_no);
+            let to = landing(
+                f.back.as_deref(),
+                format!("/console/orders/{}", enc(&order_no)),
+            );
+            staff.done(&to, text)
         }
+        Err(e) => match refusal_at(l, &e) {
+            Some((field, text)) => {
+                f.errors.add(field, text);
+                render_cancel(&s, &staff, &order_no, f).await
+            }
+            None => WebError::from_service(l, e).into_response(),
+        },
     }
 }
 
 #[derive(Deserialize)]
 struct RepairQuery {
     coupon_id: Option<String>,
+    back: Option<String>,
 }
 
 /// The two repairs of an order's coupon link that are confirmed on a page
@@ -591,8 +940,7 @@ async fn mark_used_page(
     link_repair_page(s, staff, order_no, q, LinkRepair::MarkUsed).await
 }
 
-/// The confirmation page of a [`LinkRepair`]: what it will do, the order
-/// and the coupon, the reason field.
+/// The confirmation page of a [`LinkRepair`].
 async fn link_repair_page(
     State(s): State<AppState>,
     staff: Staff,
@@ -600,12 +948,26 @@ async fn link_repair_page(
     Query(q): Query<RepairQuery>,
     kind: LinkRepair,
 ) -> Response {
+    let f = FormState::fresh(q.back.as_deref());
+    render_link_repair(&s, &staff, &order_no, q.coupon_id, kind, f).await
+}
+
+/// What a [`LinkRepair`] will do, the order and the coupon, the reason
+/// field; as typed when it was refused.
+async fn render_link_repair(
+    s: &AppState,
+    staff: &Staff,
+    order_no: &str,
+    coupon_id: Option<String>,
+    kind: LinkRepair,
+    f: FormState,
+) -> Response {
     let l = staff.lang;
-    let o = match s.service.get_order(&order_no).await {
+    let o = match s.service.get_order(order_no).await {
         Ok(o) => o,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let Some(coupon_id) = q.coupon_id.filter(|c| !c.is_empty()) else {
+    let Some(coupon_id) = coupon_id.filter(|c| !c.is_empty()) else {
         return WebError::bad_request(l.t("which-coupon-coupon-id-is-missing").to_string())
             .into_response();
     };
@@ -657,9 +1019,12 @@ async fn link_repair_page(
         view! { <dt>{l.t("discount-on-the-order")}</dt><dd>{d}</dd> }
     });
     let action = format!("/console/orders/{}/{}", enc(&o.order_no), kind.route());
-    let back = format!("/console/orders/{}", enc(&o.order_no));
+    let back = f.cancel_href(&format!("/console/orders/{}", enc(&o.order_no)));
     let cid = c.id.clone();
-    staff.page(
+    let error = form_error(&f);
+    form_page(
+        staff,
+        &f,
         title,
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
@@ -671,10 +1036,11 @@ async fn link_repair_page(
                     <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, c.status)}</dd>
                 </dl>
                 <p class="note">{note}</p>
+                {error}
                 <form method="post" action=action class="stack">
-                    {hidden_fields(&staff)}
+                    {hidden_fields(staff, &f)}
                     <input type="hidden" name="coupon_id" value=cid/>
-                    {reason_field(l)}
+                    {reason_field(l, &f)}
                     <p class="actions">
                         <button type="submit" class="primary" data-testid="confirm">{button}</button>
                         <a class="button" href=back>{l.t("cancel")}</a>
@@ -690,6 +1056,7 @@ struct RepairForm {
     form_id: Option<String>,
     coupon_id: Option<String>,
     reason: Option<String>,
+    back: Option<String>,
 }
 
 async fn repair(s: State<AppState>, staff: Staff, order_no: Path<String>, body: Bytes) -> Response {
@@ -705,8 +1072,8 @@ async fn mark_used(
     link_repair(s, staff, order_no, body, LinkRepair::MarkUsed).await
 }
 
-/// The confirmed POST of a [`LinkRepair`]; lands back on the order's
-/// health check.
+/// The confirmed POST of a [`LinkRepair`]; without a `back`, lands on the
+/// order's health check (run again).
 async fn link_repair(
     State(s): State<AppState>,
     staff: Staff,
@@ -718,7 +1085,17 @@ async fn link_repair(
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };
+    let l = staff.lang;
+    let mut f = FormState {
+        reason: form.reason.clone().unwrap_or_default(),
+        back: safe_back(form.back.as_deref()),
+        ..FormState::default()
+    };
     let coupon_id = form.coupon_id.unwrap_or_default();
+    let code = match s.service.get_coupon(&coupon_id).await {
+        Ok(c) => c.code,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
     let path = format!(
         "/console/orders/{}/{}?coupon_id={}",
         enc(&order_no),
@@ -730,21 +1107,126 @@ async fn link_repair(
     let result = match kind {
         LinkRepair::Link => {
             s.service
-                .repair_coupon_link(&ctx, idem.as_ref(), order, coupon_id, form.reason)
+                .repair_coupon_link(&ctx, idem.as_ref(), order, coupon_id.clone(), form.reason)
                 .await
         }
         LinkRepair::MarkUsed => {
             s.service
-                .mark_coupon_used(&ctx, idem.as_ref(), order, coupon_id, form.reason)
+                .mark_coupon_used(&ctx, idem.as_ref(), order, coupon_id.clone(), form.reason)
                 .await
         }
     };
-    let l = staff.lang;
-    let ok = match kind {
-        LinkRepair::Link => l.t("the-coupon-link-is-repaired"),
-        LinkRepair::MarkUsed => l.t("the-coupon-is-marked-used-on"),
+    match result {
+        Ok(_) => {
+            let key = match kind {
+                LinkRepair::Link => "action-done-link-repaired",
+                LinkRepair::MarkUsed => "action-done-marked-used",
+            };
+            let text = crate::tr!(l, key, code = &code, order_no = &order_no);
+            let to = landing(
+                f.back.as_deref(),
+                format!("/console/orders/{}?check=1#health", enc(&order_no)),
+            );
+            staff.done(&to, text)
+        }
+        Err(e) => match refusal_at(l, &e) {
+            Some((field, text)) => {
+                f.errors.add(field, text);
+                render_link_repair(&s, &staff, &order_no, Some(coupon_id), kind, f).await
+            }
+            None => WebError::from_service(l, e).into_response(),
+        },
     }
-    .to_string();
-    let to = format!("/console/orders/{}?check=1#health", enc(&order_no));
-    finish(&staff, result, |_| to, ok, &path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yuan_amounts_parse_to_exact_cents() {
+        assert_eq!(parse_yuan("50"), Some(5000));
+        assert_eq!(parse_yuan("50.5"), Some(5050));
+        assert_eq!(parse_yuan("50.05"), Some(5005));
+        assert_eq!(parse_yuan(" ¥12.30 "), Some(1230));
+        assert_eq!(parse_yuan("0.01"), Some(1));
+        for bad in ["", "-5", "5.001", "1e3", "abc", ".5", "99999999999", "5,00"] {
+            assert_eq!(parse_yuan(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn back_may_only_point_at_a_console_page_of_this_site() {
+        for good in [
+            "/console",
+            "/console/orders/P1",
+            "/console/orders/P1?check=1#health",
+            "/console/users/u%201?check=1#health",
+            "/console/coupons?status=locked&after=cpn_1",
+        ] {
+            assert_eq!(safe_back(Some(good)).as_deref(), Some(good), "{good}");
+        }
+        let long = format!("/console/orders/{}", "x".repeat(MAX_BACK_CHARS));
+        for bad in [
+            "",
+            "https://evil.example/console",
+            "//evil.example/console",
+            "/console//evil.example",
+            "/api/v1/orders/P1",
+            "/consoles",
+            "/console\\..\\api",
+            "/console/../api/v1/orders",
+            "/console/%2e%2e/api/v1/orders",
+            "/console/%2E%2E/api",
+            "/console/x%2fy",
+            "/console/orders/P1\r\nSet-Cookie: x=1",
+            "/console/orders/P 1",
+            "console/orders/P1",
+            long.as_str(),
+        ] {
+            assert_eq!(safe_back(Some(bad)), None, "{bad:?}");
+        }
+        assert_eq!(safe_back(None), None);
+    }
+
+    #[test]
+    fn an_action_link_carries_back_encoded_in_its_query() {
+        assert_eq!(
+            with_back(
+                "/console/coupons/c1/release",
+                "/console/orders/P1?check=1#health"
+            ),
+            "/console/coupons/c1/release?back=%2Fconsole%2Forders%2FP1%3Fcheck%3D1%23health"
+        );
+        assert_eq!(
+            with_back(
+                "/console/orders/P1/repair?coupon_id=c1",
+                "/console/orders/P1"
+            ),
+            "/console/orders/P1/repair?coupon_id=c1&back=%2Fconsole%2Forders%2FP1"
+        );
+    }
+
+    #[test]
+    fn what_is_left_of_the_allowance_never_goes_below_zero_or_above_the_coupon_cap() {
+        let a = CompensationAllowance {
+            per_coupon_cents: 5000,
+            daily_cents: 20000,
+            given_today_cents: 17050,
+        };
+        assert_eq!((a.left_today_cents(), a.next_coupon_cents()), (2950, 2950));
+        let fresh = CompensationAllowance {
+            given_today_cents: 0,
+            ..a
+        };
+        assert_eq!(
+            (fresh.left_today_cents(), fresh.next_coupon_cents()),
+            (20000, 5000)
+        );
+        let over = CompensationAllowance {
+            given_today_cents: 25000,
+            ..a
+        };
+        assert_eq!((over.left_today_cents(), over.next_coupon_cents()), (0, 0));
+    }
 }

@@ -14,6 +14,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Redirect};
 use serde::Deserialize;
 
+use super::actions::with_back;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{
@@ -194,15 +195,17 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
     )
 }
 
-/// The action buttons a coupon offers in its state.
+/// The action buttons a coupon offers in its state; each comes back to
+/// the coupon page.
 fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     let id = enc(&c.id);
+    let here = format!("/console/coupons/{id}");
     let release = c.can_release().then(|| {
-        let href = format!("/console/coupons/{id}/release");
+        let href = with_back(&format!("/console/coupons/{id}/release"), &here);
         view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
     let invalidate = c.can_invalidate().then(|| {
-        let href = format!("/console/coupons/{id}/invalidate");
+        let href = with_back(&format!("/console/coupons/{id}/invalidate"), &here);
         view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
     });
     let compensate = {
@@ -210,6 +213,7 @@ fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
         if let Some(no) = &c.order_no {
             href.push_str(&format!("?order_no={}", enc(no)));
         }
+        let href = with_back(&href, &here);
         view! { <a class="button" href=href>{l.t("issue-compensation")}</a> }
     };
     view! { <p class="actions">{release}{invalidate}{compensate}</p> }
@@ -268,15 +272,30 @@ async fn order_page(
         None
     };
     let href = format!("/console/orders/{}?check=1#health", enc(&o.order_no));
+    // Actions started here come back here, to the re-run check if it ran.
+    let back = if report.is_some() {
+        href.clone()
+    } else {
+        format!("/console/orders/{}", enc(&o.order_no))
+    };
+    let comp_href = with_back(
+        &format!(
+            "/console/users/{}/compensation?order_no={}",
+            enc(&o.user_id),
+            enc(&o.order_no)
+        ),
+        &back,
+    );
     let health = view! {
         <section aria-labelledby="health" id="health-section">
             <h2 id="health">{l.t("one-click-health-check")}</h2>
             {match report {
-                Some(r) => health_report(l, staff.session.role, r.overall, r.checks).into_any(),
+                Some(r) => health_report(l, staff.session.role, r.overall, r.checks, &back).into_any(),
                 None => view! {
                     <p><a class="button primary" href=href data-testid="run-health-check">{l.t("run-the-health-check")}</a></p>
                 }.into_any(),
             }}
+            <p class="actions"><a class="button" href=comp_href data-testid="compensation-link">{l.t("issue-compensation")}</a></p>
         </section>
     };
     let ledger = match s.service.order_compensations(&o.order_no).await {
@@ -337,12 +356,14 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
 }
 
 /// A health report: the overall result, then each check with its message
-/// and a button for the suggested fix.
+/// and a button for the suggested fix, which comes back to `back` (the
+/// page with `?check=1#health`, so the check runs again).
 pub fn health_report(
     l: Lang,
     role: Role,
     overall: CheckResult,
     checks: Vec<CheckView>,
+    back: &str,
 ) -> impl IntoView + use<> {
     let overall_text = match overall {
         CheckResult::Ok => l.t("everything-is-in-order"),
@@ -361,7 +382,7 @@ pub fn health_report(
             let fix = c
                 .action
                 .as_ref()
-                .and_then(|a| fix_button(l, role, a, lapsed_checkout));
+                .and_then(|a| fix_button(l, role, a, lapsed_checkout, back));
             let check_name = c.name.clone();
             view! {
                 <li class=class data-check=check_name>
@@ -393,9 +414,15 @@ fn check_label(l: Lang, name: &str) -> &'static str {
     }
 }
 
-/// The button for a suggested fix, leading to its confirmation page; none
-/// when this role may not do it.
-fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Option<AnyView> {
+/// The button for a suggested fix, leading to its confirmation page, which
+/// comes back to `back`; none when this role may not do it.
+fn fix_button(
+    l: Lang,
+    role: Role,
+    a: &ActionView,
+    lapsed_checkout: bool,
+    back: &str,
+) -> Option<AnyView> {
     let (href, label) = match &a.action {
         SuggestedAction::ReleaseCoupon { coupon_id } => (
             format!("/console/coupons/{}/release", enc(coupon_id)),
@@ -447,6 +474,7 @@ fn fix_button(l: Lang, role: Role, a: &ActionView, lapsed_checkout: bool) -> Opt
         }
     };
     let code = a.action.code();
+    let href = with_back(&href, back);
     Some(view! { <p><a class="button primary" href=href data-fix=code>{label}</a></p> }.into_any())
 }
 
@@ -872,7 +900,16 @@ async fn user_page(
     };
     let role = staff.session.role;
     let check_href = format!("/console/users/{}?check=1#health", enc(&user_id));
-    let comp_href = format!("/console/users/{}/compensation", enc(&user_id));
+    // Actions started here come back here, to the re-run check if it ran.
+    let back = if report.is_some() {
+        check_href.clone()
+    } else {
+        format!("/console/users/{}", enc(&user_id))
+    };
+    let comp_href = with_back(
+        &format!("/console/users/{}/compensation", enc(&user_id)),
+        &back,
+    );
     let health = match report {
         Some(r) => {
             let mut checks: Vec<CheckView> = r.locks.clone();
@@ -885,7 +922,7 @@ async fn user_page(
                     let title = crate::tr!(l, "order-7", order_no = &o.order_no);
                     view! {
                         <h3 class="group-heading"><a href=href>{title}</a></h3>
-                        {health_report(l, role, o.overall, o.checks)}
+                        {health_report(l, role, o.overall, o.checks, &back)}
                     }
                 })
                 .collect_view();
@@ -893,7 +930,7 @@ async fn user_page(
             let summary = (overall == CheckResult::Ok).then(|| {
                 view! { <p class="note">{l.t("all-of-this-users-orders-and")}</p> }
             });
-            let locks = (!checks.is_empty()).then(|| health_report(l, role, overall, std::mem::take(&mut checks)));
+            let locks = (!checks.is_empty()).then(|| health_report(l, role, overall, std::mem::take(&mut checks), &back));
             view! {
                 <p class="overall" data-testid="overall" data-result=overall.as_str()>{result_badge(l, overall)}</p>
                 {summary}{locks}{orders}
@@ -981,7 +1018,7 @@ async fn user_page(
             <section aria-labelledby="health">
                 <h2 id="health">{l.t("one-click-health-check")}</h2>
                 {health}
-                <p class="actions"><a class="button" href=comp_href>{l.t("issue-compensation")}</a></p>
+                <p class="actions"><a class="button" href=comp_href data-testid="compensation-link">{l.t("issue-compensation")}</a></p>
             </section>
             {try_cart}
             <section aria-labelledby="user-coupons">

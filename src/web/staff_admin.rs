@@ -4,9 +4,13 @@
 //! 403 page on every route here.
 //!
 //! Each action is a POST with the session's CSRF token, calls one service
-//! function (one transaction) and redirects back with a flash message. The
-//! rules (nobody demotes or disables themself, the last enabled admin stays
-//! one) live in [`crate::service::staff`].
+//! function (one transaction) and redirects back with a flash message. A
+//! refused form comes back instead (422): the page with the values typed
+//! (never passwords) and the message beside the field at fault, or beside
+//! the account's buttons. Only an action on an account that does not exist
+//! (no row to show it on) is refused with a flash. The rules (nobody
+//! demotes or disables themself, the last enabled admin stays one) live in
+//! [`crate::service::staff`].
 
 use axum::Router;
 use axum::body::Bytes;
@@ -96,14 +100,78 @@ fn refusal(staff: &Staff, e: ServiceError) -> Response {
     let text = match &e {
         ServiceError::Invalid(f) => field_text(l, f),
         ServiceError::NotFound { id, .. } => crate::tr!(l, "there-is-no-account-named", id = id),
-        ServiceError::Forbidden(m) => match StaffRule::from_message(m) {
-            Some(StaffRule::OwnAccount) => l.t("you-cannot-disable-or-demote-your").to_string(),
-            Some(StaffRule::LastAdmin) => l.t("this-is-the-last-enabled-admin").to_string(),
-            _ => return WebError::from_service(l, e).into_response(),
+        ServiceError::Forbidden(m) => match rule_text(l, m) {
+            Some(t) => t,
+            None => return WebError::from_service(l, e).into_response(),
         },
         _ => return WebError::from_service(l, e).into_response(),
     };
     staff.refused(STAFF_PAGE, text)
+}
+
+/// The words of a staff rule that refused an action, if it was one.
+fn rule_text(l: Lang, message: &str) -> Option<String> {
+    match StaffRule::from_message(message) {
+        Some(StaffRule::OwnAccount) => Some(l.t("you-cannot-disable-or-demote-your").to_string()),
+        Some(StaffRule::LastAdmin) => Some(l.t("this-is-the-last-enabled-admin").to_string()),
+        _ => None,
+    }
+}
+
+/// A refused role change or disable/enable of the account `name`: the
+/// staff page again (422) with the message beside its role select
+/// (`role`) or its buttons (`form`) and the role as chosen; an unknown
+/// account or anything but a refusal goes to [`refusal`].
+async fn row_refusal(
+    s: &AppState,
+    staff: &Staff,
+    name: &str,
+    field: &'static str,
+    role: Option<Role>,
+    e: ServiceError,
+) -> Response {
+    let l = staff.lang;
+    let text = match &e {
+        ServiceError::Invalid(f) => field_text(l, f),
+        ServiceError::Forbidden(m) => match rule_text(l, m) {
+            Some(t) => t,
+            None => return refusal(staff, e),
+        },
+        _ => return refusal(staff, e),
+    };
+    row_refused(s, staff, name, field, role, text).await
+}
+
+/// The staff page with `text` beside `field` of account `name`'s row; its
+/// own row has no role select, so the message goes beside its buttons.
+async fn row_refused(
+    s: &AppState,
+    staff: &Staff,
+    name: &str,
+    field: &'static str,
+    role: Option<Role>,
+    text: String,
+) -> Response {
+    let field = if name == staff.session.name.as_str() {
+        "form"
+    } else {
+        field
+    };
+    let mut errors = FieldErrors::default();
+    errors.add(field, text);
+    render_staff_page(
+        s,
+        staff,
+        Refused {
+            row: Some(RowRefused {
+                name: name.to_string(),
+                role,
+                errors,
+            }),
+            ..Refused::default()
+        },
+    )
+    .await
 }
 
 fn time_of(ms: i64) -> String {
@@ -118,6 +186,17 @@ struct Refused {
     add: AddValues,
     /// The account whose password-reset form was refused, and why.
     reset: Option<(String, FieldErrors)>,
+    /// The account whose role change or disable/enable was refused.
+    row: Option<RowRefused>,
+}
+
+/// A refused role change or disable/enable: the account, the role chosen
+/// (when it was one), and the message at `role` or `form`.
+#[derive(Debug, Clone)]
+struct RowRefused {
+    name: String,
+    role: Option<Role>,
+    errors: FieldErrors,
 }
 
 /// The add-account form's values and errors.
@@ -146,7 +225,8 @@ async fn render_staff_page(s: &AppState, staff: &Staff, refused: Refused) -> Res
     let csrf = staff.session.csrf_token.clone();
     let me = staff.session.name.as_str().to_string();
     let count = accounts.len();
-    let has_errors = !refused.add.errors.is_empty() || refused.reset.is_some();
+    let has_errors =
+        !refused.add.errors.is_empty() || refused.reset.is_some() || refused.row.is_some();
     let rows = accounts
         .into_iter()
         .map(|a| {
@@ -155,7 +235,8 @@ async fn render_staff_page(s: &AppState, staff: &Staff, refused: Refused) -> Res
                 .as_ref()
                 .filter(|(name, _)| *name == a.name)
                 .map(|(_, e)| e.clone());
-            account_row(l, &csrf, &me, a, errors)
+            let row = refused.row.clone().filter(|r| r.name == a.name);
+            account_row(l, &csrf, &me, a, errors, row)
         })
         .collect_view();
     let add = add_form(l, &csrf, refused.add);
@@ -192,17 +273,25 @@ async fn render_staff_page(s: &AppState, staff: &Staff, refused: Refused) -> Res
 }
 
 /// One account: its facts and the forms that change it; `reset_errors`
-/// when its password-reset form was just refused (the form is open then).
+/// when its password-reset form was just refused (the form is open then),
+/// `row` when its role change or disable/enable was.
 fn account_row(
     l: Lang,
     csrf: &str,
     me: &str,
     a: StaffView,
     reset_errors: Option<FieldErrors>,
+    row: Option<RowRefused>,
 ) -> impl IntoView + use<> {
     let is_me = a.name == me;
     let base = format!("/console/staff/{}", enc(&a.name));
-    let role = a.role.clone();
+    let row_errors = row.as_ref().map(|r| r.errors.clone()).unwrap_or_default();
+    // The role as chosen in a refused change, else the account's.
+    let role = row
+        .as_ref()
+        .and_then(|r| r.role)
+        .map(|r| r.as_str().to_string())
+        .unwrap_or_else(|| a.role.clone());
     let state = if a.disabled {
         view! { <span class="badge badge-problem" data-state="disabled">{l.t("disabled")}</span> }
     } else {
@@ -210,6 +299,7 @@ fn account_row(
     };
     let role_form = (!is_me).then(|| {
         let id = format!("role-{}", a.name);
+        let field = row_errors.input_attrs("role", &id);
         let options = Role::ALL
             .into_iter()
             .map(|r| {
@@ -221,11 +311,13 @@ fn account_row(
             <form method="post" action=format!("{base}/role") class="inline">
                 <input type="hidden" name="csrf" value=csrf.to_string()/>
                 <label for=id.clone()>{l.t("role")}</label>" "
-                <select id=id name="role">{options}</select>" "
+                <select id=id name="role" aria-invalid=field.invalid aria-describedby=field.described_by.clone()>{options}</select>" "
                 <button type="submit">{l.t("change-role")}</button>
+                {field_error(&field)}
             </form>
         }
     });
+    let row_error = field_error(&row_errors.input_attrs("form", &format!("row-{}", a.name)));
     let toggle = (!is_me).then(|| {
         if a.disabled {
             view! {
@@ -268,6 +360,7 @@ fn account_row(
                     {role_form}
                     {toggle}
                 </div>
+                {row_error}
                 <details open=open>
                     <summary>{l.t("reset-password")}</summary>
                     <form method="post" action=format!("{base}/password") class="stack">
@@ -378,7 +471,7 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
             &staff,
             Refused {
                 add: values,
-                reset: None,
+                ..Refused::default()
             },
         )
         .await;
@@ -392,7 +485,7 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
                 &staff,
                 Refused {
                     add: values,
-                    reset: None,
+                    ..Refused::default()
                 },
             )
             .await;
@@ -412,14 +505,19 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
                 role = role_text(l, role)
             ),
         ),
-        Err(ServiceError::Invalid(f)) if f.field == "name" => {
-            values.errors.add("name", field_text(l, &f));
+        Err(ServiceError::Invalid(f)) => {
+            let field = match f.field {
+                "role" => "role",
+                "password" => "password",
+                _ => "name",
+            };
+            values.errors.add(field, field_text(l, &f));
             render_staff_page(
                 &s,
                 &staff,
                 Refused {
                     add: values,
-                    reset: None,
+                    ..Refused::default()
                 },
             )
             .await
@@ -454,7 +552,7 @@ async fn change_role(
     let l = staff.lang;
     let role = match role_from_form(l, &form.role) {
         Ok(r) => r,
-        Err(t) => return staff.refused(STAFF_PAGE, t),
+        Err(t) => return unknown_account_or(&s, &staff, &name, "role", None, t).await,
     };
     match s
         .service
@@ -479,7 +577,26 @@ async fn change_role(
                 role = role_text(l, role)
             ),
         ),
-        Err(e) => refusal(&staff, e),
+        Err(e) => row_refusal(&s, &staff, &name, "role", Some(role), e).await,
+    }
+}
+
+/// A refusal found before asking the service: beside the account's row,
+/// or, when there is no such account, the flash saying so.
+async fn unknown_account_or(
+    s: &AppState,
+    staff: &Staff,
+    name: &str,
+    field: &'static str,
+    role: Option<Role>,
+    text: String,
+) -> Response {
+    match s.service.list_staff().await {
+        Ok(accounts) if accounts.iter().any(|a| a.name == name) => {
+            row_refused(s, staff, name, field, role, text).await
+        }
+        Ok(_) => refusal(staff, ServiceError::not_found("staff", name)),
+        Err(e) => WebError::from_service(staff.lang, e).into_response(),
     }
 }
 
@@ -519,8 +636,8 @@ async fn reset_password(
         let mut errors = FieldErrors::default();
         errors.add(field, text);
         Refused {
-            add: AddValues::default(),
             reset: Some((target.as_str().to_string(), errors)),
+            ..Refused::default()
         }
     };
     let password = match password_text(l, &target, &form.password, &form.password_again) {
@@ -542,6 +659,9 @@ async fn reset_password(
             STAFF_PAGE,
             crate::tr!(l, "the-password-of-was-reset-their", name = name),
         ),
+        Err(SignInError::Service(ServiceError::Invalid(f))) => {
+            render_staff_page(&s, &staff, refused("password", field_text(l, &f))).await
+        }
         Err(SignInError::Service(e)) => refusal(&staff, e),
         Err(e) => render_staff_page(&s, &staff, refused("own_password", reauth_text(l, &e))).await,
     }
@@ -599,6 +719,6 @@ async fn set_disabled(
             };
             staff.done(STAFF_PAGE, text)
         }
-        Err(e) => refusal(&staff, e),
+        Err(e) => row_refusal(&s, &staff, &name, "form", None, e).await,
     }
 }

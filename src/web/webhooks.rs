@@ -2,10 +2,12 @@
 //! (secrets only by their last 4 characters); operators add subscribers
 //! (an explicit form with CSRF) and disable them (confirmation page, CSRF).
 //! The environment's default subscriber (`COUPONKEEPER_WEBHOOK_URL`) is
-//! listed but cannot be changed here. A URL that is refused (not http(s),
-//! credentials in it, a host on this host's or a private network: see
-//! [`crate::service::Service::check_receiver`]) shows the form
-//! again with the reason beside the field, and nothing is written.
+//! listed but cannot be changed here. A refused add (a URL that is not
+//! http(s), has credentials in it or points at this host's or a private
+//! network: see [`crate::service::Service::check_receiver`]; no event
+//! type, an unknown one, a secret of the wrong length or not typed the
+//! same twice) shows the form again (422) with what was typed (never the
+//! secrets) and each reason beside its field, and nothing is written.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -17,7 +19,7 @@ use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::time_string;
+use super::layout::{FieldErrors, field_error, time_string};
 use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::ServiceError;
@@ -141,12 +143,12 @@ fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl Into
     }
 }
 
-/// A refused URL: the form shown again with the reason beside the field,
-/// what was typed (never the secrets) and the ticked types.
-struct UrlRefused {
+/// A refused add: the form shown again with each reason beside its
+/// field, what was typed (never the secrets) and the ticked types.
+struct AddRefused {
     url: String,
     types: Vec<String>,
-    message: String,
+    errors: FieldErrors,
 }
 
 /// The reason beside the URL field.
@@ -187,7 +189,7 @@ fn refusal_text(l: Lang, r: &ReceiverRefusal) -> String {
     }
 }
 
-fn add_form(l: Lang, csrf: String, refused: Option<UrlRefused>) -> impl IntoView + use<> {
+fn add_form(l: Lang, csrf: String, refused: Option<AddRefused>) -> impl IntoView + use<> {
     let ticked = |t: &str| {
         refused
             .as_ref()
@@ -205,11 +207,16 @@ fn add_form(l: Lang, csrf: String, refused: Option<UrlRefused>) -> impl IntoView
         })
         .collect_view();
     let typed = refused.as_ref().map(|r| r.url.clone()).unwrap_or_default();
-    let invalid = refused.as_ref().map(|_| "true");
-    let described = refused.as_ref().map(|_| "url-error");
-    let error = refused.map(|r| {
-        view! { <p class="field-error" id="url-error" role="alert" data-testid="url-error">{r.message}</p> }
+    let errors = refused.map(|r| r.errors).unwrap_or_default();
+    let url = errors.input_attrs("url", "url");
+    let (invalid, described) = (url.invalid, url.described_by.clone());
+    let error = errors.get("url").map(|m| {
+        let m = m.to_string();
+        view! { <p class="field-error" id="url-error" role="alert" data-testid="url-error" data-field-error="url">{m}</p> }
     });
+    let types = errors.input_attrs("types", "types");
+    let secret = errors.input_attrs("secret", "secret");
+    let again = errors.input_attrs("secret_again", "secret_again");
     view! {
         <section aria-labelledby="add-heading">
             <h2 id="add-heading">{l.t("add-a-subscriber")}</h2>
@@ -218,15 +225,20 @@ fn add_form(l: Lang, csrf: String, refused: Option<UrlRefused>) -> impl IntoView
                 <label for="url">{l.t("url-https-or-http")}</label>
                 <input id="url" name="url" required maxlength="2000" placeholder="https://hooks.example.com/couponkeeper" value=typed aria-invalid=invalid aria-describedby=described/>
                 {error}
-                <fieldset>
+                <fieldset aria-invalid=types.invalid aria-describedby=types.described_by.clone()>
                     <legend>{l.t("event-types")}</legend>
                     <label for="type-all"><input type="checkbox" id="type-all" name="types" value="*" checked=all_ticked/>" "{l.t("all-types-including-ones-added-later")}</label>
                     {boxes}
+                    {field_error(&types)}
                 </fieldset>
                 <label for="secret">{l.t("signing-secret-16-200-characters")}</label>
-                <input id="secret" name="secret" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
+                <input id="secret" name="secret" type="password" required minlength="16" maxlength="200" autocomplete="new-password"
+                    aria-invalid=secret.invalid aria-describedby=secret.described_by.clone()/>
+                {field_error(&secret)}
                 <label for="secret_again">{l.t("secret-again")}</label>
-                <input id="secret_again" name="secret_again" type="password" required minlength="16" maxlength="200" autocomplete="new-password"/>
+                <input id="secret_again" name="secret_again" type="password" required minlength="16" maxlength="200" autocomplete="new-password"
+                    aria-invalid=again.invalid aria-describedby=again.described_by.clone()/>
+                {field_error(&again)}
                 <p class="note">{l.t("once-saved-only-the-secrets-last")}</p>
                 <p class="actions">
                     <button type="submit" class="primary" data-testid="add">{l.t("add-subscriber")}</button>
@@ -240,9 +252,9 @@ async fn list(State(s): State<AppState>, staff: Staff) -> Response {
     render(&s, &staff, None).await
 }
 
-/// The page; with `refused`, the add form again with the URL's problem
-/// beside the field (422: nothing was written).
-async fn render(s: &AppState, staff: &Staff, refused: Option<UrlRefused>) -> Response {
+/// The page; with `refused`, the add form again with each problem beside
+/// its field (422: nothing was written).
+async fn render(s: &AppState, staff: &Staff, refused: Option<AddRefused>) -> Response {
     let l = staff.lang;
     let subs = match s.service.webhook_subscribers().await {
         Ok(r) => r,
@@ -320,21 +332,40 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
         return e.into_response();
     }
     let l = staff.lang;
-    if form.types.is_empty() {
-        return staff.refused(LIST, l.t("choose-at-least-one-event-type").to_string());
-    }
-    if form.secret != form.secret_again {
-        return staff.refused(LIST, l.t("the-two-secrets-do-not-match").to_string());
-    }
-    let refused = |message: String| UrlRefused {
+    let refused = |errors: FieldErrors| AddRefused {
         url: form.url.trim().to_string(),
         types: form.types.clone(),
-        message,
+        errors,
     };
-    // The URL first, with the reason in the page's language; the service
-    // checks it again when adding.
+    // Every field in the page's language, at once; the service checks
+    // again when adding.
+    let mut errors = FieldErrors::default();
     if let Err(r) = s.service.check_receiver(&form.url).await {
-        return render(&s, &staff, Some(refused(refusal_text(l, &r)))).await;
+        errors.add("url", refusal_text(l, &r));
+    }
+    if form.types.is_empty() {
+        errors.add("types", l.t("choose-at-least-one-event-type").to_string());
+    } else if let Some(bad) = form
+        .types
+        .iter()
+        .find(|t| t.as_str() != "*" && !EVENT_TYPES.contains(&t.trim()))
+    {
+        errors.add(
+            "types",
+            crate::tr!(l, "webhook-unknown-event-type", event_type = bad.as_str()),
+        );
+    }
+    let secret = form.secret.trim();
+    if secret.chars().count() < 16 || secret.len() > 200 {
+        errors.add("secret", l.t("webhook-secret-length").to_string());
+    } else if form.secret != form.secret_again {
+        errors.add(
+            "secret_again",
+            l.t("the-two-secrets-do-not-match").to_string(),
+        );
+    }
+    if !errors.is_empty() {
+        return render(&s, &staff, Some(refused(errors))).await;
     }
     match s
         .service
@@ -342,16 +373,15 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
         .await
     {
         Ok(v) => staff.done(LIST, crate::tr!(l, "subscriber-added", url = &v.url)),
-        // The host resolved elsewhere between the two checks.
-        Err(ServiceError::Invalid(f)) if f.field == "url" => {
-            render(&s, &staff, Some(refused(f.message))).await
-        }
+        // The host resolved elsewhere between the two checks, or a rule
+        // the page does not know of: beside the field, as the service says.
         Err(ServiceError::Invalid(f)) => {
-            let field = match f.field {
-                "secret" => l.t("secret"),
-                _ => l.t("event-types"),
-            };
-            staff.refused(LIST, format!("{field}: {}", f.message))
+            match f.field {
+                "secret" => errors.add("secret", l.t("webhook-secret-length").to_string()),
+                "url" => errors.add("url", f.message),
+                _ => errors.add("types", f.message),
+            }
+            render(&s, &staff, Some(refused(errors))).await
         }
         Err(e) => WebError::from_service(l, e).into_response(),
     }

@@ -220,15 +220,68 @@ pub async fn signed_in(app: &TestApp, role: Role) -> Browser<'_> {
     b
 }
 
-/// Opens a confirmation page and posts its form with `fields` added.
+/// Opens a confirmation page and posts its form with `fields` added (and
+/// its hidden `back`, when it has one, as a browser would).
 pub async fn confirm(b: &mut Browser<'_>, path: &str, fields: &[(&str, &str)]) -> Page {
     let page = b.get(path).await;
     assert_eq!(page.status, 200, "{path}: {}", page.text);
     let csrf = page.csrf().expect("token");
     let form_id = hidden_value(&page.text, "form_id").unwrap_or_default();
+    let back = hidden_value(&page.text, "back").map(|b| b.replace("&amp;", "&"));
     let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf), ("form_id", &form_id)];
+    if let Some(back) = &back {
+        all.push(("back", back));
+    }
     all.extend_from_slice(fields);
     b.post_form(path, &all).await
+}
+
+/// The whole opening tag of the element whose attributes contain
+/// `marker` (e.g. `data-testid="compensation-link"` or `id="amount"`).
+pub fn tag_with<'h>(html: &'h str, marker: &str) -> Option<&'h str> {
+    let at = html.find(marker)?;
+    let start = html[..at].rfind('<')?;
+    let end = html[at..].find('>')? + at + 1;
+    Some(&html[start..end])
+}
+
+/// The value of attribute `name` in `tag`, with `&amp;` read back as `&`.
+pub fn attr(tag: &str, name: &str) -> Option<String> {
+    let marker = format!(" {name}=\"");
+    let start = tag.find(&marker)? + marker.len();
+    let end = tag[start..].find('"')? + start;
+    Some(tag[start..end].replace("&amp;", "&"))
+}
+
+/// The value of the input with id `id`, as the page shows it.
+pub fn input_value(html: &str, id: &str) -> Option<String> {
+    attr(tag_with(html, &format!("id=\"{id}\""))?, "value")
+}
+
+/// The text of the textarea with id `id`.
+pub fn textarea_text(html: &str, id: &str) -> Option<String> {
+    let tag = tag_with(html, &format!("<textarea id=\"{id}\""))?;
+    let start = html.find(tag)? + tag.len();
+    let end = html[start..].find("</textarea>")? + start;
+    Some(html[start..end].to_string())
+}
+
+/// The message beside field `field` of a refused form (`<p
+/// data-field-error=FIELD>`), if there is one.
+pub fn field_error(html: &str, field: &str) -> Option<String> {
+    let marker = format!("data-field-error=\"{field}\"");
+    let start = html.find(&marker)?;
+    let rest = &html[start..];
+    let rest = &rest[rest.find('>')? + 1..];
+    Some(rest[..rest.find("</p>")?].to_string())
+}
+
+/// The text of the page's flash message, if any.
+pub fn flash_text(html: &str) -> Option<String> {
+    let start = html.find("data-testid=\"flash\"")?;
+    let rest = &html[start..];
+    let rest = &rest[rest.find('>')? + 1..];
+    Some(rest[..rest.find("</div>")?].to_string())
 }
 
 /// What a person reads on a page: the text between tags, without the

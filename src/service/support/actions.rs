@@ -105,6 +105,31 @@ impl CompensationEntry {
     }
 }
 
+/// What a capped staff member may still give as compensation today: the
+/// caps, and what the ledger says they gave on this business day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CompensationAllowance {
+    /// The most one compensation coupon may be worth.
+    pub per_coupon_cents: i64,
+    /// The most they may give in one business day.
+    pub daily_cents: i64,
+    /// What they gave today (compensation coupons only).
+    pub given_today_cents: i64,
+}
+
+impl CompensationAllowance {
+    /// What is left of today's allowance (never below zero).
+    pub fn left_today_cents(&self) -> i64 {
+        (self.daily_cents - self.given_today_cents).max(0)
+    }
+
+    /// The most the next coupon may be worth: the per-coupon cap or what
+    /// is left of today, whichever is smaller.
+    pub fn next_coupon_cents(&self) -> i64 {
+        self.per_coupon_cents.min(self.left_today_cents())
+    }
+}
+
 fn checkout_lapsed(o: &OrderRow, now: DateTime<Utc>) -> bool {
     crate::domain::order::checkout_lapsed(
         kind_of(o),
@@ -372,11 +397,43 @@ impl Service {
         .await
     }
 
+    /// What `authority` may still give as compensation on this business
+    /// day (`COUPONKEEPER_BUSINESS_TZ`), counted from the ledger rows of
+    /// `ctx`'s actor exactly as [`Service::issue_compensation`] counts them
+    /// (one indexed sum); `None` when `authority` is not capped. A read: the
+    /// answer may be stale by the time a coupon is issued, which re-checks.
+    pub async fn compensation_allowance(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+    ) -> Result<Option<CompensationAllowance>, ServiceError> {
+        if !authority.compensation_capped() {
+            return Ok(None);
+        }
+        let settings = self.settings().clone();
+        let (start, end) = settings.reminders.tz.day_bounds(self.now());
+        let actor = ctx.actor.clone();
+        let given = self
+            .read(move |c| {
+                let actor = actor.clone();
+                Box::pin(async move {
+                    Ok(search::compensation_issued_by(c, &actor, to_ms(start), to_ms(end)).await?)
+                })
+            })
+            .await?;
+        Ok(Some(CompensationAllowance {
+            per_coupon_cents: settings.support_compensation_max_cents,
+            daily_cents: settings.support_compensation_daily_cents,
+            given_today_cents: given,
+        }))
+    }
+
     /// Issues a fixed-amount compensation coupon to `user_id`, outside any
     /// stock (`source = compensation`, no template), recorded in the
     /// compensation ledger with its order, amount, reason and actor. Staff
-    /// with the `support` role are capped per coupon and per UTC day (the
-    /// day's sum is read from the ledger inside the same transaction).
+    /// with the `support` role are capped per coupon and per business day
+    /// (the day's sum is read from the ledger inside the same transaction;
+    /// [`Service::compensation_allowance`] reads the same sum for pages).
     pub async fn issue_compensation(
         &self,
         ctx: &Ctx,

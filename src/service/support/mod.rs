@@ -22,8 +22,8 @@ mod lists;
 mod search;
 
 pub use actions::{
-    Authority, CompensationEntry, CompensationInput, MAX_COMPENSATION_SECONDS,
-    MIN_COMPENSATION_SECONDS,
+    Authority, CompensationAllowance, CompensationEntry, CompensationInput,
+    MAX_COMPENSATION_SECONDS, MIN_COMPENSATION_SECONDS,
 };
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
 pub use health::{ActionView, CheckView, HealthReport, USER_HEALTH_ORDERS, UserHealthReport};
