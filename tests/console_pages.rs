@@ -298,6 +298,9 @@ async fn only_operators_invalidate_and_only_available_coupons() {
     let app = spawn_app().await;
     let cid = coupon_for(&app, "u1").await;
     let mut support = signed_in(&app, Role::Support).await;
+    // The coupon page offers support only the buttons it may use.
+    let page = support.get(&format!("/console/coupons/{cid}")).await;
+    assert!(!page.contains(&format!("/console/coupons/{cid}/invalidate")));
     assert!(
         support
             .get(&format!("/console/coupons/{cid}/invalidate"))
@@ -314,6 +317,11 @@ async fn only_operators_invalidate_and_only_available_coupons() {
     assert_eq!(status_of(&app, &cid).await, "available");
 
     let mut op = signed_in(&app, Role::Operator).await;
+    let page = op.get(&format!("/console/coupons/{cid}")).await;
+    assert!(
+        page.contains(&format!("/console/coupons/{cid}/invalidate")),
+        "operators get the button"
+    );
     let r = confirm(
         &mut op,
         &format!("/console/coupons/{cid}/invalidate"),

@@ -205,7 +205,10 @@ async fn an_operator_adds_a_subscriber_and_its_secret_is_never_shown_whole() {
     assert!(page.contains(URL));
     assert!(page.contains("…WXYZ"));
     assert!(page.contains("coupon.expired, coupon.used"));
-    assert!(page.contains("staff:operator-1"));
+    assert!(
+        page.contains("客服后台：operator-1"),
+        "the creator in words"
+    );
     let id = app.service.webhook_subscribers().await.expect("list")[0]
         .id
         .clone();

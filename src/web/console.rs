@@ -161,7 +161,7 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
     }
     let ids = ids_details(l, ids);
     let source = l.t(c.source.label_key());
-    let actions = coupon_actions(l, &c);
+    let actions = coupon_actions(l, staff.session.role, &c);
     staff.page(
         &title,
         view! {
@@ -197,14 +197,15 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
 
 /// The action buttons a coupon offers in its state; each comes back to
 /// the coupon page.
-fn coupon_actions(l: Lang, c: &CouponView) -> impl IntoView + use<> {
+/// Only the buttons `role` may use: invalidating needs an operator.
+fn coupon_actions(l: Lang, role: Role, c: &CouponView) -> impl IntoView + use<> {
     let id = enc(&c.id);
     let here = format!("/console/coupons/{id}");
     let release = c.can_release().then(|| {
         let href = with_back(&format!("/console/coupons/{id}/release"), &here);
         view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
-    let invalidate = c.can_invalidate().then(|| {
+    let invalidate = (c.can_invalidate() && role.includes(Role::Operator)).then(|| {
         let href = with_back(&format!("/console/coupons/{id}/invalidate"), &here);
         view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
     });

@@ -109,7 +109,11 @@ fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl Into
                 let created = if s.from_environment {
                     l.t("from-couponkeeper-webhook-url").to_string()
                 } else {
-                    format!("{} · {}", time_string(&s.created_at), s.created_by)
+                    format!(
+                        "{} · {}",
+                        time_string(&s.created_at),
+                        super::layout::actor_text(l, &s.created_by)
+                    )
                 };
                 let action = (may_disable && !s.from_environment).then(|| {
                 let switch = if s.enabled { Switch::Disable } else { Switch::Enable };
