@@ -19,6 +19,12 @@ use couponkeeper::service::{Ctx, ServiceError};
 use couponkeeper::store::search::{CouponPageQuery, explain_coupon_page};
 use serde_json::{Value, json};
 
+/// The columns `coupons` and `coupons_archive` share and a row is copied
+/// by (not `c.*`: the generated search key cannot be written).
+const COUPON_COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, \
+     percent_off, max_discount_cents, min_order_cents, categories, status, starts_at, ends_at, \
+     order_no, locked_at, used_at, created_at, updated_at";
+
 async fn scalar(app: &TestApp, sql: &str) -> i64 {
     sqlx::query_scalar(sql)
         .fetch_one(app.db.db.pool())
@@ -976,7 +982,8 @@ async fn search_finds_coupons_by_id_or_code_orders_and_users_in_one_box() {
     plant(
         &app,
         &format!(
-            "INSERT INTO coupons_archive SELECT c.*, 0 FROM coupons c WHERE id = '{archived}'"
+            "INSERT INTO coupons_archive ({COUPON_COLUMNS}, archived_at) \
+             SELECT {COUPON_COLUMNS}, 0 FROM coupons WHERE id = '{archived}'"
         ),
     )
     .await;
@@ -1412,4 +1419,93 @@ async fn the_openapi_document_lists_the_support_routes_with_their_operation_ids(
         );
     }
     assert!(r.body["components"]["schemas"]["HealthReport"].is_object());
+}
+
+#[tokio::test]
+async fn the_search_keys_of_rows_written_before_and_after_their_migration_match_the_rust_rule() {
+    use couponkeeper::domain::ids::search_key;
+    let t = common::TestDb::fresh_through(4, 16).await;
+    let pool = t.db.pool();
+    let order = "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, created_at, updated_at)
+         VALUES ($1, 'u1', 'normal', 'phones', 'paid', 100, 0, 0)";
+    let coupon = format!(
+        "INSERT INTO coupons ({COUPON_COLUMNS}) VALUES ($1, $2, 'u1', NULL, 'compensation', 'fixed', 500, \
+         NULL, NULL, 0, '[]', 'available', 0, 1, NULL, NULL, NULL, 0, 0)"
+    );
+    // Tricky numbers: mixed case, spaces, dashes, non-ASCII letters (kept
+    // as they are on both stores), a Turkish dotless i, punctuation.
+    let before = ["ord-1 a", "Ié-2-ß", "x_y/z.1", "ıi-İI"];
+    let after = ["new-1 b", "Éé ñ-3", "a--b  c"];
+    for (i, no) in before.iter().enumerate() {
+        sqlx::query(order)
+            .bind(*no)
+            .execute(pool)
+            .await
+            .expect("order");
+        sqlx::query(&coupon)
+            .bind(format!("c{i}"))
+            .bind(format!("k7qm-{no}"))
+            .execute(pool)
+            .await
+            .expect("coupon");
+    }
+    t.db.migrate().await.expect("the rest of the migrations");
+    for (i, no) in after.iter().enumerate() {
+        sqlx::query(order)
+            .bind(*no)
+            .execute(pool)
+            .await
+            .expect("order");
+        sqlx::query(&coupon)
+            .bind(format!("d{i}"))
+            .bind(format!("k7qm-{no}"))
+            .execute(pool)
+            .await
+            .expect("coupon");
+    }
+    sqlx::query(&format!(
+        "INSERT INTO coupons_archive ({COUPON_COLUMNS}, archived_at) SELECT {COUPON_COLUMNS}, 0 FROM coupons"
+    ))
+    .execute(pool)
+    .await
+    .expect("archive copies");
+    let orders: Vec<(String, String)> =
+        sqlx::query_as("SELECT order_no, order_no_key FROM orders ORDER BY order_no")
+            .fetch_all(pool)
+            .await
+            .expect("order keys");
+    assert_eq!(orders.len(), before.len() + after.len());
+    for (no, key) in orders {
+        assert_eq!(key, search_key(&no), "{no}");
+    }
+    for table in ["coupons", "coupons_archive"] {
+        let codes: Vec<(String, String)> =
+            sqlx::query_as(&format!("SELECT code, code_key FROM {table} ORDER BY id"))
+                .fetch_all(pool)
+                .await
+                .expect("code keys");
+        assert_eq!(codes.len(), before.len() + after.len());
+        for (code, key) in codes {
+            assert_eq!(key, search_key(&code), "{table} {code}");
+        }
+    }
+    // The key is the database's to compute.
+    assert!(
+        sqlx::query("UPDATE orders SET order_no_key = 'X'")
+            .execute(pool)
+            .await
+            .is_err()
+    );
+    if store() == Store::Postgres {
+        // Byte order whatever the database's collation, so a range is a
+        // prefix.
+        let collations: Vec<String> = sqlx::query_scalar(
+            "SELECT CAST(collation_name AS TEXT) FROM information_schema.columns
+             WHERE column_name IN ('code_key', 'order_no_key') ORDER BY table_name",
+        )
+        .fetch_all(pool)
+        .await
+        .expect("collations");
+        assert_eq!(collations, vec!["C", "C", "C"]);
+    }
 }
