@@ -14,10 +14,18 @@ use common::fixtures::{deposit_paid_under as deposit_paid, plant, user_with_coup
 use common::{Store, TestApp, normal_order, spawn_app, store};
 use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::staff::{Role, StaffName};
-use couponkeeper::service::support::{Authority, CompensationInput, CouponFilter, SearchOutcome};
+use couponkeeper::service::support::{
+    Authority, CompensationInput, CouponFilter, MoreMatches, SearchOutcome,
+};
 use couponkeeper::service::{Ctx, ServiceError};
 use couponkeeper::store::search::{CouponPageQuery, explain_coupon_page};
 use serde_json::{Value, json};
+
+/// The columns `coupons` and `coupons_archive` share and a row is copied
+/// by (not `c.*`: the generated search key cannot be written).
+const COUPON_COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, \
+     percent_off, max_discount_cents, min_order_cents, categories, status, starts_at, ends_at, \
+     order_no, locked_at, used_at, created_at, updated_at";
 
 async fn scalar(app: &TestApp, sql: &str) -> i64 {
     sqlx::query_scalar(sql)
@@ -964,10 +972,11 @@ async fn search_finds_coupons_by_id_or_code_orders_and_users_in_one_box() {
     let r = app.order(normal_order("bob", "bob", None, 1000)).await;
     assert_eq!(r.status, 201, "{}", r.text);
     match svc.search("bob").await.expect("search") {
-        SearchOutcome::Many(hits) => {
-            let kinds: Vec<&str> = hits.iter().map(|h| h.kind.as_str()).collect();
+        SearchOutcome::Many(list) => {
+            let kinds: Vec<&str> = list.hits.iter().map(|h| h.kind.as_str()).collect();
             assert_eq!(kinds, vec!["order", "user"]);
-            assert!(hits.iter().all(|h| h.key == "bob"));
+            assert!(list.hits.iter().all(|h| h.key == "bob"));
+            assert_eq!(list.more, None);
         }
         other => panic!("expected two hits, got {other:?}"),
     }
@@ -976,7 +985,8 @@ async fn search_finds_coupons_by_id_or_code_orders_and_users_in_one_box() {
     plant(
         &app,
         &format!(
-            "INSERT INTO coupons_archive SELECT c.*, 0 FROM coupons c WHERE id = '{archived}'"
+            "INSERT INTO coupons_archive ({COUPON_COLUMNS}, archived_at) \
+             SELECT {COUPON_COLUMNS}, 0 FROM coupons WHERE id = '{archived}'"
         ),
     )
     .await;
@@ -1412,4 +1422,410 @@ async fn the_openapi_document_lists_the_support_routes_with_their_operation_ids(
         );
     }
     assert!(r.body["components"]["schemas"]["HealthReport"].is_object());
+}
+
+/// Plants an order `no` of `user`, created at `created_at` (ms).
+async fn plant_order(app: &TestApp, no: &str, user: &str, created_at: i64) {
+    sqlx::query(
+        "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, created_at, updated_at)
+         VALUES ($1, $2, 'normal', 'phones', 'paid', 1000, $3, $3)",
+    )
+    .bind(no)
+    .bind(user)
+    .bind(created_at)
+    .execute(app.db.db.pool())
+    .await
+    .expect("plant an order");
+}
+
+/// The titles (codes, order numbers) of a list, or a panic naming what came.
+#[track_caller]
+fn titles(outcome: SearchOutcome) -> (Vec<String>, Option<MoreMatches>) {
+    match outcome {
+        SearchOutcome::Many(list) => (list.hits.into_iter().map(|h| h.title).collect(), list.more),
+        other => panic!("expected a list, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_code_prefix_in_any_case_with_spaces_or_dashes_opens_its_one_coupon_or_lists_several_newest_first()
+ {
+    let app = spawn_app().await;
+    let svc = &app.service;
+    // Three coupons a minute apart whose codes share prefixes.
+    let mut ids = Vec::new();
+    for (user, code) in [
+        ("alice", "K7QM-3XPA-9RTD"),
+        ("bob", "K7QM-3XPB-2222"),
+        ("carol", "K7QM-3XPA-4444"),
+    ] {
+        let id = user_with_coupon(&app, user, 3600).await;
+        plant(
+            &app,
+            &format!("UPDATE coupons SET code = '{code}' WHERE id = '{id}'"),
+        )
+        .await;
+        ids.push(id);
+        app.advance(60);
+    }
+    // One match opens it, however it was typed.
+    for q in ["k7qm 3xpb", "k7qm-3xpb-2", " K7QM3XPB ", "k-7-q-m-3-x-p-b"] {
+        assert_eq!(
+            svc.search(q).await.expect("search"),
+            SearchOutcome::Coupon(ids[1].clone()),
+            "{q}"
+        );
+    }
+    // Several are listed newest first, each with its status and user.
+    match svc.search("k7qm 3xpa").await.expect("search") {
+        SearchOutcome::Many(list) => {
+            let got: Vec<(&str, &str, &str, Option<&str>)> = list
+                .hits
+                .iter()
+                .map(|h| {
+                    (
+                        h.kind.as_str(),
+                        h.title.as_str(),
+                        h.user_id.as_str(),
+                        h.status_key,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                got,
+                vec![
+                    (
+                        "coupon",
+                        "K7QM-3XPA-4444",
+                        "carol",
+                        Some("coupon-status-available")
+                    ),
+                    (
+                        "coupon",
+                        "K7QM-3XPA-9RTD",
+                        "alice",
+                        Some("coupon-status-available")
+                    ),
+                ]
+            );
+            assert_eq!(list.hits[0].key, ids[2]);
+            assert_eq!(list.more, None);
+        }
+        other => panic!("expected two coupons, got {other:?}"),
+    }
+    assert_eq!(
+        titles(svc.search("k7qm").await.expect("search")),
+        (
+            vec![
+                "K7QM-3XPA-4444".to_string(),
+                "K7QM-3XPB-2222".to_string(),
+                "K7QM-3XPA-9RTD".to_string(),
+            ],
+            None
+        )
+    );
+    // Three characters are not a prefix: only an exact match would do.
+    for q in ["k7q", "K7Q", "k-7 q", "k7q-"] {
+        assert_eq!(
+            svc.search(q).await.expect("search"),
+            SearchOutcome::Nothing,
+            "{q}"
+        );
+    }
+    // No code starts with it.
+    assert_eq!(
+        svc.search("k7qm 3xpc").await.expect("search"),
+        SearchOutcome::Nothing
+    );
+    // An archived coupon is found by its prefix too.
+    plant(
+        &app,
+        &format!(
+            "INSERT INTO coupons_archive ({COUPON_COLUMNS}, archived_at) \
+             SELECT {COUPON_COLUMNS}, 0 FROM coupons WHERE id = '{}'",
+            ids[2]
+        ),
+    )
+    .await;
+    plant(
+        &app,
+        &format!("DELETE FROM events WHERE coupon_id = '{}'", ids[2]),
+    )
+    .await;
+    plant(
+        &app,
+        &format!("DELETE FROM coupons WHERE id = '{}'", ids[2]),
+    )
+    .await;
+    assert_eq!(
+        svc.search("k7qm3xpa4").await.expect("search"),
+        SearchOutcome::Coupon(ids[2].clone())
+    );
+    assert_eq!(
+        titles(svc.search("K7QM-3XPA").await.expect("search")).0,
+        vec!["K7QM-3XPA-4444", "K7QM-3XPA-9RTD"]
+    );
+}
+
+#[tokio::test]
+async fn an_order_number_prefix_is_case_insensitive_and_an_exact_number_still_opens_directly() {
+    let app = spawn_app().await;
+    let svc = &app.service;
+    let t0 = app.now().timestamp_millis();
+    plant_order(&app, "Shop-2026-0001", "alice", t0).await;
+    plant_order(&app, "shop-2026-0002", "bob", t0 + 1000).await;
+    plant_order(&app, "SHOP-2026-1000", "carol", t0 + 2000).await;
+    plant_order(&app, "ORD-7", "dave", t0 + 3000).await;
+    plant_order(&app, "ORD-70", "dave", t0 + 4000).await;
+
+    assert_eq!(
+        titles(svc.search("shop 2026 000").await.expect("search")),
+        (vec!["shop-2026-0002".into(), "Shop-2026-0001".into()], None)
+    );
+    assert_eq!(
+        titles(svc.search("SHOP-2026").await.expect("search")).0,
+        vec!["SHOP-2026-1000", "shop-2026-0002", "Shop-2026-0001"]
+    );
+    for q in ["shop20261", "Shop 2026-1", "SHOP-2026-1000"] {
+        assert_eq!(
+            svc.search(q).await.expect("search"),
+            SearchOutcome::Order("SHOP-2026-1000".into()),
+            "{q}"
+        );
+    }
+    // The exact number opens its order although "ORD-70" starts with it;
+    // typed another way it is a prefix of both.
+    assert_eq!(
+        svc.search("ORD-7").await.expect("search"),
+        SearchOutcome::Order("ORD-7".into())
+    );
+    assert_eq!(
+        titles(svc.search("ord 7").await.expect("search")).0,
+        vec!["ORD-70", "ORD-7"]
+    );
+    // Three characters list nothing.
+    assert_eq!(
+        svc.search("sho").await.expect("search"),
+        SearchOutcome::Nothing
+    );
+    // A user whose id starts like the orders is still found exactly.
+    assert_eq!(
+        svc.search("carol").await.expect("search"),
+        SearchOutcome::User("carol".into())
+    );
+
+    // More than 50: the 50 newest, and how many there were.
+    for i in 1..=52 {
+        plant_order(&app, &format!("BULK-{i:04}"), "erin", t0 + i * 1000).await;
+    }
+    let (listed, more) = titles(svc.search("bulk-00").await.expect("search"));
+    assert_eq!(listed.len(), 50);
+    assert_eq!(listed.first().map(String::as_str), Some("BULK-0052"));
+    assert_eq!(listed.last().map(String::as_str), Some("BULK-0003"));
+    assert_eq!(more, Some(MoreMatches::Total(52)));
+}
+
+#[tokio::test]
+async fn the_search_keys_of_rows_written_before_and_after_their_migration_match_the_rust_rule() {
+    use couponkeeper::domain::ids::search_key;
+    let t = common::TestDb::fresh_through(4, 16).await;
+    let pool = t.db.pool();
+    let order = "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, created_at, updated_at)
+         VALUES ($1, 'u1', 'normal', 'phones', 'paid', 100, 0, 0)";
+    let coupon = format!(
+        "INSERT INTO coupons ({COUPON_COLUMNS}) VALUES ($1, $2, 'u1', NULL, 'compensation', 'fixed', 500, \
+         NULL, NULL, 0, '[]', 'available', 0, 1, NULL, NULL, NULL, 0, 0)"
+    );
+    // Tricky numbers: mixed case, spaces, dashes, non-ASCII letters (kept
+    // as they are on both stores), a Turkish dotless i, punctuation.
+    let before = ["ord-1 a", "Ié-2-ß", "x_y/z.1", "ıi-İI"];
+    let after = ["new-1 b", "Éé ñ-3", "a--b  c"];
+    for (i, no) in before.iter().enumerate() {
+        sqlx::query(order)
+            .bind(*no)
+            .execute(pool)
+            .await
+            .expect("order");
+        sqlx::query(&coupon)
+            .bind(format!("c{i}"))
+            .bind(format!("k7qm-{no}"))
+            .execute(pool)
+            .await
+            .expect("coupon");
+    }
+    t.db.migrate().await.expect("the rest of the migrations");
+    for (i, no) in after.iter().enumerate() {
+        sqlx::query(order)
+            .bind(*no)
+            .execute(pool)
+            .await
+            .expect("order");
+        sqlx::query(&coupon)
+            .bind(format!("d{i}"))
+            .bind(format!("k7qm-{no}"))
+            .execute(pool)
+            .await
+            .expect("coupon");
+    }
+    sqlx::query(&format!(
+        "INSERT INTO coupons_archive ({COUPON_COLUMNS}, archived_at) SELECT {COUPON_COLUMNS}, 0 FROM coupons"
+    ))
+    .execute(pool)
+    .await
+    .expect("archive copies");
+    let orders: Vec<(String, String)> =
+        sqlx::query_as("SELECT order_no, order_no_key FROM orders ORDER BY order_no")
+            .fetch_all(pool)
+            .await
+            .expect("order keys");
+    assert_eq!(orders.len(), before.len() + after.len());
+    for (no, key) in orders {
+        assert_eq!(key, search_key(&no), "{no}");
+    }
+    for table in ["coupons", "coupons_archive"] {
+        let codes: Vec<(String, String)> =
+            sqlx::query_as(&format!("SELECT code, code_key FROM {table} ORDER BY id"))
+                .fetch_all(pool)
+                .await
+                .expect("code keys");
+        assert_eq!(codes.len(), before.len() + after.len());
+        for (code, key) in codes {
+            assert_eq!(key, search_key(&code), "{table} {code}");
+        }
+    }
+    // The key is the database's to compute.
+    assert!(
+        sqlx::query("UPDATE orders SET order_no_key = 'X'")
+            .execute(pool)
+            .await
+            .is_err()
+    );
+    if store() == Store::Postgres {
+        // Byte order whatever the database's collation, so a range is a
+        // prefix.
+        let collations: Vec<String> = sqlx::query_scalar(
+            "SELECT CAST(collation_name AS TEXT) FROM information_schema.columns
+             WHERE column_name IN ('code_key', 'order_no_key') ORDER BY table_name",
+        )
+        .fetch_all(pool)
+        .await
+        .expect("collations");
+        assert_eq!(collations, vec!["C", "C", "C"]);
+    }
+}
+
+/// Fills `orders` with `n` paid orders `ORD-1` … `ORD-n`, one a second
+/// before `now_ms`, for the plan tests.
+async fn fill_orders(app: &TestApp, n: i64, now_ms: i64) {
+    let (with, source) = match store() {
+        Store::Postgres => (
+            String::new(),
+            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
+        ),
+        Store::Sqlite => (
+            format!(
+                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
+            ),
+            "seq".to_string(),
+        ),
+    };
+    plant(
+        app,
+        &format!(
+            "{with} INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, created_at, updated_at)
+             SELECT 'ORD-' || CAST(g AS TEXT), 'user-' || CAST(g % 5000 AS TEXT), 'normal', 'bulk', 'paid', 1000,
+                 {now_ms} - g * 1000, {now_ms}
+             FROM {source}"
+        ),
+    )
+    .await;
+    plant(app, "ANALYZE").await;
+}
+
+#[tokio::test]
+async fn prefix_searches_read_a_range_of_their_key_index_and_stay_bounded_on_100000_rows() {
+    use couponkeeper::store::search::{
+        ARCHIVED_COUPON_CODE_PREFIX_SQL, COUPON_CODE_PREFIX_SQL, ORDER_NO_PREFIX_SQL, prefix_range,
+    };
+    let app = spawn_app().await;
+    let now_ms = app.now().timestamp_millis();
+    let n = 100_000;
+    fill(&app, n, now_ms).await;
+    // The archive holds a copy of every coupon (as if each were being
+    // moved): searched too, and each coupon is still one match.
+    plant(
+        &app,
+        &format!(
+            "INSERT INTO coupons_archive ({COUPON_COLUMNS}, archived_at) SELECT {COUPON_COLUMNS}, 0 FROM coupons"
+        ),
+    )
+    .await;
+    fill_orders(&app, n, now_ms).await;
+    let backend = app.db.db.backend();
+    let mut conn = app.db.db.pool().acquire().await.expect("a connection");
+    for (sql, table, index) in [
+        (COUPON_CODE_PREFIX_SQL, "coupons", "coupons_code_key_idx"),
+        (
+            ARCHIVED_COUPON_CODE_PREFIX_SQL,
+            "coupons_archive",
+            "coupons_archive_code_key_idx",
+        ),
+        (ORDER_NO_PREFIX_SQL, "orders", "orders_order_no_key_idx"),
+    ] {
+        // A prefix of one row, and one of every row.
+        for prefix in ["BULK12345", "ORD12345", "BULK", "ORD"] {
+            let (low, high) = prefix_range(prefix).expect("a range");
+            let rows = sqlx::query(&common::explain_sql(backend, sql))
+                .bind(low)
+                .bind(high)
+                .bind(1001_i64)
+                .fetch_all(&mut *conn)
+                .await
+                .expect("explain");
+            let plan = common::plan_text(&rows, backend);
+            println!("{table} {prefix}:\n{plan}\n");
+            assert!(
+                plan.contains(index),
+                "{table} {prefix} reads {index}:\n{plan}"
+            );
+            for bad in ["Seq Scan", "Bitmap", "Sort", "TEMP B-TREE"] {
+                assert!(!plan.contains(bad), "{table} {prefix}: no {bad}:\n{plan}");
+            }
+            assert!(
+                !plan.lines().any(|l| l.trim() == format!("SCAN {table}")),
+                "{table} {prefix}: no full scan:\n{plan}"
+            );
+        }
+    }
+    drop(conn);
+
+    // What the search makes of it: codes are BULK-1 … BULK-100000.
+    let svc = &app.service;
+    assert_eq!(
+        svc.search("bulk-12345").await.expect("search"),
+        SearchOutcome::Coupon("bulk-12345".into())
+    );
+    // BULK-123, BULK-1230 … 1239, BULK-12300 … 12399: 111, each live and
+    // archived, listed once.
+    let (listed, more) = titles(svc.search("bulk 123").await.expect("search"));
+    assert_eq!(listed.len(), 50);
+    assert_eq!(more, Some(MoreMatches::Total(111)));
+    // Tens of thousands start with "BULK1": the search stops reading after
+    // 1000 of each table and says so.
+    let (listed, more) = titles(svc.search("bulk1").await.expect("search"));
+    assert_eq!(listed.len(), 50);
+    assert_eq!(more, Some(MoreMatches::Over(1000)));
+    // Orders ORD-1 … ORD-100000, ORD-1 the newest.
+    let (listed, more) = titles(svc.search("ord-1234").await.expect("search"));
+    assert_eq!(listed.len(), 11);
+    assert_eq!(listed[..3], ["ORD-1234", "ORD-12340", "ORD-12341"]);
+    assert_eq!(more, None);
+    let (listed, more) = titles(svc.search("ord 1").await.expect("search"));
+    assert_eq!(listed[..2], ["ORD-1", "ORD-10"]);
+    assert_eq!(more, Some(MoreMatches::Over(1000)));
+    // "ORD-" is three characters once the dash is dropped: no list.
+    assert_eq!(
+        svc.search("ord-").await.expect("search"),
+        SearchOutcome::Nothing
+    );
 }

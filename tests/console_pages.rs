@@ -566,6 +566,104 @@ async fn the_search_box_opens_the_page_of_a_code_an_order_or_a_user() {
 }
 
 #[tokio::test]
+async fn the_search_box_lists_what_a_code_or_order_number_prefix_starts_newest_first() {
+    let app = spawn_app().await;
+    // Three coupons a minute apart whose codes share prefixes, then two
+    // orders whose numbers do.
+    let mut ids = Vec::new();
+    for (user, code) in [
+        ("u1", "K7QM-3XPA-9RTD"),
+        ("u2", "K7QM-3XPA-4444"),
+        ("u3", "K7QM-3XPB-2222"),
+    ] {
+        let cid = coupon_for(&app, user).await;
+        plant(
+            &app,
+            &format!("UPDATE coupons SET code = '{code}' WHERE id = '{cid}'"),
+        )
+        .await;
+        ids.push(cid);
+        app.advance(60);
+    }
+    for no in ["Shop-2026-0001", "shop-2026-0002"] {
+        let r = app.order(normal_order(no, "u4", None, 1000)).await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        app.advance(60);
+    }
+    let mut b = signed_in(&app, Role::Support).await;
+    let search = |q: &str| {
+        let enc: String = form_urlencoded::byte_serialize(q.as_bytes()).collect();
+        format!("/console/search?q={enc}")
+    };
+
+    // One match opens it, typed in any case, with spaces or dashes.
+    for (q, to) in [
+        ("k7qm 3xpb", format!("/console/coupons/{}", ids[2])),
+        ("k7qm-3xpa-4", format!("/console/coupons/{}", ids[1])),
+        ("shop20260002", "/console/orders/shop-2026-0002".to_string()),
+    ] {
+        let r = b.get(&search(q)).await;
+        assert_eq!(r.status, 303, "{q}");
+        assert_eq!(r.location.as_deref(), Some(to.as_str()), "{q}");
+    }
+
+    // Several are listed newest first: code, status in words, user.
+    let page = b.get(&search("k7qm-3xpa")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("data-testid=\"hits\""), "{}", page.text);
+    let newer = page.text.find("K7QM-3XPA-4444").expect("the newer code");
+    let older = page.text.find("K7QM-3XPA-9RTD").expect("the older code");
+    assert!(newer < older, "newest first");
+    assert!(!page.contains("K7QM-3XPB"));
+    assert!(page.contains("待使用 · u2"), "{}", page.text);
+    assert!(page.contains(&format!("href=\"/console/coupons/{}\"", ids[1])));
+    assert!(!page.contains("data-testid=\"more-hits\""));
+    let bad = common::console::unreadable_words(&common::console::visible_text(&page.text));
+    assert!(bad.is_empty(), "{bad:#?}");
+
+    b.accept_language = Some("en".into());
+    let page = b.get(&search("SHOP 2026")).await;
+    assert_eq!(page.status, 200);
+    let newer = page.text.find("shop-2026-0002").expect("the newer order");
+    let older = page.text.find("Shop-2026-0001").expect("the older order");
+    assert!(newer < older, "newest first");
+    assert!(page.contains("pending payment · u4"), "{}", page.text);
+
+    // Three characters are not a prefix.
+    let page = b.get(&search("k7q")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("data-testid=\"no-results\""));
+
+    // More than 50: the 50 newest, and a note saying how many there were.
+    for i in 1..=51 {
+        plant(
+            &app,
+            &format!(
+                "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, created_at, updated_at)
+                 VALUES ('BULK-{i:04}', 'u5', 'normal', 'phones', 'paid', 1000, {i}, {i})"
+            ),
+        )
+        .await;
+    }
+    let page = b.get(&search("bulk 00")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("BULK-0051") && page.contains("BULK-0002"));
+    assert!(!page.contains("BULK-0001"), "the oldest is past the 50");
+    assert!(
+        page.contains("51 coupons or orders start with this; the 50 newest are listed."),
+        "{}",
+        page.text
+    );
+    b.accept_language = Some("zh".into());
+    let page = b.get(&search("bulk 00")).await;
+    assert!(
+        page.contains("以此开头的券或订单共 51 个，下面列出最新的 50 个。"),
+        "{}",
+        page.text
+    );
+}
+
+#[tokio::test]
 async fn the_coupon_list_filters_pages_and_exports_csv() {
     let app = spawn_app().await;
     let t = app.template(json!({"per_user_limit": 100})).await;

@@ -101,6 +101,19 @@ pub fn new_coupon_code() -> String {
     out
 }
 
+/// The search key of a coupon code or order number, and of what staff type
+/// to find one: upper case (ASCII letters only), spaces and dashes dropped,
+/// so `k7qm 3xpa` and `K7QM-3XPA` are both `K7QM3XPA`. The same rule as the
+/// generated `code_key` and `order_no_key` columns
+/// (`migrations/*/0017_search_keys.sql`); non-ASCII letters keep their case
+/// there and here alike.
+pub fn search_key(raw: &str) -> String {
+    raw.chars()
+        .filter(|c| *c != ' ' && *c != '-')
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +137,14 @@ mod tests {
             code.chars()
                 .all(|c| c == '-' || CODE_ALPHABET.contains(&(c as u8)))
         );
+    }
+
+    #[test]
+    fn search_keys_drop_spaces_and_dashes_and_fold_ascii_case_only() {
+        assert_eq!(search_key("k7qm 3xpa-9rtd"), "K7QM3XPA9RTD");
+        assert_eq!(search_key("Shop-2026 0001"), "SHOP20260001");
+        assert_eq!(search_key("ord_1/é"), "ORD_1/é");
+        assert_eq!(search_key(" - "), "");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The support console's SQL: lookups by id, code, order number and user,
-//! keyset pages of coupons, the bounded reads of the health check, the
+//! prefix ranges of the code and order-number search keys, keyset pages of coupons, the bounded reads of the health check, the
 //! compensation cap sum, and the one order-row write of a staff release.
 //!
 //! Every statement is an equality or range lookup on an index (see
@@ -31,6 +31,90 @@ pub async fn coupon_id_by_code(
         .bind(code)
         .fetch_optional(conn)
         .await
+}
+
+/// The range of a b-tree index on a search key that holds exactly the keys
+/// starting with `prefix`: `[prefix, successor)`, where the successor is
+/// the prefix with its last character raised by one (trailing `char::MAX`
+/// dropped first). Code point order is UTF-8 byte order, the order of
+/// SQLite's `BINARY` and of the `COLLATE "C"` key columns on PostgreSQL, so
+/// the same two bounds serve both stores. `None` for an empty prefix or one
+/// of `char::MAX` only (no upper bound; the console never asks for those).
+pub fn prefix_range(prefix: &str) -> Option<(String, String)> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some((prefix.to_string(), chars.into_iter().collect()));
+        }
+    }
+    None
+}
+
+/// Live coupons whose search key (`code_key`, see
+/// `migrations/*/0017_search_keys.sql`) starts with `$1`, in key order:
+/// `$1` and `$2` are the bounds of [`prefix_range`], `$3` the limit. One
+/// range of `coupons_code_key_idx`.
+pub const COUPON_CODE_PREFIX_SQL: &str = "SELECT id, created_at FROM coupons \
+     WHERE code_key >= $1 AND code_key < $2 ORDER BY code_key LIMIT $3";
+
+/// [`COUPON_CODE_PREFIX_SQL`] on the archive (`coupons_archive_code_key_idx`).
+pub const ARCHIVED_COUPON_CODE_PREFIX_SQL: &str = "SELECT id, created_at FROM coupons_archive \
+     WHERE code_key >= $1 AND code_key < $2 ORDER BY code_key LIMIT $3";
+
+/// Orders whose search key (`order_no_key`) starts with `$1`, in key order,
+/// like [`COUPON_CODE_PREFIX_SQL`] (`orders_order_no_key_idx`).
+pub const ORDER_NO_PREFIX_SQL: &str = "SELECT order_no, created_at FROM orders \
+     WHERE order_no_key >= $1 AND order_no_key < $2 ORDER BY order_no_key LIMIT $3";
+
+/// The (id or order number, `created_at`) of at most `limit` rows whose
+/// search key starts with `prefix` (a [`crate::domain::ids::search_key`]),
+/// by one of the prefix statements above.
+async fn by_key_prefix(
+    conn: &mut AnyConnection,
+    sql: &str,
+    prefix: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    let Some((low, high)) = prefix_range(prefix) else {
+        return Ok(Vec::new());
+    };
+    sqlx::query_as(sql)
+        .bind(low)
+        .bind(high)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
+/// Live coupons whose code's search key starts with `prefix`: (id,
+/// `created_at`), at most `limit`, in key order.
+pub async fn coupons_by_code_prefix(
+    conn: &mut AnyConnection,
+    prefix: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    by_key_prefix(conn, COUPON_CODE_PREFIX_SQL, prefix, limit).await
+}
+
+/// [`coupons_by_code_prefix`] on the archive.
+pub async fn archived_coupons_by_code_prefix(
+    conn: &mut AnyConnection,
+    prefix: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    by_key_prefix(conn, ARCHIVED_COUPON_CODE_PREFIX_SQL, prefix, limit).await
+}
+
+/// Orders whose number's search key starts with `prefix`: (order number,
+/// `created_at`), at most `limit`, in key order.
+pub async fn orders_by_no_prefix(
+    conn: &mut AnyConnection,
+    prefix: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    by_key_prefix(conn, ORDER_NO_PREFIX_SQL, prefix, limit).await
 }
 
 /// Whether a coupon with this id exists, live or archived.
@@ -376,5 +460,35 @@ mod tests {
             "{sql}"
         );
         assert_eq!(binds.len(), 7);
+    }
+
+    #[test]
+    fn a_prefix_range_holds_exactly_the_keys_that_start_with_the_prefix() {
+        assert_eq!(
+            prefix_range("K7QM"),
+            Some(("K7QM".to_string(), "K7QN".to_string()))
+        );
+        assert_eq!(prefix_range(""), None);
+        assert_eq!(prefix_range("\u{10FFFF}"), None);
+        // A trailing char::MAX is dropped and the one before it raised.
+        assert_eq!(
+            prefix_range("AB\u{10FFFF}").map(|r| r.1),
+            Some("AC".to_string())
+        );
+        // The surrogate gap is stepped over.
+        assert_eq!(
+            prefix_range("A\u{D7FF}").map(|r| r.1),
+            Some("A\u{E000}".to_string())
+        );
+        let (low, high) = prefix_range("ORD9").expect("a range");
+        for inside in ["ORD9", "ORD90", "ORD9\u{10FFFF}\u{10FFFF}", "ORD9ZZZ"] {
+            assert!(low.as_str() <= inside && inside < high.as_str(), "{inside}");
+        }
+        for outside in ["ORD8", "ORD", "ORDA", "ORD:", "ORE"] {
+            assert!(
+                !(low.as_str() <= outside && outside < high.as_str()),
+                "{outside}"
+            );
+        }
     }
 }

@@ -598,7 +598,8 @@ struct SearchQuery {
 }
 
 /// One box for everything: a single match opens its page, several are
-/// listed, none says so.
+/// listed (prefix matches newest first, with a note when more matched than
+/// are listed), none says so.
 async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQuery>) -> Response {
     let l = staff.lang;
     let query = q.q.unwrap_or_default().trim().to_string();
@@ -610,7 +611,7 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
         Err(crate::service::ServiceError::Invalid(_)) => SearchOutcome::Nothing,
         Err(e) => return to_response(WebError::from_service(l, e)),
     };
-    let hits = match outcome {
+    let list = match outcome {
         SearchOutcome::Coupon(id) => {
             return Redirect::to(&format!("/console/coupons/{}", enc(&id))).into_response();
         }
@@ -620,11 +621,11 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
         SearchOutcome::User(u) => {
             return Redirect::to(&format!("/console/users/{}", enc(&u))).into_response();
         }
-        SearchOutcome::Many(hits) => hits,
-        SearchOutcome::Nothing => Vec::new(),
+        SearchOutcome::Many(list) => list,
+        SearchOutcome::Nothing => crate::service::support::SearchList::default(),
     };
     let title = crate::tr!(l, "search-2", query = &query);
-    let body = if hits.is_empty() {
+    let body = if list.hits.is_empty() {
         view! {
             <section>
                 <p data-testid="no-results">{crate::tr!(l, "no-coupon-order-or-user-matches", query = &query)}</p>
@@ -632,7 +633,26 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
         }
         .into_any()
     } else {
-        let items = hits
+        let shown = list.hits.len();
+        let more = list.more.map(|m| {
+            use crate::service::support::MoreMatches;
+            let text = match m {
+                MoreMatches::Total(matched) => {
+                    crate::tr!(
+                        l,
+                        "search-newest-of-matches",
+                        shown = shown,
+                        matched = matched
+                    )
+                }
+                MoreMatches::Over(read) => {
+                    crate::tr!(l, "search-more-than-matches", shown = shown, read = read)
+                }
+            };
+            view! { <p data-testid="more-hits">{text}</p> }
+        });
+        let items = list
+            .hits
             .into_iter()
             .map(|h| {
                 let (href, kind) = match h.kind.as_str() {
@@ -647,7 +667,8 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
                 view! { <li>{kind}": "<a href=href>{label}</a></li> }
             })
             .collect_view();
-        view! { <section><ul class="links" data-testid="hits">{items}</ul></section> }.into_any()
+        view! { <section>{more}<ul class="links" data-testid="hits">{items}</ul></section> }
+            .into_any()
     };
     staff.page(&title, body)
 }

@@ -31,7 +31,7 @@ pub(crate) use health::{coupon_facts, order_facts};
 pub use lists::{
     CouponFilter, CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview,
 };
-pub use search::{SearchHit, SearchOutcome};
+pub use search::{MoreMatches, SearchHit, SearchList, SearchOutcome};
 
 use sqlx::AnyConnection;
 

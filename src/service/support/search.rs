@@ -1,20 +1,41 @@
 //! The console's search box: one query matched against coupon ids,
 //! coupon codes (any case, dashes optional), order numbers and user ids,
-//! in the live and archive tables.
+//! in the live and archive tables; when nothing matches exactly, a prefix
+//! of a coupon code or order number (any case, spaces and dashes ignored)
+//! lists its matches, newest first.
 
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
 use serde::Serialize;
+use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::live_or_archived_coupon;
 use crate::domain::FieldError;
 use crate::domain::coupon::effective_status;
+use crate::domain::ids::search_key;
 use crate::domain::time::from_ms;
 use crate::service::{Service, ServiceError};
+use crate::store::coupons::CouponRow;
 use crate::store::orders;
 use crate::store::search;
 
 /// Longest search query.
 const MAX_QUERY_LEN: usize = 128;
+
+/// Shortest search key (see [`search_key`]) read as a prefix; shorter
+/// queries match exactly or not at all, so a letter or two cannot list the
+/// world.
+const MIN_PREFIX_CHARS: usize = 4;
+
+/// Most prefix matches listed.
+const MAX_LISTED: usize = 50;
+
+/// Most prefix matches read from each table (in key order, by its index)
+/// to sort newest first: the bound on a prefix search's work. Past it the
+/// list says "more than this many" and holds the newest of those read.
+const PREFIX_SCAN: usize = 1000;
 
 /// One thing a search found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -31,6 +52,28 @@ pub struct SearchHit {
     pub user_id: String,
 }
 
+/// Several hits, to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SearchList {
+    /// Exact matches in the order coupon, order, user; prefix matches
+    /// newest first, at most 50.
+    pub hits: Vec<SearchHit>,
+    /// Set when more matched than are listed.
+    pub more: Option<MoreMatches>,
+}
+
+/// How many prefix matches there were, when more than are listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "count", rename_all = "snake_case")]
+pub enum MoreMatches {
+    /// This many matched; the newest are listed.
+    Total(usize),
+    /// More than this many (1000) matched in one table, which is where the
+    /// search stopped reading it (in code or order-number order); the
+    /// listed ones are the newest of those read.
+    Over(usize),
+}
+
 /// What a console search found: exactly one hit opens its page, several
 /// are listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,9 +86,55 @@ pub enum SearchOutcome {
     /// Exactly one user (their id): open the user page.
     User(String),
     /// Several hits: list them.
-    Many(Vec<SearchHit>),
+    Many(SearchList),
     /// Nothing matched.
     Nothing,
+}
+
+/// A prefix match before it is looked up: what it is, its key (coupon id
+/// or order number) and when it was created.
+#[derive(Debug, Clone)]
+struct Found {
+    created_at: i64,
+    order: bool,
+    key: String,
+}
+
+/// The prefix matches read from each table (each in key order, at most
+/// [`PREFIX_SCAN`] + 1 rows), newest first and at most [`MAX_LISTED`], with
+/// how many more there were.
+fn newest(tables: Vec<Vec<Found>>) -> (Vec<Found>, Option<MoreMatches>) {
+    let mut over = false;
+    let mut seen = HashSet::new();
+    let mut all: Vec<Found> = Vec::new();
+    for mut rows in tables {
+        if rows.len() > PREFIX_SCAN {
+            over = true;
+            rows.truncate(PREFIX_SCAN);
+        }
+        for f in rows {
+            // A coupon met in the live table and the archive (being moved
+            // between them) is one match.
+            if seen.insert((f.order, f.key.clone())) {
+                all.push(f);
+            }
+        }
+    }
+    let matched = all.len();
+    all.sort_by(|a, b| {
+        b.created_at
+            .cmp(&a.created_at)
+            .then_with(|| b.key.cmp(&a.key))
+    });
+    all.truncate(MAX_LISTED);
+    let more = if over {
+        Some(MoreMatches::Over(PREFIX_SCAN))
+    } else if matched > all.len() {
+        Some(MoreMatches::Total(matched))
+    } else {
+        None
+    };
+    (all, more)
 }
 
 /// The coupon code a query may be: upper case, with the dashes put back
@@ -62,7 +151,10 @@ fn as_code(q: &str) -> String {
 impl Service {
     /// The console's search box: a coupon id, a coupon code (any case,
     /// dashes optional), an order number or a user id, in the live and
-    /// archive tables. One hit names its page; several are listed.
+    /// archive tables. When none of those matches exactly and the query's
+    /// [`search_key`] has at least 4 characters, the coupon codes (live and
+    /// archived) and order numbers whose keys start with it, newest first,
+    /// at most 50. One hit names its page; several are listed.
     pub async fn search(&self, query: &str) -> Result<SearchOutcome, ServiceError> {
         let q = query.trim().to_string();
         if q.is_empty() || q.len() > MAX_QUERY_LEN || q.chars().any(char::is_control) {
@@ -70,10 +162,12 @@ impl Service {
                 FieldError::new("q", format!("must be 1 to {MAX_QUERY_LEN} characters")).into(),
             );
         }
+        let key = search_key(&q);
         let now = self.now();
-        let hits = self
+        let (hits, more) = self
             .read(move |c| {
                 let q = q.clone();
+                let key = key.clone();
                 Box::pin(async move {
                     let mut hits: Vec<SearchHit> = Vec::new();
                     let mut coupon_ids = Vec::new();
@@ -87,24 +181,11 @@ impl Service {
                     }
                     for id in coupon_ids {
                         if let Some(r) = live_or_archived_coupon(c, &id).await? {
-                            let st = effective_status(r.status, from_ms(r.ends_at), now);
-                            hits.push(SearchHit {
-                                kind: "coupon".into(),
-                                title: r.code,
-                                status_key: Some(st.label_key()),
-                                user_id: r.user_id,
-                                key: r.id,
-                            });
+                            hits.push(coupon_hit(r, now));
                         }
                     }
                     if let Some(o) = orders::get(c, &q).await? {
-                        hits.push(SearchHit {
-                            kind: "order".into(),
-                            title: o.order_no.clone(),
-                            status_key: Some(o.status.label_key()),
-                            user_id: o.user_id,
-                            key: o.order_no,
-                        });
+                        hits.push(order_hit(o));
                     }
                     if search::user_exists(c, &q).await? {
                         hits.push(SearchHit {
@@ -115,23 +196,87 @@ impl Service {
                             key: q.clone(),
                         });
                     }
-                    Ok(hits)
+                    if !hits.is_empty() || key.chars().count() < MIN_PREFIX_CHARS {
+                        return Ok((hits, None));
+                    }
+                    // Nothing matched exactly: the coupon codes and order
+                    // numbers that start with the query, newest first.
+                    prefix_hits(c, &key, now).await
                 })
             })
             .await?;
-        Ok(match hits.len() {
-            0 => SearchOutcome::Nothing,
-            1 => {
-                let h = hits.into_iter().next().map(|h| (h.kind, h.key));
-                match h {
-                    Some((kind, key)) if kind == "coupon" => SearchOutcome::Coupon(key),
-                    Some((kind, key)) if kind == "order" => SearchOutcome::Order(key),
-                    Some((_, key)) => SearchOutcome::User(key),
-                    None => SearchOutcome::Nothing,
-                }
-            }
-            _ => SearchOutcome::Many(hits),
+        if more.is_some() || hits.len() > 1 {
+            return Ok(SearchOutcome::Many(SearchList { hits, more }));
+        }
+        Ok(match hits.into_iter().next() {
+            None => SearchOutcome::Nothing,
+            Some(h) if h.kind == "coupon" => SearchOutcome::Coupon(h.key),
+            Some(h) if h.kind == "order" => SearchOutcome::Order(h.key),
+            Some(h) => SearchOutcome::User(h.key),
         })
+    }
+}
+
+/// The coupons (live and archived) and orders whose search keys start with
+/// `key`: at most [`MAX_LISTED`] hits, newest first, and how many more
+/// matched.
+async fn prefix_hits(
+    c: &mut AnyConnection,
+    key: &str,
+    now: DateTime<Utc>,
+) -> Result<(Vec<SearchHit>, Option<MoreMatches>), ServiceError> {
+    let read = i64::try_from(PREFIX_SCAN + 1).unwrap_or(i64::MAX);
+    let found = |order: bool, rows: Vec<(String, i64)>| -> Vec<Found> {
+        rows.into_iter()
+            .map(|(key, created_at)| Found {
+                created_at,
+                order,
+                key,
+            })
+            .collect()
+    };
+    let tables = vec![
+        found(false, search::coupons_by_code_prefix(c, key, read).await?),
+        found(
+            false,
+            search::archived_coupons_by_code_prefix(c, key, read).await?,
+        ),
+        found(true, search::orders_by_no_prefix(c, key, read).await?),
+    ];
+    let (listed, more) = newest(tables);
+    let mut hits = Vec::with_capacity(listed.len());
+    for f in listed {
+        if f.order {
+            if let Some(o) = orders::get(c, &f.key).await? {
+                hits.push(order_hit(o));
+            }
+        } else if let Some(r) = live_or_archived_coupon(c, &f.key).await? {
+            hits.push(coupon_hit(r, now));
+        }
+    }
+    Ok((hits, more))
+}
+
+/// A coupon as a hit, with its effective status at `now`.
+fn coupon_hit(r: CouponRow, now: DateTime<Utc>) -> SearchHit {
+    let st = effective_status(r.status, from_ms(r.ends_at), now);
+    SearchHit {
+        kind: "coupon".into(),
+        title: r.code,
+        status_key: Some(st.label_key()),
+        user_id: r.user_id,
+        key: r.id,
+    }
+}
+
+/// An order as a hit.
+fn order_hit(o: orders::OrderRow) -> SearchHit {
+    SearchHit {
+        kind: "order".into(),
+        title: o.order_no.clone(),
+        status_key: Some(o.status.label_key()),
+        user_id: o.user_id,
+        key: o.order_no,
     }
 }
 
@@ -143,5 +288,47 @@ mod tests {
         assert_eq!(as_code("k7qm-3xpa-9rtd"), "K7QM-3XPA-9RTD");
         assert_eq!(as_code("k7qm3xpa9rtd"), "K7QM-3XPA-9RTD");
         assert_eq!(as_code("P123"), "P123");
+    }
+
+    fn f(created_at: i64, order: bool, key: &str) -> Found {
+        Found {
+            created_at,
+            order,
+            key: key.into(),
+        }
+    }
+
+    fn keys(found: &[Found]) -> Vec<&str> {
+        found.iter().map(|f| f.key.as_str()).collect()
+    }
+
+    #[test]
+    fn prefix_matches_are_listed_newest_first_once_each_with_how_many_more() {
+        // Newest first across tables; a coupon in both tables counts once;
+        // an order and a coupon with the same key are two matches.
+        let (listed, more) = newest(vec![
+            vec![f(1, false, "c1"), f(3, false, "c3")],
+            vec![f(3, false, "c3"), f(0, false, "c0")],
+            vec![f(2, true, "c1")],
+        ]);
+        assert_eq!(keys(&listed), vec!["c3", "c1", "c1", "c0"]);
+        assert_eq!(more, None);
+        // 60 matches: the 50 newest, and the count.
+        let rows: Vec<Found> = (0..60).map(|i| f(i, true, &format!("o{i:02}"))).collect();
+        let (listed, more) = newest(vec![Vec::new(), Vec::new(), rows]);
+        assert_eq!(listed.len(), MAX_LISTED);
+        assert_eq!(listed.first().map(|f| f.key.as_str()), Some("o59"));
+        assert_eq!(listed.last().map(|f| f.key.as_str()), Some("o10"));
+        assert_eq!(more, Some(MoreMatches::Total(60)));
+        // A table read past the scan bound: "more than", and the newest of
+        // the rows within the bound (the newest row, read past it, is left
+        // out).
+        let rows: Vec<Found> = (0..=PREFIX_SCAN as i64)
+            .map(|i| f(i, false, &format!("c{i:04}")))
+            .collect();
+        let (listed, more) = newest(vec![rows]);
+        assert_eq!(listed.len(), MAX_LISTED);
+        assert_eq!(listed.first().map(|f| f.key.as_str()), Some("c0999"));
+        assert_eq!(more, Some(MoreMatches::Over(PREFIX_SCAN)));
     }
 }
