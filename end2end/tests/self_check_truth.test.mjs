@@ -11,8 +11,9 @@
 // checkout lock and jobs off, so the lapsed order stays unswept.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SCREENSHOTS, launchBrowser, startServer } from './harness.mjs';
+import { ROOT, SCREENSHOTS, launchBrowser, startServer } from './harness.mjs';
 
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 const SECRET = 'e2e self-check secret, at least 32 bytes long';
@@ -183,6 +184,17 @@ test('in Chinese, a lapsed order, a closed presale order and percent coupons say
   await lapsed.scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SCREENSHOTS, 'self-check-truth-zh.png'), fullPage: true });
   await context.close();
+
+  // The README shows the page before the check at both widths.
+  mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
+  copyFileSync(join(SCREENSHOTS, 'self-check-truth-zh.png'), join(ROOT, 'docs', 'screenshots', 'self-check-phone.png'));
+  const wide = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'zh-CN' });
+  const wpage = await wide.newPage();
+  await wpage.goto(link);
+  const width = await wpage.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 1366, `the page scrolls sideways at 1366 px: ${width}`);
+  await wpage.screenshot({ path: join(ROOT, 'docs', 'screenshots', 'self-check-wide.png'), fullPage: true });
+  await wide.close();
 });
 
 test('in English, the same orders and coupons say the same in English words', async () => {

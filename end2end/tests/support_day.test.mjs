@@ -12,8 +12,9 @@
 // 404 page).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
+import { ROOT, SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
 
 const SUPPORT = { name: 'xiaoyu', password: 'e2e-support-password-9' };
 const OPERATOR = { name: 'laozhou', password: 'e2e-operator-password-9' };
@@ -186,6 +187,30 @@ test('a support agent works a finding from the home queue to compensation, in Ch
     capError: /补偿|额度|上限/,
     compensated: /补偿券/,
   });
+});
+
+test('the home queue fits a 390 px phone; the README shows it at both widths', async () => {
+  await ensureRun();
+  mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
+  copyFileSync(join(SCREENSHOTS, 'home-queue-zh.png'), join(ROOT, 'docs', 'screenshots', 'console-home.png'));
+  const context = await browser.newContext({
+    viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, locale: 'zh-CN',
+  });
+  const page = await context.newPage();
+  await page.goto(`${server.base}/login`);
+  await page.fill('#login-name', SUPPORT.name);
+  await page.fill('#login-password', SUPPORT.password);
+  await Promise.all([page.waitForURL(/\/console$/), page.click('button.primary')]);
+  await checkPage(page, 'home on a phone');
+  for (const path of ['/console/audit', '/console/queue/at-risk', `/console/orders/${anomaly.coupon_order_mismatch.order_no}?check=1`]) {
+    const r = await page.goto(`${server.base}${path}`);
+    assert.ok(r.status() < 500, path);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `${path} is ${width} px wide on a 390 px phone`);
+  }
+  await page.goto(`${server.base}/console`);
+  await page.screenshot({ path: join(ROOT, 'docs', 'screenshots', 'console-home-phone.png'), fullPage: true });
+  await context.close();
 });
 
 test('the same day in English, on another finding', async () => {
