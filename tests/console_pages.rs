@@ -1356,3 +1356,69 @@ async fn the_health_checks_suggested_compensation_opens_prefilled_with_user_orde
         Some("/console/orders/P1?check=1#health")
     );
 }
+
+#[tokio::test]
+async fn the_money_box_lists_each_compensation_coupon_of_the_order_like_its_ledger() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let r = app.order(normal_order("N-MONEY", "u1", None, 10_000)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = confirm(
+        &mut b,
+        "/console/users/u1/compensation?order_no=N-MONEY",
+        &[
+            ("amount", "20"),
+            ("valid_days", "30"),
+            ("order_no", "N-MONEY"),
+            ("reason", "late"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let code: String = sqlx::query_scalar(
+        "SELECT c.code FROM compensation_ledger l JOIN coupons c ON c.id = l.coupon_id WHERE l.order_no = 'N-MONEY'",
+    )
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("the ledger names the coupon");
+    let page = b.get("/console/orders/N-MONEY").await;
+    let money = page
+        .text
+        .split_once("data-testid=\"money\"")
+        .map(|(_, rest)| rest.split("</dl>").next().unwrap_or(""))
+        .unwrap_or("");
+    assert!(
+        money.contains(&format!("补偿券 {code}（客服发放）")),
+        "{money}"
+    );
+    assert!(money.contains("¥20.00"), "{money}");
+    // A normal order has no final-payment compensation line to show ¥0.00.
+    assert!(!money.contains("尾款补偿"), "{money}");
+}
+
+#[tokio::test]
+async fn a_missing_order_inside_the_console_is_a_404_page_in_the_pages_language_with_its_navigation()
+ {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console/orders/DEMO-X-1234").await;
+    assert_eq!(page.status, 404);
+    assert!(page.contains("找不到订单 DEMO-X-1234"), "{}", page.text);
+    assert!(!page.contains("Not found"), "one language, not a mix");
+    assert!(
+        page.contains("data-testid=\"staff-name\""),
+        "the header stays"
+    );
+    assert!(
+        page.contains("action=\"/console/search\""),
+        "the search stays"
+    );
+    let page = b.get("/console/no/such/page").await;
+    assert_eq!(page.status, 404);
+    assert!(
+        page.header("content-type")
+            .unwrap_or("")
+            .starts_with("text/html")
+    );
+    assert!(page.contains("data-testid=\"staff-name\""));
+}
