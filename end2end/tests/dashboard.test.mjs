@@ -75,10 +75,13 @@ test('the audit log shows staff sign-ins and job actions, filterable', async () 
   const { context, page } = await signedIn();
   await page.goto(`${server.base}/console/audit?log=staff`);
   const staffRows = await page.getByTestId('audit-row').allInnerTexts();
-  assert.ok(staffRows.some((r) => r.includes('sign_in') && r.includes(OPERATOR.name)), staffRows.join('\n'));
+  // Actions and actors in words (the stored words stay in data- attributes).
+  assert.ok(staffRows.some((r) => r.includes('登录') && r.includes(OPERATOR.name)), staffRows.join('\n'));
   await page.goto(`${server.base}/console/audit?actor=demo%3Aseed`);
   const actors = await page.getByTestId('audit-actor').allInnerTexts();
-  assert.ok(actors.length > 0 && actors.every((a) => a === 'demo:seed'), actors.join(','));
+  assert.ok(actors.length > 0 && actors.every((a) => a === '演示数据'), actors.join(','));
+  const stored = await page.$$eval('[data-testid=audit-actor]', (cells) => cells.map((c) => c.dataset.actor));
+  assert.ok(stored.every((a) => a === 'demo:seed'), stored.join(','));
   await page.screenshot({ path: join(SCREENSHOTS, 'audit.png'), fullPage: true });
   await context.close();
 });

@@ -221,6 +221,8 @@ pub enum Actor<'a> {
     Job(Job),
     /// `demo:seed`: the demo data loader.
     Demo,
+    /// `cli`: a `couponkeeper` command run on the server (staff accounts).
+    Cli,
     /// Anything else (a benchmark, an older version): shown as stored.
     Other(&'a str),
 }
@@ -235,6 +237,7 @@ impl<'a> Actor<'a> {
                 .find(|j| j.name() == name)
                 .map_or(Actor::Other(raw), Actor::Job),
             Some(("demo", _)) => Actor::Demo,
+            None if raw == "cli" => Actor::Cli,
             _ => Actor::Other(raw),
         }
     }
@@ -272,6 +275,7 @@ mod tests {
         );
         assert_eq!(Actor::parse("job:unknown"), Actor::Other("job:unknown"));
         assert_eq!(Actor::parse("demo:seed"), Actor::Demo);
+        assert_eq!(Actor::parse("cli"), Actor::Cli);
         assert_eq!(Actor::parse("bench"), Actor::Other("bench"));
         assert_eq!(Actor::parse("staff:"), Actor::Other("staff:"));
     }

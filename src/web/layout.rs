@@ -420,6 +420,7 @@ pub fn actor_text(l: Lang, actor: &str) -> String {
         Actor::Api(token) => crate::tr!(l, "actor-api", token = token),
         Actor::Job(job) => l.t(job.label_key()).to_string(),
         Actor::Demo => l.t("actor-demo").to_string(),
+        Actor::Cli => l.t("actor-cli").to_string(),
         Actor::Other(raw) => raw.to_string(),
     }
 }

@@ -37,6 +37,7 @@ event-action-force_release_coupon = Order's coupon force-released
 actor-staff = Console: { $name }
 actor-api = Shop API ({ $token }…)
 actor-demo = Demo data
+actor-cli = Server command line
 actor-job-expiry-wheel = Expiry job
 actor-job-expiry-sweep = Expiry backstop sweep
 actor-job-checkout-lapse = Checkout timeout job

@@ -37,6 +37,7 @@ event-action-force_release_coupon = 订单的券被强制释放
 actor-staff = 客服后台：{ $name }
 actor-api = 商城接口（{ $token }…）
 actor-demo = 演示数据
+actor-cli = 服务器命令行
 actor-job-expiry-wheel = 到期任务
 actor-job-expiry-sweep = 到期兜底扫描
 actor-job-checkout-lapse = 付款超时任务
