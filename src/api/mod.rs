@@ -21,8 +21,10 @@ use crate::http::AppState;
 /// The API's routes, under `/api/v1`.
 pub fn routes() -> Router<AppState> {
     let v1 = Router::new()
-        .route("/templates", post(templates::create))
+        .route("/templates", post(templates::create).get(templates::list))
         .route("/templates/{id}", get(templates::get))
+        .route("/templates/{id}/pause", post(templates::pause))
+        .route("/templates/{id}/resume", post(templates::resume))
         .route(
             "/users/{user_id}/coupons",
             post(coupons::claim).get(coupons::list),

@@ -1,13 +1,14 @@
-//! `POST /templates`, `GET /templates/{id}`.
+//! `POST /templates`, `GET /templates`, `GET /templates/{id}`,
+//! `POST /templates/{id}/pause`, `POST /templates/{id}/resume`.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
-use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
-use crate::domain::template::TemplateInput;
+use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
+use crate::domain::template::{ClaimStanding, TemplateInput};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
 use crate::service::views::TemplateView;
@@ -84,4 +85,102 @@ pub async fn get(
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct TemplateListQuery {
+    /// `active`, `paused`, `not_started` or `ended`.
+    pub status: Option<String>,
+    /// Part of the name.
+    pub q: Option<String>,
+    /// 1-200, default 50.
+    pub limit: Option<i64>,
+    /// The previous page's `next`.
+    pub cursor: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/v1/templates", operation_id = "list_templates", tag = "templates",
+    params(TemplateListQuery),
+    responses((status = 200, body = crate::service::templates::TemplatePage), (status = 400, body = ErrorBody)))]
+pub async fn list(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    QueryParams(q): QueryParams<TemplateListQuery>,
+) -> Response {
+    let standing = match q.status.as_deref() {
+        None | Some("") => None,
+        Some(raw) => match ClaimStanding::parse(raw) {
+            Some(st) => Some(st),
+            None => {
+                return ApiError::invalid(
+                    "status",
+                    "must be one of active, paused, not_started, ended",
+                )
+                .into_response();
+            }
+        },
+    };
+    match s
+        .service
+        .list_templates(standing, q.q, q.cursor, q.limit.unwrap_or(50))
+        .await
+    {
+        Ok(page) => axum::Json(page).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// Body of pause and resume.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ClaimingBody {
+    /// Why; recorded in the staff log.
+    pub reason: Option<String>,
+}
+
+async fn set_claiming(
+    s: AppState,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    id: String,
+    body: JsonBody<ClaimingBody>,
+    pause: bool,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let result = s
+        .service
+        .set_template_claiming(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            id,
+            pause,
+            body.value.reason,
+        )
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/templates/{id}/pause", operation_id = "pause_template", tag = "templates",
+    params(("id" = String, Path)), request_body = ClaimingBody,
+    responses((status = 200, body = TemplateView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn pause(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(id): PathParam,
+    body: JsonBody<ClaimingBody>,
+) -> Response {
+    set_claiming(s, caller, meta, id, body, true).await
+}
+
+#[utoipa::path(post, path = "/api/v1/templates/{id}/resume", operation_id = "resume_template", tag = "templates",
+    params(("id" = String, Path)), request_body = ClaimingBody,
+    responses((status = 200, body = TemplateView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn resume(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(id): PathParam,
+    body: JsonBody<ClaimingBody>,
+) -> Response {
+    set_claiming(s, caller, meta, id, body, false).await
 }

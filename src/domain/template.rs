@@ -26,16 +26,18 @@ pub const MAX_NAME_CHARS: usize = 200;
 #[serde(rename_all = "snake_case")]
 pub enum TemplateStatus {
     Active,
-    Disabled,
+    /// Paused by an operator: claims are refused, issued coupons are
+    /// unaffected. Stored as `disabled`, the word migration 0001 allows.
+    Paused,
 }
 
 impl TemplateStatus {
-    pub const ALL: [TemplateStatus; 2] = [TemplateStatus::Active, TemplateStatus::Disabled];
+    pub const ALL: [TemplateStatus; 2] = [TemplateStatus::Active, TemplateStatus::Paused];
 
     pub fn as_str(self) -> &'static str {
         match self {
             TemplateStatus::Active => "active",
-            TemplateStatus::Disabled => "disabled",
+            TemplateStatus::Paused => "disabled",
         }
     }
 
@@ -54,6 +56,105 @@ impl std::fmt::Display for TemplateStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// Where a template stands for claiming, as `GET /templates` reports and
+/// filters it: derived from its stored status, its claim period and its
+/// validity at a moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStanding {
+    /// Claims are accepted.
+    Active,
+    /// Paused by an operator.
+    Paused,
+    /// Its coupons' validity has not begun.
+    NotStarted,
+    /// Claiming ended early, or its coupons' hard end has passed.
+    Ended,
+}
+
+impl ClaimStanding {
+    pub const ALL: [ClaimStanding; 4] = [
+        ClaimStanding::Active,
+        ClaimStanding::Paused,
+        ClaimStanding::NotStarted,
+        ClaimStanding::Ended,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimStanding::Active => "active",
+            ClaimStanding::Paused => "paused",
+            ClaimStanding::NotStarted => "not_started",
+            ClaimStanding::Ended => "ended",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        ClaimStanding::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// The standing of a template at `now`. Paused wins; then an end of
+/// claiming (early, or the coupons' hard end) that has passed; then a
+/// validity that begins later.
+pub fn claim_standing(
+    status: TemplateStatus,
+    valid_from: Option<DateTime<Utc>>,
+    valid_until: Option<DateTime<Utc>>,
+    claim_ends_at: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> ClaimStanding {
+    if status == TemplateStatus::Paused {
+        return ClaimStanding::Paused;
+    }
+    if claim_ends_at.is_some_and(|e| e <= now) || valid_until.is_some_and(|u| u <= now) {
+        return ClaimStanding::Ended;
+    }
+    if valid_from.is_some_and(|f| f > now) {
+        return ClaimStanding::NotStarted;
+    }
+    ClaimStanding::Active
+}
+
+/// A safe edit of a template that has issued coupons: nothing that would
+/// change what an issued coupon means.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TemplateEdit {
+    pub name: Option<String>,
+    /// The new total; only ever larger, and never below what was claimed.
+    pub total_stock: Option<i64>,
+    /// Claiming ends at this instant (no later than the coupons' hard end).
+    pub claim_ends_at: Option<DateTime<Utc>>,
+}
+
+/// Why an edit is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditRefusal {
+    /// Unlimited stock stays unlimited; a limited one only grows.
+    StockMayOnlyGrow,
+    /// The end of claiming must be in the future.
+    ClaimEndPassed,
+}
+
+/// Checks `edit` against the template's current stock (`None`: unlimited)
+/// and `now`.
+pub fn check_edit(
+    edit: &TemplateEdit,
+    total_stock: Option<i64>,
+    now: DateTime<Utc>,
+) -> Result<(), EditRefusal> {
+    if let Some(new) = edit.total_stock {
+        match total_stock {
+            Some(old) if new >= old => {}
+            _ => return Err(EditRefusal::StockMayOnlyGrow),
+        }
+    }
+    if edit.claim_ends_at.is_some_and(|e| e <= now) {
+        return Err(EditRefusal::ClaimEndPassed);
+    }
+    Ok(())
 }
 
 /// When a claimed coupon can be used.

@@ -59,7 +59,11 @@ impl Service {
                         },
                     };
                     let window = validity.window_for_claim(now);
-                    let (starts_at, ends_at) = match (t.status.accepts_claims(), window) {
+                    // Paused, or claiming ended early: refused like an
+                    // inactive template; the validity window decides next.
+                    let open =
+                        t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
+                    let (starts_at, ends_at) = match (open, window) {
                         (true, Some(w)) => w,
                         _ => {
                             return Err(ServiceError::refused(

@@ -1,9 +1,12 @@
 //! Creating and reading coupon templates.
 
-use super::views::TemplateView;
+use super::views::{StatusCounts, TemplateView};
 use super::{Ctx, Executed, IdempotencyRequest, Service, ServiceError};
+use crate::domain::FieldError;
 use crate::domain::ids::new_id;
-use crate::domain::template::{TemplateInput, TemplateSpec, TemplateStatus, stock_shards};
+use crate::domain::template::{
+    ClaimStanding, TemplateInput, TemplateSpec, TemplateStatus, stock_shards,
+};
 use crate::domain::time::to_ms;
 use crate::store::templates::{self, TemplateRow};
 
@@ -40,9 +43,16 @@ impl Service {
                     per_user_limit: spec.per_user_limit,
                     status: TemplateStatus::Active,
                     created_at: now_ms,
+                    paused_at: None,
+                    claim_ends_at: None,
                 };
                 templates::insert(c, &row, &stock_shards(spec.total_stock)).await?;
-                Ok(TemplateView::from_row(row, 0))
+                Ok(TemplateView::from_row(
+                    row,
+                    0,
+                    StatusCounts::default(),
+                    op.now,
+                ))
             })
         })
         .await
@@ -50,16 +60,200 @@ impl Service {
 
     pub async fn get_template(&self, id: &str) -> Result<TemplateView, ServiceError> {
         let id = id.to_string();
+        let now = self.now();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
                 let row = templates::get(c, &id)
                     .await?
                     .ok_or_else(|| ServiceError::not_found("template", &id))?;
-                let claimed = templates::claimed(c, &id).await?;
-                Ok(TemplateView::from_row(row, claimed))
+                template_view(c, row, now).await
             })
         })
         .await
     }
+
+    /// A page of templates, newest first, optionally of one standing and
+    /// whose name contains `q`; `after` is the previous page's `next`.
+    pub async fn list_templates(
+        &self,
+        standing: Option<ClaimStanding>,
+        q: Option<String>,
+        after: Option<String>,
+        limit: i64,
+    ) -> Result<TemplatePage, ServiceError> {
+        if !(1..=MAX_TEMPLATE_PAGE).contains(&limit) {
+            return Err(ServiceError::Invalid(FieldError::new(
+                "limit",
+                format!("must be between 1 and {MAX_TEMPLATE_PAGE}"),
+            )));
+        }
+        let before = match after.as_deref() {
+            None | Some("") => None,
+            Some(raw) => Some(decode_cursor(raw).ok_or_else(|| {
+                ServiceError::Invalid(FieldError::new("cursor", "is not a cursor this list gave"))
+            })?),
+        };
+        let pattern = match q.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) if text.chars().count() > 200 => {
+                return Err(ServiceError::Invalid(FieldError::new(
+                    "q",
+                    "must be at most 200 characters",
+                )));
+            }
+            Some(text) => Some(like_pattern(text)),
+        };
+        let now = self.now();
+        self.read(move |c| {
+            let before = before.clone();
+            let pattern = pattern.clone();
+            Box::pin(async move {
+                let rows = templates::page(
+                    c,
+                    before.as_ref().map(|(at, id)| (*at, id.as_str())),
+                    standing_sql(standing),
+                    pattern.as_deref(),
+                    to_ms(now),
+                    limit,
+                )
+                .await?;
+                let next = (rows.len() as i64 == limit)
+                    .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
+                    .flatten();
+                let mut out = Vec::with_capacity(rows.len());
+                for row in rows {
+                    out.push(template_view(c, row, now).await?);
+                }
+                Ok(TemplatePage {
+                    templates: out,
+                    next,
+                })
+            })
+        })
+        .await
+    }
+
+    /// Pauses (`pause`) or resumes claiming of a template, with one
+    /// conditional update, audited with who, from where and why.
+    /// Idempotent in effect: pausing a paused template changes nothing and
+    /// answers the template as it is.
+    pub async fn set_template_claiming(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        id: String,
+        pause: bool,
+        reason: Option<String>,
+    ) -> Result<Executed<TemplateView>, ServiceError> {
+        let reason = super::orders::parse_reason(reason)?;
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let id = id.clone();
+            let reason = reason.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let row = templates::get(c, &id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
+                let (from, to, action) = if pause {
+                    (
+                        TemplateStatus::Active,
+                        TemplateStatus::Paused,
+                        "template_pause",
+                    )
+                } else {
+                    (
+                        TemplateStatus::Paused,
+                        TemplateStatus::Active,
+                        "template_resume",
+                    )
+                };
+                if row.status == from
+                    && templates::set_claiming(c, &id, from, to, to_ms(op.now)).await?
+                {
+                    crate::store::audit::insert_staff_audit(
+                        c,
+                        &crate::store::audit::NewStaffAudit {
+                            actor: &op.ctx.actor,
+                            action,
+                            target: &id,
+                            detail: Some(&format!(
+                                "{} -> {}: {reason}",
+                                from.as_str(),
+                                to.as_str()
+                            )),
+                            address: op.ctx.address.as_deref(),
+                            at_ms: to_ms(op.now),
+                        },
+                    )
+                    .await?;
+                }
+                let row = templates::get(c, &id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
+                template_view(c, row, op.now).await
+            })
+        })
+        .await
+    }
+}
+
+/// Most templates one page lists.
+pub const MAX_TEMPLATE_PAGE: i64 = 200;
+
+/// A page of `GET /templates`.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct TemplatePage {
+    pub templates: Vec<TemplateView>,
+    /// The cursor of the next page; null on the last.
+    pub next: Option<String>,
+}
+
+async fn template_view(
+    c: &mut sqlx::AnyConnection,
+    row: TemplateRow,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<TemplateView, ServiceError> {
+    let claimed = templates::claimed(c, &row.id).await?;
+    let counts = StatusCounts::from_rows(&templates::status_counts(c, &row.id, to_ms(now)).await?);
+    Ok(TemplateView::from_row(row, claimed, counts, now))
+}
+
+/// The SQL of a standing over `$3` = now; the same rule as
+/// [`crate::domain::template::claim_standing`].
+fn standing_sql(standing: Option<ClaimStanding>) -> &'static str {
+    match standing {
+        None => "",
+        Some(ClaimStanding::Paused) => "AND status = 'disabled'",
+        Some(ClaimStanding::Ended) => {
+            "AND status = 'active' AND ((claim_ends_at IS NOT NULL AND claim_ends_at <= $3) OR (valid_until IS NOT NULL AND valid_until <= $3))"
+        }
+        Some(ClaimStanding::NotStarted) => {
+            "AND status = 'active' AND NOT ((claim_ends_at IS NOT NULL AND claim_ends_at <= $3) OR (valid_until IS NOT NULL AND valid_until <= $3)) AND valid_from IS NOT NULL AND valid_from > $3"
+        }
+        Some(ClaimStanding::Active) => {
+            "AND status = 'active' AND NOT ((claim_ends_at IS NOT NULL AND claim_ends_at <= $3) OR (valid_until IS NOT NULL AND valid_until <= $3)) AND (valid_from IS NULL OR valid_from <= $3)"
+        }
+    }
+}
+
+/// `created_at.id` back to a cursor.
+fn decode_cursor(raw: &str) -> Option<(i64, String)> {
+    let (at, id) = raw.split_once('.')?;
+    let at: i64 = at.parse().ok()?;
+    (!id.is_empty() && id.len() <= 64).then(|| (at, id.to_string()))
+}
+
+/// `text` as a LIKE pattern matching names that contain it (`\` escapes).
+fn like_pattern(text: &str) -> String {
+    let mut out = String::from("%");
+    for ch in text.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out.push('%');
+    out
 }

@@ -7,11 +7,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::campaign::Policy;
+use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
 use crate::domain::money::Cents;
 use crate::domain::order::CouponLockStatus;
 use crate::domain::order::{self, OrderKind, OrderStatus};
-use crate::domain::template::TemplateStatus;
+use crate::domain::template::{ClaimStanding, claim_standing};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons::CouponRow;
 use crate::store::templates::TemplateRow;
@@ -40,15 +41,71 @@ pub struct TemplateView {
     pub per_user_limit: Option<i64>,
     /// Coupons claimed so far.
     pub claimed: i64,
-    /// `active` or `disabled`.
+    /// `active`, `paused`, `not_started` or `ended`, at the time of the
+    /// answer.
     #[schema(value_type = String)]
-    pub status: TemplateStatus,
+    pub status: ClaimStanding,
+    /// Since when claiming is paused; null when it is not.
+    pub paused_at: Option<String>,
+    /// When claiming ends early, if it does.
+    pub claim_ends_at: Option<String>,
+    /// Its coupons by effective status.
+    pub counts: StatusCounts,
     pub created_at: String,
 }
 
+/// A template's coupons by effective status (an `available` coupon past
+/// its end counts as `expired`). Live coupons only: archived ones are all
+/// terminal and old.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, ToSchema)]
+pub struct StatusCounts {
+    pub available: i64,
+    pub locked: i64,
+    pub used: i64,
+    pub expired: i64,
+    pub invalidated: i64,
+}
+
+impl StatusCounts {
+    /// From `(stored status, count, of which past their end)` rows.
+    pub fn from_rows(rows: &[(String, i64, i64)]) -> Self {
+        let mut c = StatusCounts::default();
+        for (status, n, past) in rows {
+            match CouponStatus::parse(status) {
+                Some(CouponStatus::Available) => {
+                    c.available += n - past;
+                    c.expired += past;
+                }
+                Some(CouponStatus::Locked) => c.locked += n,
+                Some(CouponStatus::Used) => c.used += n,
+                Some(CouponStatus::Expired) => c.expired += n,
+                Some(CouponStatus::Invalidated) => c.invalidated += n,
+                None => {}
+            }
+        }
+        c
+    }
+}
+
 impl TemplateView {
-    pub fn from_row(t: TemplateRow, claimed: i64) -> Self {
+    pub fn from_row(
+        t: TemplateRow,
+        claimed: i64,
+        counts: StatusCounts,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let status = claim_standing(
+            t.status,
+            t.valid_from.map(crate::domain::time::from_ms),
+            t.valid_until.map(crate::domain::time::from_ms),
+            t.claim_ends_at.map(crate::domain::time::from_ms),
+            now,
+        );
         TemplateView {
+            status,
+            paused_at: ts_opt(t.paused_at),
+            claim_ends_at: ts_opt(t.claim_ends_at),
+            counts,
             categories: parse_stored_categories(&t.categories),
             id: t.id,
             name: t.name,
@@ -63,7 +120,6 @@ impl TemplateView {
             total_stock: t.total_stock,
             per_user_limit: t.per_user_limit,
             claimed,
-            status: t.status,
             created_at: ts(t.created_at),
         }
     }

@@ -23,10 +23,14 @@ pub struct TemplateRow {
     pub per_user_limit: Option<i64>,
     pub status: TemplateStatus,
     pub created_at: i64,
+    /// Since when claiming is paused (status `disabled`).
+    pub paused_at: Option<i64>,
+    /// Claiming ends at this instant, before the coupons' own end.
+    pub claim_ends_at: Option<i64>,
 }
 
 const COLUMNS: &str = "id, name, kind, value_cents, percent_off, max_discount_cents, min_order_cents, categories, \
-     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at";
+     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at, paused_at, claim_ends_at";
 
 /// Inserts the template and its stock shards (`capacities[i]` is shard i's
 /// capacity, `None` for unlimited).
@@ -36,7 +40,7 @@ pub async fn insert(
     capacities: &[Option<i64>],
 ) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
     ))
     .bind(&t.id)
     .bind(&t.name)
@@ -53,6 +57,8 @@ pub async fn insert(
     .bind(t.per_user_limit)
     .bind(t.status.as_str())
     .bind(t.created_at)
+    .bind(t.paused_at)
+    .bind(t.claim_ends_at)
     .execute(&mut *conn)
     .await?;
     for (i, cap) in capacities.iter().enumerate() {
@@ -135,4 +141,84 @@ pub async fn take_from_shard(
     .execute(conn)
     .await?;
     Ok(r.rows_affected() == 1)
+}
+
+/// Pauses (`to` = paused) or resumes (`to` = active) claiming with one
+/// conditional UPDATE on the status it must have now. `Ok(false)`: it
+/// already was in `to` (or the template is gone).
+pub async fn set_claiming(
+    conn: &mut AnyConnection,
+    id: &str,
+    from: TemplateStatus,
+    to: TemplateStatus,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let paused_at = (to == TemplateStatus::Paused).then_some(now_ms);
+    let r = sqlx::query(
+        "UPDATE templates SET status = $3, paused_at = $4 WHERE id = $1 AND status = $2",
+    )
+    .bind(id)
+    .bind(from.as_str())
+    .bind(to.as_str())
+    .bind(paused_at)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// A page of templates, newest first (keyset on `(created_at, id)`,
+/// `templates_created_idx`), filtered by `where_sql` (a fixed clause over
+/// `$3` = now) and an optional name pattern.
+pub async fn page(
+    conn: &mut AnyConnection,
+    before: Option<(i64, &str)>,
+    where_sql: &str,
+    name_like: Option<&str>,
+    now_ms: i64,
+    limit: i64,
+) -> Result<Vec<TemplateRow>, sqlx::Error> {
+    let (cursor_at, cursor_id) = before.unwrap_or((i64::MAX, ""));
+    let cursor = if before.is_some() {
+        "AND (created_at < $1 OR (created_at = $1 AND id < $2))"
+    } else {
+        "AND $1 = $1 AND $2 = $2"
+    };
+    let name = if name_like.is_some() {
+        "AND name LIKE $5 ESCAPE '\\'"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM templates WHERE 1 = 1 {cursor} {where_sql} AND $3 = $3 {name}
+         ORDER BY created_at DESC, id DESC LIMIT $4"
+    );
+    let q = sqlx::query_as(&sql)
+        .bind(cursor_at)
+        .bind(cursor_id)
+        .bind(now_ms)
+        .bind(limit);
+    let q = match name_like {
+        Some(p) => q.bind(p),
+        None => q,
+    };
+    q.fetch_all(conn).await
+}
+
+/// A template's coupons per stored status, and how many `available` ones
+/// are past their end at `now_ms` (they read `expired`); the
+/// `(template_id, status, ends_at, id)` index.
+pub async fn status_counts(
+    conn: &mut AnyConnection,
+    id: &str,
+    now_ms: i64,
+) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT status, CAST(COUNT(*) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN ends_at <= $2 THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM coupons WHERE template_id = $1 GROUP BY status",
+    )
+    .bind(id)
+    .bind(now_ms)
+    .fetch_all(conn)
+    .await
 }
