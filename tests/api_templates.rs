@@ -183,3 +183,88 @@ async fn a_template_reads_not_started_or_ended_by_its_validity_and_counts_its_co
         vec!["later"]
     );
 }
+
+#[tokio::test]
+async fn safe_edits_rename_raise_stock_and_end_claiming_and_anything_else_is_refused_with_the_reason()
+ {
+    let app = spawn_app().await;
+    let t = app
+        .template(json!({"total_stock": 2, "min_order_cents": 0}))
+        .await;
+    let id = t["id"].as_str().unwrap_or_default().to_string();
+    app.claim("u1", &id).await;
+    app.claim("u2", &id).await;
+    let sold_out = app
+        .post("/api/v1/users/u3/coupons", json!({"template_id": id}))
+        .await;
+    assert_eq!(sold_out.code(), "out_of_stock");
+    let path = format!("/api/v1/templates/{id}");
+
+    // More stock: claims go on, and the shards' capacity sums to it.
+    let r = app
+        .patch(&path, json!({"name": "满300减50 加量", "total_stock": 5}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        (r.body["name"].clone(), r.body["total_stock"].clone()),
+        (json!("满300减50 加量"), json!(5))
+    );
+    for user in ["u3", "u4", "u5"] {
+        let c = app
+            .post(
+                &format!("/api/v1/users/{user}/coupons"),
+                json!({"template_id": id}),
+            )
+            .await;
+        assert_eq!(c.status, 201, "{user}: {}", c.text);
+    }
+    let c = app
+        .post("/api/v1/users/u6/coupons", json!({"template_id": id}))
+        .await;
+    assert_eq!(c.code(), "out_of_stock", "exactly 5 in all");
+    assert_eq!(
+        count(&app, &format!("SELECT CAST(SUM(capacity) AS BIGINT) FROM template_stock_shards WHERE template_id = '{id}'")).await,
+        5
+    );
+
+    // Less stock, or meaning-changing fields: 409 with the reason.
+    for body in [
+        json!({"total_stock": 4}),
+        json!({"value_cents": 100}),
+        json!({"categories": ["shoes"]}),
+        json!({"min_order_cents": 0}),
+        json!({"claim_ends_at": app.at(-1)}),
+    ] {
+        let r = app.patch(&path, body.clone()).await;
+        assert_eq!(
+            (r.status, r.code()),
+            (409, "edit_not_allowed"),
+            "{body}: {}",
+            r.text
+        );
+        assert!(!r.body["error"]["message"].as_str().unwrap_or("").is_empty());
+    }
+    let r = app.patch(&path, json!({"name": ""})).await;
+    assert_eq!((r.status, r.field()), (400, "name"));
+
+    // Ending claiming early: claims are refused from then on.
+    let r = app.patch(&path, json!({"claim_ends_at": app.at(60)})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["status"], "active");
+    app.advance(61);
+    let t = app.get(&path).await;
+    assert_eq!(t.body["status"], "ended");
+    let c = app
+        .post("/api/v1/users/u7/coupons", json!({"template_id": id}))
+        .await;
+    assert_eq!(c.code(), "template_inactive");
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM staff_audit WHERE action = 'template_edit'"
+        )
+        .await,
+        2,
+        "each applied edit is in the staff log"
+    );
+}

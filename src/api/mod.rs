@@ -22,7 +22,10 @@ use crate::http::AppState;
 pub fn routes() -> Router<AppState> {
     let v1 = Router::new()
         .route("/templates", post(templates::create).get(templates::list))
-        .route("/templates/{id}", get(templates::get))
+        .route(
+            "/templates/{id}",
+            get(templates::get).patch(templates::patch),
+        )
         .route("/templates/{id}/pause", post(templates::pause))
         .route("/templates/{id}/resume", post(templates::resume))
         .route(

@@ -27,7 +27,7 @@ impl Modify for BearerAuth {
 #[openapi(
     info(title = "couponkeeper", description = "Coupon lifecycle service: the contract of API.md"),
     paths(
-        templates::create, templates::get, templates::list, templates::pause, templates::resume,
+        templates::create, templates::get, templates::list, templates::pause, templates::resume, templates::patch,
         coupons::claim, coupons::list, coupons::get, coupons::options,
         campaigns::create, campaigns::get,
         orders::create, orders::get, orders::pay, orders::deposit_payment,
@@ -39,7 +39,7 @@ impl Modify for BearerAuth {
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
-        templates::CreateTemplateBody, templates::ClaimingBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
+        templates::CreateTemplateBody, templates::ClaimingBody, templates::PatchTemplateBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
         crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning,
         campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody,
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,

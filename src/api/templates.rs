@@ -184,3 +184,44 @@ pub async fn resume(
 ) -> Response {
     set_claiming(s, caller, meta, id, body, false).await
 }
+
+/// A safe edit. Any other field is refused with 409 `edit_not_allowed`:
+/// it would change what issued coupons mean.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PatchTemplateBody {
+    pub name: Option<String>,
+    /// Only ever larger, and never below `claimed`.
+    pub total_stock: Option<i64>,
+    /// RFC 3339; claiming ends then (in the future).
+    pub claim_ends_at: Option<String>,
+    /// Everything else the body holds.
+    #[serde(flatten)]
+    #[schema(ignore)]
+    pub other: serde_json::Map<String, serde_json::Value>,
+}
+
+#[utoipa::path(patch, path = "/api/v1/templates/{id}", operation_id = "edit_template", tag = "templates",
+    params(("id" = String, Path)), request_body = PatchTemplateBody,
+    responses((status = 200, body = TemplateView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "edit_not_allowed", body = ErrorBody)))]
+pub async fn patch(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(id): PathParam,
+    body: JsonBody<PatchTemplateBody>,
+) -> Response {
+    let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
+    let b = body.value;
+    let patch = crate::service::templates::TemplatePatch {
+        name: b.name,
+        total_stock: b.total_stock,
+        claim_ends_at: b.claim_ends_at,
+        unsafe_fields: b.other.keys().cloned().collect(),
+    };
+    let result = s
+        .service
+        .edit_template(&meta.ctx(&caller), idem.as_ref(), id, patch)
+        .await;
+    respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}

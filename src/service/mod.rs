@@ -134,11 +134,14 @@ pub enum Refusal {
     OrderNotOwned,
     /// A repair whose facts do not (or no longer) call for it.
     RepairNotApplicable,
+    /// A template edit that would change what issued coupons mean, or
+    /// lower the stock.
+    EditNotAllowed,
 }
 
 impl Refusal {
     /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 19] = [
+    pub const ALL: [Refusal; 20] = [
         Refusal::OutOfStock,
         Refusal::ClaimLimitReached,
         Refusal::TemplateInactive,
@@ -158,6 +161,7 @@ impl Refusal {
         Refusal::CompensationLimitExceeded,
         Refusal::OrderNotOwned,
         Refusal::RepairNotApplicable,
+        Refusal::EditNotAllowed,
     ];
 
     /// The catalog key of the refusal's message, in a customer's words.
@@ -182,6 +186,7 @@ impl Refusal {
             Refusal::CompensationLimitExceeded => "refusal-compensation_limit_exceeded",
             Refusal::OrderNotOwned => "refusal-order_not_owned",
             Refusal::RepairNotApplicable => "refusal-repair_not_applicable",
+            Refusal::EditNotAllowed => "refusal-edit_not_allowed",
         }
     }
 
@@ -206,6 +211,7 @@ impl Refusal {
             Refusal::CompensationLimitExceeded => "compensation_limit_exceeded",
             Refusal::OrderNotOwned => "order_not_owned",
             Refusal::RepairNotApplicable => "repair_not_applicable",
+            Refusal::EditNotAllowed => "edit_not_allowed",
         }
     }
 }

@@ -5,7 +5,8 @@ use super::{Ctx, Executed, IdempotencyRequest, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::ids::new_id;
 use crate::domain::template::{
-    ClaimStanding, TemplateInput, TemplateSpec, TemplateStatus, stock_shards,
+    ClaimStanding, EditRefusal, TemplateEdit, TemplateInput, TemplateSpec, TemplateStatus,
+    check_edit, stock_shards,
 };
 use crate::domain::time::to_ms;
 use crate::store::templates::{self, TemplateRow};
@@ -189,6 +190,148 @@ impl Service {
                     )
                     .await?;
                 }
+                let row = templates::get(c, &id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
+                template_view(c, row, op.now).await
+            })
+        })
+        .await
+    }
+}
+
+/// A `PATCH /templates/{id}` body before checking: the safe fields, and
+/// the names of any other fields it tried to change.
+#[derive(Debug, Clone, Default)]
+pub struct TemplatePatch {
+    pub name: Option<String>,
+    pub total_stock: Option<i64>,
+    pub claim_ends_at: Option<String>,
+    /// Fields that would change issued coupons (refused with the reason).
+    pub unsafe_fields: Vec<String>,
+}
+
+impl Service {
+    /// Applies a safe edit to a template: a new name, more stock (never
+    /// less, never below what was claimed), an earlier end of claiming.
+    /// Anything that would change issued coupons is refused with 409
+    /// `edit_not_allowed`. Audited in the staff log with before -> after.
+    pub async fn edit_template(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        id: String,
+        patch: TemplatePatch,
+    ) -> Result<Executed<TemplateView>, ServiceError> {
+        if let Some(field) = patch.unsafe_fields.first() {
+            return Err(ServiceError::refused(
+                super::Refusal::EditNotAllowed,
+                format!(
+                    "{field} cannot change once coupons may exist: it would change what issued coupons mean"
+                ),
+            ));
+        }
+        let name = match patch.name.as_deref().map(str::trim) {
+            None => None,
+            Some(n)
+                if n.is_empty() || n.chars().count() > crate::domain::template::MAX_NAME_CHARS =>
+            {
+                return Err(ServiceError::Invalid(FieldError::new(
+                    "name",
+                    format!(
+                        "must be 1-{} characters",
+                        crate::domain::template::MAX_NAME_CHARS
+                    ),
+                )));
+            }
+            Some(n) => Some(n.to_string()),
+        };
+        if let Some(s) = patch.total_stock
+            && !(1..=crate::domain::template::MAX_TOTAL_STOCK).contains(&s)
+        {
+            return Err(ServiceError::Invalid(FieldError::new(
+                "total_stock",
+                format!(
+                    "must be between 1 and {}",
+                    crate::domain::template::MAX_TOTAL_STOCK
+                ),
+            )));
+        }
+        let claim_ends_at = match patch.claim_ends_at.as_deref() {
+            None => None,
+            Some(raw) => Some(
+                crate::domain::time::parse_rfc3339(raw)
+                    .map_err(|m| ServiceError::Invalid(FieldError::new("claim_ends_at", m)))?,
+            ),
+        };
+        let edit = TemplateEdit {
+            name,
+            total_stock: patch.total_stock,
+            claim_ends_at,
+        };
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let id = id.clone();
+            let edit = edit.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let row = templates::get(c, &id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
+                check_edit(&edit, row.total_stock, op.now).map_err(|why| {
+                    ServiceError::refused(
+                        super::Refusal::EditNotAllowed,
+                        match why {
+                            EditRefusal::StockMayOnlyGrow => {
+                                "stock may only grow (unlimited stock stays unlimited)"
+                            }
+                            EditRefusal::ClaimEndPassed => {
+                                "the end of claiming must be in the future"
+                            }
+                        },
+                    )
+                })?;
+                let claimed = templates::claimed(c, &id).await?;
+                if let Some(total) = edit.total_stock
+                    && total < claimed
+                {
+                    return Err(ServiceError::refused(
+                        super::Refusal::EditNotAllowed,
+                        format!("{claimed} coupons were already claimed"),
+                    ));
+                }
+                let name = edit.name.clone().unwrap_or_else(|| row.name.clone());
+                let stock = edit.total_stock.or(row.total_stock);
+                let ends = edit.claim_ends_at.map(to_ms).or(row.claim_ends_at);
+                if !templates::update_safe_fields(c, &id, row.total_stock, &name, stock, ends)
+                    .await?
+                {
+                    return Err(ServiceError::refused(
+                        super::Refusal::EditNotAllowed,
+                        "the template changed meanwhile; read it again",
+                    ));
+                }
+                if let (Some(old), Some(new)) = (row.total_stock, edit.total_stock)
+                    && new > old
+                {
+                    templates::grow_stock(c, &id, new - old).await?;
+                }
+                let detail = format!(
+                    "name {:?} -> {:?}; total_stock {:?} -> {:?}; claim_ends_at {:?} -> {:?}",
+                    row.name, name, row.total_stock, stock, row.claim_ends_at, ends
+                );
+                crate::store::audit::insert_staff_audit(
+                    c,
+                    &crate::store::audit::NewStaffAudit {
+                        actor: &op.ctx.actor,
+                        action: "template_edit",
+                        target: &id,
+                        detail: Some(&detail),
+                        address: op.ctx.address.as_deref(),
+                        at_ms: to_ms(op.now),
+                    },
+                )
+                .await?;
                 let row = templates::get(c, &id)
                     .await?
                     .ok_or_else(|| ServiceError::not_found("template", &id))?;

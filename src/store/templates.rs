@@ -222,3 +222,57 @@ pub async fn status_counts(
     .fetch_all(conn)
     .await
 }
+
+/// Renames a template and sets its claim end (`None`: unchanged), only
+/// while its total stock is still `expected_stock` (so a concurrent stock
+/// change is not overwritten). `Ok(false)`: it changed meanwhile.
+pub async fn update_safe_fields(
+    conn: &mut AnyConnection,
+    id: &str,
+    expected_stock: Option<i64>,
+    name: &str,
+    total_stock: Option<i64>,
+    claim_ends_at: Option<i64>,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE templates SET name = $2, total_stock = $3, claim_ends_at = $4
+         WHERE id = $1 AND ((total_stock IS NULL AND $5 IS NULL) OR total_stock = $5)",
+    )
+    .bind(id)
+    .bind(name)
+    .bind(total_stock)
+    .bind(claim_ends_at)
+    .bind(expected_stock)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Raises the capacity of a template's limited shards by `delta` in all,
+/// spread evenly (the first shards take the remainder), so new stock is
+/// claimed as concurrently as the old. Bounded by the shard count (16).
+pub async fn grow_stock(conn: &mut AnyConnection, id: &str, delta: i64) -> Result<(), sqlx::Error> {
+    let shards: Vec<i64> = sqlx::query_scalar(
+        "SELECT shard FROM template_stock_shards WHERE template_id = $1 AND capacity IS NOT NULL ORDER BY shard",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let n = i64::try_from(shards.len()).unwrap_or(i64::MAX).max(1);
+    for (i, shard) in shards.iter().enumerate() {
+        let i = i64::try_from(i).unwrap_or(i64::MAX);
+        let add = delta / n + i64::from(i < delta % n);
+        if add == 0 {
+            continue;
+        }
+        sqlx::query(
+            "UPDATE template_stock_shards SET capacity = capacity + $3 WHERE template_id = $1 AND shard = $2",
+        )
+        .bind(id)
+        .bind(*shard)
+        .bind(add)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}

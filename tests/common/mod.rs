@@ -320,6 +320,16 @@ impl TestApp {
         .await
     }
 
+    pub async fn patch(&self, path: &str, body: Value) -> Resp {
+        self.send(
+            self.client
+                .patch(format!("{}{path}", self.base))
+                .bearer_auth(TOKEN)
+                .json(&body),
+        )
+        .await
+    }
+
     pub async fn post_raw(
         &self,
         path: &str,
