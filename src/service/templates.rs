@@ -64,12 +64,7 @@ impl Service {
         let now = self.now();
         self.read(move |c| {
             let id = id.clone();
-            Box::pin(async move {
-                let row = templates::get(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
-                template_view(c, row, now).await
-            })
+            Box::pin(async move { load_view(c, &id, now).await })
         })
         .await
     }
@@ -122,10 +117,23 @@ impl Service {
                 let next = (rows.len() as i64 == limit)
                     .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
                     .flatten();
-                let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    out.push(template_view(c, row, now).await?);
-                }
+                let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+                let (claimed, counts) = templates::page_figures(c, &ids, to_ms(now)).await?;
+                let out = rows
+                    .into_iter()
+                    .map(|row| {
+                        let n = claimed
+                            .iter()
+                            .find(|(id, _)| *id == row.id)
+                            .map_or(0, |(_, n)| *n);
+                        let mine: Vec<(String, i64, i64)> = counts
+                            .iter()
+                            .filter(|(id, ..)| *id == row.id)
+                            .map(|(_, st, k, past)| (st.clone(), *k, *past))
+                            .collect();
+                        TemplateView::from_row(row, n, StatusCounts::from_rows(&mine), now)
+                    })
+                    .collect();
                 Ok(TemplatePage {
                     templates: out,
                     next,
@@ -154,9 +162,7 @@ impl Service {
             let reason = reason.clone();
             let op = op.clone();
             Box::pin(async move {
-                let row = templates::get(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
+                let row = load_row(c, &id).await?;
                 let (from, to, action) = if pause {
                     (
                         TemplateStatus::Active,
@@ -190,10 +196,7 @@ impl Service {
                     )
                     .await?;
                 }
-                let row = templates::get(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
-                template_view(c, row, op.now).await
+                load_view(c, &id, op.now).await
             })
         })
         .await
@@ -275,9 +278,7 @@ impl Service {
             let edit = edit.clone();
             let op = op.clone();
             Box::pin(async move {
-                let row = templates::get(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
+                let row = load_row(c, &id).await?;
                 check_edit(&edit, row.total_stock, op.now).map_err(|why| {
                     ServiceError::refused(
                         super::Refusal::EditNotAllowed,
@@ -332,10 +333,7 @@ impl Service {
                     },
                 )
                 .await?;
-                let row = templates::get(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("template", &id))?;
-                template_view(c, row, op.now).await
+                load_view(c, &id, op.now).await
             })
         })
         .await
@@ -351,6 +349,22 @@ pub struct TemplatePage {
     pub templates: Vec<TemplateView>,
     /// The cursor of the next page; null on the last.
     pub next: Option<String>,
+}
+
+/// The template `id` as the API shows it now, or 404.
+async fn load_view(
+    c: &mut sqlx::AnyConnection,
+    id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<TemplateView, ServiceError> {
+    let row = load_row(c, id).await?;
+    template_view(c, row, now).await
+}
+
+async fn load_row(c: &mut sqlx::AnyConnection, id: &str) -> Result<TemplateRow, ServiceError> {
+    templates::get(c, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("template", id))
 }
 
 async fn template_view(

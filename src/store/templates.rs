@@ -276,3 +276,41 @@ pub async fn grow_stock(conn: &mut AnyConnection, id: &str, delta: i64) -> Resul
     }
     Ok(())
 }
+
+/// [`claimed`] and [`status_counts`] for a page of templates at once: two
+/// grouped statements over `ids` (at most a page), not two per template.
+/// Returns `(claimed per id, (id, stored status, count, past end) rows)`.
+pub async fn page_figures(
+    conn: &mut AnyConnection,
+    ids: &[&str],
+    now_ms: i64,
+) -> Result<(Vec<(String, i64)>, Vec<(String, String, i64, i64)>), sqlx::Error> {
+    if ids.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    // $1 is now; the ids follow.
+    let list = (2..ids.len() + 2)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let claimed_sql = format!(
+        "SELECT template_id, CAST(COALESCE(SUM(claimed), 0) AS BIGINT) FROM template_stock_shards
+         WHERE $1 = $1 AND template_id IN ({list}) GROUP BY template_id"
+    );
+    let counts_sql = format!(
+        "SELECT template_id, status, CAST(COUNT(*) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN ends_at <= $1 THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM coupons WHERE template_id IN ({list}) GROUP BY template_id, status"
+    );
+    let mut q = sqlx::query_as::<_, (String, i64)>(&claimed_sql).bind(now_ms);
+    for id in ids {
+        q = q.bind(*id);
+    }
+    let claimed = q.fetch_all(&mut *conn).await?;
+    let mut q = sqlx::query_as::<_, (String, String, i64, i64)>(&counts_sql).bind(now_ms);
+    for id in ids {
+        q = q.bind(*id);
+    }
+    let counts = q.fetch_all(&mut *conn).await?;
+    Ok((claimed, counts))
+}
