@@ -18,7 +18,9 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{action_text, actor_text, change_text, enc, reason_text, time_text};
+use super::layout::{
+    EventTarget, action_text, actor_text, change_text, enc, reason_text, time_text,
+};
 use crate::http::AppState;
 use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
 use crate::store::audit::AuditQuery;
@@ -229,22 +231,22 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
     let rows = rows
         .into_iter()
         .map(|e| {
-            let target = match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
-                ("coupon", Some(id), _) => {
-                    let href = format!("/console/coupons/{}", enc(id));
-                    let code = e
-                        .coupon_code
-                        .clone()
-                        .unwrap_or_else(|| l.t("coupon").to_string());
+            let target = match EventTarget::of(
+                l,
+                &e.subject,
+                e.coupon_id.as_deref(),
+                e.coupon_code.as_deref(),
+                e.order_no.as_deref(),
+            ) {
+                Some(EventTarget::Coupon { href, code }) => {
                     let label = crate::tr!(l, "coupon-5", id = code);
                     view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
                 }
-                (_, _, Some(no)) => {
-                    let href = format!("/console/orders/{}", enc(no));
-                    let label = crate::tr!(l, "order-4", no = no);
+                Some(EventTarget::Order { href, order_no }) => {
+                    let label = crate::tr!(l, "order-4", no = order_no);
                     view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
                 }
-                _ => view! { "—" }.into_any(),
+                None => view! { "—" }.into_any(),
             };
             let change = change_text(l, &e.subject, e.from_status.as_deref(), &e.to_status);
             let id = e.id.to_string();

@@ -18,9 +18,9 @@ use super::actions::with_back;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{
-    action_text, actor_text, change_text, coupon_badge, coupon_status_label, coupon_terms_text,
-    enc, ids_details, lock_status_label, opt_time, order_badge, order_status_label, policy_label,
-    reason_text, result_badge, time_text,
+    EventTarget, action_text, actor_text, change_text, coupon_badge, coupon_status_label,
+    coupon_terms_text, enc, ids_details, lock_status_label, opt_time, order_badge,
+    order_status_label, policy_label, reason_text, result_badge, time_text,
 };
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::{CheckResult, SuggestedAction};
@@ -65,22 +65,22 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
         .into_iter()
         .map(|e| {
             let subject = if show_subject {
-                Some(match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
-                    ("coupon", Some(id), _) => {
-                        let href = format!("/console/coupons/{}", enc(id));
-                        let code = e
-                            .coupon_code
-                            .clone()
-                            .unwrap_or_else(|| l.t("coupon").to_string());
+                Some(match EventTarget::of(
+                    l,
+                    &e.subject,
+                    e.coupon_id.as_deref(),
+                    e.coupon_code.as_deref(),
+                    e.order_no.as_deref(),
+                ) {
+                    Some(EventTarget::Coupon { href, code }) => {
                         let label = crate::tr!(l, "coupon-6", id = code);
                         view! { <td data-label=l.t("subject")><a href=href class="mono">{label}</a></td> }.into_any()
                     }
-                    (_, _, Some(no)) => {
-                        let href = format!("/console/orders/{}", enc(no));
-                        let label = crate::tr!(l, "order-5", no = no);
+                    Some(EventTarget::Order { href, order_no }) => {
+                        let label = crate::tr!(l, "order-5", no = order_no);
                         view! { <td data-label=l.t("subject")><a href=href>{label}</a></td> }.into_any()
                     }
-                    _ => view! { <td data-label=l.t("subject")>"—"</td> }.into_any(),
+                    None => view! { <td data-label=l.t("subject")>"—"</td> }.into_any(),
                 })
             } else {
                 None

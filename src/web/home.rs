@@ -15,7 +15,7 @@ use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{action_text, enc, time_text};
+use super::layout::{EventTarget, action_text, enc, time_text};
 use crate::http::AppState;
 use crate::service::audit::AuditEventView;
 use crate::service::queue::{AtRiskOrder, LapsingOrder, WorkQueue};
@@ -59,20 +59,20 @@ fn my_actions(l: Lang, rows: Vec<AuditEventView>, me: &str) -> impl IntoView + u
     let items = rows
         .into_iter()
         .map(|e| {
-            let target = match (e.subject.as_str(), &e.coupon_id, &e.order_no) {
-                ("coupon", Some(id), _) => {
-                    let href = format!("/console/coupons/{}", enc(id));
-                    let code = e
-                        .coupon_code
-                        .clone()
-                        .unwrap_or_else(|| l.t("coupon").to_string());
+            let target = match EventTarget::of(
+                l,
+                &e.subject,
+                e.coupon_id.as_deref(),
+                e.coupon_code.as_deref(),
+                e.order_no.as_deref(),
+            ) {
+                Some(EventTarget::Coupon { href, code }) => {
                     view! { <a href=href class="mono">{code}</a> }.into_any()
                 }
-                (_, _, Some(no)) => {
-                    let href = format!("/console/orders/{}", enc(no));
-                    view! { <a href=href>{no.clone()}</a> }.into_any()
+                Some(EventTarget::Order { href, order_no }) => {
+                    view! { <a href=href>{order_no}</a> }.into_any()
                 }
-                _ => view! { "—" }.into_any(),
+                None => view! { "—" }.into_any(),
             };
             view! {
                 <li>{time_text(&e.at)}" · "{action_text(l, &e.action)}" · "{target}</li>

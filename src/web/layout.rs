@@ -474,6 +474,35 @@ pub fn policy_label(l: Lang, policy: Policy) -> &'static str {
     }
 }
 
+/// What an event row is about, for a link: a coupon (named by its code)
+/// or an order. `None` when it names neither.
+pub enum EventTarget {
+    Coupon { href: String, code: String },
+    Order { href: String, order_no: String },
+}
+
+impl EventTarget {
+    pub fn of(
+        l: Lang,
+        subject: &str,
+        coupon_id: Option<&str>,
+        coupon_code: Option<&str>,
+        order_no: Option<&str>,
+    ) -> Option<EventTarget> {
+        match (subject, coupon_id, order_no) {
+            ("coupon", Some(id), _) => Some(EventTarget::Coupon {
+                href: format!("/console/coupons/{}", enc(id)),
+                code: coupon_code.map_or_else(|| l.t("coupon").to_string(), str::to_string),
+            }),
+            (_, _, Some(no)) => Some(EventTarget::Order {
+                href: format!("/console/orders/{}", enc(no)),
+                order_no: no.to_string(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
