@@ -239,18 +239,29 @@ fn at_risk_rows(l: Lang, rows: Vec<AtRiskOrder>) -> AnyView {
     .into_any()
 }
 
+/// A queue list page: its title, what it lists, and the table.
+fn list_page(staff: &Staff, title_key: &str, explained_key: &str, table: AnyView) -> Response {
+    let l = staff.lang;
+    staff.page(
+        l.t(title_key),
+        view! {
+            <section aria-labelledby="list-heading">
+                <h2 id="list-heading">{l.t(title_key)}</h2>
+                <p class="note">{l.t(explained_key)}</p>
+                {table}
+            </section>
+        },
+    )
+}
+
 async fn at_risk_page(State(s): State<AppState>, staff: Staff) -> Response {
     let l = staff.lang;
     match s.service.at_risk_orders().await {
-        Ok(rows) => staff.page(
-            l.t("queue-at-risk-title"),
-            view! {
-                <section aria-labelledby="list-heading">
-                    <h2 id="list-heading">{l.t("queue-at-risk-title")}</h2>
-                    <p class="note">{l.t("queue-at-risk-explained")}</p>
-                    {at_risk_rows(l, rows)}
-                </section>
-            },
+        Ok(rows) => list_page(
+            &staff,
+            "queue-at-risk-title",
+            "queue-at-risk-explained",
+            at_risk_rows(l, rows),
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
@@ -293,15 +304,11 @@ fn lapsing_rows(l: Lang, rows: Vec<LapsingOrder>) -> AnyView {
 async fn lapsing_page(State(s): State<AppState>, staff: Staff) -> Response {
     let l = staff.lang;
     match s.service.lapsing_orders().await {
-        Ok(rows) => staff.page(
-            l.t("queue-lapsing-title"),
-            view! {
-                <section aria-labelledby="list-heading">
-                    <h2 id="list-heading">{l.t("queue-lapsing-title")}</h2>
-                    <p class="note">{l.t("queue-lapsing-explained")}</p>
-                    {lapsing_rows(l, rows)}
-                </section>
-            },
+        Ok(rows) => list_page(
+            &staff,
+            "queue-lapsing-title",
+            "queue-lapsing-explained",
+            lapsing_rows(l, rows),
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
