@@ -13,7 +13,7 @@
 
 use sqlx::AnyConnection;
 
-use super::{Backend, backend_of};
+use super::dynamic::{self, Sql};
 
 /// Filters of an audit page; `None` means any.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -121,71 +121,34 @@ impl AuditSource {
     }
 }
 
-#[derive(Debug, Clone)]
-enum Bind {
-    Text(String),
-    Int(i64),
-}
-
 /// The statement of one page and its values.
-fn page_sql(
-    source: AuditSource,
-    q: &AuditQuery,
-    before: Option<AuditCursor>,
-    limit: i64,
-) -> (String, Vec<Bind>) {
+fn page_sql(source: AuditSource, q: &AuditQuery, before: Option<AuditCursor>, limit: i64) -> Sql {
     let (table, columns, target_column) = source.table_and_columns();
-    let mut binds = Vec::new();
-    let mut sql = format!("SELECT {columns} FROM {table} WHERE 1 = 1");
-    let mut push = |sql: &mut String, clause: &str, b: Bind| {
-        binds.push(b);
-        sql.push_str(&clause.replace('?', &format!("${}", binds.len())));
-    };
+    let mut sql = Sql::new(format!("SELECT {columns} FROM {table} WHERE 1 = 1"));
     if let Some(t) = &q.target {
-        push(
-            &mut sql,
-            &format!(" AND {target_column} = ?"),
-            Bind::Text(t.clone()),
-        );
+        sql.push_bind(&format!(" AND {target_column} = ?"), t.as_str());
     }
     if let Some(a) = &q.actor {
-        push(&mut sql, " AND actor = ?", Bind::Text(a.clone()));
+        sql.push_bind(" AND actor = ?", a.as_str());
     }
     if let Some(a) = &q.action {
-        push(&mut sql, " AND action = ?", Bind::Text(a.clone()));
+        sql.push_bind(" AND action = ?", a.as_str());
     }
     if let Some(f) = q.from_ms {
-        push(&mut sql, " AND at >= ?", Bind::Int(f));
+        sql.push_bind(" AND at >= ?", f);
     }
     if let Some(u) = q.until_ms {
-        push(&mut sql, " AND at < ?", Bind::Int(u));
+        sql.push_bind(" AND at < ?", u);
     }
     if let Some(c) = before {
         // `at <= ?` bounds the index range; the OR only filters the rows
         // of that one `at` value.
-        push(&mut sql, " AND at <= ?", Bind::Int(c.at));
-        push(&mut sql, " AND (at < ?", Bind::Int(c.at));
-        push(&mut sql, " OR id < ?)", Bind::Int(c.id));
+        sql.push_bind(" AND at <= ?", c.at)
+            .push_bind(" AND (at < ?", c.at)
+            .push_bind(" OR id < ?)", c.id);
     }
-    push(
-        &mut sql,
-        " ORDER BY at DESC, id DESC LIMIT ?",
-        Bind::Int(limit.clamp(1, 10_000)),
-    );
-    (sql, binds)
-}
-
-macro_rules! bind_all {
-    ($query:expr, $binds:expr) => {{
-        let mut query = $query;
-        for b in $binds {
-            query = match b {
-                Bind::Text(s) => query.bind(s),
-                Bind::Int(i) => query.bind(i),
-            };
-        }
-        query
-    }};
+    sql.push_bind(" ORDER BY at DESC, id DESC LIMIT ?", limit.clamp(1, 10_000));
+    sql
 }
 
 /// One page of events, newest first: at most `limit` rows before
@@ -204,9 +167,8 @@ pub async fn events_page(
     };
     let mut rows: Vec<EventAuditRow> = Vec::new();
     for source in sources {
-        let (sql, binds) = page_sql(*source, q, before, limit);
-        let query = bind_all!(sqlx::query_as::<_, EventAuditRow>(&sql), binds);
-        rows.extend(query.fetch_all(&mut *conn).await?);
+        let sql = page_sql(*source, q, before, limit);
+        rows.extend(dynamic::fetch_all::<EventAuditRow>(&mut *conn, &sql).await?);
     }
     rows.sort_by_key(|r| std::cmp::Reverse((r.at, r.id)));
     rows.dedup_by_key(|r| r.id);
@@ -221,10 +183,7 @@ pub async fn staff_page(
     before: Option<AuditCursor>,
     limit: i64,
 ) -> Result<Vec<StaffAuditRow>, sqlx::Error> {
-    let (sql, binds) = page_sql(AuditSource::Staff, q, before, limit);
-    bind_all!(sqlx::query_as::<_, StaffAuditRow>(&sql), binds)
-        .fetch_all(conn)
-        .await
+    dynamic::fetch_all(conn, &page_sql(AuditSource::Staff, q, before, limit)).await
 }
 
 /// The plan the database chooses for exactly the statement a page runs
@@ -238,24 +197,5 @@ pub async fn explain_page(
     before: Option<AuditCursor>,
     limit: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
-    let (sql, binds) = page_sql(source, q, before, limit);
-    match backend_of(conn) {
-        Backend::Postgres => {
-            let sql = format!("EXPLAIN {sql}");
-            bind_all!(sqlx::query_scalar::<_, String>(&sql), binds)
-                .fetch_all(conn)
-                .await
-        }
-        Backend::Sqlite => {
-            let sql = format!("EXPLAIN QUERY PLAN {sql}");
-            Ok(
-                bind_all!(sqlx::query_as::<_, (i64, i64, i64, String)>(&sql), binds)
-                    .fetch_all(conn)
-                    .await?
-                    .into_iter()
-                    .map(|r| r.3)
-                    .collect(),
-            )
-        }
-    }
+    dynamic::explain(conn, &page_sql(source, q, before, limit)).await
 }

@@ -14,6 +14,7 @@ pub mod campaigns;
 mod codec;
 pub mod coupons;
 pub mod deliveries;
+pub mod dynamic;
 pub mod events;
 pub mod expiry;
 pub mod idempotency;

@@ -9,9 +9,9 @@
 use sqlx::AnyConnection;
 
 use super::coupons::{COLUMNS, CouponRow};
+use super::dynamic::{self, Sql};
 use super::events::{self, NewEvent};
 use super::orders::OrderRow;
-use super::{Backend, backend_of};
 use crate::domain::coupon::CouponStatus;
 
 /// The id of the coupon with this code (codes are stored upper case), live
@@ -179,43 +179,30 @@ pub struct CouponPageQuery<'a> {
     pub limit: i64,
 }
 
-enum Bind {
-    Text(String),
-    Int(i64),
-}
-
-fn page_sql(q: &CouponPageQuery<'_>) -> (String, Vec<Bind>) {
-    let mut binds = vec![Bind::Text(q.status.as_str().to_string())];
-    let mut sql = format!("SELECT {COLUMNS} FROM coupons WHERE status = $1");
-    let mut push = |sql: &mut String, clause: &str, b: Bind| {
-        binds.push(b);
-        sql.push_str(&clause.replace('?', &format!("${}", binds.len())));
-    };
+fn page_sql(q: &CouponPageQuery<'_>) -> Sql {
+    let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM coupons WHERE 1 = 1"));
+    sql.push_bind(" AND status = ?", q.status.as_str());
     if let Some(t) = q.template_id {
-        push(&mut sql, " AND template_id = ?", Bind::Text(t.to_string()));
+        sql.push_bind(" AND template_id = ?", t);
     }
     if let Some(u) = q.user_id {
-        push(&mut sql, " AND user_id = ?", Bind::Text(u.to_string()));
+        sql.push_bind(" AND user_id = ?", u);
     }
     if let Some(a) = q.ends_after {
-        push(&mut sql, " AND ends_at > ?", Bind::Int(a));
+        sql.push_bind(" AND ends_at > ?", a);
     }
     if let Some(b) = q.ends_before {
-        push(&mut sql, " AND ends_at < ?", Bind::Int(b));
+        sql.push_bind(" AND ends_at < ?", b);
     }
     if let Some((ends, id)) = q.after {
         // `ends_at >= ?` bounds the index range; the OR only filters the
         // rows of that one `ends_at` value.
-        push(&mut sql, " AND ends_at >= ?", Bind::Int(ends));
-        push(&mut sql, " AND (ends_at > ?", Bind::Int(ends));
-        push(&mut sql, " OR id > ?)", Bind::Text(id.to_string()));
+        sql.push_bind(" AND ends_at >= ?", ends)
+            .push_bind(" AND (ends_at > ?", ends)
+            .push_bind(" OR id > ?)", id);
     }
-    push(
-        &mut sql,
-        " ORDER BY ends_at, id LIMIT ?",
-        Bind::Int(q.limit),
-    );
-    (sql, binds)
+    sql.push_bind(" ORDER BY ends_at, id LIMIT ?", q.limit);
+    sql
 }
 
 /// Runs one page query.
@@ -223,55 +210,17 @@ pub async fn coupon_page(
     conn: &mut AnyConnection,
     q: &CouponPageQuery<'_>,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
-    let (sql, binds) = page_sql(q);
-    let mut query = sqlx::query_as::<_, CouponRow>(&sql);
-    for b in binds {
-        query = match b {
-            Bind::Text(s) => query.bind(s),
-            Bind::Int(i) => query.bind(i),
-        };
-    }
-    query.fetch_all(conn).await
+    dynamic::fetch_all(conn, &page_sql(q)).await
 }
 
 /// The plan the database chooses for exactly the statement [`coupon_page`]
-/// runs, with the same bound values: `EXPLAIN` on PostgreSQL, `EXPLAIN
-/// QUERY PLAN` on SQLite. For the index tests and for diagnosing a slow
-/// console.
+/// runs, with the same bound values (see [`dynamic::explain`]). For the
+/// index tests and for diagnosing a slow console.
 pub async fn explain_coupon_page(
     conn: &mut AnyConnection,
     q: &CouponPageQuery<'_>,
 ) -> Result<Vec<String>, sqlx::Error> {
-    let (sql, binds) = page_sql(q);
-    match backend_of(conn) {
-        Backend::Postgres => {
-            let sql = format!("EXPLAIN {sql}");
-            let mut query = sqlx::query_scalar::<_, String>(&sql);
-            for b in binds {
-                query = match b {
-                    Bind::Text(s) => query.bind(s),
-                    Bind::Int(i) => query.bind(i),
-                };
-            }
-            query.fetch_all(conn).await
-        }
-        Backend::Sqlite => {
-            let sql = format!("EXPLAIN QUERY PLAN {sql}");
-            let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(&sql);
-            for b in binds {
-                query = match b {
-                    Bind::Text(s) => query.bind(s),
-                    Bind::Int(i) => query.bind(i),
-                };
-            }
-            Ok(query
-                .fetch_all(conn)
-                .await?
-                .into_iter()
-                .map(|r| r.3)
-                .collect())
-        }
-    }
+    dynamic::explain(conn, &page_sql(q)).await
 }
 
 /// A user's orders, newest first (`(user_id, created_at)` index).
