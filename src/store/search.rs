@@ -180,8 +180,8 @@ pub struct CouponPageQuery<'a> {
 }
 
 fn page_sql(q: &CouponPageQuery<'_>) -> Sql {
-    let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM coupons WHERE 1 = 1"));
-    sql.push_bind(" AND status = ?", q.status.as_str());
+    let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM coupons"));
+    sql.push_bind(" WHERE status = ?", q.status.as_str());
     if let Some(t) = q.template_id {
         sql.push_bind(" AND template_id = ?", t);
     }
@@ -401,7 +401,8 @@ mod tests {
             after: Some((7, "c")),
             limit: 10,
         };
-        let (sql, binds) = page_sql(&q);
+        let sql = page_sql(&q);
+        let (sql, binds) = (sql.text(), sql.binds());
         assert!(
             sql.ends_with(
                 "WHERE status = $1 AND template_id = $2 AND ends_at > $3 AND ends_at >= $4 AND (ends_at > $5 OR id > $6) ORDER BY ends_at, id LIMIT $7"
