@@ -97,7 +97,7 @@ async fn unknown_routes_and_methods_answer_in_the_error_model() {
     let app = spawn_app().await;
     let r = app.get("/api/v1/nothing-here").await;
     assert_eq!((r.status, r.code()), (404, "not_found"));
-    let r = app.get("/api/v1/orders").await;
+    let r = app.patch("/api/v1/orders", serde_json::json!({})).await;
     assert_eq!((r.status, r.code()), (405, "invalid_request"));
 }
 

@@ -10,7 +10,13 @@ use serde_json::json;
 
 /// Every console page a GET can reach (with ids that need not exist: the
 /// session check comes first).
-const CONSOLE_PAGES: &[&str] = &["/console", "/console/coupons/cpn_x", "/console/orders/P1"];
+const CONSOLE_PAGES: &[&str] = &[
+    "/console",
+    "/console/coupons/cpn_x",
+    "/console/orders/P1",
+    "/console/orders",
+    "/console/orders.csv",
+];
 
 #[tokio::test]
 async fn every_console_page_without_a_session_redirects_to_sign_in() {

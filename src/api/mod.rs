@@ -36,7 +36,7 @@ pub fn routes() -> Router<AppState> {
         .route("/coupons/{id}", get(coupons::get))
         .route("/presale-campaigns", post(campaigns::create))
         .route("/presale-campaigns/{id}", get(campaigns::get))
-        .route("/orders", post(orders::create))
+        .route("/orders", post(orders::create).get(orders::list))
         .route("/orders/{order_no}", get(orders::get))
         .route("/orders/{order_no}/pay", post(orders::pay))
         .route(

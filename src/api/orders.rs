@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
+use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
 use crate::service::orders::OrderInput;
@@ -191,6 +191,27 @@ pub async fn get(
 ) -> Response {
     match s.service.get_order(&order_no).await {
         Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+#[utoipa::path(get, path = "/api/v1/orders", operation_id = "list_orders", tag = "orders",
+    params(crate::service::orders::OrderListParams),
+    responses((status = 200, body = crate::service::orders::OrderPage), (status = 400, body = ErrorBody)))]
+pub async fn list(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    QueryParams(q): QueryParams<crate::service::orders::OrderListParams>,
+) -> Response {
+    let filter = match s.service.order_filter(&q) {
+        Ok(f) => f,
+        Err(e) => return ApiError::from(e).into_response(),
+    };
+    let limit = q
+        .limit
+        .unwrap_or(crate::service::orders::DEFAULT_ORDER_PAGE);
+    match s.service.list_orders(filter, q.cursor, limit).await {
+        Ok(page) => axum::Json(page).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
 }

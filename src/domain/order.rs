@@ -255,6 +255,13 @@ pub enum CouponLockStatus {
 }
 
 impl CouponLockStatus {
+    pub const ALL: [CouponLockStatus; 4] = [
+        CouponLockStatus::None,
+        CouponLockStatus::Locked,
+        CouponLockStatus::Used,
+        CouponLockStatus::Released,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             CouponLockStatus::None => "none",

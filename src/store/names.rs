@@ -75,3 +75,20 @@ pub async fn people_names(
     out.extend(campaign_names(conn, &of("cmp_")).await?);
     Ok(out)
 }
+
+/// Most campaigns a filter's choice list offers.
+pub const MAX_CAMPAIGN_CHOICES: i64 = 200;
+
+/// `(id, name)` of the campaigns whose final payment starts latest, for a
+/// filter's choice list (campaigns number in the hundreds; the read is
+/// bounded by [`MAX_CAMPAIGN_CHOICES`]).
+pub async fn campaign_choices(
+    conn: &mut AnyConnection,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, name FROM presale_campaigns ORDER BY final_payment_starts_at DESC, id LIMIT $1",
+    )
+    .bind(MAX_CAMPAIGN_CHOICES)
+    .fetch_all(conn)
+    .await
+}

@@ -2,6 +2,7 @@
 
 use sqlx::AnyConnection;
 
+use super::dynamic::{self, Sql};
 use super::events::{self, NewEvent};
 use crate::domain::order::{
     CouponLockStatus, IllegalOrderTransition, OrderKind, OrderStatus, OrderStep,
@@ -241,4 +242,85 @@ pub struct Relink<'a> {
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
     pub now_ms: i64,
+}
+
+/// The filters of the order list ([`page`]); `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct OrderPageQuery<'a> {
+    pub status: Option<OrderStatus>,
+    pub kind: Option<OrderKind>,
+    pub campaign_id: Option<&'a str>,
+    pub coupon_lock_status: Option<CouponLockStatus>,
+    /// `created_at >= this` (ms).
+    pub created_from: Option<i64>,
+    /// `created_at < this` (ms).
+    pub created_to: Option<i64>,
+    /// Order numbers starting with exactly this text: the search-key range
+    /// of it (`orders_order_no_key_idx`) narrows, `substr` decides.
+    pub order_no_prefix: Option<&'a str>,
+    /// Keyset cursor: rows before this `(created_at, order_no)`.
+    pub before: Option<(i64, &'a str)>,
+    pub limit: i64,
+}
+
+/// The statement of one page of the order list, newest first; see
+/// `migrations/*/0021_order_list.sql` for the index each filter walks.
+fn page_sql(q: &OrderPageQuery<'_>) -> Sql {
+    let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM orders WHERE 1 = 1"));
+    if let Some(s) = q.status {
+        sql.push_bind(" AND status = ?", s.as_str());
+    }
+    if let Some(k) = q.kind {
+        sql.push_bind(" AND kind = ?", k.as_str());
+    }
+    if let Some(c) = q.campaign_id {
+        sql.push_bind(" AND campaign_id = ?", c);
+    }
+    if let Some(l) = q.coupon_lock_status {
+        sql.push_bind(" AND coupon_lock_status = ?", l.as_str());
+    }
+    if let Some(f) = q.created_from {
+        sql.push_bind(" AND created_at >= ?", f);
+    }
+    if let Some(t) = q.created_to {
+        sql.push_bind(" AND created_at < ?", t);
+    }
+    if let Some(p) = q.order_no_prefix {
+        let key = crate::domain::ids::search_key(p);
+        if let Some((low, high)) = super::search::prefix_range(&key) {
+            sql.push_bind(" AND order_no_key >= ?", low)
+                .push_bind(" AND order_no_key < ?", high);
+        }
+        // The key folds case, spaces and dashes; the order number itself
+        // must start with the prefix as typed.
+        sql.push_bind(" AND substr(order_no, 1, length(?)) = ?", p);
+    }
+    if let Some((at, no)) = q.before {
+        // `created_at <= ?` bounds the index range; the OR only filters
+        // the rows of that one `created_at` value.
+        sql.push_bind(" AND created_at <= ?", at)
+            .push_bind(" AND (created_at < ?", at)
+            .push_bind(" OR order_no < ?)", no);
+    }
+    sql.push_bind(
+        " ORDER BY created_at DESC, order_no DESC LIMIT ?",
+        q.limit.clamp(1, 10_000),
+    );
+    sql
+}
+
+/// One page of the order list, newest first.
+pub async fn page(
+    conn: &mut AnyConnection,
+    q: &OrderPageQuery<'_>,
+) -> Result<Vec<OrderRow>, sqlx::Error> {
+    dynamic::fetch_all(conn, &page_sql(q)).await
+}
+
+/// The plan of exactly the statement [`page`] runs (index tests).
+pub async fn explain_page(
+    conn: &mut AnyConnection,
+    q: &OrderPageQuery<'_>,
+) -> Result<Vec<String>, sqlx::Error> {
+    dynamic::explain(conn, &page_sql(q)).await
 }

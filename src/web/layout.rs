@@ -169,6 +169,7 @@ pub fn render(
             <nav class="console-nav" aria-label=l.t("main")>
                 <a href="/console">{l.t("home")}</a>
                 <a href="/console/coupons">{l.t("coupons")}</a>
+                <a href="/console/orders" data-testid="nav-orders">{l.t("order-list-title")}</a>
                 <a href="/console/reconciliation">{l.t("reconciliation")}</a>
                 {(session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>

@@ -27,6 +27,7 @@ pub mod deliveries;
 pub mod home;
 pub mod i18n;
 pub mod layout;
+pub mod orders;
 pub mod password;
 pub mod reconcile;
 pub mod reminders;
@@ -76,6 +77,7 @@ pub fn routes() -> Router<AppState> {
         .merge(auth::routes())
         .merge(home::routes())
         .merge(console::routes())
+        .merge(orders::routes())
         .merge(actions::routes())
         .merge(reconcile::routes())
         .merge(staff_admin::routes())

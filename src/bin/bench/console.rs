@@ -81,6 +81,12 @@ const CONSOLE_EXPORT_ROWS: usize = 10_000;
 const CONSOLE_WARMUP: usize = 5;
 /// Milliseconds in a day.
 const DAY_MS: i64 = 86_400_000;
+/// Presale campaigns of the console data.
+const CONSOLE_CAMPAIGNS: u64 = 20;
+/// Presale orders (deposit paid, no coupon) per 100 coupons, over the
+/// campaigns: at 1,000,000 coupons 10,000 of them, bringing the orders to
+/// 300,000 (290,000 normal orders of the used and locked coupons).
+const PRESALE_ORDERS_PER_100_COUPONS: u64 = 1;
 /// Seconds in the 60 days that `ends_at` spreads over on either side of now.
 const SPREAD_SECONDS: i64 = 60 * 86_400;
 
@@ -304,6 +310,67 @@ fn console_order_no(i: u64) -> String {
     format!("ord-{i:010}")
 }
 
+/// [`CONSOLE_CAMPAIGNS`] presale campaigns (final payment opening in one to
+/// twenty days) and `n / 100` presale orders with their deposits paid and no
+/// coupon, created over the last 30 days, numbered `pre-…`; returns how many
+/// orders.
+async fn fill_presale_orders(db: &Db, store: Store, n: u64, now_ms: i64) -> Result<i64> {
+    for c in 1..=CONSOLE_CAMPAIGNS {
+        let starts = now_ms + i64::try_from(c)? * DAY_MS;
+        sqlx::query(
+            "INSERT INTO presale_campaigns (id, name, final_payment_starts_at, final_payment_ends_at, policy, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(format!("cmp_bench{c:03}"))
+        .bind(format!("bench campaign {c}"))
+        .bind(starts)
+        .bind(starts + 3 * DAY_MS)
+        .bind(["lock", "strict", "swap_or_compensate"][usize::try_from(c % 3)?])
+        .bind(now_ms - 40 * DAY_MS)
+        .execute(db.pool())
+        .await?;
+    }
+    let count = i64::try_from(n * PRESALE_ORDERS_PER_100_COUPONS / 100)?;
+    if count == 0 {
+        return Ok(0);
+    }
+    let (with, rows, no, campaign) = match store {
+        Store::Postgres => (
+            "",
+            "generate_series(CAST(1 AS BIGINT), CAST($1 AS BIGINT)) AS s(i)",
+            "'pre-' || lpad(CAST(i AS TEXT), 10, '0')",
+            "'cmp_bench' || lpad(CAST(i % 20 + 1 AS TEXT), 3, '0')",
+        ),
+        Store::Sqlite => (
+            "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < $1)",
+            "s",
+            "printf('pre-%010d', i)",
+            "printf('cmp_bench%03d', i % 20 + 1)",
+        ),
+    };
+    let sql = format!(
+        "{with} INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, deposit_cents,
+             campaign_id, coupon_lock_status, created_at, deposit_paid_at, updated_at)
+         SELECT {no}, 'presale-' || CAST(i % 5000 AS TEXT), 'presale', 'bench', 'deposit_paid', 100000, 10000,
+             {campaign}, 'none', $2 - (i * 2592000000 / $1), $2 - (i * 2592000000 / $1) + 60000, $2
+         FROM {rows}"
+    );
+    let done = sqlx::query(&sql)
+        .bind(count)
+        .bind(now_ms)
+        .execute(db.pool())
+        .await
+        .map_err(|e| format!("inserting presale orders on {}: {e}", store.name()))?;
+    if i64::try_from(done.rows_affected())? != count {
+        return Err(format!(
+            "inserted {} presale orders, expected {count}",
+            done.rows_affected()
+        )
+        .into());
+    }
+    Ok(count)
+}
+
 /// Fills the empty database: [`CONSOLE_TEMPLATES`] templates created
 /// through the service, each sold out with its coupons (the hot one
 /// [`HOT_PERCENT`] % of them), coupon numbers given to the templates in
@@ -370,6 +437,7 @@ async fn fill_console(
             started.elapsed().as_secs_f64()
         );
     }
+    let presale = fill_presale_orders(db, store, n, now_ms).await?;
     // Every template sold out: each shard claimed up to its capacity, so
     // SUM(claimed) is the template's coupons, as the stock check expects.
     sqlx::query("UPDATE template_stock_shards SET claimed = capacity")
@@ -393,9 +461,9 @@ async fn fill_console(
     let orders: i64 = sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM orders")
         .fetch_one(db.pool())
         .await?;
-    if u64::try_from(coupons)? != n || orders != with_order {
+    if u64::try_from(coupons)? != n || orders != with_order + presale {
         return Err(format!(
-            "the fill made {coupons} coupons ({with_order} with an order) and {orders} orders, expected {n} coupons and one order each"
+            "the fill made {coupons} coupons ({with_order} with an order) and {orders} orders, expected {n} coupons, one order each and {presale} presale orders"
         )
         .into());
     }
@@ -881,7 +949,164 @@ async fn measure_console(
         .await?,
     );
     rows.extend(picker_rows(s, &mut rng, runs, cap).await?);
+    rows.extend(order_list_rows(s, &mut rng, now_ms, runs, cap).await?);
     Ok((data, rows))
+}
+
+/// The order list (`GET /orders`, `/console/orders`): a first page of 50
+/// under each filter support uses, the 20th page following `next`, and one
+/// CSV export of 10,000 rows. Each row's keys vary: a random campaign, a
+/// random day in the last 30, a random order-number prefix.
+async fn order_list_rows(
+    s: &Service,
+    rng: &mut StdRng,
+    now_ms: i64,
+    runs: usize,
+    cap: Duration,
+) -> Result<Vec<OpRow>> {
+    use couponkeeper::service::orders::{OrderListParams, OrderPage};
+    let list = |p: OrderListParams, full: bool| async move {
+        let filter = s.order_filter(&p)?;
+        let page: OrderPage = s.list_orders(filter, None, CONSOLE_PAGE).await?;
+        if full && page.orders.len() != CONSOLE_PAGE as usize {
+            return Err(format!(
+                "list_orders({p:?}) gave {} orders, expected a full page",
+                page.orders.len()
+            )
+            .into());
+        }
+        Ok(None)
+    };
+    // `runs` counts the warm-up runs too.
+    let n = runs;
+    let tz = s.settings().reminders.tz;
+    let day = |back: i64| {
+        tz.local(couponkeeper::domain::time::from_ms(now_ms - back * DAY_MS))
+            .date()
+            .to_string()
+    };
+    let mut rows = Vec::new();
+    rows.push(
+        time_op("orders: first page, no filter", vec![(); n], cap, |()| {
+            list(OrderListParams::default(), true)
+        })
+        .await?,
+    );
+    rows.push(
+        time_op("orders: status paid", vec![(); n], cap, |()| {
+            list(
+                OrderListParams {
+                    status: Some("paid".into()),
+                    ..Default::default()
+                },
+                true,
+            )
+        })
+        .await?,
+    );
+    let campaigns: Vec<String> = (0..n)
+        .map(|_| format!("cmp_bench{:03}", rng.random_range(1..=CONSOLE_CAMPAIGNS)))
+        .collect();
+    rows.push(
+        time_op(
+            "orders: campaign (deposit paid)",
+            campaigns,
+            cap,
+            |c: String| {
+                list(
+                    OrderListParams {
+                        campaign_id: Some(c),
+                        status: Some("deposit_paid".into()),
+                        ..Default::default()
+                    },
+                    true,
+                )
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op("orders: coupon locked", vec![(); n], cap, |()| {
+            list(
+                OrderListParams {
+                    coupon_lock_status: Some("locked".into()),
+                    ..Default::default()
+                },
+                true,
+            )
+        })
+        .await?,
+    );
+    let days: Vec<String> = (0..n).map(|_| day(rng.random_range(1..30))).collect();
+    rows.push(
+        time_op("orders: one business day", days, cap, |d: String| {
+            list(
+                OrderListParams {
+                    created_from: Some(d.clone()),
+                    created_to: Some(d),
+                    ..Default::default()
+                },
+                false,
+            )
+        })
+        .await?,
+    );
+    let prefixes: Vec<String> = (0..n)
+        .map(|_| format!("ord-{:07}", rng.random_range(1..=9_999_999u64)))
+        .collect();
+    rows.push(
+        time_op("orders: order_no prefix", prefixes, cap, |p: String| {
+            list(
+                OrderListParams {
+                    order_no_prefix: Some(p),
+                    ..Default::default()
+                },
+                false,
+            )
+        })
+        .await?,
+    );
+    let mut deep = time_op(
+        "orders: page 20 (following next)",
+        vec![(); n],
+        cap,
+        |()| async move {
+            let mut cursor = None;
+            let mut last = Duration::ZERO;
+            for _ in 0..DEEP_PAGE {
+                let t = Instant::now();
+                let page = s
+                    .list_orders(Default::default(), cursor, CONSOLE_PAGE)
+                    .await?;
+                last = t.elapsed();
+                cursor = page.next;
+                if cursor.is_none() {
+                    return Err("the order list ended before page 20".into());
+                }
+            }
+            Ok(Some(last))
+        },
+    )
+    .await?;
+    deep.note = "the 20th page's own latency".into();
+    rows.push(deep);
+    let t = Instant::now();
+    let csv = s
+        .export_orders_csv(Default::default(), CONSOLE_EXPORT_ROWS)
+        .await?;
+    let took = t.elapsed();
+    let lines = csv.matches("\r\n").count();
+    if lines != CONSOLE_EXPORT_ROWS + 1 {
+        return Err(format!("the order export has {lines} lines").into());
+    }
+    rows.push(OpRow {
+        name: format!("export_orders_csv ({CONSOLE_EXPORT_ROWS} rows)"),
+        runs: 1,
+        p50: took,
+        p99: took,
+        note: format!("one run, {} KiB", csv.len() / 1024),
+    });
+    Ok(rows)
 }
 
 /// Coupons of the picker's user: four templates of [`PICKER_EACH`].

@@ -11,7 +11,8 @@
 //! - [`final_payment`]: the quote and the final payment (尾款) by campaign
 //!   policy;
 //! - [`end`]: cancel and refund, with the coupon released or returned;
-//! - [`view`]: the order as the API shows it.
+//! - [`view`]: the order as the API shows it;
+//! - [`list`]: the order list for support (filters, keyset pages, CSV).
 //!
 //! [`steps`] holds what every stage uses: loading rows, the kind and
 //! status checks, the coupon checks, the conditional transitions, and the
@@ -21,12 +22,17 @@ mod create;
 mod deposit;
 mod end;
 mod final_payment;
+mod list;
 mod pay;
 mod steps;
 mod view;
 
 pub use create::{CartInput, CartSpec, OrderInput, parse_cart};
 pub(crate) use end::end_order;
+pub use list::{
+    DEFAULT_ORDER_PAGE, MAX_ORDER_EXPORT_ROWS, MAX_ORDER_PAGE, OrderFilter, OrderListParams,
+    OrderPage,
+};
 pub(crate) use steps::plan_for;
 pub use steps::{MAX_REASON_CHARS, parse_reason};
 pub(crate) use steps::{kind_of, on_order, status_of, unfit_refusal};
