@@ -114,10 +114,7 @@ impl Lang {
 
     /// Money for people: `¥50.00`.
     pub fn money(self, cents: i64) -> String {
-        format!(
-            "¥{}",
-            crate::domain::money::Cents::from_stored(cents).yuan()
-        )
+        crate::domain::money::Cents::from_stored(cents).shown()
     }
 
     /// The language of an `Accept-Language` value: `zh*` is Chinese,
@@ -390,10 +387,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "reconcile_findings",
     "reminder_texts",
     "checkout",
-    "events"
+    "events",
+    "templates"
 ];
 
-const FILE_COUNT: usize = 20;
+const FILE_COUNT: usize = 21;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],
