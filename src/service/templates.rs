@@ -25,6 +25,11 @@ pub mod actions {
     pub const PAUSE: &str = "template_pause";
     pub const RESUME: &str = "template_resume";
     pub const ALL: [&str; 4] = [CREATE, EDIT, PAUSE, RESUME];
+
+    /// The catalog key of a template action's words, if it is one.
+    pub fn label_key(word: &str) -> Option<String> {
+        ALL.contains(&word).then(|| format!("staff-action-{word}"))
+    }
 }
 
 /// Creating, editing, pausing and resuming templates is for operators and

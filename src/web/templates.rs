@@ -219,9 +219,10 @@ impl ListQuery {
 
 async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery>) -> Response {
     let l = staff.lang;
-    if q.standing.as_deref().is_some_and(|v| !v.is_empty()) && q.standing().is_none()
-        || q.kind.as_deref().is_some_and(|v| !v.is_empty()) && q.kind().is_none()
-    {
+    let unknown = |raw: &Option<String>, known: bool| {
+        raw.as_deref().is_some_and(|v| !v.is_empty()) && !known
+    };
+    if unknown(&q.standing, q.standing().is_some()) || unknown(&q.kind, q.kind().is_some()) {
         return WebError::bad_request(l.t("template-unknown-filter").to_string()).into_response();
     }
     let page = match s
@@ -709,6 +710,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
             errors.add(at, field_words(l, at));
             create_page(&staff, &form, preview, errors, true)
         }
+        Err(ServiceError::Forbidden(_)) => forbidden(l),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }
@@ -892,11 +894,7 @@ fn history_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
 }
 
 fn history_action(l: Lang, action: &str) -> String {
-    if actions::ALL.contains(&action) {
-        l.t(&format!("staff-action-{action}")).to_string()
-    } else {
-        action.to_string()
-    }
+    actions::label_key(action).map_or_else(|| action.to_string(), |k| l.t(&k).to_string())
 }
 
 /// A claim end or a stock in words, `—` for none.
@@ -997,6 +995,7 @@ async fn claiming(
                 .add("reason", l.t("template-error-reason").to_string());
             detail_page(&s, &staff, &id, forms).await
         }
+        Err(ServiceError::Forbidden(_)) => forbidden(l),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }
@@ -1102,6 +1101,7 @@ async fn edit(
             forms.errors.add(field, words.to_string());
             detail_page(&s, &staff, &id, forms).await
         }
+        Err(ServiceError::Forbidden(_)) => forbidden(l),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }
