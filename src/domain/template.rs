@@ -811,14 +811,20 @@ mod tests {
             not_before: None,
             until: None,
         };
-        assert_eq!(words(Lang::En, &validity_words(&one_day)), "valid 1 day after claiming");
+        assert_eq!(
+            words(Lang::En, &validity_words(&one_day)),
+            "valid 1 day after claiming"
+        );
         let hours = Validity::Relative {
             seconds: 2 * 3600,
             not_before: None,
             until: None,
         };
         assert_eq!(words(Lang::Zh, &validity_words(&hours)), "领取后2小时有效");
-        assert_eq!(words(Lang::En, &validity_words(&hours)), "valid 2 hours after claiming");
+        assert_eq!(
+            words(Lang::En, &validity_words(&hours)),
+            "valid 2 hours after claiming"
+        );
     }
 
     #[test]
@@ -856,7 +862,11 @@ mod tests {
         let d = claiming_detail(TemplateStatus::Active, TemplateStatus::Paused, "why: this");
         assert_eq!(
             parse_claiming_detail(&d),
-            Some((TemplateStatus::Active, TemplateStatus::Paused, "why: this".into()))
+            Some((
+                TemplateStatus::Active,
+                TemplateStatus::Paused,
+                "why: this".into()
+            ))
         );
     }
 }

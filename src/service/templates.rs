@@ -265,9 +265,17 @@ impl Service {
             Box::pin(async move {
                 let row = load_row(c, &id).await?;
                 let (from, to, action) = if pause {
-                    (TemplateStatus::Active, TemplateStatus::Paused, actions::PAUSE)
+                    (
+                        TemplateStatus::Active,
+                        TemplateStatus::Paused,
+                        actions::PAUSE,
+                    )
                 } else {
-                    (TemplateStatus::Paused, TemplateStatus::Active, actions::RESUME)
+                    (
+                        TemplateStatus::Paused,
+                        TemplateStatus::Active,
+                        actions::RESUME,
+                    )
                 };
                 if row.status == from
                     && templates::set_claiming(c, &id, from, to, to_ms(op.now)).await?
@@ -410,7 +418,8 @@ impl Service {
             let op = op.clone();
             Box::pin(async move {
                 let row = load_row(c, &id).await?;
-                check_edit(&edit, row.total_stock, op.now).map_err(|why| edit_refused(why, None))?;
+                check_edit(&edit, row.total_stock, op.now)
+                    .map_err(|why| edit_refused(why, None))?;
                 let claimed = templates::claimed(c, &id).await?;
                 if let Some(total) = edit.total_stock
                     && total < claimed

@@ -9,11 +9,11 @@ use super::{document_in, escape_html};
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{DiscountRule, offer_msg};
-use crate::domain::money::Cents;
-use crate::i18n::Msg;
 use crate::domain::event::{Actor, EventAction, legacy_job_reason_key};
 use crate::domain::health::CheckResult;
+use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
+use crate::i18n::Msg;
 use crate::service::staff::StaffSession;
 use crate::service::views::CouponView;
 
@@ -382,12 +382,8 @@ pub fn enc(s: &str) -> String {
 /// `满 ¥300.00 可用，9折，最高减 ¥30.00` / `orders from ¥300.00: 10% off, at
 /// most ¥30.00` ([`offer_msg`], the one describer of a discount).
 pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
-    let rule = DiscountRule::from_stored(
-        c.kind,
-        c.value_cents,
-        c.percent_off,
-        c.max_discount_cents,
-    );
+    let rule =
+        DiscountRule::from_stored(c.kind, c.value_cents, c.percent_off, c.max_discount_cents);
     l.msg(&offer_msg(&rule, Cents::from_stored(c.min_order_cents)))
 }
 

@@ -124,12 +124,7 @@ fn instant(raw: &Option<String>) -> Option<chrono::DateTime<chrono::Utc>> {
 /// The template's rule in words, from what the service answered.
 fn view_words(t: &TemplateView) -> Vec<Msg> {
     let terms = CouponTerms {
-        rule: DiscountRule::from_stored(
-            t.kind,
-            t.value_cents,
-            t.percent_off,
-            t.max_discount_cents,
-        ),
+        rule: DiscountRule::from_stored(t.kind, t.value_cents, t.percent_off, t.max_discount_cents),
         min_order: Cents::from_stored(t.min_order_cents),
         categories: t.categories.clone(),
     };
@@ -219,9 +214,8 @@ impl ListQuery {
 
 async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery>) -> Response {
     let l = staff.lang;
-    let unknown = |raw: &Option<String>, known: bool| {
-        raw.as_deref().is_some_and(|v| !v.is_empty()) && !known
-    };
+    let unknown =
+        |raw: &Option<String>, known: bool| raw.as_deref().is_some_and(|v| !v.is_empty()) && !known;
     if unknown(&q.standing, q.standing().is_some()) || unknown(&q.kind, q.kind().is_some()) {
         return WebError::bad_request(l.t("template-unknown-filter").to_string()).into_response();
     }
@@ -506,7 +500,11 @@ impl CreateForm {
         for (field, raw, slot) in [
             ("valid_from", &self.valid_from, &mut input.valid_from),
             ("valid_until", &self.valid_until, &mut input.valid_until),
-            ("claim_ends_at", &self.claim_ends_at, &mut input.claim_ends_at),
+            (
+                "claim_ends_at",
+                &self.claim_ends_at,
+                &mut input.claim_ends_at,
+            ),
         ] {
             match time_field(raw) {
                 Ok(v) => *slot = v,
@@ -537,7 +535,13 @@ fn create_page(
     refused: bool,
 ) -> Response {
     let l = staff.lang;
-    let body = create_form_view(l, staff.session.csrf_token.clone(), form.clone(), preview, errors);
+    let body = create_form_view(
+        l,
+        staff.session.csrf_token.clone(),
+        form.clone(),
+        preview,
+        errors,
+    );
     let mut r = staff.page(l.t("template-new-title"), body);
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
@@ -746,8 +750,8 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
     let words = words_text(l, &view_words(&t));
     let coupons_href = format!("/console/coupons?template_id={}", enc(&t.id));
     let title = crate::tr!(l, "template-title", name = t.name.clone());
-    let manage = may_manage(staff)
-        .then(|| manage_forms(l, staff.session.csrf_token.clone(), &t, forms));
+    let manage =
+        may_manage(staff).then(|| manage_forms(l, staff.session.csrf_token.clone(), &t, forms));
     let kind = l.t(t.kind.label_key());
     let per_user = count_or_unlimited(l, t.per_user_limit);
     let ids = ids_details(l, vec![("id-template", t.id.clone())]);
@@ -925,7 +929,11 @@ fn history_change(l: Lang, e: &StaffAuditView) -> (String, String) {
     let mut parts = Vec::new();
     if let Some((before, after)) = &c.name {
         let before = before.clone().unwrap_or_else(|| "—".into());
-        parts.push(format!("{}: {}", l.t("template-name"), arrow(before, after.clone())));
+        parts.push(format!(
+            "{}: {}",
+            l.t("template-name"),
+            arrow(before, after.clone())
+        ));
     }
     if let Some((before, after)) = c.total_stock {
         parts.push(format!(
@@ -1050,9 +1058,10 @@ async fn edit(
         match form.claim_ends_at.as_deref().map(time_field) {
             None => {}
             Some(Ok(Some(at))) => patch.claim_ends_at = Some(at),
-            Some(_) => forms
-                .errors
-                .add("claim_ends_at", l.t("template-error-claim-ends-at").to_string()),
+            Some(_) => forms.errors.add(
+                "claim_ends_at",
+                l.t("template-error-claim-ends-at").to_string(),
+            ),
         }
     }
     if !forms.errors.is_empty() {
