@@ -1086,12 +1086,9 @@ async fn edit(
             if EditRefusal::from_message(&message).is_some() =>
         {
             let why = EditRefusal::from_message(&message).unwrap_or(EditRefusal::UnsafeField);
-            let field = match why.field() {
-                "total_stock" => "total_stock",
-                "claim_ends_at" => "claim_ends_at",
-                _ => "form",
-            };
-            forms.errors.add(field, l.t(why.label_key()).to_string());
+            forms
+                .errors
+                .add(why.field(), l.t(why.label_key()).to_string());
             detail_page(&s, &staff, &id, forms).await
         }
         Err(ServiceError::Invalid(f)) => {
