@@ -294,21 +294,23 @@ pub fn rule_words(terms: &CouponTerms, validity: &Validity) -> Vec<Msg> {
 }
 
 /// The words of as much of a template form as parses: the preview of the
-/// create form, shown also while other fields are still wrong.
+/// create form, shown also while other fields are still wrong. Nothing
+/// until the discount itself parses (categories and validity alone are no
+/// rule).
 pub fn preview_words(input: &TemplateInput, now: DateTime<Utc>) -> Vec<Msg> {
-    let mut out = Vec::new();
-    if let Ok(rule) = DiscountRule::parse(
+    let Ok(rule) = DiscountRule::parse(
         input.kind.as_deref(),
         input.value_cents,
         input.percent_off,
         input.max_discount_cents,
-    ) {
-        let min = input
-            .min_order_cents
-            .and_then(|m| Cents::new(m).ok())
-            .unwrap_or_default();
-        out.push(offer_msg(&rule, min));
-    }
+    ) else {
+        return Vec::new();
+    };
+    let min = input
+        .min_order_cents
+        .and_then(|m| Cents::new(m).ok())
+        .unwrap_or_default();
+    let mut out = vec![offer_msg(&rule, min)];
     if let Ok(categories) = parse_categories(input.categories.clone()) {
         out.push(categories_msg(&categories));
     }
@@ -842,7 +844,7 @@ mod tests {
             words(Lang::Zh, &preview_words(&input, now)),
             "满 ¥300.00 减 ¥50.00，全部品类"
         );
-        assert!(preview_words(&TemplateInput::default(), now).len() == 1);
+        assert!(preview_words(&TemplateInput::default(), now).is_empty());
     }
 
     #[test]

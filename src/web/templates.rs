@@ -317,7 +317,7 @@ fn template_rows(l: Lang, templates: Vec<TemplateView>) -> impl IntoView + use<>
                     <td data-label=l.t("template-rule")>{words}</td>
                     <td class="nowrap" data-label=l.t("template-stock-heading")>{stock}</td>
                     <td data-label=l.t("template-coupons-by-status")>{counts}</td>
-                    <td data-label=l.t("template-standing")>{standing_badge(l, t.status)}</td>
+                    <td class="nowrap" data-label=l.t("template-standing")>{standing_badge(l, t.status)}</td>
                 </tr>
             }
         })
@@ -823,6 +823,7 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
         <section aria-labelledby="template-manage">
             <h2 id="template-manage">{l.t("template-manage")}</h2>
             {form_error}
+            <h3>{switch_label}</h3>
             <form method="post" action=switch_href class="stack" data-testid="claiming-form">
                 <input type="hidden" name="csrf" value=csrf/>
                 <label for="reason">{l.t("template-reason")}</label>
@@ -831,6 +832,7 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
                 {field_error(&reason)}
                 <p class="actions"><button type="submit" class="primary" data-testid=switch_id>{switch_label}</button></p>
             </form>
+            <h3>{l.t("template-end-claiming")}</h3>
             <form method="post" action=edit_href class="stack" data-testid="end-claiming-form">
                 <input type="hidden" name="csrf" value=csrf2/>
                 <label for="end-claim-at">{l.t("template-end-claiming-at")}</label>
@@ -843,6 +845,7 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
                     <button type="submit" name="now" value="1" class="danger" data-testid="end-now">{l.t("template-end-now-button")}</button>
                 </p>
             </form>
+            <h3>{l.t("template-safe-edit")}</h3>
             <form method="post" action=edit_href2 class="stack" data-testid="edit-form">
                 <input type="hidden" name="csrf" value=csrf3/>
                 <label for="edit-name">{l.t("template-name")}</label>
