@@ -929,30 +929,27 @@ fn history_change(l: Lang, e: &StaffAuditView) -> (String, String) {
             format!("{before} → {after}")
         }
     };
+    let part = |field: &str, value: String| {
+        crate::tr!(l, "template-change-part", field = field, value = value)
+    };
     let mut parts = Vec::new();
     if let Some((before, after)) = &c.name {
         let before = before.clone().unwrap_or_else(|| "—".into());
-        parts.push(format!(
-            "{}: {}",
-            l.t("template-name"),
-            arrow(before, after.clone())
-        ));
+        parts.push(part(l.t("template-name"), arrow(before, after.clone())));
     }
     if let Some((before, after)) = c.total_stock {
-        parts.push(format!(
-            "{}: {}",
+        parts.push(part(
             l.t("template-total-stock"),
-            arrow(count_or_unlimited(l, before), count_or_unlimited(l, after))
+            arrow(count_or_unlimited(l, before), count_or_unlimited(l, after)),
         ));
     }
     if let Some((before, after)) = &c.claim_ends_at {
-        parts.push(format!(
-            "{}: {}",
+        parts.push(part(
             l.t("template-claim-ends-at"),
-            arrow(ends_text(before), ends_text(after))
+            arrow(ends_text(before), ends_text(after)),
         ));
     }
-    (parts.join("; "), String::new())
+    (parts.join(l.t("template-change-separator")), String::new())
 }
 
 // ---------------------------------------------------------------- actions
