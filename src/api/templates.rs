@@ -8,6 +8,7 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
+use crate::domain::discount::DiscountKind;
 use crate::domain::template::{ClaimStanding, TemplateInput};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
@@ -35,6 +36,9 @@ pub struct CreateTemplateBody {
     pub per_user_limit: Option<i64>,
     /// Empty or absent: every category.
     pub categories: Option<Vec<String>>,
+    /// RFC 3339, in the future: claiming ends then, before the coupons'
+    /// own end.
+    pub claim_ends_at: Option<String>,
 }
 
 impl From<CreateTemplateBody> for TemplateInput {
@@ -52,6 +56,7 @@ impl From<CreateTemplateBody> for TemplateInput {
             total_stock: b.total_stock,
             per_user_limit: b.per_user_limit,
             categories: b.categories,
+            claim_ends_at: b.claim_ends_at,
         }
     }
 }
@@ -91,6 +96,8 @@ pub async fn get(
 pub struct TemplateListQuery {
     /// `active`, `paused`, `not_started` or `ended`.
     pub status: Option<String>,
+    /// `fixed` or `percent`.
+    pub kind: Option<String>,
     /// Part of the name.
     pub q: Option<String>,
     /// 1-200, default 50.
@@ -120,9 +127,18 @@ pub async fn list(
             }
         },
     };
+    let kind = match q.kind.as_deref() {
+        None | Some("") => None,
+        Some(raw) => match DiscountKind::parse(raw) {
+            Some(k) => Some(k),
+            None => {
+                return ApiError::invalid("kind", "must be fixed or percent").into_response();
+            }
+        },
+    };
     match s
         .service
-        .list_templates(standing, q.q, q.cursor, q.limit.unwrap_or(50))
+        .list_templates(standing, kind, q.q, q.cursor, q.limit.unwrap_or(50))
         .await
     {
         Ok(page) => axum::Json(page).into_response(),
@@ -217,6 +233,7 @@ pub async fn patch(
         name: b.name,
         total_stock: b.total_stock,
         claim_ends_at: b.claim_ends_at,
+        end_claiming_now: false,
         unsafe_fields: b.other.keys().cloned().collect(),
     };
     let result = s

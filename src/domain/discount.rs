@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::FieldError;
 use super::money::Cents;
+use crate::i18n::Msg;
 
 /// Most categories one template may name; bounds every applicability check.
 pub const MAX_CATEGORIES: usize = 50;
@@ -214,6 +215,36 @@ pub fn zhe_figure(percent_off: i64) -> String {
     match left % 10 {
         0 => (left / 10).to_string(),
         tenth => format!("{}.{tenth}", left / 10),
+    }
+}
+
+/// What a rule takes off, the way customers say it, as a message to render
+/// in the reader's language: `满 ¥300.00 减 ¥50.00` / `¥50.00 off orders
+/// from ¥300.00`, and for a percentage `满 ¥300.00 可用，9折，最高减
+/// ¥30.00` / `orders from ¥300.00: 10% off, at most ¥30.00` (the 折
+/// figure from [`zhe_figure`]). The one describer of a discount: coupon
+/// pages, the self-check page and the template pages all render this.
+pub fn offer_msg(rule: &DiscountRule, min_order: Cents) -> Msg {
+    // "none" is the catalog's word for an absent threshold or cap.
+    let min = (!min_order.is_zero()).then(|| min_order.shown());
+    match *rule {
+        DiscountRule::Fixed { value } => match min {
+            Some(t) => crate::msg!("off-orders-from", v = value.shown(), t = t),
+            None => crate::msg!("off-no-minimum", v = value.shown()),
+        },
+        DiscountRule::Percent {
+            percent_off,
+            max_discount,
+        } => {
+            let pct = i64::from(percent_off);
+            crate::msg!(
+                "rule-percent-off",
+                min = min.unwrap_or_else(|| "none".to_string()),
+                pct = pct,
+                zhe = zhe_figure(pct),
+                cap = max_discount.map_or_else(|| "none".to_string(), Cents::shown)
+            )
+        }
     }
 }
 

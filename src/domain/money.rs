@@ -69,6 +69,11 @@ impl Cents {
     pub fn yuan(self) -> String {
         format!("{}.{:02}", self.0 / 100, self.0 % 100)
     }
+
+    /// Money for people, the same in every language: `¥50.00`.
+    pub fn shown(self) -> String {
+        format!("¥{}", self.yuan())
+    }
 }
 
 impl Serialize for Cents {

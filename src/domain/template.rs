@@ -5,9 +5,10 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use super::FieldError;
-use super::discount::{CouponTerms, DiscountRule, parse_categories};
+use super::discount::{CouponTerms, DiscountRule, offer_msg, parse_categories};
 use super::money::Cents;
 use super::time::parse_rfc3339;
+use crate::i18n::{Arg, Msg};
 
 /// Longest relative validity: ten years. Keeps `claim + valid_seconds` far
 /// from chrono's range limits.
@@ -129,13 +130,135 @@ pub struct TemplateEdit {
     pub claim_ends_at: Option<DateTime<Utc>>,
 }
 
-/// Why an edit is refused.
+/// Why an edit is refused (409 `edit_not_allowed`; the API's `message`
+/// is [`EditRefusal::message`], the console shows the catalog's words of
+/// [`EditRefusal::label_key`] beside [`EditRefusal::field`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EditRefusal {
     /// Unlimited stock stays unlimited; a limited one only grows.
     StockMayOnlyGrow,
     /// The end of claiming must be in the future.
     ClaimEndPassed,
+    /// More coupons were already claimed than the new stock.
+    BelowClaimed,
+    /// A field that would change what issued coupons mean.
+    UnsafeField,
+    /// The template changed between reading and writing it.
+    ChangedMeanwhile,
+}
+
+impl EditRefusal {
+    pub const ALL: [EditRefusal; 5] = [
+        EditRefusal::StockMayOnlyGrow,
+        EditRefusal::ClaimEndPassed,
+        EditRefusal::BelowClaimed,
+        EditRefusal::UnsafeField,
+        EditRefusal::ChangedMeanwhile,
+    ];
+
+    /// The start of the API's English `message` (details may follow).
+    pub fn message(self) -> &'static str {
+        match self {
+            EditRefusal::StockMayOnlyGrow => {
+                "stock may only grow (unlimited stock stays unlimited)"
+            }
+            EditRefusal::ClaimEndPassed => "the end of claiming must be in the future",
+            EditRefusal::BelowClaimed => "stock cannot go below what was already claimed",
+            EditRefusal::UnsafeField => {
+                "this field cannot change once coupons may exist: it would change what issued coupons mean"
+            }
+            EditRefusal::ChangedMeanwhile => "the template changed meanwhile; read it again",
+        }
+    }
+
+    /// The refusal an API message starts with, if it is one of these.
+    pub fn from_message(message: &str) -> Option<EditRefusal> {
+        EditRefusal::ALL
+            .into_iter()
+            .find(|r| message.starts_with(r.message()))
+    }
+
+    /// The form field the refusal is about (`form`: the form as a whole).
+    pub fn field(self) -> &'static str {
+        match self {
+            EditRefusal::StockMayOnlyGrow | EditRefusal::BelowClaimed => "total_stock",
+            EditRefusal::ClaimEndPassed => "claim_ends_at",
+            EditRefusal::UnsafeField | EditRefusal::ChangedMeanwhile => "form",
+        }
+    }
+
+    /// The catalog key of the refusal's words for staff.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            EditRefusal::StockMayOnlyGrow => "template-edit-refusal-stock-may-only-grow",
+            EditRefusal::ClaimEndPassed => "template-edit-refusal-claim-end-passed",
+            EditRefusal::BelowClaimed => "template-edit-refusal-below-claimed",
+            EditRefusal::UnsafeField => "template-edit-refusal-unsafe-field",
+            EditRefusal::ChangedMeanwhile => "template-edit-refusal-changed-meanwhile",
+        }
+    }
+}
+
+/// A safe edit as the staff log records it (`staff_audit.detail` of a
+/// `template_edit`, and of a `template_create` with only the new values):
+/// each changed field's `[before, after]`, as JSON, so the template's page
+/// can show before → after in words. Times are RFC 3339 UTC; a `null`
+/// stock is unlimited, a `null` claim end none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TemplateChanges {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<(Option<String>, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_stock: Option<(Option<i64>, Option<i64>)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim_ends_at: Option<(Option<String>, Option<String>)>,
+}
+
+impl TemplateChanges {
+    /// The changes between two states of the safe fields; unchanged fields
+    /// are left out.
+    pub fn between(
+        before: (&str, Option<i64>, Option<DateTime<Utc>>),
+        after: (&str, Option<i64>, Option<DateTime<Utc>>),
+    ) -> Self {
+        let t = |x: Option<DateTime<Utc>>| x.map(super::time::rfc3339);
+        TemplateChanges {
+            name: (before.0 != after.0).then(|| (Some(before.0.to_string()), after.0.to_string())),
+            total_stock: (before.1 != after.1).then_some((before.1, after.1)),
+            claim_ends_at: (before.2 != after.2).then(|| (t(before.2), t(after.2))),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none() && self.total_stock.is_none() && self.claim_ends_at.is_none()
+    }
+
+    /// The stored detail.
+    pub fn to_detail(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+
+    /// A stored detail back; `None` when it is not one (rows written
+    /// before this format).
+    pub fn from_detail(detail: &str) -> Option<Self> {
+        serde_json::from_str(detail).ok()
+    }
+}
+
+/// The staff-log detail of a pause or resume: `active -> disabled: why`.
+pub fn claiming_detail(from: TemplateStatus, to: TemplateStatus, reason: &str) -> String {
+    format!("{} -> {}: {reason}", from.as_str(), to.as_str())
+}
+
+/// [`claiming_detail`] read back: from, to and the reason.
+pub fn parse_claiming_detail(detail: &str) -> Option<(TemplateStatus, TemplateStatus, String)> {
+    let (change, reason) = detail.split_once(": ")?;
+    let (from, to) = change.split_once(" -> ")?;
+    Some((
+        TemplateStatus::parse(from)?,
+        TemplateStatus::parse(to)?,
+        reason.to_string(),
+    ))
 }
 
 /// Checks `edit` against the template's current stock (`None`: unlimited)
@@ -157,6 +280,91 @@ pub fn check_edit(
     Ok(())
 }
 
+/// A template's rule in words, as messages to render in the reader's
+/// language and join: what it takes off ([`offer_msg`]), where it applies,
+/// how long a claimed coupon lives ("满 ¥300.00 减 ¥50.00，手机类，领取后7天有效"
+/// / "¥50.00 off orders from ¥300.00, phones, valid 7 days after claiming").
+pub fn rule_words(terms: &CouponTerms, validity: &Validity) -> Vec<Msg> {
+    let mut out = vec![
+        offer_msg(&terms.rule, terms.min_order),
+        categories_msg(&terms.categories),
+    ];
+    out.extend(validity_words(validity));
+    out
+}
+
+/// The words of as much of a template form as parses: the preview of the
+/// create form, shown also while other fields are still wrong. Nothing
+/// until the discount itself parses (categories and validity alone are no
+/// rule).
+pub fn preview_words(input: &TemplateInput, now: DateTime<Utc>) -> Vec<Msg> {
+    let Ok(rule) = DiscountRule::parse(
+        input.kind.as_deref(),
+        input.value_cents,
+        input.percent_off,
+        input.max_discount_cents,
+    ) else {
+        return Vec::new();
+    };
+    let min = input
+        .min_order_cents
+        .and_then(|m| Cents::new(m).ok())
+        .unwrap_or_default();
+    let mut out = vec![offer_msg(&rule, min)];
+    if let Ok(categories) = parse_categories(input.categories.clone()) {
+        out.push(categories_msg(&categories));
+    }
+    if let Ok(v) = Validity::parse(
+        input.valid_from.as_deref(),
+        input.valid_until.as_deref(),
+        input.valid_seconds,
+        now,
+    ) {
+        out.extend(validity_words(&v));
+    }
+    out
+}
+
+/// Where a coupon applies: every category, or the ones named.
+pub fn categories_msg(categories: &[String]) -> Msg {
+    if categories.is_empty() {
+        Msg::new("every-category")
+    } else {
+        crate::msg!("rule-categories", list = categories.join("/"))
+    }
+}
+
+/// How long a claimed coupon lives, in words: "领取后7天有效" / "valid 7
+/// days after claiming" (in the largest whole unit), or the absolute
+/// window; with the pre-release start and the hard end when it has them.
+pub fn validity_words(v: &Validity) -> Vec<Msg> {
+    match *v {
+        Validity::Absolute { from, until } => vec![
+            Msg::new("rule-valid-between")
+                .arg("from", Arg::Time(from))
+                .arg("until", Arg::Time(until)),
+        ],
+        Validity::Relative {
+            seconds,
+            not_before,
+            until,
+        } => {
+            let (n, unit) = [(86_400, "day"), (3_600, "hour"), (60, "minute")]
+                .into_iter()
+                .find(|(size, _)| seconds % size == 0)
+                .map_or((seconds, "second"), |(size, unit)| (seconds / size, unit));
+            let mut out = vec![crate::msg!("rule-valid-after-claim", n = n, unit = unit)];
+            if let Some(at) = not_before {
+                out.push(Msg::new("rule-usable-from").arg("at", Arg::Time(at)));
+            }
+            if let Some(at) = until {
+                out.push(Msg::new("rule-valid-no-later-than").arg("at", Arg::Time(at)));
+            }
+            out
+        }
+    }
+}
+
 /// When a claimed coupon can be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Validity {
@@ -175,6 +383,26 @@ pub enum Validity {
 }
 
 impl Validity {
+    /// A stored template's validity (`valid_seconds` set: relative).
+    pub fn from_stored(
+        valid_from: Option<DateTime<Utc>>,
+        valid_until: Option<DateTime<Utc>>,
+        valid_seconds: Option<i64>,
+        created_at: DateTime<Utc>,
+    ) -> Self {
+        match valid_seconds {
+            Some(seconds) => Validity::Relative {
+                seconds,
+                not_before: valid_from,
+                until: valid_until,
+            },
+            None => Validity::Absolute {
+                from: valid_from.unwrap_or(created_at),
+                until: valid_until.unwrap_or(created_at),
+            },
+        }
+    }
+
     /// `now` is the template's creation time: an absolute window without
     /// `valid_from` starts then.
     pub fn parse(
@@ -285,6 +513,8 @@ pub struct TemplateSpec {
     pub total_stock: Option<i64>,
     /// `None`: unlimited.
     pub per_user_limit: Option<i64>,
+    /// Claiming ends at this instant (before the coupons' own end).
+    pub claim_ends_at: Option<DateTime<Utc>>,
 }
 
 /// The API's template fields before checking.
@@ -302,6 +532,8 @@ pub struct TemplateInput {
     pub total_stock: Option<i64>,
     pub per_user_limit: Option<i64>,
     pub categories: Option<Vec<String>>,
+    /// RFC 3339; claiming ends then (in the future).
+    pub claim_ends_at: Option<String>,
 }
 
 impl TemplateSpec {
@@ -345,7 +577,18 @@ impl TemplateSpec {
                 format!("must be between 1 and {MAX_PER_USER_LIMIT}, or null for unlimited"),
             ));
         }
+        let claim_ends_at = match input.claim_ends_at.as_deref() {
+            None => None,
+            Some(raw) => {
+                let at = parse_rfc3339(raw).map_err(|m| FieldError::new("claim_ends_at", m))?;
+                if at <= now {
+                    return Err(FieldError::new("claim_ends_at", "must be in the future"));
+                }
+                Some(at)
+            }
+        };
         Ok(TemplateSpec {
+            claim_ends_at,
             name,
             terms: CouponTerms {
                 rule,
@@ -505,5 +748,127 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.field, "name");
+    }
+
+    fn words(l: crate::i18n::Lang, msgs: &[Msg]) -> String {
+        msgs.iter()
+            .map(|m| l.msg(m))
+            .collect::<Vec<_>>()
+            .join(l.t("rule-separator"))
+    }
+
+    #[test]
+    fn a_template_rule_reads_in_words_in_both_languages() {
+        use crate::i18n::Lang;
+        let now = t("2026-01-01T00:00:00Z");
+        let spec = |input: TemplateInput| TemplateSpec::parse(input, now).expect("valid");
+        let base = TemplateInput {
+            name: Some("满300减50".into()),
+            kind: Some("fixed".into()),
+            value_cents: Some(5000),
+            min_order_cents: Some(30000),
+            valid_seconds: Some(7 * 86_400),
+            categories: Some(vec!["手机".into()]),
+            ..Default::default()
+        };
+        let s = spec(base.clone());
+        assert_eq!(
+            words(Lang::Zh, &rule_words(&s.terms, &s.validity)),
+            "满 ¥300.00 减 ¥50.00，手机类，领取后7天有效"
+        );
+        let s = spec(TemplateInput {
+            categories: Some(vec!["phones".into()]),
+            ..base.clone()
+        });
+        assert_eq!(
+            words(Lang::En, &rule_words(&s.terms, &s.validity)),
+            "¥50.00 off orders from ¥300.00, phones, valid 7 days after claiming"
+        );
+        // A percentage with a cap, every category, a window; one day reads
+        // in the singular, hours in hours.
+        let s = spec(TemplateInput {
+            kind: Some("percent".into()),
+            value_cents: None,
+            percent_off: Some(15),
+            max_discount_cents: Some(3000),
+            min_order_cents: None,
+            categories: None,
+            valid_seconds: None,
+            valid_from: Some("2026-01-01T00:00:00Z".into()),
+            valid_until: Some("2026-01-08T00:00:00Z".into()),
+            ..base.clone()
+        });
+        let (zh, en) = (
+            words(Lang::Zh, &rule_words(&s.terms, &s.validity)),
+            words(Lang::En, &rule_words(&s.terms, &s.validity)),
+        );
+        assert!(zh.starts_with("8.5折，最高减 ¥30.00，全部品类，"), "{zh}");
+        assert!(zh.contains("2026-01-01 08:00"), "business zone: {zh}");
+        assert!(
+            en.starts_with("15% off, at most ¥30.00, every category, valid from "),
+            "{en}"
+        );
+        let one_day = Validity::Relative {
+            seconds: 86_400,
+            not_before: None,
+            until: None,
+        };
+        assert_eq!(
+            words(Lang::En, &validity_words(&one_day)),
+            "valid 1 day after claiming"
+        );
+        let hours = Validity::Relative {
+            seconds: 2 * 3600,
+            not_before: None,
+            until: None,
+        };
+        assert_eq!(words(Lang::Zh, &validity_words(&hours)), "领取后2小时有效");
+        assert_eq!(
+            words(Lang::En, &validity_words(&hours)),
+            "valid 2 hours after claiming"
+        );
+    }
+
+    #[test]
+    fn the_preview_describes_the_parts_that_parse() {
+        use crate::i18n::Lang;
+        let now = t("2026-01-01T00:00:00Z");
+        let input = TemplateInput {
+            kind: Some("fixed".into()),
+            value_cents: Some(5000),
+            min_order_cents: Some(30000),
+            valid_seconds: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(
+            words(Lang::Zh, &preview_words(&input, now)),
+            "满 ¥300.00 减 ¥50.00，全部品类"
+        );
+        assert!(preview_words(&TemplateInput::default(), now).is_empty());
+    }
+
+    #[test]
+    fn edit_refusals_round_trip_through_their_message_and_changes_through_the_log() {
+        for r in EditRefusal::ALL {
+            let message = format!("{} (5 claimed)", r.message());
+            assert_eq!(EditRefusal::from_message(&message), Some(r));
+            assert!(crate::i18n::has(r.label_key()), "{}", r.label_key());
+        }
+        assert_eq!(EditRefusal::from_message("something else"), None);
+        let c = TemplateChanges::between(
+            ("a", Some(10), None),
+            ("b", Some(20), Some(t("2026-01-02T00:00:00Z"))),
+        );
+        assert_eq!(TemplateChanges::from_detail(&c.to_detail()), Some(c));
+        assert!(TemplateChanges::between(("a", None, None), ("a", None, None)).is_empty());
+        let d = claiming_detail(TemplateStatus::Active, TemplateStatus::Paused, "why: this");
+        assert_eq!(
+            parse_claiming_detail(&d),
+            Some((
+                TemplateStatus::Active,
+                TemplateStatus::Paused,
+                "why: this".into()
+            ))
+        );
     }
 }

@@ -114,10 +114,7 @@ impl Lang {
 
     /// Money for people: `¥50.00`.
     pub fn money(self, cents: i64) -> String {
-        format!(
-            "¥{}",
-            crate::domain::money::Cents::from_stored(cents).yuan()
-        )
+        crate::domain::money::Cents::from_stored(cents).shown()
     }
 
     /// The language of an `Accept-Language` value: `zh*` is Chinese,
@@ -391,10 +388,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "reminder_texts",
     "checkout",
     "events",
-    "orders"
+    "orders",
+    "templates"
 ];
 
-const FILE_COUNT: usize = 21;
+const FILE_COUNT: usize = 22;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

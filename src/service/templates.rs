@@ -1,15 +1,58 @@
 //! Creating and reading coupon templates.
 
+use super::audit::StaffAuditView;
+use super::support::Authority;
 use super::views::{StatusCounts, TemplateView};
 use super::{Ctx, Executed, IdempotencyRequest, Service, ServiceError};
 use crate::domain::FieldError;
+use crate::domain::discount::DiscountKind;
 use crate::domain::ids::new_id;
+use crate::domain::staff::Role;
 use crate::domain::template::{
-    ClaimStanding, EditRefusal, TemplateEdit, TemplateInput, TemplateSpec, TemplateStatus,
-    check_edit, stock_shards,
+    ClaimStanding, EditRefusal, TemplateChanges, TemplateEdit, TemplateInput, TemplateSpec,
+    TemplateStatus, check_edit, claiming_detail, stock_shards,
 };
-use crate::domain::time::to_ms;
-use crate::store::templates::{self, TemplateRow};
+use crate::domain::time::{from_ms, to_ms};
+use crate::store::audit::{AuditQuery, NewStaffAudit, insert_staff_audit};
+use crate::store::templates::{self, TemplatePageQuery, TemplateRow};
+
+/// Actions of the staff log for templates (`staff_audit.action`; the
+/// target is the template's id). Each has the catalog key
+/// `staff-action-<word>`.
+pub mod actions {
+    pub const CREATE: &str = "template_create";
+    pub const EDIT: &str = "template_edit";
+    pub const PAUSE: &str = "template_pause";
+    pub const RESUME: &str = "template_resume";
+    pub const ALL: [&str; 4] = [CREATE, EDIT, PAUSE, RESUME];
+
+    /// The catalog key of a template action's words, if it is one.
+    pub fn label_key(word: &str) -> Option<String> {
+        ALL.contains(&word).then(|| format!("staff-action-{word}"))
+    }
+}
+
+/// Creating, editing, pausing and resuming templates is for operators and
+/// admins (and the shop's trusted API); every staff role may read them.
+pub fn may_manage_templates(authority: &Authority) -> bool {
+    match authority {
+        Authority::Api => true,
+        Authority::Staff { role, .. } => role.includes(Role::Operator),
+    }
+}
+
+fn check_may_manage(authority: &Authority) -> Result<(), ServiceError> {
+    if may_manage_templates(authority) {
+        Ok(())
+    } else {
+        Err(ServiceError::Forbidden(
+            "managing templates needs the operator role".into(),
+        ))
+    }
+}
+
+/// Most rows of a template's change history one page shows.
+pub const MAX_HISTORY: i64 = 200;
 
 impl Service {
     /// Checks and stores a template with its stock shards.
@@ -45,9 +88,29 @@ impl Service {
                     status: TemplateStatus::Active,
                     created_at: now_ms,
                     paused_at: None,
-                    claim_ends_at: None,
+                    claim_ends_at: spec.claim_ends_at.map(to_ms),
                 };
                 templates::insert(c, &row, &stock_shards(spec.total_stock)).await?;
+                let detail = TemplateChanges {
+                    name: Some((None, row.name.clone())),
+                    total_stock: Some((None, row.total_stock)),
+                    claim_ends_at: spec
+                        .claim_ends_at
+                        .map(|at| (None, Some(crate::domain::time::rfc3339(at)))),
+                }
+                .to_detail();
+                insert_staff_audit(
+                    c,
+                    &NewStaffAudit {
+                        actor: &op.ctx.actor,
+                        action: actions::CREATE,
+                        target: &row.id,
+                        detail: Some(&detail),
+                        address: op.ctx.address.as_deref(),
+                        at_ms: now_ms,
+                    },
+                )
+                .await?;
                 Ok(TemplateView::from_row(
                     row,
                     0,
@@ -69,11 +132,46 @@ impl Service {
         .await
     }
 
-    /// A page of templates, newest first, optionally of one standing and
-    /// whose name contains `q`; `after` is the previous page's `next`.
+    /// [`Service::create_template`] on a staff member's (or the API's)
+    /// authority: operators and admins only.
+    pub async fn create_template_as(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        input: TemplateInput,
+    ) -> Result<Executed<TemplateView>, ServiceError> {
+        check_may_manage(authority)?;
+        self.create_template(ctx, idem, input).await
+    }
+
+    /// The staff log of template `id`: created, edited, paused, resumed,
+    /// newest first, at most [`MAX_HISTORY`] rows (`staff_audit_target_at_idx`).
+    pub async fn template_history(&self, id: &str) -> Result<Vec<StaffAuditView>, ServiceError> {
+        let page = self
+            .audit_staff(
+                AuditQuery {
+                    target: Some(id.to_string()),
+                    ..AuditQuery::default()
+                },
+                None,
+                MAX_HISTORY,
+            )
+            .await?;
+        Ok(page
+            .rows
+            .into_iter()
+            .filter(|r| actions::ALL.contains(&r.action.as_str()))
+            .collect())
+    }
+
+    /// A page of templates, newest first, optionally of one standing, of
+    /// one kind and whose name contains `q`; `after` is the previous page's
+    /// `next`.
     pub async fn list_templates(
         &self,
         standing: Option<ClaimStanding>,
+        kind: Option<DiscountKind>,
         q: Option<String>,
         after: Option<String>,
         limit: i64,
@@ -107,11 +205,14 @@ impl Service {
             Box::pin(async move {
                 let rows = templates::page(
                     c,
-                    before.as_ref().map(|(at, id)| (*at, id.as_str())),
-                    standing_sql(standing),
-                    pattern.as_deref(),
-                    to_ms(now),
-                    limit,
+                    &TemplatePageQuery {
+                        before: before.as_ref().map(|(at, id)| (*at, id.as_str())),
+                        standing,
+                        kind,
+                        name_like: pattern.as_deref(),
+                        now_ms: to_ms(now),
+                        limit,
+                    },
                 )
                 .await?;
                 let next = (rows.len() as i64 == limit)
@@ -167,29 +268,25 @@ impl Service {
                     (
                         TemplateStatus::Active,
                         TemplateStatus::Paused,
-                        "template_pause",
+                        actions::PAUSE,
                     )
                 } else {
                     (
                         TemplateStatus::Paused,
                         TemplateStatus::Active,
-                        "template_resume",
+                        actions::RESUME,
                     )
                 };
                 if row.status == from
                     && templates::set_claiming(c, &id, from, to, to_ms(op.now)).await?
                 {
-                    crate::store::audit::insert_staff_audit(
+                    insert_staff_audit(
                         c,
-                        &crate::store::audit::NewStaffAudit {
+                        &NewStaffAudit {
                             actor: &op.ctx.actor,
                             action,
                             target: &id,
-                            detail: Some(&format!(
-                                "{} -> {}: {reason}",
-                                from.as_str(),
-                                to.as_str()
-                            )),
+                            detail: Some(&claiming_detail(from, to, &reason)),
                             address: op.ctx.address.as_deref(),
                             at_ms: to_ms(op.now),
                         },
@@ -201,6 +298,36 @@ impl Service {
         })
         .await
     }
+
+    /// [`Service::set_template_claiming`] on a staff member's (or the
+    /// API's) authority: operators and admins only.
+    pub async fn set_template_claiming_as(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        id: String,
+        pause: bool,
+        reason: Option<String>,
+    ) -> Result<Executed<TemplateView>, ServiceError> {
+        check_may_manage(authority)?;
+        self.set_template_claiming(ctx, idem, id, pause, reason)
+            .await
+    }
+
+    /// [`Service::edit_template`] on a staff member's (or the API's)
+    /// authority: operators and admins only.
+    pub async fn edit_template_as(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        idem: Option<&IdempotencyRequest>,
+        id: String,
+        patch: TemplatePatch,
+    ) -> Result<Executed<TemplateView>, ServiceError> {
+        check_may_manage(authority)?;
+        self.edit_template(ctx, idem, id, patch).await
+    }
 }
 
 /// A `PATCH /templates/{id}` body before checking: the safe fields, and
@@ -210,8 +337,21 @@ pub struct TemplatePatch {
     pub name: Option<String>,
     pub total_stock: Option<i64>,
     pub claim_ends_at: Option<String>,
+    /// End claiming now (the console's "end now": the moment of the
+    /// transaction, so it cannot be refused as already past).
+    pub end_claiming_now: bool,
     /// Fields that would change issued coupons (refused with the reason).
     pub unsafe_fields: Vec<String>,
+}
+
+/// A refused edit as the API answers it: 409 `edit_not_allowed` whose
+/// message starts with the refusal's own words.
+fn edit_refused(why: EditRefusal, detail: Option<String>) -> ServiceError {
+    let message = match detail {
+        Some(d) => format!("{} ({d})", why.message()),
+        None => why.message().to_string(),
+    };
+    ServiceError::refused(super::Refusal::EditNotAllowed, message)
 }
 
 impl Service {
@@ -227,11 +367,9 @@ impl Service {
         patch: TemplatePatch,
     ) -> Result<Executed<TemplateView>, ServiceError> {
         if let Some(field) = patch.unsafe_fields.first() {
-            return Err(ServiceError::refused(
-                super::Refusal::EditNotAllowed,
-                format!(
-                    "{field} cannot change once coupons may exist: it would change what issued coupons mean"
-                ),
+            return Err(edit_refused(
+                EditRefusal::UnsafeField,
+                Some(format!("field {field}")),
             ));
         }
         let name = match patch.name.as_deref().map(str::trim) {
@@ -272,6 +410,7 @@ impl Service {
             total_stock: patch.total_stock,
             claim_ends_at,
         };
+        let end_now = patch.end_claiming_now;
         let op = self.op(ctx);
         self.write(idem, move |c| {
             let id = id.clone();
@@ -279,60 +418,54 @@ impl Service {
             let op = op.clone();
             Box::pin(async move {
                 let row = load_row(c, &id).await?;
-                check_edit(&edit, row.total_stock, op.now).map_err(|why| {
-                    ServiceError::refused(
-                        super::Refusal::EditNotAllowed,
-                        match why {
-                            EditRefusal::StockMayOnlyGrow => {
-                                "stock may only grow (unlimited stock stays unlimited)"
-                            }
-                            EditRefusal::ClaimEndPassed => {
-                                "the end of claiming must be in the future"
-                            }
-                        },
-                    )
-                })?;
+                check_edit(&edit, row.total_stock, op.now)
+                    .map_err(|why| edit_refused(why, None))?;
                 let claimed = templates::claimed(c, &id).await?;
                 if let Some(total) = edit.total_stock
                     && total < claimed
                 {
-                    return Err(ServiceError::refused(
-                        super::Refusal::EditNotAllowed,
-                        format!("{claimed} coupons were already claimed"),
+                    return Err(edit_refused(
+                        EditRefusal::BelowClaimed,
+                        Some(format!("{claimed} claimed")),
                     ));
                 }
                 let name = edit.name.clone().unwrap_or_else(|| row.name.clone());
                 let stock = edit.total_stock.or(row.total_stock);
-                let ends = edit.claim_ends_at.map(to_ms).or(row.claim_ends_at);
+                let now_ms = to_ms(op.now);
+                let ends = match (end_now, row.claim_ends_at) {
+                    // Already ended earlier: ending now changes nothing.
+                    (true, Some(e)) if e <= now_ms => Some(e),
+                    (true, _) => Some(now_ms),
+                    (false, old) => edit.claim_ends_at.map(to_ms).or(old),
+                };
                 if !templates::update_safe_fields(c, &id, row.total_stock, &name, stock, ends)
                     .await?
                 {
-                    return Err(ServiceError::refused(
-                        super::Refusal::EditNotAllowed,
-                        "the template changed meanwhile; read it again",
-                    ));
+                    return Err(edit_refused(EditRefusal::ChangedMeanwhile, None));
                 }
                 if let (Some(old), Some(new)) = (row.total_stock, edit.total_stock)
                     && new > old
                 {
                     templates::grow_stock(c, &id, new - old).await?;
                 }
-                let detail = format!(
-                    "name {:?} -> {:?}; total_stock {:?} -> {:?}; claim_ends_at {:?} -> {:?}",
-                    row.name, name, row.total_stock, stock, row.claim_ends_at, ends
+                let changes = TemplateChanges::between(
+                    (&row.name, row.total_stock, row.claim_ends_at.map(from_ms)),
+                    (&name, stock, ends.map(from_ms)),
                 );
-                crate::store::audit::insert_staff_audit(
-                    c,
-                    &crate::store::audit::NewStaffAudit {
-                        actor: &op.ctx.actor,
-                        action: "template_edit",
-                        target: &id,
-                        detail: Some(&detail),
-                        address: op.ctx.address.as_deref(),
-                        at_ms: to_ms(op.now),
-                    },
-                )
-                .await?;
+                if !changes.is_empty() {
+                    insert_staff_audit(
+                        c,
+                        &NewStaffAudit {
+                            actor: &op.ctx.actor,
+                            action: actions::EDIT,
+                            target: &id,
+                            detail: Some(&changes.to_detail()),
+                            address: op.ctx.address.as_deref(),
+                            at_ms: now_ms,
+                        },
+                    )
+                    .await?;
+                }
                 load_view(c, &id, op.now).await
             })
         })
@@ -375,24 +508,6 @@ async fn template_view(
     let claimed = templates::claimed(c, &row.id).await?;
     let counts = StatusCounts::from_rows(&templates::status_counts(c, &row.id, to_ms(now)).await?);
     Ok(TemplateView::from_row(row, claimed, counts, now))
-}
-
-/// The SQL of a standing over `$3` = now; the same rule as
-/// [`crate::domain::template::claim_standing`].
-fn standing_sql(standing: Option<ClaimStanding>) -> &'static str {
-    match standing {
-        None => "",
-        Some(ClaimStanding::Paused) => "AND status = 'disabled'",
-        Some(ClaimStanding::Ended) => {
-            "AND status = 'active' AND ((claim_ends_at IS NOT NULL AND claim_ends_at <= $3) OR (valid_until IS NOT NULL AND valid_until <= $3))"
-        }
-        Some(ClaimStanding::NotStarted) => {
-            "AND status = 'active' AND NOT ((claim_ends_at IS NOT NULL AND claim_ends_at <= $3) OR (valid_until IS NOT NULL AND valid_until <= $3)) AND valid_from IS NOT NULL AND valid_from > $3"
-        }
-        Some(ClaimStanding::Active) => {
-            "AND status = 'active' AND NOT ((claim_ends_at IS NOT NULL AND claim_ends_at <= $3) OR (valid_until IS NOT NULL AND valid_until <= $3)) AND (valid_from IS NULL OR valid_from <= $3)"
-        }
-    }
 }
 
 /// `created_at.id` back to a cursor.

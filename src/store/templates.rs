@@ -2,8 +2,9 @@
 
 use sqlx::AnyConnection;
 
+use super::dynamic::{self, Sql};
 use crate::domain::discount::DiscountKind;
-use crate::domain::template::TemplateStatus;
+use crate::domain::template::{ClaimStanding, TemplateStatus};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TemplateRow {
@@ -166,42 +167,82 @@ pub async fn set_claiming(
     Ok(r.rows_affected() == 1)
 }
 
-/// A page of templates, newest first (keyset on `(created_at, id)`,
-/// `templates_created_idx`), filtered by `where_sql` (a fixed clause over
-/// `$3` = now) and an optional name pattern.
+/// Filters and position of one page of templates.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplatePageQuery<'a> {
+    /// Rows strictly before this `(created_at, id)`: the previous page's
+    /// last row.
+    pub before: Option<(i64, &'a str)>,
+    pub standing: Option<ClaimStanding>,
+    pub kind: Option<DiscountKind>,
+    /// A LIKE pattern with `\` as its escape character.
+    pub name_like: Option<&'a str>,
+    /// The moment the standing is judged at.
+    pub now_ms: i64,
+    pub limit: i64,
+}
+
+/// The statement of one page: newest first, keyset on `(created_at, id)`;
+/// a kind or a stored status narrows it to `templates_kind_created_idx` /
+/// `templates_status_created_idx` (migration 0022), read backwards in the
+/// page's order, else `templates_created_idx`. The standing is the rule of
+/// [`crate::domain::template::claim_standing`] in SQL.
+fn page_sql(q: &TemplatePageQuery<'_>) -> Sql {
+    let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM templates WHERE 1 = 1"));
+    if let Some(kind) = q.kind {
+        sql.push_bind(" AND kind = ?", kind.as_str());
+    }
+    // Claiming ended: early, or the coupons' hard end passed.
+    const ENDED: &str = "((claim_ends_at IS NOT NULL AND claim_ends_at <= ?) OR (valid_until IS NOT NULL AND valid_until <= ?))";
+    match q.standing {
+        None => {}
+        Some(ClaimStanding::Paused) => {
+            sql.push_bind(" AND status = ?", TemplateStatus::Paused.as_str());
+        }
+        Some(standing) => {
+            sql.push_bind(" AND status = ?", TemplateStatus::Active.as_str());
+            match standing {
+                ClaimStanding::Ended => sql.push_bind(&format!(" AND {ENDED}"), q.now_ms),
+                ClaimStanding::NotStarted => sql.push_bind(
+                    &format!(" AND NOT {ENDED} AND valid_from IS NOT NULL AND valid_from > ?"),
+                    q.now_ms,
+                ),
+                _ => sql.push_bind(
+                    &format!(" AND NOT {ENDED} AND (valid_from IS NULL OR valid_from <= ?)"),
+                    q.now_ms,
+                ),
+            };
+        }
+    }
+    if let Some(pattern) = q.name_like {
+        sql.push_bind(" AND name LIKE ? ESCAPE '\\'", pattern);
+    }
+    if let Some((at, id)) = q.before {
+        // `created_at <= ?` bounds the index range; the OR only filters the
+        // rows of that one `created_at` value.
+        sql.push_bind(" AND created_at <= ?", at)
+            .push_bind(" AND (created_at < ?", at)
+            .push_bind(" OR id < ?)", id);
+    }
+    sql.push_bind(" ORDER BY created_at DESC, id DESC LIMIT ?", q.limit);
+    sql
+}
+
+/// One page of templates (see [`page_sql`]).
 pub async fn page(
     conn: &mut AnyConnection,
-    before: Option<(i64, &str)>,
-    where_sql: &str,
-    name_like: Option<&str>,
-    now_ms: i64,
-    limit: i64,
+    q: &TemplatePageQuery<'_>,
 ) -> Result<Vec<TemplateRow>, sqlx::Error> {
-    let (cursor_at, cursor_id) = before.unwrap_or((i64::MAX, ""));
-    let cursor = if before.is_some() {
-        "AND (created_at < $1 OR (created_at = $1 AND id < $2))"
-    } else {
-        "AND $1 = $1 AND $2 = $2"
-    };
-    let name = if name_like.is_some() {
-        "AND name LIKE $5 ESCAPE '\\'"
-    } else {
-        ""
-    };
-    let sql = format!(
-        "SELECT {COLUMNS} FROM templates WHERE 1 = 1 {cursor} {where_sql} AND $3 = $3 {name}
-         ORDER BY created_at DESC, id DESC LIMIT $4"
-    );
-    let q = sqlx::query_as(&sql)
-        .bind(cursor_at)
-        .bind(cursor_id)
-        .bind(now_ms)
-        .bind(limit);
-    let q = match name_like {
-        Some(p) => q.bind(p),
-        None => q,
-    };
-    q.fetch_all(conn).await
+    dynamic::fetch_all(conn, &page_sql(q)).await
+}
+
+/// The plan the database chooses for exactly the statement [`page`] runs,
+/// for the index tests.
+pub async fn explain_page(
+    conn: &mut AnyConnection,
+    q: &TemplatePageQuery<'_>,
+) -> Result<Vec<String>, sqlx::Error> {
+    dynamic::explain(conn, &page_sql(q)).await
 }
 
 /// A template's coupons per stored status, and how many `available` ones

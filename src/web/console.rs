@@ -732,7 +732,7 @@ impl ListQuery {
 /// A time from the console's filter: RFC 3339 (its own offset), or the
 /// `datetime-local` input's `2026-11-11T08:00` or a bare date, both read
 /// in the business time zone.
-fn parse_console_time(raw: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+pub(super) fn parse_console_time(raw: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     use chrono::{NaiveDate, NaiveDateTime, Utc};
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(raw) {
         return Some(t.with_timezone(&Utc));

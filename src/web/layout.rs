@@ -8,10 +8,12 @@ use super::i18n::Lang;
 use super::{document_in, escape_html};
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::discount::{DiscountKind, zhe_figure};
+use crate::domain::discount::{DiscountRule, offer_msg};
 use crate::domain::event::{Actor, EventAction, legacy_job_reason_key};
 use crate::domain::health::CheckResult;
+use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
+use crate::i18n::Msg;
 use crate::service::staff::StaffSession;
 use crate::service::views::CouponView;
 
@@ -170,6 +172,7 @@ pub fn render(
                 <a href="/console">{l.t("home")}</a>
                 <a href="/console/coupons">{l.t("coupons")}</a>
                 <a href="/console/orders" data-testid="nav-orders">{l.t("order-list-title")}</a>
+                <a href="/console/templates" data-testid="nav-templates">{l.t("templates-nav")}</a>
                 <a href="/console/reconciliation">{l.t("reconciliation")}</a>
                 {(session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
@@ -378,30 +381,21 @@ pub fn enc(s: &str) -> String {
 /// What a coupon takes off, the way customers say it: `满 ¥300.00 减
 /// ¥50.00` / `¥50.00 off orders from ¥300.00`, and for a percentage
 /// `满 ¥300.00 可用，9折，最高减 ¥30.00` / `orders from ¥300.00: 10% off, at
-/// most ¥30.00` (the 折 figure from [`zhe_figure`]).
+/// most ¥30.00` ([`offer_msg`], the one describer of a discount).
 pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
-    let threshold = (c.min_order_cents > 0).then(|| Lang::Zh.money(c.min_order_cents));
-    match c.kind {
-        DiscountKind::Percent => {
-            let pct = c.percent_off.unwrap_or(0);
-            let zhe = zhe_figure(pct);
-            let cap = c
-                .max_discount_cents
-                .map(|m| crate::tr!(l, "at-most", m = l.money(m)))
-                .unwrap_or_default();
-            let min = threshold
-                .map(|t| crate::tr!(l, "orders-from", t = t))
-                .unwrap_or_default();
-            crate::tr!(l, "off", min = min, pct = pct, zhe = zhe, cap = cap)
-        }
-        DiscountKind::Fixed => {
-            let v = l.money(c.value_cents.unwrap_or(0));
-            match threshold {
-                Some(t) => crate::tr!(l, "off-orders-from", v = v, t = t),
-                None => crate::tr!(l, "off-no-minimum", v = v),
-            }
-        }
-    }
+    let rule =
+        DiscountRule::from_stored(c.kind, c.value_cents, c.percent_off, c.max_discount_cents);
+    l.msg(&offer_msg(&rule, Cents::from_stored(c.min_order_cents)))
+}
+
+/// Messages that make one sentence together (a template's rule in words:
+/// offer, categories, validity), joined the language's way.
+pub fn words_text(l: Lang, words: &[Msg]) -> String {
+    words
+        .iter()
+        .map(|m| l.msg(m))
+        .collect::<Vec<_>>()
+        .join(l.t("rule-separator"))
 }
 
 /// An event's action in words; a word this version does not write is
@@ -507,6 +501,7 @@ impl EventTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::discount::DiscountKind;
 
     #[test]
     fn flash_messages_survive_the_cookie_round_trip() {

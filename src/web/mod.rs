@@ -34,6 +34,7 @@ pub mod reminders;
 pub mod self_check;
 pub mod settings;
 pub mod staff_admin;
+pub mod templates;
 pub mod try_cart;
 pub mod webhooks;
 
@@ -88,6 +89,7 @@ pub fn routes() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(webhooks::routes())
         .merge(reminders::routes())
+        .merge(templates::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -83,13 +83,6 @@ kind-2 = Kind
 total-2 = Total
 discount-2 = Discount
 due = Due
-at-most = , at most { $m }
-orders-from = orders from { $t }:{" "}
-# A percentage off reads as the percent ("10% off"); $zhe, the Chinese
-# 折 figure, is not shown in English.
-off = { $min }{ $zhe ->
-       *[other] { $pct }% off
-    }{ $cap }
 off-orders-from = { $v } off orders from { $t }
 off-no-minimum = { $v } off, no minimum
 coupon-6 = coupon { $id }

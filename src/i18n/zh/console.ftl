@@ -83,14 +83,6 @@ kind-2 = 类型
 total-2 = 总额
 discount-2 = 券抵扣
 due = 应付
-at-most = ，最高减 { $m }
-orders-from = 满 { $t } 可用，
-# A percentage off, as customers say it: $zhe is the 折 figure (9 for
-# 10% off, 8.5 for 15% off); 100% off reads 免单.
-off = { $min }{ $pct ->
-        [100] 免单
-       *[other] { $zhe }折
-    }{ $cap }
 off-orders-from = 满 { $t } 减 { $v }
 off-no-minimum = 无门槛减 { $v }
 coupon-6 = 券 { $id }
