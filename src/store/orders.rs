@@ -287,7 +287,7 @@ fn page_sql(q: &OrderPageQuery<'_>) -> Sql {
     }
     if let Some(p) = q.order_no_prefix {
         let key = crate::domain::ids::search_key(p);
-        if let Some((low, high)) = super::search::prefix_range(&key) {
+        if let Some((low, high)) = dynamic::prefix_range(&key) {
             sql.push_bind(" AND order_no_key >= ?", low)
                 .push_bind(" AND order_no_key < ?", high);
         }

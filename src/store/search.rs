@@ -33,24 +33,7 @@ pub async fn coupon_id_by_code(
         .await
 }
 
-/// The range of a b-tree index on a search key that holds exactly the keys
-/// starting with `prefix`: `[prefix, successor)`, where the successor is
-/// the prefix with its last character raised by one (trailing `char::MAX`
-/// dropped first). Code point order is UTF-8 byte order, the order of
-/// SQLite's `BINARY` and of the `COLLATE "C"` key columns on PostgreSQL, so
-/// the same two bounds serve both stores. `None` for an empty prefix or one
-/// of `char::MAX` only (no upper bound; the console never asks for those).
-pub fn prefix_range(prefix: &str) -> Option<(String, String)> {
-    let mut chars: Vec<char> = prefix.chars().collect();
-    while let Some(last) = chars.pop() {
-        let next = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32);
-        if let Some(next) = next {
-            chars.push(next);
-            return Some((prefix.to_string(), chars.into_iter().collect()));
-        }
-    }
-    None
-}
+pub use super::dynamic::prefix_range;
 
 /// Live coupons whose search key (`code_key`, see
 /// `migrations/*/0017_search_keys.sql`) starts with `$1`, in key order:
