@@ -217,3 +217,13 @@ pub async fn explain_page_and_totals(
     let totals = dynamic::explain(conn, &totals_sql(q)).await?;
     Ok((page, totals))
 }
+
+/// The 200 campaigns whose final payment ends last, by name (the ledger
+/// page's campaign filter; `presale_campaigns_ends_idx`).
+pub async fn campaign_choices(conn: &mut AnyConnection) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, name FROM presale_campaigns ORDER BY final_payment_ends_at DESC LIMIT 200",
+    )
+    .fetch_all(conn)
+    .await
+}
