@@ -150,6 +150,12 @@ async fn pay_final_tx(
                 return Err(lost());
             }
             if plan.outcome == CouponOutcome::Compensated {
+                let rules_version = crate::service::compensation::version_in_force(
+                    c,
+                    &op.settings,
+                    to_ms(op.now),
+                )
+                .await?;
                 ledger::insert(
                     c,
                     &NewEntry {
@@ -162,6 +168,9 @@ async fn pay_final_tx(
                         actor: &op.ctx.actor,
                         request_id: op.ctx.request_id.as_deref(),
                         at_ms: to_ms(op.now),
+                        preset_id: None,
+                        rules_version,
+                        campaign_id: o.campaign_id.as_deref(),
                     },
                 )
                 .await?;
