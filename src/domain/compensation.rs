@@ -82,7 +82,7 @@ pub struct RulesInput {
 
 /// The `presets[i].<name>` field names, made once for the bounded number
 /// of presets a version may hold (a field name is `&'static str`).
-fn preset_field(i: usize, name: &str) -> &'static str {
+pub fn preset_field(i: usize, name: &str) -> &'static str {
     const NAMES: [&str; 6] = [
         "id",
         "reason",

@@ -21,6 +21,7 @@
 pub mod actions;
 pub mod audit;
 pub mod auth;
+pub mod compensation;
 pub mod console;
 pub mod dashboard;
 pub mod deliveries;
@@ -83,6 +84,7 @@ pub fn routes() -> Router<AppState> {
         .merge(self_check::routes())
         .merge(dashboard::routes())
         .merge(audit::routes())
+        .merge(compensation::routes())
         .merge(deliveries::routes())
         .merge(webhooks::routes())
         .merge(reminders::routes())
