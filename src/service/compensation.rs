@@ -32,7 +32,7 @@ use crate::store::compensation_rules::{self as store, VersionRow};
 use crate::store::ledger::{self, EntryRow, GroupBy, LedgerCursor, LedgerQuery};
 
 /// The staff-log action of a rules change (target: [`RULES_TARGET`]).
-pub const RULES_CHANGE_ACTION: &str = "compensation_rules_change";
+pub const RULES_CHANGE_ACTION: &str = super::staff::actions::COMPENSATION_RULES_CHANGE;
 /// The staff-log target of a rules change.
 pub const RULES_TARGET: &str = "compensation-rules";
 /// The actor recorded on version 1 (from the settings).

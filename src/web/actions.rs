@@ -852,7 +852,8 @@ async fn compensate(
                 Ok(a) => a,
                 Err(r) => return r,
             };
-            f.errors.add("amount", over_cap_text(l, a, value_cents));
+            let field = if preset.is_some() { "preset" } else { "amount" };
+            f.errors.add(field, over_cap_text(l, a, value_cents));
             render_compensation(&s, &staff, &user_id, f).await
         }
         Err(e) => match refusal_at(l, &e) {
