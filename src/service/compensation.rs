@@ -36,7 +36,7 @@ pub const RULES_CHANGE_ACTION: &str = super::staff::actions::COMPENSATION_RULES_
 /// The staff-log target of a rules change.
 pub const RULES_TARGET: &str = "compensation-rules";
 /// The actor recorded on version 1 (from the settings).
-pub const SETTINGS_ACTOR: &str = "settings";
+pub const SETTINGS_ACTOR: &str = store::SETTINGS_ACTOR;
 /// Largest ledger page.
 pub const MAX_LEDGER_PAGE: i64 = 200;
 /// Most rows one CSV export holds.
@@ -120,65 +120,17 @@ pub struct RulesVersionView {
     pub changes: Vec<RuleChange>,
 }
 
-/// Version 1 as the settings give it: the caps, no presets.
-pub(crate) fn first_version(settings: &Settings) -> Rules {
-    Rules {
-        version: 1,
-        support_max_cents: settings.support_compensation_max_cents,
-        support_daily_cents: settings.support_compensation_daily_cents,
-        presets: Vec::new(),
-    }
+/// The settings' caps: the values of version 1.
+pub(crate) fn first_caps(settings: &Settings) -> (i64, i64) {
+    (
+        settings.support_compensation_max_cents,
+        settings.support_compensation_daily_cents,
+    )
 }
 
-/// Inserts version 1 from the settings unless a version exists, inside
-/// the caller's write transaction (insert-if-absent on the version key:
-/// concurrent first uses on several instances insert it once).
-async fn ensure_first(
-    c: &mut AnyConnection,
-    settings: &Settings,
-    now_ms: i64,
-) -> Result<(), ServiceError> {
-    if store::latest_version_number(c).await?.is_none() {
-        let v1 = first_version(settings);
-        store::insert_version_if_absent(
-            c,
-            &VersionRow {
-                version: 1,
-                support_max_cents: v1.support_max_cents,
-                support_daily_cents: v1.support_daily_cents,
-                created_at: now_ms,
-                actor: SETTINGS_ACTOR.into(),
-                reason: "COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS / _DAILY_CENTS".into(),
-            },
-        )
-        .await?;
-    }
-    Ok(())
-}
-
-/// The rules in force, read in the caller's write transaction (version 1
-/// is written first if there is none yet).
-pub(crate) async fn rules_in_force(
-    c: &mut AnyConnection,
-    settings: &Settings,
-    now_ms: i64,
-) -> Result<Rules, ServiceError> {
-    ensure_first(c, settings, now_ms).await?;
-    match store::latest_version(c).await? {
-        Some(v) => Ok(store::rules_of(c, &v).await?),
-        None => Ok(first_version(settings)),
-    }
-}
-
-/// The number of the rules version in force, in the caller's write
-/// transaction (for ledger rows that use no preset).
-pub(crate) async fn version_in_force(
-    c: &mut AnyConnection,
-    settings: &Settings,
-    now_ms: i64,
-) -> Result<i64, ServiceError> {
-    ensure_first(c, settings, now_ms).await?;
-    Ok(store::latest_version_number(c).await?.unwrap_or(1))
+fn first_version(settings: &Settings) -> Rules {
+    let (max, daily) = first_caps(settings);
+    store::first_version(max, daily)
 }
 
 /// The rules in force in a read: the newest version, or version 1 from
@@ -411,7 +363,7 @@ impl Service {
         let now_ms = to_ms(self.now());
         self.write(None, move |c| {
             let settings = settings.clone();
-            Box::pin(async move { ensure_first(c, &settings, now_ms).await })
+            Box::pin(async move { Ok(store::ensure_first(c, first_caps(&settings), now_ms).await?) })
         })
         .await
         .map(|_| ())
@@ -465,7 +417,7 @@ impl Service {
             Box::pin(async move {
                 let now_ms = to_ms(op.now);
                 crate::store::advisory_lock(c, "compensation-rules").await?;
-                let before = rules_in_force(c, &settings, now_ms).await?;
+                let before = store::rules_in_force(c, first_caps(&settings), now_ms).await?;
                 // ...and again against the version this one replaces.
                 let (max, daily, presets) =
                     compensation::check_rules(input, &before.presets, || new_id("cps", now_ms))?;

@@ -190,3 +190,66 @@ pub async fn all_presets(conn: &mut AnyConnection) -> Result<Vec<(String, String
     }
     Ok(out)
 }
+
+/// Version 1 from the settings' caps: no presets.
+pub fn first_version(max_cents: i64, daily_cents: i64) -> Rules {
+    Rules {
+        version: 1,
+        support_max_cents: max_cents,
+        support_daily_cents: daily_cents,
+        presets: Vec::new(),
+    }
+}
+
+/// The actor recorded on version 1 (from the settings).
+pub const SETTINGS_ACTOR: &str = "settings";
+
+/// Inserts version 1 with the settings' caps unless a version exists, in
+/// the caller's write transaction (insert-if-absent on the version key:
+/// concurrent first uses on several instances insert it once).
+pub async fn ensure_first(
+    conn: &mut AnyConnection,
+    first: (i64, i64),
+    now_ms: i64,
+) -> Result<(), sqlx::Error> {
+    if latest_version_number(conn).await?.is_none() {
+        insert_version_if_absent(
+            conn,
+            &VersionRow {
+                version: 1,
+                support_max_cents: first.0,
+                support_daily_cents: first.1,
+                created_at: now_ms,
+                actor: SETTINGS_ACTOR.into(),
+                reason: "COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS / _DAILY_CENTS".into(),
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The rules in force, in the caller's write transaction (version 1 from
+/// `first`, the settings' caps, is written first if there is none yet).
+pub async fn rules_in_force(
+    conn: &mut AnyConnection,
+    first: (i64, i64),
+    now_ms: i64,
+) -> Result<Rules, sqlx::Error> {
+    ensure_first(conn, first, now_ms).await?;
+    match latest_version(conn).await? {
+        Some(v) => rules_of(conn, &v).await,
+        None => Ok(first_version(first.0, first.1)),
+    }
+}
+
+/// The number of the rules version in force, in the caller's write
+/// transaction (for ledger rows that use no preset).
+pub async fn version_in_force(
+    conn: &mut AnyConnection,
+    first: (i64, i64),
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    ensure_first(conn, first, now_ms).await?;
+    Ok(latest_version_number(conn).await?.unwrap_or(1))
+}

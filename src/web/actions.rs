@@ -617,7 +617,7 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
             .map(|p| {
                 let id = format!("preset-{}", p.id);
                 let checked = f.preset == p.id;
-                let terms = super::compensation::preset_terms(l, p);
+                let terms = super::presets::preset_terms(l, p);
                 let cents = p.value_cents.to_string();
                 view! {
                     <label class="choice" for=id.clone()>

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use super::actions::parse_yuan;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
+use super::presets::preset_terms;
 use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text, time_text};
 use crate::domain::compensation::{self, Preset, PresetInput, RuleChange, RulesInput};
 use crate::domain::time::rfc3339;
@@ -46,39 +47,6 @@ fn may_manage(staff: &Staff) -> Result<(), WebError> {
     } else {
         Err(WebError::forbidden(staff.lang.t("comp-forbidden")))
     }
-}
-
-/// A validity in words: whole days, else hours, else seconds.
-pub fn validity_text(l: Lang, seconds: i64) -> String {
-    if seconds % 86_400 == 0 {
-        crate::tr!(l, "comp-valid-days", days = seconds / 86_400)
-    } else if seconds % 3600 == 0 {
-        crate::tr!(l, "comp-valid-hours", hours = seconds / 3600)
-    } else {
-        crate::tr!(l, "comp-valid-seconds", seconds = seconds)
-    }
-}
-
-/// A preset's coupon in words: amount, minimum order, categories, validity.
-pub fn preset_terms(l: Lang, p: &Preset) -> String {
-    let min = if p.min_order_cents > 0 {
-        crate::tr!(l, "comp-preset-min-order", min = l.money(p.min_order_cents))
-    } else {
-        l.t("comp-preset-any-order").to_string()
-    };
-    let cats = if p.categories.is_empty() {
-        l.t("comp-preset-every-category").to_string()
-    } else {
-        p.categories.join(", ")
-    };
-    crate::tr!(
-        l,
-        "comp-preset-terms",
-        value = l.money(p.value_cents),
-        min = min,
-        categories = cats,
-        validity = validity_text(l, p.valid_seconds)
-    )
 }
 
 // ---------------------------------------------------------------- ledger

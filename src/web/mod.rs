@@ -29,6 +29,7 @@ pub mod home;
 pub mod i18n;
 pub mod layout;
 pub mod password;
+pub mod presets;
 pub mod reconcile;
 pub mod reminders;
 pub mod self_check;

@@ -150,12 +150,13 @@ async fn pay_final_tx(
                 return Err(lost());
             }
             if plan.outcome == CouponOutcome::Compensated {
-                let rules_version = crate::service::compensation::version_in_force(
-                    c,
-                    &op.settings,
-                    to_ms(op.now),
-                )
-                .await?;
+                let first = (
+                    op.settings.support_compensation_max_cents,
+                    op.settings.support_compensation_daily_cents,
+                );
+                let rules_version =
+                    crate::store::compensation_rules::version_in_force(c, first, to_ms(op.now))
+                        .await?;
                 ledger::insert(
                     c,
                     &NewEntry {

@@ -498,7 +498,8 @@ impl Service {
                     }
                     // The caps and presets of the rules version in force,
                     // read in this transaction; the ledger row names it.
-                    let rules = crate::service::compensation::rules_in_force(c, &settings, now_ms).await?;
+                    let first = (settings.support_compensation_max_cents, settings.support_compensation_daily_cents);
+                    let rules = crate::store::compensation_rules::rules_in_force(c, first, now_ms).await?;
                     let (value, seconds, min_order_cents, categories, reason) = match (&preset_id, typed) {
                         (Some(id), _) => {
                             let p = rules.preset(id).ok_or_else(|| {
