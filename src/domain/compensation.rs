@@ -9,7 +9,6 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use super::FieldError;
-use super::discount::{MAX_CATEGORIES, MAX_CATEGORY_LEN};
 use super::money::MAX_CENTS;
 
 /// Shortest validity of a compensation coupon.

@@ -639,7 +639,8 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
                 {field_error(&preset_state)}
             </fieldset>
         }
-    }); = (!f.order_no.trim().is_empty() && f.errors.get("order_no").is_none()).then(|| {
+    });
+    let order_link = (!f.order_no.trim().is_empty() && f.errors.get("order_no").is_none()).then(|| {
         let no = f.order_no.trim().to_string();
         let href = format!("/console/orders/{}", enc(&no));
         view! { <p class="note">{l.t("compensation-for-order")}" "<a href=href data-testid="comp-order">{no}</a></p> }
