@@ -616,11 +616,12 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
             .iter()
             .map(|p| {
                 let id = format!("preset-{}", p.id);
+                let for_id = id.clone();
                 let checked = f.preset == p.id;
                 let terms = super::presets::preset_terms(l, p);
                 let cents = p.value_cents.to_string();
                 view! {
-                    <label class="choice" for=id.clone()>
+                    <label class="choice" for=for_id>
                         <input type="radio" id=id name="preset" value=p.id.clone() checked=checked
                             data-testid="preset-option" data-cents=cents/>
                         " "<strong>{p.reason.clone()}</strong>" · "{terms}
