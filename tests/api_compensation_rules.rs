@@ -65,7 +65,10 @@ async fn two_presets(app: &TestApp) -> Value {
 }
 
 fn preset_id(rules: &Value, i: usize) -> String {
-    rules["presets"][i]["id"].as_str().expect("preset id").to_string()
+    rules["presets"][i]["id"]
+        .as_str()
+        .expect("preset id")
+        .to_string()
 }
 
 async fn issue(app: &TestApp, user: &str, body: Value) -> common::Resp {
@@ -169,7 +172,10 @@ async fn a_put_writes_the_next_version_keeps_preset_ids_and_the_old_versions_and
         history.iter().map(|v| v.rules.version).collect::<Vec<_>>(),
         vec![3, 2, 1]
     );
-    assert_eq!(history[2].rules.support_max_cents, 5000, "version 1 from the settings");
+    assert_eq!(
+        history[2].rules.support_max_cents, 5000,
+        "version 1 from the settings"
+    );
     assert_eq!(history[0].changes.len(), 5, "{:?}", history[0].changes);
 
     // Each change is in the staff log, before -> after.
@@ -195,9 +201,7 @@ async fn a_put_writes_the_next_version_keeps_preset_ids_and_the_old_versions_and
 #[tokio::test]
 async fn a_bad_rules_version_is_400_with_the_field_at_fault_and_changes_nothing() {
     let app = spawn_app().await;
-    let base = |presets: Value| {
-        json!({"support_max_cents": 5000, "support_daily_cents": 20000, "presets": presets})
-    };
+    let base = |presets: Value| json!({"support_max_cents": 5000, "support_daily_cents": 20000, "presets": presets});
     for (body, field) in [
         (
             base(json!([preset("a", 100), preset("b", 100), preset("c", 0)])),
@@ -213,15 +217,21 @@ async fn a_bad_rules_version_is_400_with_the_field_at_fault_and_changes_nothing(
             "presets[0].valid_seconds",
         ),
         (
-            base(json!([{"id": "cps_unknown", "reason": "a", "value_cents": 100, "valid_seconds": 3600}])),
+            base(
+                json!([{"id": "cps_unknown", "reason": "a", "value_cents": 100, "valid_seconds": 3600}]),
+            ),
             "presets[0].id",
         ),
         (
-            base(json!([{"reason": "a", "value_cents": 100, "valid_seconds": 3600, "min_order_cents": -1}])),
+            base(
+                json!([{"reason": "a", "value_cents": 100, "valid_seconds": 3600, "min_order_cents": -1}]),
+            ),
             "presets[0].min_order_cents",
         ),
         (
-            base(json!([{"reason": "a", "value_cents": 100, "valid_seconds": 3600, "categories": [""]}])),
+            base(
+                json!([{"reason": "a", "value_cents": 100, "valid_seconds": 3600, "categories": [""]}]),
+            ),
             "presets[0].categories",
         ),
         (
@@ -241,7 +251,10 @@ async fn a_bad_rules_version_is_400_with_the_field_at_fault_and_changes_nothing(
         assert_eq!(r.status, 400, "{body}: {}", r.text);
         assert_eq!((r.code(), r.field()), ("invalid_request", field), "{body}");
     }
-    assert_eq!(app.get("/api/v1/compensation-rules").await.body["version"], 1);
+    assert_eq!(
+        app.get("/api/v1/compensation-rules").await.body["version"],
+        1
+    );
 }
 
 #[tokio::test]
@@ -259,12 +272,15 @@ async fn a_preset_worth_more_than_supports_per_coupon_cap_is_refused_with_400() 
         ("invalid_request", "presets[1].value_cents")
     );
     assert!(r.body["error"]["message"].is_string());
-    assert_eq!(app.get("/api/v1/compensation-rules").await.body["version"], 1);
+    assert_eq!(
+        app.get("/api/v1/compensation-rules").await.body["version"],
+        1
+    );
 }
 
 #[tokio::test]
 async fn support_may_neither_change_the_rules_nor_read_the_ledger_and_operators_admins_and_tokens_may()
-{
+ {
     let app = spawn_app().await;
     let (sctx, support) = staff("sam", Role::Support);
     let input = couponkeeper::domain::compensation::RulesInput {
@@ -291,7 +307,14 @@ async fn support_may_neither_change_the_rules_nor_read_the_ledger_and_operators_
     let r = app.service.compensation_rule_history(&support).await;
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
     // Support still reads the rules in force (their form shows them).
-    assert_eq!(app.service.compensation_rules().await.expect("rules").version, 1);
+    assert_eq!(
+        app.service
+            .compensation_rules()
+            .await
+            .expect("rules")
+            .version,
+        1
+    );
 
     for (i, role) in [Role::Operator, Role::Admin].into_iter().enumerate() {
         let (ctx, who) = staff(&format!("boss{i}"), role);
@@ -332,9 +355,7 @@ async fn a_compensation_with_a_preset_takes_its_terms_and_records_the_preset_and
     let phones = preset_id(&rules, 1);
     let camp = app.campaign("lock", 3600, 3600).await;
     let camp_id = camp["id"].as_str().expect("id").to_string();
-    let r = app
-        .order(presale_order("P1", "u1", None, &camp_id))
-        .await;
+    let r = app.order(presale_order("P1", "u1", None, &camp_id)).await;
     assert_eq!(r.status, 201, "{}", r.text);
     let r = issue(
         &app,
@@ -343,7 +364,10 @@ async fn a_compensation_with_a_preset_takes_its_terms_and_records_the_preset_and
     )
     .await;
     assert_eq!(r.status, 201, "{}", r.text);
-    assert_eq!(r.body["value_cents"], 2000, "the preset's value, not the typed one");
+    assert_eq!(
+        r.body["value_cents"], 2000,
+        "the preset's value, not the typed one"
+    );
     assert_eq!(r.body["min_order_cents"], 20000);
     assert_eq!(r.body["categories"], json!(["phones"]));
     assert_eq!(r.body["ends_at"], json!("2026-11-14T00:00:00.000Z"));
@@ -353,12 +377,18 @@ async fn a_compensation_with_a_preset_takes_its_terms_and_records_the_preset_and
     assert_eq!(e["preset_id"], json!(phones));
     assert_eq!(e["rules_version"], 2);
     assert_eq!(e["value_cents"], 2000);
-    assert_eq!(e["reason"], "phones delay", "the preset's reason by default");
+    assert_eq!(
+        e["reason"], "phones delay",
+        "the preset's reason by default"
+    );
     assert_eq!(e["kind"], "coupon");
     assert_eq!(e["order_no"], "P1");
     assert_eq!(e["campaign_id"], json!(camp_id));
     assert_eq!(e["coupon_id"], r.body["id"]);
-    assert_eq!(e["actor"].as_str().map(|a| a.starts_with("api:")), Some(true));
+    assert_eq!(
+        e["actor"].as_str().map(|a| a.starts_with("api:")),
+        Some(true)
+    );
 
     // A preset not in the version in force is the field's fault.
     let r = issue(&app, "u1", json!({"preset_id": "cps_nope", "reason": "x"})).await;
@@ -399,7 +429,11 @@ async fn support_is_capped_by_the_rules_in_force_after_an_operator_lowers_them()
         .expect("read")
         .expect("support is capped");
     assert_eq!(
-        (allowance.per_coupon_cents, allowance.daily_cents, allowance.given_today_cents),
+        (
+            allowance.per_coupon_cents,
+            allowance.daily_cents,
+            allowance.given_today_cents
+        ),
         (2500, 4000, 3000)
     );
     let r = app
@@ -421,17 +455,19 @@ async fn support_is_capped_by_the_rules_in_force_after_an_operator_lowers_them()
         .service
         .issue_compensation(&ctx, &amy, None, "u1".into(), with_preset)
         .await;
-    assert!(refused_over_cap(&r), "a preset counts against the day too: {r:?}");
+    assert!(
+        refused_over_cap(&r),
+        "a preset counts against the day too: {r:?}"
+    );
     app.service
         .issue_compensation(&ctx, &amy, None, "u1".into(), capped_input(1000))
         .await
         .expect("what is left of the new daily cap");
-    let versions: Vec<Option<i64>> = sqlx::query_scalar(
-        "SELECT rules_version FROM compensation_ledger ORDER BY id",
-    )
-    .fetch_all(app.db.db.pool())
-    .await
-    .expect("rows");
+    let versions: Vec<Option<i64>> =
+        sqlx::query_scalar("SELECT rules_version FROM compensation_ledger ORDER BY id")
+            .fetch_all(app.db.db.pool())
+            .await
+            .expect("rows");
     assert_eq!(versions, vec![Some(1), Some(2)]);
     // Operators stay uncapped.
     let (octx, op) = staff("olga", Role::Operator);
@@ -459,7 +495,10 @@ async fn a_final_payment_deduction_records_the_rules_version_in_force_and_the_ca
     assert_eq!(e["preset_id"], Value::Null);
     assert_eq!(e["value_cents"], 5000);
     assert_eq!(e["campaign_id"], campaign);
-    assert_eq!(ledger.body["totals"], json!({"count": 1, "value_cents": 5000}));
+    assert_eq!(
+        ledger.body["totals"],
+        json!({"count": 1, "value_cents": 5000})
+    );
 }
 
 #[tokio::test]
@@ -494,7 +533,13 @@ async fn the_ledger_filters_by_day_order_staff_preset_and_campaign_and_totals_th
     // Day 2: amy the small preset (10.00) on P2, bob 400 on P1.
     app.advance(86400);
     app.service
-        .issue_compensation(&actx, &amy, None, "u2".into(), give(0, Some("P2"), Some(&small)))
+        .issue_compensation(
+            &actx,
+            &amy,
+            None,
+            "u2".into(),
+            give(0, Some("P2"), Some(&small)),
+        )
         .await
         .expect("issued");
     app.service
@@ -531,7 +576,10 @@ async fn the_ledger_filters_by_day_order_staff_preset_and_campaign_and_totals_th
         (&format!("preset_id={small}"), (1, 1000)),
         (&format!("campaign_id={camp_id}"), (3, 1500)),
         (&format!("campaign_id={camp_id}&staff=amy"), (2, 1100)),
-        ("from=2026-11-11T16:00:00Z&to=2026-11-12T16:00:00Z", (2, 1400)),
+        (
+            "from=2026-11-11T16:00:00Z&to=2026-11-12T16:00:00Z",
+            (2, 1400),
+        ),
         ("from=2026-11-12T00:00:00%2B08:00&to=2026-11-13", (3, 2200)),
         ("order_no=NOPE", (0, 0)),
     ] {
@@ -589,8 +637,16 @@ async fn the_openapi_document_lists_the_compensation_routes() {
     let r = app.get_as("/api/v1/openapi.json", None).await;
     assert_eq!(r.status, 200);
     for (path, method, id) in [
-        ("/api/v1/compensation-rules", "get", "get_compensation_rules"),
-        ("/api/v1/compensation-rules", "put", "put_compensation_rules"),
+        (
+            "/api/v1/compensation-rules",
+            "get",
+            "get_compensation_rules",
+        ),
+        (
+            "/api/v1/compensation-rules",
+            "put",
+            "put_compensation_rules",
+        ),
         ("/api/v1/compensation-ledger", "get", "compensation_ledger"),
     ] {
         assert_eq!(
@@ -645,17 +701,47 @@ async fn every_ledger_filter_pages_and_totals_by_an_index_range_scan_on_both_sto
     let some = |s: &str| Some(s.to_string());
     for (name, base) in [
         ("none", LedgerQuery::default()),
-        ("order", LedgerQuery { order_no: some("O-7"), ..LedgerQuery::default() }),
-        ("staff", LedgerQuery { actor: some("staff:s7"), ..LedgerQuery::default() }),
-        ("preset", LedgerQuery { preset_id: some("cps_3"), ..LedgerQuery::default() }),
-        ("campaign", LedgerQuery { campaign_id: some("cmp_4"), ..LedgerQuery::default() }),
+        (
+            "order",
+            LedgerQuery {
+                order_no: some("O-7"),
+                ..LedgerQuery::default()
+            },
+        ),
+        (
+            "staff",
+            LedgerQuery {
+                actor: some("staff:s7"),
+                ..LedgerQuery::default()
+            },
+        ),
+        (
+            "preset",
+            LedgerQuery {
+                preset_id: some("cps_3"),
+                ..LedgerQuery::default()
+            },
+        ),
+        (
+            "campaign",
+            LedgerQuery {
+                campaign_id: some("cmp_4"),
+                ..LedgerQuery::default()
+            },
+        ),
     ] {
         for (from, until) in [
             (None, None),
             (Some(now_ms - 3 * day), None),
             (Some(now_ms - 3 * day), Some(now_ms - day)),
         ] {
-            for cursor in [None, Some(LedgerCursor { at: now_ms - 2 * day, id: 5 })] {
+            for cursor in [
+                None,
+                Some(LedgerCursor {
+                    at: now_ms - 2 * day,
+                    id: 5,
+                }),
+            ] {
                 let q = LedgerQuery {
                     from_ms: from,
                     until_ms: until,
@@ -669,7 +755,11 @@ async fn every_ledger_filter_pages_and_totals_by_an_index_range_scan_on_both_sto
                 println!("{what}\npage:\n{page}\ntotals:\n{totals}\n");
                 let unfiltered = name == "none" && from.is_none();
                 // The totals of no filter at all are the whole table's.
-                let plans = if unfiltered { vec![&page] } else { vec![&page, &totals] };
+                let plans = if unfiltered {
+                    vec![&page]
+                } else {
+                    vec![&page, &totals]
+                };
                 for plan in plans {
                     assert!(
                         !plan.contains("Seq Scan on compensation_ledger"),
@@ -693,7 +783,8 @@ async fn every_ledger_filter_pages_and_totals_by_an_index_range_scan_on_both_sto
                 );
                 if !unfiltered {
                     assert!(
-                        totals.contains("Index") || totals.contains("USING INDEX")
+                        totals.contains("Index")
+                            || totals.contains("USING INDEX")
                             || totals.contains("USING COVERING INDEX"),
                         "{what}: the totals use an index:\n{totals}"
                     );

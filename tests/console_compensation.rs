@@ -39,9 +39,12 @@ async fn csrf_of(b: &mut Browser<'_>, path: &str) -> String {
 
 /// The `data-cents` of the element marked `testid`.
 fn cents_of(html: &str, testid: &str) -> Option<i64> {
-    attr(tag_with(html, &format!("data-testid=\"{testid}\""))?, "data-cents")?
-        .parse()
-        .ok()
+    attr(
+        tag_with(html, &format!("data-testid=\"{testid}\""))?,
+        "data-cents",
+    )?
+    .parse()
+    .ok()
 }
 
 #[tokio::test]
@@ -52,8 +55,14 @@ async fn operators_edit_caps_and_presets_a_refused_form_keeps_its_input_and_vers
     assert!(home.contains("data-testid=\"nav-compensation\""));
     let page = b.get("/console/compensation/rules").await;
     assert_eq!(page.status, 200, "{}", page.text);
-    assert_eq!(input_value(&page.text, "support_max").as_deref(), Some("50.00"));
-    assert_eq!(input_value(&page.text, "support_daily").as_deref(), Some("200.00"));
+    assert_eq!(
+        input_value(&page.text, "support_max").as_deref(),
+        Some("50.00")
+    );
+    assert_eq!(
+        input_value(&page.text, "support_daily").as_deref(),
+        Some("200.00")
+    );
     assert!(page.contains("data-version=\"1\""), "version 1 is listed");
 
     let csrf = page.csrf().expect("token");
@@ -82,14 +91,21 @@ async fn operators_edit_caps_and_presets_a_refused_form_keeps_its_input_and_vers
     let message = field_error(&r.text, "presets[1].value_cents").unwrap_or_default();
     assert!(message.contains("客服单张补偿上限"), "{}", r.text);
     assert_eq!(input_value(&r.text, "p1-value").as_deref(), Some("40"));
-    assert_eq!(input_value(&r.text, "p0-reason").as_deref(), Some("物流延误"));
+    assert_eq!(
+        input_value(&r.text, "p0-reason").as_deref(),
+        Some("物流延误")
+    );
     assert_eq!(input_value(&r.text, "support_max").as_deref(), Some("30"));
     assert_eq!(
         textarea_text(&r.text, "reason").as_deref(),
         Some("presets for the sale")
     );
     assert_eq!(
-        count(&app, "SELECT COUNT(*) FROM compensation_rule_versions WHERE version > 1").await,
+        count(
+            &app,
+            "SELECT COUNT(*) FROM compensation_rule_versions WHERE version > 1"
+        )
+        .await,
         0,
         "a refused form changes nothing"
     );
@@ -100,12 +116,20 @@ async fn operators_edit_caps_and_presets_a_refused_form_keeps_its_input_and_vers
     assert_eq!(r.status, 303, "{}", r.text);
     let page = b.get("/console/compensation/rules").await;
     assert!(
-        flash_text(&page.text).unwrap_or_default().contains("第 2 版"),
+        flash_text(&page.text)
+            .unwrap_or_default()
+            .contains("第 2 版"),
         "{}",
         page.text
     );
-    assert_eq!(input_value(&page.text, "support_max").as_deref(), Some("30.00"));
-    assert_eq!(input_value(&page.text, "p1-validity").as_deref(), Some("12h"));
+    assert_eq!(
+        input_value(&page.text, "support_max").as_deref(),
+        Some("30.00")
+    );
+    assert_eq!(
+        input_value(&page.text, "p1-validity").as_deref(),
+        Some("12h")
+    );
     assert!(page.contains("新增预设：物流延误"), "{}", page.text);
     assert!(page.contains("单张上限：¥50.00 → ¥30.00"), "{}", page.text);
     let rules = app.service.compensation_rules().await.expect("rules");
@@ -147,7 +171,10 @@ async fn operators_edit_caps_and_presets_a_refused_form_keeps_its_input_and_vers
     assert!(page.contains("data-version=\"3\""));
     assert!(page.contains("fewer presets"));
     let audit = b.get("/console/audit?log=staff").await;
-    assert!(audit.contains("修改补偿规则"), "the staff log names the change");
+    assert!(
+        audit.contains("修改补偿规则"),
+        "the staff log names the change"
+    );
 
     // Support gets 403 on every compensation page of operators.
     let mut s = signed_in(&app, Role::Support).await;
@@ -164,11 +191,23 @@ async fn operators_edit_caps_and_presets_a_refused_form_keeps_its_input_and_vers
     let r = s
         .post_form(
             "/console/compensation/rules",
-            &[("csrf", &csrf), ("support_max", "1000"), ("support_daily", "1000"), ("reason", "me")],
+            &[
+                ("csrf", &csrf),
+                ("support_max", "1000"),
+                ("support_daily", "1000"),
+                ("reason", "me"),
+            ],
         )
         .await;
     assert_eq!(r.status, 403);
-    assert_eq!(app.service.compensation_rules().await.expect("rules").version, 3);
+    assert_eq!(
+        app.service
+            .compensation_rules()
+            .await
+            .expect("rules")
+            .version,
+        3
+    );
     // No session: the sign-in page.
     let mut anon = Browser::new(&app);
     let r = anon.get("/console/compensation").await;
@@ -195,17 +234,21 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
     }
     let who = |n: &str, role| {
         let name = StaffName::parse(n).expect("name");
-        (Ctx::new(name.actor(), None), Authority::Staff { name, role })
+        (
+            Ctx::new(name.actor(), None),
+            Authority::Staff { name, role },
+        )
     };
     let (actx, amy) = who("amy", Role::Support);
     let (bctx, bob) = who("bob", Role::Operator);
-    let give = |value: i64, order: Option<&str>, preset: Option<&str>, reason: &str| CompensationInput {
-        value_cents: Some(value),
-        valid_seconds: Some(86400),
-        reason: Some(reason.to_string()),
-        order_no: order.map(String::from),
-        preset_id: preset.map(String::from),
-    };
+    let give =
+        |value: i64, order: Option<&str>, preset: Option<&str>, reason: &str| CompensationInput {
+            value_cents: Some(value),
+            valid_seconds: Some(86400),
+            reason: Some(reason.to_string()),
+            order_no: order.map(String::from),
+            preset_id: preset.map(String::from),
+        };
     let steps: [(&Ctx, &Authority, &str, CompensationInput); 2] = [
         (&actx, &amy, "u1", give(100, Some("P1"), None, "sorry")),
         (&bctx, &bob, "u3", give(200, None, None, "goodwill")),
@@ -218,16 +261,34 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
     }
     app.advance(86400);
     app.service
-        .issue_compensation(&actx, &amy, None, "u2".into(), give(0, Some("P2"), Some(&expired), "=cmd|' /C calc'!A0"))
+        .issue_compensation(
+            &actx,
+            &amy,
+            None,
+            "u2".into(),
+            give(0, Some("P2"), Some(&expired), "=cmd|' /C calc'!A0"),
+        )
         .await
         .expect("issued");
     app.service
-        .issue_compensation(&bctx, &bob, None, "u1".into(), give(400, Some("P1"), None, "late"))
+        .issue_compensation(
+            &bctx,
+            &bob,
+            None,
+            "u1".into(),
+            give(400, Some("P1"), None, "late"),
+        )
         .await
         .expect("issued");
     app.advance(86400);
     app.service
-        .issue_compensation(&actx, &amy, None, "u4".into(), give(800, None, None, "again"))
+        .issue_compensation(
+            &actx,
+            &amy,
+            None,
+            "u4".into(),
+            give(800, None, None, "again"),
+        )
         .await
         .expect("issued");
     (expired, camp_id)
@@ -244,8 +305,15 @@ async fn the_ledger_page_filters_by_day_staff_preset_campaign_and_order_with_tot
     assert_eq!(cents_of(&page.text, "comp-total"), Some(2500));
     assert_eq!(page.text.matches("data-testid=\"comp-row\"").count(), 5);
     // Totals per reason (the preset, free amounts) and per staff member.
-    let by_reason = &page.text[page.text.find("data-testid=\"comp-by-reason\"").unwrap_or(0)..];
-    assert!(by_reason.contains("预售券过期补偿") && by_reason.contains("自定金额"), "{}", page.text);
+    let by_reason = &page.text[page
+        .text
+        .find("data-testid=\"comp-by-reason\"")
+        .unwrap_or(0)..];
+    assert!(
+        by_reason.contains("预售券过期补偿") && by_reason.contains("自定金额"),
+        "{}",
+        page.text
+    );
     let by_staff = &page.text[page.text.find("data-testid=\"comp-by-staff\"").unwrap_or(0)..];
     assert!(by_staff.contains("客服后台：amy") && by_staff.contains("客服后台：bob"));
     // Rows name the preset, the rules version, the campaign and the order.
@@ -313,10 +381,19 @@ async fn the_csv_has_a_header_the_preset_and_rules_version_both_times_yuan_and_n
         "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor"
     );
     let row = lines[1];
-    assert!(row.contains(",2026-11-12 08:00:00 UTC+8,2026-11-12T00:00:00.000Z,coupon,u2,P2,"), "{row}");
+    assert!(
+        row.contains(",2026-11-12 08:00:00 UTC+8,2026-11-12T00:00:00.000Z,coupon,u2,P2,"),
+        "{row}"
+    );
     assert!(row.contains(",10.00,1000,"), "{row}");
-    assert!(row.contains(&format!(",{expired},预售券过期补偿,2,staff:amy")), "{row}");
-    assert!(row.contains(",'=cmd|' /C calc'!A0,"), "the formula is neutralised: {row}");
+    assert!(
+        row.contains(&format!(",{expired},预售券过期补偿,2,staff:amy")),
+        "{row}"
+    );
+    assert!(
+        row.contains(",'=cmd|' /C calc'!A0,"),
+        "the formula is neutralised: {row}"
+    );
     let all = b.get("/console/compensation.csv").await;
     assert_eq!(
         all.text.split("\r\n").filter(|l| !l.is_empty()).count(),
@@ -342,16 +419,33 @@ async fn the_compensation_form_offers_the_presets_and_refuses_support_above_the_
     let mut b = signed_in(&app, Role::Support).await;
     let page = b.get("/console/users/u1/compensation").await;
     assert_eq!(page.status, 200, "{}", page.text);
-    assert_eq!(page.text.matches("data-testid=\"preset-option\"").count(), 2);
+    assert_eq!(
+        page.text.matches("data-testid=\"preset-option\"").count(),
+        2
+    );
     assert!(page.contains("物流延误") && page.contains("锁券异常补偿"));
-    assert!(page.contains("满 ¥100.00 可用"), "the preset's terms: {}", page.text);
-    let cap = tag_with(&page.text, "data-testid=\"cap\"").map(|_| ()).is_some();
-    assert!(cap && page.contains("单张最多 ¥20.00") && page.contains("每人每天最多 ¥25.00"), "support sees the caps in force");
+    assert!(
+        page.contains("满 ¥100.00 可用"),
+        "the preset's terms: {}",
+        page.text
+    );
+    let cap = tag_with(&page.text, "data-testid=\"cap\"")
+        .map(|_| ())
+        .is_some();
+    assert!(
+        cap && page.contains("单张最多 ¥20.00") && page.contains("每人每天最多 ¥25.00"),
+        "support sees the caps in force"
+    );
 
     let r = confirm(
         &mut b,
         "/console/users/u1/compensation",
-        &[("preset", &big), ("amount", ""), ("valid_days", ""), ("reason", "lock broke")],
+        &[
+            ("preset", &big),
+            ("amount", ""),
+            ("valid_days", ""),
+            ("reason", "lock broke"),
+        ],
     )
     .await;
     assert_eq!(r.status, 303, "{}", r.text);
@@ -361,7 +455,10 @@ async fn the_compensation_form_offers_the_presets_and_refuses_support_above_the_
     .fetch_one(app.db.db.pool())
     .await
     .expect("the coupon");
-    assert_eq!((value, min_order, categories.as_str()), (2000, 10000, "[\"phones\"]"));
+    assert_eq!(
+        (value, min_order, categories.as_str()),
+        (2000, 10000, "[\"phones\"]")
+    );
     assert_eq!(
         count(
             &app,
@@ -375,17 +472,31 @@ async fn the_compensation_form_offers_the_presets_and_refuses_support_above_the_
     let r = confirm(
         &mut b,
         "/console/users/u1/compensation",
-        &[("preset", &small), ("amount", ""), ("valid_days", "30"), ("reason", "again")],
+        &[
+            ("preset", &small),
+            ("amount", ""),
+            ("valid_days", "30"),
+            ("reason", "again"),
+        ],
     )
     .await;
     assert_eq!(r.status, 422, "{}", r.text);
     let message = field_error(&r.text, "preset").unwrap_or_default();
-    assert!(message.contains("超出今天的补偿额度") && message.contains("¥5.00"), "{}", r.text);
+    assert!(
+        message.contains("超出今天的补偿额度") && message.contains("¥5.00"),
+        "{}",
+        r.text
+    );
     // A free amount over the per-coupon cap, at the amount field, as typed.
     let r = confirm(
         &mut b,
         "/console/users/u1/compensation",
-        &[("preset", ""), ("amount", "20.01"), ("valid_days", "30"), ("reason", "more")],
+        &[
+            ("preset", ""),
+            ("amount", "20.01"),
+            ("valid_days", "30"),
+            ("reason", "more"),
+        ],
     )
     .await;
     assert_eq!(r.status, 422, "{}", r.text);

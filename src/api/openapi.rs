@@ -5,7 +5,9 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{campaigns, compensation, coupons, expirations, orders, self_check, support, templates};
+use super::{
+    campaigns, compensation, coupons, expirations, orders, self_check, support, templates,
+};
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
     CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView,

@@ -176,14 +176,17 @@ pub fn check_rules(
             _ => {
                 return Err(FieldError::new(
                     f("valid_seconds"),
-                    format!(
-                        "is required, {MIN_VALID_SECONDS} to {MAX_VALID_SECONDS} (365 days)"
-                    ),
+                    format!("is required, {MIN_VALID_SECONDS} to {MAX_VALID_SECONDS} (365 days)"),
                 ));
             }
         };
-        let min_order = cents(f("min_order_cents"), Some(p.min_order_cents.unwrap_or(0)), 0)?;
-        let categories = check_categories(p.categories).map_err(|m| FieldError::new(f("categories"), m))?;
+        let min_order = cents(
+            f("min_order_cents"),
+            Some(p.min_order_cents.unwrap_or(0)),
+            0,
+        )?;
+        let categories =
+            check_categories(p.categories).map_err(|m| FieldError::new(f("categories"), m))?;
         out.push(Preset {
             id: id.unwrap_or_else(&mut new_id),
             reason: reason.to_string(),
@@ -362,7 +365,11 @@ mod tests {
             "presets[1].value_cents"
         );
         assert_eq!(
-            bad(vec![input(None, "a", 100), input(None, "b", 100), input(None, "c", 5001)]),
+            bad(vec![
+                input(None, "a", 100),
+                input(None, "b", 100),
+                input(None, "c", 5001)
+            ]),
             "presets[2].value_cents"
         );
         assert_eq!(bad(vec![input(None, " ", 100)]), "presets[0].reason");
@@ -381,7 +388,8 @@ mod tests {
             preset("small", 1000, 0, &[]),
             preset("threshold", 1500, 50_000, &[]),
         ];
-        let id = |lost, total, cat| fitting_preset(&presets, lost, total, cat).map(|p| p.id.as_str());
+        let id =
+            |lost, total, cat| fitting_preset(&presets, lost, total, cat).map(|p| p.id.as_str());
         assert_eq!(id(800, 10_000, "book"), Some("small"));
         assert_eq!(id(1200, 10_000, "phone"), Some("phones"));
         assert_eq!(id(1200, 10_000, "book"), Some("big"));
@@ -406,7 +414,13 @@ mod tests {
         };
         let c = changes(&before, &after);
         assert_eq!(c.len(), 4);
-        assert!(matches!(c[0], RuleChange::SupportMax { from: 5000, to: 3000 }));
+        assert!(matches!(
+            c[0],
+            RuleChange::SupportMax {
+                from: 5000,
+                to: 3000
+            }
+        ));
         let text = changes_text(&before, &after);
         assert!(text.starts_with("version 1 -> 2; support_max_cents 5000 -> 3000"));
         assert!(text.contains("preset removed: b"));

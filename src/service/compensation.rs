@@ -187,9 +187,13 @@ fn bound(
         let (start, end) = tz.day_bounds(at);
         return Ok(to_ms(if end_of_day { end } else { start }));
     }
-    parse_rfc3339(raw)
-        .map(to_ms)
-        .map_err(|_| FieldError::new(field, "must be a business day YYYY-MM-DD or an RFC 3339 time").into())
+    parse_rfc3339(raw).map(to_ms).map_err(|_| {
+        FieldError::new(
+            field,
+            "must be a business day YYYY-MM-DD or an RFC 3339 time",
+        )
+        .into()
+    })
 }
 
 impl LedgerFilter {
@@ -340,11 +344,20 @@ async fn name_entries(
     c: &mut AnyConnection,
     entries: &mut [LedgerEntryView],
 ) -> Result<(), ServiceError> {
-    let coupons: Vec<&str> = entries.iter().filter_map(|e| e.coupon_id.as_deref()).collect();
+    let coupons: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.coupon_id.as_deref())
+        .collect();
     let codes = crate::store::names::coupon_codes(c, &coupons).await?;
-    let presets: Vec<&str> = entries.iter().filter_map(|e| e.preset_id.as_deref()).collect();
+    let presets: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.preset_id.as_deref())
+        .collect();
     let reasons = store::preset_reasons(c, &presets).await?;
-    let campaigns: Vec<&str> = entries.iter().filter_map(|e| e.campaign_id.as_deref()).collect();
+    let campaigns: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.campaign_id.as_deref())
+        .collect();
     let names = crate::store::names::campaign_names(c, &campaigns).await?;
     for e in entries.iter_mut() {
         e.coupon_code = e.coupon_id.as_ref().and_then(|id| codes.get(id).cloned());
@@ -363,7 +376,9 @@ impl Service {
         let now_ms = to_ms(self.now());
         self.write(None, move |c| {
             let settings = settings.clone();
-            Box::pin(async move { Ok(store::ensure_first(c, first_caps(&settings), now_ms).await?) })
+            Box::pin(
+                async move { Ok(store::ensure_first(c, first_caps(&settings), now_ms).await?) },
+            )
         })
         .await
         .map(|_| ())
@@ -556,7 +571,11 @@ impl Service {
                     .collect();
                 name_entries(c, &mut entries).await?;
                 let next = more
-                    .then(|| entries.last().map(|e| encode_cursor(e.at_ms, e.id.parse().unwrap_or(0))))
+                    .then(|| {
+                        entries
+                            .last()
+                            .map(|e| encode_cursor(e.at_ms, e.id.parse().unwrap_or(0)))
+                    })
                     .flatten();
                 Ok(LedgerPage {
                     entries,
@@ -593,7 +612,10 @@ impl Service {
                         let (kind, preset) = match g.group_key.split_once(':') {
                             Some((kind, id)) => (
                                 kind.to_string(),
-                                Some((id.to_string(), names.get(id).cloned().unwrap_or_else(|| id.to_string()))),
+                                Some((
+                                    id.to_string(),
+                                    names.get(id).cloned().unwrap_or_else(|| id.to_string()),
+                                )),
                             ),
                             None => (g.group_key.clone(), None),
                         };
@@ -616,7 +638,10 @@ impl Service {
                         value_cents: g.value_cents,
                     })
                     .collect();
-                Ok(Breakdown { by_reason, by_staff })
+                Ok(Breakdown {
+                    by_reason,
+                    by_staff,
+                })
             })
         })
         .await
@@ -754,7 +779,10 @@ mod tests {
         );
         assert!(matches!(
             decode_cursor(Some("x")),
-            Err(ServiceError::Invalid(FieldError { field: "cursor", .. }))
+            Err(ServiceError::Invalid(FieldError {
+                field: "cursor",
+                ..
+            }))
         ));
     }
 }

@@ -111,7 +111,10 @@ pub async fn latest_version_number(conn: &mut AnyConnection) -> Result<Option<i6
 }
 
 /// The newest `limit` version rows, newest first.
-pub async fn versions(conn: &mut AnyConnection, limit: i64) -> Result<Vec<VersionRow>, sqlx::Error> {
+pub async fn versions(
+    conn: &mut AnyConnection,
+    limit: i64,
+) -> Result<Vec<VersionRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {VERSION_COLUMNS} FROM compensation_rule_versions ORDER BY version DESC LIMIT $1"
     ))
@@ -134,7 +137,10 @@ pub async fn presets_of_versions(
     .bind(to)
     .fetch_all(conn)
     .await?;
-    Ok(rows.into_iter().map(|r| (r.version, Preset::from(r))).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.version, Preset::from(r)))
+        .collect())
 }
 
 /// One version with its presets.

@@ -74,9 +74,9 @@ pub async fn for_order(
     conn: &mut AnyConnection,
     order_no: &str,
 ) -> Result<Vec<EntryRow>, sqlx::Error> {
-    sqlx::query_as(
-        &format!("SELECT {ENTRY_COLUMNS} FROM compensation_ledger WHERE order_no = $1 ORDER BY id LIMIT 100"),
-    )
+    sqlx::query_as(&format!(
+        "SELECT {ENTRY_COLUMNS} FROM compensation_ledger WHERE order_no = $1 ORDER BY id LIMIT 100"
+    ))
     .bind(order_no)
     .fetch_all(conn)
     .await
@@ -173,7 +173,9 @@ pub enum GroupBy {
 /// most 100 groups.
 pub fn groups_sql(q: &LedgerQuery, by: GroupBy) -> Sql {
     let key = match by {
-        GroupBy::Reason => "CASE WHEN preset_id IS NULL THEN kind ELSE kind || ':' || preset_id END",
+        GroupBy::Reason => {
+            "CASE WHEN preset_id IS NULL THEN kind ELSE kind || ':' || preset_id END"
+        }
         GroupBy::Staff => "actor",
     };
     let mut sql = filtered(
@@ -182,7 +184,9 @@ pub fn groups_sql(q: &LedgerQuery, by: GroupBy) -> Sql {
         ),
         q,
     );
-    sql.push(&format!(" GROUP BY {key} ORDER BY value_cents DESC, group_key LIMIT 100"));
+    sql.push(&format!(
+        " GROUP BY {key} ORDER BY value_cents DESC, group_key LIMIT 100"
+    ));
     sql
 }
 
@@ -220,7 +224,9 @@ pub async fn explain_page_and_totals(
 
 /// The 200 campaigns whose final payment ends last, by name (the ledger
 /// page's campaign filter; `presale_campaigns_ends_idx`).
-pub async fn campaign_choices(conn: &mut AnyConnection) -> Result<Vec<(String, String)>, sqlx::Error> {
+pub async fn campaign_choices(
+    conn: &mut AnyConnection,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, name FROM presale_campaigns ORDER BY final_payment_ends_at DESC LIMIT 200",
     )

@@ -17,8 +17,8 @@ use serde::Deserialize;
 use super::actions::parse_yuan;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::presets::preset_terms;
 use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text, time_text};
+use super::presets::preset_terms;
 use crate::domain::compensation::{self, Preset, PresetInput, RuleChange, RulesInput};
 use crate::domain::time::rfc3339;
 use crate::http::AppState;
@@ -397,9 +397,15 @@ struct RowState {
 impl RowState {
     fn blank(&self) -> bool {
         self.id.is_empty()
-            && [&self.reason, &self.value, &self.validity, &self.min_order, &self.categories]
-                .iter()
-                .all(|v| v.trim().is_empty())
+            && [
+                &self.reason,
+                &self.value,
+                &self.validity,
+                &self.min_order,
+                &self.categories,
+            ]
+            .iter()
+            .all(|v| v.trim().is_empty())
     }
 
     fn of(p: &Preset) -> Self {
@@ -453,7 +459,11 @@ fn parse_validity(raw: &str) -> Option<i64> {
             None => (t.as_str(), 86_400),
         },
     };
-    let n: i64 = digits.trim().parse().ok().filter(|n: &i64| *n > 0 && *n <= 400 * 86_400)?;
+    let n: i64 = digits
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n: &i64| *n > 0 && *n <= 400 * 86_400)?;
     Some(n * unit)
 }
 
@@ -590,13 +600,17 @@ async fn save_rules(State(s): State<AppState>, staff: Staff, body: Bytes) -> Res
         } else if let (Some(v), Some(m)) = (value, max)
             && v > m
         {
-            form.errors
-                .add(field("value_cents"), l.t("comp-preset-above-cap").to_string());
+            form.errors.add(
+                field("value_cents"),
+                l.t("comp-preset-above-cap").to_string(),
+            );
         }
         let validity = parse_validity(&row.validity);
         if validity.is_none() {
-            form.errors
-                .add(field("valid_seconds"), l.t("comp-validity-invalid").to_string());
+            form.errors.add(
+                field("valid_seconds"),
+                l.t("comp-validity-invalid").to_string(),
+            );
         }
         let min_order = if row.min_order.trim().is_empty() {
             Some(0)
@@ -681,7 +695,11 @@ fn preset_index(field: &str) -> Option<(usize, &str)> {
 
 async fn render_rules(s: &AppState, staff: &Staff, mut form: RulesForm) -> Response {
     let l = staff.lang;
-    let history = match s.service.compensation_rule_history(&staff.authority()).await {
+    let history = match s
+        .service
+        .compensation_rule_history(&staff.authority())
+        .await
+    {
         Ok(h) => h,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
@@ -701,7 +719,9 @@ async fn render_rules(s: &AppState, staff: &Staff, mut form: RulesForm) -> Respo
     }
     let invalid = !form.errors.is_empty();
     let max = form.errors.input_attrs("support_max_cents", "support_max");
-    let daily = form.errors.input_attrs("support_daily_cents", "support_daily");
+    let daily = form
+        .errors
+        .input_attrs("support_daily_cents", "support_daily");
     let reason = form.errors.input_attrs("reason", "reason");
     let form_err = field_error(&form.errors.input_attrs("form", "form"));
     let rows = form
@@ -757,7 +777,10 @@ async fn render_rules(s: &AppState, staff: &Staff, mut form: RulesForm) -> Respo
 
 fn preset_row(l: Lang, errors: &FieldErrors, r: usize, row: &RowState) -> impl IntoView + use<> {
     let f = |name: &str, input: &str| {
-        errors.input_attrs(compensation::preset_field(r, name), &format!("p{r}-{input}"))
+        errors.input_attrs(
+            compensation::preset_field(r, name),
+            &format!("p{r}-{input}"),
+        )
     };
     let (reason, value, validity, min_order, categories) = (
         f("reason", "reason"),
@@ -860,7 +883,8 @@ fn history_list(l: Lang, history: Vec<RulesVersionView>) -> impl IntoView + use<
                 daily = l.money(v.rules.support_daily_cents),
                 presets = v.rules.presets.len()
             );
-            let reason = (!v.reason.is_empty() && v.actor != crate::service::compensation::SETTINGS_ACTOR)
+            let reason = (!v.reason.is_empty()
+                && v.actor != crate::service::compensation::SETTINGS_ACTOR)
                 .then(|| view! { <p class="note">{l.t("reason")}": "{v.reason.clone()}</p> });
             let from_settings = (v.actor == crate::service::compensation::SETTINGS_ACTOR)
                 .then(|| view! { <p class="note">{l.t("comp-version-from-settings")}</p> });
@@ -911,6 +935,9 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert!(rows[0].remove && rows[0].id == "cps_1");
         assert_eq!(rows[1].reason, "b");
-        assert_eq!(preset_index("presets[3].value_cents"), Some((3, "value_cents")));
+        assert_eq!(
+            preset_index("presets[3].value_cents"),
+            Some((3, "value_cents"))
+        );
     }
 }

@@ -36,4 +36,3 @@ pub fn preset_terms(l: Lang, p: &Preset) -> String {
         validity = validity_text(l, p.valid_seconds)
     )
 }
-

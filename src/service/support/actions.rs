@@ -460,7 +460,10 @@ impl Service {
         // they come from it (read in the transaction below).
         let typed = match &preset_id {
             Some(_) => None,
-            None => Some((typed_value(input.value_cents)?, typed_seconds(input.valid_seconds)?)),
+            None => Some((
+                typed_value(input.value_cents)?,
+                typed_seconds(input.valid_seconds)?,
+            )),
         };
         let reason = match (&preset_id, input.reason.as_deref().map(str::trim)) {
             (Some(_), None | Some("")) => None,
@@ -628,7 +631,9 @@ fn typed_seconds(s: Option<i64>) -> Result<i64, ServiceError> {
         Some(s) if (MIN_COMPENSATION_SECONDS..=MAX_COMPENSATION_SECONDS).contains(&s) => Ok(s),
         _ => Err(FieldError::new(
             "valid_seconds",
-            format!("is required, {MIN_COMPENSATION_SECONDS} to {MAX_COMPENSATION_SECONDS} (365 days)"),
+            format!(
+                "is required, {MIN_COMPENSATION_SECONDS} to {MAX_COMPENSATION_SECONDS} (365 days)"
+            ),
         )
         .into()),
     }
