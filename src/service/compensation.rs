@@ -422,7 +422,7 @@ impl Service {
         // Checked once before the transaction for the field errors...
         let settings = self.settings().clone();
         let current = self.compensation_rules().await?;
-        compensation::check_rules(input.clone(), &current.presets, || String::new())?;
+        compensation::check_rules(input.clone(), &current.presets, String::new)?;
         let op = self.op(ctx);
         self.write(idem, move |c| {
             let op = op.clone();
