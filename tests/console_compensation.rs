@@ -503,6 +503,13 @@ async fn the_compensation_form_offers_the_presets_and_refuses_support_above_the_
     let message = field_error(&r.text, "amount").unwrap_or_default();
     assert!(message.contains("超出单张补偿上限 ¥20.00"), "{}", r.text);
     assert_eq!(input_value(&r.text, "amount").as_deref(), Some("20.01"));
+    // The work queue's allowance line uses the daily cap in force too.
+    let home = b.get("/console").await;
+    assert!(
+        home.contains("每日上限 ¥25.00，还可发 ¥5.00"),
+        "{}",
+        home.text
+    );
     assert_eq!(
         count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
         1
