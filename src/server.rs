@@ -106,6 +106,9 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         );
     }
     let service = try_build_service(&config, db.clone(), Arc::new(SystemClock))?;
+    if let Err(e) = service.ensure_compensation_rules().await {
+        tracing::warn!(error = %e, "compensation rules version 1 not written yet; the first use writes it");
+    }
     if let Some(spec) = &config.bootstrap_admin {
         match service.bootstrap_admin(spec).await {
             Ok(true) => tracing::info!("bootstrap admin created from COUPONKEEPER_BOOTSTRAP_ADMIN"),

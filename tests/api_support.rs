@@ -678,6 +678,7 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
         valid_seconds: Some(3600),
         reason: Some("goodwill".into()),
         order_no: None,
+        preset_id: None,
     };
     let refused = |r: &Result<_, ServiceError>| matches!(r, Err(ServiceError::Refused { refusal, .. }) if refusal.code() == "compensation_limit_exceeded");
     let r = app

@@ -4,6 +4,7 @@
 //! in [`crate::http`].
 
 pub mod campaigns;
+pub mod compensation;
 pub mod coupons;
 pub mod expirations;
 pub mod extract;
@@ -76,6 +77,11 @@ pub fn routes() -> Router<AppState> {
             "/users/{user_id}/self-check-link",
             post(self_check::issue_link),
         )
+        .route(
+            "/compensation-rules",
+            get(compensation::get_rules).put(compensation::put_rules),
+        )
+        .route("/compensation-ledger", get(compensation::ledger))
         .route("/expirations/pending", get(expirations::pending))
         .route("/openapi.json", get(openapi::serve));
 

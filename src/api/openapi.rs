@@ -5,7 +5,9 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{campaigns, coupons, expirations, orders, self_check, support, templates};
+use super::{
+    campaigns, compensation, coupons, expirations, orders, self_check, support, templates,
+};
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
     CampaignView, CouponView, EventView, OrderView, QuoteView, TemplateView,
@@ -35,6 +37,7 @@ impl Modify for BearerAuth {
         expirations::pending,
         support::health_check, support::release, support::invalidate, support::compensation, support::repair_link, support::mark_coupon_used, support::reconciliation,
         self_check::issue_link,
+        compensation::get_rules, compensation::put_rules, compensation::ledger,
         crate::http::ops::healthz, crate::http::ops::readyz, crate::http::ops::metrics,
     ),
     components(schemas(
@@ -45,6 +48,8 @@ impl Modify for BearerAuth {
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,
         support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody, support::MarkUsedBody,
         self_check::SelfCheckLinkBody, crate::service::self_check::SelfCheckLink,
+        compensation::RulesBody, compensation::PresetBody, crate::service::compensation::RulesView, crate::service::compensation::PresetView,
+        crate::service::compensation::LedgerPage, crate::service::compensation::LedgerEntryView, crate::service::compensation::LedgerTotals,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),

@@ -47,6 +47,11 @@ pub struct CompensationBody {
     pub reason: Option<String>,
     /// The order this makes up for; must belong to the user.
     pub order_no: Option<String>,
+    /// A preset of the compensation rules in force: then `value_cents`
+    /// and `valid_seconds` come from it (and may be left out), the coupon
+    /// carries its minimum order and categories, and `reason` defaults to
+    /// the preset's.
+    pub preset_id: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/v1/orders/{order_no}/health-check", operation_id = "order_health_check", tag = "support",
@@ -140,6 +145,7 @@ pub async fn compensation(
                 valid_seconds: b.valid_seconds,
                 reason: b.reason,
                 order_no: b.order_no,
+                preset_id: b.preset_id,
             },
         )
         .await;

@@ -6,6 +6,7 @@
 
 pub mod campaign;
 pub mod checkout;
+pub mod compensation;
 pub mod coupon;
 pub mod delivery;
 pub mod discount;

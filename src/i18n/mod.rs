@@ -389,10 +389,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "checkout",
     "events",
     "orders",
-    "templates"
+    "templates",
+    "compensation"
 ];
 
-const FILE_COUNT: usize = 22;
+const FILE_COUNT: usize = 23;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

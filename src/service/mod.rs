@@ -15,6 +15,7 @@ pub mod audit;
 pub mod campaigns;
 pub mod checkout;
 pub mod claims;
+pub mod compensation;
 pub mod dashboard;
 pub mod deadlines;
 pub mod egress;

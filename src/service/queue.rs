@@ -99,7 +99,14 @@ impl Service {
                             to_ms(day_end),
                         )
                         .await?;
-                        Some((given, settings.support_compensation_daily_cents))
+                        // The daily cap of the compensation rules in force
+                        // (version 1 = the settings while none is written).
+                        let daily =
+                            match crate::store::compensation_rules::latest_version(c).await? {
+                                Some(v) => v.support_daily_cents,
+                                None => settings.support_compensation_daily_cents,
+                            };
+                        Some((given, daily))
                     } else {
                         None
                     };

@@ -42,9 +42,11 @@ pub mod actions {
     pub const WEBHOOK_DISABLE: &str = "webhook_disable";
     /// A disabled webhook subscriber enabled again.
     pub const WEBHOOK_ENABLE: &str = "webhook_enable";
+    /// A new compensation rules version (target: `compensation-rules`).
+    pub const COMPENSATION_RULES_CHANGE: &str = "compensation_rules_change";
 
     /// Every action above; each has the catalog key `staff-action-<word>`.
-    pub const ALL: [&str; 14] = [
+    pub const ALL: [&str; 15] = [
         CREATE,
         REPLACE,
         ROLE_CHANGE,
@@ -59,6 +61,7 @@ pub mod actions {
         WEBHOOK_ADD,
         WEBHOOK_DISABLE,
         WEBHOOK_ENABLE,
+        COMPENSATION_RULES_CHANGE,
     ];
 
     /// The catalog key of a staff-log action's words, if it is one.

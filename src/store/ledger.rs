@@ -3,6 +3,8 @@
 
 use sqlx::AnyConnection;
 
+use super::dynamic::{self, Sql};
+
 #[derive(Debug, Clone)]
 pub struct NewEntry<'a> {
     pub user_id: &'a str,
@@ -16,12 +18,21 @@ pub struct NewEntry<'a> {
     pub actor: &'a str,
     pub request_id: Option<&'a str>,
     pub at_ms: i64,
+    /// The compensation preset used, if any.
+    pub preset_id: Option<&'a str>,
+    /// The compensation rules version in force (read in the same
+    /// transaction).
+    pub rules_version: i64,
+    /// The campaign of the order, copied so the ledger filters on it by
+    /// index.
+    pub campaign_id: Option<&'a str>,
 }
 
 pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO compensation_ledger (user_id, order_no, coupon_id, kind, amount_cents, reason, actor, request_id, at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO compensation_ledger (user_id, order_no, coupon_id, kind, amount_cents, reason, actor, request_id, at,
+             preset_id, rules_version, campaign_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(e.user_id)
     .bind(e.order_no)
@@ -32,6 +43,9 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sq
     .bind(e.actor)
     .bind(e.request_id)
     .bind(e.at_ms)
+    .bind(e.preset_id)
+    .bind(e.rules_version)
+    .bind(e.campaign_id)
     .execute(conn)
     .await?;
     Ok(())
@@ -48,18 +62,174 @@ pub struct EntryRow {
     pub reason: String,
     pub actor: String,
     pub at: i64,
+    pub preset_id: Option<String>,
+    pub rules_version: Option<i64>,
+    pub campaign_id: Option<String>,
 }
+
+const ENTRY_COLUMNS: &str = "id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, at, preset_id, rules_version, campaign_id";
 
 /// Ledger entries of one order, oldest first (an order has at most a few).
 pub async fn for_order(
     conn: &mut AnyConnection,
     order_no: &str,
 ) -> Result<Vec<EntryRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, at
-         FROM compensation_ledger WHERE order_no = $1 ORDER BY id LIMIT 100",
-    )
+    sqlx::query_as(&format!(
+        "SELECT {ENTRY_COLUMNS} FROM compensation_ledger WHERE order_no = $1 ORDER BY id LIMIT 100"
+    ))
     .bind(order_no)
+    .fetch_all(conn)
+    .await
+}
+
+/// Filters of the finance ledger; `None` means any. Each equality filter
+/// has its own index ending in `(at, id)` (`migrations/*/0019`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LedgerQuery {
+    /// `at >= this` (ms).
+    pub from_ms: Option<i64>,
+    /// `at < this` (ms).
+    pub until_ms: Option<i64>,
+    pub order_no: Option<String>,
+    /// Exact actor (`staff:alice`, `api:…`, `job:…`).
+    pub actor: Option<String>,
+    pub preset_id: Option<String>,
+    pub campaign_id: Option<String>,
+}
+
+/// Keyset cursor: rows strictly before this `(at, id)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LedgerCursor {
+    pub at: i64,
+    pub id: i64,
+}
+
+fn filtered(head: &str, q: &LedgerQuery) -> Sql {
+    let mut sql = Sql::new(format!("{head} FROM compensation_ledger WHERE 1 = 1"));
+    if let Some(v) = &q.order_no {
+        sql.push_bind(" AND order_no = ?", v.as_str());
+    }
+    if let Some(v) = &q.preset_id {
+        sql.push_bind(" AND preset_id = ?", v.as_str());
+    }
+    if let Some(v) = &q.campaign_id {
+        sql.push_bind(" AND campaign_id = ?", v.as_str());
+    }
+    if let Some(v) = &q.actor {
+        sql.push_bind(" AND actor = ?", v.as_str());
+    }
+    if let Some(f) = q.from_ms {
+        sql.push_bind(" AND at >= ?", f);
+    }
+    if let Some(u) = q.until_ms {
+        sql.push_bind(" AND at < ?", u);
+    }
+    sql
+}
+
+/// The statement of one page, newest first.
+pub fn page_sql(q: &LedgerQuery, before: Option<LedgerCursor>, limit: i64) -> Sql {
+    let mut sql = filtered(&format!("SELECT {ENTRY_COLUMNS}"), q);
+    if let Some(c) = before {
+        // `at <= ?` bounds the index range; the OR only filters the rows
+        // of that one `at` value.
+        sql.push_bind(" AND at <= ?", c.at)
+            .push_bind(" AND (at < ?", c.at)
+            .push_bind(" OR id < ?)", c.id);
+    }
+    sql.push_bind(" ORDER BY at DESC, id DESC LIMIT ?", limit.clamp(1, 10_000));
+    sql
+}
+
+/// The statement of the totals of the whole filtered range: one aggregate
+/// over the same index range as the pages.
+pub fn totals_sql(q: &LedgerQuery) -> Sql {
+    filtered(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS count, CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) AS value_cents",
+        q,
+    )
+}
+
+/// Totals of one group of the filtered range.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct GroupTotal {
+    /// The group: `<kind>` or `<kind>:<preset id>` (by reason), or the
+    /// actor (by staff).
+    pub group_key: String,
+    pub count: i64,
+    pub value_cents: i64,
+}
+
+/// How a breakdown groups the rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    /// The kind, and the preset for rows issued with one.
+    Reason,
+    /// The actor.
+    Staff,
+}
+
+/// The statement of a breakdown of the filtered range, largest first, at
+/// most 100 groups.
+pub fn groups_sql(q: &LedgerQuery, by: GroupBy) -> Sql {
+    let key = match by {
+        GroupBy::Reason => {
+            "CASE WHEN preset_id IS NULL THEN kind ELSE kind || ':' || preset_id END"
+        }
+        GroupBy::Staff => "actor",
+    };
+    let mut sql = filtered(
+        &format!(
+            "SELECT {key} AS group_key, CAST(COUNT(*) AS BIGINT) AS count, CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) AS value_cents"
+        ),
+        q,
+    );
+    sql.push(&format!(
+        " GROUP BY {key} ORDER BY value_cents DESC, group_key LIMIT 100"
+    ));
+    sql
+}
+
+pub async fn page(
+    conn: &mut AnyConnection,
+    q: &LedgerQuery,
+    before: Option<LedgerCursor>,
+    limit: i64,
+) -> Result<Vec<EntryRow>, sqlx::Error> {
+    dynamic::fetch_all(conn, &page_sql(q, before, limit)).await
+}
+
+pub async fn totals(conn: &mut AnyConnection, q: &LedgerQuery) -> Result<(i64, i64), sqlx::Error> {
+    dynamic::fetch_one::<(i64, i64)>(conn, &totals_sql(q)).await
+}
+
+pub async fn groups(
+    conn: &mut AnyConnection,
+    q: &LedgerQuery,
+    by: GroupBy,
+) -> Result<Vec<GroupTotal>, sqlx::Error> {
+    dynamic::fetch_all(conn, &groups_sql(q, by)).await
+}
+
+/// The plans of a page and of the totals with these filters (index tests).
+pub async fn explain_page_and_totals(
+    conn: &mut AnyConnection,
+    q: &LedgerQuery,
+    before: Option<LedgerCursor>,
+) -> Result<(Vec<String>, Vec<String>), sqlx::Error> {
+    let page = dynamic::explain(conn, &page_sql(q, before, 51)).await?;
+    let totals = dynamic::explain(conn, &totals_sql(q)).await?;
+    Ok((page, totals))
+}
+
+/// The 200 campaigns whose final payment ends last, by name (the ledger
+/// page's campaign filter; `presale_campaigns_ends_idx`).
+pub async fn campaign_choices(
+    conn: &mut AnyConnection,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, name FROM presale_campaigns ORDER BY final_payment_ends_at DESC LIMIT 200",
+    )
     .fetch_all(conn)
     .await
 }

@@ -12,6 +12,7 @@ pub mod archive;
 pub mod audit;
 pub mod campaigns;
 mod codec;
+pub mod compensation_rules;
 pub mod coupons;
 pub mod deliveries;
 pub mod dynamic;

@@ -145,6 +145,8 @@ struct FormState {
     amount: String,
     valid_days: String,
     order_no: String,
+    /// The compensation preset picked (empty: a free amount).
+    preset: String,
     errors: FieldErrors,
     /// A checked `back` ([`safe_back`]), kept in a hidden field.
     back: Option<String>,
@@ -230,6 +232,7 @@ fn refusal_at(l: Lang, e: &ServiceError) -> Option<(&'static str, String)> {
             "value_cents" => Some(("amount", l.t("enter-the-amount-like-50-or").to_string())),
             "valid_seconds" => Some(("valid_days", l.t("valid-days-must-be-1-to").to_string())),
             "order_no" => Some(("order_no", l.t("action-error-order-no").to_string())),
+            "preset_id" => Some(("preset", l.t("comp-preset-not-in-force").to_string())),
             _ => None,
         },
         ServiceError::Refused { refusal, .. } => {
@@ -531,6 +534,8 @@ async fn invalidate(
 struct CompensationQuery {
     order_no: Option<String>,
     amount_cents: Option<i64>,
+    /// The preset a health check suggests.
+    preset_id: Option<String>,
     back: Option<String>,
 }
 
@@ -552,6 +557,7 @@ async fn compensation_page(
         amount,
         valid_days: DEFAULT_VALID_DAYS.to_string(),
         order_no: q.order_no.unwrap_or_default(),
+        preset: q.preset_id.unwrap_or_default(),
         ..FormState::fresh(q.back.as_deref())
     };
     render_compensation(&s, &staff, &user_id, f).await
@@ -572,6 +578,10 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
     let allowance = match allowance(s, staff).await {
         Ok(a) => a,
         Err(r) => return r,
+    };
+    let rules = match s.service.compensation_rules().await {
+        Ok(r) => r,
+        Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let cap = allowance.map(|a| {
         let text = crate::tr!(
@@ -598,6 +608,39 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
     let amount = f.errors.input_attrs("amount", "amount");
     let days = f.errors.input_attrs("valid_days", "valid_days");
     let order_no = f.errors.input_attrs("order_no", "order_no");
+    let preset_state = f.errors.input_attrs("preset", "preset");
+    let presets = (!rules.presets.is_empty()).then(|| {
+        let free_checked = f.preset.is_empty() || rules.preset(&f.preset).is_none();
+        let options = rules
+            .presets
+            .iter()
+            .map(|p| {
+                let id = format!("preset-{}", p.id);
+                let for_id = id.clone();
+                let checked = f.preset == p.id;
+                let terms = super::presets::preset_terms(l, p);
+                let cents = p.value_cents.to_string();
+                view! {
+                    <label class="choice" for=for_id>
+                        <input type="radio" id=id name="preset" value=p.id.clone() checked=checked
+                            data-testid="preset-option" data-cents=cents/>
+                        " "<strong>{p.reason.clone()}</strong>" · "{terms}
+                    </label>
+                }
+            })
+            .collect_view();
+        view! {
+            <fieldset data-testid="presets" aria-invalid=preset_state.invalid aria-describedby=preset_state.described_by.clone()>
+                <legend>{l.t("comp-pick-preset")}</legend>
+                {options}
+                <label class="choice" for="preset-free">
+                    <input type="radio" id="preset-free" name="preset" value="" checked=free_checked data-testid="preset-free"/>
+                    " "{l.t("comp-free-amount-within-cap")}
+                </label>
+                {field_error(&preset_state)}
+            </fieldset>
+        }
+    });
     let order_link = (!f.order_no.trim().is_empty() && f.errors.get("order_no").is_none()).then(|| {
         let no = f.order_no.trim().to_string();
         let href = format!("/console/orders/{}", enc(&no));
@@ -617,6 +660,7 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
                 {error}
                 <form method="post" action=action class="stack">
                     {hidden_fields(staff, &f)}
+                    {presets}
                     <label for="amount">{l.t("amount-yuan")}</label>
                     <input id="amount" name="amount" type="text" inputmode="decimal" required=true value=f.amount.clone() placeholder="50.00"
                         aria-invalid=amount.invalid aria-describedby=amount.described_by.clone()/>
@@ -643,6 +687,7 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
 #[derive(Deserialize)]
 struct CompensationForm {
     form_id: Option<String>,
+    preset: Option<String>,
     amount: Option<String>,
     valid_days: Option<String>,
     order_no: Option<String>,
@@ -709,22 +754,44 @@ async fn compensate(
         amount: form.amount.clone().unwrap_or_default(),
         valid_days: form.valid_days.clone().unwrap_or_default(),
         order_no: form.order_no.clone().unwrap_or_default(),
+        preset: form.preset.clone().unwrap_or_default().trim().to_string(),
         reason: form.reason.clone().unwrap_or_default(),
         back: safe_back(form.back.as_deref()),
         ..FormState::default()
     };
+    // A preset gives the amount and validity; else they are typed.
+    let preset = match f.preset.as_str() {
+        "" => None,
+        id => match s.service.compensation_rules().await {
+            Ok(rules) => match rules.preset(id) {
+                Some(p) => Some(p.clone()),
+                None => {
+                    f.errors
+                        .add("preset", l.t("comp-preset-not-in-force").to_string());
+                    return render_compensation(&s, &staff, &user_id, f).await;
+                }
+            },
+            Err(e) => return WebError::from_service(l, e).into_response(),
+        },
+    };
     // Every field that cannot be right, at once; the service checks again.
-    let value_cents = parse_yuan(&f.amount).filter(|c| *c > 0);
+    let value_cents = match &preset {
+        Some(p) => Some(p.value_cents),
+        None => parse_yuan(&f.amount).filter(|c| *c > 0),
+    };
     if value_cents.is_none() {
         f.errors
             .add("amount", l.t("enter-the-amount-like-50-or").to_string());
     }
-    let valid_days = f
-        .valid_days
-        .trim()
-        .parse::<i64>()
-        .ok()
-        .filter(|d| (1..=365).contains(d));
+    let valid_days = match &preset {
+        Some(_) => Some(1),
+        None => f
+            .valid_days
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|d| (1..=365).contains(d)),
+    };
     if valid_days.is_none() {
         f.errors
             .add("valid_days", l.t("valid-days-must-be-1-to").to_string());
@@ -753,6 +820,7 @@ async fn compensate(
                 valid_seconds: Some(valid_days * 24 * 3600),
                 reason: form.reason,
                 order_no: order_no.clone(),
+                preset_id: preset.as_ref().map(|p| p.id.clone()),
             },
         )
         .await;
@@ -786,7 +854,8 @@ async fn compensate(
                 Ok(a) => a,
                 Err(r) => return r,
             };
-            f.errors.add("amount", over_cap_text(l, a, value_cents));
+            let field = if preset.is_some() { "preset" } else { "amount" };
+            f.errors.add(field, over_cap_text(l, a, value_cents));
             render_compensation(&s, &staff, &user_id, f).await
         }
         Err(e) => match refusal_at(l, &e) {

@@ -435,9 +435,13 @@ fn fix_button(
             amount_cents,
         } => (
             format!(
-                "/console/users/{}/compensation?order_no={}&amount_cents={amount_cents}",
+                "/console/users/{}/compensation?order_no={}&amount_cents={amount_cents}{}",
                 enc(user_id),
-                enc(order_no)
+                enc(order_no),
+                a.preset_id
+                    .as_deref()
+                    .map(|p| format!("&preset_id={}", enc(p)))
+                    .unwrap_or_default()
             ),
             l.t("issue-compensation"),
         ),

@@ -21,6 +21,7 @@
 pub mod actions;
 pub mod audit;
 pub mod auth;
+pub mod compensation;
 pub mod console;
 pub mod dashboard;
 pub mod deliveries;
@@ -29,6 +30,7 @@ pub mod i18n;
 pub mod layout;
 pub mod orders;
 pub mod password;
+pub mod presets;
 pub mod reconcile;
 pub mod reminders;
 pub mod self_check;
@@ -86,6 +88,7 @@ pub fn routes() -> Router<AppState> {
         .merge(self_check::routes())
         .merge(dashboard::routes())
         .merge(audit::routes())
+        .merge(compensation::routes())
         .merge(deliveries::routes())
         .merge(webhooks::routes())
         .merge(reminders::routes())

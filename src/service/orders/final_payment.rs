@@ -150,6 +150,13 @@ async fn pay_final_tx(
                 return Err(lost());
             }
             if plan.outcome == CouponOutcome::Compensated {
+                let first = (
+                    op.settings.support_compensation_max_cents,
+                    op.settings.support_compensation_daily_cents,
+                );
+                let rules_version =
+                    crate::store::compensation_rules::version_in_force(c, first, to_ms(op.now))
+                        .await?;
                 ledger::insert(
                     c,
                     &NewEntry {
@@ -162,6 +169,9 @@ async fn pay_final_tx(
                         actor: &op.ctx.actor,
                         request_id: op.ctx.request_id.as_deref(),
                         at_ms: to_ms(op.now),
+                        preset_id: None,
+                        rules_version,
+                        campaign_id: o.campaign_id.as_deref(),
                     },
                 )
                 .await?;

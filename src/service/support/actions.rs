@@ -31,9 +31,9 @@ use crate::store::outbox::{self, NewMessage};
 use crate::store::search::{self, OrderLockRelease};
 
 /// Shortest and longest validity of a compensation coupon.
-pub const MIN_COMPENSATION_SECONDS: i64 = 60;
+pub const MIN_COMPENSATION_SECONDS: i64 = crate::domain::compensation::MIN_VALID_SECONDS;
 /// See [`MIN_COMPENSATION_SECONDS`].
-pub const MAX_COMPENSATION_SECONDS: i64 = 365 * 24 * 3600;
+pub const MAX_COMPENSATION_SECONDS: i64 = crate::domain::compensation::MAX_VALID_SECONDS;
 
 /// On whose authority an action runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +80,10 @@ pub struct CompensationInput {
     pub reason: Option<String>,
     /// The order this makes up for; must exist and belong to the user.
     pub order_no: Option<String>,
+    /// A preset of the rules version in force: then the value, validity,
+    /// minimum order and categories come from it (`value_cents` and
+    /// `valid_seconds` are ignored), and `reason` defaults to its reason.
+    pub preset_id: Option<String>,
 }
 
 /// One compensation ledger entry of an order.
@@ -421,9 +425,12 @@ impl Service {
                 })
             })
             .await?;
+        // The caps of the rules version in force (not the settings, which
+        // are only version 1's values).
+        let rules = self.compensation_rules().await?;
         Ok(Some(CompensationAllowance {
-            per_coupon_cents: settings.support_compensation_max_cents,
-            daily_cents: settings.support_compensation_daily_cents,
+            per_coupon_cents: rules.support_max_cents,
+            daily_cents: rules.support_daily_cents,
             given_today_cents: given,
         }))
     }
@@ -443,44 +450,31 @@ impl Service {
         input: CompensationInput,
     ) -> Result<Executed<CouponView>, ServiceError> {
         let user = parse_user(&user_id)?;
-        let value = match input.value_cents {
-            Some(v) if (1..=MAX_CENTS).contains(&v) => v,
-            _ => {
-                return Err(FieldError::new(
-                    "value_cents",
-                    format!("is required, 1 to {MAX_CENTS}"),
-                )
-                .into());
-            }
+        let preset_id = input
+            .preset_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(String::from);
+        // Without a preset, the amount and validity are typed; with one
+        // they come from it (read in the transaction below).
+        let typed = match &preset_id {
+            Some(_) => None,
+            None => Some((
+                typed_value(input.value_cents)?,
+                typed_seconds(input.valid_seconds)?,
+            )),
         };
-        let seconds = match input.valid_seconds {
-            Some(s) if (MIN_COMPENSATION_SECONDS..=MAX_COMPENSATION_SECONDS).contains(&s) => s,
-            _ => {
-                return Err(FieldError::new(
-                    "valid_seconds",
-                    format!(
-                        "is required, {MIN_COMPENSATION_SECONDS} to {MAX_COMPENSATION_SECONDS} (365 days)"
-                    ),
-                )
-                .into());
-            }
+        let reason = match (&preset_id, input.reason.as_deref().map(str::trim)) {
+            (Some(_), None | Some("")) => None,
+            _ => Some(parse_reason(input.reason)?),
         };
-        let reason = parse_reason(input.reason)?;
         let order_no = match input.order_no.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(raw) => Some(OrderNo::parse(raw)?),
         };
         let capped = authority.compensation_capped();
         let settings = self.settings().clone();
-        if capped && value > settings.support_compensation_max_cents {
-            return Err(ServiceError::refused(
-                Refusal::CompensationLimitExceeded,
-                format!(
-                    "support staff may issue at most {} yuan per compensation coupon",
-                    Cents::from_stored(settings.support_compensation_max_cents).yuan()
-                ),
-            ));
-        }
         let op = self.op(ctx);
         let result = self
             .write(idem, move |c| {
@@ -489,8 +483,10 @@ impl Service {
                 let reason = reason.clone();
                 let order_no = order_no.clone();
                 let settings = settings.clone();
+                let preset_id = preset_id.clone();
                 Box::pin(async move {
                     let now_ms = to_ms(op.now);
+                    let mut campaign_id = None;
                     if let Some(no) = &order_no {
                         let o = orders::get(c, no.as_str())
                             .await?
@@ -501,6 +497,41 @@ impl Service {
                                 format!("order {no} belongs to another user"),
                             ));
                         }
+                        campaign_id = o.campaign_id;
+                    }
+                    // The caps and presets of the rules version in force,
+                    // read in this transaction; the ledger row names it.
+                    let first = (settings.support_compensation_max_cents, settings.support_compensation_daily_cents);
+                    let rules = crate::store::compensation_rules::rules_in_force(c, first, now_ms).await?;
+                    let (value, seconds, min_order_cents, categories, reason) = match (&preset_id, typed) {
+                        (Some(id), _) => {
+                            let p = rules.preset(id).ok_or_else(|| {
+                                ServiceError::from(FieldError::new(
+                                    "preset_id",
+                                    format!("is not a preset of the compensation rules in force (version {})", rules.version),
+                                ))
+                            })?;
+                            (
+                                p.value_cents,
+                                p.valid_seconds,
+                                p.min_order_cents,
+                                serde_json::to_string(&p.categories).unwrap_or_else(|_| "[]".into()),
+                                reason.clone().unwrap_or_else(|| p.reason.clone()),
+                            )
+                        }
+                        (None, Some((v, s))) => (v, s, 0, "[]".to_string(), reason.clone().unwrap_or_default()),
+                        (None, None) => {
+                            return Err(FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into());
+                        }
+                    };
+                    if capped && value > rules.support_max_cents {
+                        return Err(ServiceError::refused(
+                            Refusal::CompensationLimitExceeded,
+                            format!(
+                                "support staff may issue at most {} yuan per compensation coupon",
+                                Cents::from_stored(rules.support_max_cents).yuan()
+                            ),
+                        ));
                     }
                     if capped {
                         search::lock_actor_for_caps(c, &op.ctx.actor).await?;
@@ -509,12 +540,12 @@ impl Service {
                         let today =
                             search::compensation_issued_by(c, &op.ctx.actor, to_ms(start), to_ms(end))
                                 .await?;
-                        if today.saturating_add(value) > settings.support_compensation_daily_cents {
+                        if today.saturating_add(value) > rules.support_daily_cents {
                             return Err(ServiceError::refused(
                                 Refusal::CompensationLimitExceeded,
                                 format!(
                                     "support staff may issue at most {} yuan of compensation per day; {} yuan issued today",
-                                    Cents::from_stored(settings.support_compensation_daily_cents).yuan(),
+                                    Cents::from_stored(rules.support_daily_cents).yuan(),
                                     Cents::from_stored(today).yuan()
                                 ),
                             ));
@@ -530,8 +561,8 @@ impl Service {
                         value_cents: Some(value),
                         percent_off: None,
                         max_discount_cents: None,
-                        min_order_cents: 0,
-                        categories: "[]".into(),
+                        min_order_cents,
+                        categories,
                         status: CouponStatus::Available,
                         starts_at: now_ms,
                         ends_at: to_ms(op.now + Duration::seconds(seconds)),
@@ -555,6 +586,9 @@ impl Service {
                             actor: &op.ctx.actor,
                             request_id: op.ctx.request_id.as_deref(),
                             at_ms: now_ms,
+                            preset_id: preset_id.as_deref(),
+                            rules_version: rules.version,
+                            campaign_id: campaign_id.as_deref(),
                         },
                     )
                     .await?;
@@ -580,6 +614,28 @@ impl Service {
             self.schedule(ends_at, Deadline::CouponEnd(v.id.clone()));
         }
         result
+    }
+}
+
+/// A typed compensation amount: 1 cent up to `MAX_CENTS`.
+fn typed_value(v: Option<i64>) -> Result<i64, ServiceError> {
+    match v {
+        Some(v) if (1..=MAX_CENTS).contains(&v) => Ok(v),
+        _ => Err(FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into()),
+    }
+}
+
+/// A typed validity: 60 s to 365 days.
+fn typed_seconds(s: Option<i64>) -> Result<i64, ServiceError> {
+    match s {
+        Some(s) if (MIN_COMPENSATION_SECONDS..=MAX_COMPENSATION_SECONDS).contains(&s) => Ok(s),
+        _ => Err(FieldError::new(
+            "valid_seconds",
+            format!(
+                "is required, {MIN_COMPENSATION_SECONDS} to {MAX_COMPENSATION_SECONDS} (365 days)"
+            ),
+        )
+        .into()),
     }
 }
 

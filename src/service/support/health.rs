@@ -52,6 +52,10 @@ pub struct ActionView {
     /// The suggested compensation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_cents: Option<i64>,
+    /// `issue_compensation`: the fitting preset of the rules in force
+    /// ([`crate::domain::compensation::fitting_preset`]), if one fits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset_id: Option<String>,
     /// The action itself, for a page to match on.
     #[serde(skip)]
     #[schema(ignore)]
@@ -66,6 +70,7 @@ impl From<&SuggestedAction> for ActionView {
             user_id: None,
             order_no: None,
             amount_cents: None,
+            preset_id: None,
             action: a.clone(),
         };
         match a {
@@ -289,12 +294,50 @@ async fn order_report(
         stock: stock.as_ref(),
         now,
     });
+    let overall = health::overall(&checks);
+    let mut checks: Vec<CheckView> = checks.into_iter().map(CheckView::from).collect();
+    suggest_presets(c, o, &mut checks).await?;
     Ok(HealthReport {
         order_no: o.order_no.clone(),
         user_id: o.user_id.clone(),
-        overall: health::overall(&checks),
-        checks: checks.into_iter().map(CheckView::from).collect(),
+        overall,
+        checks,
     })
+}
+
+/// Names the fitting preset of the rules in force on each suggested
+/// compensation (one read of the rules, only when one is suggested).
+async fn suggest_presets(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+    checks: &mut [CheckView],
+) -> Result<(), ServiceError> {
+    let wanted = |v: &CheckView| {
+        v.action
+            .as_ref()
+            .is_some_and(|a| matches!(a.action, SuggestedAction::IssueCompensation { .. }))
+    };
+    if !checks.iter().any(wanted) {
+        return Ok(());
+    }
+    let Some(version) = crate::store::compensation_rules::latest_version(c).await? else {
+        return Ok(());
+    };
+    let rules = crate::store::compensation_rules::rules_of(c, &version).await?;
+    for v in checks.iter_mut() {
+        if let Some(a) = v.action.as_mut()
+            && let SuggestedAction::IssueCompensation { amount_cents, .. } = &a.action
+        {
+            a.preset_id = crate::domain::compensation::fitting_preset(
+                &rules.presets,
+                *amount_cents,
+                o.total_cents,
+                &o.category,
+            )
+            .map(|p| p.id.clone());
+        }
+    }
+    Ok(())
 }
 
 impl Service {

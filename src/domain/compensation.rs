@@ -1,0 +1,428 @@
+//! Compensation rules (补偿规则): support's caps and the compensation
+//! presets, as operators write them, checked here; which preset fits an
+//! order; and what changed from one rules version to the next.
+//!
+//! Pure: no I/O, no clock. New preset ids come from the caller.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+use super::FieldError;
+use super::money::MAX_CENTS;
+
+/// Shortest validity of a compensation coupon.
+pub const MIN_VALID_SECONDS: i64 = 60;
+/// Longest validity of a compensation coupon (365 days).
+pub const MAX_VALID_SECONDS: i64 = 365 * 24 * 3600;
+/// Most presets in one rules version.
+pub const MAX_PRESETS: usize = 50;
+/// Longest preset reason, in characters.
+pub const MAX_REASON_CHARS: usize = 100;
+/// Longest preset id, in bytes.
+pub const MAX_ID_LEN: usize = 64;
+
+/// One compensation preset: a reason and the coupon it gives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Preset {
+    /// Stable across versions while the preset is kept.
+    pub id: String,
+    /// What the compensation is for (预售券过期补偿, 物流延误, ...).
+    pub reason: String,
+    /// The coupon's fixed discount.
+    pub value_cents: i64,
+    /// How long the coupon lasts from its issue.
+    pub valid_seconds: i64,
+    /// The coupon applies to orders of at least this much.
+    pub min_order_cents: i64,
+    /// The coupon applies to these categories; empty means every one.
+    pub categories: Vec<String>,
+}
+
+/// One version of the rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules {
+    pub version: i64,
+    /// The most one compensation coupon issued by support may be worth.
+    pub support_max_cents: i64,
+    /// The most one support staff member may issue per business day.
+    pub support_daily_cents: i64,
+    /// In the order staff see them.
+    pub presets: Vec<Preset>,
+}
+
+impl Rules {
+    /// The preset `id` of this version.
+    pub fn preset(&self, id: &str) -> Option<&Preset> {
+        self.presets.iter().find(|p| p.id == id)
+    }
+}
+
+/// A preset as written by an operator, before checking.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PresetInput {
+    /// Absent: a new preset (it gets a new id). Present: a preset of the
+    /// current version, kept (possibly changed) under the same id.
+    pub id: Option<String>,
+    pub reason: Option<String>,
+    pub value_cents: Option<i64>,
+    pub valid_seconds: Option<i64>,
+    pub min_order_cents: Option<i64>,
+    pub categories: Option<Vec<String>>,
+}
+
+/// A whole new rules version as written by an operator.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RulesInput {
+    pub support_max_cents: Option<i64>,
+    pub support_daily_cents: Option<i64>,
+    pub presets: Option<Vec<PresetInput>>,
+}
+
+/// The `presets[i].<name>` field names, made once for the bounded number
+/// of presets a version may hold (a field name is `&'static str`).
+pub fn preset_field(i: usize, name: &str) -> &'static str {
+    const NAMES: [&str; 6] = [
+        "id",
+        "reason",
+        "value_cents",
+        "valid_seconds",
+        "min_order_cents",
+        "categories",
+    ];
+    static FIELDS: OnceLock<Vec<[&'static str; 6]>> = OnceLock::new();
+    let fields = FIELDS.get_or_init(|| {
+        (0..MAX_PRESETS)
+            .map(|i| NAMES.map(|n| &*Box::leak(format!("presets[{i}].{n}").into_boxed_str())))
+            .collect()
+    });
+    match (fields.get(i), NAMES.iter().position(|n| *n == name)) {
+        (Some(row), Some(j)) => row[j],
+        _ => "presets",
+    }
+}
+
+fn cents(field: &'static str, v: Option<i64>, min: i64) -> Result<i64, FieldError> {
+    match v {
+        Some(v) if (min..=MAX_CENTS).contains(&v) => Ok(v),
+        _ => Err(FieldError::new(
+            field,
+            format!("is required, {min} to {MAX_CENTS} cents"),
+        )),
+    }
+}
+
+/// Checks a new rules version against the presets of the current one.
+/// Every preset's value must be within support's per-coupon cap of the
+/// same version (a preset is what support picks, so a preset above the cap
+/// could never be used by support): refused with the field
+/// `presets[i].value_cents`. A preset with an `id` keeps it, and the id
+/// must name a preset of `current`; a preset without one gets
+/// `new_id()`. Reasons are unique within a version.
+pub fn check_rules(
+    input: RulesInput,
+    current: &[Preset],
+    mut new_id: impl FnMut() -> String,
+) -> Result<(i64, i64, Vec<Preset>), FieldError> {
+    let max = cents("support_max_cents", input.support_max_cents, 0)?;
+    let daily = cents("support_daily_cents", input.support_daily_cents, 0)?;
+    let list = input.presets.unwrap_or_default();
+    if list.len() > MAX_PRESETS {
+        return Err(FieldError::new(
+            "presets",
+            format!("at most {MAX_PRESETS} presets"),
+        ));
+    }
+    let mut out: Vec<Preset> = Vec::with_capacity(list.len());
+    for (i, p) in list.into_iter().enumerate() {
+        let f = |name| preset_field(i, name);
+        let id = match p.id.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(id) => {
+                if id.len() > MAX_ID_LEN || !current.iter().any(|c| c.id == id) {
+                    return Err(FieldError::new(
+                        f("id"),
+                        "is not a preset of the current version; leave it out for a new preset",
+                    ));
+                }
+                if out.iter().any(|o| o.id == id) {
+                    return Err(FieldError::new(f("id"), "names a preset twice"));
+                }
+                Some(id.to_string())
+            }
+        };
+        let reason = p.reason.as_deref().map(str::trim).unwrap_or("");
+        if reason.is_empty() || reason.chars().count() > MAX_REASON_CHARS {
+            return Err(FieldError::new(
+                f("reason"),
+                format!("is required, 1-{MAX_REASON_CHARS} characters"),
+            ));
+        }
+        if out.iter().any(|o| o.reason == reason) {
+            return Err(FieldError::new(
+                f("reason"),
+                "another preset has the same reason",
+            ));
+        }
+        let value = cents(f("value_cents"), p.value_cents, 1)?;
+        if value > max {
+            return Err(FieldError::new(
+                f("value_cents"),
+                format!("is above support's per-coupon cap (support_max_cents = {max})"),
+            ));
+        }
+        let valid_seconds = match p.valid_seconds {
+            Some(s) if (MIN_VALID_SECONDS..=MAX_VALID_SECONDS).contains(&s) => s,
+            _ => {
+                return Err(FieldError::new(
+                    f("valid_seconds"),
+                    format!("is required, {MIN_VALID_SECONDS} to {MAX_VALID_SECONDS} (365 days)"),
+                ));
+            }
+        };
+        let min_order = cents(
+            f("min_order_cents"),
+            Some(p.min_order_cents.unwrap_or(0)),
+            0,
+        )?;
+        let categories =
+            check_categories(p.categories).map_err(|m| FieldError::new(f("categories"), m))?;
+        out.push(Preset {
+            id: id.unwrap_or_else(&mut new_id),
+            reason: reason.to_string(),
+            value_cents: value,
+            valid_seconds,
+            min_order_cents: min_order,
+            categories,
+        });
+    }
+    Ok((max, daily, out))
+}
+
+fn check_categories(raw: Option<Vec<String>>) -> Result<Vec<String>, String> {
+    super::discount::parse_categories(raw).map_err(|e| e.message)
+}
+
+/// The preset a health check suggests for a compensation of `lost_cents`
+/// (the discount the customer was promised) on an order of `total_cents`
+/// in `category`: among the presets whose coupon would apply to that order
+/// (`min_order_cents` at most the order's total, and no categories or the
+/// order's among them) and whose value is at least `lost_cents`, the one
+/// of the smallest value, the earlier in the list on a tie. None when no
+/// preset covers the loss (then support types an amount within the cap).
+pub fn fitting_preset<'a>(
+    presets: &'a [Preset],
+    lost_cents: i64,
+    total_cents: i64,
+    category: &str,
+) -> Option<&'a Preset> {
+    if lost_cents <= 0 {
+        return None;
+    }
+    presets
+        .iter()
+        .filter(|p| p.value_cents >= lost_cents)
+        .filter(|p| p.min_order_cents <= total_cents)
+        .filter(|p| p.categories.is_empty() || p.categories.iter().any(|c| c == category))
+        .min_by_key(|p| p.value_cents)
+}
+
+/// One difference between two rules versions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleChange {
+    SupportMax { from: i64, to: i64 },
+    SupportDaily { from: i64, to: i64 },
+    PresetAdded(Preset),
+    PresetRemoved(Preset),
+    PresetChanged { before: Preset, after: Preset },
+}
+
+/// What changed from `before` to `after`: the caps, then presets added,
+/// changed (same id, other terms) and removed.
+pub fn changes(before: &Rules, after: &Rules) -> Vec<RuleChange> {
+    let mut out = Vec::new();
+    if before.support_max_cents != after.support_max_cents {
+        out.push(RuleChange::SupportMax {
+            from: before.support_max_cents,
+            to: after.support_max_cents,
+        });
+    }
+    if before.support_daily_cents != after.support_daily_cents {
+        out.push(RuleChange::SupportDaily {
+            from: before.support_daily_cents,
+            to: after.support_daily_cents,
+        });
+    }
+    for p in &after.presets {
+        match before.preset(&p.id) {
+            None => out.push(RuleChange::PresetAdded(p.clone())),
+            Some(b) if b != p => out.push(RuleChange::PresetChanged {
+                before: b.clone(),
+                after: p.clone(),
+            }),
+            Some(_) => {}
+        }
+    }
+    for p in &before.presets {
+        if after.preset(&p.id).is_none() {
+            out.push(RuleChange::PresetRemoved(p.clone()));
+        }
+    }
+    out
+}
+
+fn preset_text(p: &Preset) -> String {
+    format!(
+        "{} {:?} value_cents={} valid_seconds={} min_order_cents={} categories={:?}",
+        p.id, p.reason, p.value_cents, p.valid_seconds, p.min_order_cents, p.categories
+    )
+}
+
+/// The changes as one line for the staff audit log (before -> after).
+pub fn changes_text(before: &Rules, after: &Rules) -> String {
+    let mut parts = vec![format!("version {} -> {}", before.version, after.version)];
+    for c in changes(before, after) {
+        parts.push(match c {
+            RuleChange::SupportMax { from, to } => format!("support_max_cents {from} -> {to}"),
+            RuleChange::SupportDaily { from, to } => format!("support_daily_cents {from} -> {to}"),
+            RuleChange::PresetAdded(p) => format!("preset added: {}", preset_text(&p)),
+            RuleChange::PresetRemoved(p) => format!("preset removed: {}", preset_text(&p)),
+            RuleChange::PresetChanged { before, after } => format!(
+                "preset changed: {} -> {}",
+                preset_text(&before),
+                preset_text(&after)
+            ),
+        });
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn preset(id: &str, value: i64, min: i64, cats: &[&str]) -> Preset {
+        Preset {
+            id: id.into(),
+            reason: format!("r-{id}"),
+            value_cents: value,
+            valid_seconds: 86_400,
+            min_order_cents: min,
+            categories: cats.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    fn input(id: Option<&str>, reason: &str, value: i64) -> PresetInput {
+        PresetInput {
+            id: id.map(String::from),
+            reason: Some(reason.into()),
+            value_cents: Some(value),
+            valid_seconds: Some(86_400),
+            min_order_cents: None,
+            categories: None,
+        }
+    }
+
+    #[test]
+    fn kept_presets_keep_their_id_and_new_ones_get_a_fresh_one() {
+        let current = vec![preset("p1", 500, 0, &[])];
+        let mut n = 0;
+        let (max, daily, presets) = check_rules(
+            RulesInput {
+                support_max_cents: Some(5000),
+                support_daily_cents: Some(20000),
+                presets: Some(vec![input(Some("p1"), "a", 800), input(None, "b", 900)]),
+            },
+            &current,
+            || {
+                n += 1;
+                format!("new{n}")
+            },
+        )
+        .expect("valid");
+        assert_eq!((max, daily), (5000, 20000));
+        assert_eq!(presets[0].id, "p1");
+        assert_eq!(presets[1].id, "new1");
+    }
+
+    #[test]
+    fn a_bad_preset_names_its_field_with_its_index() {
+        let bad = |presets: Vec<PresetInput>| {
+            check_rules(
+                RulesInput {
+                    support_max_cents: Some(5000),
+                    support_daily_cents: Some(20000),
+                    presets: Some(presets),
+                },
+                &[],
+                || "x".into(),
+            )
+            .expect_err("refused")
+            .field
+        };
+        assert_eq!(
+            bad(vec![input(None, "a", 100), input(None, "b", 0)]),
+            "presets[1].value_cents"
+        );
+        assert_eq!(
+            bad(vec![
+                input(None, "a", 100),
+                input(None, "b", 100),
+                input(None, "c", 5001)
+            ]),
+            "presets[2].value_cents"
+        );
+        assert_eq!(bad(vec![input(None, " ", 100)]), "presets[0].reason");
+        assert_eq!(
+            bad(vec![input(None, "a", 100), input(None, "a", 200)]),
+            "presets[1].reason"
+        );
+        assert_eq!(bad(vec![input(Some("nope"), "a", 100)]), "presets[0].id");
+    }
+
+    #[test]
+    fn the_fitting_preset_is_the_smallest_that_covers_the_loss_and_suits_the_order() {
+        let presets = vec![
+            preset("big", 5000, 0, &[]),
+            preset("phones", 2000, 0, &["phone"]),
+            preset("small", 1000, 0, &[]),
+            preset("threshold", 1500, 50_000, &[]),
+        ];
+        let id =
+            |lost, total, cat| fitting_preset(&presets, lost, total, cat).map(|p| p.id.as_str());
+        assert_eq!(id(800, 10_000, "book"), Some("small"));
+        assert_eq!(id(1200, 10_000, "phone"), Some("phones"));
+        assert_eq!(id(1200, 10_000, "book"), Some("big"));
+        assert_eq!(id(1200, 60_000, "book"), Some("threshold"));
+        assert_eq!(id(6000, 10_000, "book"), None);
+        assert_eq!(id(0, 10_000, "book"), None);
+    }
+
+    #[test]
+    fn changes_list_caps_and_presets_added_changed_and_removed() {
+        let before = Rules {
+            version: 1,
+            support_max_cents: 5000,
+            support_daily_cents: 20000,
+            presets: vec![preset("a", 500, 0, &[]), preset("b", 600, 0, &[])],
+        };
+        let after = Rules {
+            version: 2,
+            support_max_cents: 3000,
+            support_daily_cents: 20000,
+            presets: vec![preset("a", 700, 0, &[]), preset("c", 800, 0, &[])],
+        };
+        let c = changes(&before, &after);
+        assert_eq!(c.len(), 4);
+        assert!(matches!(
+            c[0],
+            RuleChange::SupportMax {
+                from: 5000,
+                to: 3000
+            }
+        ));
+        let text = changes_text(&before, &after);
+        assert!(text.starts_with("version 1 -> 2; support_max_cents 5000 -> 3000"));
+        assert!(text.contains("preset removed: b"));
+    }
+}
