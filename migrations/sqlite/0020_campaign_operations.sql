@@ -1,0 +1,40 @@
+-- Operators run presale campaigns from the console (issue 16):
+--
+-- * compensation_mode: how a `swap_or_compensate` campaign makes up for an
+--   expired coupon when no replacement is found at the final payment:
+--   `deduction` (taken off the final payment, as before) or `coupon` (a new
+--   compensation coupon of the same value, issued in the final payment's
+--   transaction). Existing campaigns keep `deduction`.
+-- * presale_campaigns_created_idx: GET /presale-campaigns and
+--   /console/campaigns list campaigns newest first in keyset pages
+--   (created_at DESC, id DESC), one backwards range scan of this index.
+-- * the ledger's kind may be `final_payment_coupon`: the compensation coupon
+--   a `coupon`-mode campaign gives at the final payment.
+--
+-- SQLite cannot change a CHECK in place: the ledger table is rebuilt with
+-- the wider CHECK, its rows (ids kept) and its three indexes. The columns
+-- are those of every earlier migration; a migration that adds a ledger
+-- column before this one must add it here too.
+ALTER TABLE presale_campaigns ADD COLUMN compensation_mode TEXT NOT NULL DEFAULT 'deduction'
+    CHECK (compensation_mode IN ('deduction', 'coupon'));
+CREATE INDEX presale_campaigns_created_idx ON presale_campaigns (created_at, id);
+
+CREATE TABLE compensation_ledger_0020 (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id      TEXT NOT NULL,
+    order_no     TEXT,
+    coupon_id    TEXT,
+    kind         TEXT NOT NULL CHECK (kind IN ('final_payment_deduction', 'coupon', 'final_payment_coupon')),
+    amount_cents BIGINT NOT NULL CHECK (amount_cents >= 0),
+    reason       TEXT NOT NULL,
+    actor        TEXT NOT NULL,
+    request_id   TEXT,
+    at           BIGINT NOT NULL
+);
+INSERT INTO compensation_ledger_0020 (id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, request_id, at)
+    SELECT id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, request_id, at FROM compensation_ledger;
+DROP TABLE compensation_ledger;
+ALTER TABLE compensation_ledger_0020 RENAME TO compensation_ledger;
+CREATE INDEX compensation_ledger_order_idx ON compensation_ledger (order_no);
+CREATE INDEX compensation_ledger_user_idx ON compensation_ledger (user_id, at);
+CREATE INDEX compensation_ledger_actor_at_idx ON compensation_ledger (actor, at);
