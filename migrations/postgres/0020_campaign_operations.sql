@@ -20,3 +20,7 @@ CREATE INDEX presale_campaigns_created_idx ON presale_campaigns (created_at, id)
 ALTER TABLE compensation_ledger DROP CONSTRAINT compensation_ledger_kind_check;
 ALTER TABLE compensation_ledger ADD CONSTRAINT compensation_ledger_kind_check
     CHECK (kind IN ('final_payment_deduction', 'coupon', 'final_payment_coupon'));
+
+-- The policy-change preview reads a campaign's deposit-paid orders in
+-- order-number batches: one range of this index per batch, no sort.
+CREATE INDEX orders_campaign_status_no_idx ON orders (campaign_id, status, order_no);

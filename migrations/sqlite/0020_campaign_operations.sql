@@ -38,3 +38,7 @@ ALTER TABLE compensation_ledger_0020 RENAME TO compensation_ledger;
 CREATE INDEX compensation_ledger_order_idx ON compensation_ledger (order_no);
 CREATE INDEX compensation_ledger_user_idx ON compensation_ledger (user_id, at);
 CREATE INDEX compensation_ledger_actor_at_idx ON compensation_ledger (actor, at);
+
+-- The policy-change preview reads a campaign's deposit-paid orders in
+-- order-number batches: one range of this index per batch, no sort.
+CREATE INDEX orders_campaign_status_no_idx ON orders (campaign_id, status, order_no);

@@ -390,10 +390,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "reconcile_findings",
     "reminder_texts",
     "checkout",
-    "events"
+    "events",
+    "campaigns"
 ];
 
-const FILE_COUNT: usize = 20;
+const FILE_COUNT: usize = 21;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

@@ -170,6 +170,7 @@ pub fn render(
                 <a href="/console">{l.t("home")}</a>
                 <a href="/console/coupons">{l.t("coupons")}</a>
                 <a href="/console/reconciliation">{l.t("reconciliation")}</a>
+                <a href="/console/campaigns" data-testid="nav-campaigns">{l.t("nav-campaigns")}</a>
                 {(session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
                 <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>

@@ -21,6 +21,7 @@
 pub mod actions;
 pub mod audit;
 pub mod auth;
+pub mod campaigns;
 pub mod console;
 pub mod dashboard;
 pub mod deliveries;
@@ -86,6 +87,7 @@ pub fn routes() -> Router<AppState> {
         .merge(deliveries::routes())
         .merge(webhooks::routes())
         .merge(reminders::routes())
+        .merge(campaigns::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -27,6 +27,7 @@ pub use actions::{
 };
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
 pub use health::{ActionView, CheckView, HealthReport, USER_HEALTH_ORDERS, UserHealthReport};
+pub(crate) use actions::insert_compensation_coupon;
 pub(crate) use health::{coupon_facts, order_facts};
 pub use lists::{
     CouponFilter, CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview,
