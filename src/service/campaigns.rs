@@ -186,34 +186,42 @@ pub struct CampaignChange {
     pub reason: Option<String>,
 }
 
-/// Reads one staff-log row of a campaign back into a change.
-fn change_of(action: &str, detail: &str) -> Option<(&'static str, Option<String>, String, Option<String>, Option<String>)> {
-    match action {
+/// Reads one staff-log row of a campaign back into a change; `None` for
+/// a row that is not one of [`actions`].
+fn change_of(r: &crate::store::audit::StaffAuditRow) -> Option<CampaignChange> {
+    let detail = r.detail.as_deref().unwrap_or("");
+    let base = CampaignChange {
+        at: rfc3339(from_ms(r.at)),
+        actor: r.actor.clone(),
+        what: "created",
+        from: None,
+        to: String::new(),
+        also: None,
+        reason: None,
+    };
+    match r.action.as_str() {
         actions::CREATE => {
             let (policy, mode) = detail.split_once(' ').unwrap_or((detail, ""));
-            Some((
-                "created",
-                None,
-                policy.to_string(),
-                (!mode.is_empty()).then(|| mode.to_string()),
-                None,
-            ))
+            Some(CampaignChange {
+                to: policy.to_string(),
+                also: (!mode.is_empty()).then(|| mode.to_string()),
+                ..base
+            })
         }
         actions::POLICY | actions::COMPENSATION_MODE => {
             let (words, reason) = detail.split_once(": ").unwrap_or((detail, ""));
             let (from, to) = words.split_once(" -> ")?;
-            let what = if action == actions::POLICY {
-                "policy"
-            } else {
-                "compensation_mode"
-            };
-            Some((
-                what,
-                Some(from.to_string()),
-                to.to_string(),
-                None,
-                Some(reason.to_string()),
-            ))
+            Some(CampaignChange {
+                what: if r.action == actions::POLICY {
+                    "policy"
+                } else {
+                    "compensation_mode"
+                },
+                from: Some(from.to_string()),
+                to: to.to_string(),
+                reason: Some(reason.to_string()),
+                ..base
+            })
         }
         _ => None,
     }
@@ -441,22 +449,7 @@ impl Service {
                 };
                 let mut log = staff_page(c, &q, None, 200).await?;
                 log.reverse();
-                let history = log
-                    .into_iter()
-                    .filter_map(|r| {
-                        let (what, from, to, also, reason) =
-                            change_of(&r.action, r.detail.as_deref().unwrap_or(""))?;
-                        Some(CampaignChange {
-                            at: rfc3339(from_ms(r.at)),
-                            actor: r.actor,
-                            what,
-                            from,
-                            to,
-                            also,
-                            reason,
-                        })
-                    })
-                    .collect();
+                let history = log.iter().filter_map(change_of).collect();
                 Ok(CampaignDetail {
                     window_opened: to_ms(now) >= row.final_payment_starts_at,
                     campaign: CampaignView::from(row),
@@ -646,23 +639,32 @@ fn decode_cursor(raw: &str) -> Option<(i64, String)> {
 mod tests {
     use super::*;
 
+    fn row(action: &str, detail: &str) -> crate::store::audit::StaffAuditRow {
+        crate::store::audit::StaffAuditRow {
+            id: 1,
+            at: 0,
+            actor: "staff:olga".into(),
+            action: action.into(),
+            target: "cmp_1".into(),
+            detail: Some(detail.into()),
+            address: None,
+        }
+    }
+
     #[test]
     fn a_staff_log_row_reads_back_as_the_change_it_recorded() {
+        let c = change_of(&row(actions::POLICY, "lock -> strict: rules changed: see the notice"))
+            .expect("a change");
         assert_eq!(
-            change_of(actions::POLICY, "lock -> strict: rules changed: see the notice"),
-            Some((
-                "policy",
-                Some("lock".into()),
-                "strict".into(),
-                None,
-                Some("rules changed: see the notice".into())
-            ))
+            (c.what, c.from.as_deref(), c.to.as_str(), c.reason.as_deref()),
+            ("policy", Some("lock"), "strict", Some("rules changed: see the notice"))
         );
+        let c = change_of(&row(actions::CREATE, "lock deduction")).expect("created");
         assert_eq!(
-            change_of(actions::CREATE, "lock deduction"),
-            Some(("created", None, "lock".into(), Some("deduction".into()), None))
+            (c.what, c.to.as_str(), c.also.as_deref()),
+            ("created", "lock", Some("deduction"))
         );
-        assert_eq!(change_of("template_pause", "x"), None);
+        assert!(change_of(&row("template_pause", "x")).is_none());
     }
 
     #[test]

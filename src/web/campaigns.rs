@@ -536,11 +536,11 @@ fn new_form(
     let chosen_mode = CompensationMode::parse(&typed.compensation_mode).unwrap_or_default();
     let policies = Policy::ALL
         .into_iter()
-        .map(|p| view! { <option value=p.as_str() selected=p == chosen_policy>{policy_label(l, p)}</option> })
+        .map(|p| view! { <option value=p.as_str() selected={p == chosen_policy}>{policy_label(l, p)}</option> })
         .collect_view();
     let modes = CompensationMode::ALL
         .into_iter()
-        .map(|m| view! { <option value=m.as_str() selected=m == chosen_mode>{mode_label(l, m)}</option> })
+        .map(|m| view! { <option value=m.as_str() selected={m == chosen_mode}>{mode_label(l, m)}</option> })
         .collect_view();
     let zone = crate::i18n::zone::offset_text(
         crate::i18n::zone::current().offset_seconds(now),
@@ -946,7 +946,7 @@ fn mode_response(
     let back = detail_href(&c.id);
     let options = CompensationMode::ALL
         .into_iter()
-        .map(|m| view! { <option value=m.as_str() selected=m == chosen>{mode_label(l, m)}</option> })
+        .map(|m| view! { <option value=m.as_str() selected={m == chosen}>{mode_label(l, m)}</option> })
         .collect_view();
     let title = crate::tr!(l, "campaign-mode-title", name = c.name.clone());
     let mut r = staff.page(
