@@ -401,7 +401,8 @@ mod tests {
             after: Some((7, "c")),
             limit: 10,
         };
-        let (sql, binds) = page_sql(&q);
+        let built = page_sql(&q);
+        let (sql, binds) = (built.text(), built.binds());
         assert!(
             sql.ends_with(
                 "WHERE status = $1 AND template_id = $2 AND ends_at > $3 AND ends_at >= $4 AND (ends_at > $5 OR id > $6) ORDER BY ends_at, id LIMIT $7"
