@@ -9,7 +9,7 @@
 mod common;
 
 use common::console::{
-    field_error, flash_text, hidden_value, input_value, signed_in, unreadable_words,
+    Browser, PASSWORD, field_error, flash_text, hidden_value, input_value, signed_in, unreadable_words,
     visible_text,
 };
 use common::fixtures::{count, user_with_coupon};
@@ -362,8 +362,13 @@ async fn confirming_a_policy_change_lands_on_the_campaign_with_a_flash_and_is_re
         "coupon"
     );
 
-    // Once the window opened: refused, the message at the field.
+    // Once the window opened (a day later: a new sign-in, the old session
+    // has lapsed): refused, the message at the field.
     app.advance(86_400);
+    let mut b = Browser::new(&app);
+    b.accept_language = Some("en".into());
+    assert_eq!(b.sign_in_as("operator-1", PASSWORD).await.status, 303);
+    let csrf = b.csrf().await;
     let r = b
         .post_form(
             &path,
