@@ -95,7 +95,12 @@ async fn campaigns_list_newest_first_in_keyset_pages_with_their_orders_by_status
     let cid = user_with_coupon(&app, "u1", 10 * 86_400).await;
     let camp = create(&app, window(&app, 3600)).await;
     let r = app
-        .order(presale_order("P1", "u1", Some(&cid), camp["id"].as_str().unwrap_or("")))
+        .order(presale_order(
+            "P1",
+            "u1",
+            Some(&cid),
+            camp["id"].as_str().unwrap_or(""),
+        ))
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let r = app
@@ -127,7 +132,10 @@ async fn a_campaign_created_without_a_policy_is_a_lock_campaign_compensating_by_
         (json!("swap_or_compensate"), json!("coupon"))
     );
     let got = app
-        .get(&format!("/api/v1/presale-campaigns/{}", c["id"].as_str().unwrap_or("")))
+        .get(&format!(
+            "/api/v1/presale-campaigns/{}",
+            c["id"].as_str().unwrap_or("")
+        ))
         .await;
     assert_eq!(got.body["compensation_mode"], "coupon");
     for (extra, field) in [
@@ -136,7 +144,10 @@ async fn a_campaign_created_without_a_policy_is_a_lock_campaign_compensating_by_
         (json!({"name": ""}), "name"),
     ] {
         let r = app
-            .post("/api/v1/presale-campaigns", with(window(&app, 3600), extra.clone()))
+            .post(
+                "/api/v1/presale-campaigns",
+                with(window(&app, 3600), extra.clone()),
+            )
             .await;
         assert_eq!((r.status, r.field()), (400, field), "{extra}: {}", r.text);
     }
@@ -147,7 +158,10 @@ async fn a_policy_change_before_the_window_opens_is_applied_and_audited_with_bef
  {
     let app = spawn_app().await;
     let c = create(&app, window(&app, 3600)).await;
-    let path = format!("/api/v1/presale-campaigns/{}", c["id"].as_str().unwrap_or(""));
+    let path = format!(
+        "/api/v1/presale-campaigns/{}",
+        c["id"].as_str().unwrap_or("")
+    );
     let r = app
         .patch(&path, json!({"policy": "strict", "reason": "预售规则调整"}))
         .await;
@@ -155,10 +169,17 @@ async fn a_policy_change_before_the_window_opens_is_applied_and_audited_with_bef
     assert_eq!(r.body["policy"], "strict");
     assert_eq!(app.get(&path).await.body["policy"], "strict");
     let r = app
-        .patch(&path, json!({"compensation_mode": "coupon", "reason": "补偿改发券"}))
+        .patch(
+            &path,
+            json!({"compensation_mode": "coupon", "reason": "补偿改发券"}),
+        )
         .await;
     assert_eq!(
-        (r.status, r.body["compensation_mode"].clone(), r.body["policy"].clone()),
+        (
+            r.status,
+            r.body["compensation_mode"].clone(),
+            r.body["policy"].clone()
+        ),
         (200, json!("coupon"), json!("strict"))
     );
     let detail: String = sqlx::query_scalar(
@@ -195,7 +216,10 @@ async fn a_policy_change_before_the_window_opens_is_applied_and_audited_with_bef
 async fn a_change_once_the_window_opened_is_refused_with_campaign_window_open() {
     let app = spawn_app().await;
     let c = create(&app, window(&app, 60)).await;
-    let path = format!("/api/v1/presale-campaigns/{}", c["id"].as_str().unwrap_or(""));
+    let path = format!(
+        "/api/v1/presale-campaigns/{}",
+        c["id"].as_str().unwrap_or("")
+    );
     app.advance(60);
     for body in [
         json!({"policy": "strict", "reason": "太晚了"}),
@@ -243,12 +267,18 @@ async fn a_change_once_the_window_opened_is_refused_with_campaign_window_open() 
 async fn bad_change_input_is_400_with_the_field_and_an_unknown_campaign_404() {
     let app = spawn_app().await;
     let c = create(&app, window(&app, 3600)).await;
-    let path = format!("/api/v1/presale-campaigns/{}", c["id"].as_str().unwrap_or(""));
+    let path = format!(
+        "/api/v1/presale-campaigns/{}",
+        c["id"].as_str().unwrap_or("")
+    );
     for (body, field) in [
         (json!({"policy": "never", "reason": "x"}), "policy"),
         (json!({"policy": "strict"}), "reason"),
         (json!({"policy": "strict", "reason": "   "}), "reason"),
-        (json!({"compensation_mode": "cash", "reason": "x"}), "compensation_mode"),
+        (
+            json!({"compensation_mode": "cash", "reason": "x"}),
+            "compensation_mode",
+        ),
         (json!({"reason": "nothing to change"}), "policy"),
         (json!({"policy": 7, "reason": "x"}), "policy"),
     ] {
@@ -352,7 +382,12 @@ async fn expiring_order(app: &TestApp, mode: &str) -> String {
     )
     .await;
     let r = app
-        .order(presale_order("P1", "u1", Some(&cid), camp["id"].as_str().unwrap_or("")))
+        .order(presale_order(
+            "P1",
+            "u1",
+            Some(&cid),
+            camp["id"].as_str().unwrap_or(""),
+        ))
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let r = app
@@ -374,12 +409,18 @@ async fn under_the_coupon_mode_a_compensated_final_payment_issues_a_coupon_and_d
     assert_eq!(q.body["discount_cents"], 0);
     assert_eq!(q.body["amount_due_cents"], 29_900, "no deduction");
     assert!(
-        q.body["message"].as_str().unwrap_or("").contains("新优惠券"),
+        q.body["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("新优惠券"),
         "{}",
         q.body["message"]
     );
     assert!(
-        q.body["message_en"].as_str().unwrap_or("").contains("coupon"),
+        q.body["message_en"]
+            .as_str()
+            .unwrap_or("")
+            .contains("coupon"),
         "{}",
         q.body["message_en"]
     );
@@ -396,12 +437,10 @@ async fn under_the_coupon_mode_a_compensated_final_payment_issues_a_coupon_and_d
         0
     );
     let (kind, amount, coupon_id, order_no): (String, i64, Option<String>, Option<String>) =
-        sqlx::query_as(
-            "SELECT kind, amount_cents, coupon_id, order_no FROM compensation_ledger",
-        )
-        .fetch_one(app.db.db.pool())
-        .await
-        .expect("one ledger row");
+        sqlx::query_as("SELECT kind, amount_cents, coupon_id, order_no FROM compensation_ledger")
+            .fetch_one(app.db.db.pool())
+            .await
+            .expect("one ledger row");
     assert_eq!((kind.as_str(), amount), ("final_payment_coupon", 5000));
     assert_eq!(order_no.as_deref(), Some("P1"));
     let given = coupon_id.expect("the coupon given");
@@ -498,6 +537,7 @@ async fn the_campaign_list_reads_its_index_backwards_on_both_stores() {
             .await
             .expect("explain")
             .join("\n");
+        println!("{before:?}:\n{plan}\n");
         assert!(
             plan.contains("presale_campaigns_created_idx"),
             "{before:?} uses the index:\n{plan}"
@@ -506,11 +546,7 @@ async fn the_campaign_list_reads_its_index_backwards_on_both_stores() {
             assert!(!plan.contains(bad), "{before:?}: no {bad}:\n{plan}");
         }
     }
-    let page = app
-        .service
-        .list_campaigns(None, 3)
-        .await
-        .expect("a page");
+    let page = app.service.list_campaigns(None, 3).await.expect("a page");
     let ids: Vec<&str> = page
         .campaigns
         .iter()

@@ -9,8 +9,8 @@
 mod common;
 
 use common::console::{
-    Browser, PASSWORD, field_error, flash_text, hidden_value, input_value, signed_in, unreadable_words,
-    visible_text,
+    Browser, PASSWORD, field_error, flash_text, hidden_value, input_value, signed_in,
+    unreadable_words, visible_text,
 };
 use common::fixtures::{count, user_with_coupon};
 use common::{TestApp, presale_order, spawn_app};
@@ -86,15 +86,25 @@ async fn the_list_and_a_campaigns_page_show_its_window_orders_and_coupons_past_t
     let list = b.get("/console/campaigns").await;
     assert_eq!(list.status, 200, "{}", list.text);
     assert!(list.contains("双11手机预售"));
-    assert!(list.contains("opens in 23 hours 59 minutes") || list.contains("opens in 1 day"), "{}", attr_after(&list.text, "data-testid=\"campaign-standing\""));
+    assert!(
+        list.contains("opens in 23 hours 59 minutes") || list.contains("opens in 1 day"),
+        "{}",
+        attr_after(&list.text, "data-testid=\"campaign-standing\"")
+    );
     assert!(list.contains("deposit paid 1"), "counts");
     assert!(list.contains("strict (an expired coupon gives no discount)"));
     readable(&list.text, "the list");
 
     let page = b.get(&format!("/console/campaigns/{id}")).await;
     assert_eq!(page.status, 200, "{}", page.text);
-    assert_eq!(attr_after(&page.text, "data-testid=\"count-deposit-paid\""), "1");
-    assert_eq!(attr_after(&page.text, "data-testid=\"count-final-paid\""), "0");
+    assert_eq!(
+        attr_after(&page.text, "data-testid=\"count-deposit-paid\""),
+        "1"
+    );
+    assert_eq!(
+        attr_after(&page.text, "data-testid=\"count-final-paid\""),
+        "0"
+    );
     assert!(
         attr_after(&page.text, "data-testid=\"past-end\"").contains("1 locked coupon will be"),
         "{}",
@@ -102,8 +112,14 @@ async fn the_list_and_a_campaigns_page_show_its_window_orders_and_coupons_past_t
     );
     assert!(page.contains("(UTC+8)"), "times in the business zone");
     // The customer's own words for this policy, from the catalog.
-    assert!(page.contains("under this sale's rules"), "the health check's words");
-    assert!(page.contains("consider another coupon"), "the picker's warning");
+    assert!(
+        page.contains("under this sale's rules"),
+        "the health check's words"
+    );
+    assert!(
+        page.contains("consider another coupon"),
+        "the picker's warning"
+    );
     assert!(page.contains("History of changes"));
     assert!(page.contains("Created"));
     readable(&page.text, "the campaign page");
@@ -148,7 +164,11 @@ async fn support_reads_campaigns_but_sees_no_forms_and_is_refused_every_change()
         ),
         (
             "/console/campaigns/new".to_string(),
-            vec![("name", "x"), ("starts", "2026-12-01T20:00"), ("ends", "2026-12-02T20:00")],
+            vec![
+                ("name", "x"),
+                ("starts", "2026-12-01T20:00"),
+                ("ends", "2026-12-02T20:00"),
+            ],
         ),
     ] {
         let mut all = vec![("csrf", csrf.as_str())];
@@ -157,7 +177,9 @@ async fn support_reads_campaigns_but_sees_no_forms_and_is_refused_every_change()
         assert_eq!(r.status, 403, "{path}: {}", r.text);
     }
     assert_eq!(
-        app.get(&format!("/api/v1/presale-campaigns/{id}")).await.body["policy"],
+        app.get(&format!("/api/v1/presale-campaigns/{id}"))
+            .await
+            .body["policy"],
         "lock"
     );
     assert_eq!(
@@ -196,19 +218,33 @@ async fn a_refused_create_form_comes_back_with_the_message_beside_its_field_and_
         Some("The final payment must close after it opens.")
     );
     assert_eq!(input_value(&r.text, "name").as_deref(), Some("双11预售"));
-    assert_eq!(input_value(&r.text, "starts").as_deref(), Some("2026-11-20T20:00"));
-    assert!(r.contains("<option value=\"strict\" selected"), "the choice kept");
+    assert_eq!(
+        input_value(&r.text, "starts").as_deref(),
+        Some("2026-11-20T20:00")
+    );
+    assert!(
+        r.contains("<option value=\"strict\" selected"),
+        "the choice kept"
+    );
     readable(&r.text, "the refused form");
     let r = b
         .post_form(
             "/console/campaigns/new",
-            &[("csrf", &csrf), ("name", "x"), ("starts", "tomorrow"), ("ends", "")],
+            &[
+                ("csrf", &csrf),
+                ("name", "x"),
+                ("starts", "tomorrow"),
+                ("ends", ""),
+            ],
         )
         .await;
     assert_eq!(r.status, 422);
     assert!(field_error(&r.text, "final_payment_starts_at").is_some());
     assert!(field_error(&r.text, "final_payment_ends_at").is_some());
-    assert_eq!(count(&app, "SELECT COUNT(*) FROM presale_campaigns").await, 0);
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM presale_campaigns").await,
+        0
+    );
 
     // Times typed in the business zone (UTC+8): 20:00 there is 12:00 UTC.
     let form = b.get("/console/campaigns/new").await;
@@ -231,12 +267,22 @@ async fn a_refused_create_form_comes_back_with_the_message_beside_its_field_and_
     let to = r.location.clone().unwrap_or_default();
     assert!(to.starts_with("/console/campaigns/cmp_"), "{to}");
     let page = b.visit(&to).await;
-    assert!(flash_text(&page.text).unwrap_or_default().contains("双11预售"));
+    assert!(
+        flash_text(&page.text)
+            .unwrap_or_default()
+            .contains("双11预售")
+    );
     let id = to.trim_start_matches("/console/campaigns/");
     let c = app.get(&format!("/api/v1/presale-campaigns/{id}")).await;
-    assert_eq!(c.body["final_payment_starts_at"], "2026-11-20T12:00:00.000Z");
     assert_eq!(
-        (c.body["policy"].clone(), c.body["compensation_mode"].clone()),
+        c.body["final_payment_starts_at"],
+        "2026-11-20T12:00:00.000Z"
+    );
+    assert_eq!(
+        (
+            c.body["policy"].clone(),
+            c.body["compensation_mode"].clone()
+        ),
         (json!("swap_or_compensate"), json!("coupon"))
     );
     assert!(page.contains("a new coupon of the same value"));
@@ -252,7 +298,9 @@ async fn the_policy_preview_counts_the_orders_whose_outcome_changes_and_the_extr
     let o = app.order(presale_order("P2", "u2", Some(&keep), &id)).await;
     assert_eq!(o.status, 201, "{}", o.text);
     assert_eq!(
-        app.post("/api/v1/orders/P2/deposit-payment", json!({})).await.status,
+        app.post("/api/v1/orders/P2/deposit-payment", json!({}))
+            .await
+            .status,
         200
     );
     let mut b = signed_in(&app, Role::Operator).await;
@@ -260,7 +308,9 @@ async fn the_policy_preview_counts_the_orders_whose_outcome_changes_and_the_extr
     let page = b.get(&format!("/console/campaigns/{id}")).await;
     assert!(page.contains("data-testid=\"policy-choose\""));
     let p = b
-        .get(&format!("/console/campaigns/{id}/policy?policy=swap_or_compensate"))
+        .get(&format!(
+            "/console/campaigns/{id}/policy?policy=swap_or_compensate"
+        ))
         .await;
     assert_eq!(p.status, 200, "{}", p.text);
     assert_eq!(attr_after(&p.text, "data-testid=\"orders-read\""), "2");
@@ -272,8 +322,14 @@ async fn the_policy_preview_counts_the_orders_whose_outcome_changes_and_the_extr
     let strict = b
         .get(&format!("/console/campaigns/{id}/policy?policy=strict"))
         .await;
-    assert_eq!(attr_after(&strict.text, "data-testid=\"changed-orders\""), "1");
-    assert_eq!(attr_after(&strict.text, "data-testid=\"extra-cost\""), "¥0.00");
+    assert_eq!(
+        attr_after(&strict.text, "data-testid=\"changed-orders\""),
+        "1"
+    );
+    assert_eq!(
+        attr_after(&strict.text, "data-testid=\"extra-cost\""),
+        "¥0.00"
+    );
     assert!(strict.contains("coupon ended, nothing off"));
     let bad = b
         .get(&format!("/console/campaigns/{id}/policy?policy=whatever"))
@@ -281,7 +337,9 @@ async fn the_policy_preview_counts_the_orders_whose_outcome_changes_and_the_extr
     assert_eq!(bad.status, 400);
     // Nothing changed by looking.
     assert_eq!(
-        app.get(&format!("/api/v1/presale-campaigns/{id}")).await.body["policy"],
+        app.get(&format!("/api/v1/presale-campaigns/{id}"))
+            .await
+            .body["policy"],
         "lock"
     );
 }
@@ -327,7 +385,10 @@ async fn confirming_a_policy_change_lands_on_the_campaign_with_a_flash_and_is_re
         )
         .await;
     assert_eq!(r.status, 303, "{}", r.text);
-    assert_eq!(r.location.as_deref(), Some(format!("/console/campaigns/{id}").as_str()));
+    assert_eq!(
+        r.location.as_deref(),
+        Some(format!("/console/campaigns/{id}").as_str())
+    );
     let page = b.visit(&format!("/console/campaigns/{id}")).await;
     assert_eq!(
         flash_text(&page.text).as_deref(),
@@ -342,7 +403,9 @@ async fn confirming_a_policy_change_lands_on_the_campaign_with_a_flash_and_is_re
     readable(&page.text, "the campaign page after the change");
 
     // The compensation mode, the same way.
-    let m = b.get(&format!("/console/campaigns/{id}/compensation-mode")).await;
+    let m = b
+        .get(&format!("/console/campaigns/{id}/compensation-mode"))
+        .await;
     assert_eq!(m.status, 200, "{}", m.text);
     let fid = hidden_value(&m.text, "form_id").unwrap_or_default();
     let r = b
@@ -358,7 +421,9 @@ async fn confirming_a_policy_change_lands_on_the_campaign_with_a_flash_and_is_re
         .await;
     assert_eq!(r.status, 303, "{}", r.text);
     assert_eq!(
-        app.get(&format!("/api/v1/presale-campaigns/{id}")).await.body["compensation_mode"],
+        app.get(&format!("/api/v1/presale-campaigns/{id}"))
+            .await
+            .body["compensation_mode"],
         "coupon"
     );
 
@@ -372,7 +437,11 @@ async fn confirming_a_policy_change_lands_on_the_campaign_with_a_flash_and_is_re
     let r = b
         .post_form(
             &path,
-            &[("csrf", &csrf), ("policy", "strict"), ("reason", "too late")],
+            &[
+                ("csrf", &csrf),
+                ("policy", "strict"),
+                ("reason", "too late"),
+            ],
         )
         .await;
     assert_eq!(r.status, 422, "{}", r.text);
@@ -387,7 +456,9 @@ async fn confirming_a_policy_change_lands_on_the_campaign_with_a_flash_and_is_re
     assert!(page.contains("data-testid=\"window-opened\""));
     assert!(!page.contains("data-testid=\"policy-choose\""));
     assert_eq!(
-        app.get(&format!("/api/v1/presale-campaigns/{id}")).await.body["policy"],
+        app.get(&format!("/api/v1/presale-campaigns/{id}"))
+            .await
+            .body["policy"],
         "swap_or_compensate"
     );
 }

@@ -126,7 +126,13 @@ pub async fn patch(
     };
     let result = s
         .service
-        .change_campaign(&meta.ctx(&caller), &Authority::Api, idem.as_ref(), id, patch)
+        .change_campaign(
+            &meta.ctx(&caller),
+            &Authority::Api,
+            idem.as_ref(),
+            id,
+            patch,
+        )
         .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }

@@ -721,7 +721,13 @@ mod tests {
             Some(&held(opens + Duration::hours(1))),
             opens,
         );
-        p.add(Policy::Lock, Policy::SwapOrCompensate, &order(), None, opens);
+        p.add(
+            Policy::Lock,
+            Policy::SwapOrCompensate,
+            &order(),
+            None,
+            opens,
+        );
         assert_eq!((p.orders_read, p.changed_orders), (3, 1));
         assert_eq!(p.coupons_past_end, 1);
         assert_eq!(p.extra_compensation_cents, 5000);

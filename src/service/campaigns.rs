@@ -66,12 +66,8 @@ fn parse_policy(raw: &str) -> Result<Policy, FieldError> {
 }
 
 fn parse_mode(raw: &str) -> Result<CompensationMode, FieldError> {
-    CompensationMode::parse(raw.trim()).ok_or_else(|| {
-        FieldError::new(
-            "compensation_mode",
-            "must be \"deduction\" or \"coupon\"",
-        )
-    })
+    CompensationMode::parse(raw.trim())
+        .ok_or_else(|| FieldError::new("compensation_mode", "must be \"deduction\" or \"coupon\""))
 }
 
 fn parse(input: CampaignInput) -> Result<CampaignSpec, FieldError> {
@@ -301,11 +297,8 @@ impl Service {
                         compensation_mode: spec.compensation_mode,
                     };
                     campaigns::insert(c, &row).await?;
-                    let detail = format!(
-                        "{} {}",
-                        row.policy.as_str(),
-                        row.compensation_mode.as_str()
-                    );
+                    let detail =
+                        format!("{} {}", row.policy.as_str(), row.compensation_mode.as_str());
                     insert_staff_audit(
                         c,
                         &NewStaffAudit {
@@ -396,12 +389,9 @@ impl Service {
         self.read(move |c| {
             let before = before.clone();
             Box::pin(async move {
-                let rows = campaigns::page(
-                    c,
-                    before.as_ref().map(|(at, id)| (*at, id.as_str())),
-                    limit,
-                )
-                .await?;
+                let rows =
+                    campaigns::page(c, before.as_ref().map(|(at, id)| (*at, id.as_str())), limit)
+                        .await?;
                 let next = (rows.len() as i64 == limit)
                     .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
                     .flatten();
@@ -550,7 +540,10 @@ impl Service {
                     return Err(refused_window_open());
                 }
                 let from = (row.policy, row.compensation_mode);
-                let to = (policy.unwrap_or(row.policy), mode.unwrap_or(row.compensation_mode));
+                let to = (
+                    policy.unwrap_or(row.policy),
+                    mode.unwrap_or(row.compensation_mode),
+                );
                 if from == to {
                     return Ok(CampaignView::from(row));
                 }
@@ -653,11 +646,24 @@ mod tests {
 
     #[test]
     fn a_staff_log_row_reads_back_as_the_change_it_recorded() {
-        let c = change_of(&row(actions::POLICY, "lock -> strict: rules changed: see the notice"))
-            .expect("a change");
+        let c = change_of(&row(
+            actions::POLICY,
+            "lock -> strict: rules changed: see the notice",
+        ))
+        .expect("a change");
         assert_eq!(
-            (c.what, c.from.as_deref(), c.to.as_str(), c.reason.as_deref()),
-            ("policy", Some("lock"), "strict", Some("rules changed: see the notice"))
+            (
+                c.what,
+                c.from.as_deref(),
+                c.to.as_str(),
+                c.reason.as_deref()
+            ),
+            (
+                "policy",
+                Some("lock"),
+                "strict",
+                Some("rules changed: see the notice")
+            )
         );
         let c = change_of(&row(actions::CREATE, "lock deduction")).expect("created");
         assert_eq!(

@@ -19,8 +19,7 @@ pub struct CampaignRow {
     pub compensation_mode: CompensationMode,
 }
 
-const COLUMNS: &str =
-    "id, name, final_payment_starts_at, final_payment_ends_at, policy, created_at, compensation_mode";
+const COLUMNS: &str = "id, name, final_payment_starts_at, final_payment_ends_at, policy, created_at, compensation_mode";
 
 pub async fn insert(conn: &mut AnyConnection, c: &CampaignRow) -> Result<(), sqlx::Error> {
     sqlx::query(
@@ -70,7 +69,9 @@ pub async fn open_at(
 /// before `(created_at, id)` of `before`; one backwards range scan of
 /// `presale_campaigns_created_idx`.
 fn page_sql(before: Option<(i64, &str)>, limit: i64) -> Sql {
-    let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM presale_campaigns WHERE 1 = 1"));
+    let mut sql = Sql::new(format!(
+        "SELECT {COLUMNS} FROM presale_campaigns WHERE 1 = 1"
+    ));
     if let Some((at, id)) = before {
         // `created_at <= ?` bounds the index range; the OR only filters
         // the rows of that one instant.
@@ -137,7 +138,8 @@ pub async fn order_counts(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut sql = Sql::new("SELECT campaign_id, status, COUNT(*) FROM orders WHERE campaign_id IN (");
+    let mut sql =
+        Sql::new("SELECT campaign_id, status, COUNT(*) FROM orders WHERE campaign_id IN (");
     for (i, id) in ids.iter().enumerate() {
         sql.push_bind(if i == 0 { "?" } else { ", ?" }, *id);
     }

@@ -71,9 +71,8 @@ fn may_change(staff: &Staff) -> bool {
 }
 
 fn operator_only(staff: &Staff) -> Option<Response> {
-    (!may_change(staff)).then(|| {
-        WebError::forbidden(staff.lang.t("campaign-needs-operator")).into_response()
-    })
+    (!may_change(staff))
+        .then(|| WebError::forbidden(staff.lang.t("campaign-needs-operator")).into_response())
 }
 
 fn detail_href(id: &str) -> String {
@@ -424,7 +423,9 @@ fn change_forms(l: Lang, c: &CampaignView) -> impl IntoView + use<> {
 }
 
 fn change_what(l: Lang, ch: &CampaignChange) -> (String, String) {
-    let policy_word = |w: &str| Policy::parse(w).map_or_else(|| w.to_string(), |p| policy_label(l, p).to_string());
+    let policy_word = |w: &str| {
+        Policy::parse(w).map_or_else(|| w.to_string(), |p| policy_label(l, p).to_string())
+    };
     let mode_word = |w: &str| {
         CompensationMode::parse(w).map_or_else(|| w.to_string(), |m| mode_label(l, m).to_string())
     };
@@ -542,9 +543,7 @@ fn new_form(
         .into_iter()
         .map(|m| view! { <option value=m.as_str() selected={m == chosen_mode}>{mode_label(l, m)}</option> })
         .collect_view();
-    let zone = crate::i18n::zone::offset_text(
-        crate::i18n::zone::current().offset_seconds(now),
-    );
+    let zone = crate::i18n::zone::offset_text(crate::i18n::zone::current().offset_seconds(now));
     view! {
         <form method="post" action=NEW class="stack" data-testid="create-form">
             <input type="hidden" name="csrf" value=csrf/>
@@ -654,10 +653,16 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
     let starts = local_time(&form.starts);
     let ends = local_time(&form.ends);
     if starts.is_none() {
-        errors.add("final_payment_starts_at", l.t("campaign-error-time").to_string());
+        errors.add(
+            "final_payment_starts_at",
+            l.t("campaign-error-time").to_string(),
+        );
     }
     if ends.is_none() {
-        errors.add("final_payment_ends_at", l.t("campaign-error-time").to_string());
+        errors.add(
+            "final_payment_ends_at",
+            l.t("campaign-error-time").to_string(),
+        );
     }
     if form.name.trim().is_empty() {
         errors.add("name", l.t("campaign-error-name").to_string());
@@ -682,12 +687,14 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
             let v = match done {
                 crate::service::Executed::Fresh(v) => Some((v.id, v.name)),
                 crate::service::Executed::Replayed { body, .. } => {
-                    serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| {
-                        Some((
-                            v.get("id")?.as_str()?.to_string(),
-                            v.get("name")?.as_str()?.to_string(),
-                        ))
-                    })
+                    serde_json::from_str::<serde_json::Value>(&body)
+                        .ok()
+                        .and_then(|v| {
+                            Some((
+                                v.get("id")?.as_str()?.to_string(),
+                                v.get("name")?.as_str()?.to_string(),
+                            ))
+                        })
                 }
             };
             match v {
@@ -850,19 +857,29 @@ async fn preview_page(
     let Some(proposed) = q.policy.as_deref().and_then(Policy::parse) else {
         return WebError::bad_request(l.t("campaign-error-policy").to_string()).into_response();
     };
-    match s.service.preview_policy_change(&id, proposed.as_str()).await {
+    match s
+        .service
+        .preview_policy_change(&id, proposed.as_str())
+        .await
+    {
         Ok(p) => preview_response(&staff, &p, "", &FieldErrors::default()),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }
 
 /// Where a refusal of a change shows: the field and the message.
-fn change_refusal(l: Lang, e: &ServiceError, choice_field: &'static str) -> Option<(&'static str, String)> {
+fn change_refusal(
+    l: Lang,
+    e: &ServiceError,
+    choice_field: &'static str,
+) -> Option<(&'static str, String)> {
     match e {
         ServiceError::Invalid(f) => match f.field {
             "reason" => Some(("reason", l.t("please-give-a-reason").to_string())),
             "policy" => Some(("policy", l.t("campaign-error-policy").to_string())),
-            "compensation_mode" => Some(("compensation_mode", l.t("campaign-error-mode").to_string())),
+            "compensation_mode" => {
+                Some(("compensation_mode", l.t("campaign-error-mode").to_string()))
+            }
             _ => None,
         },
         ServiceError::Refused {
@@ -902,7 +919,13 @@ async fn change_policy(
     };
     let result = s
         .service
-        .change_campaign(&staff.ctx(), &staff.authority(), key.as_ref(), id.clone(), patch)
+        .change_campaign(
+            &staff.ctx(),
+            &staff.authority(),
+            key.as_ref(),
+            id.clone(),
+            patch,
+        )
         .await;
     match result {
         Ok(_) => staff.done(
@@ -1019,7 +1042,13 @@ async fn change_mode(
     };
     let result = s
         .service
-        .change_campaign(&staff.ctx(), &staff.authority(), key.as_ref(), id.clone(), patch)
+        .change_campaign(
+            &staff.ctx(),
+            &staff.authority(),
+            key.as_ref(),
+            id.clone(),
+            patch,
+        )
         .await;
     match result {
         Ok(_) => staff.done(
@@ -1027,7 +1056,8 @@ async fn change_mode(
             crate::tr!(
                 l,
                 "campaign-mode-changed",
-                mode = CompensationMode::parse(&form.compensation_mode).map_or("", |m| mode_label(l, m))
+                mode = CompensationMode::parse(&form.compensation_mode)
+                    .map_or("", |m| mode_label(l, m))
             ),
         ),
         Err(e) => {

@@ -21,13 +21,13 @@ mod health;
 mod lists;
 mod search;
 
+pub(crate) use actions::insert_compensation_coupon;
 pub use actions::{
     Authority, CompensationAllowance, CompensationEntry, CompensationInput,
     MAX_COMPENSATION_SECONDS, MIN_COMPENSATION_SECONDS,
 };
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
 pub use health::{ActionView, CheckView, HealthReport, USER_HEALTH_ORDERS, UserHealthReport};
-pub(crate) use actions::insert_compensation_coupon;
 pub(crate) use health::{coupon_facts, order_facts};
 pub use lists::{
     CouponFilter, CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview,
