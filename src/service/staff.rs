@@ -43,8 +43,9 @@ pub mod actions {
     /// A disabled webhook subscriber enabled again.
     pub const WEBHOOK_ENABLE: &str = "webhook_enable";
 
-    /// Every action above; each has the catalog key `staff-action-<word>`.
-    pub const ALL: [&str; 14] = [
+    /// Every action above, and the campaigns' (`service::campaigns::actions`);
+    /// each has the catalog key `staff-action-<word>`.
+    pub const ALL: [&str; 17] = [
         CREATE,
         REPLACE,
         ROLE_CHANGE,
@@ -59,6 +60,9 @@ pub mod actions {
         WEBHOOK_ADD,
         WEBHOOK_DISABLE,
         WEBHOOK_ENABLE,
+        crate::service::campaigns::actions::CREATE,
+        crate::service::campaigns::actions::POLICY,
+        crate::service::campaigns::actions::COMPENSATION_MODE,
     ];
 
     /// The catalog key of a staff-log action's words, if it is one.

@@ -103,3 +103,8 @@ campaign-no-history = No changes yet.
 campaign-what = What
 campaign-change-created = Created
 campaign-change-created-with = policy: { $policy }; compensation: { $mode }
+
+## The staff log's words for the campaigns' actions (service::campaigns::actions)
+staff-action-campaign_create = Presale campaign created
+staff-action-campaign_policy_change = Campaign policy changed
+staff-action-campaign_compensation_mode_change = Campaign compensation changed

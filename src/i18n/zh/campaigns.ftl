@@ -85,3 +85,8 @@ campaign-no-history = 还没有修改记录。
 campaign-what = 修改项
 campaign-change-created = 创建
 campaign-change-created-with = 尾款策略：{ $policy }；补偿方式：{ $mode }
+
+## The staff log's words for the campaigns' actions (service::campaigns::actions)
+staff-action-campaign_create = 新建预售场次
+staff-action-campaign_policy_change = 修改尾款策略
+staff-action-campaign_compensation_mode_change = 修改补偿方式
