@@ -405,7 +405,7 @@ mod tests {
         let (sql, binds) = (built.text(), built.binds());
         assert!(
             sql.ends_with(
-                "WHERE status = $1 AND template_id = $2 AND ends_at > $3 AND ends_at >= $4 AND (ends_at > $5 OR id > $6) ORDER BY ends_at, id LIMIT $7"
+                "WHERE 1 = 1 AND status = $1 AND template_id = $2 AND ends_at > $3 AND ends_at >= $4 AND (ends_at > $5 OR id > $6) ORDER BY ends_at, id LIMIT $7"
             ),
             "{sql}"
         );
