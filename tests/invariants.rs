@@ -202,6 +202,7 @@ impl World {
                 final_payment_starts_at: Some(starts.to_rfc3339()),
                 final_payment_ends_at: Some((starts + Duration::seconds(lasts)).to_rfc3339()),
                 policy: Some(policy.into()),
+                compensation_mode: None,
             };
             let c = judge(ts.service.create_campaign(&ctx, None, input).await)?
                 .map_err(|c| format!("create campaign refused: {c}"))?;

@@ -113,6 +113,7 @@ async fn campaign(
         final_payment_starts_at: Some(starts.to_rfc3339()),
         final_payment_ends_at: Some(ends.to_rfc3339()),
         policy: Some(policy.into()),
+        compensation_mode: None,
     };
     fresh(
         svc.create_campaign(&ctx(), None, input).await,

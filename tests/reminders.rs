@@ -195,6 +195,7 @@ impl Rig {
             final_payment_starts_at: Some(starts.to_rfc3339()),
             final_payment_ends_at: Some((starts + secs(2 * DAY)).to_rfc3339()),
             policy: Some(policy.into()),
+            compensation_mode: None,
         };
         fresh(
             self.svc.create_campaign(&ctx(), None, input).await,

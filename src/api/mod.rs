@@ -35,8 +35,14 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/users/{user_id}/coupon-options", post(coupons::options))
         .route("/coupons/{id}", get(coupons::get))
-        .route("/presale-campaigns", post(campaigns::create))
-        .route("/presale-campaigns/{id}", get(campaigns::get))
+        .route(
+            "/presale-campaigns",
+            post(campaigns::create).get(campaigns::list),
+        )
+        .route(
+            "/presale-campaigns/{id}",
+            get(campaigns::get).patch(campaigns::patch),
+        )
         .route("/orders", post(orders::create).get(orders::list))
         .route("/orders/{order_no}", get(orders::get))
         .route("/orders/{order_no}/pay", post(orders::pay))

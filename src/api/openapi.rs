@@ -31,7 +31,7 @@ impl Modify for BearerAuth {
     paths(
         templates::create, templates::get, templates::list, templates::pause, templates::resume, templates::patch,
         coupons::claim, coupons::list, coupons::get, coupons::options,
-        campaigns::create, campaigns::get,
+        campaigns::create, campaigns::get, campaigns::list, campaigns::patch,
         orders::create, orders::list, orders::get, orders::pay, orders::deposit_payment,
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
         expirations::pending,
@@ -44,7 +44,7 @@ impl Modify for BearerAuth {
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
         templates::CreateTemplateBody, templates::ClaimingBody, templates::PatchTemplateBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
         crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning,
-        campaigns::CreateCampaignBody, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody, crate::service::orders::OrderPage,
+        campaigns::CreateCampaignBody, campaigns::PatchCampaignBody, crate::service::campaigns::CampaignPage, crate::service::campaigns::CampaignListItem, crate::service::campaigns::CampaignOrderCounts, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody, crate::service::orders::OrderPage,
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,
         support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody, support::MarkUsedBody,
         self_check::SelfCheckLinkBody, crate::service::self_check::SelfCheckLink,

@@ -54,6 +54,7 @@ impl Seed {
                     final_payment_starts_at: Some(self.iso(opens)),
                     final_payment_ends_at: Some(self.iso(closes)),
                     policy: Some(policy.into()),
+                    compensation_mode: None,
                 },
             )
             .await

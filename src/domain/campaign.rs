@@ -52,6 +52,42 @@ impl std::fmt::Display for Policy {
     }
 }
 
+/// How a `swap_or_compensate` campaign makes up for an expired coupon
+/// when no replacement is found at the final payment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CompensationMode {
+    /// Taken off the final payment (the order's `compensation_cents`).
+    #[default]
+    Deduction,
+    /// A new compensation coupon of the same value, issued to the customer
+    /// in the final payment's transaction; the final payment is not reduced.
+    Coupon,
+}
+
+impl CompensationMode {
+    pub const ALL: [CompensationMode; 2] = [CompensationMode::Deduction, CompensationMode::Coupon];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompensationMode::Deduction => "deduction",
+            CompensationMode::Coupon => "coupon",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "deduction" => Some(CompensationMode::Deduction),
+            "coupon" => Some(CompensationMode::Coupon),
+            _ => None,
+        }
+    }
+}
+
+impl Policy {
+    pub const ALL: [Policy; 3] = [Policy::Lock, Policy::Strict, Policy::SwapOrCompensate];
+}
+
 /// The final-payment window `[starts, ends)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PaymentWindow {
@@ -139,6 +175,9 @@ pub struct FinalPaymentPlan {
     pub amount_due: Cents,
     /// For the customer (catalog keys `final-payment-*`).
     pub message: crate::i18n::Msg,
+    /// The compensation is a new coupon of that value, not a deduction
+    /// (`amount_due` is then not reduced by it).
+    pub compensation_coupon: bool,
 }
 
 /// The coupon is not (or no longer) locked to this order.
@@ -147,9 +186,32 @@ pub struct CouponLockMismatch;
 
 /// Decides the final payment. `coupon` is the order's coupon (`None` when
 /// the order has none); `candidates` are the user's other coupons, used only
-/// by `swap_or_compensate`.
+/// by `swap_or_compensate`. Compensation, when due, is a deduction; see
+/// [`plan_final_payment_in`] for a campaign's own compensation mode.
 pub fn plan_final_payment(
     policy: Policy,
+    order: &PresaleOrder<'_>,
+    coupon: Option<&HeldCoupon>,
+    candidates: &[Candidate],
+    now: DateTime<Utc>,
+) -> Result<FinalPaymentPlan, CouponLockMismatch> {
+    plan_final_payment_in(
+        policy,
+        CompensationMode::Deduction,
+        order,
+        coupon,
+        candidates,
+        now,
+    )
+}
+
+/// [`plan_final_payment`] under a campaign's compensation mode: under
+/// [`CompensationMode::Coupon`] a compensated order pays the final payment
+/// without the deduction and is given a coupon of the same value instead
+/// (`compensation` is that value, `compensation_coupon` is set).
+pub fn plan_final_payment_in(
+    policy: Policy,
+    mode: CompensationMode,
     order: &PresaleOrder<'_>,
     coupon: Option<&HeldCoupon>,
     candidates: &[Candidate],
@@ -169,6 +231,7 @@ pub fn plan_final_payment(
             replacement_coupon_id: None,
             amount_due: due,
             message: crate::msg!("final-payment-due", due = due.yuan()),
+            compensation_coupon: false,
         });
     };
     let locked_here = coupon.stored_status == CouponStatus::Locked
@@ -190,6 +253,7 @@ pub fn plan_final_payment(
                 due = due.yuan(),
                 discount = discount.yuan()
             ),
+            compensation_coupon: false,
         }
     };
     match policy {
@@ -204,6 +268,7 @@ pub fn plan_final_payment(
                 replacement_coupon_id: None,
                 amount_due: due,
                 message: crate::msg!("final-payment-coupon-expired", due = due.yuan()),
+                compensation_coupon: false,
             })
         }
         Policy::SwapOrCompensate => {
@@ -222,6 +287,24 @@ pub fn plan_final_payment(
                             discount = discount.yuan(),
                             due = due.yuan()
                         ),
+                        compensation_coupon: false,
+                    })
+                }
+                None if mode == CompensationMode::Coupon => {
+                    let compensation = order.snapshot_discount;
+                    let due = final_amount(base);
+                    Ok(FinalPaymentPlan {
+                        outcome: CouponOutcome::Compensated,
+                        discount: Cents::ZERO,
+                        compensation,
+                        replacement_coupon_id: None,
+                        amount_due: due,
+                        message: crate::msg!(
+                            "final-payment-compensated-coupon",
+                            compensation = compensation.yuan(),
+                            due = due.yuan()
+                        ),
+                        compensation_coupon: true,
                     })
                 }
                 None => {
@@ -241,6 +324,7 @@ pub fn plan_final_payment(
                             compensation = compensation.yuan(),
                             due = due.yuan()
                         ),
+                        compensation_coupon: false,
                     })
                 }
             }
@@ -278,6 +362,89 @@ pub fn choose_replacement(
                 .then(a.id.cmp(&b.id))
         })
         .map(|(c, d)| (c.id.clone(), d))
+}
+
+/// One way an order's final-payment outcome would change, and how many
+/// orders change that way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutcomeChange {
+    pub from: CouponOutcome,
+    pub to: CouponOutcome,
+    pub orders: u64,
+    /// Compensation under the proposed policy less under the current one,
+    /// summed over these orders (negative when it saves compensation).
+    pub extra_compensation_cents: i64,
+}
+
+/// What changing a campaign's policy would do to its `deposit_paid`
+/// orders, each judged with [`plan_final_payment`] at the moment the
+/// final-payment window opens (the first moment the final payment can be
+/// made). No replacement coupon is assumed for `swap_or_compensate`: which
+/// coupons a customer will hold then is not known now, so the extra cost is
+/// the most the change can cost.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PolicyPreview {
+    /// Orders judged.
+    pub orders_read: u64,
+    /// Orders whose outcome changes.
+    pub changed_orders: u64,
+    /// The sum of [`OutcomeChange::extra_compensation_cents`].
+    pub extra_compensation_cents: i64,
+    /// Of the orders judged, those whose locked coupon will be past its
+    /// own end when the window opens.
+    pub coupons_past_end: u64,
+    /// By (from, to), in the order first seen.
+    pub changes: Vec<OutcomeChange>,
+}
+
+impl PolicyPreview {
+    /// Judges one order under `current` and `proposed` at `opens`.
+    pub fn add(
+        &mut self,
+        current: Policy,
+        proposed: Policy,
+        order: &PresaleOrder<'_>,
+        coupon: Option<&HeldCoupon>,
+        opens: DateTime<Utc>,
+    ) {
+        self.orders_read += 1;
+        if coupon.is_some_and(|c| c.ends_at <= opens) {
+            self.coupons_past_end += 1;
+        }
+        let (Ok(before), Ok(after)) = (
+            plan_final_payment(current, order, coupon, &[], opens),
+            plan_final_payment(proposed, order, coupon, &[], opens),
+        ) else {
+            // A coupon not locked to its order: the final payment refuses
+            // under every policy; support's health check is the place.
+            return;
+        };
+        if before.outcome == after.outcome {
+            return;
+        }
+        let extra = after
+            .compensation
+            .get()
+            .saturating_sub(before.compensation.get());
+        self.changed_orders += 1;
+        self.extra_compensation_cents = self.extra_compensation_cents.saturating_add(extra);
+        match self
+            .changes
+            .iter_mut()
+            .find(|c| c.from == before.outcome && c.to == after.outcome)
+        {
+            Some(c) => {
+                c.orders += 1;
+                c.extra_compensation_cents = c.extra_compensation_cents.saturating_add(extra);
+            }
+            None => self.changes.push(OutcomeChange {
+                from: before.outcome,
+                to: after.outcome,
+                orders: 1,
+                extra_compensation_cents: extra,
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -504,5 +671,84 @@ mod tests {
         let p = plan_final_payment(Policy::Strict, &order(), None, &[], now).expect("ok");
         assert_eq!(p.outcome, CouponOutcome::None);
         assert_eq!(p.amount_due, cents(29900));
+    }
+    #[test]
+    fn coupon_mode_compensates_with_a_coupon_and_does_not_reduce_the_final_payment() {
+        let now = Utc::now();
+        let p = plan_final_payment_in(
+            Policy::SwapOrCompensate,
+            CompensationMode::Coupon,
+            &order(),
+            Some(&held(now - Duration::seconds(1))),
+            &[],
+            now,
+        )
+        .expect("ok");
+        assert_eq!(p.outcome, CouponOutcome::Compensated);
+        assert_eq!(p.compensation, cents(5000));
+        assert!(p.compensation_coupon);
+        assert_eq!(p.amount_due, cents(29900), "no deduction");
+        let d = plan_final_payment(
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&held(now - Duration::seconds(1))),
+            &[],
+            now,
+        )
+        .expect("ok");
+        assert!(!d.compensation_coupon);
+        assert_eq!(d.amount_due, cents(24900));
+    }
+
+    #[test]
+    fn the_preview_counts_changed_outcomes_and_their_extra_compensation_at_the_opening() {
+        let opens = Utc::now();
+        let mut p = PolicyPreview::default();
+        // Ends before the window opens: applied under lock, compensated
+        // under swap_or_compensate (no replacement assumed).
+        p.add(
+            Policy::Lock,
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&held(opens - Duration::hours(1))),
+            opens,
+        );
+        // Still valid at the opening: applied either way.
+        p.add(
+            Policy::Lock,
+            Policy::SwapOrCompensate,
+            &order(),
+            Some(&held(opens + Duration::hours(1))),
+            opens,
+        );
+        p.add(
+            Policy::Lock,
+            Policy::SwapOrCompensate,
+            &order(),
+            None,
+            opens,
+        );
+        assert_eq!((p.orders_read, p.changed_orders), (3, 1));
+        assert_eq!(p.coupons_past_end, 1);
+        assert_eq!(p.extra_compensation_cents, 5000);
+        assert_eq!(
+            p.changes,
+            vec![OutcomeChange {
+                from: CouponOutcome::Applied,
+                to: CouponOutcome::Compensated,
+                orders: 1,
+                extra_compensation_cents: 5000,
+            }]
+        );
+        let mut back = PolicyPreview::default();
+        back.add(
+            Policy::SwapOrCompensate,
+            Policy::Strict,
+            &order(),
+            Some(&held(opens)),
+            opens,
+        );
+        assert_eq!(back.extra_compensation_cents, -5000, "strict saves it");
+        assert_eq!(back.changes[0].to, CouponOutcome::NoDiscountExpired);
     }
 }

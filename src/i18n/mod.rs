@@ -390,10 +390,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "events",
     "orders",
     "templates",
-    "compensation"
+    "compensation",
+    "campaigns"
 ];
 
-const FILE_COUNT: usize = 23;
+const FILE_COUNT: usize = 24;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

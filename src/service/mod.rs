@@ -138,11 +138,13 @@ pub enum Refusal {
     /// A template edit that would change what issued coupons mean, or
     /// lower the stock.
     EditNotAllowed,
+    /// A campaign change after its final-payment window opened.
+    CampaignWindowOpen,
 }
 
 impl Refusal {
     /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 20] = [
+    pub const ALL: [Refusal; 21] = [
         Refusal::OutOfStock,
         Refusal::ClaimLimitReached,
         Refusal::TemplateInactive,
@@ -163,6 +165,7 @@ impl Refusal {
         Refusal::OrderNotOwned,
         Refusal::RepairNotApplicable,
         Refusal::EditNotAllowed,
+        Refusal::CampaignWindowOpen,
     ];
 
     /// The catalog key of the refusal's message, in a customer's words.
@@ -188,6 +191,7 @@ impl Refusal {
             Refusal::OrderNotOwned => "refusal-order_not_owned",
             Refusal::RepairNotApplicable => "refusal-repair_not_applicable",
             Refusal::EditNotAllowed => "refusal-edit_not_allowed",
+            Refusal::CampaignWindowOpen => "refusal-campaign_window_open",
         }
     }
 
@@ -213,6 +217,7 @@ impl Refusal {
             Refusal::OrderNotOwned => "order_not_owned",
             Refusal::RepairNotApplicable => "repair_not_applicable",
             Refusal::EditNotAllowed => "edit_not_allowed",
+            Refusal::CampaignWindowOpen => "campaign_window_open",
         }
     }
 }

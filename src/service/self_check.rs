@@ -665,6 +665,7 @@ mod tests {
             final_payment_ends_at: "2026-11-12T02:00:00.000Z".into(),
             policy: crate::domain::campaign::Policy::Lock,
             created_at: "2026-11-11T00:00:00.000Z".into(),
+            compensation_mode: crate::domain::campaign::CompensationMode::Deduction,
         }
     }
 

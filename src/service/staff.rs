@@ -45,8 +45,9 @@ pub mod actions {
     /// A new compensation rules version (target: `compensation-rules`).
     pub const COMPENSATION_RULES_CHANGE: &str = "compensation_rules_change";
 
-    /// Every action above; each has the catalog key `staff-action-<word>`.
-    pub const ALL: [&str; 15] = [
+    /// Every action above, and the campaigns' (`service::campaigns::actions`);
+    /// each has the catalog key `staff-action-<word>`.
+    pub const ALL: [&str; 18] = [
         CREATE,
         REPLACE,
         ROLE_CHANGE,
@@ -62,6 +63,9 @@ pub mod actions {
         WEBHOOK_DISABLE,
         WEBHOOK_ENABLE,
         COMPENSATION_RULES_CHANGE,
+        crate::service::campaigns::actions::CREATE,
+        crate::service::campaigns::actions::POLICY,
+        crate::service::campaigns::actions::COMPENSATION_MODE,
     ];
 
     /// The catalog key of a staff-log action's words, if it is one.

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::campaign::Policy;
+use crate::domain::campaign::{CompensationMode, Policy};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
 use crate::domain::money::Cents;
@@ -145,6 +145,11 @@ pub struct CampaignView {
     #[schema(value_type = String)]
     pub policy: Policy,
     pub created_at: String,
+    /// `deduction` (taken off the final payment) or `coupon` (a new
+    /// compensation coupon of the same value): how `swap_or_compensate`
+    /// compensates when no replacement is found.
+    #[schema(value_type = String)]
+    pub compensation_mode: CompensationMode,
 }
 
 impl From<CampaignRow> for CampaignView {
@@ -156,6 +161,7 @@ impl From<CampaignRow> for CampaignView {
             final_payment_ends_at: ts(c.final_payment_ends_at),
             policy: c.policy,
             created_at: ts(c.created_at),
+            compensation_mode: c.compensation_mode,
         }
     }
 }

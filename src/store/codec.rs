@@ -9,7 +9,7 @@ use sqlx::any::{Any, AnyTypeInfo, AnyValueRef};
 use sqlx::error::BoxDynError;
 use sqlx::{Decode, Type};
 
-use crate::domain::campaign::Policy;
+use crate::domain::campaign::{CompensationMode, Policy};
 use crate::domain::coupon::{CouponSource, CouponStatus};
 use crate::domain::discount::DiscountKind;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
@@ -43,6 +43,7 @@ stored_word!(OrderStatus, "order status");
 stored_word!(OrderKind, "order kind");
 stored_word!(CouponLockStatus, "coupon lock status");
 stored_word!(Policy, "campaign policy");
+stored_word!(CompensationMode, "compensation mode");
 stored_word!(AnomalyKind, "anomaly kind");
 stored_word!(Fix, "reconciliation fix");
 stored_word!(DiscountKind, "discount kind");

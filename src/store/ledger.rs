@@ -10,8 +10,9 @@ pub struct NewEntry<'a> {
     pub user_id: &'a str,
     pub order_no: Option<&'a str>,
     pub coupon_id: Option<&'a str>,
-    /// `final_payment_deduction` (taken off a final payment) or `coupon`
-    /// (a compensation coupon was issued).
+    /// `final_payment_deduction` (taken off a final payment), `coupon`
+    /// (a compensation coupon was issued) or `final_payment_coupon` (a
+    /// `coupon`-mode campaign's final payment issued one).
     pub kind: &'static str,
     pub amount_cents: i64,
     pub reason: &'a str,

@@ -112,13 +112,13 @@ fn landing(back: Option<&str>, fallback: String) -> String {
 }
 
 /// A fresh one-time id for a confirmation form.
-fn form_id() -> String {
+pub(crate) fn form_id() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
 /// The idempotency key of a console form: scoped to the staff member, keyed
 /// by the form's one-time id, fingerprinted by path and body.
-fn idem(
+pub(crate) fn idem(
     staff: &Staff,
     form_id: Option<&str>,
     path: &str,

@@ -174,6 +174,7 @@ pub fn render(
                 <a href="/console/orders" data-testid="nav-orders">{l.t("order-list-title")}</a>
                 <a href="/console/templates" data-testid="nav-templates">{l.t("templates-nav")}</a>
                 <a href="/console/reconciliation">{l.t("reconciliation")}</a>
+                <a href="/console/campaigns" data-testid="nav-campaigns">{l.t("nav-campaigns")}</a>
                 {(session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
                 <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>

@@ -21,6 +21,7 @@
 pub mod actions;
 pub mod audit;
 pub mod auth;
+pub mod campaigns;
 pub mod compensation;
 pub mod console;
 pub mod dashboard;
@@ -93,6 +94,7 @@ pub fn routes() -> Router<AppState> {
         .merge(webhooks::routes())
         .merge(reminders::routes())
         .merge(templates::routes())
+        .merge(campaigns::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -18,8 +18,15 @@ use crate::service::views::{OrderView, QuoteView};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::ledger::{self, NewEntry};
 
+/// How long the compensation coupon of a `coupon`-mode campaign's final
+/// payment stays valid, in days from the final payment.
+pub const FINAL_PAYMENT_COUPON_DAYS: i64 = 30;
+
 impl Service {
-    /// What the final payment would do right now. Read-only.
+    /// What the final payment would do right now. Read-only. Under a
+    /// `coupon`-mode campaign a compensated quote reports the coupon's value
+    /// as `compensation_cents` and an `amount_due_cents` without any
+    /// deduction; its message says a coupon is given.
     pub async fn final_payment_quote(&self, order_no: &str) -> Result<QuoteView, ServiceError> {
         let order_no = order_no.to_string();
         let now = self.now();
@@ -86,7 +93,13 @@ async fn pay_final_tx(
     next.paid_at = Some(to_ms(op.now));
     next.final_payment_cents = Some(plan.amount_due.get());
     next.coupon_discount_cents = plan.discount.get();
-    next.compensation_cents = plan.compensation.get();
+    // The order's compensation is what the final payment deducts; a
+    // compensation coupon (a `coupon`-mode campaign) deducts nothing.
+    next.compensation_cents = if plan.compensation_coupon {
+        0
+    } else {
+        plan.compensation.get()
+    };
     next.coupon_lock_status = match plan.outcome {
         CouponOutcome::Applied | CouponOutcome::Swapped => CouponLockStatus::Used,
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated => CouponLockStatus::Released,
@@ -157,7 +170,39 @@ async fn pay_final_tx(
                 let rules_version =
                     crate::store::compensation_rules::version_in_force(c, first, to_ms(op.now))
                         .await?;
-                ledger::insert(
+                if plan.compensation_coupon {
+                    let reason = "presale coupon expired before the final payment and no equivalent coupon was available; compensated with a coupon of the same value";
+                    let given = crate::service::support::insert_compensation_coupon(
+                        c,
+                        op,
+                        &o.user_id,
+                        plan.compensation.get(),
+                        chrono::Duration::days(FINAL_PAYMENT_COUPON_DAYS),
+                        reason,
+                        0,
+                        "[]".to_string(),
+                    )
+                    .await?;
+                    ledger::insert(
+                        c,
+                        &NewEntry {
+                            user_id: &o.user_id,
+                            order_no: Some(order_no),
+                            coupon_id: Some(&given.id),
+                            kind: "final_payment_coupon",
+                            amount_cents: plan.compensation.get(),
+                            reason,
+                            actor: &op.ctx.actor,
+                            request_id: op.ctx.request_id.as_deref(),
+                            at_ms: to_ms(op.now),
+                            preset_id: None,
+                            rules_version,
+                            campaign_id: o.campaign_id.as_deref(),
+                        },
+                    )
+                    .await?;
+                } else {
+                    ledger::insert(
                     c,
                     &NewEntry {
                         user_id: &o.user_id,
@@ -175,6 +220,7 @@ async fn pay_final_tx(
                     },
                 )
                 .await?;
+                }
             }
             if let Some(replacement) = plan.replacement_coupon_id.as_deref() {
                 let swap_reason = format!("replaces expired coupon {own}");

@@ -11,7 +11,7 @@ use sqlx::AnyConnection;
 use crate::domain::FieldError;
 use crate::domain::campaign::{
     Candidate, FinalPaymentPlan, HeldCoupon, PaymentWindow, Policy, PresaleOrder,
-    plan_final_payment,
+    plan_final_payment_in,
 };
 use crate::domain::checkout::{CouponOnOrder, OrderTerms, Unfit, discount_on_order};
 use crate::domain::coupon::{CouponStatus, Unusable};
@@ -318,7 +318,15 @@ pub(crate) async fn plan_for(
         money: money_of(order),
         snapshot_discount: Cents::from_stored(order.discount_snapshot_cents),
     };
-    plan_final_payment(policy, &presale, held.as_ref(), &candidates, now).map_err(|_| {
+    plan_final_payment_in(
+        policy,
+        campaign.compensation_mode,
+        &presale,
+        held.as_ref(),
+        &candidates,
+        now,
+    )
+    .map_err(|_| {
         ServiceError::refused(
             Refusal::CouponLockMismatch,
             "the order's coupon is not locked to this order; contact support",

@@ -90,7 +90,7 @@ pub struct CompensationInput {
 #[derive(Debug, Clone, Serialize)]
 pub struct CompensationEntry {
     pub at: String,
-    /// `final_payment_deduction` or `coupon`.
+    /// `final_payment_deduction`, `coupon` or `final_payment_coupon`.
     pub kind: String,
     pub amount_cents: i64,
     /// The compensation coupon, for kind `coupon`.
@@ -105,7 +105,7 @@ impl CompensationEntry {
     /// A compensation coupon given for the order (not a deduction from its
     /// final payment).
     pub fn is_coupon(&self) -> bool {
-        self.kind == "coupon"
+        self.kind == "coupon" || self.kind == "final_payment_coupon"
     }
 }
 
@@ -551,35 +551,23 @@ impl Service {
                             ));
                         }
                     }
-                    let mut row = CouponRow {
-                        id: new_id("cpn", now_ms),
-                        code: new_coupon_code(),
-                        user_id: user.as_str().to_string(),
-                        template_id: None,
-                        source: CouponSource::Compensation,
-                        kind: DiscountKind::Fixed,
-                        value_cents: Some(value),
-                        percent_off: None,
-                        max_discount_cents: None,
+                    let view = insert_compensation_coupon(
+                        c,
+                        &op,
+                        user.as_str(),
+                        value,
+                        Duration::seconds(seconds),
+                        &reason,
                         min_order_cents,
                         categories,
-                        status: CouponStatus::Available,
-                        starts_at: now_ms,
-                        ends_at: to_ms(op.now + Duration::seconds(seconds)),
-                        order_no: None,
-                        locked_at: None,
-                        used_at: None,
-                        created_at: now_ms,
-                        updated_at: now_ms,
-                    };
-                    crate::service::claims::insert_coupon(c, &mut row, "compensation", &op.ctx, Some(&reason))
-                        .await?;
+                    )
+                    .await?;
                     ledger::insert(
                         c,
                         &NewEntry {
                             user_id: user.as_str(),
                             order_no: order_no.as_ref().map(OrderNo::as_str),
-                            coupon_id: Some(&row.id),
+                            coupon_id: Some(&view.id),
                             kind: "coupon",
                             amount_cents: value,
                             reason: &reason,
@@ -590,18 +578,6 @@ impl Service {
                             rules_version: rules.version,
                             campaign_id: campaign_id.as_deref(),
                         },
-                    )
-                    .await?;
-                    let view = CouponView::from_row(row, op.now);
-                    outbox::insert_many(
-                        c,
-                        &[NewMessage {
-                            event_type: "compensation.issued",
-                            user_id: Some(view.user_id.clone()),
-                            subject_id: Some(view.id.clone()),
-                            payload: serde_json::to_string(&view).unwrap_or_else(|_| "{}".into()),
-                            created_at: now_ms,
-                        }],
                     )
                     .await?;
                     Ok(view)
@@ -637,6 +613,62 @@ fn typed_seconds(s: Option<i64>) -> Result<i64, ServiceError> {
         )
         .into()),
     }
+}
+
+/// Issues a fixed-amount compensation coupon to `user_id` in the caller's
+/// transaction: outside any stock (`source = compensation`, no template,
+/// with the given minimum order and categories (`"[]"`: every
+/// category)), valid `valid` from now, with its
+/// creation event and a `compensation.issued` outbox message. The caller
+/// writes its ledger row (support's coupons and a final payment's
+/// compensation coupon are entries of different kinds).
+pub(crate) async fn insert_compensation_coupon(
+    c: &mut AnyConnection,
+    op: &crate::service::Op,
+    user_id: &str,
+    value_cents: i64,
+    valid: Duration,
+    reason: &str,
+    min_order_cents: i64,
+    categories: String,
+) -> Result<CouponView, ServiceError> {
+    let now_ms = to_ms(op.now);
+    let mut row = CouponRow {
+        id: new_id("cpn", now_ms),
+        code: new_coupon_code(),
+        user_id: user_id.to_string(),
+        template_id: None,
+        source: CouponSource::Compensation,
+        kind: DiscountKind::Fixed,
+        value_cents: Some(value_cents),
+        percent_off: None,
+        max_discount_cents: None,
+        min_order_cents,
+        categories,
+        status: CouponStatus::Available,
+        starts_at: now_ms,
+        ends_at: to_ms(op.now + valid),
+        order_no: None,
+        locked_at: None,
+        used_at: None,
+        created_at: now_ms,
+        updated_at: now_ms,
+    };
+    crate::service::claims::insert_coupon(c, &mut row, "compensation", &op.ctx, Some(reason))
+        .await?;
+    let view = CouponView::from_row(row, op.now);
+    outbox::insert_many(
+        c,
+        &[NewMessage {
+            event_type: "compensation.issued",
+            user_id: Some(view.user_id.clone()),
+            subject_id: Some(view.id.clone()),
+            payload: serde_json::to_string(&view).unwrap_or_else(|_| "{}".into()),
+            created_at: now_ms,
+        }],
+    )
+    .await?;
+    Ok(view)
 }
 
 /// A coupon from the live table, for an action. An archived coupon is

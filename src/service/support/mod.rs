@@ -21,6 +21,7 @@ mod health;
 mod lists;
 mod search;
 
+pub(crate) use actions::insert_compensation_coupon;
 pub use actions::{
     Authority, CompensationAllowance, CompensationEntry, CompensationInput,
     MAX_COMPENSATION_SECONDS, MIN_COMPENSATION_SECONDS,

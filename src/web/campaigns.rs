@@ -1,0 +1,1097 @@
+//! Presale campaigns (预售场次) for operators: the list
+//! (`/console/campaigns`), a campaign's page (`/console/campaigns/{id}`:
+//! its final-payment window, orders by status, locked coupons that will be
+//! past their end when the window opens, the policy in words for staff and
+//! in the customer's own words, the compensation mode, the history of
+//! changes), the create form (`/console/campaigns/new`, times typed in the
+//! business time zone), and the policy change: choose a policy, see a
+//! preview of how many orders' final-payment outcome changes and the extra
+//! compensation, confirm with a reason. The compensation mode changes the
+//! same way, without a preview (it changes no outcome, only how the
+//! compensation is given).
+//!
+//! Every staff role may read; operators and admins create and change (the
+//! service enforces it; support sees no forms). A refused form comes back
+//! (422) with what was typed and the message beside its field; a change
+//! after the window opened is refused with the message at the policy (or
+//! mode) field.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chrono::{DateTime, Duration, Utc};
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::actions::{form_id, idem};
+use super::auth::{Staff, WebError};
+use super::i18n::Lang;
+use super::layout::{
+    FieldErrors, actor_text, enc, field_error, ids_details, order_status_label, policy_label,
+    time_at, time_text,
+};
+use crate::domain::campaign::{CompensationMode, CouponOutcome, Policy};
+use crate::domain::order::OrderStatus;
+use crate::domain::staff::Role;
+use crate::domain::time::parse_rfc3339;
+use crate::http::AppState;
+use crate::i18n::Arg;
+use crate::service::campaigns::{
+    CampaignChange, CampaignDetail, CampaignInput, CampaignListItem, CampaignOrderCounts,
+    CampaignPatch, PolicyChangePreview,
+};
+use crate::service::views::CampaignView;
+use crate::service::{Refusal, ServiceError};
+
+const LIST: &str = "/console/campaigns";
+const NEW: &str = "/console/campaigns/new";
+/// Campaigns per list page.
+const PAGE_SIZE: i64 = 50;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(LIST, get(list))
+        .route(NEW, get(new_page).post(create))
+        .route("/console/campaigns/{id}", get(detail))
+        .route(
+            "/console/campaigns/{id}/policy",
+            get(preview_page).post(change_policy),
+        )
+        .route(
+            "/console/campaigns/{id}/compensation-mode",
+            get(mode_page).post(change_mode),
+        )
+}
+
+fn may_change(staff: &Staff) -> bool {
+    staff.session.role.includes(Role::Operator)
+}
+
+fn operator_only(staff: &Staff) -> Option<Response> {
+    (!may_change(staff))
+        .then(|| WebError::forbidden(staff.lang.t("campaign-needs-operator")).into_response())
+}
+
+fn detail_href(id: &str) -> String {
+    format!("/console/campaigns/{}", enc(id))
+}
+
+/// `3 天 4 小时` / `3 days 4 hours`: a span for "opens in" and "closes in",
+/// to the minute, at most two units.
+fn span_text(l: Lang, span: Duration) -> String {
+    let minutes = span.num_minutes().max(1);
+    let (days, hours, mins) = (minutes / 1440, (minutes % 1440) / 60, minutes % 60);
+    if days > 0 {
+        crate::tr!(l, "campaign-span-days", days = days, hours = hours)
+    } else if hours > 0 {
+        crate::tr!(l, "campaign-span-hours", hours = hours, minutes = mins)
+    } else {
+        crate::tr!(l, "campaign-span-minutes", minutes = mins)
+    }
+}
+
+/// Where the window stands at `now`, in words.
+fn standing_text(l: Lang, now: DateTime<Utc>, c: &CampaignView) -> String {
+    let (Ok(starts), Ok(ends)) = (
+        parse_rfc3339(&c.final_payment_starts_at),
+        parse_rfc3339(&c.final_payment_ends_at),
+    ) else {
+        return String::new();
+    };
+    if now < starts {
+        crate::tr!(l, "campaign-opens-in", span = span_text(l, starts - now))
+    } else if now < ends {
+        crate::tr!(l, "campaign-closes-in", span = span_text(l, ends - now))
+    } else {
+        crate::tr!(l, "campaign-closed-ago", span = span_text(l, now - ends))
+    }
+}
+
+fn mode_label(l: Lang, m: CompensationMode) -> &'static str {
+    match m {
+        CompensationMode::Deduction => l.t("campaign-mode-deduction"),
+        CompensationMode::Coupon => l.t("campaign-mode-coupon"),
+    }
+}
+
+fn policy_staff_text(l: Lang, p: Policy) -> &'static str {
+    match p {
+        Policy::Lock => l.t("campaign-policy-staff-lock"),
+        Policy::Strict => l.t("campaign-policy-staff-strict"),
+        Policy::SwapOrCompensate => l.t("campaign-policy-staff-swap"),
+    }
+}
+
+fn outcome_label(l: Lang, o: CouponOutcome) -> &'static str {
+    match o {
+        CouponOutcome::Applied => l.t("campaign-outcome-applied"),
+        CouponOutcome::NoDiscountExpired => l.t("campaign-outcome-no-discount"),
+        CouponOutcome::Swapped => l.t("campaign-outcome-swapped"),
+        CouponOutcome::Compensated => l.t("campaign-outcome-compensated"),
+        CouponOutcome::None => l.t("campaign-outcome-none"),
+    }
+}
+
+/// A signed amount: `¥50.00`, or `−¥50.00` when it saves money.
+fn signed_money(l: Lang, cents: i64) -> String {
+    if cents < 0 {
+        format!("−{}", l.money(cents.saturating_neg()))
+    } else {
+        l.money(cents)
+    }
+}
+
+/// The words the customer reads about a coupon that ends before the window
+/// opens, under the campaign's policy and compensation mode: the health
+/// check's and self-check's own message, the checkout picker's warning
+/// (where the policy has one) and the final payment's message, shown for an
+/// example: a ¥50.00 coupon ending a day before the window opens, on a
+/// ¥399.00 order with a ¥100.00 deposit.
+fn customer_words(l: Lang, c: &CampaignView) -> Vec<String> {
+    let Ok(starts) = parse_rfc3339(&c.final_payment_starts_at) else {
+        return Vec::new();
+    };
+    let ends = Arg::Time(starts - Duration::days(1));
+    let window = Arg::Time(starts);
+    let text = |s: &str| Arg::Text(s.to_string());
+    let coupon_mode = c.compensation_mode == CompensationMode::Coupon;
+    let health = match c.policy {
+        Policy::Lock => Some(l.tr(
+            "health-the-coupon-ends-at-but",
+            &[("ends", ends), ("discount", text("50.00"))],
+        )),
+        Policy::Strict => Some(l.tr(
+            "health-the-coupon-ends-at-before",
+            &[("ends", ends), ("discount", text("50.00"))],
+        )),
+        // Its words promise a deduction; under the coupon mode the final
+        // payment's own message below says what happens.
+        Policy::SwapOrCompensate if coupon_mode => None,
+        Policy::SwapOrCompensate => Some(l.tr(
+            "health-the-coupon-ends-at-before-3",
+            &[
+                ("ends", ends),
+                ("discount", text("50.00")),
+                ("audience", text("customer")),
+            ],
+        )),
+    };
+    let picker = match c.policy {
+        Policy::Lock => None,
+        Policy::Strict => Some(l.tr(
+            "picker-warning-expires_before_final_payment",
+            &[("window", window)],
+        )),
+        Policy::SwapOrCompensate => Some(l.tr(
+            "picker-warning-may_be_replaced_at_final_payment",
+            &[("window", window)],
+        )),
+    };
+    let at_final = match c.policy {
+        Policy::Lock => l.tr(
+            "final-payment-applied",
+            &[("due", text("249.00")), ("discount", text("50.00"))],
+        ),
+        Policy::Strict => l.tr("final-payment-coupon-expired", &[("due", text("299.00"))]),
+        Policy::SwapOrCompensate if coupon_mode => l.tr(
+            "final-payment-compensated-coupon",
+            &[("compensation", text("50.00")), ("due", text("299.00"))],
+        ),
+        Policy::SwapOrCompensate => l.tr(
+            "final-payment-compensated",
+            &[("compensation", text("50.00")), ("due", text("249.00"))],
+        ),
+    };
+    health
+        .into_iter()
+        .chain(picker)
+        .chain(std::iter::once(at_final))
+        .collect()
+}
+
+fn counts_view(l: Lang, o: CampaignOrderCounts) -> impl IntoView + use<> {
+    let rows = [
+        (OrderStatus::PendingDeposit, o.pending_deposit),
+        (OrderStatus::DepositPaid, o.deposit_paid),
+        (OrderStatus::FinalPaid, o.final_paid),
+        (OrderStatus::Closed, o.closed),
+        (OrderStatus::Refunded, o.refunded),
+    ]
+    .into_iter()
+    .map(|(st, n)| {
+        let testid = format!("count-{}", st.as_str().replace('_', "-"));
+        view! { <dt>{order_status_label(l, st)}</dt><dd data-testid=testid>{n}</dd> }
+    })
+    .collect_view();
+    view! { <dl class="facts" data-testid="order-counts">{rows}</dl> }
+}
+
+#[derive(Debug, Deserialize)]
+struct ListQuery {
+    cursor: Option<String>,
+}
+
+async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery>) -> Response {
+    let l = staff.lang;
+    let page = match s.service.list_campaigns(q.cursor, PAGE_SIZE).await {
+        Ok(p) => p,
+        Err(ServiceError::Invalid(_)) => {
+            return WebError::bad_request(l.t("campaign-bad-cursor").to_string()).into_response();
+        }
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let now = s.service.now();
+    let table = if page.campaigns.is_empty() {
+        view! { <p class="note" data-testid="no-campaigns">{l.t("campaign-none-yet")}</p> }
+            .into_any()
+    } else {
+        list_table(l, now, page.campaigns).into_any()
+    };
+    let next = page.next.map(|n| {
+        let href = format!("{LIST}?cursor={}", enc(&n));
+        view! { <p><a class="button" href=href data-testid="next-page">{l.t("next-page")}</a></p> }
+    });
+    let new = may_change(&staff).then(|| {
+        view! { <p class="actions"><a class="button primary" href=NEW data-testid="new-campaign">{l.t("campaign-new")}</a></p> }
+    });
+    staff.page(
+        l.t("campaigns-title"),
+        view! {
+            <section aria-labelledby="campaigns-heading">
+                <h2 id="campaigns-heading">{l.t("campaigns-title")}</h2>
+                <p class="note">{l.t("campaigns-explained")}</p>
+                {new}
+                {table}
+                {next}
+            </section>
+        },
+    )
+}
+
+fn list_table(l: Lang, now: DateTime<Utc>, items: Vec<CampaignListItem>) -> impl IntoView + use<> {
+    let rows = items
+        .into_iter()
+        .map(|item| {
+            let c = item.campaign;
+            let o = item.orders;
+            let href = detail_href(&c.id);
+            let standing = standing_text(l, now, &c);
+            let policy = policy_label(l, c.policy);
+            let counts = crate::tr!(
+                l,
+                "campaign-counts",
+                deposit_paid = o.deposit_paid,
+                final_paid = o.final_paid,
+                closed = o.closed + o.refunded
+            );
+            view! {
+                <tr data-testid="campaign-row">
+                    <td data-label=l.t("name")><a href=href data-testid="campaign-link">{c.name.clone()}</a></td>
+                    <td class="nowrap" data-label=l.t("final-payment-window")>
+                        {time_text(&c.final_payment_starts_at)}" — "{time_text(&c.final_payment_ends_at)}
+                    </td>
+                    <td data-label=l.t("campaign-standing") data-testid="campaign-standing">{standing}</td>
+                    <td data-label=l.t("policy") data-testid="campaign-policy">{policy}</td>
+                    <td data-label=l.t("campaign-orders") data-testid="campaign-counts">{counts}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table class="stack" data-testid="campaigns">
+                <thead><tr>
+                    <th scope="col">{l.t("name")}</th>
+                    <th scope="col">{l.t("final-payment-window")}</th>
+                    <th scope="col">{l.t("campaign-standing")}</th>
+                    <th scope="col">{l.t("policy")}</th>
+                    <th scope="col">{l.t("campaign-orders")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}
+
+async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    let l = staff.lang;
+    let d = match s.service.campaign_detail(&id).await {
+        Ok(d) => d,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let now = s.service.now();
+    let body = detail_body(l, now, d, may_change(&staff));
+    staff.page(l.t("campaign-title"), body)
+}
+
+fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> impl IntoView + use<> {
+    let c = d.campaign;
+    let standing = standing_text(l, now, &c);
+    let policy = c.policy;
+    let mode = c.compensation_mode;
+    let past_end_note = match policy {
+        Policy::Lock => l.t("campaign-past-end-lock"),
+        Policy::Strict => l.t("campaign-past-end-strict"),
+        Policy::SwapOrCompensate => l.t("campaign-past-end-swap"),
+    };
+    let mode_note = if policy == Policy::SwapOrCompensate {
+        l.t("campaign-mode-applies")
+    } else {
+        l.t("campaign-mode-applies-only-to-swap")
+    };
+    let customer = customer_words(l, &c)
+        .into_iter()
+        .map(|w| view! { <li data-testid="customer-words">{w}</li> })
+        .collect_view();
+    let changes = if d.window_opened {
+        view! { <p class="note" data-testid="window-opened">{l.t("campaign-window-opened-no-change")}</p> }
+            .into_any()
+    } else if may {
+        change_forms(l, &c).into_any()
+    } else {
+        view! { <p class="note">{l.t("campaign-change-needs-operator")}</p> }.into_any()
+    };
+    let history = history_view(l, d.history);
+    let name = c.name.clone();
+    view! {
+        <section aria-labelledby="campaign-heading">
+            <h2 id="campaign-heading" data-testid="campaign-name">{name}</h2>
+            <dl class="facts">
+                <dt>{l.t("final-payment-window")}</dt>
+                <dd>{time_text(&c.final_payment_starts_at)}" — "{time_text(&c.final_payment_ends_at)}</dd>
+                <dt>{l.t("campaign-standing")}</dt>
+                <dd data-testid="campaign-standing">{standing}</dd>
+                <dt>{l.t("policy")}</dt>
+                <dd data-testid="campaign-policy">{policy_label(l, policy)}</dd>
+                <dt>{l.t("campaign-mode")}</dt>
+                <dd data-testid="campaign-mode">{mode_label(l, mode)}</dd>
+                <dt>{l.t("created")}</dt>
+                <dd>{time_text(&c.created_at)}</dd>
+            </dl>
+        </section>
+        <section aria-labelledby="orders-heading">
+            <h2 id="orders-heading">{l.t("campaign-orders")}</h2>
+            {counts_view(l, d.orders)}
+            <p data-testid="past-end">
+                {crate::tr!(l, "campaign-coupons-past-end", n = d.coupons_past_end_at_opening)}
+            </p>
+            <p class="note">{past_end_note}</p>
+        </section>
+        <section aria-labelledby="policy-heading">
+            <h2 id="policy-heading">{l.t("campaign-policy-heading")}</h2>
+            <p data-testid="policy-staff">{policy_staff_text(l, policy)}</p>
+            <h3>{l.t("campaign-customer-words")}</h3>
+            <p class="note">{l.t("campaign-customer-words-example")}</p>
+            <ul>{customer}</ul>
+            <h3>{l.t("campaign-mode")}</h3>
+            <p data-testid="mode-staff">{match mode {
+                CompensationMode::Deduction => l.t("campaign-mode-staff-deduction"),
+                CompensationMode::Coupon => l.t("campaign-mode-staff-coupon"),
+            }}</p>
+            <p class="note">{mode_note}</p>
+        </section>
+        <section aria-labelledby="change-heading">
+            <h2 id="change-heading">{l.t("campaign-change-heading")}</h2>
+            {changes}
+        </section>
+        {history}
+        {ids_details(l, vec![("id-campaign", c.id.clone())])}
+    }
+}
+
+/// The operator's two changes: choose a policy (then a preview), or the
+/// compensation mode.
+fn change_forms(l: Lang, c: &CampaignView) -> impl IntoView + use<> {
+    let action = format!("{}/policy", detail_href(&c.id));
+    let mode_href = format!("{}/compensation-mode", detail_href(&c.id));
+    let options = Policy::ALL
+        .into_iter()
+        .filter(|p| *p != c.policy)
+        .map(|p| view! { <option value=p.as_str()>{policy_label(l, p)}</option> })
+        .collect_view();
+    view! {
+        <form method="get" action=action class="stack" data-testid="policy-choose">
+            <label for="policy">{l.t("campaign-new-policy")}</label>
+            <select id="policy" name="policy">{options}</select>
+            <p class="actions"><button type="submit" class="primary" data-testid="preview">{l.t("campaign-preview-button")}</button></p>
+        </form>
+        <p class="actions"><a class="button" href=mode_href data-testid="mode-link">{l.t("campaign-change-mode")}</a></p>
+    }
+}
+
+fn change_what(l: Lang, ch: &CampaignChange) -> (String, String) {
+    let policy_word = |w: &str| {
+        Policy::parse(w).map_or_else(|| w.to_string(), |p| policy_label(l, p).to_string())
+    };
+    let mode_word = |w: &str| {
+        CompensationMode::parse(w).map_or_else(|| w.to_string(), |m| mode_label(l, m).to_string())
+    };
+    match ch.what {
+        "created" => (
+            l.t("campaign-change-created").to_string(),
+            crate::tr!(
+                l,
+                "campaign-change-created-with",
+                policy = policy_word(&ch.to),
+                mode = ch.also.as_deref().map(mode_word).unwrap_or_default()
+            ),
+        ),
+        "policy" => (
+            l.t("policy").to_string(),
+            format!(
+                "{} → {}",
+                ch.from.as_deref().map(policy_word).unwrap_or_default(),
+                policy_word(&ch.to)
+            ),
+        ),
+        _ => (
+            l.t("campaign-mode").to_string(),
+            format!(
+                "{} → {}",
+                ch.from.as_deref().map(mode_word).unwrap_or_default(),
+                mode_word(&ch.to)
+            ),
+        ),
+    }
+}
+
+fn history_view(l: Lang, history: Vec<CampaignChange>) -> impl IntoView + use<> {
+    let body = if history.is_empty() {
+        view! { <p class="note">{l.t("campaign-no-history")}</p> }.into_any()
+    } else {
+        let rows = history
+            .into_iter()
+            .map(|ch| {
+                let (what, change) = change_what(l, &ch);
+                let reason = ch.reason.clone().filter(|r| !r.is_empty()).unwrap_or_else(|| "—".into());
+                view! {
+                    <tr data-testid="history-row">
+                        <td class="nowrap" data-label=l.t("when")>{time_text(&ch.at)}</td>
+                        <td data-label=l.t("actor")>{actor_text(l, &ch.actor)}</td>
+                        <td data-label=l.t("campaign-what")>{what}</td>
+                        <td data-label=l.t("before-after") data-testid="history-change">{change}</td>
+                        <td data-label=l.t("reason") data-testid="history-reason">{reason}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <div class="table-wrap">
+                <table class="stack" data-testid="history">
+                    <thead><tr>
+                        <th scope="col">{l.t("when")}</th>
+                        <th scope="col">{l.t("actor")}</th>
+                        <th scope="col">{l.t("campaign-what")}</th>
+                        <th scope="col">{l.t("before-after")}</th>
+                        <th scope="col">{l.t("reason")}</th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        }
+        .into_any()
+    };
+    view! {
+        <section aria-labelledby="history-heading">
+            <h2 id="history-heading">{l.t("campaign-history")}</h2>
+            {body}
+        </section>
+    }
+}
+
+// ---------------------------------------------------------------- create
+
+/// The create form as typed.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct CreateForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    starts: String,
+    #[serde(default)]
+    ends: String,
+    #[serde(default)]
+    policy: String,
+    #[serde(default)]
+    compensation_mode: String,
+}
+
+fn new_form(
+    staff: &Staff,
+    now: DateTime<Utc>,
+    typed: &CreateForm,
+    errors: &FieldErrors,
+) -> impl IntoView + use<> {
+    let l = staff.lang;
+    let csrf = staff.session.csrf_token.clone();
+    let fid = form_id();
+    let name = errors.input_attrs("name", "name");
+    let starts = errors.input_attrs("final_payment_starts_at", "starts");
+    let ends = errors.input_attrs("final_payment_ends_at", "ends");
+    let policy = errors.input_attrs("policy", "policy");
+    let mode = errors.input_attrs("compensation_mode", "compensation_mode");
+    let chosen_policy = Policy::parse(&typed.policy).unwrap_or(Policy::Lock);
+    let chosen_mode = CompensationMode::parse(&typed.compensation_mode).unwrap_or_default();
+    let policies = Policy::ALL
+        .into_iter()
+        .map(|p| view! { <option value=p.as_str() selected={p == chosen_policy}>{policy_label(l, p)}</option> })
+        .collect_view();
+    let modes = CompensationMode::ALL
+        .into_iter()
+        .map(|m| view! { <option value=m.as_str() selected={m == chosen_mode}>{mode_label(l, m)}</option> })
+        .collect_view();
+    let zone = crate::i18n::zone::offset_text(crate::i18n::zone::current().offset_seconds(now));
+    view! {
+        <form method="post" action=NEW class="stack" data-testid="create-form">
+            <input type="hidden" name="csrf" value=csrf/>
+            <input type="hidden" name="form_id" value=fid/>
+            <label for="name">{l.t("name")}</label>
+            <input id="name" name="name" required maxlength="200" value=typed.name.clone()
+                aria-invalid=name.invalid aria-describedby=name.described_by.clone()/>
+            {field_error(&name)}
+            <label for="starts">{crate::tr!(l, "campaign-field-starts", zone = zone.clone())}</label>
+            <input id="starts" name="starts" type="datetime-local" required value=typed.starts.clone()
+                aria-invalid=starts.invalid aria-describedby=starts.described_by.clone()/>
+            {field_error(&starts)}
+            <label for="ends">{crate::tr!(l, "campaign-field-ends", zone = zone)}</label>
+            <input id="ends" name="ends" type="datetime-local" required value=typed.ends.clone()
+                aria-invalid=ends.invalid aria-describedby=ends.described_by.clone()/>
+            {field_error(&ends)}
+            <label for="policy">{l.t("policy")}</label>
+            <select id="policy" name="policy" aria-invalid=policy.invalid aria-describedby=policy.described_by.clone()>{policies}</select>
+            {field_error(&policy)}
+            <label for="compensation_mode">{l.t("campaign-mode")}</label>
+            <select id="compensation_mode" name="compensation_mode" aria-invalid=mode.invalid aria-describedby=mode.described_by.clone()>{modes}</select>
+            {field_error(&mode)}
+            <p class="note">{l.t("campaign-mode-applies-only-to-swap")}</p>
+            <p class="actions">
+                <button type="submit" class="primary" data-testid="create">{l.t("campaign-create-button")}</button>
+                <a class="button" href=LIST>{l.t("cancel")}</a>
+            </p>
+        </form>
+    }
+}
+
+fn new_response(
+    staff: &Staff,
+    now: DateTime<Utc>,
+    typed: &CreateForm,
+    errors: &FieldErrors,
+) -> Response {
+    let l = staff.lang;
+    let form = new_form(staff, now, typed, errors);
+    let mut r = staff.page(
+        l.t("campaign-new"),
+        view! {
+            <section aria-labelledby="new-heading">
+                <h2 id="new-heading">{l.t("campaign-new")}</h2>
+                <p class="note">{l.t("campaign-new-explained")}</p>
+                {form}
+            </section>
+        },
+    );
+    if !errors.is_empty() {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
+}
+
+async fn new_page(State(s): State<AppState>, staff: Staff) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    new_response(
+        &staff,
+        s.service.now(),
+        &CreateForm::default(),
+        &FieldErrors::default(),
+    )
+}
+
+/// A `datetime-local` value (`2026-11-11T20:00`) in the business zone.
+fn local_time(raw: &str) -> Option<DateTime<Utc>> {
+    use chrono::NaiveDateTime;
+    ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(raw.trim(), f).ok())
+        .and_then(crate::i18n::zone::from_local)
+}
+
+/// The message beside a field of the create form for the service's
+/// refusal of it.
+fn create_field_message(l: Lang, field: &str) -> Option<(&'static str, &'static str)> {
+    Some(match field {
+        "name" => ("name", l.t("campaign-error-name")),
+        "final_payment_starts_at" => ("final_payment_starts_at", l.t("campaign-error-time")),
+        "final_payment_ends_at" => ("final_payment_ends_at", l.t("campaign-error-ends")),
+        "policy" => ("policy", l.t("campaign-error-policy")),
+        "compensation_mode" => ("compensation_mode", l.t("campaign-error-mode")),
+        _ => return None,
+    })
+}
+
+async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    #[derive(Deserialize)]
+    struct WithId {
+        form_id: Option<String>,
+    }
+    let form: CreateForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let fid = super::auth::parse_form::<WithId>(&body)
+        .ok()
+        .and_then(|w| w.form_id);
+    let l = staff.lang;
+    let mut errors = FieldErrors::default();
+    let starts = local_time(&form.starts);
+    let ends = local_time(&form.ends);
+    if starts.is_none() {
+        errors.add(
+            "final_payment_starts_at",
+            l.t("campaign-error-time").to_string(),
+        );
+    }
+    if ends.is_none() {
+        errors.add(
+            "final_payment_ends_at",
+            l.t("campaign-error-time").to_string(),
+        );
+    }
+    if form.name.trim().is_empty() {
+        errors.add("name", l.t("campaign-error-name").to_string());
+    }
+    if !errors.is_empty() {
+        return new_response(&staff, s.service.now(), &form, &errors);
+    }
+    let input = CampaignInput {
+        name: Some(form.name.clone()),
+        final_payment_starts_at: starts.map(crate::domain::time::rfc3339),
+        final_payment_ends_at: ends.map(crate::domain::time::rfc3339),
+        policy: Some(form.policy.clone()),
+        compensation_mode: Some(form.compensation_mode.clone()),
+    };
+    let key = idem(&staff, fid.as_deref(), NEW, &body);
+    match s
+        .service
+        .create_campaign_as(&staff.ctx(), &staff.authority(), key.as_ref(), input)
+        .await
+    {
+        Ok(done) => {
+            let v = match done {
+                crate::service::Executed::Fresh(v) => Some((v.id, v.name)),
+                crate::service::Executed::Replayed { body, .. } => {
+                    serde_json::from_str::<serde_json::Value>(&body)
+                        .ok()
+                        .and_then(|v| {
+                            Some((
+                                v.get("id")?.as_str()?.to_string(),
+                                v.get("name")?.as_str()?.to_string(),
+                            ))
+                        })
+                }
+            };
+            match v {
+                Some((id, name)) => staff.done(
+                    &detail_href(&id),
+                    crate::tr!(l, "campaign-created", name = name),
+                ),
+                None => staff.done(LIST, l.t("campaign-created-plain").to_string()),
+            }
+        }
+        Err(ServiceError::Invalid(f)) => {
+            match create_field_message(l, f.field) {
+                Some((field, m)) => errors.add(field, m.to_string()),
+                None => errors.add("name", f.message),
+            }
+            new_response(&staff, s.service.now(), &form, &errors)
+        }
+        Err(ServiceError::IdempotencyKeyReused | ServiceError::IdempotencyInProgress) => {
+            errors.add("name", l.t("action-error-form-reused").to_string());
+            new_response(&staff, s.service.now(), &form, &errors)
+        }
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+// ---------------------------------------------------------------- policy
+
+#[derive(Debug, Deserialize)]
+struct PolicyQuery {
+    policy: Option<String>,
+}
+
+/// The change form as posted.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct ChangeForm {
+    #[serde(default)]
+    policy: String,
+    #[serde(default)]
+    compensation_mode: String,
+    #[serde(default)]
+    reason: String,
+    form_id: Option<String>,
+}
+
+fn preview_view(l: Lang, p: &PolicyChangePreview) -> impl IntoView + use<> {
+    let f = &p.figures;
+    let at_least = |n: String| {
+        if p.capped {
+            crate::tr!(l, "campaign-preview-at-least", n = n)
+        } else {
+            n
+        }
+    };
+    let changed = at_least(f.changed_orders.to_string());
+    let cost = at_least(signed_money(l, f.extra_compensation_cents));
+    let rows = f
+        .changes
+        .iter()
+        .map(|c| {
+            view! {
+                <tr data-testid="preview-change">
+                    <td data-label=l.t("campaign-outcome-now")>{outcome_label(l, c.from)}</td>
+                    <td data-label=l.t("campaign-outcome-then")>{outcome_label(l, c.to)}</td>
+                    <td data-label=l.t("campaign-orders")>{c.orders}</td>
+                    <td class="money" data-label=l.t("campaign-extra-cost")>{signed_money(l, c.extra_compensation_cents)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let table = (!f.changes.is_empty()).then(|| {
+        view! {
+            <div class="table-wrap">
+                <table class="stack" data-testid="preview-changes">
+                    <thead><tr>
+                        <th scope="col">{l.t("campaign-outcome-now")}</th>
+                        <th scope="col">{l.t("campaign-outcome-then")}</th>
+                        <th scope="col">{l.t("campaign-orders")}</th>
+                        <th scope="col">{l.t("campaign-extra-cost")}</th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        }
+    });
+    let judged = parse_rfc3339(&p.judged_at).ok();
+    view! {
+        <dl class="facts" data-testid="preview">
+            <dt>{l.t("policy")}</dt>
+            <dd>{policy_label(l, p.campaign.policy)}" → "<strong data-testid="proposed">{policy_label(l, p.proposed)}</strong></dd>
+            <dt>{l.t("campaign-preview-judged-at")}</dt>
+            <dd>{judged.map(time_at)}</dd>
+            <dt>{l.t("campaign-preview-orders-read")}</dt>
+            <dd data-testid="orders-read">{at_least(f.orders_read.to_string())}</dd>
+            <dt>{l.t("campaign-preview-changed")}</dt>
+            <dd data-testid="changed-orders">{changed}</dd>
+            <dt>{l.t("campaign-extra-cost")}</dt>
+            <dd class="money" data-testid="extra-cost">{cost}</dd>
+        </dl>
+        {table}
+        <p class="note">{l.t("campaign-preview-explained")}</p>
+        <p class="note">{policy_staff_text(l, p.proposed)}</p>
+    }
+}
+
+fn preview_response(
+    staff: &Staff,
+    p: &PolicyChangePreview,
+    reason: &str,
+    errors: &FieldErrors,
+) -> Response {
+    let l = staff.lang;
+    let action = format!("{}/policy", detail_href(&p.campaign.id));
+    let csrf = staff.session.csrf_token.clone();
+    let fid = form_id();
+    let st = errors.input_attrs("reason", "reason");
+    let pol = errors.input_attrs("policy", "policy");
+    let typed = super::escape_html(reason);
+    let back = detail_href(&p.campaign.id);
+    let title = crate::tr!(l, "campaign-preview-title", name = p.campaign.name.clone());
+    let figures = preview_view(l, p);
+    let mut r = staff.page(
+        &title,
+        view! {
+            <section class="confirm" aria-labelledby="preview-heading">
+                <h2 id="preview-heading">{title.clone()}</h2>
+                {figures}
+                <form method="post" action=action class="stack" data-testid="confirm-form">
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <input type="hidden" name="form_id" value=fid/>
+                    <input type="hidden" name="policy" value=p.proposed.as_str()/>
+                    {field_error(&pol)}
+                    <label for="reason">{l.t("campaign-reason")}</label>
+                    <textarea id="reason" name="reason" required=true maxlength="500"
+                        aria-invalid=st.invalid aria-describedby=st.described_by.clone()>{typed}</textarea>
+                    {field_error(&st)}
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("campaign-confirm-policy")}</button>
+                        <a class="button" href=back>{l.t("cancel")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    );
+    if !errors.is_empty() {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
+}
+
+async fn preview_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    Query(q): Query<PolicyQuery>,
+) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let l = staff.lang;
+    let Some(proposed) = q.policy.as_deref().and_then(Policy::parse) else {
+        return WebError::bad_request(l.t("campaign-error-policy").to_string()).into_response();
+    };
+    match s
+        .service
+        .preview_policy_change(&id, proposed.as_str())
+        .await
+    {
+        Ok(p) => preview_response(&staff, &p, "", &FieldErrors::default()),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+/// Where a refusal of a change shows: the field and the message.
+fn change_refusal(
+    l: Lang,
+    e: &ServiceError,
+    choice_field: &'static str,
+) -> Option<(&'static str, String)> {
+    match e {
+        ServiceError::Invalid(f) => match f.field {
+            "reason" => Some(("reason", l.t("please-give-a-reason").to_string())),
+            "policy" => Some(("policy", l.t("campaign-error-policy").to_string())),
+            "compensation_mode" => {
+                Some(("compensation_mode", l.t("campaign-error-mode").to_string()))
+            }
+            _ => None,
+        },
+        ServiceError::Refused {
+            refusal: Refusal::CampaignWindowOpen,
+            ..
+        } => Some((
+            choice_field,
+            l.t(Refusal::CampaignWindowOpen.message_key()).to_string(),
+        )),
+        ServiceError::IdempotencyKeyReused | ServiceError::IdempotencyInProgress => {
+            Some(("reason", l.t("action-error-form-reused").to_string()))
+        }
+        _ => None,
+    }
+}
+
+async fn change_policy(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let form: ChangeForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    let path = format!("{}/policy", detail_href(&id));
+    let key = idem(&staff, form.form_id.as_deref(), &path, &body);
+    let patch = CampaignPatch {
+        policy: Some(form.policy.clone()),
+        compensation_mode: None,
+        reason: Some(form.reason.clone()),
+    };
+    let result = s
+        .service
+        .change_campaign(
+            &staff.ctx(),
+            &staff.authority(),
+            key.as_ref(),
+            id.clone(),
+            patch,
+        )
+        .await;
+    match result {
+        Ok(_) => staff.done(
+            &detail_href(&id),
+            crate::tr!(
+                l,
+                "campaign-policy-changed",
+                policy = Policy::parse(&form.policy).map_or("", |p| policy_label(l, p))
+            ),
+        ),
+        Err(e) => {
+            let Some((field, message)) = change_refusal(l, &e, "policy") else {
+                return WebError::from_service(l, e).into_response();
+            };
+            let mut errors = FieldErrors::default();
+            errors.add(field, message);
+            match s.service.preview_policy_change(&id, &form.policy).await {
+                Ok(p) => preview_response(&staff, &p, &form.reason, &errors),
+                Err(e) => WebError::from_service(l, e).into_response(),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------- compensation mode
+
+fn mode_response(
+    staff: &Staff,
+    c: &CampaignView,
+    chosen: CompensationMode,
+    reason: &str,
+    errors: &FieldErrors,
+) -> Response {
+    let l = staff.lang;
+    let action = format!("{}/compensation-mode", detail_href(&c.id));
+    let csrf = staff.session.csrf_token.clone();
+    let fid = form_id();
+    let st = errors.input_attrs("reason", "reason");
+    let mode = errors.input_attrs("compensation_mode", "compensation_mode");
+    let typed = super::escape_html(reason);
+    let back = detail_href(&c.id);
+    let options = CompensationMode::ALL
+        .into_iter()
+        .map(|m| view! { <option value=m.as_str() selected={m == chosen}>{mode_label(l, m)}</option> })
+        .collect_view();
+    let title = crate::tr!(l, "campaign-mode-title", name = c.name.clone());
+    let mut r = staff.page(
+        &title,
+        view! {
+            <section class="confirm" aria-labelledby="mode-heading">
+                <h2 id="mode-heading">{title.clone()}</h2>
+                <p>{l.t("campaign-mode-staff-deduction")}</p>
+                <p>{l.t("campaign-mode-staff-coupon")}</p>
+                <form method="post" action=action class="stack" data-testid="mode-form">
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <input type="hidden" name="form_id" value=fid/>
+                    <label for="compensation_mode">{l.t("campaign-mode")}</label>
+                    <select id="compensation_mode" name="compensation_mode" aria-invalid=mode.invalid aria-describedby=mode.described_by.clone()>{options}</select>
+                    {field_error(&mode)}
+                    <label for="reason">{l.t("campaign-reason")}</label>
+                    <textarea id="reason" name="reason" required=true maxlength="500"
+                        aria-invalid=st.invalid aria-describedby=st.described_by.clone()>{typed}</textarea>
+                    {field_error(&st)}
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="confirm">{l.t("campaign-confirm-mode")}</button>
+                        <a class="button" href=back>{l.t("cancel")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    );
+    if !errors.is_empty() {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
+}
+
+async fn mode_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    match s.service.get_campaign(&id).await {
+        Ok(c) => {
+            let other = match c.compensation_mode {
+                CompensationMode::Deduction => CompensationMode::Coupon,
+                CompensationMode::Coupon => CompensationMode::Deduction,
+            };
+            mode_response(&staff, &c, other, "", &FieldErrors::default())
+        }
+        Err(e) => WebError::from_service(staff.lang, e).into_response(),
+    }
+}
+
+async fn change_mode(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    if let Some(r) = operator_only(&staff) {
+        return r;
+    }
+    let form: ChangeForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    let path = format!("{}/compensation-mode", detail_href(&id));
+    let key = idem(&staff, form.form_id.as_deref(), &path, &body);
+    let patch = CampaignPatch {
+        policy: None,
+        compensation_mode: Some(form.compensation_mode.clone()),
+        reason: Some(form.reason.clone()),
+    };
+    let result = s
+        .service
+        .change_campaign(
+            &staff.ctx(),
+            &staff.authority(),
+            key.as_ref(),
+            id.clone(),
+            patch,
+        )
+        .await;
+    match result {
+        Ok(_) => staff.done(
+            &detail_href(&id),
+            crate::tr!(
+                l,
+                "campaign-mode-changed",
+                mode = CompensationMode::parse(&form.compensation_mode)
+                    .map_or("", |m| mode_label(l, m))
+            ),
+        ),
+        Err(e) => {
+            let Some((field, message)) = change_refusal(l, &e, "compensation_mode") else {
+                return WebError::from_service(l, e).into_response();
+            };
+            let mut errors = FieldErrors::default();
+            errors.add(field, message);
+            match s.service.get_campaign(&id).await {
+                Ok(c) => {
+                    let chosen = CompensationMode::parse(&form.compensation_mode)
+                        .unwrap_or(c.compensation_mode);
+                    mode_response(&staff, &c, chosen, &form.reason, &errors)
+                }
+                Err(e) => WebError::from_service(l, e).into_response(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_read_in_at_most_two_units() {
+        assert_eq!(
+            span_text(Lang::En, Duration::hours(50) + Duration::minutes(5)),
+            "2 days 2 hours"
+        );
+        assert_eq!(
+            span_text(Lang::En, Duration::minutes(61)),
+            "1 hour 1 minute"
+        );
+        assert_eq!(span_text(Lang::Zh, Duration::seconds(20)), "1 分钟");
+    }
+}
