@@ -368,6 +368,26 @@ async fn fill_presale_orders(db: &Db, store: Store, n: u64, now_ms: i64) -> Resu
         )
         .into());
     }
+    // Two compensation ledger rows per presale order (a final-payment
+    // deduction and a support coupon), spread over the last 30 days and
+    // five staff, for the finance ledger's rows.
+    let ledger = format!(
+        "{with} INSERT INTO compensation_ledger (user_id, order_no, coupon_id, kind, amount_cents, reason, actor,
+             request_id, at, preset_id, rules_version, campaign_id)
+         SELECT 'presale-' || CAST(i % 5000 AS TEXT), {no}, NULL,
+             CASE WHEN i % 2 = 0 THEN 'final_payment_deduction' ELSE 'coupon' END, 500 + i % 1000,
+             'bench', 'staff:bench' || CAST(i % 5 AS TEXT), NULL, $2 - (i * 1296000000 / $1), NULL, 1, {campaign}
+         FROM {rows}"
+    );
+    let done = sqlx::query(&ledger)
+        .bind(count * 2)
+        .bind(now_ms)
+        .execute(db.pool())
+        .await
+        .map_err(|e| format!("inserting ledger rows on {}: {e}", store.name()))?;
+    if i64::try_from(done.rows_affected())? != count * 2 {
+        return Err(format!("inserted {} ledger rows", done.rows_affected()).into());
+    }
     Ok(count)
 }
 
@@ -1091,6 +1111,77 @@ async fn order_list_rows(
     .await?;
     deep.note = "the 20th page's own latency".into();
     rows.push(deep);
+    rows.push(
+        time_op(
+            "templates: first page (50, counts)",
+            vec![(); n],
+            cap,
+            |()| async move {
+                let p = s
+                    .list_templates(None, None, None, None, CONSOLE_PAGE)
+                    .await?;
+                if p.templates.len() != CONSOLE_TEMPLATES.min(CONSOLE_PAGE as usize) {
+                    return Err(format!("{} templates listed", p.templates.len()).into());
+                }
+                Ok(None)
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "campaigns: first page (counts)",
+            vec![(); n],
+            cap,
+            |()| async move {
+                let p = s.list_campaigns(None, CONSOLE_PAGE).await?;
+                if p.campaigns.len() != CONSOLE_CAMPAIGNS as usize {
+                    return Err(format!("{} campaigns listed", p.campaigns.len()).into());
+                }
+                Ok(None)
+            },
+        )
+        .await?,
+    );
+    let ledger_days: Vec<String> = (0..n).map(|_| day(rng.random_range(1..15))).collect();
+    rows.push(
+        time_op(
+            "ledger: first page + totals",
+            vec![(); n],
+            cap,
+            |()| async move {
+                let authority = couponkeeper::service::support::Authority::Api;
+                let f = couponkeeper::service::compensation::LedgerFilter::default();
+                let p = s
+                    .compensation_ledger(&authority, &f, None, CONSOLE_PAGE)
+                    .await?;
+                if p.entries.len() != CONSOLE_PAGE as usize {
+                    return Err(format!("{} ledger entries", p.entries.len()).into());
+                }
+                Ok(None)
+            },
+        )
+        .await?,
+    );
+    rows.push(
+        time_op(
+            "ledger: one business day + totals",
+            ledger_days,
+            cap,
+            |d: String| async move {
+                let authority = couponkeeper::service::support::Authority::Api;
+                let f = couponkeeper::service::compensation::LedgerFilter {
+                    from: Some(d.clone()),
+                    to: Some(d),
+                    ..Default::default()
+                };
+                s.compensation_ledger(&authority, &f, None, CONSOLE_PAGE)
+                    .await?;
+                Ok(None)
+            },
+        )
+        .await?,
+    );
     let t = Instant::now();
     let csv = s
         .export_orders_csv(Default::default(), CONSOLE_EXPORT_ROWS)
