@@ -401,6 +401,21 @@ async fn confirming_a_policy_change_lands_on_the_campaign_with_a_flash_and_is_re
     assert!(page.contains("平台承担过期券"), "the reason in the history");
     assert!(page.contains("lock (the deposit lock holds) → swap or compensate"));
     readable(&page.text, "the campaign page after the change");
+    // The staff log names the campaign and says the change in words too.
+    let log = b.visit("/console/audit?log=staff").await;
+    assert!(
+        log.contains("lock (the deposit lock holds) → swap or compensate"),
+        "{}",
+        log.text
+    );
+    assert!(log.contains("双11手机预售"), "the campaign by its name");
+    // The filter form's hint spells out the stored actor format; the rows
+    // must not.
+    let rows = log
+        .text
+        .find("data-testid=\"audit-row\"")
+        .map_or("", |i| &log.text[i..]);
+    readable(rows, "the staff log's rows after a campaign change");
 
     // The compensation mode, the same way.
     let m = b

@@ -104,6 +104,9 @@ pub struct StaffAuditView {
     pub actor: String,
     pub action: String,
     pub target: String,
+    /// The target's name when it is a coupon, template or campaign (its
+    /// code or name), for pages that must not show `tpl_…` / `cmp_…`.
+    pub target_name: Option<String>,
     pub detail: Option<String>,
     pub address: Option<String>,
 }
@@ -116,6 +119,7 @@ impl From<StaffAuditRow> for StaffAuditView {
             actor: r.actor,
             action: r.action,
             target: r.target,
+            target_name: None,
             detail: r.detail,
             address: r.address,
         }
@@ -267,14 +271,29 @@ impl Service {
         let rows = self
             .read(move |c| {
                 let q = q.clone();
-                Box::pin(async move { Ok(audit::staff_page(c, &q, before, limit).await?) })
+                Box::pin(async move {
+                    let rows = audit::staff_page(c, &q, before, limit).await?;
+                    let ids: Vec<&str> = rows.iter().map(|r| r.target.as_str()).collect();
+                    let names = crate::store::names::people_names(c, &ids).await?;
+                    Ok((rows, names))
+                })
             })
             .await?;
+        let (rows, names) = rows;
         let next = (rows.len() as i64 == limit)
             .then(|| rows.last().map(|r| encode_cursor(r.at, r.id)))
             .flatten();
         Ok(AuditPage {
-            rows: rows.into_iter().map(StaffAuditView::from).collect(),
+            rows: rows
+                .into_iter()
+                .map(|r| {
+                    let name = names.get(&r.target).cloned();
+                    StaffAuditView {
+                        target_name: name,
+                        ..StaffAuditView::from(r)
+                    }
+                })
+                .collect(),
             next,
         })
     }
@@ -359,6 +378,7 @@ mod tests {
             actor: "staff:admin-1".into(),
             action: "role_change".into(),
             target: "bob".into(),
+            target_name: None,
             detail: Some("support -> operator, \"now\"".into()),
             address: None,
         };

@@ -185,17 +185,34 @@ pub struct CampaignChange {
 /// Reads one staff-log row of a campaign back into a change; `None` for
 /// a row that is not one of [`actions`].
 fn change_of(r: &crate::store::audit::StaffAuditRow) -> Option<CampaignChange> {
-    let detail = r.detail.as_deref().unwrap_or("");
+    change_from_log(
+        &r.action,
+        r.detail.as_deref(),
+        rfc3339(from_ms(r.at)),
+        r.actor.clone(),
+    )
+}
+
+/// A staff-log row of a campaign (its action, detail, time and actor) read
+/// back into a change, for the campaign's history and the audit log;
+/// `None` for an action that is not one of [`actions`].
+pub fn change_from_log(
+    action: &str,
+    detail: Option<&str>,
+    at: String,
+    actor: String,
+) -> Option<CampaignChange> {
+    let detail = detail.unwrap_or("");
     let base = CampaignChange {
-        at: rfc3339(from_ms(r.at)),
-        actor: r.actor.clone(),
+        at,
+        actor,
         what: "created",
         from: None,
         to: String::new(),
         also: None,
         reason: None,
     };
-    match r.action.as_str() {
+    match action {
         actions::CREATE => {
             let (policy, mode) = detail.split_once(' ').unwrap_or((detail, ""));
             Some(CampaignChange {
@@ -208,7 +225,7 @@ fn change_of(r: &crate::store::audit::StaffAuditRow) -> Option<CampaignChange> {
             let (words, reason) = detail.split_once(": ").unwrap_or((detail, ""));
             let (from, to) = words.split_once(" -> ")?;
             Some(CampaignChange {
-                what: if r.action == actions::POLICY {
+                what: if action == actions::POLICY {
                     "policy"
                 } else {
                     "compensation_mode"

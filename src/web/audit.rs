@@ -302,8 +302,8 @@ fn staff_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
                     <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
                     <td data-testid="audit-actor" data-actor=e.actor.clone() data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
                     <td data-testid="audit-action" data-action=e.action.clone() data-label=l.t("action")>{staff_action_text(l, &e.action)}</td>
-                    <td data-testid="audit-target" data-label=l.t("staff-account")>{e.target}</td>
-                    <td data-testid="audit-detail" data-label=l.t("detail")>{dash(e.detail)}</td>
+                    <td data-testid="audit-target" data-label=l.t("staff-account")>{e.target_name.clone().unwrap_or_else(|| e.target.clone())}</td>
+                    <td data-testid="audit-detail" data-label=l.t("detail")>{staff_detail(l, &e)}</td>
                     <td class="mono" data-testid="audit-address" data-label=l.t("address")>{dash(e.address)}</td>
                 </tr>
             }
@@ -351,5 +351,26 @@ async fn audit_csv(
         )
             .into_response(),
         Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+/// A staff-log row's detail for people: a campaign change in words (the
+/// stored `lock -> strict: reason` names policies by their codes), else as
+/// stored.
+fn staff_detail(l: Lang, e: &StaffAuditView) -> String {
+    match crate::service::campaigns::change_from_log(
+        &e.action,
+        e.detail.as_deref(),
+        e.at.clone(),
+        e.actor.clone(),
+    ) {
+        Some(ch) => {
+            let (what, change) = super::campaigns::change_what(l, &ch);
+            match ch.reason.as_deref().filter(|r| !r.is_empty()) {
+                Some(reason) => format!("{what}: {change} ({reason})"),
+                None => format!("{what}: {change}"),
+            }
+        }
+        None => e.detail.clone().unwrap_or_else(|| "—".to_string()),
     }
 }

@@ -422,7 +422,8 @@ fn change_forms(l: Lang, c: &CampaignView) -> impl IntoView + use<> {
     }
 }
 
-fn change_what(l: Lang, ch: &CampaignChange) -> (String, String) {
+/// What a campaign change was and its before → after, in words.
+pub(crate) fn change_what(l: Lang, ch: &CampaignChange) -> (String, String) {
     let policy_word = |w: &str| {
         Policy::parse(w).map_or_else(|| w.to_string(), |p| policy_label(l, p).to_string())
     };
