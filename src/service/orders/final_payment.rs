@@ -176,11 +176,13 @@ async fn pay_final_tx(
                         c,
                         op,
                         &o.user_id,
-                        plan.compensation.get(),
-                        chrono::Duration::days(FINAL_PAYMENT_COUPON_DAYS),
+                        crate::service::support::CompensationTerms {
+                            value_cents: plan.compensation.get(),
+                            valid: chrono::Duration::days(FINAL_PAYMENT_COUPON_DAYS),
+                            min_order_cents: 0,
+                            categories: "[]".to_string(),
+                        },
                         reason,
-                        0,
-                        "[]".to_string(),
                     )
                     .await?;
                     ledger::insert(

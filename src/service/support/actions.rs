@@ -555,11 +555,13 @@ impl Service {
                         c,
                         &op,
                         user.as_str(),
-                        value,
-                        Duration::seconds(seconds),
+                        CompensationTerms {
+                            value_cents: value,
+                            valid: Duration::seconds(seconds),
+                            min_order_cents,
+                            categories,
+                        },
                         &reason,
-                        min_order_cents,
-                        categories,
                     )
                     .await?;
                     ledger::insert(
@@ -615,6 +617,16 @@ fn typed_seconds(s: Option<i64>) -> Result<i64, ServiceError> {
     }
 }
 
+/// What a compensation coupon takes off and when it may be used.
+pub(crate) struct CompensationTerms {
+    pub value_cents: i64,
+    /// How long from now it is valid.
+    pub valid: Duration,
+    pub min_order_cents: i64,
+    /// Stored JSON list of categories; `"[]"` is every category.
+    pub categories: String,
+}
+
 /// Issues a fixed-amount compensation coupon to `user_id` in the caller's
 /// transaction: outside any stock (`source = compensation`, no template,
 /// with the given minimum order and categories (`"[]"`: every
@@ -626,12 +638,15 @@ pub(crate) async fn insert_compensation_coupon(
     c: &mut AnyConnection,
     op: &crate::service::Op,
     user_id: &str,
-    value_cents: i64,
-    valid: Duration,
+    terms: CompensationTerms,
     reason: &str,
-    min_order_cents: i64,
-    categories: String,
 ) -> Result<CouponView, ServiceError> {
+    let CompensationTerms {
+        value_cents,
+        valid,
+        min_order_cents,
+        categories,
+    } = terms;
     let now_ms = to_ms(op.now);
     let mut row = CouponRow {
         id: new_id("cpn", now_ms),

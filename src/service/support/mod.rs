@@ -21,11 +21,11 @@ mod health;
 mod lists;
 mod search;
 
-pub(crate) use actions::insert_compensation_coupon;
 pub use actions::{
     Authority, CompensationAllowance, CompensationEntry, CompensationInput,
     MAX_COMPENSATION_SECONDS, MIN_COMPENSATION_SECONDS,
 };
+pub(crate) use actions::{CompensationTerms, insert_compensation_coupon};
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
 pub use health::{ActionView, CheckView, HealthReport, USER_HEALTH_ORDERS, UserHealthReport};
 pub(crate) use health::{coupon_facts, order_facts};
