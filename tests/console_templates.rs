@@ -401,6 +401,14 @@ async fn pausing_refuses_claims_until_resumed_and_the_history_says_who_and_why()
     assert!(history.contains("核对完毕") && history.contains("库存核对"));
     assert!(history.contains("operator-1"), "who: {history}");
     assert!(history.contains("已暂停 → 领取中"), "{history}");
+    // The staff log says it the same way, with the template's name.
+    let log = b.get("/console/audit?log=staff").await;
+    let rows = log
+        .text
+        .find("data-testid=\"audit-row\"")
+        .map_or("", |i| &log.text[i..]);
+    assert!(rows.contains("已暂停 → 领取中"), "{rows}");
+    assert!(!rows.contains("tpl_"), "the template by name: {rows}");
 }
 
 #[tokio::test]

@@ -354,9 +354,10 @@ async fn audit_csv(
     }
 }
 
-/// A staff-log row's detail for people: a campaign change in words (the
-/// stored `lock -> strict: reason` names policies by their codes), else as
-/// stored.
+/// A staff-log row's detail for people: a campaign or template change in
+/// words (the stored `lock -> strict: reason` names policies by their
+/// codes, a template edit is JSON), as their own pages' histories say it;
+/// else as stored.
 fn staff_detail(l: Lang, e: &StaffAuditView) -> String {
     match crate::service::campaigns::change_from_log(
         &e.action,
@@ -369,6 +370,13 @@ fn staff_detail(l: Lang, e: &StaffAuditView) -> String {
             match ch.reason.as_deref().filter(|r| !r.is_empty()) {
                 Some(reason) => format!("{what}: {change} ({reason})"),
                 None => format!("{what}: {change}"),
+            }
+        }
+        None if e.action.starts_with("template_") => {
+            let (change, reason) = super::templates::history_change(l, e);
+            match reason.as_str() {
+                "" => change,
+                r => format!("{change} ({r})"),
             }
         }
         None => e.detail.clone().unwrap_or_else(|| "—".to_string()),

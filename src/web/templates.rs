@@ -912,7 +912,7 @@ fn ends_text(at: &Option<String>) -> String {
 }
 
 /// Before → after and the reason of a staff-log row, in words.
-fn history_change(l: Lang, e: &StaffAuditView) -> (String, String) {
+pub(crate) fn history_change(l: Lang, e: &StaffAuditView) -> (String, String) {
     let detail = e.detail.as_deref().unwrap_or_default();
     if let Some((from, to, reason)) = parse_claiming_detail(detail) {
         let change = format!("{} → {}", status_label(l, from), status_label(l, to));
