@@ -1,7 +1,7 @@
 //! Statements assembled at run time from optional filters: the list pages
 //! (coupons, orders, templates, the audit log, the compensation ledger)
 //! each add `AND ...` clauses for the filters a caller gave, then a keyset
-//! condition and a bounded `LIMIT`. One builder numbers the placeholders,
+//! condition and a bounded `LIMIT`. One builder numbers the parameters,
 //! one runner binds the values, and [`explain`] shows the plan of exactly
 //! the statement a page runs, so the index tests check what production
 //! executes.
@@ -36,7 +36,7 @@ impl From<i64> for Bind {
     }
 }
 
-/// A statement and its values, placeholders numbered `$1, $2, ...` in the
+/// A statement and its values, parameters numbered `$1, $2, ...` in the
 /// order values were pushed (both stores accept `$n` through sqlx's Any
 /// driver).
 #[derive(Debug, Clone, Default)]
@@ -66,8 +66,8 @@ impl Sql {
     /// one value need one).
     pub fn push_bind(&mut self, clause: &str, b: impl Into<Bind>) -> &mut Self {
         self.binds.push(b.into());
-        let placeholder = format!("${}", self.binds.len());
-        self.text.push_str(&clause.replace('?', &placeholder));
+        let parameter = format!("${}", self.binds.len());
+        self.text.push_str(&clause.replace('?', &parameter));
         self
     }
 
@@ -76,7 +76,7 @@ impl Sql {
         &self.text
     }
 
-    /// The values in placeholder order.
+    /// The values in parameter order.
     pub fn binds(&self) -> &[Bind] {
         &self.binds
     }
@@ -167,7 +167,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn placeholders_are_numbered_in_push_order_and_repeat_within_one_clause() {
+    fn parameters_are_numbered_in_push_order_and_repeat_within_one_clause() {
         let mut sql = Sql::new("SELECT 1 FROM t WHERE 1 = 1");
         sql.push_bind(" AND a = ?", "x")
             .push_bind(" AND (b > ? OR b = ?)", 5)

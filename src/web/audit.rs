@@ -9,7 +9,6 @@
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chrono::NaiveDate;
@@ -340,16 +339,9 @@ async fn audit_csv(
         Ok(v) => v,
         Err(e) => return e.into_response(),
     };
-    let filename = format!("attachment; filename=\"audit-{}.csv\"", log.as_str());
+    let filename = format!("audit-{}.csv", log.as_str());
     match s.service.export_audit_csv(log, q, MAX_EXPORT_ROWS).await {
-        Ok(csv) => (
-            [
-                (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-                (header::CONTENT_DISPOSITION, filename),
-            ],
-            csv,
-        )
-            .into_response(),
+        Ok(csv) => super::layout::csv_download(&filename, csv),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }

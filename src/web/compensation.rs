@@ -8,7 +8,6 @@
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
@@ -365,17 +364,7 @@ async fn ledger_csv(
         .export_compensation_csv(&staff.authority(), &p.filter(), MAX_EXPORT_ROWS)
         .await
     {
-        Ok(csv) => (
-            [
-                (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
-                (
-                    header::CONTENT_DISPOSITION,
-                    "attachment; filename=\"compensation-ledger.csv\"".to_string(),
-                ),
-            ],
-            csv,
-        )
-            .into_response(),
+        Ok(csv) => super::layout::csv_download("compensation-ledger.csv", csv),
         Err(e) => filter_error(l, e),
     }
 }

@@ -10,7 +10,6 @@ use axum::routing::get;
 use leptos::prelude::*;
 
 use axum::extract::Query;
-use axum::http::header;
 use axum::response::{IntoResponse, Redirect};
 use serde::Deserialize;
 
@@ -885,17 +884,7 @@ async fn coupon_csv(
         Err(m) => return to_response(WebError::bad_request(m)),
     };
     match s.service.export_coupons_csv(filter, CSV_MAX_ROWS).await {
-        Ok(csv) => (
-            [
-                (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
-                (
-                    header::CONTENT_DISPOSITION,
-                    "attachment; filename=\"coupons.csv\"",
-                ),
-            ],
-            csv,
-        )
-            .into_response(),
+        Ok(csv) => super::layout::csv_download("coupons.csv", csv),
         Err(e) => to_response(WebError::from_service(l, e)),
     }
 }

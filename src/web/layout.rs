@@ -500,6 +500,26 @@ impl EventTarget {
     }
 }
 
+/// A CSV export as a download named `filename` (UTF-8, RFC 4180 body
+/// built by the service).
+pub fn csv_download(filename: &str, csv: String) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/csv; charset=utf-8".to_string(),
+            ),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{filename}\""),
+            ),
+        ],
+        csv,
+    )
+        .into_response()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
@@ -343,17 +343,7 @@ async fn order_csv(
         .export_orders_csv(filter, MAX_ORDER_EXPORT_ROWS)
         .await
     {
-        Ok(csv) => (
-            [
-                (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
-                (
-                    header::CONTENT_DISPOSITION,
-                    "attachment; filename=\"orders.csv\"",
-                ),
-            ],
-            csv,
-        )
-            .into_response(),
+        Ok(csv) => super::layout::csv_download("orders.csv", csv),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }
