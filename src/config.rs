@@ -39,6 +39,10 @@ pub struct Config {
     /// `COUPONKEEPER_TX_RETRIES`, default 5: how often a transaction that hit
     /// a serialization failure or deadlock is retried before giving up.
     pub tx_retries: u32,
+    /// `COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS`, default 2000: how long a request
+    /// waits for a database connection before it is answered 503
+    /// `unavailable` (during an outage callers fail fast instead of queueing).
+    pub db_acquire_timeout_ms: u64,
     /// `COUPONKEEPER_LOG_FORMAT`: `text` (default) or `json`.
     pub log_json: bool,
     /// Background jobs (see [`JobSettings`]).
@@ -105,6 +109,7 @@ impl Default for Config {
             checkout_lock_seconds: 900,
             db_max_connections: 10,
             tx_retries: 5,
+            db_acquire_timeout_ms: 2_000,
             log_json: false,
             jobs: JobSettings::default(),
             console: ConsoleSettings::default(),
@@ -150,6 +155,11 @@ impl Config {
             )?
             .max(1),
             tx_retries: parse_var(&nonempty, "COUPONKEEPER_TX_RETRIES", d.tx_retries)?.min(50),
+            db_acquire_timeout_ms: acquire_timeout_ms(parse_var(
+                &nonempty,
+                "COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS",
+                d.db_acquire_timeout_ms,
+            )?)?,
             log_json: match nonempty("COUPONKEEPER_LOG_FORMAT").as_deref() {
                 None | Some("text") => false,
                 Some("json") => true,
@@ -554,6 +564,19 @@ fn cents_var(
     }
 }
 
+/// A connection wait from 1 ms to 60 s: longer would only hold requests
+/// hostage to an outage.
+fn acquire_timeout_ms(v: u64) -> Result<u64, ConfigError> {
+    if (1..=60_000).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError {
+            var: "COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS",
+            message: "must be between 1 and 60000 milliseconds".into(),
+        })
+    }
+}
+
 fn positive(v: i64, var: &'static str) -> Result<i64, ConfigError> {
     if (1..=366 * 24 * 3600).contains(&v) {
         Ok(v)
@@ -585,6 +608,17 @@ mod tests {
         assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
         assert_eq!(c.checkout_lock_seconds, 900);
         assert!(c.api_tokens.is_empty());
+    }
+
+    #[test]
+    fn the_database_acquire_timeout_defaults_to_two_seconds_and_refuses_zero() {
+        assert_eq!(cfg(&[]).expect("defaults").db_acquire_timeout_ms, 2_000);
+        let c = cfg(&[("COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS", "250")]).expect("ok");
+        assert_eq!(c.db_acquire_timeout_ms, 250);
+        for bad in ["0", "60001", "soon"] {
+            let e = cfg(&[("COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS", bad)]).expect_err(bad);
+            assert_eq!(e.var, "COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS");
+        }
     }
 
     #[test]

@@ -82,6 +82,7 @@ struct Inner {
     batch_rows: Option<Histogram>,
     job_durations: BTreeMap<&'static str, Histogram>,
     job_failures: BTreeMap<&'static str, u64>,
+    wheel_skips: BTreeMap<&'static str, u64>,
     job_rows: BTreeMap<&'static str, u64>,
 }
 
@@ -122,6 +123,12 @@ impl Metrics {
     /// Counts a named business event (claims, refusals, ...).
     pub fn incr(&self, name: &'static str) {
         *self.lock().events.entry(name).or_insert(0) += 1;
+    }
+
+    /// Counts one deadline the expiry wheel gave up for a tick after a
+    /// retry (a conflict on that item, not a database failure).
+    pub fn count_wheel_skip(&self, deadline: &'static str) {
+        *self.lock().wheel_skips.entry(deadline).or_insert(0) += 1;
     }
 
     /// Records one expiry batch: its size and each coupon's lag.
@@ -184,6 +191,14 @@ impl Metrics {
         out.push_str("# TYPE couponkeeper_events_total counter\n");
         for (name, n) in &m.events {
             let _ = writeln!(out, "couponkeeper_events_total{{event=\"{name}\"}} {n}");
+        }
+        out.push_str("# HELP couponkeeper_wheel_skipped_total Deadlines the expiry wheel skipped for a tick after a retry, by kind.\n");
+        out.push_str("# TYPE couponkeeper_wheel_skipped_total counter\n");
+        for (deadline, n) in &m.wheel_skips {
+            let _ = writeln!(
+                out,
+                "couponkeeper_wheel_skipped_total{{deadline=\"{deadline}\"}} {n}"
+            );
         }
         out.push_str("# HELP couponkeeper_expiry_lag_seconds Time from a coupon's ends_at to its stored expiry.\n");
         out.push_str("# TYPE couponkeeper_expiry_lag_seconds histogram\n");

@@ -9,7 +9,7 @@ use crate::http::{AppState, router};
 use crate::jobs::Jobs;
 use crate::metrics::Metrics;
 use crate::service::{Service, Settings};
-use crate::store::Db;
+use crate::store::{Db, PoolSettings};
 
 /// Anything that stops the process from starting.
 #[derive(Debug, thiserror::Error)]
@@ -28,10 +28,13 @@ pub enum StartError {
 
 /// Opens the database of `config` and applies migrations.
 pub async fn open_db(config: &Config) -> Result<Db, StartError> {
-    let db = Db::connect(
+    let db = Db::connect_with(
         &config.database_url,
-        config.db_max_connections,
-        config.tx_retries,
+        PoolSettings {
+            max_connections: config.db_max_connections,
+            tx_retries: config.tx_retries,
+            acquire_timeout_ms: config.db_acquire_timeout_ms,
+        },
     )
     .await?;
     db.migrate().await?;

@@ -385,3 +385,177 @@ async fn archived_coupons_leave_the_hot_table_but_can_still_be_read() {
         0
     );
 }
+
+/// Aborting a job or dropping a request mid-transaction happens in
+/// production (a deploy, a client hanging up). Cancelled at any point of a
+/// write, between `BEGIN` and its answer included, the caller must leave
+/// the pool fit for the next transaction; with one connection a poisoned
+/// one would be reused at once.
+#[tokio::test]
+async fn a_write_cancelled_at_any_point_leaves_the_pool_fit_for_the_next() {
+    let tdb = common::TestDb::fresh_with(1).await;
+    let db = tdb.db.clone();
+    for round in 0..400u32 {
+        let write = db.write(|c| {
+            Box::pin(async move {
+                sqlx::query("SELECT 1").execute(&mut *c).await?;
+                Ok::<_, sqlx::Error>(())
+            })
+        });
+        let yields = round % 16;
+        tokio::select! {
+            _ = write => {}
+            _ = async {
+                for _ in 0..yields {
+                    tokio::task::yield_now().await;
+                }
+            } => {}
+        }
+        db.write(|c| {
+            Box::pin(async move {
+                sqlx::query("SELECT 1").execute(&mut *c).await?;
+                Ok::<_, sqlx::Error>(())
+            })
+        })
+        .await
+        .unwrap_or_else(|e| panic!("round {round}: the write after a cancelled one failed: {e}"));
+    }
+}
+
+/// Makes the database refuse one row's change, as a conflicting write
+/// would: a trigger that raises for `column = value` on `table`.
+async fn refuse_updates_of(ts: &TestService, table: &str, column: &str, value: &str) {
+    let pool = ts.db.db.pool();
+    if ts.db.url.starts_with("sqlite") {
+        sqlx::query(&format!(
+            "CREATE TRIGGER refuse_one BEFORE UPDATE ON {table} WHEN OLD.{column} = '{value}'
+             BEGIN SELECT RAISE(ABORT, 'refused for the test'); END"
+        ))
+        .execute(pool)
+        .await
+        .expect("trigger");
+    } else {
+        sqlx::query(
+            "CREATE FUNCTION refuse_one() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN RAISE EXCEPTION 'refused for the test'; END $$",
+        )
+        .execute(pool)
+        .await
+        .expect("function");
+        sqlx::query(&format!(
+            "CREATE TRIGGER refuse_one BEFORE UPDATE ON {table} FOR EACH ROW
+             WHEN (OLD.{column} = '{value}') EXECUTE FUNCTION refuse_one()"
+        ))
+        .execute(pool)
+        .await
+        .expect("trigger");
+    }
+}
+
+async fn allow_updates_again(ts: &TestService, table: &str) {
+    let sql = if ts.db.url.starts_with("sqlite") {
+        "DROP TRIGGER refuse_one".to_string()
+    } else {
+        format!("DROP TRIGGER refuse_one ON {table}")
+    };
+    sqlx::query(&sql)
+        .execute(ts.db.db.pool())
+        .await
+        .expect("drop trigger");
+}
+
+#[tokio::test]
+async fn one_coupon_the_database_refuses_is_skipped_and_counted_while_the_rest_of_the_tick_expires()
+{
+    let ts = TestService::start().await;
+    let tpl = template(&ts, 60).await;
+    let a = claim(&ts, "u1", &tpl).await;
+    let b = claim(&ts, "u2", &tpl).await;
+    let c = claim(&ts, "u3", &tpl).await;
+    refuse_updates_of(&ts, "coupons", "id", &b).await;
+    let metrics = Arc::new(Metrics::default());
+    let (scheduler, inbox) = Scheduler::channel(100);
+    ts.service.attach_scheduler(scheduler);
+    let mut w = DeadlineWorker::new(
+        ts.service.clone(),
+        JobSettings::default(),
+        metrics.clone(),
+        inbox,
+    );
+    w.refill().await.expect("refill");
+    ts.clock.advance(Duration::seconds(60));
+    let r = w
+        .tick()
+        .await
+        .expect("a refused item does not fail the tick");
+    assert_eq!(r.expired, 2);
+    assert_eq!(stored_status(&ts, &a).await, "expired");
+    assert_eq!(stored_status(&ts, &b).await, "available");
+    assert_eq!(stored_status(&ts, &c).await, "expired");
+    assert!(
+        metrics
+            .render(None)
+            .contains("couponkeeper_wheel_skipped_total{deadline=\"coupon\"} 1"),
+        "{}",
+        metrics.render(None)
+    );
+    allow_updates_again(&ts, "coupons").await;
+    w.refill().await.expect("refill");
+    assert_eq!(w.tick().await.expect("tick").expired, 1);
+    assert_eq!(expire_events(&ts, &b).await, vec!["job:expiry-wheel"]);
+}
+
+#[tokio::test]
+async fn one_lapsed_order_the_database_refuses_is_skipped_while_the_others_close() {
+    let ts = TestService::start().await;
+    let metrics = Arc::new(Metrics::default());
+    let (scheduler, inbox) = Scheduler::channel(100);
+    ts.service.attach_scheduler(scheduler);
+    let mut w = DeadlineWorker::new(
+        ts.service.clone(),
+        JobSettings::default(),
+        metrics.clone(),
+        inbox,
+    );
+    let tpl = template(&ts, 86_400).await;
+    for n in ["N1", "N2", "N3"] {
+        let user = format!("u{n}");
+        let id = claim(&ts, &user, &tpl).await;
+        ts.service
+            .create_order(
+                &ts.ctx(),
+                None,
+                OrderInput {
+                    order_no: Some(n.into()),
+                    user_id: Some(user),
+                    kind: Some("normal".into()),
+                    category: Some("phones".into()),
+                    total_cents: Some(39_900),
+                    coupon_id: Some(id),
+                    ..Default::default()
+                },
+            )
+            .await
+            .expect("order");
+    }
+    refuse_updates_of(&ts, "orders", "order_no", "N2").await;
+    ts.clock.advance(Duration::seconds(900));
+    let r = w
+        .tick()
+        .await
+        .expect("a refused item does not fail the tick");
+    assert_eq!(r.orders_closed, 2);
+    for (n, want) in [
+        ("N1", "closed"),
+        ("N2", "pending_payment"),
+        ("N3", "closed"),
+    ] {
+        let o = ts.service.get_order(n).await.expect("order");
+        assert_eq!(o.status.as_str(), want, "{n}");
+    }
+    assert!(
+        metrics
+            .render(None)
+            .contains("couponkeeper_wheel_skipped_total{deadline=\"checkout_lapse\"} 1")
+    );
+}

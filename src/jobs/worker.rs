@@ -16,9 +16,17 @@ use super::JobSettings;
 use super::wheel::TimingWheel;
 use super::{ACTOR_LAPSE, ACTOR_PRESALE, ACTOR_WHEEL, BATCH};
 use crate::domain::time::to_ms;
+use crate::log_safe::LogSafe;
 use crate::metrics::Metrics;
-use crate::service::jobs::Deadline;
+use crate::service::jobs::{Deadline, ExpiredBatch};
 use crate::service::{Service, ServiceError};
+
+/// Whether a failure is the database's (unreachable, timed out, gone away)
+/// rather than one item's (a refusal, a row the database would not take):
+/// the former stops the tick, the latter skips the item.
+fn is_database_error(e: &ServiceError) -> bool {
+    e.is_unavailable()
+}
 
 /// How often the wheel turns. With one-second slots and this tick, a
 /// deadline is acted on within about 1.2 s of its time.
@@ -137,28 +145,124 @@ impl DeadlineWorker {
                 }
             }
         }
-        for chunk in coupons.chunks(usize::try_from(BATCH).unwrap_or(500)) {
-            let done = self.service.expire_coupons(ACTOR_WHEEL, chunk).await?;
-            if done.count > 0 {
-                self.metrics.observe_expiry(&done.lags_ms);
+        // A database error (unreachable, timed out) stops the tick and puts
+        // everything not yet done back on the wheel for the next one; any
+        // other failure concerns one item: it is retried alone once, then
+        // skipped and counted (the refill or the sweep finds it again if it
+        // is still due), and the rest of the tick goes on.
+        let batch = usize::try_from(BATCH).unwrap_or(500);
+        let chunks: Vec<&[String]> = coupons.chunks(batch).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            match self.service.expire_coupons(ACTOR_WHEEL, chunk).await {
+                Ok(done) => self.count_expired(&mut report, done),
+                Err(e) if is_database_error(&e) => {
+                    let rest = chunks[i..].iter().flat_map(|c| c.iter().cloned());
+                    self.put_back(now_ms, rest, &lapses, &campaigns);
+                    return Err(e);
+                }
+                Err(_) => {
+                    for (j, id) in chunk.iter().enumerate() {
+                        match self.expire_one(id).await {
+                            Ok(done) => self.count_expired(&mut report, done),
+                            Err(e) if is_database_error(&e) => {
+                                let rest = chunk[j..]
+                                    .iter()
+                                    .chain(chunks[i + 1..].iter().flat_map(|c| c.iter()))
+                                    .cloned();
+                                self.put_back(now_ms, rest, &lapses, &campaigns);
+                                return Err(e);
+                            }
+                            Err(e) => self.skip("coupon", id, &e),
+                        }
+                    }
+                }
             }
-            report.expired += done.count;
         }
-        for order_no in lapses {
-            report.orders_closed += usize::from(
-                self.service
-                    .close_lapsed_checkout(ACTOR_LAPSE, &order_no)
-                    .await?,
-            );
+        for (i, order_no) in lapses.iter().enumerate() {
+            let mut outcome = self
+                .service
+                .close_lapsed_checkout(ACTOR_LAPSE, order_no)
+                .await;
+            if outcome.as_ref().is_err_and(|e| !is_database_error(e)) {
+                // Lost a race with a payment or a cancel: read it again.
+                outcome = self
+                    .service
+                    .close_lapsed_checkout(ACTOR_LAPSE, order_no)
+                    .await;
+            }
+            match outcome {
+                Ok(closed) => report.orders_closed += usize::from(closed),
+                Err(e) if is_database_error(&e) => {
+                    self.put_back(now_ms, std::iter::empty(), &lapses[i..], &campaigns);
+                    return Err(e);
+                }
+                Err(e) => self.skip("checkout_lapse", order_no, &e),
+            }
         }
         if !campaigns.is_empty() {
-            report.orders_closed += self
+            match self
                 .service
                 .close_timed_out_presales(ACTOR_PRESALE, self.settings.presale_grace_seconds, BATCH)
-                .await?
-                .changed;
+                .await
+            {
+                Ok(done) => report.orders_closed += done.changed,
+                Err(e) => {
+                    self.put_back(now_ms, std::iter::empty(), &[], &campaigns);
+                    return Err(e);
+                }
+            }
         }
         Ok(report)
+    }
+
+    fn count_expired(&self, report: &mut TickReport, done: ExpiredBatch) {
+        if done.count > 0 {
+            self.metrics.observe_expiry(&done.lags_ms);
+        }
+        report.expired += done.count;
+    }
+
+    /// One coupon in its own transaction, retried once: what is left of a
+    /// batch that failed for a reason other than the database.
+    async fn expire_one(&self, id: &str) -> Result<ExpiredBatch, ServiceError> {
+        let ids = [id.to_string()];
+        match self.service.expire_coupons(ACTOR_WHEEL, &ids).await {
+            Err(e) if !is_database_error(&e) => {
+                self.service.expire_coupons(ACTOR_WHEEL, &ids).await
+            }
+            other => other,
+        }
+    }
+
+    /// Gives up one deadline for this tick: counted on `/metrics` and logged
+    /// once here, where it is handled.
+    fn skip(&self, kind: &'static str, subject: &str, e: &ServiceError) {
+        self.metrics.count_wheel_skip(kind);
+        tracing::warn!(
+            deadline = kind,
+            subject = %LogSafe(subject),
+            error = %e,
+            "expiry wheel skipped one deadline after a retry; the sweep will catch up"
+        );
+    }
+
+    /// Puts deadlines that a failed tick did not reach back on the wheel,
+    /// due now, so the next tick takes them again.
+    fn put_back(
+        &mut self,
+        now_ms: i64,
+        coupons: impl Iterator<Item = String>,
+        lapses: &[String],
+        campaigns: &BTreeSet<String>,
+    ) {
+        let deadlines = coupons
+            .map(Deadline::CouponEnd)
+            .chain(lapses.iter().cloned().map(Deadline::CheckoutLapse))
+            .chain(campaigns.iter().cloned().map(Deadline::PresaleWindowEnd));
+        for d in deadlines {
+            // A full wheel refuses it; the refill or the sweep is then the path.
+            let _ = self.wheel.insert(now_ms, d);
+        }
     }
 
     /// Turns the wheel on real time until shutdown: a tick every [`TICK`],

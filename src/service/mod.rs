@@ -247,6 +247,13 @@ pub enum ServiceError {
 }
 
 impl ServiceError {
+    /// Whether the database itself cannot serve now (see
+    /// [`crate::store::is_unavailable`]), as opposed to a refusal of this
+    /// one operation: jobs stop and retry later on the former.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, ServiceError::Db(db) if crate::store::is_unavailable(db))
+    }
+
     pub fn refused(refusal: Refusal, message: impl Into<String>) -> Self {
         ServiceError::Refused {
             refusal,

@@ -96,6 +96,36 @@ pub fn is_retryable(e: &sqlx::Error) -> bool {
     }
 }
 
+/// True when the error says the database itself cannot serve now (gone,
+/// unreachable, shutting down, out of space, read-only, still locked after
+/// the retries), as opposed to refusing one statement about one row.
+pub fn is_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => {
+            let code = db.code();
+            let code = code.as_deref().unwrap_or("");
+            // PostgreSQL classes 08 (connection), 53 (resources), 57
+            // (operator intervention: shutdown, cannot connect now), 58
+            // (system); SQLite's primary codes BUSY 5, LOCKED 6, READONLY 8,
+            // IOERR 10, FULL 13, CANTOPEN 14 and their extended forms.
+            ["08", "53", "57", "58"]
+                .iter()
+                .any(|class| code.starts_with(class))
+                || code
+                    .parse::<u32>()
+                    .is_ok_and(|n| matches!(n & 0xff, 5 | 6 | 8 | 10 | 13 | 14))
+                || is_retryable(e)
+        }
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        _ => false,
+    }
+}
+
 /// True when the error says a unique index refused the row.
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {
     match e {
@@ -122,10 +152,54 @@ pub struct Db {
     retries: u32,
 }
 
+/// How the pool behaves: its size, how long a caller waits for a
+/// connection, how often a transaction that lost a race is rerun.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSettings {
+    pub max_connections: u32,
+    /// Retries of a transaction after a serialization failure, deadlock or
+    /// busy error.
+    pub tx_retries: u32,
+    /// How long a caller waits for a free connection (or a new one) before
+    /// the request fails with 503 `unavailable`. Short, so that during a
+    /// database outage callers learn it at once instead of queueing.
+    pub acquire_timeout_ms: u64,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        PoolSettings {
+            max_connections: 10,
+            tx_retries: 5,
+            acquire_timeout_ms: 2_000,
+        }
+    }
+}
+
 impl Db {
+    /// Connects with the default acquire timeout (see [`PoolSettings`]).
+    pub async fn connect(url: &str, max_connections: u32, retries: u32) -> Result<Db, sqlx::Error> {
+        Self::connect_with(
+            url,
+            PoolSettings {
+                max_connections,
+                tx_retries: retries,
+                ..PoolSettings::default()
+            },
+        )
+        .await
+    }
+
     /// Connects and configures the pool. SQLite files are created when
     /// missing and opened in WAL mode with foreign keys on and a busy timeout.
-    pub async fn connect(url: &str, max_connections: u32, retries: u32) -> Result<Db, sqlx::Error> {
+    ///
+    /// A connection given back to the pool while still inside a transaction
+    /// is closed, never reused: that happens when a caller is cancelled (a
+    /// client hung up, a task was aborted) between sending `BEGIN` and
+    /// reading its answer, so no `Transaction` exists to roll it back. Reused,
+    /// such a connection fails every later `BEGIN IMMEDIATE` and on SQLite
+    /// holds the write lock; closing it rolls the transaction back.
+    pub async fn connect_with(url: &str, settings: PoolSettings) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url).ok_or_else(|| {
             sqlx::Error::Configuration(
@@ -142,8 +216,8 @@ impl Db {
         };
         let options: AnyConnectOptions = url.parse()?;
         let pool = AnyPoolOptions::new()
-            .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(10))
+            .max_connections(settings.max_connections.max(1))
+            .acquire_timeout(Duration::from_millis(settings.acquire_timeout_ms.max(1)))
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
@@ -158,13 +232,14 @@ impl Db {
                     Ok(())
                 })
             })
+            .after_release(|conn, _meta| Box::pin(release_check(conn)))
             .connect_with(options)
             .await?;
         Ok(Db {
             pool,
             backend,
             write_gate: (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(()))),
-            retries,
+            retries: settings.tx_retries,
         })
     }
 
@@ -292,6 +367,25 @@ impl Db {
         ended?;
         Ok(value)
     }
+}
+
+/// Whether a connection coming back to the pool may be reused: only when
+/// no transaction is left open on it. A dropped `Transaction` queues its
+/// ROLLBACK on the connection, so the depth can still read 1 here; a ping
+/// goes through the same queue after that ROLLBACK, and what is still open
+/// after it has no owner (see [`Db::connect_with`]).
+async fn release_check(conn: &mut AnyConnection) -> Result<bool, sqlx::Error> {
+    if !conn.is_in_transaction() {
+        return Ok(true);
+    }
+    conn.ping().await?;
+    let orphaned = conn.is_in_transaction();
+    if orphaned {
+        tracing::warn!(
+            "closing a pooled connection left inside a transaction by a cancelled caller"
+        );
+    }
+    Ok(!orphaned)
 }
 
 /// Serializes whatever the caller does under `key` for the rest of the
