@@ -559,3 +559,101 @@ async fn one_lapsed_order_the_database_refuses_is_skipped_while_the_others_close
             .contains("couponkeeper_wheel_skipped_total{deadline=\"checkout_lapse\"} 1")
     );
 }
+
+/// Places one normal order that locks `coupon` for checkout.
+async fn checkout(ts: &TestService, order_no: &str, user: &str, coupon: &str) {
+    ts.service
+        .create_order(
+            &ts.ctx(),
+            None,
+            OrderInput {
+                order_no: Some(order_no.into()),
+                user_id: Some(user.into()),
+                kind: Some("normal".into()),
+                category: Some("phones".into()),
+                total_cents: Some(39_900),
+                coupon_id: Some(coupon.into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("order");
+}
+
+/// An NTP step or a VM resumed after a pause moves the clock by a lot at
+/// once. Forward: what fell due meanwhile expires at the next tick (on the
+/// wheel) or the next sweep (beyond the wheel's horizon), and nothing
+/// that is still valid does.
+#[tokio::test]
+async fn a_clock_jumping_an_hour_forward_expires_what_fell_due_and_nothing_else() {
+    let ts = TestService::start().await;
+    let ten_min = template(&ts, 600).await;
+    let half_hour = template(&ts, 1800).await;
+    let two_hours = template(&ts, 7200).await;
+    let a = claim(&ts, "u1", &ten_min).await;
+    let b = claim(&ts, "u1", &half_hour).await;
+    let c = claim(&ts, "u1", &two_hours).await;
+    let mut w = worker(&ts);
+    w.refill().await.expect("refill");
+    assert_eq!(w.pending(), 1, "only the ten-minute coupon is within the horizon");
+    ts.clock.advance(Duration::hours(1));
+    assert_eq!(w.tick().await.expect("tick").expired, 1);
+    assert_eq!(stored_status(&ts, &a).await, "expired");
+    assert_eq!(stored_status(&ts, &b).await, "available", "not on the wheel");
+    let (_, shutdown) = tokio::sync::watch::channel(false);
+    let swept = couponkeeper::jobs::sweep(
+        &ts.service,
+        &JobSettings::default(),
+        &Metrics::default(),
+        &shutdown,
+    )
+    .await
+    .expect("sweep");
+    assert_eq!(swept, 1, "the sweep catches up with the half-hour coupon");
+    assert_eq!(stored_status(&ts, &b).await, "expired");
+    assert_eq!(stored_status(&ts, &c).await, "available", "still valid");
+    assert_eq!(
+        ts.service.get_coupon(&c).await.expect("read").status,
+        CouponStatus::Available
+    );
+}
+
+/// Backward: a clock stepped back a minute makes nothing happen early,
+/// neither an expiry nor a checkout lapse, however often the wheel turns;
+/// both happen at the first tick once the clock has passed their time again.
+#[tokio::test]
+async fn a_clock_stepping_a_minute_back_expires_and_releases_nothing_early() {
+    let ts = TestService::start().await;
+    let mut w = worker(&ts);
+    let short = template(&ts, 120).await;
+    let long = template(&ts, 86_400).await;
+    // Ends 120 s from now; the checkout lock of the other lapses at 900 s.
+    let ending = claim(&ts, "u1", &short).await;
+    let locked = claim(&ts, "u2", &long).await;
+    checkout(&ts, "N1", "u2", &locked).await;
+    w.refill().await.expect("refill");
+    w.tick().await.expect("tick");
+    ts.clock.advance(Duration::seconds(100));
+    w.tick().await.expect("tick");
+    ts.clock.advance(Duration::seconds(-60));
+    for _ in 0..5 {
+        ts.clock.advance(Duration::seconds(15));
+        w.tick().await.expect("tick");
+        ts.clock.advance(Duration::seconds(-15));
+    }
+    // Now 40 s after the claim: the coupon has 80 s left.
+    ts.clock.advance(Duration::seconds(79));
+    assert_eq!(w.tick().await.expect("tick").expired, 0);
+    assert_eq!(stored_status(&ts, &ending).await, "available");
+    ts.clock.advance(Duration::seconds(1));
+    assert_eq!(w.tick().await.expect("tick").expired, 1);
+    assert_eq!(stored_status(&ts, &ending).await, "expired");
+    // The checkout lock of N1 lapses 900 s after its order: 780 s to go.
+    ts.clock.advance(Duration::seconds(779));
+    w.refill().await.expect("refill");
+    assert_eq!(w.tick().await.expect("tick").orders_closed, 0);
+    assert_eq!(stored_status(&ts, &locked).await, "locked");
+    ts.clock.advance(Duration::seconds(1));
+    assert_eq!(w.tick().await.expect("tick").orders_closed, 1);
+    assert_eq!(stored_status(&ts, &locked).await, "available");
+}
