@@ -98,6 +98,8 @@ pub struct ExpiryGauges {
     pub due_next_hour: i64,
     pub overdue: i64,
     pub oldest_overdue_age_seconds: f64,
+    /// This instance's clock minus the database's.
+    pub clock_skew_seconds: f64,
 }
 
 impl Metrics {
@@ -253,6 +255,13 @@ impl Metrics {
                 "couponkeeper_oldest_overdue_age_seconds {}",
                 g.oldest_overdue_age_seconds
             );
+            out.push_str("# HELP couponkeeper_clock_skew_seconds This instance's clock minus the database server's (positive: ahead); expiry is decided on each instance's clock.\n");
+            out.push_str("# TYPE couponkeeper_clock_skew_seconds gauge\n");
+            let _ = writeln!(
+                out,
+                "couponkeeper_clock_skew_seconds {}",
+                g.clock_skew_seconds
+            );
         }
         out
     }
@@ -295,6 +304,7 @@ mod tests {
             due_next_hour: 4,
             overdue: 2,
             oldest_overdue_age_seconds: 7.5,
+            clock_skew_seconds: -0.25,
         }));
         assert!(
             text.contains("couponkeeper_expiry_lag_seconds_bucket{le=\"0.5\"} 1"),
@@ -309,5 +319,6 @@ mod tests {
         assert!(text.contains("couponkeeper_job_rows_total{job=\"sweep\"} 3"));
         assert!(text.contains("couponkeeper_coupons_overdue 2"));
         assert!(text.contains("couponkeeper_oldest_overdue_age_seconds 7.5"));
+        assert!(text.contains("couponkeeper_clock_skew_seconds -0.25"));
     }
 }

@@ -123,3 +123,30 @@ async fn operators_have_no_daily_cap_line() {
     let page = op.get("/console").await;
     assert!(!page.contains("data-testid=\"queue-compensation\""));
 }
+
+/// Expiry and lapses are decided on each instance's clock: an instance
+/// whose clock is off the database's by more than a second says so on the
+/// home page, and `/metrics` carries the difference either way.
+#[tokio::test]
+async fn a_server_clock_off_the_database_by_more_than_a_second_is_shown_to_staff() {
+    let app = spawn_app().await;
+    // In step with the database: no warning.
+    app.clock.set(chrono::Utc::now());
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get("/console").await;
+    assert_eq!(page.status, 200);
+    assert!(!page.contains("data-testid=\"clock-skew\""), "{}", page.text);
+    // A minute ahead (more would end the console session).
+    app.clock.set(chrono::Utc::now() + chrono::Duration::minutes(1));
+    let page = b.get("/console").await;
+    assert!(page.contains("data-testid=\"clock-skew\""), "{}", page.text);
+    assert!(page.contains("本服务器的时钟与数据库相差 60."), "{}", page.text);
+    let metrics = app.get("/metrics").await;
+    let skew: f64 = metrics
+        .text
+        .lines()
+        .find_map(|l| l.strip_prefix("couponkeeper_clock_skew_seconds "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no clock gauge in {}", metrics.text));
+    assert!((59.0..61.0).contains(&skew), "{skew}");
+}

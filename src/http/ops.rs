@@ -63,11 +63,13 @@ pub async fn readyz(State(s): State<AppState>) -> Response {
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "service", responses((status = 200, description = "Prometheus text")))]
 pub async fn metrics(State(s): State<AppState>) -> Response {
-    // Gauges come from two indexed queries; a database outage leaves them
+    // Gauges come from two indexed queries and the database's clock; a database outage leaves them
     // out rather than failing the scrape.
     let now = s.service.now();
-    let gauges = match s.service.pending_expirations(3600).await {
-        Ok(p) => Some(crate::metrics::ExpiryGauges {
+    let pending = s.service.pending_expirations(3600).await;
+    let skew = s.service.clock_skew_ms().await;
+    let gauges = match pending.and_then(|p| skew.map(|skew_ms| (p, skew_ms))) {
+        Ok((p, skew_ms)) => Some(crate::metrics::ExpiryGauges {
             due_next_hour: p.total,
             overdue: p.overdue,
             oldest_overdue_age_seconds: p
@@ -76,6 +78,7 @@ pub async fn metrics(State(s): State<AppState>) -> Response {
                 .and_then(|t| crate::domain::time::parse_rfc3339(t).ok())
                 .map(|t| (now - t).num_milliseconds().max(0) as f64 / 1000.0)
                 .unwrap_or(0.0),
+            clock_skew_seconds: skew_ms as f64 / 1000.0,
         }),
         Err(e) => {
             tracing::warn!(error = %e, "metrics: cannot read expiry gauges");

@@ -41,7 +41,15 @@ pub struct WorkQueue {
     pub compensation_today: Option<(i64, i64)>,
     /// This staff member's latest coupon and order events.
     pub my_actions: Vec<AuditEventView>,
+    /// This instance's clock minus the database's, in milliseconds, when
+    /// it is off by more than [`CLOCK_SKEW_WARN_MS`].
+    pub clock_skew_ms: Option<i64>,
 }
+
+/// A clock difference past this is shown to staff: expiry, lapses and
+/// windows are decided on each instance's clock, so instances that disagree
+/// by more decide differently.
+pub const CLOCK_SKEW_WARN_MS: i64 = 1_000;
 
 /// One order of the at-risk list.
 #[derive(Debug, Clone)]
@@ -125,12 +133,25 @@ impl Service {
                         day_ends_at: day_end,
                         compensation_today,
                         my_actions: Vec::new(),
+                        clock_skew_ms: None,
                     })
                 })
             })
             .await?;
         q.my_actions = self.audit_events(mine, None, MY_LAST_ACTIONS).await?.rows;
+        q.clock_skew_ms = Some(self.clock_skew_ms().await?)
+            .filter(|skew| skew.abs() > CLOCK_SKEW_WARN_MS);
         Ok(q)
+    }
+
+    /// This instance's clock (the injected one every decision reads) minus
+    /// the database server's, in milliseconds, taking the middle of the
+    /// round trip: positive when this instance is ahead.
+    pub async fn clock_skew_ms(&self) -> Result<i64, ServiceError> {
+        let before = to_ms(self.now());
+        let database = self.db().clock_ms().await?;
+        let after = to_ms(self.now());
+        Ok(before + (after - before) / 2 - database)
     }
 
     /// The at-risk orders (see [`WorkQueue::at_risk_orders`]), the window

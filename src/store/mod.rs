@@ -284,6 +284,21 @@ impl Db {
         conn.ping().await
     }
 
+    /// The database server's clock, in milliseconds since the epoch. On
+    /// SQLite the "server" is this host, so it only tells the process's
+    /// injected clock from the system's.
+    pub async fn clock_ms(&self) -> Result<i64, sqlx::Error> {
+        let sql = match self.backend {
+            Backend::Postgres => {
+                "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
+            }
+            Backend::Sqlite => {
+                "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS BIGINT)"
+            }
+        };
+        sqlx::query_scalar(sql).fetch_one(&self.pool).await
+    }
+
     /// Runs `op` in one write transaction and commits it.
     ///
     /// SQLite: `BEGIN IMMEDIATE`, so the write lock is taken up front and a

@@ -149,7 +149,16 @@ fn queue_view(l: Lang, me: &str, q: WorkQueue) -> impl IntoView + use<> {
             </li>
         }
     });
+    let skew = q.clock_skew_ms.map(|ms| {
+        let text = crate::tr!(
+            l,
+            "clock-skew-warning",
+            seconds = format!("{:.1}", ms as f64 / 1000.0)
+        );
+        view! { <p class="field-error" role="alert" data-testid="clock-skew">{text}</p> }
+    });
     view! {
+        {skew}
         <section aria-labelledby="queue-heading">
             <h2 id="queue-heading">{l.t("queue-heading")}</h2>
             <ul class="queue" data-testid="queue">
