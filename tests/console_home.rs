@@ -135,12 +135,21 @@ async fn a_server_clock_off_the_database_by_more_than_a_second_is_shown_to_staff
     let mut b = signed_in(&app, Role::Support).await;
     let page = b.get("/console").await;
     assert_eq!(page.status, 200);
-    assert!(!page.contains("data-testid=\"clock-skew\""), "{}", page.text);
+    assert!(
+        !page.contains("data-testid=\"clock-skew\""),
+        "{}",
+        page.text
+    );
     // A minute ahead (more would end the console session).
-    app.clock.set(chrono::Utc::now() + chrono::Duration::minutes(1));
+    app.clock
+        .set(chrono::Utc::now() + chrono::Duration::minutes(1));
     let page = b.get("/console").await;
     assert!(page.contains("data-testid=\"clock-skew\""), "{}", page.text);
-    assert!(page.contains("本服务器的时钟与数据库相差 60."), "{}", page.text);
+    assert!(
+        page.contains("本服务器的时钟与数据库相差 60."),
+        "{}",
+        page.text
+    );
     let metrics = app.get("/metrics").await;
     let skew: f64 = metrics
         .text

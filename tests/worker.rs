@@ -595,11 +595,19 @@ async fn a_clock_jumping_an_hour_forward_expires_what_fell_due_and_nothing_else(
     let c = claim(&ts, "u1", &two_hours).await;
     let mut w = worker(&ts);
     w.refill().await.expect("refill");
-    assert_eq!(w.pending(), 1, "only the ten-minute coupon is within the horizon");
+    assert_eq!(
+        w.pending(),
+        1,
+        "only the ten-minute coupon is within the horizon"
+    );
     ts.clock.advance(Duration::hours(1));
     assert_eq!(w.tick().await.expect("tick").expired, 1);
     assert_eq!(stored_status(&ts, &a).await, "expired");
-    assert_eq!(stored_status(&ts, &b).await, "available", "not on the wheel");
+    assert_eq!(
+        stored_status(&ts, &b).await,
+        "available",
+        "not on the wheel"
+    );
     let (_, shutdown) = tokio::sync::watch::channel(false);
     let swept = couponkeeper::jobs::sweep(
         &ts.service,

@@ -139,8 +139,8 @@ impl Service {
             })
             .await?;
         q.my_actions = self.audit_events(mine, None, MY_LAST_ACTIONS).await?.rows;
-        q.clock_skew_ms = Some(self.clock_skew_ms().await?)
-            .filter(|skew| skew.abs() > CLOCK_SKEW_WARN_MS);
+        q.clock_skew_ms =
+            Some(self.clock_skew_ms().await?).filter(|skew| skew.abs() > CLOCK_SKEW_WARN_MS);
         Ok(q)
     }
 
