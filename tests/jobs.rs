@@ -27,7 +27,7 @@ use couponkeeper::service::campaigns::CampaignInput;
 use couponkeeper::service::jobs::PassReport;
 use couponkeeper::service::orders::OrderInput;
 use couponkeeper::service::{Executed, Refusal, Service, ServiceError};
-use couponkeeper::store::expiry::{DUE_BY_SQL, expire_due_sql};
+use couponkeeper::store::expiry::{DUE_BY_SQL, expire_due_sql, expire_ids_sql};
 use couponkeeper::store::{Backend, Db};
 
 /// The actor every job call in these tests names.
@@ -1451,6 +1451,40 @@ async fn the_expiry_statements_use_the_status_ends_at_index_on_a_big_table() {
             }
         };
         assert_index_plan(what, &plan.join("\n"));
+    }
+    // The wheel's statement finds each coupon by its primary key, whatever
+    // the table's size: the ids come as one JSON array parameter.
+    let ids = r#"["cpn_a","cpn_b","cpn_c"]"#;
+    let wheel = expire_ids_sql(ts.db.db.backend());
+    let plan: Vec<String> = match ts.db.db.backend() {
+        Backend::Postgres => sqlx::query_scalar::<_, String>(&format!("EXPLAIN {wheel}"))
+            .bind(now_ms)
+            .bind(ids)
+            .fetch_all(&mut *conn)
+            .await
+            .expect("explain the wheel's statement"),
+        Backend::Sqlite => {
+            sqlx::query_as::<_, (i64, i64, i64, String)>(&format!("EXPLAIN QUERY PLAN {wheel}"))
+                .bind(now_ms)
+                .bind(ids)
+                .fetch_all(&mut *conn)
+                .await
+                .expect("explain the wheel's statement")
+                .into_iter()
+                .map(|r| r.3)
+                .collect()
+        }
+    };
+    let plan = plan.join("\n");
+    println!("the wheel's expiry:\n{plan}\n");
+    assert!(
+        plan.contains("coupons_pkey")
+            || plan.contains("sqlite_autoindex_coupons_1")
+            || plan.contains("INTEGER PRIMARY KEY"),
+        "the wheel's expiry looks coupons up by primary key:\n{plan}"
+    );
+    for full_scan in ["Seq Scan on coupons", "SCAN coupons", "SCAN TABLE coupons"] {
+        assert!(!plan.contains(full_scan), "{full_scan}:\n{plan}");
     }
     if ts.db.db.backend() == Backend::Postgres {
         // The plan PostgreSQL may settle on for a statement prepared once

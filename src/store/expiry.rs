@@ -71,7 +71,8 @@ pub const DUE_BY_SQL: &str = "SELECT id, ends_at FROM coupons WHERE status = 'av
 
 /// Expires the given coupons if they are still `available` and past
 /// `ends_at` (the timing wheel's slot); returns those that changed. At most
-/// [`MAX_BATCH`] ids per call.
+/// [`MAX_BATCH`] ids per call. The ids travel as one JSON array parameter
+/// (see [`json_ids`]).
 pub async fn expire_ids(
     conn: &mut AnyConnection,
     ids: &[String],
@@ -81,46 +82,74 @@ pub async fn expire_ids(
         return Ok(Vec::new());
     }
     let ids = &ids[..ids.len().min(MAX_BATCH as usize)];
-    let params: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
-    let sql = format!(
-        "UPDATE coupons SET status = 'expired', updated_at = $1
-         WHERE id IN ({}) AND {}
-         RETURNING {COLUMNS}",
-        params.join(", "),
-        recheck(backend_of(conn))
-    );
-    let mut q = sqlx::query_as(&sql).bind(now_ms);
-    for id in ids {
-        q = q.bind(id.as_str());
-    }
-    q.fetch_all(conn).await
+    let sql = expire_ids_sql(backend_of(conn));
+    sqlx::query_as(&sql)
+        .bind(now_ms)
+        .bind(json_ids(ids.iter().map(String::as_str)))
+        .fetch_all(conn)
+        .await
 }
 
-/// Writes one `expire` event per coupon with one multi-row INSERT per 500.
+/// The statement of [`expire_ids`] (`$1` now in ms, `$2` the ids as a JSON
+/// array); public so a test can `EXPLAIN` exactly what runs.
+pub fn expire_ids_sql(backend: Backend) -> String {
+    format!(
+        "UPDATE coupons SET status = 'expired', updated_at = $1
+         WHERE {} AND {}
+         RETURNING {COLUMNS}",
+        id_in_json(backend, "$2"),
+        recheck(backend)
+    )
+}
+
+/// A JSON array of ids: a whole batch in ONE statement parameter. SQLite
+/// looks a parameter up by name at bind time at a cost that grows with the
+/// number of parameters, so 500 `$n` parameters cost time quadratic in the
+/// batch (19 % of an expiry batch, by profile); one parameter does not,
+/// and the statement text no longer depends on the batch's length.
+fn json_ids<'a>(ids: impl Iterator<Item = &'a str>) -> String {
+    serde_json::Value::Array(ids.map(|id| serde_json::Value::from(id)).collect()).to_string()
+}
+
+/// `id` is one of the JSON array `param`, written so that each id is a
+/// primary-key lookup: on PostgreSQL an `= ANY(ARRAY(...))` InitPlan that
+/// runs once (a semi-join could hash the whole table).
+fn id_in_json(backend: Backend, param: &str) -> String {
+    match backend {
+        Backend::Postgres => {
+            format!("id = ANY(ARRAY(SELECT json_array_elements_text(CAST({param} AS json))))")
+        }
+        Backend::Sqlite => format!("id IN (SELECT value FROM json_each({param}))"),
+    }
+}
+
+/// Writes one `expire` event per coupon, one INSERT per 1,000, the ids in
+/// one JSON parameter (see [`json_ids`]), in the order given.
 pub async fn record_events(
     conn: &mut AnyConnection,
     coupon_ids: &[&str],
     actor: &str,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
-    for chunk in coupon_ids.chunks(MAX_BATCH as usize) {
-        let mut sql = String::from(
-            "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at) VALUES ",
-        );
-        for i in 0..chunk.len() {
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!(
-                "('coupon', ${}, NULL, 'available', 'expired', 'expire', $1, NULL, NULL, $2)",
-                i + 3
-            ));
-        }
-        let mut q = sqlx::query(&sql).bind(actor).bind(now_ms);
-        for id in chunk {
-            q = q.bind(*id);
-        }
-        q.execute(&mut *conn).await?;
+    let (ids, order) = match backend_of(conn) {
+        Backend::Postgres => (
+            "json_array_elements_text(CAST($3 AS json)) WITH ORDINALITY AS e(value, n)",
+            "e.n",
+        ),
+        Backend::Sqlite => ("json_each($3)", "key"),
+    };
+    let sql = format!(
+        "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at)
+         SELECT 'coupon', value, NULL, 'available', 'expired', 'expire', $1, NULL, NULL, $2
+         FROM {ids} ORDER BY {order}"
+    );
+    for chunk in coupon_ids.chunks(1_000) {
+        sqlx::query(&sql)
+            .bind(actor)
+            .bind(now_ms)
+            .bind(json_ids(chunk.iter().copied()))
+            .execute(&mut *conn)
+            .await?;
     }
     Ok(())
 }

@@ -3,6 +3,8 @@
 
 use sqlx::AnyConnection;
 
+use super::{Backend, backend_of};
+
 /// One message to write.
 #[derive(Debug, Clone)]
 pub struct NewMessage {
@@ -16,42 +18,57 @@ pub struct NewMessage {
     pub created_at: i64,
 }
 
-/// Most rows in one multi-row INSERT: 6 parameters each stays far below
-/// both stores' parameter limits.
-const ROWS_PER_STATEMENT: usize = 500;
+/// Most rows in one INSERT: bounds the JSON document one statement carries.
+const ROWS_PER_STATEMENT: usize = 1_000;
 
-/// Writes messages with multi-row INSERTs (bounded per statement).
+/// Writes messages, each chunk with one INSERT whose rows come from ONE
+/// parameter, a JSON array, unpacked by the database (`json_to_recordset`
+/// on PostgreSQL, `json_each` on SQLite). One parameter instead of five
+/// per row: the statement text no longer depends on the row count (one
+/// prepared statement), and SQLite binds a statement's parameters by name
+/// lookups that cost time quadratic in their number (measured: 19 % of an
+/// expiry batch went to `sqlite3_bind_parameter_name` with 2,500
+/// parameters). Rows are inserted in the order given, so ids follow it.
 pub async fn insert_many(conn: &mut AnyConnection, msgs: &[NewMessage]) -> Result<(), sqlx::Error> {
+    let sql = insert_many_sql(backend_of(conn));
     for chunk in msgs.chunks(ROWS_PER_STATEMENT) {
-        let mut sql = String::from(
-            "INSERT INTO outbox (event_type, user_id, subject_id, payload, created_at, dispatched_at) VALUES ",
-        );
-        for i in 0..chunk.len() {
-            let b = i * 5;
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!(
-                "(${}, ${}, ${}, ${}, ${}, NULL)",
-                b + 1,
-                b + 2,
-                b + 3,
-                b + 4,
-                b + 5
-            ));
-        }
-        let mut q = sqlx::query(&sql);
-        for m in chunk {
-            q = q
-                .bind(m.event_type)
-                .bind(m.user_id.clone())
-                .bind(m.subject_id.clone())
-                .bind(m.payload.clone())
-                .bind(m.created_at);
-        }
-        q.execute(&mut *conn).await?;
+        let rows: Vec<serde_json::Value> = chunk
+            .iter()
+            .map(|m| {
+                serde_json::json!({
+                    "event_type": m.event_type,
+                    "user_id": m.user_id,
+                    "subject_id": m.subject_id,
+                    "payload": m.payload,
+                    "created_at": m.created_at,
+                })
+            })
+            .collect();
+        let doc = serde_json::Value::Array(rows).to_string();
+        sqlx::query(sql).bind(doc).execute(&mut *conn).await?;
     }
     Ok(())
+}
+
+/// The statement of [`insert_many`] (`$1` the JSON array of rows).
+fn insert_many_sql(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Postgres => {
+            "INSERT INTO outbox (event_type, user_id, subject_id, payload, created_at, dispatched_at)
+             SELECT r.event_type, r.user_id, r.subject_id, r.payload, r.created_at, NULL
+             FROM ROWS FROM (json_to_recordset(CAST($1 AS json))
+                  AS (event_type TEXT, user_id TEXT, subject_id TEXT, payload TEXT, created_at BIGINT))
+                  WITH ORDINALITY AS r(event_type, user_id, subject_id, payload, created_at, n)
+             ORDER BY r.n"
+        }
+        Backend::Sqlite => {
+            "INSERT INTO outbox (event_type, user_id, subject_id, payload, created_at, dispatched_at)
+             SELECT json_extract(value, '$.event_type'), json_extract(value, '$.user_id'),
+                    json_extract(value, '$.subject_id'), json_extract(value, '$.payload'),
+                    json_extract(value, '$.created_at'), NULL
+             FROM json_each($1) ORDER BY key"
+        }
+    }
 }
 
 /// Messages not yet dispatched (for tests and the console).

@@ -102,6 +102,10 @@ pub(crate) struct ExpiryArgs {
     /// Pause between two rounds of concurrent requests, in milliseconds.
     #[arg(long, default_value_t = 10)]
     probe_pause_ms: u64,
+    /// Coupons per transaction of the batched drain (1 to the service's
+    /// maximum), to choose the batch size by measurement.
+    #[arg(long, default_value_t = EXPIRY_BATCH)]
+    batch: i64,
     /// Time cap of the per-row loop; beyond it the drain is extrapolated.
     #[arg(long, default_value_t = 60)]
     per_row_max_seconds: u64,
@@ -109,8 +113,8 @@ pub(crate) struct ExpiryArgs {
 
 /// Largest accepted `--coupons` and `--background`.
 const MAX_EXPIRY_COUPONS: usize = 5_000_000;
-/// Coupons per `expire_due_batch` call: the service's maximum.
-const EXPIRY_BATCH: i64 = 500;
+/// Coupons per `expire_due_batch` call by default: the sweep's batch.
+const EXPIRY_BATCH: i64 = couponkeeper::jobs::BATCH;
 /// Milliseconds in a week: how long the inserted coupons were valid.
 const WEEK_MS: i64 = 7 * 86_400_000;
 /// Distinct users the inserted coupons belong to.
@@ -462,7 +466,7 @@ async fn measure_expiry(
     let cap = Duration::from_secs(args.per_row_max_seconds);
     let (busy, drain) = probe_for(&service, &probe, "drain", pause, async {
         match design {
-            Design::Batched => drain_batched(&service, n, drain_start).await,
+            Design::Batched => drain_batched(&service, n, args.batch, drain_start).await,
             Design::PerRow => drain_per_row(db, drain_start, cap).await,
             Design::Unbounded => drain_unbounded(db, drain_start).await,
         }
@@ -652,12 +656,13 @@ async fn probe_round(
 
 /// Our design: `expire_due_batch` until it finds nothing. Every row of a
 /// batch counts as committed when the call returns.
-async fn drain_batched(service: &Service, n: usize, start: Instant) -> Result<Drain> {
-    let max_batches = n / EXPIRY_BATCH as usize + 10;
+async fn drain_batched(service: &Service, n: usize, batch: i64, start: Instant) -> Result<Drain> {
+    let size = usize::try_from(batch.clamp(1, couponkeeper::store::expiry::MAX_BATCH))?;
+    let max_batches = n / size + 10;
     let mut commits: Vec<(Duration, u64)> = Vec::with_capacity(max_batches);
     let mut emptied = false;
     for _ in 0..=max_batches {
-        let batch = service.expire_due_batch("job:bench", EXPIRY_BATCH).await?;
+        let batch = service.expire_due_batch("job:bench", size as i64).await?;
         let at = start.elapsed();
         if batch.count == 0 {
             emptied = true;
@@ -681,7 +686,7 @@ async fn drain_batched(service: &Service, n: usize, start: Instant) -> Result<Dr
         lag_p99: lag(0.99),
         rows_timed: rows,
         note: format!(
-            "{} tx of <= {EXPIRY_BATCH} with events + outbox; first/last 10%: {first:.0}/{final_tenth:.0} rows/s",
+            "{} tx of <= {size} with events + outbox; first/last 10%: {first:.0}/{final_tenth:.0} rows/s",
             commits.len()
         ),
     })
