@@ -30,8 +30,8 @@ async fn every_acknowledged_change_survives_kill_9_at_random_moments_under_a_mix
     let seed = env_u64("COUPONKEEPER_CRASH_SEED", rand::random::<u32>().into());
     let kills = env_u64("COUPONKEEPER_CRASH_KILLS", 5).max(1);
     let load_ms = env_u64("COUPONKEEPER_CRASH_SECONDS", 12).max(1) * 1000;
-    let clients = u32::try_from(env_u64("COUPONKEEPER_CRASH_CLIENTS", 8).clamp(1, 256))
-        .unwrap_or(8);
+    let clients =
+        u32::try_from(env_u64("COUPONKEEPER_CRASH_CLIENTS", 8).clamp(1, 256)).unwrap_or(8);
     println!(
         "crash test: seed {seed} (COUPONKEEPER_CRASH_SEED={seed} replays it), {kills} kills over \
          {load_ms} ms, {clients} clients, store {:?}",
@@ -95,7 +95,14 @@ async fn every_acknowledged_change_survives_kill_9_at_random_moments_under_a_mix
         0,
         "503 while the database was up"
     );
-    for kind in ["/pay", "/deposit-payment", "/final-payment", "/refund", "/cancel", "/release"] {
+    for kind in [
+        "/pay",
+        "/deposit-payment",
+        "/final-payment",
+        "/refund",
+        "/cancel",
+        "/release",
+    ] {
         assert!(
             out.journal.iter().any(|e| e.path.ends_with(kind)),
             "the load never got a {kind} through; the test would prove nothing about it"

@@ -177,7 +177,9 @@ impl Server {
 
     /// The process has exited on its own (a crash, a panic that aborted).
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     pub fn log_text(&self) -> String {
@@ -236,6 +238,7 @@ pub struct Sample {
     pub elapsed: Duration,
     /// `None`: no HTTP answer (connection refused or reset, client timeout).
     pub status: Option<u16>,
+    /// The error code of an error answer; why there was none.
     pub code: String,
     pub what: String,
 }
@@ -274,7 +277,12 @@ impl Api {
         })
     }
 
-    pub async fn post(&self, path: &str, key: &str, body: &Value) -> Result<Answer, reqwest::Error> {
+    pub async fn post(
+        &self,
+        path: &str,
+        key: &str,
+        body: &Value,
+    ) -> Result<Answer, reqwest::Error> {
         self.send(
             self.http
                 .post(format!("{}{path}", self.base))
@@ -285,7 +293,8 @@ impl Api {
     }
 
     pub async fn get(&self, path: &str) -> Result<Answer, reqwest::Error> {
-        self.send(self.http.get(format!("{}{path}", self.base))).await
+        self.send(self.http.get(format!("{}{path}", self.base)))
+            .await
     }
 }
 
@@ -428,7 +437,9 @@ impl Client {
             run: run.to_string(),
             api,
             fx,
-            rng: StdRng::seed_from_u64(seed ^ (u64::from(id) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            rng: StdRng::seed_from_u64(
+                seed ^ (u64::from(id) + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
             seq: 0,
             users: (0..3).map(|u| format!("{run}-c{id}-u{u}")).collect(),
             journal: Vec::new(),
@@ -452,9 +463,15 @@ impl Client {
                 }
                 (Some(a.status), a.code().to_string())
             }
-            Err(_) => {
+            Err(e) => {
                 self.stats.no_answer += 1;
-                (None, String::new())
+                let mut why = e.to_string();
+                let mut source = std::error::Error::source(e);
+                while let Some(s) = source {
+                    why.push_str(&format!(": {s}"));
+                    source = s.source();
+                }
+                (None, why)
             }
         };
         self.samples.push(Sample {
@@ -477,8 +494,8 @@ impl Client {
             let result = self.api.post(path, &key, &body).await;
             self.note(&format!("POST {path}"), t, &result);
             if let Ok(a) = result {
-                let in_doubt = a.status == 503
-                    || (a.status == 409 && a.code() == "idempotency_in_progress");
+                let in_doubt =
+                    a.status == 503 || (a.status == 409 && a.code() == "idempotency_in_progress");
                 if !in_doubt {
                     if a.ok() {
                         self.journal.push(Entry {
@@ -848,7 +865,10 @@ pub async fn check_promises(pool: &sqlx::AnyPool, api: &Api, out: &Outcome) {
     .fetch_all(pool)
     .await
     .expect("doubles");
-    assert!(doubles.is_empty(), "coupons held by two orders: {doubles:?}");
+    assert!(
+        doubles.is_empty(),
+        "coupons held by two orders: {doubles:?}"
+    );
     let used_wrong: Vec<(String, Option<String>)> = sqlx::query_as(
         "SELECT c.id, c.order_no FROM coupons c LEFT JOIN orders o ON o.order_no = c.order_no \
          WHERE c.status = 'used' AND (o.order_no IS NULL OR o.coupon_id IS NULL \
@@ -971,6 +991,10 @@ pub async fn check_promises(pool: &sqlx::AnyPool, api: &Api, out: &Outcome) {
             e.key,
             e.path
         );
-        assert!(a.replayed, "replay of key {} lacks Idempotent-Replayed", e.key);
+        assert!(
+            a.replayed,
+            "replay of key {} lacks Idempotent-Replayed",
+            e.key
+        );
     }
 }
