@@ -481,7 +481,12 @@ async fn sqlite_writes_on_a_full_disk_answer_503_and_resume_when_space_returns()
     let wrong: Vec<String> = writes
         .iter()
         .filter(|s| s.status != Some(503) || s.code != "unavailable")
-        .map(|s| format!("{}: {:?} {} after {:?}", s.what, s.status, s.code, s.elapsed))
+        .map(|s| {
+            format!(
+                "{}: {:?} {} after {:?}",
+                s.what, s.status, s.code, s.elapsed
+            )
+        })
         .take(10)
         .collect();
     assert!(

@@ -654,7 +654,8 @@ impl Client {
         };
         match self.rng.random_range(0..100) {
             0..50 => {
-                if self.order_action(&no, "pay", json!({})).await && self.rng.random_bool(0.3) {
+                let paid = self.order_action(&no, "pay", json!({})).await;
+                if paid && self.rng.random_bool(0.3) {
                     self.order_action(&no, "refund", json!({"reason": "crash test refund"}))
                         .await;
                 }
@@ -718,9 +719,8 @@ impl Client {
         let window_open = Instant::now() >= self.fx.window_opens;
         match self.rng.random_range(0..100) {
             0..55 if window_open => {
-                if self.order_action(&no, "final-payment", json!({})).await
-                    && self.rng.random_bool(0.25)
-                {
+                let paid = self.order_action(&no, "final-payment", json!({})).await;
+                if paid && self.rng.random_bool(0.25) {
                     self.order_action(&no, "refund", json!({"reason": "crash test refund"}))
                         .await;
                 }
