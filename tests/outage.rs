@@ -513,3 +513,77 @@ async fn sqlite_writes_on_a_full_disk_answer_503_and_resume_when_space_returns()
     check_promises(db.db.pool(), &api, &out).await;
     server.assert_no_panic_logged();
 }
+
+/// The deadline that ends a request stuck on a silent database, seen from
+/// the pool: a transaction still running at `tx_timeout_ms` is abandoned
+/// and fails as unavailable (503), its locks are let go (the next write on
+/// SQLite gets the write lock at once), and reads are bounded the same way.
+#[tokio::test]
+async fn a_transaction_past_its_deadline_is_abandoned_as_unavailable_and_lets_go_of_its_locks() {
+    use couponkeeper::store::{Db, PoolSettings, is_unavailable};
+    let test_db = TestDb::fresh().await;
+    let db = Db::connect_with(
+        &test_db.url,
+        PoolSettings {
+            max_connections: 2,
+            tx_timeout_ms: 300,
+            ..PoolSettings::default()
+        },
+    )
+    .await
+    .expect("connect");
+    let started = Instant::now();
+    let stuck: Result<(), sqlx::Error> = db
+        .write(|c| {
+            Box::pin(async move {
+                sqlx::query("UPDATE templates SET name = name WHERE id = 'none'")
+                    .execute(&mut *c)
+                    .await?;
+                // A statement the database never answers, as far as the
+                // caller can tell.
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok(())
+            })
+        })
+        .await;
+    let took = started.elapsed();
+    let err = stuck.expect_err("a transaction past its deadline fails");
+    assert!(is_unavailable(&err), "reads as unavailable: {err}");
+    assert!(
+        took < Duration::from_secs(3),
+        "abandoned at its deadline, took {took:?}"
+    );
+
+    let started = Instant::now();
+    let next: Result<u64, sqlx::Error> = db
+        .write(|c| {
+            Box::pin(async move {
+                Ok(
+                    sqlx::query("UPDATE templates SET name = name WHERE id = 'none'")
+                        .execute(&mut *c)
+                        .await?
+                        .rows_affected(),
+                )
+            })
+        })
+        .await;
+    assert_eq!(next.expect("the next write goes through"), 0);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the abandoned transaction's locks were held for {:?}",
+        started.elapsed()
+    );
+
+    let read: Result<(), sqlx::Error> = db
+        .read(|_c| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok(())
+            })
+        })
+        .await;
+    assert!(
+        read.is_err_and(|e| is_unavailable(&e)),
+        "a stuck read is bounded too"
+    );
+}
