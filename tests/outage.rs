@@ -595,3 +595,57 @@ async fn a_transaction_past_its_deadline_is_abandoned_as_unavailable_and_lets_go
         "a stuck read is bounded too"
     );
 }
+
+/// SQLite opened read-only (`?mode=ro`, e.g. a file on a volume mounted
+/// read-only; `chmod` would not stop root): the process starts, reads
+/// answer, every write answers 503 `unavailable`, nothing panics.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_opened_read_only_answers_reads_and_refuses_writes_with_503() {
+    if common::store() != Store::Sqlite {
+        println!("read-only file: SQLite only");
+        return;
+    }
+    let db = TestDb::fresh().await;
+    let logs = tempfile::tempdir().expect("log dir");
+    let mut server = Server::new(&format!("{}?mode=ro", db.url), &[], logs.path());
+    server.start().await;
+    let api = Api::new(&server.base);
+    let writes = [
+        (
+            "/api/v1/templates",
+            json!({"name": "ro", "kind": "fixed", "value_cents": 100, "min_order_cents": 0,
+                   "valid_seconds": 3600, "categories": []}),
+        ),
+        (
+            "/api/v1/presale-campaigns",
+            json!({"name": "ro", "final_payment_starts_at": "2030-01-01T00:00:00Z",
+                   "final_payment_ends_at": "2030-01-02T00:00:00Z"}),
+        ),
+        (
+            "/api/v1/users/ro-user/compensation-coupons",
+            json!({"value_cents": 500, "valid_seconds": 3600, "reason": "read-only test"}),
+        ),
+    ];
+    for (i, (path, body)) in writes.iter().enumerate() {
+        let a = api
+            .post(path, &format!("ro-{i}"), body)
+            .await
+            .expect("answered");
+        assert_eq!(
+            (a.status, a.code()),
+            (503, "unavailable"),
+            "POST {path} on a read-only file: {}",
+            a.body
+        );
+    }
+    for path in ["/api/v1/users/ro-user/coupons", "/api/v1/reconciliation"] {
+        let a = api.get(path).await.expect("answered");
+        assert_eq!(a.status, 200, "GET {path} on a read-only file: {}", a.body);
+    }
+    assert!(
+        server.exited().is_none(),
+        "serve exited:\n{}",
+        server.log_tail(20)
+    );
+    server.assert_no_panic_logged();
+}
