@@ -7,7 +7,8 @@
 //! against the database and the journals (`served::check_promises`).
 //!
 //! Short by default for CI; longer with `COUPONKEEPER_CRASH_KILLS` (5),
-//! `COUPONKEEPER_CRASH_SECONDS` (12: load time before the last kill),
+//! `COUPONKEEPER_CRASH_SECONDS` (12: the load time over which the kills
+//! are spread, one at a random moment in each equal slot),
 //! `COUPONKEEPER_CRASH_CLIENTS` (8); `COUPONKEEPER_CRASH_SEED` replays a
 //! run's random choices (kill moments and each client's flows; the
 //! interleaving of the clients is up to the scheduler).
@@ -50,14 +51,16 @@ async fn every_acknowledged_change_survives_kill_9_at_random_moments_under_a_mix
     let stop = Arc::new(AtomicBool::new(false));
     let handles = spawn_clients(clients, &run, seed, &server.base, &fx, &stop);
 
-    // Kill moments: one per slot of `load_ms / kills`, uniform within the
-    // slot (at least 200 ms after the restart, so some requests get in).
+    // Kill moments: one per slot of `load_ms / kills`, at a uniform random
+    // moment within the slot, and at least 200 ms after the last restart
+    // so that some requests get in.
     let slot_ms = (load_ms / kills).max(400);
     let started = Instant::now();
     let mut restarts_ms = Vec::new();
-    for _ in 0..kills {
-        let wait_ms = rng.random_range(200..slot_ms);
-        tokio::time::sleep(Duration::from_millis(wait_ms)).await;
+    for k in 0..kills {
+        let target = Duration::from_millis(k * slot_ms + rng.random_range(0..slot_ms));
+        let earliest = Instant::now() + Duration::from_millis(200);
+        tokio::time::sleep_until((started + target).max(earliest).into()).await;
         if let Some(exit) = server.exited() {
             panic!(
                 "the server died on its own ({exit}):\n{}",
