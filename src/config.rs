@@ -43,6 +43,11 @@ pub struct Config {
     /// waits for a database connection before it is answered 503
     /// `unavailable` (during an outage callers fail fast instead of queueing).
     pub db_acquire_timeout_ms: u64,
+    /// `COUPONKEEPER_DB_TX_TIMEOUT_MS`, default 10000 (100 to 600000): how
+    /// long one database transaction may take before it is abandoned and
+    /// its request answered 503 `unavailable`; what ends a request stuck on
+    /// a database that went silent without closing the connection.
+    pub db_tx_timeout_ms: u64,
     /// `COUPONKEEPER_LOG_FORMAT`: `text` (default) or `json`.
     pub log_json: bool,
     /// Background jobs (see [`JobSettings`]).
@@ -110,6 +115,7 @@ impl Default for Config {
             db_max_connections: 10,
             tx_retries: 5,
             db_acquire_timeout_ms: 2_000,
+            db_tx_timeout_ms: 10_000,
             log_json: false,
             jobs: JobSettings::default(),
             console: ConsoleSettings::default(),
@@ -159,6 +165,11 @@ impl Config {
                 &nonempty,
                 "COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS",
                 d.db_acquire_timeout_ms,
+            )?)?,
+            db_tx_timeout_ms: tx_timeout_ms(parse_var(
+                &nonempty,
+                "COUPONKEEPER_DB_TX_TIMEOUT_MS",
+                d.db_tx_timeout_ms,
             )?)?,
             log_json: match nonempty("COUPONKEEPER_LOG_FORMAT").as_deref() {
                 None | Some("text") => false,
@@ -577,6 +588,19 @@ fn acquire_timeout_ms(v: u64) -> Result<u64, ConfigError> {
     }
 }
 
+/// A transaction deadline from 100 ms to 10 minutes: shorter would abandon
+/// ordinary work on a busy database, longer is no deadline at all.
+fn tx_timeout_ms(v: u64) -> Result<u64, ConfigError> {
+    if (100..=600_000).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError {
+            var: "COUPONKEEPER_DB_TX_TIMEOUT_MS",
+            message: "must be between 100 and 600000 milliseconds".into(),
+        })
+    }
+}
+
 fn positive(v: i64, var: &'static str) -> Result<i64, ConfigError> {
     if (1..=366 * 24 * 3600).contains(&v) {
         Ok(v)
@@ -618,6 +642,17 @@ mod tests {
         for bad in ["0", "60001", "soon"] {
             let e = cfg(&[("COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS", bad)]).expect_err(bad);
             assert_eq!(e.var, "COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS");
+        }
+    }
+
+    #[test]
+    fn the_transaction_deadline_defaults_to_ten_seconds_and_refuses_out_of_range_values() {
+        assert_eq!(cfg(&[]).expect("defaults").db_tx_timeout_ms, 10_000);
+        let c = cfg(&[("COUPONKEEPER_DB_TX_TIMEOUT_MS", "1500")]).expect("ok");
+        assert_eq!(c.db_tx_timeout_ms, 1_500);
+        for bad in ["0", "99", "600001", "later"] {
+            let e = cfg(&[("COUPONKEEPER_DB_TX_TIMEOUT_MS", bad)]).expect_err(bad);
+            assert_eq!(e.var, "COUPONKEEPER_DB_TX_TIMEOUT_MS");
         }
     }
 

@@ -134,7 +134,14 @@ async fn staff_list(config: &Config) -> Result<String, String> {
 fn init_logging(json: bool, to_stderr: bool) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
-    let fmt = tracing_subscriber::fmt().with_env_filter(filter);
+    // A log line that cannot be written (stdout redirected to a file on a
+    // full disk) is dropped. By default tracing-subscriber reports such a
+    // failure with `eprintln!`, which panics when stderr fails too: every
+    // request or job that logged then died with its connection or task
+    // (tests/outage.rs, the full-disk test).
+    let fmt = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .log_internal_errors(false);
     match (json, to_stderr) {
         (true, true) => fmt.json().with_writer(std::io::stderr).init(),
         (true, false) => fmt.json().init(),

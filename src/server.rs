@@ -34,6 +34,7 @@ pub async fn open_db(config: &Config) -> Result<Db, StartError> {
             max_connections: config.db_max_connections,
             tx_retries: config.tx_retries,
             acquire_timeout_ms: config.db_acquire_timeout_ms,
+            tx_timeout_ms: config.db_tx_timeout_ms,
         },
     )
     .await?;

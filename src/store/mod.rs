@@ -150,6 +150,8 @@ pub struct Db {
     /// against other processes.
     write_gate: Option<Arc<tokio::sync::Mutex<()>>>,
     retries: u32,
+    /// [`PoolSettings::tx_timeout_ms`].
+    tx_timeout: Duration,
 }
 
 /// How the pool behaves: its size, how long a caller waits for a
@@ -164,6 +166,15 @@ pub struct PoolSettings {
     /// the request fails with 503 `unavailable`. Short, so that during a
     /// database outage callers learn it at once instead of queueing.
     pub acquire_timeout_ms: u64,
+    /// How long one transaction (from `BEGIN` to the end of `COMMIT`) may
+    /// take before it is abandoned and its caller answered 503
+    /// `unavailable`. sqlx sets no deadline on a statement: a database that
+    /// stops answering without closing the connection (a network black
+    /// hole, a frozen server) would otherwise hold the request, and the
+    /// connection, until the kernel gives up on the socket, which takes
+    /// minutes. PostgreSQL's `statement_timeout` cannot help there: it is
+    /// enforced by the server that has gone silent.
+    pub tx_timeout_ms: u64,
 }
 
 impl Default for PoolSettings {
@@ -172,8 +183,27 @@ impl Default for PoolSettings {
             max_connections: 10,
             tx_retries: 5,
             acquire_timeout_ms: 2_000,
+            tx_timeout_ms: 10_000,
         }
     }
+}
+
+/// How long a connection coming back to the pool may take to show it is
+/// healthy (see [`release_check`]); one that does not answer is closed
+/// rather than holding its pool slot for as long as the silence lasts.
+const RELEASE_CHECK_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The error of a transaction abandoned after [`PoolSettings::tx_timeout_ms`]:
+/// an I/O time-out, which [`is_unavailable`] reads as the database being
+/// away (503 `unavailable`), never retried within the request.
+fn tx_timed_out(limit: Duration) -> sqlx::Error {
+    sqlx::Error::Io(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!(
+            "the database did not finish a transaction within {} ms",
+            limit.as_millis()
+        ),
+    ))
 }
 
 impl Db {
@@ -232,7 +262,14 @@ impl Db {
                     Ok(())
                 })
             })
-            .after_release(|conn, _meta| Box::pin(release_check(conn)))
+            .after_release(|conn, _meta| {
+                Box::pin(async move {
+                    // Silent past the limit: close it (Ok(false)).
+                    tokio::time::timeout(RELEASE_CHECK_TIMEOUT, release_check(conn))
+                        .await
+                        .unwrap_or(Ok(false))
+                })
+            })
             .connect_with(options)
             .await?;
         Ok(Db {
@@ -240,6 +277,7 @@ impl Db {
             backend,
             write_gate: (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(()))),
             retries: settings.tx_retries,
+            tx_timeout: Duration::from_millis(settings.tx_timeout_ms.max(1)),
         })
     }
 
@@ -306,7 +344,9 @@ impl Db {
     /// Both stores: a serialization failure, deadlock or busy error reruns
     /// the whole of `op` on a fresh transaction, at most `retries` times, with
     /// a short growing pause; clients never see those errors. Any `Err` from
-    /// `op` rolls everything back.
+    /// `op` rolls everything back. An attempt that has not committed after
+    /// [`PoolSettings::tx_timeout_ms`] is abandoned (dropping it rolls it
+    /// back, see [`release_check`]) and fails as unavailable.
     pub async fn write<T, E, F>(&self, mut op: F) -> Result<T, E>
     where
         F: for<'c> FnMut(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, E>>,
@@ -319,7 +359,10 @@ impl Db {
                     Some(g) => Some(g.lock().await),
                     None => None,
                 };
-                self.write_once(&mut op).await
+                match tokio::time::timeout(self.tx_timeout, self.write_once(&mut op)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(E::from(tx_timed_out(self.tx_timeout))),
+                }
             };
             match result {
                 Err(e) if attempt < self.retries && e.db_error().is_some_and(is_retryable) => {
@@ -361,8 +404,20 @@ impl Db {
     }
 
     /// Runs `op` in a read transaction, so everything it reads is one
-    /// consistent snapshot. Never writes.
-    pub async fn read<T, E, F>(&self, mut op: F) -> Result<T, E>
+    /// consistent snapshot. Never writes. Bounded by
+    /// [`PoolSettings::tx_timeout_ms`] like [`Db::write`].
+    pub async fn read<T, E, F>(&self, op: F) -> Result<T, E>
+    where
+        F: for<'c> FnMut(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, E>>,
+        E: From<sqlx::Error>,
+    {
+        match tokio::time::timeout(self.tx_timeout, self.read_once(op)).await {
+            Ok(result) => result,
+            Err(_) => Err(E::from(tx_timed_out(self.tx_timeout))),
+        }
+    }
+
+    async fn read_once<T, E, F>(&self, mut op: F) -> Result<T, E>
     where
         F: for<'c> FnMut(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, E>>,
         E: From<sqlx::Error>,
