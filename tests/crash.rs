@@ -43,7 +43,14 @@ async fn every_acknowledged_change_survives_kill_9_at_random_moments_under_a_mix
 
     let db = TestDb::fresh().await;
     let logs = tempfile::tempdir().expect("log dir");
-    let mut server = Server::new(&db.url, &[], logs.path());
+    // While the database is up, a 503 is a fault; give the pool room so a
+    // CI machine stalled by parallel builds cannot fake one (the outage
+    // tests hold the 2 s default to account).
+    let mut server = Server::new(
+        &db.url,
+        &[("COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS", "15000")],
+        logs.path(),
+    );
     server.start().await;
     let api = Api::new(&server.base);
     let fx = Fixture::make(&api, &run).await;

@@ -108,7 +108,7 @@ pub fn expire_ids_sql(backend: Backend) -> String {
 /// batch (19 % of an expiry batch, by profile); one parameter does not,
 /// and the statement text no longer depends on the batch's length.
 fn json_ids<'a>(ids: impl Iterator<Item = &'a str>) -> String {
-    serde_json::Value::Array(ids.map(|id| serde_json::Value::from(id)).collect()).to_string()
+    serde_json::Value::Array(ids.map(serde_json::Value::from).collect()).to_string()
 }
 
 /// `id` is one of the JSON array `param`, written so that each id is a

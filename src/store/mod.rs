@@ -330,9 +330,7 @@ impl Db {
             Backend::Postgres => {
                 "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
             }
-            Backend::Sqlite => {
-                "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS BIGINT)"
-            }
+            Backend::Sqlite => "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS BIGINT)",
         };
         sqlx::query_scalar(sql).fetch_one(&self.pool).await
     }

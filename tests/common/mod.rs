@@ -112,9 +112,20 @@ impl TestDb {
                 (format!("{base}/{name}"), Cleanup::Postgres { name })
             }
         };
-        let db = Db::connect(&url, max_connections, 8)
-            .await
-            .expect("connect test db");
+        // Generous waits: on a loaded 2-core CI machine a burst of 200
+        // parallel requests can queue for the pool longer than the
+        // service's 2 s default (tests/outage.rs sets its own).
+        let db = Db::connect_with(
+            &url,
+            couponkeeper::store::PoolSettings {
+                max_connections,
+                tx_retries: 8,
+                acquire_timeout_ms: 30_000,
+                tx_timeout_ms: 60_000,
+            },
+        )
+        .await
+        .expect("connect test db");
         db.migrate_through(last_version)
             .await
             .expect("migrate test db");
