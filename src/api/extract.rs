@@ -151,9 +151,23 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 }
 
 /// Parses JSON, reporting the path of the field at fault.
+///
+/// A number with a zero fraction (`5.0`, `1e3`) is read as the integer it
+/// equals: JSON and the OpenAPI document's `integer` (JSON Schema) do not
+/// tell them apart, so a field documented as an integer takes both.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(format!("request body is not a valid JSON object: {e}"))
+    })?;
+    // serde reads a struct from an array too (its fields by position):
+    // `[]` or `["tpl_1"]` would pass as a body. Every body is an object.
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "request body is not a valid JSON object: expected an object",
+        ));
+    }
+    integral_floats_as_integers(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path.is_empty() || path == "." {
@@ -163,6 +177,30 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         }
     })
 }
+
+/// Rewrites every float with a zero fraction inside the `i64` range as
+/// that integer, everywhere in `v`. Recursion is bounded by the body: at
+/// most 64 KiB, and serde_json refuses nesting deeper than 128.
+fn integral_floats_as_integers(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f >= -9_223_372_036_854_775_808.0
+                && f < 9_223_372_036_854_775_808.0
+            {
+                // In range and whole (checked above): the cast is exact.
+                *v = serde_json::Value::from(f as i64);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
+}
+
+/// Longest path segment accepted (an id, a user id, an order number).
+pub const MAX_PATH_SEGMENT_CHARS: usize = 256;
 
 /// A single path segment, with a JSON 400 for undecodable input.
 pub struct PathParam(pub String);
@@ -174,8 +212,11 @@ impl<S: Send + Sync> FromRequestParts<S> for PathParam {
         let Path(v) = Path::<String>::from_request_parts(parts, state)
             .await
             .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))?;
-        if v.is_empty() || v.len() > 256 {
-            return Err(ApiError::bad_request("path segment must be 1-256 bytes"));
+        // Characters, as the OpenAPI document's `maxLength` counts.
+        if v.is_empty() || v.chars().count() > MAX_PATH_SEGMENT_CHARS {
+            return Err(ApiError::bad_request(format!(
+                "path segment must be 1-{MAX_PATH_SEGMENT_CHARS} characters"
+            )));
         }
         Ok(PathParam(v))
     }
