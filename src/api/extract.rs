@@ -166,6 +166,9 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             "request body is not a valid JSON object: expected an object",
         ));
     }
+    if let Some(field) = nul_at(&value, "") {
+        return Err(ApiError::invalid(field, NUL_REFUSED));
+    }
     integral_floats_as_integers(&mut value);
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
@@ -176,6 +179,32 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ApiError::invalid(path, inner.to_string())
         }
     })
+}
+
+/// Why a text with the NUL character is refused, everywhere: PostgreSQL
+/// cannot store it (an error there, a 503), so both stores refuse it alike.
+const NUL_REFUSED: &str = "must not contain the NUL character (U+0000)";
+
+/// The path of the first string or key in `v` holding NUL (`""` for the
+/// body itself). Depth is bounded by serde_json's nesting limit (128).
+fn nul_at(v: &serde_json::Value, at: &str) -> Option<String> {
+    let here = || if at.is_empty() { "body".to_string() } else { at.to_string() };
+    match v {
+        serde_json::Value::String(s) if s.contains('\0') => Some(here()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_at(item, &format!("{}[{i}]", here()))),
+        serde_json::Value::Object(map) => map.iter().find_map(|(k, item)| {
+            let path = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+            if k.contains('\0') {
+                Some(here())
+            } else {
+                nul_at(item, &path)
+            }
+        }),
+        _ => None,
+    }
 }
 
 /// Rewrites every float with a zero fraction inside the `i64` range as
@@ -213,6 +242,9 @@ impl<S: Send + Sync> FromRequestParts<S> for PathParam {
             .await
             .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))?;
         // Characters, as the OpenAPI document's `maxLength` counts.
+        if v.contains('\0') {
+            return Err(ApiError::bad_request(format!("path segment {NUL_REFUSED}")));
+        }
         if v.is_empty() || v.chars().count() > MAX_PATH_SEGMENT_CHARS {
             return Err(ApiError::bad_request(format!(
                 "path segment must be 1-{MAX_PATH_SEGMENT_CHARS} characters"
@@ -230,6 +262,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T>
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let q = parts.uri.query().unwrap_or("");
+        if let Some((name, _)) =
+            form_urlencoded::parse(q.as_bytes()).find(|(k, v)| k.contains('\0') || v.contains('\0'))
+        {
+            return Err(ApiError::invalid(name.replace('\0', ""), NUL_REFUSED));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(q.as_bytes()));
         serde_path_to_error::deserialize(de)
             .map(QueryParams)

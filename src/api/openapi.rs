@@ -182,6 +182,91 @@ pub fn complete(doc: &mut serde_json::Value) {
     }
     links(paths);
     optional_bodies(doc);
+    no_nul(doc);
+}
+
+/// States the refusal of NUL ([`NO_NUL_PATTERN`]) on every string of the
+/// request bodies and parameters that no other pattern, word list or
+/// format already keeps NUL-free, and on the fields a body may carry
+/// beyond its own (ignored, but checked like the rest).
+fn no_nul(doc: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+
+    fn visit(schema: &mut Value) {
+        let Some(obj) = schema.as_object_mut() else {
+            return;
+        };
+        let is_string = match obj.get("type") {
+            Some(Value::String(t)) => t == "string",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+            _ => false,
+        };
+        if is_string
+            && !obj.contains_key("pattern")
+            && !obj.contains_key("enum")
+            && !obj.contains_key("format")
+        {
+            obj.insert("pattern".into(), json!(NO_NUL_PATTERN));
+        }
+        for key in ["properties"] {
+            if let Some(props) = obj.get_mut(key).and_then(Value::as_object_mut) {
+                props.values_mut().for_each(visit);
+            }
+        }
+        if let Some(items) = obj.get_mut("items") {
+            visit(items);
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            if let Some(list) = obj.get_mut(key).and_then(Value::as_array_mut) {
+                list.iter_mut().for_each(visit);
+            }
+        }
+    }
+
+    let any_json = "#/components/schemas/JsonWithoutNul";
+    if let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    {
+        for (name, schema) in schemas.iter_mut() {
+            if !name.ends_with("Body") {
+                continue;
+            }
+            visit(schema);
+            if let Some(obj) = schema.as_object_mut() {
+                obj.insert("propertyNames".into(), json!({"pattern": NO_NUL_PATTERN}));
+                obj.insert("additionalProperties".into(), json!({"$ref": any_json}));
+            }
+        }
+        schemas.insert(
+            "JsonWithoutNul".into(),
+            json!({
+                "description": "Any JSON value without the NUL character in a string or key.",
+                "anyOf": [
+                    {"type": ["number", "boolean", "null"]},
+                    {"type": "string", "pattern": NO_NUL_PATTERN},
+                    {"type": "array", "items": {"$ref": any_json}},
+                    {"type": "object", "propertyNames": {"pattern": NO_NUL_PATTERN},
+                        "additionalProperties": {"$ref": any_json}}
+                ]
+            }),
+        );
+    }
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for op in paths
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .flat_map(|item| item.values_mut())
+        {
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for p in params.iter_mut() {
+                    if let Some(schema) = p.get_mut("schema") {
+                        visit(schema);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Every JSON body handler reads an empty body as `{}`
@@ -323,8 +408,13 @@ fn links(paths: &mut serde_json::Map<String, serde_json::Value>) {
 const KEY_PATTERN: &str = r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$";
 
 /// Text that is not blank once trimmed (names, reasons): at least one
-/// character outside Rust's whitespace.
-const TEXT_PATTERN: &str = r"[^\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+/// character outside Rust's whitespace, and no NUL (see [`NO_NUL_PATTERN`]).
+const TEXT_PATTERN: &str = r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$";
+
+/// No text the API takes may hold the NUL character: PostgreSQL cannot
+/// store it, so every request carrying one is refused with 400 on both
+/// stores ([`super::extract`]).
+const NO_NUL_PATTERN: &str = r"^[^\x00]*$";
 
 /// A key that may be padded with whitespace, or blank (then absent): what
 /// a trimmed optional key field takes.
