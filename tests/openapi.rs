@@ -84,8 +84,14 @@ fn every_route_the_router_serves_is_documented_with_its_methods_and_nothing_else
         .collect();
     let missing: Vec<_> = source.difference(&documented).collect();
     let extra: Vec<_> = documented.difference(&source).collect();
-    assert!(missing.is_empty(), "routes not in the document: {missing:?}");
-    assert!(extra.is_empty(), "documented routes the router lacks: {extra:?}");
+    assert!(
+        missing.is_empty(),
+        "routes not in the document: {missing:?}"
+    );
+    assert!(
+        extra.is_empty(),
+        "documented routes the router lacks: {extra:?}"
+    );
 }
 
 #[test]
@@ -146,10 +152,14 @@ fn every_api_operation_lists_the_statuses_every_route_may_answer() {
             responses["429"].pointer("/headers/Retry-After").is_some(),
             "{method} {path}: 429 without Retry-After"
         );
-        let takes_key = op["parameters"]
-            .as_array()
-            .is_some_and(|ps| ps.iter().any(|p| p["name"] == IDEMPOTENCY_HEADER && p["in"] == "header"));
-        assert_eq!(takes_key, write, "{method} {path}: Idempotency-Key on writes only");
+        let takes_key = op["parameters"].as_array().is_some_and(|ps| {
+            ps.iter()
+                .any(|p| p["name"] == IDEMPOTENCY_HEADER && p["in"] == "header")
+        });
+        assert_eq!(
+            takes_key, write,
+            "{method} {path}: Idempotency-Key on writes only"
+        );
     }
 }
 
@@ -161,7 +171,10 @@ fn every_parameter_has_a_place_and_query_parameters_are_never_required() {
             let name = p["name"].as_str().unwrap_or("");
             match place {
                 "path" => {
-                    assert!(path.contains(&format!("{{{name}}}")), "{method} {path}: {name}");
+                    assert!(
+                        path.contains(&format!("{{{name}}}")),
+                        "{method} {path}: {name}"
+                    );
                     assert_eq!(p["required"], true);
                     assert!(p["schema"]["maxLength"].is_u64(), "{method} {path}: {name}");
                 }
@@ -198,13 +211,21 @@ fn every_required_body_field_is_a_property_and_every_link_names_a_real_operation
                 let Some(target_op) = ops.get(target) else {
                     panic!("{source} {status} {name} links to {target:?}, which does not exist");
                 };
-                for parameter in link["parameters"].as_object().into_iter().flatten().map(|(k, _)| k) {
+                for parameter in link["parameters"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k)
+                {
                     let known = target_op["parameters"]
                         .as_array()
                         .into_iter()
                         .flatten()
                         .any(|p| p["name"] == parameter.as_str());
-                    assert!(known, "{source} {status} {name}: {target} has no {parameter}");
+                    assert!(
+                        known,
+                        "{source} {status} {name}: {target} has no {parameter}"
+                    );
                 }
             }
         }
@@ -250,8 +271,8 @@ async fn every_status_a_probe_of_each_operation_gets_is_one_the_document_lists()
             (Some(TOKEN), "{}", Some(""), fill(&path, &"x".repeat(300))),
         ];
         for (token, body, key, url) in cases {
-            let method_ = reqwest::Method::from_bytes(method.to_uppercase().as_bytes())
-                .expect("method");
+            let method_ =
+                reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).expect("method");
             let mut req = app
                 .client
                 .request(method_, format!("{}{url}", app.base))
@@ -284,19 +305,41 @@ async fn a_nul_character_anywhere_in_a_request_is_refused_with_400_and_changes_n
     let template = app.template(json!({})).await;
     let id = template["id"].as_str().expect("template id").to_string();
     for (path, body) in [
-        (format!("/api/v1/templates/{id}/pause"), json!({"reason": "stock\u{0}check"})),
-        ("/api/v1/users/u1/coupons".to_string(), json!({"template_id": id, "note": ["a\u{0}"]})),
-        ("/api/v1/presale-campaigns".to_string(), json!({"name\u{0}": 1})),
+        (
+            format!("/api/v1/templates/{id}/pause"),
+            json!({"reason": "stock\u{0}check"}),
+        ),
+        (
+            "/api/v1/users/u1/coupons".to_string(),
+            json!({"template_id": id, "note": ["a\u{0}"]}),
+        ),
+        (
+            "/api/v1/presale-campaigns".to_string(),
+            json!({"name\u{0}": 1}),
+        ),
     ] {
         let r = app.post(&path, body).await;
-        assert_eq!((r.status, r.code()), (400, "invalid_request"), "{path}: {}", r.text);
+        assert_eq!(
+            (r.status, r.code()),
+            (400, "invalid_request"),
+            "{path}: {}",
+            r.text
+        );
     }
     let r = app.get("/api/v1/coupons/cpn%00x").await;
     assert_eq!(r.status, 400, "{}", r.text);
     let r = app.get("/api/v1/orders?order_no_prefix=a%00").await;
-    assert_eq!((r.status, r.field()), (400, "order_no_prefix"), "{}", r.text);
+    assert_eq!(
+        (r.status, r.field()),
+        (400, "order_no_prefix"),
+        "{}",
+        r.text
+    );
     let after = app.get(&format!("/api/v1/templates/{id}")).await;
-    assert_eq!(after.body["status"], "active", "the pause must not have happened");
+    assert_eq!(
+        after.body["status"], "active",
+        "the pause must not have happened"
+    );
     let coupons = app.get("/api/v1/users/u1/coupons").await;
     assert_eq!(coupons.body["coupons"], json!([]));
 }
@@ -317,11 +360,17 @@ async fn a_body_that_is_not_an_object_is_refused_and_a_whole_float_counts_as_an_
         .await;
     assert_eq!(r.status, 400, "{}", r.text);
     let r = app
-        .patch(&format!("/api/v1/templates/{id}"), json!({"total_stock": 5000.0}))
+        .patch(
+            &format!("/api/v1/templates/{id}"),
+            json!({"total_stock": 5000.0}),
+        )
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     let r = app
-        .patch(&format!("/api/v1/templates/{id}"), json!({"total_stock": 6000.5}))
+        .patch(
+            &format!("/api/v1/templates/{id}"),
+            json!({"total_stock": 6000.5}),
+        )
         .await;
     assert_eq!((r.status, r.field()), (400, "total_stock"), "{}", r.text);
 }

@@ -188,7 +188,13 @@ const NUL_REFUSED: &str = "must not contain the NUL character (U+0000)";
 /// The path of the first string or key in `v` holding NUL (`""` for the
 /// body itself). Depth is bounded by serde_json's nesting limit (128).
 fn nul_at(v: &serde_json::Value, at: &str) -> Option<String> {
-    let here = || if at.is_empty() { "body".to_string() } else { at.to_string() };
+    let here = || {
+        if at.is_empty() {
+            "body".to_string()
+        } else {
+            at.to_string()
+        }
+    };
     match v {
         serde_json::Value::String(s) if s.contains('\0') => Some(here()),
         serde_json::Value::Array(items) => items
@@ -196,7 +202,11 @@ fn nul_at(v: &serde_json::Value, at: &str) -> Option<String> {
             .enumerate()
             .find_map(|(i, item)| nul_at(item, &format!("{}[{i}]", here()))),
         serde_json::Value::Object(map) => map.iter().find_map(|(k, item)| {
-            let path = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+            let path = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
             if k.contains('\0') {
                 Some(here())
             } else {

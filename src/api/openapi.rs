@@ -56,7 +56,6 @@ impl Modify for BearerAuth {
 )]
 pub struct ApiDoc;
 
-
 /// The served document: the generated one, completed by [`complete`].
 /// Built once; it never changes while the process runs.
 pub fn document() -> &'static serde_json::Value {
@@ -162,16 +161,31 @@ pub fn complete(doc: &mut serde_json::Value) {
                 entry["description"] = Value::String(merged);
             };
             add("401", "unauthorized: no or a wrong bearer token");
-            add("503", "unavailable: the database cannot be reached (nothing changed)");
+            add(
+                "503",
+                "unavailable: the database cannot be reached (nothing changed)",
+            );
             if has_path_params || takes_query || write {
-                add("400", "invalid_request (with `field` when one field is at fault)");
+                add(
+                    "400",
+                    "invalid_request (with `field` when one field is at fault)",
+                );
             }
             if write {
                 add("413", "invalid_request: the body is over 64 KiB");
-                add("422", "idempotency_key_reused: the key came with another request");
-                add("409", "idempotency_in_progress: the key's first request is still running");
+                add(
+                    "422",
+                    "idempotency_key_reused: the key came with another request",
+                );
+                add(
+                    "409",
+                    "idempotency_in_progress: the key's first request is still running",
+                );
             }
-            add("429", "rate_limited (`COUPONKEEPER_RATE_API`); see `Retry-After`");
+            add(
+                "429",
+                "rate_limited (`COUPONKEEPER_RATE_API`); see `Retry-After`",
+            );
             if let Some(r) = responses.get_mut("429") {
                 r["headers"] = json!({"Retry-After": {
                     "description": "seconds until a request is admitted again",
@@ -332,51 +346,271 @@ fn links(paths: &mut serde_json::Map<String, serde_json::Value>) {
     let order = || json!({"order_no": "$response.body#/order_no"});
     let same_order = || json!({"order_no": "$request.path.order_no"});
     let table: Vec<(&str, &str, &str, &str, Value, Option<Value>)> = vec![
-        ("create_template", "201", "GetTemplate", "get_template", id(), None),
-        ("create_template", "201", "EditTemplate", "edit_template", id(), None),
-        ("create_template", "201", "PauseTemplate", "pause_template", id(), None),
-        ("create_template", "201", "ResumeTemplate", "resume_template", id(), None),
-        ("create_template", "201", "ClaimCoupon", "claim_coupon", json!({}),
-            Some(json!({"template_id": "$response.body#/id"}))),
+        (
+            "create_template",
+            "201",
+            "GetTemplate",
+            "get_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "EditTemplate",
+            "edit_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "PauseTemplate",
+            "pause_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "ResumeTemplate",
+            "resume_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "ClaimCoupon",
+            "claim_coupon",
+            json!({}),
+            Some(json!({"template_id": "$response.body#/id"})),
+        ),
         ("claim_coupon", "201", "GetCoupon", "get_coupon", id(), None),
-        ("claim_coupon", "201", "ListUserCoupons", "list_user_coupons",
-            json!({"user_id": "$response.body#/user_id"}), None),
-        ("claim_coupon", "201", "CouponOptions", "coupon_options",
-            json!({"user_id": "$response.body#/user_id"}), None),
-        ("claim_coupon", "201", "OrderWithCoupon", "create_order", json!({}),
-            Some(json!({"user_id": "$response.body#/user_id", "coupon_id": "$response.body#/id"}))),
-        ("claim_coupon", "201", "ReleaseCoupon", "release_coupon", id(), None),
-        ("claim_coupon", "201", "InvalidateCoupon", "invalidate_coupon", id(), None),
-        ("issue_compensation_coupon", "201", "GetCoupon", "get_coupon", id(), None),
-        ("issue_compensation_coupon", "201", "OrderWithCoupon", "create_order", json!({}),
-            Some(json!({"user_id": "$response.body#/user_id", "coupon_id": "$response.body#/id"}))),
-        ("create_campaign", "201", "GetCampaign", "get_campaign", id(), None),
-        ("create_campaign", "201", "ChangeCampaign", "change_campaign", id(), None),
-        ("create_campaign", "201", "PresaleOrder", "create_order", json!({}),
-            Some(json!({"kind": "presale", "campaign_id": "$response.body#/id"}))),
-        ("create_campaign", "201", "PresaleOptions", "coupon_options", json!({}),
-            Some(json!({"kind": "presale", "campaign_id": "$response.body#/id"}))),
-        ("create_order", "201", "GetOrder", "get_order", order(), None),
-        ("create_order", "201", "PayOrder", "pay_order", order(), None),
-        ("create_order", "201", "PayDeposit", "pay_deposit", order(), None),
-        ("create_order", "201", "CancelOrder", "cancel_order", order(), None),
-        ("create_order", "201", "HealthCheck", "order_health_check", order(), None),
-        ("create_order", "201", "FinalPaymentQuote", "final_payment_quote", order(), None),
-        ("create_order", "201", "Compensate", "issue_compensation_coupon",
+        (
+            "claim_coupon",
+            "201",
+            "ListUserCoupons",
+            "list_user_coupons",
             json!({"user_id": "$response.body#/user_id"}),
-            Some(json!({"order_no": "$response.body#/order_no"}))),
-        ("pay_order", "200", "RefundOrder", "refund_order", same_order(), None),
-        ("pay_order", "200", "GetOrder", "get_order", same_order(), None),
-        ("pay_order", "200", "MarkCouponUsed", "mark_coupon_used", same_order(),
-            Some(json!({"coupon_id": "$response.body#/coupon_id"}))),
-        ("pay_deposit", "200", "FinalPaymentQuote", "final_payment_quote", same_order(), None),
-        ("pay_deposit", "200", "PayFinal", "pay_final", same_order(), None),
-        ("pay_deposit", "200", "CancelOrder", "cancel_order", same_order(), None),
-        ("pay_deposit", "200", "RefundOrder", "refund_order", same_order(), None),
-        ("pay_final", "200", "RefundOrder", "refund_order", same_order(), None),
-        ("cancel_order", "200", "RepairCouponLink", "repair_coupon_link", same_order(),
-            Some(json!({"coupon_id": "$response.body#/coupon_id"}))),
-        ("cancel_order", "200", "GetOrder", "get_order", same_order(), None),
+            None,
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "CouponOptions",
+            "coupon_options",
+            json!({"user_id": "$response.body#/user_id"}),
+            None,
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "OrderWithCoupon",
+            "create_order",
+            json!({}),
+            Some(json!({"user_id": "$response.body#/user_id", "coupon_id": "$response.body#/id"})),
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "ReleaseCoupon",
+            "release_coupon",
+            id(),
+            None,
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "InvalidateCoupon",
+            "invalidate_coupon",
+            id(),
+            None,
+        ),
+        (
+            "issue_compensation_coupon",
+            "201",
+            "GetCoupon",
+            "get_coupon",
+            id(),
+            None,
+        ),
+        (
+            "issue_compensation_coupon",
+            "201",
+            "OrderWithCoupon",
+            "create_order",
+            json!({}),
+            Some(json!({"user_id": "$response.body#/user_id", "coupon_id": "$response.body#/id"})),
+        ),
+        (
+            "create_campaign",
+            "201",
+            "GetCampaign",
+            "get_campaign",
+            id(),
+            None,
+        ),
+        (
+            "create_campaign",
+            "201",
+            "ChangeCampaign",
+            "change_campaign",
+            id(),
+            None,
+        ),
+        (
+            "create_campaign",
+            "201",
+            "PresaleOrder",
+            "create_order",
+            json!({}),
+            Some(json!({"kind": "presale", "campaign_id": "$response.body#/id"})),
+        ),
+        (
+            "create_campaign",
+            "201",
+            "PresaleOptions",
+            "coupon_options",
+            json!({}),
+            Some(json!({"kind": "presale", "campaign_id": "$response.body#/id"})),
+        ),
+        (
+            "create_order",
+            "201",
+            "GetOrder",
+            "get_order",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "PayOrder",
+            "pay_order",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "PayDeposit",
+            "pay_deposit",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "CancelOrder",
+            "cancel_order",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "HealthCheck",
+            "order_health_check",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "FinalPaymentQuote",
+            "final_payment_quote",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "Compensate",
+            "issue_compensation_coupon",
+            json!({"user_id": "$response.body#/user_id"}),
+            Some(json!({"order_no": "$response.body#/order_no"})),
+        ),
+        (
+            "pay_order",
+            "200",
+            "RefundOrder",
+            "refund_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_order",
+            "200",
+            "GetOrder",
+            "get_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_order",
+            "200",
+            "MarkCouponUsed",
+            "mark_coupon_used",
+            same_order(),
+            Some(json!({"coupon_id": "$response.body#/coupon_id"})),
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "FinalPaymentQuote",
+            "final_payment_quote",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "PayFinal",
+            "pay_final",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "CancelOrder",
+            "cancel_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "RefundOrder",
+            "refund_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_final",
+            "200",
+            "RefundOrder",
+            "refund_order",
+            same_order(),
+            None,
+        ),
+        (
+            "cancel_order",
+            "200",
+            "RepairCouponLink",
+            "repair_coupon_link",
+            same_order(),
+            Some(json!({"coupon_id": "$response.body#/coupon_id"})),
+        ),
+        (
+            "cancel_order",
+            "200",
+            "GetOrder",
+            "get_order",
+            same_order(),
+            None,
+        ),
     ];
     for (source, status, name, target, parameters, body) in table {
         let Some(response) = paths
@@ -405,11 +639,13 @@ fn links(paths: &mut serde_json::Map<String, serde_json::Value>) {
 /// whitespace or control characters ([`crate::domain::ids`]). The classes
 /// spell out Rust's `char::is_whitespace` and `char::is_control`, which
 /// regex `\s` does not match exactly.
-const KEY_PATTERN: &str = r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$";
+const KEY_PATTERN: &str =
+    r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$";
 
 /// Text that is not blank once trimmed (names, reasons): at least one
 /// character outside Rust's whitespace, and no NUL (see [`NO_NUL_PATTERN`]).
-const TEXT_PATTERN: &str = r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$";
+const TEXT_PATTERN: &str =
+    r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$";
 
 /// No text the API takes may hold the NUL character: PostgreSQL cannot
 /// store it, so every request carrying one is refused with 400 on both
@@ -434,13 +670,16 @@ fn input_rules(doc: &mut serde_json::Value) {
     use crate::domain::money::MAX_CENTS;
     use serde_json::{Value, json};
 
-    let key = || json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": KEY_PATTERN});
+    let key =
+        || json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": KEY_PATTERN});
     let text = |max: usize| json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": TEXT_PATTERN});
     let opt_text = |max: usize| json!({"type": ["string", "null"], "maxLength": max});
     let time = || json!({"type": "string", "format": "date-time", "pattern": YEAR_PATTERN});
-    let opt_time = || json!({"type": ["string", "null"], "format": "date-time", "pattern": YEAR_PATTERN});
+    let opt_time =
+        || json!({"type": ["string", "null"], "format": "date-time", "pattern": YEAR_PATTERN});
     let int = |min: i64, max: i64| json!({"type": "integer", "minimum": min, "maximum": max});
-    let opt_int = |min: i64, max: i64| json!({"type": ["integer", "null"], "minimum": min, "maximum": max});
+    let opt_int =
+        |min: i64, max: i64| json!({"type": ["integer", "null"], "minimum": min, "maximum": max});
     let words = |ws: &[&str]| json!({"type": "string", "enum": ws});
     let opt_words = |ws: &[&str]| {
         let mut all: Vec<Value> = ws.iter().map(|w| json!(w)).collect();
@@ -488,91 +727,171 @@ fn input_rules(doc: &mut serde_json::Value) {
 
     // (component, properties, required, extra keywords)
     let rules: Vec<(&str, Value, Vec<&str>, Value)> = vec![
-        ("CreateTemplateBody", json!({
-            "name": text(crate::domain::template::MAX_NAME_CHARS),
-            "kind": words(&["fixed", "percent"]),
-            "value_cents": opt_int(1, MAX_CENTS),
-            "percent_off": opt_int(1, 100),
-            "max_discount_cents": opt_int(1, MAX_CENTS),
-            "min_order_cents": opt_int(0, MAX_CENTS),
-            "valid_from": opt_time(),
-            "valid_until": opt_time(),
-            "valid_seconds": opt_int(1, crate::domain::template::MAX_VALID_SECONDS),
-            "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
-            "per_user_limit": opt_int(1, crate::domain::template::MAX_PER_USER_LIMIT),
-            "categories": categories(),
-            "claim_ends_at": opt_time(),
-        }), vec!["name", "kind"], json!({"oneOf": discount_kinds, "anyOf": template_validity})),
-        ("PatchTemplateBody", json!({
-            "name": {"type": ["string", "null"], "minLength": 1,
-                "maxLength": crate::domain::template::MAX_NAME_CHARS, "pattern": TEXT_PATTERN},
-            "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
-            "claim_ends_at": opt_time(),
-        }), vec![], json!({})),
-        ("ClaimingBody", json!({"reason": reason()}), vec!["reason"], json!({})),
-        ("ClaimBody", json!({"template_id": {"type": "string", "minLength": 1, "maxLength": 64}}),
-            vec!["template_id"], json!({})),
-        ("CartBody", cart(json!({})), vec!["kind", "total_cents"], json!({"oneOf": order_kinds})),
-        ("CreateOrderBody", cart(json!({
-            "order_no": key(), "user_id": key(),
-            "coupon_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 64},
-        })), vec!["order_no", "user_id", "kind", "total_cents"], json!({"oneOf": order_kinds})),
-        ("CreateCampaignBody", json!({
-            "name": text(crate::service::campaigns::MAX_NAME_CHARS),
-            "final_payment_starts_at": time(),
-            "final_payment_ends_at": time(),
-            "policy": opt_words(&["lock", "strict", "swap_or_compensate"]),
-            "compensation_mode": opt_words(&["deduction", "coupon"]),
-        }), vec!["name", "final_payment_starts_at", "final_payment_ends_at"], json!({})),
-        ("PatchCampaignBody", json!({
-            "policy": opt_words(&["lock", "strict", "swap_or_compensate"]),
-            "compensation_mode": opt_words(&["deduction", "coupon"]),
-            "reason": reason(),
-        }), vec!["reason"], json!({"anyOf": [
-            {"required": ["policy"], "properties": {"policy": {"type": "string"}}},
-            {"required": ["compensation_mode"], "properties": {"compensation_mode": {"type": "string"}}}
-        ]})),
-        ("ReasonBody", json!({"reason": reason()}), vec!["reason"], json!({})),
-        ("CancelBody", json!({"reason": {"type": ["string", "null"], "minLength": 1,
+        (
+            "CreateTemplateBody",
+            json!({
+                "name": text(crate::domain::template::MAX_NAME_CHARS),
+                "kind": words(&["fixed", "percent"]),
+                "value_cents": opt_int(1, MAX_CENTS),
+                "percent_off": opt_int(1, 100),
+                "max_discount_cents": opt_int(1, MAX_CENTS),
+                "min_order_cents": opt_int(0, MAX_CENTS),
+                "valid_from": opt_time(),
+                "valid_until": opt_time(),
+                "valid_seconds": opt_int(1, crate::domain::template::MAX_VALID_SECONDS),
+                "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
+                "per_user_limit": opt_int(1, crate::domain::template::MAX_PER_USER_LIMIT),
+                "categories": categories(),
+                "claim_ends_at": opt_time(),
+            }),
+            vec!["name", "kind"],
+            json!({"oneOf": discount_kinds, "anyOf": template_validity}),
+        ),
+        (
+            "PatchTemplateBody",
+            json!({
+                "name": {"type": ["string", "null"], "minLength": 1,
+                    "maxLength": crate::domain::template::MAX_NAME_CHARS, "pattern": TEXT_PATTERN},
+                "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
+                "claim_ends_at": opt_time(),
+            }),
+            vec![],
+            json!({}),
+        ),
+        (
+            "ClaimingBody",
+            json!({"reason": reason()}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "ClaimBody",
+            json!({"template_id": {"type": "string", "minLength": 1, "maxLength": 64}}),
+            vec!["template_id"],
+            json!({}),
+        ),
+        (
+            "CartBody",
+            cart(json!({})),
+            vec!["kind", "total_cents"],
+            json!({"oneOf": order_kinds}),
+        ),
+        (
+            "CreateOrderBody",
+            cart(json!({
+                "order_no": key(), "user_id": key(),
+                "coupon_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 64},
+            })),
+            vec!["order_no", "user_id", "kind", "total_cents"],
+            json!({"oneOf": order_kinds}),
+        ),
+        (
+            "CreateCampaignBody",
+            json!({
+                "name": text(crate::service::campaigns::MAX_NAME_CHARS),
+                "final_payment_starts_at": time(),
+                "final_payment_ends_at": time(),
+                "policy": opt_words(&["lock", "strict", "swap_or_compensate"]),
+                "compensation_mode": opt_words(&["deduction", "coupon"]),
+            }),
+            vec!["name", "final_payment_starts_at", "final_payment_ends_at"],
+            json!({}),
+        ),
+        (
+            "PatchCampaignBody",
+            json!({
+                "policy": opt_words(&["lock", "strict", "swap_or_compensate"]),
+                "compensation_mode": opt_words(&["deduction", "coupon"]),
+                "reason": reason(),
+            }),
+            vec!["reason"],
+            json!({"anyOf": [
+                {"required": ["policy"], "properties": {"policy": {"type": "string"}}},
+                {"required": ["compensation_mode"], "properties": {"compensation_mode": {"type": "string"}}}
+            ]}),
+        ),
+        (
+            "ReasonBody",
+            json!({"reason": reason()}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "CancelBody",
+            json!({"reason": {"type": ["string", "null"], "minLength": 1,
             "maxLength": crate::service::orders::MAX_REASON_CHARS, "pattern": TEXT_PATTERN}}),
-            vec![], json!({})),
-        ("ReleaseBody", json!({"reason": reason(), "force": {"type": ["boolean", "null"]}}),
-            vec!["reason"], json!({})),
-        ("InvalidateBody", json!({"reason": reason()}), vec!["reason"], json!({})),
-        ("CompensationBody", json!({
-            "value_cents": opt_int(1, MAX_CENTS),
-            "valid_seconds": opt_int(crate::domain::compensation::MIN_VALID_SECONDS,
-                crate::domain::compensation::MAX_VALID_SECONDS),
-            "reason": {"type": ["string", "null"], "maxLength": crate::service::orders::MAX_REASON_CHARS},
-            "order_no": {"type": ["string", "null"], "maxLength": 128, "pattern": PADDED_KEY_PATTERN},
-            "preset_id": {"type": ["string", "null"]},
-        }), vec![], json!({"anyOf": [
-            {"required": ["value_cents", "valid_seconds", "reason"],
-             "properties": {"value_cents": {"type": "integer"}, "valid_seconds": {"type": "integer"},
-                "reason": {"type": "string", "minLength": 1, "pattern": TEXT_PATTERN},
-                "preset_id": {"type": ["string", "null"], "pattern": r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"}}},
-            {"required": ["preset_id"], "properties": {"preset_id": {"type": "string", "pattern": TEXT_PATTERN}}}
-        ]})),
-        ("RepairLinkBody", json!({"coupon_id": {"type": "string", "pattern": TEXT_PATTERN}, "reason": reason()}),
-            vec!["coupon_id", "reason"], json!({})),
-        ("MarkUsedBody", json!({"coupon_id": {"type": "string", "pattern": TEXT_PATTERN}, "reason": reason()}),
-            vec!["coupon_id", "reason"], json!({})),
-        ("RulesBody", json!({
-            "support_max_cents": int(0, MAX_CENTS),
-            "support_daily_cents": int(0, MAX_CENTS),
-            "presets": {"type": ["array", "null"], "maxItems": crate::domain::compensation::MAX_PRESETS,
-                "items": {"$ref": "#/components/schemas/PresetBody"}},
-            "reason": opt_text(crate::service::orders::MAX_REASON_CHARS),
-        }), vec!["support_max_cents", "support_daily_cents"], json!({})),
-        ("PresetBody", json!({
-            "id": {"type": ["string", "null"]},
-            "reason": text(crate::domain::compensation::MAX_REASON_CHARS),
-            "value_cents": int(1, MAX_CENTS),
-            "valid_seconds": int(crate::domain::compensation::MIN_VALID_SECONDS,
-                crate::domain::compensation::MAX_VALID_SECONDS),
-            "min_order_cents": opt_int(0, MAX_CENTS),
-            "categories": categories(),
-        }), vec!["reason", "value_cents", "valid_seconds"], json!({})),
+            vec![],
+            json!({}),
+        ),
+        (
+            "ReleaseBody",
+            json!({"reason": reason(), "force": {"type": ["boolean", "null"]}}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "InvalidateBody",
+            json!({"reason": reason()}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "CompensationBody",
+            json!({
+                "value_cents": opt_int(1, MAX_CENTS),
+                "valid_seconds": opt_int(crate::domain::compensation::MIN_VALID_SECONDS,
+                    crate::domain::compensation::MAX_VALID_SECONDS),
+                "reason": {"type": ["string", "null"], "maxLength": crate::service::orders::MAX_REASON_CHARS},
+                "order_no": {"type": ["string", "null"], "maxLength": 128, "pattern": PADDED_KEY_PATTERN},
+                "preset_id": {"type": ["string", "null"]},
+            }),
+            vec![],
+            json!({"anyOf": [
+                {"required": ["value_cents", "valid_seconds", "reason"],
+                 "properties": {"value_cents": {"type": "integer"}, "valid_seconds": {"type": "integer"},
+                    "reason": {"type": "string", "minLength": 1, "pattern": TEXT_PATTERN},
+                    "preset_id": {"type": ["string", "null"], "pattern": r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"}}},
+                {"required": ["preset_id"], "properties": {"preset_id": {"type": "string", "pattern": TEXT_PATTERN}}}
+            ]}),
+        ),
+        (
+            "RepairLinkBody",
+            json!({"coupon_id": {"type": "string", "pattern": TEXT_PATTERN}, "reason": reason()}),
+            vec!["coupon_id", "reason"],
+            json!({}),
+        ),
+        (
+            "MarkUsedBody",
+            json!({"coupon_id": {"type": "string", "pattern": TEXT_PATTERN}, "reason": reason()}),
+            vec!["coupon_id", "reason"],
+            json!({}),
+        ),
+        (
+            "RulesBody",
+            json!({
+                "support_max_cents": int(0, MAX_CENTS),
+                "support_daily_cents": int(0, MAX_CENTS),
+                "presets": {"type": ["array", "null"], "maxItems": crate::domain::compensation::MAX_PRESETS,
+                    "items": {"$ref": "#/components/schemas/PresetBody"}},
+                "reason": opt_text(crate::service::orders::MAX_REASON_CHARS),
+            }),
+            vec!["support_max_cents", "support_daily_cents"],
+            json!({}),
+        ),
+        (
+            "PresetBody",
+            json!({
+                "id": {"type": ["string", "null"]},
+                "reason": text(crate::domain::compensation::MAX_REASON_CHARS),
+                "value_cents": int(1, MAX_CENTS),
+                "valid_seconds": int(crate::domain::compensation::MIN_VALID_SECONDS,
+                    crate::domain::compensation::MAX_VALID_SECONDS),
+                "min_order_cents": opt_int(0, MAX_CENTS),
+                "categories": categories(),
+            }),
+            vec!["reason", "value_cents", "valid_seconds"],
+            json!({}),
+        ),
     ];
     let Some(schemas) = doc
         .pointer_mut("/components/schemas")
@@ -589,10 +908,7 @@ fn input_rules(doc: &mut serde_json::Value) {
             properties.as_object(),
         ) {
             for (field, rule) in new {
-                let description = have
-                    .get(field)
-                    .and_then(|f| f.get("description"))
-                    .cloned();
+                let description = have.get(field).and_then(|f| f.get("description")).cloned();
                 let mut rule = rule.clone();
                 if let Some(d) = description {
                     rule["description"] = d;
@@ -637,14 +953,18 @@ fn parameter_rules(doc: &mut serde_json::Value) {
             }
             ("path", _, _) => json!({"type": "string", "minLength": 1,
                 "maxLength": super::extract::MAX_PATH_SEGMENT_CHARS}),
-            ("query", "limit", "list_user_coupons") => limit(crate::service::claims::MAX_LIST_LIMIT),
+            ("query", "limit", "list_user_coupons") => {
+                limit(crate::service::claims::MAX_LIST_LIMIT)
+            }
             ("query", "limit", _) => limit(200),
             ("query", "within_seconds", _) => json!({"type": "integer", "minimum": 1,
                 "maximum": crate::service::jobs::MAX_PENDING_WINDOW_SECONDS}),
             ("query", "status", "list_user_coupons") => {
                 words(&["available", "locked", "used", "expired", "invalidated"])
             }
-            ("query", "status", "list_templates") => words(&["active", "paused", "not_started", "ended"]),
+            ("query", "status", "list_templates") => {
+                words(&["active", "paused", "not_started", "ended"])
+            }
             ("query", "status", "list_orders") => words(&order_statuses),
             ("query", "kind", "list_templates") => words(&["fixed", "percent"]),
             ("query", "kind", "list_orders") => words(&["normal", "presale"]),
@@ -652,7 +972,11 @@ fn parameter_rules(doc: &mut serde_json::Value) {
             ("query", "from" | "to" | "created_from" | "created_to", _) => day_or_time(),
             ("query", "q", _) => json!({"type": "string", "maxLength": 200}),
             ("query", "order_no_prefix" | "campaign_id", "list_orders") => no_control(128),
-            ("query", "order_no" | "staff" | "preset_id" | "campaign_id", "compensation_ledger") => {
+            (
+                "query",
+                "order_no" | "staff" | "preset_id" | "campaign_id",
+                "compensation_ledger",
+            ) => {
                 json!({"type": "string", "maxLength": 200})
             }
             ("query", "cursor", _) => json!({"type": "string"}),
