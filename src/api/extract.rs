@@ -225,8 +225,7 @@ fn integral_floats_as_integers(v: &mut serde_json::Value) {
         serde_json::Value::Number(n) if n.is_f64() => {
             if let Some(f) = n.as_f64()
                 && f.fract() == 0.0
-                && f >= -9_223_372_036_854_775_808.0
-                && f < 9_223_372_036_854_775_808.0
+                && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
             {
                 // In range and whole (checked above): the cast is exact.
                 *v = serde_json::Value::from(f as i64);
@@ -251,10 +250,10 @@ impl<S: Send + Sync> FromRequestParts<S> for PathParam {
         let Path(v) = Path::<String>::from_request_parts(parts, state)
             .await
             .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))?;
-        // Characters, as the OpenAPI document's `maxLength` counts.
         if v.contains('\0') {
             return Err(ApiError::bad_request(format!("path segment {NUL_REFUSED}")));
         }
+        // Characters, as the OpenAPI document's `maxLength` counts.
         if v.is_empty() || v.chars().count() > MAX_PATH_SEGMENT_CHARS {
             return Err(ApiError::bad_request(format!(
                 "path segment must be 1-{MAX_PATH_SEGMENT_CHARS} characters"

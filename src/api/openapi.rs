@@ -337,6 +337,17 @@ fn error_response(description: &str) -> serde_json::Value {
     })
 }
 
+/// One link: source operation, status, link name, target operation,
+/// parameters, request body.
+type Link<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    serde_json::Value,
+    Option<serde_json::Value>,
+);
+
 /// The links between operations: `(source operation, status, link name,
 /// target operation, parameters, request body)`. Expressions follow
 /// OpenAPI's runtime expressions.
@@ -345,7 +356,7 @@ fn links(paths: &mut serde_json::Map<String, serde_json::Value>) {
     let id = || json!({"id": "$response.body#/id"});
     let order = || json!({"order_no": "$response.body#/order_no"});
     let same_order = || json!({"order_no": "$request.path.order_no"});
-    let table: Vec<(&str, &str, &str, &str, Value, Option<Value>)> = vec![
+    let table: Vec<Link> = vec![
         (
             "create_template",
             "201",
