@@ -70,6 +70,7 @@ pub async fn get(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct CampaignListQuery {
     /// 1-200, default 50.
     pub limit: Option<i64>,

@@ -93,6 +93,7 @@ pub async fn put_rules(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LedgerQueryParams {
     /// A business day `YYYY-MM-DD` (from its start in
     /// `COUPONKEEPER_BUSINESS_TZ`) or an RFC 3339 instant (inclusive).

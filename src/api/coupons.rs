@@ -23,6 +23,7 @@ pub struct ClaimBody {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Effective status: `available`, `locked`, `used`, `expired`, `invalidated`.
     pub status: Option<String>,
@@ -56,7 +57,7 @@ pub async fn claim(
         Err(e) => return e.into_response(),
     };
     let template_id = match body.value.template_id {
-        Some(t) if !t.is_empty() && t.len() <= 64 => t,
+        Some(t) if !t.is_empty() && t.chars().count() <= 64 => t,
         _ => return ApiError::invalid("template_id", "is required").into_response(),
     };
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
@@ -152,6 +153,9 @@ pub struct CartBody {
 pub async fn options(
     State(s): State<AppState>,
     _caller: ApiCaller,
+    // Read-only, so nothing is recorded under an `Idempotency-Key`; the
+    // header is still checked like on every POST.
+    _meta: RequestMeta,
     PathParam(user_id): PathParam,
     body: JsonBody<CartBody>,
 ) -> Response {

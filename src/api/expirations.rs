@@ -12,6 +12,7 @@ use crate::http::AppState;
 use crate::service::jobs::{MAX_PENDING_WINDOW_SECONDS, PendingExpirations};
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PendingQuery {
     /// Window in seconds from now, 1 to 2678400 (31 days); default 86400.
     pub within_seconds: Option<i64>,

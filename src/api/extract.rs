@@ -151,9 +151,26 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 }
 
 /// Parses JSON, reporting the path of the field at fault.
+///
+/// A number with a zero fraction (`5.0`, `1e3`) is read as the integer it
+/// equals: JSON and the OpenAPI document's `integer` (JSON Schema) do not
+/// tell them apart, so a field documented as an integer takes both.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(format!("request body is not a valid JSON object: {e}"))
+    })?;
+    // serde reads a struct from an array too (its fields by position):
+    // `[]` or `["tpl_1"]` would pass as a body. Every body is an object.
+    if !value.is_object() {
+        return Err(ApiError::bad_request(
+            "request body is not a valid JSON object: expected an object",
+        ));
+    }
+    if let Some(field) = nul_at(&value, "") {
+        return Err(ApiError::invalid(field, NUL_REFUSED));
+    }
+    integral_floats_as_integers(&mut value);
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path.is_empty() || path == "." {
@@ -163,6 +180,65 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         }
     })
 }
+
+/// Why a text with the NUL character is refused, everywhere: PostgreSQL
+/// cannot store it (an error there, a 503), so both stores refuse it alike.
+const NUL_REFUSED: &str = "must not contain the NUL character (U+0000)";
+
+/// The path of the first string or key in `v` holding NUL (`""` for the
+/// body itself). Depth is bounded by serde_json's nesting limit (128).
+fn nul_at(v: &serde_json::Value, at: &str) -> Option<String> {
+    let here = || {
+        if at.is_empty() {
+            "body".to_string()
+        } else {
+            at.to_string()
+        }
+    };
+    match v {
+        serde_json::Value::String(s) if s.contains('\0') => Some(here()),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_at(item, &format!("{}[{i}]", here()))),
+        serde_json::Value::Object(map) => map.iter().find_map(|(k, item)| {
+            let path = if at.is_empty() {
+                k.clone()
+            } else {
+                format!("{at}.{k}")
+            };
+            if k.contains('\0') {
+                Some(here())
+            } else {
+                nul_at(item, &path)
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// Rewrites every float with a zero fraction inside the `i64` range as
+/// that integer, everywhere in `v`. Recursion is bounded by the body: at
+/// most 64 KiB, and serde_json refuses nesting deeper than 128.
+fn integral_floats_as_integers(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f)
+            {
+                // In range and whole (checked above): the cast is exact.
+                *v = serde_json::Value::from(f as i64);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        serde_json::Value::Object(map) => map.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
+}
+
+/// Longest path segment accepted (an id, a user id, an order number).
+pub const MAX_PATH_SEGMENT_CHARS: usize = 256;
 
 /// A single path segment, with a JSON 400 for undecodable input.
 pub struct PathParam(pub String);
@@ -174,8 +250,14 @@ impl<S: Send + Sync> FromRequestParts<S> for PathParam {
         let Path(v) = Path::<String>::from_request_parts(parts, state)
             .await
             .map_err(|e| ApiError::bad_request(format!("invalid path: {e}")))?;
-        if v.is_empty() || v.len() > 256 {
-            return Err(ApiError::bad_request("path segment must be 1-256 bytes"));
+        if v.contains('\0') {
+            return Err(ApiError::bad_request(format!("path segment {NUL_REFUSED}")));
+        }
+        // Characters, as the OpenAPI document's `maxLength` counts.
+        if v.is_empty() || v.chars().count() > MAX_PATH_SEGMENT_CHARS {
+            return Err(ApiError::bad_request(format!(
+                "path segment must be 1-{MAX_PATH_SEGMENT_CHARS} characters"
+            )));
         }
         Ok(PathParam(v))
     }
@@ -189,6 +271,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for QueryParams<T>
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let q = parts.uri.query().unwrap_or("");
+        if let Some((name, _)) =
+            form_urlencoded::parse(q.as_bytes()).find(|(k, v)| k.contains('\0') || v.contains('\0'))
+        {
+            return Err(ApiError::invalid(name.replace('\0', ""), NUL_REFUSED));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(q.as_bytes()));
         serde_path_to_error::deserialize(de)
             .map(QueryParams)

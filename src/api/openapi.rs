@@ -44,7 +44,7 @@ impl Modify for BearerAuth {
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
         templates::CreateTemplateBody, templates::ClaimingBody, templates::PatchTemplateBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
         crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning,
-        campaigns::CreateCampaignBody, campaigns::PatchCampaignBody, crate::service::campaigns::CampaignPage, crate::service::campaigns::CampaignListItem, crate::service::campaigns::CampaignOrderCounts, orders::CreateOrderBody, orders::ReasonBody, orders::EmptyBody, crate::service::orders::OrderPage,
+        campaigns::CreateCampaignBody, campaigns::PatchCampaignBody, crate::service::campaigns::CampaignPage, crate::service::campaigns::CampaignListItem, crate::service::campaigns::CampaignOrderCounts, orders::CreateOrderBody, orders::ReasonBody, orders::CancelBody, orders::EmptyBody, crate::service::orders::OrderPage,
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,
         support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody, support::MarkUsedBody,
         self_check::SelfCheckLinkBody, crate::service::self_check::SelfCheckLink,
@@ -56,6 +56,966 @@ impl Modify for BearerAuth {
 )]
 pub struct ApiDoc;
 
+/// The served document: the generated one, completed by [`complete`].
+/// Built once; it never changes while the process runs.
+pub fn document() -> &'static serde_json::Value {
+    static DOC: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| {
+        // Serializing utoipa's own types into a `Value` cannot fail (no
+        // map with non-string keys, no foreign serializer).
+        let mut doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        input_rules(&mut doc);
+        parameter_rules(&mut doc);
+        complete(&mut doc);
+        doc
+    });
+    &DOC
+}
+
 pub async fn serve() -> Response {
-    axum::Json(ApiDoc::openapi()).into_response()
+    axum::Json(document()).into_response()
+}
+
+/// The operator endpoints outside `/api/v1` and the document itself: no
+/// bearer token (API.md, Service).
+pub const OPEN_PATHS: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"];
+
+/// The header of every write's idempotency key (README, Idempotency).
+pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+
+const WRITE_METHODS: [&str; 3] = ["post", "put", "patch"];
+
+/// What the annotations cannot say once per handler but every route of
+/// `/api/v1` shares, added to the generated document:
+///
+/// - the statuses any API route may answer besides its own: 401 (no or a
+///   wrong token), 429 (`COUPONKEEPER_RATE_API`), 503 (database
+///   unreachable, or a handler that failed: nothing changed); 400 where the
+///   route takes a path segment, a query or a body; and on writes 413 (body
+///   over 64 KiB), 422 `idempotency_key_reused` and 409
+///   `idempotency_in_progress`, with the `Idempotency-Key` header;
+/// - no security on `/healthz`, `/readyz`, `/metrics` and this document;
+/// - the document's own path;
+/// - OpenAPI links from each created object to the operations on it
+///   ([`links`]), so a stateful client can chain claim -> order -> pay.
+pub fn complete(doc: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    paths.insert(
+        "/api/v1/openapi.json".to_string(),
+        json!({"get": {
+            "tags": ["service"],
+            "operationId": "openapi_document",
+            "summary": "This OpenAPI document.",
+            "responses": {"200": {"description": "the OpenAPI 3.1 document",
+                "content": {"application/json": {"schema": {"type": "object"}}}}}
+        }}),
+    );
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        let open = OPEN_PATHS.contains(&path.as_str());
+        let has_path_params = path.contains('{');
+        for (method, op) in item.iter_mut() {
+            let Some(op) = op.as_object_mut() else {
+                continue;
+            };
+            if open {
+                op.insert("security".to_string(), json!([]));
+                continue;
+            }
+            let write = WRITE_METHODS.contains(&method.as_str());
+            let takes_query = op
+                .get("parameters")
+                .and_then(Value::as_array)
+                .is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
+            if write {
+                let params = op
+                    .entry("parameters")
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Some(params) = params.as_array_mut() {
+                    params.push(idempotency_parameter());
+                }
+            }
+            let responses = op
+                .entry("responses")
+                .or_insert_with(|| Value::Object(Default::default()));
+            let Some(responses) = responses.as_object_mut() else {
+                continue;
+            };
+            let mut add = |status: &str, text: &str| {
+                let entry = responses
+                    .entry(status.to_string())
+                    .or_insert_with(|| error_response(""));
+                let description = entry["description"].as_str().unwrap_or("");
+                let merged = if description.is_empty() {
+                    text.to_string()
+                } else if description.contains(text) {
+                    description.to_string()
+                } else {
+                    format!("{description}; {text}")
+                };
+                entry["description"] = Value::String(merged);
+            };
+            add("401", "unauthorized: no or a wrong bearer token");
+            add(
+                "503",
+                "unavailable: the database cannot be reached (nothing changed)",
+            );
+            if has_path_params || takes_query || write {
+                add(
+                    "400",
+                    "invalid_request (with `field` when one field is at fault)",
+                );
+            }
+            if write {
+                add("413", "invalid_request: the body is over 64 KiB");
+                add(
+                    "422",
+                    "idempotency_key_reused: the key came with another request",
+                );
+                add(
+                    "409",
+                    "idempotency_in_progress: the key's first request is still running",
+                );
+            }
+            add(
+                "429",
+                "rate_limited (`COUPONKEEPER_RATE_API`); see `Retry-After`",
+            );
+            if let Some(r) = responses.get_mut("429") {
+                r["headers"] = json!({"Retry-After": {
+                    "description": "seconds until a request is admitted again",
+                    "schema": {"type": "string", "pattern": "^[0-9]+$"}
+                }});
+            }
+        }
+    }
+    links(paths);
+    optional_bodies(doc);
+    no_nul(doc);
+}
+
+/// States the refusal of NUL ([`NO_NUL_PATTERN`]) on every string of the
+/// request bodies and parameters that no other pattern, word list or
+/// format already keeps NUL-free, and on the fields a body may carry
+/// beyond its own (ignored, but checked like the rest).
+fn no_nul(doc: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+
+    fn visit(schema: &mut Value) {
+        let Some(obj) = schema.as_object_mut() else {
+            return;
+        };
+        let is_string = match obj.get("type") {
+            Some(Value::String(t)) => t == "string",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+            _ => false,
+        };
+        if is_string
+            && !obj.contains_key("pattern")
+            && !obj.contains_key("enum")
+            && !obj.contains_key("format")
+        {
+            obj.insert("pattern".into(), json!(NO_NUL_PATTERN));
+        }
+        for key in ["properties"] {
+            if let Some(props) = obj.get_mut(key).and_then(Value::as_object_mut) {
+                props.values_mut().for_each(visit);
+            }
+        }
+        if let Some(items) = obj.get_mut("items") {
+            visit(items);
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            if let Some(list) = obj.get_mut(key).and_then(Value::as_array_mut) {
+                list.iter_mut().for_each(visit);
+            }
+        }
+    }
+
+    let any_json = "#/components/schemas/JsonWithoutNul";
+    if let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    {
+        for (name, schema) in schemas.iter_mut() {
+            if !name.ends_with("Body") {
+                continue;
+            }
+            visit(schema);
+            if let Some(obj) = schema.as_object_mut() {
+                obj.insert("propertyNames".into(), json!({"pattern": NO_NUL_PATTERN}));
+                obj.insert("additionalProperties".into(), json!({"$ref": any_json}));
+            }
+        }
+        schemas.insert(
+            "JsonWithoutNul".into(),
+            json!({
+                "description": "Any JSON value without the NUL character in a string or key.",
+                "anyOf": [
+                    {"type": ["number", "boolean", "null"]},
+                    {"type": "string", "pattern": NO_NUL_PATTERN},
+                    {"type": "array", "items": {"$ref": any_json}},
+                    {"type": "object", "propertyNames": {"pattern": NO_NUL_PATTERN},
+                        "additionalProperties": {"$ref": any_json}}
+                ]
+            }),
+        );
+    }
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for op in paths
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .flat_map(|item| item.values_mut())
+        {
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for p in params.iter_mut() {
+                    if let Some(schema) = p.get_mut("schema") {
+                        visit(schema);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Every JSON body handler reads an empty body as `{}`
+/// ([`super::extract::JsonBody`]): a body whose schema requires no field
+/// may be left out.
+fn optional_bodies(doc: &mut serde_json::Value) {
+    use serde_json::Value;
+    let schemas = doc
+        .pointer("/components/schemas")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for op in paths
+        .values_mut()
+        .filter_map(Value::as_object_mut)
+        .flat_map(|item| item.values_mut())
+    {
+        let Some(body) = op.get_mut("requestBody").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        let name = body
+            .get("content")
+            .and_then(|c| c.pointer("/application~1json/schema/$ref"))
+            .and_then(Value::as_str)
+            .and_then(|r| r.rsplit('/').next())
+            .unwrap_or("");
+        let requires_nothing = schemas[name]["required"]
+            .as_array()
+            .is_none_or(|r| r.is_empty())
+            && schemas[name].get("anyOf").is_none()
+            && schemas[name].get("oneOf").is_none();
+        if requires_nothing {
+            body.insert("required".to_string(), Value::Bool(false));
+        }
+    }
+}
+
+fn idempotency_parameter() -> serde_json::Value {
+    serde_json::json!({
+        "name": IDEMPOTENCY_HEADER,
+        "in": "header",
+        "required": false,
+        "description": "1-255 visible ASCII characters; the same key and request within 24 h replays the first answer with `Idempotent-Replayed: true`",
+        "schema": {"type": "string", "minLength": 1, "maxLength": crate::service::idempotency::MAX_KEY_LEN, "pattern": "^[!-~]([\t -~]*[!-~])?$"}
+    })
+}
+
+fn error_response(description: &str) -> serde_json::Value {
+    serde_json::json!({
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    })
+}
+
+/// One link: source operation, status, link name, target operation,
+/// parameters, request body.
+type Link<'a> = (
+    &'a str,
+    &'a str,
+    &'a str,
+    &'a str,
+    serde_json::Value,
+    Option<serde_json::Value>,
+);
+
+/// The links between operations: `(source operation, status, link name,
+/// target operation, parameters, request body)`. Expressions follow
+/// OpenAPI's runtime expressions.
+fn links(paths: &mut serde_json::Map<String, serde_json::Value>) {
+    use serde_json::{Value, json};
+    let id = || json!({"id": "$response.body#/id"});
+    let order = || json!({"order_no": "$response.body#/order_no"});
+    let same_order = || json!({"order_no": "$request.path.order_no"});
+    let table: Vec<Link> = vec![
+        (
+            "create_template",
+            "201",
+            "GetTemplate",
+            "get_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "EditTemplate",
+            "edit_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "PauseTemplate",
+            "pause_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "ResumeTemplate",
+            "resume_template",
+            id(),
+            None,
+        ),
+        (
+            "create_template",
+            "201",
+            "ClaimCoupon",
+            "claim_coupon",
+            json!({}),
+            Some(json!({"template_id": "$response.body#/id"})),
+        ),
+        ("claim_coupon", "201", "GetCoupon", "get_coupon", id(), None),
+        (
+            "claim_coupon",
+            "201",
+            "ListUserCoupons",
+            "list_user_coupons",
+            json!({"user_id": "$response.body#/user_id"}),
+            None,
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "CouponOptions",
+            "coupon_options",
+            json!({"user_id": "$response.body#/user_id"}),
+            None,
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "OrderWithCoupon",
+            "create_order",
+            json!({}),
+            Some(json!({"user_id": "$response.body#/user_id", "coupon_id": "$response.body#/id"})),
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "ReleaseCoupon",
+            "release_coupon",
+            id(),
+            None,
+        ),
+        (
+            "claim_coupon",
+            "201",
+            "InvalidateCoupon",
+            "invalidate_coupon",
+            id(),
+            None,
+        ),
+        (
+            "issue_compensation_coupon",
+            "201",
+            "GetCoupon",
+            "get_coupon",
+            id(),
+            None,
+        ),
+        (
+            "issue_compensation_coupon",
+            "201",
+            "OrderWithCoupon",
+            "create_order",
+            json!({}),
+            Some(json!({"user_id": "$response.body#/user_id", "coupon_id": "$response.body#/id"})),
+        ),
+        (
+            "create_campaign",
+            "201",
+            "GetCampaign",
+            "get_campaign",
+            id(),
+            None,
+        ),
+        (
+            "create_campaign",
+            "201",
+            "ChangeCampaign",
+            "change_campaign",
+            id(),
+            None,
+        ),
+        (
+            "create_campaign",
+            "201",
+            "PresaleOrder",
+            "create_order",
+            json!({}),
+            Some(json!({"kind": "presale", "campaign_id": "$response.body#/id"})),
+        ),
+        (
+            "create_campaign",
+            "201",
+            "PresaleOptions",
+            "coupon_options",
+            json!({}),
+            Some(json!({"kind": "presale", "campaign_id": "$response.body#/id"})),
+        ),
+        (
+            "create_order",
+            "201",
+            "GetOrder",
+            "get_order",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "PayOrder",
+            "pay_order",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "PayDeposit",
+            "pay_deposit",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "CancelOrder",
+            "cancel_order",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "HealthCheck",
+            "order_health_check",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "FinalPaymentQuote",
+            "final_payment_quote",
+            order(),
+            None,
+        ),
+        (
+            "create_order",
+            "201",
+            "Compensate",
+            "issue_compensation_coupon",
+            json!({"user_id": "$response.body#/user_id"}),
+            Some(json!({"order_no": "$response.body#/order_no"})),
+        ),
+        (
+            "pay_order",
+            "200",
+            "RefundOrder",
+            "refund_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_order",
+            "200",
+            "GetOrder",
+            "get_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_order",
+            "200",
+            "MarkCouponUsed",
+            "mark_coupon_used",
+            same_order(),
+            Some(json!({"coupon_id": "$response.body#/coupon_id"})),
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "FinalPaymentQuote",
+            "final_payment_quote",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "PayFinal",
+            "pay_final",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "CancelOrder",
+            "cancel_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_deposit",
+            "200",
+            "RefundOrder",
+            "refund_order",
+            same_order(),
+            None,
+        ),
+        (
+            "pay_final",
+            "200",
+            "RefundOrder",
+            "refund_order",
+            same_order(),
+            None,
+        ),
+        (
+            "cancel_order",
+            "200",
+            "RepairCouponLink",
+            "repair_coupon_link",
+            same_order(),
+            Some(json!({"coupon_id": "$response.body#/coupon_id"})),
+        ),
+        (
+            "cancel_order",
+            "200",
+            "GetOrder",
+            "get_order",
+            same_order(),
+            None,
+        ),
+    ];
+    for (source, status, name, target, parameters, body) in table {
+        let Some(response) = paths
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .flat_map(|item| item.values_mut())
+            .find(|op| op["operationId"] == source)
+            .and_then(|op| op.get_mut("responses"))
+            .and_then(|r| r.get_mut(status))
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        let mut link = json!({"operationId": target, "parameters": parameters});
+        if let Some(body) = body {
+            link["requestBody"] = body;
+        }
+        let links = response
+            .entry("links")
+            .or_insert_with(|| Value::Object(Default::default()));
+        links[name] = link;
+    }
+}
+
+/// A caller's key (`user_id`, `order_no`): 1-128 characters without
+/// whitespace or control characters ([`crate::domain::ids`]). The classes
+/// spell out Rust's `char::is_whitespace` and `char::is_control`, which
+/// regex `\s` does not match exactly.
+const KEY_PATTERN: &str =
+    r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$";
+
+/// Text that is not blank once trimmed (names, reasons): at least one
+/// character outside Rust's whitespace, and no NUL (see [`NO_NUL_PATTERN`]).
+const TEXT_PATTERN: &str =
+    r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\x00]*$";
+
+/// No text the API takes may hold the NUL character: PostgreSQL cannot
+/// store it, so every request carrying one is refused with 400 on both
+/// stores ([`super::extract`]).
+const NO_NUL_PATTERN: &str = r"^[^\x00]*$";
+
+/// A key that may be padded with whitespace, or blank (then absent): what
+/// a trimmed optional key field takes.
+const PADDED_KEY_PATTERN: &str = r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*([^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*)?$";
+
+/// RFC 3339 between 1970 and 9999 ([`crate::domain::time::parse_rfc3339`]).
+const YEAR_PATTERN: &str = r"^(19[7-9][0-9]|[2-9][0-9]{3})-";
+
+/// The input rules of the request bodies and parameters, as JSON Schema:
+/// which fields are required, which may be null, ranges, lengths, words
+/// and the rules between fields (`oneOf` / `anyOf`). The derive states
+/// only the Rust types (every field an `Option`, so that a missing one is
+/// a 400 naming it rather than a parse error); the checks themselves are
+/// in `domain` and `service`, and `.ci/fuzz` (schemathesis) sends requests
+/// on both sides of every rule here to keep the two in step.
+fn input_rules(doc: &mut serde_json::Value) {
+    use crate::domain::money::MAX_CENTS;
+    use serde_json::{Value, json};
+
+    let key =
+        || json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": KEY_PATTERN});
+    let text = |max: usize| json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": TEXT_PATTERN});
+    let opt_text = |max: usize| json!({"type": ["string", "null"], "maxLength": max});
+    let time = || json!({"type": "string", "format": "date-time", "pattern": YEAR_PATTERN});
+    let opt_time =
+        || json!({"type": ["string", "null"], "format": "date-time", "pattern": YEAR_PATTERN});
+    let int = |min: i64, max: i64| json!({"type": "integer", "minimum": min, "maximum": max});
+    let opt_int =
+        |min: i64, max: i64| json!({"type": ["integer", "null"], "minimum": min, "maximum": max});
+    let words = |ws: &[&str]| json!({"type": "string", "enum": ws});
+    let opt_words = |ws: &[&str]| {
+        let mut all: Vec<Value> = ws.iter().map(|w| json!(w)).collect();
+        all.push(Value::Null);
+        json!({"enum": all})
+    };
+    let categories = || {
+        json!({"type": ["array", "null"], "maxItems": crate::domain::discount::MAX_CATEGORIES,
+            "items": {"type": "string", "minLength": 1,
+                "maxLength": crate::domain::discount::MAX_CATEGORY_LEN, "pattern": TEXT_PATTERN}})
+    };
+    let reason = || text(crate::service::orders::MAX_REASON_CHARS);
+    let template_validity = json!([
+        {"required": ["valid_seconds"], "properties": {"valid_seconds": {"type": "integer"}}},
+        {"required": ["valid_until"], "properties": {"valid_until": {"type": "string"}}}
+    ]);
+    let discount_kinds = json!([
+        {"properties": {"kind": {"const": "fixed"}, "value_cents": {"type": "integer"},
+            "percent_off": {"type": "null"}, "max_discount_cents": {"type": "null"}},
+         "required": ["value_cents"]},
+        {"properties": {"kind": {"const": "percent"}, "percent_off": {"type": "integer"},
+            "value_cents": {"type": "null"}},
+         "required": ["percent_off"]}
+    ]);
+    let order_kinds = json!([
+        {"properties": {"kind": {"const": "normal"}, "campaign_id": {"type": "null"},
+            "deposit_cents": {"enum": [null, 0]}}},
+        {"properties": {"kind": {"const": "presale"}, "campaign_id": {"type": "string", "minLength": 1},
+            "deposit_cents": {"type": "integer", "minimum": 1}},
+         "required": ["campaign_id", "deposit_cents"]}
+    ]);
+    let cart = |extra: Value| {
+        let mut props = json!({
+            "kind": words(&["normal", "presale"]),
+            "category": {"type": ["string", "null"], "maxLength": 64},
+            "total_cents": int(1, MAX_CENTS),
+            "campaign_id": {"type": ["string", "null"]},
+            "deposit_cents": opt_int(0, MAX_CENTS),
+        });
+        if let (Some(p), Some(e)) = (props.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        props
+    };
+
+    // (component, properties, required, extra keywords)
+    let rules: Vec<(&str, Value, Vec<&str>, Value)> = vec![
+        (
+            "CreateTemplateBody",
+            json!({
+                "name": text(crate::domain::template::MAX_NAME_CHARS),
+                "kind": words(&["fixed", "percent"]),
+                "value_cents": opt_int(1, MAX_CENTS),
+                "percent_off": opt_int(1, 100),
+                "max_discount_cents": opt_int(1, MAX_CENTS),
+                "min_order_cents": opt_int(0, MAX_CENTS),
+                "valid_from": opt_time(),
+                "valid_until": opt_time(),
+                "valid_seconds": opt_int(1, crate::domain::template::MAX_VALID_SECONDS),
+                "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
+                "per_user_limit": opt_int(1, crate::domain::template::MAX_PER_USER_LIMIT),
+                "categories": categories(),
+                "claim_ends_at": opt_time(),
+            }),
+            vec!["name", "kind"],
+            json!({"oneOf": discount_kinds, "anyOf": template_validity}),
+        ),
+        (
+            "PatchTemplateBody",
+            json!({
+                "name": {"type": ["string", "null"], "minLength": 1,
+                    "maxLength": crate::domain::template::MAX_NAME_CHARS, "pattern": TEXT_PATTERN},
+                "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
+                "claim_ends_at": opt_time(),
+            }),
+            vec![],
+            json!({}),
+        ),
+        (
+            "ClaimingBody",
+            json!({"reason": reason()}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "ClaimBody",
+            json!({"template_id": {"type": "string", "minLength": 1, "maxLength": 64}}),
+            vec!["template_id"],
+            json!({}),
+        ),
+        (
+            "CartBody",
+            cart(json!({})),
+            vec!["kind", "total_cents"],
+            json!({"oneOf": order_kinds}),
+        ),
+        (
+            "CreateOrderBody",
+            cart(json!({
+                "order_no": key(), "user_id": key(),
+                "coupon_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 64},
+            })),
+            vec!["order_no", "user_id", "kind", "total_cents"],
+            json!({"oneOf": order_kinds}),
+        ),
+        (
+            "CreateCampaignBody",
+            json!({
+                "name": text(crate::service::campaigns::MAX_NAME_CHARS),
+                "final_payment_starts_at": time(),
+                "final_payment_ends_at": time(),
+                "policy": opt_words(&["lock", "strict", "swap_or_compensate"]),
+                "compensation_mode": opt_words(&["deduction", "coupon"]),
+            }),
+            vec!["name", "final_payment_starts_at", "final_payment_ends_at"],
+            json!({}),
+        ),
+        (
+            "PatchCampaignBody",
+            json!({
+                "policy": opt_words(&["lock", "strict", "swap_or_compensate"]),
+                "compensation_mode": opt_words(&["deduction", "coupon"]),
+                "reason": reason(),
+            }),
+            vec!["reason"],
+            json!({"anyOf": [
+                {"required": ["policy"], "properties": {"policy": {"type": "string"}}},
+                {"required": ["compensation_mode"], "properties": {"compensation_mode": {"type": "string"}}}
+            ]}),
+        ),
+        (
+            "ReasonBody",
+            json!({"reason": reason()}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "CancelBody",
+            json!({"reason": {"type": ["string", "null"], "minLength": 1,
+            "maxLength": crate::service::orders::MAX_REASON_CHARS, "pattern": TEXT_PATTERN}}),
+            vec![],
+            json!({}),
+        ),
+        (
+            "ReleaseBody",
+            json!({"reason": reason(), "force": {"type": ["boolean", "null"]}}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "InvalidateBody",
+            json!({"reason": reason()}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "CompensationBody",
+            json!({
+                "value_cents": opt_int(1, MAX_CENTS),
+                "valid_seconds": opt_int(crate::domain::compensation::MIN_VALID_SECONDS,
+                    crate::domain::compensation::MAX_VALID_SECONDS),
+                "reason": {"type": ["string", "null"], "maxLength": crate::service::orders::MAX_REASON_CHARS},
+                "order_no": {"type": ["string", "null"], "maxLength": 128, "pattern": PADDED_KEY_PATTERN},
+                "preset_id": {"type": ["string", "null"]},
+            }),
+            vec![],
+            json!({"anyOf": [
+                {"required": ["value_cents", "valid_seconds", "reason"],
+                 "properties": {"value_cents": {"type": "integer"}, "valid_seconds": {"type": "integer"},
+                    "reason": {"type": "string", "minLength": 1, "pattern": TEXT_PATTERN},
+                    "preset_id": {"type": ["string", "null"], "pattern": r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"}}},
+                {"required": ["preset_id"], "properties": {"preset_id": {"type": "string", "pattern": TEXT_PATTERN}}}
+            ]}),
+        ),
+        (
+            "RepairLinkBody",
+            json!({"coupon_id": {"type": "string", "pattern": TEXT_PATTERN}, "reason": reason()}),
+            vec!["coupon_id", "reason"],
+            json!({}),
+        ),
+        (
+            "MarkUsedBody",
+            json!({"coupon_id": {"type": "string", "pattern": TEXT_PATTERN}, "reason": reason()}),
+            vec!["coupon_id", "reason"],
+            json!({}),
+        ),
+        (
+            "RulesBody",
+            json!({
+                "support_max_cents": int(0, MAX_CENTS),
+                "support_daily_cents": int(0, MAX_CENTS),
+                "presets": {"type": ["array", "null"], "maxItems": crate::domain::compensation::MAX_PRESETS,
+                    "items": {"$ref": "#/components/schemas/PresetBody"}},
+                "reason": opt_text(crate::service::orders::MAX_REASON_CHARS),
+            }),
+            vec!["support_max_cents", "support_daily_cents"],
+            json!({}),
+        ),
+        (
+            "PresetBody",
+            json!({
+                "id": {"type": ["string", "null"]},
+                "reason": text(crate::domain::compensation::MAX_REASON_CHARS),
+                "value_cents": int(1, MAX_CENTS),
+                "valid_seconds": int(crate::domain::compensation::MIN_VALID_SECONDS,
+                    crate::domain::compensation::MAX_VALID_SECONDS),
+                "min_order_cents": opt_int(0, MAX_CENTS),
+                "categories": categories(),
+            }),
+            vec!["reason", "value_cents", "valid_seconds"],
+            json!({}),
+        ),
+    ];
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for (name, properties, required, extra) in rules {
+        let Some(schema) = schemas.get_mut(name).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        if let (Some(have), Some(new)) = (
+            schema.get_mut("properties").and_then(Value::as_object_mut),
+            properties.as_object(),
+        ) {
+            for (field, rule) in new {
+                let description = have.get(field).and_then(|f| f.get("description")).cloned();
+                let mut rule = rule.clone();
+                if let Some(d) = description {
+                    rule["description"] = d;
+                }
+                have.insert(field.clone(), rule);
+            }
+        }
+        schema.insert("required".into(), json!(required));
+        if let Some(extra) = extra.as_object() {
+            schema.extend(extra.clone());
+        }
+    }
+}
+
+/// The rules of path and query parameters, by name (and, where two
+/// routes differ, by operation).
+fn parameter_rules(doc: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+
+    let day_or_time = || {
+        json!({"anyOf": [
+            {"type": "string", "format": "date", "pattern": r"^(19[7-9][0-9]|[2-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-"},
+            {"type": "string", "format": "date-time", "pattern": YEAR_PATTERN},
+            {"type": "string", "maxLength": 0}
+        ]})
+    };
+    let words = |ws: &[&str]| {
+        let mut all: Vec<&str> = ws.to_vec();
+        all.push("");
+        json!({"type": "string", "enum": all})
+    };
+    let order_statuses: Vec<&str> = crate::domain::order::OrderStatus::ALL
+        .iter()
+        .map(|s| s.as_str())
+        .collect();
+    let limit = |max: i64| json!({"type": "integer", "minimum": 1, "maximum": max});
+    let no_control = |max: usize| json!({"type": "string", "maxLength": max, "pattern": r"^[^\x00-\x1f\x7f-\x9f]*$"});
+    let rule = |op: &str, location: &str, name: &str| -> Option<Value> {
+        Some(match (location, name, op) {
+            ("path", "user_id" | "order_no", _) => {
+                json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": KEY_PATTERN})
+            }
+            ("path", _, _) => json!({"type": "string", "minLength": 1,
+                "maxLength": super::extract::MAX_PATH_SEGMENT_CHARS}),
+            ("query", "limit", "list_user_coupons") => {
+                limit(crate::service::claims::MAX_LIST_LIMIT)
+            }
+            ("query", "limit", _) => limit(200),
+            ("query", "within_seconds", _) => json!({"type": "integer", "minimum": 1,
+                "maximum": crate::service::jobs::MAX_PENDING_WINDOW_SECONDS}),
+            ("query", "status", "list_user_coupons") => {
+                words(&["available", "locked", "used", "expired", "invalidated"])
+            }
+            ("query", "status", "list_templates") => {
+                words(&["active", "paused", "not_started", "ended"])
+            }
+            ("query", "status", "list_orders") => words(&order_statuses),
+            ("query", "kind", "list_templates") => words(&["fixed", "percent"]),
+            ("query", "kind", "list_orders") => words(&["normal", "presale"]),
+            ("query", "coupon_lock_status", _) => words(&["none", "locked", "used", "released"]),
+            ("query", "from" | "to" | "created_from" | "created_to", _) => day_or_time(),
+            ("query", "q", _) => json!({"type": "string", "maxLength": 200}),
+            ("query", "order_no_prefix" | "campaign_id", "list_orders") => no_control(128),
+            (
+                "query",
+                "order_no" | "staff" | "preset_id" | "campaign_id",
+                "compensation_ledger",
+            ) => {
+                json!({"type": "string", "maxLength": 200})
+            }
+            ("query", "cursor", _) => json!({"type": "string"}),
+            _ => return None,
+        })
+    };
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for op in paths
+        .values_mut()
+        .filter_map(Value::as_object_mut)
+        .flat_map(|item| item.values_mut())
+    {
+        let id = op["operationId"].as_str().unwrap_or("").to_string();
+        let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for p in params.iter_mut() {
+            let (Some(location), Some(name)) = (p["in"].as_str(), p["name"].as_str()) else {
+                continue;
+            };
+            let in_path = location == "path";
+            if let Some(schema) = rule(&id, location, name) {
+                p["schema"] = schema;
+                // Query parameters are all optional; path segments never are.
+                p["required"] = Value::Bool(in_path);
+            }
+        }
+    }
 }

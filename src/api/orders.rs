@@ -32,14 +32,22 @@ pub struct CreateOrderBody {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct EmptyBody {}
 
+/// Body of a refund: why (required, 1-500 characters).
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ReasonBody {
+    pub reason: Option<String>,
+}
+
+/// Body of a cancel: an optional reason (1-500 characters when given).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CancelBody {
     pub reason: Option<String>,
 }
 
 #[utoipa::path(post, path = "/api/v1/orders", operation_id = "create_order", tag = "orders",
     request_body = CreateOrderBody,
     responses((status = 201, body = OrderView), (status = 400, body = ErrorBody),
+        (status = 404, description = "not_found: the `coupon_id` or `campaign_id` does not exist", body = ErrorBody),
         (status = 409, description = "order_exists, coupon_not_owned, coupon_not_available, coupon_expired, coupon_not_started, threshold_not_met, coupon_not_applicable", body = ErrorBody)))]
 pub async fn create(
     State(s): State<AppState>,
@@ -136,14 +144,14 @@ pub async fn final_payment(
 }
 
 #[utoipa::path(post, path = "/api/v1/orders/{order_no}/cancel", operation_id = "cancel_order", tag = "orders",
-    params(("order_no" = String, Path)), request_body = ReasonBody,
+    params(("order_no" = String, Path)), request_body = CancelBody,
     responses((status = 200, body = OrderView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn cancel(
     State(s): State<AppState>,
     caller: ApiCaller,
     meta: RequestMeta,
     PathParam(order_no): PathParam,
-    body: JsonBody<ReasonBody>,
+    body: JsonBody<CancelBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
     let result = s

@@ -131,6 +131,11 @@ pub async fn compensation(
     PathParam(user_id): PathParam,
     body: JsonBody<CompensationBody>,
 ) -> Response {
+    // The path's user id exactly as the document states it (the service
+    // also trims what the console's form typed).
+    if let Err(e) = crate::domain::ids::UserId::parse(&user_id) {
+        return ApiError::invalid(e.field, e.message).into_response();
+    }
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
     let b = body.value;
     let result = s

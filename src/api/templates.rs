@@ -93,6 +93,7 @@ pub async fn get(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct TemplateListQuery {
     /// `active`, `paused`, `not_started` or `ended`.
     pub status: Option<String>,

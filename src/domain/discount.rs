@@ -290,10 +290,10 @@ pub fn parse_categories(raw: Option<Vec<String>>) -> Result<Vec<String>, FieldEr
     let mut out: Vec<String> = Vec::with_capacity(list.len());
     for c in list {
         let c = c.trim().to_string();
-        if c.is_empty() || c.len() > MAX_CATEGORY_LEN {
+        if c.is_empty() || c.chars().count() > MAX_CATEGORY_LEN {
             return Err(FieldError::new(
                 "categories",
-                format!("each category must be 1-{MAX_CATEGORY_LEN} bytes"),
+                format!("each category must be 1-{MAX_CATEGORY_LEN} characters"),
             ));
         }
         if !out.contains(&c) {

@@ -5,7 +5,7 @@ use rand::Rng;
 
 use super::FieldError;
 
-/// Longest caller-chosen key we accept; longer input is almost certainly a bug
+/// Longest caller-chosen key we accept, in characters; longer input is almost certainly a bug
 /// on the caller's side and would bloat every index it lands in.
 pub const MAX_KEY_LEN: usize = 128;
 
@@ -13,10 +13,12 @@ fn check_key(field: &'static str, raw: &str) -> Result<String, FieldError> {
     if raw.is_empty() {
         return Err(FieldError::new(field, "must not be empty"));
     }
-    if raw.len() > MAX_KEY_LEN {
+    // Characters, not bytes: the limit the OpenAPI document can state
+    // (`maxLength`), so the document and this check agree exactly.
+    if raw.chars().count() > MAX_KEY_LEN {
         return Err(FieldError::new(
             field,
-            format!("must be at most {MAX_KEY_LEN} bytes"),
+            format!("must be at most {MAX_KEY_LEN} characters"),
         ));
     }
     if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
@@ -64,12 +66,12 @@ macro_rules! caller_key {
 }
 
 caller_key!(
-    /// The shop's user id: opaque, 1-128 bytes, no whitespace.
+    /// The shop's user id: opaque, 1-128 characters, no whitespace or control characters.
     UserId,
     "user_id"
 );
 caller_key!(
-    /// The shop's order number: opaque, 1-128 bytes, no whitespace.
+    /// The shop's order number: opaque, 1-128 characters, no whitespace or control characters.
     OrderNo,
     "order_no"
 );

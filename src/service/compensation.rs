@@ -207,9 +207,9 @@ impl LedgerFilter {
             Some(d) => Some(bound(settings, "to", &d, true)?),
         };
         let long = |field: &'static str, v: Option<String>| match v {
-            Some(v) if v.len() > 200 => Err(ServiceError::from(FieldError::new(
+            Some(v) if v.chars().count() > 200 => Err(ServiceError::from(FieldError::new(
                 field,
-                "is at most 200 bytes",
+                "is at most 200 characters",
             ))),
             v => Ok(v),
         };

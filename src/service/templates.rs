@@ -514,7 +514,7 @@ async fn template_view(
 fn decode_cursor(raw: &str) -> Option<(i64, String)> {
     let (at, id) = raw.split_once('.')?;
     let at: i64 = at.parse().ok()?;
-    (!id.is_empty() && id.len() <= 64).then(|| (at, id.to_string()))
+    (!id.is_empty() && id.chars().count() <= 64).then(|| (at, id.to_string()))
 }
 
 /// `text` as a LIKE pattern matching names that contain it (`\` escapes).

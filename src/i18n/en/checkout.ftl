@@ -30,4 +30,4 @@ try-cart-why = Why
 try-cart-error-total = Enter an order total above 0, like 399 or 399.50.
 try-cart-error-deposit = Enter a deposit above 0 and at most the order total.
 try-cart-error-campaign = Choose a presale campaign that is still running for a presale order.
-try-cart-error-category = A category is at most 64 bytes.
+try-cart-error-category = A category is at most 64 characters.

@@ -30,4 +30,4 @@ try-cart-why = 原因
 try-cart-error-total = 请输入大于 0 的订单金额，如 399 或 399.50。
 try-cart-error-deposit = 请输入定金：大于 0，且不超过订单金额。
 try-cart-error-campaign = 预售订单请选一个还在进行的预售场次。
-try-cart-error-category = 类目最多 64 个字节。
+try-cart-error-category = 类目最多 64 个字符。

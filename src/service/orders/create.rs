@@ -88,10 +88,10 @@ pub fn parse_cart(i: CartInput) -> Result<CartSpec, FieldError> {
             .ok_or_else(|| FieldError::new("kind", "must be \"normal\" or \"presale\""))?,
     };
     let category = i.category.unwrap_or_default().trim().to_string();
-    if category.len() > MAX_CATEGORY_LEN {
+    if category.chars().count() > MAX_CATEGORY_LEN {
         return Err(FieldError::new(
             "category",
-            format!("must be at most {MAX_CATEGORY_LEN} bytes"),
+            format!("must be at most {MAX_CATEGORY_LEN} characters"),
         ));
     }
     let total = Cents::new(
@@ -157,7 +157,7 @@ fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
         deposit_cents: i.deposit_cents,
     })?;
     let coupon_id = match i.coupon_id {
-        Some(id) if id.is_empty() || id.len() > 64 => {
+        Some(id) if id.is_empty() || id.chars().count() > 64 => {
             return Err(FieldError::new("coupon_id", "must be 1-64 characters"));
         }
         other => other,

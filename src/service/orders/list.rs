@@ -29,6 +29,7 @@ const EXPORT_BATCH: i64 = MAX_ORDER_PAGE;
 /// The filters as a caller types them (query string of `GET /orders` and of
 /// the console's list); [`OrderFilter::parse`] turns them into values.
 #[derive(Debug, Clone, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct OrderListParams {
     /// `created`, `deposit_paid`, `paid`, `final_paid`, `closed`,
     /// `refunded`, ...
@@ -104,7 +105,7 @@ impl OrderFilter {
         };
         let campaign_id = match nonempty(&p.campaign_id) {
             None => None,
-            Some(raw) if raw.len() > 128 || raw.chars().any(char::is_control) => {
+            Some(raw) if raw.chars().count() > 128 || raw.chars().any(char::is_control) => {
                 return Err(FieldError::new(
                     "campaign_id",
                     "must be at most 128 characters",
