@@ -73,9 +73,7 @@ pub(crate) async fn wrk(
     }
     let out = tokio::task::spawn_blocking(move || cmd.output())
         .await?
-        .map_err(|e| {
-            format!("cannot run wrk ({e}); install it with `apt-get install -y wrk`")
-        })?;
+        .map_err(|e| format!("cannot run wrk ({e}); install it with `apt-get install -y wrk`"))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         return Err(format!(
@@ -127,7 +125,10 @@ pub(crate) async fn pgbench(
     }
     let prefix = log_dir.join(format!(
         "pgbench-{}",
-        script.file_stem().and_then(|s| s.to_str()).unwrap_or("script")
+        script
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("script")
     ));
     clear_logs(&prefix)?;
     let mut cmd = Command::new("pgbench");
@@ -325,7 +326,11 @@ impl Script {
     }
 
     /// Runs the steps once on `c` with `vars`.
-    async fn run(&self, c: &mut AnyConnection, vars: &mut HashMap<String, Value>) -> Result<(), sqlx::Error> {
+    async fn run(
+        &self,
+        c: &mut AnyConnection,
+        vars: &mut HashMap<String, Value>,
+    ) -> Result<(), sqlx::Error> {
         let mut skipping = false;
         for step in &self.steps {
             match step {
@@ -514,7 +519,9 @@ mod tests {
         assert!(s.writes);
         assert_eq!(s.steps.len(), 4);
         match &s.steps[0] {
-            Step::Sql { text, params, gset, .. } => {
+            Step::Sql {
+                text, params, gset, ..
+            } => {
                 assert_eq!(text, "SELECT a - b AS stock_left FROM t WHERE id = $1");
                 assert_eq!(params, &["tid".to_string()]);
                 assert!(gset);
@@ -523,7 +530,10 @@ mod tests {
         }
         match &s.steps[2] {
             Step::Sql { text, params, .. } => {
-                assert_eq!(text, "UPDATE t SET b = b + 1 WHERE id = $1 AND x = CAST($2 AS TEXT)");
+                assert_eq!(
+                    text,
+                    "UPDATE t SET b = b + 1 WHERE id = $1 AND x = CAST($2 AS TEXT)"
+                );
                 assert_eq!(params, &["tid".to_string(), "i".to_string()]);
             }
             other => panic!("unexpected {other:?}"),

@@ -42,7 +42,7 @@ use couponkeeper::domain::staff::{Password, Role, StaffName};
 use couponkeeper::server::build_service;
 use couponkeeper::service::staff::SessionPolicy;
 use couponkeeper::service::{Ctx, Service};
-use couponkeeper::store::{Db, templates};
+use couponkeeper::store::Db;
 
 use self::load::{Measure, Script, Value, pgbench, run_script, wrk};
 use self::premade::{Set, Shape, make_campaign, make_set, progress, settle_all};
@@ -91,6 +91,10 @@ pub(crate) struct HttpArgs {
     /// CI mode: 2 seconds per row (overrides --seconds).
     #[arg(long)]
     short: bool,
+    /// Only these rows (comma-separated: healthz, claim, pay, deposit,
+    /// final, page); default all. For profiling one row at a time.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// The couponkeeper binary to serve (default: the one next to this
     /// executable, rebuilt by cargo under `cargo run`).
     #[arg(long)]
@@ -116,6 +120,10 @@ pub(crate) async fn http(args: HttpArgs) -> Result<()> {
     };
     if seconds == 0 || seconds > MAX_SECONDS {
         return Err(format!("--seconds must be between 1 and {MAX_SECONDS}").into());
+    }
+    const ROWS: [&str; 6] = ["healthz", "claim", "pay", "deposit", "final", "page"];
+    if let Some(bad) = args.only.iter().find(|r| !ROWS.contains(&r.as_str())) {
+        return Err(format!("--only {bad}: rows are {}", ROWS.join(", ")).into());
     }
     if args.connections.is_empty()
         || args
@@ -152,12 +160,9 @@ pub(crate) async fn http(args: HttpArgs) -> Result<()> {
             }
             Err(e) => {
                 print_table(&rows);
-                return Err(format!(
-                    "{}: {e} (logs kept in {})",
-                    store.name(),
-                    logs.display()
-                )
-                .into());
+                return Err(
+                    format!("{}: {e} (logs kept in {})", store.name(), logs.display()).into(),
+                );
             }
         }
         removed?;
@@ -201,18 +206,41 @@ async fn measure_store(
     let result = async {
         db.migrate().await?;
         let setup = prepare(&db, store, seconds).await?;
-        let token = format!("{:032x}{:032x}", rand::random::<u128>(), rand::random::<u128>());
+        let token = format!(
+            "{:032x}{:032x}",
+            rand::random::<u128>(),
+            rand::random::<u128>()
+        );
         let mut server = Server::start(bin, url, &token, logs.join("serve.log")).await?;
-        let rows = run_rows(store, url, args, seconds, scripts, logs, &setup, &server, &token).await;
+        let rows = run_rows(
+            store, url, args, seconds, scripts, logs, &setup, &server, &token,
+        )
+        .await;
         server.stop();
         let problems = server.log_problems();
         if !problems.is_empty() {
+            // The same message many times over is one finding: grouped by
+            // what follows the timestamp.
+            let mut kinds: Vec<(String, usize)> = Vec::new();
+            for p in &problems {
+                let text = p
+                    .split_once(' ')
+                    .map_or(p.as_str(), |(_, rest)| rest)
+                    .trim()
+                    .to_string();
+                match kinds.iter_mut().find(|(k, _)| *k == text) {
+                    Some((_, n)) => *n += 1,
+                    None => kinds.push((text, 1)),
+                }
+            }
             eprintln!(
-                "  {} server log: {} WARN/ERROR line(s), first: {}",
+                "  {} server log: {} WARN/ERROR line(s):",
                 store.name(),
-                problems.len(),
-                problems[0]
+                problems.len()
             );
+            for (text, n) in kinds.iter().take(5) {
+                eprintln!("    {n} x {text}");
+            }
         }
         rows
     }
@@ -242,20 +270,59 @@ async fn prepare(db: &Db, store: Store, seconds: u64) -> Result<Setup> {
     make_campaign(db, now_ms).await?;
     let mut sets = Vec::new();
     let plan: [(&str, &str, Shape, &str, &str); 3] = [
-        ("pay-", "bpay-", Shape::PendingPayment, "pay", "bare_pay.sql"),
-        ("dep-", "bdep-", Shape::PendingDeposit, "deposit-payment", "bare_deposit.sql"),
-        ("fin-", "bfin-", Shape::DepositPaid, "final-payment", "bare_final.sql"),
+        (
+            "pay-",
+            "bpay-",
+            Shape::PendingPayment,
+            "pay",
+            "bare_pay.sql",
+        ),
+        (
+            "dep-",
+            "bdep-",
+            Shape::PendingDeposit,
+            "deposit-payment",
+            "bare_deposit.sql",
+        ),
+        (
+            "fin-",
+            "bfin-",
+            Shape::DepositPaid,
+            "final-payment",
+            "bare_final.sql",
+        ),
     ];
     let mut index = 1;
     for (api_prefix, base_prefix, shape, action, script) in plan {
-        let api = make_set(db, &service, store, index, api_prefix, shape, api_rows, now_ms).await?;
-        let base =
-            make_set(db, &service, store, index + 1, base_prefix, shape, sql_rows, now_ms).await?;
+        let api = make_set(
+            db, &service, store, index, api_prefix, shape, api_rows, now_ms,
+        )
+        .await?;
+        let base = make_set(
+            db,
+            &service,
+            store,
+            index + 1,
+            base_prefix,
+            shape,
+            sql_rows,
+            now_ms,
+        )
+        .await?;
         index += 2;
         sets.push((api, base, action, script));
     }
-    let views = make_set(db, &service, store, index, "view-", Shape::PendingPayment, VIEW_ROWS, now_ms)
-        .await?;
+    let views = make_set(
+        db,
+        &service,
+        store,
+        index,
+        "view-",
+        Shape::PendingPayment,
+        VIEW_ROWS,
+        now_ms,
+    )
+    .await?;
     let cookie = support_session(&service).await?;
     settle_all(db, store).await?;
     eprintln!(
@@ -282,7 +349,9 @@ async fn support_session(service: &Service) -> Result<String> {
     let name = StaffName::parse("bench-support").map_err(|e| e.to_string())?;
     let raw = format!("{:032x}", rand::random::<u128>());
     let password = Password::parse(&raw, &name).map_err(|p| p.message().to_string())?;
-    service.add_staff(&name, Role::Support, &password, false).await?;
+    service
+        .add_staff(&name, Role::Support, &password, false)
+        .await?;
     let signed = service
         .sign_in(name.as_str(), &raw, "127.0.0.1", SessionPolicy::default())
         .await
@@ -294,22 +363,40 @@ async fn support_session(service: &Service) -> Result<String> {
     ))
 }
 
-/// Claimed (sum of the shards), coupons and stock of a template.
+/// Claimed (sum of the shards), coupons and stock of a template, from one
+/// statement (one snapshot).
 async fn stock_of(db: &Db, template_id: &str) -> Result<(i64, i64, i64)> {
-    let mut conn = db.pool().acquire().await?;
-    let claimed = templates::claimed(&mut conn, template_id).await?;
-    let coupons: i64 =
-        sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1")
-            .bind(template_id)
-            .fetch_one(&mut *conn)
-            .await?;
-    let stock: i64 = sqlx::query_scalar(
-        "SELECT CAST(COALESCE(SUM(capacity), 0) AS BIGINT) FROM template_stock_shards WHERE template_id = $1",
+    Ok(sqlx::query_as(
+        "SELECT
+             (SELECT CAST(COALESCE(SUM(claimed), 0) AS BIGINT) FROM template_stock_shards WHERE template_id = $1),
+             (SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1),
+             (SELECT CAST(COALESCE(SUM(capacity), 0) AS BIGINT) FROM template_stock_shards WHERE template_id = $1)",
     )
     .bind(template_id)
-    .fetch_one(&mut *conn)
-    .await?;
-    Ok((claimed, coupons, stock))
+    .fetch_one(db.pool())
+    .await?)
+}
+
+/// Requests wrk gave up on at the end of its run may still be finishing in
+/// the server: waits until `count` reads the same twice 200 ms apart (at
+/// most 5 s), so the checks see the settled database.
+async fn settled<T, F, Fut>(mut count: F) -> Result<T>
+where
+    T: PartialEq,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let mut last = count().await?;
+    // Bounded: 25 rounds of 200 ms.
+    for _ in 0..25 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = count().await?;
+        if now == last {
+            return Ok(now);
+        }
+        last = now;
+    }
+    Ok(last)
 }
 
 /// A baseline run: pgbench on PostgreSQL, the same script through sqlx on
@@ -411,99 +498,124 @@ async fn run_rows(
             r.api.rate(),
             r.baseline
                 .as_ref()
-                .map(|(_, b)| format!(" vs {:.0}/s ({:.2}x)", b.rate(), r.api.rate() / b.rate().max(f64::MIN_POSITIVE)))
+                .map(|(_, b)| format!(
+                    " vs {:.0}/s ({:.2}x)",
+                    b.rate(),
+                    r.api.rate() / b.rate().max(f64::MIN_POSITIVE)
+                ))
                 .unwrap_or_default(),
             r.check
         );
     };
 
-    // The HTTP stack's ceiling.
-    let m = wrk(
-        &scripts.join("healthz.lua"),
-        base,
-        HEALTHZ_CONNECTIONS,
-        seconds,
-        api_env(&[("CK_RUN", "healthz".into())]),
-    )
-    .await?;
-    let row = Row {
-        store,
-        name: "GET /healthz".into(),
-        connections: HEALTHZ_CONNECTIONS,
-        ok: m.failed == 0,
-        check: format!("{} non-2xx", m.failed),
-        api: m,
-        baseline: None,
-    };
-    say(&row);
-    rows.push(row);
+    let wanted = |row: &str| args.only.is_empty() || args.only.iter().any(|r| r == row);
+    eprintln!(
+        "  {:<8} server pid {} at {base}",
+        store.name(),
+        server.pid()
+    );
 
-    // Claims on the hot template, each beside the naive claim.
-    probe(
-        &client,
-        client
-            .post(format!("{base}/api/v1/users/probe-claim/coupons"))
-            .bearer_auth(token)
-            .json(&serde_json::json!({ "template_id": setup.hot })),
-        201,
-        "claim",
-    )
-    .await?;
-    for &c in &args.connections {
-        let (_, before, _) = stock_of(db, &setup.hot).await?;
+    // The HTTP stack's ceiling.
+    if wanted("healthz") {
         let m = wrk(
-            &scripts.join("claim.lua"),
+            &scripts.join("healthz.lua"),
             base,
-            c,
+            HEALTHZ_CONNECTIONS,
             seconds,
-            api_env(&[
-                ("CK_TEMPLATE", setup.hot.clone()),
-                ("CK_RUN", format!("{}c{c}", store.name())),
-            ]),
+            api_env(&[("CK_RUN", "healthz".into())]),
         )
         .await?;
-        let (claimed, coupons, stock) = stock_of(db, &setup.hot).await?;
-        let created = m.requests.saturating_sub(m.failed);
-        let api_ok = claimed == coupons && coupons <= stock && coupons - before >= i64::try_from(created)?;
-        let (n_claimed_before, _, _) = stock_of(db, &setup.naive).await?;
-        let b = baseline(
-            store,
-            url,
-            &scripts.join("naive_claim.sql"),
-            c,
-            seconds,
-            &[
-                ("tid", Value::Text(setup.naive.clone())),
-                ("run", Value::Text(format!("n{c}"))),
-                ("now", Value::Int(setup.now_ms)),
-                ("nclients", Value::Int(i64::try_from(c)?)),
-            ],
-            1,
-            logs,
-        )
-        .await?;
-        let (n_claimed, n_coupons, n_stock) = stock_of(db, &setup.naive).await?;
-        let naive_ok = n_claimed == n_coupons
-            && n_coupons <= n_stock
-            && n_claimed - n_claimed_before == i64::try_from(b.requests)?;
         let row = Row {
             store,
-            name: "claim (hot template)".into(),
-            connections: c,
-            check: format!(
-                "{}: claimed {claimed} = coupons {coupons} <= stock, {created} 201s; naive: claimed {n_claimed} = coupons {n_coupons} <= stock",
-                if api_ok && naive_ok { "0 oversold" } else { "FAILED" }
-            ),
-            ok: api_ok && naive_ok,
+            name: "GET /healthz".into(),
+            connections: HEALTHZ_CONNECTIONS,
+            ok: m.failed == 0,
+            check: format!("{} non-2xx", m.failed),
             api: m,
-            baseline: Some(("naive claim (FOR UPDATE)".into(), b)),
+            baseline: None,
         };
         say(&row);
         rows.push(row);
     }
 
+    // Claims on the hot template, each beside the naive claim.
+    if wanted("claim") {
+        probe(
+            &client,
+            client
+                .post(format!("{base}/api/v1/users/probe-claim/coupons"))
+                .bearer_auth(token)
+                .json(&serde_json::json!({ "template_id": setup.hot })),
+            201,
+            "claim",
+        )
+        .await?;
+        for &c in &args.connections {
+            let (_, before, _) = stock_of(db, &setup.hot).await?;
+            let m = wrk(
+                &scripts.join("claim.lua"),
+                base,
+                c,
+                seconds,
+                api_env(&[
+                    ("CK_TEMPLATE", setup.hot.clone()),
+                    ("CK_RUN", format!("{}c{c}", store.name())),
+                ]),
+            )
+            .await?;
+            let (claimed, coupons, stock) = settled(|| stock_of(db, &setup.hot)).await?;
+            let created = m.requests.saturating_sub(m.failed);
+            let api_ok = claimed == coupons
+                && coupons <= stock
+                && coupons - before >= i64::try_from(created)?;
+            let (n_claimed_before, _, _) = stock_of(db, &setup.naive).await?;
+            let b = baseline(
+                store,
+                url,
+                &scripts.join("naive_claim.sql"),
+                c,
+                seconds,
+                &[
+                    ("tid", Value::Text(setup.naive.clone())),
+                    ("run", Value::Text(format!("n{c}"))),
+                    ("now", Value::Int(setup.now_ms)),
+                    ("nclients", Value::Int(i64::try_from(c)?)),
+                ],
+                1,
+                logs,
+            )
+            .await?;
+            let (n_claimed, n_coupons, n_stock) = stock_of(db, &setup.naive).await?;
+            let naive_ok = n_claimed == n_coupons
+                && n_coupons <= n_stock
+                && n_claimed - n_claimed_before == i64::try_from(b.requests)?;
+            let row = Row {
+                store,
+                name: "claim (hot template)".into(),
+                connections: c,
+                check: format!(
+                    "{}: claimed {claimed} = coupons {coupons} <= stock, {created} 201s; naive: claimed {n_claimed} = coupons {n_coupons} <= stock",
+                    if api_ok && naive_ok {
+                        "0 oversold"
+                    } else {
+                        "FAILED"
+                    }
+                ),
+                ok: api_ok && naive_ok,
+                api: m,
+                baseline: Some(("naive claim (FOR UPDATE)".into(), b)),
+            };
+            say(&row);
+            rows.push(row);
+        }
+    }
+
     // Order actions over pre-made orders, each beside its bare SQL.
     for (api_set, base_set, action, script) in &setup.sets {
+        let short = action.split('-').next().unwrap_or(action);
+        if !wanted(short) {
+            continue;
+        }
         probe(
             &client,
             client
@@ -526,7 +638,7 @@ async fn run_rows(
             ]),
         )
         .await?;
-        let (orders, coupons) = progress(db, api_set).await?;
+        let (orders, coupons) = settled(|| progress(db, api_set)).await?;
         let answered = i64::try_from(m.requests.saturating_sub(m.failed))?;
         let rows_made = i64::try_from(api_set.rows)? + 1;
         let api_ok = orders == coupons && orders > answered && orders < rows_made;
@@ -536,7 +648,10 @@ async fn run_rows(
             &scripts.join(script),
             ORDER_CONNECTIONS,
             seconds,
-            &[("now", Value::Int(setup.now_ms)), ("nclients", Value::Int(i64::try_from(ORDER_CONNECTIONS)?))],
+            &[
+                ("now", Value::Int(setup.now_ms)),
+                ("nclients", Value::Int(i64::try_from(ORDER_CONNECTIONS)?)),
+            ],
             1,
             logs,
         )
@@ -565,51 +680,56 @@ async fn run_rows(
     }
 
     // The console's order page with its health check.
-    probe(
-        &client,
-        client
-            .get(format!("{base}/console/orders/{}0?check=1", setup.views.prefix))
-            .header(reqwest::header::COOKIE, &setup.cookie),
-        200,
-        "console order page",
-    )
-    .await?;
-    let m = wrk(
-        &scripts.join("order_page.lua"),
-        base,
-        ORDER_CONNECTIONS,
-        seconds,
-        api_env(&[
-            ("CK_PREFIX", setup.views.prefix.to_string()),
-            ("CK_ROWS", setup.views.rows.to_string()),
-            ("CK_COOKIE", setup.cookie.clone()),
-            ("CK_RUN", store.name().to_string()),
-        ]),
-    )
-    .await?;
-    let views = i64::try_from(setup.views.rows)?;
-    let b = baseline(
-        store,
-        url,
-        &scripts.join("bare_order_page.sql"),
-        ORDER_CONNECTIONS,
-        seconds,
-        &[("rows", Value::Int(views))],
-        views,
-        logs,
-    )
-    .await?;
-    let row = Row {
-        store,
-        name: "console order page + check".into(),
-        connections: ORDER_CONNECTIONS,
-        ok: m.failed == 0 && b.failed == 0,
-        check: format!("{} non-2xx, {} failed reads", m.failed, b.failed),
-        api: m,
-        baseline: Some(("bare reads (bare_order_page.sql)".into(), b)),
-    };
-    say(&row);
-    rows.push(row);
+    if wanted("page") {
+        probe(
+            &client,
+            client
+                .get(format!(
+                    "{base}/console/orders/{}0?check=1",
+                    setup.views.prefix
+                ))
+                .header(reqwest::header::COOKIE, &setup.cookie),
+            200,
+            "console order page",
+        )
+        .await?;
+        let m = wrk(
+            &scripts.join("order_page.lua"),
+            base,
+            ORDER_CONNECTIONS,
+            seconds,
+            api_env(&[
+                ("CK_PREFIX", setup.views.prefix.to_string()),
+                ("CK_ROWS", setup.views.rows.to_string()),
+                ("CK_COOKIE", setup.cookie.clone()),
+                ("CK_RUN", store.name().to_string()),
+            ]),
+        )
+        .await?;
+        let views = i64::try_from(setup.views.rows)?;
+        let b = baseline(
+            store,
+            url,
+            &scripts.join("bare_order_page.sql"),
+            ORDER_CONNECTIONS,
+            seconds,
+            &[("rows", Value::Int(views))],
+            views,
+            logs,
+        )
+        .await?;
+        let row = Row {
+            store,
+            name: "console order page + check".into(),
+            connections: ORDER_CONNECTIONS,
+            ok: m.failed == 0 && b.failed == 0,
+            check: format!("{} non-2xx, {} failed reads", m.failed, b.failed),
+            api: m,
+            baseline: Some(("bare reads (bare_order_page.sql)".into(), b)),
+        };
+        say(&row);
+        rows.push(row);
+    }
     Ok(rows)
 }
 

@@ -185,21 +185,17 @@ pub(crate) async fn progress(db: &Db, set: &Set) -> Result<(i64, i64)> {
         Shape::PendingDeposit => ("deposit_paid", "locked"),
         Shape::DepositPaid => ("final_paid", "used"),
     };
-    let mut conn = db.pool().acquire().await?;
-    let orders: i64 = sqlx::query_scalar(
-        "SELECT CAST(COUNT(*) AS BIGINT) FROM orders o JOIN coupons c ON c.id = o.coupon_id
-         WHERE c.template_id = $1 AND o.status = $2",
+    // One statement, so both counts come from one snapshot.
+    let (orders, coupons): (i64, i64) = sqlx::query_as(
+        "SELECT
+             (SELECT CAST(COUNT(*) AS BIGINT) FROM orders o JOIN coupons c ON c.id = o.coupon_id
+              WHERE c.template_id = $1 AND o.status = $2),
+             (SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1 AND status = $3)",
     )
     .bind(&set.template_id)
     .bind(order_status)
-    .fetch_one(&mut *conn)
-    .await?;
-    let coupons: i64 = sqlx::query_scalar(
-        "SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1 AND status = $2",
-    )
-    .bind(&set.template_id)
     .bind(coupon_status)
-    .fetch_one(&mut *conn)
+    .fetch_one(db.pool())
     .await?;
     Ok((orders, coupons))
 }

@@ -155,6 +155,11 @@ impl Server {
         }
     }
 
+    /// The server's process id (for attaching a profiler).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The last lines of the server's log.
     pub(crate) fn log_tail(&self) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
@@ -188,7 +193,9 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        eprintln!("bench http: the server did not stop within {STOP_TIMEOUT:?} of SIGTERM; killing it");
+        eprintln!(
+            "bench http: the server did not stop within {STOP_TIMEOUT:?} of SIGTERM; killing it"
+        );
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
