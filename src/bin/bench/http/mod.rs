@@ -45,7 +45,7 @@ use couponkeeper::service::{Ctx, Service};
 use couponkeeper::store::Db;
 
 use self::load::{Measure, Script, Value, pgbench, run_script, wrk};
-use self::premade::{Set, Shape, make_campaign, make_set, progress, settle_all};
+use self::premade::{Set, SetSpec, Shape, make_campaign, make_set, progress, settle_all};
 use self::server::{Server, server_binary};
 use crate::claims::collapse_to_one_shard;
 use crate::data::create_template;
@@ -298,18 +298,25 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         let short = action.split('-').next().unwrap_or(action);
         let wanted = only.is_empty() || only.iter().any(|r| r == short);
         let (api_rows, sql_rows) = if wanted { (api_rows, sql_rows) } else { (0, 0) };
+        let spec = |index, prefix, rows| SetSpec {
+            index,
+            prefix,
+            shape,
+            rows,
+        };
         let api = make_set(
-            db, &service, store, index, api_prefix, shape, api_rows, now_ms,
+            db,
+            &service,
+            store,
+            spec(index, api_prefix, api_rows),
+            now_ms,
         )
         .await?;
         let base = make_set(
             db,
             &service,
             store,
-            index + 1,
-            base_prefix,
-            shape,
-            sql_rows,
+            spec(index + 1, base_prefix, sql_rows),
             now_ms,
         )
         .await?;
@@ -320,10 +327,12 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         db,
         &service,
         store,
-        index,
-        "view-",
-        Shape::PendingPayment,
-        VIEW_ROWS,
+        SetSpec {
+            index,
+            prefix: "view-",
+            shape: Shape::PendingPayment,
+            rows: VIEW_ROWS,
+        },
         now_ms,
     )
     .await?;

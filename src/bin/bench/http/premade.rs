@@ -49,17 +49,29 @@ pub(crate) struct Set {
     pub(crate) template_id: String,
 }
 
+/// What set to make: its place among the sets (its coupon numbers), its
+/// order numbers, its shape and its size.
+pub(crate) struct SetSpec {
+    pub(crate) index: usize,
+    pub(crate) prefix: &'static str,
+    pub(crate) shape: Shape,
+    pub(crate) rows: usize,
+}
+
 /// Makes one set: the template, `rows + 1` coupons and their orders.
 pub(crate) async fn make_set(
     db: &Db,
     service: &Service,
     store: Store,
-    index: usize,
-    prefix: &'static str,
-    shape: Shape,
-    rows: usize,
+    spec: SetSpec,
     now_ms: i64,
 ) -> Result<Set> {
+    let SetSpec {
+        index,
+        prefix,
+        shape,
+        rows,
+    } = spec;
     if rows >= SET_SPAN {
         return Err(format!("at most {} rows per set", SET_SPAN - 1).into());
     }
