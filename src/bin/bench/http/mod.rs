@@ -96,7 +96,8 @@ pub(crate) struct HttpArgs {
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// The couponkeeper binary to serve (default: the one next to this
-    /// executable, rebuilt by cargo under `cargo run`).
+    /// executable; build it first with `cargo build --release --bin
+    /// couponkeeper`).
     #[arg(long)]
     server: Option<PathBuf>,
 }

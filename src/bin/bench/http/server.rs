@@ -8,9 +8,11 @@
 //! jobs; and the load generator, the baselines and the data set-up in this
 //! process then share no runtime, pool or allocator with the server. The
 //! binary is the one next to this executable (`target/<profile>/`), or
-//! `--server PATH`. Under `cargo run` it is brought up to date first with
-//! `cargo build --bin couponkeeper` of the same profile, so the bench
-//! never measures a stale server.
+//! `--server PATH`; build it with the bench (`cargo build --release --bin
+//! couponkeeper` before `cargo run --release --bin bench -- http`). A
+//! server binary older than the bench is reported, as it may predate a
+//! library change. (The bench does not run cargo itself: a nested cargo
+//! under `cargo run` may wait on the build directory's lock.)
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -27,7 +29,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The `couponkeeper` binary to run: `explicit`, else the one next to this
-/// executable, refreshed by cargo when the bench runs under `cargo run`.
+/// executable.
 pub(crate) fn server_binary(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
         if !p.is_file() {
@@ -40,24 +42,6 @@ pub(crate) fn server_binary(explicit: Option<&Path>) -> Result<PathBuf> {
         .parent()
         .ok_or("the bench executable has no parent directory")?;
     let bin = dir.join("couponkeeper");
-    // `cargo run` sets CARGO and runs the bench from the crate's
-    // directory; the target directory comes through the environment.
-    if let Some(cargo) = std::env::var_os("CARGO") {
-        let release = dir.file_name().is_some_and(|n| n == "release");
-        let mut cmd = Command::new(cargo);
-        cmd.args(["build", "--quiet", "--bin", "couponkeeper"]);
-        if release {
-            cmd.arg("--release");
-        }
-        eprintln!(
-            "bench http: cargo build{} --bin couponkeeper (the server under test)",
-            if release { " --release" } else { "" }
-        );
-        let status = cmd.status()?;
-        if !status.success() {
-            return Err(format!("cargo build --bin couponkeeper failed: {status}").into());
-        }
-    }
     if !bin.is_file() {
         return Err(format!(
             "{} is missing: build it with `cargo build --release --bin couponkeeper` \
@@ -65,6 +49,18 @@ pub(crate) fn server_binary(explicit: Option<&Path>) -> Result<PathBuf> {
             bin.display()
         )
         .into());
+    }
+    // Both binaries link the same library: a server binary older than
+    // this bench may predate a change to it.
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(server), Some(me)) = (modified(&bin), modified(&exe))
+        && server < me
+    {
+        eprintln!(
+            "bench http: WARNING: {} is older than this bench; if the library changed since, \
+             build it first: cargo build --release --bin couponkeeper",
+            bin.display()
+        );
     }
     if !dir.ends_with("release") {
         eprintln!(
