@@ -283,7 +283,7 @@ async fn measure(
 }
 
 /// The naive design: all of the template's stock in shard 0.
-async fn collapse_to_one_shard(db: &Db, template_id: &str, stock: usize) -> Result<()> {
+pub(crate) async fn collapse_to_one_shard(db: &Db, template_id: &str, stock: usize) -> Result<()> {
     let mut tx = db.pool().begin().await?;
     sqlx::query("DELETE FROM template_stock_shards WHERE template_id = $1 AND shard > 0")
         .bind(template_id)

@@ -16,7 +16,13 @@
 //! cargo run --release --bin bench -- reminders [--store sqlite|postgres|both]
 //!     [--coupons N] [--users M] [--spread-minutes S] [--receiver-delay-ms D]
 //!     [--concurrency C] [--no-delivery]
+//! cargo run --release --bin bench -- http [--store sqlite|postgres|both]
+//!     [--seconds S] [--connections 1,64] [--short] [--server PATH]
 //! ```
+//!
+//! `bench http` runs the real `couponkeeper serve` and drives it with
+//! `wrk` (scripts in `bench/`), each row beside a bare-SQL baseline; see
+//! [`http`].
 //!
 //! `bench reminders` is described where its code starts (planning,
 //! expiry, then delivery to a fast and a slow webhook receiver) and in the
@@ -37,6 +43,7 @@ mod claims;
 mod console;
 mod data;
 mod expiry;
+mod http;
 mod reminders;
 mod scratch;
 mod stats;
@@ -49,6 +56,7 @@ use tracing_subscriber::EnvFilter;
 use crate::claims::{ClaimsArgs, claims};
 use crate::console::{ConsoleArgs, console};
 use crate::expiry::{ExpiryArgs, expiry};
+use crate::http::{HttpArgs, http};
 use crate::reminders::{RemindersArgs, reminders};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -72,6 +80,9 @@ enum Command {
     /// Pre-expiry reminders for N coupons of M users crossing one offset:
     /// messages produced vs. user-slot pairs, and the drain time.
     Reminders(RemindersArgs),
+    /// The service over HTTP (`serve` driven by wrk) beside bare-SQL
+    /// baselines measured in the same run, per store.
+    Http(HttpArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -121,6 +132,7 @@ fn main() -> ExitCode {
         Command::Expiry(args) => runtime.block_on(expiry(args)),
         Command::Console(args) => runtime.block_on(console(args)),
         Command::Reminders(args) => runtime.block_on(reminders(args)),
+        Command::Http(args) => runtime.block_on(http(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
