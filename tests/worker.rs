@@ -147,22 +147,7 @@ async fn a_lapsed_checkout_lock_is_closed_by_the_wheel() {
     let mut w = worker(&ts);
     let tpl = template(&ts, 86_400).await;
     let id = claim(&ts, "u1", &tpl).await;
-    ts.service
-        .create_order(
-            &ts.ctx(),
-            None,
-            OrderInput {
-                order_no: Some("N1".into()),
-                user_id: Some("u1".into()),
-                kind: Some("normal".into()),
-                category: Some("phones".into()),
-                total_cents: Some(39_900),
-                coupon_id: Some(id.clone()),
-                ..Default::default()
-            },
-        )
-        .await
-        .expect("order");
+    checkout(&ts, "N1", "u1", &id).await;
     ts.clock.advance(Duration::seconds(899));
     assert_eq!(w.tick().await.expect("tick").orders_closed, 0);
     ts.clock.advance(Duration::seconds(1));
@@ -521,22 +506,7 @@ async fn one_lapsed_order_the_database_refuses_is_skipped_while_the_others_close
     for n in ["N1", "N2", "N3"] {
         let user = format!("u{n}");
         let id = claim(&ts, &user, &tpl).await;
-        ts.service
-            .create_order(
-                &ts.ctx(),
-                None,
-                OrderInput {
-                    order_no: Some(n.into()),
-                    user_id: Some(user),
-                    kind: Some("normal".into()),
-                    category: Some("phones".into()),
-                    total_cents: Some(39_900),
-                    coupon_id: Some(id),
-                    ..Default::default()
-                },
-            )
-            .await
-            .expect("order");
+        checkout(&ts, n, &user, &id).await;
     }
     refuse_updates_of(&ts, "orders", "order_no", "N2").await;
     ts.clock.advance(Duration::seconds(900));
