@@ -32,6 +32,7 @@ use couponkeeper::service::reminders::{
 };
 use couponkeeper::service::{Executed, Service, ServiceError};
 use couponkeeper::store::Db;
+use couponkeeper::store::reminders::STRICT_RISKS_SQL;
 
 const MIN: i64 = 60;
 const HOUR: i64 = 3600;
@@ -680,6 +681,116 @@ async fn final_payment_open_tells_each_deposit_paid_order_once_with_amount_and_s
         quote.amount_due_cents,
         data["amount_due_cents"].as_i64().unwrap_or(-1)
     );
+}
+
+#[tokio::test]
+async fn a_campaign_whose_orders_were_all_told_is_not_read_again_once_late_deposits_had_time_to_commit()
+ {
+    let rig = Rig::start("3d,1d,30m", "").await;
+    let tpl = rig.template(5000, 10 * DAY).await;
+    let c1 = rig.claim("u1", &tpl).await;
+    let c2 = rig.claim("u2", &tpl).await;
+    let opens = epoch() + secs(DAY);
+    let campaign = rig.campaign(opens, "lock").await;
+    rig.presale("P1", "u1", &c1, &campaign).await;
+    rig.presale("P2", "u2", &c2, &campaign).await;
+    rig.pay_deposit("P1").await;
+
+    rig.set(opens);
+    assert_eq!(rig.plan().await.final_payment_open, 1);
+    assert!(
+        !rig.cursor.lock().await.remembers_told_open(&campaign),
+        "a deposit stamped before the window may still be committing"
+    );
+    // Such a deposit: paid a second before the window opened, committed
+    // after the first pass read the campaign. The next pass still tells it.
+    rig.set(opens - secs(1));
+    rig.pay_deposit("P2").await;
+    rig.set(opens + secs(30));
+    assert_eq!(rig.plan().await.final_payment_open, 1, "the late deposit");
+    assert!(!rig.cursor.lock().await.remembers_told_open(&campaign));
+
+    // A minute after the window opened a pass that finds nothing left
+    // remembers the campaign; later runs skip it.
+    rig.set(opens + secs(MIN));
+    assert_eq!(rig.plan().await.final_payment_open, 0);
+    assert!(rig.cursor.lock().await.remembers_told_open(&campaign));
+    assert_eq!(rig.outbox(FINAL_PAYMENT_OPEN).await.len(), 2, "each once");
+
+    // Once the window has closed the planner forgets it.
+    rig.set(opens + secs(3 * DAY));
+    rig.plan().await;
+    assert!(!rig.cursor.lock().await.remembers_told_open(&campaign));
+}
+
+#[tokio::test]
+async fn the_strict_warning_query_reads_only_locked_coupons_ending_within_the_largest_offset() {
+    let rig = Rig::start("3d,1d,30m", "").await;
+    let now_ms = epoch().timestamp_millis();
+    let starts_ms = now_ms + 30 * DAY * 1000;
+    // 20,000 deposit-paid orders of one strict campaign whose coupons end
+    // before its window but long after the largest offset: none is due.
+    let pool = rig.pool();
+    sqlx::query(
+        "INSERT INTO presale_campaigns (id, name, final_payment_starts_at, final_payment_ends_at, policy, created_at)
+         VALUES ('pc_bulk', 'bulk', $1, $2, 'strict', $3)",
+    )
+    .bind(starts_ms)
+    .bind(starts_ms + DAY * 1000)
+    .bind(now_ms)
+    .execute(pool)
+    .await
+    .expect("campaign");
+    let series = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)";
+    sqlx::query(&format!(
+        "INSERT INTO coupons (id, code, user_id, source, kind, value_cents, min_order_cents, categories,
+                              status, starts_at, ends_at, order_no, locked_at, created_at, updated_at)
+         {series}
+         SELECT 'cpn_bulk_' || i, 'BULK-' || i, 'ub' || i, 'claim', 'fixed', 1000, 0, '[]',
+                'locked', $1, $2 + i, 'PB' || i, $1, $1, $1
+         FROM n"
+    ))
+    .bind(now_ms)
+    .bind(now_ms + 20 * DAY * 1000)
+    .execute(pool)
+    .await
+    .expect("coupons");
+    sqlx::query(&format!(
+        "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents, deposit_cents,
+                             campaign_id, coupon_id, coupon_lock_status, created_at, deposit_paid_at, updated_at)
+         {series}
+         SELECT 'PB' || i, 'ub' || i, 'presale', 'phones', 'deposit_paid', 39900, 10000,
+                'pc_bulk', 'cpn_bulk_' || i, 'locked', $1, $1, $1
+         FROM n"
+    ))
+    .bind(now_ms)
+    .execute(pool)
+    .await
+    .expect("orders");
+    sqlx::query("ANALYZE").execute(pool).await.expect("analyze");
+
+    let backend = rig.db.db.backend();
+    let explain = common::explain_sql(backend, STRICT_RISKS_SQL);
+    let rows = sqlx::query(&explain)
+        .bind(now_ms)
+        .bind(now_ms + 3 * DAY * 1000)
+        .bind(500_i64)
+        .fetch_all(pool)
+        .await
+        .expect("explain");
+    let plan = common::plan_text(&rows, backend);
+    println!("{plan}");
+    assert!(plan.contains("coupons_status_ends_at_idx"), "{plan}");
+    for bad in [
+        "Seq Scan on orders",
+        "Seq Scan on coupons",
+        "SCAN o",
+        "SCAN c",
+    ] {
+        assert!(!plan.contains(bad), "no {bad}:\n{plan}");
+    }
+    // And the planner sends nothing for them.
+    assert_eq!(rig.plan().await.strict_warnings, 0);
 }
 
 /// A receiver that records every webhook body it gets and answers 200.

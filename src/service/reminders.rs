@@ -39,6 +39,9 @@ const MARK_STRICT_BEFORE_END: &str = "strict_warning_before_end";
 /// Most opener pages one offset reads per run; the next run goes on.
 const MAX_PAGES: usize = 1000;
 
+/// Most campaigns with an open final-payment window one run looks at.
+const MAX_OPEN_CAMPAIGNS: i64 = 1000;
+
 /// What one planner run did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReminderReport {
@@ -170,9 +173,24 @@ const CURSOR_OVERLAP_MS: i64 = 60_000;
 /// the whole catch-up band once). Per offset, the `ends_at` up to which a
 /// complete pass outside quiet hours sent every due slot, so the next run
 /// reads only what came due since instead of the whole band again.
+///
+/// It also remembers the campaigns whose every deposit-paid order has been
+/// told that the final payment opened, by a pass that began at least
+/// [`CURSOR_OVERLAP_MS`] after the window opened (so a deposit whose
+/// transaction committed late was already visible): later runs skip them
+/// instead of walking all their orders again once a second.
 #[derive(Debug, Default, Clone)]
 pub struct ReminderCursor {
     done_through: HashMap<i64, i64>,
+    told_open: HashSet<String>,
+}
+
+impl ReminderCursor {
+    /// Whether this planner has stopped reading `campaign_id`'s orders for
+    /// the final-payment-open reminder (all told, see the type's docs).
+    pub fn remembers_told_open(&self, campaign_id: &str) -> bool {
+        self.told_open.contains(campaign_id)
+    }
 }
 
 impl Service {
@@ -263,7 +281,7 @@ impl Service {
                 cursor.done_through.insert(offset, hi_ms);
             }
         }
-        report.final_payment_open = self.remind_final_payment_open(batch).await?;
+        report.final_payment_open = self.remind_final_payment_open(cursor, batch).await?;
         report.strict_warnings = self.warn_strict_before_end(batch).await?;
         Ok(report)
     }
@@ -292,16 +310,33 @@ impl Service {
     /// campaign whose window has opened (after quiet hours, unless the
     /// window closes first), once per order, with the amount due and the
     /// saving as the final payment would compute them now.
-    async fn remind_final_payment_open(&self, batch: i64) -> Result<usize, ServiceError> {
+    ///
+    /// A campaign all of whose orders were told is remembered in `cursor`
+    /// and not read again (see [`ReminderCursor`]).
+    async fn remind_final_payment_open(
+        &self,
+        cursor: &mut ReminderCursor,
+        batch: i64,
+    ) -> Result<usize, ServiceError> {
         let now = self.now();
         let s = self.settings().reminders.clone();
         let campaigns = self
             .read(move |c| {
-                Box::pin(async move { Ok(store::open_campaigns(c, to_ms(now), 1000).await?) })
+                Box::pin(async move {
+                    Ok(store::open_campaigns(c, to_ms(now), MAX_OPEN_CAMPAIGNS).await?)
+                })
             })
             .await?;
+        // Forget campaigns whose window closed: the memory stays as small
+        // as the list of open windows.
+        cursor
+            .told_open
+            .retain(|id| campaigns.iter().any(|(open, _, _)| open == id));
         let mut sent = 0;
         for (campaign_id, starts_ms, ends_ms) in campaigns {
+            if cursor.told_open.contains(&campaign_id) {
+                continue;
+            }
             let send_at =
                 delay_for_quiet_hours(from_ms(starts_ms), from_ms(ends_ms), s.quiet_hours, s.tz);
             if send_at > now {
@@ -316,6 +351,8 @@ impl Service {
                     })
                 })
                 .await?;
+            // Fewer than a batch: this pass saw every order still to tell.
+            let whole = i64::try_from(orders.len()).unwrap_or(i64::MAX) < batch;
             for order_no in orders {
                 let written = self
                     .write(None, move |c| {
@@ -327,6 +364,9 @@ impl Service {
                     .unwrap_or(false);
                 sent += usize::from(written);
             }
+            if whole && to_ms(now) >= starts_ms.saturating_add(CURSOR_OVERLAP_MS) {
+                cursor.told_open.insert(campaign_id);
+            }
         }
         Ok(sent)
     }
@@ -336,9 +376,21 @@ impl Service {
     async fn warn_strict_before_end(&self, batch: i64) -> Result<usize, ServiceError> {
         let now = self.now();
         let s = self.settings().reminders.clone();
+        // No warning is due before its coupon's end minus the largest
+        // offset, so coupons ending later need not be read yet.
+        let largest_offset_ms = s
+            .offsets
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .saturating_mul(1000);
+        let ends_by_ms = to_ms(now).saturating_add(largest_offset_ms);
         let risks = self
             .read(move |c| {
-                Box::pin(async move { Ok(store::strict_risks(c, to_ms(now), batch).await?) })
+                Box::pin(
+                    async move { Ok(store::strict_risks(c, to_ms(now), ends_by_ms, batch).await?) },
+                )
             })
             .await?;
         let mut sent = 0;

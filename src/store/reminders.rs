@@ -398,31 +398,48 @@ pub struct StrictRiskRow {
 
 /// Strict-policy `deposit_paid` orders whose window has not opened and
 /// whose coupon, still locked to them, ends before it opens but has not
-/// ended yet; without the second warning. Earliest end first.
+/// ended yet and ends by `ends_by_ms`; without the second warning.
+/// Earliest end first.
+///
+/// `ends_by_ms` is now plus the largest reminder offset: a warning is due
+/// at its coupon's end minus an offset, so no coupon ending later can have
+/// one due yet. The bound is what keeps this planner query small: without
+/// it every run (once a second) walks every deposit-paid order of every
+/// strict campaign still before its window, however far its coupon's end.
 pub async fn strict_risks(
     conn: &mut AnyConnection,
     now_ms: i64,
+    ends_by_ms: i64,
     limit: i64,
 ) -> Result<Vec<StrictRiskRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT o.order_no, o.user_id, o.deposit_paid_at, c.id AS coupon_id, c.ends_at,
+    sqlx::query_as(STRICT_RISKS_SQL)
+        .bind(now_ms)
+        .bind(ends_by_ms)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
+/// The statement of [`strict_risks`] (`$1` now, `$2` ends by, `$3` limit),
+/// public so a test can `EXPLAIN` it. Written coupons first with `CROSS
+/// JOIN`, which SQLite takes as the join order (PostgreSQL still plans
+/// freely): the `(status, ends_at)` range of locked coupons ending soon is
+/// the small side; each finds its order and campaign by primary key.
+pub const STRICT_RISKS_SQL: &str =
+    "SELECT o.order_no, o.user_id, o.deposit_paid_at, c.id AS coupon_id, c.ends_at,
                 p.final_payment_starts_at
-         FROM presale_campaigns p
-         JOIN orders o ON o.campaign_id = p.id
-         JOIN coupons c ON c.id = o.coupon_id
-         WHERE p.policy = 'strict' AND p.final_payment_starts_at > $1
+         FROM coupons c
+         CROSS JOIN orders o
+         CROSS JOIN presale_campaigns p
+         WHERE c.status = 'locked' AND c.ends_at > $1 AND c.ends_at <= $2
+           AND o.order_no = c.order_no AND o.coupon_id = c.id
+           AND p.id = o.campaign_id
+           AND p.policy = 'strict' AND p.final_payment_starts_at > $1
            AND o.status = 'deposit_paid'
-           AND c.status = 'locked' AND c.order_no = o.order_no
-           AND c.ends_at <= p.final_payment_starts_at AND c.ends_at > $1
+           AND c.ends_at <= p.final_payment_starts_at
            AND NOT EXISTS (SELECT 1 FROM order_reminder_marks m
                            WHERE m.order_no = o.order_no AND m.kind = 'strict_warning_before_end')
-         ORDER BY c.ends_at, o.order_no LIMIT $2",
-    )
-    .bind(now_ms)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
-}
+         ORDER BY c.ends_at, o.order_no LIMIT $3";
 
 /// Reminders sent since `since_ms`, counted by channel and offset (the
 /// console's reminder page). A range of `reminder_slots_sent_idx`; the
