@@ -190,17 +190,24 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     let _ = stop.send(true);
     let started = Instant::now();
     let drained = drain(ended_early.is_none().then_some(http), jobs, clock_task, &db);
-    match tokio::time::timeout(deadline, drained).await {
-        Ok(()) => tracing::info!(
+    // Past the deadline, or at a second signal (an operator's second
+    // Ctrl-C), the process exits anyway: the runtime ends with it, what
+    // still runs is dropped, its open transactions roll back and its
+    // clients see the connection close.
+    tokio::select! {
+        finished = tokio::time::timeout(deadline, drained) => match finished {
+            Ok(()) => tracing::info!(
+                drain_ms = started.elapsed().as_millis(),
+                "couponkeeper stopped"
+            ),
+            Err(_) => tracing::warn!(
+                drain_seconds = deadline.as_secs(),
+                "the drain did not finish within COUPONKEEPER_DRAIN_SECONDS; exiting with requests or job steps still running"
+            ),
+        },
+        () = signal.recv() => tracing::warn!(
             drain_ms = started.elapsed().as_millis(),
-            "couponkeeper stopped"
-        ),
-        // The runtime ends with the process: what still runs is dropped,
-        // its open transactions roll back, its clients see the connection
-        // close.
-        Err(_) => tracing::warn!(
-            drain_seconds = deadline.as_secs(),
-            "the drain did not finish within COUPONKEEPER_DRAIN_SECONDS; exiting with requests or job steps still running"
+            "a second shutdown signal during the drain; exiting with requests or job steps still running"
         ),
     }
     match ended_early {

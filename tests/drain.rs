@@ -7,7 +7,8 @@
 //! drain; after a restart every promise of the crash test holds
 //! (`served::check_promises`), including the claim answered during the
 //! drain. And a request that never finishes cannot hold the process:
-//! it exits 0 at the deadline with a warning.
+//! it exits 0 at the deadline with a warning, or at once on a second
+//! signal.
 //!
 //! `COUPONKEEPER_DRAIN_SEED` replays the load's random choices.
 
@@ -274,6 +275,55 @@ async fn a_request_that_never_completes_holds_the_drain_only_until_its_deadline(
     assert!(
         server.log_text().contains("did not finish within"),
         "no warning about the deadline:\n{}",
+        server.log_tail(20)
+    );
+    drop(held);
+    server.assert_no_panic_logged();
+}
+
+#[tokio::test]
+async fn a_second_sigterm_ends_the_drain_at_once() {
+    let db = TestDb::fresh().await;
+    let logs = tempfile::tempdir().expect("log dir");
+    let mut server = Server::new(
+        &db.url,
+        &[("COUPONKEEPER_DRAIN_SECONDS", "60")],
+        logs.path(),
+    );
+    server.start().await;
+    let held = Held::open(
+        server.addr,
+        format!("GET /readyz HTTP/1.1\r\nHost: {}\r\n", server.addr).as_bytes(),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.terminate();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        server.exited().is_none(),
+        "the server exited with a request in flight:\n{}",
+        server.log_tail(20)
+    );
+    let second = Instant::now();
+    server.terminate();
+    let exit = server
+        .wait_exit(Duration::from_secs(10))
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "still running after a second SIGTERM:\n{}",
+                server.log_tail(20)
+            )
+        });
+    assert!(exit.success(), "exit on the second signal: {exit}");
+    assert!(
+        second.elapsed() < Duration::from_secs(5),
+        "a second SIGTERM took {:?}",
+        second.elapsed()
+    );
+    assert!(
+        server.log_text().contains("a second shutdown signal"),
+        "no warning about the second signal:\n{}",
         server.log_tail(20)
     );
     drop(held);
