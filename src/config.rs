@@ -50,6 +50,18 @@ pub struct Config {
     pub db_tx_timeout_ms: u64,
     /// `COUPONKEEPER_LOG_FORMAT`: `text` (default) or `json`.
     pub log_json: bool,
+    /// `COUPONKEEPER_CLOCK_SYNC_SECONDS`, default 30 (1 to 3600): how often
+    /// `serve` reads the database's clock again; between readings its
+    /// clock runs on this machine's monotonic time from the last one
+    /// ([`crate::clock::DatabaseClock`]).
+    pub clock_sync_seconds: u64,
+    /// `COUPONKEEPER_DRAIN_SECONDS`, default 20 (1 to 3600): how long the
+    /// drain after SIGTERM or Ctrl-C may take (requests in flight, the
+    /// jobs' current batches, closing the pool) before the process exits
+    /// anyway with a warning. Keep it below the orchestrator's grace
+    /// period (Kubernetes: `terminationGracePeriodSeconds`, 30 by
+    /// default), which ends in SIGKILL.
+    pub drain_seconds: u64,
     /// Background jobs (see [`JobSettings`]).
     pub jobs: JobSettings,
     /// Console cookies and sessions: `COUPONKEEPER_SECURE_COOKIES` (`off`
@@ -117,6 +129,8 @@ impl Default for Config {
             db_acquire_timeout_ms: 2_000,
             db_tx_timeout_ms: 10_000,
             log_json: false,
+            clock_sync_seconds: 30,
+            drain_seconds: 20,
             jobs: JobSettings::default(),
             console: ConsoleSettings::default(),
             bootstrap_admin: None,
@@ -181,6 +195,18 @@ impl Config {
                     });
                 }
             },
+            clock_sync_seconds: seconds_between(
+                &nonempty,
+                "COUPONKEEPER_CLOCK_SYNC_SECONDS",
+                d.clock_sync_seconds,
+                3600,
+            )?,
+            drain_seconds: seconds_between(
+                &nonempty,
+                "COUPONKEEPER_DRAIN_SECONDS",
+                d.drain_seconds,
+                3600,
+            )?,
             jobs: {
                 let j = JobSettings::default();
                 let secs = |var: &'static str, default: i64| -> Result<i64, ConfigError> {
@@ -601,6 +627,24 @@ fn tx_timeout_ms(v: u64) -> Result<u64, ConfigError> {
     }
 }
 
+/// Whole seconds from 1 to `max`.
+fn seconds_between(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: u64,
+    max: u64,
+) -> Result<u64, ConfigError> {
+    let v = parse_var(get, var, default)?;
+    if (1..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError {
+            var,
+            message: format!("must be between 1 and {max} seconds"),
+        })
+    }
+}
+
 fn positive(v: i64, var: &'static str) -> Result<i64, ConfigError> {
     if (1..=366 * 24 * 3600).contains(&v) {
         Ok(v)
@@ -653,6 +697,27 @@ mod tests {
         for bad in ["0", "99", "600001", "later"] {
             let e = cfg(&[("COUPONKEEPER_DB_TX_TIMEOUT_MS", bad)]).expect_err(bad);
             assert_eq!(e.var, "COUPONKEEPER_DB_TX_TIMEOUT_MS");
+        }
+    }
+
+    #[test]
+    fn the_clock_sync_and_the_drain_default_to_30_and_20_seconds_and_refuse_out_of_range_values() {
+        let d = cfg(&[]).expect("defaults");
+        assert_eq!((d.clock_sync_seconds, d.drain_seconds), (30, 20));
+        let c = cfg(&[
+            ("COUPONKEEPER_CLOCK_SYNC_SECONDS", "5"),
+            ("COUPONKEEPER_DRAIN_SECONDS", "3600"),
+        ])
+        .expect("ok");
+        assert_eq!((c.clock_sync_seconds, c.drain_seconds), (5, 3600));
+        for var in [
+            "COUPONKEEPER_CLOCK_SYNC_SECONDS",
+            "COUPONKEEPER_DRAIN_SECONDS",
+        ] {
+            for bad in ["0", "3601", "-1", "soon"] {
+                let e = cfg(&[(var, bad)]).expect_err(bad);
+                assert_eq!(e.var, var);
+            }
         }
     }
 

@@ -1,10 +1,15 @@
-//! Starting the process: logging, database, migrations, the HTTP server and
-//! graceful shutdown on SIGTERM / Ctrl-C.
+//! Starting the process: logging, database, migrations, the database
+//! clock, the HTTP server, and the drain on SIGTERM / Ctrl-C.
 
+use std::future::IntoFuture;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use crate::clock::{SharedClock, SystemClock};
+use tokio::sync::watch;
+
+use crate::clock::{DatabaseClock, SharedClock, TimeSource};
 use crate::config::Config;
+use crate::http::state::Draining;
 use crate::http::{AppState, router};
 use crate::jobs::Jobs;
 use crate::metrics::Metrics;
@@ -92,10 +97,17 @@ pub fn app_state_with_metrics(
         .with_self_check(config.self_check.clone())
 }
 
-/// Runs the server until SIGTERM or Ctrl-C, then finishes in-flight
-/// requests and closes the pool.
+/// Runs the server until SIGTERM or Ctrl-C, then drains (see [`drain`])
+/// and returns.
+///
+/// Decisions read a [`DatabaseClock`]: the database's time, read at start
+/// and every `COUPONKEEPER_CLOCK_SYNC_SECONDS`, so every instance on one
+/// database decides expiry on the same time.
 pub async fn serve(config: Config) -> Result<(), StartError> {
     let db = open_db(&config).await?;
+    // From here a SIGTERM drains instead of killing the process (its
+    // default action) half-way through the start.
+    let mut signal = ShutdownSignal::install();
     if config.api_tokens.is_empty() {
         tracing::warn!("COUPONKEEPER_API_TOKEN is not set: every /api/v1 call will answer 401");
     }
@@ -109,7 +121,12 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
             crate::config::MIN_API_TOKEN_CHARS
         );
     }
-    let service = try_build_service(&config, db.clone(), Arc::new(SystemClock))?;
+    let clock = Arc::new(DatabaseClock::new());
+    let time_source: Arc<dyn TimeSource> = Arc::new(db.clone());
+    // The first reading before anything decides; a failure is logged and
+    // the clock reads the system clock until a reading succeeds.
+    clock.resync_logged(time_source.as_ref()).await;
+    let service = try_build_service(&config, db.clone(), clock.clone())?;
     if let Err(e) = service.ensure_compensation_rules().await {
         tracing::warn!(error = %e, "compensation rules version 1 not written yet; the first use writes it");
     }
@@ -122,6 +139,14 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
             Err(e) => return Err(StartError::Bootstrap(e.to_string())),
         }
     }
+    // One stop signal for the HTTP server and the clock's re-anchoring;
+    // the jobs have their own (`Jobs::stop`), sent at the same moment.
+    let (stop, stopped) = watch::channel(false);
+    let clock_task = tokio::spawn(clock.clone().keep_anchored(
+        time_source,
+        Duration::from_secs(config.clock_sync_seconds.max(1)),
+        stopped.clone(),
+    ));
     let metrics = Arc::new(Metrics::default());
     let jobs = if config.jobs.enabled {
         tracing::info!("background jobs on");
@@ -134,47 +159,149 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         tracing::info!("background jobs off (COUPONKEEPER_JOBS=off)");
         None
     };
-    let app = router(app_state_with_metrics(&config, service, metrics));
+    let draining = Draining::default();
+    let app =
+        router(app_state_with_metrics(&config, service, metrics).with_draining(draining.clone()));
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %config.addr, store = db.backend().name(), "couponkeeper listening");
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown_signal())
-    .await?;
-    if let Some(jobs) = jobs {
-        jobs.stop().await;
+    let mut http_stop = stopped;
+    let mut http = tokio::spawn(
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = http_stop.wait_for(|stop| *stop).await;
+        })
+        .into_future(),
+    );
+    // axum's accept loop ends only after the stop signal: ending before it
+    // is a failure, drained like a signal and then reported.
+    let ended_early = tokio::select! {
+        () = signal.recv() => None,
+        ended = &mut http => Some(ended),
+    };
+    let deadline = Duration::from_secs(config.drain_seconds.max(1));
+    tracing::info!(
+        drain_seconds = deadline.as_secs(),
+        "draining: /readyz answers 503, jobs finish their current step, requests in flight finish"
+    );
+    draining.start();
+    let _ = stop.send(true);
+    let started = Instant::now();
+    let drained = drain(ended_early.is_none().then_some(http), jobs, clock_task, &db);
+    // Past the deadline, or at a second signal (an operator's second
+    // Ctrl-C), the process exits anyway: the runtime ends with it, what
+    // still runs is dropped, its open transactions roll back and its
+    // clients see the connection close.
+    tokio::select! {
+        finished = tokio::time::timeout(deadline, drained) => match finished {
+            Ok(()) => tracing::info!(
+                drain_ms = started.elapsed().as_millis(),
+                "couponkeeper stopped"
+            ),
+            Err(_) => tracing::warn!(
+                drain_seconds = deadline.as_secs(),
+                "the drain did not finish within COUPONKEEPER_DRAIN_SECONDS; exiting with requests or job steps still running"
+            ),
+        },
+        () = signal.recv() => tracing::warn!(
+            drain_ms = started.elapsed().as_millis(),
+            "a second shutdown signal during the drain; exiting with requests or job steps still running"
+        ),
     }
-    db.pool().close().await;
-    tracing::info!("couponkeeper stopped");
-    Ok(())
+    match ended_early {
+        None => Ok(()),
+        Some(Ok(Ok(()))) => Err(StartError::Io(std::io::Error::other(
+            "the HTTP server stopped without a shutdown signal",
+        ))),
+        Some(Ok(Err(e))) => Err(StartError::Io(e)),
+        Some(Err(e)) => Err(StartError::Io(std::io::Error::other(format!(
+            "the HTTP server task failed: {e}"
+        )))),
+    }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::warn!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
+/// The drain after the stop signal, in order: the HTTP server (no new
+/// connections; requests in flight finish, then their keep-alive
+/// connections close; idle ones close at once) and the jobs (each ends
+/// after its current batch or transaction and starts no new one) at the
+/// same time; then the clock's re-anchoring; then the pool, once every
+/// connection is back. The caller bounds it with `COUPONKEEPER_DRAIN_SECONDS`.
+async fn drain(
+    http: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    jobs: Option<Jobs>,
+    clock_task: tokio::task::JoinHandle<()>,
+    db: &Db,
+) {
+    let http = async {
+        if let Some(http) = http {
+            match http.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, "the HTTP server ended with an error"),
+                Err(e) => tracing::warn!(error = %e, "the HTTP server task failed"),
+            }
         }
     };
+    let jobs = async {
+        if let Some(jobs) = jobs {
+            jobs.stop().await;
+        }
+    };
+    tokio::join!(http, jobs);
+    let _ = clock_task.await;
+    db.pool().close().await;
+}
+
+/// SIGTERM (what orchestrators send) or SIGINT (Ctrl-C), listened for from
+/// [`ShutdownSignal::install`] on, so one that arrives early is not lost.
+struct ShutdownSignal {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    streams: Vec<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignal {
+    fn install() -> ShutdownSignal {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut streams = Vec::new();
+            for (kind, name) in [
+                (SignalKind::terminate(), "SIGTERM"),
+                (SignalKind::interrupt(), "SIGINT"),
+            ] {
+                match signal(kind) {
+                    Ok(s) => streams.push(s),
+                    Err(e) => {
+                        tracing::warn!(error = %e, signal = name, "cannot listen for a shutdown signal")
+                    }
+                }
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+            ShutdownSignal { streams }
+        }
+        #[cfg(not(unix))]
+        {
+            ShutdownSignal {}
+        }
+    }
+
+    /// Waits for the first signal (forever when none can be listened for).
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        {
+            if self.streams.is_empty() {
+                std::future::pending::<()>().await;
+            }
+            let waits = self.streams.iter_mut().map(|s| Box::pin(s.recv()));
+            let _ = futures_util::future::select_all(waits).await;
+        }
+        #[cfg(not(unix))]
+        {
+            if let Err(e) = tokio::signal::ctrl_c().await {
+                tracing::warn!(error = %e, "cannot listen for Ctrl-C");
                 std::future::pending::<()>().await;
             }
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+        tracing::info!("shutdown signal received");
     }
-    tracing::info!("shutdown signal received; finishing in-flight requests");
 }

@@ -124,9 +124,10 @@ async fn operators_have_no_daily_cap_line() {
     assert!(!page.contains("data-testid=\"queue-compensation\""));
 }
 
-/// Expiry and lapses are decided on each instance's clock: an instance
-/// whose clock is off the database's by more than a second says so on the
-/// home page, and `/metrics` carries the difference either way.
+/// An instance whose own clock (here the injected one; under `serve` the
+/// machine's, while decisions follow the database's clock) is off the
+/// database's by more than a second says so on the home page, and
+/// `/metrics` carries the difference either way.
 #[tokio::test]
 async fn a_server_clock_off_the_database_by_more_than_a_second_is_shown_to_staff() {
     let app = spawn_app().await;

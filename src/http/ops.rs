@@ -1,6 +1,7 @@
 //! The operator's endpoints outside the API: liveness (`/healthz`),
-//! readiness (`/readyz`, through [`probe`], the one readiness check; the
-//! front page shows its answer too) and Prometheus metrics (`/metrics`).
+//! readiness (`/readyz`: 503 while draining, else through [`probe`], the
+//! one readiness check; the front page shows its answer too) and
+//! Prometheus metrics (`/metrics`).
 
 use std::time::Duration;
 
@@ -39,10 +40,19 @@ pub async fn healthz() -> Response {
     axum::Json(serde_json::json!({"status": "ok"})).into_response()
 }
 
-/// Readiness: the database answers.
+/// Readiness: the process is not draining and the database answers.
 #[utoipa::path(get, path = "/readyz", tag = "service",
-    responses((status = 200, description = "ready"), (status = 503, description = "database unreachable")))]
+    responses((status = 200, description = "ready"), (status = 503, description = "database unreachable, or the process is draining after SIGTERM")))]
 pub async fn readyz(State(s): State<AppState>) -> Response {
+    if s.draining.is_draining() {
+        // Not a failure: `serve` logged the drain once when it began.
+        return ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "this instance is shutting down and takes no new work",
+        )
+        .into_response();
+    }
     match probe(&s.service).await {
         Ok(()) => axum::Json(serde_json::json!({
             "status": "ready",

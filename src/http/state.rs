@@ -28,6 +28,26 @@ pub struct AppState {
     token_hashes: Arc<Vec<[u8; 32]>>,
     /// Request rate limits and the trusted proxies ([`limits`]).
     pub limiters: Arc<limits::Limiters>,
+    /// Set when the process begins its drain: `/readyz` answers 503 from
+    /// then on.
+    pub draining: Draining,
+}
+
+/// Whether the process is draining (after SIGTERM): shared between
+/// `serve`, which starts the drain, and `/readyz`, which reports it so a
+/// load balancer stops sending this instance new requests.
+#[derive(Debug, Clone, Default)]
+pub struct Draining(Arc<std::sync::atomic::AtomicBool>);
+
+impl Draining {
+    /// Marks the drain as begun; there is no way back.
+    pub fn start(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl AppState {
@@ -43,7 +63,14 @@ impl AppState {
             self_check: Arc::new(SelfCheckSettings::default()),
             token_hashes: Arc::new(token_hashes),
             limiters: Arc::new(limits::Limiters::default()),
+            draining: Draining::default(),
         }
+    }
+
+    /// The same state reporting this drain flag.
+    pub fn with_draining(mut self, draining: Draining) -> Self {
+        self.draining = draining;
+        self
     }
 
     /// The same state with these rate limits and trusted proxies.

@@ -415,6 +415,12 @@ impl Service {
         self.inner.clock.now()
     }
 
+    /// This instance's own clock, for the skew gauge only
+    /// ([`crate::clock::Clock::wall_now`]); decisions read [`Service::now`].
+    pub fn wall_now(&self) -> DateTime<Utc> {
+        self.inner.clock.wall_now()
+    }
+
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
     }

@@ -46,9 +46,11 @@ pub struct WorkQueue {
     pub clock_skew_ms: Option<i64>,
 }
 
-/// A clock difference past this is shown to staff: expiry, lapses and
-/// windows are decided on each instance's clock, so instances that disagree
-/// by more decide differently.
+/// A clock difference past this is shown to staff. Expiry, lapses and
+/// windows follow the database's clock under `serve`
+/// ([`crate::clock::DatabaseClock`]), but a machine clock that far off
+/// still misdates this instance's logs and is a sign its time
+/// synchronisation is broken.
 pub const CLOCK_SKEW_WARN_MS: i64 = 1_000;
 
 /// One order of the at-risk list.
@@ -144,13 +146,15 @@ impl Service {
         Ok(q)
     }
 
-    /// This instance's clock (the injected one every decision reads) minus
-    /// the database server's, in milliseconds, taking the middle of the
-    /// round trip: positive when this instance is ahead.
+    /// This instance's own clock ([`crate::clock::Clock::wall_now`]: the
+    /// machine's wall clock under `serve`, whose decisions follow the
+    /// database's clock; the injected clock in tests) minus the database
+    /// server's, in milliseconds, taking the middle of the round trip:
+    /// positive when this instance is ahead.
     pub async fn clock_skew_ms(&self) -> Result<i64, ServiceError> {
-        let before = to_ms(self.now());
+        let before = to_ms(self.wall_now());
         let database = self.db().clock_ms().await?;
-        let after = to_ms(self.now());
+        let after = to_ms(self.wall_now());
         Ok(before + (after - before) / 2 - database)
     }
 

@@ -326,13 +326,21 @@ impl Db {
     /// SQLite the "server" is this host, so it only tells the process's
     /// injected clock from the system's.
     pub async fn clock_ms(&self) -> Result<i64, sqlx::Error> {
-        let sql = match self.backend {
+        sqlx::query_scalar(self.clock_sql())
+            .fetch_one(&self.pool)
+            .await
+    }
+
+    /// The query that reads the database server's clock in milliseconds
+    /// (`clock_timestamp()`, not `now()`: the latter is the start of the
+    /// transaction).
+    fn clock_sql(&self) -> &'static str {
+        match self.backend {
             Backend::Postgres => {
                 "SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)"
             }
             Backend::Sqlite => "SELECT CAST((julianday('now') - 2440587.5) * 86400000.0 AS BIGINT)",
-        };
-        sqlx::query_scalar(sql).fetch_one(&self.pool).await
+        }
     }
 
     /// Runs `op` in one write transaction and commits it.
@@ -434,6 +442,29 @@ impl Db {
         let value = result?;
         ended?;
         Ok(value)
+    }
+}
+
+/// The database's clock for [`crate::clock::DatabaseClock`]: the round
+/// trip is stamped after a connection is in hand, so a wait for the pool
+/// does not widen it (and push the reading's midpoint early).
+impl crate::clock::TimeSource for Db {
+    fn sample<'a>(
+        &'a self,
+        ticks: &'a dyn crate::clock::Ticks,
+    ) -> BoxFuture<'a, Result<crate::clock::TimeSample, crate::clock::TimeSourceError>> {
+        Box::pin(async move {
+            let mut conn = self.pool.acquire().await?;
+            let sent_us = ticks.micros();
+            let database_ms: i64 = sqlx::query_scalar(self.clock_sql())
+                .fetch_one(&mut *conn)
+                .await?;
+            Ok(crate::clock::TimeSample {
+                sent_us,
+                database_ms,
+                received_us: ticks.micros(),
+            })
+        })
     }
 }
 

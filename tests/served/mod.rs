@@ -175,6 +175,35 @@ impl Server {
         }
     }
 
+    /// SIGTERM (what an orchestrator sends to stop an instance), through
+    /// the `kill` command; returns at once, see [`Server::wait_exit`].
+    pub fn terminate(&self) {
+        let pid = self.pid().expect("the server is running");
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(pid.to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM {pid}: {status}");
+    }
+
+    /// Waits up to `within` for the process to exit; its status, or `None`
+    /// while it still runs. Once it has exited the server can be started
+    /// again.
+    pub async fn wait_exit(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let started = Instant::now();
+        loop {
+            if let Some(exit) = self.exited() {
+                self.child = None;
+                return Some(exit);
+            }
+            if started.elapsed() >= within {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// The process has exited on its own (a crash, a panic that aborted).
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child

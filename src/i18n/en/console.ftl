@@ -138,4 +138,4 @@ queue-lapsing-explained = These normal orders are not paid yet; their coupon is 
 queue-lapsing-empty = No checkout lock lapses within the hour.
 queue-coupon-ends = Coupon ends
 queue-window-opens = Final payment opens
-clock-skew-warning = This server's clock is { $seconds } s off the database's (positive: ahead). Coupons expire and locks lapse by each server's clock, so servers that disagree decide differently: check the time synchronisation (NTP) of this server.
+clock-skew-warning = This server's clock is { $seconds } s off the database's (positive: ahead). Coupons expire and locks lapse by the database's clock, so decisions are not affected; but this server's logs and its fallback clock (used while the database's clock cannot be read) are off: check the time synchronisation (NTP) of this server.

@@ -138,4 +138,4 @@ queue-lapsing-explained = 这些普通订单还没付款，锁定的券会在下
 queue-lapsing-empty = 一小时内没有要超时的订单。
 queue-coupon-ends = 券到期
 queue-window-opens = 尾款开始
-clock-skew-warning = 本服务器的时钟与数据库相差 { $seconds } 秒（正数为快）。券的到期和锁的失效按各服务器的时钟判断，时钟不一致的服务器会做出不同的判断：请检查本服务器的时间同步（NTP）。
+clock-skew-warning = 本服务器的时钟与数据库相差 { $seconds } 秒（正数为快）。券的到期和锁的失效按数据库的时钟判断，不受影响；但本服务器的日志时间和备用时钟（读不到数据库时钟时使用）都有偏差：请检查本服务器的时间同步（NTP）。
