@@ -645,7 +645,10 @@ impl Model {
         o.compensation_cents = plan.compensation_cents;
         o.lock = match plan.outcome {
             "applied" | "swapped" => Lock::Used,
-            "none" => Lock::None,
+            // No coupon: the order keeps `none`, or `released` after a
+            // forced release (the service wrote `none` until this test
+            // caught it; a normal order's payment always kept it).
+            "none" => o.lock,
             _ => Lock::Released,
         };
         if let Some(r) = plan.replacement {
