@@ -242,7 +242,7 @@ fn step() -> impl Strategy<Value = Step> {
         // matter, is claimed most.
         7 => (user.clone(), prop_oneof![3 => Just(0usize), 2 => Just(1), 1 => Just(2)])
             .prop_map(|(user, template)| Step::Claim { user, template }),
-        3 => (user.clone(), coupon.clone(), (owner.clone(), fresh.clone()), proptest::bool::weighted(0.8), shoes.clone(), reuse.clone())
+        3 => (user.clone(), coupon.clone(), (owner, fresh), proptest::bool::weighted(0.8), shoes, reuse.clone())
             .prop_map(|(user, coupon, (owner, fresh), big, shoes, reuse)| Step::NormalOrder { user, coupon, owner, fresh, big, shoes, reuse }),
         4 => (user, coupon, (owner, fresh), 0..3usize, proptest::bool::weighted(0.85), proptest::bool::weighted(0.25), shoes, reuse)
             .prop_map(|(user, coupon, (owner, fresh), campaign, big, tight, shoes, reuse)| Step::PresaleOrder { user, coupon, owner, fresh, campaign, big, tight, shoes, reuse }),
