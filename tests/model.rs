@@ -1,6 +1,7 @@
 //! Model-based test of the HTTP API (issue 17, item 6): random sequences of
 //! claims, orders (normal and presale, with and without a coupon),
-//! payments, cancels, refunds, staff releases and invalidations, clock
+//! payments, cancels, refunds, staff releases, invalidations and
+//! compensation coupons, clock
 //! moves from a second to a day, reads and idempotent replays, sent to the
 //! real router on a fresh database of the store the harness picks, and
 //! applied to a small in-memory model of API.md's rules
@@ -191,6 +192,14 @@ enum Step {
         force: bool,
     },
     Invalidate(Index),
+    /// A compensation coupon of `value_cents` valid `valid_s`, naming an
+    /// order (any customer's) or none.
+    Compensate {
+        user: usize,
+        value_cents: i64,
+        valid_s: i64,
+        order: Option<Index>,
+    },
     /// Moves the clock by this many seconds (one of [`JUMPS_S`]).
     Advance(i64),
     ReadCoupon(Index),
@@ -251,6 +260,10 @@ fn step() -> impl Strategy<Value = Step> {
         7 => any::<Index>().prop_map(Step::Progress),
         1 => (any::<Index>(), any::<bool>()).prop_map(|(coupon, force)| Step::Release { coupon, force }),
         1 => any::<Index>().prop_map(Step::Invalidate),
+        // 10, 50 (as much as T0: an equal replacement) or 80 yuan, for half
+        // an hour or a day.
+        2 => (0..USERS, prop_oneof![Just(1000i64), Just(5000), Just(8000)], prop_oneof![Just(1800i64), Just(86_400)], proptest::option::weighted(0.3, any::<Index>()))
+            .prop_map(|(user, value_cents, valid_s, order)| Step::Compensate { user, value_cents, valid_s, order }),
         5 => proptest::sample::select(
                 JUMPS_S.iter().flat_map(|&(w, s)| std::iter::repeat_n(s, w as usize)).collect::<Vec<_>>()
             ).prop_map(Step::Advance),
@@ -267,11 +280,23 @@ fn step() -> impl Strategy<Value = Step> {
 /// model's coupons and orders.
 #[derive(Debug, Clone)]
 enum Call {
-    Claim { user: usize, template: usize },
+    Claim {
+        user: usize,
+        template: usize,
+    },
     CreateOrder(NewOrder),
     Act(Action, usize),
-    Release { coupon: usize, force: bool },
+    Release {
+        coupon: usize,
+        force: bool,
+    },
     Invalidate(usize),
+    Compensate {
+        user: usize,
+        value_cents: i64,
+        valid_s: i64,
+        order: Option<usize>,
+    },
 }
 
 /// What the model says a call answers.
@@ -452,6 +477,21 @@ impl<'a> World<'a> {
                 json!({"reason": "issued by mistake"}),
                 200,
             ),
+            Call::Compensate {
+                user,
+                value_cents,
+                valid_s,
+                order,
+            } => (
+                format!("/api/v1/users/{}/compensation-coupons", self.users[*user]),
+                json!({
+                    "value_cents": value_cents,
+                    "valid_seconds": valid_s,
+                    "reason": "late delivery",
+                    "order_no": order.map(|oi| self.model.orders[oi].order_no.clone()),
+                }),
+                201,
+            ),
         }
     }
 
@@ -480,6 +520,12 @@ impl<'a> World<'a> {
                 done(m.release(*coupon, *force).map(|()| *coupon), true)
             }
             Call::Invalidate(ci) => done(m.invalidate(*ci).map(|()| *ci), true),
+            Call::Compensate {
+                user,
+                value_cents,
+                valid_s,
+                order,
+            } => done(m.compensate(*user, *value_cents, *valid_s, *order), true),
         }
     }
 
@@ -505,6 +551,16 @@ impl<'a> World<'a> {
             }
             Call::Release { coupon: ci, force } => format!("release c{ci} force {force}"),
             Call::Invalidate(ci) => format!("invalidate c{ci}"),
+            Call::Compensate {
+                user,
+                value_cents,
+                valid_s,
+                order,
+            } => format!(
+                "compensate {} {value_cents} for {valid_s}s order {}",
+                USER_IDS[*user],
+                order.map_or("-".to_string(), |oi| self.model.orders[oi].order_no.clone())
+            ),
         }
     }
 
@@ -530,6 +586,7 @@ impl<'a> World<'a> {
             Call::Act(action, _) => format!("{action:?}").to_lowercase(),
             Call::Release { force, .. } => format!("release force={force}"),
             Call::Invalidate(_) => "invalidate".to_string(),
+            Call::Compensate { .. } => "compensate".to_string(),
         };
         let expect = self.apply(&call);
         let outcome = match &expect {
@@ -599,7 +656,10 @@ impl<'a> World<'a> {
         let fields = [
             ("id", json!(c.id)),
             ("user_id", json!(self.users[c.user])),
-            ("template_id", json!(self.template_ids[c.template])),
+            (
+                "template_id",
+                json!(c.template.map(|t| self.template_ids[t].clone())),
+            ),
             ("status", json!(self.model.coupon_status(ci).as_str())),
             ("order_no", json!(c.order_no)),
         ];
@@ -824,6 +884,24 @@ impl<'a> World<'a> {
                 Some(ci) => self.call(Call::Invalidate(ci), None).await,
                 None => self.skip(step),
             },
+            Step::Compensate {
+                user,
+                value_cents,
+                valid_s,
+                order,
+            } => {
+                let order = order.as_ref().and_then(|ix| self.pick_order(ix, false));
+                self.call(
+                    Call::Compensate {
+                        user: *user,
+                        value_cents: *value_cents,
+                        valid_s: *valid_s,
+                        order,
+                    },
+                    None,
+                )
+                .await
+            }
             Step::Advance(s) => {
                 let s = *s;
                 self.app.advance(s);
@@ -1023,7 +1101,8 @@ impl<'a> World<'a> {
             ] {
                 let n = (0..self.model.coupons.len())
                     .filter(|&i| {
-                        self.model.coupons[i].template == t && self.model.coupon_status(i) == status
+                        self.model.coupons[i].template == Some(t)
+                            && self.model.coupon_status(i) == status
                     })
                     .count();
                 same(

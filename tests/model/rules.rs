@@ -130,7 +130,8 @@ pub struct Coupon {
     /// The service's id, copied in by the driver after the claim answers.
     pub id: String,
     pub user: usize,
-    pub template: usize,
+    /// None for a compensation coupon (outside any template and stock).
+    pub template: Option<usize>,
     pub rule: Rule,
     pub min_order_cents: i64,
     pub categories: &'static [&'static str],
@@ -323,7 +324,7 @@ impl Model {
         let coupon = Coupon {
             id: String::new(),
             user,
-            template,
+            template: Some(template),
             rule: t.rule,
             min_order_cents: t.min_order_cents,
             categories: t.categories,
@@ -742,6 +743,36 @@ impl Model {
         c.stored = release_target(c.ends_s, now);
         c.order_no = None;
         Ok(())
+    }
+
+    /// `POST /users/{u}/compensation-coupons` with a typed amount: a fixed
+    /// coupon for every category and any total, valid `valid_s` from now,
+    /// outside any stock. An order named must be the user's
+    /// (`order_not_owned`). The API token is not capped (support staff in
+    /// the console are; not modelled).
+    pub fn compensate(
+        &mut self,
+        user: usize,
+        value_cents: i64,
+        valid_s: i64,
+        order: Option<usize>,
+    ) -> Result<usize, Refusal> {
+        if order.is_some_and(|oi| self.orders[oi].user != user) {
+            return Err("order_not_owned");
+        }
+        self.coupons.push(Coupon {
+            id: String::new(),
+            user,
+            template: None,
+            rule: Rule::Fixed { value_cents },
+            min_order_cents: 0,
+            categories: &[],
+            stored: CouponStatus::Available,
+            starts_s: self.now_s,
+            ends_s: self.now_s + valid_s,
+            order_no: None,
+        });
+        Ok(self.coupons.len() - 1)
     }
 
     /// `POST /coupons/{id}/invalidate`: `available` (as read) only.
