@@ -205,8 +205,11 @@ enum Step {
     ReadCoupon(Index),
     ReadOrder(Index),
     Quote(Index),
-    /// The last POST again, same key and body.
-    Replay,
+    /// The last POST again with its key: the same body (`other` false,
+    /// replayed) or another request (`other` true, 422).
+    Replay {
+        other: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +275,7 @@ fn step() -> impl Strategy<Value = Step> {
                 any::<Index>().prop_map(Step::ReadOrder),
             ],
         1 => any::<Index>().prop_map(Step::Quote),
-        1 => Just(Step::Replay),
+        1 => proptest::bool::weighted(0.3).prop_map(|other| Step::Replay { other }),
     ]
 }
 
@@ -922,7 +925,7 @@ impl<'a> World<'a> {
                 Some(oi) => self.quote(oi).await,
                 None => self.skip(step),
             },
-            Step::Replay => self.replay().await,
+            Step::Replay { other } => self.replay(*other).await,
         }
     }
 
@@ -1005,23 +1008,50 @@ impl<'a> World<'a> {
         Ok(())
     }
 
-    /// The last POST again with its key and body: within 24 h the first
-    /// answer comes back, marked replayed, and nothing changes; later the
-    /// key is forgotten and the request runs afresh.
-    async fn replay(&mut self) -> Result<(), String> {
+    /// The last POST's key again. With the same request: within 24 h the
+    /// first answer comes back, marked replayed, and nothing changes. With
+    /// another request (`other`: a claim that differs from the last call):
+    /// 422 `idempotency_key_reused`, nothing changes. After 24 h the key
+    /// is forgotten and either request runs afresh.
+    async fn replay(&mut self, other: bool) -> Result<(), String> {
         let Some(last) = self.last_post.clone() else {
-            return self.skip(&Step::Replay);
+            return self.skip(&Step::Replay { other });
         };
-        let what = self.describe(&last.call);
+        let call = if other {
+            let t = match last.call {
+                Call::Claim {
+                    user: 0,
+                    template: 0,
+                } => 1,
+                _ => 0,
+            };
+            Call::Claim {
+                user: 0,
+                template: t,
+            }
+        } else {
+            last.call.clone()
+        };
+        let what = self.describe(&call);
         if self.model.now_s - last.at_s >= IDEMPOTENCY_RETENTION_SECONDS {
             self.trace
-                .push(format!("replay after 24 h runs afresh: {what}"));
-            return self.call(last.call, Some(last.key)).await;
+                .push(format!("key of a day ago, runs afresh: {what}"));
+            return self.call(call, Some(last.key)).await;
+        }
+        let (path, body, _) = self.request(&call);
+        let r: Resp = self.app.post_idem(&path, &last.key, body).await;
+        if other {
+            self.trace.push(format!("last key reused for {what}: 422"));
+            if r.status != 422 || r.code() != "idempotency_key_reused" {
+                return Err(format!(
+                    "{what} with the last call's key: {} {}",
+                    r.status, r.text
+                ));
+            }
+            return Ok(());
         }
         self.trace
             .push(format!("replay {what}: first answer {}", last.status));
-        let (path, body, _) = self.request(&last.call);
-        let r: Resp = self.app.post_idem(&path, &last.key, body).await;
         let replayed = r
             .headers
             .get("idempotent-replayed")
