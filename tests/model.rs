@@ -212,6 +212,7 @@ enum Step {
     },
 }
 
+/// An action on an existing order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Action {
     Pay,
@@ -221,6 +222,7 @@ enum Action {
     Refund,
 }
 
+/// Every [`Action`], for the generator.
 const ACTIONS: [Action; 5] = [
     Action::Pay,
     Action::Deposit,
@@ -242,6 +244,7 @@ impl Action {
     }
 }
 
+/// One random step, weighted towards claims, orders and moving orders on.
 fn step() -> impl Strategy<Value = Step> {
     let user = 0..USERS;
     let coupon = proptest::option::weighted(0.95, any::<Index>());
@@ -357,6 +360,7 @@ struct World<'a> {
 }
 
 impl<'a> World<'a> {
+    /// Creates the case's templates and campaigns through the API.
     async fn start(app: &'a TestApp, case: u32) -> Result<World<'a>, String> {
         let prefix = format!("k{case}-");
         let origin_s = (app.now() - epoch()).num_seconds();
@@ -427,6 +431,7 @@ impl<'a> World<'a> {
         })
     }
 
+    /// The service's id of the model's coupon `ci`.
     fn coupon_id(&self, ci: usize) -> String {
         self.model.coupons[ci].id.clone()
     }
@@ -532,6 +537,7 @@ impl<'a> World<'a> {
         }
     }
 
+    /// A call in the trace's words (coupons as `c<index>`).
     fn describe(&self, call: &Call) -> String {
         let coupon = |ci: Option<usize>| ci.map_or("-".to_string(), |i| format!("c{i}"));
         match call {
@@ -731,6 +737,8 @@ impl<'a> World<'a> {
         (!from.is_empty()).then(|| from[ix.index(from.len())])
     }
 
+    /// The order picked by `ix`, among all or (`moving`) among those
+    /// [`Step::Progress`] can move now.
     fn pick_order(&self, ix: &Index, moving: bool) -> Option<usize> {
         let m = &self.model;
         let can_move = |i: usize| {
@@ -772,6 +780,7 @@ impl<'a> World<'a> {
         }
     }
 
+    /// A new order number, or an existing one when `reuse` picks one.
     fn order_no(&mut self, reuse: &Option<Index>) -> String {
         if let Some(ix) = reuse
             && let Some(oi) = self.pick_order(ix, false)
@@ -782,6 +791,7 @@ impl<'a> World<'a> {
         format!("{}M{}", self.prefix, self.next_order)
     }
 
+    /// Runs one generated step; `Err` when the service and model disagree.
     async fn step(&mut self, step: &Step) -> Result<(), String> {
         match step {
             Step::Claim { user, template } => {
@@ -929,11 +939,13 @@ impl<'a> World<'a> {
         }
     }
 
+    /// A step with nothing to act on yet (no coupon, no order).
     fn skip(&mut self, step: &Step) -> Result<(), String> {
         self.trace.push(format!("{step:?}: nothing to act on"));
         Ok(())
     }
 
+    /// `GET /coupons/{id}` against the model.
     async fn read_coupon(&mut self, ci: usize) -> Result<(), String> {
         let r = self
             .app
@@ -950,6 +962,7 @@ impl<'a> World<'a> {
             .map_err(|e| format!("read c{ci}: {e}"))
     }
 
+    /// `GET /orders/{no}` against the model.
     async fn read_order(&mut self, oi: usize) -> Result<(), String> {
         let no = self.model.orders[oi].order_no.clone();
         let r = self.app.get(&format!("/api/v1/orders/{no}")).await;
@@ -965,6 +978,7 @@ impl<'a> World<'a> {
             .map_err(|e| format!("read {no}: {e}"))
     }
 
+    /// `GET /orders/{no}/final-payment-quote` against the model.
     async fn quote(&mut self, oi: usize) -> Result<(), String> {
         let no = self.model.orders[oi].order_no.clone();
         let r = self
@@ -1196,6 +1210,7 @@ impl<'a> World<'a> {
     }
 }
 
+/// One case: the world, the steps, the wind-down, the invariants.
 async fn run_case(app: &TestApp, case: u32, steps: Vec<Step>) -> Result<(), String> {
     let mut w = World::start(app, case).await?;
     for (i, step) in steps.iter().enumerate() {
@@ -1224,15 +1239,19 @@ async fn run_case(app: &TestApp, case: u32, steps: Vec<Step>) -> Result<(), Stri
 /// printed at the end so a run shows what it exercised.
 static TALLY: std::sync::Mutex<BTreeMap<String, u64>> = std::sync::Mutex::new(BTreeMap::new());
 
+/// Counts one answer in [`TALLY`].
 fn tally(what: String) {
     let mut t = TALLY.lock().unwrap_or_else(|p| p.into_inner());
     *t.entry(what).or_default() += 1;
 }
 
+/// A number from the environment, if set and well-formed.
 fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
+/// The run: `MODEL_CASES` cases (default 128) of 1 to `MODEL_STEPS` steps
+/// (default 40) from `MODEL_SEED` (default random, always printed).
 #[test]
 fn every_answer_of_the_api_agrees_with_the_model_of_api_md_on_random_sequences() {
     let seed: u64 = env_number("MODEL_SEED").unwrap_or_else(rand::random);

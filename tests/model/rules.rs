@@ -66,6 +66,7 @@ pub enum Validity {
     Absolute { from_s: i64, until_s: i64 },
 }
 
+/// A template as created at the start, with its claim counters.
 #[derive(Debug, Clone)]
 pub struct Template {
     pub rule: Rule,
@@ -79,6 +80,7 @@ pub struct Template {
     pub claimed_by: [i64; USERS],
 }
 
+/// A campaign's presale policy (API.md, Campaigns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     Lock,
@@ -87,6 +89,7 @@ pub enum Policy {
 }
 
 impl Policy {
+    /// The API's word.
     pub fn as_str(self) -> &'static str {
         match self {
             Policy::Lock => "lock",
@@ -104,6 +107,7 @@ pub struct Campaign {
     pub ends_s: i64,
 }
 
+/// A coupon's status, stored or as read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CouponStatus {
     Available,
@@ -114,6 +118,7 @@ pub enum CouponStatus {
 }
 
 impl CouponStatus {
+    /// The API's word.
     pub fn as_str(self) -> &'static str {
         match self {
             CouponStatus::Available => "available",
@@ -125,6 +130,7 @@ impl CouponStatus {
     }
 }
 
+/// A coupon a customer holds.
 #[derive(Debug, Clone)]
 pub struct Coupon {
     /// The service's id, copied in by the driver after the claim answers.
@@ -143,6 +149,7 @@ pub struct Coupon {
     pub order_no: Option<String>,
 }
 
+/// An order's kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Normal,
@@ -150,6 +157,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The API's word.
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Normal => "normal",
@@ -158,6 +166,7 @@ impl Kind {
     }
 }
 
+/// An order's status (both machines of API.md, Objects).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OrderStatus {
     PendingPayment,
@@ -170,6 +179,7 @@ pub enum OrderStatus {
 }
 
 impl OrderStatus {
+    /// The API's word.
     pub fn as_str(self) -> &'static str {
         match self {
             OrderStatus::PendingPayment => "pending_payment",
@@ -201,6 +211,7 @@ pub enum Lock {
 }
 
 impl Lock {
+    /// The API's word.
     pub fn as_str(self) -> &'static str {
         match self {
             Lock::None => "none",
@@ -211,6 +222,7 @@ impl Lock {
     }
 }
 
+/// An order as the service must show it.
 #[derive(Debug, Clone)]
 pub struct Order {
     pub order_no: String,
@@ -282,6 +294,7 @@ fn final_amount(total: i64, deposit: i64, discount: i64, compensation: i64) -> i
 }
 
 impl Model {
+    /// Moves the model's clock, as the test moves the manual clock.
     pub fn advance(&mut self, seconds: i64) {
         self.now_s += seconds;
     }
