@@ -1,7 +1,7 @@
 //! Model-based test of the HTTP API (issue 17, item 6): random sequences of
 //! claims, orders (normal and presale, with and without a coupon),
-//! payments, cancels, refunds, staff releases, invalidations and
-//! compensation coupons, clock
+//! payments, cancels, refunds, staff releases, invalidations,
+//! compensation coupons and campaign policy changes, clock
 //! moves from a second to a day, reads and idempotent replays, sent to the
 //! real router on a fresh database of the store the harness picks, and
 //! applied to a small in-memory model of API.md's rules
@@ -200,6 +200,11 @@ enum Step {
         valid_s: i64,
         order: Option<Index>,
     },
+    /// A campaign's policy changed (allowed until its window opens).
+    ChangePolicy {
+        campaign: usize,
+        policy: Policy,
+    },
     /// Moves the clock by this many seconds (one of [`JUMPS_S`]).
     Advance(i64),
     ReadCoupon(Index),
@@ -266,6 +271,8 @@ fn step() -> impl Strategy<Value = Step> {
         7 => any::<Index>().prop_map(Step::Progress),
         1 => (any::<Index>(), any::<bool>()).prop_map(|(coupon, force)| Step::Release { coupon, force }),
         1 => any::<Index>().prop_map(Step::Invalidate),
+        1 => (0..3usize, proptest::sample::select(&[Policy::Lock, Policy::Strict, Policy::SwapOrCompensate][..]))
+            .prop_map(|(campaign, policy)| Step::ChangePolicy { campaign, policy }),
         // 10, 50 (as much as T0: an equal replacement) or 80 yuan, for half
         // an hour or a day.
         2 => (0..USERS, prop_oneof![Just(1000i64), Just(5000), Just(8000)], prop_oneof![Just(1800i64), Just(86_400)], proptest::option::weighted(0.3, any::<Index>()))
@@ -303,6 +310,10 @@ enum Call {
         valid_s: i64,
         order: Option<usize>,
     },
+    ChangePolicy {
+        campaign: usize,
+        policy: Policy,
+    },
 }
 
 /// What the model says a call answers.
@@ -310,6 +321,7 @@ enum Expect {
     Refused(&'static str),
     Coupon(usize),
     Order(usize),
+    Campaign(usize),
 }
 
 /// The last POST, for [`Step::Replay`].
@@ -500,6 +512,11 @@ impl<'a> World<'a> {
                 }),
                 201,
             ),
+            Call::ChangePolicy { campaign, policy } => (
+                format!("/api/v1/presale-campaigns/{}", self.campaign_ids[*campaign]),
+                json!({"policy": policy.as_str(), "reason": "the operator changed the plan"}),
+                200,
+            ),
         }
     }
 
@@ -534,6 +551,10 @@ impl<'a> World<'a> {
                 valid_s,
                 order,
             } => done(m.compensate(*user, *value_cents, *valid_s, *order), true),
+            Call::ChangePolicy { campaign, policy } => match m.change_policy(*campaign, *policy) {
+                Ok(k) => Expect::Campaign(k),
+                Err(code) => Expect::Refused(code),
+            },
         }
     }
 
@@ -570,6 +591,9 @@ impl<'a> World<'a> {
                 USER_IDS[*user],
                 order.map_or("-".to_string(), |oi| self.model.orders[oi].order_no.clone())
             ),
+            Call::ChangePolicy { campaign, policy } => {
+                format!("campaign {campaign} policy to {}", policy.as_str())
+            }
         }
     }
 
@@ -582,7 +606,13 @@ impl<'a> World<'a> {
             format!("{}key-{}", self.prefix, self.next_key)
         });
         let what = self.describe(&call);
-        let r = self.app.post_idem(&path, &key, body).await;
+        // A policy change is a PATCH, sent without a key and never replayed.
+        let patch = matches!(call, Call::ChangePolicy { .. });
+        let r = if patch {
+            self.app.patch(&path, body).await
+        } else {
+            self.app.post_idem(&path, &key, body).await
+        };
         let verb = match &call {
             Call::Claim { .. } => "claim".to_string(),
             Call::CreateOrder(n) => format!("create {}", n.kind.as_str()),
@@ -596,6 +626,7 @@ impl<'a> World<'a> {
             Call::Release { force, .. } => format!("release force={force}"),
             Call::Invalidate(_) => "invalidate".to_string(),
             Call::Compensate { .. } => "compensate".to_string(),
+            Call::ChangePolicy { .. } => "change policy".to_string(),
         };
         let expect = self.apply(&call);
         let outcome = match &expect {
@@ -605,6 +636,7 @@ impl<'a> World<'a> {
                 let o = &self.model.orders[*oi];
                 format!("ok {} lock {}", o.status.as_str(), o.lock.as_str())
             }
+            Expect::Campaign(k) => format!("ok {}", self.model.campaigns[*k].policy.as_str()),
         };
         tally(format!(
             "{verb}: {}",
@@ -647,6 +679,21 @@ impl<'a> World<'a> {
                 self.check_order(oi, &r.body)
                     .map_err(|e| format!("{what}: {e}"))?;
             }
+            Expect::Campaign(k) => {
+                let c = &self.model.campaigns[k];
+                let got = (r.status, &r.body["id"], &r.body["policy"]);
+                let want = (
+                    ok_status,
+                    &json!(self.campaign_ids[k]),
+                    &json!(c.policy.as_str()),
+                );
+                if got != want {
+                    return Err(format!("{what}: model {want:?}, service {got:?}"));
+                }
+            }
+        }
+        if patch {
+            return Ok(());
         }
         self.last_post = Some(LastPost {
             call,
@@ -910,6 +957,16 @@ impl<'a> World<'a> {
                         value_cents: *value_cents,
                         valid_s: *valid_s,
                         order,
+                    },
+                    None,
+                )
+                .await
+            }
+            Step::ChangePolicy { campaign, policy } => {
+                self.call(
+                    Call::ChangePolicy {
+                        campaign: *campaign,
+                        policy: *policy,
                     },
                     None,
                 )

@@ -797,6 +797,18 @@ impl Model {
         Ok(())
     }
 
+    /// `PATCH /presale-campaigns/{id}` with a policy: only before the
+    /// window opens (at `final_payment_starts_at` exactly it has), else
+    /// `campaign_window_open`, even for the policy already set (service
+    /// order of checks).
+    pub fn change_policy(&mut self, k: usize, policy: Policy) -> Result<usize, Refusal> {
+        if self.now_s >= self.campaigns[k].starts_s {
+            return Err("campaign_window_open");
+        }
+        self.campaigns[k].policy = policy;
+        Ok(k)
+    }
+
     /// `amount_due_cents`: what the next payment asks for; for a
     /// `deposit_paid` order, as the final payment would compute it now.
     pub fn amount_due(&self, oi: usize) -> i64 {
