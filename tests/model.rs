@@ -194,12 +194,14 @@ enum Step {
     },
     Invalidate(Index),
     /// A compensation coupon of `value_cents` valid `valid_s`, naming an
-    /// order (any customer's) or none.
+    /// order or none; `owner`: to the named order's customer (else to
+    /// `user`, who may not own it).
     Compensate {
         user: usize,
         value_cents: i64,
         valid_s: i64,
         order: Option<Index>,
+        owner: bool,
     },
     /// A campaign's policy changed (allowed until its window opens).
     ChangePolicy {
@@ -276,8 +278,8 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(campaign, policy)| Step::ChangePolicy { campaign, policy }),
         // 10, 50 (as much as T0: an equal replacement) or 80 yuan, for half
         // an hour or a day.
-        2 => (0..USERS, prop_oneof![Just(1000i64), Just(5000), Just(8000)], prop_oneof![Just(1800i64), Just(86_400)], proptest::option::weighted(0.3, any::<Index>()))
-            .prop_map(|(user, value_cents, valid_s, order)| Step::Compensate { user, value_cents, valid_s, order }),
+        2 => (0..USERS, prop_oneof![Just(1000i64), Just(5000), Just(8000)], prop_oneof![Just(1800i64), Just(86_400)], proptest::option::weighted(0.6, any::<Index>()), proptest::bool::weighted(0.8))
+            .prop_map(|(user, value_cents, valid_s, order, owner)| Step::Compensate { user, value_cents, valid_s, order, owner }),
         5 => proptest::sample::select(
                 JUMPS_S.iter().flat_map(|&(w, s)| std::iter::repeat_n(s, w as usize)).collect::<Vec<_>>()
             ).prop_map(Step::Advance),
@@ -950,11 +952,16 @@ impl<'a> World<'a> {
                 value_cents,
                 valid_s,
                 order,
+                owner,
             } => {
                 let order = order.as_ref().and_then(|ix| self.pick_order(ix, false));
+                let user = match order {
+                    Some(oi) if *owner => self.model.orders[oi].user,
+                    _ => *user,
+                };
                 self.call(
                     Call::Compensate {
-                        user: *user,
+                        user,
                         value_cents: *value_cents,
                         valid_s: *valid_s,
                         order,
