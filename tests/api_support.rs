@@ -438,6 +438,34 @@ async fn releasing_the_coupon_of_a_live_order_is_refused_unless_forced_and_forci
 }
 
 #[tokio::test]
+async fn a_forced_release_stays_recorded_on_a_presale_order_after_its_final_payment() {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "P1", "u1", "lock", 10 * 24 * 3600).await;
+    let r = app
+        .post(
+            &format!("/api/v1/coupons/{cid}/release"),
+            json!({"reason": "customer asked", "force": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(61);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    // Found by tests/model.rs: the final payment wrote `none`, as if the
+    // order had never had a coupon; a normal order's payment keeps
+    // `released`.
+    assert_eq!(
+        (
+            r.body["status"].as_str(),
+            r.body["coupon_lock_status"].as_str(),
+            r.body["coupon_id"].is_null()
+        ),
+        (Some("final_paid"), Some("released"), true)
+    );
+    assert_eq!(app.order_view("P1").await["coupon_lock_status"], "released");
+}
+
+#[tokio::test]
 async fn a_forced_release_on_a_checkout_lets_the_order_be_paid_in_full_without_the_coupon() {
     let app = spawn_app().await;
     let cid = user_with_coupon(&app, "u1", 3600).await;

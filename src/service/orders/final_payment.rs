@@ -103,7 +103,11 @@ async fn pay_final_tx(
     next.coupon_lock_status = match plan.outcome {
         CouponOutcome::Applied | CouponOutcome::Swapped => CouponLockStatus::Used,
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated => CouponLockStatus::Released,
-        CouponOutcome::None => CouponLockStatus::None,
+        // No coupon: the order keeps what it recorded (`none`, or
+        // `released` after support force-released its coupon), as the
+        // payment of a normal order does; writing `none` would erase the
+        // release from the order.
+        CouponOutcome::None => o.coupon_lock_status,
     };
     if let Some(replacement) = &plan.replacement_coupon_id {
         next.replaced_coupon_id = o.coupon_id.clone();
