@@ -11,6 +11,7 @@
 pub mod archive;
 pub mod audit;
 pub mod campaigns;
+pub mod capture;
 mod codec;
 pub mod compensation_rules;
 pub mod coupons;
@@ -35,6 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use tracing::Instrument;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
 
@@ -335,6 +337,13 @@ impl Db {
         sqlx::query_scalar(sql).fetch_one(&self.pool).await
     }
 
+    /// The span the caller's work in a transaction runs in: what
+    /// [`capture::SqlCapture`] tells the service's statements by. Trace
+    /// level, so a normal log filter disables it at its callsite.
+    fn tx_span(&self) -> tracing::Span {
+        tracing::trace_span!(capture::TX_SPAN, store = self.backend.name())
+    }
+
     /// Runs `op` in one write transaction and commits it.
     ///
     /// SQLite: `BEGIN IMMEDIATE`, so the write lock is taken up front and a
@@ -383,7 +392,7 @@ impl Db {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Backend::Postgres => self.pool.begin().await?,
         };
-        match op(&mut tx).await {
+        match op(&mut tx).instrument(self.tx_span()).await {
             Ok(value) => {
                 tx.commit().await?;
                 Ok(value)
@@ -428,7 +437,7 @@ impl Db {
                     .await?
             }
         };
-        let result = op(&mut tx).await;
+        let result = op(&mut tx).instrument(self.tx_span()).await;
         // Ended explicitly either way (see `write_once`).
         let ended = tx.rollback().await;
         let value = result?;
