@@ -98,9 +98,7 @@ impl SqlCapture {
         if !seen.insert((store, line.clone())) {
             return;
         }
-        let path = self
-            .dir
-            .join(format!("{store}.{}.sql", std::process::id()));
+        let path = self.dir.join(format!("{store}.{}.sql", std::process::id()));
         // One write per line on an append-only file: lines of the threads of
         // this process never interleave. A failure loses one line of a
         // capture run; it is reported on stderr because the capture has no
