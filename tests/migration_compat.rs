@@ -160,6 +160,7 @@ enum Native {
 }
 
 impl Native {
+    /// A connection of its own to the test database `db`.
     async fn open(db: &TestDb) -> Native {
         match store() {
             Store::Sqlite => Native::Sqlite(
@@ -183,6 +184,7 @@ impl Native {
         }
     }
 
+    /// Runs a change the test makes on purpose; it must succeed.
     async fn execute(&mut self, sql: &str) {
         let done = match self {
             Native::Sqlite(c) => c.execute(sql).await.map(drop),
@@ -246,6 +248,7 @@ impl Native {
         out
     }
 
+    /// Closes the connection; a failure to say goodbye changes nothing.
     async fn close(self) {
         let _ = match self {
             Native::Sqlite(c) => c.close().await,
