@@ -9,9 +9,10 @@
 //! compares the newest schema with that release:
 //!
 //! - every recorded statement must still prepare on the newest schema
-//!   (parsed, names resolved, planned; never executed), which catches a
-//!   dropped or renamed table or column, a changed type an expression no
-//!   longer accepts, a unique index an `ON CONFLICT` relied on;
+//!   (parsed, every name and type resolved; never executed), which catches
+//!   a dropped or renamed table or column, a changed type an expression no
+//!   longer accepts, and on SQLite a unique index an `ON CONFLICT` relied
+//!   on (PostgreSQL only looks for that one when it plans);
 //! - every column the newest schema has as NOT NULL, on a table the
 //!   previous release had, must have a default (or be generated) unless it
 //!   was already NOT NULL then: the previous release's INSERTs do not name
@@ -152,8 +153,9 @@ struct Column {
 }
 
 /// A connection of the store's own driver, not `Any`: prepare there is the
-/// database's own (SQLite compiles the statement, PostgreSQL parses,
-/// resolves and plans it), with no conversion of result types on top.
+/// database's own (SQLite compiles the statement, PostgreSQL parses it
+/// and resolves its names and types), with no conversion of result types
+/// on top.
 enum Native {
     Sqlite(sqlx::SqliteConnection),
     Postgres(sqlx::PgConnection),
@@ -513,6 +515,53 @@ async fn a_not_null_column_with_a_default_is_an_expand_step_and_passes() {
     let breaks = check_previous_release(&previous, &expanded, &recorded.statements).await;
 
     assert!(breaks.is_empty(), "{}", breaks.describe());
+}
+
+/// The last migration of the release before 0014 (commit e090031).
+const BEFORE_0014: i64 = 13;
+
+/// The statements of `src/store/reconcile.rs` at commit e090031, the
+/// release before migration 0014, that use `reconcile_findings`' text
+/// columns: copied from git history, normalized as the capture does.
+const FINDINGS_BEFORE_0014: [&str; 4] = [
+    "INSERT INTO reconcile_findings (run_id, kind, coupon_id, order_no, user_id, template_id,
+         stock_claimed, stock_issued, detail, detail_zh, fix)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    "SELECT id, run_id, kind, coupon_id, order_no, user_id, template_id, stock_claimed, stock_issued, detail, detail_zh, fix, repaired_at, repaired_by, repair_note FROM reconcile_findings WHERE run_id = $1 AND kind = $2 ORDER BY id LIMIT $3",
+    "SELECT id, run_id, kind, coupon_id, order_no, user_id, template_id, stock_claimed, stock_issued, detail, detail_zh, fix, repaired_at, repaired_by, repair_note FROM reconcile_findings WHERE run_id = $1 ORDER BY kind, id LIMIT $2",
+    "SELECT id, run_id, kind, coupon_id, order_no, user_id, template_id, stock_claimed, stock_issued, detail, detail_zh, fix, repaired_at, repaired_by, repair_note FROM reconcile_findings WHERE id = $1",
+];
+
+/// Migration 0014 dropped `detail` and `detail_zh` in the release that
+/// replaced them, a contract step in an expanding release: the check
+/// refuses it with every statement of the release before that used them.
+#[tokio::test]
+async fn the_check_refuses_migration_0014_which_dropped_columns_the_release_before_still_used() {
+    let statements: Vec<String> = FINDINGS_BEFORE_0014
+        .iter()
+        .map(|s| couponkeeper::store::capture::normalize(s))
+        .collect();
+    let previous = TestDb::fresh_through(1, BEFORE_0014).await;
+    let with_0014 = TestDb::fresh_through(1, BEFORE_0014 + 1).await;
+
+    let breaks = check_previous_release(&previous, &with_0014, &statements).await;
+
+    let failed: Vec<&String> = breaks.statements.iter().map(|(s, _)| s).collect();
+    assert_eq!(
+        failed,
+        statements.iter().collect::<Vec<_>>(),
+        "{}",
+        breaks.describe()
+    );
+    for (sql, why) in &breaks.statements {
+        assert!(why.contains("detail"), "{sql} -> {why}");
+    }
+    // Its new NOT NULL columns came with defaults.
+    assert!(
+        breaks.not_null_without_default.is_empty(),
+        "{}",
+        breaks.describe()
+    );
 }
 
 #[test]
