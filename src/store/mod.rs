@@ -11,6 +11,7 @@
 pub mod archive;
 pub mod audit;
 pub mod campaigns;
+pub mod capture;
 mod codec;
 pub mod compensation_rules;
 pub mod coupons;
@@ -37,6 +38,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+use tracing::Instrument;
 
 /// Which database a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,6 +345,13 @@ impl Db {
         }
     }
 
+    /// The span the caller's work in a transaction runs in: what
+    /// [`capture::SqlCapture`] tells the service's statements by. Trace
+    /// level, so a normal log filter disables it at its callsite.
+    fn tx_span(&self) -> tracing::Span {
+        tracing::trace_span!(capture::TX_SPAN, store = self.backend.name())
+    }
+
     /// Runs `op` in one write transaction and commits it.
     ///
     /// SQLite: `BEGIN IMMEDIATE`, so the write lock is taken up front and a
@@ -391,7 +400,7 @@ impl Db {
             Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
             Backend::Postgres => self.pool.begin().await?,
         };
-        match op(&mut tx).await {
+        match op(&mut tx).instrument(self.tx_span()).await {
             Ok(value) => {
                 tx.commit().await?;
                 Ok(value)
@@ -436,7 +445,7 @@ impl Db {
                     .await?
             }
         };
-        let result = op(&mut tx).await;
+        let result = op(&mut tx).instrument(self.tx_span()).await;
         // Ended explicitly either way (see `write_once`).
         let ended = tx.rollback().await;
         let value = result?;

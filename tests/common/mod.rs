@@ -83,6 +83,7 @@ impl TestDb {
     /// A fresh database migrated up to and including `last_version` only.
     pub async fn fresh_through(max_connections: u32, last_version: i64) -> TestDb {
         sqlx::any::install_default_drivers();
+        capture_sql_if_asked();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let (url, cleanup) = match store() {
             Store::Sqlite => {
@@ -131,6 +132,17 @@ impl TestDb {
             .expect("migrate test db");
         TestDb { db, url, cleanup }
     }
+}
+
+/// Records the service's SQL when `COUPONKEEPER_CAPTURE_SQL` is set
+/// (`.ci/capture-sql`; see `couponkeeper::store::capture`). Once per test
+/// process, before its first database.
+fn capture_sql_if_asked() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        couponkeeper::store::capture::SqlCapture::install_from_env()
+            .expect("COUPONKEEPER_CAPTURE_SQL names a directory that can be created");
+    });
 }
 
 impl Drop for TestDb {
