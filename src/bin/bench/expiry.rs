@@ -106,6 +106,11 @@ pub(crate) struct ExpiryArgs {
     /// maximum), to choose the batch size by measurement.
     #[arg(long, default_value_t = EXPIRY_BATCH)]
     batch: i64,
+    /// Pause between two batches of the batched drain, in milliseconds
+    /// (`serve`'s sweep pauses 10 ms so waiting writers get in; 0 drains
+    /// flat out).
+    #[arg(long, default_value_t = 0)]
+    pause_ms: u64,
     /// Time cap of the per-row loop; beyond it the drain is extrapolated.
     #[arg(long, default_value_t = 60)]
     per_row_max_seconds: u64,
@@ -262,6 +267,9 @@ pub(crate) async fn expiry(args: ExpiryArgs) -> Result<()> {
             format!("--per-row-max-seconds must be between 1 and {MAX_PER_ROW_SECONDS}").into(),
         );
     }
+    if args.pause_ms > MAX_PROBE_PAUSE_MS {
+        return Err(format!("--pause-ms must be at most {MAX_PROBE_PAUSE_MS}").into());
+    }
     if args.probe_pause_ms > MAX_PROBE_PAUSE_MS {
         return Err(format!("--probe-pause-ms must be at most {MAX_PROBE_PAUSE_MS}").into());
     }
@@ -269,9 +277,11 @@ pub(crate) async fn expiry(args: ExpiryArgs) -> Result<()> {
     let designs: Vec<&str> = args.designs.iter().map(|d| d.name()).collect();
     eprintln!(
         "bench expiry: {} coupons due in the same second + {background} background, designs {}, \
-         idle baseline {}s, request pause {}ms, per-row cap {}s, {} worker threads, load average {}",
+         batch {} with {}ms pauses, idle baseline {}s, request pause {}ms, per-row cap {}s, {} worker threads, load average {}",
         args.coupons,
         designs.join(","),
+        args.batch,
+        args.pause_ms,
         args.idle_seconds,
         args.probe_pause_ms,
         args.per_row_max_seconds,
@@ -466,7 +476,10 @@ async fn measure_expiry(
     let cap = Duration::from_secs(args.per_row_max_seconds);
     let (busy, drain) = probe_for(&service, &probe, "drain", pause, async {
         match design {
-            Design::Batched => drain_batched(&service, n, args.batch, drain_start).await,
+            Design::Batched => {
+                let pause = Duration::from_millis(args.pause_ms);
+                drain_batched(&service, n, args.batch, pause, drain_start).await
+            }
             Design::PerRow => drain_per_row(db, drain_start, cap).await,
             Design::Unbounded => drain_unbounded(db, drain_start).await,
         }
@@ -656,7 +669,13 @@ async fn probe_round(
 
 /// Our design: `expire_due_batch` until it finds nothing. Every row of a
 /// batch counts as committed when the call returns.
-async fn drain_batched(service: &Service, n: usize, batch: i64, start: Instant) -> Result<Drain> {
+async fn drain_batched(
+    service: &Service,
+    n: usize,
+    batch: i64,
+    pause: Duration,
+    start: Instant,
+) -> Result<Drain> {
     let size = usize::try_from(batch.clamp(1, couponkeeper::store::expiry::MAX_BATCH))?;
     let max_batches = n / size + 10;
     let mut commits: Vec<(Duration, u64)> = Vec::with_capacity(max_batches);
@@ -669,6 +688,9 @@ async fn drain_batched(service: &Service, n: usize, batch: i64, start: Instant) 
             break;
         }
         commits.push((at, u64::try_from(batch.count)?));
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
     }
     if !emptied {
         return Err(format!("still finding due coupons after {max_batches} batches").into());
@@ -686,8 +708,9 @@ async fn drain_batched(service: &Service, n: usize, batch: i64, start: Instant) 
         lag_p99: lag(0.99),
         rows_timed: rows,
         note: format!(
-            "{} tx of <= {size} with events + outbox; first/last 10%: {first:.0}/{final_tenth:.0} rows/s",
-            commits.len()
+            "{} tx of <= {size} with events + outbox, {} ms apart; first/last 10%: {first:.0}/{final_tenth:.0} rows/s",
+            commits.len(),
+            pause.as_millis()
         ),
     })
 }
