@@ -397,7 +397,9 @@ pub async fn sweep(
         if *shutdown.borrow() {
             break;
         }
-        let batch = service.expire_due_batch(ACTOR_SWEEP, BATCH).await?;
+        let batch = service
+            .expire_due_batch(ACTOR_SWEEP, service.expiry_batch())
+            .await?;
         if batch.count == 0 {
             break;
         }

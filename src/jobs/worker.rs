@@ -150,7 +150,7 @@ impl DeadlineWorker {
         // other failure concerns one item: it is retried alone once, then
         // skipped and counted (the refill or the sweep finds it again if it
         // is still due), and the rest of the tick goes on.
-        let batch = usize::try_from(BATCH).unwrap_or(500);
+        let batch = usize::try_from(self.service.expiry_batch()).unwrap_or(100);
         let chunks: Vec<&[String]> = coupons.chunks(batch).collect();
         for (i, chunk) in chunks.iter().enumerate() {
             match self.service.expire_coupons(ACTOR_WHEEL, chunk).await {

@@ -103,9 +103,10 @@ pub(crate) struct ExpiryArgs {
     #[arg(long, default_value_t = 10)]
     probe_pause_ms: u64,
     /// Coupons per transaction of the batched drain (1 to the service's
-    /// maximum), to choose the batch size by measurement.
-    #[arg(long, default_value_t = EXPIRY_BATCH)]
-    batch: i64,
+    /// maximum), to choose the batch size by measurement (default: the
+    /// store's, as the sweep uses: `Service::expiry_batch`).
+    #[arg(long)]
+    batch: Option<i64>,
     /// Pause between two batches of the batched drain, in milliseconds
     /// (`serve`'s sweep pauses 10 ms so waiting writers get in; 0 drains
     /// flat out).
@@ -118,8 +119,6 @@ pub(crate) struct ExpiryArgs {
 
 /// Largest accepted `--coupons` and `--background`.
 const MAX_EXPIRY_COUPONS: usize = 5_000_000;
-/// Coupons per `expire_due_batch` call by default: the sweep's batch.
-const EXPIRY_BATCH: i64 = couponkeeper::jobs::BATCH;
 /// Milliseconds in a week: how long the inserted coupons were valid.
 const WEEK_MS: i64 = 7 * 86_400_000;
 /// Distinct users the inserted coupons belong to.
@@ -280,7 +279,8 @@ pub(crate) async fn expiry(args: ExpiryArgs) -> Result<()> {
          batch {} with {}ms pauses, idle baseline {}s, request pause {}ms, per-row cap {}s, {} worker threads, load average {}",
         args.coupons,
         designs.join(","),
-        args.batch,
+        args.batch
+            .map_or_else(|| "the store's".to_string(), |b| b.to_string()),
         args.pause_ms,
         args.idle_seconds,
         args.probe_pause_ms,
@@ -478,7 +478,8 @@ async fn measure_expiry(
         match design {
             Design::Batched => {
                 let pause = Duration::from_millis(args.pause_ms);
-                drain_batched(&service, n, args.batch, pause, drain_start).await
+                let batch = args.batch.unwrap_or_else(|| service.expiry_batch());
+                drain_batched(&service, n, batch, pause, drain_start).await
             }
             Design::PerRow => drain_per_row(db, drain_start, cap).await,
             Design::Unbounded => drain_unbounded(db, drain_start).await,
