@@ -7,7 +7,8 @@
 //!   and order state machines, discounts, validity windows, the presale
 //!   final-payment decision, staff roles, the health check, link repairs,
 //!   reconciliation, self-check tokens.
-//! - [`clock`]: the one injectable source of "now".
+//! - [`clock`]: the one injectable source of "now" (`serve` follows the
+//!   database's clock, tests move a manual one).
 //! - [`store`]: SQL, one module per table, on SQLite or PostgreSQL through
 //!   one query text; transactions (`BEGIN IMMEDIATE`, retries).
 //! - [`service`]: one function per business operation, each one
