@@ -6,7 +6,7 @@ use super::steps::{
     load_campaign, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
     require_kind, require_status, validate_coupon, window_of,
 };
-use super::view::reload;
+use super::view::order_view;
 use crate::domain::campaign::Policy;
 use crate::domain::checkout::OrderTerms;
 use crate::domain::coupon::CouponStatus;
@@ -67,7 +67,7 @@ impl Service {
                 if coupon.is_some() {
                     next.coupon_lock_status = CouponLockStatus::Locked;
                 }
-                move_order(
+                let stored = move_order(
                     c,
                     &op,
                     OrderStatus::PendingDeposit,
@@ -111,7 +111,7 @@ impl Service {
                     )
                     .await?;
                 }
-                reload(c, &order_no, op.now).await
+                order_view(c, stored, op.now, false).await
             })
         })
         .await

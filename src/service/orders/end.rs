@@ -5,7 +5,7 @@
 use sqlx::AnyConnection;
 
 use super::steps::{load_order, move_coupon, move_order, parse_reason, require_status};
-use super::view::reload;
+use super::view::order_view;
 use crate::domain::coupon::{CouponStatus, release_target};
 use crate::domain::order::{CouponLockStatus, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, to_ms};
@@ -138,8 +138,9 @@ impl Service {
                         OrderStatus::DepositPaid,
                     ],
                 )?;
-                end_order(c, &op, &o, from, OrderStep::Cancel, reason.as_deref()).await?;
-                reload(c, &order_no, op.now).await
+                let stored =
+                    end_order(c, &op, &o, from, OrderStep::Cancel, reason.as_deref()).await?;
+                order_view(c, stored, op.now, false).await
             })
         })
         .await
@@ -170,8 +171,9 @@ impl Service {
                         OrderStatus::FinalPaid,
                     ],
                 )?;
-                end_order(c, &op, &o, from, OrderStep::Refund, Some(&reason)).await?;
-                reload(c, &order_no, op.now).await
+                let stored =
+                    end_order(c, &op, &o, from, OrderStep::Refund, Some(&reason)).await?;
+                order_view(c, stored, op.now, false).await
             })
         })
         .await
@@ -186,7 +188,7 @@ pub(crate) async fn end_order(
     from: OrderStatus,
     step: OrderStep,
     reason: Option<&str>,
-) -> Result<(), ServiceError> {
+) -> Result<OrderRow, ServiceError> {
     let now_ms = to_ms(op.now);
     let mut next = o.clone();
     match step {
@@ -197,11 +199,11 @@ pub(crate) async fn end_order(
     if coupon_bound_to(c, o).await? {
         next.coupon_lock_status = CouponLockStatus::Released;
     }
-    move_order(c, op, from, step, &next, reason).await?;
+    let stored = move_order(c, op, from, step, &next, reason).await?;
     let coupon_action = match step {
         OrderStep::Refund => "refund_release",
         _ => "cancel_release",
     };
     release_bound_coupon(c, op, o, coupon_action, reason).await?;
-    Ok(())
+    Ok(stored)
 }

@@ -2,7 +2,7 @@
 //! the order `paid`, unless the checkout lock has lapsed.
 
 use super::steps::{load_order, move_coupon, move_order, require_kind, require_status};
-use super::view::reload;
+use super::view::order_view;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
@@ -38,7 +38,9 @@ impl Service {
                     next.coupon_lock_status = CouponLockStatus::Used;
                 }
                 next.checkout_lock_expires_at = None;
-                move_order(c, &op, OrderStatus::PendingPayment, OrderStep::Pay, &next, None).await?;
+                let stored =
+                    move_order(c, &op, OrderStatus::PendingPayment, OrderStep::Pay, &next, None)
+                        .await?;
                 if let Some(coupon_id) = o.coupon_id.as_deref()
                     && !move_coupon(c, &op, coupon_id, (CouponStatus::Locked, CouponStatus::Used), &o.order_no, "use", None)
                         .await?
@@ -48,7 +50,9 @@ impl Service {
                         "the coupon is no longer locked to this order",
                     ));
                 }
-                reload(c, &order_no, op.now).await
+                // A normal order's view reads nothing more: answer from
+                // the row as stored instead of reading it again.
+                order_view(c, stored, op.now, false).await
             })
         })
         .await

@@ -206,7 +206,8 @@ pub(super) fn require_status(
 }
 
 /// Takes an order from `from` by `step` (the domain decides where to); a
-/// lost race (the order changed meanwhile) becomes a refusal.
+/// lost race (the order changed meanwhile) becomes a refusal. Returns the
+/// row as now stored, so an action can answer without reading it again.
 pub(super) async fn move_order(
     c: &mut AnyConnection,
     op: &Op,
@@ -214,8 +215,8 @@ pub(super) async fn move_order(
     step: OrderStep,
     next: &OrderRow,
     reason: Option<&str>,
-) -> Result<(), ServiceError> {
-    let changed = orders::transition(
+) -> Result<OrderRow, ServiceError> {
+    let stored = orders::transition(
         c,
         &OrderChange {
             kind: kind_of(next),
@@ -230,13 +231,12 @@ pub(super) async fn move_order(
         },
     )
     .await?;
-    if !changed {
-        return Err(ServiceError::refused(
+    stored.ok_or_else(|| {
+        ServiceError::refused(
             Refusal::InvalidOrderStatus,
             format!("order {} changed meanwhile; read it again", next.order_no),
-        ));
-    }
-    Ok(())
+        )
+    })
 }
 
 /// Applies a coupon transition; `Ok(false)` when the coupon was no longer
