@@ -17,7 +17,7 @@ use crate::domain::template::Validity;
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::archive;
 use crate::store::coupons::{self, CouponRow};
-use crate::store::events::{self, NewEvent};
+use crate::store::events;
 use crate::store::templates;
 
 /// Most coupons one list call returns.
@@ -44,7 +44,7 @@ impl Service {
                 Box::pin(async move {
                     let now = op.now;
                     let now_ms = to_ms(now);
-                    let t = templates::get(c, &template_id)
+                    let (t, shards) = templates::get_for_claim(c, &template_id)
                         .await?
                         .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
                     let validity = match t.valid_seconds {
@@ -80,7 +80,7 @@ impl Service {
                             format!("user already holds {limit} coupon(s) of this template"),
                         ));
                     }
-                    if !take_stock(c, &t.id).await? {
+                    if !take_stock(c, &t.id, shards).await? {
                         return Err(ServiceError::refused(
                             Refusal::OutOfStock,
                             "this template has no stock left",
@@ -208,9 +208,13 @@ impl Service {
 
 /// Takes one unit of stock: tries each shard once, starting at a random
 /// one so concurrent claims spread over different rows. Bounded by the
-/// shard count (at most 16 statements).
-async fn take_stock(c: &mut sqlx::AnyConnection, template_id: &str) -> Result<bool, ServiceError> {
-    let n = templates::shard_count(c, template_id).await?.max(1);
+/// shard count read with the template (at most 16 statements).
+async fn take_stock(
+    c: &mut sqlx::AnyConnection,
+    template_id: &str,
+    shards: i64,
+) -> Result<bool, ServiceError> {
+    let n = shards.max(1);
     let start = rand::rng().random_range(0..n);
     for i in 0..n {
         if templates::take_from_shard(c, template_id, (start + i) % n).await? {
@@ -221,7 +225,7 @@ async fn take_stock(c: &mut sqlx::AnyConnection, template_id: &str) -> Result<bo
 }
 
 /// Inserts a new coupon and its creation event; draws a new code if the
-/// unique code index refuses it (bounded).
+/// unique code index refuses it (bounded by [`CODE_ATTEMPTS`]).
 pub(crate) async fn insert_coupon(
     c: &mut sqlx::AnyConnection,
     row: &mut CouponRow,
@@ -229,38 +233,20 @@ pub(crate) async fn insert_coupon(
     ctx: &Ctx,
     reason: Option<&str>,
 ) -> Result<(), ServiceError> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        // A failed INSERT inside a PostgreSQL transaction aborts it, so a
-        // collision is checked for first instead of caught afterwards.
-        if !coupons::code_taken(c, &row.code).await? {
-            break;
-        }
-        if attempt >= CODE_ATTEMPTS {
-            return Err(ServiceError::IllegalTransition(
-                "could not draw a unique coupon code".into(),
-            ));
+    let creation = coupons::Creation {
+        action,
+        actor: &ctx.actor,
+        reason,
+        request_id: ctx.request_id.as_deref(),
+        address: ctx.address.as_deref(),
+    };
+    for _ in 0..CODE_ATTEMPTS {
+        if coupons::insert_new(c, row, &creation).await? {
+            return Ok(());
         }
         row.code = new_coupon_code();
     }
-    coupons::insert(c, row).await?;
-    events::insert(
-        c,
-        &NewEvent {
-            subject: "coupon",
-            coupon_id: Some(&row.id),
-            order_no: None,
-            from_status: None,
-            to_status: row.status.as_str(),
-            action,
-            actor: &ctx.actor,
-            reason,
-            request_id: ctx.request_id.as_deref(),
-            address: ctx.address.as_deref(),
-            at_ms: row.created_at,
-        },
-    )
-    .await?;
-    Ok(())
+    Err(ServiceError::IllegalTransition(
+        "could not draw a unique coupon code".into(),
+    ))
 }

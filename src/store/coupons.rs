@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
+use super::{Backend, backend_of};
 use super::outbox::{self, NewMessage};
 use super::views::{CouponView, parse_stored_categories, ts, ts_opt};
 use crate::domain::coupon::{
@@ -39,15 +40,8 @@ pub struct CouponRow {
 pub(crate) const COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, percent_off, max_discount_cents, \
      min_order_cents, categories, status, starts_at, ends_at, order_no, locked_at, used_at, created_at, updated_at";
 
-/// Whether a coupon already has this code (the unique code index).
-pub async fn code_taken(conn: &mut AnyConnection, code: &str) -> Result<bool, sqlx::Error> {
-    let taken: Option<String> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
-        .bind(code)
-        .fetch_optional(conn)
-        .await?;
-    Ok(taken.is_some())
-}
-
+/// Inserts a coupon row as given (the archive's restore; new coupons go
+/// through [`insert_new`]).
 pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
         "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
@@ -76,6 +70,98 @@ pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx:
     Ok(())
 }
 
+/// Who creates a coupon and why: the creation event of [`insert_new`].
+#[derive(Debug, Clone, Copy)]
+pub struct Creation<'a> {
+    /// `claim`, `compensation`, ...
+    pub action: &'a str,
+    pub actor: &'a str,
+    pub reason: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    /// The client address of the request (audit log).
+    pub address: Option<&'a str>,
+}
+
+/// Inserts a new coupon with its creation event, unless its code is taken:
+/// `Ok(false)` then, and nothing was written (the caller draws another
+/// code). `ON CONFLICT (code) DO NOTHING` makes the check part of the
+/// INSERT: a conflict does not abort a PostgreSQL transaction, and there
+/// is no separate lookup first. On PostgreSQL the event is written by the
+/// same statement (a data-modifying CTE on the INSERT's RETURNING): one
+/// round trip where a claim used to spend three.
+pub async fn insert_new(
+    conn: &mut AnyConnection,
+    c: &CouponRow,
+    e: &Creation<'_>,
+) -> Result<bool, sqlx::Error> {
+    let backend = backend_of(conn);
+    let insert = format!(
+        "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+         ON CONFLICT (code) DO NOTHING RETURNING id"
+    );
+    let sql = match backend {
+        Backend::Postgres => format!(
+            "WITH made AS ({insert}),
+             logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
+                 SELECT 'coupon', made.id, NULL, NULL, $12, $20, $21, $22, $23, $18, $24 FROM made)
+             SELECT id FROM made"
+        ),
+        Backend::Sqlite => insert,
+    };
+    let q = sqlx::query_scalar::<_, String>(&sql)
+        .bind(&c.id)
+        .bind(&c.code)
+        .bind(&c.user_id)
+        .bind(&c.template_id)
+        .bind(c.source.as_str())
+        .bind(c.kind.as_str())
+        .bind(c.value_cents)
+        .bind(c.percent_off)
+        .bind(c.max_discount_cents)
+        .bind(c.min_order_cents)
+        .bind(&c.categories)
+        .bind(c.status.as_str())
+        .bind(c.starts_at)
+        .bind(c.ends_at)
+        .bind(&c.order_no)
+        .bind(c.locked_at)
+        .bind(c.used_at)
+        .bind(c.created_at)
+        .bind(c.updated_at);
+    let q = match backend {
+        Backend::Postgres => q
+            .bind(e.action)
+            .bind(e.actor)
+            .bind(e.reason)
+            .bind(e.request_id)
+            .bind(e.address),
+        Backend::Sqlite => q,
+    };
+    if q.fetch_optional(&mut *conn).await?.is_none() {
+        return Ok(false);
+    }
+    if backend == Backend::Sqlite {
+        events::insert(
+            conn,
+            &NewEvent {
+                subject: "coupon",
+                coupon_id: Some(&c.id),
+                order_no: None,
+                from_status: None,
+                to_status: c.status.as_str(),
+                action: e.action,
+                actor: e.actor,
+                reason: e.reason,
+                request_id: e.request_id,
+                address: e.address,
+                at_ms: c.created_at,
+            },
+        )
+        .await?;
+    }
+    Ok(true)
+}
+
 pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM coupons WHERE id = $1"))
         .bind(id)
@@ -85,7 +171,7 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>
 
 /// A user's coupons, newest first, optionally filtered by *effective*
 /// status (an `available` coupon past `ends_at` counts as `expired`).
-/// Served by the `(user_id, status)` index.
+/// Served by `coupons_user_status_ends_idx` (`(user_id, status, ends_at, id)`).
 pub async fn list_for_user(
     conn: &mut AnyConnection,
     user_id: &str,
@@ -115,7 +201,7 @@ pub async fn list_for_user(
 /// A user's coupons stored `available` (including any just past their end,
 /// which a reader must see as expired and hand to the expiry worker),
 /// earliest end first, at most `limit`: the checkout picker's one read.
-/// Served by the `(user_id, status)` index; no template is read.
+/// Served by `coupons_user_status_ends_idx` (`(user_id, status, ends_at, id)`). no template is read.
 pub async fn available_for_user(
     conn: &mut AnyConnection,
     user_id: &str,
@@ -202,7 +288,8 @@ pub enum ChangeError {
 ///
 /// The WHERE clause re-checks everything the caller decided on: the status,
 /// the bound order, and the validity window (`ends_at` against now), so a
-/// concurrent expiry or payment can never be overwritten.
+/// concurrent expiry or payment can never be overwritten. On PostgreSQL
+/// the UPDATE and its event are one statement (see the body).
 pub async fn transition(
     conn: &mut AnyConnection,
     c: &CouponChange<'_>,
@@ -227,42 +314,73 @@ pub async fn transition(
         (false, true, Locked | Used) => "AND order_no = $5",
         _ => "",
     };
-    let sql = format!(
+    let update = format!(
         "UPDATE coupons SET status = $3, {set} WHERE id = $1 AND status = $2 {guard} {order_guard} RETURNING {COLUMNS}"
     );
-    let q = sqlx::query_as::<_, CouponRow>(&sql)
-        .bind(c.coupon_id)
-        .bind(c.from.as_str())
-        .bind(c.to.as_str())
-        .bind(c.now_ms);
-    let q = if binds_order || !order_guard.is_empty() {
-        q.bind(c.order_no)
-    } else {
-        q
+    let backend = backend_of(conn);
+    let changed = match backend {
+        // One statement: the event is inserted from the UPDATE's RETURNING
+        // (so it exists exactly when the coupon moved), one round trip
+        // instead of two. `$5` (the order) is always bound here: the event
+        // names it even when the UPDATE does not.
+        Backend::Postgres => {
+            let sql = format!(
+                "WITH moved AS ({update}),
+                 logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
+                     SELECT 'coupon', moved.id, $5, $2, $3, $6, $7, $8, $9, $4, $10 FROM moved)
+                 SELECT {COLUMNS} FROM moved"
+            );
+            sqlx::query_as::<_, CouponRow>(&sql)
+                .bind(c.coupon_id)
+                .bind(c.from.as_str())
+                .bind(c.to.as_str())
+                .bind(c.now_ms)
+                .bind(c.order_no)
+                .bind(c.action)
+                .bind(c.actor)
+                .bind(c.reason)
+                .bind(c.request_id)
+                .bind(c.address)
+                .fetch_optional(&mut *conn)
+                .await?
+        }
+        Backend::Sqlite => {
+            let q = sqlx::query_as::<_, CouponRow>(&update)
+                .bind(c.coupon_id)
+                .bind(c.from.as_str())
+                .bind(c.to.as_str())
+                .bind(c.now_ms);
+            let q = if binds_order || !order_guard.is_empty() {
+                q.bind(c.order_no)
+            } else {
+                q
+            };
+            let changed = q.fetch_optional(&mut *conn).await?;
+            if changed.is_some() {
+                events::insert(
+                    conn,
+                    &NewEvent {
+                        subject: "coupon",
+                        coupon_id: Some(c.coupon_id),
+                        order_no: c.order_no,
+                        from_status: Some(c.from.as_str()),
+                        to_status: c.to.as_str(),
+                        action: c.action,
+                        actor: c.actor,
+                        reason: c.reason,
+                        request_id: c.request_id,
+                        address: c.address,
+                        at_ms: c.now_ms,
+                    },
+                )
+                .await?;
+            }
+            changed
+        }
     };
-    let changed = q.fetch_optional(&mut *conn).await?;
     let Some(row) = changed else {
         return Ok(false);
     };
-    {
-        events::insert(
-            conn,
-            &NewEvent {
-                subject: "coupon",
-                coupon_id: Some(c.coupon_id),
-                order_no: c.order_no,
-                from_status: Some(c.from.as_str()),
-                to_status: c.to.as_str(),
-                action: c.action,
-                actor: c.actor,
-                reason: c.reason,
-                request_id: c.request_id,
-                address: c.address,
-                at_ms: c.now_ms,
-            },
-        )
-        .await?;
-    }
     if let Some(event_type) = outbox_type(c.from, c.to) {
         outbox::insert_many(conn, &[coupon_message(event_type, row, c.now_ms)]).await?;
     }

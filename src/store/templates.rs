@@ -82,6 +82,29 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<TemplateRo
         .await
 }
 
+/// A template with the number of its stock shards, in one statement: what
+/// a claim reads before taking stock.
+pub async fn get_for_claim(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<(TemplateRow, i64)>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct WithShards {
+        #[sqlx(flatten)]
+        template: TemplateRow,
+        shard_count: i64,
+    }
+    let row: Option<WithShards> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, (SELECT CAST(COUNT(*) AS BIGINT) FROM template_stock_shards s
+                            WHERE s.template_id = templates.id) AS shard_count
+         FROM templates WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row.map(|r| (r.template, r.shard_count)))
+}
+
 /// Coupons claimed from a template so far: the sum over its shards.
 pub async fn claimed(conn: &mut AnyConnection, id: &str) -> Result<i64, sqlx::Error> {
     let n: i64 = sqlx::query_scalar(
