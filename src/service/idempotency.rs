@@ -139,25 +139,52 @@ pub async fn claim<T>(
     r: &IdempotencyRequest,
     now: DateTime<Utc>,
 ) -> Result<Option<Executed<T>>, ServiceError> {
-    if !store::try_lock(c, r.lock_key()).await? {
+    let (locked, stored) = store::lock_and_find(c, r.lock_key(), &r.scope, &r.key).await?;
+    if !locked {
         return Err(ServiceError::IdempotencyInProgress);
     }
-    let oldest_kept = to_ms(now - Duration::hours(RETENTION_HOURS));
-    match store::find(c, &r.scope, &r.key).await? {
-        Some(stored) if stored.created_at > oldest_kept => {
-            if stored.fingerprint != r.fingerprint {
-                return Err(ServiceError::IdempotencyKeyReused);
-            }
-            Ok(Some(Executed::Replayed {
-                status: u16::try_from(stored.status_code).unwrap_or(200),
-                body: stored.body,
-            }))
-        }
+    match stored {
+        Some(stored) if is_kept(&stored, now) => replay_of(r, stored).map(Some),
         Some(_) => {
             store::delete(c, &r.scope, &r.key).await?;
             Ok(None)
         }
         None => Ok(None),
+    }
+}
+
+fn is_kept(stored: &store::StoredResponse, now: DateTime<Utc>) -> bool {
+    stored.created_at > to_ms(now - Duration::hours(RETENTION_HOURS))
+}
+
+/// The stored first response as the answer to `r`: a replay, or 422 when
+/// the key came with another request.
+fn replay_of<T>(
+    r: &IdempotencyRequest,
+    stored: store::StoredResponse,
+) -> Result<Executed<T>, ServiceError> {
+    if stored.fingerprint != r.fingerprint {
+        return Err(ServiceError::IdempotencyKeyReused);
+    }
+    Ok(Executed::Replayed {
+        status: u16::try_from(stored.status_code).unwrap_or(200),
+        body: stored.body,
+    })
+}
+
+/// After a keyed write was refused and rolled back: the key's record if
+/// one is kept now. A first request on another instance may have finished
+/// between this one's lookup and its lock (see
+/// [`store::lock_and_find`]); its answer, not this refusal, is the one to
+/// give.
+pub async fn recorded_meanwhile<T>(
+    c: &mut AnyConnection,
+    r: &IdempotencyRequest,
+    now: DateTime<Utc>,
+) -> Result<Option<Executed<T>>, ServiceError> {
+    match store::find(c, &r.scope, &r.key).await? {
+        Some(stored) if is_kept(&stored, now) => replay_of(r, stored).map(Some),
+        _ => Ok(None),
     }
 }
 
@@ -170,7 +197,7 @@ pub async fn store_success<T: Serialize>(
 ) -> Result<(), ServiceError> {
     let body = serde_json::to_string(value)
         .map_err(|e| ServiceError::IllegalTransition(format!("response not serializable: {e}")))?;
-    store::insert(
+    if !store::insert(
         c,
         &r.scope,
         &r.key,
@@ -179,7 +206,12 @@ pub async fn store_success<T: Serialize>(
         &body,
         to_ms(now),
     )
-    .await?;
+    .await?
+    {
+        // Another instance stored this key's answer after this request
+        // looked: roll back; `Service::write` then replays that answer.
+        return Err(ServiceError::IdempotencyInProgress);
+    }
     Ok(())
 }
 
@@ -193,6 +225,7 @@ pub async fn store_refusal(
 ) -> Result<(), ServiceError> {
     match claim::<()>(c, r, now).await {
         Ok(None) => {
+            // false: a record appeared meanwhile, which is kept instead.
             store::insert(
                 c,
                 &r.scope,

@@ -452,9 +452,11 @@ impl Service {
             Some(i) => Some(self.inner.inflight.enter(i)?),
             None => None,
         };
+        let keyed = idem.cloned();
         let idem = idem.cloned();
         let now = self.now();
-        self.inner
+        let result = self
+            .inner
             .db
             .write(move |c| {
                 let op = op.clone();
@@ -472,7 +474,32 @@ impl Service {
                     Ok(Executed::Fresh(value))
                 })
             })
-            .await
+            .await;
+        match (result, keyed) {
+            // Refused and rolled back: if the key's first request (on
+            // another instance) finished meanwhile, its answer is the one
+            // to give (see `idempotency::recorded_meanwhile`).
+            (
+                Err(
+                    e @ (ServiceError::Refused { .. }
+                    | ServiceError::NotFound { .. }
+                    | ServiceError::IdempotencyInProgress),
+                ),
+                Some(i),
+            ) => {
+                let recorded = self
+                    .read(move |c| {
+                        let i = i.clone();
+                        Box::pin(async move { idempotency::recorded_meanwhile(c, &i, now).await })
+                    })
+                    .await?;
+                match recorded {
+                    Some(replay) => Ok(replay),
+                    None => Err(e),
+                }
+            }
+            (result, _) => result,
+        }
     }
 
     /// Runs a read-only operation on one consistent snapshot.

@@ -42,6 +42,9 @@ pub async fn delete(conn: &mut AnyConnection, scope: &str, key: &str) -> Result<
     Ok(())
 }
 
+/// Stores a first response. `Ok(false)`: a record for this key appeared
+/// since the caller looked (another instance finished the same key in
+/// between); nothing was written, and the caller rolls back and replays it.
 pub async fn insert(
     conn: &mut AnyConnection,
     scope: &str,
@@ -50,10 +53,10 @@ pub async fn insert(
     status_code: u16,
     body: &str,
     now_ms: i64,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
         "INSERT INTO idempotency_keys (scope, idem_key, fingerprint, status_code, body, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6)",
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (scope, idem_key) DO NOTHING",
     )
     .bind(scope)
     .bind(key)
@@ -63,7 +66,7 @@ pub async fn insert(
     .bind(now_ms)
     .execute(conn)
     .await?;
-    Ok(())
+    Ok(r.rows_affected() == 1)
 }
 
 /// Deletes records created before `before_ms`, at most `batch` of them;
@@ -84,19 +87,50 @@ pub async fn purge_older_than(
     Ok(r.rows_affected())
 }
 
-/// PostgreSQL only: tries to take a transaction-scoped advisory lock on the
-/// key, so a second instance handling the same key at the same moment learns
-/// at once that the first is still running (instead of blocking on the
-/// unique index). Always true on SQLite, where one process owns the file.
-pub async fn try_lock(conn: &mut AnyConnection, lock_key: i64) -> Result<bool, sqlx::Error> {
+/// Takes the key's lock and reads its record. The lock: on PostgreSQL a
+/// transaction-scoped advisory lock, tried without waiting, so a second
+/// instance handling the same key at the same moment learns at once that
+/// the first is still running (instead of blocking on the unique index);
+/// always granted on SQLite, where one process owns the file.
+///
+/// On PostgreSQL both are one statement (one round trip per keyed write
+/// instead of two). Its snapshot is taken before the lock is granted, so
+/// a first request on another instance that commits in between is not
+/// seen here: the record INSERT then finds the key taken ([`insert`]
+/// returns false) and a refused operation re-reads the record after its
+/// rollback (`service::Service::write`), so the caller still gets the
+/// replay.
+pub async fn lock_and_find(
+    conn: &mut AnyConnection,
+    lock_key: i64,
+    scope: &str,
+    key: &str,
+) -> Result<(bool, Option<StoredResponse>), sqlx::Error> {
     match backend_of(conn) {
-        Backend::Sqlite => Ok(true),
+        Backend::Sqlite => Ok((true, find(conn, scope, key).await?)),
         Backend::Postgres => {
-            let row = sqlx::query("SELECT pg_try_advisory_xact_lock($1) AS got")
-                .bind(lock_key)
-                .fetch_one(conn)
-                .await?;
-            row.try_get::<bool, _>("got")
+            let row = sqlx::query(
+                "SELECT pg_try_advisory_xact_lock($1) AS got,
+                        i.fingerprint, i.status_code, i.body, i.created_at
+                 FROM (SELECT 1 AS one) AS probe
+                 LEFT JOIN idempotency_keys i ON i.scope = $2 AND i.idem_key = $3",
+            )
+            .bind(lock_key)
+            .bind(scope)
+            .bind(key)
+            .fetch_one(conn)
+            .await?;
+            let got: bool = row.try_get("got")?;
+            let stored = match row.try_get::<Option<String>, _>("fingerprint")? {
+                Some(fingerprint) => Some(StoredResponse {
+                    fingerprint,
+                    status_code: row.try_get("status_code")?,
+                    body: row.try_get("body")?,
+                    created_at: row.try_get("created_at")?,
+                }),
+                None => None,
+            };
+            Ok((got, stored))
         }
     }
 }
