@@ -22,6 +22,10 @@
 //!   primary-key UPDATEs (`bench/bare_*.sql`) over their own pre-made
 //!   rows. Checked: orders and coupons moved together, at least one per
 //!   2xx, and the pre-made rows did not run out;
+//! - `pay's writes, bare SQL`: everything pay writes (order, coupon, two
+//!   events, the outbox row, the idempotency record) hand-written in one
+//!   transaction (`bench/pay_writes.sql`), against the pay row's bare
+//!   UPDATE: the most pay can reach while it keeps its promises;
 //! - `order page + health check`: the console's order page with the check
 //!   run (signed in as a support member) at 32 connections; baseline the
 //!   three reads it needs at least (`bench/bare_order_page.sql`);
@@ -193,6 +197,8 @@ struct Setup {
     hot: String,
     naive: String,
     sets: Vec<(Set, Set, &'static str, &'static str)>,
+    /// Orders for `pay_writes.sql` (pay's writes as bare SQL).
+    pay_writes: Set,
     views: Set,
     cookie: String,
     now_ms: i64,
@@ -328,6 +334,21 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         index += 2;
         sets.push((api, base, action, script));
     }
+    let pay_wanted = only.is_empty() || only.iter().any(|r| r == "pay");
+    let pay_writes = make_set(
+        db,
+        &service,
+        store,
+        SetSpec {
+            index,
+            prefix: "bwp-",
+            shape: Shape::PendingPayment,
+            rows: if pay_wanted { sql_rows } else { 0 },
+        },
+        now_ms,
+    )
+    .await?;
+    index += 1;
     let views = make_set(
         db,
         &service,
@@ -355,6 +376,7 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         hot,
         naive,
         sets,
+        pay_writes,
         views,
         cookie,
         now_ms,
@@ -691,10 +713,15 @@ async fn run_rows(
             ),
             ok: api_ok && base_ok,
             api: m,
-            baseline: Some((format!("bare SQL ({script})"), b)),
+            baseline: Some((format!("bare SQL ({script})"), b.clone())),
         };
         say(&row);
         rows.push(row);
+        if *action == "pay" {
+            let row = pay_writes_row(store, url, scripts, logs, setup, seconds, b).await?;
+            say(&row);
+            rows.push(row);
+        }
     }
 
     // The console's order page with its health check.
@@ -749,6 +776,53 @@ async fn run_rows(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// The row "pay's writes, bare SQL": `pay_writes.sql` (everything pay
+/// writes, hand-written, no HTTP and no reads) against the bare UPDATE just
+/// measured for the pay row. Its ratio is the most pay can reach while it
+/// writes what it promises; pay's own ratio is read against it.
+async fn pay_writes_row(
+    store: Store,
+    url: &str,
+    scripts: &Path,
+    logs: &Path,
+    setup: &Setup,
+    seconds: u64,
+    bare_update: Measure,
+) -> Result<Row> {
+    let set = &setup.pay_writes;
+    let m = baseline(
+        store,
+        url,
+        &scripts.join("pay_writes.sql"),
+        ORDER_CONNECTIONS,
+        seconds,
+        &[
+            ("now", Value::Int(setup.now_ms)),
+            ("nclients", Value::Int(i64::try_from(ORDER_CONNECTIONS)?)),
+        ],
+        1,
+        logs,
+    )
+    .await?;
+    let (orders, coupons) = progress(&setup.db, set).await?;
+    let transactions = i64::try_from(m.requests)?;
+    let ok = orders == transactions
+        && coupons == orders
+        && orders < i64::try_from(set.rows)? + 1;
+    Ok(Row {
+        store,
+        name: "pay's writes, bare SQL".into(),
+        connections: ORDER_CONNECTIONS,
+        check: format!(
+            "{}: {orders} orders and {coupons} coupons for {transactions} transactions",
+            if ok { "ok" } else { "FAILED" }
+        ),
+        ok,
+        api: m,
+        baseline: Some(("bare SQL (bare_pay.sql)".into(), bare_update)),
+    })
 }
 
 fn print_table(rows: &[Row]) {
@@ -818,6 +892,16 @@ fn print_table(rows: &[Row]) {
                 "pay {vs:.2}x bare UPDATE (target >= 0.5x: {})",
                 if vs >= 0.5 { "met" } else { "MISSED" }
             ));
+            if let Some(writes) = rows
+                .iter()
+                .find(|r| r.store == store && r.name == "pay's writes, bare SQL")
+            {
+                notes.push(format!(
+                    "pay's writes as bare SQL {:.2}x bare UPDATE, pay {:.2}x its writes",
+                    writes.api.rate() / b.rate().max(f64::MIN_POSITIVE),
+                    pay.api.rate() / writes.api.rate().max(f64::MIN_POSITIVE)
+                ));
+            }
         }
         if !notes.is_empty() {
             println!("\n{} targets: {}", store.name(), notes.join("; "));
