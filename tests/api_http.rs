@@ -334,6 +334,160 @@ async fn the_same_key_while_the_first_request_is_running_answers_409() {
     assert_eq!(after.0, 201, "{}", after.1);
 }
 
+/// PostgreSQL: waits (at most 5 s) until some backend of this database
+/// is waiting for a lock: the request under test has reached its blocked
+/// statement.
+async fn until_a_backend_waits_for_a_lock(probe: &mut sqlx::AnyConnection) {
+    for _ in 0..100 {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&mut *probe)
+        .await
+        .expect("pg_stat_activity");
+        if waiting > 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the request never blocked");
+}
+
+/// Stores `body` as the first answer to `key` for a POST of `json` to
+/// `path`, as another instance finishing the same request would.
+async fn record_first_answer(
+    conn: &mut sqlx::AnyConnection,
+    path: &str,
+    key: &str,
+    json: &serde_json::Value,
+    status: u16,
+    body: &str,
+) {
+    let bytes = serde_json::to_vec(json).expect("json");
+    let req = couponkeeper::service::IdempotencyRequest::new(
+        couponkeeper::service::idempotency::token_scope(TOKEN),
+        key.into(),
+        "POST",
+        path,
+        &bytes,
+        status,
+    );
+    let stored = couponkeeper::store::idempotency::insert(
+        conn,
+        &req.scope,
+        &req.key,
+        &req.fingerprint,
+        status,
+        body,
+        0,
+    )
+    .await
+    .expect("insert the record");
+    assert!(stored);
+}
+
+// The key's lock and lookup are one PostgreSQL statement whose snapshot
+// predates the lock, so a first request on another instance can commit
+// unseen in between. These two tests put that other instance's commit in
+// exactly that window and require the replay, not a second change.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_whose_key_another_instance_answered_meanwhile_replays_that_answer() {
+    if store() == Store::Sqlite {
+        // One process owns the file: no other instance can interleave.
+        return;
+    }
+    let app = spawn_app().await;
+    let t = app.template(json!({})).await;
+    let tid = t["id"].as_str().expect("id").to_string();
+    let body = json!({"template_id": tid});
+    let path = "/api/v1/users/u-race/coupons";
+    let mut other = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
+    let mut probe = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
+    // The other instance holds the stock rows, so our claim stops after
+    // its lookup, at the stock UPDATE.
+    other.execute("BEGIN").await.expect("begin");
+    sqlx::query("SELECT shard FROM template_stock_shards WHERE template_id = $1 FOR UPDATE")
+        .bind(&tid)
+        .fetch_all(&mut other)
+        .await
+        .expect("lock the shards");
+    let request = {
+        let (base, client, body) = (app.base.clone(), app.client.clone(), body.clone());
+        tokio::spawn(async move {
+            let r = client
+                .post(format!("{base}{path}"))
+                .bearer_auth(TOKEN)
+                .header("Idempotency-Key", "raced")
+                .json(&body)
+                .send()
+                .await
+                .expect("send");
+            let replayed = r.headers().get("idempotent-replayed").is_some();
+            (r.status().as_u16(), replayed, r.text().await.unwrap_or_default())
+        })
+    };
+    until_a_backend_waits_for_a_lock(&mut probe).await;
+    let first = r#"{"first":"answer"}"#;
+    record_first_answer(&mut other, path, "raced", &body, 201, first).await;
+    other.execute("COMMIT").await.expect("commit");
+    let (status, replayed, text) = request.await.expect("join");
+    assert_eq!((status, replayed, text.as_str()), (201, true, first));
+    let coupons: i64 =
+        sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1")
+            .bind(&tid)
+            .fetch_one(&mut probe)
+            .await
+            .expect("count");
+    assert_eq!(coupons, 0, "our claim was rolled back, not kept beside the replay");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pay_refused_because_another_instance_paid_with_the_same_key_replays_its_answer() {
+    if store() == Store::Sqlite {
+        return;
+    }
+    let app = spawn_app().await;
+    let t = app.template(json!({})).await;
+    let coupon = app.claim("u-pay", t["id"].as_str().expect("id")).await;
+    let r = app
+        .order(normal_order("o-race", "u-pay", coupon["id"].as_str(), 100_000))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let path = "/api/v1/orders/o-race/pay";
+    let body = json!({});
+    let mut other = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
+    let mut probe = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
+    // The other instance is paying the order (row locked, not committed).
+    other.execute("BEGIN").await.expect("begin");
+    sqlx::query("UPDATE orders SET status = 'paid' WHERE order_no = 'o-race'")
+        .execute(&mut other)
+        .await
+        .expect("pay elsewhere");
+    let request = {
+        let (base, client, body) = (app.base.clone(), app.client.clone(), body.clone());
+        tokio::spawn(async move {
+            let r = client
+                .post(format!("{base}{path}"))
+                .bearer_auth(TOKEN)
+                .header("Idempotency-Key", "raced-pay")
+                .json(&body)
+                .send()
+                .await
+                .expect("send");
+            let replayed = r.headers().get("idempotent-replayed").is_some();
+            (r.status().as_u16(), replayed, r.text().await.unwrap_or_default())
+        })
+    };
+    until_a_backend_waits_for_a_lock(&mut probe).await;
+    let first = r#"{"paid":"elsewhere"}"#;
+    record_first_answer(&mut other, path, "raced-pay", &body, 200, first).await;
+    other.execute("COMMIT").await.expect("commit");
+    let (status, replayed, text) = request.await.expect("join");
+    assert_eq!((status, replayed, text.as_str()), (200, true, first));
+}
+
 #[tokio::test]
 async fn a_database_outage_answers_503_unavailable_not_500() {
     let app = spawn_app().await;
