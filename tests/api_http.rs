@@ -363,13 +363,16 @@ async fn record_first_answer(
     json: &serde_json::Value,
     status: u16,
     body: &str,
+    now_ms: i64,
 ) {
     let bytes = serde_json::to_vec(json).expect("json");
+    // The fingerprint covers the path as the nested API router sees it.
+    let routed = path.strip_prefix("/api/v1").unwrap_or(path);
     let req = couponkeeper::service::IdempotencyRequest::new(
         couponkeeper::service::idempotency::token_scope(TOKEN),
         key.into(),
         "POST",
-        path,
+        routed,
         &bytes,
         status,
     );
@@ -380,7 +383,7 @@ async fn record_first_answer(
         &req.fingerprint,
         status,
         body,
-        0,
+        now_ms,
     )
     .await
     .expect("insert the record");
@@ -430,7 +433,7 @@ async fn a_claim_whose_key_another_instance_answered_meanwhile_replays_that_answ
     };
     until_a_backend_waits_for_a_lock(&mut probe).await;
     let first = r#"{"first":"answer"}"#;
-    record_first_answer(&mut other, path, "raced", &body, 201, first).await;
+    record_first_answer(&mut other, path, "raced", &body, 201, first, app.now().timestamp_millis()).await;
     other.execute("COMMIT").await.expect("commit");
     let (status, replayed, text) = request.await.expect("join");
     assert_eq!((status, replayed, text.as_str()), (201, true, first));
@@ -482,7 +485,16 @@ async fn a_pay_refused_because_another_instance_paid_with_the_same_key_replays_i
     };
     until_a_backend_waits_for_a_lock(&mut probe).await;
     let first = r#"{"paid":"elsewhere"}"#;
-    record_first_answer(&mut other, path, "raced-pay", &body, 200, first).await;
+    record_first_answer(
+        &mut other,
+        path,
+        "raced-pay",
+        &body,
+        200,
+        first,
+        app.now().timestamp_millis(),
+    )
+    .await;
     other.execute("COMMIT").await.expect("commit");
     let (status, replayed, text) = request.await.expect("join");
     assert_eq!((status, replayed, text.as_str()), (200, true, first));
