@@ -31,7 +31,10 @@ CREATE TABLE wakeup_rules (
     control_percent       BIGINT NOT NULL DEFAULT 10 CHECK (control_percent >= 0 AND control_percent <= 50),
     status                TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'paused')),
     created_at            BIGINT NOT NULL,
-    created_by            TEXT NOT NULL
+    created_by            TEXT NOT NULL,
+    -- The planner's cursor across runs and instances: every coupon ending
+    -- up to this instant was decided by a complete pass (only grows).
+    scanned_through       BIGINT
 );
 CREATE INDEX wakeup_rules_created_idx ON wakeup_rules (created_at, id);
 

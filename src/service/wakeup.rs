@@ -55,6 +55,10 @@ pub const ACTOR: &str = "job:wakeup";
 pub const MAX_RULES: i64 = 100;
 /// Most pages of candidates one rule reads per run; the next run goes on.
 pub const MAX_PAGES: usize = 100;
+/// How far before the last complete pass's end the next pass starts
+/// reading: longer than any transaction may run, so a claim that
+/// committed late is still seen.
+const SCAN_OVERLAP_MS: i64 = 60_000;
 /// Most rules the console lists.
 pub const MAX_LISTED_RULES: i64 = 200;
 
@@ -266,6 +270,7 @@ impl Service {
                         status: "active".into(),
                         created_at: now_ms,
                         created_by: op.ctx.actor.clone(),
+                        scanned_through: None,
                     };
                     store::insert_rule(c, &row).await?;
                     let detail = json!({
@@ -400,8 +405,16 @@ impl Service {
             let lead_ms = rule.lead_seconds.saturating_mul(1000);
             let hi_ms = now_ms.saturating_add(lead_ms);
             let templates = rule.templates();
+            // Coupons ending before the last complete pass's end (less an
+            // overlap for claims that committed late) were all decided: a
+            // run reads only what came into reach since. A coupon claimed
+            // later ends at least the lead after its claim, beyond it.
+            let lo_ms = rule
+                .scanned_through
+                .map_or(now_ms, |done| now_ms.max(done.saturating_sub(SCAN_OVERLAP_MS)));
             let mut after = (i64::MIN, String::new());
             let mut seen = std::collections::HashSet::new();
+            let mut complete = false;
             for _ in 0..MAX_PAGES {
                 let (a_ends, a_id) = after.clone();
                 let templates = templates.clone();
@@ -412,7 +425,7 @@ impl Service {
                         Box::pin(async move {
                             let rows = store::due_coupons(
                                 c,
-                                now_ms,
+                                lo_ms,
                                 hi_ms,
                                 lead_ms,
                                 &templates,
@@ -433,6 +446,7 @@ impl Service {
                     })
                     .await?;
                 let Some(last) = last else {
+                    complete = true;
                     break;
                 };
                 for user in page {
@@ -442,6 +456,14 @@ impl Service {
                     self.wake_user(&rule, &user, &mut report).await?;
                 }
                 after = last;
+            }
+            if complete {
+                let id = rule.id.clone();
+                self.write(None, move |c| {
+                    let id = id.clone();
+                    Box::pin(async move { Ok(store::advance_scan(c, &id, hi_ms).await?) })
+                })
+                .await?;
             }
         }
         Ok(report)

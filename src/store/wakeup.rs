@@ -56,6 +56,9 @@ pub struct RuleRow {
     pub status: String,
     pub created_at: i64,
     pub created_by: String,
+    /// Every coupon ending up to this instant (ms) was decided by a
+    /// complete pass of the planner.
+    pub scanned_through: Option<i64>,
 }
 
 impl RuleRow {
@@ -64,11 +67,11 @@ impl RuleRow {
     }
 }
 
-const RULE_COLUMNS: &str = "id, name, lead_seconds, active_within_seconds, template_ids, bonus_template_id, control_percent, status, created_at, created_by";
+const RULE_COLUMNS: &str = "id, name, lead_seconds, active_within_seconds, template_ids, bonus_template_id, control_percent, status, created_at, created_by, scanned_through";
 
 pub async fn insert_rule(conn: &mut AnyConnection, r: &RuleRow) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "INSERT INTO wakeup_rules ({RULE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        "INSERT INTO wakeup_rules ({RULE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
     ))
     .bind(&r.id)
     .bind(&r.name)
@@ -80,6 +83,7 @@ pub async fn insert_rule(conn: &mut AnyConnection, r: &RuleRow) -> Result<(), sq
     .bind(&r.status)
     .bind(r.created_at)
     .bind(&r.created_by)
+    .bind(r.scanned_through)
     .execute(conn)
     .await?;
     Ok(())
@@ -128,6 +132,24 @@ pub async fn set_rule_status(
         .execute(conn)
         .await?;
     Ok(r.rows_affected() == 1)
+}
+
+/// Moves a rule's cursor forward to `through_ms` (never back: two
+/// instances may finish passes in any order).
+pub async fn advance_scan(
+    conn: &mut AnyConnection,
+    id: &str,
+    through_ms: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE wakeup_rules SET scanned_through = $2
+         WHERE id = $1 AND (scanned_through IS NULL OR scanned_through < $2)",
+    )
+    .bind(id)
+    .bind(through_ms)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// An `available` coupon inside a rule's reach.

@@ -188,11 +188,12 @@ async fn page(s: &AppState, staff: &Staff, form: CreateForm, errors: FieldErrors
 }
 
 fn standing(l: Lang, active: bool) -> impl IntoView + use<> {
-    if active {
-        view! { <span class="badge badge-ok">{l.t("wakeup-active")}</span> }
+    let (class, key) = if active {
+        ("badge badge-ok", "wakeup-active")
     } else {
-        view! { <span class="badge badge-warning">{l.t("wakeup-paused")}</span> }
-    }
+        ("badge badge-warning", "wakeup-paused")
+    };
+    view! { <span class=class>{l.t(key)}</span> }
 }
 
 fn templates_text(l: Lang, r: &WakeupRuleReport) -> String {
