@@ -626,6 +626,11 @@ async fn the_rule_page_shows_woken_against_control_and_is_for_operators() {
     assert_eq!((rep.sent.used, rep.control.used), (1, 1));
     assert_eq!(rep.sent.users as usize, report.sent);
     assert_eq!(rep.control.users as usize, report.control);
+    // Nine days on, the operator signs in again.
+    let mut b = common::console::Browser::new(&app);
+    let r = b.sign_in_as("operator-1", common::console::PASSWORD).await;
+    assert_eq!(r.status, 303);
+    let csrf = b.csrf().await;
     let page = b.get(&to).await;
     assert_eq!(page.status, 200, "{}", page.text);
     assert!(page.contains("data-outcome=\"sent\""));

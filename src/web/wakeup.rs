@@ -294,7 +294,7 @@ fn create_form(
             let checked = f.template_ids.iter().any(|x| *x == t.id);
             let id = format!("tpl-{}", t.id);
             view! {
-                <label for=id.clone()><input type="checkbox" id=id name="template_ids" value=t.id.clone() checked=checked/>" "{t.name.clone()}</label>
+                <label><input type="checkbox" id=id name="template_ids" value=t.id.clone() checked=checked/>" "{t.name.clone()}</label>
             }
         })
         .collect_view();

@@ -1,7 +1,7 @@
 # 到期打散与过期前唤醒（issue 18 第 6、5 项）
 
 ## 到期打散（券模板）
-rule-expiry-spread = 到期时间打散：最多提前 { $n }{ $unit ->
+rule-expiry-spread = 到期时间打散：最多提前 { $n } { $unit ->
         [day] 天
         [hour] 小时
         [minute] 分钟
