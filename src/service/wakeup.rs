@@ -409,9 +409,9 @@ impl Service {
             // overlap for claims that committed late) were all decided: a
             // run reads only what came into reach since. A coupon claimed
             // later ends at least the lead after its claim, beyond it.
-            let lo_ms = rule
-                .scanned_through
-                .map_or(now_ms, |done| now_ms.max(done.saturating_sub(SCAN_OVERLAP_MS)));
+            let lo_ms = rule.scanned_through.map_or(now_ms, |done| {
+                now_ms.max(done.saturating_sub(SCAN_OVERLAP_MS))
+            });
             let mut after = (i64::MIN, String::new());
             let mut seen = std::collections::HashSet::new();
             let mut complete = false;

@@ -39,8 +39,8 @@ pub mod settings;
 pub mod staff_admin;
 pub mod templates;
 pub mod try_cart;
-pub mod webhooks;
 pub mod wakeup;
+pub mod webhooks;
 
 use axum::Router;
 use axum::extract::State;

@@ -769,8 +769,10 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
         may_manage(staff).then(|| manage_forms(l, staff.session.csrf_token.clone(), &t, forms));
     let kind = l.t(t.kind.label_key());
     let per_user = count_or_unlimited(l, t.per_user_limit);
-    let spread = spread_words(t.expiry_spread_seconds)
-        .map_or_else(|| l.t("template-no-expiry-spread").to_string(), |m| l.msg(&m));
+    let spread = spread_words(t.expiry_spread_seconds).map_or_else(
+        || l.t("template-no-expiry-spread").to_string(),
+        |m| l.msg(&m),
+    );
     let ids = ids_details(l, vec![("id-template", t.id.clone())]);
     let mut r = staff.page(
         &title,
