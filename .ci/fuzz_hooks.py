@@ -25,8 +25,10 @@ RULES_NO_SCHEMA_CAN_STATE = [
     # The clock: "in the future", "after now".
     ("valid_until", "must be after valid_from (or after now"),
     ("claim_ends_at", "must be in the future"),
+    ("at", "must not be more than"),
     # Two values compared.
     ("valid_until", "must be after valid_from"),
+    ("expiry_spread_seconds", "must be shorter than the validity"),
     ("final_payment_ends_at", "must be after final_payment_starts_at"),
     ("deposit_cents", "at most total_cents"),
     ("created_to", "must be after created_from"),
@@ -39,7 +41,7 @@ RULES_NO_SCHEMA_CAN_STATE = [
     ("preset_id", "is not a preset of the compensation rules in force"),
     ("cursor", "is not a"),
     # A time with an offset that crosses 9999-12-31 in UTC.
-    (r"valid_from|valid_until|claim_ends_at|final_payment_starts_at|final_payment_ends_at",
+    (r"valid_from|valid_until|claim_ends_at|final_payment_starts_at|final_payment_ends_at|at",
      "must be between 1970 and 9999"),
 ]
 

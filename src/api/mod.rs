@@ -3,6 +3,7 @@
 //! mounts these routes beside the pages, and the middleware around both are
 //! in [`crate::http`].
 
+pub mod activity;
 pub mod campaigns;
 pub mod compensation;
 pub mod coupons;
@@ -89,6 +90,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/compensation-ledger", get(compensation::ledger))
         .route("/expirations/pending", get(expirations::pending))
+        .route("/users/{user_id}/activity", post(activity::record))
         .route("/openapi.json", get(openapi::serve));
 
     Router::new().nest("/api/v1", v1)

@@ -6,7 +6,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    campaigns, compensation, coupons, expirations, orders, self_check, support, templates,
+    activity, campaigns, compensation, coupons, expirations, orders, self_check, support, templates,
 };
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
@@ -38,6 +38,7 @@ impl Modify for BearerAuth {
         support::health_check, support::release, support::invalidate, support::compensation, support::repair_link, support::mark_coupon_used, support::reconciliation,
         self_check::issue_link,
         compensation::get_rules, compensation::put_rules, compensation::ledger,
+        activity::record,
         crate::http::ops::healthz, crate::http::ops::readyz, crate::http::ops::metrics,
     ),
     components(schemas(
@@ -50,6 +51,7 @@ impl Modify for BearerAuth {
         self_check::SelfCheckLinkBody, crate::service::self_check::SelfCheckLink,
         compensation::RulesBody, compensation::PresetBody, crate::service::compensation::RulesView, crate::service::compensation::PresetView,
         crate::service::compensation::LedgerPage, crate::service::compensation::LedgerEntryView, crate::service::compensation::LedgerTotals,
+        activity::ActivityBody,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
@@ -754,6 +756,7 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "per_user_limit": opt_int(1, crate::domain::template::MAX_PER_USER_LIMIT),
                 "categories": categories(),
                 "claim_ends_at": opt_time(),
+                "expiry_spread_seconds": opt_int(0, crate::domain::template::MAX_EXPIRY_SPREAD_SECONDS),
             }),
             vec!["name", "kind"],
             json!({"oneOf": discount_kinds, "anyOf": template_validity}),
@@ -767,6 +770,15 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "claim_ends_at": opt_time(),
             }),
             vec![],
+            json!({}),
+        ),
+        (
+            "ActivityBody",
+            json!({
+                "kind": words(&["browse", "cart", "visit"]),
+                "at": time(),
+            }),
+            vec!["kind", "at"],
             json!({}),
         ),
         (

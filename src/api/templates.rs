@@ -39,6 +39,11 @@ pub struct CreateTemplateBody {
     /// RFC 3339, in the future: claiming ends then, before the coupons'
     /// own end.
     pub claim_ends_at: Option<String>,
+    /// 0 (the default) to 604800, shorter than the validity: each claimed
+    /// coupon ends a fixed 0 to this many seconds before the nominal end
+    /// (drawn from its id), so a big claim wave does not expire in one
+    /// second.
+    pub expiry_spread_seconds: Option<i64>,
 }
 
 impl From<CreateTemplateBody> for TemplateInput {
@@ -57,6 +62,7 @@ impl From<CreateTemplateBody> for TemplateInput {
             per_user_limit: b.per_user_limit,
             categories: b.categories,
             claim_ends_at: b.claim_ends_at,
+            expiry_spread_seconds: b.expiry_spread_seconds,
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod self_check;
 pub mod staff;
 pub mod template;
 pub mod time;
+pub mod wakeup;
 
 /// A request field that failed validation: which one and why.
 ///

@@ -491,7 +491,7 @@ pub fn active_within_30d(last_activity: Option<DateTime<Utc>>, now: DateTime<Utc
 }
 
 /// Days from `now`'s date to `ends_at`'s date in the business time zone.
-fn days_until(ends_at: DateTime<Utc>, now: DateTime<Utc>, tz: BusinessTz) -> i64 {
+pub fn days_until(ends_at: DateTime<Utc>, now: DateTime<Utc>, tz: BusinessTz) -> i64 {
     let a = tz.local(now).date();
     let b = tz.local(ends_at).date();
     (b - a).num_days().max(0)

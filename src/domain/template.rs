@@ -19,6 +19,10 @@ pub const MAX_TOTAL_STOCK: i64 = 1_000_000_000;
 pub const MAX_PER_USER_LIMIT: i64 = 10_000;
 /// Longest template name in characters.
 pub const MAX_NAME_CHARS: usize = 200;
+/// Widest expiry spread: seven days. Enough to turn a midnight cliff of a
+/// big campaign into a week of small batches; a wider spread would make
+/// the promised end meaningless.
+pub const MAX_EXPIRY_SPREAD_SECONDS: i64 = 7 * 86_400;
 
 /// Whether a template hands out coupons, as stored in `templates.status`.
 /// Its claim period (`Validity`) is a separate question: an active
@@ -322,6 +326,7 @@ pub fn preview_words(input: &TemplateInput, now: DateTime<Utc>) -> Vec<Msg> {
     ) {
         out.extend(validity_words(&v));
     }
+    out.extend(input.expiry_spread_seconds.and_then(spread_words));
     out
 }
 
@@ -515,6 +520,9 @@ pub struct TemplateSpec {
     pub per_user_limit: Option<i64>,
     /// Claiming ends at this instant (before the coupons' own end).
     pub claim_ends_at: Option<DateTime<Utc>>,
+    /// Each claimed coupon ends up to this many seconds before the
+    /// template's nominal end ([`spread_window`]); 0: no spreading.
+    pub expiry_spread_seconds: i64,
 }
 
 /// The API's template fields before checking.
@@ -534,6 +542,8 @@ pub struct TemplateInput {
     pub categories: Option<Vec<String>>,
     /// RFC 3339; claiming ends then (in the future).
     pub claim_ends_at: Option<String>,
+    /// 0 to [`MAX_EXPIRY_SPREAD_SECONDS`], shorter than the validity.
+    pub expiry_spread_seconds: Option<i64>,
 }
 
 impl TemplateSpec {
@@ -587,7 +597,10 @@ impl TemplateSpec {
                 Some(at)
             }
         };
+        let expiry_spread_seconds =
+            check_expiry_spread(input.expiry_spread_seconds.unwrap_or(0), &validity)?;
         Ok(TemplateSpec {
+            expiry_spread_seconds,
             claim_ends_at,
             name,
             terms: CouponTerms {
@@ -600,6 +613,92 @@ impl TemplateSpec {
             per_user_limit: input.per_user_limit,
         })
     }
+}
+
+/// Checks an expiry spread against the template's validity: 0 to
+/// [`MAX_EXPIRY_SPREAD_SECONDS`], and shorter than the validity (the
+/// relative duration, or the absolute window's length).
+pub fn check_expiry_spread(spread_seconds: i64, validity: &Validity) -> Result<i64, FieldError> {
+    const FIELD: &str = "expiry_spread_seconds";
+    if !(0..=MAX_EXPIRY_SPREAD_SECONDS).contains(&spread_seconds) {
+        return Err(FieldError::new(
+            FIELD,
+            format!("must be between 0 and {MAX_EXPIRY_SPREAD_SECONDS}"),
+        ));
+    }
+    let validity_seconds = match *validity {
+        Validity::Relative { seconds, .. } => seconds,
+        Validity::Absolute { from, until } => (until - from).num_seconds(),
+    };
+    if spread_seconds > 0 && spread_seconds >= validity_seconds {
+        return Err(FieldError::new(FIELD, "must be shorter than the validity"));
+    }
+    Ok(spread_seconds)
+}
+
+/// FNV-1a, 64 bits: a hash that is the same on every build and platform
+/// (std's hasher promises neither), so a coupon's spread never changes.
+pub(crate) fn stable_hash(key: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The deterministic offset of a coupon under a spread of
+/// `spread_seconds`: whole seconds in `[0, spread_seconds)` from a hash of
+/// `key` (the coupon's id). 0 without a spread.
+pub fn spread_offset_seconds(spread_seconds: i64, key: &str) -> i64 {
+    match u64::try_from(spread_seconds) {
+        Ok(spread) if spread > 0 => i64::try_from(stable_hash(key) % spread).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Expiry spreading (到期打散): the window of a coupon claimed at
+/// `claim_at` whose template spreads its ends over `spread_seconds`. The
+/// end moves EARLIER by [`spread_offset_seconds`] of `key`, never later
+/// than `window`'s end (the promise), and by at most half the coupon's
+/// remaining life (from its start, or from the claim when that is later),
+/// so it never ends at or before its start nor dead on arrival. The start
+/// is unchanged. Coupons of one big claim wave thus end over `spread`
+/// instead of in the same second, and the expiry jobs meet small batches
+/// instead of a cliff.
+pub fn spread_window(
+    window: (DateTime<Utc>, DateTime<Utc>),
+    claim_at: DateTime<Utc>,
+    spread_seconds: i64,
+    key: &str,
+) -> (DateTime<Utc>, DateTime<Utc>) {
+    let (starts, ends) = window;
+    let floor = starts.max(claim_at);
+    let room_ms = (ends - floor).num_milliseconds();
+    if room_ms <= 0 {
+        return window;
+    }
+    let offset_ms = spread_offset_seconds(spread_seconds, key).saturating_mul(1000);
+    let cut_ms = offset_ms.min(room_ms / 2).max(0);
+    (starts, ends - Duration::milliseconds(cut_ms))
+}
+
+/// The spread in words for the template's page: "到期时间打散：最多提前 2
+/// 小时" / "ends spread: up to 2 hours early"; `None` without a spread.
+pub fn spread_words(spread_seconds: i64) -> Option<Msg> {
+    (spread_seconds > 0).then(|| {
+        let (n, unit) = largest_unit(spread_seconds);
+        crate::msg!("rule-expiry-spread", n = n, unit = unit)
+    })
+}
+
+/// `seconds` in the largest whole unit: `(n, "day" | "hour" | "minute" |
+/// "second")`.
+fn largest_unit(seconds: i64) -> (i64, &'static str) {
+    [(86_400, "day"), (3_600, "hour"), (60, "minute")]
+        .into_iter()
+        .find(|(size, _)| seconds % size == 0)
+        .map_or((seconds, "second"), |(size, unit)| (seconds / size, unit))
 }
 
 /// How many stock shards a template gets. Claims spread over the shards, so
@@ -707,6 +806,89 @@ mod tests {
         );
         let e = Validity::parse(None, Some("2025-12-31T00:00:00Z"), None, now).unwrap_err();
         assert_eq!(e.field, "valid_until");
+    }
+
+    #[test]
+    fn a_spread_moves_ends_earlier_by_a_fixed_amount_per_coupon() {
+        let claim = t("2026-01-01T00:00:00Z");
+        let window = (claim, t("2026-01-08T00:00:00Z"));
+        // No spread: the window as promised.
+        assert_eq!(spread_window(window, claim, 0, "cpn_a"), window);
+        let spread = 2 * 3600;
+        let ends: Vec<_> = (0..200)
+            .map(|i| spread_window(window, claim, spread, &format!("cpn_{i}")).1)
+            .collect();
+        for e in &ends {
+            assert!(*e <= window.1 && *e > window.1 - Duration::seconds(spread));
+        }
+        // Deterministic: the same id gives the same end.
+        assert_eq!(
+            spread_window(window, claim, spread, "cpn_7").1,
+            spread_window(window, claim, spread, "cpn_7").1
+        );
+        // And spread: 200 coupons fall into more than one of the two hours.
+        let first_hour = ends
+            .iter()
+            .filter(|e| **e > window.1 - Duration::hours(1))
+            .count();
+        assert!((40..=160).contains(&first_hour), "{first_hour}");
+        // A coupon with little life left loses at most half of it.
+        let late = t("2026-01-07T23:59:00Z");
+        let (_, e) = spread_window(window, late, spread, "cpn_x");
+        assert!(e > late && e >= window.1 - Duration::seconds(30));
+    }
+
+    #[test]
+    fn a_spread_must_be_shorter_than_the_validity_and_bounded() {
+        let rel = Validity::Relative {
+            seconds: 3600,
+            not_before: None,
+            until: None,
+        };
+        assert_eq!(check_expiry_spread(0, &rel), Ok(0));
+        assert_eq!(check_expiry_spread(3599, &rel), Ok(3599));
+        assert_eq!(
+            check_expiry_spread(3600, &rel).unwrap_err().field,
+            "expiry_spread_seconds"
+        );
+        assert!(check_expiry_spread(-1, &rel).is_err());
+        let abs = Validity::Absolute {
+            from: t("2026-01-01T00:00:00Z"),
+            until: t("2026-03-01T00:00:00Z"),
+        };
+        assert!(check_expiry_spread(MAX_EXPIRY_SPREAD_SECONDS, &abs).is_ok());
+        assert!(check_expiry_spread(MAX_EXPIRY_SPREAD_SECONDS + 1, &abs).is_err());
+        use crate::i18n::Lang;
+        let w = spread_words(7200).expect("words");
+        assert_eq!(Lang::Zh.msg(&w), "到期时间打散：最多提前 2 小时");
+        assert_eq!(Lang::En.msg(&w), "ends spread: up to 2 hours early");
+        assert!(spread_words(0).is_none());
+    }
+
+    proptest::proptest! {
+        /// Whatever the window, the claim moment, the spread and the id:
+        /// the end is never later than without spreading, never at or
+        /// before the start or the claim, the start is unchanged, and the
+        /// same id gives the same window.
+        #[test]
+        fn a_spread_end_is_never_later_than_promised_nor_before_the_start(
+            start_s in 0i64..2_000_000_000,
+            length_s in 1i64..(400 * 86_400),
+            claim_in_s in -86_400i64..(400 * 86_400),
+            spread in 0i64..=MAX_EXPIRY_SPREAD_SECONDS,
+            key in "[a-z0-9_]{1,40}",
+        ) {
+            let starts = crate::domain::time::from_ms(start_s * 1000);
+            let ends = starts + Duration::seconds(length_s);
+            let claim = starts + Duration::seconds(claim_in_s.min(length_s - 1));
+            let (s, e) = spread_window((starts, ends), claim, spread, &key);
+            proptest::prop_assert_eq!(s, starts);
+            proptest::prop_assert!(e <= ends);
+            proptest::prop_assert!(e > starts);
+            proptest::prop_assert!(e > claim);
+            proptest::prop_assert!(ends - e < Duration::seconds(spread.max(1)));
+            proptest::prop_assert_eq!(spread_window((starts, ends), claim, spread, &key), (s, e));
+        }
     }
 
     #[test]

@@ -103,6 +103,9 @@ const MAX_SWEEP_BATCHES: usize = 10_000;
 const SWEEP_PAUSE: StdDuration = StdDuration::from_millis(10);
 /// How often the idempotency purge runs.
 const PURGE_EVERY: StdDuration = StdDuration::from_secs(3600);
+/// How often the wake-up planner runs ([`Service::plan_wakeups`]): a
+/// wake-up goes out within about a minute of its time.
+const WAKEUP_EVERY: StdDuration = StdDuration::from_secs(60);
 /// Deadlines the service may queue for the worker before new ones are
 /// dropped (the refill and the sweep pick those up).
 const INBOX_CAPACITY: usize = 100_000;
@@ -159,6 +162,13 @@ impl Jobs {
             metrics.clone(),
             rx.clone(),
         )));
+        handles.push(tokio::spawn(periodic(
+            "wakeups",
+            service.clone(),
+            settings.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
         handles.push(tokio::spawn(dispatcher(
             service.clone(),
             metrics.clone(),
@@ -189,6 +199,7 @@ fn interval_of(job: &str, s: &JobSettings) -> StdDuration {
         "zombie-reaper" => s.reaper_seconds,
         "archive" => s.archive_seconds,
         "reconcile" => s.reconcile_seconds,
+        "wakeups" => return WAKEUP_EVERY,
         _ => return PURGE_EVERY,
     };
     StdDuration::from_secs(u64::try_from(secs.max(1)).unwrap_or(1))
@@ -377,6 +388,7 @@ pub async fn run_once(
             Ok(moved)
         }
         "reconcile" => Ok(service.run_reconciliation(ACTOR_RECONCILE).await?.found as u64),
+        "wakeups" => Ok(service.plan_wakeups(BATCH).await?.decided() as u64),
         _ => {
             Ok(service.purge_idempotency_keys(10_000).await?
                 + service.purge_sessions(10_000).await?)

@@ -13,7 +13,7 @@ use super::views::{CouponView, EventView};
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::coupon::{CouponSource, CouponStatus};
 use crate::domain::ids::{UserId, new_coupon_code, new_id};
-use crate::domain::template::Validity;
+use crate::domain::template::{Validity, spread_window};
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::archive;
 use crate::store::coupons::{self, CouponRow};
@@ -41,75 +41,7 @@ impl Service {
                 let user_id = user_id.clone();
                 let template_id = template_id.clone();
                 let op = op.clone();
-                Box::pin(async move {
-                    let now = op.now;
-                    let now_ms = to_ms(now);
-                    let (t, shards) = templates::get_for_claim(c, &template_id)
-                        .await?
-                        .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
-                    let validity = match t.valid_seconds {
-                        Some(seconds) => Validity::Relative {
-                            seconds,
-                            not_before: t.valid_from.map(from_ms),
-                            until: t.valid_until.map(from_ms),
-                        },
-                        None => Validity::Absolute {
-                            from: from_ms(t.valid_from.unwrap_or(t.created_at)),
-                            until: from_ms(t.valid_until.unwrap_or(t.created_at)),
-                        },
-                    };
-                    let window = validity.window_for_claim(now);
-                    // Paused, or claiming ended early: refused like an
-                    // inactive template; the validity window decides next.
-                    let open =
-                        t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
-                    let (starts_at, ends_at) = match (open, window) {
-                        (true, Some(w)) => w,
-                        _ => {
-                            return Err(ServiceError::refused(
-                                Refusal::TemplateInactive,
-                                "this template is not active: its coupons can no longer be claimed",
-                            ));
-                        }
-                    };
-                    if let Some(limit) = t.per_user_limit
-                        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
-                    {
-                        return Err(ServiceError::refused(
-                            Refusal::ClaimLimitReached,
-                            format!("user already holds {limit} coupon(s) of this template"),
-                        ));
-                    }
-                    if !take_stock(c, &t.id, shards).await? {
-                        return Err(ServiceError::refused(
-                            Refusal::OutOfStock,
-                            "this template has no stock left",
-                        ));
-                    }
-                    let mut row = CouponRow {
-                        id: new_id("cpn", now_ms),
-                        code: new_coupon_code(),
-                        user_id: user_id.as_str().to_string(),
-                        template_id: Some(t.id.clone()),
-                        source: CouponSource::Claim,
-                        kind: t.kind,
-                        value_cents: t.value_cents,
-                        percent_off: t.percent_off,
-                        max_discount_cents: t.max_discount_cents,
-                        min_order_cents: t.min_order_cents,
-                        categories: t.categories.clone(),
-                        status: CouponStatus::Available,
-                        starts_at: to_ms(starts_at),
-                        ends_at: to_ms(ends_at),
-                        order_no: None,
-                        locked_at: None,
-                        used_at: None,
-                        created_at: now_ms,
-                        updated_at: now_ms,
-                    };
-                    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
-                    Ok(CouponView::from_row(row, now))
-                })
+                Box::pin(async move { claim_in_tx(c, &op, &user_id, &template_id).await })
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result
@@ -204,6 +136,91 @@ impl Service {
             .map(|r| CouponView::from_row(r, now))
             .collect())
     }
+}
+
+/// One claim inside the caller's transaction: the template's claim period
+/// and standing, the per-user quota, one unit of stock, the coupon row
+/// and its `claim` event. The claim API runs it alone; the wake-up planner
+/// runs it for a wake-up coupon inside the wake-up's own transaction, so
+/// stock and limits hold the same way. A refusal leaves counters the
+/// caller must roll back (the whole transaction).
+pub(crate) async fn claim_in_tx(
+    c: &mut sqlx::AnyConnection,
+    op: &super::Op,
+    user_id: &UserId,
+    template_id: &str,
+) -> Result<CouponView, ServiceError> {
+    let now = op.now;
+    let now_ms = to_ms(now);
+    let (t, shards) = templates::get_for_claim(c, template_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("template", template_id))?;
+    let validity = match t.valid_seconds {
+        Some(seconds) => Validity::Relative {
+            seconds,
+            not_before: t.valid_from.map(from_ms),
+            until: t.valid_until.map(from_ms),
+        },
+        None => Validity::Absolute {
+            from: from_ms(t.valid_from.unwrap_or(t.created_at)),
+            until: from_ms(t.valid_until.unwrap_or(t.created_at)),
+        },
+    };
+    // The id first: a spreading template's coupon ends
+    // earlier by an offset drawn from it.
+    let id = new_id("cpn", now_ms);
+    let window = validity
+        .window_for_claim(now)
+        .map(|w| spread_window(w, now, t.expiry_spread_seconds, &id));
+    // Paused, or claiming ended early: refused like an
+    // inactive template; the validity window decides next.
+    let open = t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
+    let (starts_at, ends_at) = match (open, window) {
+        (true, Some(w)) => w,
+        _ => {
+            return Err(ServiceError::refused(
+                Refusal::TemplateInactive,
+                "this template is not active: its coupons can no longer be claimed",
+            ));
+        }
+    };
+    if let Some(limit) = t.per_user_limit
+        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::ClaimLimitReached,
+            format!("user already holds {limit} coupon(s) of this template"),
+        ));
+    }
+    if !take_stock(c, &t.id, shards).await? {
+        return Err(ServiceError::refused(
+            Refusal::OutOfStock,
+            "this template has no stock left",
+        ));
+    }
+    let mut row = CouponRow {
+        id,
+        code: new_coupon_code(),
+        user_id: user_id.as_str().to_string(),
+        template_id: Some(t.id.clone()),
+        source: CouponSource::Claim,
+        kind: t.kind,
+        value_cents: t.value_cents,
+        percent_off: t.percent_off,
+        max_discount_cents: t.max_discount_cents,
+        min_order_cents: t.min_order_cents,
+        categories: t.categories.clone(),
+        status: CouponStatus::Available,
+        starts_at: to_ms(starts_at),
+        ends_at: to_ms(ends_at),
+        order_no: None,
+        locked_at: None,
+        used_at: None,
+        created_at: now_ms,
+        updated_at: now_ms,
+    };
+    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
+    Ok(CouponView::from_row(row, now))
 }
 
 /// Takes one unit of stock: tries each shard once, starting at a random

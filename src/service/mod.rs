@@ -32,6 +32,7 @@ pub mod staff;
 pub mod support;
 pub mod templates;
 pub mod views;
+pub mod wakeup;
 pub mod webhooks;
 
 use std::sync::Arc;

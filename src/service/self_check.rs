@@ -571,9 +571,11 @@ impl Service {
         }
         self.write(None, move |c| {
             let user = user.clone();
-            Box::pin(
-                async move { Ok(store::record_self_check(c, &user, now_ms, VISIT_GAP_MS).await?) },
-            )
+            Box::pin(async move {
+                // A visit is activity for the wake-up rules too.
+                crate::store::wakeup::record_activity(c, &user, "visit", now_ms).await?;
+                Ok(store::record_self_check(c, &user, now_ms, VISIT_GAP_MS).await?)
+            })
         })
         .await?;
         Ok(())

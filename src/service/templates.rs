@@ -89,6 +89,7 @@ impl Service {
                     created_at: now_ms,
                     paused_at: None,
                     claim_ends_at: spec.claim_ends_at.map(to_ms),
+                    expiry_spread_seconds: spec.expiry_spread_seconds,
                 };
                 templates::insert(c, &row, &stock_shards(spec.total_stock)).await?;
                 let detail = TemplateChanges {

@@ -52,6 +52,10 @@ pub struct TemplateView {
     /// Its coupons by effective status.
     pub counts: StatusCounts,
     pub created_at: String,
+    /// Each claimed coupon ends up to this many seconds before the
+    /// template's nominal end, by a fixed amount drawn from its id (never
+    /// later than promised); 0: no spreading.
+    pub expiry_spread_seconds: i64,
 }
 
 /// A template's coupons by effective status (an `available` coupon past
@@ -121,6 +125,7 @@ impl TemplateView {
             per_user_limit: t.per_user_limit,
             claimed,
             created_at: ts(t.created_at),
+            expiry_spread_seconds: t.expiry_spread_seconds,
         }
     }
 }

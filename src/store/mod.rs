@@ -31,6 +31,7 @@ pub mod search;
 pub mod staff;
 pub mod templates;
 pub mod views;
+pub mod wakeup;
 
 use std::sync::Arc;
 use std::time::Duration;

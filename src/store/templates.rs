@@ -28,10 +28,13 @@ pub struct TemplateRow {
     pub paused_at: Option<i64>,
     /// Claiming ends at this instant, before the coupons' own end.
     pub claim_ends_at: Option<i64>,
+    /// Claimed coupons end up to this many seconds early (migration 0027);
+    /// 0: no spreading.
+    pub expiry_spread_seconds: i64,
 }
 
 const COLUMNS: &str = "id, name, kind, value_cents, percent_off, max_discount_cents, min_order_cents, categories, \
-     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at, paused_at, claim_ends_at";
+     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at, paused_at, claim_ends_at, expiry_spread_seconds";
 
 /// Inserts the template and its stock shards (`capacities[i]` is shard i's
 /// capacity, `None` for unlimited).
@@ -41,7 +44,7 @@ pub async fn insert(
     capacities: &[Option<i64>],
 ) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
+        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
     ))
     .bind(&t.id)
     .bind(&t.name)
@@ -60,6 +63,7 @@ pub async fn insert(
     .bind(t.created_at)
     .bind(t.paused_at)
     .bind(t.claim_ends_at)
+    .bind(t.expiry_spread_seconds)
     .execute(&mut *conn)
     .await?;
     for (i, cap) in capacities.iter().enumerate() {

@@ -182,6 +182,7 @@ pub fn render(
                 {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
                 {session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> })}
                 {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/compensation" data-testid="nav-compensation">{l.t("comp-nav")}</a> })}
+                {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/wakeup" data-testid="nav-wakeup">{l.t("wakeup-nav")}</a> })}
             </nav>
             {flash.map(|f| flash_view(&f))}
             <main id="main" class="content wide">

@@ -39,6 +39,7 @@ pub mod settings;
 pub mod staff_admin;
 pub mod templates;
 pub mod try_cart;
+pub mod wakeup;
 pub mod webhooks;
 
 use axum::Router;
@@ -95,6 +96,7 @@ pub fn routes() -> Router<AppState> {
         .merge(reminders::routes())
         .merge(templates::routes())
         .merge(campaigns::routes())
+        .merge(wakeup::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -45,7 +45,7 @@ use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
 use crate::domain::money::Cents;
 use crate::domain::template::{
     ClaimStanding, EditRefusal, TemplateChanges, TemplateInput, TemplateStatus, Validity,
-    parse_claiming_detail, preview_words, rule_words,
+    parse_claiming_detail, preview_words, rule_words, spread_words,
 };
 use crate::domain::time::parse_rfc3339;
 use crate::http::AppState;
@@ -135,7 +135,9 @@ fn view_words(t: &TemplateView) -> Vec<Msg> {
         t.valid_seconds,
         created,
     );
-    rule_words(&terms, &validity)
+    let mut words = rule_words(&terms, &validity);
+    words.extend(spread_words(t.expiry_spread_seconds));
+    words
 }
 
 /// A count, or "unlimited".
@@ -366,6 +368,8 @@ struct CreateForm {
     stock_unlimited: Option<String>,
     per_user_limit: String,
     claim_ends_at: String,
+    /// Minutes (the API takes seconds).
+    expiry_spread_minutes: String,
 }
 
 /// The form's input field a service field is shown beside.
@@ -384,6 +388,7 @@ fn form_field(service_field: &str) -> &'static str {
         "total_stock" => "total_stock",
         "per_user_limit" => "per_user_limit",
         "claim_ends_at" => "claim_ends_at",
+        "expiry_spread_seconds" => "expiry_spread_minutes",
         _ => "form",
     }
 }
@@ -404,6 +409,7 @@ fn field_words(l: Lang, form_field: &str) -> String {
         "total_stock" => "template-error-total-stock",
         "per_user_limit" => "template-error-per-user-limit",
         "claim_ends_at" => "template-error-claim-ends-at",
+        "expiry_spread_minutes" => "template-error-expiry-spread",
         _ => "template-error-form",
     };
     l.t(key).to_string()
@@ -521,6 +527,14 @@ impl CreateForm {
             Ok(v) => input.per_user_limit = v,
             Err(()) => bad("per_user_limit"),
         }
+        match whole_number(&self.expiry_spread_minutes) {
+            Ok(Some(minutes)) => match minutes.checked_mul(60) {
+                Some(s) => input.expiry_spread_seconds = Some(s),
+                None => bad("expiry_spread_minutes"),
+            },
+            Ok(None) => {}
+            Err(()) => bad("expiry_spread_minutes"),
+        }
         (input, errors)
     }
 }
@@ -631,6 +645,7 @@ fn create_form_view(
             <label for="stock_unlimited"><input type="checkbox" id="stock_unlimited" name="stock_unlimited" value="on" checked=unlimited/>" "{l.t("template-stock-unlimited")}</label>
             {text_input(e, "per_user_limit", l.t("template-per-user-limit"), f.per_user_limit.clone(), Some(l.t("template-per-user-hint")), "text")}
             {text_input(e, "claim_ends_at", l.t("template-claim-ends-at"), f.claim_ends_at.clone(), Some(l.t("template-claim-ends-hint")), "datetime-local")}
+            {text_input(e, "expiry_spread_minutes", l.t("template-expiry-spread-minutes"), f.expiry_spread_minutes.clone(), Some(l.t("template-expiry-spread-hint")), "text")}
             <p class="actions">
                 <button type="submit" name="intent" value="preview" data-testid="preview">{l.t("template-preview-button")}</button>
                 <button type="submit" name="intent" value="create" class="primary" data-testid="create">{l.t("template-create-button")}</button>
@@ -754,6 +769,10 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
         may_manage(staff).then(|| manage_forms(l, staff.session.csrf_token.clone(), &t, forms));
     let kind = l.t(t.kind.label_key());
     let per_user = count_or_unlimited(l, t.per_user_limit);
+    let spread = spread_words(t.expiry_spread_seconds).map_or_else(
+        || l.t("template-no-expiry-spread").to_string(),
+        |m| l.msg(&m),
+    );
     let ids = ids_details(l, vec![("id-template", t.id.clone())]);
     let mut r = staff.page(
         &title,
@@ -769,6 +788,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
                     <dt>{l.t("template-kind")}</dt><dd>{kind}</dd>
                     <dt>{l.t("template-stock-heading")}</dt><dd data-testid="template-stock">{stock_text(l, &t)}</dd>
                     <dt>{l.t("template-per-user-limit")}</dt><dd>{per_user}</dd>
+                    <dt>{l.t("template-expiry-spread")}</dt><dd data-testid="template-expiry-spread">{spread}</dd>
                     <dt>{l.t("template-coupons-by-status")}</dt><dd data-testid="template-counts">{counts_text(l, &t)}</dd>
                     <dt>{l.t("template-paused-at")}</dt><dd>{opt_time(&t.paused_at)}</dd>
                     <dt>{l.t("template-claim-ends-at")}</dt><dd data-testid="template-claim-ends">{opt_time(&t.claim_ends_at)}</dd>
