@@ -18,7 +18,8 @@ use crate::domain::time::{from_ms, to_ms};
 use crate::store::archive;
 use crate::store::coupons::{self, CouponRow};
 use crate::store::events::{self, NewEvent};
-use crate::store::templates;
+use crate::store::templates::{self, TemplateRow};
+use chrono::{DateTime, Utc};
 
 /// Most coupons one list call returns.
 pub const MAX_LIST_LIMIT: i64 = 1000;
@@ -47,66 +48,26 @@ impl Service {
                     let t = templates::get(c, &template_id)
                         .await?
                         .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
-                    let validity = match t.valid_seconds {
-                        Some(seconds) => Validity::Relative {
-                            seconds,
-                            not_before: t.valid_from.map(from_ms),
-                            until: t.valid_until.map(from_ms),
-                        },
-                        None => Validity::Absolute {
-                            from: from_ms(t.valid_from.unwrap_or(t.created_at)),
-                            until: from_ms(t.valid_until.unwrap_or(t.created_at)),
-                        },
-                    };
-                    let window = validity.window_for_claim(now);
-                    // Paused, or claiming ended early: refused like an
-                    // inactive template; the validity window decides next.
-                    let open =
-                        t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
-                    let (starts_at, ends_at) = match (open, window) {
-                        (true, Some(w)) => w,
-                        _ => {
-                            return Err(ServiceError::refused(
-                                Refusal::TemplateInactive,
-                                "this template is not active: its coupons can no longer be claimed",
-                            ));
-                        }
-                    };
-                    if let Some(limit) = t.per_user_limit
-                        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
-                    {
-                        return Err(ServiceError::refused(
-                            Refusal::ClaimLimitReached,
-                            format!("user already holds {limit} coupon(s) of this template"),
-                        ));
+                    let (starts_at, ends_at) = claim_window(&t, now).ok_or_else(|| {
+                        ServiceError::refused(
+                            Refusal::TemplateInactive,
+                            "this template is not active: its coupons can no longer be claimed",
+                        )
+                    })?;
+                    if let Some(refusal) = take_claim(c, &t, user_id.as_str()).await? {
+                        return Err(match refusal {
+                            Refusal::ClaimLimitReached => ServiceError::refused(
+                                refusal,
+                                format!(
+                                    "user already holds {} coupon(s) of this template",
+                                    t.per_user_limit.unwrap_or(0)
+                                ),
+                            ),
+                            _ => ServiceError::refused(refusal, "this template has no stock left"),
+                        });
                     }
-                    if !take_stock(c, &t.id).await? {
-                        return Err(ServiceError::refused(
-                            Refusal::OutOfStock,
-                            "this template has no stock left",
-                        ));
-                    }
-                    let mut row = CouponRow {
-                        id: new_id("cpn", now_ms),
-                        code: new_coupon_code(),
-                        user_id: user_id.as_str().to_string(),
-                        template_id: Some(t.id.clone()),
-                        source: CouponSource::Claim,
-                        kind: t.kind,
-                        value_cents: t.value_cents,
-                        percent_off: t.percent_off,
-                        max_discount_cents: t.max_discount_cents,
-                        min_order_cents: t.min_order_cents,
-                        categories: t.categories.clone(),
-                        status: CouponStatus::Available,
-                        starts_at: to_ms(starts_at),
-                        ends_at: to_ms(ends_at),
-                        order_no: None,
-                        locked_at: None,
-                        used_at: None,
-                        created_at: now_ms,
-                        updated_at: now_ms,
-                    };
+                    let mut row =
+                        template_coupon(&t, user_id.as_str(), starts_at, ends_at, now_ms);
                     insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
                     Ok(CouponView::from_row(row, now))
                 })
@@ -203,6 +164,88 @@ impl Service {
             .into_iter()
             .map(|r| CouponView::from_row(r, now))
             .collect())
+    }
+}
+
+/// The validity window a coupon of `t` claimed at `now` gets, or `None`
+/// when the template takes no claims now (paused, claiming ended early,
+/// or its validity over). The claim and the bulk issue both decide here.
+pub(crate) fn claim_window(
+    t: &TemplateRow,
+    now: DateTime<Utc>,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    let now_ms = to_ms(now);
+    let validity = match t.valid_seconds {
+        Some(seconds) => Validity::Relative {
+            seconds,
+            not_before: t.valid_from.map(from_ms),
+            until: t.valid_until.map(from_ms),
+        },
+        None => Validity::Absolute {
+            from: from_ms(t.valid_from.unwrap_or(t.created_at)),
+            until: from_ms(t.valid_until.unwrap_or(t.created_at)),
+        },
+    };
+    let window = validity.window_for_claim(now);
+    // Paused, or claiming ended early: refused like an inactive template;
+    // the validity window decides next.
+    let open = t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
+    window.filter(|_| open)
+}
+
+/// Takes the per-user quota and one unit of stock for one coupon of `t`
+/// for `user_id`, in the caller's transaction. `Some(refusal)`
+/// (`claim_limit_reached` or `out_of_stock`) when the rules say no; then
+/// nothing stays taken (a quota taken before the stock ran out is given
+/// back), so a bulk issue can go on with the next line in the same
+/// transaction.
+pub(crate) async fn take_claim(
+    c: &mut sqlx::AnyConnection,
+    t: &TemplateRow,
+    user_id: &str,
+) -> Result<Option<Refusal>, ServiceError> {
+    if let Some(limit) = t.per_user_limit
+        && !templates::take_user_quota(c, &t.id, user_id, limit).await?
+    {
+        return Ok(Some(Refusal::ClaimLimitReached));
+    }
+    if !take_stock(c, &t.id).await? {
+        if t.per_user_limit.is_some() {
+            templates::give_back_user_quota(c, &t.id, user_id).await?;
+        }
+        return Ok(Some(Refusal::OutOfStock));
+    }
+    Ok(None)
+}
+
+/// The row of a new `available` coupon of `t` for `user_id`.
+pub(crate) fn template_coupon(
+    t: &TemplateRow,
+    user_id: &str,
+    starts_at: DateTime<Utc>,
+    ends_at: DateTime<Utc>,
+    now_ms: i64,
+) -> CouponRow {
+    CouponRow {
+        id: new_id("cpn", now_ms),
+        code: new_coupon_code(),
+        user_id: user_id.to_string(),
+        template_id: Some(t.id.clone()),
+        source: CouponSource::Claim,
+        kind: t.kind,
+        value_cents: t.value_cents,
+        percent_off: t.percent_off,
+        max_discount_cents: t.max_discount_cents,
+        min_order_cents: t.min_order_cents,
+        categories: t.categories.clone(),
+        status: CouponStatus::Available,
+        starts_at: to_ms(starts_at),
+        ends_at: to_ms(ends_at),
+        order_no: None,
+        locked_at: None,
+        used_at: None,
+        created_at: now_ms,
+        updated_at: now_ms,
     }
 }
 

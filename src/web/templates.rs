@@ -755,6 +755,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
     let kind = l.t(t.kind.label_key());
     let per_user = count_or_unlimited(l, t.per_user_limit);
     let ids = ids_details(l, vec![("id-template", t.id.clone())]);
+    let bulk = super::bulk::template_section(s, staff, &t).await;
     let mut r = staff.page(
         &title,
         view! {
@@ -778,6 +779,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
                 {ids}
             </section>
             {manage}
+            {bulk}
             <section aria-labelledby="template-history">
                 <h2 id="template-history">{l.t("template-history")}</h2>
                 {history_table(l, history)}
