@@ -85,7 +85,13 @@ async fn a_bulk_issue_gives_each_listed_user_a_coupon_and_the_same_file_answers_
     app.service.run_bulk_until_idle(100).await.expect("runs");
     let j = job(&app, &id).await;
     assert_eq!(
-        (&j["status"], &j["done"], &j["succeeded"], &j["skipped"], &j["failed"]),
+        (
+            &j["status"],
+            &j["done"],
+            &j["succeeded"],
+            &j["skipped"],
+            &j["failed"]
+        ),
         (&json!("done"), &json!(4), &json!(3), &json!(0), &json!(1)),
         "{j}"
     );
@@ -100,7 +106,10 @@ async fn a_bulk_issue_gives_each_listed_user_a_coupon_and_the_same_file_answers_
     let t2 = app.template(json!({"name": "other"})).await;
     let other = post_csv(
         &app,
-        &format!("/api/v1/templates/{}/bulk-issues", t2["id"].as_str().unwrap_or("")),
+        &format!(
+            "/api/v1/templates/{}/bulk-issues",
+            t2["id"].as_str().unwrap_or("")
+        ),
         file,
     )
     .await;
@@ -152,7 +161,11 @@ async fn a_bulk_issue_respects_stock_and_the_per_user_limit() {
     assert_eq!(r.status, 202, "{}", r.text);
     app.service.run_bulk_until_idle(100).await.expect("runs");
     let j = job(&app, &r.id()).await;
-    assert_eq!((&j["succeeded"], &j["skipped"]), (&json!(3), &json!(3)), "{j}");
+    assert_eq!(
+        (&j["succeeded"], &j["skipped"]),
+        (&json!(3), &json!(3)),
+        "{j}"
+    );
     assert_eq!(j["reasons"]["claim_limit_reached"], 1);
     assert_eq!(j["reasons"]["out_of_stock"], 2);
     assert_eq!(issued(&app, tid).await, 3);
@@ -179,7 +192,12 @@ async fn a_bulk_issue_respects_stock_and_the_per_user_limit() {
         )
         .await;
     assert_eq!(p.status, 200, "{}", p.text);
-    let r = post_csv(&app, &format!("/api/v1/templates/{t2id}/bulk-issues"), "u1\nu2\n").await;
+    let r = post_csv(
+        &app,
+        &format!("/api/v1/templates/{t2id}/bulk-issues"),
+        "u1\nu2\n",
+    )
+    .await;
     app.service.run_bulk_until_idle(100).await.expect("runs");
     let j = job(&app, &r.id()).await;
     assert_eq!(j["reasons"]["template_inactive"], 2, "{j}");
@@ -191,7 +209,12 @@ async fn a_job_killed_mid_way_resumes_after_a_restart_without_issuing_twice() {
     let app = spawn_app().await;
     let t = app.template(json!({"total_stock": 5000})).await;
     let tid = t["id"].as_str().unwrap_or_default().to_string();
-    let r = post_csv(&app, &format!("/api/v1/templates/{tid}/bulk-issues"), &users(1000)).await;
+    let r = post_csv(
+        &app,
+        &format!("/api/v1/templates/{tid}/bulk-issues"),
+        &users(1000),
+    )
+    .await;
     assert_eq!(r.status, 202, "{}", r.text);
     let id = r.id();
     for _ in 0..3 {
@@ -245,7 +268,10 @@ async fn a_job_killed_mid_way_resumes_after_a_restart_without_issuing_twice() {
     )
     .await;
     assert_eq!(linked, 1000);
-    assert_eq!(app.get(&format!("/api/v1/templates/{tid}")).await.body["claimed"], 1000);
+    assert_eq!(
+        app.get(&format!("/api/v1/templates/{tid}")).await.body["claimed"],
+        1000
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -253,7 +279,12 @@ async fn the_serve_runner_stopped_mid_way_and_started_again_finishes_with_exact_
     let app = spawn_app().await;
     let t = app.template(json!({"total_stock": null})).await;
     let tid = t["id"].as_str().unwrap_or_default().to_string();
-    let r = post_csv(&app, &format!("/api/v1/templates/{tid}/bulk-issues"), &users(3000)).await;
+    let r = post_csv(
+        &app,
+        &format!("/api/v1/templates/{tid}/bulk-issues"),
+        &users(3000),
+    )
+    .await;
     let id = r.id();
     let start = || {
         Jobs::start(
@@ -281,7 +312,11 @@ async fn the_serve_runner_stopped_mid_way_and_started_again_finishes_with_exact_
     }
     jobs.stop().await;
     let j = job(&app, &id).await;
-    assert_eq!((&j["status"], &j["succeeded"]), (&json!("done"), &json!(3000)), "{j}");
+    assert_eq!(
+        (&j["status"], &j["succeeded"]),
+        (&json!("done"), &json!(3000)),
+        "{j}"
+    );
     assert_eq!(issued(&app, &tid).await, 3000);
 }
 
@@ -290,7 +325,12 @@ async fn two_runners_on_one_database_issue_every_line_once() {
     let app = spawn_app().await;
     let t = app.template(json!({"total_stock": null})).await;
     let tid = t["id"].as_str().unwrap_or_default().to_string();
-    let a = post_csv(&app, &format!("/api/v1/templates/{tid}/bulk-issues"), &users(600)).await;
+    let a = post_csv(
+        &app,
+        &format!("/api/v1/templates/{tid}/bulk-issues"),
+        &users(600),
+    )
+    .await;
     let b = post_csv(
         &app,
         &format!("/api/v1/templates/{tid}/bulk-issues"),
@@ -299,10 +339,17 @@ async fn two_runners_on_one_database_issue_every_line_once() {
     .await;
     let clock: SharedClock = app.clock.clone();
     let second = build_service(&Config::default(), app.db.db.clone(), clock);
-    let (x, y) = tokio::join!(
+    tokio::join!(
         async {
             let mut n = 0;
-            while app.service.run_bulk_batch(40).await.expect("batch").is_some() && n < 1000 {
+            while app
+                .service
+                .run_bulk_batch(40)
+                .await
+                .expect("batch")
+                .is_some()
+                && n < 1000
+            {
                 n += 1;
             }
         },
@@ -313,7 +360,6 @@ async fn two_runners_on_one_database_issue_every_line_once() {
             }
         }
     );
-    let ((), ()) = (x, y);
     assert_eq!(job(&app, &a.id()).await["succeeded"], 600);
     assert_eq!(job(&app, &b.id()).await["succeeded"], 700);
     assert_eq!(issued(&app, &tid).await, 1300);
@@ -330,7 +376,12 @@ async fn a_bulk_issue_with_notify_writes_one_coupon_issued_message_per_coupon() 
         "u1\nu2\nu3\n",
     )
     .await;
-    assert_eq!((r.status, &r.body["notify"]), (202, &json!(true)), "{}", r.text);
+    assert_eq!(
+        (r.status, &r.body["notify"]),
+        (202, &json!(true)),
+        "{}",
+        r.text
+    );
     app.service.run_bulk_until_idle(10).await.expect("runs");
     let messages = count(
         &app,
@@ -339,7 +390,12 @@ async fn a_bulk_issue_with_notify_writes_one_coupon_issued_message_per_coupon() 
     .await;
     assert_eq!(messages, 2);
     // Without notify: none.
-    let r = post_csv(&app, &format!("/api/v1/templates/{tid}/bulk-issues"), "u9\n").await;
+    let r = post_csv(
+        &app,
+        &format!("/api/v1/templates/{tid}/bulk-issues"),
+        "u9\n",
+    )
+    .await;
     assert_eq!(r.body["notify"], false);
 }
 
@@ -350,15 +406,26 @@ async fn bulk_void_voids_available_coupons_and_skips_locked_and_used_ones() {
     let tid = t["id"].as_str().unwrap_or_default().to_string();
     let mut ids = Vec::new();
     for u in ["u1", "u2", "u3", "u4", "u5"] {
-        ids.push(app.claim(u, &tid).await["id"].as_str().unwrap_or("").to_string());
+        ids.push(
+            app.claim(u, &tid).await["id"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        );
     }
     // u4's coupon locked to an order, u5's used by a paid one.
     let o = app
-        .post("/api/v1/orders", normal_order("O-4", "u4", Some(&ids[3]), 40000))
+        .post(
+            "/api/v1/orders",
+            normal_order("O-4", "u4", Some(&ids[3]), 40000),
+        )
         .await;
     assert_eq!(o.status, 201, "{}", o.text);
     let o = app
-        .post("/api/v1/orders", normal_order("O-5", "u5", Some(&ids[4]), 40000))
+        .post(
+            "/api/v1/orders",
+            normal_order("O-5", "u5", Some(&ids[4]), 40000),
+        )
         .await;
     assert_eq!(o.status, 201, "{}", o.text);
     let p = app.post("/api/v1/orders/O-5/pay", json!({})).await;
@@ -368,7 +435,10 @@ async fn bulk_void_voids_available_coupons_and_skips_locked_and_used_ones() {
     assert_eq!((refused.status, refused.field()), (400, "reason"));
     let r = app.post(&path, json!({"reason": "活动取消"})).await;
     assert_eq!(r.status, 202, "{}", r.text);
-    assert_eq!((&r.body["kind"], &r.body["total"]), (&json!("bulk_void"), &json!(5)));
+    assert_eq!(
+        (&r.body["kind"], &r.body["total"]),
+        (&json!("bulk_void"), &json!(5))
+    );
     app.service.run_bulk_until_idle(10).await.expect("runs");
     let j = job(&app, &r.id()).await;
     assert_eq!(
@@ -376,7 +446,10 @@ async fn bulk_void_voids_available_coupons_and_skips_locked_and_used_ones() {
         (&json!("done"), &json!(3), &json!(2), &json!(5)),
         "{j}"
     );
-    assert_eq!((&j["reasons"]["locked"], &j["reasons"]["used"]), (&json!(1), &json!(1)));
+    assert_eq!(
+        (&j["reasons"]["locked"], &j["reasons"]["used"]),
+        (&json!(1), &json!(1))
+    );
     let status = |i: usize| {
         let id = ids[i].clone();
         let app = &app;
@@ -385,12 +458,21 @@ async fn bulk_void_voids_available_coupons_and_skips_locked_and_used_ones() {
     for i in 0..3 {
         let c = status(i).await;
         assert_eq!(c["status"], "invalidated");
-        let last = c["events"].as_array().and_then(|e| e.last()).cloned().unwrap_or_default();
-        assert_eq!((&last["action"], &last["reason"]), (&json!("invalidate"), &json!("活动取消")));
+        let last = c["events"]
+            .as_array()
+            .and_then(|e| e.last())
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            (&last["action"], &last["reason"]),
+            (&json!("invalidate"), &json!("活动取消"))
+        );
     }
     assert_eq!(status(3).await["status"], "locked");
     assert_eq!(status(4).await["status"], "used");
-    let csv = app.get(&format!("/api/v1/jobs/{}/results.csv", r.id())).await;
+    let csv = app
+        .get(&format!("/api/v1/jobs/{}/results.csv", r.id()))
+        .await;
     assert_eq!(csv.text.lines().count(), 6, "{}", csv.text);
     assert!(csv.text.contains(",skipped,locked,"));
 
@@ -421,9 +503,12 @@ async fn bulk_void_voids_available_coupons_and_skips_locked_and_used_ones() {
     assert_eq!(j["reasons"]["not_found"], 1);
     assert_eq!(j["reasons"]["other_template"], 1);
     assert_eq!(
-        app.get(&format!("/api/v1/coupons/{}", foreign["id"].as_str().unwrap_or("")))
-            .await
-            .body["status"],
+        app.get(&format!(
+            "/api/v1/coupons/{}",
+            foreign["id"].as_str().unwrap_or("")
+        ))
+        .await
+        .body["status"],
         "available"
     );
 }
@@ -441,11 +526,17 @@ async fn bad_bulk_requests_are_refused_and_change_nothing() {
     let r = post_csv(&app, "/api/v1/templates/tpl_nope/bulk-issues", "u1\n").await;
     assert_eq!((r.status, r.code()), (404, "not_found"));
     let r = app
-        .post("/api/v1/templates/tpl_nope/bulk-void", json!({"reason": "x"}))
+        .post(
+            "/api/v1/templates/tpl_nope/bulk-void",
+            json!({"reason": "x"}),
+        )
         .await;
     assert_eq!(r.status, 404);
     assert_eq!(app.get("/api/v1/jobs/job_nope").await.status, 404);
-    assert_eq!(app.get("/api/v1/jobs/job_nope/results.csv").await.status, 404);
+    assert_eq!(
+        app.get("/api/v1/jobs/job_nope/results.csv").await.status,
+        404
+    );
     let r = app
         .client
         .post(format!("{}{path}", app.base))
@@ -491,27 +582,55 @@ async fn measure_a_bulk_issue_and_a_bulk_void() {
     let started = std::time::Instant::now();
     let job = app
         .service
-        .start_bulk_issue(&ctx, &Authority::Api, None, tid.clone(), file.as_bytes(), false)
+        .start_bulk_issue(
+            &ctx,
+            &Authority::Api,
+            None,
+            tid.clone(),
+            file.as_bytes(),
+            false,
+        )
         .await
         .expect("started")
         .fresh()
         .expect("fresh");
     let loaded = started.elapsed();
-    let batches = app.service.run_bulk_until_idle(100_000).await.expect("runs");
+    let batches = app
+        .service
+        .run_bulk_until_idle(100_000)
+        .await
+        .expect("runs");
     let issue = started.elapsed();
     assert_eq!(issued(&app, &tid).await, n as i64);
-    assert_eq!(app.service.get_job(&job.id).await.expect("job").succeeded, n as i64);
+    assert_eq!(
+        app.service.get_job(&job.id).await.expect("job").succeeded,
+        n as i64
+    );
     let started = std::time::Instant::now();
     let void = app
         .service
-        .start_bulk_void(&ctx, &Authority::Api, None, tid.clone(), VoidInput::All, Some("bench".into()))
+        .start_bulk_void(
+            &ctx,
+            &Authority::Api,
+            None,
+            tid.clone(),
+            VoidInput::All,
+            Some("bench".into()),
+        )
         .await
         .expect("started")
         .fresh()
         .expect("fresh");
-    let void_batches = app.service.run_bulk_until_idle(100_000).await.expect("runs");
+    let void_batches = app
+        .service
+        .run_bulk_until_idle(100_000)
+        .await
+        .expect("runs");
     let voided = started.elapsed();
-    assert_eq!(app.service.get_job(&void.id).await.expect("job").succeeded, n as i64);
+    assert_eq!(
+        app.service.get_job(&void.id).await.expect("job").succeeded,
+        n as i64
+    );
     println!(
         "store {:?}: bulk issue to {n} users: lines stored in {:.1} s, done in {:.1} s ({batches} batches, {:.0} coupons/s); bulk void of {n}: {:.1} s ({void_batches} batches, {:.0} coupons/s)",
         common::store(),

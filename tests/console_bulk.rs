@@ -14,7 +14,9 @@ use serde_json::json;
 #[tokio::test]
 async fn an_operator_bulk_issues_from_the_template_page_and_follows_the_job() {
     let app = spawn_app().await;
-    let t = app.template(json!({"name": "双11定向券", "total_stock": 2})).await;
+    let t = app
+        .template(json!({"name": "双11定向券", "total_stock": 2}))
+        .await;
     let tid = t["id"].as_str().unwrap_or_default().to_string();
     let mut b = signed_in(&app, Role::Operator).await;
     let page = b.get(&format!("/console/templates/{tid}")).await;
@@ -30,12 +32,19 @@ async fn an_operator_bulk_issues_from_the_template_page_and_follows_the_job() {
         .post_form(&path, &[("csrf", &csrf), ("user_ids", "user_id")])
         .await;
     assert_eq!(refused.status, 422, "{}", refused.text);
-    assert_eq!(textarea_text(&refused.text, "user-ids").as_deref(), Some("user_id"));
+    assert_eq!(
+        textarea_text(&refused.text, "user-ids").as_deref(),
+        Some("user_id")
+    );
     assert!(field_error(&refused.text, "user_ids").is_some());
     let started = b
         .post_form(
             &path,
-            &[("csrf", &csrf), ("user_ids", "u1\nu2\nu3\nbad id"), ("notify", "1")],
+            &[
+                ("csrf", &csrf),
+                ("user_ids", "u1\nu2\nu3\nbad id"),
+                ("notify", "1"),
+            ],
         )
         .await;
     assert_eq!(started.status, 303, "{}", started.text);
@@ -43,12 +52,19 @@ async fn an_operator_bulk_issues_from_the_template_page_and_follows_the_job() {
     assert!(job_path.starts_with("/console/jobs/"), "{job_path}");
     let running = b.get(&job_path).await;
     assert_eq!(running.status, 200);
-    assert!(running.contains("http-equiv=\"refresh\""), "a running job reloads itself");
+    assert!(
+        running.contains("http-equiv=\"refresh\""),
+        "a running job reloads itself"
+    );
     assert!(running.contains("双11定向券"), "the template by its name");
     app.service.run_bulk_until_idle(10).await.expect("runs");
     let done = b.get(&job_path).await;
     assert!(!done.contains("http-equiv=\"refresh\""));
-    assert!(done.contains("data-testid=\"bulk-succeeded\">2<"), "{}", done.text);
+    assert!(
+        done.contains("data-testid=\"bulk-succeeded\">2<"),
+        "{}",
+        done.text
+    );
     assert!(done.contains("data-reason=\"out_of_stock\""));
     assert!(done.contains("data-reason=\"invalid_user_id\""));
     let csv = b.get(&format!("{job_path}/results.csv")).await;
@@ -73,7 +89,9 @@ async fn bulk_void_in_the_console_previews_asks_for_a_reason_and_a_confirmation(
     assert_eq!(page.status, 200);
     assert!(page.contains("data-testid=\"bulk-void-preview\""));
     let csrf = page.csrf().expect("token");
-    let refused = b.post_form(&path, &[("csrf", &csrf), ("reason", " ")]).await;
+    let refused = b
+        .post_form(&path, &[("csrf", &csrf), ("reason", " ")])
+        .await;
     assert_eq!(refused.status, 422);
     assert!(field_error(&refused.text, "reason").is_some());
     let ask = b
@@ -82,11 +100,7 @@ async fn bulk_void_in_the_console_previews_asks_for_a_reason_and_a_confirmation(
     assert_eq!(ask.status, 200);
     assert!(ask.contains("data-testid=\"bulk-void-question\""));
     assert_eq!(
-        common::fixtures::count(
-            &app,
-            "SELECT CAST(COUNT(*) AS BIGINT) FROM bulk_jobs"
-        )
-        .await,
+        common::fixtures::count(&app, "SELECT CAST(COUNT(*) AS BIGINT) FROM bulk_jobs").await,
         0,
         "nothing starts before the confirmation"
     );
@@ -130,7 +144,12 @@ async fn support_sees_no_bulk_form_and_cannot_start_a_bulk_job() {
         let r = b
             .post_form(
                 &path,
-                &[("csrf", &csrf), ("user_ids", "u1"), ("reason", "x"), ("confirm", "1")],
+                &[
+                    ("csrf", &csrf),
+                    ("user_ids", "u1"),
+                    ("reason", "x"),
+                    ("confirm", "1"),
+                ],
             )
             .await;
         assert_eq!(r.status, 403, "{path}: {}", r.text);

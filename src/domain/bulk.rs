@@ -262,7 +262,8 @@ mod tests {
 
     #[test]
     fn a_file_reads_one_value_a_line_with_an_optional_header() {
-        let lines = parse_lines(JobKind::BulkIssue, b"user_id\r\nu1\n\n \"u2\" \nbad id\n").unwrap();
+        let lines =
+            parse_lines(JobKind::BulkIssue, b"user_id\r\nu1\n\n \"u2\" \nbad id\n").unwrap();
         let values: Vec<&str> = lines.iter().map(|l| l.value.as_str()).collect();
         assert_eq!(values, vec!["u1", "u2", "bad id"]);
         assert_eq!(lines[2].problem, Some(LineReason::InvalidUserId));

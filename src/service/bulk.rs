@@ -30,9 +30,7 @@ use super::orders::parse_reason;
 use super::support::{Authority, csv_field};
 use super::templates::may_manage_templates;
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
-use crate::domain::bulk::{
-    InputLine, JobKind, JobStatus, LineReason, input_key, parse_lines,
-};
+use crate::domain::bulk::{InputLine, JobKind, JobStatus, LineReason, input_key, parse_lines};
 use crate::domain::coupon::{CouponStatus, effective_status};
 use crate::domain::ids::new_id;
 use crate::domain::time::{from_ms, to_ms};
@@ -297,7 +295,8 @@ impl Service {
                             .await?
                             .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
                         let total = bulk::count_voidable(c, &template_id, now_ms).await?;
-                        let mut job = new_job(&op.ctx, JobKind::BulkVoid, &template_id, None, now_ms);
+                        let mut job =
+                            new_job(&op.ctx, JobKind::BulkVoid, &template_id, None, now_ms);
                         job.status = JobStatus::Running.as_str().into();
                         job.total = total;
                         job.loaded = total;
@@ -587,7 +586,13 @@ impl Service {
 }
 
 /// A new job row: `loading`, nothing counted yet.
-fn new_job(ctx: &Ctx, kind: JobKind, template_id: &str, key: Option<String>, now_ms: i64) -> JobRow {
+fn new_job(
+    ctx: &Ctx,
+    kind: JobKind,
+    template_id: &str,
+    key: Option<String>,
+    now_ms: i64,
+) -> JobRow {
     JobRow {
         id: new_id("job", now_ms),
         kind: kind.as_str().into(),
@@ -725,7 +730,17 @@ async fn issue_batch(
     out.lines = lines.len();
     out.finished = (lines.len() as i64) < batch;
     let cursor = lines.last().map_or(job.cursor_line, |(n, _)| *n);
-    finish_batch(c, job, &tally, cursor, None, job.total, out.finished, now_ms).await?;
+    finish_batch(
+        c,
+        job,
+        &tally,
+        cursor,
+        None,
+        job.total,
+        out.finished,
+        now_ms,
+    )
+    .await?;
     Ok(out)
 }
 
@@ -787,13 +802,27 @@ async fn void_lines_batch(
     for (line_no, coupon_id) in &lines {
         let why = void_one(c, job, coupon_id, now).await?;
         let (outcome, reason) = tally.add(why);
-        let outcome = if why.is_none() { "invalidated" } else { outcome };
+        let outcome = if why.is_none() {
+            "invalidated"
+        } else {
+            outcome
+        };
         let coupon = why.is_none().then_some(coupon_id.as_str());
         bulk::record_line(c, &job.id, *line_no, outcome, reason, coupon).await?;
     }
     let finished = (lines.len() as i64) < batch;
     let cursor = lines.last().map_or(job.cursor_line, |(n, _)| *n);
-    finish_batch(c, job, &tally, cursor, None, job.total, finished, to_ms(now)).await?;
+    finish_batch(
+        c,
+        job,
+        &tally,
+        cursor,
+        None,
+        job.total,
+        finished,
+        to_ms(now),
+    )
+    .await?;
     Ok(BatchOutcome {
         lines: lines.len(),
         finished,
@@ -873,7 +902,11 @@ async fn void_walk_batch(
     };
     // Coupons that moved between statuses while the walk went on may be
     // seen once or not at all: the finished job's total is what it saw.
-    let total = if finished { cursor_line } else { job.total.max(cursor_line) };
+    let total = if finished {
+        cursor_line
+    } else {
+        job.total.max(cursor_line)
+    };
     finish_batch(
         c,
         job,

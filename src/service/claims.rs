@@ -66,8 +66,7 @@ impl Service {
                             _ => ServiceError::refused(refusal, "this template has no stock left"),
                         });
                     }
-                    let mut row =
-                        template_coupon(&t, user_id.as_str(), starts_at, ends_at, now_ms);
+                    let mut row = template_coupon(&t, user_id.as_str(), starts_at, ends_at, now_ms);
                     insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
                     Ok(CouponView::from_row(row, now))
                 })

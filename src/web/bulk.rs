@@ -72,7 +72,11 @@ fn kind_words(l: Lang, kind: Option<JobKind>) -> String {
 
 /// The template page's part: the two forms' links for operators and the
 /// template's recent jobs for everyone.
-pub async fn template_section(s: &AppState, staff: &Staff, t: &TemplateView) -> impl IntoView + use<> {
+pub async fn template_section(
+    s: &AppState,
+    staff: &Staff,
+    t: &TemplateView,
+) -> impl IntoView + use<> {
     let l = staff.lang;
     let jobs = s.service.template_jobs(&t.id).await.unwrap_or_default();
     let starts = may_manage_templates(&staff.authority()).then(|| {
@@ -136,7 +140,14 @@ async fn issue_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Stri
     if !may_manage_templates(&staff.authority()) {
         return forbidden(staff.lang);
     }
-    render_issue(&s, &staff, &id, IssueForm::default(), FieldErrors::default()).await
+    render_issue(
+        &s,
+        &staff,
+        &id,
+        IssueForm::default(),
+        FieldErrors::default(),
+    )
+    .await
 }
 
 async fn render_issue(
@@ -238,7 +249,15 @@ async fn void_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Strin
     if !may_manage_templates(&staff.authority()) {
         return forbidden(staff.lang);
     }
-    render_void(&s, &staff, &id, VoidForm::default(), FieldErrors::default(), false).await
+    render_void(
+        &s,
+        &staff,
+        &id,
+        VoidForm::default(),
+        FieldErrors::default(),
+        false,
+    )
+    .await
 }
 
 /// The void form with its preview; `confirming`: the reason is in and the
@@ -271,7 +290,11 @@ async fn render_void(
     let csrf = staff.session.csrf_token.clone();
     let step = if confirming {
         let reason = form.reason.clone();
-        let question = crate::tr!(l, "bulk-void-confirm-question", available = t.counts.available);
+        let question = crate::tr!(
+            l,
+            "bulk-void-confirm-question",
+            available = t.counts.available
+        );
         view! {
             <form method="post" action=action class="stack" data-testid="bulk-void-confirm-form">
                 <input type="hidden" name="csrf" value=csrf/>
@@ -416,7 +439,10 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String
     let template_href = template_path(&template.id);
     let ids = ids_details(
         l,
-        vec![("bulk-id-job", job.id.clone()), ("id-template", template.id.clone())],
+        vec![
+            ("bulk-id-job", job.id.clone()),
+            ("id-template", template.id.clone()),
+        ],
     );
     let reason = job.reason.clone().map(|r| {
         view! { <dt>{l.t("template-reason")}</dt><dd>{r}</dd> }
