@@ -406,8 +406,12 @@ async fn a_claim_whose_key_another_instance_answered_meanwhile_replays_that_answ
     let tid = t["id"].as_str().expect("id").to_string();
     let body = json!({"template_id": tid});
     let path = "/api/v1/users/u-race/coupons";
-    let mut other = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
-    let mut probe = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
+    let mut other = sqlx::AnyConnection::connect(&app.db.url)
+        .await
+        .expect("connect");
+    let mut probe = sqlx::AnyConnection::connect(&app.db.url)
+        .await
+        .expect("connect");
     // The other instance holds the stock rows, so our claim stops after
     // its lookup, at the stock UPDATE.
     other.execute("BEGIN").await.expect("begin");
@@ -428,12 +432,25 @@ async fn a_claim_whose_key_another_instance_answered_meanwhile_replays_that_answ
                 .await
                 .expect("send");
             let replayed = r.headers().get("idempotent-replayed").is_some();
-            (r.status().as_u16(), replayed, r.text().await.unwrap_or_default())
+            (
+                r.status().as_u16(),
+                replayed,
+                r.text().await.unwrap_or_default(),
+            )
         })
     };
     until_a_backend_waits_for_a_lock(&mut probe).await;
     let first = r#"{"first":"answer"}"#;
-    record_first_answer(&mut other, path, "raced", &body, 201, first, app.now().timestamp_millis()).await;
+    record_first_answer(
+        &mut other,
+        path,
+        "raced",
+        &body,
+        201,
+        first,
+        app.now().timestamp_millis(),
+    )
+    .await;
     other.execute("COMMIT").await.expect("commit");
     let (status, replayed, text) = request.await.expect("join");
     assert_eq!((status, replayed, text.as_str()), (201, true, first));
@@ -443,7 +460,10 @@ async fn a_claim_whose_key_another_instance_answered_meanwhile_replays_that_answ
             .fetch_one(&mut probe)
             .await
             .expect("count");
-    assert_eq!(coupons, 0, "our claim was rolled back, not kept beside the replay");
+    assert_eq!(
+        coupons, 0,
+        "our claim was rolled back, not kept beside the replay"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -455,13 +475,22 @@ async fn a_pay_refused_because_another_instance_paid_with_the_same_key_replays_i
     let t = app.template(json!({})).await;
     let coupon = app.claim("u-pay", t["id"].as_str().expect("id")).await;
     let r = app
-        .order(normal_order("o-race", "u-pay", coupon["id"].as_str(), 100_000))
+        .order(normal_order(
+            "o-race",
+            "u-pay",
+            coupon["id"].as_str(),
+            100_000,
+        ))
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let path = "/api/v1/orders/o-race/pay";
     let body = json!({});
-    let mut other = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
-    let mut probe = sqlx::AnyConnection::connect(&app.db.url).await.expect("connect");
+    let mut other = sqlx::AnyConnection::connect(&app.db.url)
+        .await
+        .expect("connect");
+    let mut probe = sqlx::AnyConnection::connect(&app.db.url)
+        .await
+        .expect("connect");
     // The other instance is paying the order (row locked, not committed).
     other.execute("BEGIN").await.expect("begin");
     sqlx::query("UPDATE orders SET status = 'paid' WHERE order_no = 'o-race'")
@@ -480,7 +509,11 @@ async fn a_pay_refused_because_another_instance_paid_with_the_same_key_replays_i
                 .await
                 .expect("send");
             let replayed = r.headers().get("idempotent-replayed").is_some();
-            (r.status().as_u16(), replayed, r.text().await.unwrap_or_default())
+            (
+                r.status().as_u16(),
+                replayed,
+                r.text().await.unwrap_or_default(),
+            )
         })
     };
     until_a_backend_waits_for_a_lock(&mut probe).await;

@@ -4,6 +4,7 @@
 //! in [`crate::http`].
 
 pub mod activity;
+pub mod bulk;
 pub mod campaigns;
 pub mod compensation;
 pub mod coupons;
@@ -91,7 +92,11 @@ pub fn routes() -> Router<AppState> {
         .route("/compensation-ledger", get(compensation::ledger))
         .route("/expirations/pending", get(expirations::pending))
         .route("/users/{user_id}/activity", post(activity::record))
-        .route("/openapi.json", get(openapi::serve));
+        .route("/openapi.json", get(openapi::serve))
+        .route("/templates/{id}/bulk-issues", post(bulk::start_issue))
+        .route("/templates/{id}/bulk-void", post(bulk::start_void))
+        .route("/jobs/{id}", get(bulk::get))
+        .route("/jobs/{id}/results.csv", get(bulk::results));
 
     Router::new().nest("/api/v1", v1)
 }

@@ -6,7 +6,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    activity, campaigns, compensation, coupons, expirations, orders, self_check, support, templates,
+    activity, bulk, campaigns, compensation, coupons, expirations, orders, self_check, support,
+    templates,
 };
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
@@ -40,6 +41,7 @@ impl Modify for BearerAuth {
         compensation::get_rules, compensation::put_rules, compensation::ledger,
         activity::record,
         crate::http::ops::healthz, crate::http::ops::readyz, crate::http::ops::metrics,
+        bulk::start_issue, bulk::start_void, bulk::get, bulk::results,
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
@@ -52,6 +54,7 @@ impl Modify for BearerAuth {
         compensation::RulesBody, compensation::PresetBody, crate::service::compensation::RulesView, crate::service::compensation::PresetView,
         crate::service::compensation::LedgerPage, crate::service::compensation::LedgerEntryView, crate::service::compensation::LedgerTotals,
         activity::ActivityBody,
+        crate::service::bulk::JobView, bulk::BulkVoidBody,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),

@@ -4,6 +4,7 @@
 //! Nothing in here performs I/O or reads the clock: every function that needs
 //! "now" takes it as an argument, so each rule is testable on its own.
 
+pub mod bulk;
 pub mod campaign;
 pub mod checkout;
 pub mod compensation;

@@ -392,10 +392,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "templates",
     "compensation",
     "campaigns",
-    "wakeup"
+    "wakeup",
+    "bulk"
 ];
 
-const FILE_COUNT: usize = 25;
+const FILE_COUNT: usize = 26;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

@@ -174,6 +174,11 @@ impl Jobs {
             metrics.clone(),
             rx.clone(),
         )));
+        handles.push(tokio::spawn(bulk_jobs(
+            service.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
         handles.push(tokio::spawn(periodic(
             "idempotency-purge",
             service,
@@ -352,6 +357,54 @@ impl DispatchWindow {
                 .await
         {
             tracing::warn!(job = JOB, error = %e, "cannot record job run");
+        }
+    }
+}
+
+/// How often the bulk-job runner looks for work when it has none.
+const BULK_IDLE: StdDuration = StdDuration::from_secs(1);
+/// Pause between two batches of a bulk job, so a big job leaves room for
+/// requests (on SQLite they wait for the batch in progress).
+const BULK_PAUSE: StdDuration = StdDuration::from_millis(2);
+
+/// The bulk issue / bulk void runner ([`Service::run_bulk_batch`]): drains
+/// running jobs batch by batch (each batch one transaction; instances on
+/// one PostgreSQL take different jobs' rows, `FOR UPDATE SKIP LOCKED`),
+/// then looks again every [`BULK_IDLE`]. A run that did something or
+/// failed is recorded in `job_runs`.
+async fn bulk_jobs(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
+    const JOB: &str = "bulk-jobs";
+    loop {
+        let started_at = service.now();
+        let started = Instant::now();
+        let mut rows = 0u64;
+        let mut error = None;
+        for _ in 0..MAX_SWEEP_BATCHES {
+            if *shutdown.borrow() {
+                break;
+            }
+            match service.run_bulk_batch(service.bulk_batch_rows()).await {
+                Ok(Some(report)) => {
+                    rows += report.lines as u64;
+                    tokio::time::sleep(BULK_PAUSE).await;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(job = JOB, error = %e, "bulk job batch failed; it will run again");
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        metrics.observe_job(JOB, started.elapsed().as_secs_f64(), rows, error.is_some());
+        if (rows > 0 || error.is_some())
+            && let Err(e) = service.record_job_run(JOB, started_at, rows, error).await
+        {
+            tracing::warn!(job = JOB, error = %e, "cannot record job run");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(BULK_IDLE) => {}
+            _ = shutdown.changed() => return,
         }
     }
 }

@@ -18,7 +18,8 @@ use crate::domain::time::{from_ms, to_ms};
 use crate::store::archive;
 use crate::store::coupons::{self, CouponRow};
 use crate::store::events;
-use crate::store::templates;
+use crate::store::templates::{self, TemplateRow};
+use chrono::{DateTime, Utc};
 
 /// Most coupons one list call returns.
 pub const MAX_LIST_LIMIT: i64 = 1000;
@@ -151,10 +152,41 @@ pub(crate) async fn claim_in_tx(
     template_id: &str,
 ) -> Result<CouponView, ServiceError> {
     let now = op.now;
-    let now_ms = to_ms(now);
     let (t, shards) = templates::get_for_claim(c, template_id)
         .await?
         .ok_or_else(|| ServiceError::not_found("template", template_id))?;
+    let (starts_at, ends_at) = claim_window(&t, now).ok_or_else(|| {
+        ServiceError::refused(
+            Refusal::TemplateInactive,
+            "this template is not active: its coupons can no longer be claimed",
+        )
+    })?;
+    if let Some(refusal) = take_claim(c, &t, shards, user_id.as_str()).await? {
+        return Err(match refusal {
+            Refusal::ClaimLimitReached => ServiceError::refused(
+                refusal,
+                format!(
+                    "user already holds {} coupon(s) of this template",
+                    t.per_user_limit.unwrap_or(0)
+                ),
+            ),
+            _ => ServiceError::refused(refusal, "this template has no stock left"),
+        });
+    }
+    let mut row = template_coupon(&t, user_id.as_str(), (starts_at, ends_at), now);
+    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
+    Ok(CouponView::from_row(row, now))
+}
+
+/// The validity window a coupon of `t` claimed at `now` gets before any
+/// expiry spread, or `None` when the template takes no claims now (paused,
+/// claiming ended early, or its validity over). The claim and the bulk
+/// issue both decide here.
+pub(crate) fn claim_window(
+    t: &TemplateRow,
+    now: DateTime<Utc>,
+) -> Option<(DateTime<Utc>, DateTime<Utc>)> {
+    let now_ms = to_ms(now);
     let validity = match t.valid_seconds {
         Some(seconds) => Validity::Relative {
             seconds,
@@ -166,42 +198,55 @@ pub(crate) async fn claim_in_tx(
             until: from_ms(t.valid_until.unwrap_or(t.created_at)),
         },
     };
-    // The id first: a spreading template's coupon ends
-    // earlier by an offset drawn from it.
-    let id = new_id("cpn", now_ms);
-    let window = validity
-        .window_for_claim(now)
-        .map(|w| spread_window(w, now, t.expiry_spread_seconds, &id));
-    // Paused, or claiming ended early: refused like an
-    // inactive template; the validity window decides next.
+    let window = validity.window_for_claim(now);
+    // Paused, or claiming ended early: refused like an inactive template;
+    // the validity window decides next.
     let open = t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
-    let (starts_at, ends_at) = match (open, window) {
-        (true, Some(w)) => w,
-        _ => {
-            return Err(ServiceError::refused(
-                Refusal::TemplateInactive,
-                "this template is not active: its coupons can no longer be claimed",
-            ));
-        }
-    };
+    window.filter(|_| open)
+}
+
+/// Takes the per-user quota and one unit of stock (from the template's
+/// `shards`, read with it) for one coupon of `t` for `user_id`, in the
+/// caller's transaction. `Some(refusal)` (`claim_limit_reached` or
+/// `out_of_stock`) when the rules say no; then nothing stays taken (a
+/// quota taken before the stock ran out is given back), so a bulk issue
+/// can go on with the next line in the same transaction.
+pub(crate) async fn take_claim(
+    c: &mut sqlx::AnyConnection,
+    t: &TemplateRow,
+    shards: i64,
+    user_id: &str,
+) -> Result<Option<Refusal>, ServiceError> {
     if let Some(limit) = t.per_user_limit
-        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
+        && !templates::take_user_quota(c, &t.id, user_id, limit).await?
     {
-        return Err(ServiceError::refused(
-            Refusal::ClaimLimitReached,
-            format!("user already holds {limit} coupon(s) of this template"),
-        ));
+        return Ok(Some(Refusal::ClaimLimitReached));
     }
     if !take_stock(c, &t.id, shards).await? {
-        return Err(ServiceError::refused(
-            Refusal::OutOfStock,
-            "this template has no stock left",
-        ));
+        if t.per_user_limit.is_some() {
+            templates::give_back_user_quota(c, &t.id, user_id).await?;
+        }
+        return Ok(Some(Refusal::OutOfStock));
     }
-    let mut row = CouponRow {
+    Ok(None)
+}
+
+/// The row of a new `available` coupon of `t` for `user_id` in `window`
+/// (from [`claim_window`]); a spreading template's coupon ends earlier by
+/// an offset drawn from the new coupon's id (never later than promised).
+pub(crate) fn template_coupon(
+    t: &TemplateRow,
+    user_id: &str,
+    window: (DateTime<Utc>, DateTime<Utc>),
+    now: DateTime<Utc>,
+) -> CouponRow {
+    let now_ms = to_ms(now);
+    let id = new_id("cpn", now_ms);
+    let (starts_at, ends_at) = spread_window(window, now, t.expiry_spread_seconds, &id);
+    CouponRow {
         id,
         code: new_coupon_code(),
-        user_id: user_id.as_str().to_string(),
+        user_id: user_id.to_string(),
         template_id: Some(t.id.clone()),
         source: CouponSource::Claim,
         kind: t.kind,
@@ -218,9 +263,7 @@ pub(crate) async fn claim_in_tx(
         used_at: None,
         created_at: now_ms,
         updated_at: now_ms,
-    };
-    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
-    Ok(CouponView::from_row(row, now))
+    }
 }
 
 /// Takes one unit of stock: tries each shard once, starting at a random

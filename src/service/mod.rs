@@ -12,6 +12,7 @@
 //!   nothing.
 
 pub mod audit;
+pub mod bulk;
 pub mod campaigns;
 pub mod checkout;
 pub mod claims;

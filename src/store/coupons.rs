@@ -5,9 +5,9 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::events::{self, NewEvent};
-use super::{Backend, backend_of};
 use super::outbox::{self, NewMessage};
 use super::views::{CouponView, parse_stored_categories, ts, ts_opt};
+use super::{Backend, backend_of};
 use crate::domain::coupon::{
     CouponSource, CouponStatus, IllegalTransition, check_transition, effective_status,
 };

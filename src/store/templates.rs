@@ -153,6 +153,25 @@ pub async fn take_user_quota(
     Ok(r.rows_affected() == 1)
 }
 
+/// Gives back one claim of `user_id` taken by [`take_user_quota`] in the
+/// same transaction (a bulk issue whose stock ran out after the quota was
+/// taken goes on with its next line).
+pub async fn give_back_user_quota(
+    conn: &mut AnyConnection,
+    template_id: &str,
+    user_id: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE template_user_claims SET claimed = claimed - 1
+         WHERE template_id = $1 AND user_id = $2 AND claimed > 0",
+    )
+    .bind(template_id)
+    .bind(user_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Takes one unit of stock from one shard: a conditional increment that
 /// fails when the shard is full. Returns whether it took one.
 pub async fn take_from_shard(

@@ -21,6 +21,7 @@
 pub mod actions;
 pub mod audit;
 pub mod auth;
+pub mod bulk;
 pub mod campaigns;
 pub mod compensation;
 pub mod console;
@@ -97,6 +98,7 @@ pub fn routes() -> Router<AppState> {
         .merge(templates::routes())
         .merge(campaigns::routes())
         .merge(wakeup::routes())
+        .merge(bulk::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -774,6 +774,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
         |m| l.msg(&m),
     );
     let ids = ids_details(l, vec![("id-template", t.id.clone())]);
+    let bulk = super::bulk::template_section(s, staff, &t).await;
     let mut r = staff.page(
         &title,
         view! {
@@ -798,6 +799,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
                 {ids}
             </section>
             {manage}
+            {bulk}
             <section aria-labelledby="template-history">
                 <h2 id="template-history">{l.t("template-history")}</h2>
                 {history_table(l, history)}

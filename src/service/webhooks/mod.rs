@@ -64,7 +64,7 @@ pub use subscribers::SubscriberView;
 pub use urls::{ReceiverRefusal, UrlProblem, check_url, parse_receiver_url};
 
 /// Every type a subscriber may ask for (API.md).
-pub const EVENT_TYPES: [&str; 9] = [
+pub const EVENT_TYPES: [&str; 10] = [
     "coupon.expired",
     "coupon.locked",
     "coupon.released",
@@ -74,4 +74,6 @@ pub const EVENT_TYPES: [&str; 9] = [
     "reminder.final_payment_open",
     "reminder.coupon_expires_before_final_payment",
     "reminder.wakeup",
+    // A bulk issue with `notify` (service::bulk): the new coupon.
+    "coupon.issued",
 ];

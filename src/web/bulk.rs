@@ -1,0 +1,522 @@
+//! Bulk issue (定向发券) and bulk void (批量作废) in the console, on the
+//! same service functions as `POST /templates/{id}/bulk-issues` and
+//! `POST /templates/{id}/bulk-void`:
+//!
+//! - `/console/templates/{id}/bulk-issue`: paste user ids, one a line
+//!   (the form is `application/x-www-form-urlencoded`: axum's multipart
+//!   feature is not built in, so no file upload; a file goes through the
+//!   API), optionally with a message to each user;
+//! - `/console/templates/{id}/bulk-void`: the preview (how many available
+//!   coupons become void, how many locked and used are left alone), a
+//!   reason, and a confirmation step before the job starts;
+//! - `/console/jobs/{id}`: the job's progress, refreshing itself without
+//!   JavaScript (`<meta http-equiv=refresh>`) while it runs, with its
+//!   results file (`/console/jobs/{id}/results.csv`).
+//!
+//! Starting is for operators and admins, enforced in the service; every
+//! staff role reads jobs. A refused form comes back (422) as typed with
+//! the message at its field.
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError};
+use super::i18n::Lang;
+use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
+use crate::domain::bulk::{JobKind, LineReason};
+use crate::http::AppState;
+use crate::service::ServiceError;
+use crate::service::bulk::{JobView, VoidInput};
+use crate::service::templates::may_manage_templates;
+use crate::service::views::TemplateView;
+
+/// How often a running job's page reloads itself, in seconds.
+const REFRESH_SECONDS: u32 = 3;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/console/templates/{id}/bulk-issue",
+            get(issue_page).post(issue),
+        )
+        .route(
+            "/console/templates/{id}/bulk-void",
+            get(void_page).post(void),
+        )
+        .route("/console/jobs/{id}", get(job_page))
+        .route("/console/jobs/{id}/results.csv", get(results))
+}
+
+fn template_path(id: &str) -> String {
+    format!("/console/templates/{}", enc(id))
+}
+
+fn job_path(id: &str) -> String {
+    format!("/console/jobs/{}", enc(id))
+}
+
+fn forbidden(l: Lang) -> Response {
+    WebError::forbidden(l.t("template-needs-operator")).into_response()
+}
+
+fn kind_words(l: Lang, kind: Option<JobKind>) -> String {
+    kind.map(|k| l.t(k.label_key()).to_string())
+        .unwrap_or_default()
+}
+
+/// The template page's part: the two forms' links for operators and the
+/// template's recent jobs for everyone.
+pub async fn template_section(
+    s: &AppState,
+    staff: &Staff,
+    t: &TemplateView,
+) -> impl IntoView + use<> {
+    let l = staff.lang;
+    let jobs = s.service.template_jobs(&t.id).await.unwrap_or_default();
+    let starts = may_manage_templates(&staff.authority()).then(|| {
+        let base = template_path(&t.id);
+        let (issue, void) = (format!("{base}/bulk-issue"), format!("{base}/bulk-void"));
+        view! {
+            <p class="actions">
+                <a class="button" href=issue data-testid="bulk-issue-link">{l.t("bulk-issue-title")}</a>
+                <a class="button danger" href=void data-testid="bulk-void-link">{l.t("bulk-void-title")}</a>
+            </p>
+        }
+    });
+    let list = if jobs.is_empty() {
+        view! { <p class="note">{l.t("bulk-no-jobs")}</p> }.into_any()
+    } else {
+        let rows = jobs
+            .into_iter()
+            .map(|j| {
+                let href = job_path(&j.id);
+                let kind = kind_words(l, j.kind());
+                let status = l.t(j.status().label_key());
+                let progress = crate::tr!(l, "bulk-progress-short", done = j.done, total = j.total);
+                view! {
+                    <tr data-testid="bulk-job-row">
+                        <td data-label=l.t("bulk-kind")><a href=href>{kind}</a></td>
+                        <td data-label=l.t("bulk-status")>{status}</td>
+                        <td data-label=l.t("bulk-progress")>{progress}</td>
+                        <td class="nowrap" data-label=l.t("bulk-started-at")>{time_text(&j.created_at)}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <div class="table-wrap"><table>
+                <thead><tr>
+                    <th>{l.t("bulk-kind")}</th><th>{l.t("bulk-status")}</th>
+                    <th>{l.t("bulk-progress")}</th><th>{l.t("bulk-started-at")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table></div>
+        }
+        .into_any()
+    };
+    view! {
+        <section aria-labelledby="template-bulk">
+            <h2 id="template-bulk">{l.t("bulk-section")}</h2>
+            {starts}
+            {list}
+        </section>
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct IssueForm {
+    user_ids: String,
+    notify: Option<String>,
+}
+
+async fn issue_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    if !may_manage_templates(&staff.authority()) {
+        return forbidden(staff.lang);
+    }
+    render_issue(
+        &s,
+        &staff,
+        &id,
+        IssueForm::default(),
+        FieldErrors::default(),
+    )
+    .await
+}
+
+async fn render_issue(
+    s: &AppState,
+    staff: &Staff,
+    id: &str,
+    form: IssueForm,
+    errors: FieldErrors,
+) -> Response {
+    let l = staff.lang;
+    let t = match s.service.get_template(id).await {
+        Ok(t) => t,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let refused = !errors.is_empty();
+    let action = format!("{}/bulk-issue", template_path(id));
+    let back = template_path(id);
+    let field = errors.input_attrs("user_ids", "user-ids");
+    let typed = super::escape_html(&form.user_ids);
+    let notify = form.notify.is_some();
+    let title = crate::tr!(l, "bulk-issue-page-title", name = t.name.clone());
+    let csrf = staff.session.csrf_token.clone();
+    let mut r = staff.page(
+        &title,
+        view! {
+            <section aria-labelledby="bulk-issue">
+                <h2 id="bulk-issue">{l.t("bulk-issue-title")}</h2>
+                <p class="note">{l.t("bulk-issue-explained")}</p>
+                <form method="post" action=action class="stack" data-testid="bulk-issue-form">
+                    <input type="hidden" name="csrf" value=csrf/>
+                    <label for="user-ids">{l.t("bulk-user-ids")}</label>
+                    <span class="note">{l.t("bulk-user-ids-note")}</span>
+                    <textarea id="user-ids" name="user_ids" rows="12"
+                        aria-invalid=field.invalid aria-describedby=field.described_by.clone()>{typed}</textarea>
+                    {field_error(&field)}
+                    <label><input type="checkbox" name="notify" value="1" checked=notify/>" "{l.t("bulk-notify")}</label>
+                    <p class="actions">
+                        <button type="submit" class="primary" data-testid="bulk-issue-start">{l.t("bulk-issue-start")}</button>
+                        <a class="button" href=back>{l.t("bulk-back-to-template")}</a>
+                    </p>
+                </form>
+            </section>
+        },
+    );
+    if refused {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
+}
+
+async fn issue(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: IssueForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    let result = s
+        .service
+        .start_bulk_issue(
+            &staff.ctx(),
+            &staff.authority(),
+            None,
+            id.clone(),
+            form.user_ids.as_bytes(),
+            form.notify.is_some(),
+        )
+        .await;
+    match result {
+        Ok(done) => match done.fresh() {
+            Some(job) => staff.done(
+                &job_path(&job.id),
+                crate::tr!(l, "bulk-started-flash", total = job.total),
+            ),
+            None => staff.done(&template_path(&id), l.t("bulk-started-plain").to_string()),
+        },
+        Err(ServiceError::Invalid(_)) => {
+            let mut errors = FieldErrors::default();
+            errors.add("user_ids", l.t("bulk-error-user-ids").to_string());
+            render_issue(&s, &staff, &id, form, errors).await
+        }
+        Err(ServiceError::Forbidden(_)) => forbidden(l),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct VoidForm {
+    reason: String,
+    confirm: Option<String>,
+}
+
+async fn void_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    if !may_manage_templates(&staff.authority()) {
+        return forbidden(staff.lang);
+    }
+    render_void(
+        &s,
+        &staff,
+        &id,
+        VoidForm::default(),
+        FieldErrors::default(),
+        false,
+    )
+    .await
+}
+
+/// The void form with its preview; `confirming`: the reason is in and the
+/// page asks to confirm.
+async fn render_void(
+    s: &AppState,
+    staff: &Staff,
+    id: &str,
+    form: VoidForm,
+    errors: FieldErrors,
+    confirming: bool,
+) -> Response {
+    let l = staff.lang;
+    let t = match s.service.get_template(id).await {
+        Ok(t) => t,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let refused = !errors.is_empty();
+    let action = format!("{}/bulk-void", template_path(id));
+    let back = template_path(id);
+    let field = errors.input_attrs("reason", "void-reason");
+    let preview = crate::tr!(
+        l,
+        "bulk-void-preview",
+        available = t.counts.available,
+        locked = t.counts.locked,
+        used = t.counts.used
+    );
+    let title = crate::tr!(l, "bulk-void-page-title", name = t.name.clone());
+    let csrf = staff.session.csrf_token.clone();
+    let step = if confirming {
+        let reason = form.reason.clone();
+        let question = crate::tr!(
+            l,
+            "bulk-void-confirm-question",
+            available = t.counts.available
+        );
+        view! {
+            <form method="post" action=action class="stack" data-testid="bulk-void-confirm-form">
+                <input type="hidden" name="csrf" value=csrf/>
+                <input type="hidden" name="reason" value=reason.clone()/>
+                <input type="hidden" name="confirm" value="1"/>
+                <p class="warning" role="alert" data-testid="bulk-void-question">{question}</p>
+                <dl class="facts"><dt>{l.t("template-reason")}</dt><dd data-testid="bulk-void-reason">{reason}</dd></dl>
+                <p class="actions">
+                    <button type="submit" class="danger primary" data-testid="bulk-void-confirm">{l.t("bulk-void-confirm")}</button>
+                    <a class="button" href=back>{l.t("bulk-back-to-template")}</a>
+                </p>
+            </form>
+        }
+        .into_any()
+    } else {
+        let typed = super::escape_html(&form.reason);
+        view! {
+            <form method="post" action=action class="stack" data-testid="bulk-void-form">
+                <input type="hidden" name="csrf" value=csrf/>
+                <label for="void-reason">{l.t("template-reason")}</label>
+                <textarea id="void-reason" name="reason" maxlength="500"
+                    aria-invalid=field.invalid aria-describedby=field.described_by.clone()>{typed}</textarea>
+                {field_error(&field)}
+                <p class="actions">
+                    <button type="submit" class="primary" data-testid="bulk-void-next">{l.t("bulk-void-next")}</button>
+                    <a class="button" href=back>{l.t("bulk-back-to-template")}</a>
+                </p>
+            </form>
+        }
+        .into_any()
+    };
+    let mut r = staff.page(
+        &title,
+        view! {
+            <section aria-labelledby="bulk-void">
+                <h2 id="bulk-void">{l.t("bulk-void-title")}</h2>
+                <p data-testid="bulk-void-preview">{preview}</p>
+                {step}
+            </section>
+        },
+    );
+    if refused {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
+}
+
+async fn void(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let form: VoidForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    if !may_manage_templates(&staff.authority()) {
+        return forbidden(l);
+    }
+    let reason_ok = crate::service::orders::parse_reason(Some(form.reason.clone())).is_ok();
+    if !reason_ok {
+        let mut errors = FieldErrors::default();
+        errors.add("reason", l.t("please-give-a-reason").to_string());
+        return render_void(&s, &staff, &id, form, errors, false).await;
+    }
+    if form.confirm.is_none() {
+        return render_void(&s, &staff, &id, form, FieldErrors::default(), true).await;
+    }
+    let result = s
+        .service
+        .start_bulk_void(
+            &staff.ctx(),
+            &staff.authority(),
+            None,
+            id.clone(),
+            VoidInput::All,
+            Some(form.reason.clone()),
+        )
+        .await;
+    match result {
+        Ok(done) => match done.fresh() {
+            Some(job) => staff.done(
+                &job_path(&job.id),
+                crate::tr!(l, "bulk-started-flash", total = job.total),
+            ),
+            None => staff.done(&template_path(&id), l.t("bulk-started-plain").to_string()),
+        },
+        Err(ServiceError::Invalid(_)) => {
+            let mut errors = FieldErrors::default();
+            errors.add("reason", l.t("please-give-a-reason").to_string());
+            render_void(&s, &staff, &id, form, errors, false).await
+        }
+        Err(ServiceError::Forbidden(_)) => forbidden(l),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    let l = staff.lang;
+    let job = match s.service.get_job(&id).await {
+        Ok(j) => j,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let template = match s.service.get_template(&job.template_id).await {
+        Ok(t) => t,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let kind = job.kind();
+    let status = job.status();
+    let title = crate::tr!(
+        l,
+        "bulk-job-title",
+        kind = kind_words(l, kind),
+        name = template.name.clone()
+    );
+    let here = job_path(&job.id);
+    let refresh = status.is_active().then(|| {
+        let here = here.clone();
+        view! {
+            <meta http-equiv="refresh" content=REFRESH_SECONDS.to_string()/>
+            <p class="note" data-testid="bulk-refreshing">{l.t("bulk-refreshing")}" "<a href=here>{l.t("bulk-refresh-now")}</a></p>
+        }
+    });
+    let succeeded_key = match kind {
+        Some(JobKind::BulkVoid) => "bulk-voided",
+        _ => "bulk-issued",
+    };
+    let reasons = job
+        .reasons
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(r, n)| {
+            let words = LineReason::parse(r)
+                .map(|r| l.t(&r.label_key()).to_string())
+                .unwrap_or_else(|| l.t("bulk-reason-other").to_string());
+            view! { <li data-testid="bulk-reason" data-reason=r.clone()>{words}": "{*n}</li> }
+        })
+        .collect_view();
+    let results = format!("{here}/results.csv");
+    let template_href = template_path(&template.id);
+    let ids = ids_details(
+        l,
+        vec![
+            ("bulk-id-job", job.id.clone()),
+            ("id-template", template.id.clone()),
+        ],
+    );
+    let reason = job.reason.clone().map(|r| {
+        view! { <dt>{l.t("template-reason")}</dt><dd>{r}</dd> }
+    });
+    let notify = (kind == Some(JobKind::BulkIssue)).then(|| {
+        let words = if job.notify {
+            l.t("bulk-notify-yes")
+        } else {
+            l.t("bulk-notify-no")
+        };
+        view! { <dt>{l.t("bulk-notify")}</dt><dd>{words}</dd> }
+    });
+    let actor = actor_text(l, &job.actor);
+    staff.page(
+        &title,
+        view! {
+            {refresh}
+            <section aria-labelledby="bulk-job">
+                <h2 id="bulk-job">{l.t("bulk-job")}" "<span class="badge" data-testid="bulk-status">{l.t(status.label_key())}</span></h2>
+                <dl class="facts">
+                    <dt>{l.t("bulk-kind")}</dt><dd>{kind_words(l, kind)}</dd>
+                    <dt>{l.t("template")}</dt><dd><a href=template_href>{template.name.clone()}</a></dd>
+                    <dt>{l.t("bulk-total")}</dt><dd data-testid="bulk-total">{job.total}</dd>
+                    <dt>{l.t("bulk-done")}</dt><dd data-testid="bulk-done">{job.done}</dd>
+                    <dt>{l.t(succeeded_key)}</dt><dd data-testid="bulk-succeeded">{job.succeeded}</dd>
+                    <dt>{l.t("bulk-skipped")}</dt><dd data-testid="bulk-skipped">{job.skipped}</dd>
+                    <dt>{l.t("bulk-failed")}</dt><dd data-testid="bulk-failed">{job.failed}</dd>
+                    {reason}
+                    {notify}
+                    <dt>{l.t("bulk-started-by")}</dt><dd>{actor}</dd>
+                    <dt>{l.t("bulk-started-at")}</dt><dd>{time_text(&job.created_at)}</dd>
+                    <dt>{l.t("bulk-finished-at")}</dt><dd>{opt_time(&job.finished_at)}</dd>
+                </dl>
+                <h3>{l.t("bulk-reasons")}</h3>
+                <ul data-testid="bulk-reasons">{reasons}</ul>
+                <p class="actions"><a class="button" href=results data-testid="bulk-results">{l.t("bulk-results-file")}</a></p>
+                {ids}
+            </section>
+        },
+    )
+}
+
+async fn results(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    let job: JobView = match s.service.get_job(&id).await {
+        Ok(j) => j,
+        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
+    };
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (
+                header::CONTENT_DISPOSITION,
+                "attachment; filename=\"job-results.csv\"".to_string(),
+            ),
+        ],
+        Body::from_stream(s.service.job_results_csv(&job)),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::bulk::JobStatus;
+
+    #[test]
+    fn every_status_and_reason_has_words_in_both_languages() {
+        for lang in [Lang::Zh, Lang::En] {
+            for st in JobStatus::ALL {
+                assert_ne!(lang.t(st.label_key()), st.label_key());
+            }
+            for r in LineReason::ALL {
+                assert_ne!(lang.t(&r.label_key()), r.label_key());
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Bulk issue and bulk void in the console, on both stores: an operator
+//! pastes a list and follows the job page (refreshing itself while it
+//! runs) to its results; a refused list comes back as typed with the
+//! message at the field; bulk void previews, asks for a reason and a
+//! confirmation; support sees no form and gets 403.
+
+mod common;
+
+use common::console::{field_error, signed_in, textarea_text};
+use common::spawn_app;
+use couponkeeper::domain::staff::Role;
+use serde_json::json;
+
+#[tokio::test]
+async fn an_operator_bulk_issues_from_the_template_page_and_follows_the_job() {
+    let app = spawn_app().await;
+    let t = app
+        .template(json!({"name": "双11定向券", "total_stock": 2}))
+        .await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let mut b = signed_in(&app, Role::Operator).await;
+    let page = b.get(&format!("/console/templates/{tid}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("data-testid=\"bulk-issue-link\""));
+    assert!(page.contains("data-testid=\"bulk-void-link\""));
+    let path = format!("/console/templates/{tid}/bulk-issue");
+    let form = b.get(&path).await;
+    assert_eq!(form.status, 200);
+    let csrf = form.csrf().expect("token");
+    // Refused: no line at all; the input comes back with the message.
+    let refused = b
+        .post_form(&path, &[("csrf", &csrf), ("user_ids", "user_id")])
+        .await;
+    assert_eq!(refused.status, 422, "{}", refused.text);
+    assert_eq!(
+        textarea_text(&refused.text, "user-ids").as_deref(),
+        Some("user_id")
+    );
+    assert!(field_error(&refused.text, "user_ids").is_some());
+    let started = b
+        .post_form(
+            &path,
+            &[
+                ("csrf", &csrf),
+                ("user_ids", "u1\nu2\nu3\nbad id"),
+                ("notify", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(started.status, 303, "{}", started.text);
+    let job_path = started.location.clone().unwrap_or_default();
+    assert!(job_path.starts_with("/console/jobs/"), "{job_path}");
+    let running = b.get(&job_path).await;
+    assert_eq!(running.status, 200);
+    assert!(
+        running.contains("http-equiv=\"refresh\""),
+        "a running job reloads itself"
+    );
+    assert!(running.contains("双11定向券"), "the template by its name");
+    app.service.run_bulk_until_idle(10).await.expect("runs");
+    let done = b.get(&job_path).await;
+    assert!(!done.contains("http-equiv=\"refresh\""));
+    assert!(
+        done.contains("data-testid=\"bulk-succeeded\">2<"),
+        "{}",
+        done.text
+    );
+    assert!(done.contains("data-reason=\"out_of_stock\""));
+    assert!(done.contains("data-reason=\"invalid_user_id\""));
+    let csv = b.get(&format!("{job_path}/results.csv")).await;
+    assert_eq!(csv.status, 200);
+    assert_eq!(csv.text.lines().count(), 5, "{}", csv.text);
+    // The template page lists the job.
+    let page = b.get(&format!("/console/templates/{tid}")).await;
+    assert!(page.contains("data-testid=\"bulk-job-row\""));
+}
+
+#[tokio::test]
+async fn bulk_void_in_the_console_previews_asks_for_a_reason_and_a_confirmation() {
+    let app = spawn_app().await;
+    let t = app.template(json!({"total_stock": null})).await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    for u in ["u1", "u2", "u3"] {
+        app.claim(u, &tid).await;
+    }
+    let mut b = signed_in(&app, Role::Operator).await;
+    let path = format!("/console/templates/{tid}/bulk-void");
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("data-testid=\"bulk-void-preview\""));
+    let csrf = page.csrf().expect("token");
+    let refused = b
+        .post_form(&path, &[("csrf", &csrf), ("reason", " ")])
+        .await;
+    assert_eq!(refused.status, 422);
+    assert!(field_error(&refused.text, "reason").is_some());
+    let ask = b
+        .post_form(&path, &[("csrf", &csrf), ("reason", "活动下线")])
+        .await;
+    assert_eq!(ask.status, 200);
+    assert!(ask.contains("data-testid=\"bulk-void-question\""));
+    assert_eq!(
+        common::fixtures::count(&app, "SELECT CAST(COUNT(*) AS BIGINT) FROM bulk_jobs").await,
+        0,
+        "nothing starts before the confirmation"
+    );
+    let started = b
+        .post_form(
+            &path,
+            &[("csrf", &csrf), ("reason", "活动下线"), ("confirm", "1")],
+        )
+        .await;
+    assert_eq!(started.status, 303, "{}", started.text);
+    app.service.run_bulk_until_idle(10).await.expect("runs");
+    let voided = common::fixtures::count(
+        &app,
+        &format!(
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = '{tid}' AND status = 'invalidated'"
+        ),
+    )
+    .await;
+    assert_eq!(voided, 3);
+    let actors = common::fixtures::count(
+        &app,
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM events WHERE action = 'invalidate' AND actor = 'staff:operator-1' AND reason = '活动下线'",
+    )
+    .await;
+    assert_eq!(actors, 3);
+}
+
+#[tokio::test]
+async fn support_sees_no_bulk_form_and_cannot_start_a_bulk_job() {
+    let app = spawn_app().await;
+    let t = app.template(json!({})).await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let mut b = signed_in(&app, Role::Support).await;
+    let page = b.get(&format!("/console/templates/{tid}")).await;
+    assert_eq!(page.status, 200);
+    assert!(!page.contains("bulk-issue-link"));
+    let csrf = b.csrf().await;
+    for kind in ["bulk-issue", "bulk-void"] {
+        let path = format!("/console/templates/{tid}/{kind}");
+        assert_eq!(b.get(&path).await.status, 403, "{path}");
+        let r = b
+            .post_form(
+                &path,
+                &[
+                    ("csrf", &csrf),
+                    ("user_ids", "u1"),
+                    ("reason", "x"),
+                    ("confirm", "1"),
+                ],
+            )
+            .await;
+        assert_eq!(r.status, 403, "{path}: {}", r.text);
+    }
+    assert_eq!(
+        common::fixtures::count(&app, "SELECT CAST(COUNT(*) AS BIGINT) FROM bulk_jobs").await,
+        0
+    );
+}
