@@ -10,6 +10,7 @@ pub mod expirations;
 pub mod extract;
 pub mod openapi;
 pub mod orders;
+pub mod reports;
 pub mod self_check;
 pub mod support;
 pub mod templates;
@@ -89,7 +90,9 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/compensation-ledger", get(compensation::ledger))
         .route("/expirations/pending", get(expirations::pending))
-        .route("/openapi.json", get(openapi::serve));
+        .route("/openapi.json", get(openapi::serve))
+        .route("/templates/{id}/report", get(reports::template))
+        .route("/presale-campaigns/{id}/report", get(reports::campaign));
 
     Router::new().nest("/api/v1", v1)
 }

@@ -6,7 +6,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    campaigns, compensation, coupons, expirations, orders, self_check, support, templates,
+    campaigns, compensation, coupons, expirations, orders, reports, self_check, support, templates,
 };
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
@@ -39,6 +39,7 @@ impl Modify for BearerAuth {
         self_check::issue_link,
         compensation::get_rules, compensation::put_rules, compensation::ledger,
         crate::http::ops::healthz, crate::http::ops::readyz, crate::http::ops::metrics,
+        reports::template, reports::campaign,
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
@@ -50,6 +51,7 @@ impl Modify for BearerAuth {
         self_check::SelfCheckLinkBody, crate::service::self_check::SelfCheckLink,
         compensation::RulesBody, compensation::PresetBody, crate::service::compensation::RulesView, crate::service::compensation::PresetView,
         crate::service::compensation::LedgerPage, crate::service::compensation::LedgerEntryView, crate::service::compensation::LedgerTotals,
+        crate::service::reports::Report, crate::service::reports::ReportDay, crate::service::reports::ReportTotals,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),

@@ -107,7 +107,7 @@ impl Service {
                         created_at: now_ms,
                         updated_at: now_ms,
                     };
-                    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
+                    insert_coupon(c, &mut row, "claim", &op, None).await?;
                     Ok(CouponView::from_row(row, now))
                 })
             })
@@ -230,15 +230,17 @@ pub(crate) async fn insert_coupon(
     c: &mut sqlx::AnyConnection,
     row: &mut CouponRow,
     action: &str,
-    ctx: &Ctx,
+    op: &crate::service::Op,
     reason: Option<&str>,
 ) -> Result<(), ServiceError> {
+    let ctx = &op.ctx;
     let creation = coupons::Creation {
         action,
         actor: &ctx.actor,
         reason,
         request_id: ctx.request_id.as_deref(),
         address: ctx.address.as_deref(),
+        day: op.day(),
     };
     for _ in 0..CODE_ATTEMPTS {
         if coupons::insert_new(c, row, &creation).await? {

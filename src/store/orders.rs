@@ -3,8 +3,8 @@
 use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
-use super::{Backend, backend_of};
 use super::events::{self, NewEvent};
+use super::{Backend, backend_of};
 use crate::domain::order::{
     CouponLockStatus, IllegalOrderTransition, OrderKind, OrderStatus, OrderStep,
 };

@@ -34,6 +34,7 @@ pub mod password;
 pub mod presets;
 pub mod reconcile;
 pub mod reminders;
+pub mod reports;
 pub mod self_check;
 pub mod settings;
 pub mod staff_admin;
@@ -95,6 +96,7 @@ pub fn routes() -> Router<AppState> {
         .merge(reminders::routes())
         .merge(templates::routes())
         .merge(campaigns::routes())
+        .merge(reports::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -171,8 +171,7 @@ impl Service {
                         OrderStatus::FinalPaid,
                     ],
                 )?;
-                let stored =
-                    end_order(c, &op, &o, from, OrderStep::Refund, Some(&reason)).await?;
+                let stored = end_order(c, &op, &o, from, OrderStep::Refund, Some(&reason)).await?;
                 order_view(c, stored, op.now, false).await
             })
         })

@@ -808,9 +808,7 @@ async fn pay_writes_row(
     .await?;
     let (orders, coupons) = progress(&setup.db, set).await?;
     let transactions = i64::try_from(m.requests)?;
-    let ok = orders == transactions
-        && coupons == orders
-        && orders < i64::try_from(set.rows)? + 1;
+    let ok = orders == transactions && coupons == orders && orders < i64::try_from(set.rows)? + 1;
     Ok(Row {
         store,
         name: "pay's writes, bare SQL".into(),
