@@ -420,7 +420,7 @@ fn frame(label: &str, days: &[ReportDay], max_text: &str, x_of: impl Fn(usize) -
     );
     let step = days.len().div_ceil(6).max(1);
     for (i, d) in days.iter().enumerate() {
-        if i % step == 0 || i + 1 == days.len() && days.len() <= 7 {
+        if i % step == 0 || (i + 1 == days.len() && days.len() <= 7) {
             let x = x_of(i);
             svg.push_str(&format!(
                 "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#5a6472\" data-testid=\"axis-label\">{}</text>",

@@ -408,7 +408,10 @@ async fn fill_report_counters(db: &Db) -> Result<()> {
     const COLS: &str = "template_id, day, shard, claimed, used, expired, invalidated,
         status_available, status_locked, status_used, status_expired, status_invalidated";
     for (day, shard) in [
-        ("(created_at + 28800000) / 86400000", "(created_at / 1000) % 16"),
+        (
+            "(created_at + 28800000) / 86400000",
+            "(created_at / 1000) % 16",
+        ),
         ("-1", "0"),
     ] {
         sqlx::query(&format!(
