@@ -407,17 +407,18 @@ async fn fill_report_counters(db: &Db) -> Result<()> {
         CAST(SUM(CASE WHEN status = 'invalidated' THEN 1 ELSE 0 END) AS BIGINT)";
     const COLS: &str = "template_id, day, shard, claimed, used, expired, invalidated,
         status_available, status_locked, status_used, status_expired, status_invalidated";
-    for (day, shard) in [
-        (
-            "(created_at + 28800000) / 86400000",
-            "(created_at / 1000) % 16",
-        ),
-        ("-1", "0"),
+    // SQLite reads a constant in GROUP BY as a column number: the
+    // all-days rows group by the template alone.
+    const DAY: &str = "(created_at + 28800000) / 86400000";
+    const SHARD: &str = "(created_at / 1000) % 16";
+    for (day, shard, group) in [
+        (DAY, SHARD, format!("template_id, {DAY}, {SHARD}")),
+        ("-1", "0", "template_id".to_string()),
     ] {
         sqlx::query(&format!(
             "INSERT INTO template_counts ({COLS})
              SELECT template_id, {day}, {shard}, {SUMS} FROM coupons WHERE template_id IS NOT NULL
-             GROUP BY template_id, {day}, {shard}"
+             GROUP BY {group}"
         ))
         .execute(db.pool())
         .await?;
