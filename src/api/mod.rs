@@ -12,6 +12,7 @@ pub mod expirations;
 pub mod extract;
 pub mod openapi;
 pub mod orders;
+pub mod reports;
 pub mod self_check;
 pub mod support;
 pub mod templates;
@@ -96,7 +97,9 @@ pub fn routes() -> Router<AppState> {
         .route("/templates/{id}/bulk-issues", post(bulk::start_issue))
         .route("/templates/{id}/bulk-void", post(bulk::start_void))
         .route("/jobs/{id}", get(bulk::get))
-        .route("/jobs/{id}/results.csv", get(bulk::results));
+        .route("/jobs/{id}/results.csv", get(bulk::results))
+        .route("/templates/{id}/report", get(reports::template))
+        .route("/presale-campaigns/{id}/report", get(reports::campaign));
 
     Router::new().nest("/api/v1", v1)
 }

@@ -6,8 +6,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    activity, bulk, campaigns, compensation, coupons, expirations, orders, self_check, support,
-    templates,
+    activity, bulk, campaigns, compensation, coupons, expirations, orders, reports, self_check,
+    support, templates,
 };
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
@@ -42,6 +42,7 @@ impl Modify for BearerAuth {
         activity::record,
         crate::http::ops::healthz, crate::http::ops::readyz, crate::http::ops::metrics,
         bulk::start_issue, bulk::start_void, bulk::get, bulk::results,
+        reports::template, reports::campaign,
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
@@ -55,6 +56,7 @@ impl Modify for BearerAuth {
         crate::service::compensation::LedgerPage, crate::service::compensation::LedgerEntryView, crate::service::compensation::LedgerTotals,
         activity::ActivityBody,
         crate::service::bulk::JobView, bulk::BulkVoidBody,
+        crate::service::reports::Report, crate::service::reports::ReportDay, crate::service::reports::ReportTotals,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),

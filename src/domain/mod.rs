@@ -22,6 +22,7 @@ pub mod order;
 pub mod reconcile;
 pub mod reminder;
 pub mod repair;
+pub mod report;
 pub mod self_check;
 pub mod staff;
 pub mod template;

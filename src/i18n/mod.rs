@@ -393,10 +393,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "compensation",
     "campaigns",
     "wakeup",
-    "bulk"
+    "bulk",
+    "reports"
 ];
 
-const FILE_COUNT: usize = 26;
+const FILE_COUNT: usize = 27;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

@@ -29,7 +29,7 @@ use super::jobs::Deadline;
 use super::orders::parse_reason;
 use super::support::{Authority, csv_field};
 use super::templates::may_manage_templates;
-use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::bulk::{InputLine, JobKind, JobStatus, LineReason, input_key, parse_lines};
 use crate::domain::coupon::{CouponStatus, effective_status};
 use crate::domain::ids::new_id;
@@ -539,19 +539,32 @@ impl Service {
     /// every running job's row is held by another instance's batch).
     pub async fn run_bulk_batch(&self, batch: i64) -> Result<Option<BatchReport>, ServiceError> {
         let now = self.now();
+        // The settings and the business day of the report counters, as
+        // every change has; each job's own actor is set per batch.
+        let base = self.op(&Ctx::new("bulk", None));
+        let day = base.day();
         let batch = batch.clamp(1, 10_000);
         let done = self
             .write(None, move |c| {
+                let base = base.clone();
                 Box::pin(async move {
                     let Some(job) = bulk::next_running(c).await? else {
                         return Ok(None);
                     };
                     let outcome = match JobKind::parse(&job.kind) {
-                        Some(JobKind::BulkIssue) => issue_batch(c, &job, now, batch).await?,
-                        Some(JobKind::BulkVoid) if job.walk_cursor.is_some() => {
-                            void_walk_batch(c, &job, now, batch).await?
+                        Some(JobKind::BulkIssue) => {
+                            let op = Op {
+                                ctx: job_ctx(&job),
+                                ..base.clone()
+                            };
+                            issue_batch(c, &job, &op, batch).await?
                         }
-                        Some(JobKind::BulkVoid) => void_lines_batch(c, &job, now, batch).await?,
+                        Some(JobKind::BulkVoid) if job.walk_cursor.is_some() => {
+                            void_walk_batch(c, &job, now, day, batch).await?
+                        }
+                        Some(JobKind::BulkVoid) => {
+                            void_lines_batch(c, &job, now, day, batch).await?
+                        }
                         None => BatchOutcome::default(),
                     };
                     Ok(Some((job.id.clone(), outcome)))
@@ -685,14 +698,14 @@ async fn finish_batch(
 async fn issue_batch(
     c: &mut AnyConnection,
     job: &JobRow,
-    now: DateTime<Utc>,
+    op: &Op,
     batch: i64,
 ) -> Result<BatchOutcome, ServiceError> {
+    let now = op.now;
     let now_ms = to_ms(now);
     let lines = bulk::pending_lines(c, &job.id, job.cursor_line, batch).await?;
     let template = templates::get_for_claim(c, &job.template_id).await?;
     let window = template.as_ref().and_then(|(t, _)| claim_window(t, now));
-    let ctx = job_ctx(job);
     let mut tally = Tally::default();
     let mut out = BatchOutcome::default();
     let mut messages = Vec::new();
@@ -708,7 +721,7 @@ async fn issue_batch(
                     }
                     None => {
                         let mut row = template_coupon(t, user_id, window, now);
-                        insert_coupon(c, &mut row, "claim", &ctx, None).await?;
+                        insert_coupon(c, &mut row, "claim", op, None).await?;
                         bulk::record_line(c, &job.id, *line_no, "issued", None, Some(&row.id))
                             .await?;
                         out.issued.push((row.id.clone(), row.ends_at));
@@ -757,6 +770,7 @@ async fn void_one(
     job: &JobRow,
     coupon_id: &str,
     now: DateTime<Utc>,
+    day: i64,
 ) -> Result<Option<LineReason>, ServiceError> {
     let Some(coupon) = coupons::get(c, coupon_id).await? else {
         return Ok(Some(LineReason::NotFound));
@@ -784,6 +798,7 @@ async fn void_one(
             request_id: Some(&job.id),
             address: None,
             now_ms: to_ms(now),
+            day,
         },
     )
     .await?;
@@ -795,12 +810,13 @@ async fn void_lines_batch(
     c: &mut AnyConnection,
     job: &JobRow,
     now: DateTime<Utc>,
+    day: i64,
     batch: i64,
 ) -> Result<BatchOutcome, ServiceError> {
     let lines = bulk::pending_lines(c, &job.id, job.cursor_line, batch).await?;
     let mut tally = Tally::default();
     for (line_no, coupon_id) in &lines {
-        let why = void_one(c, job, coupon_id, now).await?;
+        let why = void_one(c, job, coupon_id, now, day).await?;
         let (outcome, reason) = tally.add(why);
         let outcome = if why.is_none() {
             "invalidated"
@@ -838,6 +854,7 @@ async fn void_walk_batch(
     c: &mut AnyConnection,
     job: &JobRow,
     now: DateTime<Utc>,
+    day: i64,
     batch: i64,
 ) -> Result<BatchOutcome, ServiceError> {
     let (mut phase, mut after) = parse_walk(job.walk_cursor.as_deref().unwrap_or(""));
@@ -861,7 +878,7 @@ async fn void_walk_batch(
         .await?;
         let short = (rows.len() as i64) < left;
         for (id, ends_at) in rows {
-            let why = void_one(c, job, &id, now).await?;
+            let why = void_one(c, job, &id, now, day).await?;
             after = Some((ends_at, id.clone()));
             seen.push((id, why));
         }

@@ -174,7 +174,7 @@ pub(crate) async fn claim_in_tx(
         });
     }
     let mut row = template_coupon(&t, user_id.as_str(), (starts_at, ends_at), now);
-    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
+    insert_coupon(c, &mut row, "claim", op, None).await?;
     Ok(CouponView::from_row(row, now))
 }
 
@@ -290,15 +290,17 @@ pub(crate) async fn insert_coupon(
     c: &mut sqlx::AnyConnection,
     row: &mut CouponRow,
     action: &str,
-    ctx: &Ctx,
+    op: &crate::service::Op,
     reason: Option<&str>,
 ) -> Result<(), ServiceError> {
+    let ctx = &op.ctx;
     let creation = coupons::Creation {
         action,
         actor: &ctx.actor,
         reason,
         request_id: ctx.request_id.as_deref(),
         address: ctx.address.as_deref(),
+        day: op.day(),
     };
     for _ in 0..CODE_ATTEMPTS {
         if coupons::insert_new(c, row, &creation).await? {

@@ -82,10 +82,14 @@ async fn record_expired(
     rows: &[CouponRow],
     actor: &str,
     now: DateTime<Utc>,
+    day: i64,
 ) -> Result<ExpiredBatch, ServiceError> {
     let now_ms = to_ms(now);
     let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     expiry::record_events(c, &ids, actor, now_ms).await?;
+    // The report counters: one statement for the batch, grouped by template.
+    crate::store::counters::count_expired(c, rows.iter().map(|r| r.template_id.as_deref()), day)
+        .await?;
     let msgs: Vec<NewMessage> = rows
         .iter()
         .map(|r| crate::store::coupons::coupon_message("coupon.expired", r.clone(), now_ms))
@@ -228,12 +232,13 @@ impl Service {
     ) -> Result<ExpiredBatch, ServiceError> {
         let actor = actor.to_string();
         let now = self.now();
+        let day = crate::domain::report::day_number(self.settings().reminders.tz, now);
         Ok(self
             .write(None, move |c| {
                 let actor = actor.clone();
                 Box::pin(async move {
                     let rows = expiry::expire_due(c, to_ms(now), batch).await?;
-                    record_expired(c, &rows, &actor, now).await
+                    record_expired(c, &rows, &actor, now, day).await
                 })
             })
             .await?
@@ -253,13 +258,14 @@ impl Service {
             let chunk = chunk.to_vec();
             let actor = actor.to_string();
             let now = self.now();
+            let day = crate::domain::report::day_number(self.settings().reminders.tz, now);
             let done = self
                 .write(None, move |c| {
                     let chunk = chunk.clone();
                     let actor = actor.clone();
                     Box::pin(async move {
                         let rows = expiry::expire_ids(c, &chunk, to_ms(now)).await?;
-                        record_expired(c, &rows, &actor, now).await
+                        record_expired(c, &rows, &actor, now, day).await
                     })
                 })
                 .await?
@@ -478,6 +484,7 @@ impl Service {
                             request_id: None,
                             address: None,
                             now_ms: to_ms(op.now),
+                            day: op.day(),
                         },
                     )
                     .await?)

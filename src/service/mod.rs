@@ -28,6 +28,7 @@ pub mod reconcile;
 pub mod reminder_messages;
 pub mod reminders;
 pub mod repairs;
+pub mod reports;
 pub mod self_check;
 pub mod staff;
 pub mod support;
@@ -348,6 +349,13 @@ pub struct Op {
     pub now: DateTime<Utc>,
     pub ctx: Ctx,
     pub settings: Settings,
+}
+
+impl Op {
+    /// The business day of `now` (the report counters' day).
+    pub fn day(&self) -> i64 {
+        crate::domain::report::day_number(self.settings.reminders.tz, self.now)
+    }
 }
 
 impl Service {

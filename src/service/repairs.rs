@@ -82,6 +82,7 @@ impl Service {
                                 request_id,
                                 address,
                                 now_ms,
+                                day: op.day(),
                             },
                         )
                         .await?;
@@ -197,6 +198,7 @@ impl Service {
                         request_id: op.ctx.request_id.as_deref(),
                         address: op.ctx.address.as_deref(),
                         now_ms: to_ms(op.now),
+                        day: op.day(),
                     },
                 )
                 .await?;

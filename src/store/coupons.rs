@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
+use super::counters;
 use super::events::{self, NewEvent};
 use super::outbox::{self, NewMessage};
 use super::views::{CouponView, parse_stored_categories, ts, ts_opt};
@@ -80,6 +81,9 @@ pub struct Creation<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The business day of the creation (`domain::report::day_number`):
+    /// the report counters' day.
+    pub day: i64,
 }
 
 /// Inserts a new coupon with its creation event, unless its code is taken:
@@ -99,11 +103,17 @@ pub async fn insert_new(
         "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
          ON CONFLICT (code) DO NOTHING RETURNING id"
     );
+    // The template's report counters (migration 0026): a part of the
+    // same statement on PostgreSQL, one more statement on SQLite.
+    let counted = match (&c.template_id, backend) {
+        (Some(_), Backend::Postgres) => counters::creation_part(c.status),
+        _ => String::new(),
+    };
     let sql = match backend {
         Backend::Postgres => format!(
             "WITH made AS ({insert}),
              logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-                 SELECT 'coupon', made.id, NULL, NULL, $12, $20, $21, $22, $23, $18, $24 FROM made)
+                 SELECT 'coupon', made.id, NULL, NULL, $12, $20, $21, $22, $23, $18, $24 FROM made){counted}
              SELECT id FROM made"
         ),
         Backend::Sqlite => insert,
@@ -137,6 +147,11 @@ pub async fn insert_new(
             .bind(e.address),
         Backend::Sqlite => q,
     };
+    let q = if counted.is_empty() {
+        q
+    } else {
+        q.bind(counters::random_shard()).bind(e.day)
+    };
     if q.fetch_optional(&mut *conn).await?.is_none() {
         return Ok(false);
     }
@@ -158,6 +173,10 @@ pub async fn insert_new(
             },
         )
         .await?;
+        if let Some(t) = &c.template_id {
+            let (delta, _) = crate::domain::report::template_delta(None, c.status);
+            counters::add(conn, counters::Subject::Template, t, e.day, &delta).await?;
+        }
     }
     Ok(true)
 }
@@ -270,6 +289,9 @@ pub struct CouponChange<'a> {
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
     pub now_ms: i64,
+    /// The business day of `now_ms` (`domain::report::day_number`): the
+    /// report counters' day.
+    pub day: i64,
 }
 
 /// Why a change did not happen.
@@ -327,8 +349,9 @@ pub async fn transition(
             let sql = format!(
                 "WITH moved AS ({update}),
                  logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-                     SELECT 'coupon', moved.id, $5, $2, $3, $6, $7, $8, $9, $4, $10 FROM moved)
-                 SELECT {COLUMNS} FROM moved"
+                     SELECT 'coupon', moved.id, $5, $2, $3, $6, $7, $8, $9, $4, $10 FROM moved){counted}
+                 SELECT {COLUMNS} FROM moved",
+                counted = counters::transition_parts(c.from, c.to)
             );
             sqlx::query_as::<_, CouponRow>(&sql)
                 .bind(c.coupon_id)
@@ -341,6 +364,8 @@ pub async fn transition(
                 .bind(c.reason)
                 .bind(c.request_id)
                 .bind(c.address)
+                .bind(counters::random_shard())
+                .bind(c.day)
                 .fetch_optional(&mut *conn)
                 .await?
         }
@@ -372,6 +397,17 @@ pub async fn transition(
                         address: c.address,
                         at_ms: c.now_ms,
                     },
+                )
+                .await?;
+            }
+            if let Some(row) = &changed {
+                counters::count_transition(
+                    conn,
+                    row.template_id.as_deref(),
+                    c.order_no,
+                    c.from,
+                    c.to,
+                    c.day,
                 )
                 .await?;
             }

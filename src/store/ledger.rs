@@ -27,6 +27,9 @@ pub struct NewEntry<'a> {
     /// The campaign of the order, copied so the ledger filters on it by
     /// index.
     pub campaign_id: Option<&'a str>,
+    /// The business day of `at_ms` (`domain::report::day_number`): the
+    /// report counters' day.
+    pub day: i64,
 }
 
 pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sqlx::Error> {
@@ -47,8 +50,12 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sq
     .bind(e.preset_id)
     .bind(e.rules_version)
     .bind(e.campaign_id)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
+    // The report counters' compensation_cents (migration 0026): the
+    // campaign's, and the template of the order's coupon.
+    super::counters::count_compensation(conn, e.order_no, e.campaign_id, e.amount_cents, e.day)
+        .await?;
     Ok(())
 }
 

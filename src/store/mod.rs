@@ -15,6 +15,7 @@ pub mod campaigns;
 pub mod capture;
 mod codec;
 pub mod compensation_rules;
+pub mod counters;
 pub mod coupons;
 pub mod deliveries;
 pub mod dynamic;

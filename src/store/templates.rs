@@ -292,22 +292,34 @@ pub async fn explain_page(
 }
 
 /// A template's coupons per stored status, and how many `available` ones
-/// are past their end at `now_ms` (they read `expired`); the
-/// `(template_id, status, ends_at, id)` index.
+/// are past their end at `now_ms` (they read `expired`): the stored
+/// counts from the report counters' all-days row (migration 0026, kept by
+/// the writes themselves; archived coupons stay counted), the past-end
+/// ones from one range of the `(template_id, status, ends_at, id)` index.
 pub async fn status_counts(
     conn: &mut AnyConnection,
     id: &str,
     now_ms: i64,
 ) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT status, CAST(COUNT(*) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN ends_at <= $2 THEN 1 ELSE 0 END), 0) AS BIGINT)
-         FROM coupons WHERE template_id = $1 GROUP BY status",
-    )
-    .bind(id)
-    .bind(now_ms)
-    .fetch_all(conn)
-    .await
+    let all = super::counters::all_days(&mut *conn, super::counters::Subject::Template, id).await?;
+    let overdue = super::counters::overdue(conn, id, now_ms).await?;
+    Ok(status_rows(&all, overdue))
+}
+
+/// `(stored status, count, of which past their end)` rows of an all-days
+/// counter row; at most the stored `available` ones are past their end.
+fn status_rows(all: &crate::domain::report::Counts, overdue: i64) -> Vec<(String, i64, i64)> {
+    vec![
+        (
+            "available".to_string(),
+            all.status_available,
+            overdue.clamp(0, all.status_available.max(0)),
+        ),
+        ("locked".to_string(), all.status_locked, 0),
+        ("used".to_string(), all.status_used, 0),
+        ("expired".to_string(), all.status_expired, 0),
+        ("invalidated".to_string(), all.status_invalidated, 0),
+    ]
 }
 
 /// Renames a template and sets its claim end (`None`: unchanged), only
@@ -364,8 +376,8 @@ pub async fn grow_stock(conn: &mut AnyConnection, id: &str, delta: i64) -> Resul
     Ok(())
 }
 
-/// [`claimed`] and [`status_counts`] for a page of templates at once: two
-/// grouped statements over `ids` (at most a page), not two per template.
+/// [`claimed`] and [`status_counts`] for a page of templates at once: three
+/// grouped statements over `ids` (at most a page), not three per template.
 /// Returns `(claimed per id, (id, stored status, count, past end) rows)`.
 pub async fn page_figures(
     conn: &mut AnyConnection,
@@ -384,20 +396,30 @@ pub async fn page_figures(
         "SELECT template_id, CAST(COALESCE(SUM(claimed), 0) AS BIGINT) FROM template_stock_shards
          WHERE $1 = $1 AND template_id IN ({list}) GROUP BY template_id"
     );
-    let counts_sql = format!(
-        "SELECT template_id, status, CAST(COUNT(*) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN ends_at <= $1 THEN 1 ELSE 0 END), 0) AS BIGINT)
-         FROM coupons WHERE template_id IN ({list}) GROUP BY template_id, status"
+    // Past their end but stored `available`: one index range per template.
+    let overdue_sql = format!(
+        "SELECT template_id, CAST(COUNT(*) AS BIGINT) FROM coupons
+         WHERE template_id IN ({list}) AND status = 'available' AND ends_at <= $1 GROUP BY template_id"
     );
     let mut q = sqlx::query_as::<_, (String, i64)>(&claimed_sql).bind(now_ms);
     for id in ids {
         q = q.bind(*id);
     }
     let claimed = q.fetch_all(&mut *conn).await?;
-    let mut q = sqlx::query_as::<_, (String, String, i64, i64)>(&counts_sql).bind(now_ms);
+    let mut q = sqlx::query_as::<_, (String, i64)>(&overdue_sql).bind(now_ms);
     for id in ids {
         q = q.bind(*id);
     }
-    let counts = q.fetch_all(&mut *conn).await?;
+    let overdue: std::collections::HashMap<String, i64> =
+        q.fetch_all(&mut *conn).await?.into_iter().collect();
+    let stored = super::counters::all_days_of_templates(conn, ids).await?;
+    let counts = stored
+        .iter()
+        .flat_map(|(id, all)| {
+            status_rows(all, overdue.get(id).copied().unwrap_or(0))
+                .into_iter()
+                .map(|(st, n, past)| (id.clone(), st, n, past))
+        })
+        .collect();
     Ok((claimed, counts))
 }

@@ -356,6 +356,10 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
     };
     let history = history_view(l, d.history);
     let name = c.name.clone();
+    let report_href = format!("/console/campaigns/{}/report", enc(&c.id));
+    let report = may.then(|| {
+        view! { <p class="actions"><a class="button" href=report_href data-testid="campaign-report">{l.t("report-link")}</a></p> }
+    });
     view! {
         <section aria-labelledby="campaign-heading">
             <h2 id="campaign-heading" data-testid="campaign-name">{name}</h2>
@@ -371,6 +375,7 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
                 <dt>{l.t("created")}</dt>
                 <dd>{time_text(&c.created_at)}</dd>
             </dl>
+            {report}
         </section>
         <section aria-labelledby="orders-heading">
             <h2 id="orders-heading">{l.t("campaign-orders")}</h2>

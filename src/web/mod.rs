@@ -35,6 +35,7 @@ pub mod password;
 pub mod presets;
 pub mod reconcile;
 pub mod reminders;
+pub mod reports;
 pub mod self_check;
 pub mod settings;
 pub mod staff_admin;
@@ -99,6 +100,7 @@ pub fn routes() -> Router<AppState> {
         .merge(campaigns::routes())
         .merge(wakeup::routes())
         .merge(bulk::routes())
+        .merge(reports::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

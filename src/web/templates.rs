@@ -764,6 +764,10 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
     let refused = !forms.errors.is_empty();
     let words = words_text(l, &view_words(&t));
     let coupons_href = format!("/console/coupons?template_id={}", enc(&t.id));
+    let report_href = format!("/console/templates/{}/report", enc(&t.id));
+    let report = may_manage(staff).then(|| {
+        view! { " "<a class="button" href=report_href data-testid="template-report">{l.t("report-link")}</a> }
+    });
     let title = crate::tr!(l, "template-title", name = t.name.clone());
     let manage =
         may_manage(staff).then(|| manage_forms(l, staff.session.csrf_token.clone(), &t, forms));
@@ -795,7 +799,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
                     <dt>{l.t("template-claim-ends-at")}</dt><dd data-testid="template-claim-ends">{opt_time(&t.claim_ends_at)}</dd>
                     <dt>{l.t("template-created-at")}</dt><dd>{time_text(&t.created_at)}</dd>
                 </dl>
-                <p class="actions"><a class="button" href=coupons_href data-testid="template-coupons">{l.t("template-its-coupons")}</a></p>
+                <p class="actions"><a class="button" href=coupons_href data-testid="template-coupons">{l.t("template-its-coupons")}</a>{report}</p>
                 {ids}
             </section>
             {manage}

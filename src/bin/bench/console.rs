@@ -391,6 +391,41 @@ async fn fill_presale_orders(db: &Db, store: Store, n: u64, now_ms: i64) -> Resu
     Ok(count)
 }
 
+/// The report counters (migration 0026) of the generated coupons, which
+/// were written by bare SQL: a day row per (template, business day in
+/// UTC+8, shard of the creation second) and an all-days row per template,
+/// as the writes would have left them.
+async fn fill_report_counters(db: &Db) -> Result<()> {
+    const SUMS: &str = "CAST(COUNT(*) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'used' THEN 1 ELSE 0 END) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'expired' THEN 1 ELSE 0 END) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'invalidated' THEN 1 ELSE 0 END) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'available' THEN 1 ELSE 0 END) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'locked' THEN 1 ELSE 0 END) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'used' THEN 1 ELSE 0 END) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'expired' THEN 1 ELSE 0 END) AS BIGINT),
+        CAST(SUM(CASE WHEN status = 'invalidated' THEN 1 ELSE 0 END) AS BIGINT)";
+    const COLS: &str = "template_id, day, shard, claimed, used, expired, invalidated,
+        status_available, status_locked, status_used, status_expired, status_invalidated";
+    // SQLite reads a constant in GROUP BY as a column number: the
+    // all-days rows group by the template alone.
+    const DAY: &str = "(created_at + 28800000) / 86400000";
+    const SHARD: &str = "(created_at / 1000) % 16";
+    for (day, shard, group) in [
+        (DAY, SHARD, format!("template_id, {DAY}, {SHARD}")),
+        ("-1", "0", "template_id".to_string()),
+    ] {
+        sqlx::query(&format!(
+            "INSERT INTO template_counts ({COLS})
+             SELECT template_id, {day}, {shard}, {SUMS} FROM coupons WHERE template_id IS NOT NULL
+             GROUP BY {group}"
+        ))
+        .execute(db.pool())
+        .await?;
+    }
+    Ok(())
+}
+
 /// Fills the empty database: [`CONSOLE_TEMPLATES`] templates created
 /// through the service, each sold out with its coupons (the hot one
 /// [`HOT_PERCENT`] % of them), coupon numbers given to the templates in
@@ -458,6 +493,7 @@ async fn fill_console(
         );
     }
     let presale = fill_presale_orders(db, store, n, now_ms).await?;
+    fill_report_counters(db).await?;
     // Every template sold out: each shard claimed up to its capacity, so
     // SUM(claimed) is the template's coupons, as the stock check expects.
     sqlx::query("UPDATE template_stock_shards SET claimed = capacity")
@@ -970,6 +1006,50 @@ async fn measure_console(
     );
     rows.extend(picker_rows(s, &mut rng, runs, cap).await?);
     rows.extend(order_list_rows(s, &mut rng, now_ms, data.orders, runs, cap).await?);
+    let authority = couponkeeper::service::support::Authority::Api;
+    let report_templates: Vec<String> = (0..runs)
+        .map(|_| data.templates[rng.random_range(0..data.templates.len())].clone())
+        .collect();
+    rows.push(
+        time_op(
+            "report: a template, last 30 days",
+            report_templates.clone(),
+            cap,
+            |id: String| {
+                let authority = authority.clone();
+                async move {
+                    let r = s.template_report(&authority, id, None, None).await?;
+                    if r.days.len() != 30 {
+                        return Err(format!("{} days reported", r.days.len()).into());
+                    }
+                    Ok(None)
+                }
+            },
+        )
+        .await?,
+    );
+    let year_from = (now - chrono::Duration::days(365))
+        .format("%Y-%m-%d")
+        .to_string();
+    rows.push(
+        time_op(
+            "report: the hot template, 366 days",
+            vec![data.templates[0].clone(); runs],
+            cap,
+            |id: String| {
+                let authority = authority.clone();
+                let from = year_from.clone();
+                async move {
+                    let r = s.template_report(&authority, id, Some(from), None).await?;
+                    if r.totals.claimed == 0 {
+                        return Err("the hot template's report counts nothing".into());
+                    }
+                    Ok(None)
+                }
+            },
+        )
+        .await?,
+    );
     Ok((data, rows))
 }
 

@@ -204,6 +204,7 @@ async fn pay_final_tx(
                             preset_id: None,
                             rules_version,
                             campaign_id: o.campaign_id.as_deref(),
+                            day: op.day(),
                         },
                     )
                     .await?;
@@ -223,6 +224,7 @@ async fn pay_final_tx(
                         preset_id: None,
                         rules_version,
                         campaign_id: o.campaign_id.as_deref(),
+                        day: op.day(),
                     },
                 )
                 .await?;

@@ -263,6 +263,7 @@ pub(crate) async fn move_coupon(
             request_id: op.ctx.request_id.as_deref(),
             address: op.ctx.address.as_deref(),
             now_ms: to_ms(op.now),
+            day: op.day(),
         },
     )
     .await?)

@@ -245,6 +245,7 @@ impl Service {
                             request_id: op.ctx.request_id.as_deref(),
                             address: op.ctx.address.as_deref(),
                             now_ms,
+                            day: op.day(),
                         },
                     )
                     .await?;
@@ -386,6 +387,7 @@ impl Service {
                         request_id: op.ctx.request_id.as_deref(),
                         address: op.ctx.address.as_deref(),
                         now_ms: to_ms(op.now),
+                        day: op.day(),
                     },
                 )
                 .await?;
@@ -579,6 +581,7 @@ impl Service {
                             preset_id: preset_id.as_deref(),
                             rules_version: rules.version,
                             campaign_id: campaign_id.as_deref(),
+                            day: op.day(),
                         },
                     )
                     .await?;
@@ -669,8 +672,7 @@ pub(crate) async fn insert_compensation_coupon(
         created_at: now_ms,
         updated_at: now_ms,
     };
-    crate::service::claims::insert_coupon(c, &mut row, "compensation", &op.ctx, Some(reason))
-        .await?;
+    crate::service::claims::insert_coupon(c, &mut row, "compensation", op, Some(reason)).await?;
     let view = CouponView::from_row(row, op.now);
     outbox::insert_many(
         c,

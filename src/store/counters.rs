@@ -1,0 +1,485 @@
+//! The report counters (`template_counts`, `campaign_counts`, migration
+//! 0026): written by the same transaction as the change they count, one
+//! UPSERT of two rows (the day's and the all-days row, one random shard)
+//! per change; on PostgreSQL as a part of the change's own statement where
+//! the store already writes it as one (see [`transition_parts`]).
+//!
+//! What a change adds is `domain::report::{template_delta, campaign_delta}`;
+//! a discount is read from the order (`coupon_discount_cents`) by the
+//! statement itself, so it is the amount the order recorded.
+
+use sqlx::{AnyConnection, Row};
+
+use crate::domain::coupon::CouponStatus;
+use crate::domain::report::{
+    ALL_DAYS, COUNTER_COLUMNS, COUNTER_SHARDS, Counts, campaign_delta, template_delta,
+};
+
+/// Which counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    Template,
+    Campaign,
+}
+
+impl Subject {
+    fn table(self) -> &'static str {
+        match self {
+            Subject::Template => "template_counts",
+            Subject::Campaign => "campaign_counts",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Subject::Template => "template_id",
+            Subject::Campaign => "campaign_id",
+        }
+    }
+}
+
+/// A shard for one change.
+pub fn random_shard() -> i64 {
+    use rand::Rng;
+    rand::rng().random_range(0..COUNTER_SHARDS)
+}
+
+/// The discount of order `param` (0 without one).
+fn discount_of(order_param: &str) -> String {
+    format!(
+        "COALESCE((SELECT coupon_discount_cents FROM orders WHERE order_no = {order_param}), 0)"
+    )
+}
+
+/// The columns' values of a delta as SQL: literals, and the discount as
+/// `sign * <the order's discount>` when `discount` is not 0.
+fn values(d: &Counts, discount: i64, discount_sql: &str) -> String {
+    COUNTER_COLUMNS
+        .iter()
+        .zip(d.as_array())
+        .map(|(col, v)| {
+            if *col == "discount_cents" && discount != 0 {
+                format!("{discount} * {discount_sql}")
+            } else {
+                v.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `ON CONFLICT ... DO UPDATE` adding every column.
+fn on_conflict(s: Subject) -> String {
+    let table = s.table();
+    let sets = COUNTER_COLUMNS
+        .iter()
+        .map(|c| format!("{c} = {table}.{c} + excluded.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("ON CONFLICT ({}, day, shard) DO UPDATE SET {sets}", s.key())
+}
+
+fn insert_head(s: Subject) -> String {
+    format!(
+        "INSERT INTO {} ({}, day, shard, {})",
+        s.table(),
+        s.key(),
+        COUNTER_COLUMNS.join(", ")
+    )
+}
+
+/// An UPSERT of the day row and the all-days row from a SELECT: `key` the
+/// subject's id expression, `day` / `shard` their parameters, `from` the
+/// rows it reads (may be empty), `cond` a WHERE condition (SQLite needs a
+/// WHERE before `ON CONFLICT` in an `INSERT ... SELECT`).
+fn upsert_select(
+    s: Subject,
+    key: &str,
+    day: &str,
+    shard: &str,
+    vals: &str,
+    from: &str,
+    cond: &str,
+) -> String {
+    let days = format!("(SELECT {day} AS day UNION ALL SELECT {ALL_DAYS} AS day) AS d");
+    let from = if from.is_empty() {
+        days
+    } else {
+        format!("{from} CROSS JOIN {days}")
+    };
+    format!(
+        "{} SELECT {key}, d.day, {shard}, {vals} FROM {from} WHERE {cond} {}",
+        insert_head(s),
+        on_conflict(s)
+    )
+}
+
+/// PostgreSQL: the data-modifying CTE parts a coupon transition adds to
+/// its statement (after `moved AS (UPDATE ... RETURNING ...)`), with `$5`
+/// the order, `$11` the shard and `$12` the day. Empty when the change
+/// counts nowhere.
+pub fn transition_parts(from: CouponStatus, to: CouponStatus) -> String {
+    let (d, discount) = template_delta(Some(from), to);
+    let mut parts = format!(
+        ",\n counted AS ({})",
+        upsert_select(
+            Subject::Template,
+            "moved.template_id",
+            "$12",
+            "$11",
+            &values(&d, discount, &discount_of("$5")),
+            "moved",
+            "moved.template_id IS NOT NULL",
+        )
+    );
+    if let Some((d, discount)) = campaign_delta(from, to) {
+        parts.push_str(&format!(
+            ",\n campaign_counted AS ({})",
+            upsert_select(
+                Subject::Campaign,
+                "o.campaign_id",
+                "$12",
+                "$11",
+                &values(&d, discount, &discount_of("$5")),
+                "moved JOIN orders AS o ON o.order_no = $5",
+                "o.campaign_id IS NOT NULL",
+            )
+        ));
+    }
+    parts
+}
+
+/// SQLite: the counters of a coupon transition that happened, as separate
+/// statements (one for the template, one more when it is bound to an
+/// order, which may belong to a campaign).
+pub async fn count_transition(
+    conn: &mut AnyConnection,
+    template_id: Option<&str>,
+    order_no: Option<&str>,
+    from: CouponStatus,
+    to: CouponStatus,
+    day: i64,
+) -> Result<(), sqlx::Error> {
+    let shard = random_shard();
+    if let Some(t) = template_id {
+        let (d, discount) = template_delta(Some(from), to);
+        let with_order = discount != 0 && order_no.is_some();
+        let sql = upsert_select(
+            Subject::Template,
+            "$1",
+            "$2",
+            "$3",
+            &values(
+                &d,
+                if with_order { discount } else { 0 },
+                &discount_of("$4"),
+            ),
+            "",
+            "true",
+        );
+        let q = sqlx::query(&sql).bind(t).bind(day).bind(shard);
+        let q = if with_order { q.bind(order_no) } else { q };
+        q.execute(&mut *conn).await?;
+    }
+    if let (Some(order_no), Some((d, discount))) = (order_no, campaign_delta(from, to)) {
+        let sql = upsert_select(
+            Subject::Campaign,
+            "o.campaign_id",
+            "$2",
+            "$3",
+            &values(&d, discount, &discount_of("$1")),
+            "orders AS o",
+            "o.order_no = $1 AND o.campaign_id IS NOT NULL",
+        );
+        sqlx::query(&sql)
+            .bind(order_no)
+            .bind(day)
+            .bind(shard)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// PostgreSQL: the CTE part a new coupon adds to its INSERT (after `made
+/// AS (INSERT ... RETURNING id)`), with `$4` the template, `$25` the shard
+/// and `$26` the day.
+pub fn creation_part(status: CouponStatus) -> String {
+    let (d, _) = template_delta(None, status);
+    format!(
+        ",\n counted AS ({})",
+        upsert_select(
+            Subject::Template,
+            "$4",
+            "$26",
+            "$25",
+            &values(&d, 0, ""),
+            "made",
+            "true",
+        )
+    )
+}
+
+/// Adds `delta` (no discount) to the counters of `key` on `day`.
+pub async fn add(
+    conn: &mut AnyConnection,
+    s: Subject,
+    key: &str,
+    day: i64,
+    delta: &Counts,
+) -> Result<(), sqlx::Error> {
+    let sql = upsert_select(s, "$1", "$2", "$3", &values(delta, 0, ""), "", "true");
+    sqlx::query(&sql)
+        .bind(key)
+        .bind(day)
+        .bind(random_shard())
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Compensation handed out (a compensation ledger entry): to the
+/// campaign's counters, and to the template of the order's coupon (the
+/// coupon the compensation makes up for: the one a swap replaced, else
+/// the order's), on `day`.
+pub async fn count_compensation(
+    conn: &mut AnyConnection,
+    order_no: Option<&str>,
+    campaign_id: Option<&str>,
+    amount_cents: i64,
+    day: i64,
+) -> Result<(), sqlx::Error> {
+    let vals = |param: &str| {
+        COUNTER_COLUMNS
+            .iter()
+            .map(|c| {
+                if *c == "compensation_cents" {
+                    param.to_string()
+                } else {
+                    "0".to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let shard = random_shard();
+    if let Some(order_no) = order_no {
+        let sql = upsert_select(
+            Subject::Template,
+            "cp.template_id",
+            "$2",
+            "$3",
+            &vals("$4"),
+            "orders AS o JOIN coupons AS cp ON cp.id = COALESCE(o.replaced_coupon_id, o.coupon_id)",
+            "o.order_no = $1 AND cp.template_id IS NOT NULL",
+        );
+        sqlx::query(&sql)
+            .bind(order_no)
+            .bind(day)
+            .bind(shard)
+            .bind(amount_cents)
+            .execute(&mut *conn)
+            .await?;
+    }
+    if let Some(campaign_id) = campaign_id {
+        let sql = upsert_select(Subject::Campaign, "$1", "$2", "$3", &vals("$4"), "", "true");
+        sqlx::query(&sql)
+            .bind(campaign_id)
+            .bind(day)
+            .bind(shard)
+            .bind(amount_cents)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Most templates one [`count_expired`] statement names: an expiry batch
+/// is at most 500 coupons, so at most 500 templates.
+pub const MAX_EXPIRED_TEMPLATES: usize = 500;
+
+/// The counters of an expiry batch (`available` -> `expired`): one
+/// statement for the whole batch, one pair of rows per template.
+pub async fn count_expired<'a>(
+    conn: &mut AnyConnection,
+    template_ids: impl Iterator<Item = Option<&'a str>>,
+    day: i64,
+) -> Result<(), sqlx::Error> {
+    let mut per: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
+    for t in template_ids.flatten() {
+        *per.entry(t).or_default() += 1;
+    }
+    let per: Vec<(&str, i64)> = per.into_iter().collect();
+    for chunk in per.chunks(MAX_EXPIRED_TEMPLATES) {
+        let mut tuples = Vec::with_capacity(chunk.len() * 2);
+        for i in 0..chunk.len() {
+            let (t, n) = (3 + 2 * i, 4 + 2 * i);
+            for day in ["$1".to_string(), ALL_DAYS.to_string()] {
+                tuples.push(format!(
+                    "(${t}, {day}, $2, 0, 0, 0, ${n}, 0, 0, 0, 0 - ${n}, 0, 0, ${n}, 0)"
+                ));
+            }
+        }
+        let sql = format!(
+            "{} VALUES {} {}",
+            insert_head(Subject::Template),
+            tuples.join(", "),
+            on_conflict(Subject::Template)
+        );
+        let mut q = sqlx::query(&sql).bind(day).bind(random_shard());
+        for (t, n) in chunk {
+            q = q.bind(*t).bind(*n);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+fn sums() -> String {
+    COUNTER_COLUMNS
+        .iter()
+        .map(|c| format!("CAST(COALESCE(SUM({c}), 0) AS BIGINT)"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn counts_of(row: &sqlx::any::AnyRow, first: usize) -> Result<Counts, sqlx::Error> {
+    let mut a = [0i64; 12];
+    for (i, v) in a.iter_mut().enumerate() {
+        *v = row.try_get(first + i)?;
+    }
+    Ok(Counts::from_array(a))
+}
+
+/// The day rows of `key` from `from_day` through `to_day` (shards summed),
+/// in day order; days without a change have no row.
+pub async fn days(
+    conn: &mut AnyConnection,
+    s: Subject,
+    key: &str,
+    from_day: i64,
+    to_day: i64,
+) -> Result<Vec<(i64, Counts)>, sqlx::Error> {
+    let sql = format!(
+        "SELECT day, {} FROM {} WHERE {} = $1 AND day >= $2 AND day <= $3 GROUP BY day ORDER BY day",
+        sums(),
+        s.table(),
+        s.key()
+    );
+    let rows = sqlx::query(&sql)
+        .bind(key)
+        .bind(from_day.max(0))
+        .bind(to_day)
+        .fetch_all(conn)
+        .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get::<i64, _>(0)?, counts_of(r, 1)?)))
+        .collect()
+}
+
+/// The all-days row of `key` (shards summed): all-time flows and the
+/// stored status counts.
+pub async fn all_days(
+    conn: &mut AnyConnection,
+    s: Subject,
+    key: &str,
+) -> Result<Counts, sqlx::Error> {
+    let sql = format!(
+        "SELECT {} FROM {} WHERE {} = $1 AND day = {ALL_DAYS}",
+        sums(),
+        s.table(),
+        s.key()
+    );
+    let row = sqlx::query(&sql).bind(key).fetch_one(conn).await?;
+    counts_of(&row, 0)
+}
+
+/// The all-days rows of several templates (at most 200 ids).
+pub async fn all_days_of_templates(
+    conn: &mut AnyConnection,
+    ids: &[&str],
+) -> Result<Vec<(String, Counts)>, sqlx::Error> {
+    let ids = &ids[..ids.len().min(200)];
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = (0..ids.len())
+        .map(|i| format!("${}", i + 1))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT template_id, {} FROM template_counts WHERE template_id IN ({list}) AND day = {ALL_DAYS} GROUP BY template_id",
+        sums()
+    );
+    let mut q = sqlx::query(&sql);
+    for id in ids {
+        q = q.bind(*id);
+    }
+    let rows = q.fetch_all(conn).await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get::<String, _>(0)?, counts_of(r, 1)?)))
+        .collect()
+}
+
+/// Coupons of a template stored `available` but past their end (they read
+/// `expired`; the expiry drain has not written them yet): one range of
+/// `coupons_template_status_ends_idx`.
+pub async fn overdue(
+    conn: &mut AnyConnection,
+    template_id: &str,
+    now_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM coupons WHERE template_id = $1 AND status = 'available' AND ends_at <= $2",
+    )
+    .bind(template_id)
+    .bind(now_ms)
+    .fetch_one(conn)
+    .await
+}
+
+/// A recount of one template from the coupons (and the archive): stored
+/// status counts and all coupons ever issued, and the discounts of its
+/// used coupons' orders. Reads at most `limit` coupons of each table;
+/// `None` when the template has more (too big to recount here).
+pub async fn recount_template(
+    conn: &mut AnyConnection,
+    template_id: &str,
+    limit: i64,
+) -> Result<Option<Counts>, sqlx::Error> {
+    let mut c = Counts::default();
+    for table in ["coupons", "coupons_archive"] {
+        let sql = format!(
+            "SELECT x.status, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(CASE WHEN x.status = 'used' THEN o.coupon_discount_cents ELSE 0 END), 0) AS BIGINT)
+             FROM (SELECT status, order_no FROM {table} WHERE template_id = $1 LIMIT $2) AS x
+             LEFT JOIN orders AS o ON o.order_no = x.order_no
+             GROUP BY x.status"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(template_id)
+            .bind(limit + 1)
+            .fetch_all(&mut *conn)
+            .await?;
+        let mut seen = 0i64;
+        for r in &rows {
+            let status: String = r.try_get(0)?;
+            let n: i64 = r.try_get(1)?;
+            let discount: i64 = r.try_get(2)?;
+            seen += n;
+            c.claimed += n;
+            c.discount_cents += discount;
+            match status.as_str() {
+                "available" => c.status_available += n,
+                "locked" => c.status_locked += n,
+                "used" => c.status_used += n,
+                "expired" => c.status_expired += n,
+                "invalidated" => c.status_invalidated += n,
+                _ => {}
+            }
+        }
+        if seen > limit {
+            return Ok(None);
+        }
+    }
+    Ok(Some(c))
+}

@@ -1,0 +1,569 @@
+//! Reports (报表) in the console, on the same service functions as
+//! `GET /templates/{id}/report` and `GET /presale-campaigns/{id}/report`:
+//!
+//! - `/console/templates/{id}/report[?from=&to=]` and
+//!   `/console/campaigns/{id}/report[?from=&to=]`: the range form (business
+//!   dates), the totals, a line chart (claimed and used per day) and a bar
+//!   chart (discount per day) drawn as SVG on the server (each point's
+//!   number in its `<title>`, scaled to the page's width by its viewBox),
+//!   and a table of the same numbers.
+//! - `.../report.csv`: the table as CSV.
+//!
+//! For operators and admins, enforced in the service (support gets 403).
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{Staff, WebError};
+use super::i18n::Lang;
+use super::layout::{FieldErrors, enc, field_error};
+use crate::domain::FieldError;
+use crate::http::AppState;
+use crate::service::ServiceError;
+use crate::service::reports::{Report, ReportDay};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/console/templates/{id}/report", get(template_page))
+        .route("/console/templates/{id}/report.csv", get(template_csv))
+        .route("/console/campaigns/{id}/report", get(campaign_page))
+        .route("/console/campaigns/{id}/report.csv", get(campaign_csv))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Template,
+    Campaign,
+}
+
+impl Kind {
+    fn base(self, id: &str) -> String {
+        match self {
+            Kind::Template => format!("/console/templates/{}", enc(id)),
+            Kind::Campaign => format!("/console/campaigns/{}", enc(id)),
+        }
+    }
+
+    fn claimed_key(self) -> &'static str {
+        match self {
+            Kind::Template => "report-claimed",
+            Kind::Campaign => "report-campaign-claimed",
+        }
+    }
+
+    fn available_key(self) -> &'static str {
+        match self {
+            Kind::Template => "report-available",
+            Kind::Campaign => "report-campaign-available",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+struct RangeQuery {
+    from: Option<String>,
+    to: Option<String>,
+}
+
+impl RangeQuery {
+    fn given(v: &Option<String>) -> Option<String> {
+        v.as_ref()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    }
+
+    fn query(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(f) = Self::given(&self.from) {
+            parts.push(format!("from={}", enc(&f)));
+        }
+        if let Some(t) = Self::given(&self.to) {
+            parts.push(format!("to={}", enc(&t)));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", parts.join("&"))
+        }
+    }
+}
+
+async fn load(
+    s: &AppState,
+    staff: &Staff,
+    kind: Kind,
+    id: String,
+    q: &RangeQuery,
+) -> Result<Report, ServiceError> {
+    let (from, to) = (RangeQuery::given(&q.from), RangeQuery::given(&q.to));
+    match kind {
+        Kind::Template => {
+            s.service
+                .template_report(&staff.authority(), id, from, to)
+                .await
+        }
+        Kind::Campaign => {
+            s.service
+                .campaign_report(&staff.authority(), id, from, to)
+                .await
+        }
+    }
+}
+
+async fn template_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    Query(q): Query<RangeQuery>,
+) -> Response {
+    page(&s, &staff, Kind::Template, id, q).await
+}
+
+async fn campaign_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    Query(q): Query<RangeQuery>,
+) -> Response {
+    page(&s, &staff, Kind::Campaign, id, q).await
+}
+
+async fn template_csv(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    Query(q): Query<RangeQuery>,
+) -> Response {
+    csv(&s, &staff, Kind::Template, id, q).await
+}
+
+async fn campaign_csv(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    Query(q): Query<RangeQuery>,
+) -> Response {
+    csv(&s, &staff, Kind::Campaign, id, q).await
+}
+
+fn forbidden(l: Lang) -> Response {
+    WebError::forbidden(l.t("report-needs-operator")).into_response()
+}
+
+/// The words of a refused range, beside its field.
+fn range_error(l: Lang, e: &FieldError) -> (&'static str, String) {
+    let key = if e.message.contains("after") {
+        "report-from-after-to"
+    } else if e.message.contains("at most") {
+        "report-range-too-long"
+    } else {
+        "report-date-invalid"
+    };
+    let field = if e.field == "from" { "from" } else { "to" };
+    (field, l.t(key).to_string())
+}
+
+async fn page(s: &AppState, staff: &Staff, kind: Kind, id: String, q: RangeQuery) -> Response {
+    let l = staff.lang;
+    let zone = crate::i18n::zone::offset_text(
+        crate::i18n::zone::current().offset_seconds(s.service.now()),
+    );
+    match load(s, staff, kind, id.clone(), &q).await {
+        Ok(r) => render(zone, staff, kind, &q, Some(r), FieldErrors::default(), &id),
+        Err(ServiceError::Invalid(e)) => {
+            let mut errors = FieldErrors::default();
+            let (field, text) = range_error(l, &e);
+            errors.add(field, text);
+            let mut resp = render(zone, staff, kind, &q, None, errors, &id);
+            *resp.status_mut() = StatusCode::BAD_REQUEST;
+            resp
+        }
+        Err(ServiceError::Forbidden(_)) => forbidden(l),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+/// `¥12.34`, `-¥12.34`.
+fn money(cents: i64) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let a = cents.unsigned_abs();
+    format!("{sign}¥{}.{:02}", a / 100, a % 100)
+}
+
+fn count(n: i64) -> String {
+    super::dashboard::thousands(n)
+}
+
+fn percent(rate: f64) -> String {
+    format!("{:.1}%", rate * 100.0)
+}
+
+fn render(
+    zone: String,
+    staff: &Staff,
+    kind: Kind,
+    q: &RangeQuery,
+    r: Option<Report>,
+    errors: FieldErrors,
+    id: &str,
+) -> Response {
+    let l = staff.lang;
+    let name = r.as_ref().map(|r| r.name.clone()).unwrap_or_default();
+    let title = if name.is_empty() {
+        l.t("report").to_string()
+    } else {
+        crate::tr!(l, "report-title", name = name.clone())
+    };
+    let base = kind.base(id);
+    let back_key = match kind {
+        Kind::Template => "report-back-template",
+        Kind::Campaign => "report-back-campaign",
+    };
+    let from_v = r
+        .as_ref()
+        .map(|r| r.from.clone())
+        .or_else(|| q.from.clone())
+        .unwrap_or_default();
+    let to_v = r
+        .as_ref()
+        .map(|r| r.to.clone())
+        .or_else(|| q.to.clone())
+        .unwrap_or_default();
+    let from_state = errors.input_attrs("from", "report-from");
+    let to_state = errors.input_attrs("to", "report-to");
+    let form = view! {
+        <form method="get" action=format!("{base}/report") class="filters" data-testid="report-range">
+            <label for="report-from">{l.t("report-from")}</label>
+            <input type="date" id="report-from" name="from" value=from_v
+                aria-invalid=from_state.invalid aria-describedby=from_state.described_by.clone()/>
+            {field_error(&from_state)}
+            <label for="report-to">{l.t("report-to")}</label>
+            <input type="date" id="report-to" name="to" value=to_v
+                aria-invalid=to_state.invalid aria-describedby=to_state.described_by.clone()/>
+            {field_error(&to_state)}
+            <button type="submit">{l.t("report-show")}</button>
+        </form>
+        <p class="note">{crate::tr!(l, "report-days-note", zone = zone)}</p>
+    };
+    let body = r.map(|r| {
+        let csv_href = format!("{base}/report.csv{}", q.query());
+        let t = &r.totals;
+        let line = line_chart(l, kind, &r.days);
+        let bars = bar_chart(l, &r.days);
+        let rows = r
+            .days
+            .iter()
+            .rev()
+            .map(|d| {
+                view! {
+                    <tr data-testid="report-row">
+                        <th scope="row" data-label=l.t("report-day")>{d.day.clone()}</th>
+                        <td data-label=l.t(kind.claimed_key())>{count(d.claimed)}</td>
+                        <td data-label=l.t("report-used")>{count(d.used)}</td>
+                        <td data-label=l.t("report-returned")>{count(d.returned)}</td>
+                        <td data-label=l.t("report-expired")>{count(d.expired)}</td>
+                        <td data-label=l.t("report-invalidated")>{count(d.invalidated)}</td>
+                        <td data-label=l.t("report-discount")>{money(d.discount_cents)}</td>
+                        <td data-label=l.t("report-compensation")>{money(d.compensation_cents)}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        view! {
+            <section aria-labelledby="report-totals">
+                <h2 id="report-totals">{l.t("report-totals")}</h2>
+                <dl class="facts" data-testid="report-totals">
+                    <dt>{l.t(kind.claimed_key())}</dt><dd data-testid="total-claimed">{count(t.claimed)}</dd>
+                    <dt>{l.t("report-used")}</dt><dd data-testid="total-used">{count(t.used)}</dd>
+                    <dt>{l.t("report-returned")}</dt><dd>{count(t.returned)}</dd>
+                    <dt>{l.t("report-expired")}</dt><dd>{count(t.expired)}</dd>
+                    <dt>{l.t("report-invalidated")}</dt><dd>{count(t.invalidated)}</dd>
+                    <dt>{l.t("report-discount")}</dt><dd data-testid="total-discount">{money(t.discount_cents)}</dd>
+                    <dt>{l.t("report-compensation")}</dt><dd>{money(t.compensation_cents)}</dd>
+                    <dt>{l.t(kind.available_key())}</dt><dd data-testid="total-available">{count(t.available)}</dd>
+                    <dt>{l.t("report-rate")}</dt><dd data-testid="total-rate">{percent(t.redemption_rate)}</dd>
+                </dl>
+                <p class="actions"><a class="button" href=csv_href data-testid="report-csv">{l.t("export-csv")}</a></p>
+            </section>
+            <section aria-labelledby="report-line">
+                <h2 id="report-line">{l.t("report-line-chart")}</h2>
+                <div class="report-chart" inner_html=line data-testid="report-line-chart"></div>
+            </section>
+            <section aria-labelledby="report-bars">
+                <h2 id="report-bars">{l.t("report-bar-chart")}</h2>
+                <div class="report-chart" inner_html=bars data-testid="report-bar-chart"></div>
+            </section>
+            <section aria-labelledby="report-table">
+                <h2 id="report-table">{l.t("report-table")}</h2>
+                <table class="stack" data-testid="report-table">
+                    <thead><tr>
+                        <th scope="col">{l.t("report-day")}</th>
+                        <th scope="col">{l.t(kind.claimed_key())}</th>
+                        <th scope="col">{l.t("report-used")}</th>
+                        <th scope="col">{l.t("report-returned")}</th>
+                        <th scope="col">{l.t("report-expired")}</th>
+                        <th scope="col">{l.t("report-invalidated")}</th>
+                        <th scope="col">{l.t("report-discount")}</th>
+                        <th scope="col">{l.t("report-compensation")}</th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </section>
+        }
+    });
+    staff.page(
+        &title,
+        view! {
+            <p><a href=base.clone() data-testid="report-back">{l.t(back_key)}</a></p>
+            {form}
+            {body}
+        },
+    )
+}
+
+async fn csv(s: &AppState, staff: &Staff, kind: Kind, id: String, q: RangeQuery) -> Response {
+    let l = staff.lang;
+    let r = match load(s, staff, kind, id, &q).await {
+        Ok(r) => r,
+        Err(ServiceError::Forbidden(_)) => return forbidden(l),
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let cell = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let header = [
+        "report-day",
+        kind.claimed_key(),
+        "report-used",
+        "report-returned",
+        "report-expired",
+        "report-invalidated",
+        "report-discount-yuan",
+        "report-compensation-yuan",
+    ]
+    .iter()
+    .map(|k| cell(l.t(k)))
+    .collect::<Vec<_>>()
+    .join(",");
+    let yuan = |c: i64| {
+        let sign = if c < 0 { "-" } else { "" };
+        format!(
+            "{sign}{}.{:02}",
+            c.unsigned_abs() / 100,
+            c.unsigned_abs() % 100
+        )
+    };
+    let mut out = format!("{header}\n");
+    for d in &r.days {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{}\n",
+            d.day,
+            d.claimed,
+            d.used,
+            d.returned,
+            d.expired,
+            d.invalidated,
+            yuan(d.discount_cents),
+            yuan(d.compensation_cents)
+        ));
+    }
+    let file = format!("report-{}-{}.csv", r.from, r.to);
+    super::layout::csv_download(&file, out)
+}
+
+// ---------------------------------------------------------------- charts
+
+const W: f64 = 640.0;
+const H: f64 = 240.0;
+const LEFT: f64 = 44.0;
+const RIGHT: f64 = 8.0;
+const TOP: f64 = 24.0;
+const BOTTOM: f64 = 36.0;
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `MM-DD` of a `YYYY-MM-DD` day.
+fn short_day(day: &str) -> &str {
+    day.get(5..).unwrap_or(day)
+}
+
+/// The frame of a chart: the SVG head (scaling with the page), the top
+/// value on the left axis, and a day label under every `step`-th day.
+fn frame(label: &str, days: &[ReportDay], max_text: &str, x_of: impl Fn(usize) -> f64) -> String {
+    let base = H - BOTTOM;
+    let mut svg = format!(
+        "<svg viewBox=\"0 0 {W} {H}\" width=\"100%\" preserveAspectRatio=\"xMidYMid meet\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\
+         <line x1=\"{LEFT}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\" stroke=\"#5a6472\"/>\
+         <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{base}\" stroke=\"#5a6472\"/>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\">{}</text>\
+         <text x=\"{}\" y=\"{base}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\">0</text>",
+        escape(label),
+        W - RIGHT,
+        LEFT - 4.0,
+        TOP + 4.0,
+        escape(max_text),
+        LEFT - 4.0,
+    );
+    let step = days.len().div_ceil(6).max(1);
+    for (i, d) in days.iter().enumerate() {
+        if i % step == 0 || (i + 1 == days.len() && days.len() <= 7) {
+            let x = x_of(i);
+            svg.push_str(&format!(
+                "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#5a6472\" data-testid=\"axis-label\">{}</text>",
+                base + 18.0,
+                escape(short_day(&d.day))
+            ));
+        }
+    }
+    svg
+}
+
+/// Claimed and used per day: two lines, a dot per day with its number in
+/// a `<title>`, and a legend.
+fn line_chart(l: Lang, kind: Kind, days: &[ReportDay]) -> String {
+    let claimed_word = l.t(kind.claimed_key());
+    let used_word = l.t("report-used");
+    let max = days
+        .iter()
+        .map(|d| d.claimed.max(d.used))
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let n = days.len().max(1);
+    let span = W - LEFT - RIGHT - 8.0;
+    let x_of = |i: usize| {
+        if n == 1 {
+            LEFT + 4.0 + span / 2.0
+        } else {
+            LEFT + 4.0 + span * i as f64 / (n - 1) as f64
+        }
+    };
+    let base = H - BOTTOM;
+    let y_of = |v: i64| base - (v.max(0) as f64 / max as f64) * (base - TOP);
+    let mut svg = frame(l.t("report-line-chart"), days, &count(max), x_of);
+    for (series, color, word, value) in [
+        (
+            "claimed",
+            "#1f5f99",
+            claimed_word,
+            (|d: &ReportDay| d.claimed) as fn(&ReportDay) -> i64,
+        ),
+        ("used", "#b4232a", used_word, |d: &ReportDay| d.used),
+    ] {
+        let points = days
+            .iter()
+            .enumerate()
+            .map(|(i, d)| format!("{:.1},{:.1}", x_of(i), y_of(value(d))))
+            .collect::<Vec<_>>()
+            .join(" ");
+        svg.push_str(&format!(
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{points}\"/>"
+        ));
+        for (i, d) in days.iter().enumerate() {
+            svg.push_str(&format!(
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\" data-testid=\"point-{series}\" data-value=\"{}\"><title>{} {}: {}</title></circle>",
+                x_of(i),
+                y_of(value(d)),
+                value(d),
+                escape(&d.day),
+                escape(word),
+                count(value(d))
+            ));
+        }
+    }
+    svg.push_str(&format!(
+        "<rect x=\"{LEFT}\" y=\"4\" width=\"10\" height=\"10\" fill=\"#1f5f99\"/>\
+         <text x=\"{}\" y=\"13\" font-size=\"12\" fill=\"#1d232b\">{}</text>\
+         <rect x=\"{}\" y=\"4\" width=\"10\" height=\"10\" fill=\"#b4232a\"/>\
+         <text x=\"{}\" y=\"13\" font-size=\"12\" fill=\"#1d232b\">{}</text></svg>",
+        LEFT + 14.0,
+        escape(claimed_word),
+        LEFT + 140.0,
+        LEFT + 154.0,
+        escape(used_word)
+    ));
+    svg
+}
+
+/// Discount per day: a bar per day, its amount in a `<title>`.
+fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
+    let max = days
+        .iter()
+        .map(|d| d.discount_cents)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let n = days.len().max(1);
+    let slot = (W - LEFT - RIGHT) / n as f64;
+    let x_of = |i: usize| LEFT + slot * (i as f64 + 0.5);
+    let base = H - BOTTOM;
+    let mut svg = frame(l.t("report-bar-chart"), days, &money(max), x_of);
+    let word = l.t("report-discount");
+    for (i, d) in days.iter().enumerate() {
+        let h = (d.discount_cents.max(0) as f64 / max as f64 * (base - TOP))
+            .max(if d.discount_cents > 0 { 1.0 } else { 0.0 });
+        let w = (slot * 0.8).max(0.5);
+        svg.push_str(&format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"#2e7d4f\" data-testid=\"bar\" data-value=\"{}\"><title>{} {}: {}</title></rect>",
+            x_of(i) - w / 2.0,
+            base - h,
+            d.discount_cents,
+            escape(&d.day),
+            escape(word),
+            money(d.discount_cents)
+        ));
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(d: &str, claimed: i64, used: i64, discount_cents: i64) -> ReportDay {
+        ReportDay {
+            day: d.into(),
+            claimed,
+            used,
+            returned: 0,
+            expired: 0,
+            invalidated: 0,
+            discount_cents,
+            compensation_cents: 0,
+        }
+    }
+
+    #[test]
+    fn every_point_and_bar_carries_its_number_and_the_svg_scales() {
+        let days = vec![
+            day("2026-12-01", 3, 1, 500),
+            day("2026-12-02", 0, 0, 0),
+            day("2026-12-03", 7, 2, 1234),
+        ];
+        let line = line_chart(Lang::En, Kind::Template, &days);
+        assert!(line.contains("viewBox=\"0 0 640 240\""));
+        assert!(line.contains("width=\"100%\""));
+        assert_eq!(line.matches("<title>").count(), 6);
+        assert!(line.contains("2026-12-03 Claimed: 7"));
+        let bars = bar_chart(Lang::En, &days);
+        assert_eq!(bars.matches("<title>").count(), 3);
+        assert!(bars.contains("¥12.34"));
+        assert!(bars.contains(">12-01<"));
+        assert_eq!(money(-150), "-¥1.50");
+    }
+}
