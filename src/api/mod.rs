@@ -4,6 +4,7 @@
 //! in [`crate::http`].
 
 pub mod campaigns;
+pub mod codes;
 pub mod compensation;
 pub mod coupons;
 pub mod expirations;
@@ -89,6 +90,11 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/compensation-ledger", get(compensation::ledger))
         .route("/expirations/pending", get(expirations::pending))
+        .route("/templates/{id}/code-batches", post(codes::create_batch))
+        .route("/code-batches/{id}", get(codes::get_batch))
+        .route("/code-batches/{id}/codes.csv", get(codes::codes_csv))
+        .route("/code-batches/{id}/void", post(codes::void_batch))
+        .route("/users/{user_id}/redemptions", post(codes::redeem))
         .route("/openapi.json", get(openapi::serve));
 
     Router::new().nest("/api/v1", v1)

@@ -391,10 +391,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "orders",
     "templates",
     "compensation",
-    "campaigns"
+    "campaigns",
+    "codes"
 ];
 
-const FILE_COUNT: usize = 24;
+const FILE_COUNT: usize = 25;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

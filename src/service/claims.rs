@@ -43,71 +43,21 @@ impl Service {
                 let op = op.clone();
                 Box::pin(async move {
                     let now = op.now;
-                    let now_ms = to_ms(now);
                     let t = templates::get(c, &template_id)
                         .await?
                         .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
-                    let validity = match t.valid_seconds {
-                        Some(seconds) => Validity::Relative {
-                            seconds,
-                            not_before: t.valid_from.map(from_ms),
-                            until: t.valid_until.map(from_ms),
+                    let row = claim_in_tx(
+                        c,
+                        &op,
+                        &t,
+                        &user_id,
+                        NewCoupon {
+                            id: new_id("cpn", to_ms(now)),
+                            source: CouponSource::Claim,
+                            action: "claim",
                         },
-                        None => Validity::Absolute {
-                            from: from_ms(t.valid_from.unwrap_or(t.created_at)),
-                            until: from_ms(t.valid_until.unwrap_or(t.created_at)),
-                        },
-                    };
-                    let window = validity.window_for_claim(now);
-                    // Paused, or claiming ended early: refused like an
-                    // inactive template; the validity window decides next.
-                    let open =
-                        t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
-                    let (starts_at, ends_at) = match (open, window) {
-                        (true, Some(w)) => w,
-                        _ => {
-                            return Err(ServiceError::refused(
-                                Refusal::TemplateInactive,
-                                "this template is not active: its coupons can no longer be claimed",
-                            ));
-                        }
-                    };
-                    if let Some(limit) = t.per_user_limit
-                        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
-                    {
-                        return Err(ServiceError::refused(
-                            Refusal::ClaimLimitReached,
-                            format!("user already holds {limit} coupon(s) of this template"),
-                        ));
-                    }
-                    if !take_stock(c, &t.id).await? {
-                        return Err(ServiceError::refused(
-                            Refusal::OutOfStock,
-                            "this template has no stock left",
-                        ));
-                    }
-                    let mut row = CouponRow {
-                        id: new_id("cpn", now_ms),
-                        code: new_coupon_code(),
-                        user_id: user_id.as_str().to_string(),
-                        template_id: Some(t.id.clone()),
-                        source: CouponSource::Claim,
-                        kind: t.kind,
-                        value_cents: t.value_cents,
-                        percent_off: t.percent_off,
-                        max_discount_cents: t.max_discount_cents,
-                        min_order_cents: t.min_order_cents,
-                        categories: t.categories.clone(),
-                        status: CouponStatus::Available,
-                        starts_at: to_ms(starts_at),
-                        ends_at: to_ms(ends_at),
-                        order_no: None,
-                        locked_at: None,
-                        used_at: None,
-                        created_at: now_ms,
-                        updated_at: now_ms,
-                    };
-                    insert_coupon(c, &mut row, "claim", &op.ctx, None).await?;
+                    )
+                    .await?;
                     Ok(CouponView::from_row(row, now))
                 })
             })
@@ -204,6 +154,95 @@ impl Service {
             .map(|r| CouponView::from_row(r, now))
             .collect())
     }
+}
+
+/// What a coupon made by [`claim_in_tx`] is: its id (chosen by the
+/// caller, so a code row can name it in the same transaction), how it came
+/// to its holder and the action of its creation event.
+pub(crate) struct NewCoupon {
+    pub id: String,
+    pub source: CouponSource,
+    pub action: &'static str,
+}
+
+/// The claim path, inside the caller's transaction: the template must be
+/// open for claims and inside its validity; the per-user quota (an
+/// atomic upsert) and one unit of stock (one shard's conditional
+/// increment) are taken; the coupon row and its event are written. Every
+/// refusal is an error, so the caller's transaction rolls back whatever it
+/// did before. Claims (`POST /users/{user_id}/coupons`) and code
+/// redemptions (`POST /users/{user_id}/redemptions`) both go through here:
+/// one stock, one quota.
+pub(crate) async fn claim_in_tx(
+    c: &mut sqlx::AnyConnection,
+    op: &super::Op,
+    t: &templates::TemplateRow,
+    user_id: &UserId,
+    new: NewCoupon,
+) -> Result<CouponRow, ServiceError> {
+    let now = op.now;
+    let now_ms = to_ms(now);
+    let validity = match t.valid_seconds {
+        Some(seconds) => Validity::Relative {
+            seconds,
+            not_before: t.valid_from.map(from_ms),
+            until: t.valid_until.map(from_ms),
+        },
+        None => Validity::Absolute {
+            from: from_ms(t.valid_from.unwrap_or(t.created_at)),
+            until: from_ms(t.valid_until.unwrap_or(t.created_at)),
+        },
+    };
+    let window = validity.window_for_claim(now);
+    // Paused, or claiming ended early: refused like an inactive template;
+    // the validity window decides next.
+    let open = t.status.accepts_claims() && t.claim_ends_at.is_none_or(|e| now_ms < e);
+    let (starts_at, ends_at) = match (open, window) {
+        (true, Some(w)) => w,
+        _ => {
+            return Err(ServiceError::refused(
+                Refusal::TemplateInactive,
+                "this template is not active: its coupons can no longer be claimed",
+            ));
+        }
+    };
+    if let Some(limit) = t.per_user_limit
+        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::ClaimLimitReached,
+            format!("user already holds {limit} coupon(s) of this template"),
+        ));
+    }
+    if !take_stock(c, &t.id).await? {
+        return Err(ServiceError::refused(
+            Refusal::OutOfStock,
+            "this template has no stock left",
+        ));
+    }
+    let mut row = CouponRow {
+        id: new.id,
+        code: new_coupon_code(),
+        user_id: user_id.as_str().to_string(),
+        template_id: Some(t.id.clone()),
+        source: new.source,
+        kind: t.kind,
+        value_cents: t.value_cents,
+        percent_off: t.percent_off,
+        max_discount_cents: t.max_discount_cents,
+        min_order_cents: t.min_order_cents,
+        categories: t.categories.clone(),
+        status: CouponStatus::Available,
+        starts_at: to_ms(starts_at),
+        ends_at: to_ms(ends_at),
+        order_no: None,
+        locked_at: None,
+        used_at: None,
+        created_at: now_ms,
+        updated_at: now_ms,
+    };
+    insert_coupon(c, &mut row, new.action, &op.ctx, None).await?;
+    Ok(row)
 }
 
 /// Takes one unit of stock: tries each shard once, starting at a random

@@ -12,6 +12,7 @@ pub mod archive;
 pub mod audit;
 pub mod campaigns;
 pub mod capture;
+pub mod codes;
 mod codec;
 pub mod compensation_rules;
 pub mod coupons;

@@ -22,6 +22,7 @@ pub mod actions;
 pub mod audit;
 pub mod auth;
 pub mod campaigns;
+pub mod codes;
 pub mod compensation;
 pub mod console;
 pub mod dashboard;
@@ -95,6 +96,7 @@ pub fn routes() -> Router<AppState> {
         .merge(reminders::routes())
         .merge(templates::routes())
         .merge(campaigns::routes())
+        .merge(codes::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -730,6 +730,23 @@ struct DetailForms {
     total_stock: String,
     claim_ends_at: String,
     errors: FieldErrors,
+    /// The redeem-code form as typed ([`super::codes`]).
+    codes: super::codes::CodeForm,
+}
+
+/// The template's page with the redeem-code form as typed after a refusal
+/// (422), for [`super::codes`].
+pub(crate) async fn detail_with_codes(
+    s: &AppState,
+    staff: &Staff,
+    id: &str,
+    codes: super::codes::CodeForm,
+) -> Response {
+    let forms = DetailForms {
+        codes,
+        ..DetailForms::default()
+    };
+    detail_page(s, staff, id, forms).await
 }
 
 async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
@@ -746,7 +763,8 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
         Ok(h) => h,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let refused = !forms.errors.is_empty();
+    let refused = !forms.errors.is_empty() || forms.codes.is_refused();
+    let codes = super::codes::template_section(s, staff, &t, forms.codes.clone()).await;
     let words = words_text(l, &view_words(&t));
     let coupons_href = format!("/console/coupons?template_id={}", enc(&t.id));
     let title = crate::tr!(l, "template-title", name = t.name.clone());
@@ -778,6 +796,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
                 {ids}
             </section>
             {manage}
+            {codes}
             <section aria-labelledby="template-history">
                 <h2 id="template-history">{l.t("template-history")}</h2>
                 {history_table(l, history)}
