@@ -52,7 +52,11 @@ async fn an_operator_generates_a_batch_follows_its_progress_and_downloads_the_co
     let mut b = signed_in(&app, Role::Operator).await;
     let tpath = format!("/console/templates/{tid}");
     let page = b.get(&tpath).await;
-    assert!(page.contains("data-testid=\"code-batch-form\""), "{}", page.text);
+    assert!(
+        page.contains("data-testid=\"code-batch-form\""),
+        "{}",
+        page.text
+    );
     assert!(page.contains("data-testid=\"no-code-batches\""));
 
     let action = format!("{tpath}/code-batches");
@@ -65,7 +69,10 @@ async fn an_operator_generates_a_batch_follows_its_progress_and_downloads_the_co
     .await;
     assert_eq!(r.status, 303, "{}", r.text);
     let batch_path = r.location.clone().expect("lands on the batch page");
-    assert!(batch_path.starts_with("/console/code-batches/"), "{batch_path}");
+    assert!(
+        batch_path.starts_with("/console/code-batches/"),
+        "{batch_path}"
+    );
 
     let running = b.get(&batch_path).await;
     assert_eq!(running.status, 200, "{}", running.text);
@@ -75,7 +82,10 @@ async fn an_operator_generates_a_batch_follows_its_progress_and_downloads_the_co
         "refreshes itself while running"
     );
     assert!(running.contains("data-testid=\"refresh\""));
-    assert!(!running.contains("data-testid=\"codes-csv\""), "no download yet");
+    assert!(
+        !running.contains("data-testid=\"codes-csv\""),
+        "no download yet"
+    );
     assert!(running.contains("0 / 600") || running.contains("0 of 600"));
 
     app.service.code_work_step(500).await.expect("one chunk");
@@ -88,13 +98,23 @@ async fn an_operator_generates_a_batch_follows_its_progress_and_downloads_the_co
     assert!(done.contains("data-testid=\"codes-csv\""));
     assert!(done.contains("春节兑换券"), "the template's name");
     let text = visible_text(&done.text);
-    assert!(unreadable_words(&text).is_empty(), "{:?}", unreadable_words(&text));
+    assert!(
+        unreadable_words(&text).is_empty(),
+        "{:?}",
+        unreadable_words(&text)
+    );
     assert!(!text.contains("cbt_") && !text.contains("tpl_"), "{text}");
 
     let csv = b.get(&format!("{batch_path}/codes.csv")).await;
     assert_eq!(csv.status, 200);
     assert_eq!(csv.text.lines().count(), 601, "a header and 600 codes");
-    assert!(csv.text.lines().nth(1).unwrap_or_default().starts_with("CNY"));
+    assert!(
+        csv.text
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .starts_with("CNY")
+    );
 
     // The template's page lists the batch with its progress, by time.
     let listed = b.get(&tpath).await;
@@ -120,14 +140,17 @@ async fn a_refused_generate_form_keeps_its_input_with_the_message_at_the_field()
         &mut b,
         &tpath,
         &action,
-        &[("count", "100000"), ("prefix", "vip"), ("length", "5")],
+        &[("count", "100000"), ("prefix", "cny"), ("length", "5")],
     )
     .await;
     assert_eq!(r.status, 422, "{}", r.text);
     let message = field_error(&r.text, "count").expect("message at count");
     assert!(message.contains("28629"), "{message}");
-    assert_eq!(input_value(&r.text, "code-count").as_deref(), Some("100000"));
-    assert_eq!(input_value(&r.text, "code-prefix").as_deref(), Some("vip"));
+    assert_eq!(
+        input_value(&r.text, "code-count").as_deref(),
+        Some("100000")
+    );
+    assert_eq!(input_value(&r.text, "code-prefix").as_deref(), Some("cny"));
     assert_eq!(input_value(&r.text, "code-length").as_deref(), Some("5"));
 
     let r = post_on(
@@ -149,7 +172,13 @@ async fn a_refused_generate_form_keeps_its_input_with_the_message_at_the_field()
     .await;
     assert_eq!(r.status, 422);
     assert!(field_error(&r.text, "prefix").is_some(), "{}", r.text);
-    assert!(app.service.list_code_batches(&tid).await.expect("list").is_empty());
+    assert!(
+        app.service
+            .list_code_batches(&tid)
+            .await
+            .expect("list")
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -171,7 +200,10 @@ async fn support_reads_batches_but_cannot_generate_download_or_void_them() {
     let mut support = signed_in(&app, Role::Support).await;
     let page = support.get(&tpath).await;
     assert_eq!(page.status, 200);
-    assert!(page.contains("data-testid=\"code-batch-row\""), "support reads the list");
+    assert!(
+        page.contains("data-testid=\"code-batch-row\""),
+        "support reads the list"
+    );
     assert!(!page.contains("code-batch-form"));
     let csrf = page.csrf().expect("token");
     let r = support
@@ -184,7 +216,10 @@ async fn support_reads_batches_but_cannot_generate_download_or_void_them() {
     let batch = support.get(&batch_path).await;
     assert_eq!(batch.status, 200);
     assert!(!batch.contains("void-form") && !batch.contains("codes-csv"));
-    assert_eq!(support.get(&format!("{batch_path}/codes.csv")).await.status, 403);
+    assert_eq!(
+        support.get(&format!("{batch_path}/codes.csv")).await.status,
+        403
+    );
     let r = support
         .post_form(
             &format!("{batch_path}/void"),

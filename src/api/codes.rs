@@ -165,8 +165,7 @@ pub async fn redeem(
         )
         .into_response();
         if let Ok(v) = axum::http::HeaderValue::from_str(&wait_seconds.to_string()) {
-            r.headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, v);
+            r.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
         }
         return r;
     }

@@ -939,7 +939,12 @@ fn input_rules(doc: &mut serde_json::Value) {
 }
 
 /// The input rules of the redeem-code bodies ([`input_rules`]).
-fn code_rules() -> Vec<(&'static str, serde_json::Value, Vec<&'static str>, serde_json::Value)> {
+fn code_rules() -> Vec<(
+    &'static str,
+    serde_json::Value,
+    Vec<&'static str>,
+    serde_json::Value,
+)> {
     use crate::domain::redeem_code::{
         BatchSpec, MAX_COUNT, MAX_LENGTH, MAX_PREFIX_CHARS, MAX_TYPED_CHARS, MIN_LENGTH,
     };

@@ -43,7 +43,8 @@ pub enum BatchStatus {
 }
 
 impl BatchStatus {
-    pub const ALL: [BatchStatus; 3] = [BatchStatus::Running, BatchStatus::Done, BatchStatus::Failed];
+    pub const ALL: [BatchStatus; 3] =
+        [BatchStatus::Running, BatchStatus::Done, BatchStatus::Failed];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -208,7 +209,7 @@ mod tests {
         assert!(BatchSpec::parse(Some(28_629), None, Some(5)).is_ok());
         let e = BatchSpec::parse(Some(28_630), None, Some(5)).expect_err("too many");
         assert_eq!(e.field, "count");
-        assert!(BatchSpec::parse(Some(100_000), Some("vip"), Some(6)).is_ok());
+        assert!(BatchSpec::parse(Some(100_000), Some("vkp"), Some(6)).is_ok());
         assert_eq!(
             BatchSpec::parse(Some(0), None, Some(8)).map_err(|e| e.field),
             Err("count")
@@ -233,10 +234,15 @@ mod tests {
 
     #[test]
     fn codes_are_drawn_from_the_alphabet_after_the_prefix() {
-        let spec = BatchSpec::parse(Some(10), Some("vip"), Some(8)).expect("valid");
+        let spec = BatchSpec::parse(Some(10), Some("vkp"), Some(8)).expect("valid");
         let code = spec.draw(&mut rand::rng());
         assert_eq!(code.len(), 11);
-        assert!(code.starts_with("VIP"));
+        assert!(code.starts_with("VKP"));
+        assert_eq!(
+            BatchSpec::parse(Some(10), Some("vip"), Some(8)).map_err(|e| e.field),
+            Err("prefix"),
+            "I is a look-alike"
+        );
         assert!(code.chars().all(in_alphabet));
     }
 
@@ -247,6 +253,9 @@ mod tests {
         assert_eq!(normalize(" - "), None);
         assert_eq!(normalize(&"A".repeat(65)), None);
         assert_eq!(grouped("VIP7K3QM9XP"), "VIP7-K3QM-9XP");
-        assert_eq!(normalize(&grouped("VIP7K3QM9XP")).as_deref(), Some("VIP7K3QM9XP"));
+        assert_eq!(
+            normalize(&grouped("VIP7K3QM9XP")).as_deref(),
+            Some("VIP7K3QM9XP")
+        );
     }
 }

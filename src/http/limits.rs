@@ -533,9 +533,15 @@ mod tests {
             assert_eq!(l.redeem_admit("u1", ip), Ok(()));
             l.redeem_failed("u1", ip);
         }
-        assert_eq!(l.redeem_admit("u1", ip), Ok(()), "three failures fit the burst");
+        assert_eq!(
+            l.redeem_admit("u1", ip),
+            Ok(()),
+            "three failures fit the burst"
+        );
         l.redeem_failed("u1", ip);
-        let wait = l.redeem_admit("u1", ip).expect_err("the fourth failure blocks");
+        let wait = l
+            .redeem_admit("u1", ip)
+            .expect_err("the fourth failure blocks");
         assert!((1..=20).contains(&wait), "{wait}");
         assert_eq!(l.redeem_admit("u2", ip), Ok(()));
     }

@@ -275,10 +275,7 @@ impl Service {
     }
 
     /// The staff log of a batch (created, voided), newest first.
-    pub async fn code_batch_history(
-        &self,
-        id: &str,
-    ) -> Result<Vec<StaffAuditView>, ServiceError> {
+    pub async fn code_batch_history(&self, id: &str) -> Result<Vec<StaffAuditView>, ServiceError> {
         let page = self
             .audit_staff(
                 crate::store::audit::AuditQuery {
@@ -374,8 +371,7 @@ impl Service {
                 }
                 if codes::mark_voided(c, &id, &reason, &op.ctx.actor, now_ms).await? {
                     let n = codes::void_codes(c, &id, now_ms, VOID_ROWS).await?;
-                    codes::advance_void(c, &id, n as i64, (n as i64) < VOID_ROWS, now_ms)
-                        .await?;
+                    codes::advance_void(c, &id, n as i64, (n as i64) < VOID_ROWS, now_ms).await?;
                     insert_staff_audit(
                         c,
                         &NewStaffAudit {
@@ -617,10 +613,7 @@ async fn generate_chunk(
 
 /// One chunk of a void in progress; the codes voided, `None` when no
 /// void is in progress.
-async fn void_chunk(
-    c: &mut sqlx::AnyConnection,
-    now_ms: i64,
-) -> Result<Option<u64>, ServiceError> {
+async fn void_chunk(c: &mut sqlx::AnyConnection, now_ms: i64) -> Result<Option<u64>, ServiceError> {
     let Some(b) = codes::pick_voiding(c).await? else {
         return Ok(None);
     };

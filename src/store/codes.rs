@@ -75,7 +75,10 @@ pub async fn insert_batch(conn: &mut AnyConnection, b: &BatchRow) -> Result<(), 
     Ok(())
 }
 
-pub async fn get_batch(conn: &mut AnyConnection, id: &str) -> Result<Option<BatchRow>, sqlx::Error> {
+pub async fn get_batch(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<BatchRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {BATCH_COLUMNS} FROM code_batches WHERE id = $1"
     ))
@@ -155,7 +158,10 @@ pub async fn insert_codes(
          ON CONFLICT (code) DO NOTHING",
         values.join(", ")
     );
-    let mut q = sqlx::query(&sql).bind(batch_id).bind(template_id).bind(now_ms);
+    let mut q = sqlx::query(&sql)
+        .bind(batch_id)
+        .bind(template_id)
+        .bind(now_ms);
     for c in codes {
         q = q.bind(c);
     }
@@ -276,7 +282,10 @@ pub async fn advance_void(
 }
 
 /// The code row of a normalized code.
-pub async fn get_code(conn: &mut AnyConnection, code: &str) -> Result<Option<CodeRow>, sqlx::Error> {
+pub async fn get_code(
+    conn: &mut AnyConnection,
+    code: &str,
+) -> Result<Option<CodeRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {CODE_COLUMNS} FROM redeem_codes WHERE code = $1"
     ))

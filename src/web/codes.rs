@@ -29,7 +29,9 @@ use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
 use crate::domain::FieldError;
-use crate::domain::redeem_code::{BatchSpec, BatchStatus, MAX_LENGTH, MAX_PREFIX_CHARS, MIN_LENGTH};
+use crate::domain::redeem_code::{
+    BatchSpec, BatchStatus, MAX_LENGTH, MAX_PREFIX_CHARS, MIN_LENGTH,
+};
 use crate::http::AppState;
 use crate::service::audit::StaffAuditView;
 use crate::service::codes::{CodeBatchView, actions};
@@ -136,7 +138,8 @@ pub async fn template_section(
         }
     };
     let list = batch_table(l, batches);
-    let generate = may_manage(staff).then(|| generate_form(l, staff.session.csrf_token.clone(), t, form));
+    let generate =
+        may_manage(staff).then(|| generate_form(l, staff.session.csrf_token.clone(), t, form));
     view! {
         <section aria-labelledby="code-batches" data-testid="code-batches">
             <h2 id="code-batches">{l.t("codes-heading")}</h2>
@@ -315,7 +318,10 @@ async fn generate(
                     v["id"].as_str().unwrap_or_default().to_string()
                 }
             };
-            staff.done(&batch_path(&batch_id), l.t("codes-generating-flash").to_string())
+            staff.done(
+                &batch_path(&batch_id),
+                l.t("codes-generating-flash").to_string(),
+            )
         }
         Err(ServiceError::Invalid(FieldError { field, .. })) => {
             let at = match field {
@@ -390,7 +396,10 @@ async fn render_batch(s: &AppState, staff: &Staff, id: &str, form: VoidForm) -> 
     let template_href = template_path(&b.template_id);
     let ids = ids_details(
         l,
-        vec![("codes-batch-id", b.id.clone()), ("id-template", b.template_id.clone())],
+        vec![
+            ("codes-batch-id", b.id.clone()),
+            ("id-template", b.template_id.clone()),
+        ],
     );
     let body = view! {
         <section aria-labelledby="batch-facts">
