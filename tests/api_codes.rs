@@ -531,7 +531,7 @@ async fn generating_100000_codes_is_timed() {
     let b = batch(
         &app,
         tid,
-        json!({"count": 100_000, "prefix": "BIG", "length": 10}),
+        json!({"count": 100_000, "prefix": "BGX", "length": 10}),
     )
     .await;
     let id = b["id"].as_str().unwrap_or_default();
