@@ -46,7 +46,6 @@ const DEFAULT_LENGTH: i64 = 8;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/console/templates/{id}/code-batches", post(generate))
         .route("/console/code-batches/{id}", get(batch_page))
         .route("/console/code-batches/{id}/codes.csv", get(csv))
         .route("/console/code-batches/{id}/void", post(void))
@@ -258,19 +257,22 @@ fn field_words(l: Lang, field: &str, length: Option<i64>) -> String {
     }
 }
 
-async fn generate(
-    State(s): State<AppState>,
-    staff: Staff,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Response {
-    let mut form: CodeForm = match staff.posted(&body) {
+/// `POST /console/templates/{id}/code-batches` (routed by
+/// the template pages, which render the template's page again with
+/// the form as typed when this answers `Err`).
+pub async fn generate(
+    s: &AppState,
+    staff: &Staff,
+    id: &str,
+    body: &Bytes,
+) -> Result<Response, CodeForm> {
+    let mut form: CodeForm = match staff.posted(body) {
         Ok(f) => f,
-        Err(e) => return e.into_response(),
+        Err(e) => return Ok(e.into_response()),
     };
     let l = staff.lang;
-    if !may_manage(&staff) {
-        return forbidden(l);
+    if !may_manage(staff) {
+        return Ok(forbidden(l));
     }
     let count = whole(&form.count);
     let length = whole(&form.length);
@@ -281,7 +283,7 @@ async fn generate(
         form.errors.add("length", field_words(l, "length", None));
     }
     if form.is_refused() {
-        return super::templates::detail_with_codes(&s, &staff, &id, form).await;
+        return Err(form);
     }
     let idem = form
         .form_id
@@ -292,8 +294,8 @@ async fn generate(
                 format!("console:{}", staff.session.name),
                 fid.to_string(),
                 "POST",
-                &format!("{}/code-batches", template_path(&id)),
-                &body,
+                &format!("{}/code-batches", template_path(id)),
+                body,
                 202,
             )
         });
@@ -303,7 +305,7 @@ async fn generate(
             &staff.ctx(),
             &staff.authority(),
             idem.as_ref(),
-            id.clone(),
+            id.to_string(),
             count,
             Some(form.prefix.trim().to_string()),
             length,
@@ -318,10 +320,10 @@ async fn generate(
                     v["id"].as_str().unwrap_or_default().to_string()
                 }
             };
-            staff.done(
+            Ok(staff.done(
                 &batch_path(&batch_id),
                 l.t("codes-generating-flash").to_string(),
-            )
+            ))
         }
         Err(ServiceError::Invalid(FieldError { field, .. })) => {
             let at = match field {
@@ -331,10 +333,10 @@ async fn generate(
                 _ => "form",
             };
             form.errors.add(at, field_words(l, at, length));
-            super::templates::detail_with_codes(&s, &staff, &id, form).await
+            Err(form)
         }
-        Err(ServiceError::Forbidden(_)) => forbidden(l),
-        Err(e) => WebError::from_service(l, e).into_response(),
+        Err(ServiceError::Forbidden(_)) => Ok(forbidden(l)),
+        Err(e) => Ok(WebError::from_service(l, e).into_response()),
     }
 }
 

@@ -74,6 +74,22 @@ pub fn routes() -> Router<AppState> {
             post(|s, staff, id, body| claiming(s, staff, id, body, false)),
         )
         .route("/console/templates/{id}/edit", post(edit))
+        .route("/console/templates/{id}/code-batches", post(generate_codes))
+}
+
+/// A batch of redeem codes asked for on the template's page
+/// ([`super::codes::generate`]); refused, the page again with the form as
+/// typed.
+async fn generate_codes(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    match super::codes::generate(&s, &staff, &id, &body).await {
+        Ok(r) => r,
+        Err(form) => detail_with_codes(&s, &staff, &id, form).await,
+    }
 }
 
 fn detail_path(id: &str) -> String {
@@ -735,8 +751,8 @@ struct DetailForms {
 }
 
 /// The template's page with the redeem-code form as typed after a refusal
-/// (422), for [`super::codes`].
-pub(crate) async fn detail_with_codes(
+/// (422).
+async fn detail_with_codes(
     s: &AppState,
     staff: &Staff,
     id: &str,
