@@ -324,7 +324,7 @@ async fn codes_are_read_without_case_spaces_or_dashes() {
     let typed = format!(" {}-{}\u{3000}{} ", &lower[..3], &lower[3..7], &lower[7..]);
     let r = redeem(&app, "u1", &typed).await;
     assert_eq!(r.status, 201, "{typed:?}: {}", r.text);
-    assert_eq!(r.body["template_id"].as_str().is_some(), true);
+    assert!(r.body["template_id"].as_str().is_some());
     let again = redeem(&app, "u2", code).await;
     assert_eq!((again.status, again.code()), (409, "code_already_redeemed"));
     for bad in [
