@@ -100,7 +100,9 @@ pub struct Config {
     pub webhooks: crate::service::webhooks::WebhookSettings,
     /// Request rate limits and trusted proxies: `COUPONKEEPER_RATE_LOGIN`
     /// (default `30/min`), `COUPONKEEPER_RATE_SELF_CHECK` (`60/min`),
-    /// `COUPONKEEPER_RATE_API` (off), `COUPONKEEPER_TRUSTED_PROXIES`.
+    /// `COUPONKEEPER_RATE_API` (off), `COUPONKEEPER_TRUSTED_PROXIES`,
+    /// failed code redemptions `COUPONKEEPER_RATE_REDEEM_FAILURES_USER`
+    /// (`5/min`) and `COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS` (`300/min`).
     pub http_limits: HttpLimits,
 }
 
@@ -357,6 +359,14 @@ fn http_limits(get: &impl Fn(&str) -> Option<String>) -> Result<HttpLimits, Conf
         login: rate("COUPONKEEPER_RATE_LOGIN", d.login)?,
         self_check: rate("COUPONKEEPER_RATE_SELF_CHECK", d.self_check)?,
         api: rate("COUPONKEEPER_RATE_API", d.api)?,
+        redeem_failures_user: rate(
+            "COUPONKEEPER_RATE_REDEEM_FAILURES_USER",
+            d.redeem_failures_user,
+        )?,
+        redeem_failures_address: rate(
+            "COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS",
+            d.redeem_failures_address,
+        )?,
         trusted_proxies: match get("COUPONKEEPER_TRUSTED_PROXIES") {
             None => Vec::new(),
             Some(raw) => parse_networks(&raw).map_err(|message| ConfigError {

@@ -143,6 +143,7 @@ impl ApiError {
             "unavailable" => "api-error-unavailable",
             "idempotency_key_reused" => "api-error-idempotency_key_reused",
             "idempotency_in_progress" => "api-error-idempotency_in_progress",
+            "code_not_found" => "api-error-code_not_found",
             _ => "api-error-refused",
         };
         match (lang, self.code) {

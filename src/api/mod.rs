@@ -6,6 +6,7 @@
 pub mod activity;
 pub mod bulk;
 pub mod campaigns;
+pub mod codes;
 pub mod compensation;
 pub mod coupons;
 pub mod expirations;
@@ -99,7 +100,12 @@ pub fn routes() -> Router<AppState> {
         .route("/jobs/{id}", get(bulk::get))
         .route("/jobs/{id}/results.csv", get(bulk::results))
         .route("/templates/{id}/report", get(reports::template))
-        .route("/presale-campaigns/{id}/report", get(reports::campaign));
+        .route("/presale-campaigns/{id}/report", get(reports::campaign))
+        .route("/templates/{id}/code-batches", post(codes::create_batch))
+        .route("/code-batches/{id}", get(codes::get_batch))
+        .route("/code-batches/{id}/codes.csv", get(codes::codes_csv))
+        .route("/code-batches/{id}/void", post(codes::void_batch))
+        .route("/users/{user_id}/redemptions", post(codes::redeem));
 
     Router::new().nest("/api/v1", v1)
 }

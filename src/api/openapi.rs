@@ -6,8 +6,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    activity, bulk, campaigns, compensation, coupons, expirations, orders, reports, self_check,
-    support, templates,
+    activity, bulk, campaigns, codes, compensation, coupons, expirations, orders, reports,
+    self_check, support, templates,
 };
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
@@ -43,6 +43,7 @@ impl Modify for BearerAuth {
         crate::http::ops::healthz, crate::http::ops::readyz, crate::http::ops::metrics,
         bulk::start_issue, bulk::start_void, bulk::get, bulk::results,
         reports::template, reports::campaign,
+        codes::create_batch, codes::get_batch, codes::codes_csv, codes::void_batch, codes::redeem,
     ),
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
@@ -57,6 +58,7 @@ impl Modify for BearerAuth {
         activity::ActivityBody,
         crate::service::bulk::JobView, bulk::BulkVoidBody,
         crate::service::reports::Report, crate::service::reports::ReportDay, crate::service::reports::ReportTotals,
+        codes::CodeBatchBody, codes::VoidBatchBody, codes::RedemptionBody, crate::service::codes::CodeBatchView,
     )),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
@@ -921,6 +923,8 @@ fn input_rules(doc: &mut serde_json::Value) {
             json!({}),
         ),
     ];
+    let mut rules = rules;
+    rules.extend(code_rules());
     let Some(schemas) = doc
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
@@ -949,6 +953,58 @@ fn input_rules(doc: &mut serde_json::Value) {
             schema.extend(extra.clone());
         }
     }
+}
+
+/// The input rules of the redeem-code bodies ([`input_rules`]).
+fn code_rules() -> Vec<(
+    &'static str,
+    serde_json::Value,
+    Vec<&'static str>,
+    serde_json::Value,
+)> {
+    use crate::domain::redeem_code::{
+        BatchSpec, MAX_COUNT, MAX_LENGTH, MAX_PREFIX_CHARS, MAX_TYPED_CHARS, MIN_LENGTH,
+    };
+    // Something besides whitespace (Rust's, as in TEXT_PATTERN) and
+    // dashes, and no NUL: what `domain::redeem_code::normalize` keeps.
+    const CODE_PATTERN: &str = r"^[^\x00]*[^\x00\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\u2010-\u2015\u2212-][^\x00]*$";
+    use serde_json::json;
+    vec![
+        (
+            "CodeBatchBody",
+            json!({
+                "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
+                "prefix": {"type": ["string", "null"], "maxLength": MAX_PREFIX_CHARS,
+                    "pattern": "^[ \t]*[2-9A-HJKMNP-Za-hjkmnp-z]*[ \t]*$"},
+                "length": {"type": "integer", "minimum": MIN_LENGTH, "maximum": MAX_LENGTH},
+            }),
+            vec!["count", "length"],
+            // The code space of `length` characters holds at least 1,000
+            // codes per code asked for.
+            json!({"anyOf": (MIN_LENGTH..=MAX_LENGTH)
+                .filter(|l| BatchSpec::max_count_for(*l) < MAX_COUNT)
+                .map(|l| json!({"properties": {"length": {"const": l},
+                    "count": {"maximum": BatchSpec::max_count_for(l)}}}))
+                .chain(std::iter::once(json!({"properties": {"length": {"minimum":
+                    (MIN_LENGTH..=MAX_LENGTH).find(|l| BatchSpec::max_count_for(*l) >= MAX_COUNT)
+                        .unwrap_or(MAX_LENGTH)}}})))
+                .collect::<Vec<_>>()}),
+        ),
+        (
+            "VoidBatchBody",
+            json!({"reason": {"type": "string", "minLength": 1,
+                "maxLength": crate::service::orders::MAX_REASON_CHARS, "pattern": TEXT_PATTERN}}),
+            vec!["reason"],
+            json!({}),
+        ),
+        (
+            "RedemptionBody",
+            json!({"code": {"type": "string", "minLength": 1, "maxLength": MAX_TYPED_CHARS,
+                "pattern": CODE_PATTERN}}),
+            vec!["code"],
+            json!({}),
+        ),
+    ]
 }
 
 /// The rules of path and query parameters, by name (and, where two

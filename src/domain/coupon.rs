@@ -93,15 +93,22 @@ pub enum CouponSource {
     Claim,
     /// Given by support or the final payment, outside any template's stock.
     Compensation,
+    /// Redeemed with a code (兑换码) of one of the template's code batches.
+    Code,
 }
 
 impl CouponSource {
-    pub const ALL: [CouponSource; 2] = [CouponSource::Claim, CouponSource::Compensation];
+    pub const ALL: [CouponSource; 3] = [
+        CouponSource::Claim,
+        CouponSource::Compensation,
+        CouponSource::Code,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             CouponSource::Claim => "claim",
             CouponSource::Compensation => "compensation",
+            CouponSource::Code => "code",
         }
     }
 
@@ -114,6 +121,7 @@ impl CouponSource {
         match self {
             CouponSource::Claim => "coupon-source-claim",
             CouponSource::Compensation => "coupon-source-compensation",
+            CouponSource::Code => "coupon-source-code",
         }
     }
 }

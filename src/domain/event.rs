@@ -28,6 +28,8 @@ pub enum EventAction {
     Relock,
     MarkUsed,
     Unarchive,
+    /// A coupon created by redeeming a code.
+    Redeem,
     // Orders
     Create,
     Pay,
@@ -45,7 +47,7 @@ pub enum EventAction {
 }
 
 impl EventAction {
-    pub const ALL: [EventAction; 30] = [
+    pub const ALL: [EventAction; 31] = [
         EventAction::Claim,
         EventAction::Compensation,
         EventAction::CheckoutLock,
@@ -76,6 +78,7 @@ impl EventAction {
         EventAction::MarkCouponUsed,
         EventAction::ReleaseCoupon,
         EventAction::ForceReleaseCoupon,
+        EventAction::Redeem,
     ];
 
     /// The stored word.
@@ -111,6 +114,7 @@ impl EventAction {
             EventAction::MarkCouponUsed => "mark_coupon_used",
             EventAction::ReleaseCoupon => "release_coupon",
             EventAction::ForceReleaseCoupon => "force_release_coupon",
+            EventAction::Redeem => "redeem",
         }
     }
 
@@ -152,6 +156,7 @@ impl EventAction {
             EventAction::MarkCouponUsed => "event-action-mark_coupon_used",
             EventAction::ReleaseCoupon => "event-action-release_coupon",
             EventAction::ForceReleaseCoupon => "event-action-force_release_coupon",
+            EventAction::Redeem => "event-action-redeem",
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod money;
 pub mod network;
 pub mod order;
 pub mod reconcile;
+pub mod redeem_code;
 pub mod reminder;
 pub mod repair;
 pub mod report;

@@ -17,6 +17,16 @@
 //!   ends call from a few addresses, so an address limit would throttle
 //!   the whole shop). Over the limit: 429 with `Retry-After` (seconds);
 //!   the API's body is the JSON error `rate_limited`.
+//! - **Failed code redemptions** (`POST /api/v1/users/{user_id}/redemptions`
+//!   answered `code_not_found` or `code_already_redeemed`): per user
+//!   (`COUPONKEEPER_RATE_REDEEM_FAILURES_USER`, default `5/min`) and per
+//!   client address (`COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS`, default
+//!   `300/min`: the shop's back end calls from few addresses). Only
+//!   failures take a token ([`Limiters::redeem_failed`]); a failure that
+//!   finds its bucket empty blocks that user or address until the bucket
+//!   would take one again, and every redemption of a blocked user or from
+//!   a blocked address is answered 429 before it is tried
+//!   ([`Limiters::redeem_admit`]).
 //! - The buckets live in this process: with N instances behind a load
 //!   balancer a client gets up to N times the rate. The sign-in failure
 //!   limit ([`crate::service::staff`]) is in the database and holds across
@@ -90,6 +100,12 @@ pub struct HttpLimits {
     pub self_check: Option<Rate>,
     /// `COUPONKEEPER_RATE_API`: API requests per bearer token.
     pub api: Option<Rate>,
+    /// `COUPONKEEPER_RATE_REDEEM_FAILURES_USER`: failed code redemptions
+    /// per user.
+    pub redeem_failures_user: Option<Rate>,
+    /// `COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS`: failed code
+    /// redemptions per client address.
+    pub redeem_failures_address: Option<Rate>,
     /// `COUPONKEEPER_TRUSTED_PROXIES`: peers whose `X-Forwarded-For` is
     /// believed.
     pub trusted_proxies: Vec<IpNet>,
@@ -107,6 +123,14 @@ impl Default for HttpLimits {
                 period: Duration::from_secs(60),
             }),
             api: None,
+            redeem_failures_user: Some(Rate {
+                count: NonZeroU32::new(5).unwrap_or(NonZeroU32::MIN),
+                period: Duration::from_secs(60),
+            }),
+            redeem_failures_address: Some(Rate {
+                count: NonZeroU32::new(300).unwrap_or(NonZeroU32::MIN),
+                period: Duration::from_secs(60),
+            }),
             trusted_proxies: Vec::new(),
         }
     }
@@ -213,11 +237,68 @@ impl Bucket {
     }
 }
 
+/// Most users and addresses a failure limit keeps blocked at once (a
+/// memory bound; expired blocks are dropped first).
+const MAX_BLOCKED: usize = 100_000;
+
+/// A limit on failures rather than requests: a failure takes a token; the
+/// failure that finds the bucket empty blocks its key until the bucket
+/// would take one again. `governor` cannot look at a bucket without taking
+/// from it, hence the blocks beside it.
+struct FailureLimit {
+    bucket: Bucket,
+    blocked: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+}
+
+impl FailureLimit {
+    fn new(rate: Rate, metric: &'static str) -> Option<FailureLimit> {
+        Bucket::new(rate, metric).map(|bucket| FailureLimit {
+            bucket,
+            blocked: std::sync::Mutex::new(std::collections::HashMap::new()),
+        })
+    }
+
+    /// `Err(seconds to wait)` while `key` is blocked.
+    fn admit(&self, key: &str) -> Result<(), u64> {
+        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
+        match blocked.get(key) {
+            Some(until) => {
+                let now = std::time::Instant::now();
+                if *until <= now {
+                    blocked.remove(key);
+                    Ok(())
+                } else {
+                    let wait = *until - now;
+                    Err((wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1))
+                }
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a failure of `key`; blocks it when its bucket is empty.
+    fn failed(&self, key: String) {
+        if let Err(wait_seconds) = self.bucket.check(key.clone()) {
+            let until = std::time::Instant::now() + Duration::from_secs(wait_seconds);
+            let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
+            if blocked.len() >= MAX_BLOCKED {
+                let now = std::time::Instant::now();
+                blocked.retain(|_, t| *t > now);
+            }
+            if blocked.len() < MAX_BLOCKED {
+                blocked.insert(key, until);
+            }
+        }
+    }
+}
+
 /// The live limiters of this process.
 pub struct Limiters {
     login: Option<Bucket>,
     self_check: Option<Bucket>,
     api: Option<Bucket>,
+    redeem_user: Option<FailureLimit>,
+    redeem_address: Option<FailureLimit>,
     trusted_proxies: Vec<IpNet>,
 }
 
@@ -231,6 +312,12 @@ impl Limiters {
                 .self_check
                 .and_then(|r| Bucket::new(r, "rate_limited_self_check")),
             api: limits.api.and_then(|r| Bucket::new(r, "rate_limited_api")),
+            redeem_user: limits
+                .redeem_failures_user
+                .and_then(|r| FailureLimit::new(r, "rate_limited_redeem")),
+            redeem_address: limits
+                .redeem_failures_address
+                .and_then(|r| FailureLimit::new(r, "rate_limited_redeem")),
             trusted_proxies: limits.trusted_proxies.clone(),
         }
     }
@@ -267,6 +354,37 @@ impl Limiters {
                 api,
             }),
             None => Ok(()),
+        }
+    }
+}
+
+impl Limiters {
+    /// Whether `user` and the client at `ip` may try to redeem a code now:
+    /// `Err(seconds to wait)` when either is blocked after repeated
+    /// failures.
+    pub fn redeem_admit(&self, user: &str, ip: ClientIp) -> Result<(), u64> {
+        let by_user = self
+            .redeem_user
+            .as_ref()
+            .map_or(Ok(()), |l| l.admit(&format!("user:{user}")));
+        let by_address = self
+            .redeem_address
+            .as_ref()
+            .map_or(Ok(()), |l| l.admit(&format!("address:{}", ip.text())));
+        match (by_user, by_address) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(a), Err(b)) => Err(a.max(b)),
+            (Err(a), _) | (_, Err(a)) => Err(a),
+        }
+    }
+
+    /// Counts a failed redemption against `user` and the client at `ip`.
+    pub fn redeem_failed(&self, user: &str, ip: ClientIp) {
+        if let Some(l) = &self.redeem_user {
+            l.failed(format!("user:{user}"));
+        }
+        if let Some(l) = &self.redeem_address {
+            l.failed(format!("address:{}", ip.text()));
         }
     }
 }
@@ -400,6 +518,32 @@ mod tests {
         assert!(parse_networks("10.0.0.0/33").is_err());
         assert!(parse_networks("proxy.example").is_err());
         assert_eq!(parse_networks(""), Ok(vec![]));
+    }
+
+    #[test]
+    fn repeated_redemption_failures_block_the_user_and_not_another() {
+        let limits = HttpLimits {
+            redeem_failures_user: "3/min".parse().ok(),
+            redeem_failures_address: None,
+            ..HttpLimits::default()
+        };
+        let l = Limiters::new(&limits);
+        let ip = ClientIp(None);
+        for _ in 0..3 {
+            assert_eq!(l.redeem_admit("u1", ip), Ok(()));
+            l.redeem_failed("u1", ip);
+        }
+        assert_eq!(
+            l.redeem_admit("u1", ip),
+            Ok(()),
+            "three failures fit the burst"
+        );
+        l.redeem_failed("u1", ip);
+        let wait = l
+            .redeem_admit("u1", ip)
+            .expect_err("the fourth failure blocks");
+        assert!((1..=20).contains(&wait), "{wait}");
+        assert_eq!(l.redeem_admit("u2", ip), Ok(()));
     }
 
     #[test]

@@ -394,10 +394,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "campaigns",
     "wakeup",
     "bulk",
-    "reports"
+    "reports",
+    "codes"
 ];
 
-const FILE_COUNT: usize = 27;
+const FILE_COUNT: usize = 28;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

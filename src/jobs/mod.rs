@@ -179,6 +179,11 @@ impl Jobs {
             metrics.clone(),
             rx.clone(),
         )));
+        handles.push(tokio::spawn(codes(
+            service.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
         handles.push(tokio::spawn(periodic(
             "idempotency-purge",
             service,
@@ -282,6 +287,57 @@ async fn reminders(service: Service, metrics: Arc<Metrics>, mut shutdown: watch:
             && let Err(e) = service.record_job_run(job, started_at, rows, error).await
         {
             tracing::warn!(job, error = %e, "cannot record job run");
+        }
+    }
+}
+
+/// How often the code job looks for work when idle.
+pub const CODES_EVERY: StdDuration = StdDuration::from_secs(1);
+/// Most steps (chunks) one run of the code job takes: 100,000 codes at
+/// 500 a chunk, then the next run goes on.
+const MAX_CODE_STEPS: usize = 200;
+/// Pause between chunks, so requests get the database (SQLite's one
+/// writer) between them.
+const CODE_PAUSE: StdDuration = StdDuration::from_millis(2);
+
+/// The code job ([`Service::code_work_step`]): generates running code
+/// batches and voids voided ones, one bounded chunk a transaction; idle,
+/// it looks again every [`CODES_EVERY`]. Only runs that did something or
+/// failed are recorded in `job_runs`.
+async fn codes(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
+    const JOB: &str = "codes";
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(CODES_EVERY) => {}
+            _ = shutdown.changed() => return,
+        }
+        let started_at = service.now();
+        let started = Instant::now();
+        let mut rows = 0u64;
+        let mut error = None;
+        for _ in 0..MAX_CODE_STEPS {
+            if *shutdown.borrow() {
+                break;
+            }
+            match service
+                .code_work_step(crate::service::codes::CHUNK_ROWS)
+                .await
+            {
+                Ok(step) if step.idle() => break,
+                Ok(step) => rows += step.generated + step.voided,
+                Err(e) => {
+                    tracing::warn!(job = JOB, error = %e, "code job failed; it will run again");
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+            tokio::time::sleep(CODE_PAUSE).await;
+        }
+        metrics.observe_job(JOB, started.elapsed().as_secs_f64(), rows, error.is_some());
+        if (rows > 0 || error.is_some())
+            && let Err(e) = service.record_job_run(JOB, started_at, rows, error).await
+        {
+            tracing::warn!(job = JOB, error = %e, "cannot record job run");
         }
     }
 }

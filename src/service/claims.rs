@@ -139,23 +139,52 @@ impl Service {
     }
 }
 
-/// One claim inside the caller's transaction: the template's claim period
-/// and standing, the per-user quota, one unit of stock, the coupon row
-/// and its `claim` event. The claim API runs it alone; the wake-up planner
-/// runs it for a wake-up coupon inside the wake-up's own transaction, so
-/// stock and limits hold the same way. A refusal leaves counters the
-/// caller must roll back (the whole transaction).
+/// What a coupon made by [`claim_coupon`] is: its id (chosen by the
+/// caller, so a code row can name it in the same transaction), how it came
+/// to its holder and the action of its creation event.
+pub(crate) struct NewCoupon {
+    pub id: String,
+    pub source: CouponSource,
+    pub action: &'static str,
+}
+
+/// One claim inside the caller's transaction, as the claim API makes it.
+/// The wake-up planner runs it for a wake-up coupon inside the wake-up's
+/// own transaction, so stock and limits hold the same way.
 pub(crate) async fn claim_in_tx(
     c: &mut sqlx::AnyConnection,
     op: &super::Op,
     user_id: &UserId,
     template_id: &str,
 ) -> Result<CouponView, ServiceError> {
+    let new = NewCoupon {
+        id: new_id("cpn", to_ms(op.now)),
+        source: CouponSource::Claim,
+        action: "claim",
+    };
+    let row = claim_coupon(c, op, user_id, template_id, new).await?;
+    Ok(CouponView::from_row(row, op.now))
+}
+
+/// The claim path, inside the caller's transaction: the template must be
+/// open for claims and inside its validity; the per-user quota (an atomic
+/// upsert) and one unit of stock (one shard's conditional increment) are
+/// taken; the coupon row and its event are written. Every refusal is an
+/// error, so the caller's transaction rolls back whatever it did before.
+/// Claims, code redemptions and wake-up coupons all go through here: one
+/// stock, one quota.
+pub(crate) async fn claim_coupon(
+    c: &mut sqlx::AnyConnection,
+    op: &super::Op,
+    user_id: &UserId,
+    template_id: &str,
+    new: NewCoupon,
+) -> Result<CouponRow, ServiceError> {
     let now = op.now;
     let (t, shards) = templates::get_for_claim(c, template_id)
         .await?
         .ok_or_else(|| ServiceError::not_found("template", template_id))?;
-    let (starts_at, ends_at) = claim_window(&t, now).ok_or_else(|| {
+    let window = claim_window(&t, now).ok_or_else(|| {
         ServiceError::refused(
             Refusal::TemplateInactive,
             "this template is not active: its coupons can no longer be claimed",
@@ -173,9 +202,9 @@ pub(crate) async fn claim_in_tx(
             _ => ServiceError::refused(refusal, "this template has no stock left"),
         });
     }
-    let mut row = template_coupon(&t, user_id.as_str(), (starts_at, ends_at), now);
-    insert_coupon(c, &mut row, "claim", op, None).await?;
-    Ok(CouponView::from_row(row, now))
+    let mut row = coupon_of(&t, user_id.as_str(), window, now, new.id, new.source);
+    insert_coupon(c, &mut row, new.action, op, None).await?;
+    Ok(row)
 }
 
 /// The validity window a coupon of `t` claimed at `now` gets before any
@@ -231,24 +260,37 @@ pub(crate) async fn take_claim(
     Ok(None)
 }
 
-/// The row of a new `available` coupon of `t` for `user_id` in `window`
-/// (from [`claim_window`]); a spreading template's coupon ends earlier by
-/// an offset drawn from the new coupon's id (never later than promised).
+/// The row of a new claimed `available` coupon of `t` for `user_id` in
+/// `window` (from [`claim_window`]), with a new id.
 pub(crate) fn template_coupon(
     t: &TemplateRow,
     user_id: &str,
     window: (DateTime<Utc>, DateTime<Utc>),
     now: DateTime<Utc>,
 ) -> CouponRow {
+    let id = new_id("cpn", to_ms(now));
+    coupon_of(t, user_id, window, now, id, CouponSource::Claim)
+}
+
+/// The row of a new `available` coupon of `t`: a spreading template's
+/// coupon ends earlier by an offset drawn from its id (never later than
+/// promised, see [`spread_window`]).
+fn coupon_of(
+    t: &TemplateRow,
+    user_id: &str,
+    window: (DateTime<Utc>, DateTime<Utc>),
+    now: DateTime<Utc>,
+    id: String,
+    source: CouponSource,
+) -> CouponRow {
     let now_ms = to_ms(now);
-    let id = new_id("cpn", now_ms);
     let (starts_at, ends_at) = spread_window(window, now, t.expiry_spread_seconds, &id);
     CouponRow {
         id,
         code: new_coupon_code(),
         user_id: user_id.to_string(),
         template_id: Some(t.id.clone()),
-        source: CouponSource::Claim,
+        source,
         kind: t.kind,
         value_cents: t.value_cents,
         percent_off: t.percent_off,

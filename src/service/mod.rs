@@ -16,6 +16,7 @@ pub mod bulk;
 pub mod campaigns;
 pub mod checkout;
 pub mod claims;
+pub mod codes;
 pub mod compensation;
 pub mod dashboard;
 pub mod deadlines;
@@ -143,11 +144,16 @@ pub enum Refusal {
     EditNotAllowed,
     /// A campaign change after its final-payment window opened.
     CampaignWindowOpen,
+    /// A redeem code that was redeemed before.
+    CodeAlreadyRedeemed,
+    /// A code batch's codes asked for while it is still being generated
+    /// (or after its generation failed).
+    CodeBatchNotReady,
 }
 
 impl Refusal {
     /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 21] = [
+    pub const ALL: [Refusal; 23] = [
         Refusal::OutOfStock,
         Refusal::ClaimLimitReached,
         Refusal::TemplateInactive,
@@ -169,6 +175,8 @@ impl Refusal {
         Refusal::RepairNotApplicable,
         Refusal::EditNotAllowed,
         Refusal::CampaignWindowOpen,
+        Refusal::CodeAlreadyRedeemed,
+        Refusal::CodeBatchNotReady,
     ];
 
     /// The catalog key of the refusal's message, in a customer's words.
@@ -195,6 +203,8 @@ impl Refusal {
             Refusal::RepairNotApplicable => "refusal-repair_not_applicable",
             Refusal::EditNotAllowed => "refusal-edit_not_allowed",
             Refusal::CampaignWindowOpen => "refusal-campaign_window_open",
+            Refusal::CodeAlreadyRedeemed => "refusal-code_already_redeemed",
+            Refusal::CodeBatchNotReady => "refusal-code_batch_not_ready",
         }
     }
 
@@ -221,6 +231,8 @@ impl Refusal {
             Refusal::RepairNotApplicable => "repair_not_applicable",
             Refusal::EditNotAllowed => "edit_not_allowed",
             Refusal::CampaignWindowOpen => "campaign_window_open",
+            Refusal::CodeAlreadyRedeemed => "code_already_redeemed",
+            Refusal::CodeBatchNotReady => "code_batch_not_ready",
         }
     }
 }

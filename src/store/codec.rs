@@ -14,6 +14,7 @@ use crate::domain::coupon::{CouponSource, CouponStatus};
 use crate::domain::discount::DiscountKind;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::reconcile::{AnomalyKind, Fix};
+use crate::domain::redeem_code::BatchStatus;
 use crate::domain::template::TemplateStatus;
 
 macro_rules! stored_word {
@@ -49,6 +50,7 @@ stored_word!(Fix, "reconciliation fix");
 stored_word!(DiscountKind, "discount kind");
 stored_word!(CouponSource, "coupon source");
 stored_word!(TemplateStatus, "template status");
+stored_word!(BatchStatus, "code batch status");
 
 #[cfg(test)]
 mod tests {

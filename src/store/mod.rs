@@ -14,6 +14,7 @@ pub mod bulk;
 pub mod campaigns;
 pub mod capture;
 mod codec;
+pub mod codes;
 pub mod compensation_rules;
 pub mod counters;
 pub mod coupons;

@@ -92,7 +92,7 @@ pub struct CouponView {
     pub locked_at: Option<String>,
     pub used_at: Option<String>,
     pub created_at: String,
-    /// `claim` or `compensation`.
+    /// `claim`, `compensation` or `code` (redeemed with a code).
     #[schema(value_type = String)]
     pub source: CouponSource,
     /// Present on `GET /coupons/{id}`: transitions, oldest first.

@@ -216,6 +216,7 @@ fn staff_action_text(l: Lang, action: &str) -> String {
     crate::service::staff::actions::label_key(action)
         .or_else(|| crate::service::templates::actions::label_key(action))
         .or_else(|| crate::service::wakeup::actions::label_key(action))
+        .or_else(|| crate::service::codes::actions::label_key(action))
         .map_or_else(|| action.to_string(), |k| l.t(&k).to_string())
 }
 

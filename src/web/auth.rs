@@ -409,6 +409,7 @@ impl WebError {
             "finding" => "what-finding",
             "staff" => "what-staff",
             "delivery" | "outbox message" => "what-delivery",
+            "code batch" => "what-code-batch",
             _ => "what-page",
         };
         WebError {

@@ -23,6 +23,7 @@ pub mod audit;
 pub mod auth;
 pub mod bulk;
 pub mod campaigns;
+pub mod codes;
 pub mod compensation;
 pub mod console;
 pub mod dashboard;
@@ -101,6 +102,7 @@ pub fn routes() -> Router<AppState> {
         .merge(wakeup::routes())
         .merge(bulk::routes())
         .merge(reports::routes())
+        .merge(codes::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -74,6 +74,22 @@ pub fn routes() -> Router<AppState> {
             post(|s, staff, id, body| claiming(s, staff, id, body, false)),
         )
         .route("/console/templates/{id}/edit", post(edit))
+        .route("/console/templates/{id}/code-batches", post(generate_codes))
+}
+
+/// A batch of redeem codes asked for on the template's page
+/// ([`super::codes::generate`]); refused, the page again with the form as
+/// typed.
+async fn generate_codes(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    match super::codes::generate(&s, &staff, &id, &body).await {
+        Ok(r) => r,
+        Err(form) => detail_with_codes(&s, &staff, &id, form).await,
+    }
 }
 
 fn detail_path(id: &str) -> String {
@@ -745,6 +761,23 @@ struct DetailForms {
     total_stock: String,
     claim_ends_at: String,
     errors: FieldErrors,
+    /// The redeem-code form as typed ([`super::codes`]).
+    codes: super::codes::CodeForm,
+}
+
+/// The template's page with the redeem-code form as typed after a refusal
+/// (422).
+async fn detail_with_codes(
+    s: &AppState,
+    staff: &Staff,
+    id: &str,
+    codes: super::codes::CodeForm,
+) -> Response {
+    let forms = DetailForms {
+        codes,
+        ..DetailForms::default()
+    };
+    detail_page(s, staff, id, forms).await
 }
 
 async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
@@ -761,7 +794,8 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
         Ok(h) => h,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let refused = !forms.errors.is_empty();
+    let refused = !forms.errors.is_empty() || forms.codes.is_refused();
+    let codes = super::codes::template_section(s, staff, &t, forms.codes.clone()).await;
     let words = words_text(l, &view_words(&t));
     let coupons_href = format!("/console/coupons?template_id={}", enc(&t.id));
     let report_href = format!("/console/templates/{}/report", enc(&t.id));
@@ -804,6 +838,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
             </section>
             {manage}
             {bulk}
+            {codes}
             <section aria-labelledby="template-history">
                 <h2 id="template-history">{l.t("template-history")}</h2>
                 {history_table(l, history)}

@@ -1,0 +1,599 @@
+//! Redeem codes (兑换码) in the console, on the same service functions as
+//! the code-batch API:
+//!
+//! - on a template's page (`/console/templates/{id}`, [`template_section`]):
+//!   its code batches with their progress, and for operators and admins the
+//!   form that asks for a batch (count, prefix, length); a refused form
+//!   comes back on the template's page (422) as typed, the message beside
+//!   its field;
+//! - `/console/code-batches/{id}`: one batch: progress, redeemed and voided
+//!   codes, its staff log; while it is generated (or its void runs) the
+//!   page refreshes itself (`<meta http-equiv="refresh">`, no JavaScript)
+//!   and has a refresh link; the CSV of its codes when done, and the void
+//!   form (a reason and a confirmation) for operators and admins.
+//!
+//! Every staff role reads; asking for codes, downloading them and voiding
+//! them is for operators and admins, enforced in the service (the code
+//! list is printed money, so the CSV is checked here too).
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use leptos::prelude::*;
+use serde::Deserialize;
+
+use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
+use super::i18n::Lang;
+use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
+use crate::domain::FieldError;
+use crate::domain::redeem_code::{
+    BatchSpec, BatchStatus, MAX_LENGTH, MAX_PREFIX_CHARS, MIN_LENGTH,
+};
+use crate::http::AppState;
+use crate::service::audit::StaffAuditView;
+use crate::service::codes::{CodeBatchView, actions};
+use crate::service::templates::may_manage_templates;
+use crate::service::views::TemplateView;
+use crate::service::{Executed, IdempotencyRequest, ServiceError};
+
+/// Seconds between refreshes of a batch page while its work runs.
+const REFRESH_SECONDS: u32 = 3;
+/// The length a new batch's form proposes.
+const DEFAULT_LENGTH: i64 = 8;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/console/code-batches/{id}", get(batch_page))
+        .route("/console/code-batches/{id}/codes.csv", get(csv))
+        .route("/console/code-batches/{id}/void", post(void))
+}
+
+fn batch_path(id: &str) -> String {
+    format!("/console/code-batches/{}", enc(id))
+}
+
+fn template_path(id: &str) -> String {
+    format!("/console/templates/{}", enc(id))
+}
+
+fn may_manage(staff: &Staff) -> bool {
+    may_manage_templates(&staff.authority())
+}
+
+fn forbidden(l: Lang) -> Response {
+    WebError::forbidden(l.t("codes-need-operator")).into_response()
+}
+
+/// The generate form as typed, with its messages.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CodeForm {
+    pub count: String,
+    pub prefix: String,
+    pub length: String,
+    pub form_id: Option<String>,
+    #[serde(skip)]
+    pub errors: FieldErrors,
+}
+
+impl CodeForm {
+    pub fn is_refused(&self) -> bool {
+        !self.errors.is_empty()
+    }
+}
+
+fn status_badge(l: Lang, s: BatchStatus) -> impl IntoView + use<> {
+    let class = match s {
+        BatchStatus::Running => "badge status-locked",
+        BatchStatus::Done => "badge badge-ok",
+        BatchStatus::Failed => "badge badge-problem",
+    };
+    view! { <span class=class data-batch-status=s.as_str()>{l.t(s.label_key())}</span> }
+}
+
+fn prefix_text(l: Lang, prefix: &str) -> String {
+    if prefix.is_empty() {
+        l.t("codes-no-prefix").to_string()
+    } else {
+        prefix.to_string()
+    }
+}
+
+/// A batch's progress in words: generated / asked for.
+fn progress_text(l: Lang, b: &CodeBatchView) -> String {
+    crate::tr!(
+        l,
+        "codes-progress",
+        generated = b.generated,
+        count = b.count
+    )
+}
+
+/// Whether the batch page should refresh itself: generation or the void
+/// still runs.
+fn working(b: &CodeBatchView) -> bool {
+    b.status == BatchStatus::Running || (b.voided_at.is_some() && !b.void_finished)
+}
+
+// ------------------------------------------------- on the template page
+
+/// The "redeem codes" section of a template's page: its batches and, for
+/// operators and admins, the generate form (as typed after a refusal).
+pub async fn template_section(
+    s: &AppState,
+    staff: &Staff,
+    t: &TemplateView,
+    form: CodeForm,
+) -> AnyView {
+    let l = staff.lang;
+    let batches = match s.service.list_code_batches(&t.id).await {
+        Ok(b) => b,
+        Err(e) => {
+            let message = WebError::from_service(l, e).message;
+            return view! { <section><p class="field-error">{message}</p></section> }.into_any();
+        }
+    };
+    let list = batch_table(l, batches);
+    let generate =
+        may_manage(staff).then(|| generate_form(l, staff.session.csrf_token.clone(), t, form));
+    view! {
+        <section aria-labelledby="code-batches" data-testid="code-batches">
+            <h2 id="code-batches">{l.t("codes-heading")}</h2>
+            <p class="note">{l.t("codes-intro")}</p>
+            {list}
+            {generate}
+        </section>
+    }
+    .into_any()
+}
+
+fn batch_table(l: Lang, batches: Vec<CodeBatchView>) -> AnyView {
+    if batches.is_empty() {
+        return view! { <p class="note" data-testid="no-code-batches">{l.t("codes-none")}</p> }
+            .into_any();
+    }
+    let rows = batches
+        .into_iter()
+        .map(|b| {
+            let href = batch_path(&b.id);
+            let voided = b.voided_at.is_some().then(|| {
+                view! { " "<span class="badge status-invalidated">{l.t("codes-voided-badge")}</span> }
+            });
+            view! {
+                <tr data-testid="code-batch-row">
+                    <td data-label=l.t("codes-created-at")><a href=href data-testid="code-batch-link">{time_text(&b.created_at)}</a></td>
+                    <td data-label=l.t("codes-prefix")>{prefix_text(l, &b.prefix)}</td>
+                    <td data-label=l.t("codes-progress-heading")>
+                        <progress max=b.count.to_string() value=b.generated.to_string()></progress>" "
+                        <span data-testid="code-batch-progress">{progress_text(l, &b)}</span>
+                    </td>
+                    <td data-label=l.t("codes-status")>{status_badge(l, b.status)}{voided}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table class="stack" data-testid="code-batch-table">
+                <thead><tr>
+                    <th scope="col">{l.t("codes-created-at")}</th>
+                    <th scope="col">{l.t("codes-prefix")}</th>
+                    <th scope="col">{l.t("codes-progress-heading")}</th>
+                    <th scope="col">{l.t("codes-status")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+fn generate_form(l: Lang, csrf: String, t: &TemplateView, f: CodeForm) -> impl IntoView + use<> {
+    let action = format!("{}/code-batches", template_path(&t.id));
+    let form_id = format!("{:032x}", rand::random::<u128>());
+    let count = f.errors.input_attrs("count", "code-count");
+    let prefix = f.errors.input_attrs("prefix", "code-prefix");
+    let length = f.errors.input_attrs("length", "code-length");
+    let form_error = field_error(&f.errors.input_attrs("form", "code-form"));
+    let length_value = if f.length.is_empty() && !f.is_refused() {
+        DEFAULT_LENGTH.to_string()
+    } else {
+        f.length.clone()
+    };
+    let prefix_hint = crate::tr!(l, "codes-prefix-hint", max = MAX_PREFIX_CHARS);
+    let length_hint = crate::tr!(l, "codes-length-hint", min = MIN_LENGTH, max = MAX_LENGTH);
+    view! {
+        <h3>{l.t("codes-generate")}</h3>
+        <form method="post" action=action class="stack" data-testid="code-batch-form" novalidate=true>
+            <input type="hidden" name="csrf" value=csrf/>
+            <input type="hidden" name="form_id" value=form_id/>
+            {form_error}
+            <label for="code-count">{l.t("codes-count")}</label>
+            <span class="note">{l.t("codes-count-hint")}</span>
+            <input id="code-count" name="count" type="text" inputmode="numeric" value=f.count.clone()
+                aria-invalid=count.invalid aria-describedby=count.described_by.clone()/>
+            {field_error(&count)}
+            <label for="code-prefix">{l.t("codes-prefix")}</label>
+            <span class="note">{prefix_hint}</span>
+            <input id="code-prefix" name="prefix" type="text" maxlength="8" value=f.prefix.clone()
+                aria-invalid=prefix.invalid aria-describedby=prefix.described_by.clone()/>
+            {field_error(&prefix)}
+            <label for="code-length">{l.t("codes-length")}</label>
+            <span class="note">{length_hint}</span>
+            <input id="code-length" name="length" type="text" inputmode="numeric" value=length_value
+                aria-invalid=length.invalid aria-describedby=length.described_by.clone()/>
+            {field_error(&length)}
+            <p class="actions"><button type="submit" class="primary" data-testid="generate">{l.t("codes-generate-button")}</button></p>
+        </form>
+    }
+}
+
+/// A whole number typed in a field: `None` for anything but 1-12 digits.
+fn whole(raw: &str) -> Option<i64> {
+    let t = raw.trim();
+    (!t.is_empty() && t.len() <= 12 && t.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| t.parse().ok())
+        .flatten()
+}
+
+/// The message of a refused field, in the catalog's words.
+fn field_words(l: Lang, field: &str, length: Option<i64>) -> String {
+    match field {
+        "count" => match length {
+            Some(len) if (MIN_LENGTH..=MAX_LENGTH).contains(&len) => crate::tr!(
+                l,
+                "codes-error-count",
+                max = BatchSpec::max_count_for(len),
+                length = len
+            ),
+            _ => l.t("codes-error-count-plain").to_string(),
+        },
+        "prefix" => crate::tr!(l, "codes-error-prefix", max = MAX_PREFIX_CHARS),
+        "length" => crate::tr!(l, "codes-error-length", min = MIN_LENGTH, max = MAX_LENGTH),
+        _ => l.t("codes-error-form").to_string(),
+    }
+}
+
+/// `POST /console/templates/{id}/code-batches` (routed by
+/// the template pages, which render the template's page again with
+/// the form as typed when this answers `Err`).
+pub async fn generate(
+    s: &AppState,
+    staff: &Staff,
+    id: &str,
+    body: &Bytes,
+) -> Result<Response, CodeForm> {
+    let mut form: CodeForm = match staff.posted(body) {
+        Ok(f) => f,
+        Err(e) => return Ok(e.into_response()),
+    };
+    let l = staff.lang;
+    if !may_manage(staff) {
+        return Ok(forbidden(l));
+    }
+    let count = whole(&form.count);
+    let length = whole(&form.length);
+    if count.is_none() {
+        form.errors.add("count", field_words(l, "count", None));
+    }
+    if length.is_none() {
+        form.errors.add("length", field_words(l, "length", None));
+    }
+    if form.is_refused() {
+        return Err(form);
+    }
+    let idem = form
+        .form_id
+        .as_deref()
+        .filter(|f| !f.is_empty() && f.len() <= 64)
+        .map(|fid| {
+            IdempotencyRequest::new(
+                format!("console:{}", staff.session.name),
+                fid.to_string(),
+                "POST",
+                &format!("{}/code-batches", template_path(id)),
+                body,
+                202,
+            )
+        });
+    match s
+        .service
+        .create_code_batch_as(
+            &staff.ctx(),
+            &staff.authority(),
+            idem.as_ref(),
+            id.to_string(),
+            count,
+            Some(form.prefix.trim().to_string()),
+            length,
+        )
+        .await
+    {
+        Ok(done) => {
+            let batch_id = match done {
+                Executed::Fresh(v) => v.id,
+                Executed::Replayed { body, .. } => {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+                    v["id"].as_str().unwrap_or_default().to_string()
+                }
+            };
+            Ok(staff.done(
+                &batch_path(&batch_id),
+                l.t("codes-generating-flash").to_string(),
+            ))
+        }
+        Err(ServiceError::Invalid(FieldError { field, .. })) => {
+            let at = match field {
+                "count" => "count",
+                "prefix" => "prefix",
+                "length" => "length",
+                _ => "form",
+            };
+            form.errors.add(at, field_words(l, at, length));
+            Err(form)
+        }
+        Err(ServiceError::Forbidden(_)) => Ok(forbidden(l)),
+        Err(e) => Ok(WebError::from_service(l, e).into_response()),
+    }
+}
+
+// ------------------------------------------------------ the batch page
+
+/// The void form as typed, with its messages.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct VoidForm {
+    reason: String,
+    confirm: Option<String>,
+    #[serde(skip)]
+    errors: FieldErrors,
+}
+
+async fn batch_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    render_batch(&s, &staff, &id, VoidForm::default()).await
+}
+
+async fn render_batch(s: &AppState, staff: &Staff, id: &str, form: VoidForm) -> Response {
+    let l = staff.lang;
+    let b = match s.service.get_code_batch(id).await {
+        Ok(b) => b,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let history = match s.service.code_batch_history(id).await {
+        Ok(h) => h,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    let refused = !form.errors.is_empty();
+    let refresh = working(&b);
+    let manage = may_manage(staff);
+    let title = crate::tr!(l, "codes-batch-title", name = b.template_name.clone());
+    let here = batch_path(&b.id);
+    let refreshing = refresh.then(|| {
+        let href = here.clone();
+        view! {
+            <p class="note" data-testid="refreshing">
+                {crate::tr!(l, "codes-refreshing", seconds = REFRESH_SECONDS)}" "
+                <a href=href data-testid="refresh">{l.t("codes-refresh")}</a>
+            </p>
+        }
+    });
+    let download = (manage && b.status == BatchStatus::Done).then(|| {
+        let href = format!("{here}/codes.csv");
+        view! { <p class="actions"><a class="button" href=href data-testid="codes-csv">{l.t("codes-download")}</a></p> }
+    });
+    let void_form = (manage && b.voided_at.is_none())
+        .then(|| void_view(l, staff.session.csrf_token.clone(), &b, form));
+    let failed = b.error.clone().map(|_| {
+        view! { <p class="field-error" data-testid="batch-failed">{l.t("codes-failed-note")}</p> }
+    });
+    let redeemed = b.redeemed.unwrap_or(0).to_string();
+    let voided_text = match &b.voided_at {
+        None => "—".to_string(),
+        Some(_) => crate::tr!(l, "codes-voided-count", count = b.voided),
+    };
+    let void_reason = b.void_reason.clone().unwrap_or_else(|| "—".to_string());
+    let template_href = template_path(&b.template_id);
+    let ids = ids_details(
+        l,
+        vec![
+            ("codes-batch-id", b.id.clone()),
+            ("id-template", b.template_id.clone()),
+        ],
+    );
+    let body = view! {
+        <section aria-labelledby="batch-facts">
+            <h2 id="batch-facts">{l.t("codes-batch")}" "<span data-testid="batch-status">{status_badge(l, b.status)}</span></h2>
+            {refreshing}
+            {failed}
+            <dl class="facts">
+                <dt>{l.t("template")}</dt><dd><a href=template_href data-testid="batch-template">{b.template_name.clone()}</a></dd>
+                <dt>{l.t("codes-progress-heading")}</dt>
+                <dd><progress max=b.count.to_string() value=b.generated.to_string()></progress>" "<span data-testid="batch-progress">{progress_text(l, &b)}</span></dd>
+                <dt>{l.t("codes-prefix")}</dt><dd>{prefix_text(l, &b.prefix)}</dd>
+                <dt>{l.t("codes-length")}</dt><dd>{b.length.to_string()}</dd>
+                <dt>{l.t("codes-redeemed")}</dt><dd data-testid="batch-redeemed">{redeemed}</dd>
+                <dt>{l.t("codes-created-by")}</dt><dd>{actor_text(l, &b.created_by)}</dd>
+                <dt>{l.t("codes-created-at")}</dt><dd>{time_text(&b.created_at)}</dd>
+                <dt>{l.t("codes-finished-at")}</dt><dd>{opt_time(&b.finished_at)}</dd>
+                <dt>{l.t("codes-voided-at")}</dt><dd data-testid="batch-voided-at">{opt_time(&b.voided_at)}</dd>
+                <dt>{l.t("codes-voided")}</dt><dd data-testid="batch-voided">{voided_text}</dd>
+                <dt>{l.t("reason")}</dt><dd>{void_reason}</dd>
+            </dl>
+            {download}
+            {ids}
+        </section>
+        {void_form}
+        <section aria-labelledby="batch-history">
+            <h2 id="batch-history">{l.t("template-history")}</h2>
+            {history_table(l, history)}
+        </section>
+    };
+    let mut r = page_with_refresh(staff, &title, body, refresh);
+    if refused {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    r
+}
+
+/// [`Staff::page`], plus `<meta http-equiv="refresh">` in the head when
+/// `refresh`: the page reloads itself while the work runs, without
+/// JavaScript.
+fn page_with_refresh(
+    staff: &Staff,
+    title: &str,
+    body: impl IntoView + 'static,
+    refresh: bool,
+) -> Response {
+    let mut html = super::layout::render(
+        &staff.session,
+        staff.lang,
+        &staff.here,
+        staff.flash.as_ref(),
+        title,
+        body,
+    );
+    if refresh {
+        html = html.replacen(
+            "<head>",
+            &format!("<head><meta http-equiv=\"refresh\" content=\"{REFRESH_SECONDS}\">"),
+            1,
+        );
+    }
+    let mut r = Html(html).into_response();
+    if staff.flash.is_some() {
+        r.headers_mut().append(
+            header::SET_COOKIE,
+            set_cookie(&staff.settings, FLASH_COOKIE, "", Some(0)),
+        );
+    }
+    r
+}
+
+fn void_view(l: Lang, csrf: String, b: &CodeBatchView, f: VoidForm) -> impl IntoView + use<> {
+    let action = format!("{}/void", batch_path(&b.id));
+    let reason = f.errors.input_attrs("reason", "void-reason");
+    let confirm = f.errors.input_attrs("confirm", "void-confirm");
+    let typed = super::escape_html(&f.reason);
+    let unredeemed = (b.generated - b.redeemed.unwrap_or(0)).max(0);
+    let warning = crate::tr!(l, "codes-void-warning", count = unredeemed);
+    view! {
+        <section aria-labelledby="batch-void">
+            <h2 id="batch-void">{l.t("codes-void")}</h2>
+            <form method="post" action=action class="stack" data-testid="void-form" novalidate=true>
+                <input type="hidden" name="csrf" value=csrf/>
+                <p class="note">{warning}</p>
+                <label for="void-reason">{l.t("template-reason")}</label>
+                <textarea id="void-reason" name="reason" maxlength="500"
+                    aria-invalid=reason.invalid aria-describedby=reason.described_by.clone()>{typed}</textarea>
+                {field_error(&reason)}
+                <label for="void-confirm"><input type="checkbox" id="void-confirm" name="confirm" value="yes"
+                    aria-invalid=confirm.invalid aria-describedby=confirm.described_by.clone()/>" "{l.t("codes-void-confirm")}</label>
+                {field_error(&confirm)}
+                <p class="actions"><button type="submit" class="danger" data-testid="void">{l.t("codes-void-button")}</button></p>
+            </form>
+        </section>
+    }
+}
+
+fn history_table(l: Lang, rows: Vec<StaffAuditView>) -> AnyView {
+    if rows.is_empty() {
+        return view! { <p class="note">{l.t("template-no-history")}</p> }.into_any();
+    }
+    let rows = rows
+        .into_iter()
+        .map(|e| {
+            let action = actions::label_key(&e.action)
+                .map_or_else(|| e.action.clone(), |k| l.t(&k).to_string());
+            let reason = if e.action == actions::VOID {
+                e.detail.clone().unwrap_or_default()
+            } else {
+                String::new()
+            };
+            view! {
+                <tr data-testid="batch-history-row" data-action=e.action.clone()>
+                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
+                    <td data-label=l.t("action")>{action}</td>
+                    <td data-label=l.t("reason")>{reason}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table class="stack" data-testid="batch-history">
+                <thead><tr>
+                    <th scope="col">{l.t("when")}</th>
+                    <th scope="col">{l.t("actor")}</th>
+                    <th scope="col">{l.t("action")}</th>
+                    <th scope="col">{l.t("reason")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+async fn csv(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+    let l = staff.lang;
+    if !may_manage(&staff) {
+        return forbidden(l);
+    }
+    match s.service.code_batch_csv(&id).await {
+        Ok((b, text)) => super::layout::csv_download(&format!("codes-{}.csv", b.id), text),
+        Err(ServiceError::Refused { .. }) => {
+            staff.refused(&batch_path(&id), l.t("codes-not-ready").to_string())
+        }
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
+
+async fn void(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let mut form: VoidForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    let l = staff.lang;
+    if !may_manage(&staff) {
+        return forbidden(l);
+    }
+    if form.reason.trim().is_empty() {
+        form.errors
+            .add("reason", l.t("template-error-reason").to_string());
+    }
+    if form.confirm.as_deref() != Some("yes") {
+        form.errors
+            .add("confirm", l.t("codes-error-confirm").to_string());
+    }
+    if !form.errors.is_empty() {
+        return render_batch(&s, &staff, &id, form).await;
+    }
+    match s
+        .service
+        .void_code_batch_as(
+            &staff.ctx(),
+            &staff.authority(),
+            id.clone(),
+            Some(form.reason.clone()),
+        )
+        .await
+    {
+        Ok(_) => staff.done(&batch_path(&id), l.t("codes-voided-flash").to_string()),
+        Err(ServiceError::Invalid(f)) if f.field == "reason" => {
+            form.errors
+                .add("reason", l.t("template-error-reason").to_string());
+            render_batch(&s, &staff, &id, form).await
+        }
+        Err(ServiceError::Forbidden(_)) => forbidden(l),
+        Err(e) => WebError::from_service(l, e).into_response(),
+    }
+}
