@@ -15,7 +15,8 @@
 //!   transaction with conditional updates and event rows; idempotency.
 //! - [`jobs`]: background jobs: the expiry timing wheel, the backstop
 //!   sweep, checkout-lapse and presale timeouts, the zombie-lock reaper,
-//!   archiving, reconciliation, purges.
+//!   archiving, reconciliation, purges, and the operators' long work:
+//!   redeem-code generation, bulk issue and void, wake-ups before expiry.
 //! - [`http`]: what the API and the pages share: the state handlers get,
 //!   the router that mounts both, the middleware (request ids, metrics,
 //!   rate limits and the client address, security headers) and the
