@@ -33,6 +33,17 @@ RULES_NO_SCHEMA_CAN_STATE = [
     ("deposit_cents", "at most total_cents"),
     ("created_to", "must be after created_from"),
     ("to", "must be after"),
+    ("to", "a report covers at most 366 days"),
+    ("from", "must not be after to"),
+    # Text after trimming, normalizing or parsing: a reason of spaces, a
+    # code prefix of spaces or dashes, a CSV file with no line to work on.
+    ("reason", "is required, 1-500 characters"),
+    ("prefix", "may only hold the digits 2-9 and the letters"),
+    ("body", "the file has no line to work on"),
+    ("body", "the file must not contain the NUL character"),
+    # A report day in the business calendar (years the server's calendar
+    # holds; the schema's `format: date` admits any year).
+    (r"from|to", "must be a date as YYYY-MM-DD"),
     (r"presets\[\d+\]\.value_cents", "is above support's per-coupon cap"),
     (r"presets\[\d+\]\.reason", "another preset has the same reason"),
     (r"presets\[\d+\]\.id", "names a preset twice"),
@@ -122,6 +133,14 @@ def _log(response):
 
 @schemathesis.hook
 def filter_failure(context, failure, case, response):
+    # A `text/csv` body is a string whatever bytes it holds: a "negative"
+    # case that serializes an object into it is still a CSV file, read
+    # line by line (bad lines are reported in the job, not refused).
+    if (
+        type(failure).__name__ == "AcceptedNegativeData"
+        and "text/csv" in str(getattr(case, "media_type", "") or "")
+    ):
+        return False
     if type(failure).__name__ != "RejectedPositiveData":
         return True
     if _is_rule_refusal(response) or _is_key_reuse(response):
