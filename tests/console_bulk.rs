@@ -76,6 +76,99 @@ async fn an_operator_bulk_issues_from_the_template_page_and_follows_the_job() {
 }
 
 #[tokio::test]
+async fn an_operator_uploads_a_csv_file_of_users_and_a_file_beside_a_list_is_refused() {
+    let app = spawn_app().await;
+    let t = app
+        .template(json!({"name": "会员日定向券", "total_stock": 500}))
+        .await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let mut b = signed_in(&app, Role::Operator).await;
+    let path = format!("/console/templates/{tid}/bulk-issue");
+    let form = b.get(&path).await;
+    assert!(
+        form.contains("enctype=\"multipart/form-data\""),
+        "the form sends files"
+    );
+    let csrf = form.csrf().expect("token");
+    let mut file = String::from("user_id\r\n");
+    for i in 0..200 {
+        file.push_str(&format!("member-{i:03}\r\n"));
+    }
+    // A file and a pasted list at once: refused at the file, the list kept.
+    let both = b
+        .post_multipart(
+            &path,
+            &[("csrf", &csrf), ("user_ids", "u1")],
+            &[("file", "users.csv", file.as_bytes())],
+        )
+        .await;
+    assert_eq!(both.status, 422, "{}", both.text);
+    assert!(field_error(&both.text, "file").is_some(), "{}", both.text);
+    assert_eq!(textarea_text(&both.text, "user-ids").as_deref(), Some("u1"));
+    // A file with no user id: refused at the file.
+    let empty = b
+        .post_multipart(
+            &path,
+            &[("csrf", &csrf), ("user_ids", "")],
+            &[("file", "users.csv", b"user_id\n")],
+        )
+        .await;
+    assert_eq!(empty.status, 422, "{}", empty.text);
+    assert!(field_error(&empty.text, "file").is_some(), "{}", empty.text);
+    // Without the session's token: refused, nothing started.
+    let forged = b
+        .post_multipart(
+            &path,
+            &[("user_ids", "")],
+            &[("file", "users.csv", file.as_bytes())],
+        )
+        .await;
+    assert_eq!(forged.status, 403, "{}", forged.text);
+    assert!(
+        app.service
+            .template_jobs(&tid)
+            .await
+            .expect("jobs")
+            .is_empty()
+    );
+    // The file: a job of 200 lines that issues 200 coupons.
+    let started = b
+        .post_multipart(
+            &path,
+            &[("csrf", &csrf), ("user_ids", ""), ("notify", "1")],
+            &[("file", "users.csv", file.as_bytes())],
+        )
+        .await;
+    assert_eq!(started.status, 303, "{}", started.text);
+    let job_path = started.location.clone().unwrap_or_default();
+    app.service.run_bulk_until_idle(10).await.expect("runs");
+    let done = b.get(&job_path).await;
+    assert!(
+        done.contains("data-testid=\"bulk-total\">200<"),
+        "{}",
+        done.text
+    );
+    assert!(
+        done.contains("data-testid=\"bulk-succeeded\">200<"),
+        "{}",
+        done.text
+    );
+    // The same file again answers with the same job.
+    let again = b
+        .post_multipart(
+            &path,
+            &[("csrf", &csrf), ("user_ids", "")],
+            &[("file", "users.csv", file.as_bytes())],
+        )
+        .await;
+    assert_eq!(again.status, 303, "{}", again.text);
+    assert_eq!(
+        app.service.template_jobs(&tid).await.expect("jobs").len(),
+        1
+    );
+}
+
+#[tokio::test]
 async fn bulk_void_in_the_console_previews_asks_for_a_reason_and_a_confirmation() {
     let app = spawn_app().await;
     let t = app.template(json!({"total_stock": null})).await;

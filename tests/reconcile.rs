@@ -140,6 +140,60 @@ async fn the_two_extra_kinds_are_reported_for_a_person() {
     );
 }
 
+#[tokio::test]
+async fn report_counters_that_drifted_from_the_coupons_are_found_with_both_figures() {
+    let app = spawn_app().await;
+    let t = app.template(json!({"name": "计数核对券"})).await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    for user in ["u1", "u2", "u3"] {
+        app.claim(user, &tid).await;
+    }
+    let clean = app.get("/api/v1/reconciliation").await;
+    assert_eq!(anomalies(&clean.body).len(), 0, "{}", clean.text);
+    assert_eq!(
+        clean.body["scanned"]["templates_not_recounted"], 0,
+        "{}",
+        clean.text
+    );
+    // The all-days row says 5 available where the coupons say 3.
+    plant(
+        &app,
+        &format!(
+            "UPDATE template_counts SET status_available = status_available + 2 \
+             WHERE template_id = '{tid}' AND day = -1 AND shard = \
+             (SELECT MIN(shard) FROM template_counts WHERE template_id = '{tid}' AND day = -1)"
+        ),
+    )
+    .await;
+    let r = app.get("/api/v1/reconciliation").await;
+    let found = anomalies(&r.body);
+    assert_eq!(found.len(), 1, "{}", r.text);
+    let a = &found[0];
+    assert_eq!(a["kind"], "template_counts_mismatch");
+    assert!(a["suggested_action"].is_null(), "a person looks at it");
+    let detail = a["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains(&tid)
+            && detail.contains("available coupons")
+            && detail.contains('5')
+            && detail.contains('3'),
+        "the template, the figure and both values: {detail}"
+    );
+    // A recorded run on the console names the template as people do.
+    let mut b = signed_in(&app, Role::Operator).await;
+    let csrf = b.csrf().await;
+    let run = b
+        .post_form("/console/reconciliation/run", &[("csrf", &csrf)])
+        .await;
+    assert_eq!(run.status, 303, "{}", run.text);
+    let page = b.get("/console/reconciliation").await;
+    let text = common::console::visible_text(&page.text);
+    assert!(
+        text.contains("计数核对券") && !text.contains(&tid),
+        "the finding names the template: {text}"
+    );
+}
+
 fn operator() -> Authority {
     Authority::Staff {
         name: StaffName::parse("op").expect("name"),

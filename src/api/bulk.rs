@@ -18,8 +18,7 @@ use crate::http::AppState;
 use crate::service::bulk::{JobView, VoidInput};
 use crate::service::support::Authority;
 
-/// Largest file a bulk request takes: a million ids of up to 64 bytes.
-pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+pub use crate::domain::bulk::MAX_FILE_BYTES;
 
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

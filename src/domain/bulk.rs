@@ -10,6 +10,9 @@ use super::ids::UserId;
 
 /// Most input lines one file may carry.
 pub const MAX_LINES: usize = 1_000_000;
+/// Largest file a bulk request takes (the API's body and the console's
+/// upload): a million ids of up to 64 bytes.
+pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
 /// Longest stored text of one input line, in characters (a line longer
 /// than any id is kept cut, with its outcome `failed`).
 pub const MAX_STORED_LINE_CHARS: usize = 200;

@@ -19,6 +19,9 @@
 //!   paid (awaiting payment or the deposit, or closed).
 //! - `template_stock_mismatch`: a template's claimed counter differs from the
 //!   number of coupons it issued.
+//! - `template_counts_mismatch`: a template's report counters (the all-days
+//!   row of `template_counts`: claimed, coupons by status, discount given)
+//!   differ from a recount of its coupons: the reports would be wrong.
 
 use chrono::{DateTime, Utc};
 
@@ -28,6 +31,7 @@ use super::coupon::CouponStatus;
 use super::facts::{CouponFacts, OrderFacts};
 use super::order::{OrderStatus, checkout_lapsed};
 use super::repair::{order_took_coupon, plan_link_repair, plan_mark_used};
+use super::report::Counts;
 
 /// An anomaly kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,6 +43,7 @@ pub enum AnomalyKind {
     StaleCheckoutLock,
     UsedCouponOrderUnpaid,
     TemplateStockMismatch,
+    TemplateCountsMismatch,
 }
 
 impl serde::Serialize for AnomalyKind {
@@ -54,7 +59,7 @@ impl serde::Serialize for Fix {
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 7] = [
+    pub const ALL: [AnomalyKind; 8] = [
         AnomalyKind::LockedCouponOrderClosed,
         AnomalyKind::LockedCouponOrderPaid,
         AnomalyKind::OrderActiveCouponNotLocked,
@@ -62,6 +67,7 @@ impl AnomalyKind {
         AnomalyKind::StaleCheckoutLock,
         AnomalyKind::UsedCouponOrderUnpaid,
         AnomalyKind::TemplateStockMismatch,
+        AnomalyKind::TemplateCountsMismatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -73,6 +79,7 @@ impl AnomalyKind {
             AnomalyKind::StaleCheckoutLock => "stale_checkout_lock",
             AnomalyKind::UsedCouponOrderUnpaid => "used_coupon_order_unpaid",
             AnomalyKind::TemplateStockMismatch => "template_stock_mismatch",
+            AnomalyKind::TemplateCountsMismatch => "template_counts_mismatch",
         }
     }
 
@@ -380,6 +387,71 @@ pub fn check_template_stock(template_id: &str, claimed: i64, issued: i64) -> Opt
             template = template_id,
             claimed = claimed,
             issued = issued
+        ),
+        fix: Fix::None,
+    })
+}
+
+/// Checks a template's report counters (`counted`, its all-days row)
+/// against a recount of its coupons (`recounted`): claimed, the five
+/// stored statuses and the discount given. The first figure that differs
+/// is named, with both values.
+pub fn check_template_counts(
+    template_id: &str,
+    counted: &Counts,
+    recounted: &Counts,
+) -> Option<Finding> {
+    let figures = [
+        (
+            "reconcile-figure-claimed",
+            counted.claimed,
+            recounted.claimed,
+        ),
+        (
+            "reconcile-figure-available",
+            counted.status_available,
+            recounted.status_available,
+        ),
+        (
+            "reconcile-figure-locked",
+            counted.status_locked,
+            recounted.status_locked,
+        ),
+        (
+            "reconcile-figure-used",
+            counted.status_used,
+            recounted.status_used,
+        ),
+        (
+            "reconcile-figure-expired",
+            counted.status_expired,
+            recounted.status_expired,
+        ),
+        (
+            "reconcile-figure-invalidated",
+            counted.status_invalidated,
+            recounted.status_invalidated,
+        ),
+        (
+            "reconcile-figure-discount",
+            counted.discount_cents,
+            recounted.discount_cents,
+        ),
+    ];
+    let (figure, counted, recounted) = figures.into_iter().find(|(_, a, b)| a != b)?;
+    Some(Finding {
+        kind: AnomalyKind::TemplateCountsMismatch,
+        coupon_id: None,
+        order_no: None,
+        user_id: None,
+        template_id: Some(template_id.to_string()),
+        stock: None,
+        message: crate::msg!(
+            "reconcile-template-counts-mismatch",
+            template = template_id,
+            figure = Arg::Key(figure.to_string()),
+            counted = counted,
+            recounted = recounted
         ),
         fix: Fix::None,
     })

@@ -13,7 +13,10 @@
 //! 3. live orders (`deposit_paid`, `pending_payment`; `orders_status_no_idx`)
 //!    and the coupons they name;
 //! 4. templates' stock counters against the coupons they issued (at most
-//!    [`MAX_TEMPLATES`] templates, each count bounded by its counter).
+//!    [`MAX_TEMPLATES`] templates, each count bounded by its counter), and
+//!    their report counters against a recount of their coupons (templates
+//!    of at most [`MAX_RECOUNT_COUPONS`] coupons, [`MAX_RECOUNT_TOTAL`]
+//!    coupons per run).
 //!
 //! The rules that classify each pair are in [`crate::domain::reconcile`].
 
@@ -28,13 +31,14 @@ use super::{Ctx, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::order::OrderStatus;
 use crate::domain::reconcile::{
-    AnomalyKind, Finding, Fix, check_bound_coupon, check_live_order, check_template_stock,
+    AnomalyKind, Finding, Fix, check_bound_coupon, check_live_order, check_template_counts,
+    check_template_stock,
 };
 use crate::domain::staff::Role;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::coupons::CouponRow;
 use crate::store::orders::OrderRow;
-use crate::store::{reconcile as store, search, templates};
+use crate::store::{counters, reconcile as store, search, templates};
 
 /// Rows per scan batch.
 pub const BATCH: i64 = 500;
@@ -45,6 +49,12 @@ pub const MAX_ROWS_PER_SCAN: usize = 100_000;
 pub const USED_WINDOW_DAYS: i64 = 7;
 /// Most templates whose stock counter is checked per run.
 pub const MAX_TEMPLATES: i64 = 1_000;
+/// Most coupons (live and archived, each) a template may have for its
+/// report counters to be recounted in a run; bigger templates are
+/// counted as `templates_not_recounted` (a recount reads every row).
+pub const MAX_RECOUNT_COUPONS: i64 = 100_000;
+/// Most coupons recounted per run over all templates.
+pub const MAX_RECOUNT_TOTAL: i64 = 1_000_000;
 /// Most findings recorded per run.
 pub const MAX_FINDINGS: usize = 10_000;
 /// Most findings one "repair all of this kind" works through.
@@ -55,8 +65,8 @@ pub const MAX_REPAIR_ALL: i64 = 1_000;
 pub struct AnomalyView {
     /// `locked_coupon_order_closed`, `locked_coupon_order_paid`,
     /// `order_active_coupon_not_locked`, `coupon_order_mismatch`,
-    /// `stale_checkout_lock`, `used_coupon_order_unpaid` or
-    /// `template_stock_mismatch`.
+    /// `stale_checkout_lock`, `used_coupon_order_unpaid`,
+    /// `template_stock_mismatch` or `template_counts_mismatch`.
     pub kind: String,
     pub coupon_id: Option<String>,
     pub order_no: Option<String>,
@@ -229,7 +239,7 @@ async fn resolution(
     now: DateTime<Utc>,
 ) -> Result<Option<Resolution>, ServiceError> {
     let holds = match f.kind {
-        AnomalyKind::TemplateStockMismatch => true,
+        AnomalyKind::TemplateStockMismatch | AnomalyKind::TemplateCountsMismatch => true,
         AnomalyKind::OrderActiveCouponNotLocked => {
             let Some(no) = f.order_no.as_deref() else {
                 return Ok(None);
@@ -502,22 +512,47 @@ impl Service {
                 Box::pin(async move {
                     let ids = store::template_ids(c, MAX_TEMPLATES).await?;
                     let mut out = Vec::with_capacity(ids.len());
+                    let mut recount_budget = MAX_RECOUNT_TOTAL;
                     for id in ids {
                         let claimed = templates::claimed(c, &id).await?;
                         let issued =
                             search::coupons_of_template(c, &id, claimed.saturating_add(1)).await?;
-                        out.push((id, claimed, issued));
+                        // The report counters against a recount, while the
+                        // run's budget of rows lasts (one snapshot: the
+                        // counters move in the same transactions as the
+                        // coupons).
+                        let counts = if issued <= recount_budget.min(MAX_RECOUNT_COUPONS) {
+                            let recount =
+                                counters::recount_template(c, &id, MAX_RECOUNT_COUPONS).await?;
+                            recount_budget -= issued;
+                            match recount {
+                                Some(r) => Some((
+                                    counters::all_days(c, counters::Subject::Template, &id).await?,
+                                    r,
+                                )),
+                                None => None,
+                            }
+                        } else {
+                            None
+                        };
+                        out.push((id, claimed, issued, counts));
                     }
                     Ok(out)
                 })
             })
             .await?;
         scanned.insert("templates".to_string(), stock.len() as i64);
+        let not_recounted = stock.iter().filter(|t| t.3.is_none()).count();
+        scanned.insert("templates_not_recounted".to_string(), not_recounted as i64);
         findings.extend(
             stock
                 .iter()
-                .filter_map(|(id, claimed, issued)| check_template_stock(id, *claimed, *issued)),
+                .filter_map(|(id, claimed, issued, _)| check_template_stock(id, *claimed, *issued)),
         );
+        findings.extend(stock.iter().filter_map(|(id, _, _, counts)| {
+            let (counted, recounted) = counts.as_ref()?;
+            check_template_counts(id, counted, recounted)
+        }));
 
         // The same pair can be seen from both sides: keep one of each.
         let mut seen = BTreeSet::new();

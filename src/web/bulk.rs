@@ -2,10 +2,9 @@
 //! same service functions as `POST /templates/{id}/bulk-issues` and
 //! `POST /templates/{id}/bulk-void`:
 //!
-//! - `/console/templates/{id}/bulk-issue`: paste user ids, one a line
-//!   (the form is `application/x-www-form-urlencoded`: axum's multipart
-//!   feature is not built in, so no file upload; a file goes through the
-//!   API), optionally with a message to each user;
+//! - `/console/templates/{id}/bulk-issue`: a CSV file of user ids
+//!   (`multipart/form-data`, up to [`MAX_FILE_BYTES`], the API's limit)
+//!   or ids pasted one a line, optionally with a message to each user;
 //! - `/console/templates/{id}/bulk-void`: the preview (how many available
 //!   coupons become void, how many locked and used are left alone), a
 //!   reason, and a confirmation step before the job starts;
@@ -19,8 +18,8 @@
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
-use axum::http::{StatusCode, header};
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
@@ -29,7 +28,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
-use crate::domain::bulk::{JobKind, LineReason};
+use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES};
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::bulk::{JobView, VoidInput};
@@ -43,7 +42,11 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route(
             "/console/templates/{id}/bulk-issue",
-            get(issue_page).post(issue),
+            // A file of up to a million user ids: the API's limit, not
+            // the 2 MB default of every other form.
+            get(issue_page)
+                .post(issue)
+                .layer(DefaultBodyLimit::max(MAX_FILE_BYTES)),
         )
         .route(
             "/console/templates/{id}/bulk-void",
@@ -166,6 +169,7 @@ async fn render_issue(
     let action = format!("{}/bulk-issue", template_path(id));
     let back = template_path(id);
     let field = errors.input_attrs("user_ids", "user-ids");
+    let file_field = errors.input_attrs("file", "user-file");
     let typed = super::escape_html(&form.user_ids);
     let notify = form.notify.is_some();
     let title = crate::tr!(l, "bulk-issue-page-title", name = t.name.clone());
@@ -176,8 +180,13 @@ async fn render_issue(
             <section aria-labelledby="bulk-issue">
                 <h2 id="bulk-issue">{l.t("bulk-issue-title")}</h2>
                 <p class="note">{l.t("bulk-issue-explained")}</p>
-                <form method="post" action=action class="stack" data-testid="bulk-issue-form">
+                <form method="post" action=action class="stack" enctype="multipart/form-data" data-testid="bulk-issue-form">
                     <input type="hidden" name="csrf" value=csrf/>
+                    <label for="user-file">{l.t("bulk-user-file")}</label>
+                    <span class="note">{l.t("bulk-user-file-note")}</span>
+                    <input type="file" id="user-file" name="file" accept=".csv,.txt,text/csv,text/plain"
+                        aria-invalid=file_field.invalid aria-describedby=file_field.described_by.clone()/>
+                    {field_error(&file_field)}
                     <label for="user-ids">{l.t("bulk-user-ids")}</label>
                     <span class="note">{l.t("bulk-user-ids-note")}</span>
                     <textarea id="user-ids" name="user_ids" rows="12"
@@ -198,17 +207,75 @@ async fn render_issue(
     r
 }
 
+/// A posted bulk-issue form: its fields, and the chosen file's bytes
+/// when one was sent.
+struct PostedIssue {
+    form: IssueForm,
+    file: Option<Bytes>,
+}
+
+/// Reads the bulk-issue form, `multipart/form-data` (with a file) or
+/// urlencoded (ids typed, or a browser without the file field), and
+/// checks its CSRF token. The body was read whole under the route's
+/// limit, so the parts are parsed from memory.
+async fn read_issue(
+    staff: &Staff,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<PostedIssue, WebError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let Ok(boundary) = multer::parse_boundary(content_type) else {
+        return Ok(PostedIssue {
+            form: staff.posted(&body)?,
+            file: None,
+        });
+    };
+    let bad = || WebError::bad_request(staff.lang.t("bulk-error-upload").to_string());
+    let stream =
+        futures_util::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(body) });
+    let mut parts = multer::Multipart::new(stream, boundary);
+    let (mut csrf, mut form, mut file) = (None, IssueForm::default(), None);
+    // Bounded by the body, read whole under the route's limit: each part
+    // consumes some of it.
+    while let Some(part) = parts.next_field().await.map_err(|_| bad())? {
+        let name = part.name().unwrap_or_default().to_string();
+        let bytes = part.bytes().await.map_err(|_| bad())?;
+        let text = || String::from_utf8_lossy(&bytes).into_owned();
+        match name.as_str() {
+            "csrf" => csrf = Some(text()),
+            "user_ids" => form.user_ids = text(),
+            "notify" => form.notify = Some(text()),
+            // A file input left empty still sends a part, with no bytes.
+            "file" if !bytes.is_empty() => file = Some(bytes),
+            _ => {}
+        }
+    }
+    staff.check_csrf(csrf.as_deref())?;
+    Ok(PostedIssue { form, file })
+}
+
 async fn issue(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let form: IssueForm = match staff.posted(&body) {
-        Ok(f) => f,
+    let PostedIssue { form, file } = match read_issue(&staff, &headers, body).await {
+        Ok(p) => p,
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
+    if file.is_some() && !form.user_ids.trim().is_empty() {
+        let mut errors = FieldErrors::default();
+        errors.add("file", l.t("bulk-error-file-and-list").to_string());
+        return render_issue(&s, &staff, &id, form, errors).await;
+    }
+    let from_file = file.is_some();
+    let lines = file.unwrap_or_else(|| Bytes::from(form.user_ids.clone()));
     let result = s
         .service
         .start_bulk_issue(
@@ -216,7 +283,7 @@ async fn issue(
             &staff.authority(),
             None,
             id.clone(),
-            form.user_ids.as_bytes(),
+            &lines,
             form.notify.is_some(),
         )
         .await;
@@ -230,7 +297,11 @@ async fn issue(
         },
         Err(ServiceError::Invalid(_)) => {
             let mut errors = FieldErrors::default();
-            errors.add("user_ids", l.t("bulk-error-user-ids").to_string());
+            if from_file {
+                errors.add("file", l.t("bulk-error-file").to_string());
+            } else {
+                errors.add("user_ids", l.t("bulk-error-user-ids").to_string());
+            }
             render_issue(&s, &staff, &id, form, errors).await
         }
         Err(ServiceError::Forbidden(_)) => forbidden(l),
@@ -461,7 +532,7 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String
         view! {
             {refresh}
             <section aria-labelledby="bulk-job">
-                <h2 id="bulk-job">{l.t("bulk-job")}" "<span class="badge" data-testid="bulk-status">{l.t(status.label_key())}</span></h2>
+                <h2 id="bulk-job">{l.t("bulk-job")}" "<span class="badge" data-testid="bulk-status" data-status=status.as_str()>{l.t(status.label_key())}</span></h2>
                 <dl class="facts">
                     <dt>{l.t("bulk-kind")}</dt><dd>{kind_words(l, kind)}</dd>
                     <dt>{l.t("template")}</dt><dd><a href=template_href>{template.name.clone()}</a></dd>

@@ -47,6 +47,7 @@ pub fn kind_label(l: Lang, kind: &str) -> &'static str {
         "stale_checkout_lock" => l.t("lapsed-checkout-lock-not-released"),
         "used_coupon_order_unpaid" => l.t("used-coupon-on-an-unpaid-order"),
         "template_stock_mismatch" => l.t("template-stock-differs-from-coupons-issued"),
+        "template_counts_mismatch" => l.t("template-counters-differ-from-coupons"),
         _ => l.t("term-unknown"),
     }
 }

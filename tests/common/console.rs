@@ -171,6 +171,48 @@ impl<'a> Browser<'a> {
         self.finish(req).await
     }
 
+    /// Posts a `multipart/form-data` form the way a browser does: text
+    /// `fields`, then `files` as (field, file name, bytes).
+    pub async fn post_multipart(
+        &mut self,
+        path: &str,
+        fields: &[(&str, &str)],
+        files: &[(&str, &str, &[u8])],
+    ) -> Page {
+        let boundary = "----couponkeeperTestBoundary7MA4YWxkTrZu0gW";
+        let mut body = Vec::new();
+        for (name, value) in fields {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        for (name, file_name, bytes) in files {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; filename=\"{file_name}\"\r\nContent-Type: text/csv\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        let req = self
+            .client
+            .post(format!("{}{path}", self.app.base))
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .header("sec-fetch-site", "same-origin")
+            .header("origin", self.app.base.clone())
+            .body(body);
+        self.finish(req).await
+    }
+
     /// Signs in through the real form; returns the answer to the POST.
     pub async fn sign_in_as(&mut self, name: &str, password: &str) -> Page {
         let form = self.get("/login").await;

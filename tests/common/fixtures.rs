@@ -86,12 +86,62 @@ pub async fn deposit_paid_under(
     cid
 }
 
-/// Runs a statement as a bug or a manual edit would.
+/// Runs a statement as a bug in a transition would. A statement that
+/// writes `coupons` moves the report counters' stored status counts and
+/// discount with it (every transition's own statement does), so what is
+/// planted is the coupon–order anomaly alone, not also a
+/// `template_counts_mismatch`; a statement on the counters themselves
+/// plants that one.
 pub async fn plant(app: &TestApp, sql: &str) {
     sqlx::query(sql)
         .execute(app.db.db.pool())
         .await
         .expect("plant an anomaly");
+    if sql.to_ascii_uppercase().contains("UPDATE COUPONS") {
+        resync_counters(app).await;
+    }
+}
+
+/// Sets every template's all-days counters of stored statuses and
+/// discount to a recount of its coupons (the first shard carries them).
+async fn resync_counters(app: &TestApp) {
+    let pool = app.db.db.pool();
+    let ids: Vec<String> = sqlx::query_scalar("SELECT DISTINCT template_id FROM template_counts")
+        .fetch_all(pool)
+        .await
+        .expect("templates with counters");
+    let mut conn = pool.acquire().await.expect("connection");
+    for id in ids {
+        let c = couponkeeper::store::counters::recount_template(&mut *conn, &id, 1_000_000)
+            .await
+            .expect("recount")
+            .expect("a test template is small");
+        sqlx::query(
+            "UPDATE template_counts SET status_available = 0, status_locked = 0, status_used = 0, \
+             status_expired = 0, status_invalidated = 0, discount_cents = 0 \
+             WHERE template_id = $1 AND day = -1",
+        )
+        .bind(&id)
+        .execute(&mut *conn)
+        .await
+        .expect("clear");
+        sqlx::query(
+            "UPDATE template_counts SET status_available = $2, status_locked = $3, status_used = $4, \
+             status_expired = $5, status_invalidated = $6, discount_cents = $7 \
+             WHERE template_id = $1 AND day = -1 AND shard = \
+             (SELECT MIN(shard) FROM template_counts WHERE template_id = $1 AND day = -1)",
+        )
+        .bind(&id)
+        .bind(c.status_available)
+        .bind(c.status_locked)
+        .bind(c.status_used)
+        .bind(c.status_expired)
+        .bind(c.status_invalidated)
+        .bind(c.discount_cents)
+        .execute(&mut *conn)
+        .await
+        .expect("resync");
+    }
 }
 
 /// The number a `SELECT COUNT(*) ...` query answers.

@@ -45,6 +45,7 @@ use couponkeeper::clock::ManualClock;
 use couponkeeper::config::Config;
 use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::staff::Role;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
 use couponkeeper::service::orders::CartInput;
@@ -1050,7 +1051,76 @@ async fn measure_console(
         )
         .await?,
     );
+    rows.extend(report_page_rows(s, &report_templates, &data.templates[0], &year_from, cap).await?);
     Ok((data, rows))
+}
+
+/// The report page as an operator's browser gets it: the real router
+/// (`couponkeeper::http::router`, the whole middleware stack) on a
+/// loopback port in this process, `GET /console/templates/{id}/report`
+/// with an operator's session, the whole HTML (two SVG charts and the
+/// table) read and checked for both charts.
+async fn report_page_rows(
+    s: &Service,
+    templates: &[String],
+    hot: &str,
+    year_from: &str,
+    cap: Duration,
+) -> Result<Vec<OpRow>> {
+    let state = couponkeeper::server::app_state(&Config::default(), s.clone());
+    let app = couponkeeper::http::router(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let cookie = crate::http::staff_session(s, Role::Operator).await?;
+    let client = reqwest::Client::new();
+    let page = |url: String| {
+        let req = client.get(url).header("cookie", cookie.clone());
+        async move {
+            let r = req.send().await?;
+            let status = r.status();
+            let html = r.text().await?;
+            if status != reqwest::StatusCode::OK
+                || !html.contains("report-line-chart")
+                || !html.contains("report-bar-chart")
+            {
+                return Err(format!("the report page answered {status} without its charts").into());
+            }
+            Ok(None)
+        }
+    };
+    let mut rows = Vec::new();
+    let result = async {
+        rows.push(
+            time_op(
+                "report page (HTML): a template, last 30 days",
+                templates.to_vec(),
+                cap,
+                |id: String| page(format!("{base}/console/templates/{id}/report")),
+            )
+            .await?,
+        );
+        rows.push(
+            time_op(
+                "report page (HTML): the hot template, 366 days",
+                vec![hot.to_string(); templates.len()],
+                cap,
+                |id: String| {
+                    page(format!(
+                        "{base}/console/templates/{id}/report?from={year_from}"
+                    ))
+                },
+            )
+            .await?,
+        );
+        Ok::<_, crate::BoxError>(())
+    }
+    .await;
+    server.abort();
+    result?;
+    Ok(rows)
 }
 
 /// The order list (`GET /orders`, `/console/orders`): a first page of 50

@@ -18,6 +18,8 @@
 //!     [--concurrency C] [--no-delivery]
 //! cargo run --release --bin bench -- http [--store sqlite|postgres|both]
 //!     [--seconds S] [--connections 1,64] [--short] [--server PATH]
+//! cargo run --release --bin bench -- bulk [--store sqlite|postgres|both]
+//!     [--count N] [--idle-seconds S] [--probe-pause-ms P] [--server PATH]
 //! ```
 //!
 //! `bench http` runs the real `couponkeeper serve` and drives it with
@@ -33,12 +35,16 @@
 //! `postgres://postgres@127.0.0.1:5432/postgres`), dropped afterwards.
 //! SQLite: a file in a temporary directory, removed afterwards.
 //!
+//! `bench bulk` runs `serve` too and times the operators' bulk jobs
+//! beside a claim-and-pay probe; see [`bulk`].
+//!
 //! One module per benchmark: [`claims`], [`expiry`], [`console`] and
 //! [`reminders`], each starting with what it measures and how. They share
 //! [`scratch`] (a fresh database per scenario), [`data`] (templates through
 //! the service, generated coupons, settling the table) and [`stats`]
 //! (percentiles, milliseconds, the load average).
 
+mod bulk;
 mod claims;
 mod console;
 mod data;
@@ -53,6 +59,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
+use crate::bulk::{BulkArgs, bulk};
 use crate::claims::{ClaimsArgs, claims};
 use crate::console::{ConsoleArgs, console};
 use crate::expiry::{ExpiryArgs, expiry};
@@ -83,6 +90,9 @@ enum Command {
     /// The service over HTTP (`serve` driven by wrk) beside bare-SQL
     /// baselines measured in the same run, per store.
     Http(HttpArgs),
+    /// The operators' bulk jobs (codes, bulk issue, bulk void) in `serve`,
+    /// each beside a claim-and-pay probe's latency meanwhile and idle.
+    Bulk(BulkArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -133,6 +143,7 @@ fn main() -> ExitCode {
         Command::Console(args) => runtime.block_on(console(args)),
         Command::Reminders(args) => runtime.block_on(reminders(args)),
         Command::Http(args) => runtime.block_on(http(args)),
+        Command::Bulk(args) => runtime.block_on(bulk(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -39,7 +39,7 @@ bulk-started-at = Started
 bulk-issue-page-title = Bulk issue: { $name }
 bulk-issue-explained = Gives each user on the list one coupon of this template, from its stock and within its per-customer limit; users it cannot serve are skipped with the reason. Sending the same list again issues nothing twice.
 bulk-user-ids = User IDs
-bulk-user-ids-note = One user ID a line, optionally under a header line user_id; up to about 2 MB here. Larger files go through the API (up to 1,000,000 lines).
+bulk-user-ids-note = Or paste them here: one user ID a line, optionally under a header line user_id.
 bulk-notify = Tell each user
 bulk-notify-yes = Yes
 bulk-notify-no = No
@@ -48,6 +48,11 @@ bulk-back-to-template = Back to the template
 bulk-started-flash = The job has started: { $total } lines.
 bulk-started-plain = The job has started.
 bulk-error-user-ids = Please give one user ID a line (at least one).
+bulk-user-file = CSV file of user IDs
+bulk-user-file-note = One user ID a line, optionally under a header line user_id; up to 1,000,000 lines (64 MiB).
+bulk-error-file = This file cannot be used: it must be text with one user ID a line (at least one, at most 1,000,000). Please choose it again after fixing it.
+bulk-error-file-and-list = Please give either a file or a pasted list, not both. Choose the file again, or clear the list.
+bulk-error-upload = The upload arrived incomplete. Please choose the file and send the form again.
 
 ## Bulk void form
 bulk-void-page-title = Bulk void: { $name }

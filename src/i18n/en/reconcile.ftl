@@ -5,6 +5,7 @@ coupon-and-order-name-different-partners = coupon and order name different partn
 lapsed-checkout-lock-not-released = lapsed checkout lock not released
 used-coupon-on-an-unpaid-order = used coupon on an unpaid order
 template-stock-differs-from-coupons-issued = template stock differs from coupons issued
+template-counters-differ-from-coupons = report counters differ from the coupons
 release-the-lock-2 = release the lock
 repair-the-coupon-link-2 = repair the coupon link
 close-the-lapsed-order-releases-the = close the lapsed order (releases the coupon)

@@ -15,3 +15,11 @@ reconcile-no-coupon = no coupon
 # A finding stored before findings were stored as keys (migration 0014):
 # its text in the language it was written in.
 legacy-finding = { $en }
+reconcile-template-counts-mismatch = the report counters of template { $template } say { $counted } for { $figure }, a recount of its coupons gives { $recounted }
+reconcile-figure-claimed = coupons claimed
+reconcile-figure-available = available coupons
+reconcile-figure-locked = locked coupons
+reconcile-figure-used = used coupons
+reconcile-figure-expired = expired coupons
+reconcile-figure-invalidated = invalidated coupons
+reconcile-figure-discount = the discount given (cents)

@@ -39,7 +39,7 @@ bulk-started-at = 开始时间
 bulk-issue-page-title = 定向发券：{ $name }
 bulk-issue-explained = 给名单里的每位用户发一张这个模板的券，照常扣库存、受每人限领约束；库存不足或已达限领的用户会被跳过并注明原因。同一份名单再次提交不会重复发券。
 bulk-user-ids = 用户 ID 名单
-bulk-user-ids-note = 每行一个用户 ID，可有表头 user_id；在此最多粘贴约 2 MB。更大的文件请通过接口上传（最多 1,000,000 行）。
+bulk-user-ids-note = 或在此粘贴：每行一个用户 ID，可有表头 user_id。
 bulk-notify = 发券后通知用户
 bulk-notify-yes = 通知
 bulk-notify-no = 不通知
@@ -48,6 +48,11 @@ bulk-back-to-template = 返回券模板
 bulk-started-flash = 任务已开始，共 { $total } 行。
 bulk-started-plain = 任务已开始。
 bulk-error-user-ids = 请每行填写一个用户 ID（至少一行）。
+bulk-user-file = 用户 ID 名单文件（CSV）
+bulk-user-file-note = 每行一个用户 ID，可有表头 user_id；最多 1,000,000 行（64 MiB）。
+bulk-error-file = 这个文件无法使用：须为文本，每行一个用户 ID（至少一行，最多 1,000,000 行）。修改后请重新选择文件。
+bulk-error-file-and-list = 请只提供文件或粘贴名单中的一种。请重新选择文件，或清空粘贴的名单。
+bulk-error-upload = 上传的内容不完整。请重新选择文件后再提交。
 
 ## Bulk void form
 bulk-void-page-title = 批量作废：{ $name }

@@ -5,6 +5,7 @@ coupon-and-order-name-different-partners = 券与订单互指不一致
 lapsed-checkout-lock-not-released = 结算锁过期未释放
 used-coupon-on-an-unpaid-order = 券已使用，订单未付款
 template-stock-differs-from-coupons-issued = 券模板库存与发券数不符
+template-counters-differ-from-coupons = 报表计数与实际券数不符
 release-the-lock-2 = 释放锁定
 repair-the-coupon-link-2 = 修复券与订单的关联
 close-the-lapsed-order-releases-the = 关闭超时订单（释放券）

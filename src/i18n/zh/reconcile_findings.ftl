@@ -15,3 +15,11 @@ reconcile-no-coupon = 无券
 # A finding stored before findings were stored as keys (migration 0014):
 # its text in the language it was written in.
 legacy-finding = { $zh }
+reconcile-template-counts-mismatch = 券模板 { $template } 的报表计数中{ $figure }为 { $counted }，按券重新清点为 { $recounted }
+reconcile-figure-claimed = 已领取张数
+reconcile-figure-available = 可用张数
+reconcile-figure-locked = 已锁定张数
+reconcile-figure-used = 已使用张数
+reconcile-figure-expired = 已过期张数
+reconcile-figure-invalidated = 已作废张数
+reconcile-figure-discount = 优惠金额（分）

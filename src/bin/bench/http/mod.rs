@@ -34,7 +34,7 @@
 
 mod load;
 mod premade;
-mod server;
+pub(crate) mod server;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -362,7 +362,7 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         now_ms,
     )
     .await?;
-    let cookie = support_session(&service).await?;
+    let cookie = staff_session(&service, Role::Support).await?;
     settle_all(db, store).await?;
     eprintln!(
         "  {:<8} set-up: {} API rows and {} baseline rows per order set, in {:.1}s",
@@ -383,19 +383,17 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
     })
 }
 
-/// A support member signed in through the service: the cookie the
-/// console's pages want.
-async fn support_session(service: &Service) -> Result<String> {
-    let name = StaffName::parse("bench-support").map_err(|e| e.to_string())?;
+/// A staff member of `role` signed in through the service: the cookie
+/// the console's pages want.
+pub(crate) async fn staff_session(service: &Service, role: Role) -> Result<String> {
+    let name = StaffName::parse(&format!("bench-{}", role.as_str())).map_err(|e| e.to_string())?;
     let raw = format!("{:032x}", rand::random::<u128>());
     let password = Password::parse(&raw, &name).map_err(|p| p.message().to_string())?;
-    service
-        .add_staff(&name, Role::Support, &password, false)
-        .await?;
+    service.add_staff(&name, role, &password, false).await?;
     let signed = service
         .sign_in(name.as_str(), &raw, "127.0.0.1", SessionPolicy::default())
         .await
-        .map_err(|e| format!("signing in the bench's support member: {e}"))?;
+        .map_err(|e| format!("signing in the bench's {} member: {e}", role.as_str()))?;
     Ok(format!(
         "{}={}",
         couponkeeper::web::auth::SESSION_COOKIE,
