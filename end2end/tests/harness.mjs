@@ -1,6 +1,7 @@
 // Shared set-up for the browser tests: starts the real couponkeeper binary on
 // a fresh SQLite database and a free port, and launches Debian's Chromium
 // through playwright-core (no browser download).
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -180,4 +181,59 @@ async function launchChromium() {
       '--disable-sync',
     ],
   });
+}
+
+/** The two widths every console page must fit. */
+export const WIDE = { width: 1366, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+/**
+ * Asserts what every console page of a walk must be: no wider than its
+ * window, and none of the `unreadable` patterns (stored words, raw ids) in
+ * its visible text. The technical-ids drawer (`details.ids`) and whatever
+ * `skip` selects are left out of the text; `chinese` also asserts Chinese.
+ */
+export async function checkPage(page, where, unreadable, { skip = [], chinese = false } = {}) {
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  const viewport = page.viewportSize().width;
+  assert.ok(width <= viewport, `${where}: ${page.url()} is ${width} px wide in a ${viewport} px window`);
+  const text = await page.evaluate((selectors) => {
+    const clone = document.body.cloneNode(true);
+    for (const sel of ['details.ids', ...selectors]) {
+      for (const d of clone.querySelectorAll(sel)) d.remove();
+    }
+    return clone.innerText;
+  }, skip);
+  for (const re of unreadable) {
+    const m = text.match(re);
+    assert.equal(m, null, `${where}: ${page.url()} shows "${m?.[0]}"`);
+  }
+  if (chinese) assert.match(text, /[\u4e00-\u9fff]/, `${where}: the page is in Chinese`);
+}
+
+/**
+ * A new browser context signed in as `who` through the real form (zh-CN,
+ * 1366 px unless `options` say otherwise); resolves with it and its page.
+ */
+export async function signIn(browser, base, who, options = {}) {
+  const context = await browser.newContext({ viewport: WIDE, locale: 'zh-CN', ...options });
+  const page = await context.newPage();
+  await page.goto(`${base}/login`);
+  await page.fill('#login-name', who.name);
+  await page.fill('#login-password', who.password);
+  await Promise.all([page.waitForURL(/\/console$/), page.click('button.primary')]);
+  return { context, page };
+}
+
+/** Clicks the button `testid` and waits for the page it lands on. */
+export async function submit(page, testid) {
+  await Promise.all([page.waitForEvent('load'), page.getByTestId(testid).click()]);
+}
+
+/** Asserts the page shows a success flash; else says what the page says. */
+export async function expectOk(page, where) {
+  const flash = page.getByTestId('flash');
+  if ((await flash.count()) === 1 && /flash-ok/.test((await flash.getAttribute('class')) ?? '')) return;
+  const errors = await page.locator('.field-error, [data-testid=flash]').allInnerTexts();
+  assert.fail(`${where}: no success at ${page.url()}: ${JSON.stringify(errors)}`);
 }

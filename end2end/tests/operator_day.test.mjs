@@ -20,12 +20,22 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
+import {
+  PHONE,
+  SCREENSHOTS,
+  WIDE,
+  binaryPath,
+  checkPage,
+  expectOk,
+  launchBrowser,
+  runCli,
+  signIn as signInAs,
+  startServer,
+  submit,
+} from './harness.mjs';
 
 const SUPPORT = { name: 'xiaoyu', password: 'e2e-support-password-9' };
 const OPERATOR = { name: 'laozhou', password: 'e2e-operator-password-9' };
-const WIDE = { width: 1366, height: 900 };
-const PHONE = { width: 390, height: 844 };
 
 let server;
 let browser;
@@ -68,29 +78,12 @@ const UNREADABLE = [
   /\b(staff|job|demo):[a-z]/,
 ];
 
-async function checkPage(page, where) {
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  const viewport = page.viewportSize().width;
-  assert.ok(width <= viewport, `${where}: ${page.url()} is ${width} px wide in a ${viewport} px window`);
-  const text = await page.evaluate(() => {
-    const clone = document.body.cloneNode(true);
-    for (const d of clone.querySelectorAll('details.ids')) d.remove();
-    return clone.innerText;
-  });
-  for (const re of UNREADABLE) {
-    const m = text.match(re);
-    assert.equal(m, null, `${where}: ${page.url()} shows "${m?.[0]}"`);
-  }
+function check(page, where) {
+  return checkPage(page, where, UNREADABLE);
 }
 
 async function signIn(who, viewport = WIDE) {
-  const context = await browser.newContext({ viewport, locale: 'zh-CN' });
-  const page = await context.newPage();
-  await page.goto(`${server.base}/login`);
-  await page.fill('#login-name', who.name);
-  await page.fill('#login-password', who.password);
-  await Promise.all([page.waitForURL(/\/console$/), page.click('button.primary')]);
-  return { context, page };
+  return signInAs(browser, server.base, who, { viewport });
 }
 
 /** `YYYY-MM-DDTHH:MM` in Asia/Shanghai (UTC+8, no daylight saving). */
@@ -98,26 +91,14 @@ function shanghaiLocal(ms) {
   return new Date(ms + 8 * 3600_000).toISOString().slice(0, 16);
 }
 
-async function submit(page, testid) {
-  await Promise.all([page.waitForEvent('load'), page.getByTestId(testid).click()]);
-}
-
 const state = {};
-
-/** Asserts the page shows a success flash; else says what the page says. */
-async function expectOk(page, where) {
-  const flash = page.getByTestId('flash');
-  if ((await flash.count()) === 1 && /flash-ok/.test((await flash.getAttribute('class')) ?? '')) return;
-  const errors = await page.locator('.field-error, [data-testid=flash]').allInnerTexts();
-  assert.fail(`${where}: no success at ${page.url()}: ${JSON.stringify(errors)}`);
-}
 
 test('an operator sets up a template, a campaign and the compensation rules from the console', async () => {
   const { context, page } = await signIn(OPERATOR);
 
   // 1. The template: preview first, then create.
   await page.goto(`${server.base}/console/templates/new`);
-  await checkPage(page, 'new template');
+  await check(page, 'new template');
   await page.fill('#name', '满300减50');
   await page.selectOption('#kind', 'fixed');
   await page.fill('#value', '50');
@@ -133,7 +114,7 @@ test('an operator sets up a template, a campaign and the compensation rules from
   await submit(page, 'create');
   assert.match(page.url(), /\/console\/templates\/[^/?]+/, 'lands on the template page');
   await expectOk(page, 'create template');
-  await checkPage(page, 'template page');
+  await check(page, 'template page');
   state.templateId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
 
   // Pause: claims are refused; existing pages say paused.
@@ -152,11 +133,11 @@ test('an operator sets up a template, a campaign and the compensation rules from
   const history = await page.getByTestId('template-history').innerText();
   assert.match(history, /库存核对中/, 'the pause and its reason are in the history');
   assert.match(history, /核对完成/, 'the resume and its reason are in the history');
-  await checkPage(page, 'template page after pause and resume');
+  await check(page, 'template page after pause and resume');
 
   // 2. The campaign: final payment opens in two days, strict.
   await page.goto(`${server.base}/console/campaigns/new`);
-  await checkPage(page, 'new campaign');
+  await check(page, 'new campaign');
   await page.fill('#name', '年货节预售');
   await page.fill('#starts', shanghaiLocal(Date.now() + 2 * 86_400_000));
   await page.fill('#ends', shanghaiLocal(Date.now() + 3 * 86_400_000));
@@ -164,12 +145,12 @@ test('an operator sets up a template, a campaign and the compensation rules from
   await submit(page, 'create');
   assert.match(page.url(), /\/console\/campaigns\/[^/?]+/, 'lands on the campaign page');
   assert.equal(await page.getByTestId('campaign-name').innerText(), '年货节预售');
-  await checkPage(page, 'campaign page');
+  await check(page, 'campaign page');
   state.campaignId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
 
   // 3. The compensation rules: a preset, and a lower daily cap for support.
   await page.goto(`${server.base}/console/compensation/rules`);
-  await checkPage(page, 'compensation rules');
+  await check(page, 'compensation rules');
   const newRow = page.getByTestId('preset-row').last();
   await newRow.locator('input[id$="-reason"]').fill('预售券过期补偿');
   await newRow.locator('input[id$="-value"]').fill('20');
@@ -181,7 +162,7 @@ test('an operator sets up a template, a campaign and the compensation rules from
   assert.equal(await page.inputValue('#support_daily'), '30.00');
   const versions = page.getByTestId('rules-version');
   assert.equal(await versions.first().getAttribute('data-version'), '2', 'the change is version 2');
-  await checkPage(page, 'compensation rules after the change');
+  await check(page, 'compensation rules after the change');
   await page.screenshot({ path: join(SCREENSHOTS, 'compensation-rules.png'), fullPage: true });
 
   // The operator pages fit a phone too.
@@ -190,7 +171,7 @@ test('an operator sets up a template, a campaign and the compensation rules from
   for (const path of ['/console/templates', `/console/templates/${state.templateId}`, '/console/campaigns',
     `/console/campaigns/${state.campaignId}`, '/console/compensation/rules', '/console/orders']) {
     await phone.goto(`${server.base}${path}`);
-    await checkPage(phone, `phone ${path}`);
+    await check(phone, `phone ${path}`);
   }
   await phone.goto(`${server.base}/console/templates`);
   await phone.screenshot({ path: join(SCREENSHOTS, 'templates-phone.png'), fullPage: true });
@@ -225,18 +206,18 @@ test('support compensates with the preset from the health check, is refused abov
   await page.goto(`${server.base}/console/orders`);
   await page.selectOption('#f-campaign', state.campaignId);
   await Promise.all([page.waitForEvent('load'), page.click('form[data-testid=order-filters] button[type=submit]')]);
-  await checkPage(page, 'order list by campaign');
+  await check(page, 'order list by campaign');
   const links = page.getByTestId('order-link');
   assert.equal(await links.count(), 1);
   await page.screenshot({ path: join(SCREENSHOTS, 'orders.png'), fullPage: true });
   await Promise.all([page.waitForURL(/\/console\/orders\/YS-2026-0001/), links.first().click()]);
 
   await submit(page, 'run-health-check');
-  await checkPage(page, 'order with the health check');
+  await check(page, 'order with the health check');
   const fix = page.locator('ul[data-testid=checks] li a[data-fix=issue_compensation]').first();
   assert.equal(await fix.count(), 1, 'compensation is suggested');
   await Promise.all([page.waitForURL(/\/compensation/), fix.click()]);
-  await checkPage(page, 'compensation form from the health check');
+  await check(page, 'compensation form from the health check');
   const chosen = page.locator('input[data-testid=preset-option]:checked');
   assert.equal(await chosen.count(), 1, 'the fitting preset is chosen');
   assert.equal(await chosen.getAttribute('data-cents'), '2000');
@@ -256,14 +237,14 @@ test('support compensates with the preset from the health check, is refused abov
   assert.equal(await page.inputValue('#reason'), '再补一张', 'the reason is kept');
   const error = await page.locator('.field-error').first().innerText();
   assert.match(error, /10\.00/, `the message says what is left of the daily cap of 30 after 20: ${error}`);
-  await checkPage(page, 'compensation refused above the cap');
+  await check(page, 'compensation refused above the cap');
   await page.screenshot({ path: join(SCREENSHOTS, 'compensation-over-cap.png'), fullPage: true });
   await context.close();
 
   // 5. Finance (an operator) reads the ledger and its CSV.
   const op = await signIn(OPERATOR);
   await op.page.goto(`${server.base}/console/compensation`);
-  await checkPage(op.page, 'compensation ledger');
+  await check(op.page, 'compensation ledger');
   assert.equal(await op.page.getByTestId('comp-row').count(), 1, 'one compensation, the refused one is not in it');
   await op.page.screenshot({ path: join(SCREENSHOTS, 'compensation-ledger.png'), fullPage: true });
   const csv = await op.page.request.get(`${server.base}/console/compensation.csv`);

@@ -16,6 +16,8 @@
 // 6. The report shows the day with its line and bar charts (numbers in
 //    <title>s) and the table: 201 claimed, 1 used, 200 invalidated.
 // 7. A wake-up rule is created for the template.
+// 8. The pending-expirations dashboard shows a spread template's coupons
+//    over several hours beside an unspread one's single bar.
 //
 // Every page fits 1366 px (the report also 390 px), shows no raw id or
 // stored word, and is Chinese. Screenshots of every tool go to
@@ -24,11 +26,20 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
+import {
+  PHONE,
+  SCREENSHOTS,
+  binaryPath,
+  checkPage,
+  expectOk,
+  launchBrowser,
+  runCli,
+  signIn as signInAs,
+  startServer,
+  submit,
+} from './harness.mjs';
 
 const OPERATOR = { name: 'xiaolin', password: 'e2e-operator-password-18' };
-const WIDE = { width: 1366, height: 900 };
-const PHONE = { width: 390, height: 844 };
 /** How long a background job may take here (debug build, busy machine). */
 const JOB_TIMEOUT_MS = 120_000;
 
@@ -74,42 +85,8 @@ const UNREADABLE = [
   /\b(staff|job|api):[a-z]/,
 ];
 
-async function checkPage(page, where) {
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
-  const viewport = page.viewportSize().width;
-  assert.ok(width <= viewport, `${where}: ${page.url()} is ${width} px wide in a ${viewport} px window`);
-  const text = await page.evaluate(() => {
-    const clone = document.body.cloneNode(true);
-    for (const d of clone.querySelectorAll('details.ids')) d.remove();
-    return clone.innerText;
-  });
-  for (const re of UNREADABLE) {
-    const m = text.match(re);
-    assert.equal(m, null, `${where}: ${page.url()} shows "${m?.[0]}"`);
-  }
-  assert.match(text, /[\u4e00-\u9fff]/, `${where}: the page is in Chinese`);
-}
-
-async function signIn(viewport = WIDE) {
-  const context = await browser.newContext({ viewport, locale: 'zh-CN', acceptDownloads: true });
-  const page = await context.newPage();
-  await page.goto(`${server.base}/login`);
-  await page.fill('#login-name', OPERATOR.name);
-  await page.fill('#login-password', OPERATOR.password);
-  await Promise.all([page.waitForURL(/\/console$/), page.click('button.primary')]);
-  return { context, page };
-}
-
-async function submit(page, testid) {
-  await Promise.all([page.waitForEvent('load'), page.getByTestId(testid).click()]);
-}
-
-/** Asserts the page shows a success flash; else says what the page says. */
-async function expectOk(page, where) {
-  const flash = page.getByTestId('flash');
-  if ((await flash.count()) === 1 && /flash-ok/.test((await flash.getAttribute('class')) ?? '')) return;
-  const errors = await page.locator('.field-error, [data-testid=flash]').allInnerTexts();
-  assert.fail(`${where}: no success at ${page.url()}: ${JSON.stringify(errors)}`);
+function check(page, where) {
+  return checkPage(page, where, UNREADABLE, { chinese: true });
 }
 
 /**
@@ -126,7 +103,7 @@ async function waitForDone(page, done, where) {
 const state = {};
 
 test('an operator generates codes, redeems one, bulk-issues a file, voids the rest and reads the report', async () => {
-  const { context, page } = await signIn();
+  const { context, page } = await signInAs(browser, server.base, OPERATOR, { acceptDownloads: true });
 
   // 1. The template, its end spread over two hours.
   await page.goto(`${server.base}/console/templates/new`);
@@ -148,18 +125,20 @@ test('an operator generates codes, redeems one, bulk-issues a file, voids the re
   await submit(page, 'generate');
   assert.equal(await page.inputValue('#code-prefix'), 'VP', 'a refused form keeps its input');
   assert.equal(await page.locator('#code-count[aria-invalid=true]').count(), 1, 'the message is at the count');
+  await page.goto(`${server.base}${templatePath}`);
   await page.fill('#code-count', '1000');
+  await page.fill('#code-prefix', 'VP');
   await page.fill('#code-length', '10');
   await page.screenshot({ path: join(SCREENSHOTS, 'operator-codes-form.png'), fullPage: true });
   await submit(page, 'generate');
   await expectOk(page, 'generate codes');
   assert.match(new URL(page.url()).pathname, /^\/console\/code-batches\//, 'lands on the batch page');
   const batchPath = new URL(page.url()).pathname;
-  await checkPage(page, 'batch page, generating');
+  await check(page, 'batch page, generating');
   await waitForDone(page, '[data-batch-status=done]', 'code generation');
   assert.match(await page.getByTestId('batch-progress').innerText(), /1,?000/, 'all 1,000 generated');
   assert.equal(await page.locator('meta[http-equiv=refresh]').count(), 0, 'a finished batch stops refreshing');
-  await checkPage(page, 'batch page, done');
+  await check(page, 'batch page, done');
   await page.screenshot({ path: join(SCREENSHOTS, 'operator-code-batch.png'), fullPage: true });
 
   // The CSV: 1,000 codes after a header, each VP + 10 characters from the alphabet.
@@ -209,7 +188,7 @@ test('an operator generates codes, redeems one, bulk-issues a file, voids the re
   // 4. Bulk issue from a file of 200 users.
   await page.goto(`${server.base}${templatePath}`);
   await Promise.all([page.waitForEvent('load'), page.getByTestId('bulk-issue-link').click()]);
-  await checkPage(page, 'bulk issue form');
+  await check(page, 'bulk issue form');
   const users = ['user_id', ...Array.from({ length: 200 }, (_, i) => `member-${String(i).padStart(3, '0')}`)];
   await page.setInputFiles('#user-file', {
     name: 'members.csv',
@@ -220,11 +199,11 @@ test('an operator generates codes, redeems one, bulk-issues a file, voids the re
   await submit(page, 'bulk-issue-start');
   await expectOk(page, 'bulk issue');
   assert.match(new URL(page.url()).pathname, /^\/console\/jobs\//, 'lands on the job page');
-  await checkPage(page, 'bulk issue job');
+  await check(page, 'bulk issue job');
   await waitForDone(page, '[data-testid=bulk-status][data-status=done]', 'bulk issue');
   assert.equal((await page.getByTestId('bulk-total').innerText()).replace(/\D/g, ''), '200');
   assert.equal((await page.getByTestId('bulk-succeeded').innerText()).replace(/\D/g, ''), '200');
-  await checkPage(page, 'bulk issue done');
+  await check(page, 'bulk issue done');
   await page.screenshot({ path: join(SCREENSHOTS, 'operator-bulk-job.png'), fullPage: true });
 
   // 5. Bulk void of the template's available coupons.
@@ -246,7 +225,7 @@ test('an operator generates codes, redeems one, bulk-issues a file, voids the re
 
   // 6. The report: charts and the table.
   await page.goto(`${server.base}${templatePath}/report`);
-  await checkPage(page, 'report');
+  await check(page, 'report');
   assert.equal(await page.locator('[data-testid=report-line-chart] svg, svg[data-testid=report-line-chart]').count(), 1);
   assert.equal(await page.locator('[data-testid=report-bar-chart] svg, svg[data-testid=report-bar-chart]').count(), 1);
   const titles = await page.locator('svg title').allTextContents();
@@ -269,16 +248,44 @@ test('an operator generates codes, redeems one, bulk-issues a file, voids the re
   await page.fill('#control_percent', '10');
   await submit(page, 'create-wakeup');
   await expectOk(page, 'create wake-up rule');
-  await checkPage(page, 'wake-up rule');
+  await check(page, 'wake-up rule');
   await page.screenshot({ path: join(SCREENSHOTS, 'operator-wakeup.png'), fullPage: true });
+
+  // 8. Spreading on the pending-expirations dashboard: two templates of
+  // 40 coupons each ending in 30 hours, one spread over 12 hours.
+  for (const [name, spread] of [['整点到期券', 0], ['打散到期券', 12 * 3600]]) {
+    const t = await api('POST', '/templates', {
+      name,
+      kind: 'fixed',
+      value_cents: 500,
+      min_order_cents: 0,
+      valid_seconds: 30 * 3600,
+      total_stock: 100,
+      per_user_limit: 1,
+      expiry_spread_seconds: spread,
+    });
+    assert.equal(t.status, 201, JSON.stringify(t.body));
+    for (let i = 0; i < 40; i += 1) {
+      const c = await api('POST', `/users/spread-${spread}-${i}/coupons`, { template_id: t.body.id });
+      assert.equal(c.status, 201, JSON.stringify(c.body));
+    }
+  }
+  await page.goto(`${server.base}/console/expirations`);
+  await check(page, 'pending expirations');
+  const counts = (await page.locator('[data-testid=bar]').evaluateAll((bars) => bars.map((b) => Number(b.dataset.count))))
+    .filter((n) => n > 0);
+  assert.ok(counts.length >= 4, `the spread template's coupons fall in several hours: ${counts.join(', ')}`);
+  assert.equal(counts.reduce((a, b) => a + b, 0), 80, 'all 80 coupons are on the chart');
+  assert.ok(Math.max(...counts) >= 40, `the unspread template's coupons end in one hour: ${counts.join(', ')}`);
+  await page.screenshot({ path: join(SCREENSHOTS, 'operator-spread-dashboard.png'), fullPage: true });
   await context.close();
 });
 
 test('the report reads on a phone', async () => {
   assert.ok(state.templateId, 'the first test made the template');
-  const { context, page } = await signIn(PHONE);
+  const { context, page } = await signInAs(browser, server.base, OPERATOR, { viewport: PHONE });
   await page.goto(`${server.base}/console/templates/${encodeURIComponent(state.templateId)}/report`);
-  await checkPage(page, 'report on a phone');
+  await check(page, 'report on a phone');
   await page.screenshot({ path: join(SCREENSHOTS, 'operator-report-phone.png'), fullPage: true });
   await context.close();
 });

@@ -288,33 +288,17 @@ async fn run_jobs(store: Store, args: &BulkArgs, api: &Api) -> Result<Vec<Row>> 
     let mut rows = vec![row(store, "idle", 0, idle_for, idle, idle_p99, Ok(()))];
 
     // Codes.
-    let body = json!({"count": n, "prefix": "BK", "length": 12});
+    let body = Body::Json(json!({"count": n, "prefix": "BK", "length": 12}));
+    let path = format!("/templates/{code_template}/code-batches");
     let (elapsed, probed, job) = probe
-        .during("codes", async {
-            let batch = api
-                .expect(
-                    &format!("/templates/{code_template}/code-batches"),
-                    Body::Json(body),
-                    202,
-                )
-                .await?;
-            let id = batch["id"].as_str().ok_or("code batch without an id")?;
-            wait_done(api, &format!("/code-batches/{id}")).await
-        })
+        .job("codes", api, &path, body, "/code-batches")
         .await?;
     let check = match job["generated"].as_u64() {
         Some(g) if g == n as u64 => Ok(()),
         other => Err(format!("generated {other:?} of {n}")),
     };
-    rows.push(row(
-        store,
-        "generate codes",
-        n,
-        elapsed,
-        probed,
-        idle_p99,
-        check,
-    ));
+    let name = "generate codes";
+    rows.push(row(store, name, n, elapsed, probed, idle_p99, check));
 
     // Bulk issue to n new users.
     let mut csv = String::with_capacity(n * 16 + 8);
@@ -322,18 +306,9 @@ async fn run_jobs(store: Store, args: &BulkArgs, api: &Api) -> Result<Vec<Row>> 
     for i in 0..n {
         csv.push_str(&format!("bulk-{i:07}\n"));
     }
+    let path = format!("/templates/{issue_template}/bulk-issues");
     let (elapsed, probed, job) = probe
-        .during("issue", async {
-            let job = api
-                .expect(
-                    &format!("/templates/{issue_template}/bulk-issues"),
-                    Body::Csv(csv),
-                    202,
-                )
-                .await?;
-            let id = job["id"].as_str().ok_or("bulk issue without an id")?;
-            wait_done(api, &format!("/jobs/{id}")).await
-        })
+        .job("issue", api, &path, Body::Csv(csv), "/jobs")
         .await?;
     let check = exact_job(&job, n);
     rows.push(row(
@@ -347,20 +322,9 @@ async fn run_jobs(store: Store, args: &BulkArgs, api: &Api) -> Result<Vec<Row>> 
     ));
 
     // Bulk void of what was just issued.
-    let body = json!({"reason": "bench bulk: voiding the issued coupons"});
-    let (elapsed, probed, job) = probe
-        .during("void", async {
-            let job = api
-                .expect(
-                    &format!("/templates/{issue_template}/bulk-void"),
-                    Body::Json(body),
-                    202,
-                )
-                .await?;
-            let id = job["id"].as_str().ok_or("bulk void without an id")?;
-            wait_done(api, &format!("/jobs/{id}")).await
-        })
-        .await?;
+    let body = Body::Json(json!({"reason": "bench bulk: voiding the issued coupons"}));
+    let path = format!("/templates/{issue_template}/bulk-void");
+    let (elapsed, probed, job) = probe.job("void", api, &path, body, "/jobs").await?;
     let mut check = exact_job(&job, n);
     if check.is_ok() {
         let (_, t) = api.get(&format!("/templates/{issue_template}")).await?;
@@ -467,6 +431,26 @@ impl Prober {
         let (job, probed) = tokio::join!(job, self.run(phase, &stop));
         let (elapsed, value) = job?;
         Ok((elapsed, probed?, value))
+    }
+
+    /// The probe while a job runs: `POST start` with `body` (202), then
+    /// `GET {poll}/{id}` until done.
+    async fn job(
+        &self,
+        phase: &str,
+        api: &Api,
+        start: &str,
+        body: Body,
+        poll: &str,
+    ) -> Result<(Duration, Probed, Value)> {
+        self.during(phase, async {
+            let started = api.expect(start, body, 202).await?;
+            let id = started["id"]
+                .as_str()
+                .ok_or_else(|| format!("POST {start} answered no id: {started}"))?;
+            wait_done(api, &format!("{poll}/{id}")).await
+        })
+        .await
     }
 
     /// Customers until `stop`; each one's claim, order and payment timed
