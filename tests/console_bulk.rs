@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::console::{field_error, signed_in, textarea_text};
-use common::spawn_app;
+use common::console::{field_error, hidden_value, signed_in, textarea_text};
+use common::{normal_order, spawn_app};
 use couponkeeper::domain::staff::Role;
 use serde_json::json;
 
@@ -219,6 +219,97 @@ async fn bulk_void_in_the_console_previews_asks_for_a_reason_and_a_confirmation(
     )
     .await;
     assert_eq!(actors, 3);
+}
+
+#[tokio::test]
+async fn bulk_void_of_an_uploaded_list_previews_its_count_and_voids_only_its_available_coupons() {
+    let app = spawn_app().await;
+    let t = app
+        .template(json!({"name": "名单作废券", "total_stock": 10}))
+        .await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let mut ids = Vec::new();
+    for u in 0..4 {
+        let c = app.claim(&format!("u{u}"), &tid).await;
+        ids.push(c["id"].as_str().unwrap_or_default().to_string());
+    }
+    // The first listed coupon is locked to an order.
+    let r = app
+        .order(normal_order("N1", "u0", Some(&ids[0]), 39900))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let mut b = signed_in(&app, Role::Operator).await;
+    let path = format!("/console/templates/{tid}/bulk-void");
+    let form = b.get(&path).await;
+    assert!(form.contains("enctype=\"multipart/form-data\""));
+    let csrf = form.csrf().expect("token");
+    // A file without an id: refused at the file, the reason kept.
+    let bad = b
+        .post_multipart(
+            &path,
+            &[("csrf", &csrf), ("reason", "名单有误")],
+            &[("file", "ids.csv", b"coupon_id\n")],
+        )
+        .await;
+    assert_eq!(bad.status, 422, "{}", bad.text);
+    assert!(field_error(&bad.text, "file").is_some(), "{}", bad.text);
+    assert_eq!(
+        textarea_text(&bad.text, "void-reason").as_deref(),
+        Some("名单有误")
+    );
+    // Three listed (one locked), the fourth not: the confirmation counts 3.
+    let file = format!("coupon_id\r\n{}\r\n{}\r\n{}\r\n", ids[0], ids[1], ids[2]);
+    let ask = b
+        .post_multipart(
+            &path,
+            &[("csrf", &csrf), ("reason", "名单有误")],
+            &[("file", "ids.csv", file.as_bytes())],
+        )
+        .await;
+    assert_eq!(ask.status, 200, "{}", ask.text);
+    assert!(ask.contains("data-testid=\"bulk-void-confirm-form\""));
+    assert!(ask.contains("文件列出 3 张券"), "{}", ask.text);
+    assert!(
+        app.service
+            .template_jobs(&tid)
+            .await
+            .expect("jobs")
+            .is_empty(),
+        "nothing starts before the confirmation"
+    );
+    let list = hidden_value(&ask.text, "list").expect("the list is carried");
+    let started = b
+        .post_form(
+            &path,
+            &[
+                ("csrf", &csrf),
+                ("reason", "名单有误"),
+                ("list", &list),
+                ("confirm", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(started.status, 303, "{}", started.text);
+    let job_path = started.location.clone().unwrap_or_default();
+    app.service.run_bulk_until_idle(10).await.expect("runs");
+    let done = b.get(&job_path).await;
+    assert!(
+        done.contains("data-testid=\"bulk-total\">3<"),
+        "{}",
+        done.text
+    );
+    assert!(
+        done.contains("data-testid=\"bulk-succeeded\">2<"),
+        "{}",
+        done.text
+    );
+    assert!(done.contains("data-reason=\"locked\""), "{}", done.text);
+    let status = |c: serde_json::Value| c["status"].as_str().unwrap_or_default().to_string();
+    let mut seen = Vec::new();
+    for id in &ids {
+        seen.push(status(app.get(&format!("/api/v1/coupons/{id}")).await.body));
+    }
+    assert_eq!(seen, ["locked", "invalidated", "invalidated", "available"]);
 }
 
 #[tokio::test]

@@ -5,9 +5,12 @@
 //! - `/console/templates/{id}/bulk-issue`: a CSV file of user ids
 //!   (`multipart/form-data`, up to [`MAX_FILE_BYTES`], the API's limit)
 //!   or ids pasted one a line, optionally with a message to each user;
-//! - `/console/templates/{id}/bulk-void`: the preview (how many available
-//!   coupons become void, how many locked and used are left alone), a
-//!   reason, and a confirmation step before the job starts;
+//! - `/console/templates/{id}/bulk-void`: all of the template's available
+//!   coupons, or those of an uploaded file of coupon ids (up to
+//!   [`MAX_CONSOLE_VOID_IDS`]); the preview (how many available coupons
+//!   become void, how many locked and used are left alone; for a file,
+//!   how many ids it lists), a reason, and a confirmation step before the
+//!   job starts;
 //! - `/console/jobs/{id}`: the job's progress, refreshing itself without
 //!   JavaScript (`<meta http-equiv=refresh>`) while it runs, with its
 //!   results file (`/console/jobs/{id}/results.csv`).
@@ -28,7 +31,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
-use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES};
+use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES, parse_lines};
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::bulk::{JobView, VoidInput};
@@ -50,7 +53,11 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/console/templates/{id}/bulk-void",
-            get(void_page).post(void),
+            // A list of up to MAX_CONSOLE_VOID_IDS coupon ids, as a file
+            // and again on the confirmation.
+            get(void_page)
+                .post(void)
+                .layer(DefaultBodyLimit::max(MAX_FILE_BYTES)),
         )
         .route("/console/jobs/{id}", get(job_page))
         .route("/console/jobs/{id}/results.csv", get(results))
@@ -207,54 +214,51 @@ async fn render_issue(
     r
 }
 
-/// A posted bulk-issue form: its fields, and the chosen file's bytes
-/// when one was sent.
-struct PostedIssue {
-    form: IssueForm,
-    file: Option<Bytes>,
-}
-
-/// Reads the bulk-issue form, `multipart/form-data` (with a file) or
-/// urlencoded (ids typed, or a browser without the file field), and
-/// checks its CSRF token. The body was read whole under the route's
-/// limit, so the parts are parsed from memory.
-async fn read_issue(
+/// Reads a posted form that may carry a file: `multipart/form-data`
+/// (the file part named `file`, when one was chosen) or urlencoded (a
+/// browser without the file field). The text parts are read into `T`
+/// like any form, and the session's CSRF token is checked either way.
+/// The body was read whole under the route's limit, so the parts are
+/// parsed from memory.
+async fn read_posted<T: serde::de::DeserializeOwned>(
     staff: &Staff,
     headers: &HeaderMap,
     body: Bytes,
-) -> Result<PostedIssue, WebError> {
+) -> Result<(T, Option<Bytes>), WebError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let Ok(boundary) = multer::parse_boundary(content_type) else {
-        return Ok(PostedIssue {
-            form: staff.posted(&body)?,
-            file: None,
-        });
+        return Ok((staff.posted(&body)?, None));
     };
     let bad = || WebError::bad_request(staff.lang.t("bulk-error-upload").to_string());
     let stream =
         futures_util::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(body) });
     let mut parts = multer::Multipart::new(stream, boundary);
-    let (mut csrf, mut form, mut file) = (None, IssueForm::default(), None);
+    // Collected, then encoded after the last await: the encoder is not
+    // `Send`, and the handler's future must be.
+    let mut fields: Vec<(String, String)> = Vec::new();
+    let mut file = None;
     // Bounded by the body, read whole under the route's limit: each part
     // consumes some of it.
     while let Some(part) = parts.next_field().await.map_err(|_| bad())? {
         let name = part.name().unwrap_or_default().to_string();
         let bytes = part.bytes().await.map_err(|_| bad())?;
-        let text = || String::from_utf8_lossy(&bytes).into_owned();
-        match name.as_str() {
-            "csrf" => csrf = Some(text()),
-            "user_ids" => form.user_ids = text(),
-            "notify" => form.notify = Some(text()),
+        if name == "file" {
             // A file input left empty still sends a part, with no bytes.
-            "file" if !bytes.is_empty() => file = Some(bytes),
-            _ => {}
+            if !bytes.is_empty() {
+                file = Some(bytes);
+            }
+        } else {
+            fields.push((name, String::from_utf8_lossy(&bytes).into_owned()));
         }
     }
-    staff.check_csrf(csrf.as_deref())?;
-    Ok(PostedIssue { form, file })
+    let encoded = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish();
+    let form = staff.posted(&Bytes::from(encoded))?;
+    Ok((form, file))
 }
 
 async fn issue(
@@ -264,7 +268,7 @@ async fn issue(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let PostedIssue { form, file } = match read_issue(&staff, &headers, body).await {
+    let (form, file): (IssueForm, _) = match read_posted(&staff, &headers, body).await {
         Ok(p) => p,
         Err(e) => return e.into_response(),
     };
@@ -314,6 +318,33 @@ async fn issue(
 struct VoidForm {
     reason: String,
     confirm: Option<String>,
+    /// The coupon ids of an uploaded list, one a line, carried from the
+    /// first step to the confirmation in a hidden field (a browser sends
+    /// its line breaks back as CRLF, which the parser takes; empty: all of
+    /// the template).
+    list: String,
+}
+
+/// Most coupon ids a list voided from the console may hold: the
+/// confirmation page carries them (about 33 bytes each); bigger lists go
+/// through the API (up to [`crate::domain::bulk::MAX_LINES`]).
+const MAX_CONSOLE_VOID_IDS: usize = 100_000;
+
+/// The coupon ids of an uploaded file or of the carried list, one a line
+/// for the service; `Err` with the catalog key of the refusal.
+fn void_list(file: Option<&[u8]>, carried: &str) -> Result<Option<String>, &'static str> {
+    let text = match file {
+        Some(bytes) => std::str::from_utf8(bytes).map_err(|_| "bulk-error-void-file")?,
+        None if carried.trim().is_empty() => return Ok(None),
+        None => carried,
+    };
+    let lines =
+        parse_lines(JobKind::BulkVoid, text.as_bytes()).map_err(|_| "bulk-error-void-file")?;
+    if lines.is_empty() || lines.len() > MAX_CONSOLE_VOID_IDS {
+        return Err("bulk-error-void-file");
+    }
+    let ids: Vec<&str> = lines.iter().map(|l| l.value.as_str()).collect();
+    Ok(Some(ids.join("\n")))
 }
 
 async fn void_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
@@ -350,26 +381,38 @@ async fn render_void(
     let action = format!("{}/bulk-void", template_path(id));
     let back = template_path(id);
     let field = errors.input_attrs("reason", "void-reason");
-    let preview = crate::tr!(
-        l,
-        "bulk-void-preview",
-        available = t.counts.available,
-        locked = t.counts.locked,
-        used = t.counts.used
-    );
+    let file_field = errors.input_attrs("file", "void-file");
+    let listed = form.list.lines().filter(|v| !v.trim().is_empty()).count();
+    let preview = if listed > 0 {
+        crate::tr!(l, "bulk-void-list-preview", count = listed)
+    } else {
+        crate::tr!(
+            l,
+            "bulk-void-preview",
+            available = t.counts.available,
+            locked = t.counts.locked,
+            used = t.counts.used
+        )
+    };
     let title = crate::tr!(l, "bulk-void-page-title", name = t.name.clone());
     let csrf = staff.session.csrf_token.clone();
     let step = if confirming {
         let reason = form.reason.clone();
-        let question = crate::tr!(
-            l,
-            "bulk-void-confirm-question",
-            available = t.counts.available
-        );
+        let question = if listed > 0 {
+            crate::tr!(l, "bulk-void-list-confirm-question", count = listed)
+        } else {
+            crate::tr!(
+                l,
+                "bulk-void-confirm-question",
+                available = t.counts.available
+            )
+        };
+        let list = form.list.clone();
         view! {
             <form method="post" action=action class="stack" data-testid="bulk-void-confirm-form">
                 <input type="hidden" name="csrf" value=csrf/>
                 <input type="hidden" name="reason" value=reason.clone()/>
+                <input type="hidden" name="list" value=list/>
                 <input type="hidden" name="confirm" value="1"/>
                 <p class="warning" role="alert" data-testid="bulk-void-question">{question}</p>
                 <dl class="facts"><dt>{l.t("template-reason")}</dt><dd data-testid="bulk-void-reason">{reason}</dd></dl>
@@ -383,8 +426,13 @@ async fn render_void(
     } else {
         let typed = super::escape_html(&form.reason);
         view! {
-            <form method="post" action=action class="stack" data-testid="bulk-void-form">
+            <form method="post" action=action class="stack" enctype="multipart/form-data" data-testid="bulk-void-form">
                 <input type="hidden" name="csrf" value=csrf/>
+                <label for="void-file">{l.t("bulk-void-file")}</label>
+                <span class="note">{l.t("bulk-void-file-note")}</span>
+                <input type="file" id="void-file" name="file" accept=".csv,.txt,text/csv,text/plain"
+                    aria-invalid=file_field.invalid aria-describedby=file_field.described_by.clone()/>
+                {field_error(&file_field)}
                 <label for="void-reason">{l.t("template-reason")}</label>
                 <textarea id="void-reason" name="reason" maxlength="500"
                     aria-invalid=field.invalid aria-describedby=field.described_by.clone()>{typed}</textarea>
@@ -417,25 +465,40 @@ async fn void(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let form: VoidForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    let (mut form, file): (VoidForm, Option<Bytes>) =
+        match read_posted(&staff, &headers, body).await {
+            Ok(p) => p,
+            Err(e) => return e.into_response(),
+        };
     let l = staff.lang;
     if !may_manage_templates(&staff.authority()) {
         return forbidden(l);
     }
-    let reason_ok = crate::service::orders::parse_reason(Some(form.reason.clone())).is_ok();
-    if !reason_ok {
-        let mut errors = FieldErrors::default();
+    let mut errors = FieldErrors::default();
+    match void_list(file.as_deref(), &form.list) {
+        Ok(list) => form.list = list.unwrap_or_default(),
+        Err(key) => {
+            form.list.clear();
+            errors.add("file", l.t(key).to_string());
+        }
+    }
+    if crate::service::orders::parse_reason(Some(form.reason.clone())).is_err() {
         errors.add("reason", l.t("please-give-a-reason").to_string());
+    }
+    if !errors.is_empty() {
         return render_void(&s, &staff, &id, form, errors, false).await;
     }
     if form.confirm.is_none() {
         return render_void(&s, &staff, &id, form, FieldErrors::default(), true).await;
     }
+    let input = if form.list.is_empty() {
+        VoidInput::All
+    } else {
+        VoidInput::File(form.list.clone().into_bytes())
+    };
     let result = s
         .service
         .start_bulk_void(
@@ -443,7 +506,7 @@ async fn void(
             &staff.authority(),
             None,
             id.clone(),
-            VoidInput::All,
+            input,
             Some(form.reason.clone()),
         )
         .await;

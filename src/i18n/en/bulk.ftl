@@ -60,6 +60,11 @@ bulk-void-preview = Voids { $available } available coupons; { $locked } locked a
 bulk-void-next = Next: confirm
 bulk-void-confirm-question = Void the { $available } available coupons of this template? This cannot be undone.
 bulk-void-confirm = Void them
+bulk-void-file = Only the coupons of a file (optional)
+bulk-void-file-note = A CSV file of coupon IDs, one a line, optionally under a header line coupon_id; up to 100,000 here (larger lists go through the API). Without a file, all available coupons of this template are voided.
+bulk-void-list-preview = The file lists { $count } coupons: the available ones of this template among them are voided; locked, used and other coupons are left alone and counted as skipped.
+bulk-void-list-confirm-question = Void the available coupons among the { $count } listed? This cannot be undone.
+bulk-error-void-file = This file cannot be used: it must be text with one coupon ID a line (at least one, at most 100,000). Please choose it again after fixing it.
 ## Job page
 bulk-job-title = { $kind }: { $name }
 bulk-job = Bulk job

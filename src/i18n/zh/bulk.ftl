@@ -60,6 +60,11 @@ bulk-void-preview = 将作废 { $available } 张待使用的券；{ $locked } �
 bulk-void-next = 下一步：确认
 bulk-void-confirm-question = 确定要作废这个模板的 { $available } 张待使用券吗？作废后不能恢复。
 bulk-void-confirm = 确认作废
+bulk-void-file = 只作废文件中的券（可选）
+bulk-void-file-note = CSV 文件，每行一个券 ID，可有表头 coupon_id；在此最多 100,000 行（更大的名单请通过接口）。不选文件时，作废本模板全部待使用的券。
+bulk-void-list-preview = 文件列出 { $count } 张券：其中属于本模板且待使用的券将被作废；锁定中、已使用及其他券不受影响，计为跳过。
+bulk-void-list-confirm-question = 确认作废所列 { $count } 张券中待使用的券？此操作无法撤销。
+bulk-error-void-file = 这个文件无法使用：须为文本，每行一个券 ID（至少一行，最多 100,000 行）。修改后请重新选择文件。
 
 ## Job page
 bulk-job-title = { $kind }：{ $name }
