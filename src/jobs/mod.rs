@@ -26,6 +26,7 @@
 //! `FOR UPDATE SKIP LOCKED`), and nothing in memory needs to survive a
 //! restart. On SQLite one process owns the file and its jobs.
 
+pub mod pace;
 pub mod wheel;
 pub mod worker;
 
@@ -296,8 +297,8 @@ pub const CODES_EVERY: StdDuration = StdDuration::from_secs(1);
 /// Most steps (chunks) one run of the code job takes: 100,000 codes at
 /// 500 a chunk, then the next run goes on.
 const MAX_CODE_STEPS: usize = 200;
-/// Pause between chunks, so requests get the database (SQLite's one
-/// writer) between them.
+/// Least pause between chunks (PostgreSQL's pause; on SQLite the pause is
+/// as long as the chunk ran, see [`pace`]).
 const CODE_PAUSE: StdDuration = StdDuration::from_millis(2);
 
 /// The code job ([`Service::code_work_step`]): generates running code
@@ -306,6 +307,7 @@ const CODE_PAUSE: StdDuration = StdDuration::from_millis(2);
 /// failed are recorded in `job_runs`.
 async fn codes(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
     const JOB: &str = "codes";
+    let mut pace = batch_pace(&service, crate::service::codes::CHUNK_ROWS, CODE_PAUSE);
     loop {
         tokio::select! {
             _ = tokio::time::sleep(CODES_EVERY) => {}
@@ -319,10 +321,8 @@ async fn codes(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Rec
             if *shutdown.borrow() {
                 break;
             }
-            match service
-                .code_work_step(crate::service::codes::CHUNK_ROWS)
-                .await
-            {
+            let step_started = Instant::now();
+            match service.code_work_step(pace.rows()).await {
                 Ok(step) if step.idle() => break,
                 Ok(step) => rows += step.generated + step.voided,
                 Err(e) => {
@@ -331,7 +331,7 @@ async fn codes(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Rec
                     break;
                 }
             }
-            tokio::time::sleep(CODE_PAUSE).await;
+            tokio::time::sleep(pace.after(step_started.elapsed())).await;
         }
         metrics.observe_job(JOB, started.elapsed().as_secs_f64(), rows, error.is_some());
         if (rows > 0 || error.is_some())
@@ -417,10 +417,22 @@ impl DispatchWindow {
     }
 }
 
+/// The pace of a batch job on this store ([`pace`]): on SQLite, batches
+/// of at most `rows` sized to hold the one writer about 10 ms, each
+/// followed by a rest as long as it ran; on PostgreSQL, `rows` a batch
+/// and `rest` between them.
+fn batch_pace(service: &Service, rows: i64, rest: StdDuration) -> pace::Pace {
+    match service.db().backend() {
+        crate::store::Backend::Sqlite => pace::Pace::shared_writer(rows, rest),
+        crate::store::Backend::Postgres => pace::Pace::fixed(rows, rest),
+    }
+}
+
 /// How often the bulk-job runner looks for work when it has none.
 const BULK_IDLE: StdDuration = StdDuration::from_secs(1);
-/// Pause between two batches of a bulk job, so a big job leaves room for
-/// requests (on SQLite they wait for the batch in progress).
+/// Least pause between two batches of a bulk job (PostgreSQL's pause; on
+/// SQLite the pause is as long as the batch ran and batches are sized to
+/// about 10 ms, see [`pace`]).
 const BULK_PAUSE: StdDuration = StdDuration::from_millis(2);
 
 /// The bulk issue / bulk void runner ([`Service::run_bulk_batch`]): drains
@@ -430,6 +442,7 @@ const BULK_PAUSE: StdDuration = StdDuration::from_millis(2);
 /// failed is recorded in `job_runs`.
 async fn bulk_jobs(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Receiver<bool>) {
     const JOB: &str = "bulk-jobs";
+    let mut pace = batch_pace(&service, service.bulk_batch_rows(), BULK_PAUSE);
     loop {
         let started_at = service.now();
         let started = Instant::now();
@@ -439,10 +452,11 @@ async fn bulk_jobs(service: Service, metrics: Arc<Metrics>, mut shutdown: watch:
             if *shutdown.borrow() {
                 break;
             }
-            match service.run_bulk_batch(service.bulk_batch_rows()).await {
+            let batch_started = Instant::now();
+            match service.run_bulk_batch(pace.rows()).await {
                 Ok(Some(report)) => {
                     rows += report.lines as u64;
-                    tokio::time::sleep(BULK_PAUSE).await;
+                    tokio::time::sleep(pace.after(batch_started.elapsed())).await;
                 }
                 Ok(None) => break,
                 Err(e) => {

@@ -234,7 +234,7 @@ async fn measure_store(
     );
     let mut server = Server::start(bin, url, &token, logs.join("serve.log")).await?;
     let api = Api {
-        base: server.base_url.clone(),
+        base: format!("{}/api/v1", server.base_url),
         token,
         client: reqwest::Client::new(),
     };
