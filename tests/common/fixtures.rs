@@ -112,7 +112,7 @@ async fn resync_counters(app: &TestApp) {
         .expect("templates with counters");
     let mut conn = pool.acquire().await.expect("connection");
     for id in ids {
-        let c = couponkeeper::store::counters::recount_template(&mut *conn, &id, 1_000_000)
+        let c = couponkeeper::store::counters::recount_template(&mut conn, &id, 1_000_000)
             .await
             .expect("recount")
             .expect("a test template is small");
