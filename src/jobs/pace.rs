@@ -113,8 +113,11 @@ mod tests {
             Duration::from_millis(50)
         );
         assert_eq!(p.rows(), 50);
-        // 50 rows in 25 ms: 20.
+        // 50 rows in 25 ms: 20 would fit, again at most halved.
         p.after(Duration::from_millis(25));
+        assert_eq!(p.rows(), 25);
+        // 25 rows in 12.5 ms: 20.
+        p.after(Duration::from_micros(12_500));
         assert_eq!(p.rows(), 20);
         // On target: unchanged, and the rest is as long as the batch.
         assert_eq!(
