@@ -237,3 +237,36 @@ export async function expectOk(page, where) {
   const errors = await page.locator('.field-error, [data-testid=flash]').allInnerTexts();
   assert.fail(`${where}: no success at ${page.url()}: ${JSON.stringify(errors)}`);
 }
+
+/**
+ * Adds each `[who, role]` staff member through the CLI (`staff add`, the
+ * password from the environment): the `beforeStart` step of a walk.
+ */
+export async function addStaff(cli, members) {
+  for (const [who, role] of members) {
+    const r = await cli(['staff', 'add', who.name, '--role', role, '--password-env', 'E2E_STAFF_PW'], {
+      E2E_STAFF_PW: who.password,
+    });
+    assert.equal(r.code, 0, `staff add ${who.name}: ${r.stderr}`);
+  }
+}
+
+/**
+ * A JSON caller of the API under `base` with the harness's token; every
+ * call carries a fresh Idempotency-Key, as API.md asks of callers.
+ * Resolves with `{status, body}` (`body` null when it is not JSON).
+ */
+export function apiClient(base, token = 'e2e-token') {
+  return async (method, path, body) => {
+    const r = await fetch(`${base}/api/v1${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'idempotency-key': `e2e-${Math.random().toString(36).slice(2)}-${Date.now()}`,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: await r.json().catch(() => null) };
+  };
+}

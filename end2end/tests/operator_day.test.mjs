@@ -23,6 +23,8 @@ import { join } from 'node:path';
 import {
   PHONE,
   SCREENSHOTS,
+  addStaff,
+  apiClient,
   WIDE,
   binaryPath,
   checkPage,
@@ -44,14 +46,7 @@ before(async () => {
   const help = await runCli(['--help'], process.env);
   assert.ok(/\bstaff\b/.test(help.stdout), `${binaryPath()} is not this checkout's build: run cargo build`);
   server = await startServer({ COUPONKEEPER_JOBS: 'off', COUPONKEEPER_BUSINESS_TZ: 'Asia/Shanghai' }, [], {
-    async beforeStart(cli) {
-      for (const [who, role] of [[SUPPORT, 'support'], [OPERATOR, 'operator']]) {
-        const r = await cli(['staff', 'add', who.name, '--role', role, '--password-env', 'E2E_STAFF_PW'], {
-          E2E_STAFF_PW: who.password,
-        });
-        assert.equal(r.code, 0, `staff add ${who.name}: ${r.stderr}`);
-      }
-    },
+    beforeStart: (cli) => addStaff(cli, [[SUPPORT, 'support'], [OPERATOR, 'operator']]),
   });
   browser = await launchBrowser();
 });
@@ -61,13 +56,8 @@ after(async () => {
   await server?.stop();
 });
 
-async function api(method, path, body) {
-  const r = await fetch(`${server.base}/api/v1${path}`, {
-    method,
-    headers: { authorization: 'Bearer e2e-token', 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await r.json().catch(() => null) };
+function api(method, path, body) {
+  return apiClient(server.base)(method, path, body);
 }
 
 /** Stored words a person should never have to read on a console page. */

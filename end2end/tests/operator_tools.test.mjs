@@ -29,6 +29,8 @@ import { join } from 'node:path';
 import {
   PHONE,
   SCREENSHOTS,
+  addStaff,
+  apiClient,
   binaryPath,
   checkPage,
   expectOk,
@@ -50,12 +52,7 @@ before(async () => {
   const help = await runCli(['--help'], process.env);
   assert.ok(/\bstaff\b/.test(help.stdout), `${binaryPath()} is not this checkout's build: run cargo build`);
   server = await startServer({ COUPONKEEPER_BUSINESS_TZ: 'Asia/Shanghai' }, [], {
-    async beforeStart(cli) {
-      const r = await cli(['staff', 'add', OPERATOR.name, '--role', 'operator', '--password-env', 'E2E_STAFF_PW'], {
-        E2E_STAFF_PW: OPERATOR.password,
-      });
-      assert.equal(r.code, 0, `staff add: ${r.stderr}`);
-    },
+    beforeStart: (cli) => addStaff(cli, [[OPERATOR, 'operator']]),
   });
   browser = await launchBrowser();
 });
@@ -65,17 +62,8 @@ after(async () => {
   await server?.stop();
 });
 
-async function api(method, path, body) {
-  const r = await fetch(`${server.base}/api/v1${path}`, {
-    method,
-    headers: {
-      authorization: 'Bearer e2e-token',
-      'content-type': 'application/json',
-      'idempotency-key': `e2e-${Math.random().toString(36).slice(2)}`,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: r.status, body: await r.json().catch(() => null) };
+function api(method, path, body) {
+  return apiClient(server.base)(method, path, body);
 }
 
 /** Stored words a person should never have to read on a console page. */
