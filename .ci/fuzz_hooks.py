@@ -51,6 +51,10 @@ RULES_NO_SCHEMA_CAN_STATE = [
     (r"presets\[\d+\]\.id", "is not a preset of the current version"),
     ("preset_id", "is not a preset of the compensation rules in force"),
     ("cursor", "is not a"),
+    # A format character beyond the Basic Multilingual Plane (U+E0001,
+    # U+1D173, ...): the key pattern names those of the BMP, but a pattern
+    # without the `u` flag cannot name the others.
+    (r"user_id|order_no", "format characters"),
     # A time with an offset that crosses 9999-12-31 in UTC.
     (r"valid_from|valid_until|claim_ends_at|final_payment_starts_at|final_payment_ends_at|at",
      "must be between 1970 and 9999"),

@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 
 use crate::domain::reminder::{self, ReminderSettings};
 use crate::http::limits::{HttpLimits, parse_rate_setting};
+use crate::http::serve::{ConnectionTimeouts, MAX_READ_TIMEOUT_SECONDS};
 use crate::jobs::JobSettings;
 use crate::service::self_check::{
     DEFAULT_SELF_CHECK_TTL_SECONDS, MAX_SELF_CHECK_TTL_SECONDS, SelfCheckSettings,
@@ -104,6 +105,16 @@ pub struct Config {
     /// failed code redemptions `COUPONKEEPER_RATE_REDEEM_FAILURES_USER`
     /// (`5/min`) and `COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS` (`300/min`).
     pub http_limits: HttpLimits,
+    /// Slow clients: `COUPONKEEPER_HEADER_READ_TIMEOUT_SECONDS` (default
+    /// 15, 1 to 3600; also the longest a keep-alive connection may sit
+    /// idle) and `COUPONKEEPER_BODY_READ_TIMEOUT_SECONDS` (default 30, 1 to
+    /// 3600); see [`crate::http::serve`].
+    pub connection_timeouts: ConnectionTimeouts,
+    /// `COUPONKEEPER_METRICS_TOKEN`: when set, `/metrics` answers only
+    /// requests bearing it (`Authorization: Bearer <token>`), for
+    /// deployments that expose the port; unset, `/metrics` is open, as a
+    /// Prometheus scrape on a private network expects.
+    pub metrics_token: Option<String>,
 }
 
 /// Shortest API token accepted when the service listens beyond loopback
@@ -142,6 +153,8 @@ impl Default for Config {
             reminders: ReminderSettings::default(),
             webhooks: crate::service::webhooks::WebhookSettings::default(),
             http_limits: HttpLimits::default(),
+            connection_timeouts: ConnectionTimeouts::default(),
+            metrics_token: None,
         }
     }
 }
@@ -299,6 +312,21 @@ impl Config {
             reminders: reminder_settings(&get)?,
             webhooks: webhook_settings(&get)?,
             http_limits: http_limits(&get)?,
+            connection_timeouts: ConnectionTimeouts {
+                header_read_seconds: seconds_between(
+                    &nonempty,
+                    "COUPONKEEPER_HEADER_READ_TIMEOUT_SECONDS",
+                    d.connection_timeouts.header_read_seconds,
+                    MAX_READ_TIMEOUT_SECONDS,
+                )?,
+                body_read_seconds: seconds_between(
+                    &nonempty,
+                    "COUPONKEEPER_BODY_READ_TIMEOUT_SECONDS",
+                    d.connection_timeouts.body_read_seconds,
+                    MAX_READ_TIMEOUT_SECONDS,
+                )?,
+            },
+            metrics_token: metrics_token(&nonempty, addr)?,
         })
     }
 
@@ -345,6 +373,27 @@ fn api_tokens(
         });
     }
     Ok(tokens)
+}
+
+/// `COUPONKEEPER_METRICS_TOKEN`: like an API token, at least
+/// [`MIN_API_TOKEN_CHARS`] characters beyond loopback.
+fn metrics_token(
+    nonempty: &impl Fn(&str) -> Option<String>,
+    addr: SocketAddr,
+) -> Result<Option<String>, ConfigError> {
+    let Some(token) = nonempty("COUPONKEEPER_METRICS_TOKEN").map(|t| t.trim().to_string()) else {
+        return Ok(None);
+    };
+    if token.chars().count() < MIN_API_TOKEN_CHARS && !addr.ip().is_loopback() {
+        return Err(ConfigError {
+            var: "COUPONKEEPER_METRICS_TOKEN",
+            message: format!(
+                "shorter than {MIN_API_TOKEN_CHARS} characters while listening on {addr}; \
+                 use a random token of at least {MIN_API_TOKEN_CHARS} characters"
+            ),
+        });
+    }
+    Ok(Some(token))
 }
 
 fn http_limits(get: &impl Fn(&str) -> Option<String>) -> Result<HttpLimits, ConfigError> {

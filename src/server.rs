@@ -1,7 +1,6 @@
 //! Starting the process: logging, database, migrations, the database
 //! clock, the HTTP server, and the drain on SIGTERM / Ctrl-C.
 
-use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -95,6 +94,10 @@ pub fn app_state_with_metrics(
         .with_limits(&config.http_limits)
         .with_console(config.console.clone())
         .with_self_check(config.self_check.clone())
+        .with_metrics_token(config.metrics_token.as_deref())
+        .with_body_read_timeout(Duration::from_secs(
+            config.connection_timeouts.body_read_seconds,
+        ))
 }
 
 /// Runs the server until SIGTERM or Ctrl-C, then drains (see [`drain`])
@@ -164,18 +167,13 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
         router(app_state_with_metrics(&config, service, metrics).with_draining(draining.clone()));
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     tracing::info!(addr = %config.addr, store = db.backend().name(), "couponkeeper listening");
-    let mut http_stop = stopped;
-    let mut http = tokio::spawn(
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = http_stop.wait_for(|stop| *stop).await;
-        })
-        .into_future(),
-    );
-    // axum's accept loop ends only after the stop signal: ending before it
+    let mut http = tokio::spawn(crate::http::serve::serve(
+        listener,
+        app,
+        config.connection_timeouts,
+        stopped,
+    ));
+    // The accept loop ends only after the stop signal: ending before it
     // is a failure, drained like a signal and then reported.
     let ended_early = tokio::select! {
         () = signal.recv() => None,

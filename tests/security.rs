@@ -76,6 +76,7 @@ async fn two_hundred_parallel_guesses_verify_at_most_five_passwords_and_open_no_
             Err(SignInError::RateLimited) => limited += 1,
             Err(SignInError::BadCredentials) => refused += 1,
             Err(SignInError::Service(e)) => panic!("service error: {e}"),
+            Err(SignInError::Busy) => panic!("a guess found every password slot busy"),
         }
     }
     let verified = app.service.password_verifications() - before;

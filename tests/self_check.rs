@@ -740,7 +740,8 @@ async fn a_bad_token_or_a_cross_site_post_cannot_mark_messages_read() {
 }
 
 #[tokio::test]
-async fn opening_the_page_with_a_good_link_records_the_visit_at_most_once_a_minute() {
+async fn pressing_the_check_button_records_the_visit_at_most_once_a_minute_and_opening_records_none()
+ {
     let app = app_with_secret().await;
     let visit = |user: &'static str| {
         let pool = app.db.db.pool().clone();
@@ -774,19 +775,36 @@ async fn opening_the_page_with_a_good_link_records_the_visit_at_most_once_a_minu
     assert_eq!(visit("alice").await, None);
     assert_eq!(visit("bob").await, None);
 
-    let first = ms(app.now());
+    // Opening the page, even with the check's results, is no visit: a
+    // link previewer or scanner opens links too.
     assert_eq!(open(&app, &format!("?t={token}"), None).await.status, 200);
-    assert_eq!(visit("alice").await, Some(first));
-    app.advance(30);
     assert_eq!(
         open(&app, &format!("?t={token}&check=1"), None)
             .await
             .status,
         200
     );
+    assert_eq!(visit("alice").await, None);
+    let press = || async {
+        app.client
+            .post(format!("{}/self-check/check", app.base))
+            .header("sec-fetch-site", "same-origin")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("t={token}"))
+            .send()
+            .await
+            .expect("request")
+            .status()
+            .as_u16()
+    };
+    let first = ms(app.now());
+    assert!([200, 303].contains(&press().await));
+    assert_eq!(visit("alice").await, Some(first));
+    app.advance(30);
+    assert!([200, 303].contains(&press().await));
     assert_eq!(visit("alice").await, Some(first), "once a minute is enough");
     app.advance(31);
-    assert_eq!(open(&app, &format!("?t={token}"), None).await.status, 200);
+    assert!([200, 303].contains(&press().await));
     assert_eq!(visit("alice").await, Some(ms(app.now())));
     assert_eq!(visit("bob").await, None);
 }

@@ -155,27 +155,44 @@ pub async fn redeem(
         Ok(u) => u,
         Err(e) => return ApiError::invalid(e.field, e.message).into_response(),
     };
-    let ip = ClientIp(meta.address.as_deref().and_then(|a| a.parse().ok()));
-    if let Err(wait_seconds) = s.limiters.redeem_admit(user_id.as_str(), ip) {
-        s.metrics.incr("rate_limited_redeem");
-        let mut r = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            format!("too many failed redemptions; retry after {wait_seconds} s"),
-        )
-        .into_response();
-        if let Ok(v) = axum::http::HeaderValue::from_str(&wait_seconds.to_string()) {
-            r.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
-        }
-        return r;
-    }
     let Some(code) = body.value.code else {
         return ApiError::invalid("code", "is required").into_response();
+    };
+    // The failure limits, before the code is looked up: one serialized
+    // step on the database reserves the attempt or refuses it.
+    let address = ClientIp(meta.address.as_deref().and_then(|a| a.parse().ok())).text();
+    let limits = s.limiters.redeem_limits();
+    let attempt_id = match s
+        .service
+        .reserve_redemption(&user_id, &address, limits)
+        .await
+    {
+        Ok(Ok(id)) => id,
+        Ok(Err(wait_seconds)) => {
+            s.metrics.incr("rate_limited_redeem");
+            let mut r = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!("too many failed redemptions; retry after {wait_seconds} s"),
+            )
+            .into_response();
+            if let Ok(v) = axum::http::HeaderValue::from_str(&wait_seconds.to_string()) {
+                r.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
+            }
+            return r;
+        }
+        Err(e) => return ApiError::from(e).into_response(),
     };
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
     let result = s
         .service
-        .redeem_code(&meta.ctx(&caller), idem.as_ref(), user_id.clone(), code)
+        .redeem_code(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            user_id.clone(),
+            code,
+            Some(attempt_id),
+        )
         .await;
     let failed = match &result {
         Ok(_) => {
@@ -194,7 +211,11 @@ pub async fn redeem(
     };
     if failed {
         s.metrics.incr("redeem_failed");
-        s.limiters.redeem_failed(user_id.as_str(), ip);
+    }
+    // A fresh redemption settled its attempt in its own transaction; a
+    // replay or a refusal settles it here.
+    if !matches!(result, Ok(crate::service::Executed::Fresh(_))) {
+        s.service.settle_redemption(attempt_id, failed).await;
     }
     match result {
         Err(ServiceError::NotFound { .. }) => {

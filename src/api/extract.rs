@@ -119,13 +119,36 @@ impl RequestMeta {
 async fn read_body(req: Request) -> Result<Bytes, ApiError> {
     axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
         .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "invalid_request",
-                format!("request body must be at most {MAX_BODY_BYTES} bytes"),
-            )
+        .map_err(|e| {
+            if body_timed_out(&e) {
+                ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "invalid_request",
+                    "the request body did not arrive in time",
+                )
+            } else {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "invalid_request",
+                    format!("request body must be at most {MAX_BODY_BYTES} bytes"),
+                )
+            }
         })
+}
+
+/// Whether reading a body failed on the body-read timeout
+/// (`COUPONKEEPER_BODY_READ_TIMEOUT_SECONDS`, [`crate::http::serve`]).
+pub fn body_timed_out(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    // Bounded: an error chain is a handful of links.
+    for _ in 0..8 {
+        match source {
+            Some(err) if err.is::<tower_http::timeout::TimeoutError>() => return true,
+            Some(err) => source = err.source(),
+            None => return false,
+        }
+    }
+    false
 }
 
 /// A JSON body parsed into `T`, plus its raw bytes (for the idempotency

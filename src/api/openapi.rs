@@ -656,11 +656,29 @@ fn links(paths: &mut serde_json::Map<String, serde_json::Value>) {
 }
 
 /// A caller's key (`user_id`, `order_no`): 1-128 characters without
-/// whitespace or control characters ([`crate::domain::ids`]). The classes
-/// spell out Rust's `char::is_whitespace` and `char::is_control`, which
-/// regex `\s` does not match exactly.
-const KEY_PATTERN: &str =
-    r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$";
+/// whitespace, control or format characters ([`crate::domain::ids`]). The
+/// classes spell out Rust's `char::is_whitespace` and `char::is_control`,
+/// which regex `\s` does not match exactly, and the format characters
+/// (Cf) of the Basic Multilingual Plane from the same table the check
+/// reads; a pattern without the `u` flag cannot name the few beyond it
+/// (`.ci/fuzz_hooks.py` knows that refusal).
+fn key_class() -> String {
+    let mut class =
+        String::from(r"\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000");
+    for (a, b) in crate::domain::text::bmp_format_ranges() {
+        if a == b {
+            class.push_str(&format!(r"\u{:04x}", u32::from(a)));
+        } else {
+            class.push_str(&format!(r"\u{:04x}-\u{:04x}", u32::from(a), u32::from(b)));
+        }
+    }
+    class
+}
+
+/// The key pattern: see [`key_class`].
+fn key_pattern() -> String {
+    format!("^[^{}]+$", key_class())
+}
 
 /// Text that is not blank once trimmed (names, reasons): at least one
 /// character outside Rust's whitespace, and no NUL (see [`NO_NUL_PATTERN`]).
@@ -674,7 +692,10 @@ const NO_NUL_PATTERN: &str = r"^[^\x00]*$";
 
 /// A key that may be padded with whitespace, or blank (then absent): what
 /// a trimmed optional key field takes.
-const PADDED_KEY_PATTERN: &str = r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*([^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*)?$";
+fn padded_key_pattern() -> String {
+    const SPACE: &str = r"\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000";
+    format!("^[{SPACE}]*([^{}]+[{SPACE}]*)?$", key_class())
+}
 
 /// RFC 3339 between 1970 and 9999 ([`crate::domain::time::parse_rfc3339`]).
 const YEAR_PATTERN: &str = r"^(19[7-9][0-9]|[2-9][0-9]{3})-";
@@ -691,7 +712,7 @@ fn input_rules(doc: &mut serde_json::Value) {
     use serde_json::{Value, json};
 
     let key =
-        || json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": KEY_PATTERN});
+        || json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": key_pattern()});
     let text = |max: usize| json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": TEXT_PATTERN});
     let opt_text = |max: usize| json!({"type": ["string", "null"], "maxLength": max});
     let time = || json!({"type": "string", "format": "date-time", "pattern": YEAR_PATTERN});
@@ -872,7 +893,7 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "valid_seconds": opt_int(crate::domain::compensation::MIN_VALID_SECONDS,
                     crate::domain::compensation::MAX_VALID_SECONDS),
                 "reason": {"type": ["string", "null"], "maxLength": crate::service::orders::MAX_REASON_CHARS},
-                "order_no": {"type": ["string", "null"], "maxLength": 128, "pattern": PADDED_KEY_PATTERN},
+                "order_no": {"type": ["string", "null"], "maxLength": 128, "pattern": padded_key_pattern()},
                 "preset_id": {"type": ["string", "null"]},
             }),
             vec![],
@@ -1033,7 +1054,7 @@ fn parameter_rules(doc: &mut serde_json::Value) {
     let rule = |op: &str, location: &str, name: &str| -> Option<Value> {
         Some(match (location, name, op) {
             ("path", "user_id" | "order_no", _) => {
-                json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": KEY_PATTERN})
+                json!({"type": "string", "minLength": 1, "maxLength": 128, "pattern": key_pattern()})
             }
             ("path", _, _) => json!({"type": "string", "minLength": 1,
                 "maxLength": super::extract::MAX_PATH_SEGMENT_CHARS}),

@@ -21,10 +21,13 @@ fn check_key(field: &'static str, raw: &str) -> Result<String, FieldError> {
             format!("must be at most {MAX_KEY_LEN} characters"),
         ));
     }
-    if raw.chars().any(|c| c.is_control() || c.is_whitespace()) {
+    if raw
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || super::text::is_format(c))
+    {
         return Err(FieldError::new(
             field,
-            "must not contain whitespace or control characters",
+            "must not contain whitespace, control characters or format characters (such as U+200B or U+202E)",
         ));
     }
     Ok(raw.to_string())
@@ -66,12 +69,12 @@ macro_rules! caller_key {
 }
 
 caller_key!(
-    /// The shop's user id: opaque, 1-128 characters, no whitespace or control characters.
+    /// The shop's user id: opaque, 1-128 characters, no whitespace, control or format characters.
     UserId,
     "user_id"
 );
 caller_key!(
-    /// The shop's order number: opaque, 1-128 characters, no whitespace or control characters.
+    /// The shop's order number: opaque, 1-128 characters, no whitespace, control or format characters.
     OrderNo,
     "order_no"
 );
@@ -124,6 +127,11 @@ mod tests {
     fn caller_keys_refuse_empty_long_and_blank_values() {
         assert!(UserId::parse("").is_err());
         assert!(UserId::parse("a b").is_err());
+        // Format characters: a reversed or invisible id that looks like
+        // another.
+        assert!(UserId::parse("\u{202e}RTL").is_err());
+        assert!(UserId::parse("u\u{200b}1").is_err());
+        assert!(UserId::parse("u\u{e0041}").is_err());
         assert!(OrderNo::parse(&"x".repeat(129)).is_err());
         assert_eq!(
             OrderNo::parse("P123").map(|o| o.as_str().to_string()),

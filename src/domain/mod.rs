@@ -27,6 +27,7 @@ pub mod report;
 pub mod self_check;
 pub mod staff;
 pub mod template;
+pub mod text;
 pub mod time;
 pub mod wakeup;
 

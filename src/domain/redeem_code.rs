@@ -30,6 +30,22 @@ pub const SPACE_PER_CODE: u128 = 1_000;
 /// Longest text a redemption may carry before normalization.
 pub const MAX_TYPED_CHARS: usize = 64;
 
+/// A limit on failed attempts: at most `failures` failed (or still
+/// pending) attempts within any `window_seconds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FailureLimit {
+    pub failures: u32,
+    pub window_seconds: u64,
+}
+
+/// The failure limits of code redemption: per user and per client
+/// address; `None` turns one off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RedeemLimits {
+    pub per_user: Option<FailureLimit>,
+    pub per_address: Option<FailureLimit>,
+}
+
 /// Where a batch's generation stands, as stored in `code_batches.status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

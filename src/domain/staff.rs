@@ -147,6 +147,10 @@ pub enum PasswordProblem {
     Pattern,
     /// A date or a recent year.
     Date,
+    /// A season or month with a year (`Summer2024!!`, `march-2025`): the
+    /// first thing guessed after the common passwords, and scored well by
+    /// zxcvbn.
+    SeasonAndYear,
     /// Easy to guess for other reasons (too few guesses overall).
     Guessable,
 }
@@ -166,6 +170,7 @@ impl PasswordProblem {
             PasswordProblem::Repeats => "is mostly repeated characters or chunks".to_string(),
             PasswordProblem::Pattern => "is a sequence or a row of keys".to_string(),
             PasswordProblem::Date => "is mostly a date or a year".to_string(),
+            PasswordProblem::SeasonAndYear => "is a season or month with a year".to_string(),
             PasswordProblem::Guessable => "is too easy to guess".to_string(),
         }
     }
@@ -222,6 +227,9 @@ impl Password {
         {
             return Err(PasswordProblem::ContainsName);
         }
+        if season_and_year(raw) {
+            return Err(PasswordProblem::SeasonAndYear);
+        }
         let estimate = zxcvbn::zxcvbn(raw, &[account, "couponkeeper"]);
         if u8::from(estimate.score()) < MIN_PASSWORD_SCORE {
             return Err(PasswordProblem::from_warning(
@@ -233,6 +241,107 @@ impl Password {
 
     pub fn expose(&self) -> &str {
         &self.0
+    }
+}
+
+/// Seasons and months (English names and three-letter abbreviations, and
+/// the pinyin of the Chinese seasons) that passwords are made of.
+const SEASONS_AND_MONTHS: [&str; 38] = [
+    "spring",
+    "summer",
+    "autumn",
+    "fall",
+    "winter",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "chun",
+    "xia",
+    "qiu",
+    "dong",
+    "chuntian",
+    "xiatian",
+    "qiutian",
+    "dongtian",
+    "xmas",
+];
+
+/// Whether `raw` is a season or month and a year and nothing else but
+/// digits and symbols, in any case and order: `Summer2024!!`,
+/// `2025-Winter`, `march_2025`, `$pring2024`, `Autumn24`. The letters are
+/// read as they are, and again with `@` as a and `$` as s.
+fn season_and_year(raw: &str) -> bool {
+    let lower = raw.to_lowercase();
+    let digits: String = lower.chars().filter(char::is_ascii_digit).collect();
+    let has_year = digits.len() == 2
+        || (0..digits.len().saturating_sub(3)).any(|i| {
+            digits
+                .get(i..i + 4)
+                .and_then(|y| y.parse::<u32>().ok())
+                .is_some_and(|y| (1950..=2099).contains(&y))
+        });
+    if !has_year {
+        return false;
+    }
+    let plain: String = lower.chars().filter(|c| c.is_alphabetic()).collect();
+    let symbols_read: String = lower
+        .chars()
+        .map(|c| match c {
+            '@' => 'a',
+            '$' => 's',
+            other => other,
+        })
+        .filter(|c| c.is_alphabetic())
+        .collect();
+    SEASONS_AND_MONTHS.contains(&plain.as_str())
+        || SEASONS_AND_MONTHS.contains(&symbols_read.as_str())
+}
+
+#[cfg(test)]
+mod season_tests {
+    use super::*;
+
+    #[test]
+    fn a_season_or_month_with_a_year_is_refused_whatever_the_symbols() {
+        let alice = StaffName::parse("alice").expect("name");
+        for weak in [
+            "Summer2024!!",
+            "Summer2024!!!!",
+            "2025-Winter!!!",
+            "march_2025!!!!",
+            "$pring2024!!!!",
+            "December1999#!",
+            "Autumn24!!!!!!",
+        ] {
+            assert_eq!(
+                Password::parse(weak, &alice).err(),
+                Some(PasswordProblem::SeasonAndYear),
+                "{weak}"
+            );
+        }
+        // More than a season and a year: the usual rules decide.
+        assert!(Password::parse("summer plum rain harbor 2024", &alice).is_ok());
     }
 }
 

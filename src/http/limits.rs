@@ -21,15 +21,16 @@
 //!   answered `code_not_found` or `code_already_redeemed`): per user
 //!   (`COUPONKEEPER_RATE_REDEEM_FAILURES_USER`, default `5/min`) and per
 //!   client address (`COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS`, default
-//!   `300/min`: the shop's back end calls from few addresses). Only
-//!   failures take a token ([`Limiters::redeem_failed`]); a failure that
-//!   finds its bucket empty blocks that user or address until the bucket
-//!   would take one again, and every redemption of a blocked user or from
-//!   a blocked address is answered 429 before it is tried
-//!   ([`Limiters::redeem_admit`]).
+//!   `300/min`: the shop's back end calls from few addresses). Not a
+//!   bucket of this process: a sliding window of failed or pending
+//!   attempts in the database, reserved before the code is looked up
+//!   ([`crate::service::Service::reserve_redemption`]), so it is atomic
+//!   under a parallel burst and shared by every instance. This module only
+//!   reads the settings ([`Limiters::redeem_limits`]).
 //! - The buckets live in this process: with N instances behind a load
-//!   balancer a client gets up to N times the rate. The sign-in failure
-//!   limit ([`crate::service::staff`]) is in the database and holds across
+//!   balancer a client gets up to N times the rate. The sign-in and the
+//!   redemption failure limits ([`crate::service::staff`],
+//!   [`crate::service::codes`]) are in the database and hold across
 //!   instances.
 
 use std::net::IpAddr;
@@ -45,6 +46,8 @@ use governor::{Quota, RateLimiter};
 use ipnet::IpNet;
 use sha2::{Digest, Sha256};
 
+use crate::domain::redeem_code::{FailureLimit, RedeemLimits};
+
 /// A rate: `count` requests per `period`, all of which may come at once
 /// (the bucket holds `count` tokens and refills one every
 /// `period / count`). Written `N/s`, `N/min` or `N/h`.
@@ -59,6 +62,17 @@ impl Rate {
     fn quota(self) -> Option<Quota> {
         let per_token = self.period / self.count.get();
         Quota::with_period(per_token).map(|q| q.allow_burst(self.count))
+    }
+}
+
+impl Rate {
+    /// The rate read as a failure limit: at most `count` failures in any
+    /// `period`.
+    pub fn failure_limit(self) -> FailureLimit {
+        FailureLimit {
+            failures: self.count.get(),
+            window_seconds: self.period.as_secs().max(1),
+        }
     }
 }
 
@@ -237,68 +251,12 @@ impl Bucket {
     }
 }
 
-/// Most users and addresses a failure limit keeps blocked at once (a
-/// memory bound; expired blocks are dropped first).
-const MAX_BLOCKED: usize = 100_000;
-
-/// A limit on failures rather than requests: a failure takes a token; the
-/// failure that finds the bucket empty blocks its key until the bucket
-/// would take one again. `governor` cannot look at a bucket without taking
-/// from it, hence the blocks beside it.
-struct FailureLimit {
-    bucket: Bucket,
-    blocked: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
-}
-
-impl FailureLimit {
-    fn new(rate: Rate, metric: &'static str) -> Option<FailureLimit> {
-        Bucket::new(rate, metric).map(|bucket| FailureLimit {
-            bucket,
-            blocked: std::sync::Mutex::new(std::collections::HashMap::new()),
-        })
-    }
-
-    /// `Err(seconds to wait)` while `key` is blocked.
-    fn admit(&self, key: &str) -> Result<(), u64> {
-        let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
-        match blocked.get(key) {
-            Some(until) => {
-                let now = std::time::Instant::now();
-                if *until <= now {
-                    blocked.remove(key);
-                    Ok(())
-                } else {
-                    let wait = *until - now;
-                    Err((wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1))
-                }
-            }
-            None => Ok(()),
-        }
-    }
-
-    /// Counts a failure of `key`; blocks it when its bucket is empty.
-    fn failed(&self, key: String) {
-        if let Err(wait_seconds) = self.bucket.check(key.clone()) {
-            let until = std::time::Instant::now() + Duration::from_secs(wait_seconds);
-            let mut blocked = self.blocked.lock().unwrap_or_else(|e| e.into_inner());
-            if blocked.len() >= MAX_BLOCKED {
-                let now = std::time::Instant::now();
-                blocked.retain(|_, t| *t > now);
-            }
-            if blocked.len() < MAX_BLOCKED {
-                blocked.insert(key, until);
-            }
-        }
-    }
-}
-
 /// The live limiters of this process.
 pub struct Limiters {
     login: Option<Bucket>,
     self_check: Option<Bucket>,
     api: Option<Bucket>,
-    redeem_user: Option<FailureLimit>,
-    redeem_address: Option<FailureLimit>,
+    redeem: RedeemLimits,
     trusted_proxies: Vec<IpNet>,
 }
 
@@ -312,12 +270,10 @@ impl Limiters {
                 .self_check
                 .and_then(|r| Bucket::new(r, "rate_limited_self_check")),
             api: limits.api.and_then(|r| Bucket::new(r, "rate_limited_api")),
-            redeem_user: limits
-                .redeem_failures_user
-                .and_then(|r| FailureLimit::new(r, "rate_limited_redeem")),
-            redeem_address: limits
-                .redeem_failures_address
-                .and_then(|r| FailureLimit::new(r, "rate_limited_redeem")),
+            redeem: RedeemLimits {
+                per_user: limits.redeem_failures_user.map(Rate::failure_limit),
+                per_address: limits.redeem_failures_address.map(Rate::failure_limit),
+            },
             trusted_proxies: limits.trusted_proxies.clone(),
         }
     }
@@ -359,33 +315,10 @@ impl Limiters {
 }
 
 impl Limiters {
-    /// Whether `user` and the client at `ip` may try to redeem a code now:
-    /// `Err(seconds to wait)` when either is blocked after repeated
-    /// failures.
-    pub fn redeem_admit(&self, user: &str, ip: ClientIp) -> Result<(), u64> {
-        let by_user = self
-            .redeem_user
-            .as_ref()
-            .map_or(Ok(()), |l| l.admit(&format!("user:{user}")));
-        let by_address = self
-            .redeem_address
-            .as_ref()
-            .map_or(Ok(()), |l| l.admit(&format!("address:{}", ip.text())));
-        match (by_user, by_address) {
-            (Ok(()), Ok(())) => Ok(()),
-            (Err(a), Err(b)) => Err(a.max(b)),
-            (Err(a), _) | (_, Err(a)) => Err(a),
-        }
-    }
-
-    /// Counts a failed redemption against `user` and the client at `ip`.
-    pub fn redeem_failed(&self, user: &str, ip: ClientIp) {
-        if let Some(l) = &self.redeem_user {
-            l.failed(format!("user:{user}"));
-        }
-        if let Some(l) = &self.redeem_address {
-            l.failed(format!("address:{}", ip.text()));
-        }
+    /// The failure limits of code redemption, enforced in the database by
+    /// [`crate::service::Service::reserve_redemption`].
+    pub fn redeem_limits(&self) -> RedeemLimits {
+        self.redeem
     }
 }
 
@@ -521,29 +454,23 @@ mod tests {
     }
 
     #[test]
-    fn repeated_redemption_failures_block_the_user_and_not_another() {
+    fn redemption_failure_rates_become_windows_of_failures() {
         let limits = HttpLimits {
             redeem_failures_user: "3/min".parse().ok(),
             redeem_failures_address: None,
             ..HttpLimits::default()
         };
         let l = Limiters::new(&limits);
-        let ip = ClientIp(None);
-        for _ in 0..3 {
-            assert_eq!(l.redeem_admit("u1", ip), Ok(()));
-            l.redeem_failed("u1", ip);
-        }
         assert_eq!(
-            l.redeem_admit("u1", ip),
-            Ok(()),
-            "three failures fit the burst"
+            l.redeem_limits(),
+            RedeemLimits {
+                per_user: Some(FailureLimit {
+                    failures: 3,
+                    window_seconds: 60
+                }),
+                per_address: None,
+            }
         );
-        l.redeem_failed("u1", ip);
-        let wait = l
-            .redeem_admit("u1", ip)
-            .expect_err("the fourth failure blocks");
-        assert!((1..=20).contains(&wait), "{wait}");
-        assert_eq!(l.redeem_admit("u2", ip), Ok(()));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! and the pages ([`crate::web`]) side by side, the middleware around them
 //! (request ids, tracing, metrics, panics, rate limits and the client
 //! address, security headers) and the operator endpoints (`/healthz`,
-//! `/readyz`, `/metrics`).
+//! `/readyz`, `/metrics`), and the accept loop with its connection
+//! timeouts ([`serve`]).
 //!
 //! `api` and `web` import this module and never each other; this module
 //! imports their route tables (and the console settings the state carries),
@@ -14,6 +15,7 @@ pub mod middleware;
 pub mod ops;
 pub mod router;
 pub mod security_headers;
+pub mod serve;
 pub mod state;
 
 pub use router::router;

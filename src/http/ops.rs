@@ -72,7 +72,23 @@ pub async fn readyz(State(s): State<AppState>) -> Response {
 
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "service", responses((status = 200, description = "Prometheus text")))]
-pub async fn metrics(State(s): State<AppState>) -> Response {
+pub async fn metrics(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    let authorization = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if !s.metrics_allowed(authorization) {
+        let mut r = crate::error::ApiError::new(
+            axum::http::StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "/metrics needs the metrics token (COUPONKEEPER_METRICS_TOKEN)",
+        )
+        .into_response();
+        r.headers_mut().insert(
+            axum::http::header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer"),
+        );
+        return r;
+    }
     // Gauges come from two indexed queries and the database's clock; a database outage leaves them
     // out rather than failing the scrape.
     let now = s.service.now();

@@ -11,9 +11,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-use super::middleware::{RandomRequestId, limit, observe, panic_response};
+use super::middleware::{
+    RandomRequestId, limit, observe, panic_response, plain_request_id, refuse_control_characters,
+};
 use super::ops::{healthz, metrics, readyz};
 use super::security_headers::security_headers;
 use super::state::AppState;
@@ -21,6 +24,7 @@ use crate::error::ApiError;
 
 /// The whole HTTP surface of the process.
 pub fn router(state: AppState) -> Router {
+    let body_read_timeout = state.body_read_timeout;
     Router::new()
         .merge(crate::api::routes())
         .route("/healthz", get(healthz))
@@ -35,6 +39,7 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(from_fn_with_state(state.clone(), observe))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(from_fn(refuse_control_characters))
         .layer(from_fn_with_state(state.clone(), limit))
         .layer(from_fn_with_state(state.clone(), security_headers))
         // Outside the limits, so a 429 speaks the caller's language too.
@@ -48,9 +53,18 @@ pub fn router(state: AppState) -> Router {
                 .unwrap_or("-");
             // The id may come from the caller: escaped like any logged input.
             let id = crate::log_safe::LogSafe(id);
-            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+            // The path too: a client chooses it (quoted, cut at 200).
+            let path = crate::log_safe::LogSafe(req.uri().path());
+            tracing::info_span!("request", method = %req.method(), path = %path, request_id = %id)
         }))
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
+        // Before a request id is set: an incoming one that is long or not
+        // plain text is dropped (and a fresh one made) rather than echoed
+        // and logged.
+        .layer(from_fn(plain_request_id))
+        // Every body read, whichever extractor reads it, ends after this
+        // long (408); see `super::serve` for the header-read timeout.
+        .layer(RequestBodyTimeoutLayer::new(body_read_timeout))
         .with_state(state)
 }
 

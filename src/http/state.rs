@@ -31,7 +31,23 @@ pub struct AppState {
     /// Set when the process begins its drain: `/readyz` answers 503 from
     /// then on.
     pub draining: Draining,
+    /// SHA-256 of `COUPONKEEPER_METRICS_TOKEN`, when set: `/metrics` then
+    /// answers only requests bearing it.
+    metrics_token_hash: Option<[u8; 32]>,
+    /// Console file uploads being read ([`AppState::upload_slot`]).
+    uploads: Arc<tokio::sync::Semaphore>,
+    /// `COUPONKEEPER_BODY_READ_TIMEOUT_SECONDS`: how long a request body
+    /// may take to arrive ([`super::serve`]).
+    pub body_read_timeout: std::time::Duration,
 }
+
+/// Most console file uploads (bulk issue, bulk void) read at once by this
+/// process; each may be up to 64 MiB.
+pub const MAX_CONCURRENT_UPLOADS: usize = 2;
+/// Longest an upload waits for a slot before it is answered 503.
+pub const UPLOAD_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// The `Retry-After` of that 503, in seconds.
+pub const UPLOAD_RETRY_AFTER_SECONDS: u64 = 10;
 
 /// Whether the process is draining (after SIGTERM): shared between
 /// `serve`, which starts the drain, and `/readyz`, which reports it so a
@@ -64,7 +80,51 @@ impl AppState {
             token_hashes: Arc::new(token_hashes),
             limiters: Arc::new(limits::Limiters::default()),
             draining: Draining::default(),
+            metrics_token_hash: None,
+            uploads: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_UPLOADS)),
+            body_read_timeout: std::time::Duration::from_secs(
+                super::serve::DEFAULT_BODY_READ_TIMEOUT_SECONDS,
+            ),
         }
+    }
+
+    /// A slot to read one console upload in, held until dropped; `None`
+    /// when every slot stayed busy for [`UPLOAD_WAIT`].
+    pub async fn upload_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        tokio::time::timeout(UPLOAD_WAIT, self.uploads.clone().acquire_owned())
+            .await
+            .ok()?
+            .ok()
+    }
+
+    /// The same state with `/metrics` behind this token (`None`: open).
+    pub fn with_metrics_token(mut self, token: Option<&str>) -> Self {
+        self.metrics_token_hash = token.map(|t| Sha256::digest(t.as_bytes()).into());
+        self
+    }
+
+    /// The same state with this request-body read timeout.
+    pub fn with_body_read_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Whether a `/metrics` request may read the metrics: always when no
+    /// token is configured, else only with `Authorization: Bearer <token>`
+    /// (compared as hashes, in constant time).
+    pub fn metrics_allowed(&self, authorization: Option<&str>) -> bool {
+        let Some(expected) = &self.metrics_token_hash else {
+            return true;
+        };
+        let Some(token) = authorization.and_then(|v| v.strip_prefix("Bearer ")) else {
+            return false;
+        };
+        let h: [u8; 32] = Sha256::digest(token.trim().as_bytes()).into();
+        expected
+            .iter()
+            .zip(h.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
     }
 
     /// The same state reporting this drain flag.

@@ -512,10 +512,9 @@ pub async fn run_once(
         }
         "reconcile" => Ok(service.run_reconciliation(ACTOR_RECONCILE).await?.found as u64),
         "wakeups" => Ok(service.plan_wakeups(BATCH).await?.decided() as u64),
-        _ => {
-            Ok(service.purge_idempotency_keys(10_000).await?
-                + service.purge_sessions(10_000).await?)
-        }
+        _ => Ok(service.purge_idempotency_keys(10_000).await?
+            + service.purge_sessions(10_000).await?
+            + service.purge_redeem_attempts(10_000).await?),
     }
 }
 

@@ -15,6 +15,13 @@
 //! - [`Service::redeem_code`]: the conditional UPDATE of the code row and
 //!   the claim path of [`super::claims::claim_coupon`] (the template's stock
 //!   and per-user limit) in one transaction.
+//! - [`Service::reserve_redemption`] before it and
+//!   [`Service::settle_redemption`] after it: the failure limits per user
+//!   and per client address, atomic like the sign-in limit. The attempt is
+//!   recorded as pending (a failure until settled) in one transaction
+//!   serialized per user and per address on every instance, before the
+//!   code is looked up; so of any burst of guesses at most the limit ever
+//!   reach a code.
 
 use std::collections::HashSet;
 
@@ -31,10 +38,11 @@ use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponSource;
 use crate::domain::ids::{UserId, new_id};
-use crate::domain::redeem_code::{BatchSpec, BatchStatus, normalize};
+use crate::domain::redeem_code::{BatchSpec, BatchStatus, FailureLimit, RedeemLimits, normalize};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::codes::{self, BatchRow};
+use crate::store::redeem_attempts::{self, Key as AttemptKey};
 use crate::store::templates;
 
 /// Codes one generation step draws (one insert statement, one
@@ -456,18 +464,109 @@ impl Service {
         Ok(total)
     }
 
+    /// Reserves a redemption attempt of `user_id` from `address` under
+    /// `limits`: `Ok(Ok(attempt id))` to go on with [`Service::redeem_code`]
+    /// and then [`Service::settle_redemption`], or `Ok(Err(seconds to
+    /// wait))` when the user or the address already has as many failed or
+    /// pending attempts in the window as its limit allows (so with a limit
+    /// of 5, the 6th attempt is refused). One transaction, serialized per
+    /// user and per address ([`redeem_attempts::lock`]).
+    pub async fn reserve_redemption(
+        &self,
+        user_id: &UserId,
+        address: &str,
+        limits: RedeemLimits,
+    ) -> Result<Result<i64, u64>, ServiceError> {
+        let now_ms = to_ms(self.now());
+        let user = user_id.as_str().to_string();
+        let address: String = address.chars().take(64).collect();
+        self.inner_write(move |c| {
+            let (user, address) = (user.clone(), address.clone());
+            Box::pin(async move {
+                redeem_attempts::lock(c, &user, &address).await?;
+                let mut wait_ms = 0i64;
+                let checks = [
+                    (limits.per_user, AttemptKey::User(&user)),
+                    (limits.per_address, AttemptKey::Address(&address)),
+                ];
+                for (limit, key) in checks {
+                    let Some(FailureLimit {
+                        failures,
+                        window_seconds,
+                    }) = limit
+                    else {
+                        continue;
+                    };
+                    let window_ms = i64::try_from(window_seconds)
+                        .unwrap_or(i64::MAX / 2_000)
+                        .saturating_mul(1000);
+                    let since_ms = now_ms.saturating_sub(window_ms);
+                    if let Some(at) =
+                        redeem_attempts::limit_reached_at(c, key, since_ms, i64::from(failures))
+                            .await?
+                    {
+                        wait_ms = wait_ms.max(at.saturating_add(window_ms) - now_ms);
+                    }
+                }
+                if wait_ms > 0 {
+                    // Whole seconds, rounded up, at least 1.
+                    let seconds = (wait_ms + 999) / 1000;
+                    return Ok(Err(u64::try_from(seconds).unwrap_or(1).max(1)));
+                }
+                Ok(Ok(
+                    redeem_attempts::reserve(c, &user, &address, now_ms).await?
+                ))
+            })
+        })
+        .await
+    }
+
+    /// Settles a reserved attempt: `failed` for a wrong guess (no such
+    /// code, or redeemed already), which keeps counting against the
+    /// limits; otherwise it stops counting. A failure to write is logged
+    /// and leaves the attempt pending, which counts as a failure: the
+    /// limits err on the side of refusing.
+    pub async fn settle_redemption(&self, attempt_id: i64, failed: bool) {
+        let outcome = if failed {
+            redeem_attempts::OUTCOME_FAILED
+        } else {
+            redeem_attempts::OUTCOME_NOT_FAILED
+        };
+        let settled = self
+            .inner_write(move |c| {
+                Box::pin(async move { Ok(redeem_attempts::settle(c, attempt_id, outcome).await?) })
+            })
+            .await;
+        if let Err(e) = settled {
+            tracing::warn!(error = %e, attempt_id, "a redemption attempt stays pending (counted as a failure)");
+        }
+    }
+
+    /// Deletes up to `batch` redemption attempts older than a day (the
+    /// longest window a limit may have is an hour).
+    pub async fn purge_redeem_attempts(&self, batch: i64) -> Result<u64, ServiceError> {
+        let before_ms = to_ms(self.now() - chrono::Duration::days(1));
+        self.inner_write(move |c| {
+            Box::pin(async move { Ok(redeem_attempts::purge(c, before_ms, batch).await?) })
+        })
+        .await
+    }
+
     /// Redeems `typed` for `user_id`: 404 `code_not_found` (also a voided
     /// code or one of a voided batch), 409 `code_already_redeemed`, and the
     /// claim's refusals (`template_inactive`, `claim_limit_reached`,
     /// `out_of_stock`). The code row's conditional UPDATE and the coupon
     /// are one transaction: a refusal after the UPDATE rolls it back, and
-    /// of concurrent attempts on one code exactly one wins.
+    /// of concurrent attempts on one code exactly one wins. `attempt_id`,
+    /// from [`Service::reserve_redemption`], is settled as not failed in
+    /// the same transaction when the code redeems.
     pub async fn redeem_code(
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
         user_id: UserId,
         typed: String,
+        attempt_id: Option<i64>,
     ) -> Result<Executed<CouponView>, ServiceError> {
         let code = match typed.trim() {
             "" => return Err(FieldError::new("code", "is required").into()),
@@ -514,6 +613,11 @@ impl Service {
                         },
                     )
                     .await?;
+                    // The attempt stops counting with the coupon it gave,
+                    // in the same transaction.
+                    if let Some(id) = attempt_id {
+                        redeem_attempts::settle(c, id, redeem_attempts::OUTCOME_NOT_FAILED).await?;
+                    }
                     Ok(CouponView::from_row(coupon, now))
                 })
             })

@@ -24,6 +24,7 @@ pub mod egress;
 pub mod idempotency;
 pub mod jobs;
 pub mod orders;
+pub mod passwords;
 pub mod queue;
 pub mod reconcile;
 pub mod reminder_messages;
@@ -351,6 +352,8 @@ struct Inner {
     /// Passwords verified against a stored hash since start (see
     /// [`Service::password_verifications`]).
     password_verifications: std::sync::atomic::AtomicU64,
+    /// Password hashing slots and their reusable memory ([`passwords`]).
+    passwords: passwords::PasswordSlots,
     /// The key that signs sign-in form tokens, read (or made) once.
     login_form_key: tokio::sync::OnceCell<[u8; 32]>,
 }
@@ -424,6 +427,7 @@ impl Service {
                 webhooks,
                 lookup: Arc::new(egress::SystemLookup),
                 password_verifications: std::sync::atomic::AtomicU64::new(0),
+                passwords: passwords::PasswordSlots::default(),
                 login_form_key: tokio::sync::OnceCell::new(),
             }),
         }

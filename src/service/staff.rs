@@ -6,8 +6,8 @@
 //! Every sign-in makes a new session id, so an id planted before sign-in
 //! (session fixation) is worthless.
 
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::{Argon2, password_hash::rand_core::OsRng};
+#[cfg(test)]
+use argon2::password_hash::PasswordHash;
 use chrono::Duration;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
@@ -116,7 +116,8 @@ pub const MAX_FAILURES_PER_ADDRESS: i64 = 30;
 /// over many addresses. It takes at least 20 addresses
 /// (`MAX_FAILURES_PER_ACCOUNT / MAX_FAILURES_PER_PAIR`) to reach.
 pub const MAX_FAILURES_PER_ACCOUNT: i64 = 100;
-/// A session's last-seen time is written at most this often, so reading
+/// A session's last-seen time is written at most this often (and at most
+/// every quarter of the idle timeout, when that is shorter), so reading
 /// pages does not turn into one write per request.
 const TOUCH_EVERY_SECONDS: i64 = 60;
 
@@ -177,6 +178,10 @@ pub enum SignInError {
     BadCredentials,
     #[error("too many failed sign-ins; try again later")]
     RateLimited,
+    /// Every password-checking slot stayed busy (see
+    /// [`super::passwords`]): nothing was checked or counted.
+    #[error("the server is busy checking passwords; try again in a moment")]
+    Busy,
     #[error(transparent)]
     Service(#[from] ServiceError),
 }
@@ -290,42 +295,25 @@ fn sha256_hex(s: &str) -> String {
     hex::encode(Sha256::digest(s.as_bytes()))
 }
 
-/// Hashes a password with argon2id (the crate's defaults: 19 MiB, 2
-/// passes, OWASP's recommendation) on a blocking thread.
-async fn hash_password(password: String) -> Result<String, ServiceError> {
-    let hashed = tokio::task::spawn_blocking(move || {
-        let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|h| h.to_string())
-            .map_err(|e| e.to_string())
-    })
-    .await
-    .map_err(|e| FieldError::new("password", format!("could not hash: {e}")))?;
-    hashed.map_err(|e| ServiceError::Invalid(FieldError::new("password", e)))
-}
-
-/// Checks a password against a stored hash on a blocking thread. A
-/// malformed stored hash verifies as false.
-async fn verify_password(password: String, stored: String) -> bool {
-    tokio::task::spawn_blocking(move || {
-        PasswordHash::new(&stored)
-            .map(|h| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &h)
-                    .is_ok()
-            })
-            .unwrap_or(false)
-    })
-    .await
-    .unwrap_or(false)
-}
-
 /// A hash of nothing anyone knows, verified when the name does not exist so
 /// a wrong name takes as long as a wrong password.
 const DUMMY_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$3sVwzX2vLk6Y2qkGq0b6pDkq0T3qYp2oW0bqJmYkQ0Y";
 
 impl Service {
+    /// Hashes a new password in one of the password slots
+    /// ([`super::passwords`]); all slots busy is answered at the field.
+    async fn hash_password(&self, password: String) -> Result<String, ServiceError> {
+        let slot = self.inner.passwords.acquire().await.map_err(|_| {
+            FieldError::new(
+                "password",
+                "the server is busy checking passwords; try again in a moment",
+            )
+        })?;
+        slot.hash(password)
+            .await
+            .map_err(|e| ServiceError::Invalid(FieldError::new("password", e)))
+    }
+
     /// Creates a staff account, or with `replace` sets a new password and
     /// role on an existing one (and ends its sessions).
     pub async fn add_staff(
@@ -348,7 +336,7 @@ impl Service {
         password: &Password,
         replace: bool,
     ) -> Result<StaffAdded, ServiceError> {
-        let hash = hash_password(password.expose().to_string()).await?;
+        let hash = self.hash_password(password.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let name = name.as_str().to_string();
         self.write(None, move |c| {
@@ -450,7 +438,7 @@ impl Service {
         address: Option<&str>,
     ) -> Result<(), ServiceError> {
         ensure_admin(actor)?;
-        let hash = hash_password(password.expose().to_string()).await?;
+        let hash = self.hash_password(password.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let (actor_name, target) = (actor.name.as_str().to_string(), name.as_str().to_string());
         let (by, address) = (actor.actor(), address.map(str::to_string));
@@ -597,7 +585,7 @@ impl Service {
         let target = StaffName::parse(name).map_err(ServiceError::from)?;
         self.reauthenticate(actor, own_password, address.unwrap_or("unknown"))
             .await?;
-        let hash = hash_password(password.expose().to_string()).await?;
+        let hash = self.hash_password(password.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let (actor_name, t) = (actor.name.as_str().to_string(), target.as_str().to_string());
         let (by, address) = (actor.actor(), address.map(str::to_string));
@@ -678,6 +666,28 @@ impl Service {
             );
             return Err(SignInError::RateLimited);
         };
+        // Then a slot to check in ([`super::passwords`]). A check that
+        // cannot run is no attempt: its reservation is withdrawn, so a
+        // busy server counts no failure against anyone.
+        let slot = match self.inner.passwords.acquire().await {
+            Ok(slot) => slot,
+            Err(_) => {
+                tracing::warn!(
+                    name = %LogSafe(key),
+                    address = %LogSafe(address),
+                    "staff password check refused: every password slot busy"
+                );
+                let withdrawn = self
+                    .write(None, move |c| {
+                        Box::pin(async move { Ok(staff::withdraw_attempt(c, attempt_id).await?) })
+                    })
+                    .await;
+                if let Err(e) = withdrawn {
+                    tracing::warn!(error = %e, "a sign-in attempt that never ran stays counted");
+                }
+                return Err(SignInError::Busy);
+            }
+        };
         let row = match name {
             Some(n) => {
                 let n = n.as_str().to_string();
@@ -697,7 +707,7 @@ impl Service {
         self.inner
             .password_verifications
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let password_ok = verify_password(password.to_string(), stored).await;
+        let password_ok = slot.verify(password.to_string(), stored).await;
         Ok(Verified {
             attempt_id,
             account: row.filter(|r| r.disabled == 0 && password_ok),
@@ -860,7 +870,7 @@ impl Service {
         address: &str,
     ) -> Result<(), SignInError> {
         self.reauthenticate(who, current, address).await?;
-        let hash = hash_password(new.expose().to_string()).await?;
+        let hash = self.hash_password(new.expose().to_string()).await?;
         let now_ms = to_ms(self.now());
         let (name, by, keep) = (
             who.name.as_str().to_string(),
@@ -976,7 +986,10 @@ impl Service {
         if row.disabled != 0 || now_ms >= row.expires_at || now_ms >= idle_end_ms {
             return Ok(None);
         }
-        if now_ms - row.last_seen_at >= TOUCH_EVERY_SECONDS * 1000 {
+        // Often enough for the idle timeout: a session in use must never
+        // look idle for lack of a write (with a 60 s timeout, every 15 s).
+        let touch_every_ms = TOUCH_EVERY_SECONDS.min(policy.idle_seconds / 4).max(1) * 1000;
+        if now_ms - row.last_seen_at >= touch_every_ms {
             self.write(None, move |c| {
                 let h = id_hash.clone();
                 Box::pin(async move { Ok(staff::touch_session(c, &h, now_ms).await?) })

@@ -29,6 +29,7 @@ pub mod orders;
 pub mod outbox;
 pub mod queue;
 pub mod reconcile;
+pub mod redeem_attempts;
 pub mod reminders;
 pub mod search;
 pub mod staff;

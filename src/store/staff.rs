@@ -215,6 +215,18 @@ pub async fn settle_attempt(
     Ok(r.rows_affected() == 1)
 }
 
+/// Deletes a pending attempt whose password was never checked (every
+/// password slot was busy): it was no attempt. False when it is no longer
+/// pending.
+pub async fn withdraw_attempt(conn: &mut AnyConnection, id: i64) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("DELETE FROM login_attempts WHERE id = $1 AND succeeded = $2")
+        .bind(id)
+        .bind(ATTEMPT_PENDING)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
 /// Attempts since `since_ms` that did not succeed (failed or still
 /// pending).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

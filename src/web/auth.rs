@@ -391,6 +391,15 @@ impl WebError {
         }
     }
 
+    /// 503: the server cannot take this now; the caller adds
+    /// `Retry-After`.
+    pub fn unavailable(message: String) -> Self {
+        WebError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message,
+        }
+    }
+
     pub fn not_found(lang: Lang, what: &str) -> Self {
         WebError {
             status: StatusCode::NOT_FOUND,
@@ -482,10 +491,33 @@ impl IntoResponse for WebError {
     }
 }
 
-/// Parses an urlencoded form body; a malformed one is a 400 page.
+/// Parses an urlencoded form body; a malformed one is a 400 page, and one
+/// whose names or values hold a control character other than tab and line
+/// breaks (NUL, ESC, DEL, ...) a 422 page: such text cannot be typed,
+/// PostgreSQL cannot store NUL, and nothing of the form is used.
 pub fn parse_form<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, WebError> {
+    use crate::domain::text::forbidden_control;
+    if let Some((name, _)) = form_urlencoded::parse(body)
+        .find(|(k, v)| k.chars().any(forbidden_control) || v.chars().any(forbidden_control))
+    {
+        tracing::info!(field = %crate::log_safe::LogSafe(&name), "form refused: a control character in a field");
+        return Err(WebError {
+            status: StatusCode::UNPROCESSABLE_ENTITY,
+            message: form_control_character_message(),
+        });
+    }
     serde_urlencoded::from_bytes(body)
         .map_err(|e| WebError::bad_request(format!("malformed form: {e}")))
+}
+
+/// The refusal of text holding a control character, in both languages
+/// (the page's language is not known where forms and addresses are read).
+pub fn form_control_character_message() -> String {
+    format!(
+        "{} · {}",
+        Lang::Zh.t("control-character-refused"),
+        Lang::En.t("control-character-refused")
+    )
 }
 
 #[derive(Deserialize)]
@@ -617,6 +649,7 @@ async fn login(
             let text = match e {
                 SignInError::BadCredentials => lang.t("wrong-name-or-password"),
                 SignInError::RateLimited => lang.t("too-many-failed-attempts-try-again"),
+                SignInError::Busy => return password_checks_busy(lang),
                 SignInError::Service(e) => {
                     return WebError::from_service(lang, e).into_response();
                 }
@@ -633,6 +666,24 @@ async fn login(
 #[derive(Deserialize)]
 struct CsrfForm {
     csrf: Option<String>,
+}
+
+/// Every password slot stayed busy (a burst of sign-ins): 503 with
+/// `Retry-After`, nothing checked or counted.
+fn password_checks_busy(lang: Lang) -> Response {
+    let seconds = crate::service::passwords::BUSY_RETRY_AFTER_SECONDS;
+    let mut r = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        Html(crate::web::layout::error_page(
+            503,
+            &crate::tr!(lang, "password-checks-busy-retry-after", seconds = seconds),
+        )),
+    )
+        .into_response();
+    if let Ok(v) = axum::http::HeaderValue::from_str(&seconds.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
 }
 
 async fn logout(

@@ -21,7 +21,7 @@
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -45,19 +45,16 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route(
             "/console/templates/{id}/bulk-issue",
-            // A file of up to a million user ids: the API's limit, not
-            // the 2 MB default of every other form.
-            get(issue_page)
-                .post(issue)
-                .layer(DefaultBodyLimit::max(MAX_FILE_BYTES)),
+            // A file of up to a million user ids (the API's limit, not
+            // the 2 MB default of every other form), read as it streams
+            // in by `read_posted`, which applies the limits.
+            get(issue_page).post(issue),
         )
         .route(
             "/console/templates/{id}/bulk-void",
             // A list of up to MAX_CONSOLE_VOID_IDS coupon ids, as a file
-            // and again on the confirmation.
-            get(void_page)
-                .post(void)
-                .layer(DefaultBodyLimit::max(MAX_FILE_BYTES)),
+            // and again on the confirmation (`read_posted`'s limits).
+            get(void_page).post(void),
         )
         .route("/console/jobs/{id}", get(job_page))
         .route("/console/jobs/{id}/results.csv", get(results))
@@ -214,51 +211,142 @@ async fn render_issue(
     r
 }
 
+/// Most bytes of a posted text field (the carried list of up to
+/// [`MAX_CONSOLE_VOID_IDS`] coupon ids is the largest), and of a whole
+/// urlencoded post.
+const MAX_FIELD_BYTES: usize = 8 * 1024 * 1024;
+
+/// Why a posted form was not read: an answer to send as it is.
+type NotRead = Response;
+
 /// Reads a posted form that may carry a file: `multipart/form-data`
 /// (the file part named `file`, when one was chosen) or urlencoded (a
 /// browser without the file field). The text parts are read into `T`
 /// like any form, and the session's CSRF token is checked either way.
-/// The body was read whole under the route's limit, so the parts are
-/// parsed from memory.
+///
+/// Called only after the session and the role were checked, so nobody
+/// else makes the server read an upload. The body is read as it arrives,
+/// in one of the process's upload slots (see
+/// [`crate::http::state::MAX_CONCURRENT_UPLOADS`]; all busy for a few
+/// seconds: 503 with `Retry-After`); the file goes to an anonymous
+/// temporary file (removed when closed), never into memory while it
+/// arrives, and is read back once complete, at most [`MAX_FILE_BYTES`].
 async fn read_posted<T: serde::de::DeserializeOwned>(
+    s: &AppState,
     staff: &Staff,
     headers: &HeaderMap,
-    body: Bytes,
-) -> Result<(T, Option<Bytes>), WebError> {
+    body: Body,
+) -> Result<(T, Option<Vec<u8>>), NotRead> {
+    let l = staff.lang;
+    let Some(_slot) = s.upload_slot().await else {
+        return Err(uploads_busy(l));
+    };
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    let bad = || WebError::bad_request(l.t("bulk-error-upload").to_string()).into_response();
     let Ok(boundary) = multer::parse_boundary(content_type) else {
-        return Ok((staff.posted(&body)?, None));
+        let bytes = axum::body::to_bytes(body, MAX_FIELD_BYTES)
+            .await
+            .map_err(|_| bad())?;
+        return Ok((
+            staff.posted(&bytes).map_err(IntoResponse::into_response)?,
+            None,
+        ));
     };
-    let bad = || WebError::bad_request(staff.lang.t("bulk-error-upload").to_string());
-    let stream =
-        futures_util::stream::once(async move { Ok::<Bytes, std::convert::Infallible>(body) });
-    let mut parts = multer::Multipart::new(stream, boundary);
+    let limits = multer::Constraints::new().size_limit(
+        multer::SizeLimit::new()
+            .whole_stream(MAX_FILE_BYTES as u64 + MAX_FIELD_BYTES as u64)
+            .per_field(MAX_FILE_BYTES as u64),
+    );
+    let mut parts = multer::Multipart::with_constraints(body.into_data_stream(), boundary, limits);
     // Collected, then encoded after the last await: the encoder is not
     // `Send`, and the handler's future must be.
     let mut fields: Vec<(String, String)> = Vec::new();
     let mut file = None;
-    // Bounded by the body, read whole under the route's limit: each part
-    // consumes some of it.
-    while let Some(part) = parts.next_field().await.map_err(|_| bad())? {
+    // Bounded by the stream's size limit: each part consumes some of it.
+    while let Some(mut part) = parts.next_field().await.map_err(|_| bad())? {
         let name = part.name().unwrap_or_default().to_string();
-        let bytes = part.bytes().await.map_err(|_| bad())?;
         if name == "file" {
+            let mut spooled = Spooled::new().await.map_err(|_| bad())?;
+            while let Some(chunk) = part.chunk().await.map_err(|_| bad())? {
+                spooled.write(&chunk).await.map_err(|_| bad())?;
+            }
             // A file input left empty still sends a part, with no bytes.
-            if !bytes.is_empty() {
-                file = Some(bytes);
+            if spooled.len > 0 {
+                file = Some(spooled.read_back().await.map_err(|_| bad())?);
             }
         } else {
-            fields.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+            let mut text = Vec::new();
+            while let Some(chunk) = part.chunk().await.map_err(|_| bad())? {
+                if text.len() + chunk.len() > MAX_FIELD_BYTES {
+                    return Err(bad());
+                }
+                text.extend_from_slice(&chunk);
+            }
+            fields.push((name, String::from_utf8_lossy(&text).into_owned()));
         }
     }
     let encoded = form_urlencoded::Serializer::new(String::new())
         .extend_pairs(fields)
         .finish();
-    let form = staff.posted(&Bytes::from(encoded))?;
+    let form = staff
+        .posted(&Bytes::from(encoded))
+        .map_err(IntoResponse::into_response)?;
     Ok((form, file))
+}
+
+/// An uploaded file on its way in: an anonymous temporary file (no name
+/// on disk, gone when closed) and how many bytes it holds.
+struct Spooled {
+    file: tokio::fs::File,
+    len: usize,
+}
+
+impl Spooled {
+    async fn new() -> std::io::Result<Spooled> {
+        let file = tokio::task::spawn_blocking(tempfile::tempfile)
+            .await
+            .map_err(std::io::Error::other)??;
+        Ok(Spooled {
+            file: tokio::fs::File::from_std(file),
+            len: 0,
+        })
+    }
+
+    async fn write(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        use tokio::io::AsyncWriteExt;
+        if self.len + chunk.len() > MAX_FILE_BYTES {
+            return Err(std::io::Error::other("the file is too large"));
+        }
+        self.file.write_all(chunk).await?;
+        self.len += chunk.len();
+        Ok(())
+    }
+
+    async fn read_back(mut self) -> std::io::Result<Vec<u8>> {
+        use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+        self.file.flush().await?;
+        self.file.seek(std::io::SeekFrom::Start(0)).await?;
+        let mut bytes = Vec::with_capacity(self.len);
+        self.file
+            .take(MAX_FILE_BYTES as u64)
+            .read_to_end(&mut bytes)
+            .await?;
+        Ok(bytes)
+    }
+}
+
+/// Every upload slot stayed busy: 503 with `Retry-After`, nothing read.
+fn uploads_busy(l: Lang) -> Response {
+    let seconds = crate::http::state::UPLOAD_RETRY_AFTER_SECONDS;
+    let mut r = WebError::unavailable(crate::tr!(l, "bulk-uploads-busy", seconds = seconds))
+        .into_response();
+    if let Ok(v) = axum::http::HeaderValue::from_str(&seconds.to_string()) {
+        r.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    r
 }
 
 async fn issue(
@@ -266,20 +354,24 @@ async fn issue(
     staff: Staff,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
-    let (form, file): (IssueForm, _) = match read_posted(&staff, &headers, body).await {
-        Ok(p) => p,
-        Err(e) => return e.into_response(),
-    };
     let l = staff.lang;
+    // The role before a byte of the body is read.
+    if !may_manage_templates(&staff.authority()) {
+        return forbidden(l);
+    }
+    let (form, file): (IssueForm, _) = match read_posted(&s, &staff, &headers, body).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
     if file.is_some() && !form.user_ids.trim().is_empty() {
         let mut errors = FieldErrors::default();
         errors.add("file", l.t("bulk-error-file-and-list").to_string());
         return render_issue(&s, &staff, &id, form, errors).await;
     }
     let from_file = file.is_some();
-    let lines = file.unwrap_or_else(|| Bytes::from(form.user_ids.clone()));
+    let lines = file.unwrap_or_else(|| form.user_ids.clone().into_bytes());
     let result = s
         .service
         .start_bulk_issue(
@@ -466,17 +558,18 @@ async fn void(
     staff: Staff,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
-    let (mut form, file): (VoidForm, Option<Bytes>) =
-        match read_posted(&staff, &headers, body).await {
-            Ok(p) => p,
-            Err(e) => return e.into_response(),
-        };
     let l = staff.lang;
+    // The role before a byte of the body is read.
     if !may_manage_templates(&staff.authority()) {
         return forbidden(l);
     }
+    let (mut form, file): (VoidForm, Option<Vec<u8>>) =
+        match read_posted(&s, &staff, &headers, body).await {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
     let mut errors = FieldErrors::default();
     match void_list(file.as_deref(), &form.list) {
         Ok(list) => form.list = list.unwrap_or_default(),

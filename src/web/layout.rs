@@ -258,6 +258,7 @@ pub fn error_title_key(status: u16) -> &'static str {
         403 => "error-page-403",
         404 => "error-page-404",
         409 => "error-page-409",
+        422 => "error-page-422",
         503 => "error-page-503",
         _ => "error-page-other",
     }

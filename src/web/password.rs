@@ -47,6 +47,7 @@ pub fn password_problem_text(l: Lang, p: PasswordProblem) -> String {
         PasswordProblem::Repeats => l.t("repeated-characters-or-chunks-like-aaaa").to_string(),
         PasswordProblem::Pattern => l.t("sequences-and-rows-of-keys-like").to_string(),
         PasswordProblem::Date => l.t("dates-and-years-are-easy-to").to_string(),
+        PasswordProblem::SeasonAndYear => l.t("a-season-or-month-with-a-year").to_string(),
         PasswordProblem::Guessable => l.t("this-password-is-too-easy-to").to_string(),
     }
 }
@@ -75,6 +76,11 @@ pub fn check_new_password(
 pub fn reauth_text(l: Lang, e: &SignInError) -> String {
     match e {
         SignInError::RateLimited => l.t("too-many-wrong-passwords-try-again").to_string(),
+        SignInError::Busy => crate::tr!(
+            l,
+            "password-checks-busy-retry-after",
+            seconds = crate::service::passwords::BUSY_RETRY_AFTER_SECONDS
+        ),
         _ => l.t("your-own-password-is-not-correct").to_string(),
     }
 }

@@ -1,9 +1,15 @@
 //! The customers' self-check page, `GET /self-check?t=<token>` (and
-//! `&check=1` for the one-click check, a read-only GET), with the
-//! customer's in-app messages and `POST /self-check/messages/read` (the
-//! token in a hidden field) to mark them all read. Opening the page with a
-//! good token records a visit (`user_activity`), which the reminders' sms
-//! tier counts as activity.
+//! `&check=1` for the one-click check's results, a read-only GET), with
+//! the customer's in-app messages. Two forms (the token in a hidden
+//! field): `POST /self-check/check` runs the check (then shows the page
+//! with `&check=1`) and `POST /self-check/messages/read` marks the
+//! messages read.
+//!
+//! Only those deliberate acts of the customer record a visit
+//! (`user_activity`, the reminders' sms tier and the wake-up rules count
+//! it as activity): a GET or HEAD of the page records nothing, so a link
+//! previewer, a mail scanner or a crawler that opens the link does not
+//! make the customer look active.
 //!
 //! The signed token is the only key: there is no route taking a user id,
 //! no session and no staff data. A missing, altered, foreign-secret or
@@ -51,6 +57,7 @@ use crate::service::views::{CampaignView, CouponView, OrderView};
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/self-check", get(page))
+        .route("/self-check/check", post(run_check))
         .route("/self-check/messages/read", post(mark_read))
 }
 
@@ -126,10 +133,6 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         return refusal(lang);
     };
     let token = q.token.as_deref().unwrap_or_default();
-    // Best effort: a visit not recorded must not keep the page from opening.
-    if let Err(e) = s.service.record_self_check_visit(&verified).await {
-        tracing::warn!(error = %e, "self-check: cannot record the visit");
-    }
     let user = verified.user_id.as_str();
     let overview = match s.service.user_overview(user).await {
         Ok(o) => o,
@@ -178,10 +181,50 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
     private(Html(render(view)).into_response())
 }
 
-/// The "mark all as read" form: the token is its only credential.
+/// The page's forms ("check my orders", "mark all as read"): the token is
+/// their only credential.
 #[derive(Debug, Deserialize)]
 struct MarkReadForm {
     t: Option<String>,
+}
+
+/// The customer's deliberate act: recorded as a visit (best effort: a
+/// visit not recorded must not keep the customer from their page).
+async fn record_visit(s: &AppState, verified: &Verified) {
+    if let Err(e) = s.service.record_self_check_visit(verified).await {
+        tracing::warn!(error = %e, "self-check: cannot record the visit");
+    }
+}
+
+/// The token of a same-site form post to one of the page's forms, once
+/// verified; `None` gets the page's 403.
+fn posted_token(s: &AppState, headers: &HeaderMap, body: &Bytes) -> Option<(String, Verified)> {
+    if !same_site_request(headers) && !same_origin_without_origin(headers) {
+        tracing::info!("self-check: cross-site post refused");
+        return None;
+    }
+    let token = serde_urlencoded::from_bytes::<MarkReadForm>(body)
+        .ok()
+        .and_then(|f| f.t);
+    let verified = verify(s, token.as_deref())?;
+    Some((token.unwrap_or_default(), verified))
+}
+
+/// `POST /self-check/check`: the customer pressed "check my orders". The
+/// press is a visit; the answer goes to the page with the check's results.
+async fn run_check(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let Some((token, verified)) = posted_token(&s, &headers, &body) else {
+        return refusal(Lang::from_headers(&headers));
+    };
+    record_visit(&s, &verified).await;
+    let href = page_href(&token, true);
+    private(
+        (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, format!("{href}#check"))],
+        )
+            .into_response(),
+    )
 }
 
 /// `POST /self-check/messages/read`: a same-site form post (under
@@ -192,21 +235,15 @@ struct MarkReadForm {
 /// page's 403 and changes nothing.
 async fn mark_read(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let lang = Lang::from_headers(&headers);
-    if !same_site_request(&headers) && !same_origin_without_origin(&headers) {
-        tracing::info!("self-check: cross-site post refused");
-        return refusal(lang);
-    }
-    let token = serde_urlencoded::from_bytes::<MarkReadForm>(&body)
-        .ok()
-        .and_then(|f| f.t);
-    let Some(verified) = verify(&s, token.as_deref()) else {
+    let Some((token, verified)) = posted_token(&s, &headers, &body) else {
         return refusal(lang);
     };
+    record_visit(&s, &verified).await;
     if let Err(e) = s.service.mark_self_check_messages_read(&verified).await {
         tracing::error!(error = %e, "self-check: cannot mark the messages read");
         return unavailable(lang);
     }
-    let href = page_href(token.as_deref().unwrap_or_default(), false);
+    let href = page_href(&token, false);
     private(
         (
             StatusCode::SEE_OTHER,
@@ -609,9 +646,7 @@ fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyVi
 
 fn render(p: PageData) -> String {
     let l = p.lang;
-    let base = page_href(&p.token, false);
     let here = page_href(&p.token, p.checked);
-    let check_href = format!("{base}&check=1#check");
     let n_unread = p.messages.iter().filter(|m| m.unread).count();
     let messages = message_list(l, p.token.clone(), p.messages);
     let expires = crate::i18n::zone::local_minutes(p.expires_at);
@@ -640,7 +675,10 @@ fn render(p: PageData) -> String {
         Some(c) => check_results(l, c, &hint),
         None => view! {
             <p>{l.t("checks-that-your-orders-and-coupons")}</p>
-            <p><a class="button primary sc-button" href=check_href data-testid="sc-run-check">{l.t("check-my-orders")}</a></p>
+            <form method="post" action="/self-check/check">
+                <input type="hidden" name="t" value=p.token.clone()/>
+                <button type="submit" class="button primary sc-button" data-testid="sc-run-check">{l.t("check-my-orders")}</button>
+            </form>
         }
         .into_any(),
     };

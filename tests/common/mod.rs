@@ -259,13 +259,14 @@ async fn spawn_app_served(tweak: impl FnOnce(&mut Config), peers: bool) -> TestA
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
+    let timeouts = config.connection_timeouts;
     let server = tokio::spawn(async move {
         if peers {
-            let _ = axum::serve(
-                listener,
-                app.into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .await;
+            // `serve`'s own accept loop (peer addresses, connection
+            // timeouts); the sender lives as long as the server, so it
+            // never stops before the test ends.
+            let (_stop, stopped) = tokio::sync::watch::channel(false);
+            let _ = couponkeeper::http::serve::serve(listener, app, timeouts, stopped).await;
         } else {
             let _ = axum::serve(listener, app).await;
         }

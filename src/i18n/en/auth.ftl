@@ -6,3 +6,4 @@ the-sign-in-form-expired-please = The sign-in form expired; please enter your de
 wrong-name-or-password = Wrong name or password.
 too-many-failed-attempts-try-again = Too many failed attempts; try again in 15 minutes.
 you-are-signed-out = You are signed out.
+password-checks-busy-retry-after = The server is busy checking passwords; try again in { $seconds } s.

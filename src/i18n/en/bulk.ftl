@@ -81,3 +81,4 @@ bulk-started-by = Started by
 bulk-finished-at = Finished
 bulk-results-file = Download the results, line by line (CSV)
 bulk-id-job = Job ID
+bulk-uploads-busy = Other uploads are being read right now; try again in { $seconds } s.

@@ -47,3 +47,4 @@ disabled-their-sessions-were-ended = Disabled { $name }; their sessions were end
 enabled-2 = Enabled { $name }.
 was-already-disabled = { $name } was already disabled.
 was-already-enabled = { $name } was already enabled.
+a-season-or-month-with-a-year = A season or month with a year (such as Summer2024!) is among the first guesses.

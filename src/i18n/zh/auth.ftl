@@ -6,3 +6,4 @@ the-sign-in-form-expired-please = 登录表单已失效，请重新输入。
 wrong-name-or-password = 用户名或密码错误。
 too-many-failed-attempts-try-again = 失败次数过多，请 15 分钟后再试。
 you-are-signed-out = 已退出登录。
+password-checks-busy-retry-after = 服务器正忙于校验密码，请 { $seconds } 秒后再试。

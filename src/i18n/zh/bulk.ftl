@@ -82,3 +82,4 @@ bulk-started-by = 发起人
 bulk-finished-at = 完成时间
 bulk-results-file = 下载逐行结果（CSV）
 bulk-id-job = 任务 ID
+bulk-uploads-busy = 正在处理其他上传，请 { $seconds } 秒后再试。

@@ -47,3 +47,4 @@ disabled-their-sessions-were-ended = 已停用 { $name }，其登录已结束。
 enabled-2 = 已启用 { $name }。
 was-already-disabled = { $name } 已是停用状态。
 was-already-enabled = { $name } 已是启用状态。
+a-season-or-month-with-a-year = 季节或月份加年份（如 Summer2024!）是最先被猜到的密码之一。
