@@ -1081,3 +1081,101 @@ async fn percent_coupons_read_9_zhe_and_10_percent_off_with_threshold_categories
     );
     assert!(coupon_card(&r.text, &later_code).contains("Usable from 2026-11-12 08:00 (UTC+8)."));
 }
+
+/// The case the product exists for, after the final payment: a presale
+/// under `strict` whose coupon ended before the final payment opened was
+/// final-paid with no discount. The staff health check, the compensation
+/// form it links to and the customer's self-check all say so, until the
+/// compensation is given; then all three say it was.
+#[tokio::test]
+async fn a_strict_presale_paid_after_its_coupon_expired_is_reported_until_compensated() {
+    let app = app_with_secret().await;
+    common::fixtures::deposit_paid_under(&app, "P-STRICT", "carol", "strict", 10).await;
+    app.advance(61);
+    let r = app
+        .post("/api/v1/orders/P-STRICT/final-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_discount_cents"], 0, "{}", r.text);
+
+    let report = app.get("/api/v1/orders/P-STRICT/health-check").await;
+    assert_eq!(report.body["overall"], "warning", "{}", report.text);
+    let validity = report.body["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "coupon_validity"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(validity["result"], "warning", "{validity}");
+    assert_eq!(
+        validity["action"]["code"], "issue_compensation",
+        "{validity}"
+    );
+    assert_eq!(validity["action"]["amount_cents"], 5000, "{validity}");
+    let zh = validity["message_zh"].as_str().unwrap_or_default();
+    assert!(
+        zh.contains("没有抵扣 50.00 元") && zh.contains("尚未补偿"),
+        "{zh}"
+    );
+
+    // The customer reads the same, and that support can compensate.
+    let (url, _) = link(&app, "carol").await;
+    let token = token_of(&url);
+    let page = open(&app, &format!("?t={token}&check=1"), Some("zh-CN")).await;
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text
+            .contains(r#"data-testid="sc-overall" data-result="warning""#)
+            || page
+                .text
+                .contains(r#"data-result="warning" data-testid="sc-overall""#),
+        "{}",
+        page.text
+    );
+    assert!(page.text.contains("没有抵扣 50.00 元"), "{}", page.text);
+    assert!(page.text.contains("客服可以为您补偿"), "{}", page.text);
+    assert!(!page.text.contains("都正常"), "{}", page.text);
+
+    // Support's compensation form comes filled within support's cap.
+    common::console::add_staff(&app, "desk", couponkeeper::domain::staff::Role::Support).await;
+    let mut b = Browser::new(&app);
+    assert_eq!(
+        b.sign_in_as("desk", common::console::PASSWORD).await.status,
+        303
+    );
+    let form = b
+        .get("/console/users/carol/compensation?order_no=P-STRICT&amount_cents=5000")
+        .await;
+    assert_eq!(form.status, 200, "{}", form.text);
+    assert_eq!(
+        common::console::input_value(&form.text, "amount").as_deref(),
+        Some("50.00")
+    );
+    let over = b
+        .get("/console/users/carol/compensation?order_no=P-STRICT&amount_cents=999999")
+        .await;
+    assert_eq!(
+        common::console::input_value(&over.text, "amount").as_deref(),
+        Some("50.00"),
+        "a suggestion above support's cap is filled at the cap"
+    );
+
+    let r = app
+        .post(
+            "/api/v1/users/carol/compensation-coupons",
+            json!({"value_cents": 5000, "valid_seconds": 86400 * 30, "reason": "coupon expired before the final payment", "order_no": "P-STRICT"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let report = app.get("/api/v1/orders/P-STRICT/health-check").await;
+    assert_eq!(report.body["overall"], "ok", "{}", report.text);
+    let text = report.text.clone();
+    assert!(text.contains("50.00 yuan compensation was given"), "{text}");
+    let page = open(&app, &format!("?t={token}&check=1"), Some("zh-CN")).await;
+    assert!(
+        page.text
+            .contains(r#"data-testid="sc-overall" data-result="ok""#),
+        "{}",
+        page.text
+    );
+    assert!(!page.text.contains("客服可以为您补偿"), "{}", page.text);
+}

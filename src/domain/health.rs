@@ -211,6 +211,15 @@ pub struct StockFacts {
     pub mismatch: Option<(i64, i64)>,
 }
 
+/// Compensation already given for the order: the sum of its entries in
+/// the compensation ledger (support's coupons, final-payment deductions and
+/// coupons) and when the latest was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompensationGiven {
+    pub cents: i64,
+    pub last_at: DateTime<Utc>,
+}
+
 /// Everything the order checks read.
 #[derive(Debug, Clone)]
 pub struct HealthFacts<'a> {
@@ -225,6 +234,8 @@ pub struct HealthFacts<'a> {
     pub strays: &'a [CouponFacts],
     pub campaign: Option<&'a CampaignFacts>,
     pub stock: Option<&'a StockFacts>,
+    /// Compensation given for this order so far; `None`: none.
+    pub compensated: Option<CompensationGiven>,
     pub now: DateTime<Utc>,
 }
 
@@ -582,6 +593,12 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
 pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
     let o = f.order;
     let no = &o.order_no;
+    if let (Some(c), Some(campaign), OrderKind::Presale, OrderStatus::FinalPaid) =
+        (f.coupon, f.campaign, o.kind, o.status)
+        && let Some(check) = expired_before_final_payment(f, c, campaign)
+    {
+        return check;
+    }
     let (Some(c), Some(campaign), OrderKind::Presale, OrderStatus::DepositPaid) =
         (f.coupon, f.campaign, o.kind, o.status)
     else {
@@ -673,6 +690,83 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
             ),
         ),
     }
+}
+
+/// The case couponkeeper exists for, after the fact: a presale order under
+/// `strict` whose coupon ended before the final payment could use it, so
+/// the final payment gave none of the discount promised at the deposit.
+/// The order is paid and its coupon expired, so every other check is
+/// content; this one says what the customer lost, and either that it was
+/// compensated (with how much and when) or, as a warning, that it was not,
+/// suggesting compensation of the lost discount. `None` for any other
+/// paid order.
+fn expired_before_final_payment(
+    f: &HealthFacts<'_>,
+    c: &CouponFacts,
+    campaign: &CampaignFacts,
+) -> Option<Check> {
+    let o = f.order;
+    let lost = o.discount_snapshot.get() - o.money.discount.get();
+    let expired_unused = c.stored_status == CouponStatus::Expired
+        && o.coupon_lock_status == CouponLockStatus::Released
+        && o.coupon_id.as_deref() == Some(c.id.as_str());
+    if campaign.policy != Policy::Strict
+        || !expired_unused
+        || lost <= 0
+        || c.ends_at >= campaign.window.ends
+    {
+        return None;
+    }
+    let ends = when(c.ends_at);
+    let opens = when(campaign.window.starts);
+    let discount = crate::domain::money::Cents::from_stored(lost).yuan();
+    let before_window = c.ends_at < campaign.window.starts;
+    Some(match f.compensated {
+        Some(given) => {
+            let amount = crate::domain::money::Cents::from_stored(given.cents).yuan();
+            let at = when(given.last_at);
+            let msg = if before_window {
+                crate::msg!(
+                    "health-strict-expired-compensated",
+                    ends = &ends,
+                    opens = &opens,
+                    discount = &discount,
+                    given = &amount,
+                    at = &at
+                )
+            } else {
+                crate::msg!(
+                    "health-strict-expired-in-window-compensated",
+                    ends = &ends,
+                    discount = &discount,
+                    given = &amount,
+                    at = &at
+                )
+            };
+            Check::ok(COUPON_VALIDITY, msg)
+        }
+        None => {
+            let msg = if before_window {
+                crate::msg!(
+                    "health-strict-expired-no-discount",
+                    ends = &ends,
+                    opens = &opens,
+                    discount = &discount
+                )
+            } else {
+                crate::msg!(
+                    "health-strict-expired-in-window-no-discount",
+                    ends = &ends,
+                    discount = &discount
+                )
+            };
+            Check::warning(COUPON_VALIDITY, msg).suggest(SuggestedAction::IssueCompensation {
+                user_id: o.user_id.clone(),
+                order_no: o.order_no.clone(),
+                amount_cents: lost,
+            })
+        }
+    })
 }
 
 /// `checkout_lock`: a normal order's checkout lock that lapsed while its
@@ -881,8 +975,57 @@ mod tests {
             strays: &[],
             campaign: cmp,
             stock: None,
+            compensated: None,
             now: t0(),
         }
+    }
+
+    /// The headline case: a strict presale paid with its coupon expired
+    /// before the final payment opened, so no discount.
+    fn paid_without_the_expired_coupon() -> (OrderFacts, CouponFacts) {
+        let mut o = order(OrderKind::Presale, OrderStatus::FinalPaid);
+        o.coupon_lock_status = CouponLockStatus::Released;
+        o.money.discount = Cents::ZERO;
+        let c = coupon(CouponStatus::Expired, Some("P123"), t0() + h(12));
+        (o, c)
+    }
+
+    #[test]
+    fn a_strict_presale_paid_without_its_expired_coupon_is_a_warning_that_suggests_the_lost_discount()
+     {
+        let (o, c) = paid_without_the_expired_coupon();
+        let cmp = campaign(Policy::Strict);
+        let mut f = facts(&o, Some(&c), Some(&cmp));
+        f.now = t0() + h(30);
+        let checks = check_order(&f);
+        let v = find(&checks, COUPON_VALIDITY);
+        assert_eq!(v.result, CheckResult::Warning, "{}", v.en());
+        assert!(v.en().contains("50.00"), "{}", v.en());
+        assert_eq!(
+            v.suggested_action,
+            Some(SuggestedAction::IssueCompensation {
+                user_id: "u1".into(),
+                order_no: "P123".into(),
+                amount_cents: 5000
+            })
+        );
+        assert_eq!(overall(&checks), CheckResult::Warning, "not all normal");
+        // Once compensated, it says so and suggests nothing more.
+        f.compensated = Some(CompensationGiven {
+            cents: 5000,
+            last_at: t0() + h(31),
+        });
+        let checks = check_order(&f);
+        let v = find(&checks, COUPON_VALIDITY);
+        assert_eq!(v.result, CheckResult::Ok, "{}", v.en());
+        assert!(v.en().contains("compensat"), "{}", v.en());
+        assert_eq!(v.suggested_action, None);
+        // Under `lock` the discount applied; nothing of this is said.
+        let lock = campaign(Policy::Lock);
+        let mut applied = o.clone();
+        applied.money.discount = Cents::from_stored(5000);
+        let checks = check_order(&facts(&applied, Some(&c), Some(&lock)));
+        assert_eq!(find(&checks, COUPON_VALIDITY).result, CheckResult::Ok);
     }
 
     fn find<'a>(checks: &'a [Check], name: &str) -> &'a Check {

@@ -215,6 +215,18 @@ fn finding(c: &CheckView, codes: &HashMap<String, String>) -> CustomerFinding {
             .with("audience", "customer"),
         next: match c.result {
             CheckResult::Ok => NextStep::Nothing,
+            // Something support can give (compensation): the customer
+            // should ask for it, not just take note.
+            CheckResult::Warning
+                if c.action.as_ref().is_some_and(|a| {
+                    matches!(
+                        a.action,
+                        crate::domain::health::SuggestedAction::IssueCompensation { .. }
+                    )
+                }) =>
+            {
+                NextStep::ContactSupport
+            }
             CheckResult::Warning => NextStep::TakeNote,
             CheckResult::Problem => NextStep::ContactSupport,
         },

@@ -548,8 +548,15 @@ async fn compensation_page(
     Path(user_id): Path<String>,
     Query(q): Query<CompensationQuery>,
 ) -> Response {
+    // A suggested amount comes within what this staff member may give:
+    // support's per-coupon cap and what is left of today's allowance.
+    let cap = match allowance(&s, &staff).await {
+        Ok(a) => a.map(|a| a.per_coupon_cents.min(a.left_today_cents())),
+        Err(r) => return r,
+    };
     let amount = q
         .amount_cents
+        .map(|c| cap.map_or(c, |cap| c.min(cap)))
         .filter(|c| *c > 0)
         .map(|c| crate::domain::money::Cents::from_stored(c).yuan())
         .unwrap_or_default();

@@ -56,3 +56,19 @@ health-order-should-hold-coupon = Order { $no } should hold coupon { $coupon } l
 health-order-should-hold-coupon-bound-elsewhere = Order { $no } should hold coupon { $coupon } locked, but the coupon is { $coupon_status } for order { $other }.
 health-why-order-missing = its order does not exist
 health-why-order-uses-another-coupon = its order uses another coupon
+health-strict-expired-no-discount = The coupon ended at { $ends }, before the final payment opened ({ $opens }), so under this presale's strict rules the final payment took none of the { $discount } yuan discount. { $audience ->
+        [customer] This is not your fault: contact support, who can compensate you for the { $discount } yuan.
+       *[staff] Not compensated yet: compensate the customer { $discount } yuan (within the compensation caps).
+    }
+health-strict-expired-in-window-no-discount = The coupon ended at { $ends }, before the final payment was made, so under this presale's strict rules the final payment took none of the { $discount } yuan discount. { $audience ->
+        [customer] Contact support, who can compensate you for the { $discount } yuan.
+       *[staff] Not compensated yet: compensate the customer { $discount } yuan (within the compensation caps).
+    }
+health-strict-expired-compensated = The coupon ended at { $ends }, before the final payment opened ({ $opens }), so under this presale's strict rules the final payment took none of the { $discount } yuan discount; { $audience ->
+        [customer] you were compensated { $given } yuan at { $at }.
+       *[staff] { $given } yuan compensation was given at { $at }.
+    }
+health-strict-expired-in-window-compensated = The coupon ended at { $ends }, before the final payment was made, so under this presale's strict rules the final payment took none of the { $discount } yuan discount; { $audience ->
+        [customer] you were compensated { $given } yuan at { $at }.
+       *[staff] { $given } yuan compensation was given at { $at }.
+    }

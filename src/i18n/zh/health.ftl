@@ -56,3 +56,19 @@ health-order-should-hold-coupon = 订单 { $no } 应锁定优惠券 { $coupon }�
 health-order-should-hold-coupon-bound-elsewhere = 订单 { $no } 应锁定优惠券 { $coupon }，但这张券现在是「{ $coupon_status }」状态（属于订单 { $other }），优惠可能无法抵扣。
 health-why-order-missing = 对应订单不存在
 health-why-order-uses-another-coupon = 对应订单使用的是另一张券
+health-strict-expired-no-discount = 这张券 { $ends } 到期，早于尾款开始支付的时间（{ $opens }），按本场预售的严格规则，付尾款时没有抵扣 { $discount } 元。{ $audience ->
+        [customer] 这不是您的过错：请联系客服，客服可以为您补偿这 { $discount } 元。
+       *[staff] 尚未补偿：可为客户补偿 { $discount } 元（在补偿额度内）。
+    }
+health-strict-expired-in-window-no-discount = 这张券 { $ends } 到期，早于付尾款的时间，按本场预售的严格规则，付尾款时没有抵扣 { $discount } 元。{ $audience ->
+        [customer] 请联系客服，客服可以为您补偿这 { $discount } 元。
+       *[staff] 尚未补偿：可为客户补偿 { $discount } 元（在补偿额度内）。
+    }
+health-strict-expired-compensated = 这张券 { $ends } 到期，早于尾款开始支付的时间（{ $opens }），按本场预售的严格规则，付尾款时没有抵扣 { $discount } 元；{ $audience ->
+        [customer] 已于 { $at } 为您补偿 { $given } 元。
+       *[staff] 已于 { $at } 补偿 { $given } 元。
+    }
+health-strict-expired-in-window-compensated = 这张券 { $ends } 到期，早于付尾款的时间，按本场预售的严格规则，付尾款时没有抵扣 { $discount } 元；{ $audience ->
+        [customer] 已于 { $at } 为您补偿 { $given } 元。
+       *[staff] 已于 { $at } 补偿 { $given } 元。
+    }

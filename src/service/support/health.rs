@@ -14,8 +14,8 @@ use utoipa::ToSchema;
 use super::{live_or_archived_coupon, parse_user};
 use crate::domain::campaign::PaymentWindow;
 use crate::domain::health::{
-    self, CampaignFacts, Check, CheckResult, CouponFacts, HealthFacts, OrderFacts, PartnerOrder,
-    StockFacts, SuggestedAction,
+    self, CampaignFacts, Check, CheckResult, CompensationGiven, CouponFacts, HealthFacts,
+    OrderFacts, PartnerOrder, StockFacts, SuggestedAction,
 };
 use crate::domain::money::Cents;
 use crate::domain::order::OrderMoney;
@@ -285,6 +285,25 @@ async fn order_report(
         None => None,
     };
     let coupon_facts = coupon.as_ref().map(coupon_facts);
+    // What was given for the order so far: read only for a paid presale
+    // order whose coupon was released at the final payment (the one check
+    // that asks), one index range of `compensation_ledger_order_idx`.
+    let compensated = if facts.kind == crate::domain::order::OrderKind::Presale
+        && facts.status == crate::domain::order::OrderStatus::FinalPaid
+        && facts.coupon_lock_status == crate::domain::order::CouponLockStatus::Released
+    {
+        let entries = crate::store::ledger::for_order(c, &o.order_no).await?;
+        entries
+            .iter()
+            .map(|e| e.at)
+            .max()
+            .map(|last| CompensationGiven {
+                cents: entries.iter().map(|e| e.amount_cents).sum(),
+                last_at: from_ms(last),
+            })
+    } else {
+        None
+    };
     let checks = health::check_order(&HealthFacts {
         order: &facts,
         coupon: coupon_facts.as_ref(),
@@ -292,6 +311,7 @@ async fn order_report(
         strays: &strays,
         campaign: campaign.as_ref(),
         stock: stock.as_ref(),
+        compensated,
         now,
     });
     let overall = health::overall(&checks);
