@@ -151,7 +151,7 @@ async fn a_link_shows_the_customers_own_coupons_and_orders_in_plain_words() {
     assert!(page.contains("这张券已为订单 P-A1 锁定，付尾款时自动抵扣 50.00 元。"));
     let free = item(page, &format!(r#"data-code="{free_a}""#));
     assert!(free.contains(r#"data-testid="sc-coupon-terms">满 ¥300.00 减 ¥50.00<"#));
-    assert!(free.contains(r#"data-testid="sc-coupon-ends">2026-11-21 08:00 (UTC+8)<"#));
+    assert!(free.contains(r#"data-testid="sc-coupon-ends"><time datetime="2026-11-21T00:00:00Z">2026-11-21 08:00 (UTC+8)</time><"#));
     assert!(free.contains("现在可以使用。"));
     assert!(page.contains("P-A1") && page.contains("待付尾款"));
     assert!(page.contains("−¥50.00"), "the order shows its discount");
@@ -908,11 +908,13 @@ async fn a_closed_presale_order_says_what_became_of_its_deposit_and_coupon_in_bo
     let card = order_card(&r.text, "P-A1");
     assert!(card.contains(r#"data-payable="yes""#), "{card}");
     assert!(card.contains("待付尾款"));
-    assert!(card.contains("尾款支付时间：2026-11-11 09:00 (UTC+8) 至 2026-11-11 10:00 (UTC+8)"));
+    assert!(card.contains(
+        r#"尾款支付时间：<time datetime="2026-11-11T01:00:00Z">2026-11-11 09:00 (UTC+8)</time> 至 <time datetime="2026-11-11T02:00:00Z">2026-11-11 10:00 (UTC+8)</time>"#
+    ), "{card}");
     let r = open(&app, &format!("?t={token}"), Some("en")).await;
     assert!(
         order_card(&r.text, "P-A1")
-            .contains("Final payment: 2026-11-11 09:00 (UTC+8) to 2026-11-11 10:00 (UTC+8)")
+            .contains(r#"Final payment: <time datetime="2026-11-11T01:00:00Z">2026-11-11 09:00 (UTC+8)</time> to <time datetime="2026-11-11T02:00:00Z">2026-11-11 10:00 (UTC+8)</time>"#)
     );
 
     app.advance(601);
@@ -1036,7 +1038,7 @@ async fn percent_coupons_read_9_zhe_and_10_percent_off_with_threshold_categories
         r#"data-testid="sc-coupon-terms">满 ¥300.00 可用，9折，最高减 ¥30.00<"#,
         r#"data-testid="sc-coupon-threshold">满 ¥300.00 可用<"#,
         r#"data-testid="sc-coupon-categories">phones、shoes<"#,
-        r#"data-testid="sc-coupon-ends">2026-11-21 08:00 (UTC+8)<"#,
+        r#"data-testid="sc-coupon-ends"><time datetime="2026-11-21T00:00:00Z">2026-11-21 08:00 (UTC+8)</time><"#,
     ] {
         assert!(locked.contains(fact), "{fact} in {locked}");
     }
@@ -1063,7 +1065,7 @@ async fn percent_coupons_read_9_zhe_and_10_percent_off_with_threshold_categories
         r#"data-testid="sc-coupon-terms">orders from ¥300.00: 10% off, at most ¥30.00<"#,
         r#"data-testid="sc-coupon-threshold">orders from ¥300.00<"#,
         r#"data-testid="sc-coupon-categories">phones, shoes<"#,
-        r#"data-testid="sc-coupon-ends">2026-11-21 08:00 (UTC+8)<"#,
+        r#"data-testid="sc-coupon-ends"><time datetime="2026-11-21T00:00:00Z">2026-11-21 08:00 (UTC+8)</time><"#,
     ] {
         assert!(locked.contains(fact), "{fact} in {locked}");
     }
@@ -1178,4 +1180,39 @@ async fn a_strict_presale_paid_after_its_coupon_expired_is_reported_until_compen
         page.text
     );
     assert!(!page.text.contains("客服可以为您补偿"), "{}", page.text);
+}
+
+/// Times a person reads show the business time zone; the instant itself
+/// is in a `<time datetime="…Z">` element, on the self-check page as in
+/// the console.
+#[tokio::test]
+async fn times_on_the_self_check_page_and_in_the_console_carry_their_instant() {
+    let app = app_with_secret().await;
+    let (cid, _) = coupon_for(&app, "dora").await;
+    let ends = app.coupon(&cid).await["ends_at"]
+        .as_str()
+        .unwrap_or_default()
+        .replace(".000Z", "Z");
+    let (url, expires) = link(&app, "dora").await;
+    let page = open(&app, &format!("?t={}", token_of(&url)), Some("zh-CN")).await;
+    assert_eq!(page.status, 200);
+    let ends_el = format!(r#"<time datetime="{ends}">"#);
+    assert!(page.text.contains(&ends_el), "{ends_el}: {}", page.text);
+    let expires_el = format!(r#"<time datetime="{}">"#, expires.replace(".000Z", "Z"));
+    assert!(
+        page.text.contains(&expires_el),
+        "{expires_el}: {}",
+        page.text
+    );
+    assert!(page.text.contains("(UTC+8)</time>"), "{}", page.text);
+
+    common::console::add_staff(&app, "desk", couponkeeper::domain::staff::Role::Support).await;
+    let mut b = Browser::new(&app);
+    assert_eq!(
+        b.sign_in_as("desk", common::console::PASSWORD).await.status,
+        303
+    );
+    let console = b.get(&format!("/console/coupons/{cid}")).await;
+    assert_eq!(console.status, 200);
+    assert!(console.text.contains(&ends_el), "{}", console.text);
 }

@@ -326,6 +326,51 @@ fn when(rfc3339: &str) -> String {
         .unwrap_or_else(|_| rfc3339.to_string())
 }
 
+/// A time for the customer, to the minute in the business time zone, as a
+/// `<time datetime="…Z">` element (machines and screen readers get the
+/// instant; the customer reads local time with its offset).
+fn time_el(t: DateTime<Utc>) -> impl IntoView + use<> {
+    let datetime = t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    view! { <time datetime=datetime>{crate::i18n::zone::local_minutes(t)}</time> }
+}
+
+/// [`time_el`] of a stored RFC 3339 time; the text as it is when it does
+/// not parse.
+fn time_of(rfc3339: &str) -> AnyView {
+    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(t) => time_el(t.to_utc()).into_any(),
+        Err(_) => rfc3339.to_string().into_any(),
+    }
+}
+
+/// A catalog sentence with times in it, each a [`time_el`]: the sentence
+/// is rendered with a private-use marker per time (U+E000, U+E001, …) and
+/// split there, so the words stay the catalog's and the times become
+/// elements.
+fn sentence_with_times(text: &str, times: &[DateTime<Utc>]) -> AnyView {
+    let mut parts: Vec<AnyView> = Vec::new();
+    let mut rest = text;
+    // Bounded: one split per time.
+    for (i, t) in times.iter().enumerate() {
+        let marker = char::from_u32(0xE000 + i as u32).unwrap_or('\u{E000}');
+        match rest.split_once(marker) {
+            Some((before, after)) => {
+                parts.push(before.to_string().into_any());
+                parts.push(time_el(*t).into_any());
+                rest = after;
+            }
+            None => break,
+        }
+    }
+    parts.push(rest.to_string().into_any());
+    parts.into_any()
+}
+
+/// The marker [`sentence_with_times`] replaces with its `i`-th time.
+fn time_marker(i: u32) -> Arg {
+    Arg::Text(char::from_u32(0xE000 + i).unwrap_or('\u{E000}').to_string())
+}
+
 /// Yuan without the sign, as the health messages write it: `50.00`.
 fn yuan(cents: i64) -> String {
     crate::domain::money::Cents::from_stored(cents).yuan()
@@ -407,7 +452,7 @@ fn coupon_facts(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     } else {
         c.categories.join(l.t("sc-category-separator"))
     };
-    let ends = when(&c.ends_at);
+    let ends = time_of(&c.ends_at);
     view! {
         <dl class="sc-facts" data-testid="sc-coupon-facts">
             <dt>{l.t("sc-coupon-offer")}</dt><dd data-testid="sc-coupon-terms">{terms}</dd>
@@ -481,21 +526,22 @@ fn order_list(l: Lang, orders: &[OrderView], standings: Vec<OrderStanding>) -> A
                 view! { <dt>{due_label}</dt><dd class="money sc-due" data-testid="sc-due">{l.money(o.amount_due_cents)}</dd> }
             });
             let closed = (o.status == OrderStatus::Closed)
-                .then(|| o.closed_at.as_deref().map(when))
+                .then(|| o.closed_at.as_deref().map(time_of))
                 .flatten()
                 .map(|at| view! { <dt>{l.t("sc-closed-on")}</dt><dd>{at}</dd> });
             let refunded = (o.status == OrderStatus::Refunded)
-                .then(|| o.refunded_at.as_deref().map(when))
+                .then(|| o.refunded_at.as_deref().map(time_of))
                 .flatten()
                 .map(|at| view! { <dt>{l.t("sc-refunded-on")}</dt><dd>{at}</dd> });
             let window = st.window.map(|(starts, ends)| {
                 let text = crate::tr!(
                     l,
                     "sc-final-payment-window",
-                    starts = Arg::Time(starts),
-                    ends = Arg::Time(ends)
+                    starts = time_marker(0),
+                    ends = time_marker(1)
                 );
-                view! { <p class="sc-sentence sc-window" data-testid="sc-window">{text}</p> }
+                let sentence = sentence_with_times(&text, &[starts, ends]);
+                view! { <p class="sc-sentence sc-window" data-testid="sc-window">{sentence}</p> }
             });
             let notes = st
                 .notes
@@ -615,7 +661,7 @@ fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyVi
     let items = messages
         .into_iter()
         .map(|m| {
-            let at = crate::i18n::zone::local_minutes(m.created_at);
+            let at = time_el(m.created_at);
             let body = l.msg(&m.text);
             let (class, state) = if m.unread {
                 ("sc-item sc-msg sc-unread", "unread")
@@ -649,7 +695,10 @@ fn render(p: PageData) -> String {
     let here = page_href(&p.token, p.checked);
     let n_unread = p.messages.iter().filter(|m| m.unread).count();
     let messages = message_list(l, p.token.clone(), p.messages);
-    let expires = crate::i18n::zone::local_minutes(p.expires_at);
+    let expires = sentence_with_times(
+        &crate::tr!(l, "this-link-is-for-you-only", expires = time_marker(0)),
+        &[p.expires_at],
+    );
     let n_coupons = p.overview.coupons.len();
     let n_orders = p.overview.orders.len();
     let standings: Vec<OrderStanding> = p
@@ -694,7 +743,7 @@ fn render(p: PageData) -> String {
                 </form>
             </header>
             <main class="sc-main" id="main">
-                <p class="sc-note">{crate::tr!(l, "this-link-is-for-you-only", expires = expires)}</p>
+                <p class="sc-note">{expires}</p>
                 <section class="sc-card" id="check" aria-labelledby="sc-check-heading">
                     <h2 id="sc-check-heading">{l.t("one-click-check")}</h2>
                     {check}
