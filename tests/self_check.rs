@@ -1216,3 +1216,49 @@ async fn times_on_the_self_check_page_and_in_the_console_carry_their_instant() {
     assert_eq!(console.status, 200);
     assert!(console.text.contains(&ends_el), "{}", console.text);
 }
+
+/// An order card shows what the next payment will really be: after
+/// support released a deposit-paid order's coupon, no discount that no
+/// longer holds; once paid, the discount and what was paid at each stage.
+#[tokio::test]
+async fn an_order_card_never_shows_a_discount_that_no_longer_holds_and_a_paid_one_shows_each_payment()
+ {
+    let app = app_with_secret().await;
+    let cid =
+        common::fixtures::deposit_paid_under(&app, "P-REL", "erin", "lock", 10 * 24 * 3600).await;
+    common::fixtures::deposit_paid_under(&app, "P-PAID", "erin", "lock", 10 * 24 * 3600).await;
+    let r = app
+        .post(
+            &format!("/api/v1/coupons/{cid}/release"),
+            json!({"reason": "customer asked", "force": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    app.advance(61);
+    let r = app
+        .post("/api/v1/orders/P-PAID/final-payment", json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    let (url, _) = link(&app, "erin").await;
+    let page = open(&app, &format!("?t={}", token_of(&url)), Some("zh-CN")).await;
+    let released = order_card(&page.text, "P-REL");
+    assert!(!released.contains("sc-discount"), "{released}");
+    assert!(!released.contains("−¥50.00"), "{released}");
+    assert!(
+        released.contains(r#"data-testid="sc-due" class="money sc-due">¥299.00<"#),
+        "{released}"
+    );
+    assert!(released.contains("已付定金"), "{released}");
+    let paid = order_card(&page.text, "P-PAID");
+    assert!(paid.contains("−¥50.00"), "{paid}");
+    assert!(
+        paid.contains("已付定金") && paid.contains("¥100.00"),
+        "{paid}"
+    );
+    assert!(
+        paid.contains("已付尾款") && paid.contains("¥249.00"),
+        "{paid}"
+    );
+    assert!(!paid.contains("sc-due"), "{paid}");
+}

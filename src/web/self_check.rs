@@ -51,7 +51,7 @@ use crate::service::self_check::{
     order_standing,
 };
 use crate::service::support::UserOverview;
-use crate::service::views::{CampaignView, CouponView, OrderView};
+use crate::service::views::{CampaignView, CouponView, OrderView, QuoteView};
 
 /// The page and its one form.
 pub fn routes() -> Router<AppState> {
@@ -166,6 +166,23 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
             return unavailable(lang);
         }
     };
+    // What each deposit-paid order's final payment would be now.
+    let mut quotes = Quotes::new();
+    for o in overview
+        .orders
+        .iter()
+        .filter(|o| o.status == OrderStatus::DepositPaid)
+    {
+        match s.service.final_payment_quote(&o.order_no).await {
+            Ok(q) => {
+                quotes.insert(o.order_no.clone(), q);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "self-check: cannot quote a final payment");
+                return unavailable(lang);
+            }
+        }
+    }
     let view = PageData {
         lang,
         token: token.to_string(),
@@ -177,6 +194,7 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         now: s.service.now(),
         check,
         messages,
+        quotes,
     };
     private(Html(render(view)).into_response())
 }
@@ -316,6 +334,7 @@ struct PageData {
     now: DateTime<Utc>,
     check: Option<CustomerCheck>,
     messages: Vec<CustomerMessage>,
+    quotes: Quotes,
 }
 
 /// `2026-12-01 08:00 (UTC+8)`: a time for the customer, to the minute, in
@@ -493,7 +512,87 @@ fn coupon_list(
     view! { <ul class="sc-list">{items}</ul> }.into_any()
 }
 
-fn order_list(l: Lang, orders: &[OrderView], standings: Vec<OrderStanding>) -> AnyView {
+/// The final-payment quotes of the deposit-paid orders, by order number:
+/// what their next payment will really be.
+type Quotes = HashMap<String, QuoteView>;
+
+/// The money lines of an order's card: what will come off and what is due
+/// while it can be paid (a deposit-paid order's from its final-payment
+/// quote, never a discount that no longer holds), and what was paid at
+/// each stage once it is paid.
+struct CardMoney {
+    discount_cents: i64,
+    /// Compensation deducted from the payment (not a compensation coupon).
+    deduction_cents: i64,
+    due_cents: Option<i64>,
+    paid: Vec<(&'static str, i64)>,
+}
+
+fn card_money(o: &OrderView, st: &OrderStanding, quote: Option<&QuoteView>) -> CardMoney {
+    let paid_deposit = o.deposit_paid_at.is_some() && o.deposit_cents > 0;
+    match (o.status, quote) {
+        (OrderStatus::DepositPaid, Some(q)) => {
+            // A `coupon`-mode compensation is a coupon, not a deduction:
+            // then the amount due is the rest without it.
+            let deducted =
+                o.total_cents - o.deposit_cents - q.discount_cents - q.compensation_cents
+                    == q.amount_due_cents;
+            CardMoney {
+                discount_cents: q.discount_cents,
+                deduction_cents: if deducted { q.compensation_cents } else { 0 },
+                due_cents: st.payable.then_some(q.amount_due_cents),
+                paid: vec![("sc-paid-deposit", o.deposit_cents)],
+            }
+        }
+        (OrderStatus::FinalPaid, _) => CardMoney {
+            discount_cents: o.coupon_discount_cents,
+            deduction_cents: o.compensation_cents,
+            due_cents: None,
+            paid: [
+                paid_deposit.then_some(("sc-paid-deposit", o.deposit_cents)),
+                o.final_payment_cents.map(|c| ("sc-paid-final", c)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        },
+        (OrderStatus::Paid, _) => CardMoney {
+            discount_cents: o.coupon_discount_cents,
+            deduction_cents: o.compensation_cents,
+            due_cents: None,
+            paid: vec![(
+                "sc-paid-amount",
+                (o.total_cents - o.coupon_discount_cents - o.compensation_cents).max(0),
+            )],
+        },
+        _ => CardMoney {
+            discount_cents: if st.discount_counts {
+                o.coupon_discount_cents
+            } else {
+                0
+            },
+            deduction_cents: if st.discount_counts {
+                o.compensation_cents
+            } else {
+                0
+            },
+            due_cents: (st.payable && o.amount_due_cents > 0).then_some(o.amount_due_cents),
+            // A refunded order's payments were returned: none is shown.
+            paid: if paid_deposit && o.status != OrderStatus::Refunded {
+                vec![("sc-paid-deposit", o.deposit_cents)]
+            } else {
+                Vec::new()
+            },
+        },
+    }
+}
+
+fn order_list(
+    l: Lang,
+    orders: &[OrderView],
+    standings: Vec<OrderStanding>,
+    quotes: &Quotes,
+) -> AnyView {
     if orders.is_empty() {
         return view! { <p class="sc-empty">{l.t("you-have-no-orders")}</p> }.into_any();
     }
@@ -512,18 +611,27 @@ fn order_list(l: Lang, orders: &[OrderView], standings: Vec<OrderStanding>) -> A
                 _ => l.t("to-pay"),
             };
             // A coupon "to come off" and an amount "to pay" only while the
-            // order can be paid (the discount stays on a paid order).
-            let discount = (st.discount_counts && o.coupon_discount_cents > 0).then(|| {
-                view! { <dt>{l.t("coupon-discount-2")}</dt><dd class="money">{format!("−{}", l.money(o.coupon_discount_cents))}</dd> }
+            // order can be paid, as its next payment will really be; the
+            // discount and what was paid at each stage on a paid order.
+            let m = card_money(o, &st, quotes.get(&o.order_no));
+            let discount = (m.discount_cents > 0).then(|| {
+                view! { <dt>{l.t("coupon-discount-2")}</dt><dd class="money" data-testid="sc-discount">{format!("−{}", l.money(m.discount_cents))}</dd> }
             });
-            let compensation = (st.discount_counts && o.compensation_cents > 0).then(|| {
-                view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{format!("−{}", l.money(o.compensation_cents))}</dd> }
+            let compensation = (m.deduction_cents > 0).then(|| {
+                view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{format!("−{}", l.money(m.deduction_cents))}</dd> }
             });
-            let deposit = (o.kind == OrderKind::Presale).then(|| {
+            let deposit = (o.kind == OrderKind::Presale && o.deposit_paid_at.is_none()).then(|| {
                 view! { <dt>{l.t("deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
             });
-            let due = (st.payable && o.amount_due_cents > 0).then(|| {
-                view! { <dt>{due_label}</dt><dd class="money sc-due" data-testid="sc-due">{l.money(o.amount_due_cents)}</dd> }
+            let paid = m
+                .paid
+                .iter()
+                .map(|(key, cents)| {
+                    view! { <dt>{l.t(key)}</dt><dd class="money" data-testid="sc-paid">{l.money(*cents)}</dd> }
+                })
+                .collect_view();
+            let due = m.due_cents.filter(|c| *c > 0).map(|cents| {
+                view! { <dt>{due_label}</dt><dd class="money sc-due" data-testid="sc-due">{l.money(cents)}</dd> }
             });
             let closed = (o.status == OrderStatus::Closed)
                 .then(|| o.closed_at.as_deref().map(time_of))
@@ -559,7 +667,7 @@ fn order_list(l: Lang, orders: &[OrderView], standings: Vec<OrderStanding>) -> A
                     <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, o.status)}</p>
                     <dl class="sc-money">
                         <dt>{l.t("order-total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
-                        {deposit}{discount}{compensation}{closed}{refunded}{due}
+                        {deposit}{discount}{compensation}{paid}{closed}{refunded}{due}
                     </dl>
                     {window}
                     {notes}
@@ -718,7 +826,7 @@ fn render(p: PageData) -> String {
         .map(|(o, st)| (o.order_no.clone(), st.payable))
         .collect();
     let coupons = coupon_list(l, &p.overview.coupons, &p.overview.orders, &payable, p.now);
-    let orders = order_list(l, &p.overview.orders, standings);
+    let orders = order_list(l, &p.overview.orders, standings, &p.quotes);
     let hint = p.support_hint.clone();
     let check = match p.check {
         Some(c) => check_results(l, c, &hint),

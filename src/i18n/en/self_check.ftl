@@ -87,3 +87,6 @@ sc-coupon-used = Used ({ $at }).
 sc-coupon-expired = Expired; it can no longer be used.
 sc-coupon-withdrawn = Withdrawn; it can no longer be used.
 sc-coupon-held-not-payable = This coupon is held by order { $no }, which can no longer be paid, so it will not come off; it returns to your account when that order is closed (unless it has expired by then).
+sc-paid-deposit = Deposit paid
+sc-paid-final = Final payment paid
+sc-paid-amount = Amount paid

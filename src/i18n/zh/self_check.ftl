@@ -87,3 +87,6 @@ sc-coupon-used = 已使用（{ $at }）。
 sc-coupon-expired = 已过期，不能再使用。
 sc-coupon-withdrawn = 已被作废，不能再使用。
 sc-coupon-held-not-payable = 这张券被订单 { $no } 占用，但这笔订单已无法付款，不会再抵扣；订单关闭后券会退回您的账户（届时已过期的除外）。
+sc-paid-deposit = 已付定金
+sc-paid-final = 已付尾款
+sc-paid-amount = 已付金额
