@@ -1180,6 +1180,27 @@ async fn a_strict_presale_paid_after_its_coupon_expired_is_reported_until_compen
         page.text
     );
     assert!(!page.text.contains("客服可以为您补偿"), "{}", page.text);
+    // The compensation coupon names the order it makes up for: on the
+    // customer's page (not the staff's words) and in the console (with
+    // them).
+    let given = r.body["code"].as_str().unwrap_or_default().to_string();
+    let card = coupon_card(&page.text, &given);
+    assert!(card.contains("订单 P-STRICT 的补偿"), "{card}");
+    assert!(!card.contains("coupon expired before"), "{card}");
+    let console = b
+        .get(&format!(
+            "/console/coupons/{}",
+            r.body["id"].as_str().unwrap_or_default()
+        ))
+        .await;
+    assert!(
+        console.text.contains("订单 P-STRICT 的补偿")
+            && console
+                .text
+                .contains("coupon expired before the final payment"),
+        "{}",
+        console.text
+    );
 }
 
 /// Times a person reads show the business time zone; the instant itself

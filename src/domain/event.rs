@@ -248,12 +248,40 @@ impl<'a> Actor<'a> {
     }
 }
 
-/// The reasons jobs wrote as English text before they left the reason to
-/// the action's own words; a page shows these in its language.
-pub fn legacy_job_reason_key(reason: &str) -> Option<&'static str> {
+/// Reasons the system itself writes (the final payment, not a person): the
+/// stored text stays English and stable (the API and the audit CSV show
+/// it as written); a page shows it in its reader's language through
+/// [`system_reason_key`].
+pub mod system_reasons {
+    /// A coupon that ended before the final payment, under `strict`.
+    pub const EXPIRED_BEFORE_FINAL_STRICT: &str =
+        "expired before the final payment (strict policy)";
+    /// The same under `swap_or_compensate`.
+    pub const EXPIRED_BEFORE_FINAL_SWAP: &str =
+        "expired before the final payment (swap_or_compensate policy)";
+    /// The compensation the final payment deducted.
+    pub const FINAL_PAYMENT_DEDUCTION: &str =
+        "presale coupon expired before the final payment and no equivalent coupon was available";
+    /// The compensation coupon the final payment gave.
+    pub const FINAL_PAYMENT_COUPON: &str = "presale coupon expired before the final payment and no equivalent coupon was available; compensated with a coupon of the same value";
+    /// The start of a swapped-in coupon's reason (the expired coupon's id
+    /// follows).
+    pub const REPLACES_EXPIRED_PREFIX: &str = "replaces expired coupon ";
+}
+
+/// The catalog key of a reason the system wrote (see [`system_reasons`]),
+/// and of those jobs wrote as English text before they left the reason to
+/// the action's own words; `None` for a person's own words.
+pub fn system_reason_key(reason: &str) -> Option<&'static str> {
+    use system_reasons::*;
     match reason {
         "the checkout lock lapsed before payment" => Some("event-action-checkout_lock_lapsed"),
         "the final-payment window ended without payment" => Some("event-action-presale_timeout"),
+        EXPIRED_BEFORE_FINAL_STRICT => Some("reason-expired-before-final-strict"),
+        EXPIRED_BEFORE_FINAL_SWAP => Some("reason-expired-before-final-swap"),
+        FINAL_PAYMENT_DEDUCTION => Some("reason-final-payment-deduction"),
+        FINAL_PAYMENT_COUPON => Some("reason-final-payment-coupon"),
+        r if r.starts_with(REPLACES_EXPIRED_PREFIX) => Some("reason-replaces-expired-coupon"),
         _ => None,
     }
 }
@@ -261,6 +289,31 @@ pub fn legacy_job_reason_key(reason: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_reason_the_system_writes_has_words_in_the_catalog() {
+        use system_reasons::*;
+        for (reason, key) in [
+            (
+                EXPIRED_BEFORE_FINAL_STRICT,
+                "reason-expired-before-final-strict",
+            ),
+            (
+                EXPIRED_BEFORE_FINAL_SWAP,
+                "reason-expired-before-final-swap",
+            ),
+            (FINAL_PAYMENT_DEDUCTION, "reason-final-payment-deduction"),
+            (FINAL_PAYMENT_COUPON, "reason-final-payment-coupon"),
+            (
+                "replaces expired coupon cpn_0123",
+                "reason-replaces-expired-coupon",
+            ),
+        ] {
+            assert_eq!(system_reason_key(reason), Some(key), "{reason}");
+            assert_ne!(crate::i18n::Lang::Zh.t(key), key, "{key} is in the catalog");
+        }
+        assert_eq!(system_reason_key("customer asked"), None);
+    }
 
     #[test]
     fn every_action_word_reads_back_as_itself() {

@@ -367,7 +367,48 @@ async fn name_entries(
     Ok(())
 }
 
+/// What a compensation coupon was given for, from its ledger entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompensationOrigin {
+    /// The order it compensates, when one was named.
+    pub order_no: Option<String>,
+    /// Why, as given (a person's words, or a system reason; see
+    /// [`crate::domain::event::system_reason_key`]).
+    pub reason: String,
+}
+
 impl Service {
+    /// What each of these compensation coupons was given for, by coupon
+    /// id (coupons without a ledger entry are left out); at most
+    /// [`ledger::MAX_COUPONS_LOOKED_UP`] are looked up.
+    pub async fn compensation_origins(
+        &self,
+        coupon_ids: Vec<String>,
+    ) -> Result<std::collections::HashMap<String, CompensationOrigin>, ServiceError> {
+        if coupon_ids.is_empty() {
+            return Ok(std::collections::HashMap::new());
+        }
+        let rows = self
+            .read(move |c| {
+                let ids = coupon_ids.clone();
+                Box::pin(async move { Ok(ledger::for_coupons(c, &ids).await?) })
+            })
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| {
+                let id = r.coupon_id?;
+                Some((
+                    id,
+                    CompensationOrigin {
+                        order_no: r.order_no,
+                        reason: r.reason,
+                    },
+                ))
+            })
+            .collect())
+    }
+
     /// Writes version 1 of the compensation rules from the settings unless
     /// a version exists (called at start; every write that needs the rules
     /// does the same inside its transaction).

@@ -90,6 +90,31 @@ pub async fn for_order(
     .await
 }
 
+/// Most coupons [`for_coupons`] looks up at once.
+pub const MAX_COUPONS_LOOKED_UP: usize = 500;
+
+/// The ledger entries that gave these coupons (compensation coupons), by
+/// `compensation_ledger_coupon_idx`; at most [`MAX_COUPONS_LOOKED_UP`]
+/// ids are read (the rest are ignored).
+pub async fn for_coupons(
+    conn: &mut AnyConnection,
+    coupon_ids: &[String],
+) -> Result<Vec<EntryRow>, sqlx::Error> {
+    let ids = &coupon_ids[..coupon_ids.len().min(MAX_COUPONS_LOOKED_UP)];
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT {ENTRY_COLUMNS} FROM compensation_ledger WHERE coupon_id IN ({}) ORDER BY id",
+        super::param_list(1, ids.len())
+    );
+    let mut q = sqlx::query_as(&sql);
+    for id in ids {
+        q = q.bind(id);
+    }
+    q.fetch_all(conn).await
+}
+
 /// Filters of the finance ledger; `None` means any. Each equality filter
 /// has its own index ending in `(at, id)` (`migrations/*/0019`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

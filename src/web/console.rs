@@ -160,6 +160,30 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
     }
     let ids = ids_details(l, ids);
     let source = l.t(c.source.label_key());
+    // A compensation coupon names the order and the reason it was given for.
+    let origin = if c.source == crate::domain::coupon::CouponSource::Compensation {
+        match s.service.compensation_origins(vec![c.id.clone()]).await {
+            Ok(mut found) => found.remove(&c.id),
+            Err(e) => return to_response(WebError::from_service(l, e)),
+        }
+    } else {
+        None
+    };
+    let origin = origin.map(|o| {
+        let what = match &o.order_no {
+            Some(no) => {
+                let href = format!("/console/orders/{}", enc(no));
+                let text = crate::tr!(l, "compensation-of-order", order_no = no.as_str());
+                view! { <a href=href>{text}</a> }.into_any()
+            }
+            None => view! { {l.t("compensation-for-no-order")} }.into_any(),
+        };
+        let reason = reason_text(l, &o.reason);
+        view! {
+            <dt>{l.t("compensation-given-for")}</dt>
+            <dd data-testid="coupon-compensation-origin">{what}" · "{reason}</dd>
+        }
+    });
     let actions = coupon_actions(l, staff.session.role, &c);
     staff.page(
         &title,
@@ -181,6 +205,7 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
                     <dt>{l.t("used-at")}</dt><dd>{opt_time(&c.used_at)}</dd>
                     <dt>{l.t("issued-at")}</dt><dd>{time_text(&c.created_at)}</dd>
                     <dt>{l.t("source")}</dt><dd>{source}</dd>
+                    {origin}
                     <dt>{l.t("template")}</dt><dd>{template}</dd>
                 </dl>
                 {ids}

@@ -9,7 +9,7 @@ use super::{document_in, escape_html};
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{DiscountRule, offer_msg};
-use crate::domain::event::{Actor, EventAction, legacy_job_reason_key};
+use crate::domain::event::{Actor, EventAction, system_reason_key};
 use crate::domain::health::CheckResult;
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
@@ -443,7 +443,7 @@ pub fn change_text(l: Lang, subject: &str, from: Option<&str>, to: &str) -> Stri
 /// An event's reason: what a person typed, as typed; the English texts
 /// jobs wrote before in the page's language.
 pub fn reason_text(l: Lang, reason: &str) -> String {
-    match legacy_job_reason_key(reason) {
+    match system_reason_key(reason) {
         Some(key) => l.t(key).to_string(),
         None => reason.to_string(),
     }

@@ -183,6 +183,19 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
             }
         }
     }
+    let compensation_ids: Vec<String> = overview
+        .coupons
+        .iter()
+        .filter(|c| c.source == crate::domain::coupon::CouponSource::Compensation)
+        .map(|c| c.id.clone())
+        .collect();
+    let origins = match s.service.compensation_origins(compensation_ids).await {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::error!(error = %e, "self-check: cannot read what compensation was for");
+            return unavailable(lang);
+        }
+    };
     let view = PageData {
         lang,
         token: token.to_string(),
@@ -195,6 +208,7 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         check,
         messages,
         quotes,
+        origins,
     };
     private(Html(render(view)).into_response())
 }
@@ -335,6 +349,7 @@ struct PageData {
     check: Option<CustomerCheck>,
     messages: Vec<CustomerMessage>,
     quotes: Quotes,
+    origins: Origins,
 }
 
 /// `2026-12-01 08:00 (UTC+8)`: a time for the customer, to the minute, in
@@ -487,6 +502,7 @@ fn coupon_list(
     coupons: &[CouponView],
     orders: &[OrderView],
     payable: &Payable,
+    origins: &Origins,
     now: DateTime<Utc>,
 ) -> AnyView {
     if coupons.is_empty() {
@@ -498,12 +514,32 @@ fn coupon_list(
         .into_iter()
         .map(|c| {
             let sentence = coupon_sentence(l, c, orders, payable, now);
+            // A compensation coupon says what it makes up for: the order,
+            // and the reason when the system wrote it (a person's words
+            // are for staff).
+            let origin = origins.get(&c.id).map(|o| {
+                let what = match &o.order_no {
+                    Some(no) => crate::tr!(l, "compensation-of-order", order_no = no.as_str()),
+                    None => l.t("compensation-for-no-order").to_string(),
+                };
+                let text = match crate::domain::event::system_reason_key(&o.reason) {
+                    Some(key) => crate::tr!(
+                        l,
+                        "compensation-origin-with-reason",
+                        what = what.as_str(),
+                        reason = l.t(key)
+                    ),
+                    None => what,
+                };
+                view! { <p class="sc-sentence" data-testid="sc-compensation-origin">{text}</p> }
+            });
             let code = c.code.clone();
             let data_code = c.code.clone();
             view! {
                 <li class="sc-item" data-testid="sc-coupon" data-code=data_code>
                     <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, c.status)}</p>
                     {coupon_facts(l, c)}
+                    {origin}
                     <p class="sc-sentence">{sentence}</p>
                 </li>
             }
@@ -515,6 +551,9 @@ fn coupon_list(
 /// The final-payment quotes of the deposit-paid orders, by order number:
 /// what their next payment will really be.
 type Quotes = HashMap<String, QuoteView>;
+
+/// What each compensation coupon was given for, by coupon id.
+type Origins = HashMap<String, crate::service::compensation::CompensationOrigin>;
 
 /// The money lines of an order's card: what will come off and what is due
 /// while it can be paid (a deposit-paid order's from its final-payment
@@ -825,7 +864,14 @@ fn render(p: PageData) -> String {
         .zip(&standings)
         .map(|(o, st)| (o.order_no.clone(), st.payable))
         .collect();
-    let coupons = coupon_list(l, &p.overview.coupons, &p.overview.orders, &payable, p.now);
+    let coupons = coupon_list(
+        l,
+        &p.overview.coupons,
+        &p.overview.orders,
+        &payable,
+        &p.origins,
+        p.now,
+    );
     let orders = order_list(l, &p.overview.orders, standings, &p.quotes);
     let hint = p.support_hint.clone();
     let check = match p.check {

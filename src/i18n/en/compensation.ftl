@@ -66,3 +66,7 @@ comp-preset-not-in-force = This preset is not in the rules in force any more; pi
 comp-pick-preset = Compensation preset
 comp-free-amount-within-cap = Free amount (type it below)
 staff-action-compensation_rules_change = Compensation rules changed
+compensation-of-order = Compensation for order { $order_no }
+compensation-for-no-order = Compensation not tied to an order
+compensation-given-for = Given for
+compensation-origin-with-reason = { $what }: { $reason }

@@ -65,3 +65,7 @@ comp-preset-not-in-force = 该预设已不在当前生效的规则中，请重�
 comp-pick-preset = 补偿预设
 comp-free-amount-within-cap = 自定金额（在下方填写）
 staff-action-compensation_rules_change = 修改补偿规则
+compensation-of-order = 订单 { $order_no } 的补偿
+compensation-for-no-order = 未关联订单的补偿
+compensation-given-for = 补偿事由
+compensation-origin-with-reason = { $what }：{ $reason }

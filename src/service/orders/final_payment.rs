@@ -12,6 +12,7 @@ use super::steps::{
 use super::view::reload;
 use crate::domain::campaign::CouponOutcome;
 use crate::domain::coupon::CouponStatus;
+use crate::domain::event::system_reasons;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
 use crate::service::views::{OrderView, QuoteView};
@@ -148,10 +149,8 @@ async fn pay_final_tx(
         }
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated | CouponOutcome::Swapped => {
             let why = match plan.outcome {
-                CouponOutcome::NoDiscountExpired => {
-                    "expired before the final payment (strict policy)"
-                }
-                _ => "expired before the final payment (swap_or_compensate policy)",
+                CouponOutcome::NoDiscountExpired => system_reasons::EXPIRED_BEFORE_FINAL_STRICT,
+                _ => system_reasons::EXPIRED_BEFORE_FINAL_SWAP,
             };
             if !move_coupon(
                 c,
@@ -175,7 +174,7 @@ async fn pay_final_tx(
                     crate::store::compensation_rules::version_in_force(c, first, to_ms(op.now))
                         .await?;
                 if plan.compensation_coupon {
-                    let reason = "presale coupon expired before the final payment and no equivalent coupon was available; compensated with a coupon of the same value";
+                    let reason = system_reasons::FINAL_PAYMENT_COUPON;
                     let given = crate::service::support::insert_compensation_coupon(
                         c,
                         op,
@@ -210,28 +209,28 @@ async fn pay_final_tx(
                     .await?;
                 } else {
                     ledger::insert(
-                    c,
-                    &NewEntry {
-                        user_id: &o.user_id,
-                        order_no: Some(order_no),
-                        coupon_id: Some(own),
-                        kind: "final_payment_deduction",
-                        amount_cents: plan.compensation.get(),
-                        reason: "presale coupon expired before the final payment and no equivalent coupon was available",
-                        actor: &op.ctx.actor,
-                        request_id: op.ctx.request_id.as_deref(),
-                        at_ms: to_ms(op.now),
-                        preset_id: None,
-                        rules_version,
-                        campaign_id: o.campaign_id.as_deref(),
-                        day: op.day(),
-                    },
-                )
-                .await?;
+                        c,
+                        &NewEntry {
+                            user_id: &o.user_id,
+                            order_no: Some(order_no),
+                            coupon_id: Some(own),
+                            kind: "final_payment_deduction",
+                            amount_cents: plan.compensation.get(),
+                            reason: system_reasons::FINAL_PAYMENT_DEDUCTION,
+                            actor: &op.ctx.actor,
+                            request_id: op.ctx.request_id.as_deref(),
+                            at_ms: to_ms(op.now),
+                            preset_id: None,
+                            rules_version,
+                            campaign_id: o.campaign_id.as_deref(),
+                            day: op.day(),
+                        },
+                    )
+                    .await?;
                 }
             }
             if let Some(replacement) = plan.replacement_coupon_id.as_deref() {
-                let swap_reason = format!("replaces expired coupon {own}");
+                let swap_reason = format!("{}{own}", system_reasons::REPLACES_EXPIRED_PREFIX);
                 let locked = move_coupon(
                     c,
                     op,
