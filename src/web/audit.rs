@@ -1,6 +1,7 @@
-//! `/console/audit` and `/console/audit.csv`: the audit log, for operators
-//! and admins (support staff get 403: the log shows every staff member's
-//! actions, sign-ins and addresses).
+//! `/console/audit` and `/console/audit.csv`: the audit log. Operators and
+//! admins read everyone's; a `support` member reads their own actions and
+//! sign-ins only (the actor filter is fixed to them: the log shows every
+//! staff member's actions, sign-ins and addresses).
 //!
 //! Two tabs of one page, each one table: coupon and order events (every
 //! state change by staff, API callers and jobs) and the staff log
@@ -106,13 +107,20 @@ impl AuditParams {
     }
 }
 
-fn may_read(staff: &Staff) -> Result<(), WebError> {
-    if staff.session.role.may_read_audit_log() {
-        Ok(())
-    } else {
-        Err(WebError::forbidden(
-            staff.lang.t("the-audit-log-shows-every-staff"),
-        ))
+/// What of the log the reader may see: everyone's (`None`), or only their
+/// own (`Some(actor)`, forced onto the filters).
+fn readable_actor(staff: &Staff) -> Option<String> {
+    (!staff.session.role.may_read_audit_log()).then(|| staff.session.actor())
+}
+
+impl AuditParams {
+    /// The filters with the actor fixed to `own` when the reader may only
+    /// see their own entries.
+    fn scoped(mut self, own: Option<&str>) -> Self {
+        if let Some(own) = own {
+            self.actor = Some(own.to_string());
+        }
+        self
     }
 }
 
@@ -122,9 +130,8 @@ async fn audit_page(
     Query(p): Query<AuditParams>,
 ) -> Response {
     let l = staff.lang;
-    if let Err(e) = may_read(&staff) {
-        return e.into_response();
-    }
+    let own = readable_actor(&staff);
+    let p = p.scoped(own.as_deref());
     let (log, q) = match p.log(l).and_then(|log| Ok((log, p.query(l)?))) {
         Ok(v) => v,
         Err(e) => return e.into_response(),
@@ -191,8 +198,15 @@ async fn audit_page(
                 <h2 id="audit-filters" class="visually-hidden">{l.t("filters")}</h2>
                 <form method="get" action="/console/audit" class="filters" data-testid="audit-filters">
                     <input type="hidden" name="log" value=log_value/>
-                    <label>{l.t("actor-exact-e-g-staff-alice")}
-                        <input type="text" name="actor" value=actor/></label>
+                    {match &own {
+                        None => view! {
+                            <label>{l.t("actor-exact-e-g-staff-alice")}
+                                <input type="text" name="actor" value=actor/></label>
+                        }.into_any(),
+                        Some(_) => view! {
+                            <p class="note" data-testid="audit-own-only">{l.t("audit-own-actions-only")}</p>
+                        }.into_any(),
+                    }}
                     <label>{l.t("action-exact")}
                         <input type="text" name="action" value=action placeholder=action_hint/></label>
                     <label>{target_label}<input type="text" name="target" value=target/></label>
@@ -334,9 +348,7 @@ async fn audit_csv(
     Query(p): Query<AuditParams>,
 ) -> Response {
     let l = staff.lang;
-    if let Err(e) = may_read(&staff) {
-        return e.into_response();
-    }
+    let p = p.scoped(readable_actor(&staff).as_deref());
     let (log, q) = match p.log(l).and_then(|log| Ok((log, p.query(l)?))) {
         Ok(v) => v,
         Err(e) => return e.into_response(),

@@ -180,7 +180,11 @@ pub fn render(
                 <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>
                 {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("webhooks")}</a> })}
                 {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
-                {session.role.may_read_audit_log().then(|| view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> })}
+                {if session.role.may_read_audit_log() {
+                    view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> }.into_any()
+                } else {
+                    view! { <a href="/console/audit" data-testid="nav-audit">{l.t("nav-my-actions")}</a> }.into_any()
+                }}
                 {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/compensation" data-testid="nav-compensation">{l.t("comp-nav")}</a> })}
                 {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/wakeup" data-testid="nav-wakeup">{l.t("wakeup-nav")}</a> })}
             </nav>

@@ -22,3 +22,5 @@ coupon-5 = coupon { $id }
 order-4 = order { $no }
 audit-tab-events = Coupon and order events
 audit-tab-staff = Staff accounts and sign-ins
+audit-own-actions-only = Only your own actions and sign-ins are shown here.
+nav-my-actions = My actions

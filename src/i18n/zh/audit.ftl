@@ -22,3 +22,5 @@ coupon-5 = 券 { $id }
 order-4 = 订单 { $no }
 audit-tab-events = 券与订单事件
 audit-tab-staff = 员工账户与登录
+audit-own-actions-only = 这里只显示你自己的操作和登录记录。
+nav-my-actions = 我的操作
