@@ -164,3 +164,61 @@ async fn a_server_clock_off_the_database_by_more_than_a_second_is_shown_to_staff
         .unwrap_or_else(|| panic!("no clock gauge in {}", metrics.text));
     assert!((59.0..61.0).contains(&skew), "{skew}");
 }
+
+#[tokio::test]
+async fn a_finding_fixed_from_the_order_page_leaves_the_queue_at_once_as_on_the_reconciliation_page()
+ {
+    let app = spawn_app().await;
+    let cid = deposit_paid_under(&app, "P-STUCK", "u1", "lock", 10 * 24 * 3600).await;
+    plant(
+        &app,
+        "UPDATE orders SET status = 'closed' WHERE order_no = 'P-STUCK'",
+    )
+    .await;
+    let mut op = signed_in(&app, Role::Operator).await;
+    let csrf = op.csrf().await;
+    let r = op
+        .post_form("/console/reconciliation/run", &[("csrf", &csrf)])
+        .await;
+    assert_eq!(r.status, 303);
+    let home = op.get("/console").await;
+    assert_eq!(
+        count_of(&home.text, "queue-findings"),
+        Some(1),
+        "{}",
+        home.text
+    );
+
+    // Fixed from the coupon page (the health check's release), not from
+    // the reconciliation page, and no new run.
+    let r = confirm(
+        &mut op,
+        &format!("/console/coupons/{cid}/release"),
+        &[("reason", "order closed")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let home = op.get("/console").await;
+    assert_eq!(
+        count_of(&home.text, "queue-findings"),
+        None,
+        "{}",
+        home.text
+    );
+    assert!(
+        home.contains("data-testid=\"queue-findings-none\""),
+        "{}",
+        home.text
+    );
+    let page = op.get("/console/reconciliation").await;
+    let row = page
+        .text
+        .split("data-kind=\"locked_coupon_order_closed\"")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        row.contains("data-testid=\"open-count\" class=\"money\">0<"),
+        "the page agrees: {}",
+        page.text
+    );
+}

@@ -24,7 +24,9 @@ pub const QUEUE_LIST_LIMIT: i64 = 200;
 pub struct WorkQueue {
     /// The latest reconciliation run (id, when it finished), if any.
     pub run: Option<(i64, DateTime<Utc>)>,
-    /// Its findings not yet repaired, per kind (kinds with none left out).
+    /// Its findings still open now (neither repaired nor resolved since),
+    /// per kind (kinds with none left out), as the reconciliation page
+    /// counts them ([`Service::open_findings_now`]).
     pub open_findings: Vec<(AnomalyKind, i64)>,
     /// Deposit-paid orders whose locked coupon ends before their
     /// final-payment window opens (not under `lock`).
@@ -93,14 +95,9 @@ impl Service {
                 Box::pin(async move {
                     let now_ms = to_ms(now);
                     let run = crate::store::reconcile::latest_run(c).await?;
-                    let open_findings = match run {
-                        Some((id, _)) => queue::open_findings_by_kind(c, id)
-                            .await?
-                            .into_iter()
-                            .filter_map(|(k, n)| AnomalyKind::parse(&k).map(|k| (k, n)))
-                            .collect(),
-                        None => Vec::new(),
-                    };
+                    // Counted after this read, as the reconciliation page
+                    // counts them (see below).
+                    let open_findings = Vec::new();
                     let compensation_today = if capped {
                         let given = crate::store::search::compensation_issued_by(
                             c,
@@ -140,6 +137,9 @@ impl Service {
                 })
             })
             .await?;
+        if let Some((run_id, _)) = q.run {
+            q.open_findings = self.open_findings_now(run_id).await?;
+        }
         q.my_actions = self.audit_events(mine, None, MY_LAST_ACTIONS).await?.rows;
         q.clock_skew_ms =
             Some(self.clock_skew_ms().await?).filter(|skew| skew.abs() > CLOCK_SKEW_WARN_MS);

@@ -49,6 +49,10 @@ pub const MAX_ROWS_PER_SCAN: usize = 100_000;
 pub const USED_WINDOW_DAYS: i64 = 7;
 /// Most templates whose stock counter is checked per run.
 pub const MAX_TEMPLATES: i64 = 1_000;
+/// Findings of a run the reconciliation page shows and the home page's
+/// work queue counts (the rest of a run's findings are only counted).
+pub const FINDINGS_SHOWN: i64 = 500;
+
 /// Most coupons (live and archived, each) a template may have for its
 /// report counters to be recounted in a run; bigger templates are
 /// counted as `templates_not_recounted` (a recount reads every row).
@@ -646,6 +650,32 @@ impl Service {
             repaired: 0,
             truncated,
         })
+    }
+
+    /// The latest run's findings still open now, per kind (kinds with
+    /// none left out): not repaired from the reconciliation page and not
+    /// resolved since by any other change (the health check's actions,
+    /// jobs, the API), read exactly as the reconciliation page reads them
+    /// (its first [`FINDINGS_SHOWN`]), so the home page's work queue and
+    /// that page agree at every moment, without a new run.
+    pub async fn open_findings_now(
+        &self,
+        run_id: i64,
+    ) -> Result<Vec<(AnomalyKind, i64)>, ServiceError> {
+        let findings = self
+            .reconcile_findings(run_id, None, FINDINGS_SHOWN)
+            .await?;
+        Ok(AnomalyKind::ALL
+            .into_iter()
+            .map(|k| {
+                let n = findings
+                    .iter()
+                    .filter(|f| f.kind == k && f.is_open())
+                    .count();
+                (k, i64::try_from(n).unwrap_or(i64::MAX))
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect())
     }
 
     /// The most recent runs, newest first (at most 100).

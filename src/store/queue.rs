@@ -5,21 +5,6 @@
 
 use sqlx::AnyConnection;
 
-/// Open (unrepaired) findings of reconciliation run `run_id`, per kind
-/// word (`reconcile_findings_run_idx`).
-pub async fn open_findings_by_kind(
-    conn: &mut AnyConnection,
-    run_id: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT kind, CAST(COUNT(*) AS BIGINT) FROM reconcile_findings
-         WHERE run_id = $1 AND repaired_at IS NULL GROUP BY kind ORDER BY kind",
-    )
-    .bind(run_id)
-    .fetch_all(conn)
-    .await
-}
-
 /// The `AND`-clause shared by the at-risk count and list: deposit-paid
 /// orders of a campaign whose final payment has not closed (and whose
 /// policy is not `lock`, under which the lock outlives the coupon), with a

@@ -21,7 +21,7 @@ use crate::service::ServiceError;
 use crate::service::reconcile::{FindingView, RunView};
 
 /// Findings shown on the page (the rest are counted).
-const SHOWN: i64 = 500;
+const SHOWN: i64 = crate::service::reconcile::FINDINGS_SHOWN;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
