@@ -134,3 +134,53 @@ async fn every_console_link_opens_for_every_role_on_the_demo_data() {
         report.join("\n")
     );
 }
+
+#[tokio::test]
+async fn an_address_only_a_form_posts_to_sends_a_browser_to_its_page() {
+    let app = spawn_app().await;
+    let t = app.template(serde_json::json!({})).await;
+    let tid = t["id"].as_str().unwrap_or_default();
+    let mut b = signed_in(&app, Role::Admin).await;
+    for (path, to) in [
+        (
+            format!("/console/templates/{tid}/pause"),
+            format!("/console/templates/{tid}"),
+        ),
+        (
+            format!("/console/templates/{tid}/resume"),
+            format!("/console/templates/{tid}"),
+        ),
+        (
+            format!("/console/templates/{tid}/edit"),
+            format!("/console/templates/{tid}"),
+        ),
+        (
+            format!("/console/templates/{tid}/code-batches"),
+            format!("/console/templates/{tid}"),
+        ),
+        (
+            "/console/staff/admin-1/role".to_string(),
+            "/console/staff".to_string(),
+        ),
+        (
+            "/console/reconciliation/run".to_string(),
+            "/console/reconciliation".to_string(),
+        ),
+    ] {
+        let r = b.get(&path).await;
+        assert_eq!(
+            (r.status, r.location.as_deref()),
+            (303, Some(to.as_str())),
+            "{path}: {}",
+            r.text
+        );
+        assert_eq!(b.get(&to).await.status, 200, "{to}");
+    }
+    // The API keeps its JSON 405.
+    let r = app.get("/api/v1/orders/N1/final-payment").await;
+    assert_eq!(r.status, 405, "{}", r.text);
+    // The template page's forms come back to their section.
+    let page = b.get(&format!("/console/templates/{tid}")).await;
+    assert!(page.contains("/edit#template-manage\""), "{}", page.text);
+    assert!(page.contains("/pause#template-manage\""), "{}", page.text);
+}

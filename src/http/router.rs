@@ -72,7 +72,29 @@ async fn not_found() -> Response {
     ApiError::not_found("no such route").into_response()
 }
 
-async fn method_not_allowed() -> Response {
+/// A method the route does not take. A browser that lands on a console
+/// address only a form posts to (reloading a refused form, switching the
+/// language there, a bookmark) is sent to the page the form belongs to,
+/// the address without its last segment, instead of an error; the API
+/// answers 405 as JSON.
+async fn method_not_allowed(req: Request) -> Response {
+    let path = req.uri().path();
+    if matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD
+    ) && path.starts_with("/console/")
+        && let Some((parent, _)) = path.trim_end_matches('/').rsplit_once('/')
+        && parent.starts_with("/console")
+    {
+        // Staff accounts have no page of their own: their forms live on
+        // the staff list.
+        let to = if parent.starts_with("/console/staff/") {
+            "/console/staff"
+        } else {
+            parent
+        };
+        return axum::response::Redirect::to(to).into_response();
+    }
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "invalid_request",

@@ -192,7 +192,8 @@ fn batch_table(l: Lang, batches: Vec<CodeBatchView>) -> AnyView {
 }
 
 fn generate_form(l: Lang, csrf: String, t: &TemplateView, f: CodeForm) -> impl IntoView + use<> {
-    let action = format!("{}/code-batches", template_path(&t.id));
+    // Back at this section after a refusal (see the template page's forms).
+    let action = format!("{}/code-batches#code-batches", template_path(&t.id));
     let form_id = format!("{:032x}", rand::random::<u128>());
     let count = f.errors.input_attrs("count", "code-count");
     let prefix = f.errors.input_attrs("prefix", "code-prefix");

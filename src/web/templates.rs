@@ -860,7 +860,12 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
     } else {
         (format!("{base}/pause"), l.t("template-pause"), "pause")
     };
-    let edit_href = format!("{base}/edit");
+    // Each form posts to an address ending in `#template-manage`: a
+    // refused form comes back scrolled to this section, where its message
+    // is, and a change lands where it was made (a redirect keeps the
+    // fragment), not at the top of a long page.
+    let switch_href = format!("{switch_href}#template-manage");
+    let edit_href = format!("{base}/edit#template-manage");
     let reason = f.errors.input_attrs("reason", "reason");
     let typed_reason = super::escape_html(&f.reason);
     let name = f.errors.input_attrs("name", "edit-name");
