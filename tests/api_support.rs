@@ -947,7 +947,7 @@ async fn bad_input_is_a_400_naming_the_field_never_a_500() {
     );
     assert_eq!(
         field(
-            svc.export_coupons_csv(CouponFilter::default(), 0)
+            svc.export_coupons_csv(CouponFilter::default(), 0, couponkeeper::i18n::Lang::Zh)
                 .await
                 .map(|_| ())
         ),
@@ -1253,7 +1253,11 @@ async fn the_csv_export_quotes_fields_has_a_header_and_stops_at_max_rows() {
     }
     let csv = app
         .service
-        .export_coupons_csv(CouponFilter::default(), 100_000)
+        .export_coupons_csv(
+            CouponFilter::default(),
+            100_000,
+            couponkeeper::i18n::Lang::Zh,
+        )
         .await
         .expect("csv");
     let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
@@ -1267,7 +1271,7 @@ async fn the_csv_export_quotes_fields_has_a_header_and_stops_at_max_rows() {
     assert!(csv.contains(",'=SUM(A1),"), "{csv}");
     let two = app
         .service
-        .export_coupons_csv(CouponFilter::default(), 2)
+        .export_coupons_csv(CouponFilter::default(), 2, couponkeeper::i18n::Lang::Zh)
         .await
         .expect("csv");
     assert_eq!(two.split("\r\n").filter(|l| !l.is_empty()).count(), 3);

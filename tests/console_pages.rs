@@ -1422,3 +1422,38 @@ async fn a_missing_order_inside_the_console_is_a_404_page_in_the_pages_language_
     );
     assert!(page.contains("data-testid=\"staff-name\""));
 }
+
+/// The console's CSV exports open right in Excel: a UTF-8 byte order mark
+/// first, and beside the stored codes, cents and UTC times, the status in
+/// the reader's words, money in yuan and times in the business time zone.
+#[tokio::test]
+async fn csv_exports_carry_a_byte_order_mark_words_yuan_and_local_times() {
+    let app = spawn_app().await;
+    let cid = common::fixtures::coupon_for(&app, "u-csv").await;
+    let r = app
+        .order(common::normal_order("N-CSV", "u-csv", Some(&cid), 40_000))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let mut b = signed_in(&app, Role::Support).await;
+    let coupons = b.get("/console/coupons.csv").await;
+    assert!(coupons.bom, "coupons.csv starts with a byte order mark");
+    let mut lines = coupons.text.lines();
+    let header = lines.next().unwrap_or_default();
+    assert!(
+        header.ends_with(",status_text,value_yuan,min_order_yuan,ends_at_local"),
+        "{header}"
+    );
+    let row = lines.next().unwrap_or_default();
+    assert!(row.contains(",锁定中,50.00,300.00,"), "{row}");
+    assert!(row.ends_with("(UTC+8)"), "{row}");
+    let orders = b.get("/console/orders.csv").await;
+    assert!(orders.bom);
+    let row = orders.text.lines().nth(1).unwrap_or_default();
+    assert!(row.contains(",400.00,50.00,350.00"), "{row}");
+    for path in ["/console/audit.csv", "/console/compensation.csv"] {
+        let page = b.get(path).await;
+        if page.status == 200 {
+            assert!(page.bom, "{path}");
+        }
+    }
+}

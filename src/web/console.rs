@@ -908,7 +908,7 @@ async fn coupon_csv(
         Ok(f) => f,
         Err(m) => return to_response(WebError::bad_request(m)),
     };
-    match s.service.export_coupons_csv(filter, CSV_MAX_ROWS).await {
+    match s.service.export_coupons_csv(filter, CSV_MAX_ROWS, l).await {
         Ok(csv) => super::layout::csv_download("coupons.csv", csv),
         Err(e) => to_response(WebError::from_service(l, e)),
     }

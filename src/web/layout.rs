@@ -508,8 +508,12 @@ impl EventTarget {
 
 /// A CSV export as a download named `filename` (UTF-8, RFC 4180 body
 /// built by the service).
+/// A CSV file to download, starting with a UTF-8 byte order mark: without
+/// it Excel reads the file as the machine's legacy code page and Chinese
+/// text turns to noise (every console export holds names and words).
 pub fn csv_download(filename: &str, csv: String) -> axum::response::Response {
     use axum::response::IntoResponse;
+    let csv = format!("\u{feff}{csv}");
     (
         [
             (

@@ -340,7 +340,7 @@ async fn order_csv(
     };
     match s
         .service
-        .export_orders_csv(filter, MAX_ORDER_EXPORT_ROWS)
+        .export_orders_csv(filter, MAX_ORDER_EXPORT_ROWS, staff.lang)
         .await
     {
         Ok(csv) => super::layout::csv_download("orders.csv", csv),

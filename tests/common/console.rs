@@ -18,8 +18,12 @@ pub struct Page {
     pub status: u16,
     pub location: Option<String>,
     pub set_cookies: Vec<String>,
+    /// The body, without a leading UTF-8 byte order mark.
     pub text: String,
     pub headers: reqwest::header::HeaderMap,
+    /// Whether the body started with a UTF-8 byte order mark (the console's
+    /// CSV exports do, for Excel).
+    pub bom: bool,
 }
 
 impl Page {
@@ -116,13 +120,16 @@ impl<'a> Browser<'a> {
                 }
             }
         }
-        let text = r.text().await.unwrap_or_default();
+        let raw = r.text().await.unwrap_or_default();
+        let bom = raw.starts_with('\u{feff}');
+        let text = raw.trim_start_matches('\u{feff}').to_string();
         Page {
             status,
             location,
             set_cookies,
             text,
             headers,
+            bom,
         }
     }
 

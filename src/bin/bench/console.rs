@@ -971,7 +971,7 @@ async fn measure_console(
     };
     let t = Instant::now();
     let csv = service
-        .export_coupons_csv(filter, CONSOLE_EXPORT_ROWS)
+        .export_coupons_csv(filter, CONSOLE_EXPORT_ROWS, couponkeeper::i18n::Lang::Zh)
         .await?;
     let took = t.elapsed();
     let lines = csv.matches("\r\n").count();
@@ -1334,7 +1334,11 @@ async fn order_list_rows(
     );
     let t = Instant::now();
     let csv = s
-        .export_orders_csv(Default::default(), CONSOLE_EXPORT_ROWS)
+        .export_orders_csv(
+            Default::default(),
+            CONSOLE_EXPORT_ROWS,
+            couponkeeper::i18n::Lang::Zh,
+        )
         .await?;
     let took = t.elapsed();
     let lines = csv.matches("\r\n").count();

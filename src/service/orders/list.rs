@@ -249,6 +249,7 @@ impl Service {
         &self,
         filter: OrderFilter,
         max_rows: usize,
+        lang: crate::i18n::Lang,
     ) -> Result<String, ServiceError> {
         if !(1..=MAX_ORDER_EXPORT_ROWS).contains(&max_rows) {
             return Err(FieldError::new(
@@ -269,7 +270,7 @@ impl Service {
                 .min(EXPORT_BATCH);
             let page = self.list_orders(filter.clone(), cursor, want).await?;
             for o in &page.orders {
-                out.push_str(&order_csv_row(o, tz));
+                out.push_str(&order_csv_row(o, tz, lang));
                 out.push_str("\r\n");
             }
             written += page.orders.len();
@@ -282,9 +283,16 @@ impl Service {
     }
 }
 
-const ORDER_CSV_HEADER: &str = "order_no,user_id,kind,category,status,total_cents,deposit_cents,campaign_id,coupon_id,coupon_discount_cents,coupon_lock_status,compensation_cents,amount_due_cents,final_payment_cents,created_at,created_at_local";
+/// The stored values first (codes, cents, UTC), then for a person the
+/// local time, the status in words and the money in yuan.
+const ORDER_CSV_HEADER: &str = "order_no,user_id,kind,category,status,total_cents,deposit_cents,campaign_id,coupon_id,coupon_discount_cents,coupon_lock_status,compensation_cents,amount_due_cents,final_payment_cents,created_at,created_at_local,status_text,total_yuan,coupon_discount_yuan,amount_due_yuan";
 
-fn order_csv_row(o: &OrderView, tz: crate::domain::reminder::BusinessTz) -> String {
+fn order_csv_row(
+    o: &OrderView,
+    tz: crate::domain::reminder::BusinessTz,
+    lang: crate::i18n::Lang,
+) -> String {
+    let yuan = |c: i64| crate::domain::money::Cents::from_stored(c).yuan();
     let local = crate::domain::time::parse_rfc3339(&o.created_at)
         .map(|t| crate::i18n::zone::local_text_in(tz, t, true))
         .unwrap_or_default();
@@ -308,6 +316,10 @@ fn order_csv_row(o: &OrderView, tz: crate::domain::reminder::BusinessTz) -> Stri
             .unwrap_or_default(),
         o.created_at.clone(),
         local,
+        lang.t(o.status.label_key()).to_string(),
+        yuan(o.total_cents),
+        yuan(o.coupon_discount_cents),
+        yuan(o.amount_due_cents),
     ]
     .iter()
     .map(|f| csv_field(f))

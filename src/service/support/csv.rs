@@ -34,9 +34,30 @@ pub fn csv_field(raw: &str) -> String {
     }
 }
 
-const CSV_HEADER: &str = "id,code,user_id,template_id,source,kind,value_cents,percent_off,max_discount_cents,min_order_cents,categories,status,starts_at,ends_at,order_no,locked_at,used_at,created_at";
+/// The columns: the stored values first (codes, cents, UTC), then for a
+/// person opening the file in a spreadsheet the status in words, money in
+/// yuan and the end in the business time zone.
+const CSV_HEADER: &str = "id,code,user_id,template_id,source,kind,value_cents,percent_off,max_discount_cents,min_order_cents,categories,status,starts_at,ends_at,order_no,locked_at,used_at,created_at,status_text,value_yuan,min_order_yuan,ends_at_local";
 
-fn csv_row(v: &CouponView) -> String {
+/// Cents as yuan with two decimals (`50.00`); empty for none.
+fn yuan(cents: Option<i64>) -> String {
+    cents
+        .map(|c| crate::domain::money::Cents::from_stored(c).yuan())
+        .unwrap_or_default()
+}
+
+/// A stored UTC time in the business time zone, with its offset.
+fn local(rfc3339: &str, tz: crate::domain::reminder::BusinessTz) -> String {
+    crate::domain::time::parse_rfc3339(rfc3339)
+        .map(|t| crate::i18n::zone::local_text_in(tz, t, true))
+        .unwrap_or_default()
+}
+
+fn csv_row(
+    v: &CouponView,
+    lang: crate::i18n::Lang,
+    tz: crate::domain::reminder::BusinessTz,
+) -> String {
     let num = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
     [
@@ -58,6 +79,10 @@ fn csv_row(v: &CouponView) -> String {
         text(&v.locked_at),
         text(&v.used_at),
         v.created_at.clone(),
+        lang.t(v.status.label_key()).to_string(),
+        yuan(v.value_cents),
+        yuan(Some(v.min_order_cents)),
+        local(&v.ends_at, tz),
     ]
     .iter()
     .map(|f| csv_field(f))
@@ -67,12 +92,15 @@ fn csv_row(v: &CouponView) -> String {
 
 impl Service {
     /// The coupons matching `filter` as CSV (RFC 4180, header row first),
-    /// at most `max_rows` (1 to 100,000), read in keyset batches of 1000.
+    /// at most `max_rows` (1 to 100,000), read in keyset batches of 1000;
+    /// the status words in `lang`.
     pub async fn export_coupons_csv(
         &self,
         filter: CouponFilter,
         max_rows: usize,
+        lang: crate::i18n::Lang,
     ) -> Result<String, ServiceError> {
+        let tz = self.settings().reminders.tz;
         if !(1..=MAX_EXPORT_ROWS).contains(&max_rows) {
             return Err(
                 FieldError::new("max_rows", format!("must be 1 to {MAX_EXPORT_ROWS}")).into(),
@@ -88,7 +116,7 @@ impl Service {
                 .min(EXPORT_BATCH);
             let page = self.list_coupons_batch(filter.clone(), after, want).await?;
             for v in &page.coupons {
-                out.push_str(&csv_row(v));
+                out.push_str(&csv_row(v, lang, tz));
                 out.push_str("\r\n");
             }
             written += page.coupons.len();
