@@ -505,3 +505,56 @@ async fn every_audit_filter_reads_an_index_range_on_a_big_table() {
         common::store()
     );
 }
+
+#[tokio::test]
+async fn filters_take_what_the_page_shows_and_an_empty_result_says_what_was_searched() {
+    let app = spawn_app().await;
+    let mut op = signed_in(&app, Role::Operator).await;
+    let cid = common::fixtures::coupon_for(&app, "u-find").await;
+    let code = app.coupon(&cid).await["code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let r = confirm(
+        &mut op,
+        &format!("/console/coupons/{cid}/invalidate"),
+        &[("reason", "found by words")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let typed_code = code.replace('-', "").to_lowercase();
+    let label = couponkeeper::i18n::Lang::Zh.t("event-action-invalidate");
+    let q = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("actor", "operator-1"),
+            ("action", label),
+            ("target", typed_code.as_str()),
+        ])
+        .finish();
+    let page = op.get(&format!("/console/audit?{q}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.contains("found by words"), "{}", page.text);
+    assert!(!page.contains("audit-empty"), "{}", page.text);
+    // The pickers show the person and the action in words.
+    assert!(
+        page.contains(r#"value="invalidate" selected"#),
+        "{}",
+        page.text
+    );
+    assert!(
+        page.contains(r#"value="staff:operator-1" selected"#),
+        "{}",
+        page.text
+    );
+    // Nothing found: the page says what it looked for.
+    let page = op
+        .get("/console/audit?target=NOPE-NOPE&action=expire")
+        .await;
+    assert!(page.contains("audit-empty"), "{}", page.text);
+    let searched = page
+        .text
+        .split("data-testid=\"audit-searched\">")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(searched.contains("NOPE-NOPE"), "{searched}");
+}

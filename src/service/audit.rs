@@ -202,6 +202,44 @@ fn staff_csv_row(v: &StaffAuditView) -> String {
 
 impl Service {
     /// A page of coupon and order events, newest first.
+    /// What a person typed in the events log's target filter, read as the
+    /// page shows things: a coupon code (with or without dashes, any case)
+    /// becomes that coupon's id, an order number the order's own
+    /// spelling, a unique prefix of either its one match; anything else is
+    /// used as typed.
+    pub async fn audit_event_target(&self, typed: &str) -> Result<String, ServiceError> {
+        let typed = typed.trim().to_string();
+        if typed.is_empty() {
+            return Ok(typed);
+        }
+        self.read(move |c| {
+            let typed = typed.clone();
+            Box::pin(async move {
+                use crate::store::search;
+                if let Some(id) = search::coupon_id_by_code(c, &typed.to_uppercase()).await? {
+                    return Ok(id);
+                }
+                if search::coupon_exists(c, &typed).await?
+                    || search::order_exists(c, &typed).await?
+                {
+                    return Ok(typed);
+                }
+                let key = crate::domain::ids::search_key(&typed);
+                if key.chars().count() < 4 {
+                    return Ok(typed);
+                }
+                let coupons = search::coupons_by_code_prefix(c, &key, 2).await?;
+                let orders = search::orders_by_no_prefix(c, &key, 2).await?;
+                match (coupons.as_slice(), orders.as_slice()) {
+                    ([(id, _)], []) => Ok(id.clone()),
+                    ([], [(order_no, _)]) => Ok(order_no.clone()),
+                    _ => Ok(typed),
+                }
+            })
+        })
+        .await
+    }
+
     pub async fn audit_events(
         &self,
         q: AuditQuery,

@@ -21,6 +21,7 @@ use super::i18n::Lang;
 use super::layout::{
     EventTarget, action_text, actor_text, change_text, enc, reason_text, time_text,
 };
+use crate::domain::event::EventAction;
 use crate::http::AppState;
 use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
 use crate::store::audit::AuditQuery;
@@ -113,7 +114,103 @@ fn readable_actor(staff: &Staff) -> Option<String> {
     (!staff.session.role.may_read_audit_log()).then(|| staff.session.actor())
 }
 
+/// An action typed as the page shows it (`作废`, `Invalidate`), in either
+/// language and any case, as its stored word; anything else as typed.
+fn action_word(log: AuditLog, typed: &str) -> String {
+    let t = typed.trim();
+    let same = |key: &str| {
+        [Lang::Zh, Lang::En]
+            .iter()
+            .any(|l| l.t(key).eq_ignore_ascii_case(t))
+    };
+    match log {
+        AuditLog::Events => EventAction::ALL
+            .into_iter()
+            .find(|a| a.as_str() == t || same(a.label_key()))
+            .map(|a| a.as_str().to_string()),
+        AuditLog::Staff => staff_actions()
+            .into_iter()
+            .find(|(word, key)| *word == t || same(key))
+            .map(|(word, _)| word.to_string()),
+    }
+    .unwrap_or_else(|| t.to_string())
+}
+
+/// Every staff-log action word with its catalog key.
+fn staff_actions() -> Vec<(&'static str, String)> {
+    let all = crate::service::staff::actions::ALL
+        .iter()
+        .chain(crate::service::templates::actions::ALL.iter())
+        .chain(crate::service::wakeup::actions::ALL.iter())
+        .chain(crate::service::codes::actions::ALL.iter());
+    all.filter_map(|w| {
+        crate::service::staff::actions::label_key(w)
+            .or_else(|| crate::service::templates::actions::label_key(w))
+            .or_else(|| crate::service::wakeup::actions::label_key(w))
+            .or_else(|| crate::service::codes::actions::label_key(w))
+            .map(|k| (*w, k))
+    })
+    .collect()
+}
+
+/// A person typed as the page shows them: a staff name alone (`wang.op`)
+/// is that staff member (`staff:wang.op`); a stored actor (`job:…`,
+/// `api:…`, `anonymous`, `cli`) as it is.
+fn actor_word(typed: &str) -> String {
+    let t = typed.trim();
+    // Actors stored without a prefix: a refused sign-in and the CLI.
+    if t.contains(':') || t.is_empty() || matches!(t, "anonymous" | "cli") {
+        t.to_string()
+    } else {
+        format!("staff:{}", t.to_lowercase())
+    }
+}
+
 impl AuditParams {
+    /// The filters read as people type them: names, words and codes as
+    /// the page shows them become what is stored (see [`action_word`],
+    /// [`actor_word`], [`crate::service::Service::audit_event_target`]).
+    async fn interpreted(mut self, s: &AppState, log: AuditLog) -> Result<Self, WebError> {
+        if let Some(a) = nonempty(&self.actor) {
+            self.actor = Some(actor_word(&a));
+        }
+        if let Some(a) = nonempty(&self.action) {
+            self.action = Some(action_word(log, &a));
+        }
+        if log == AuditLog::Events
+            && let Some(t) = nonempty(&self.target)
+        {
+            self.target = Some(
+                s.service
+                    .audit_event_target(&t)
+                    .await
+                    .map_err(|e| WebError::bad_request(e.to_string()))?,
+            );
+        }
+        Ok(self)
+    }
+
+    /// What was searched, in words, for an empty result.
+    fn searched(&self, l: Lang) -> String {
+        let mut parts = Vec::new();
+        if let Some(a) = nonempty(&self.actor) {
+            parts.push(format!("{}: {}", l.t("actor"), actor_text(l, &a)));
+        }
+        if let Some(a) = nonempty(&self.action) {
+            parts.push(format!("{}: {}", l.t("action"), action_text(l, &a)));
+        }
+        if let Some(t) = nonempty(&self.target) {
+            parts.push(format!("{}: {t}", l.t("audit-target")));
+        }
+        if let Some(d) = nonempty(&self.from) {
+            parts.push(format!("{}: {d}", l.t("filter-from-date")));
+        }
+        if let Some(d) = nonempty(&self.to) {
+            parts.push(format!("{}: {d}", l.t("filter-to-date")));
+        }
+        parts.join(" · ")
+    }
+
     /// The filters with the actor fixed to `own` when the reader may only
     /// see their own entries.
     fn scoped(mut self, own: Option<&str>) -> Self {
@@ -132,23 +229,43 @@ async fn audit_page(
     let l = staff.lang;
     let own = readable_actor(&staff);
     let p = p.scoped(own.as_deref());
-    let (log, q) = match p.log(l).and_then(|log| Ok((log, p.query(l)?))) {
-        Ok(v) => v,
+    let log = match p.log(l) {
+        Ok(log) => log,
         Err(e) => return e.into_response(),
     };
+    let typed = (p.actor.clone(), p.action.clone(), p.target.clone());
+    let mut p = match p.interpreted(&s, log).await {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let q = match p.query(l) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
+    let searched = p.searched(l);
+    // The form shows what was typed, not the stored words it became.
+    (p.actor, p.action, p.target) = typed;
     let after = nonempty(&p.after);
     let (table, next, count) = match log {
         AuditLog::Events => match s.service.audit_events(q, after.as_deref(), PAGE_SIZE).await {
             Ok(page) => {
                 let n = page.rows.len();
-                (events_table(l, page.rows).into_any(), page.next, n)
+                (
+                    events_table(l, page.rows, &searched).into_any(),
+                    page.next,
+                    n,
+                )
             }
             Err(e) => return WebError::from_service(l, e).into_response(),
         },
         AuditLog::Staff => match s.service.audit_staff(q, after.as_deref(), PAGE_SIZE).await {
             Ok(page) => {
                 let n = page.rows.len();
-                (staff_table(l, page.rows).into_any(), page.next, n)
+                (
+                    staff_table(l, page.rows, &searched).into_any(),
+                    page.next,
+                    n,
+                )
             }
             Err(e) => return WebError::from_service(l, e).into_response(),
         },
@@ -171,22 +288,68 @@ async fn audit_page(
         view! { <a href=href aria-current=current class="tab" data-testid=testid>{label}</a> }
     };
     let value = |v: &Option<String>| v.clone().unwrap_or_default();
-    let (actor, action, target, from, to) = (
-        value(&p.actor),
-        value(&p.action),
-        value(&p.target),
-        value(&p.from),
-        value(&p.to),
-    );
+    let (actor_opt, action_opt) = (p.actor.clone(), p.action.clone());
+    let (target, from, to) = (value(&p.target), value(&p.from), value(&p.to));
     let target_label = match log {
         AuditLog::Events => l.t("target-coupon-id-or-order-no"),
         AuditLog::Staff => l.t("target-staff-name-or-webhook-subscriber"),
     };
-    let action_hint = match log {
-        AuditLog::Events => l.t("e-g-staff-release-force-release"),
-        AuditLog::Staff => l.t("e-g-role-change-password-reset"),
-    };
+
     let log_value = log.as_str();
+    // Pickers of what the page shows: people and jobs, actions in words.
+    let chosen_actor = nonempty(&actor_opt)
+        .map(|a| actor_word(&a))
+        .unwrap_or_default();
+    let mut people: Vec<(String, String)> =
+        vec![(String::new(), l.t("audit-any-actor").to_string())];
+    if own.is_none() {
+        let accounts = s.service.list_staff().await.unwrap_or_default();
+        people.extend(accounts.into_iter().map(|a| {
+            let actor = format!("staff:{}", a.name);
+            (actor.clone(), actor_text(l, &actor))
+        }));
+        people.extend(crate::domain::event::Job::ALL.into_iter().map(|j| {
+            let actor = format!("job:{}", j.name());
+            (actor.clone(), actor_text(l, &actor))
+        }));
+    }
+    if !chosen_actor.is_empty() && !people.iter().any(|(v, _)| *v == chosen_actor) {
+        people.push((chosen_actor.clone(), actor_text(l, &chosen_actor)));
+    }
+    let actor_options = people
+        .into_iter()
+        .map(|(value, label)| {
+            let selected = value == chosen_actor;
+            view! { <option value=value selected=selected>{label}</option> }
+        })
+        .collect_view();
+    let chosen_action = nonempty(&action_opt)
+        .map(|a| action_word(log, &a))
+        .unwrap_or_default();
+    let mut actions: Vec<(String, String)> =
+        vec![(String::new(), l.t("audit-any-action").to_string())];
+    match log {
+        AuditLog::Events => actions.extend(
+            EventAction::ALL
+                .into_iter()
+                .map(|a| (a.as_str().to_string(), l.t(a.label_key()).to_string())),
+        ),
+        AuditLog::Staff => actions.extend(
+            staff_actions()
+                .into_iter()
+                .map(|(w, k)| (w.to_string(), l.t(&k).to_string())),
+        ),
+    }
+    if !chosen_action.is_empty() && !actions.iter().any(|(v, _)| *v == chosen_action) {
+        actions.push((chosen_action.clone(), chosen_action.clone()));
+    }
+    let action_options = actions
+        .into_iter()
+        .map(|(value, label)| {
+            let selected = value == chosen_action;
+            view! { <option value=value selected=selected>{label}</option> }
+        })
+        .collect_view();
     staff.page(
         l.t("audit-log"),
         view! {
@@ -200,15 +363,15 @@ async fn audit_page(
                     <input type="hidden" name="log" value=log_value/>
                     {match &own {
                         None => view! {
-                            <label>{l.t("actor-exact-e-g-staff-alice")}
-                                <input type="text" name="actor" value=actor/></label>
+                            <label>{l.t("actor")}
+                                <select name="actor" data-testid="audit-actor-picker">{actor_options}</select></label>
                         }.into_any(),
                         Some(_) => view! {
                             <p class="note" data-testid="audit-own-only">{l.t("audit-own-actions-only")}</p>
                         }.into_any(),
                     }}
-                    <label>{l.t("action-exact")}
-                        <input type="text" name="action" value=action placeholder=action_hint/></label>
+                    <label>{l.t("action")}
+                        <select name="action" data-testid="audit-action-picker">{action_options}</select></label>
                     <label>{target_label}<input type="text" name="target" value=target/></label>
                     <label>{l.t("filter-from-date")}<input type="date" name="from" value=from/></label>
                     <label>{l.t("filter-to-date")}<input type="date" name="to" value=to/></label>
@@ -239,10 +402,25 @@ fn dash(v: Option<String>) -> String {
         .unwrap_or_else(|| "—".to_string())
 }
 
-fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
+/// The empty result: what was searched, and how to widen it.
+fn empty(l: Lang, searched: &str) -> AnyView {
+    let what = if searched.is_empty() {
+        l.t("audit-searched-everything").to_string()
+    } else {
+        searched.to_string()
+    };
+    view! {
+        <p class="note" data-testid="audit-empty">
+            <span data-testid="audit-searched">{crate::tr!(l, "audit-searched", what = what)}</span>" "
+            {l.t("no-entries-match")}
+        </p>
+    }
+    .into_any()
+}
+
+fn events_table(l: Lang, rows: Vec<AuditEventView>, searched: &str) -> impl IntoView + use<> {
     if rows.is_empty() {
-        return view! { <p class="note" data-testid="audit-empty">{l.t("no-entries-match")}</p> }
-            .into_any();
+        return empty(l, searched);
     }
     let rows = rows
         .into_iter()
@@ -303,10 +481,9 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>) -> impl IntoView + use<> {
     .into_any()
 }
 
-fn staff_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
+fn staff_table(l: Lang, rows: Vec<StaffAuditView>, searched: &str) -> impl IntoView + use<> {
     if rows.is_empty() {
-        return view! { <p class="note" data-testid="audit-empty">{l.t("no-entries-match")}</p> }
-            .into_any();
+        return empty(l, searched);
     }
     let rows = rows
         .into_iter()
@@ -349,8 +526,12 @@ async fn audit_csv(
 ) -> Response {
     let l = staff.lang;
     let p = p.scoped(readable_actor(&staff).as_deref());
-    let (log, q) = match p.log(l).and_then(|log| Ok((log, p.query(l)?))) {
-        Ok(v) => v,
+    let log = match p.log(l) {
+        Ok(log) => log,
+        Err(e) => return e.into_response(),
+    };
+    let q = match p.interpreted(&s, log).await.and_then(|p| p.query(l)) {
+        Ok(q) => q,
         Err(e) => return e.into_response(),
     };
     let filename = format!("audit-{}.csv", log.as_str());
