@@ -7,7 +7,7 @@ overdue-still-stored-available = Overdue (still stored available)
 oldest-overdue-for = Oldest overdue for
 oldest-overdue-ended-at = Oldest overdue ended at
 read-at = Read at
-the-numbers-are-those-of-get = The numbers are those of GET /api/v1/expirations/pending?within_seconds=259200 (the same service call).
+the-numbers-are-those-of-get = The numbers are the same the shop's systems get when they ask for pending expirations.
 coupons-due-per-hour-next-72 = Coupons due per hour (next 72 hours)
 coupons-due-per-hour = Coupons due per hour
 chart-hour-heading = Hour
@@ -32,7 +32,7 @@ archive = archive
 idempotency-and-session-purge = idempotency and session purge
 job = job
 no-job-runs-recorded-yet = No job runs recorded yet.
-last-run-of-each-background-job = Last run of each background job (job_runs)
+last-run-of-each-background-job = Last run of each background job
 job-2 = Job
 finished = Finished
 rows = Rows

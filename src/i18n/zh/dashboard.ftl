@@ -7,7 +7,7 @@ overdue-still-stored-available = 已逾期未处理
 oldest-overdue-for = 最早逾期已过
 oldest-overdue-ended-at = 最早逾期的到期时间
 read-at = 数据读取时间
-the-numbers-are-those-of-get = 数字与 GET /api/v1/expirations/pending?within_seconds=259200 相同（同一次服务调用）。
+the-numbers-are-those-of-get = 这些数字与商城系统查询待到期数量时得到的一致。
 coupons-due-per-hour-next-72 = 每小时到期数量（未来 72 小时）
 coupons-due-per-hour = 每小时到期数量
 chart-hour-heading = 小时
@@ -32,7 +32,7 @@ archive = 归档
 idempotency-and-session-purge = 幂等键与会话清理
 job = 任务
 no-job-runs-recorded-yet = 还没有任务运行记录。
-last-run-of-each-background-job = 各后台任务的最近一次运行（job_runs）
+last-run-of-each-background-job = 各后台任务的最近一次运行
 job-2 = 任务
 finished = 结束时间
 rows = 行数
