@@ -225,10 +225,15 @@ async fn every_role_sees_the_dashboard_and_the_nav_link() {
         assert_eq!(page.status, 200, "{role:?}");
         let home = b.get("/console").await;
         assert!(home.contains("href=\"/console/expirations\""), "{role:?}");
-        assert_eq!(
+        // Every role reads the audit log: support their own entries.
+        assert!(
             home.contains("href=\"/console/audit\""),
-            role != Role::Support,
             "audit link for {role:?}"
+        );
+        assert_eq!(
+            home.contains("我的操作"),
+            role == Role::Support,
+            "support's link is to their own actions"
         );
     }
 }

@@ -587,7 +587,7 @@ async fn receivers_on_this_host_or_its_network_are_refused_beside_the_url_field(
         assert!(
             url_error(&page)
                 .unwrap_or_default()
-                .contains("COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS"),
+                .contains("the deployment allows"),
             "{url}"
         );
     }
