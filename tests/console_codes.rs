@@ -78,8 +78,11 @@ async fn an_operator_generates_a_batch_follows_its_progress_and_downloads_the_co
     assert_eq!(running.status, 200, "{}", running.text);
     assert!(flash_text(&running.text).is_some());
     assert!(
-        running.contains("<meta http-equiv=\"refresh\" content=\"3\">"),
-        "refreshes itself while running"
+        running.contains(&format!(
+            "<meta http-equiv=\"refresh\" content=\"3; url={batch_path}\">"
+        )),
+        "refreshes itself while running, at its address without a fragment: {}",
+        running.text
     );
     assert!(running.contains("data-testid=\"refresh\""));
     assert!(

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PHONE, addStaff, apiClient, launchBrowser, signIn, startServer, submit } from './harness.mjs';
 
-const ADMIN = { name: 'phone-admin', password: 'e2e-phone-admin-password-1' };
+const ADMIN = { name: 'phone-admin', password: 'lantern harbor plum rain 390' };
 
 let server;
 let browser;
@@ -34,15 +34,16 @@ async function width(page) {
 test('operator pages fit a 390 px phone', async () => {
   const api = apiClient(server.base);
   // A bulk job to show: three users issued a coupon of a demo template.
-  const templates = await api('GET', '/api/v1/templates');
+  const templates = await api('GET', '/templates');
   const tid = templates.body.templates[0].id;
   const job = await fetch(`${server.base}/api/v1/templates/${tid}/bulk-issues`, {
     method: 'POST',
     headers: { authorization: 'Bearer e2e-token', 'content-type': 'text/csv', 'idempotency-key': `phone-${Date.now()}` },
     body: 'phone-u1\nphone-u2\nphone-u3\n',
   });
-  assert.equal(job.status, 202, await job.text());
-  const jobId = (await job.json()).id;
+  const jobText = await job.text();
+  assert.equal(job.status, 202, jobText);
+  const jobId = JSON.parse(jobText).id;
 
   const { context, page } = await signIn(browser, server.base, ADMIN, { viewport: PHONE, isMobile: true, hasTouch: true });
   // A reconciliation run over the demo's planted anomalies.

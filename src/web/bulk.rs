@@ -641,9 +641,10 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String
     );
     let here = job_path(&job.id);
     let refresh = status.is_active().then(|| {
+        // The address without any fragment (see `web::codes`).
         let here = here.clone();
         view! {
-            <meta http-equiv="refresh" content=REFRESH_SECONDS.to_string()/>
+            <meta http-equiv="refresh" content=format!("{REFRESH_SECONDS}; url={here}")/>
             <p class="note" data-testid="bulk-refreshing">{l.t("bulk-refreshing")}" "<a href=here>{l.t("bulk-refresh-now")}</a></p>
         }
     });

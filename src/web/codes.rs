@@ -457,9 +457,15 @@ fn page_with_refresh(
         body,
     );
     if refresh {
+        // The address without any fragment: a refresh of an address with
+        // one (a form's `#section` carried through its redirect) would be
+        // a jump within the page, not a reload.
         html = html.replacen(
             "<head>",
-            &format!("<head><meta http-equiv=\"refresh\" content=\"{REFRESH_SECONDS}\">"),
+            &format!(
+                "<head><meta http-equiv=\"refresh\" content=\"{REFRESH_SECONDS}; url={}\">",
+                super::escape_html(&staff.here)
+            ),
             1,
         );
     }

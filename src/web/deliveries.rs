@@ -111,19 +111,19 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
         view! {
             <section aria-labelledby="deliveries-heading">
                 <h2 id="deliveries-heading">{l.t("webhook-deliveries")}</h2>
-                <form method="get" action="/console/deliveries" class="inline">
-                    <label for="status">{l.t("status")}</label>
-                    <select id="status" name="status">
-                        <option value="">{l.t("all")}</option>
-                        {status_options}
-                    </select>
-                    <label for="type">{l.t("type")}</label>
-                    <select id="type" name="type">
-                        <option value="">{l.t("all")}</option>
-                        {type_options}
-                    </select>
-                    <label for="user">{l.t("user")}</label>
-                    <input id="user" name="user" value=user.unwrap_or_default() maxlength="100"/>
+                <form method="get" action="/console/deliveries" class="filters">
+                    <label>{l.t("status")}
+                        <select id="status" name="status">
+                            <option value="">{l.t("all")}</option>
+                            {status_options}
+                        </select></label>
+                    <label>{l.t("type")}
+                        <select id="type" name="type">
+                            <option value="">{l.t("all")}</option>
+                            {type_options}
+                        </select></label>
+                    <label>{l.t("user")}
+                        <input id="user" name="user" type="text" value=user.unwrap_or_default() maxlength="100"/></label>
                     <button type="submit">{l.t("filter")}</button>
                 </form>
                 <p class="note">{l.t("newest-200-at-most-every-message")}</p>
