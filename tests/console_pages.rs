@@ -560,6 +560,13 @@ async fn the_search_box_opens_the_page_of_a_code_an_order_or_a_user() {
     let none = b.get("/console/search?q=NOPE-NOPE-NOPE").await;
     assert_eq!(none.status, 200);
     assert!(none.contains("data-testid=\"no-results\""));
+    // The box keeps what was typed.
+    assert_eq!(
+        common::console::input_value(&none.text, "search-q").as_deref(),
+        Some("NOPE-NOPE-NOPE"),
+        "{}",
+        none.text
+    );
     let weird = b.get("/console/search?q=%3Cscript%3E").await;
     assert_eq!(weird.status, 200);
     assert!(!weird.contains("<script>"), "query text is escaped");

@@ -136,6 +136,15 @@ pub fn render(
     let role = role_label(l, session.role.as_str());
     let csrf = session.csrf_token.clone();
     let here = here.to_string();
+    // On the search results the box keeps what was typed.
+    let typed = here
+        .strip_prefix("/console/search?")
+        .and_then(|q| {
+            form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "q")
+                .map(|(_, v)| v.into_owned())
+        })
+        .unwrap_or_default();
     let flash = flash.cloned();
     let title_owned = title.to_string();
     let html = Owner::new().with(move || {
@@ -150,7 +159,7 @@ pub fn render(
                     <label for="search-q" class="visually-hidden">
                         {l.t("search-coupon-code-coupon-id-order")}
                     </label>
-                    <input id="search-q" name="q" type="search" autocomplete="off"
+                    <input id="search-q" name="q" type="search" autocomplete="off" value=typed
                         placeholder=l.t("code-coupon-id-order-no-user")/>
                     <button type="submit">{l.t("search")}</button>
                 </form>
