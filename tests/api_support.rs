@@ -1862,3 +1862,92 @@ async fn prefix_searches_read_a_range_of_their_key_index_and_stay_bounded_on_100
         SearchOutcome::Nothing
     );
 }
+
+#[tokio::test]
+async fn any_four_characters_of_an_order_number_or_user_id_find_it_through_a_trigram_index_on_100000_orders()
+ {
+    use couponkeeper::store::search::{
+        ORDER_NO_PART_SQL_POSTGRES, ORDER_NO_PART_SQL_SQLITE, USER_PART_SQL_POSTGRES,
+        USER_PART_SQL_SQLITE, fts_phrase, like_pattern,
+    };
+    let app = spawn_app().await;
+    let now_ms = app.now().timestamp_millis();
+    fill_orders(&app, 100_000, now_ms).await;
+    let backend = app.db.db.backend();
+    let mut conn = app.db.db.pool().acquire().await.expect("a connection");
+    for (sql, part, index) in match store() {
+        Store::Postgres => [
+            (
+                ORDER_NO_PART_SQL_POSTGRES,
+                like_pattern("2345"),
+                "order_parts_order_no_key_trgm",
+            ),
+            (
+                USER_PART_SQL_POSTGRES,
+                like_pattern("2345"),
+                "order_parts_user_id_trgm",
+            ),
+        ],
+        Store::Sqlite => [
+            (
+                ORDER_NO_PART_SQL_SQLITE,
+                fts_phrase("2345"),
+                "VIRTUAL TABLE INDEX",
+            ),
+            (
+                USER_PART_SQL_SQLITE,
+                fts_phrase("2345"),
+                "VIRTUAL TABLE INDEX",
+            ),
+        ],
+    } {
+        let rows = sqlx::query(&common::explain_sql(backend, sql))
+            .bind(part)
+            .bind(1001_i64)
+            .fetch_all(&mut *conn)
+            .await
+            .expect("explain");
+        let plan = common::plan_text(&rows, backend);
+        println!("{sql}:\n{plan}\n");
+        assert!(plan.contains(index), "reads {index}:\n{plan}");
+        assert!(!plan.contains("Seq Scan"), "no full scan:\n{plan}");
+    }
+    drop(conn);
+
+    let svc = &app.service;
+    // "2345" is in ORD-2345, ORD-12345, ORD-22345 … ORD-92345 and
+    // ORD-23450 … ORD-23459, and in user-2345 (whose newest order is
+    // ORD-2345): 21 hits, newest first, the user before the order of the
+    // same moment.
+    let (listed, more) = titles(svc.search("2345").await.expect("search"));
+    assert_eq!(listed.len(), 21, "{listed:?}");
+    assert_eq!(
+        listed[..4],
+        ["user-2345", "ORD-2345", "ORD-12345", "ORD-22345"]
+    );
+    assert!(listed.contains(&"ORD-23459".to_string()));
+    assert_eq!(more, None);
+    // A part only one order or one user holds opens its page.
+    assert_eq!(
+        svc.search("d-100000").await.expect("search"),
+        SearchOutcome::Order("ORD-100000".into())
+    );
+    assert_eq!(
+        svc.search("r-4999").await.expect("search"),
+        SearchOutcome::User("user-4999".into())
+    );
+    // A user id in another case, and a part with LIKE's wildcards, which
+    // stand for themselves.
+    assert_eq!(
+        svc.search("SER-4999").await.expect("search"),
+        SearchOutcome::User("user-4999".into())
+    );
+    assert_eq!(
+        svc.search("ser-%").await.expect("search"),
+        SearchOutcome::Nothing
+    );
+    assert_eq!(
+        svc.search("r_49").await.expect("search"),
+        SearchOutcome::Nothing
+    );
+}

@@ -88,6 +88,14 @@ pub fn new_id(prefix: &str, now_ms: i64) -> String {
     format!("{prefix}_{:012x}{random:016x}", now_ms.max(0))
 }
 
+/// Whether `id` has the shape [`new_id`] gives a bulk job (`job_` and 28
+/// hex digits): a bulk job writes its id as the request id of the changes
+/// it makes, and pages link such an id to the job.
+pub fn is_job_id(id: &str) -> bool {
+    id.strip_prefix("job_")
+        .is_some_and(|hex| hex.len() == 28 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Alphabet for coupon codes: no 0/O, 1/I/L, so a code read over the phone
 /// is unambiguous.
 const CODE_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
@@ -122,6 +130,14 @@ pub fn search_key(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_id_is_recognised_by_its_whole_shape() {
+        assert!(is_job_id(&new_id("job", 1_765_000_000_000)));
+        assert!(!is_job_id(&new_id("tpl", 1_765_000_000_000)));
+        assert!(!is_job_id("job_made-up-by-a-caller"));
+        assert!(!is_job_id("job_"));
+    }
 
     #[test]
     fn caller_keys_refuse_empty_long_and_blank_values() {

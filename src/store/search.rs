@@ -100,6 +100,107 @@ pub async fn orders_by_no_prefix(
     by_key_prefix(conn, ORDER_NO_PREFIX_SQL, prefix, limit).await
 }
 
+/// Orders whose search key holds `$1` anywhere (SQLite: an FTS5 phrase,
+/// see [`fts_phrase`]), in no particular order, at most `$2`: (order
+/// number, `created_at`). One lookup in `order_parts`'s trigram index
+/// (`migrations/*/0030_search_parts.sql`).
+pub const ORDER_NO_PART_SQL_SQLITE: &str = "SELECT order_no, created_at FROM order_parts \
+     WHERE order_no_key MATCH $1 LIMIT $2";
+
+/// [`ORDER_NO_PART_SQL_SQLITE`] on PostgreSQL: `$1` is a `LIKE` pattern
+/// (see [`like_pattern`]), answered by `order_parts_order_no_key_trgm`.
+pub const ORDER_NO_PART_SQL_POSTGRES: &str = "SELECT order_no, created_at FROM order_parts \
+     WHERE order_no_key LIKE $1 LIMIT $2";
+
+/// Users whose id holds `$1` anywhere, in any case, with their newest
+/// order's time: at most `$2` users, from at most [`USER_PART_ROWS`] of
+/// their orders.
+pub const USER_PART_SQL_SQLITE: &str = "SELECT user_id, MAX(created_at) FROM \
+     (SELECT user_id, created_at FROM order_parts WHERE user_id MATCH $1 LIMIT 5000) \
+     GROUP BY user_id LIMIT $2";
+
+/// [`USER_PART_SQL_SQLITE`] on PostgreSQL (`ILIKE`, answered by
+/// `order_parts_user_id_trgm`).
+pub const USER_PART_SQL_POSTGRES: &str = "SELECT user_id, MAX(created_at) FROM \
+     (SELECT user_id, created_at FROM order_parts WHERE user_id ILIKE $1 LIMIT 5000) s \
+     GROUP BY user_id LIMIT $2";
+
+/// Most order rows a user search reads (the `LIMIT 5000` above).
+pub const USER_PART_ROWS: i64 = 5000;
+
+/// `part` as an FTS5 phrase: in double quotes, a quote doubled. With the
+/// trigram tokenizer a phrase of three or more characters matches
+/// wherever it occurs in the column, in any case.
+pub fn fts_phrase(part: &str) -> String {
+    format!("\"{}\"", part.replace('"', "\"\""))
+}
+
+/// `part` as a `LIKE` pattern matching it anywhere: `%`, `_` and the
+/// escape character `\` stand for themselves.
+pub fn like_pattern(part: &str) -> String {
+    let mut out = String::with_capacity(part.len() + 2);
+    out.push('%');
+    for ch in part.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out.push('%');
+    out
+}
+
+/// The statement and bound text of a part search on this connection's
+/// store.
+fn part_query(
+    conn: &AnyConnection,
+    sqlite: &'static str,
+    postgres: &'static str,
+    part: &str,
+) -> (&'static str, String) {
+    match super::backend_of(conn) {
+        super::Backend::Sqlite => (sqlite, fts_phrase(part)),
+        super::Backend::Postgres => (postgres, like_pattern(part)),
+    }
+}
+
+/// Orders whose number's search key holds `part` (a
+/// [`crate::domain::ids::search_key`] of 3 or more characters): (order
+/// number, `created_at`), at most `limit`, in no particular order.
+pub async fn orders_by_no_part(
+    conn: &mut AnyConnection,
+    part: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    let (sql, pattern) = part_query(
+        conn,
+        ORDER_NO_PART_SQL_SQLITE,
+        ORDER_NO_PART_SQL_POSTGRES,
+        part,
+    );
+    sqlx::query_as(sql)
+        .bind(pattern)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
+/// Users who placed an order and whose id holds `part` (3 or more
+/// characters) in any case: (user id, their newest order's `created_at`),
+/// at most `limit`.
+pub async fn users_by_part(
+    conn: &mut AnyConnection,
+    part: &str,
+    limit: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    let (sql, pattern) = part_query(conn, USER_PART_SQL_SQLITE, USER_PART_SQL_POSTGRES, part);
+    sqlx::query_as(sql)
+        .bind(pattern)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
 /// Whether a coupon with this id exists, live or archived.
 pub async fn coupon_exists(conn: &mut AnyConnection, id: &str) -> Result<bool, sqlx::Error> {
     for sql in [

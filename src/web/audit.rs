@@ -397,6 +397,20 @@ fn staff_action_text(l: Lang, action: &str) -> String {
         .map_or_else(|| action.to_string(), |k| l.t(&k).to_string())
 }
 
+/// Where a change came from: a bulk job (its id is the request id of
+/// every change it makes) as a link to its page, named in words; a web
+/// request's id as is, for matching the service log.
+fn request_cell(l: Lang, request_id: Option<String>) -> AnyView {
+    match request_id.filter(|r| !r.is_empty()) {
+        Some(id) if crate::domain::ids::is_job_id(&id) => {
+            let href = super::bulk::job_path(&id);
+            view! { <a href=href data-testid="audit-job">{l.t("bulk-job")}</a> }.into_any()
+        }
+        Some(id) => view! { <span class="mono">{id}</span> }.into_any(),
+        None => view! { "—" }.into_any(),
+    }
+}
+
 fn dash(v: Option<String>) -> String {
     v.filter(|s| !s.is_empty())
         .unwrap_or_else(|| "—".to_string())
@@ -456,7 +470,7 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>, searched: &str) -> impl Into
                     <td data-testid="audit-change" data-label=l.t("before-after")>{change}</td>
                     <td data-testid="audit-reason" data-label=l.t("reason")>{reason}</td>
                     <td class="mono" data-testid="audit-address" data-label=l.t("address")>{dash(e.address)}</td>
-                    <td class="mono" data-label=l.t("request-id")>{dash(e.request_id)}</td>
+                    <td data-testid="audit-request" data-label=l.t("request-id")>{request_cell(l, e.request_id)}</td>
                 </tr>
             }
         })

@@ -64,7 +64,7 @@ fn template_path(id: &str) -> String {
     format!("/console/templates/{}", enc(id))
 }
 
-fn job_path(id: &str) -> String {
+pub(super) fn job_path(id: &str) -> String {
     format!("/console/jobs/{}", enc(id))
 }
 

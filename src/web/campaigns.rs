@@ -372,7 +372,7 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
                 <dd data-testid="campaign-policy">{policy_label(l, policy)}</dd>
                 <dt>{l.t("campaign-mode")}</dt>
                 <dd data-testid="campaign-mode">{mode_label(l, mode)}</dd>
-                <dt>{l.t("created")}</dt>
+                <dt>{l.t("created-2")}</dt>
                 <dd>{time_text(&c.created_at)}</dd>
             </dl>
             {report}

@@ -309,15 +309,10 @@ pub fn coupon_status_label(l: Lang, status: CouponStatus) -> &'static str {
     l.t(status.label_key())
 }
 
-/// A coupon status as a coloured badge; in English mode the Chinese name
-/// stays beside it, since that is what customers say on the phone.
+/// A coupon status as a coloured badge, in the page's language.
 pub fn coupon_badge(l: Lang, status: CouponStatus) -> impl IntoView + use<> {
     let class = format!("badge status-{status}");
-    let zh = coupon_status_label(Lang::Zh, status);
-    let text = match l {
-        Lang::Zh => zh.to_string(),
-        Lang::En => format!("{} · {zh}", coupon_status_label(Lang::En, status)),
-    };
+    let text = coupon_status_label(l, status);
     let status = status.to_string();
     view! { <span class=class data-status=status>{text}</span> }
 }

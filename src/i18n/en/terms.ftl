@@ -32,9 +32,9 @@ discount-kind-fixed = amount off
 discount-kind-percent = percent off
 
 ## Health-check results
-result-ok = ok
-result-warning = warning
-result-problem = problem
+result-ok = OK
+result-warning = Warning
+result-problem = Problem
 
 ## Staff roles
 role-support = support

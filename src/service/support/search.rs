@@ -1,8 +1,9 @@
 //! The console's search box: one query matched against coupon ids,
 //! coupon codes (any case, dashes optional), order numbers and user ids,
-//! in the live and archive tables; when nothing matches exactly, a prefix
-//! of a coupon code or order number (any case, spaces and dashes ignored)
-//! lists its matches, newest first.
+//! in the live and archive tables; when nothing matches exactly, a query
+//! of 4 or more characters lists the coupon codes that start with it and
+//! the order numbers and user ids that hold it anywhere (any case, spaces
+//! and dashes ignored in codes and order numbers), newest first.
 
 use std::collections::HashSet;
 
@@ -91,12 +92,21 @@ pub enum SearchOutcome {
     Nothing,
 }
 
-/// A prefix match before it is looked up: what it is, its key (coupon id
-/// or order number) and when it was created.
+/// What a partial match is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum FoundKind {
+    Coupon,
+    Order,
+    User,
+}
+
+/// A partial match before it is looked up: what it is, its key (coupon
+/// id, order number or user id) and when it was created (a user: their
+/// newest order).
 #[derive(Debug, Clone)]
 struct Found {
     created_at: i64,
-    order: bool,
+    kind: FoundKind,
     key: String,
 }
 
@@ -115,7 +125,7 @@ fn newest(tables: Vec<Vec<Found>>) -> (Vec<Found>, Option<MoreMatches>) {
         for f in rows {
             // A coupon met in the live table and the archive (being moved
             // between them) is one match.
-            if seen.insert((f.order, f.key.clone())) {
+            if seen.insert((f.kind, f.key.clone())) {
                 all.push(f);
             }
         }
@@ -153,8 +163,10 @@ impl Service {
     /// dashes optional), an order number or a user id, in the live and
     /// archive tables. When none of those matches exactly and the query's
     /// [`search_key`] has at least 4 characters, the coupon codes (live and
-    /// archived) and order numbers whose keys start with it, newest first,
-    /// at most 50. One hit names its page; several are listed.
+    /// archived) whose keys start with it, the order numbers whose keys
+    /// hold it anywhere and the users (who placed an order) whose ids hold
+    /// the query in any case, newest first, at most 50. One hit names its
+    /// page; several are listed.
     pub async fn search(&self, query: &str) -> Result<SearchOutcome, ServiceError> {
         let q = query.trim().to_string();
         if q.is_empty() || q.len() > MAX_QUERY_LEN || q.chars().any(char::is_control) {
@@ -199,9 +211,10 @@ impl Service {
                     if !hits.is_empty() || key.chars().count() < MIN_PREFIX_CHARS {
                         return Ok((hits, None));
                     }
-                    // Nothing matched exactly: the coupon codes and order
-                    // numbers that start with the query, newest first.
-                    prefix_hits(c, &key, now).await
+                    // Nothing matched exactly: the coupon codes that start
+                    // with the query, the order numbers and user ids that
+                    // hold it, newest first.
+                    partial_hits(c, &key, &q, now).await
                 })
             })
             .await?;
@@ -217,41 +230,67 @@ impl Service {
     }
 }
 
-/// The coupons (live and archived) and orders whose search keys start with
-/// `key`: at most [`MAX_LISTED`] hits, newest first, and how many more
-/// matched.
-async fn prefix_hits(
+/// The coupons (live and archived) whose code's search key starts with
+/// `key`, the orders whose number's search key holds `key`, and the users
+/// (who placed an order) whose id holds `query` in any case: at most
+/// [`MAX_LISTED`] hits, newest first, and how many more matched.
+async fn partial_hits(
     c: &mut AnyConnection,
     key: &str,
+    query: &str,
     now: DateTime<Utc>,
 ) -> Result<(Vec<SearchHit>, Option<MoreMatches>), ServiceError> {
     let read = i64::try_from(PREFIX_SCAN + 1).unwrap_or(i64::MAX);
-    let found = |order: bool, rows: Vec<(String, i64)>| -> Vec<Found> {
+    let found = |kind: FoundKind, rows: Vec<(String, i64)>| -> Vec<Found> {
         rows.into_iter()
             .map(|(key, created_at)| Found {
                 created_at,
-                order,
+                kind,
                 key,
             })
             .collect()
     };
-    let tables = vec![
-        found(false, search::coupons_by_code_prefix(c, key, read).await?),
+    let mut tables = vec![
         found(
-            false,
+            FoundKind::Coupon,
+            search::coupons_by_code_prefix(c, key, read).await?,
+        ),
+        found(
+            FoundKind::Coupon,
             search::archived_coupons_by_code_prefix(c, key, read).await?,
         ),
-        found(true, search::orders_by_no_prefix(c, key, read).await?),
+        found(
+            FoundKind::Order,
+            search::orders_by_no_part(c, key, read).await?,
+        ),
     ];
+    if query.chars().count() >= MIN_PREFIX_CHARS {
+        tables.push(found(
+            FoundKind::User,
+            search::users_by_part(c, query, read).await?,
+        ));
+    }
     let (listed, more) = newest(tables);
     let mut hits = Vec::with_capacity(listed.len());
     for f in listed {
-        if f.order {
-            if let Some(o) = orders::get(c, &f.key).await? {
-                hits.push(order_hit(o));
+        match f.kind {
+            FoundKind::Order => {
+                if let Some(o) = orders::get(c, &f.key).await? {
+                    hits.push(order_hit(o));
+                }
             }
-        } else if let Some(r) = live_or_archived_coupon(c, &f.key).await? {
-            hits.push(coupon_hit(r, now));
+            FoundKind::Coupon => {
+                if let Some(r) = live_or_archived_coupon(c, &f.key).await? {
+                    hits.push(coupon_hit(r, now));
+                }
+            }
+            FoundKind::User => hits.push(SearchHit {
+                kind: "user".into(),
+                title: f.key.clone(),
+                status_key: None,
+                user_id: f.key.clone(),
+                key: f.key,
+            }),
         }
     }
     Ok((hits, more))
