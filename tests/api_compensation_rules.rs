@@ -186,15 +186,30 @@ async fn a_put_writes_the_next_version_keeps_preset_ids_and_the_old_versions_and
     .await
     .expect("audit rows");
     assert_eq!(details.len(), 2, "{details:?}");
-    assert!(details[0].starts_with("version 1 -> 2"), "{}", details[0]);
-    assert!(details[0].ends_with(": first presets"), "{}", details[0]);
+    use couponkeeper::domain::compensation::{RuleChange, RulesChangeLog};
+    let first = RulesChangeLog::parse(&details[0]).expect("a rules change");
+    assert_eq!((first.from_version, first.to_version), (1, 2));
+    assert_eq!(first.reason, "first presets");
+    let second = RulesChangeLog::parse(&details[1]).expect("a rules change");
     assert!(
-        details[1].contains("support_max_cents 5000 -> 4000")
-            && details[1].contains("preset removed")
-            && details[1].contains("value_cents=1000")
-            && details[1].contains("value_cents=1500"),
-        "{}",
-        details[1]
+        second.changes.contains(&RuleChange::SupportMax {
+            from: 5000,
+            to: 4000
+        }),
+        "{second:?}"
+    );
+    assert!(
+        second
+            .changes
+            .iter()
+            .any(|c| matches!(c, RuleChange::PresetRemoved { .. })),
+        "{second:?}"
+    );
+    assert!(
+        second.changes.iter().any(|c| matches!(c,
+            RuleChange::PresetChanged { before, after }
+                if before.value_cents == 1000 && after.value_cents == 1500)),
+        "{second:?}"
     );
 }
 

@@ -307,10 +307,7 @@ async fn staff_account_changes_and_sign_ins_are_in_the_staff_log() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].actor, "staff:admin-1");
     assert_eq!(cell(&found[0].html, "audit-target"), "bob");
-    assert_eq!(
-        cell(&found[0].html, "audit-detail"),
-        "support -&gt; operator"
-    );
+    assert_eq!(cell(&found[0].html, "audit-detail"), "客服 → 运营");
     assert_eq!(cell(&found[0].html, "audit-address"), "unknown");
 
     let page = admin.get("/console/audit?log=staff&target=bob").await;
@@ -557,4 +554,126 @@ async fn filters_take_what_the_page_shows_and_an_empty_result_says_what_was_sear
         .nth(1)
         .unwrap_or_default();
     assert!(searched.contains("NOPE-NOPE"), "{searched}");
+}
+
+#[tokio::test]
+async fn the_staff_log_says_each_change_in_words_with_names_instead_of_ids_in_both_languages() {
+    use couponkeeper::domain::compensation::RulesInput;
+    use couponkeeper::domain::staff::StaffName;
+    use couponkeeper::domain::wakeup::WakeupRuleInput;
+    use couponkeeper::service::Ctx;
+    use couponkeeper::service::support::Authority;
+    let app = spawn_app().await;
+    let template = app.template(json!({"name": "Autumn 20 off"})).await["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let name = StaffName::parse("olga").expect("a staff name");
+    let ctx = Ctx::new(name.actor(), None);
+    let olga = Authority::Staff {
+        name,
+        role: Role::Operator,
+    };
+    app.service
+        .create_code_batch(
+            &ctx,
+            None,
+            template.clone(),
+            Some(20),
+            Some("AUT".into()),
+            Some(8),
+        )
+        .await
+        .expect("a code batch");
+    app.service
+        .create_wakeup_rule_as(
+            &ctx,
+            &olga,
+            WakeupRuleInput {
+                name: Some("Last call".into()),
+                lead_seconds: Some(3 * 86_400),
+                active_within_seconds: Some(30 * 86_400),
+                template_ids: vec![template.clone()],
+                bonus_template_id: None,
+                control_percent: Some(10),
+            },
+        )
+        .await
+        .expect("a wake-up rule");
+    app.service
+        .put_compensation_rules(
+            &ctx,
+            &olga,
+            None,
+            RulesInput {
+                support_max_cents: Some(3000),
+                support_daily_cents: Some(50_000),
+                presets: Some(vec![]),
+            },
+            Some("tighter caps".into()),
+        )
+        .await
+        .expect("new rules");
+
+    let mut admin = signed_in(&app, Role::Admin).await;
+    let page = admin.get("/console/audit?log=staff&actor=staff:olga").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let found = rows(&page);
+    let detail = |action: &str| {
+        let row = found
+            .iter()
+            .find(|r| r.action == action)
+            .unwrap_or_else(|| panic!("a {action} row in {found:?}"));
+        (
+            cell(&row.html, "audit-target"),
+            cell(&row.html, "audit-detail"),
+        )
+    };
+    let (target, words) = detail("code_batch_create");
+    assert_eq!(target, "「Autumn 20 off」的兑换码批次");
+    assert_eq!(
+        words,
+        "模板「Autumn 20 off」，20 个兑换码，AUT，随机部分 8 位"
+    );
+    let (target, words) = detail("wakeup_rule_create");
+    assert_eq!(target, "Last call");
+    assert_eq!(
+        words,
+        "到期3 天前唤醒 30 天内活跃的顾客，适用 Autumn 20 off，唤醒券 不送，对照组 10%"
+    );
+    let (target, words) = detail("compensation_rules_change");
+    assert_eq!(target, "补偿规则");
+    assert!(
+        words.starts_with("版本 1 → 2；") && words.ends_with("(tighter caps)"),
+        "{words}"
+    );
+    for id_or_code in [
+        "tpl_",
+        "cbt_",
+        "wkr_",
+        "support_max_cents",
+        "template_id",
+        "{",
+    ] {
+        assert!(
+            !found
+                .iter()
+                .any(|r| cell(&r.html, "audit-detail").contains(id_or_code)
+                    || cell(&r.html, "audit-target").contains(id_or_code)),
+            "{id_or_code} shown: {found:?}"
+        );
+    }
+
+    admin.accept_language = Some("en".into());
+    let page = admin.get("/console/audit?log=staff&actor=staff:olga").await;
+    let found = rows(&page);
+    let batch = found
+        .iter()
+        .find(|r| r.action == "code_batch_create")
+        .expect("the batch row");
+    assert_eq!(
+        cell(&batch.html, "audit-detail"),
+        "template “Autumn 20 off”, 20 codes, AUT, 8 random characters"
+    );
+    assert!(page.contains("Compensation rules"), "{}", page.text);
 }

@@ -657,14 +657,14 @@ async fn the_search_box_lists_what_a_code_or_order_number_prefix_starts_newest_f
     assert!(page.contains("BULK-0051") && page.contains("BULK-0002"));
     assert!(!page.contains("BULK-0001"), "the oldest is past the 50");
     assert!(
-        page.contains("51 coupons or orders start with this; the 50 newest are listed."),
+        page.contains("51 coupons, orders or users match this; the 50 newest are listed."),
         "{}",
         page.text
     );
     b.accept_language = Some("zh".into());
     let page = b.get(&search("bulk 00")).await;
     assert!(
-        page.contains("以此开头的券或订单共 51 个，下面列出最新的 50 个。"),
+        page.contains("与此相符的券、订单或用户共 51 个，下面列出最新的 50 个。"),
         "{}",
         page.text
     );

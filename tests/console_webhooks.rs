@@ -141,7 +141,9 @@ async fn the_list_renders_for_every_role_and_names_the_default_subscriber() {
     assert!(page.contains("data-testid=\"subscribers\""));
     assert!(page.contains(URL));
     assert!(page.contains("…WXYZ"));
-    assert!(page.contains("coupon.used"));
+    // Event types by name; the code is for the receiving program.
+    assert!(page.contains("券已使用"), "{}", page.text);
+    assert!(!page.contains(">coupon.used<"), "{}", page.text);
     assert!(!page.contains(SECRET));
     // The default subscriber is named as people see it, not by the
     // variable that sets it (that is in the documentation).
@@ -207,7 +209,21 @@ async fn an_operator_adds_a_subscriber_and_its_secret_is_never_shown_whole() {
     let page = b.visit("/console/webhooks").await;
     assert!(page.contains(URL));
     assert!(page.contains("…WXYZ"));
-    assert!(page.contains("coupon.expired, coupon.used"));
+    assert!(page.contains("券过期；券已使用"), "{}", page.text);
+    // The staff log says it in the same words, the subscriber by its
+    // address.
+    let log = b.visit("/console/audit?log=staff&action=webhook_add").await;
+    assert_eq!(log.status, 200, "{}", log.text);
+    assert!(
+        log.contains(&format!("{URL}，券过期；券已使用")),
+        "{}",
+        log.text
+    );
+    assert!(
+        !log.contains("types=") && !log.contains("whk_"),
+        "{}",
+        log.text
+    );
     assert!(
         page.contains("客服后台：operator-1"),
         "the creator in words"

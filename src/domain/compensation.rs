@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::FieldError;
 use super::money::MAX_CENTS;
@@ -23,7 +23,7 @@ pub const MAX_REASON_CHARS: usize = 100;
 pub const MAX_ID_LEN: usize = 64;
 
 /// One compensation preset: a reason and the coupon it gives.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Preset {
     /// Stable across versions while the preset is kept.
     pub id: String,
@@ -228,12 +228,13 @@ pub fn fitting_preset<'a>(
 }
 
 /// One difference between two rules versions.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RuleChange {
     SupportMax { from: i64, to: i64 },
     SupportDaily { from: i64, to: i64 },
-    PresetAdded(Preset),
-    PresetRemoved(Preset),
+    PresetAdded { preset: Preset },
+    PresetRemoved { preset: Preset },
     PresetChanged { before: Preset, after: Preset },
 }
 
@@ -255,7 +256,7 @@ pub fn changes(before: &Rules, after: &Rules) -> Vec<RuleChange> {
     }
     for p in &after.presets {
         match before.preset(&p.id) {
-            None => out.push(RuleChange::PresetAdded(p.clone())),
+            None => out.push(RuleChange::PresetAdded { preset: p.clone() }),
             Some(b) if b != p => out.push(RuleChange::PresetChanged {
                 before: b.clone(),
                 after: p.clone(),
@@ -265,36 +266,44 @@ pub fn changes(before: &Rules, after: &Rules) -> Vec<RuleChange> {
     }
     for p in &before.presets {
         if after.preset(&p.id).is_none() {
-            out.push(RuleChange::PresetRemoved(p.clone()));
+            out.push(RuleChange::PresetRemoved { preset: p.clone() });
         }
     }
     out
 }
 
-fn preset_text(p: &Preset) -> String {
-    format!(
-        "{} {:?} value_cents={} valid_seconds={} min_order_cents={} categories={:?}",
-        p.id, p.reason, p.value_cents, p.valid_seconds, p.min_order_cents, p.categories
-    )
+/// A rules change as the staff log keeps it: the versions, what changed
+/// and the operator's reason, as JSON, so pages can say it in the reader's
+/// language ([`RulesChangeLog::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RulesChangeLog {
+    pub from_version: i64,
+    pub to_version: i64,
+    pub changes: Vec<RuleChange>,
+    #[serde(default)]
+    pub reason: String,
 }
 
-/// The changes as one line for the staff audit log (before -> after).
-pub fn changes_text(before: &Rules, after: &Rules) -> String {
-    let mut parts = vec![format!("version {} -> {}", before.version, after.version)];
-    for c in changes(before, after) {
-        parts.push(match c {
-            RuleChange::SupportMax { from, to } => format!("support_max_cents {from} -> {to}"),
-            RuleChange::SupportDaily { from, to } => format!("support_daily_cents {from} -> {to}"),
-            RuleChange::PresetAdded(p) => format!("preset added: {}", preset_text(&p)),
-            RuleChange::PresetRemoved(p) => format!("preset removed: {}", preset_text(&p)),
-            RuleChange::PresetChanged { before, after } => format!(
-                "preset changed: {} -> {}",
-                preset_text(&before),
-                preset_text(&after)
-            ),
-        });
+impl RulesChangeLog {
+    pub fn new(before: &Rules, after: &Rules, reason: &str) -> Self {
+        RulesChangeLog {
+            from_version: before.version,
+            to_version: after.version,
+            changes: changes(before, after),
+            reason: reason.to_string(),
+        }
     }
-    parts.join("; ")
+
+    /// The staff-log detail.
+    pub fn to_detail(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A staff-log detail written by [`RulesChangeLog::to_detail`]; `None`
+    /// for anything else.
+    pub fn parse(detail: &str) -> Option<Self> {
+        serde_json::from_str(detail).ok()
+    }
 }
 
 #[cfg(test)]
@@ -421,8 +430,14 @@ mod tests {
                 to: 3000
             }
         ));
-        let text = changes_text(&before, &after);
-        assert!(text.starts_with("version 1 -> 2; support_max_cents 5000 -> 3000"));
-        assert!(text.contains("preset removed: b"));
+        let log = RulesChangeLog::new(&before, &after, "caps tightened");
+        let back = RulesChangeLog::parse(&log.to_detail()).expect("the detail parses back");
+        assert_eq!(back, log);
+        assert_eq!((back.from_version, back.to_version), (1, 2));
+        assert_eq!(back.changes, c);
+        assert_eq!(
+            RulesChangeLog::parse("version 1 -> 2; support_max_cents 1 -> 2"),
+            None
+        );
     }
 }

@@ -109,6 +109,22 @@ pub struct StaffAuditView {
     pub target_name: Option<String>,
     pub detail: Option<String>,
     pub address: Option<String>,
+    /// The names of the templates, campaigns and rules the detail names
+    /// by id (a code batch's template, a wake-up rule's templates), for
+    /// pages; the CSV and the API keep the ids.
+    #[serde(skip)]
+    pub detail_names: std::collections::BTreeMap<String, String>,
+}
+
+/// The server ids (`tpl_…`, `cbt_…`, …) a staff-log detail mentions, in
+/// order of appearance: the words of letters, digits and `_` that
+/// [`crate::store::names::is_named_id`] recognises. At most 32.
+pub fn ids_in_detail(detail: &str) -> Vec<&str> {
+    detail
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| crate::store::names::is_named_id(w))
+        .take(32)
+        .collect()
 }
 
 impl From<StaffAuditRow> for StaffAuditView {
@@ -122,6 +138,7 @@ impl From<StaffAuditRow> for StaffAuditView {
             target_name: None,
             detail: r.detail,
             address: r.address,
+            detail_names: Default::default(),
         }
     }
 }
@@ -311,7 +328,13 @@ impl Service {
                 let q = q.clone();
                 Box::pin(async move {
                     let rows = audit::staff_page(c, &q, before, limit).await?;
-                    let ids: Vec<&str> = rows.iter().map(|r| r.target.as_str()).collect();
+                    let ids: Vec<&str> = rows
+                        .iter()
+                        .flat_map(|r| {
+                            std::iter::once(r.target.as_str())
+                                .chain(r.detail.as_deref().map(ids_in_detail).unwrap_or_default())
+                        })
+                        .collect();
                     let names = crate::store::names::people_names(c, &ids).await?;
                     Ok((rows, names))
                 })
@@ -326,8 +349,17 @@ impl Service {
                 .into_iter()
                 .map(|r| {
                     let name = names.get(&r.target).cloned();
+                    let detail_names = r
+                        .detail
+                        .as_deref()
+                        .map(ids_in_detail)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|id| Some((id.to_string(), names.get(id)?.clone())))
+                        .collect();
                     StaffAuditView {
                         target_name: name,
+                        detail_names,
                         ..StaffAuditView::from(r)
                     }
                 })
@@ -409,6 +441,15 @@ mod tests {
     }
 
     #[test]
+    fn the_ids_a_detail_names_are_found_between_its_punctuation() {
+        assert_eq!(
+            ids_in_detail(r#"{"template_id":"tpl_0a1b","bonus":"wkr_9","x":"tpl_"}"#),
+            ["tpl_0a1b", "wkr_9"]
+        );
+        assert!(ids_in_detail("support -> operator").is_empty());
+    }
+
+    #[test]
     fn csv_rows_quote_what_needs_quoting() {
         let v = StaffAuditView {
             id: 1,
@@ -419,6 +460,7 @@ mod tests {
             target_name: None,
             detail: Some("support -> operator, \"now\"".into()),
             address: None,
+            detail_names: Default::default(),
         };
         assert_eq!(
             staff_csv_row(&v),

@@ -502,10 +502,8 @@ impl Service {
                     ));
                 }
                 store::insert_presets(c, after.version, &after.presets).await?;
-                let mut detail = compensation::changes_text(&before, &after);
-                if !reason.is_empty() {
-                    detail.push_str(&format!(": {reason}"));
-                }
+                let detail =
+                    compensation::RulesChangeLog::new(&before, &after, &reason).to_detail();
                 insert_staff_audit(
                     c,
                     &NewStaffAudit {

@@ -63,8 +63,20 @@ pub async fn campaign_names(
     lookup(conn, &["presale_campaigns"], "name", ids).await
 }
 
+/// The prefixes of the server ids [`people_names`] names.
+const NAMED_PREFIXES: [&str; 6] = ["cpn_", "tpl_", "cmp_", "cbt_", "wkr_", "whk_"];
+
+/// Whether `word` looks like a server id [`people_names`] can name.
+pub fn is_named_id(word: &str) -> bool {
+    NAMED_PREFIXES
+        .iter()
+        .any(|p| word.len() > p.len() && word.starts_with(p))
+}
+
 /// Codes and names of every server id among `ids` (coupons `cpn_`,
-/// templates `tpl_`, campaigns `cmp_`), in one map.
+/// templates `tpl_`, campaigns `cmp_`, wake-up rules `wkr_`, webhook
+/// subscribers `whk_` by their address, and code batches `cbt_` by their
+/// template's name), in one map.
 pub async fn people_names(
     conn: &mut AnyConnection,
     ids: &[&str],
@@ -73,6 +85,18 @@ pub async fn people_names(
     let mut out = coupon_codes(conn, &of("cpn_")).await?;
     out.extend(template_names(conn, &of("tpl_")).await?);
     out.extend(campaign_names(conn, &of("cmp_")).await?);
+    out.extend(lookup(conn, &["wakeup_rules"], "name", &of("wkr_")).await?);
+    out.extend(lookup(conn, &["webhook_subscribers"], "url", &of("whk_")).await?);
+    out.extend(
+        lookup(
+            conn,
+            &["(SELECT b.id AS id, t.name AS name FROM code_batches b \
+                JOIN templates t ON t.id = b.template_id) batch_names"],
+            "name",
+            &of("cbt_"),
+        )
+        .await?,
+    );
     Ok(out)
 }
 

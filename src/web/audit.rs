@@ -508,7 +508,7 @@ fn staff_table(l: Lang, rows: Vec<StaffAuditView>, searched: &str) -> impl IntoV
                     <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
                     <td data-testid="audit-actor" data-actor=e.actor.clone() data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
                     <td data-testid="audit-action" data-action=e.action.clone() data-label=l.t("action")>{staff_action_text(l, &e.action)}</td>
-                    <td data-testid="audit-target" data-label=l.t("staff-account")>{e.target_name.clone().unwrap_or_else(|| e.target.clone())}</td>
+                    <td data-testid="audit-target" data-label=l.t("target")>{staff_target(l, &e)}</td>
                     <td data-testid="audit-detail" data-label=l.t("detail")>{staff_detail(l, &e)}</td>
                     <td class="mono" data-testid="audit-address" data-label=l.t("address")>{dash(e.address)}</td>
                 </tr>
@@ -522,7 +522,7 @@ fn staff_table(l: Lang, rows: Vec<StaffAuditView>, searched: &str) -> impl IntoV
                     <th scope="col">{l.t("when")}</th>
                     <th scope="col">{l.t("actor")}</th>
                     <th scope="col">{l.t("action")}</th>
-                    <th scope="col">{l.t("staff-account")}</th>
+                    <th scope="col">{l.t("target")}</th>
                     <th scope="col">{l.t("detail")}</th>
                     <th scope="col">{l.t("address")}</th>
                 </tr></thead>
@@ -580,6 +580,161 @@ fn staff_detail(l: Lang, e: &StaffAuditView) -> String {
                 r => format!("{change} ({r})"),
             }
         }
-        None => e.detail.clone().unwrap_or_else(|| "—".to_string()),
+        None => other_detail(l, e),
     }
+}
+
+/// What a staff-log row changed, by name: a staff account, a template, a
+/// campaign, a code batch (by its template), a wake-up rule, a webhook
+/// subscriber (by its address) or the compensation rules.
+fn staff_target(l: Lang, e: &StaffAuditView) -> String {
+    match (&e.target_name, e.target.as_str()) {
+        (Some(name), t) if t.starts_with("cbt_") => {
+            crate::tr!(l, "staff-target-code-batch", template = name.clone())
+        }
+        (Some(name), _) => name.clone(),
+        (None, crate::service::compensation::RULES_TARGET) => {
+            l.t("staff-target-compensation-rules").to_string()
+        }
+        (None, t) if crate::store::names::is_named_id(t) => l.t("term-unknown").to_string(),
+        (None, t) => t.to_string(),
+    }
+}
+
+/// A code batch's creation as the staff log keeps it.
+#[derive(Deserialize)]
+struct BatchDetail {
+    template_id: String,
+    count: i64,
+    #[serde(default)]
+    prefix: String,
+    length: i64,
+}
+
+/// A wake-up rule's creation as the staff log keeps it.
+#[derive(Deserialize)]
+struct WakeupDetail {
+    lead_seconds: i64,
+    active_within_seconds: i64,
+    #[serde(default)]
+    template_ids: Vec<String>,
+    bonus_template_id: Option<String>,
+    control_percent: i64,
+}
+
+/// The other staff-log details in words: code batches, wake-up rules,
+/// accounts' roles, compensation rules, webhook subscribers. Ids become
+/// the names the service looked up; a detail in no known shape (a row
+/// written by an older release) is shown as stored.
+fn other_detail(l: Lang, e: &StaffAuditView) -> String {
+    use crate::service::{codes, compensation, staff, wakeup};
+    let Some(detail) = e.detail.as_deref().filter(|d| !d.is_empty()) else {
+        return "—".to_string();
+    };
+    let name = |id: &str| {
+        e.detail_names
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| l.t("term-unknown").to_string())
+    };
+    let sep = l.t("template-change-separator");
+    let words = match e.action.as_str() {
+        codes::actions::CREATE => serde_json::from_str::<BatchDetail>(detail).ok().map(|b| {
+            let prefix = if b.prefix.is_empty() {
+                l.t("codes-no-prefix").to_string()
+            } else {
+                b.prefix
+            };
+            crate::tr!(
+                l,
+                "staff-detail-code-batch",
+                template = name(&b.template_id),
+                count = b.count,
+                prefix = prefix,
+                length = b.length
+            )
+        }),
+        wakeup::actions::CREATE => serde_json::from_str::<WakeupDetail>(detail).ok().map(|w| {
+            let templates = if w.template_ids.is_empty() {
+                l.t("wakeup-all-templates").to_string()
+            } else {
+                w.template_ids
+                    .iter()
+                    .map(|t| name(t))
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            };
+            let bonus = w
+                .bonus_template_id
+                .as_deref()
+                .map_or_else(|| l.t("staff-detail-no-bonus").to_string(), name);
+            crate::tr!(
+                l,
+                "staff-detail-wakeup-rule",
+                lead = super::reminders::offset_label(l, w.lead_seconds),
+                days = w.active_within_seconds / 86_400,
+                templates = templates,
+                bonus = bonus,
+                control = w.control_percent
+            )
+        }),
+        wakeup::actions::PAUSE | wakeup::actions::RESUME => detail
+            .split_once(": ")
+            .map(|(_, reason)| reason.to_string()),
+        staff::actions::CREATE => detail.strip_prefix("role ").map(|role| {
+            crate::tr!(
+                l,
+                "staff-detail-role",
+                role = super::layout::role_label(l, role)
+            )
+        }),
+        staff::actions::REPLACE => detail
+            .strip_prefix("role ")
+            .and_then(|rest| rest.strip_suffix(", new password"))
+            .map(|role| {
+                crate::tr!(
+                    l,
+                    "staff-detail-role-new-password",
+                    role = super::layout::role_label(l, role)
+                )
+            }),
+        staff::actions::ROLE_CHANGE => detail.split_once(" -> ").map(|(from, to)| {
+            format!(
+                "{} → {}",
+                super::layout::role_label(l, from),
+                super::layout::role_label(l, to)
+            )
+        }),
+        compensation::RULES_CHANGE_ACTION => {
+            crate::domain::compensation::RulesChangeLog::parse(detail).map(|log| {
+                let mut parts = vec![crate::tr!(
+                    l,
+                    "staff-detail-rules-version",
+                    from = log.from_version,
+                    to = log.to_version
+                )];
+                parts.extend(
+                    log.changes
+                        .iter()
+                        .map(|c| super::compensation::change_text(l, c)),
+                );
+                let text = parts.join(sep);
+                match log.reason.as_str() {
+                    "" => text,
+                    r => format!("{text} ({r})"),
+                }
+            })
+        }
+        staff::actions::WEBHOOK_ADD => detail.split_once(" types=").map(|(url, types)| {
+            let types: Vec<String> = serde_json::from_str(types).unwrap_or_default();
+            crate::tr!(
+                l,
+                "staff-detail-webhook",
+                url = url,
+                types = super::webhooks::types_text(l, &types)
+            )
+        }),
+        _ => None,
+    };
+    words.unwrap_or_else(|| detail.to_string())
 }

@@ -821,7 +821,9 @@ fn preset_row(l: Lang, errors: &FieldErrors, r: usize, row: &RowState) -> impl I
     }
 }
 
-fn change_text(l: Lang, c: &RuleChange) -> String {
+/// One change of the rules in words (this page's history and the staff
+/// log).
+pub(super) fn change_text(l: Lang, c: &RuleChange) -> String {
     match c {
         RuleChange::SupportMax { from, to } => crate::tr!(
             l,
@@ -835,13 +837,13 @@ fn change_text(l: Lang, c: &RuleChange) -> String {
             from = l.money(*from),
             to = l.money(*to)
         ),
-        RuleChange::PresetAdded(p) => crate::tr!(
+        RuleChange::PresetAdded { preset: p } => crate::tr!(
             l,
             "comp-change-added",
             reason = p.reason.clone(),
             terms = preset_terms(l, p)
         ),
-        RuleChange::PresetRemoved(p) => {
+        RuleChange::PresetRemoved { preset: p } => {
             crate::tr!(l, "comp-change-removed", reason = p.reason.clone())
         }
         RuleChange::PresetChanged { before, after } => crate::tr!(

@@ -97,7 +97,7 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
         .into_iter()
         .map(|v| {
             let selected = event_type.as_deref() == Some(v);
-            view! { <option value=v selected=selected>{v}</option> }
+            view! { <option value=v selected=selected>{super::webhooks::event_type_label(l, v)}</option> }
         })
         .collect_view();
     let table = if rows.is_empty() {
@@ -201,7 +201,7 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
             view! {
                 <tr data-delivery=d.id>
                     <td><a href=href class="mono">{d.message_id.clone()}</a></td>
-                    <td class="mono">{d.event_type.clone()}</td>
+                    <td>{super::webhooks::event_type_label(l, &d.event_type)}</td>
                     <td>{user}</td>
                     <td>{d.subscriber_url.clone().unwrap_or_else(|| d.subscriber_id.clone())}</td>
                     <td>{status_badge(l, &d.status)}</td>
@@ -250,7 +250,7 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
             <section aria-labelledby="delivery-heading">
                 <h2 id="delivery-heading" class="mono">{d.message_id.clone()}</h2>
                 <dl class="facts">
-                    <dt>{l.t("type")}</dt><dd class="mono">{d.event_type.clone()}</dd>
+                    <dt>{l.t("type")}</dt><dd>{super::webhooks::event_type_label(l, &d.event_type)}</dd>
                     <dt>{l.t("user")}</dt><dd>{d.user_id.clone().unwrap_or_default()}</dd>
                     <dt>{l.t("subscriber")}</dt>
                     <dd>{d.subscriber_url.clone().unwrap_or_default()}" ("{d.subscriber_id.clone()}")"</dd>
@@ -292,7 +292,7 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i6
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{l.t("redeliver")}" "<span class="mono">{d.message_id.clone()}</span></h2>
-                <p>{crate::tr!(l, "the-message-is-sent-to-again", event_type = &d.event_type, subscriber_url = d.subscriber_url.clone().unwrap_or_default())}</p>
+                <p>{crate::tr!(l, "the-message-is-sent-to-again", event_type = super::webhooks::event_type_label(l, &d.event_type), subscriber_url = d.subscriber_url.clone().unwrap_or_default())}</p>
                 <form method="post" action=action class="stack">
                     <input type="hidden" name="csrf" value=csrf/>
                     <p class="actions">

@@ -86,11 +86,31 @@ fn operator_only(staff: &Staff) -> Option<Response> {
     })
 }
 
-fn types_text(l: Lang, types: &[String]) -> String {
+/// The subscribed event types in words.
+pub(super) fn types_text(l: Lang, types: &[String]) -> String {
     if types.is_empty() || types.iter().any(|t| t == "*") {
         l.t("all-types").to_string()
     } else {
-        types.join(", ")
+        types
+            .iter()
+            .map(|t| event_type_label(l, t))
+            .collect::<Vec<_>>()
+            .join(l.t("template-change-separator"))
+    }
+}
+
+/// An event type's name (`coupon.expired` -> 券已过期); an unknown one as
+/// stored. The codes are for the receiving program, listed with their
+/// names in the documentation.
+pub(super) fn event_type_label(l: Lang, event_type: &str) -> String {
+    if crate::service::webhooks::EVENT_TYPES.contains(&event_type) {
+        l.t(&format!(
+            "webhook-type-{}",
+            event_type.replace(['.', '_'], "-")
+        ))
+        .to_string()
+    } else {
+        event_type.to_string()
     }
 }
 
@@ -123,7 +143,7 @@ fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl Into
                 view! {
                     <tr data-subscriber=s.id.clone()>
                         <td class="mono">{s.url.clone()}</td>
-                        <td class="mono">{types_text(l, &s.event_types)}</td>
+                        <td>{types_text(l, &s.event_types)}</td>
                         <td>{enabled_badge(l, s.enabled)}</td>
                         <td class="mono" data-testid="secret-hint">{s.secret_hint.clone()}</td>
                         <td class="nowrap">{created}</td>
@@ -206,7 +226,7 @@ fn add_form(l: Lang, csrf: String, refused: Option<AddRefused>) -> impl IntoView
             let id = format!("type-{}", t.replace('.', "-"));
             let checked = ticked(t);
             view! {
-                <label><input type="checkbox" id=id name="types" value=t checked=checked/>" "<span class="mono">{t}</span></label>
+                <label><input type="checkbox" id=id name="types" value=t checked=checked/>" "{event_type_label(l, t)}</label>
             }
         })
         .collect_view();

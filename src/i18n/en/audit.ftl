@@ -29,3 +29,14 @@ audit-searched-everything = every entry
 audit-target = Target
 audit-any-actor = Anyone
 audit-any-action = Any action
+
+## Staff-log details
+staff-detail-code-batch = template “{ $template }”, { $count } codes, { $prefix }, { $length } random characters
+staff-detail-wakeup-rule = { $lead } expiry, customers active in the last { $days } days, for { $templates }, wake-up coupon { $bonus }, control group { $control }%
+staff-detail-no-bonus = not given
+staff-detail-role = role: { $role }
+staff-detail-role-new-password = role: { $role }, new password set
+staff-detail-rules-version = version { $from } → { $to }
+staff-detail-webhook = { $url }, { $types }
+staff-target-code-batch = code batch of “{ $template }”
+staff-target-compensation-rules = Compensation rules

@@ -52,3 +52,15 @@ forbidden-address-multicast = a multicast address
 forbidden-address-broadcast = the broadcast address
 forbidden-address-documentation = a documentation address
 forbidden-address-reserved = a reserved address
+
+## Event types (receiving programs tell them apart by the code; the documentation lists codes and names)
+webhook-type-coupon-expired = Coupon expired
+webhook-type-coupon-locked = Coupon locked to an order
+webhook-type-coupon-released = Coupon released
+webhook-type-coupon-used = Coupon used
+webhook-type-compensation-issued = Compensation coupon issued
+webhook-type-reminder-coupons-expiring = Reminder: coupons about to expire
+webhook-type-reminder-final-payment-open = Reminder: final payment open
+webhook-type-reminder-coupon-expires-before-final-payment = Reminder: coupon expires before the final payment
+webhook-type-reminder-wakeup = Wake-up message
+webhook-type-coupon-issued = Bulk issue

@@ -29,3 +29,14 @@ audit-searched-everything = 全部记录
 audit-target = 对象
 audit-any-actor = 任何人
 audit-any-action = 任何动作
+
+## 员工日志的详情
+staff-detail-code-batch = 模板「{ $template }」，{ $count } 个兑换码，{ $prefix }，随机部分 { $length } 位
+staff-detail-wakeup-rule = 到期{ $lead }唤醒 { $days } 天内活跃的顾客，适用 { $templates }，唤醒券 { $bonus }，对照组 { $control }%
+staff-detail-no-bonus = 不送
+staff-detail-role = 角色：{ $role }
+staff-detail-role-new-password = 角色：{ $role }，已设新密码
+staff-detail-rules-version = 版本 { $from } → { $to }
+staff-detail-webhook = { $url }，{ $types }
+staff-target-code-batch = 「{ $template }」的兑换码批次
+staff-target-compensation-rules = 补偿规则

@@ -52,3 +52,15 @@ forbidden-address-multicast = 组播地址
 forbidden-address-broadcast = 广播地址
 forbidden-address-documentation = 文档示例地址
 forbidden-address-reserved = 保留地址
+
+## 事件类型（接收方程序按英文代码区分，代码与名称的对照见文档）
+webhook-type-coupon-expired = 券过期
+webhook-type-coupon-locked = 券被订单锁定
+webhook-type-coupon-released = 券解除锁定
+webhook-type-coupon-used = 券已使用
+webhook-type-compensation-issued = 发放补偿券
+webhook-type-reminder-coupons-expiring = 提醒：券即将过期
+webhook-type-reminder-final-payment-open = 提醒：尾款已开始
+webhook-type-reminder-coupon-expires-before-final-payment = 提醒：券在尾款前过期
+webhook-type-reminder-wakeup = 过期唤醒消息
+webhook-type-coupon-issued = 批量发券

@@ -332,7 +332,11 @@ mod tests {
     fn f(created_at: i64, order: bool, key: &str) -> Found {
         Found {
             created_at,
-            order,
+            kind: if order {
+                FoundKind::Order
+            } else {
+                FoundKind::Coupon
+            },
             key: key.into(),
         }
     }
