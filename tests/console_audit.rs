@@ -266,10 +266,19 @@ async fn pages_of_fifty_have_no_gaps_or_duplicates_and_the_csv_has_every_row() {
     let lines: Vec<&str> = csv.text.split("\r\n").filter(|l| !l.is_empty()).collect();
     assert_eq!(
         lines[0],
-        "id,at,actor,action,subject,coupon_id,order_no,from_status,to_status,reason,request_id,address"
+        "id,at,actor,action,subject,coupon_id,order_no,from_status,to_status,reason,request_id,address,\
+         at_local,actor_text,action_text,target_text,change_text,reason_text"
     );
     assert_eq!(lines.len(), 131);
     assert!(lines[1..].iter().all(|l| l.contains(",claim,coupon,")));
+    // Beside the stored codes, the words and the local time people read.
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l.contains("(UTC+8)") && l.contains(",领取,")),
+        "{}",
+        lines[1]
+    );
     let csv_ids: Vec<i64> = lines[1..]
         .iter()
         .filter_map(|l| l.split(',').next()?.parse().ok())
@@ -334,11 +343,14 @@ async fn staff_account_changes_and_sign_ins_are_in_the_staff_log() {
     assert_eq!(csv.status, 200);
     assert!(
         csv.text
-            .starts_with("id,at,actor,action,target,detail,address\r\n")
+            .starts_with("id,at,actor,action,target,detail,address,at_local,actor_text,action_text,target_text,detail_text\r\n")
     );
     assert!(
         csv.text
-            .contains(",role_change,bob,support -> operator,unknown\r\n")
+            .contains(",role_change,bob,support -> operator,unknown,")
+            && csv.text.contains(",bob,客服 → 运营\r\n"),
+        "{}",
+        csv.text
     );
 }
 

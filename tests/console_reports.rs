@@ -93,7 +93,7 @@ async fn an_operator_reads_a_template_report_as_two_charts_and_a_table_in_both_l
     assert!(
         csv.text
             .lines()
-            .any(|l| l.ends_with(",3,1,0,0,0,50.00,0.00")),
+            .any(|l| l.ends_with(",3,1,0,0,0,50.00,0.00,5000,0")),
         "{}",
         csv.text
     );
@@ -182,4 +182,32 @@ async fn the_template_and_campaign_pages_link_to_their_reports() {
         "{}",
         page.text
     );
+}
+
+#[tokio::test]
+async fn the_report_csv_opens_in_excel_with_yuan_beside_cents_for_every_day() {
+    let app = spawn_app().await;
+    let (tid, _) = some_activity(&app).await;
+    let mut b = signed_in(&app, Role::Operator).await;
+    let csv = b.get(&format!("/console/templates/{tid}/report.csv")).await;
+    assert_eq!(csv.status, 200, "{}", csv.text);
+    assert!(csv.bom, "Excel reads the Chinese header as UTF-8");
+    let lines: Vec<&str> = csv.text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "日期,领取,已使用,退款退回,已过期,已作废,优惠金额（元）,补偿金额（元）,优惠金额（分）,补偿金额（分）"
+    );
+    let mut discount_cents = 0;
+    for line in &lines[1..] {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 10, "{line}");
+        let cents: i64 = f[8].parse().expect("cents");
+        assert_eq!(
+            f[6],
+            format!("{}.{:02}", cents / 100, cents % 100),
+            "{line}"
+        );
+        discount_cents += cents;
+    }
+    assert_eq!(discount_cents, 5000, "the one paid order's 50 yuan off");
 }

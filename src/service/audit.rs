@@ -174,6 +174,16 @@ fn check_limit(limit: i64) -> Result<(), ServiceError> {
     }
 }
 
+/// The columns a reader's page adds to each row of an audit CSV, in the
+/// reader's words (the stored codes stay in their own columns): the extra
+/// header names, and the fields of an event row or a staff-log row (as
+/// many as `header` names, for the log exported).
+pub struct CsvWords<'a> {
+    pub header: &'a [&'a str],
+    pub event: &'a (dyn Fn(&AuditEventView) -> Vec<String> + Sync),
+    pub staff: &'a (dyn Fn(&StaffAuditView) -> Vec<String> + Sync),
+}
+
 const EVENTS_CSV_HEADER: &str =
     "id,at,actor,action,subject,coupon_id,order_no,from_status,to_status,reason,request_id,address";
 const STAFF_CSV_HEADER: &str = "id,at,actor,action,target,detail,address";
@@ -369,12 +379,14 @@ impl Service {
     }
 
     /// The filtered log as CSV (RFC 4180, header first, newest first), at
-    /// most `max_rows` rows, read in keyset batches of 1000.
+    /// most `max_rows` rows, read in keyset batches of 1000: the stored
+    /// codes and ids, then the columns `words` adds in the reader's words.
     pub async fn export_audit_csv(
         &self,
         log: AuditLog,
         q: AuditQuery,
         max_rows: usize,
+        words: &CsvWords<'_>,
     ) -> Result<String, ServiceError> {
         if !(1..=MAX_EXPORT_ROWS).contains(&max_rows) {
             return Err(
@@ -385,7 +397,17 @@ impl Service {
             AuditLog::Events => EVENTS_CSV_HEADER,
             AuditLog::Staff => STAFF_CSV_HEADER,
         });
+        for h in words.header {
+            out.push(',');
+            out.push_str(h);
+        }
         out.push_str("\r\n");
+        let extra = |fields: Vec<String>| -> String {
+            fields
+                .iter()
+                .map(|f| format!(",{}", csv_field(f)))
+                .collect::<String>()
+        };
         let mut written = 0usize;
         let mut before: Option<AuditCursor> = None;
         while written < max_rows {
@@ -397,6 +419,7 @@ impl Service {
                     let page = self.audit_events_batch(q.clone(), before, want).await?;
                     for v in &page.rows {
                         out.push_str(&event_csv_row(v));
+                        out.push_str(&extra((words.event)(v)));
                         out.push_str("\r\n");
                     }
                     written += page.rows.len();
@@ -406,6 +429,7 @@ impl Service {
                     let page = self.audit_staff_batch(q.clone(), before, want).await?;
                     for v in &page.rows {
                         out.push_str(&staff_csv_row(v));
+                        out.push_str(&extra((words.staff)(v)));
                         out.push_str("\r\n");
                     }
                     written += page.rows.len();

@@ -549,7 +549,66 @@ async fn audit_csv(
         Err(e) => return e.into_response(),
     };
     let filename = format!("audit-{}.csv", log.as_str());
-    match s.service.export_audit_csv(log, q, MAX_EXPORT_ROWS).await {
+    let event = |e: &AuditEventView| -> Vec<String> {
+        let target = match EventTarget::of(
+            l,
+            &e.subject,
+            e.coupon_id.as_deref(),
+            e.coupon_code.as_deref(),
+            e.order_no.as_deref(),
+        ) {
+            Some(EventTarget::Coupon { code, .. }) => crate::tr!(l, "coupon-5", id = code),
+            Some(EventTarget::Order { order_no, .. }) => crate::tr!(l, "order-4", no = order_no),
+            None => String::new(),
+        };
+        vec![
+            super::layout::time_string(&e.at),
+            actor_text(l, &e.actor),
+            action_text(l, &e.action),
+            target,
+            change_text(l, &e.subject, e.from_status.as_deref(), &e.to_status),
+            e.reason
+                .as_deref()
+                .map(|r| reason_text(l, r))
+                .unwrap_or_default(),
+        ]
+    };
+    let staff_row = |e: &StaffAuditView| -> Vec<String> {
+        vec![
+            super::layout::time_string(&e.at),
+            actor_text(l, &e.actor),
+            staff_action_text(l, &e.action),
+            staff_target(l, e),
+            staff_detail(l, e),
+        ]
+    };
+    let header: &[&str] = match log {
+        AuditLog::Events => &[
+            "at_local",
+            "actor_text",
+            "action_text",
+            "target_text",
+            "change_text",
+            "reason_text",
+        ],
+        AuditLog::Staff => &[
+            "at_local",
+            "actor_text",
+            "action_text",
+            "target_text",
+            "detail_text",
+        ],
+    };
+    let words = crate::service::audit::CsvWords {
+        header,
+        event: &event,
+        staff: &staff_row,
+    };
+    match s
+        .service
+        .export_audit_csv(log, q, MAX_EXPORT_ROWS, &words)
+        .await
+    {
         Ok(csv) => super::layout::csv_download(&filename, csv),
         Err(e) => WebError::from_service(l, e).into_response(),
     }

@@ -349,6 +349,8 @@ async fn csv(s: &AppState, staff: &Staff, kind: Kind, id: String, q: RangeQuery)
         "report-invalidated",
         "report-discount-yuan",
         "report-compensation-yuan",
+        "report-discount-cents",
+        "report-compensation-cents",
     ]
     .iter()
     .map(|k| cell(l.t(k)))
@@ -365,7 +367,7 @@ async fn csv(s: &AppState, staff: &Staff, kind: Kind, id: String, q: RangeQuery)
     let mut out = format!("{header}\n");
     for d in &r.days {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{}\n",
             d.day,
             d.claimed,
             d.used,
@@ -373,7 +375,9 @@ async fn csv(s: &AppState, staff: &Staff, kind: Kind, id: String, q: RangeQuery)
             d.expired,
             d.invalidated,
             yuan(d.discount_cents),
-            yuan(d.compensation_cents)
+            yuan(d.compensation_cents),
+            d.discount_cents,
+            d.compensation_cents
         ));
     }
     let file = format!("report-{}-{}.csv", r.from, r.to);
@@ -401,23 +405,47 @@ fn short_day(day: &str) -> &str {
     day.get(5..).unwrap_or(day)
 }
 
-/// The frame of a chart: the SVG head (scaling with the page), the top
-/// value on the left axis, and a day label under every `step`-th day.
-fn frame(label: &str, days: &[ReportDay], max_text: &str, x_of: impl Fn(usize) -> f64) -> String {
+/// The left margin that fits the axis labels `texts` (12 px text, about
+/// 7 px a character, 8 px to spare), at least [`LEFT`]: a long amount is
+/// not cut off at the edge.
+fn left_for(texts: &[&str]) -> f64 {
+    let widest = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    (widest as f64 * 7.0 + 8.0).max(LEFT)
+}
+
+/// The frame of a chart: the SVG head (scaling with the page), the axes
+/// from `left`, the labels of the top value, of zero (at `zero_y`) and,
+/// when the chart goes below zero, of the bottom value, and a day label
+/// under every `step`-th day.
+fn frame(
+    label: &str,
+    days: &[ReportDay],
+    left: f64,
+    (top_text, zero_y, bottom_text): (&str, f64, Option<&str>),
+    x_of: impl Fn(usize) -> f64,
+) -> String {
     let base = H - BOTTOM;
     let mut svg = format!(
         "<svg viewBox=\"0 0 {W} {H}\" width=\"100%\" preserveAspectRatio=\"xMidYMid meet\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\
-         <line x1=\"{LEFT}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\" stroke=\"#5a6472\"/>\
-         <line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{base}\" stroke=\"#5a6472\"/>\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\">{}</text>\
-         <text x=\"{}\" y=\"{base}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\">0</text>",
+         <line x1=\"{left}\" y1=\"{zero_y:.1}\" x2=\"{}\" y2=\"{zero_y:.1}\" stroke=\"#5a6472\"/>\
+         <line x1=\"{left}\" y1=\"{TOP}\" x2=\"{left}\" y2=\"{base}\" stroke=\"#5a6472\"/>\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\" data-testid=\"axis-top\">{}</text>\
+         <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\">0</text>",
         escape(label),
         W - RIGHT,
-        LEFT - 4.0,
+        left - 4.0,
         TOP + 4.0,
-        escape(max_text),
-        LEFT - 4.0,
+        escape(top_text),
+        left - 4.0,
+        zero_y,
     );
+    if let Some(bottom) = bottom_text {
+        svg.push_str(&format!(
+            "<text x=\"{}\" y=\"{base}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\" data-testid=\"axis-bottom\">{}</text>",
+            left - 4.0,
+            escape(bottom)
+        ));
+    }
     let step = days.len().div_ceil(6).max(1);
     for (i, d) in days.iter().enumerate() {
         if i % step == 0 || (i + 1 == days.len() && days.len() <= 7) {
@@ -444,17 +472,25 @@ fn line_chart(l: Lang, kind: Kind, days: &[ReportDay]) -> String {
         .unwrap_or(0)
         .max(1);
     let n = days.len().max(1);
-    let span = W - LEFT - RIGHT - 8.0;
+    let top_text = count(max);
+    let left = left_for(&[&top_text]);
+    let span = W - left - RIGHT - 8.0;
     let x_of = |i: usize| {
         if n == 1 {
-            LEFT + 4.0 + span / 2.0
+            left + 4.0 + span / 2.0
         } else {
-            LEFT + 4.0 + span * i as f64 / (n - 1) as f64
+            left + 4.0 + span * i as f64 / (n - 1) as f64
         }
     };
     let base = H - BOTTOM;
     let y_of = |v: i64| base - (v.max(0) as f64 / max as f64) * (base - TOP);
-    let mut svg = frame(l.t("report-line-chart"), days, &count(max), x_of);
+    let mut svg = frame(
+        l.t("report-line-chart"),
+        days,
+        left,
+        (&top_text, base, None),
+        x_of,
+    );
     for (series, color, word, value) in [
         (
             "claimed",
@@ -486,45 +522,72 @@ fn line_chart(l: Lang, kind: Kind, days: &[ReportDay]) -> String {
         }
     }
     svg.push_str(&format!(
-        "<rect x=\"{LEFT}\" y=\"4\" width=\"10\" height=\"10\" fill=\"#1f5f99\"/>\
+        "<rect x=\"{left}\" y=\"4\" width=\"10\" height=\"10\" fill=\"#1f5f99\"/>\
          <text x=\"{}\" y=\"13\" font-size=\"12\" fill=\"#1d232b\">{}</text>\
          <rect x=\"{}\" y=\"4\" width=\"10\" height=\"10\" fill=\"#b4232a\"/>\
          <text x=\"{}\" y=\"13\" font-size=\"12\" fill=\"#1d232b\">{}</text></svg>",
-        LEFT + 14.0,
+        left + 14.0,
         escape(claimed_word),
-        LEFT + 140.0,
-        LEFT + 154.0,
+        left + 140.0,
+        left + 154.0,
         escape(used_word)
     ));
     svg
 }
 
-/// Discount per day: a bar per day, its amount in a `<title>`.
+/// Discount per day: a bar per day, its amount in a `<title>`. A day
+/// whose returns outweigh its use (a negative net discount) is a bar below
+/// the zero line, in another colour, and the axis then shows the lowest
+/// amount too.
 fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
-    let max = days
+    let top = days
         .iter()
         .map(|d| d.discount_cents)
         .max()
         .unwrap_or(0)
-        .max(1);
+        .max(0);
+    let bottom = days
+        .iter()
+        .map(|d| d.discount_cents)
+        .min()
+        .unwrap_or(0)
+        .min(0);
+    let top = if top == 0 && bottom == 0 { 1 } else { top };
+    let range = (top - bottom).max(1) as f64;
     let n = days.len().max(1);
-    let slot = (W - LEFT - RIGHT) / n as f64;
-    let x_of = |i: usize| LEFT + slot * (i as f64 + 0.5);
+    let top_text = money(top);
+    let bottom_text = (bottom < 0).then(|| money(bottom));
+    let left = left_for(&[&top_text, bottom_text.as_deref().unwrap_or("")]);
+    let slot = (W - left - RIGHT) / n as f64;
+    let x_of = |i: usize| left + slot * (i as f64 + 0.5);
     let base = H - BOTTOM;
-    let mut svg = frame(l.t("report-bar-chart"), days, &money(max), x_of);
+    let y_of = |v: i64| TOP + (top - v) as f64 / range * (base - TOP);
+    let zero_y = y_of(0);
+    let mut svg = frame(
+        l.t("report-bar-chart"),
+        days,
+        left,
+        (&top_text, zero_y, bottom_text.as_deref()),
+        x_of,
+    );
     let word = l.t("report-discount");
     for (i, d) in days.iter().enumerate() {
-        let h = (d.discount_cents.max(0) as f64 / max as f64 * (base - TOP))
-            .max(if d.discount_cents > 0 { 1.0 } else { 0.0 });
+        let v = d.discount_cents;
+        let (y, h) = if v >= 0 {
+            let y = y_of(v);
+            (y, (zero_y - y).max(if v > 0 { 1.0 } else { 0.0 }))
+        } else {
+            (zero_y, (y_of(v) - zero_y).max(1.0))
+        };
+        let fill = if v < 0 { "#b4232a" } else { "#2e7d4f" };
         let w = (slot * 0.8).max(0.5);
         svg.push_str(&format!(
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"#2e7d4f\" data-testid=\"bar\" data-value=\"{}\"><title>{} {}: {}</title></rect>",
+            "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"{fill}\" data-testid=\"bar\" data-value=\"{}\"><title>{} {}: {}</title></rect>",
             x_of(i) - w / 2.0,
-            base - h,
-            d.discount_cents,
+            v,
             escape(&d.day),
             escape(word),
-            money(d.discount_cents)
+            money(v)
         ));
     }
     svg.push_str("</svg>");
@@ -565,5 +628,53 @@ mod tests {
         assert!(bars.contains("¥12.34"));
         assert!(bars.contains(">12-01<"));
         assert_eq!(money(-150), "-¥1.50");
+    }
+
+    /// The `(y, height)` of each bar.
+    fn bars_of(svg: &str) -> Vec<(f64, f64)> {
+        svg.split("<rect x=")
+            .filter(|r| r.contains("data-testid=\"bar\""))
+            .map(|r| {
+                let num = |name: &str| -> f64 {
+                    r.split(&format!("{name}=\""))
+                        .nth(1)
+                        .and_then(|v| v.split('"').next())
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(f64::NAN)
+                };
+                (num(" y"), num("height"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_day_of_only_returns_is_a_bar_below_zero_and_big_amounts_fit_the_axis() {
+        let days = vec![
+            day("2026-12-01", 0, 3, 1_234_567),
+            day("2026-12-02", 0, 0, -50_000),
+            day("2026-12-03", 0, 0, 0),
+        ];
+        let svg = bar_chart(Lang::Zh, &days);
+        let bars = bars_of(&svg);
+        assert_eq!(bars.len(), 3, "{svg}");
+        let zero = bars[0].0 + bars[0].1;
+        assert!(bars[0].1 > 100.0, "the big day is tall: {bars:?}");
+        assert!(
+            (bars[1].0 - zero).abs() < 0.2 && bars[1].1 > 1.0,
+            "the return day hangs below zero: {bars:?}"
+        );
+        assert!(svg.contains("#b4232a"), "in the return colour");
+        assert!(
+            svg.contains(">¥12345.67<") && svg.contains(">-¥500.00<"),
+            "{svg}"
+        );
+        // The axis labels end 4 px left of the axis and start inside the
+        // picture: 10 characters need about 70 px.
+        let left = left_for(&["-¥500.00", "¥12345.67"]);
+        assert!(left >= 70.0, "{left}");
+        assert!(svg.contains(&format!("x1=\"{left}\"")), "{svg}");
+        // All zero: the axis still reads 0 to ¥0.01, no bar drawn tall.
+        let flat = bar_chart(Lang::Zh, &[day("2026-12-01", 0, 0, 0)]);
+        assert!(bars_of(&flat).iter().all(|(_, h)| *h == 0.0), "{flat}");
     }
 }
