@@ -316,7 +316,7 @@ async fn support_may_neither_change_the_rules_nor_read_the_ledger_and_operators_
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
     let r = app
         .service
-        .export_compensation_csv(&support, &filter, 10)
+        .export_compensation_csv(&support, &filter, 10, (&[], &|_| Vec::new()))
         .await;
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
     let r = app.service.compensation_rule_history(&support).await;

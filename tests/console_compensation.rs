@@ -378,7 +378,7 @@ async fn the_csv_has_a_header_the_preset_and_rules_version_both_times_yuan_and_n
     assert_eq!(lines.len(), 2, "{}", csv.text);
     assert_eq!(
         lines[0],
-        "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor"
+        "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor,kind_text,actor_text"
     );
     let row = lines[1];
     assert!(
@@ -387,9 +387,11 @@ async fn the_csv_has_a_header_the_preset_and_rules_version_both_times_yuan_and_n
     );
     assert!(row.contains(",10.00,1000,"), "{row}");
     assert!(
-        row.contains(&format!(",{expired},预售券过期补偿,2,staff:amy")),
+        row.contains(&format!(",{expired},预售券过期补偿,2,staff:amy,")),
         "{row}"
     );
+    // The kind and the person in words, after the stored codes.
+    assert!(row.ends_with(",补偿券,客服后台：amy"), "{row}");
     assert!(
         row.contains(",'=cmd|' /C calc'!A0,"),
         "the formula is neutralised: {row}"

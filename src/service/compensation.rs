@@ -704,12 +704,14 @@ impl Service {
     /// The filtered ledger as CSV (RFC 4180, header first, formulas
     /// neutralised), newest first, at most `max_rows`, read in keyset
     /// batches of 1000. Times in the business zone with their offset and in
-    /// UTC; money in yuan with two decimals and in cents.
+    /// UTC; money in yuan with two decimals and in cents; then the columns
+    /// `words` adds in the reader's words (header names and fields).
     pub async fn export_compensation_csv(
         &self,
         authority: &Authority,
         filter: &LedgerFilter,
         max_rows: usize,
+        words: (&[&str], &(dyn Fn(&LedgerEntryView) -> Vec<String> + Sync)),
     ) -> Result<String, ServiceError> {
         require_manager(authority, "read the compensation ledger")?;
         if !(1..=MAX_EXPORT_ROWS).contains(&max_rows) {
@@ -719,7 +721,12 @@ impl Service {
         }
         let q = filter.query(self.settings())?;
         let tz = self.settings().reminders.tz;
+        let (extra_header, extra) = words;
         let mut out = String::from(CSV_HEADER);
+        for h in extra_header {
+            out.push(',');
+            out.push_str(h);
+        }
         out.push_str("\r\n");
         let mut written = 0usize;
         let mut before: Option<LedgerCursor> = None;
@@ -744,6 +751,10 @@ impl Service {
                 .await?;
             for e in &rows {
                 out.push_str(&csv_row(tz, e));
+                for f in extra(e) {
+                    out.push(',');
+                    out.push_str(&csv_field(&f));
+                }
                 out.push_str("\r\n");
             }
             written += rows.len();

@@ -361,7 +361,17 @@ async fn ledger_csv(
     }
     match s
         .service
-        .export_compensation_csv(&staff.authority(), &p.filter(), MAX_EXPORT_ROWS)
+        .export_compensation_csv(
+            &staff.authority(),
+            &p.filter(),
+            MAX_EXPORT_ROWS,
+            (
+                &["kind_text", "actor_text"],
+                &|e: &crate::service::compensation::LedgerEntryView| {
+                    vec![kind_text(l, &e.kind).to_string(), actor_text(l, &e.actor)]
+                },
+            ),
+        )
         .await
     {
         Ok(csv) => super::layout::csv_download("compensation-ledger.csv", csv),
