@@ -1283,3 +1283,36 @@ async fn an_order_card_never_shows_a_discount_that_no_longer_holds_and_a_paid_on
     );
     assert!(!paid.contains("sc-due"), "{paid}");
 }
+
+#[tokio::test]
+async fn a_coupons_categories_read_by_the_names_an_operator_gave_them() {
+    use couponkeeper::domain::category::CategoryName;
+    use couponkeeper::service::support::Authority;
+    let app = app_with_secret().await;
+    let t = app.template(json!({"categories": ["phones"]})).await;
+    app.claim("alice", t["id"].as_str().expect("id")).await;
+    let (url, _) = link(&app, "alice").await;
+    let query = format!("?t={}", token_of(&url));
+    let page = open(&app, &query, None).await;
+    assert!(
+        page.text.contains("phones"),
+        "unnamed, the code: {}",
+        page.text
+    );
+
+    app.service
+        .name_category_as(
+            &couponkeeper::service::Ctx::new("api:test", None),
+            &Authority::Api,
+            CategoryName::parse("phones", "手机", "Phones").expect("names"),
+            None,
+        )
+        .await
+        .expect("named");
+    let page = open(&app, &query, None).await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("手机"), "{}", page.text);
+    assert!(!page.text.contains("phones"), "{}", page.text);
+    let page = open(&app, &query, Some("en")).await;
+    assert!(page.text.contains("Phones"), "{}", page.text);
+}

@@ -11,6 +11,7 @@ use super::anomalies::ToPlant;
 use super::catalogue::Catalogue;
 use super::seed::{Cpn, Seed, step, user};
 use super::{DemoError, USERS};
+use crate::domain::category::CategoryName;
 use crate::domain::coupon::CouponStatus;
 use crate::service::ServiceError;
 use crate::service::support::Authority;
@@ -21,6 +22,21 @@ impl Seed {
     /// The shop's last ten days. Returns the orders the anomalies are
     /// planted on.
     pub(super) async fn story(&mut self) -> Result<ToPlant, DemoError> {
+        for (code, zh, en) in [
+            ("phones", "手机", "Phones"),
+            ("appliances", "家电", "Appliances"),
+            ("books", "图书", "Books"),
+            ("snacks", "零食", "Snacks"),
+            ("apparel", "服饰", "Apparel"),
+            ("beauty", "美妆", "Beauty"),
+        ] {
+            let name = CategoryName::parse(code, zh, en)
+                .map_err(|e| step("name the categories")(ServiceError::from(e)))?;
+            self.svc
+                .name_category_as(&self.ctx, &Authority::Api, name, None)
+                .await
+                .map_err(step("name the categories"))?;
+        }
         let d = Duration::days;
         let h = Duration::hours;
         let m = Duration::minutes;

@@ -6,6 +6,7 @@
 
 pub mod bulk;
 pub mod campaign;
+pub mod category;
 pub mod checkout;
 pub mod compensation;
 pub mod coupon;

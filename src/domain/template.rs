@@ -335,7 +335,7 @@ pub fn categories_msg(categories: &[String]) -> Msg {
     if categories.is_empty() {
         Msg::new("every-category")
     } else {
-        crate::msg!("rule-categories", list = categories.join("/"))
+        Msg::new("rule-categories").arg("list", crate::i18n::Arg::Categories(categories.to_vec()))
     }
 }
 

@@ -30,6 +30,7 @@ use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
 use serde::Serialize;
 
+pub mod names;
 pub mod zone;
 
 /// A reader's language.
@@ -168,6 +169,8 @@ pub enum Arg {
     Text(String),
     Key(String),
     Time(chrono::DateTime<chrono::Utc>),
+    /// Category codes, shown by their names ([`names`]), joined by `/`.
+    Categories(Vec<String>),
 }
 
 impl Default for Arg {
@@ -279,6 +282,7 @@ impl Msg {
                     Arg::Time(t) => serde_json::json!({
                         "time": t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
                     }),
+                    Arg::Categories(c) => serde_json::json!({ "categories": c }),
                 };
                 (k.clone(), v)
             })
@@ -299,6 +303,15 @@ impl Msg {
                     serde_json::Value::Object(o) => {
                         if let Some(key) = o.get("key").and_then(|v| v.as_str()) {
                             Some((k, Arg::Key(key.to_string())))
+                        } else if let Some(list) = o.get("categories").and_then(|v| v.as_array()) {
+                            Some((
+                                k,
+                                Arg::Categories(
+                                    list.iter()
+                                        .filter_map(|c| c.as_str().map(str::to_string))
+                                        .collect(),
+                                ),
+                            ))
                         } else {
                             o.get("time")
                                 .and_then(|v| v.as_str())
@@ -421,6 +434,9 @@ impl Catalog {
                 Arg::Text(t) => fargs.set(*name, FluentValue::from(t.clone())),
                 Arg::Key(k) => fargs.set(*name, FluentValue::from(lang.t(k))),
                 Arg::Time(t) => fargs.set(*name, FluentValue::from(zone::local_minutes(*t))),
+                Arg::Categories(c) => {
+                    fargs.set(*name, FluentValue::from(names::categories(lang, c, "/")))
+                }
             }
         }
         let mut errors = Vec::new();

@@ -14,6 +14,7 @@
 pub mod audit;
 pub mod bulk;
 pub mod campaigns;
+pub mod categories;
 pub mod checkout;
 pub mod claims;
 pub mod codes;
@@ -356,6 +357,8 @@ struct Inner {
     passwords: passwords::PasswordSlots,
     /// The key that signs sign-in form tokens, read (or made) once.
     login_form_key: tokio::sync::OnceCell<[u8; 32]>,
+    /// Category names, cached for [`categories::CACHE_TTL`].
+    category_names: categories::NamesCache,
 }
 
 /// What an operation closure gets besides the connection.
@@ -429,6 +432,7 @@ impl Service {
                 password_verifications: std::sync::atomic::AtomicU64::new(0),
                 passwords: passwords::PasswordSlots::default(),
                 login_form_key: tokio::sync::OnceCell::new(),
+                category_names: categories::NamesCache::default(),
             }),
         }
     }

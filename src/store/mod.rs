@@ -13,6 +13,7 @@ pub mod audit;
 pub mod bulk;
 pub mod campaigns;
 pub mod capture;
+pub mod categories;
 mod codec;
 pub mod codes;
 pub mod compensation_rules;

@@ -142,12 +142,16 @@ fn staff_actions() -> Vec<(&'static str, String)> {
         .iter()
         .chain(crate::service::templates::actions::ALL.iter())
         .chain(crate::service::wakeup::actions::ALL.iter())
-        .chain(crate::service::codes::actions::ALL.iter());
+        .chain(crate::service::codes::actions::ALL.iter())
+        .chain([crate::service::categories::ACTION].iter());
     all.filter_map(|w| {
         crate::service::staff::actions::label_key(w)
             .or_else(|| crate::service::templates::actions::label_key(w))
             .or_else(|| crate::service::wakeup::actions::label_key(w))
             .or_else(|| crate::service::codes::actions::label_key(w))
+            .or_else(|| {
+                (*w == crate::service::categories::ACTION).then(|| format!("staff-action-{w}"))
+            })
             .map(|k| (*w, k))
     })
     .collect()
@@ -394,6 +398,9 @@ fn staff_action_text(l: Lang, action: &str) -> String {
         .or_else(|| crate::service::templates::actions::label_key(action))
         .or_else(|| crate::service::wakeup::actions::label_key(action))
         .or_else(|| crate::service::codes::actions::label_key(action))
+        .or_else(|| {
+            (action == crate::service::categories::ACTION).then(|| format!("staff-action-{action}"))
+        })
         .map_or_else(|| action.to_string(), |k| l.t(&k).to_string())
 }
 
@@ -783,6 +790,17 @@ fn other_detail(l: Lang, e: &StaffAuditView) -> String {
                     r => format!("{text} ({r})"),
                 }
             })
+        }
+        crate::service::categories::ACTION => {
+            serde_json::from_str::<crate::service::categories::NameChange>(detail)
+                .ok()
+                .map(|n| {
+                    let now = format!("{} / {}", n.zh, n.en);
+                    match n.before {
+                        Some((zh, en)) => format!("{zh} / {en} → {now}"),
+                        None => now,
+                    }
+                })
         }
         staff::actions::WEBHOOK_ADD => detail.split_once(" types=").map(|(url, types)| {
             let types: Vec<String> = serde_json::from_str(types).unwrap_or_default();

@@ -51,7 +51,7 @@ fn categories_text(l: Lang, cats: &[String]) -> String {
     if cats.is_empty() {
         l.t("every-category").to_string()
     } else {
-        cats.join(", ")
+        crate::i18n::names::categories(l, cats, ", ")
     }
 }
 
@@ -592,7 +592,7 @@ fn order_body(
             <dl class="facts">
                 <dt>{l.t("order-number")}</dt><dd class="mono">{o.order_no.clone()}</dd>
                 <dt>{l.t("user")}</dt><dd><a href=user_href>{o.user_id.clone()}</a></dd>
-                <dt>{l.t("category")}</dt><dd>{o.category.clone()}</dd>
+                <dt>{l.t("category")}</dt><dd>{crate::i18n::names::category(l, &o.category)}</dd>
                 {campaign_view}
                 {coupon_view}
                 <dt>{l.t("coupon-lock")}</dt><dd data-testid="lock-status">{lock}</dd>

@@ -184,6 +184,7 @@ pub fn render(
                 <a href="/console/templates" data-testid="nav-templates">{l.t("templates-nav")}</a>
                 <a href="/console/reconciliation">{l.t("reconciliation")}</a>
                 <a href="/console/campaigns" data-testid="nav-campaigns">{l.t("nav-campaigns")}</a>
+                <a href="/console/categories" data-testid="nav-categories">{l.t("category-nav")}</a>
                 {(session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
                 <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>

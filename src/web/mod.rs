@@ -23,6 +23,7 @@ pub mod audit;
 pub mod auth;
 pub mod bulk;
 pub mod campaigns;
+pub mod categories;
 pub mod codes;
 pub mod compensation;
 pub mod console;
@@ -73,7 +74,20 @@ pub async fn in_business_zone(
     next: axum::middleware::Next,
 ) -> Response {
     let tz = s.service.settings().reminders.tz;
-    crate::i18n::zone::scope(tz, auth::with_page_context(req, next)).await
+    let path = req.uri().path();
+    let page = path.starts_with("/console") || path.starts_with("/self-check");
+    // A page's category codes by their names; when the names cannot be
+    // read the codes are shown (the page itself will say what is wrong).
+    let names = if page {
+        s.service.category_names().await.unwrap_or_default()
+    } else {
+        Default::default()
+    };
+    crate::i18n::zone::scope(
+        tz,
+        crate::i18n::names::scope(names, auth::with_page_context(req, next)),
+    )
+    .await
 }
 
 pub fn routes() -> Router<AppState> {
@@ -103,6 +117,7 @@ pub fn routes() -> Router<AppState> {
         .merge(bulk::routes())
         .merge(reports::routes())
         .merge(codes::routes())
+        .merge(categories::routes())
         .route("/console/{*rest}", axum::routing::any(console_not_found))
 }
 

@@ -25,7 +25,7 @@ pub fn preset_terms(l: Lang, p: &Preset) -> String {
     let cats = if p.categories.is_empty() {
         l.t("comp-preset-every-category").to_string()
     } else {
-        p.categories.join(", ")
+        crate::i18n::names::categories(l, &p.categories, ", ")
     };
     crate::tr!(
         l,

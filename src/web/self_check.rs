@@ -484,7 +484,7 @@ fn coupon_facts(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     let categories = if c.categories.is_empty() {
         l.t("sc-all-categories").to_string()
     } else {
-        c.categories.join(l.t("sc-category-separator"))
+        crate::i18n::names::categories(l, &c.categories, l.t("sc-category-separator"))
     };
     let ends = time_of(&c.ends_at);
     view! {

@@ -139,3 +139,24 @@ queue-lapsing-empty = No checkout lock lapses within the hour.
 queue-coupon-ends = Coupon ends
 queue-window-opens = Final payment opens
 clock-skew-warning = This server's clock is { $seconds } s off the database's (positive: ahead). Coupons expire and locks lapse by the database's clock, so decisions are not affected; but this server's logs and its fallback clock (used while the database's clock cannot be read) are off: check the time synchronisation (NTP) of this server.
+
+## Category names (src/web/categories.rs)
+category-nav = Categories
+category-title = Category names
+category-intro = Orders and coupon templates carry the shop's category codes (such as phones). Name each code here in Chinese and English, and the console and the customer self-check show the names; a code without names is shown as it is. A change reaches every instance within 10 seconds.
+category-list = Named categories
+category-none = No category has been named yet.
+category-code = Category code
+category-name-zh = Chinese name
+category-name-en = English name
+category-rename = Rename
+category-rename-heading = Rename a category
+category-new-heading = Name a category code
+category-save = Save
+category-saved-flash = Saved: { $code } is shown as “{ $name }”.
+category-needs-operator = Naming categories needs the operator or admin role.
+category-error-code = Enter the category code: 1 to 64 characters, no spaces or commas.
+category-error-name = Enter a name of 1 to 32 characters.
+category-error-exists = This code already has names; use Rename in the list above.
+category-error-changed = Someone has just changed this category's names; open it again and retry.
+staff-action-category_name = Category named

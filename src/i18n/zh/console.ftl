@@ -139,3 +139,24 @@ queue-lapsing-empty = 一小时内没有要超时的订单。
 queue-coupon-ends = 券到期
 queue-window-opens = 尾款开始
 clock-skew-warning = 本服务器的时钟与数据库相差 { $seconds } 秒（正数为快）。券的到期和锁的失效按数据库的时钟判断，不受影响；但本服务器的日志时间和备用时钟（读不到数据库时钟时使用）都有偏差：请检查本服务器的时间同步（NTP）。
+
+## 品类名称（src/web/categories.rs）
+category-nav = 品类
+category-title = 品类名称
+category-intro = 订单和券模板用店铺的品类代码（例如 phones）。在这里给每个代码起中英文名称，后台和顾客自助查询页就显示名称；没有名称的代码照原样显示。修改在 10 秒内对所有实例生效。
+category-list = 已命名的品类
+category-none = 还没有命名任何品类。
+category-code = 品类代码
+category-name-zh = 中文名称
+category-name-en = 英文名称
+category-rename = 修改名称
+category-rename-heading = 修改品类名称
+category-new-heading = 给品类代码命名
+category-save = 保存
+category-saved-flash = 已保存：{ $code } 显示为「{ $name }」。
+category-needs-operator = 命名品类需要运营或管理员权限。
+category-error-code = 请填写品类代码：1 到 64 个字符，不含空格和逗号。
+category-error-name = 请填写 1 到 32 个字的名称。
+category-error-exists = 这个代码已经有名称了，请在上面的列表中点「修改名称」。
+category-error-changed = 这个品类的名称刚被别人改过，请重新打开后再改。
+staff-action-category_name = 命名品类

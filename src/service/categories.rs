@@ -1,0 +1,151 @@
+//! Category names: operators name the shop's category codes in both
+//! languages; every page reads them through a per-instance cache of 10
+//! seconds ([`Service::category_names`]), so another instance's change
+//! shows within 10 seconds and this instance's at once.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::support::Authority;
+use super::{Ctx, Refusal, Service, ServiceError};
+use crate::domain::category::{CategoryName, MAX_NAMED};
+use crate::domain::staff::Role;
+use crate::domain::time::to_ms;
+use crate::i18n::names::CategoryNames;
+use crate::store::audit::{NewStaffAudit, insert_staff_audit};
+use crate::store::categories as store;
+
+/// How long an instance reuses the names it read.
+pub const CACHE_TTL: Duration = Duration::from_secs(10);
+
+/// The staff-log action of naming or renaming a category (target: the
+/// code; detail: [`NameChange`] as JSON).
+pub const ACTION: &str = "category_name";
+
+/// A name change as the staff log keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct NameChange {
+    pub before: Option<(String, String)>,
+    pub zh: String,
+    pub en: String,
+}
+
+/// The cached names and when they were read.
+#[derive(Default)]
+pub struct NamesCache(std::sync::Mutex<Option<(Instant, Arc<CategoryNames>)>>);
+
+impl NamesCache {
+    fn fresh(&self) -> Option<Arc<CategoryNames>> {
+        let guard = self.0.lock().ok()?;
+        guard
+            .as_ref()
+            .filter(|(at, _)| at.elapsed() < CACHE_TTL)
+            .map(|(_, names)| names.clone())
+    }
+
+    fn put(&self, names: Arc<CategoryNames>) {
+        if let Ok(mut guard) = self.0.lock() {
+            *guard = Some((Instant::now(), names));
+        }
+    }
+
+    fn clear(&self) {
+        if let Ok(mut guard) = self.0.lock() {
+            *guard = None;
+        }
+    }
+}
+
+/// Whether `authority` may name categories: operators, admins, the API.
+pub fn may_name_categories(authority: &Authority) -> bool {
+    match authority {
+        Authority::Api => true,
+        Authority::Staff { role, .. } => role.includes(Role::Operator),
+    }
+}
+
+impl Service {
+    /// Every category's names (at most 500), from this instance's cache
+    /// when it is under 10 seconds old.
+    pub async fn category_names(&self) -> Result<Arc<CategoryNames>, ServiceError> {
+        if let Some(names) = self.inner.category_names.fresh() {
+            return Ok(names);
+        }
+        let list = self
+            .read(|c| Box::pin(async move { Ok(store::all(c).await?) }))
+            .await?;
+        let names = Arc::new(CategoryNames::new(list));
+        self.inner.category_names.put(names.clone());
+        Ok(names)
+    }
+
+    /// Names `code` (or renames it) in both languages: one conditional
+    /// write (an insert that must not meet a row, or an update that must
+    /// find the names the operator saw, `was`), and a staff-log row.
+    pub async fn name_category_as(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        name: CategoryName,
+        was: Option<(String, String)>,
+    ) -> Result<(), ServiceError> {
+        if !may_name_categories(authority) {
+            return Err(ServiceError::Forbidden(
+                "naming categories needs the operator role".into(),
+            ));
+        }
+        let op = self.op(ctx);
+        self.write(None, move |c| {
+            let name = name.clone();
+            let was = was.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let now_ms = to_ms(op.now);
+                let current = store::get(c, name.code()).await?;
+                let changed = match (&current, &was) {
+                    (None, None) => {
+                        if store::count(c).await? >= MAX_NAMED as i64 {
+                            return Err(ServiceError::refused(
+                                Refusal::EditNotAllowed,
+                                format!("at most {MAX_NAMED} categories can be named"),
+                            ));
+                        }
+                        store::insert(c, &name, &op.ctx.actor, now_ms).await?
+                    }
+                    (Some(_), Some(w)) => store::rename(c, &name, w, &op.ctx.actor, now_ms).await?,
+                    _ => false,
+                };
+                if !changed {
+                    return Err(ServiceError::refused(
+                        Refusal::EditNotAllowed,
+                        "the category's names changed meanwhile; read them again",
+                    ));
+                }
+                let detail = serde_json::to_string(&NameChange {
+                    before: current,
+                    zh: name.zh().to_string(),
+                    en: name.en().to_string(),
+                })
+                .unwrap_or_default();
+                insert_staff_audit(
+                    c,
+                    &NewStaffAudit {
+                        actor: &op.ctx.actor,
+                        action: ACTION,
+                        target: name.code(),
+                        detail: Some(&detail),
+                        address: op.ctx.address.as_deref(),
+                        at_ms: now_ms,
+                    },
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await?;
+        self.inner.category_names.clear();
+        Ok(())
+    }
+}
