@@ -88,6 +88,59 @@ impl Policy {
     pub const ALL: [Policy; 3] = [Policy::Lock, Policy::Strict, Policy::SwapOrCompensate];
 }
 
+/// Where a campaign stands at a moment, by its final-payment window: the
+/// console's list filters by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CampaignPhase {
+    /// Before the window: deposits are taken, no final payment yet.
+    BeforeFinalPayment,
+    /// Inside the window: final payments are taken.
+    FinalPaymentOpen,
+    /// After the window.
+    Ended,
+}
+
+impl CampaignPhase {
+    pub const ALL: [CampaignPhase; 3] = [
+        CampaignPhase::BeforeFinalPayment,
+        CampaignPhase::FinalPaymentOpen,
+        CampaignPhase::Ended,
+    ];
+
+    /// The word of a list address (`?phase=`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CampaignPhase::BeforeFinalPayment => "before_final_payment",
+            CampaignPhase::FinalPaymentOpen => "final_payment_open",
+            CampaignPhase::Ended => "ended",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        CampaignPhase::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The catalog key of the phase's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            CampaignPhase::BeforeFinalPayment => "campaign-phase-before-final-payment",
+            CampaignPhase::FinalPaymentOpen => "campaign-phase-final-payment-open",
+            CampaignPhase::Ended => "campaign-phase-ended",
+        }
+    }
+
+    /// The phase of `window` at `now`.
+    pub fn at(window: &PaymentWindow, now: DateTime<Utc>) -> Self {
+        if now < window.starts {
+            CampaignPhase::BeforeFinalPayment
+        } else if now < window.ends {
+            CampaignPhase::FinalPaymentOpen
+        } else {
+            CampaignPhase::Ended
+        }
+    }
+}
+
 /// The final-payment window `[starts, ends)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PaymentWindow {

@@ -643,7 +643,7 @@ fn decode_cursor(raw: &str) -> Option<(i64, String)> {
 }
 
 /// `text` as a LIKE pattern matching names that contain it (`\` escapes).
-fn like_pattern(text: &str) -> String {
+pub(crate) fn like_pattern(text: &str) -> String {
     let mut out = String::from("%");
     for ch in text.chars() {
         if matches!(ch, '%' | '_' | '\\') {
