@@ -503,6 +503,26 @@ impl PolicyPreview {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_campaigns_phase_follows_its_final_payment_window() {
+        let at = |s: &str| crate::domain::time::parse_rfc3339(s).unwrap_or_default();
+        let w = PaymentWindow {
+            starts: at("2026-11-11T00:00:00Z"),
+            ends: at("2026-11-12T00:00:00Z"),
+        };
+        for (now, phase) in [
+            ("2026-11-10T23:59:59Z", CampaignPhase::BeforeFinalPayment),
+            ("2026-11-11T00:00:00Z", CampaignPhase::FinalPaymentOpen),
+            ("2026-11-11T23:59:59Z", CampaignPhase::FinalPaymentOpen),
+            ("2026-11-12T00:00:00Z", CampaignPhase::Ended),
+        ] {
+            assert_eq!(CampaignPhase::at(&w, at(now)), phase, "{now}");
+            assert_eq!(CampaignPhase::parse(phase.as_str()), Some(phase));
+            assert!(crate::i18n::has(phase.label_key()));
+        }
+        assert_eq!(CampaignPhase::parse("soon"), None);
+    }
     use crate::domain::discount::DiscountRule;
     use chrono::Duration;
 

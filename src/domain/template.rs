@@ -1127,6 +1127,53 @@ mod tests {
         );
         assert_eq!(TemplateChanges::from_detail(&c.to_detail()), Some(c));
         assert!(TemplateChanges::between(("a", None, None), ("a", None, None)).is_empty());
+        // A full edit's terms round-trip and read as the rule does.
+        let spec = |kind: &str, value: Option<i64>, pct: Option<i64>| {
+            TemplateSpec::parse(
+                TemplateInput {
+                    name: Some("x".into()),
+                    kind: Some(kind.into()),
+                    value_cents: value,
+                    percent_off: pct,
+                    min_order_cents: Some(30_000),
+                    valid_seconds: Some(7 * 86_400),
+                    ..TemplateInput::default()
+                },
+                t("2026-01-01T00:00:00Z"),
+            )
+        };
+        let (Ok(fixed), Ok(percent)) = (
+            spec("fixed", Some(5000), None),
+            spec("percent", None, Some(20)),
+        ) else {
+            panic!("both parse");
+        };
+        let mut c = TemplateChanges {
+            terms: Some((TermsRecord::of_spec(&fixed), TermsRecord::of_spec(&percent))),
+            per_user_limit: Some((None, Some(1))),
+            ..TemplateChanges::default()
+        };
+        assert!(!c.is_empty());
+        assert_eq!(
+            TemplateChanges::from_detail(&c.to_detail()),
+            Some(c.clone())
+        );
+        let words = |r: &TermsRecord| {
+            r.words()
+                .iter()
+                .map(|m| crate::i18n::Lang::Zh.msg(m))
+                .collect::<Vec<_>>()
+                .join("，")
+        };
+        if let Some((before, _)) = &c.terms {
+            assert_eq!(
+                words(before),
+                "满 ¥300.00 减 ¥50.00，全部品类，领取后7天有效"
+            );
+        }
+        c.terms = None;
+        c.per_user_limit = None;
+        assert!(c.is_empty());
         let d = claiming_detail(TemplateStatus::Active, TemplateStatus::Paused, "why: this");
         assert_eq!(
             parse_claiming_detail(&d),
