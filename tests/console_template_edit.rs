@@ -127,6 +127,16 @@ async fn before_any_claim_every_term_changes_and_the_history_says_it_in_words() 
         (Some("fixed"), Some("满300减50"))
     );
 
+    // Support may not send one.
+    let mut support = signed_in(&app, Role::Support).await;
+    let csrf = support.csrf().await;
+    let mut fields = vec![("csrf", csrf.as_str())];
+    fields.extend(full_edit(&[]));
+    let r = support.post_form(&format!("{path}/edit"), &fields).await;
+    assert_eq!(r.status, 403, "{}", r.text);
+    let t = app.get(&format!("/api/v1/templates/{id}")).await;
+    assert_eq!(t.body["kind"], "fixed");
+
     // Saved: every term changed, the stock may even shrink.
     let r = post_on(&mut b, &path, &format!("{path}/edit"), &full_edit(&[])).await;
     assert_eq!(r.status, 303, "{}", r.text);

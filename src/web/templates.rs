@@ -656,9 +656,11 @@ impl CreateForm {
             .filter(|s| s % 86_400 == 0)
             .map(|s| (s / 86_400).to_string())
             .unwrap_or_default();
-        let spread = (t.expiry_spread_seconds > 0)
-            .then(|| (t.expiry_spread_seconds.div_euclid(60)).to_string())
-            .unwrap_or_default();
+        let spread = if t.expiry_spread_seconds > 0 {
+            t.expiry_spread_seconds.div_euclid(60).to_string()
+        } else {
+            String::new()
+        };
         CreateForm {
             name: t.name.clone(),
             kind: t.kind.as_str().to_string(),
