@@ -88,6 +88,59 @@ impl Policy {
     pub const ALL: [Policy; 3] = [Policy::Lock, Policy::Strict, Policy::SwapOrCompensate];
 }
 
+/// Where a campaign stands at a moment, by its final-payment window: the
+/// console's list filters by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CampaignPhase {
+    /// Before the window: deposits are taken, no final payment yet.
+    BeforeFinalPayment,
+    /// Inside the window: final payments are taken.
+    FinalPaymentOpen,
+    /// After the window.
+    Ended,
+}
+
+impl CampaignPhase {
+    pub const ALL: [CampaignPhase; 3] = [
+        CampaignPhase::BeforeFinalPayment,
+        CampaignPhase::FinalPaymentOpen,
+        CampaignPhase::Ended,
+    ];
+
+    /// The word of a list address (`?phase=`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CampaignPhase::BeforeFinalPayment => "before_final_payment",
+            CampaignPhase::FinalPaymentOpen => "final_payment_open",
+            CampaignPhase::Ended => "ended",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        CampaignPhase::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The catalog key of the phase's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            CampaignPhase::BeforeFinalPayment => "campaign-phase-before-final-payment",
+            CampaignPhase::FinalPaymentOpen => "campaign-phase-final-payment-open",
+            CampaignPhase::Ended => "campaign-phase-ended",
+        }
+    }
+
+    /// The phase of `window` at `now`.
+    pub fn at(window: &PaymentWindow, now: DateTime<Utc>) -> Self {
+        if now < window.starts {
+            CampaignPhase::BeforeFinalPayment
+        } else if now < window.ends {
+            CampaignPhase::FinalPaymentOpen
+        } else {
+            CampaignPhase::Ended
+        }
+    }
+}
+
 /// The final-payment window `[starts, ends)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PaymentWindow {
@@ -450,6 +503,26 @@ impl PolicyPreview {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_campaigns_phase_follows_its_final_payment_window() {
+        let at = |s: &str| crate::domain::time::parse_rfc3339(s).unwrap_or_default();
+        let w = PaymentWindow {
+            starts: at("2026-11-11T00:00:00Z"),
+            ends: at("2026-11-12T00:00:00Z"),
+        };
+        for (now, phase) in [
+            ("2026-11-10T23:59:59Z", CampaignPhase::BeforeFinalPayment),
+            ("2026-11-11T00:00:00Z", CampaignPhase::FinalPaymentOpen),
+            ("2026-11-11T23:59:59Z", CampaignPhase::FinalPaymentOpen),
+            ("2026-11-12T00:00:00Z", CampaignPhase::Ended),
+        ] {
+            assert_eq!(CampaignPhase::at(&w, at(now)), phase, "{now}");
+            assert_eq!(CampaignPhase::parse(phase.as_str()), Some(phase));
+            assert!(crate::i18n::has(phase.label_key()));
+        }
+        assert_eq!(CampaignPhase::parse("soon"), None);
+    }
     use crate::domain::discount::DiscountRule;
     use chrono::Duration;
 

@@ -17,7 +17,7 @@ pub const MAX_CATEGORIES: usize = 50;
 pub const MAX_CATEGORY_LEN: usize = 64;
 
 /// A coupon's `kind`: a fixed amount off, or a percentage off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DiscountKind {
     Fixed,

@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use super::FieldError;
-use super::discount::{CouponTerms, DiscountRule, offer_msg, parse_categories};
+use super::discount::{CouponTerms, DiscountKind, DiscountRule, offer_msg, parse_categories};
 use super::money::Cents;
 use super::time::parse_rfc3339;
 use crate::i18n::{Arg, Msg};
@@ -149,15 +149,19 @@ pub enum EditRefusal {
     UnsafeField,
     /// The template changed between reading and writing it.
     ChangedMeanwhile,
+    /// A change of terms (value, threshold, validity, categories, limits)
+    /// after coupons were claimed: issued coupons keep their terms.
+    AlreadyClaimed,
 }
 
 impl EditRefusal {
-    pub const ALL: [EditRefusal; 5] = [
+    pub const ALL: [EditRefusal; 6] = [
         EditRefusal::StockMayOnlyGrow,
         EditRefusal::ClaimEndPassed,
         EditRefusal::BelowClaimed,
         EditRefusal::UnsafeField,
         EditRefusal::ChangedMeanwhile,
+        EditRefusal::AlreadyClaimed,
     ];
 
     /// The start of the API's English `message` (details may follow).
@@ -172,6 +176,9 @@ impl EditRefusal {
                 "this field cannot change once coupons may exist: it would change what issued coupons mean"
             }
             EditRefusal::ChangedMeanwhile => "the template changed meanwhile; read it again",
+            EditRefusal::AlreadyClaimed => {
+                "coupons of this template were already claimed: issued coupons keep their terms"
+            }
         }
     }
 
@@ -188,6 +195,7 @@ impl EditRefusal {
             EditRefusal::StockMayOnlyGrow | EditRefusal::BelowClaimed => "total_stock",
             EditRefusal::ClaimEndPassed => "claim_ends_at",
             EditRefusal::UnsafeField | EditRefusal::ChangedMeanwhile => "form",
+            EditRefusal::AlreadyClaimed => "terms",
         }
     }
 
@@ -199,6 +207,7 @@ impl EditRefusal {
             EditRefusal::BelowClaimed => "template-edit-refusal-below-claimed",
             EditRefusal::UnsafeField => "template-edit-refusal-unsafe-field",
             EditRefusal::ChangedMeanwhile => "template-edit-refusal-changed-meanwhile",
+            EditRefusal::AlreadyClaimed => "template-edit-refusal-already-claimed",
         }
     }
 }
@@ -216,6 +225,75 @@ pub struct TemplateChanges {
     pub total_stock: Option<(Option<i64>, Option<i64>)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claim_ends_at: Option<(Option<String>, Option<String>)>,
+    /// What a coupon offers and how long it lives (a full edit before the
+    /// first claim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terms: Option<(TermsRecord, TermsRecord)>,
+    /// `null`: unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_user_limit: Option<(Option<i64>, Option<i64>)>,
+}
+
+/// A template's terms as the staff log keeps them, so its page can say
+/// them in words in the reader's language: the stored columns, times as
+/// RFC 3339 UTC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TermsRecord {
+    pub kind: DiscountKind,
+    pub value_cents: Option<i64>,
+    pub percent_off: Option<i64>,
+    pub max_discount_cents: Option<i64>,
+    pub min_order_cents: i64,
+    pub categories: Vec<String>,
+    pub valid_from: Option<String>,
+    pub valid_until: Option<String>,
+    pub valid_seconds: Option<i64>,
+    #[serde(default)]
+    pub expiry_spread_seconds: i64,
+}
+
+impl TermsRecord {
+    /// The terms of a checked template.
+    pub fn of_spec(spec: &TemplateSpec) -> Self {
+        let rule = spec.terms.rule;
+        TermsRecord {
+            kind: rule.discount_kind(),
+            value_cents: rule.value_cents().map(Cents::get),
+            percent_off: rule.percent_off().map(i64::from),
+            max_discount_cents: rule.max_discount_cents().map(Cents::get),
+            min_order_cents: spec.terms.min_order.get(),
+            categories: spec.terms.categories.clone(),
+            valid_from: spec.validity.valid_from().map(super::time::rfc3339),
+            valid_until: spec.validity.hard_end().map(super::time::rfc3339),
+            valid_seconds: spec.validity.valid_seconds(),
+            expiry_spread_seconds: spec.expiry_spread_seconds,
+        }
+    }
+
+    /// The terms in words ([`rule_words`], then the expiry spread).
+    pub fn words(&self) -> Vec<Msg> {
+        let terms = CouponTerms {
+            rule: DiscountRule::from_stored(
+                self.kind,
+                self.value_cents,
+                self.percent_off,
+                self.max_discount_cents,
+            ),
+            min_order: Cents::from_stored(self.min_order_cents),
+            categories: self.categories.clone(),
+        };
+        let at = |t: &Option<String>| t.as_deref().and_then(|t| parse_rfc3339(t).ok());
+        let from = at(&self.valid_from);
+        let validity = Validity::from_stored(
+            from,
+            at(&self.valid_until),
+            self.valid_seconds,
+            from.unwrap_or_default(),
+        );
+        let mut out = rule_words(&terms, &validity);
+        out.extend(spread_words(self.expiry_spread_seconds));
+        out
+    }
 }
 
 impl TemplateChanges {
@@ -230,11 +308,17 @@ impl TemplateChanges {
             name: (before.0 != after.0).then(|| (Some(before.0.to_string()), after.0.to_string())),
             total_stock: (before.1 != after.1).then_some((before.1, after.1)),
             claim_ends_at: (before.2 != after.2).then(|| (t(before.2), t(after.2))),
+            terms: None,
+            per_user_limit: None,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.name.is_none() && self.total_stock.is_none() && self.claim_ends_at.is_none()
+        self.name.is_none()
+            && self.total_stock.is_none()
+            && self.claim_ends_at.is_none()
+            && self.terms.is_none()
+            && self.per_user_limit.is_none()
     }
 
     /// The stored detail.
@@ -1043,6 +1127,53 @@ mod tests {
         );
         assert_eq!(TemplateChanges::from_detail(&c.to_detail()), Some(c));
         assert!(TemplateChanges::between(("a", None, None), ("a", None, None)).is_empty());
+        // A full edit's terms round-trip and read as the rule does.
+        let spec = |kind: &str, value: Option<i64>, pct: Option<i64>| {
+            TemplateSpec::parse(
+                TemplateInput {
+                    name: Some("x".into()),
+                    kind: Some(kind.into()),
+                    value_cents: value,
+                    percent_off: pct,
+                    min_order_cents: Some(30_000),
+                    valid_seconds: Some(7 * 86_400),
+                    ..TemplateInput::default()
+                },
+                t("2026-01-01T00:00:00Z"),
+            )
+        };
+        let (Ok(fixed), Ok(percent)) = (
+            spec("fixed", Some(5000), None),
+            spec("percent", None, Some(20)),
+        ) else {
+            panic!("both parse");
+        };
+        let mut c = TemplateChanges {
+            terms: Some((TermsRecord::of_spec(&fixed), TermsRecord::of_spec(&percent))),
+            per_user_limit: Some((None, Some(1))),
+            ..TemplateChanges::default()
+        };
+        assert!(!c.is_empty());
+        assert_eq!(
+            TemplateChanges::from_detail(&c.to_detail()),
+            Some(c.clone())
+        );
+        let words = |r: &TermsRecord| {
+            r.words()
+                .iter()
+                .map(|m| crate::i18n::Lang::Zh.msg(m))
+                .collect::<Vec<_>>()
+                .join("，")
+        };
+        if let Some((before, _)) = &c.terms {
+            assert_eq!(
+                words(before),
+                "满 ¥300.00 减 ¥50.00，全部品类，领取后7天有效"
+            );
+        }
+        c.terms = None;
+        c.per_user_limit = None;
+        assert!(c.is_empty());
         let d = claiming_detail(TemplateStatus::Active, TemplateStatus::Paused, "why: this");
         assert_eq!(
             parse_claiming_detail(&d),

@@ -12,7 +12,7 @@ use super::views::CampaignView;
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::campaign::{
-    CompensationMode, HeldCoupon, PaymentWindow, Policy, PolicyPreview, PresaleOrder,
+    CampaignPhase, CompensationMode, HeldCoupon, PaymentWindow, Policy, PolicyPreview, PresaleOrder,
 };
 use crate::domain::ids::new_id;
 use crate::domain::money::Cents;
@@ -55,6 +55,16 @@ struct CampaignSpec {
 
 /// Longest campaign name.
 pub const MAX_NAME_CHARS: usize = 200;
+
+/// What the console's campaign list is narrowed to (all `None`: every
+/// campaign).
+#[derive(Debug, Clone, Default)]
+pub struct CampaignSearch {
+    /// A part of the name.
+    pub q: Option<String>,
+    pub policy: Option<Policy>,
+    pub phase: Option<CampaignPhase>,
+}
 
 fn parse_policy(raw: &str) -> Result<Policy, FieldError> {
     Policy::parse(raw.trim()).ok_or_else(|| {
@@ -391,6 +401,19 @@ impl Service {
         after: Option<String>,
         limit: i64,
     ) -> Result<CampaignPage, ServiceError> {
+        self.search_campaigns(CampaignSearch::default(), after, limit)
+            .await
+    }
+
+    /// [`Service::list_campaigns`] narrowed to the campaigns whose name
+    /// contains `search.q`, of one policy and in one phase now (the
+    /// console's list).
+    pub async fn search_campaigns(
+        &self,
+        search: CampaignSearch,
+        after: Option<String>,
+        limit: i64,
+    ) -> Result<CampaignPage, ServiceError> {
         if !(1..=MAX_CAMPAIGN_PAGE).contains(&limit) {
             return Err(ServiceError::Invalid(FieldError::new(
                 "limit",
@@ -403,12 +426,35 @@ impl Service {
                 ServiceError::Invalid(FieldError::new("cursor", "is not a cursor this list gave"))
             })?),
         };
+        let pattern = match search.q.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) if text.chars().count() > MAX_NAME_CHARS => {
+                return Err(ServiceError::Invalid(FieldError::new(
+                    "q",
+                    format!("must be at most {MAX_NAME_CHARS} characters"),
+                )));
+            }
+            Some(text) => Some(super::templates::like_pattern(text)),
+        };
+        let (policy, phase) = (search.policy, search.phase);
+        let now_ms = to_ms(self.now());
         self.read(move |c| {
             let before = before.clone();
+            let pattern = pattern.clone();
             Box::pin(async move {
-                let rows =
-                    campaigns::page(c, before.as_ref().map(|(at, id)| (*at, id.as_str())), limit)
-                        .await?;
+                let filter = campaigns::CampaignFilter {
+                    name_like: pattern.as_deref(),
+                    policy,
+                    phase,
+                    now_ms,
+                };
+                let rows = campaigns::search_page(
+                    c,
+                    before.as_ref().map(|(at, id)| (*at, id.as_str())),
+                    limit,
+                    &filter,
+                )
+                .await?;
                 let next = (rows.len() as i64 == limit)
                     .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
                     .flatten();

@@ -10,7 +10,7 @@ use crate::domain::ids::new_id;
 use crate::domain::staff::Role;
 use crate::domain::template::{
     ClaimStanding, EditRefusal, TemplateChanges, TemplateEdit, TemplateInput, TemplateSpec,
-    TemplateStatus, check_edit, claiming_detail, stock_shards,
+    TemplateStatus, TermsRecord, check_edit, claiming_detail, stock_shards,
 };
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::audit::{AuditQuery, NewStaffAudit, insert_staff_audit};
@@ -98,6 +98,7 @@ impl Service {
                     claim_ends_at: spec
                         .claim_ends_at
                         .map(|at| (None, Some(crate::domain::time::rfc3339(at)))),
+                    ..TemplateChanges::default()
                 }
                 .to_detail();
                 insert_staff_audit(
@@ -474,6 +475,129 @@ impl Service {
     }
 }
 
+impl Service {
+    /// Changes every term of a template while none of its coupons has
+    /// been claimed: the same fields and rules as creating one
+    /// ([`TemplateSpec::parse`]), stored with one conditional update that
+    /// refuses (409 `edit_not_allowed`, [`EditRefusal::AlreadyClaimed`])
+    /// once any stock was claimed, in the same transaction as new stock
+    /// shards and the staff-log row (before → after of each changed
+    /// field). A console feature: `PATCH /templates/{id}` keeps to the safe
+    /// fields.
+    pub async fn edit_template_terms(
+        &self,
+        ctx: &Ctx,
+        id: String,
+        input: TemplateInput,
+    ) -> Result<Executed<TemplateView>, ServiceError> {
+        let spec = TemplateSpec::parse(input, self.now())?;
+        let op = self.op(ctx);
+        self.write(None, move |c| {
+            let id = id.clone();
+            let spec = spec.clone();
+            let op = op.clone();
+            Box::pin(async move {
+                let old = load_row(c, &id).await?;
+                let rule = spec.terms.rule;
+                let row = TemplateRow {
+                    id: old.id.clone(),
+                    name: spec.name.clone(),
+                    kind: rule.discount_kind(),
+                    value_cents: rule.value_cents().map(|v| v.get()),
+                    percent_off: rule.percent_off().map(i64::from),
+                    max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
+                    min_order_cents: spec.terms.min_order.get(),
+                    categories: serde_json::to_string(&spec.terms.categories)
+                        .unwrap_or_else(|_| "[]".into()),
+                    valid_from: spec.validity.valid_from().map(to_ms),
+                    valid_until: spec.validity.hard_end().map(to_ms),
+                    valid_seconds: spec.validity.valid_seconds(),
+                    total_stock: spec.total_stock,
+                    per_user_limit: spec.per_user_limit,
+                    status: old.status,
+                    created_at: old.created_at,
+                    paused_at: old.paused_at,
+                    claim_ends_at: spec.claim_ends_at.map(to_ms),
+                    expiry_spread_seconds: spec.expiry_spread_seconds,
+                };
+                let shards = templates::shard_count(c, &id).await?;
+                if !templates::update_terms_unclaimed(c, &row).await? {
+                    return Err(edit_refused(EditRefusal::AlreadyClaimed, None));
+                }
+                if row.total_stock != old.total_stock
+                    && !templates::replace_unclaimed_shards(
+                        c,
+                        &id,
+                        shards,
+                        &stock_shards(row.total_stock),
+                    )
+                    .await?
+                {
+                    return Err(edit_refused(EditRefusal::AlreadyClaimed, None));
+                }
+                let mut changes = TemplateChanges::between(
+                    (&old.name, old.total_stock, old.claim_ends_at.map(from_ms)),
+                    (&row.name, row.total_stock, row.claim_ends_at.map(from_ms)),
+                );
+                let before = stored_terms(&old);
+                let after = TermsRecord::of_spec(&spec);
+                if before != after {
+                    changes.terms = Some((before, after));
+                }
+                if old.per_user_limit != row.per_user_limit {
+                    changes.per_user_limit = Some((old.per_user_limit, row.per_user_limit));
+                }
+                if !changes.is_empty() {
+                    insert_staff_audit(
+                        c,
+                        &NewStaffAudit {
+                            actor: &op.ctx.actor,
+                            action: actions::EDIT,
+                            target: &id,
+                            detail: Some(&changes.to_detail()),
+                            address: op.ctx.address.as_deref(),
+                            at_ms: to_ms(op.now),
+                        },
+                    )
+                    .await?;
+                }
+                load_view(c, &id, op.now).await
+            })
+        })
+        .await
+    }
+
+    /// [`Service::edit_template_terms`] on a staff member's authority:
+    /// operators and admins only.
+    pub async fn edit_template_terms_as(
+        &self,
+        ctx: &Ctx,
+        authority: &Authority,
+        id: String,
+        input: TemplateInput,
+    ) -> Result<Executed<TemplateView>, ServiceError> {
+        check_may_manage(authority)?;
+        self.edit_template_terms(ctx, id, input).await
+    }
+}
+
+/// A stored template's terms as the staff log keeps them.
+fn stored_terms(t: &TemplateRow) -> TermsRecord {
+    let t_ms = |x: Option<i64>| x.map(|ms| crate::domain::time::rfc3339(from_ms(ms)));
+    TermsRecord {
+        kind: t.kind,
+        value_cents: t.value_cents,
+        percent_off: t.percent_off,
+        max_discount_cents: t.max_discount_cents,
+        min_order_cents: t.min_order_cents,
+        categories: serde_json::from_str(&t.categories).unwrap_or_default(),
+        valid_from: t_ms(t.valid_from),
+        valid_until: t_ms(t.valid_until),
+        valid_seconds: t.valid_seconds,
+        expiry_spread_seconds: t.expiry_spread_seconds,
+    }
+}
+
 /// Most templates one page lists.
 pub const MAX_TEMPLATE_PAGE: i64 = 200;
 
@@ -519,7 +643,7 @@ fn decode_cursor(raw: &str) -> Option<(i64, String)> {
 }
 
 /// `text` as a LIKE pattern matching names that contain it (`\` escapes).
-fn like_pattern(text: &str) -> String {
+pub(crate) fn like_pattern(text: &str) -> String {
     let mut out = String::from("%");
     for ch in text.chars() {
         if matches!(ch, '%' | '_' | '\\') {

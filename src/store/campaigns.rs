@@ -4,7 +4,7 @@
 use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
-use crate::domain::campaign::{CompensationMode, Policy};
+use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::DiscountKind;
 
@@ -65,13 +65,43 @@ pub async fn open_at(
     .await
 }
 
+/// What a page of campaigns is narrowed to (all `None`: every campaign).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CampaignFilter<'a> {
+    /// A LIKE pattern with `\` as its escape character.
+    pub name_like: Option<&'a str>,
+    pub policy: Option<Policy>,
+    /// The phase at `now_ms` ([`CampaignPhase::at`] in SQL).
+    pub phase: Option<CampaignPhase>,
+    pub now_ms: i64,
+}
+
 /// The statement of one page of campaigns, newest first: rows strictly
 /// before `(created_at, id)` of `before`; one backwards range scan of
-/// `presale_campaigns_created_idx`.
-fn page_sql(before: Option<(i64, &str)>, limit: i64) -> Sql {
+/// `presale_campaigns_created_idx`, the filters checked on its rows.
+fn page_sql(before: Option<(i64, &str)>, limit: i64, f: &CampaignFilter<'_>) -> Sql {
     let mut sql = Sql::new(format!(
         "SELECT {COLUMNS} FROM presale_campaigns WHERE 1 = 1"
     ));
+    if let Some(pattern) = f.name_like {
+        sql.push_bind(" AND name LIKE ? ESCAPE '\\'", pattern);
+    }
+    if let Some(policy) = f.policy {
+        sql.push_bind(" AND policy = ?", policy.as_str());
+    }
+    match f.phase {
+        None => {}
+        Some(CampaignPhase::BeforeFinalPayment) => {
+            sql.push_bind(" AND final_payment_starts_at > ?", f.now_ms);
+        }
+        Some(CampaignPhase::FinalPaymentOpen) => {
+            sql.push_bind(" AND final_payment_starts_at <= ?", f.now_ms)
+                .push_bind(" AND final_payment_ends_at > ?", f.now_ms);
+        }
+        Some(CampaignPhase::Ended) => {
+            sql.push_bind(" AND final_payment_ends_at <= ?", f.now_ms);
+        }
+    }
     if let Some((at, id)) = before {
         // `created_at <= ?` bounds the index range; the OR only filters
         // the rows of that one instant.
@@ -92,7 +122,17 @@ pub async fn page(
     before: Option<(i64, &str)>,
     limit: i64,
 ) -> Result<Vec<CampaignRow>, sqlx::Error> {
-    dynamic::fetch_all(conn, &page_sql(before, limit)).await
+    search_page(conn, before, limit, &CampaignFilter::default()).await
+}
+
+/// One page of the campaigns `filter` lets through, newest first.
+pub async fn search_page(
+    conn: &mut AnyConnection,
+    before: Option<(i64, &str)>,
+    limit: i64,
+    filter: &CampaignFilter<'_>,
+) -> Result<Vec<CampaignRow>, sqlx::Error> {
+    dynamic::fetch_all(conn, &page_sql(before, limit, filter)).await
 }
 
 /// The plan of exactly the statement [`page`] runs, for the index tests.
@@ -101,7 +141,17 @@ pub async fn explain_page(
     before: Option<(i64, &str)>,
     limit: i64,
 ) -> Result<Vec<String>, sqlx::Error> {
-    dynamic::explain(conn, &page_sql(before, limit)).await
+    explain_search_page(conn, before, limit, &CampaignFilter::default()).await
+}
+
+/// The plan of exactly the statement [`search_page`] runs.
+pub async fn explain_search_page(
+    conn: &mut AnyConnection,
+    before: Option<(i64, &str)>,
+    limit: i64,
+    filter: &CampaignFilter<'_>,
+) -> Result<Vec<String>, sqlx::Error> {
+    dynamic::explain(conn, &page_sql(before, limit, filter)).await
 }
 
 /// Changes a campaign's policy and compensation mode with one conditional

@@ -423,3 +423,70 @@ pub async fn page_figures(
         .collect();
     Ok((claimed, counts))
 }
+
+/// Replaces every term of a template (what its coupons will offer, how
+/// long they live, its stock and limits, its name), only while none of
+/// its stock has been claimed: one conditional UPDATE whose row count
+/// decides. `Ok(false)`: a coupon was claimed meanwhile (or it is gone),
+/// and nothing changed.
+pub async fn update_terms_unclaimed(
+    conn: &mut AnyConnection,
+    t: &TemplateRow,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE templates SET name = $2, kind = $3, value_cents = $4, percent_off = $5,
+             max_discount_cents = $6, min_order_cents = $7, categories = $8, valid_from = $9,
+             valid_until = $10, valid_seconds = $11, total_stock = $12, per_user_limit = $13,
+             claim_ends_at = $14, expiry_spread_seconds = $15
+         WHERE id = $1 AND NOT EXISTS (
+             SELECT 1 FROM template_stock_shards s WHERE s.template_id = $1 AND s.claimed > 0)",
+    )
+    .bind(&t.id)
+    .bind(&t.name)
+    .bind(t.kind.as_str())
+    .bind(t.value_cents)
+    .bind(t.percent_off)
+    .bind(t.max_discount_cents)
+    .bind(t.min_order_cents)
+    .bind(&t.categories)
+    .bind(t.valid_from)
+    .bind(t.valid_until)
+    .bind(t.valid_seconds)
+    .bind(t.total_stock)
+    .bind(t.per_user_limit)
+    .bind(t.claim_ends_at)
+    .bind(t.expiry_spread_seconds)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Gives an unclaimed template new stock shards (`capacities` as for
+/// [`insert`]): deletes its shards, only those with nothing claimed, and
+/// inserts the new ones. `Ok(false)` when some shard had been claimed
+/// from (fewer than `shards` rows deleted): the caller rolls back.
+pub async fn replace_unclaimed_shards(
+    conn: &mut AnyConnection,
+    id: &str,
+    shards: i64,
+    capacities: &[Option<i64>],
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("DELETE FROM template_stock_shards WHERE template_id = $1 AND claimed = 0")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    if i64::try_from(r.rows_affected()).ok() != Some(shards) {
+        return Ok(false);
+    }
+    for (i, cap) in capacities.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO template_stock_shards (template_id, shard, capacity, claimed) VALUES ($1, $2, $3, 0)",
+        )
+        .bind(id)
+        .bind(i as i64)
+        .bind(*cap)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(true)
+}

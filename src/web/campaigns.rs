@@ -33,7 +33,7 @@ use super::layout::{
     FieldErrors, actor_text, enc, field_error, ids_details, order_status_label, policy_label,
     time_at, time_text,
 };
-use crate::domain::campaign::{CompensationMode, CouponOutcome, Policy};
+use crate::domain::campaign::{CampaignPhase, CompensationMode, CouponOutcome, Policy};
 use crate::domain::order::OrderStatus;
 use crate::domain::staff::Role;
 use crate::domain::time::parse_rfc3339;
@@ -41,7 +41,7 @@ use crate::http::AppState;
 use crate::i18n::Arg;
 use crate::service::campaigns::{
     CampaignChange, CampaignDetail, CampaignInput, CampaignListItem, CampaignOrderCounts,
-    CampaignPatch, PolicyChangePreview,
+    CampaignPatch, CampaignSearch, PolicyChangePreview,
 };
 use crate::service::views::CampaignView;
 use crate::service::{Refusal, ServiceError};
@@ -229,15 +229,81 @@ fn counts_view(l: Lang, o: CampaignOrderCounts) -> impl IntoView + use<> {
     view! { <dl class="facts" data-testid="order-counts">{rows}</dl> }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 struct ListQuery {
     cursor: Option<String>,
+    /// A part of the name.
+    q: Option<String>,
+    policy: Option<String>,
+    phase: Option<String>,
+}
+
+impl ListQuery {
+    fn policy(&self) -> Option<Policy> {
+        self.policy
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .and_then(Policy::parse)
+    }
+
+    fn phase(&self) -> Option<CampaignPhase> {
+        self.phase
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .and_then(CampaignPhase::parse)
+    }
+
+    /// Whether a filter names a policy or phase that is none.
+    fn unknown(&self) -> bool {
+        let unknown = |raw: &Option<String>, known: bool| {
+            raw.as_deref().is_some_and(|v| !v.is_empty()) && !known
+        };
+        unknown(&self.policy, self.policy().is_some())
+            || unknown(&self.phase, self.phase().is_some())
+    }
+
+    fn narrowed(&self) -> bool {
+        self.q.as_deref().is_some_and(|q| !q.trim().is_empty())
+            || self.policy().is_some()
+            || self.phase().is_some()
+    }
+
+    /// The filters as a query string (no cursor), for the pager.
+    fn filter_query(&self) -> String {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        for (k, v) in [
+            ("q", &self.q),
+            ("policy", &self.policy),
+            ("phase", &self.phase),
+        ] {
+            if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
+                q.append_pair(k, v);
+            }
+        }
+        q.finish()
+    }
 }
 
 async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery>) -> Response {
     let l = staff.lang;
-    let page = match s.service.list_campaigns(q.cursor, PAGE_SIZE).await {
+    if q.unknown() {
+        return WebError::bad_request(l.t("campaign-unknown-filter").to_string()).into_response();
+    }
+    let search = CampaignSearch {
+        q: q.q.clone(),
+        policy: q.policy(),
+        phase: q.phase(),
+    };
+    let page = match s
+        .service
+        .search_campaigns(search, q.cursor.clone(), PAGE_SIZE)
+        .await
+    {
         Ok(p) => p,
+        Err(ServiceError::Invalid(f)) if f.field == "q" => {
+            return WebError::bad_request(l.t("campaign-unknown-filter").to_string())
+                .into_response();
+        }
         Err(ServiceError::Invalid(_)) => {
             return WebError::bad_request(l.t("campaign-bad-cursor").to_string()).into_response();
         }
@@ -245,18 +311,42 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery
     };
     let now = s.service.now();
     let table = if page.campaigns.is_empty() {
-        view! { <p class="note" data-testid="no-campaigns">{l.t("campaign-none-yet")}</p> }
-            .into_any()
+        let key = if q.narrowed() {
+            "campaign-none-match"
+        } else {
+            "campaign-none-yet"
+        };
+        view! { <p class="note" data-testid="no-campaigns">{l.t(key)}</p> }.into_any()
     } else {
         list_table(l, now, page.campaigns).into_any()
     };
+    let fq = q.filter_query();
     let next = page.next.map(|n| {
-        let href = format!("{LIST}?cursor={}", enc(&n));
-        view! { <p><a class="button" href=href data-testid="next-page">{l.t("next-page")}</a></p> }
+        let href = format!("{LIST}?{fq}&cursor={}", enc(&n));
+        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
+    });
+    let first = q.cursor.as_deref().is_some_and(|c| !c.is_empty()).then(|| {
+        let href = format!("{LIST}?{fq}");
+        view! { <a class="button" href=href data-testid="first-page">{l.t("first-page")}</a> }
     });
     let new = may_change(&staff).then(|| {
         view! { <p class="actions"><a class="button primary" href=NEW data-testid="new-campaign">{l.t("campaign-new")}</a></p> }
     });
+    let policy_options = Policy::ALL
+        .into_iter()
+        .map(|p| {
+            let selected = q.policy() == Some(p);
+            view! { <option value=p.as_str() selected=selected>{policy_label(l, p)}</option> }
+        })
+        .collect_view();
+    let phase_options = CampaignPhase::ALL
+        .into_iter()
+        .map(|p| {
+            let selected = q.phase() == Some(p);
+            view! { <option value=p.as_str() selected=selected>{l.t(p.label_key())}</option> }
+        })
+        .collect_view();
+    let typed = q.q.clone().unwrap_or_default();
     staff.page(
         l.t("campaigns-title"),
         view! {
@@ -264,8 +354,26 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery
                 <h2 id="campaigns-heading">{l.t("campaigns-title")}</h2>
                 <p class="note">{l.t("campaigns-explained")}</p>
                 {new}
+                <form method="get" action=LIST class="filters" data-testid="campaign-filters">
+                    <label>{l.t("campaign-name-contains")}
+                        <input type="search" name="q" value=typed maxlength="200" data-testid="campaign-search"/>
+                    </label>
+                    <label>{l.t("policy")}
+                        <select name="policy" data-testid="campaign-policy-filter">
+                            <option value="">{l.t("any")}</option>
+                            {policy_options}
+                        </select>
+                    </label>
+                    <label>{l.t("campaign-phase")}
+                        <select name="phase" data-testid="campaign-phase-filter">
+                            <option value="">{l.t("any")}</option>
+                            {phase_options}
+                        </select>
+                    </label>
+                    <button type="submit" class="primary" data-testid="campaign-filter">{l.t("filter")}</button>
+                </form>
                 {table}
-                {next}
+                <p class="pager">{first}{next}</p>
             </section>
         },
     )

@@ -817,8 +817,11 @@ async fn coupon_list(
         .collect_view();
     let count = page.coupons.len();
     let rows = coupon_rows(l, page.coupons);
-    let (tpl, user, before) = (
-        q.template_id.clone().unwrap_or_default(),
+    let template_options = match template_choices(&s, l, q.template_id.as_deref()).await {
+        Ok(options) => options,
+        Err(e) => return to_response(e),
+    };
+    let (user, before) = (
         q.user_id.clone().unwrap_or_default(),
         q.expiring_before.clone().unwrap_or_default(),
     );
@@ -834,7 +837,12 @@ async fn coupon_list(
                             {status_options}
                         </select>
                     </label>
-                    <label>{l.t("template-id")}<input type="text" name="template_id" value=tpl/></label>
+                    <label>{l.t("template")}
+                        <select name="template_id" data-testid="coupon-template-filter">
+                            <option value="">{l.t("any")}</option>
+                            {template_options}
+                        </select>
+                    </label>
                     <label>{l.t("user-id")}<input type="text" name="user_id" value=user/></label>
                     <label>{l.t("filter-expiring-before")}<input type="datetime-local" name="expiring_before" value=before/></label>
                     <button type="submit" class="primary">{l.t("filter")}</button>
@@ -848,6 +856,63 @@ async fn coupon_list(
             </section>
         },
     )
+}
+
+/// Most templates the coupon list's template filter offers by name (the
+/// newest; the chosen one is always among them).
+const TEMPLATE_CHOICES: i64 = 200;
+
+/// The coupon list's template filter: the newest templates by name (a
+/// name two templates share is told apart by when each was created), the
+/// chosen one selected even when older, and a chosen one that does not
+/// exist said in words.
+async fn template_choices(
+    s: &AppState,
+    l: Lang,
+    chosen: Option<&str>,
+) -> Result<Vec<AnyView>, WebError> {
+    let chosen = chosen.map(str::trim).filter(|c| !c.is_empty());
+    let mut templates = s
+        .service
+        .list_templates(None, None, None, None, TEMPLATE_CHOICES)
+        .await
+        .map_err(|e| WebError::from_service(l, e))?
+        .templates;
+    let mut gone = None;
+    if let Some(id) = chosen
+        && !templates.iter().any(|t| t.id == id)
+    {
+        match s.service.get_template(id).await {
+            Ok(t) => templates.push(t),
+            Err(crate::service::ServiceError::NotFound { .. }) => gone = Some(id.to_string()),
+            Err(e) => return Err(WebError::from_service(l, e)),
+        }
+    }
+    let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for t in &templates {
+        *names.entry(t.name.clone()).or_default() += 1;
+    }
+    let mut out: Vec<AnyView> = templates
+        .into_iter()
+        .map(|t| {
+            let label = if names.get(&t.name).copied().unwrap_or(0) > 1 {
+                let created = crate::domain::time::parse_rfc3339(&t.created_at)
+                    .map_or_else(|_| t.created_at.clone(), crate::i18n::zone::local_minutes);
+                format!("{} · {created}", t.name)
+            } else {
+                t.name.clone()
+            };
+            let selected = chosen == Some(t.id.as_str());
+            view! { <option value=t.id selected=selected>{label}</option> }.into_any()
+        })
+        .collect();
+    if let Some(id) = gone {
+        out.push(
+            view! { <option value=id selected=true>{l.t("coupon-filter-template-gone")}</option> }
+                .into_any(),
+        );
+    }
+    Ok(out)
 }
 
 /// A table of coupons linking to their pages.

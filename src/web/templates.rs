@@ -386,6 +386,9 @@ struct CreateForm {
     claim_ends_at: String,
     /// Minutes (the API takes seconds).
     expiry_spread_minutes: String,
+    /// Set by the template page's edit form while every term may change
+    /// (no coupon claimed yet): the post is a full edit.
+    full: Option<String>,
 }
 
 /// The form's input field a service field is shown beside.
@@ -588,16 +591,94 @@ fn text_input(
     hint: Option<&'static str>,
     input_type: &'static str,
 ) -> impl IntoView + use<> {
-    let st = errors.input_attrs(field, field);
+    text_input_at(
+        errors,
+        field,
+        field.to_string(),
+        label,
+        value,
+        hint,
+        input_type,
+    )
+}
+
+/// [`text_input`] with its own element id (the template page's edit form
+/// shares the page with other forms).
+fn text_input_at(
+    errors: &FieldErrors,
+    field: &'static str,
+    id: String,
+    label: &'static str,
+    value: String,
+    hint: Option<&'static str>,
+    input_type: &'static str,
+) -> impl IntoView + use<> {
+    let st = errors.input_attrs(field, &id);
     let hint = hint.map(|h| view! { <span class="note">{h}</span> });
     view! {
         <div class="row">
-            <label for=field>{label}</label>
+            <label for=id.clone()>{label}</label>
             {hint}
-            <input id=field name=field type=input_type value=value
+            <input id=id name=field type=input_type value=value
                 aria-invalid=st.invalid aria-describedby=st.described_by.clone()/>
             {field_error(&st)}
         </div>
+    }
+}
+
+/// Cents as the form types them: `50`, `49.90`.
+fn yuan_text(cents: Option<i64>) -> String {
+    match cents {
+        None => String::new(),
+        Some(c) if c % 100 == 0 => (c / 100).to_string(),
+        Some(c) => Cents::from_stored(c).yuan(),
+    }
+}
+
+/// A stored instant as a `datetime-local` value in the business time zone.
+fn local_input(raw: &Option<String>) -> String {
+    instant(raw).map_or_else(String::new, |at| {
+        crate::i18n::zone::current()
+            .local(at)
+            .format("%Y-%m-%dT%H:%M")
+            .to_string()
+    })
+}
+
+impl CreateForm {
+    /// The form filled with a template's terms as it stands (the edit
+    /// form, and the create form of a copy). A validity the form cannot
+    /// say in whole days is left empty, so saving asks for it instead of
+    /// silently changing it.
+    fn of_template(t: &TemplateView) -> Self {
+        let days = t
+            .valid_seconds
+            .filter(|s| s % 86_400 == 0)
+            .map(|s| (s / 86_400).to_string())
+            .unwrap_or_default();
+        let spread = if t.expiry_spread_seconds > 0 {
+            t.expiry_spread_seconds.div_euclid(60).to_string()
+        } else {
+            String::new()
+        };
+        CreateForm {
+            name: t.name.clone(),
+            kind: t.kind.as_str().to_string(),
+            value: yuan_text(t.value_cents),
+            percent_off: t.percent_off.map(|p| p.to_string()).unwrap_or_default(),
+            max_discount: yuan_text(t.max_discount_cents),
+            min_order: yuan_text(Some(t.min_order_cents).filter(|m| *m > 0)),
+            categories: t.categories.join(", "),
+            valid_days: days,
+            valid_from: local_input(&t.valid_from),
+            valid_until: local_input(&t.valid_until),
+            total_stock: t.total_stock.map(|n| n.to_string()).unwrap_or_default(),
+            stock_unlimited: t.total_stock.is_none().then(|| "on".to_string()),
+            per_user_limit: t.per_user_limit.map(|n| n.to_string()).unwrap_or_default(),
+            claim_ends_at: local_input(&t.claim_ends_at),
+            expiry_spread_minutes: spread,
+            ..CreateForm::default()
+        }
     }
 }
 
@@ -675,17 +756,46 @@ fn forbidden(l: Lang) -> Response {
     WebError::forbidden(l.t("template-needs-operator")).into_response()
 }
 
-async fn new_form(State(s): State<AppState>, staff: Staff) -> Response {
+#[derive(Debug, Default, Deserialize)]
+struct NewQuery {
+    /// Duplicate this template: the form filled with its terms.
+    from: Option<String>,
+}
+
+async fn new_form(State(s): State<AppState>, staff: Staff, Query(q): Query<NewQuery>) -> Response {
+    let l = staff.lang;
     if !may_manage(&staff) {
-        return forbidden(staff.lang);
+        return forbidden(l);
     }
-    let form = CreateForm {
-        kind: "fixed".into(),
-        ..CreateForm::default()
+    let form = match q.from.as_deref().filter(|f| !f.is_empty()) {
+        None => CreateForm {
+            kind: "fixed".into(),
+            ..CreateForm::default()
+        },
+        Some(from) => match s.service.get_template(from).await {
+            Ok(t) => copy_form(l, &t, s.service.now()),
+            Err(e) => return WebError::from_service(l, e).into_response(),
+        },
     };
-    let (input, _) = form.input(staff.lang);
+    let (input, _) = form.input(l);
     let preview = preview_words(&input, s.service.now());
     create_page(&staff, &form, preview, FieldErrors::default(), false)
+}
+
+/// The create form of a copy of `t`: its terms, its name marked as a copy
+/// (cut to the longest name), and no claim end already past. Nothing is
+/// created until the form is sent.
+fn copy_form(l: Lang, t: &TemplateView, now: chrono::DateTime<chrono::Utc>) -> CreateForm {
+    let mut form = CreateForm::of_template(t);
+    let name = crate::tr!(l, "template-copy-name", name = t.name.clone());
+    form.name = name
+        .chars()
+        .take(crate::domain::template::MAX_NAME_CHARS)
+        .collect();
+    if instant(&t.claim_ends_at).is_none_or(|at| at <= now) {
+        form.claim_ends_at = String::new();
+    }
+    form
 }
 
 async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
@@ -760,6 +870,8 @@ struct DetailForms {
     name: Option<String>,
     total_stock: String,
     claim_ends_at: String,
+    /// The full edit as typed (every term), after a refusal.
+    terms: Option<CreateForm>,
     errors: FieldErrors,
     /// The redeem-code form as typed ([`super::codes`]).
     codes: super::codes::CodeForm,
@@ -799,8 +911,12 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
     let words = words_text(l, &view_words(&t));
     let coupons_href = format!("/console/coupons?template_id={}", enc(&t.id));
     let report_href = format!("/console/templates/{}/report", enc(&t.id));
+    let copy_href = format!("{NEW}?from={}", enc(&t.id));
     let report = may_manage(staff).then(|| {
-        view! { " "<a class="button" href=report_href data-testid="template-report">{l.t("report-link")}</a> }
+        view! {
+            " "<a class="button" href=report_href data-testid="template-report">{l.t("report-link")}</a>
+            " "<a class="button" href=copy_href data-testid="duplicate-template">{l.t("template-duplicate")}</a>
+        }
     });
     let title = crate::tr!(l, "template-title", name = t.name.clone());
     let manage =
@@ -868,23 +984,23 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
     let edit_href = format!("{base}/edit#template-manage");
     let reason = f.errors.input_attrs("reason", "reason");
     let typed_reason = super::escape_html(&f.reason);
-    let name = f.errors.input_attrs("name", "edit-name");
-    let stock = f.errors.input_attrs("total_stock", "edit-total-stock");
-    let ends = f.errors.input_attrs("claim_ends_at", "end-claim-at");
+    // A full edit's messages belong to its own form; the end-claiming
+    // form shares the field name of the claim end.
+    let no_errors = FieldErrors::default();
+    let end_errors = if f.terms.is_some() {
+        &no_errors
+    } else {
+        &f.errors
+    };
+    let ends = end_errors.input_attrs("claim_ends_at", "end-claim-at");
     let form_error = field_error(&f.errors.input_attrs("form", "edit-form"));
-    let name_value = f.name.clone().unwrap_or_else(|| t.name.clone());
-    let stock_value = if f.total_stock.is_empty() {
-        t.total_stock.map(|n| n.to_string()).unwrap_or_default()
-    } else {
-        f.total_stock.clone()
-    };
-    let stock_note = if t.total_stock.is_some() {
-        crate::tr!(l, "template-stock-only-grows", claimed = t.claimed)
-    } else {
-        l.t("template-unlimited-stays").to_string()
-    };
     let (csrf2, csrf3) = (csrf.clone(), csrf.clone());
-    let (edit_href2, ends_value) = (edit_href.clone(), f.claim_ends_at.clone());
+    let ends_value = if f.terms.is_some() {
+        String::new()
+    } else {
+        f.claim_ends_at.clone()
+    };
+    let edit = edit_form(l, csrf3, edit_href.clone(), t, &f);
     view! {
         <section aria-labelledby="template-manage">
             <h2 id="template-manage">{l.t("template-manage")}</h2>
@@ -911,21 +1027,119 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
                     <button type="submit" name="now" value="1" class="danger" data-testid="end-now">{l.t("template-end-now-button")}</button>
                 </p>
             </form>
-            <h3>{l.t("template-safe-edit")}</h3>
-            <form method="post" action=edit_href2 class="stack" data-testid="edit-form">
-                <input type="hidden" name="csrf" value=csrf3/>
-                <label for="edit-name">{l.t("template-name")}</label>
-                <input id="edit-name" name="name" type="text" maxlength="200" value=name_value
-                    aria-invalid=name.invalid aria-describedby=name.described_by.clone()/>
-                {field_error(&name)}
-                <label for="edit-total-stock">{l.t("template-total-stock")}</label>
-                <span class="note">{stock_note}</span>
-                <input id="edit-total-stock" name="total_stock" type="text" inputmode="numeric" value=stock_value
-                    aria-invalid=stock.invalid aria-describedby=stock.described_by.clone()/>
-                {field_error(&stock)}
-                <p class="actions"><button type="submit" class="primary" data-testid="save">{l.t("template-save")}</button></p>
-            </form>
+            {edit}
         </section>
+    }
+}
+
+/// The edit form. While no coupon has been claimed every term may change
+/// (the create form's fields, filled with the template's terms, sent as
+/// a full edit); after the first claim the terms are shown but locked,
+/// with why, and only the name and more stock can be saved.
+fn edit_form(
+    l: Lang,
+    csrf: String,
+    action: String,
+    t: &TemplateView,
+    f: &DetailForms,
+) -> impl IntoView + use<> {
+    let locked = t.claimed > 0;
+    let e = &f.errors;
+    let name = e.input_attrs("name", "edit-name");
+    let stock = e.input_attrs("total_stock", "edit-total-stock");
+    let typed = f.terms.clone();
+    let terms = typed.clone().unwrap_or_else(|| CreateForm::of_template(t));
+    let name_value = match &typed {
+        Some(form) => form.name.clone(),
+        None => f.name.clone().unwrap_or_else(|| t.name.clone()),
+    };
+    let stock_value = match &typed {
+        Some(form) => form.total_stock.clone(),
+        None if f.total_stock.is_empty() => {
+            t.total_stock.map(|n| n.to_string()).unwrap_or_default()
+        }
+        None => f.total_stock.clone(),
+    };
+    let stock_note = if !locked {
+        l.t("template-stock-any-before-claim").to_string()
+    } else if t.total_stock.is_some() {
+        crate::tr!(l, "template-stock-only-grows", claimed = t.claimed)
+    } else {
+        l.t("template-unlimited-stays").to_string()
+    };
+    let (heading, locked_note, full) = if locked {
+        (
+            l.t("template-safe-edit"),
+            Some(
+                view! { <p class="note" data-testid="terms-locked">{l.t("template-terms-locked")}</p> },
+            ),
+            None,
+        )
+    } else {
+        (
+            l.t("template-edit"),
+            None,
+            Some(view! { <input type="hidden" name="full" value="1"/> }),
+        )
+    };
+    let terms_error = field_error(&e.input_attrs("terms", "edit-terms"));
+    let kind = e.input_attrs("kind", "edit-kind");
+    let kind_options = DiscountKind::ALL
+        .into_iter()
+        .map(|k| {
+            let selected = terms.kind == k.as_str();
+            view! { <option value=k.as_str() selected=selected>{l.t(k.label_key())}</option> }
+        })
+        .collect_view();
+    let unlimited = terms.stock_unlimited.is_some();
+    let unlimited_box = (!locked).then(|| {
+        view! {
+            <label for="edit-stock-unlimited"><input type="checkbox" id="edit-stock-unlimited" name="stock_unlimited" value="on" checked=unlimited/>" "{l.t("template-stock-unlimited")}</label>
+        }
+    });
+    let id = |field: &str| format!("edit-{}", field.replace('_', "-"));
+    let hint_time = Some(l.t("template-business-time"));
+    view! {
+        <h3>{heading}</h3>
+        <form method="post" action=action class="stack" data-testid="edit-form" novalidate=true>
+            <input type="hidden" name="csrf" value=csrf/>
+            {full}
+            <label for="edit-name">{l.t("template-name")}</label>
+            <input id="edit-name" name="name" type="text" maxlength="200" value=name_value
+                aria-invalid=name.invalid aria-describedby=name.described_by.clone()/>
+            {field_error(&name)}
+            <label for="edit-total-stock">{l.t("template-total-stock")}</label>
+            <span class="note">{stock_note}</span>
+            <input id="edit-total-stock" name="total_stock" type="text" inputmode="numeric" value=stock_value
+                aria-invalid=stock.invalid aria-describedby=stock.described_by.clone()/>
+            {field_error(&stock)}
+            {unlimited_box}
+            <fieldset data-testid="edit-terms" disabled=locked aria-describedby=locked.then_some("edit-terms-locked")>
+                <legend>{l.t("template-terms")}</legend>
+                <span id="edit-terms-locked">{locked_note}</span>
+                {terms_error}
+                <div class="row">
+                    <label for="edit-kind">{l.t("template-kind")}</label>
+                    <select id="edit-kind" name="kind" aria-invalid=kind.invalid aria-describedby=kind.described_by.clone()>
+                        {kind_options}
+                    </select>
+                    {field_error(&kind)}
+                </div>
+                {text_input_at(e, "value", id("value"), l.t("template-value-yuan"), terms.value.clone(), Some(l.t("template-value-hint")), "text")}
+                {text_input_at(e, "percent_off", id("percent_off"), l.t("template-percent-off"), terms.percent_off.clone(), Some(l.t("template-percent-hint")), "text")}
+                {text_input_at(e, "max_discount", id("max_discount"), l.t("template-max-discount-yuan"), terms.max_discount.clone(), Some(l.t("template-optional")), "text")}
+                {text_input_at(e, "min_order", id("min_order"), l.t("template-min-order-yuan"), terms.min_order.clone(), Some(l.t("template-min-order-hint")), "text")}
+                {text_input_at(e, "categories", id("categories"), l.t("template-categories"), terms.categories.clone(), Some(l.t("template-categories-hint")), "text")}
+                <p class="note">{l.t("template-validity-hint")}</p>
+                {text_input_at(e, "valid_days", id("valid_days"), l.t("template-valid-days"), terms.valid_days.clone(), None, "text")}
+                {text_input_at(e, "valid_from", id("valid_from"), l.t("template-valid-from"), terms.valid_from.clone(), hint_time, "datetime-local")}
+                {text_input_at(e, "valid_until", id("valid_until"), l.t("template-valid-until"), terms.valid_until.clone(), hint_time, "datetime-local")}
+                {text_input_at(e, "per_user_limit", id("per_user_limit"), l.t("template-per-user-limit"), terms.per_user_limit.clone(), Some(l.t("template-per-user-hint")), "text")}
+                {text_input_at(e, "claim_ends_at", id("claim_ends_at"), l.t("template-claim-ends-at"), terms.claim_ends_at.clone(), Some(l.t("template-claim-ends-hint")), "datetime-local")}
+                {text_input_at(e, "expiry_spread_minutes", id("expiry_spread_minutes"), l.t("template-expiry-spread-minutes"), terms.expiry_spread_minutes.clone(), Some(l.t("template-expiry-spread-hint")), "text")}
+            </fieldset>
+            <p class="actions"><button type="submit" class="primary" data-testid="save">{l.t("template-save")}</button></p>
+        </form>
     }
 }
 
@@ -1015,6 +1229,21 @@ pub(crate) fn history_change(l: Lang, e: &StaffAuditView) -> (String, String) {
             arrow(ends_text(before), ends_text(after)),
         ));
     }
+    if let Some((before, after)) = c.per_user_limit {
+        parts.push(part(
+            l.t("template-per-user-limit"),
+            arrow(count_or_unlimited(l, before), count_or_unlimited(l, after)),
+        ));
+    }
+    if let Some((before, after)) = &c.terms {
+        parts.push(part(
+            l.t("template-terms"),
+            arrow(
+                words_text(l, &before.words()),
+                words_text(l, &after.words()),
+            ),
+        ));
+    }
     (parts.join(l.t("template-change-separator")), String::new())
 }
 
@@ -1094,6 +1323,13 @@ async fn edit(
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
+    let full: CreateForm = match staff.posted(&body) {
+        Ok(f) => f,
+        Err(e) => return e.into_response(),
+    };
+    if full.full.is_some() {
+        return edit_terms(&s, &staff, &id, full).await;
+    }
     let current = match s.service.get_template(&id).await {
         Ok(t) => t,
         Err(e) => return WebError::from_service(l, e).into_response(),
@@ -1176,6 +1412,51 @@ async fn edit(
         Err(ServiceError::Forbidden(_)) => forbidden(l),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
+}
+
+/// A full edit (every term, before the first claim) as typed: refused,
+/// the page again with the form as typed and the message beside its
+/// field; saved, the page with a flash.
+async fn edit_terms(s: &AppState, staff: &Staff, id: &str, form: CreateForm) -> Response {
+    let l = staff.lang;
+    if !may_manage(staff) {
+        return forbidden(l);
+    }
+    let (input, mut errors) = form.input(l);
+    if errors.is_empty() {
+        match s
+            .service
+            .edit_template_terms_as(&staff.ctx(), &staff.authority(), id.to_string(), input)
+            .await
+        {
+            Ok(done) => {
+                let name = done.fresh().map(|v| v.name).unwrap_or_default();
+                return staff.done(
+                    &detail_path(id),
+                    crate::tr!(l, "template-saved-flash", name = name),
+                );
+            }
+            Err(ServiceError::Refused { message, .. })
+                if EditRefusal::from_message(&message).is_some() =>
+            {
+                let why =
+                    EditRefusal::from_message(&message).unwrap_or(EditRefusal::AlreadyClaimed);
+                errors.add(why.field(), l.t(why.label_key()).to_string());
+            }
+            Err(ServiceError::Invalid(FieldError { field, .. })) => {
+                let at = form_field(field);
+                errors.add(at, field_words(l, at));
+            }
+            Err(ServiceError::Forbidden(_)) => return forbidden(l),
+            Err(e) => return WebError::from_service(l, e).into_response(),
+        }
+    }
+    let forms = DetailForms {
+        terms: Some(form),
+        errors,
+        ..DetailForms::default()
+    };
+    detail_page(s, staff, id, forms).await
 }
 
 #[cfg(test)]

@@ -136,6 +136,12 @@ template-paused-flash = Claiming of template "{ $name }" paused.
 template-resumed-flash = Claiming of template "{ $name }" resumed.
 template-claiming-ends-flash = End of claiming set for template "{ $name }".
 template-saved-flash = Template "{ $name }" saved.
+template-edit = Edit template
+template-terms = Coupon terms
+template-terms-locked = Coupons have been claimed; issued coupons keep their terms, so the terms cannot change. You can still rename, add stock or end claiming early.
+template-stock-any-before-claim = No coupon has been claimed yet: the stock can be set to any number or unlimited.
+template-duplicate = Duplicate as a new template
+template-copy-name = { $name } (copy)
 
 ## Why an edit is refused (domain::template::EditRefusal)
 template-edit-refusal-stock-may-only-grow = Stock can only grow (unlimited stock stays unlimited).
@@ -143,6 +149,7 @@ template-edit-refusal-claim-end-passed = The end of claiming must be in the futu
 template-edit-refusal-below-claimed = Stock cannot go below what was already claimed.
 template-edit-refusal-unsafe-field = This would change coupons already issued, so it cannot be changed.
 template-edit-refusal-changed-meanwhile = Someone changed this template a moment ago; reload the page and try again.
+template-edit-refusal-already-claimed = Coupons have been claimed; issued coupons keep their terms, so the terms cannot change.
 
 ## The staff log's template actions (service::templates::actions)
 staff-action-template_create = template created

@@ -126,6 +126,12 @@ template-paused-flash = 已暂停券模板「{ $name }」的领取。
 template-resumed-flash = 已恢复券模板「{ $name }」的领取。
 template-claiming-ends-flash = 已设置券模板「{ $name }」的领取截止时间。
 template-saved-flash = 已保存券模板「{ $name }」。
+template-edit = 修改券模板
+template-terms = 券的条款
+template-terms-locked = 已有券领取，已发出的券保留原条款，故条款不能修改；只能改名、增加库存或提前结束领取。
+template-stock-any-before-claim = 还没有券被领取，库存可以改成任意数量或不限。
+template-duplicate = 复制为新模板
+template-copy-name = { $name } 副本
 
 ## Why an edit is refused (domain::template::EditRefusal)
 template-edit-refusal-stock-may-only-grow = 库存只能增加（不限库存不能改为有限）。
@@ -133,6 +139,7 @@ template-edit-refusal-claim-end-passed = 领取截止须是将来的时间。
 template-edit-refusal-below-claimed = 库存不能少于已领取的数量。
 template-edit-refusal-unsafe-field = 这项会改变已发出的券，不能修改。
 template-edit-refusal-changed-meanwhile = 券模板刚被别人修改过，请刷新后再试。
+template-edit-refusal-already-claimed = 已有券领取，已发出的券保留原条款，故不能修改条款。
 
 ## The staff log's template actions (service::templates::actions)
 staff-action-template_create = 创建券模板
