@@ -379,3 +379,50 @@ async fn any_template_is_duplicated_into_a_prefilled_create_form_that_saves_noth
     let r = b.get("/console/templates/new?from=tpl_nope").await;
     assert_eq!(r.status, 404, "{}", r.text);
 }
+
+#[tokio::test]
+async fn a_claim_that_read_the_terms_before_a_full_edit_sees_them_change_when_it_takes_stock() {
+    use couponkeeper::domain::template::TemplateInput;
+    use couponkeeper::store::templates::{get_for_claim, take_from_shard};
+    let app = common::spawn_app().await;
+    let t = app.template(serde_json::json!({})).await;
+    let id = t["id"].as_str().expect("id").to_string();
+    let mut conn = app.db.db.pool().acquire().await.expect("a connection");
+    // What a claim reads first …
+    let (_, _, read) = get_for_claim(&mut conn, &id)
+        .await
+        .expect("read")
+        .expect("the template");
+    // … then a full edit commits (the template is still unclaimed) …
+    app.service
+        .edit_template_terms(
+            &couponkeeper::service::Ctx::new("staff:olga", None),
+            id.clone(),
+            TemplateInput {
+                name: Some("满300减80".into()),
+                kind: Some("fixed".into()),
+                value_cents: Some(8000),
+                min_order_cents: Some(30000),
+                valid_seconds: Some(10 * 24 * 3600),
+                total_stock: Some(100),
+                ..TemplateInput::default()
+            },
+        )
+        .await
+        .expect("the edit");
+    // … and the claim takes its unit of stock: the terms it gets back
+    // with it are not the ones it read, so it refuses itself.
+    let taken = take_from_shard(&mut conn, &id, 0)
+        .await
+        .expect("stock")
+        .expect("a unit");
+    match app.db.db.backend() {
+        couponkeeper::store::Backend::Postgres => assert_ne!(taken, read),
+        // One write transaction at a time: a claim cannot straddle an edit.
+        couponkeeper::store::Backend::Sqlite => assert_eq!(taken, read),
+    }
+    drop(conn);
+    // A claim from scratch gets the new terms.
+    let c = app.claim("u1", &id).await;
+    assert_eq!(c["value_cents"], 8000, "{c}");
+}

@@ -705,15 +705,15 @@ async fn issue_batch(
     let now_ms = to_ms(now);
     let lines = bulk::pending_lines(c, &job.id, job.cursor_line, batch).await?;
     let template = templates::get_for_claim(c, &job.template_id).await?;
-    let window = template.as_ref().and_then(|(t, _)| claim_window(t, now));
+    let window = template.as_ref().and_then(|(t, _, _)| claim_window(t, now));
     let mut tally = Tally::default();
     let mut out = BatchOutcome::default();
     let mut messages = Vec::new();
     let mut out_of_stock = false;
     for (line_no, user_id) in &lines {
         let refusal = match (&template, window) {
-            (Some((t, shards)), Some(window)) if !out_of_stock => {
-                match take_claim(c, t, *shards, user_id).await? {
+            (Some((t, shards, terms)), Some(window)) if !out_of_stock => {
+                match take_claim(c, t, (*shards, terms), user_id).await? {
                     Some(Refusal::ClaimLimitReached) => Some(LineReason::ClaimLimitReached),
                     Some(_) => {
                         out_of_stock = true;

@@ -181,7 +181,7 @@ pub(crate) async fn claim_coupon(
     new: NewCoupon,
 ) -> Result<CouponRow, ServiceError> {
     let now = op.now;
-    let (t, shards) = templates::get_for_claim(c, template_id)
+    let (t, shards, terms) = templates::get_for_claim(c, template_id)
         .await?
         .ok_or_else(|| ServiceError::not_found("template", template_id))?;
     let window = claim_window(&t, now).ok_or_else(|| {
@@ -190,7 +190,7 @@ pub(crate) async fn claim_coupon(
             "this template is not active: its coupons can no longer be claimed",
         )
     })?;
-    if let Some(refusal) = take_claim(c, &t, shards, user_id.as_str()).await? {
+    if let Some(refusal) = take_claim(c, &t, (shards, &terms), user_id.as_str()).await? {
         return Err(match refusal {
             Refusal::ClaimLimitReached => ServiceError::refused(
                 refusal,
@@ -235,15 +235,19 @@ pub(crate) fn claim_window(
 }
 
 /// Takes the per-user quota and one unit of stock (from the template's
-/// `shards`, read with it) for one coupon of `t` for `user_id`, in the
-/// caller's transaction. `Some(refusal)` (`claim_limit_reached` or
+/// `shards`, read with it, whose terms were then `terms`, see
+/// [`templates::get_for_claim`]) for one coupon of `t` for `user_id`, in
+/// the caller's transaction. When the terms changed in between (a full
+/// edit of a template nobody had claimed yet committed meanwhile), the
+/// claim is refused as `template_inactive` and rolls back: a coupon never
+/// carries terms its template no longer has. `Some(refusal)` (`claim_limit_reached` or
 /// `out_of_stock`) when the rules say no; then nothing stays taken (a
 /// quota taken before the stock ran out is given back), so a bulk issue
 /// can go on with the next line in the same transaction.
 pub(crate) async fn take_claim(
     c: &mut sqlx::AnyConnection,
     t: &TemplateRow,
-    shards: i64,
+    (shards, terms): (i64, &str),
     user_id: &str,
 ) -> Result<Option<Refusal>, ServiceError> {
     if let Some(limit) = t.per_user_limit
@@ -251,7 +255,7 @@ pub(crate) async fn take_claim(
     {
         return Ok(Some(Refusal::ClaimLimitReached));
     }
-    if !take_stock(c, &t.id, shards).await? {
+    if !take_stock(c, &t.id, shards, terms).await? {
         if t.per_user_limit.is_some() {
             templates::give_back_user_quota(c, &t.id, user_id).await?;
         }
@@ -315,12 +319,20 @@ async fn take_stock(
     c: &mut sqlx::AnyConnection,
     template_id: &str,
     shards: i64,
+    terms: &str,
 ) -> Result<bool, ServiceError> {
     let n = shards.max(1);
     let start = rand::rng().random_range(0..n);
     for i in 0..n {
-        if templates::take_from_shard(c, template_id, (start + i) % n).await? {
-            return Ok(true);
+        match templates::take_from_shard(c, template_id, (start + i) % n).await? {
+            Some(now) if now == terms => return Ok(true),
+            Some(_) => {
+                return Err(ServiceError::refused(
+                    Refusal::TemplateInactive,
+                    "the template's terms changed while this claim ran; claim again",
+                ));
+            }
+            None => {}
         }
     }
     Ok(false)

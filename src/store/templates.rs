@@ -91,22 +91,46 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<TemplateRo
 pub async fn get_for_claim(
     conn: &mut AnyConnection,
     id: &str,
-) -> Result<Option<(TemplateRow, i64)>, sqlx::Error> {
+) -> Result<Option<(TemplateRow, i64, String)>, sqlx::Error> {
     #[derive(sqlx::FromRow)]
     struct WithShards {
         #[sqlx(flatten)]
         template: TemplateRow,
         shard_count: i64,
+        terms: String,
     }
+    let terms = terms_fingerprint(conn);
     let row: Option<WithShards> = sqlx::query_as(&format!(
         "SELECT {COLUMNS}, (SELECT CAST(COUNT(*) AS BIGINT) FROM template_stock_shards s
-                            WHERE s.template_id = templates.id) AS shard_count
+                            WHERE s.template_id = templates.id) AS shard_count,
+                {terms} AS terms
          FROM templates WHERE id = $1"
     ))
     .bind(id)
     .fetch_optional(conn)
     .await?;
-    Ok(row.map(|r| (r.template, r.shard_count)))
+    Ok(row.map(|r| (r.template, r.shard_count, r.terms)))
+}
+
+/// An expression over a `templates` row (named `templates`) that changes
+/// whenever a term a claimed coupon copies changes (kind, amounts,
+/// threshold, categories, validity, per-user limit, expiry spread), but
+/// not with its name, stock or claim end. PostgreSQL only: there a claim
+/// that read a template just before a full edit committed could take
+/// stock after it (each statement sees the newest commits), so the claim
+/// compares this value read with the template and read again with its
+/// unit of stock ([`take_from_shard`]). SQLite runs one write transaction
+/// at a time, so a claim never straddles an edit: an empty text.
+fn terms_fingerprint(conn: &AnyConnection) -> &'static str {
+    match super::backend_of(conn) {
+        super::Backend::Postgres => {
+            "md5(row(templates.kind, templates.value_cents, templates.percent_off, \
+             templates.max_discount_cents, templates.min_order_cents, templates.categories, \
+             templates.valid_from, templates.valid_until, templates.valid_seconds, \
+             templates.per_user_limit, templates.expiry_spread_seconds)::text)"
+        }
+        super::Backend::Sqlite => "''",
+    }
 }
 
 /// Coupons claimed from a template so far: the sum over its shards.
@@ -178,16 +202,17 @@ pub async fn take_from_shard(
     conn: &mut AnyConnection,
     template_id: &str,
     shard: i64,
-) -> Result<bool, sqlx::Error> {
-    let r = sqlx::query(
+) -> Result<Option<String>, sqlx::Error> {
+    let terms = terms_fingerprint(conn);
+    sqlx::query_scalar(&format!(
         "UPDATE template_stock_shards SET claimed = claimed + 1
-         WHERE template_id = $1 AND shard = $2 AND (capacity IS NULL OR claimed < capacity)",
-    )
+         WHERE template_id = $1 AND shard = $2 AND (capacity IS NULL OR claimed < capacity)
+         RETURNING (SELECT {terms} FROM templates WHERE templates.id = $1)"
+    ))
     .bind(template_id)
     .bind(shard)
-    .execute(conn)
-    .await?;
-    Ok(r.rows_affected() == 1)
+    .fetch_optional(conn)
+    .await
 }
 
 /// Pauses (`to` = paused) or resumes (`to` = active) claiming with one
