@@ -662,6 +662,9 @@ fn staff_target(l: Lang, e: &StaffAuditView) -> String {
         (None, crate::service::compensation::RULES_TARGET) => {
             l.t("staff-target-compensation-rules").to_string()
         }
+        (None, code) if e.action == crate::service::categories::ACTION => {
+            crate::i18n::names::category(l, code)
+        }
         (None, t) if crate::store::names::is_named_id(t) => l.t("term-unknown").to_string(),
         (None, t) => t.to_string(),
     }
