@@ -248,10 +248,22 @@ async fn generation_resumes_where_an_interrupted_job_stopped() {
     // A new process on the same database goes on from what is stored.
     let clock: couponkeeper::clock::SharedClock = app.clock.clone();
     let restarted = build_service(&Config::default(), app.db.db.clone(), clock);
-    restarted
-        .run_code_work(500, 100)
-        .await
-        .expect("the restarted job runs");
+    // The cut transaction's connection is rolled back by the pool in the
+    // background; until then PostgreSQL's SKIP LOCKED passes over the
+    // batch it locked, so the job (which runs every few seconds in a real
+    // process) is run until the batch is no longer running, at most 50
+    // times.
+    for _ in 0..50 {
+        restarted
+            .run_code_work(500, 100)
+            .await
+            .expect("the restarted job runs");
+        let now = app.get(&format!("/api/v1/code-batches/{id}")).await;
+        if now.body["status"] != "running" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let done = app.get(&format!("/api/v1/code-batches/{id}")).await;
     assert_eq!(
         (

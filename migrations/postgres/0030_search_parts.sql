@@ -14,7 +14,7 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 CREATE TABLE order_parts (
     order_no     TEXT PRIMARY KEY,
-    order_no_key TEXT NOT NULL,
+    order_no_key TEXT COLLATE "C" NOT NULL,
     user_id      TEXT NOT NULL,
     created_at   BIGINT NOT NULL
 );
