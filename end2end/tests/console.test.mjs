@@ -13,7 +13,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
+import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer, publishScreenshots } from './harness.mjs';
 
 const ADMIN = { name: 'admin', password: 'e2e-root-plum-harbor-1' };
 const SUPPORT = { name: 'xiaoli', password: 'e2e-support-password-1' };
@@ -66,6 +66,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+  publishScreenshots(['coupon.png', 'coupon-list.png', 'user.png', 'order-health-check.png']);
 });
 
 // ---------------------------------------------------------------- helpers

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
+import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer, publishScreenshots } from './harness.mjs';
 
 const OPERATOR = { name: 'ops2', password: 'e2e-operator-password-2' };
 const TOKEN = 'e2e-token';
@@ -31,6 +31,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+  publishScreenshots(['expirations.png']);
 });
 
 async function signedIn(options = {}) {

@@ -3,7 +3,7 @@
 // through playwright-core (no browser download).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -269,4 +269,20 @@ export function apiClient(base, token = 'e2e-token') {
     });
     return { status: r.status, body: await r.json().catch(() => null) };
   };
+}
+
+/**
+ * Copies screenshots this run took into the documentation's folder
+ * (`docs/screenshots`), each under the name the README uses: `names` maps
+ * a file in `end2end/screenshots` to its name there (the same name when a
+ * string is given). A screenshot the run did not take is left out.
+ */
+export function publishScreenshots(names) {
+  const docs = join(ROOT, 'docs', 'screenshots');
+  mkdirSync(docs, { recursive: true });
+  for (const entry of names) {
+    const [from, to] = Array.isArray(entry) ? entry : [entry, entry];
+    const source = join(SCREENSHOTS, from);
+    if (existsSync(source)) copyFileSync(source, join(docs, to));
+  }
 }

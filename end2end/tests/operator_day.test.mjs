@@ -34,6 +34,7 @@ import {
   signIn as signInAs,
   startServer,
   submit,
+  publishScreenshots,
 } from './harness.mjs';
 
 const SUPPORT = { name: 'xiaoyu', password: 'e2e-support-password-9' };
@@ -54,6 +55,15 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+  publishScreenshots([
+    ['templates.png', 'operator-templates.png'],
+    ['templates-phone.png', 'operator-templates-phone.png'],
+    ['campaign.png', 'operator-campaign.png'],
+    ['compensation-rules.png', 'operator-compensation-rules.png'],
+    ['compensation-ledger.png', 'operator-compensation-ledger.png'],
+    ['compensation-over-cap.png', 'operator-compensation-over-cap.png'],
+    ['orders.png', 'operator-orders.png'],
+  ]);
 });
 
 function api(method, path, body) {

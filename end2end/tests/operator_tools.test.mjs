@@ -39,6 +39,7 @@ import {
   signIn as signInAs,
   startServer,
   submit,
+  publishScreenshots,
 } from './harness.mjs';
 
 const OPERATOR = { name: 'xiaolin', password: 'e2e-operator-password-18' };
@@ -60,6 +61,17 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+  publishScreenshots([
+    'operator-codes-form.png',
+    'operator-code-batch.png',
+    'operator-bulk-issue.png',
+    'operator-bulk-job.png',
+    'operator-bulk-void.png',
+    'operator-wakeup.png',
+    'operator-report.png',
+    'operator-report-phone.png',
+    'operator-spread-dashboard.png',
+  ]);
 });
 
 function api(method, path, body) {

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
+import { SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer, publishScreenshots } from './harness.mjs';
 
 const OPERATOR = { name: 'ops', password: 'e2e-operator-password-1' };
 const SUPPORT = { name: 'xiaowang', password: 'e2e-support-password-2' };
@@ -34,6 +34,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+  publishScreenshots(['reconciliation.png']);
 });
 
 async function signedIn(who, options = {}) {
