@@ -711,7 +711,7 @@ impl Service {
         authority: &Authority,
         filter: &LedgerFilter,
         max_rows: usize,
-        words: (&[&str], &(dyn Fn(&LedgerEntryView) -> Vec<String> + Sync)),
+        words: LedgerCsvWords<'_>,
     ) -> Result<String, ServiceError> {
         require_manager(authority, "read the compensation ledger")?;
         if !(1..=MAX_EXPORT_ROWS).contains(&max_rows) {
@@ -771,6 +771,13 @@ impl Service {
         Ok(out)
     }
 }
+
+/// The columns a reader's page adds to each ledger CSV row, in the
+/// reader's words: their header names, and the fields of an entry.
+pub type LedgerCsvWords<'a> = (
+    &'a [&'a str],
+    &'a (dyn Fn(&LedgerEntryView) -> Vec<String> + Sync),
+);
 
 const CSV_HEADER: &str = "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor";
 
