@@ -641,3 +641,30 @@ async fn measure_a_bulk_issue_and_a_bulk_void() {
         n as f64 / voided.as_secs_f64(),
     );
 }
+
+#[tokio::test]
+async fn the_audit_log_names_the_bulk_job_behind_its_changes_and_links_to_it() {
+    use common::console::signed_in;
+    use couponkeeper::domain::staff::Role;
+    let app = spawn_app().await;
+    let t = app.template(json!({"total_stock": null})).await;
+    let tid = t["id"].as_str().unwrap_or_default();
+    let r = post_csv(
+        &app,
+        &format!("/api/v1/templates/{tid}/bulk-issues"),
+        "user_id\nu1\nu2\n",
+    )
+    .await;
+    assert_eq!(r.status, 202, "{}", r.text);
+    let id = r.id();
+    app.service.run_bulk_until_idle(100).await.expect("runs");
+    let mut b = signed_in(&app, Role::Operator).await;
+    let page = b.get("/console/audit").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let link = format!("<a href=\"/console/jobs/{id}\" data-testid=\"audit-job\">批量任务</a>");
+    assert_eq!(page.text.matches(&link).count(), 2, "{}", page.text);
+    assert!(
+        !page.text.contains(&format!(">{id}<")),
+        "the job's id is not shown as text"
+    );
+}
