@@ -257,6 +257,84 @@ async fn sixteen_normal_orders_racing_to_checkout_lock_one_coupon_create_exactly
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_four_payments_at_once_on_one_template_leave_a_report_equal_to_a_recount() {
+    use couponkeeper::store::counters::{Subject, all_days, recount_template};
+    let app = Arc::new(spawn_app().await);
+    let t = app.template(json!({"total_stock": null})).await;
+    let tid = t["id"].as_str().expect("template id").to_string();
+    for i in 0..64 {
+        let user = format!("hot-{i:02}");
+        let c = app.claim(&user, &tid).await;
+        let cid = c["id"].as_str().expect("coupon id").to_string();
+        let r = app
+            .order(normal_order(
+                &format!("HOT-{i:02}"),
+                &user,
+                Some(&cid),
+                39_900,
+            ))
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    let answers = race(&app, 64, |app, i| async move {
+        app.post(&format!("/api/v1/orders/HOT-{i:02}/pay"), json!({}))
+            .await
+    })
+    .await;
+    assert!(
+        answers.iter().all(|r| r.status == 200),
+        "{:?}",
+        answers.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+
+    let mut conn = app.db.db.pool().acquire().await.expect("a connection");
+    let recount = recount_template(&mut conn, &tid, 1000)
+        .await
+        .expect("recount")
+        .expect("small enough");
+    assert_eq!((recount.claimed, recount.status_used), (64, 64));
+    assert_eq!(recount.discount_cents, 64 * 5000);
+    // Before the fold the report is the counters plus the waiting deltas …
+    let before = all_days(&mut conn, Subject::Template, &tid)
+        .await
+        .expect("read");
+    let waiting = couponkeeper::store::counters::pending(&mut conn, Subject::Template)
+        .await
+        .expect("pending");
+    assert!(
+        waiting >= 64,
+        "the payments wrote deltas, not counter rows: {waiting}"
+    );
+    drop(conn);
+    let folded = app.service.fold_counters(5000).await.expect("the fold");
+    assert!(folded >= 128, "64 claims and 64 uses: {folded}");
+    let mut conn = app.db.db.pool().acquire().await.expect("a connection");
+    let after = all_days(&mut conn, Subject::Template, &tid)
+        .await
+        .expect("read");
+    // … and after it the same, from the counter rows alone.
+    for counted in [&before, &after] {
+        assert_eq!(
+            (
+                counted.claimed,
+                counted.used,
+                counted.status_used,
+                counted.status_available,
+                counted.discount_cents
+            ),
+            (64, 64, 64, 0, 64 * 5000),
+            "{counted:?}"
+        );
+    }
+    assert_eq!(
+        couponkeeper::store::counters::pending(&mut conn, Subject::Template)
+            .await
+            .expect("pending"),
+        0
+    );
+}
+
 /// A refused write must release its locks when it returns, not when its
 /// connection is next used: sqlx only queues a dropped transaction's
 /// rollback, so a lock could outlive the refusal and block (or, for the

@@ -251,6 +251,8 @@ enum Step {
     Invalidate(Index),
     Compensate(usize, Option<Index>),
     Advance(i64),
+    /// The counter-fold job runs: the deltas move into the counters.
+    Fold,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -266,6 +268,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => any::<Index>().prop_map(Step::Invalidate),
         1 => (user, proptest::option::of(any::<Index>())).prop_map(|(u, o)| Step::Compensate(u, o)),
         2 => prop::sample::select(vec![60i64, 900, 1800, 3600, 4 * 3600, 86_400]).prop_map(Step::Advance),
+        2 => Just(Step::Fold),
     ]
 }
 
@@ -440,6 +443,9 @@ async fn run_case(app: &TestApp, n: u32, policy: &str, steps: Vec<Step>) -> Resu
             Step::Advance(secs) => {
                 app.advance(secs);
                 expire_all(app).await;
+            }
+            Step::Fold => {
+                app.service.fold_counters(5000).await.expect("the fold");
             }
         }
     }

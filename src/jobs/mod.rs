@@ -185,6 +185,11 @@ impl Jobs {
             metrics.clone(),
             rx.clone(),
         )));
+        handles.push(tokio::spawn(counter_fold(
+            service.clone(),
+            metrics.clone(),
+            rx.clone(),
+        )));
         handles.push(tokio::spawn(periodic(
             "idempotency-purge",
             service,
@@ -339,6 +344,51 @@ async fn codes(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Rec
         {
             tracing::warn!(job = JOB, error = %e, "cannot record job run");
         }
+    }
+}
+
+/// How often the counter fold looks for deltas.
+pub const FOLD_EVERY: StdDuration = StdDuration::from_secs(1);
+
+/// Deltas per fold transaction.
+const FOLD_BATCH: i64 = crate::store::counters::FOLD_BATCH;
+
+/// Most fold transactions per run (1,000,000 deltas); the next run goes on.
+const MAX_FOLD_STEPS: usize = 200;
+
+/// The counter fold ([`Service::fold_counters`]): every second, the report
+/// counters' deltas in batches of 5,000 until none are left (at most 200
+/// batches a run). Changes never wait for the counters; this job is where
+/// the adding happens, one writer of the counter rows per instance.
+async fn counter_fold(
+    service: Service,
+    metrics: Arc<Metrics>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    const JOB: &str = "counter-fold";
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(FOLD_EVERY) => {}
+            _ = shutdown.changed() => return,
+        }
+        let started = Instant::now();
+        let mut rows = 0u64;
+        let mut failed = false;
+        for _ in 0..MAX_FOLD_STEPS {
+            if *shutdown.borrow() {
+                break;
+            }
+            match service.fold_counters(FOLD_BATCH).await {
+                Ok(0) => break,
+                Ok(n) => rows += n,
+                Err(e) => {
+                    tracing::warn!(job = JOB, error = %e, "counter fold failed; it will run again");
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        metrics.observe_job(JOB, started.elapsed().as_secs_f64(), rows, failed);
     }
 }
 

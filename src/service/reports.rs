@@ -120,6 +120,40 @@ fn fill_days(from_day: i64, to_day: i64, rows: &[(i64, Counts)]) -> (Vec<ReportD
 }
 
 impl Service {
+    /// Folds at most `batch` (1 to 5000) of the oldest counter deltas of
+    /// each subject into the report counters, one transaction per subject
+    /// ([`counters::fold`]); returns how many were folded. Reports are
+    /// exact before and after: readers add the deltas still waiting.
+    pub async fn fold_counters(&self, batch: i64) -> Result<u64, ServiceError> {
+        let mut folded = 0u64;
+        for s in Subject::ALL {
+            let done = self
+                .write(None, move |c| {
+                    Box::pin(async move { Ok(counters::fold(c, s, batch).await? as u64) })
+                })
+                .await?;
+            folded += match done {
+                super::Executed::Fresh(n) => n,
+                super::Executed::Replayed { .. } => 0,
+            };
+        }
+        Ok(folded)
+    }
+
+    /// How many counter deltas wait for the fold, over both subjects.
+    pub async fn counter_deltas_pending(&self) -> Result<i64, ServiceError> {
+        self.read(|c| {
+            Box::pin(async move {
+                let mut n = 0;
+                for s in Subject::ALL {
+                    n += counters::pending(c, s).await?;
+                }
+                Ok(n)
+            })
+        })
+        .await
+    }
+
     fn check_reports(authority: &Authority) -> Result<(), ServiceError> {
         if may_read_reports(authority) {
             Ok(())

@@ -1,8 +1,16 @@
 //! The report counters (`template_counts`, `campaign_counts`, migration
-//! 0026): written by the same transaction as the change they count, one
-//! UPSERT of two rows (the day's and the all-days row, one random shard)
-//! per change; on PostgreSQL as a part of the change's own statement where
-//! the store already writes it as one (see [`transition_parts`]).
+//! 0026) and their deltas (`template_count_deltas`, `campaign_count_deltas`,
+//! migration 0032).
+//!
+//! A change writes one delta row in its own transaction: a plain INSERT,
+//! which waits for no other transaction (before, it UPSERTed two shared
+//! counter rows, and every payment of one hot template queued behind
+//! them); on PostgreSQL as a part of the change's own statement where the
+//! store already writes it as one (see [`transition_parts`]). The
+//! counter-fold job ([`fold`]) adds the deltas into the day and all-days
+//! rows in bounded batches and deletes them. Every reader adds the deltas
+//! not folded yet in the same statement (one snapshot), so what it returns
+//! is exact whatever the fold's lag.
 //!
 //! What a change adds is `domain::report::{template_delta, campaign_delta}`;
 //! a discount is read from the order (`coupon_discount_cents`) by the
@@ -36,6 +44,16 @@ impl Subject {
             Subject::Campaign => "campaign_id",
         }
     }
+
+    fn delta_table(self) -> &'static str {
+        match self {
+            Subject::Template => "template_count_deltas",
+            Subject::Campaign => "campaign_count_deltas",
+        }
+    }
+
+    /// Both subjects, in the order the fold takes them.
+    pub const ALL: [Subject; 2] = [Subject::Template, Subject::Campaign];
 }
 
 /// A shard for one change.
@@ -88,10 +106,10 @@ fn insert_head(s: Subject) -> String {
     )
 }
 
-/// An UPSERT of the day row and the all-days row from a SELECT: `key` the
-/// subject's id expression, `day` / `shard` their parameters, `from` the
-/// rows it reads (may be empty), `cond` a WHERE condition (SQLite needs a
-/// WHERE before `ON CONFLICT` in an `INSERT ... SELECT`).
+/// An INSERT of one delta row from a SELECT: `key` the subject's id
+/// expression, `day` / `shard` their parameters, `from` the rows it reads
+/// (may be empty), `cond` a WHERE condition. No `ON CONFLICT`: a delta
+/// never meets another transaction's row.
 fn upsert_select(
     s: Subject,
     key: &str,
@@ -101,16 +119,16 @@ fn upsert_select(
     from: &str,
     cond: &str,
 ) -> String {
-    let days = format!("(SELECT {day} AS day UNION ALL SELECT {ALL_DAYS} AS day) AS d");
     let from = if from.is_empty() {
-        days
+        String::new()
     } else {
-        format!("{from} CROSS JOIN {days}")
+        format!("FROM {from}")
     };
     format!(
-        "{} SELECT {key}, d.day, {shard}, {vals} FROM {from} WHERE {cond} {}",
-        insert_head(s),
-        on_conflict(s)
+        "INSERT INTO {} ({}, day, shard, {}) SELECT {key}, {day}, {shard}, {vals} {from} WHERE {cond}",
+        s.delta_table(),
+        s.key(),
+        COUNTER_COLUMNS.join(", ")
     )
 }
 
@@ -311,20 +329,17 @@ pub async fn count_expired<'a>(
     }
     let per: Vec<(&str, i64)> = per.into_iter().collect();
     for chunk in per.chunks(MAX_EXPIRED_TEMPLATES) {
-        let mut tuples = Vec::with_capacity(chunk.len() * 2);
-        for i in 0..chunk.len() {
-            let (t, n) = (3 + 2 * i, 4 + 2 * i);
-            for day in ["$1".to_string(), ALL_DAYS.to_string()] {
-                tuples.push(format!(
-                    "(${t}, {day}, $2, 0, 0, 0, ${n}, 0, 0, 0, 0 - ${n}, 0, 0, ${n}, 0)"
-                ));
-            }
-        }
+        let tuples: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let (t, n) = (3 + 2 * i, 4 + 2 * i);
+                format!("(${t}, $1, $2, 0, 0, 0, ${n}, 0, 0, 0, 0 - ${n}, 0, 0, ${n}, 0)")
+            })
+            .collect();
         let sql = format!(
-            "{} VALUES {} {}",
-            insert_head(Subject::Template),
-            tuples.join(", "),
-            on_conflict(Subject::Template)
+            "INSERT INTO {} (template_id, day, shard, {}) VALUES {}",
+            Subject::Template.delta_table(),
+            COUNTER_COLUMNS.join(", "),
+            tuples.join(", ")
         );
         let mut q = sqlx::query(&sql).bind(day).bind(random_shard());
         for (t, n) in chunk {
@@ -333,6 +348,100 @@ pub async fn count_expired<'a>(
         q.execute(&mut *conn).await?;
     }
     Ok(())
+}
+
+/// Most deltas one [`fold`] transaction takes.
+pub const FOLD_BATCH: i64 = 5000;
+
+/// Most counter rows one statement of [`fold`] upserts.
+const FOLD_ROWS_PER_STATEMENT: usize = 200;
+
+/// Most ids one DELETE of [`fold`] names.
+const FOLD_IDS_PER_DELETE: usize = 1000;
+
+/// Folds at most `limit` (1 to [`FOLD_BATCH`]) of the oldest deltas of `s`
+/// into its counters, in the caller's transaction: each delta is added to
+/// its day row and to the all-days row (shard 0), then deleted. On
+/// PostgreSQL the deltas are taken `FOR UPDATE SKIP LOCKED`, so two
+/// instances fold different ones; the counter rows are upserted in key
+/// order, so two folds never wait for each other in a cycle. Returns the
+/// deltas folded.
+pub async fn fold(conn: &mut AnyConnection, s: Subject, limit: i64) -> Result<usize, sqlx::Error> {
+    let lock = match super::backend_of(conn) {
+        super::Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+        super::Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "SELECT id, {}, day, {} FROM {} ORDER BY id LIMIT $1 {lock}",
+        s.key(),
+        COUNTER_COLUMNS.join(", "),
+        s.delta_table()
+    );
+    let rows = sqlx::query(&sql)
+        .bind(limit.clamp(1, FOLD_BATCH))
+        .fetch_all(&mut *conn)
+        .await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut ids: Vec<i64> = Vec::with_capacity(rows.len());
+    let mut sums: std::collections::BTreeMap<(String, i64), Counts> =
+        std::collections::BTreeMap::new();
+    for r in &rows {
+        ids.push(r.try_get(0)?);
+        let key: String = r.try_get(1)?;
+        let day: i64 = r.try_get(2)?;
+        let d = counts_of(r, 3)?;
+        sums.entry((key.clone(), day)).or_default().add(&d);
+        sums.entry((key, ALL_DAYS)).or_default().add(&d);
+    }
+    let sums: Vec<((String, i64), Counts)> = sums.into_iter().collect();
+    for chunk in sums.chunks(FOLD_ROWS_PER_STATEMENT) {
+        let tuples: Vec<String> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, ((_, day), c))| {
+                let vals = c
+                    .as_array()
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("(${}, {day}, 0, {vals})", i + 1)
+            })
+            .collect();
+        let sql = format!(
+            "{} VALUES {} {}",
+            insert_head(s),
+            tuples.join(", "),
+            on_conflict(s)
+        );
+        let mut q = sqlx::query(&sql);
+        for ((key, _), _) in chunk {
+            q = q.bind(key);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    for chunk in ids.chunks(FOLD_IDS_PER_DELETE) {
+        let list = (1..=chunk.len())
+            .map(|i| format!("${i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!("DELETE FROM {} WHERE id IN ({list})", s.delta_table());
+        let mut q = sqlx::query(&sql);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(ids.len())
+}
+
+/// How many deltas of `s` wait for the fold (for the metrics and tests).
+pub async fn pending(conn: &mut AnyConnection, s: Subject) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {}", s.delta_table()))
+        .fetch_one(conn)
+        .await
 }
 
 fn sums() -> String {
@@ -351,8 +460,24 @@ fn counts_of(row: &sqlx::any::AnyRow, first: usize) -> Result<Counts, sqlx::Erro
     Ok(Counts::from_array(a))
 }
 
-/// The day rows of `key` from `from_day` through `to_day` (shards summed),
-/// in day order; days without a change have no row.
+/// The counter rows and the unfolded deltas of `s` matching `cond` (the
+/// same condition on both; `$n` parameters allowed), as one relation with
+/// the key, the day and the counter columns: read in one statement, so a
+/// fold committing meanwhile is seen either before or after, never half.
+fn with_deltas(s: Subject, cond: &str) -> String {
+    let cols = COUNTER_COLUMNS.join(", ");
+    format!(
+        "(SELECT {key}, day, {cols} FROM {table} WHERE {cond} \
+          UNION ALL SELECT {key}, day, {cols} FROM {deltas} WHERE {cond}) AS counted",
+        key = s.key(),
+        table = s.table(),
+        deltas = s.delta_table(),
+    )
+}
+
+/// The day rows of `key` from `from_day` through `to_day` (shards and
+/// unfolded deltas summed), in day order; days without a change have no
+/// row.
 pub async fn days(
     conn: &mut AnyConnection,
     s: Subject,
@@ -360,11 +485,10 @@ pub async fn days(
     from_day: i64,
     to_day: i64,
 ) -> Result<Vec<(i64, Counts)>, sqlx::Error> {
+    let rel = with_deltas(s, &format!("{} = $1 AND day >= $2 AND day <= $3", s.key()));
     let sql = format!(
-        "SELECT day, {} FROM {} WHERE {} = $1 AND day >= $2 AND day <= $3 GROUP BY day ORDER BY day",
-        sums(),
-        s.table(),
-        s.key()
+        "SELECT day, {} FROM {rel} GROUP BY day ORDER BY day",
+        sums()
     );
     let rows = sqlx::query(&sql)
         .bind(key)
@@ -377,24 +501,28 @@ pub async fn days(
         .collect()
 }
 
-/// The all-days row of `key` (shards summed): all-time flows and the
-/// stored status counts.
+/// The all-days counters of `key` (the all-days rows' shards and every
+/// unfolded delta summed): all-time flows and the stored status counts.
 pub async fn all_days(
     conn: &mut AnyConnection,
     s: Subject,
     key: &str,
 ) -> Result<Counts, sqlx::Error> {
+    let cols = COUNTER_COLUMNS.join(", ");
     let sql = format!(
-        "SELECT {} FROM {} WHERE {} = $1 AND day = {ALL_DAYS}",
+        "SELECT {} FROM (SELECT {cols} FROM {} WHERE {key} = $1 AND day = {ALL_DAYS} \
+           UNION ALL SELECT {cols} FROM {} WHERE {key} = $1) AS counted",
         sums(),
         s.table(),
-        s.key()
+        s.delta_table(),
+        key = s.key(),
     );
     let row = sqlx::query(&sql).bind(key).fetch_one(conn).await?;
     counts_of(&row, 0)
 }
 
-/// The all-days rows of several templates (at most 200 ids).
+/// The all-days counters of several templates (at most 200 ids), as
+/// [`all_days`] reads them.
 pub async fn all_days_of_templates(
     conn: &mut AnyConnection,
     ids: &[&str],
@@ -407,8 +535,12 @@ pub async fn all_days_of_templates(
         .map(|i| format!("${}", i + 1))
         .collect::<Vec<_>>()
         .join(", ");
+    let cols = COUNTER_COLUMNS.join(", ");
     let sql = format!(
-        "SELECT template_id, {} FROM template_counts WHERE template_id IN ({list}) AND day = {ALL_DAYS} GROUP BY template_id",
+        "SELECT template_id, {} FROM (
+             SELECT template_id, {cols} FROM template_counts WHERE template_id IN ({list}) AND day = {ALL_DAYS}
+             UNION ALL SELECT template_id, {cols} FROM template_count_deltas WHERE template_id IN ({list})
+         ) AS counted GROUP BY template_id",
         sums()
     );
     let mut q = sqlx::query(&sql);

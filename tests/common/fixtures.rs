@@ -103,8 +103,12 @@ pub async fn plant(app: &TestApp, sql: &str) {
 }
 
 /// Sets every template's all-days counters of stored statuses and
-/// discount to a recount of its coupons (the first shard carries them).
+/// discount to a recount of its coupons (the first shard carries them),
+/// after folding the deltas waiting.
 async fn resync_counters(app: &TestApp) {
+    // The changes so far are deltas until the counter-fold job runs: fold
+    // them, so the all-days rows below hold everything.
+    while app.service.fold_counters(5000).await.expect("the fold") > 0 {}
     let pool = app.db.db.pool();
     let ids: Vec<String> = sqlx::query_scalar("SELECT DISTINCT template_id FROM template_counts")
         .fetch_all(pool)
