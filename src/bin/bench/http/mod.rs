@@ -49,7 +49,10 @@ use couponkeeper::service::{Ctx, Service};
 use couponkeeper::store::Db;
 
 use self::load::{Measure, Script, Value, pgbench, run_script, wrk};
-use self::premade::{Set, SetSpec, Shape, make_campaign, make_set, progress, settle_all};
+use self::premade::{
+    SPREAD_TEMPLATES, Set, SetSpec, Shape, make_campaign, make_set, progress, progress_by_prefix,
+    settle_all, spread_set,
+};
 use self::server::{Server, server_binary};
 use crate::claims::collapse_to_one_shard;
 use crate::data::create_template;
@@ -199,6 +202,10 @@ struct Setup {
     sets: Vec<(Set, Set, &'static str, &'static str)>,
     /// Orders for `pay_writes.sql` (pay's writes as bare SQL).
     pay_writes: Set,
+    /// Orders whose coupons all come from one template, and the same
+    /// orders' coupons dealt over 64 templates: the hot-row pair.
+    hot_pay: Set,
+    spread_pay: Set,
     views: Set,
     cookie: String,
     now_ms: i64,
@@ -349,6 +356,36 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
     )
     .await?;
     index += 1;
+    let pair_rows = if pay_wanted { api_rows } else { 0 };
+    let hot_pay = make_set(
+        db,
+        &service,
+        store,
+        SetSpec {
+            index,
+            prefix: "hot-",
+            shape: Shape::PendingPayment,
+            rows: pair_rows,
+        },
+        now_ms,
+    )
+    .await?;
+    index += 1;
+    let spread_pay = make_set(
+        db,
+        &service,
+        store,
+        SetSpec {
+            index,
+            prefix: "spr-",
+            shape: Shape::PendingPayment,
+            rows: pair_rows,
+        },
+        now_ms,
+    )
+    .await?;
+    spread_set(db, &service, &spread_pay).await?;
+    index += 1;
     let views = make_set(
         db,
         &service,
@@ -377,6 +414,8 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         naive,
         sets,
         pay_writes,
+        hot_pay,
+        spread_pay,
         views,
         cookie,
         now_ms,
@@ -716,6 +755,9 @@ async fn run_rows(
         say(&row);
         rows.push(row);
         if *action == "pay" {
+            let row = hot_pair_row(store, base, scripts, setup, seconds, &api_env).await?;
+            say(&row);
+            rows.push(row);
             let row = pay_writes_row(store, url, scripts, logs, setup, seconds, b).await?;
             say(&row);
             rows.push(row);
@@ -774,6 +816,148 @@ async fn run_rows(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Connections of the hot-row pair.
+const PAIR_CONNECTIONS: usize = 64;
+
+/// How often the wait-event sample looks at the active backends.
+const WAIT_SAMPLE_EVERY: Duration = Duration::from_millis(250);
+
+/// What the active backends of the database were waiting on during a run:
+/// samples of `pg_stat_activity` every [`WAIT_SAMPLE_EVERY`], by
+/// `wait_event_type:wait_event` (`CPU` when not waiting).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct WaitSample {
+    pub(crate) by_event: std::collections::BTreeMap<String, u64>,
+}
+
+impl WaitSample {
+    fn total(&self) -> u64 {
+        self.by_event.values().sum()
+    }
+
+    /// The share of samples waiting on a lock (`Lock:*`).
+    pub(crate) fn lock_share(&self) -> f64 {
+        let locks: u64 = self
+            .by_event
+            .iter()
+            .filter(|(k, _)| k.starts_with("Lock:"))
+            .map(|(_, n)| n)
+            .sum();
+        locks as f64 / self.total().max(1) as f64
+    }
+
+    /// The five most frequent, as `event share%`.
+    pub(crate) fn top(&self) -> String {
+        let mut v: Vec<(&String, &u64)> = self.by_event.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        v.iter()
+            .take(5)
+            .map(|(k, n)| {
+                format!(
+                    "{k} {:.0}%",
+                    **n as f64 * 100.0 / self.total().max(1) as f64
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Samples the waits of the other active backends until `stop` is set
+/// (PostgreSQL only; bounded by the run it watches).
+async fn sample_waits(db: Db, stop: Arc<std::sync::atomic::AtomicBool>) -> WaitSample {
+    let mut sample = WaitSample::default();
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let rows: std::result::Result<Vec<(Option<String>, Option<String>)>, _> = sqlx::query_as(
+            "SELECT CAST(wait_event_type AS TEXT), CAST(wait_event AS TEXT) FROM pg_stat_activity
+             WHERE state = 'active' AND datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .fetch_all(db.pool())
+        .await;
+        for (kind, event) in rows.unwrap_or_default() {
+            let key = match (kind, event) {
+                (Some(k), Some(e)) => format!("{k}:{e}"),
+                (Some(k), None) => k,
+                _ => "CPU".to_string(),
+            };
+            *sample.by_event.entry(key).or_default() += 1;
+        }
+        tokio::time::sleep(WAIT_SAMPLE_EVERY).await;
+    }
+    sample
+}
+
+/// The row "pay, one hot template vs 64": the same pre-made orders paid at
+/// 64 connections, once with every coupon from one template and once
+/// dealt over 64 templates; the ratio is hot over spread. On PostgreSQL the
+/// active backends' wait events are sampled during each run, and the
+/// check gives the share waiting on a lock.
+async fn hot_pair_row(
+    store: Store,
+    base: &str,
+    scripts: &Path,
+    setup: &Setup,
+    seconds: u64,
+    api_env: &dyn Fn(&[(&str, String)]) -> Vec<(String, String)>,
+) -> Result<Row> {
+    let mut measured = Vec::new();
+    for set in [&setup.hot_pay, &setup.spread_pay] {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sampler = (store == Store::Postgres)
+            .then(|| tokio::spawn(sample_waits(setup.db.clone(), stop.clone())));
+        let m = wrk(
+            &scripts.join("order_action.lua"),
+            base,
+            PAIR_CONNECTIONS,
+            seconds,
+            api_env(&[
+                ("CK_PREFIX", set.prefix.to_string()),
+                ("CK_ACTION", "pay".to_string()),
+                ("CK_RUN", format!("{}-pair", store.name())),
+            ]),
+        )
+        .await?;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let waits = match sampler {
+            Some(h) => Some(h.await.map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let (orders, coupons) = settled(|| progress_by_prefix(&setup.db, set)).await?;
+        measured.push((m, waits, orders, coupons));
+    }
+    let mut it = measured.into_iter();
+    let (hot, hot_waits, hot_orders, hot_coupons) = it.next().ok_or("the hot run")?;
+    let (spread, spread_waits, s_orders, s_coupons) = it.next().ok_or("the spread run")?;
+    let ok = hot_orders == hot_coupons
+        && s_orders == s_coupons
+        && hot_orders >= i64::try_from(hot.requests.saturating_sub(hot.failed))?
+        && s_orders >= i64::try_from(spread.requests.saturating_sub(spread.failed))?;
+    let waits = match (&hot_waits, &spread_waits) {
+        (Some(h), Some(s)) => format!(
+            "; Lock:* {:.0}% of active samples hot, {:.0}% spread (hot: {})",
+            h.lock_share() * 100.0,
+            s.lock_share() * 100.0,
+            h.top()
+        ),
+        _ => String::new(),
+    };
+    Ok(Row {
+        store,
+        name: "pay, one template vs 64".into(),
+        connections: PAIR_CONNECTIONS,
+        ok,
+        check: format!(
+            "{}: {hot_orders} + {s_orders} orders paid with their coupons used{waits}",
+            if ok { "ok" } else { "FAILED" }
+        ),
+        api: hot,
+        baseline: Some((
+            format!("the same over {SPREAD_TEMPLATES} templates"),
+            spread,
+        )),
+    })
 }
 
 /// The row "pay's writes, bare SQL": `pay_writes.sql` (everything pay

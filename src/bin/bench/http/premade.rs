@@ -153,6 +153,53 @@ pub(crate) async fn make_set(
     })
 }
 
+/// Templates a spread set's coupons are dealt over.
+pub(crate) const SPREAD_TEMPLATES: usize = 64;
+
+/// Deals the coupons of `set` (a [`Shape::PendingPayment`] set) over
+/// [`SPREAD_TEMPLATES`] templates, its own and 63 more created through the
+/// service, row `n` to template `n % 64`: the same orders and coupons as
+/// a hot set, but no two neighbouring payments count on one template.
+/// (The templates' claimed counters are not moved: pay never reads them.)
+pub(crate) async fn spread_set(db: &Db, service: &Service, set: &Set) -> Result<()> {
+    let ctx = Ctx::new("bench", None);
+    let mut templates = vec![set.template_id.clone()];
+    for k in 1..SPREAD_TEMPLATES {
+        templates.push(create_template(service, &ctx, &format!("http spread {k}"), 1).await?);
+    }
+    let start = set.prefix.len() + 1;
+    for (k, template_id) in templates.iter().enumerate().skip(1) {
+        sqlx::query(&format!(
+            "UPDATE coupons SET template_id = $1 WHERE id IN (
+                 SELECT coupon_id FROM orders
+                 WHERE order_no LIKE $2
+                   AND CAST(substr(order_no, {start}) AS BIGINT) % {SPREAD_TEMPLATES} = {k})"
+        ))
+        .bind(template_id)
+        .bind(format!("{}%", set.prefix))
+        .execute(db.pool())
+        .await
+        .map_err(|e| format!("spreading {}: {e}", set.prefix))?;
+    }
+    Ok(())
+}
+
+/// How far the load got through `set` by its order numbers (for a spread
+/// set, whose coupons are on many templates): paid orders and used
+/// coupons among them.
+pub(crate) async fn progress_by_prefix(db: &Db, set: &Set) -> Result<(i64, i64)> {
+    let (orders, coupons): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(COUNT(*) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN c.status = 'used' THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM orders o JOIN coupons c ON c.id = o.coupon_id
+         WHERE o.order_no LIKE $1 AND o.status = 'paid'",
+    )
+    .bind(format!("{}%", set.prefix))
+    .fetch_one(db.pool())
+    .await?;
+    Ok((orders, coupons))
+}
+
 /// The presale campaign of [`Shape::PendingDeposit`] and
 /// [`Shape::DepositPaid`] sets.
 pub(crate) async fn make_campaign(db: &Db, now_ms: i64) -> Result<()> {
