@@ -167,10 +167,12 @@ pub(crate) async fn claim_in_tx(
 }
 
 /// The claim path, inside the caller's transaction: the template must be
-/// open for claims and inside its validity; the per-user quota (an atomic
-/// upsert) and one unit of stock (one shard's conditional increment) are
-/// taken; the coupon row and its event are written. Every refusal is an
-/// error, so the caller's transaction rolls back whatever it did before.
+/// open for claims and inside its validity; the per-user quota is taken
+/// (an atomic upsert of the user's own row), the coupon row and its event
+/// are written, and one unit of stock is taken last (one shard's
+/// conditional increment, the row many claims share, locked only until
+/// the COMMIT that follows). Every refusal is an error, so the caller's
+/// transaction rolls back whatever it did before.
 /// Claims, code redemptions and wake-up coupons all go through here: one
 /// stock, one quota.
 pub(crate) async fn claim_coupon(
@@ -190,20 +192,26 @@ pub(crate) async fn claim_coupon(
             "this template is not active: its coupons can no longer be claimed",
         )
     })?;
-    if let Some(refusal) = take_claim(c, &t, (shards, &terms), user_id.as_str()).await? {
-        return Err(match refusal {
-            Refusal::ClaimLimitReached => ServiceError::refused(
-                refusal,
-                format!(
-                    "user already holds {} coupon(s) of this template",
-                    t.per_user_limit.unwrap_or(0)
-                ),
-            ),
-            _ => ServiceError::refused(refusal, "this template has no stock left"),
-        });
+    if let Some(limit) = t.per_user_limit
+        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::ClaimLimitReached,
+            format!("user already holds {limit} coupon(s) of this template"),
+        ));
     }
     let mut row = coupon_of(&t, user_id.as_str(), window, now, new.id, new.source);
     insert_coupon(c, &mut row, new.action, op, None).await?;
+    // The unit of stock last: a stock shard is the one row every claim of
+    // a popular template may need, so it is locked by the last statement
+    // before the caller's COMMIT, not held across the coupon's writes. Out
+    // of stock is a refusal, so the coupon above rolls back with it.
+    if !take_stock(c, &t.id, shards, &terms).await? {
+        return Err(ServiceError::refused(
+            Refusal::OutOfStock,
+            "this template has no stock left",
+        ));
+    }
     Ok(row)
 }
 

@@ -818,6 +818,9 @@ async fn run_rows(
     Ok(rows)
 }
 
+/// The environment of a wrk run: the token and the row's variables.
+type ApiEnv<'a> = dyn Fn(&[(&str, String)]) -> Vec<(String, String)> + 'a;
+
 /// Connections of the hot-row pair.
 const PAIR_CONNECTIONS: usize = 64;
 
@@ -900,7 +903,7 @@ async fn hot_pair_row(
     scripts: &Path,
     setup: &Setup,
     seconds: u64,
-    api_env: &dyn Fn(&[(&str, String)]) -> Vec<(String, String)>,
+    api_env: &ApiEnv<'_>,
 ) -> Result<Row> {
     let mut measured = Vec::new();
     for set in [&setup.hot_pay, &setup.spread_pay] {
