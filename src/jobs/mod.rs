@@ -14,6 +14,8 @@
 //!   the outbox with their in-app copies;
 //! - the zombie-lock reaper, archiving, and the purge of idempotency keys,
 //!   ended console sessions and day-old sign-in attempts.
+//! - the counter fold every second: the report counters' delta rows added
+//!   into their day and all-days rows ([`Service::fold_counters`]);
 //! - the webhook dispatcher: fan-out of new outbox messages and due
 //!   deliveries sent outside any transaction, up to
 //!   `COUPONKEEPER_WEBHOOK_CONCURRENCY` in flight per subscriber
