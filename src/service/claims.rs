@@ -206,7 +206,7 @@ pub(crate) async fn claim_coupon(
     // a popular template may need, so it is locked by the last statement
     // before the caller's COMMIT, not held across the coupon's writes. Out
     // of stock is a refusal, so the coupon above rolls back with it.
-    if !take_stock(c, &t.id, shards, &terms).await? {
+    if !take_stock(c, &t.id, shards, &terms, None).await? {
         return Err(ServiceError::refused(
             Refusal::OutOfStock,
             "this template has no stock left",
@@ -263,7 +263,11 @@ pub(crate) async fn take_claim(
     {
         return Ok(Some(Refusal::ClaimLimitReached));
     }
-    if !take_stock(c, &t.id, shards, terms).await? {
+    // From shard 0 up, not from a random shard: a bulk batch takes many
+    // units in one transaction, and two batches that each took shards in
+    // their own random order could each wait for the other's (a deadlock
+    // on PostgreSQL); in one order they only queue.
+    if !take_stock(c, &t.id, shards, terms, Some(0)).await? {
         if t.per_user_limit.is_some() {
             templates::give_back_user_quota(c, &t.id, user_id).await?;
         }
@@ -320,17 +324,19 @@ fn coupon_of(
     }
 }
 
-/// Takes one unit of stock: tries each shard once, starting at a random
-/// one so concurrent claims spread over different rows. Bounded by the
-/// shard count read with the template (at most 16 statements).
+/// Takes one unit of stock: tries each shard once, starting at `start`,
+/// else at a random one so concurrent claims spread over different rows.
+/// Bounded by the shard count read with the template (at most 16
+/// statements).
 async fn take_stock(
     c: &mut sqlx::AnyConnection,
     template_id: &str,
     shards: i64,
     terms: &str,
+    start: Option<i64>,
 ) -> Result<bool, ServiceError> {
     let n = shards.max(1);
-    let start = rand::rng().random_range(0..n);
+    let start = start.unwrap_or_else(|| rand::rng().random_range(0..n));
     for i in 0..n {
         match templates::take_from_shard(c, template_id, (start + i) % n).await? {
             Some(now) if now == terms => return Ok(true),
