@@ -144,17 +144,19 @@ fn staff_actions() -> Vec<(&'static str, String)> {
         .chain(crate::service::wakeup::actions::ALL.iter())
         .chain(crate::service::codes::actions::ALL.iter())
         .chain([crate::service::categories::ACTION].iter());
-    all.filter_map(|w| {
-        crate::service::staff::actions::label_key(w)
-            .or_else(|| crate::service::templates::actions::label_key(w))
-            .or_else(|| crate::service::wakeup::actions::label_key(w))
-            .or_else(|| crate::service::codes::actions::label_key(w))
-            .or_else(|| {
-                (*w == crate::service::categories::ACTION).then(|| format!("staff-action-{w}"))
-            })
-            .map(|k| (*w, k))
-    })
-    .collect()
+    all.filter_map(|w| staff_action_key(w).map(|k| (*w, k)))
+        .collect()
+}
+
+/// The catalog key of a staff-log action word, whichever module writes it.
+fn staff_action_key(word: &str) -> Option<String> {
+    crate::service::staff::actions::label_key(word)
+        .or_else(|| crate::service::templates::actions::label_key(word))
+        .or_else(|| crate::service::wakeup::actions::label_key(word))
+        .or_else(|| crate::service::codes::actions::label_key(word))
+        .or_else(|| {
+            (word == crate::service::categories::ACTION).then(|| format!("staff-action-{word}"))
+        })
 }
 
 /// A person typed as the page shows them: a staff name alone (`wang.op`)
@@ -394,14 +396,7 @@ async fn audit_page(
 
 /// A staff-log action in words; an unknown word as stored.
 fn staff_action_text(l: Lang, action: &str) -> String {
-    crate::service::staff::actions::label_key(action)
-        .or_else(|| crate::service::templates::actions::label_key(action))
-        .or_else(|| crate::service::wakeup::actions::label_key(action))
-        .or_else(|| crate::service::codes::actions::label_key(action))
-        .or_else(|| {
-            (action == crate::service::categories::ACTION).then(|| format!("staff-action-{action}"))
-        })
-        .map_or_else(|| action.to_string(), |k| l.t(&k).to_string())
+    staff_action_key(action).map_or_else(|| action.to_string(), |k| l.t(&k).to_string())
 }
 
 /// Where a change came from: a bulk job (its id is the request id of
@@ -439,6 +434,23 @@ fn empty(l: Lang, searched: &str) -> AnyView {
     .into_any()
 }
 
+/// What an event row is about, as a link and its words (`券 K7QM-…`,
+/// `订单 P123`): the page links it, the CSV writes the words.
+fn event_target(l: Lang, e: &AuditEventView) -> Option<(String, String)> {
+    match EventTarget::of(
+        l,
+        &e.subject,
+        e.coupon_id.as_deref(),
+        e.coupon_code.as_deref(),
+        e.order_no.as_deref(),
+    )? {
+        EventTarget::Coupon { href, code } => Some((href, crate::tr!(l, "coupon-5", id = code))),
+        EventTarget::Order { href, order_no } => {
+            Some((href, crate::tr!(l, "order-4", no = order_no)))
+        }
+    }
+}
+
 fn events_table(l: Lang, rows: Vec<AuditEventView>, searched: &str) -> impl IntoView + use<> {
     if rows.is_empty() {
         return empty(l, searched);
@@ -446,19 +458,8 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>, searched: &str) -> impl Into
     let rows = rows
         .into_iter()
         .map(|e| {
-            let target = match EventTarget::of(
-                l,
-                &e.subject,
-                e.coupon_id.as_deref(),
-                e.coupon_code.as_deref(),
-                e.order_no.as_deref(),
-            ) {
-                Some(EventTarget::Coupon { href, code }) => {
-                    let label = crate::tr!(l, "coupon-5", id = code);
-                    view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
-                }
-                Some(EventTarget::Order { href, order_no }) => {
-                    let label = crate::tr!(l, "order-4", no = order_no);
+            let target = match event_target(l, &e) {
+                Some((href, label)) => {
                     view! { <a href=href data-testid="audit-target">{label}</a> }.into_any()
                 }
                 None => view! { "—" }.into_any(),
@@ -557,17 +558,9 @@ async fn audit_csv(
     };
     let filename = format!("audit-{}.csv", log.as_str());
     let event = |e: &AuditEventView| -> Vec<String> {
-        let target = match EventTarget::of(
-            l,
-            &e.subject,
-            e.coupon_id.as_deref(),
-            e.coupon_code.as_deref(),
-            e.order_no.as_deref(),
-        ) {
-            Some(EventTarget::Coupon { code, .. }) => crate::tr!(l, "coupon-5", id = code),
-            Some(EventTarget::Order { order_no, .. }) => crate::tr!(l, "order-4", no = order_no),
-            None => String::new(),
-        };
+        let target = event_target(l, e)
+            .map(|(_, label)| label)
+            .unwrap_or_default();
         vec![
             super::layout::time_string(&e.at),
             actor_text(l, &e.actor),
