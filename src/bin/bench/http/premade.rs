@@ -168,19 +168,28 @@ pub(crate) async fn spread_set(db: &Db, service: &Service, set: &Set) -> Result<
         templates.push(create_template(service, &ctx, &format!("http spread {k}"), 1).await?);
     }
     let start = set.prefix.len() + 1;
-    for (k, template_id) in templates.iter().enumerate().skip(1) {
-        sqlx::query(&format!(
-            "UPDATE coupons SET template_id = $1 WHERE id IN (
-                 SELECT coupon_id FROM orders
-                 WHERE order_no LIKE $2
-                   AND CAST(substr(order_no, {start}) AS BIGINT) % {SPREAD_TEMPLATES} = {k})"
-        ))
-        .bind(template_id)
-        .bind(format!("{}%", set.prefix))
+    // One statement: each coupon's row number, from its order's number,
+    // picks its template.
+    let arms = (1..SPREAD_TEMPLATES)
+        .map(|k| format!("WHEN {k} THEN ${k}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let like = SPREAD_TEMPLATES;
+    let sql = format!(
+        "UPDATE coupons SET template_id = CASE
+             (SELECT CAST(substr(o.order_no, {start}) AS BIGINT) % {SPREAD_TEMPLATES}
+              FROM orders o WHERE o.coupon_id = coupons.id)
+             {arms} ELSE template_id END
+         WHERE id IN (SELECT coupon_id FROM orders WHERE order_no LIKE ${like})"
+    );
+    let mut q = sqlx::query(&sql);
+    for template_id in templates.iter().skip(1) {
+        q = q.bind(template_id);
+    }
+    q.bind(format!("{}%", set.prefix))
         .execute(db.pool())
         .await
         .map_err(|e| format!("spreading {}: {e}", set.prefix))?;
-    }
     Ok(())
 }
 
