@@ -17,6 +17,9 @@
 //!   `SELECT … FOR UPDATE`, then `UPDATE` and `INSERT`) at the same
 //!   concurrency. Checked after each: claimed == coupons <= stock, and at
 //!   least as many coupons as 201s;
+//! - `claim, one template vs 64`: claims by new users at 64 connections
+//!   on one template, then dealt over 64 templates (the ratio is hot over
+//!   spread), with the wait-event sample of the pay pair on PostgreSQL;
 //! - `pay`, `deposit-payment`, `final-payment` at 32 connections over
 //!   pre-made orders, each once; baselines their bare conditional
 //!   primary-key UPDATEs (`bench/bare_*.sql`) over their own pre-made
@@ -206,6 +209,10 @@ struct Setup {
     /// orders' coupons dealt over 64 templates: the hot-row pair.
     hot_pay: Set,
     spread_pay: Set,
+    /// A template of its own and 64 more: the claim pair (empty when the
+    /// claim rows are left out).
+    claim_hot: Vec<String>,
+    claim_spread: Vec<String>,
     views: Set,
     cookie: String,
     now_ms: i64,
@@ -399,6 +406,18 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         now_ms,
     )
     .await?;
+    let (claim_hot, claim_spread) = if only.is_empty() || only.iter().any(|r| r == "claim") {
+        let hot = create_template(&service, &ctx, "claim-hot", HOT_STOCK).await?;
+        let mut spread = Vec::with_capacity(SPREAD_TEMPLATES);
+        for i in 0..SPREAD_TEMPLATES {
+            spread.push(
+                create_template(&service, &ctx, &format!("claim-spread-{i}"), HOT_STOCK).await?,
+            );
+        }
+        (vec![hot], spread)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let cookie = staff_session(&service, Role::Support).await?;
     settle_all(db, store).await?;
     eprintln!(
@@ -416,6 +435,8 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         pay_writes,
         hot_pay,
         spread_pay,
+        claim_hot,
+        claim_spread,
         views,
         cookie,
         now_ms,
@@ -635,7 +656,7 @@ async fn run_rows(
                 c,
                 seconds,
                 api_env(&[
-                    ("CK_TEMPLATE", setup.hot.clone()),
+                    ("CK_TEMPLATES", setup.hot.clone()),
                     ("CK_RUN", format!("{}c{c}", store.name())),
                 ]),
             )
@@ -685,6 +706,9 @@ async fn run_rows(
             say(&row);
             rows.push(row);
         }
+        let row = claim_pair_row(store, base, scripts, setup, seconds, &api_env).await?;
+        say(&row);
+        rows.push(row);
     }
 
     // Order actions over pre-made orders, each beside its bare SQL.
@@ -954,6 +978,88 @@ async fn hot_pair_row(
         check: format!(
             "{}: {hot_orders} + {s_orders} orders paid with their coupons used{waits}",
             if ok { "ok" } else { "FAILED" }
+        ),
+        api: hot,
+        baseline: Some((
+            format!("the same over {SPREAD_TEMPLATES} templates"),
+            spread,
+        )),
+    })
+}
+
+/// Claimed (the shards' sum), coupons and stock of several templates
+/// together, from one statement.
+async fn stock_of_all(db: &Db, templates: &[String]) -> Result<(i64, i64, i64)> {
+    let mut total = (0, 0, 0);
+    // Bounded by the 64 templates of the spread set.
+    for t in templates {
+        let (claimed, coupons, stock) = stock_of(db, t).await?;
+        total = (total.0 + claimed, total.1 + coupons, total.2 + stock);
+    }
+    Ok(total)
+}
+
+/// The row "claim, one template vs 64": claims by new users at 64
+/// connections, once all on one template and once dealt over 64
+/// templates; the ratio is hot over spread. On PostgreSQL the wait events
+/// are sampled as in the pay pair. Checked after each run: claimed ==
+/// coupons <= stock, and at least one coupon per 201.
+async fn claim_pair_row(
+    store: Store,
+    base: &str,
+    scripts: &Path,
+    setup: &Setup,
+    seconds: u64,
+    api_env: &ApiEnv<'_>,
+) -> Result<Row> {
+    let mut measured = Vec::new();
+    for (name, templates) in [("hot", &setup.claim_hot), ("spread", &setup.claim_spread)] {
+        let (_, before, _) = stock_of_all(&setup.db, templates).await?;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sampler = (store == Store::Postgres)
+            .then(|| tokio::spawn(sample_waits(setup.db.clone(), stop.clone())));
+        let m = wrk(
+            &scripts.join("claim.lua"),
+            base,
+            PAIR_CONNECTIONS,
+            seconds,
+            api_env(&[
+                ("CK_TEMPLATES", templates.join(",")),
+                ("CK_RUN", format!("{}-pair-{name}", store.name())),
+            ]),
+        )
+        .await?;
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let waits = match sampler {
+            Some(h) => Some(h.await.map_err(|e| e.to_string())?),
+            None => None,
+        };
+        let (claimed, coupons, stock) = settled(|| stock_of_all(&setup.db, templates)).await?;
+        let created = i64::try_from(m.requests.saturating_sub(m.failed))?;
+        let ok = claimed == coupons && coupons <= stock && coupons - before >= created;
+        measured.push((m, waits, coupons - before, ok));
+    }
+    let mut it = measured.into_iter();
+    let (hot, hot_waits, hot_coupons, hot_ok) = it.next().ok_or("the hot run")?;
+    let (spread, spread_waits, s_coupons, s_ok) = it.next().ok_or("the spread run")?;
+    let ok = hot_ok && s_ok;
+    let waits = match (&hot_waits, &spread_waits) {
+        (Some(h), Some(s)) => format!(
+            "; Lock:* {:.0}% of active samples hot, {:.0}% spread (hot: {})",
+            h.lock_share() * 100.0,
+            s.lock_share() * 100.0,
+            h.top()
+        ),
+        _ => String::new(),
+    };
+    Ok(Row {
+        store,
+        name: "claim, one template vs 64".into(),
+        connections: PAIR_CONNECTIONS,
+        ok,
+        check: format!(
+            "{}: {hot_coupons} + {s_coupons} coupons, claimed = coupons <= stock{waits}",
+            if ok { "0 oversold" } else { "FAILED" }
         ),
         api: hot,
         baseline: Some((
