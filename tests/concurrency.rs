@@ -396,3 +396,55 @@ async fn a_failed_write_releases_its_locks_before_returning() {
         }
     }
 }
+
+/// A claim takes its unit of stock from a shard no other transaction
+/// holds instead of queueing behind the holder's COMMIT. PostgreSQL only:
+/// on SQLite one writer holds the whole database, so there is no shard to
+/// skip.
+#[tokio::test]
+async fn claims_take_stock_from_a_free_shard_while_another_transaction_holds_the_others() {
+    use couponkeeper::store::Backend;
+    let app = spawn_app().await;
+    if app.db.db.backend() != Backend::Postgres {
+        return;
+    }
+    let t = app.template(json!({"total_stock": 1000})).await;
+    let tid = t["id"].as_str().expect("template id").to_string();
+    let last: i64 = sqlx::query_scalar(
+        "SELECT CAST(MAX(shard) AS BIGINT) FROM template_stock_shards WHERE template_id = $1",
+    )
+    .bind(&tid)
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("the shards");
+    assert!(last > 0, "the template has more than one shard");
+    let mut holder = app.db.db.pool().begin().await.expect("a transaction");
+    sqlx::query(
+        "SELECT shard FROM template_stock_shards WHERE template_id = $1 AND shard <> $2 FOR UPDATE",
+    )
+    .bind(&tid)
+    .bind(last)
+    .fetch_all(&mut *holder)
+    .await
+    .expect("every shard but the last held");
+    // Four claims, each starting at a random shard: one that waited for a
+    // held shard would wait until the holder ends (below, after them).
+    for i in 0..4 {
+        let path = format!("/api/v1/users/free-shard-{i}/coupons");
+        let claim = app.post(&path, json!({"template_id": tid}));
+        let r = tokio::time::timeout(std::time::Duration::from_secs(30), claim)
+            .await
+            .expect("the claim did not wait for the held shards");
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    holder.rollback().await.expect("rollback");
+    let taken: i64 = sqlx::query_scalar(
+        "SELECT CAST(claimed AS BIGINT) FROM template_stock_shards WHERE template_id = $1 AND shard = $2",
+    )
+    .bind(&tid)
+    .bind(last)
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("the free shard");
+    assert_eq!(taken, 4, "all four came from the one free shard");
+}

@@ -38,11 +38,20 @@ impl Service {
     ) -> Result<Executed<CouponView>, ServiceError> {
         let op = self.op(ctx);
         let result = self
-            .write(idem, move |c| {
+            .write_taking_stock(idem, move |c| {
                 let user_id = user_id.clone();
                 let template_id = template_id.clone();
                 let op = op.clone();
-                Box::pin(async move { claim_in_tx(c, &op, &user_id, &template_id).await })
+                Box::pin(async move {
+                    let new = NewCoupon {
+                        id: new_id("cpn", to_ms(op.now)),
+                        source: CouponSource::Claim,
+                        action: "claim",
+                    };
+                    let (row, stock) =
+                        claim_before_stock(c, &op, &user_id, &template_id, new).await?;
+                    Ok((CouponView::from_row(row, op.now), Some(stock)))
+                })
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result
@@ -182,6 +191,50 @@ pub(crate) async fn claim_coupon(
     template_id: &str,
     new: NewCoupon,
 ) -> Result<CouponRow, ServiceError> {
+    let (row, stock) = claim_before_stock(c, op, user_id, template_id, new).await?;
+    stock.take(c).await?;
+    Ok(row)
+}
+
+/// One unit of a template's stock a change still has to take, named by
+/// [`claim_before_stock`] and taken by [`StockTake::take`] as the last
+/// statement before the caller's `COMMIT` (see
+/// [`Service::write_taking_stock`]).
+#[derive(Debug, Clone)]
+pub(crate) struct StockTake {
+    template_id: String,
+    /// The shard count read with the template.
+    shards: i64,
+    /// The template's terms fingerprint read with it: a change of terms
+    /// committed in between refuses the claim.
+    terms: String,
+}
+
+impl StockTake {
+    /// Takes the unit; out of stock is a refusal, so the caller's
+    /// transaction rolls back everything it did before.
+    pub(crate) async fn take(&self, c: &mut sqlx::AnyConnection) -> Result<(), ServiceError> {
+        if take_stock(c, &self.template_id, self.shards, &self.terms, None).await? {
+            Ok(())
+        } else {
+            Err(ServiceError::refused(
+                Refusal::OutOfStock,
+                "this template has no stock left",
+            ))
+        }
+    }
+}
+
+/// [`claim_coupon`] up to its unit of stock: the template's window and
+/// state checked, the per-user quota taken, the coupon and its event
+/// written; the unit of stock is returned to be taken last.
+pub(crate) async fn claim_before_stock(
+    c: &mut sqlx::AnyConnection,
+    op: &super::Op,
+    user_id: &UserId,
+    template_id: &str,
+    new: NewCoupon,
+) -> Result<(CouponRow, StockTake), ServiceError> {
     let now = op.now;
     let (t, shards, terms) = templates::get_for_claim(c, template_id)
         .await?
@@ -206,13 +259,12 @@ pub(crate) async fn claim_coupon(
     // a popular template may need, so it is locked by the last statement
     // before the caller's COMMIT, not held across the coupon's writes. Out
     // of stock is a refusal, so the coupon above rolls back with it.
-    if !take_stock(c, &t.id, shards, &terms, None).await? {
-        return Err(ServiceError::refused(
-            Refusal::OutOfStock,
-            "this template has no stock left",
-        ));
-    }
-    Ok(row)
+    let stock = StockTake {
+        template_id: t.id.clone(),
+        shards,
+        terms,
+    };
+    Ok((row, stock))
 }
 
 /// The validity window a coupon of `t` claimed at `now` gets before any
@@ -324,9 +376,15 @@ fn coupon_of(
     }
 }
 
-/// Takes one unit of stock: tries each shard once, starting at `start`,
-/// else at a random one so concurrent claims spread over different rows.
-/// Bounded by the shard count read with the template (at most 16
+/// Takes one unit of stock. With `start` (a bulk batch taking many units
+/// in one transaction) it tries each shard once in order from `start`.
+/// Without it (one claim) it first takes from a shard nobody holds,
+/// starting at a random one so concurrent claims spread over different
+/// rows, without waiting ([`templates::take_from_free_shard`]; a claim
+/// that waited would wait for the holder's whole COMMIT); only when every
+/// shard with stock is held does it queue, shard by shard, like a batch.
+/// A claim holds no shard while it queues, so it cannot deadlock with a
+/// batch. Bounded by the shard count read with the template (at most 17
 /// statements).
 async fn take_stock(
     c: &mut sqlx::AnyConnection,
@@ -336,17 +394,29 @@ async fn take_stock(
     start: Option<i64>,
 ) -> Result<bool, ServiceError> {
     let n = shards.max(1);
-    let start = start.unwrap_or_else(|| rand::rng().random_range(0..n));
-    for i in 0..n {
-        match templates::take_from_shard(c, template_id, (start + i) % n).await? {
-            Some(now) if now == terms => return Ok(true),
-            Some(_) => {
-                return Err(ServiceError::refused(
-                    Refusal::TemplateInactive,
-                    "the template's terms changed while this claim ran; claim again",
-                ));
+    let terms_now = |now: String| {
+        if now == terms {
+            Ok(true)
+        } else {
+            Err(ServiceError::refused(
+                Refusal::TemplateInactive,
+                "the template's terms changed while this claim ran; claim again",
+            ))
+        }
+    };
+    let start = match start {
+        Some(start) => start,
+        None => {
+            let start = rand::rng().random_range(0..n);
+            if let Some(now) = templates::take_from_free_shard(c, template_id, start).await? {
+                return terms_now(now);
             }
-            None => {}
+            start
+        }
+    };
+    for i in 0..n {
+        if let Some(now) = templates::take_from_shard(c, template_id, (start + i) % n).await? {
+            return terms_now(now);
         }
     }
     Ok(false)

@@ -29,7 +29,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::audit::StaffAuditView;
-use super::claims::{NewCoupon, claim_coupon};
+use super::claims::{NewCoupon, claim_before_stock};
 use super::jobs::Deadline;
 use super::support::Authority;
 use super::templates::may_manage_templates;
@@ -579,7 +579,7 @@ impl Service {
         };
         let op = self.op(ctx);
         let result = self
-            .write(idem, move |c| {
+            .write_taking_stock(idem, move |c| {
                 let code = code.clone();
                 let user_id = user_id.clone();
                 let op = op.clone();
@@ -601,7 +601,7 @@ impl Service {
                         }
                         return Err(not_found());
                     }
-                    let coupon = claim_coupon(
+                    let (coupon, stock) = claim_before_stock(
                         c,
                         &op,
                         &user_id,
@@ -618,7 +618,7 @@ impl Service {
                     if let Some(id) = attempt_id {
                         redeem_attempts::settle(c, id, redeem_attempts::OUTCOME_NOT_FAILED).await?;
                     }
-                    Ok(CouponView::from_row(coupon, now))
+                    Ok((CouponView::from_row(coupon, now), Some(stock)))
                 })
             })
             .await;

@@ -478,6 +478,36 @@ impl Service {
             + Sync
             + 'static,
     {
+        self.write_taking_stock(idem, move |c| {
+            let op = op.clone();
+            Box::pin(async move { Ok((op(c).await?, None)) })
+        })
+        .await
+    }
+
+    /// [`Service::write`] for a change that needs a unit of a template's
+    /// stock: `op` makes the change and names the unit
+    /// ([`claims::StockTake`]), which is taken after everything else, the
+    /// idempotency record included, so the stock shard many claims share
+    /// is locked by the last statement before `COMMIT` and held only for
+    /// the commit itself. Out of stock refuses and rolls the whole change
+    /// back.
+    pub(crate) async fn write_taking_stock<T, F>(
+        &self,
+        idem: Option<&IdempotencyRequest>,
+        op: F,
+    ) -> Result<Executed<T>, ServiceError>
+    where
+        T: Serialize + Send + Sync + 'static,
+        F: for<'c> Fn(
+                &'c mut AnyConnection,
+            )
+                -> BoxFuture<'c, Result<(T, Option<claims::StockTake>), ServiceError>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+    {
         let _running = match idem {
             Some(i) => Some(self.inner.inflight.enter(i)?),
             None => None,
@@ -497,9 +527,12 @@ impl Service {
                     {
                         return Ok(replay);
                     }
-                    let value = op(&mut *c).await?;
+                    let (value, stock) = op(&mut *c).await?;
                     if let Some(i) = &idem {
                         idempotency::store_success(c, i, &value, now).await?;
+                    }
+                    if let Some(stock) = stock {
+                        stock.take(c).await?;
                     }
                     Ok(Executed::Fresh(value))
                 })

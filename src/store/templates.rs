@@ -215,6 +215,38 @@ pub async fn take_from_shard(
     .await
 }
 
+/// PostgreSQL only: takes one unit of stock from the first shard at or
+/// after `start` (then wrapping round) that has stock left and that no
+/// other transaction holds, without waiting for any (`FOR UPDATE SKIP
+/// LOCKED`); the increment stays conditional on the capacity. `None`
+/// when every shard with stock left is held by another transaction (or
+/// none has stock): the caller then waits its turn shard by shard with
+/// [`take_from_shard`], which also tells "sold out" apart. On SQLite
+/// (one writer, nothing is ever held by another) it is `None` at once.
+pub async fn take_from_free_shard(
+    conn: &mut AnyConnection,
+    template_id: &str,
+    start: i64,
+) -> Result<Option<String>, sqlx::Error> {
+    if super::backend_of(conn) != super::Backend::Postgres {
+        return Ok(None);
+    }
+    let terms = terms_fingerprint(conn);
+    sqlx::query_scalar(&format!(
+        "UPDATE template_stock_shards SET claimed = claimed + 1
+         WHERE template_id = $1 AND (capacity IS NULL OR claimed < capacity)
+           AND shard = (SELECT shard FROM template_stock_shards
+                        WHERE template_id = $1 AND (capacity IS NULL OR claimed < capacity)
+                        ORDER BY shard < $2, shard
+                        LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING (SELECT {terms} FROM templates WHERE templates.id = $1)"
+    ))
+    .bind(template_id)
+    .bind(start)
+    .fetch_optional(conn)
+    .await
+}
+
 /// Pauses (`to` = paused) or resumes (`to` = active) claiming with one
 /// conditional UPDATE on the status it must have now. `Ok(false)`: it
 /// already was in `to` (or the template is gone).
