@@ -180,7 +180,7 @@ pub async fn update_rules(
 }
 
 /// `(campaign_id, order status, count)` of the given campaigns' orders;
-/// one range of `orders_campaign_status_idx` per campaign.
+/// one range of `orders_campaign_status_no_idx` per campaign.
 pub async fn order_counts(
     conn: &mut AnyConnection,
     ids: &[&str],

@@ -18,7 +18,7 @@ const AT_RISK: &str = "FROM presale_campaigns p
 
 /// How many orders are at risk (see [`AT_RISK`]): through the campaigns
 /// still taking final payments (`presale_campaigns_ends_idx`), their
-/// deposit-paid orders (`orders_campaign_status_idx`) and each order's
+/// deposit-paid orders (`orders_campaign_status_no_idx`) and each order's
 /// coupon by primary key.
 pub async fn at_risk_count(conn: &mut AnyConnection, now_ms: i64) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(&format!("SELECT CAST(COUNT(*) AS BIGINT) {AT_RISK}"))
@@ -57,7 +57,8 @@ pub async fn at_risk_list(
 }
 
 /// Normal orders awaiting payment whose checkout lock lapses in
-/// `(from_ms, to_ms]` (`orders_status_checkout_idx`).
+/// `(from_ms, to_ms]` (`orders_status_checkout_idx`, partial: the status
+/// stays a literal, see docs/indexes.md).
 pub async fn lapsing_count(
     conn: &mut AnyConnection,
     from_ms: i64,
