@@ -124,6 +124,13 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
             crate::config::MIN_API_TOKEN_CHARS
         );
     }
+    match db.autovacuum_off().await {
+        Ok(true) => tracing::warn!(
+            "PostgreSQL runs with autovacuum = off: dead rows and first-run query plans will slow payments and claims after bulk jobs; turn it on (see docs/indexes.md)"
+        ),
+        Ok(false) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot read PostgreSQL's autovacuum setting"),
+    }
     let clock = Arc::new(DatabaseClock::new());
     let time_source: Arc<dyn TimeSource> = Arc::new(db.clone());
     // The first reading before anything decides; a failure is logged and

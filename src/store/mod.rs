@@ -304,6 +304,23 @@ impl Db {
         self.migrate_through(i64::MAX).await
     }
 
+    /// PostgreSQL: whether the server runs with `autovacuum = off`. Then
+    /// nothing removes the dead rows every status change leaves in
+    /// `coupons`, `orders` and the counters' delta queue, and nothing
+    /// re-plans the statements prepared while the tables were small (the
+    /// planner keeps their first plans until an ANALYZE): after a bulk job
+    /// a coupon's primary-key UPDATE was seen walking a status index
+    /// (docs/indexes.md). `false` on SQLite, which has no such setting.
+    pub async fn autovacuum_off(&self) -> Result<bool, sqlx::Error> {
+        if self.backend != Backend::Postgres {
+            return Ok(false);
+        }
+        let setting: String = sqlx::query_scalar("SELECT current_setting('autovacuum')")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(setting == "off")
+    }
+
     /// Applies the migrations up to and including `last_version`: the tests
     /// of a migration write rows the way the version before it did.
     pub async fn migrate_through(
