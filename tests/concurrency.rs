@@ -448,3 +448,45 @@ async fn claims_take_stock_from_a_free_shard_while_another_transaction_holds_the
     .expect("the free shard");
     assert_eq!(taken, 4, "all four came from the one free shard");
 }
+
+/// A read cancelled at any moment, even while its `BEGIN` is in flight
+/// (a client that hung up), gives its connection back with no transaction
+/// left on it: the next write on that same connection runs in a
+/// transaction of its own, not inside the read's `READ ONLY` one (where
+/// PostgreSQL refused the write's `FOR UPDATE`).
+#[tokio::test]
+async fn a_read_cancelled_at_any_moment_leaves_its_connection_clean_for_the_next_write() {
+    // One connection, so every write reuses the one the read gave back.
+    let t = common::TestDb::fresh_with(1).await;
+    let db = t.db.clone();
+    let mut cancelled = 0;
+    // Bounded: 300 attempts, each cancelling a little later than the last.
+    for attempt in 0..300u64 {
+        let read = db.read(|c| {
+            Box::pin(async move {
+                sqlx::query_scalar::<_, i64>("SELECT CAST(COUNT(*) AS BIGINT) FROM templates")
+                    .fetch_one(&mut *c)
+                    .await
+            })
+        });
+        let wait = std::time::Duration::from_micros(attempt * 3);
+        if tokio::time::timeout(wait, read).await.is_err() {
+            cancelled += 1;
+        }
+        let wrote: Result<(), sqlx::Error> = db
+            .write(|c| {
+                Box::pin(async move {
+                    sqlx::query("UPDATE templates SET name = name WHERE id = 'none'")
+                        .execute(&mut *c)
+                        .await?;
+                    Ok(())
+                })
+            })
+            .await;
+        assert!(
+            wrote.is_ok(),
+            "attempt {attempt}: the write after a cancelled read failed: {wrote:?}"
+        );
+    }
+    assert!(cancelled > 0, "some reads were cancelled mid-way");
+}

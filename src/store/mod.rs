@@ -43,7 +43,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 use tracing::Instrument;
 
 /// Which database a [`Db`] talks to.
@@ -232,11 +232,12 @@ impl Db {
     /// missing and opened in WAL mode with foreign keys on and a busy timeout.
     ///
     /// A connection given back to the pool while still inside a transaction
-    /// is closed, never reused: that happens when a caller is cancelled (a
-    /// client hung up, a task was aborted) between sending `BEGIN` and
-    /// reading its answer, so no `Transaction` exists to roll it back. Reused,
-    /// such a connection fails every later `BEGIN IMMEDIATE` and on SQLite
-    /// holds the write lock; closing it rolls the transaction back.
+    /// is closed, never reused: a cancelled caller's dropped `Transaction`
+    /// queues its ROLLBACK, and what is still open after it has no owner.
+    /// Reused, such a connection fails every later `BEGIN IMMEDIATE` and on
+    /// SQLite holds the write lock; closing it rolls the transaction back.
+    /// (A BEGIN still in flight when its caller is cancelled is not counted
+    /// by sqlx at all; `Db::begin` runs it to the end in a task of its own.)
     pub async fn connect_with(url: &str, settings: PoolSettings) -> Result<Db, sqlx::Error> {
         sqlx::any::install_default_drivers();
         let backend = Backend::from_url(url).ok_or_else(|| {
@@ -420,8 +421,8 @@ impl Db {
         E: From<sqlx::Error>,
     {
         let mut tx = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
+            Backend::Sqlite => self.begin("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.begin("BEGIN").await?,
         };
         match op(&mut tx).instrument(self.tx_span()).await {
             Ok(value) => {
@@ -455,16 +456,38 @@ impl Db {
         }
     }
 
+    /// Takes a connection and sends `statement` (a `BEGIN`) in a task of
+    /// its own, so that a caller cancelled while the BEGIN is in flight (a
+    /// client hung up, the transaction deadline) cannot leave a
+    /// transaction nobody owns on a pooled connection. sqlx 0.8 counts a
+    /// transaction only once BEGIN's answer is read: a BEGIN dropped
+    /// before then goes back to the pool uncounted, the release check
+    /// sees no transaction, and the next caller's BEGIN runs inside it
+    /// (PostgreSQL: "there is already a transaction in progress"; after a
+    /// read's `READ ONLY` BEGIN, the code job's next write failed with
+    /// "cannot execute SELECT FOR UPDATE in a read-only transaction").
+    /// In its own task the BEGIN completes; a transaction nobody takes
+    /// any more is dropped there, which queues its ROLLBACK, and the
+    /// release check runs it before the connection is reused.
+    async fn begin(
+        &self,
+        statement: &'static str,
+    ) -> Result<Transaction<'static, Any>, sqlx::Error> {
+        let pool = self.pool.clone();
+        tokio::spawn(async move { pool.begin_with(statement).await })
+            .await
+            .map_err(|_| sqlx::Error::WorkerCrashed)?
+    }
+
     async fn read_once<T, E, F>(&self, mut op: F) -> Result<T, E>
     where
         F: for<'c> FnMut(&'c mut AnyConnection) -> BoxFuture<'c, Result<T, E>>,
         E: From<sqlx::Error>,
     {
         let mut tx = match self.backend {
-            Backend::Sqlite => self.pool.begin().await?,
+            Backend::Sqlite => self.begin("BEGIN").await?,
             Backend::Postgres => {
-                self.pool
-                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                self.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     .await?
             }
         };
