@@ -1,5 +1,5 @@
 //! The shape of `src/`: module imports form no cycle, and the layering rules
-//! of `docs/ARCHITECTURE.md` hold. Reads the source text only (std, no
+//! of `docs/src/development/architecture.md` hold. Reads the source text only (std, no
 //! parser crate), so it runs in a blink and needs no database.
 //!
 //! What counts:

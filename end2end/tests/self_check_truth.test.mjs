@@ -185,7 +185,7 @@ test('in Chinese, a lapsed order, a closed presale order and percent coupons say
   await page.screenshot({ path: join(SCREENSHOTS, 'self-check-truth-zh.png'), fullPage: true });
   await context.close();
 
-  // The README shows the page before the check at both widths.
+  // The book shows the page before the check at both widths.
   mkdirSync(join(ROOT, 'docs', 'src', 'screenshots'), { recursive: true });
   copyFileSync(join(SCREENSHOTS, 'self-check-truth-zh.png'), join(ROOT, 'docs', 'src', 'screenshots', 'self-check-phone.png'));
   const wide = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'zh-CN' });

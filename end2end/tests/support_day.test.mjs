@@ -177,7 +177,7 @@ test('a support agent works a finding from the home queue to compensation, in Ch
   });
 });
 
-test('the home queue fits a 390 px phone; the README shows it at both widths', async () => {
+test('the home queue fits a 390 px phone; the book shows it at both widths', async () => {
   await ensureRun();
   mkdirSync(join(ROOT, 'docs', 'src', 'screenshots'), { recursive: true });
   copyFileSync(join(SCREENSHOTS, 'home-queue-zh.png'), join(ROOT, 'docs', 'src', 'screenshots', 'console-home.png'));
