@@ -1,6 +1,6 @@
 //! Process configuration, read once from the environment at start.
 //!
-//! Every variable is listed in the README's configuration table. A value
+//! Every variable is listed in docs/src/operations/configuration.md. A value
 //! that does not parse stops the process with a message naming the variable,
 //! instead of silently falling back to a default.
 //!

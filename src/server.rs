@@ -126,7 +126,7 @@ pub async fn serve(config: Config) -> Result<(), StartError> {
     }
     match db.autovacuum_off().await {
         Ok(true) => tracing::warn!(
-            "PostgreSQL runs with autovacuum = off: dead rows and first-run query plans will slow payments and claims after bulk jobs; turn it on (see docs/indexes.md)"
+            "PostgreSQL runs with autovacuum = off: dead rows and first-run query plans will slow payments and claims after bulk jobs; turn it on (see docs/src/operations/postgresql.md)"
         ),
         Ok(false) => {}
         Err(e) => tracing::warn!(error = %e, "cannot read PostgreSQL's autovacuum setting"),

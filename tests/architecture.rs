@@ -1,5 +1,5 @@
 //! The shape of `src/`: module imports form no cycle, and the layering rules
-//! of `docs/ARCHITECTURE.md` hold. Reads the source text only (std, no
+//! of `docs/src/development/architecture.md` hold. Reads the source text only (std, no
 //! parser crate), so it runs in a blink and needs no database.
 //!
 //! What counts:
@@ -817,4 +817,63 @@ fn the_graph_sees_use_trees_qualified_paths_aliases_re_exports_and_a_planted_cyc
         vec![vec!["a::x".to_string(), "b".to_string()]]
     );
     assert!(g.cycle_report().contains("b -> a::x: b.rs:1 `a::x::f`"));
+}
+
+/// Every relative link and image in the README and the book (`docs/`, but
+/// not its built `docs/book/`) names a file that exists, relative to the
+/// Markdown file; `#fragment`s are not checked. Links and images in code
+/// (fenced blocks, `inline spans`) are not links.
+#[test]
+fn relative_links_in_the_readme_and_the_book_name_files_that_exist() {
+    fn markdown(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("readable directory") {
+            let p = entry.expect("directory entry").path();
+            if p.is_dir() && !p.ends_with("docs/book") {
+                markdown(&p, out);
+            } else if p.extension().is_some_and(|e| e == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    markdown(&root.join("docs"), &mut files);
+    assert!(files.len() > 10, "the book's pages are found: {files:?}");
+    let mut broken = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable Markdown");
+        let mut fenced = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                fenced = !fenced;
+            }
+            if fenced {
+                continue;
+            }
+            // Drop inline code spans: every other piece between backticks.
+            let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+            for (at, _) in prose.match_indices("](") {
+                let rest = &prose[at + 2..];
+                let end = rest.find([')', ' ']).unwrap_or(rest.len());
+                let target = &rest[..end];
+                let path = target.split('#').next().unwrap_or("");
+                let external = ["http://", "https://", "mailto:"]
+                    .iter()
+                    .any(|s| target.starts_with(s));
+                if external || path.is_empty() {
+                    continue;
+                }
+                let dir = file.parent().expect("a file has a folder");
+                if !dir.join(path).exists() {
+                    let rel = file.strip_prefix(root).unwrap_or(file);
+                    broken.push(format!("{}:{}: {target}", rel.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "broken relative links:\n{}",
+        broken.join("\n")
+    );
 }

@@ -673,7 +673,7 @@ async fn every_template_list_filter_reads_an_index_in_the_pages_order() {
     // and without a cursor. (A name part is a filter on the walk: a B-tree
     // cannot find a substring, so a rare part within a rare standing may
     // read every template, and PostgreSQL may then prefer one sequential
-    // read; see the README.)
+    // read; see docs/src/operator/templates.md.)
     let combos = standings
         .flat_map(|st| {
             [None, Some(DiscountKind::Fixed), Some(DiscountKind::Percent)]

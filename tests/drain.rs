@@ -75,7 +75,7 @@ impl Held {
 /// A load request that started this long before the signal has reached
 /// the server; one closer to it may have been written on a keep-alive
 /// connection the drain was closing as idle (the race of HTTP/1.1
-/// keep-alive: the client retries it, see the README).
+/// keep-alive: the client retries it, see docs/src/operations/drain.md).
 const IN_FLIGHT_MARGIN: Duration = Duration::from_millis(250);
 
 const DRAIN_SECONDS: u64 = 20;

@@ -137,7 +137,7 @@ impl Breaks {
             }
         }
         out.push_str(
-            "Expand now, contract one release later (README, \"Upgrades: expand/contract migrations\").",
+            "Expand now, contract one release later (docs/src/operations/upgrades.md, \"The rules\").",
         );
         out
     }

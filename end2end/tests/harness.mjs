@@ -273,12 +273,13 @@ export function apiClient(base, token = 'e2e-token') {
 
 /**
  * Copies screenshots this run took into the documentation's folder
- * (`docs/screenshots`), each under the name the README uses: `names` maps
- * a file in `end2end/screenshots` to its name there (the same name when a
- * string is given). A screenshot the run did not take is left out.
+ * (`docs/src/screenshots`, the book's images), each under the name the
+ * book uses: `names` maps a file in `end2end/screenshots` to its name there
+ * (the same name when a string is given). A screenshot the run did not
+ * take is left out.
  */
 export function publishScreenshots(names) {
-  const docs = join(ROOT, 'docs', 'screenshots');
+  const docs = join(ROOT, 'docs', 'src', 'screenshots');
   mkdirSync(docs, { recursive: true });
   for (const entry of names) {
     const [from, to] = Array.isArray(entry) ? entry : [entry, entry];

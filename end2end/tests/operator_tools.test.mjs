@@ -21,7 +21,7 @@
 //
 // Every page fits 1366 px (the report also 390 px), shows no raw id or
 // stored word, and is Chinese. Screenshots of every tool go to
-// end2end/screenshots/ (the README's come from there).
+// end2end/screenshots/ (the book's, in docs/src/screenshots, come from there).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -93,8 +93,8 @@ test('a customer opens the link on a phone and runs the check', async () => {
   assert.ok((await scrollWidth(page)) <= 375, `after the check scrollWidth is ${await scrollWidth(page)}`);
   await finding.scrollIntoViewIfNeeded();
   await shot(page, 'self-check-result.png');
-  mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
-  copyFileSync(join(SCREENSHOTS, 'self-check-result.png'), join(ROOT, 'docs', 'screenshots', 'self-check-result.png'));
+  mkdirSync(join(ROOT, 'docs', 'src', 'screenshots'), { recursive: true });
+  copyFileSync(join(SCREENSHOTS, 'self-check-result.png'), join(ROOT, 'docs', 'src', 'screenshots', 'self-check-result.png'));
 
   // The language switch keeps the customer on their page.
   await Promise.all([page.waitForURL(/\/self-check\?t=/), page.locator('button.sc-lang').tap()]);

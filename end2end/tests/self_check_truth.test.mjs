@@ -185,15 +185,15 @@ test('in Chinese, a lapsed order, a closed presale order and percent coupons say
   await page.screenshot({ path: join(SCREENSHOTS, 'self-check-truth-zh.png'), fullPage: true });
   await context.close();
 
-  // The README shows the page before the check at both widths.
-  mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
-  copyFileSync(join(SCREENSHOTS, 'self-check-truth-zh.png'), join(ROOT, 'docs', 'screenshots', 'self-check-phone.png'));
+  // The book shows the page before the check at both widths.
+  mkdirSync(join(ROOT, 'docs', 'src', 'screenshots'), { recursive: true });
+  copyFileSync(join(SCREENSHOTS, 'self-check-truth-zh.png'), join(ROOT, 'docs', 'src', 'screenshots', 'self-check-phone.png'));
   const wide = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: 'zh-CN' });
   const wpage = await wide.newPage();
   await wpage.goto(link);
   const width = await wpage.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 1366, `the page scrolls sideways at 1366 px: ${width}`);
-  await wpage.screenshot({ path: join(ROOT, 'docs', 'screenshots', 'self-check-wide.png'), fullPage: true });
+  await wpage.screenshot({ path: join(ROOT, 'docs', 'src', 'screenshots', 'self-check-wide.png'), fullPage: true });
   await wide.close();
 });
 

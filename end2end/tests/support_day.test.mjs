@@ -177,10 +177,10 @@ test('a support agent works a finding from the home queue to compensation, in Ch
   });
 });
 
-test('the home queue fits a 390 px phone; the README shows it at both widths', async () => {
+test('the home queue fits a 390 px phone; the book shows it at both widths', async () => {
   await ensureRun();
-  mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
-  copyFileSync(join(SCREENSHOTS, 'home-queue-zh.png'), join(ROOT, 'docs', 'screenshots', 'console-home.png'));
+  mkdirSync(join(ROOT, 'docs', 'src', 'screenshots'), { recursive: true });
+  copyFileSync(join(SCREENSHOTS, 'home-queue-zh.png'), join(ROOT, 'docs', 'src', 'screenshots', 'console-home.png'));
   const context = await browser.newContext({
     viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, locale: 'zh-CN',
   });
@@ -197,7 +197,7 @@ test('the home queue fits a 390 px phone; the README shows it at both widths', a
     assert.ok(width <= 390, `${path} is ${width} px wide on a 390 px phone`);
   }
   await page.goto(`${server.base}/console`);
-  await page.screenshot({ path: join(ROOT, 'docs', 'screenshots', 'console-home-phone.png'), fullPage: true });
+  await page.screenshot({ path: join(ROOT, 'docs', 'src', 'screenshots', 'console-home-phone.png'), fullPage: true });
   await context.close();
 });
 

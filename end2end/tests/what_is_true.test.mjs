@@ -73,8 +73,8 @@ function check(page, where) {
 }
 
 function keep(name) {
-  mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true });
-  copyFileSync(join(SCREENSHOTS, name), join(ROOT, 'docs', 'screenshots', name));
+  mkdirSync(join(ROOT, 'docs', 'src', 'screenshots'), { recursive: true });
+  copyFileSync(join(SCREENSHOTS, name), join(ROOT, 'docs', 'src', 'screenshots', name));
 }
 
 async function shot(page, name) {

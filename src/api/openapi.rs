@@ -88,7 +88,7 @@ pub async fn serve() -> Response {
 /// bearer token (API.md, Service).
 pub const OPEN_PATHS: [&str; 4] = ["/healthz", "/readyz", "/metrics", "/api/v1/openapi.json"];
 
-/// The header of every write's idempotency key (README, Idempotency).
+/// The header of every write's idempotency key (docs/src/integration/idempotency.md).
 pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 
 const WRITE_METHODS: [&str; 3] = ["post", "put", "patch"];

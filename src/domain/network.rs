@@ -1,5 +1,6 @@
 //! Which network addresses webhook deliveries to console subscribers may
-//! reach (README, Which receivers are allowed (SSRF)).
+//! reach (docs/src/integration/webhooks.md, Which receivers are allowed
+//! (SSRF)).
 //!
 //! An operator types a subscriber's URL; the service then POSTs to it and
 //! shows what came back. Without a rule, that is a way to reach (and scan)

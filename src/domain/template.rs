@@ -787,7 +787,8 @@ fn largest_unit(seconds: i64) -> (i64, &'static str) {
 
 /// How many stock shards a template gets. Claims spread over the shards, so
 /// on PostgreSQL concurrent claims of one hot template lock different rows
-/// instead of queueing on one (see README, "Claiming without overselling").
+/// instead of queueing on one (see docs/src/development/design.md,
+/// "Claiming without overselling").
 pub const MAX_STOCK_SHARDS: i64 = 16;
 
 /// Splits `total_stock` over shards: `None` (unlimited) gives

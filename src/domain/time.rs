@@ -2,7 +2,7 @@
 //!
 //! Both stores keep timestamps as `BIGINT` milliseconds: the same comparison
 //! and index behaviour on SQLite and PostgreSQL, no time-zone ambiguity, and
-//! one query text for both (see README, "Two stores").
+//! one query text for both (see docs/src/development/design.md, "Two stores").
 
 use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 

@@ -1,5 +1,6 @@
-//! Where deliveries to console subscribers may connect (README, Which
-//! receivers are allowed (SSRF)): the address rule of
+//! Where deliveries to console subscribers may connect
+//! (docs/src/integration/webhooks.md, Which receivers are allowed (SSRF)):
+//! the address rule of
 //! [`crate::domain::network`] applied to what a host name resolves to.
 //!
 //! Checked twice. When an operator adds a subscriber, its host is resolved

@@ -1,7 +1,7 @@
 //! Reports (报表): a template's or a presale campaign's coupons per
 //! business day, summed from the report counters (`store::counters`,
 //! written by the changes themselves), never by scanning coupons. See
-//! README "Reports (报表)".
+//! docs/src/operator/reports.md.
 
 use serde::Serialize;
 use utoipa::ToSchema;

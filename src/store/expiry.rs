@@ -171,7 +171,7 @@ pub async fn due_by(
 /// Normal orders whose checkout lock lapses by `until_ms`, earliest first.
 /// `status = 'pending_payment'` stays a literal: the partial index
 /// `orders_status_checkout_idx` holds only those rows, and a bound status
-/// would not prove the index's predicate (docs/indexes.md).
+/// would not prove the index's predicate (docs/src/development/indexes.md).
 pub async fn checkout_lapses_by(
     conn: &mut AnyConnection,
     until_ms: i64,
@@ -225,7 +225,7 @@ pub async fn deposit_paid_orders(
 /// Coupons locked since before `before_ms` that no live order holds, oldest
 /// lock first: the zombie reaper's candidates. `status = 'locked'` stays a
 /// literal for the partial index `coupons_status_locked_at_idx`
-/// (docs/indexes.md).
+/// (docs/src/development/indexes.md).
 pub async fn locked_before(
     conn: &mut AnyConnection,
     before_ms: i64,

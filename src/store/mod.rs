@@ -311,7 +311,7 @@ impl Db {
     /// re-plans the statements prepared while the tables were small (the
     /// planner keeps their first plans until an ANALYZE): after a bulk job
     /// a coupon's primary-key UPDATE was seen walking a status index
-    /// (docs/indexes.md). `false` on SQLite, which has no such setting.
+    /// (docs/src/operations/postgresql.md). `false` on SQLite, which has no such setting.
     pub async fn autovacuum_off(&self) -> Result<bool, sqlx::Error> {
         if self.backend != Backend::Postgres {
             return Ok(false);

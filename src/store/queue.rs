@@ -1,7 +1,7 @@
 //! The support console's work queue: the counts and short lists the home
 //! page reads on every visit. Each is one indexed query, bounded by its
-//! index range (see the README's console benchmark for their p99 at
-//! 1,000,000 coupons).
+//! index range (see the console benchmark, docs/src/development/bench-console.md,
+//! for their p99 at 1,000,000 coupons).
 
 use sqlx::AnyConnection;
 
@@ -58,7 +58,7 @@ pub async fn at_risk_list(
 
 /// Normal orders awaiting payment whose checkout lock lapses in
 /// `(from_ms, to_ms]` (`orders_status_checkout_idx`, partial: the status
-/// stays a literal, see docs/indexes.md).
+/// stays a literal, see docs/src/development/indexes.md).
 pub async fn lapsing_count(
     conn: &mut AnyConnection,
     from_ms: i64,

@@ -11,7 +11,7 @@ use super::param_list;
 /// The locked-coupons page statement (`$1` locked_at, `$2` id, `$3`
 /// limit), public so a test can EXPLAIN exactly it. `status = 'locked'`
 /// stays a literal for the partial `coupons_status_locked_at_idx`
-/// (docs/indexes.md).
+/// (docs/src/development/indexes.md).
 pub fn locked_page_sql() -> String {
     format!(
         "SELECT {COUPON_COLUMNS} FROM coupons

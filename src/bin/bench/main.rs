@@ -28,7 +28,7 @@
 //!
 //! `bench reminders` is described where its code starts (planning,
 //! expiry, then delivery to a fast and a slow webhook receiver) and in the
-//! README (Reminders, Benchmark).
+//! docs/src/operator/reminders.md (Benchmark).
 //!
 //! PostgreSQL: a fresh database `ck_bench_<pid>_<n>` per scenario on the
 //! server of `COUPONKEEPER_BENCH_PG_URL` (default
