@@ -460,7 +460,8 @@ async fn a_read_cancelled_at_any_moment_leaves_its_connection_clean_for_the_next
     let t = common::TestDb::fresh_with(1).await;
     let db = t.db.clone();
     let mut cancelled = 0;
-    // Bounded: 300 attempts, each cancelling a little later than the last.
+    // Bounded: 300 attempts; the k-th read is given k % 60 scheduler
+    // yields to finish and dropped wherever it is if it has not.
     for attempt in 0..300u64 {
         let read = db.read(|c| {
             Box::pin(async move {
@@ -469,8 +470,17 @@ async fn a_read_cancelled_at_any_moment_leaves_its_connection_clean_for_the_next
                     .await
             })
         });
-        let wait = std::time::Duration::from_micros(attempt * 3);
-        if tokio::time::timeout(wait, read).await.is_err() {
+        let yields = attempt % 60;
+        let done = tokio::select! {
+            biased;
+            _ = read => true,
+            _ = async {
+                for _ in 0..yields {
+                    tokio::task::yield_now().await;
+                }
+            } => false,
+        };
+        if !done {
             cancelled += 1;
         }
         let wrote: Result<(), sqlx::Error> = db
