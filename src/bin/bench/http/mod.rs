@@ -916,6 +916,43 @@ async fn sample_waits(db: Db, stop: Arc<std::sync::atomic::AtomicBool>) -> WaitS
     sample
 }
 
+/// One wrk run of a hot-row pair at [`PAIR_CONNECTIONS`], with the wait
+/// events of the database's active backends sampled throughout on
+/// PostgreSQL (`None` on SQLite).
+async fn wrk_sampled(
+    store: Store,
+    db: &Db,
+    script: &Path,
+    base: &str,
+    seconds: u64,
+    env: Vec<(String, String)>,
+) -> Result<(Measure, Option<WaitSample>)> {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler =
+        (store == Store::Postgres).then(|| tokio::spawn(sample_waits(db.clone(), stop.clone())));
+    let measured = wrk(script, base, PAIR_CONNECTIONS, seconds, env).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let waits = match sampler {
+        Some(h) => Some(h.await.map_err(|e| e.to_string())?),
+        None => None,
+    };
+    Ok((measured?, waits))
+}
+
+/// The lock shares of a pair's two runs and the hot run's top waits, for
+/// the row's check (empty without samples).
+fn pair_waits(hot: Option<&WaitSample>, spread: Option<&WaitSample>) -> String {
+    match (hot, spread) {
+        (Some(h), Some(s)) => format!(
+            "; Lock:* {:.0}% of active samples hot, {:.0}% spread (hot: {})",
+            h.lock_share() * 100.0,
+            s.lock_share() * 100.0,
+            h.top()
+        ),
+        _ => String::new(),
+    }
+}
+
 /// The row "pay, one hot template vs 64": the same pre-made orders paid at
 /// 64 connections, once with every coupon from one template and once
 /// dealt over 64 templates; the ratio is hot over spread. On PostgreSQL the
@@ -931,13 +968,11 @@ async fn hot_pair_row(
 ) -> Result<Row> {
     let mut measured = Vec::new();
     for set in [&setup.hot_pay, &setup.spread_pay] {
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let sampler = (store == Store::Postgres)
-            .then(|| tokio::spawn(sample_waits(setup.db.clone(), stop.clone())));
-        let m = wrk(
+        let (m, waits) = wrk_sampled(
+            store,
+            &setup.db,
             &scripts.join("order_action.lua"),
             base,
-            PAIR_CONNECTIONS,
             seconds,
             api_env(&[
                 ("CK_PREFIX", set.prefix.to_string()),
@@ -946,11 +981,6 @@ async fn hot_pair_row(
             ]),
         )
         .await?;
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let waits = match sampler {
-            Some(h) => Some(h.await.map_err(|e| e.to_string())?),
-            None => None,
-        };
         let (orders, coupons) = settled(|| progress_by_prefix(&setup.db, set)).await?;
         measured.push((m, waits, orders, coupons));
     }
@@ -961,15 +991,7 @@ async fn hot_pair_row(
         && s_orders == s_coupons
         && hot_orders >= i64::try_from(hot.requests.saturating_sub(hot.failed))?
         && s_orders >= i64::try_from(spread.requests.saturating_sub(spread.failed))?;
-    let waits = match (&hot_waits, &spread_waits) {
-        (Some(h), Some(s)) => format!(
-            "; Lock:* {:.0}% of active samples hot, {:.0}% spread (hot: {})",
-            h.lock_share() * 100.0,
-            s.lock_share() * 100.0,
-            h.top()
-        ),
-        _ => String::new(),
-    };
+    let waits = pair_waits(hot_waits.as_ref(), spread_waits.as_ref());
     Ok(Row {
         store,
         name: "pay, one template vs 64".into(),
@@ -990,13 +1012,21 @@ async fn hot_pair_row(
 /// Claimed (the shards' sum), coupons and stock of several templates
 /// together, from one statement.
 async fn stock_of_all(db: &Db, templates: &[String]) -> Result<(i64, i64, i64)> {
-    let mut total = (0, 0, 0);
-    // Bounded by the 64 templates of the spread set.
+    let list = (1..=templates.len())
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT
+             (SELECT CAST(COALESCE(SUM(claimed), 0) AS BIGINT) FROM template_stock_shards WHERE template_id IN ({list})),
+             (SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id IN ({list})),
+             (SELECT CAST(COALESCE(SUM(capacity), 0) AS BIGINT) FROM template_stock_shards WHERE template_id IN ({list}))"
+    );
+    let mut q = sqlx::query_as(&sql);
     for t in templates {
-        let (claimed, coupons, stock) = stock_of(db, t).await?;
-        total = (total.0 + claimed, total.1 + coupons, total.2 + stock);
+        q = q.bind(t);
     }
-    Ok(total)
+    Ok(q.fetch_one(db.pool()).await?)
 }
 
 /// The row "claim, one template vs 64": claims by new users at 64
@@ -1015,13 +1045,11 @@ async fn claim_pair_row(
     let mut measured = Vec::new();
     for (name, templates) in [("hot", &setup.claim_hot), ("spread", &setup.claim_spread)] {
         let (_, before, _) = stock_of_all(&setup.db, templates).await?;
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let sampler = (store == Store::Postgres)
-            .then(|| tokio::spawn(sample_waits(setup.db.clone(), stop.clone())));
-        let m = wrk(
+        let (m, waits) = wrk_sampled(
+            store,
+            &setup.db,
             &scripts.join("claim.lua"),
             base,
-            PAIR_CONNECTIONS,
             seconds,
             api_env(&[
                 ("CK_TEMPLATES", templates.join(",")),
@@ -1029,11 +1057,6 @@ async fn claim_pair_row(
             ]),
         )
         .await?;
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let waits = match sampler {
-            Some(h) => Some(h.await.map_err(|e| e.to_string())?),
-            None => None,
-        };
         let (claimed, coupons, stock) = settled(|| stock_of_all(&setup.db, templates)).await?;
         let created = i64::try_from(m.requests.saturating_sub(m.failed))?;
         let ok = claimed == coupons && coupons <= stock && coupons - before >= created;
@@ -1043,15 +1066,7 @@ async fn claim_pair_row(
     let (hot, hot_waits, hot_coupons, hot_ok) = it.next().ok_or("the hot run")?;
     let (spread, spread_waits, s_coupons, s_ok) = it.next().ok_or("the spread run")?;
     let ok = hot_ok && s_ok;
-    let waits = match (&hot_waits, &spread_waits) {
-        (Some(h), Some(s)) => format!(
-            "; Lock:* {:.0}% of active samples hot, {:.0}% spread (hot: {})",
-            h.lock_share() * 100.0,
-            s.lock_share() * 100.0,
-            h.top()
-        ),
-        _ => String::new(),
-    };
+    let waits = pair_waits(hot_waits.as_ref(), spread_waits.as_ref());
     Ok(Row {
         store,
         name: "claim, one template vs 64".into(),
