@@ -1013,4 +1013,97 @@ mod tests {
         let e = cfg(&[("COUPONKEEPER_CHECKOUT_LOCK_SECONDS", "0")]).unwrap_err();
         assert_eq!(e.var, "COUPONKEEPER_CHECKOUT_LOCK_SECONDS");
     }
+
+    /// The rows of the book's configuration table: (variable, default
+    /// column), in the table's order.
+    fn book_table() -> Vec<(String, String)> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/src/operations/configuration.md"
+        );
+        let text = std::fs::read_to_string(path).expect("the book's configuration page");
+        text.lines()
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+                // "| `VAR` | default | meaning |" splits into 5 cells.
+                let var = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+                Some((var.to_string(), cells.get(2)?.to_string()))
+            })
+            .collect()
+    }
+
+    /// Every variable `from_lookup` asks for, with the values in `set`
+    /// and nothing else set.
+    fn variables_read(set: &[(&str, &str)]) -> std::collections::BTreeSet<String> {
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        let map: HashMap<&str, &str> = set.iter().copied().collect();
+        let _ = Config::from_lookup(|k| {
+            asked.borrow_mut().insert(k.to_string());
+            map.get(k).map(|v| v.to_string())
+        });
+        asked.into_inner()
+    }
+
+    #[test]
+    fn the_books_configuration_table_names_every_variable_the_service_reads_and_no_other() {
+        let table: std::collections::BTreeSet<String> =
+            book_table().into_iter().map(|(var, _)| var).collect();
+        // Read only when the variable before them is set: the webhook
+        // secret with a webhook URL.
+        let mut read = variables_read(&[]);
+        read.extend(variables_read(&[(
+            "COUPONKEEPER_WEBHOOK_URL",
+            "https://hooks.example.com/coupons",
+        )]));
+        // The log filter is read by tracing-subscriber in `main`, not here.
+        read.insert("RUST_LOG".to_string());
+        let undocumented: Vec<_> = read.difference(&table).collect();
+        let not_read: Vec<_> = table.difference(&read).collect();
+        assert!(
+            undocumented.is_empty() && not_read.is_empty(),
+            "read but not in docs/src/operations/configuration.md: {undocumented:?}; \
+             in the table but never read: {not_read:?}"
+        );
+    }
+
+    #[test]
+    fn every_default_in_the_books_configuration_table_is_the_one_the_service_uses() {
+        let unset = format!("{:?}", cfg(&[]).expect("defaults"));
+        let mut checked_count = 0_usize;
+        for (var, default) in book_table() {
+            // "`900` (1–60000)": the value is the first code span; a
+            // default that is not a literal ("(none)", one computed from
+            // another variable) has none or a placeholder in it.
+            let Some(value) = default
+                .strip_prefix('`')
+                .and_then(|rest| rest.split('`').next())
+            else {
+                assert!(
+                    default.starts_with("(none)"),
+                    "{var}: the default column is neither a `value` nor (none): {default}"
+                );
+                continue;
+            };
+            if var == "RUST_LOG" {
+                // tracing-subscriber's filter, set up in `main`.
+                assert!(
+                    include_str!("main.rs").contains(&format!("\"{value}\"")),
+                    "RUST_LOG: the book's default `{value}` is not the one in src/main.rs"
+                );
+                continue;
+            }
+            if value.contains('<') {
+                continue;
+            }
+            let set = cfg(&[(var.as_str(), value)])
+                .unwrap_or_else(|e| panic!("{var}={value} from the book does not parse: {e}"));
+            assert_eq!(
+                format!("{set:?}"),
+                unset,
+                "{var}: the book says the default is `{value}`, but setting it changes the configuration"
+            );
+            checked_count += 1;
+        }
+        assert!(checked_count >= 40, "only {checked_count} defaults checked");
+    }
 }

@@ -138,7 +138,7 @@ fn init_logging(json: bool, to_stderr: bool) {
     // full disk) is dropped. By default tracing-subscriber reports such a
     // failure with `eprintln!`, which panics when stderr fails too: every
     // request or job that logged then died with its connection or task
-    // (tests/outage.rs, the full-disk test).
+    // (tests/system/outage.rs, the full-disk test).
     let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .log_internal_errors(false);

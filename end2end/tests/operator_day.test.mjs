@@ -1,5 +1,5 @@
 // An operator sets up a promotion from the browser alone, and support works
-// with what was set up (issue 16):
+// with what was set up:
 //
 // 1. The operator creates a 满300减50 template (preview in words first),
 //    pauses it (a claim through the API is refused with template_inactive)

@@ -1,4 +1,4 @@
-// An operator's week with the bulk tools (issue 18), in the browser, with
+// An operator's week with the bulk tools, in the browser, with
 // the server's own background jobs doing the work:
 //
 // 1. The operator creates a template for redeem codes (with its end spread

@@ -1,4 +1,4 @@
-// Passwords in a real browser (issue 12): a staff member changes their own
+// Passwords in a real browser: a staff member changes their own
 // password from the header link; a weak one comes back with the reason
 // beside the field (and never the typed password), on a phone without
 // sideways scrolling; the new password signs in, the old one does not. An

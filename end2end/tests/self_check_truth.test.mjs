@@ -1,5 +1,5 @@
-// The self-check page tells the truth before the check (issue 15, item
-// 10), in a real browser on a 390 px phone, in Chinese and in English:
+// The self-check page tells the truth before the check,
+// in a real browser on a 390 px phone, in Chinese and in English:
 // 1. a checkout whose lock lapsed says it can no longer be paid and shows
 //    no amount to pay and no coupon to come off;
 // 2. a presale order closed after its deposit says what became of the

@@ -1,4 +1,4 @@
-// A support agent's day in a real browser, on the demo data (issue 15),
+// A support agent's day in a real browser, on the demo data,
 // once in Chinese and once in English: the home work queue → a
 // reconciliation finding → its order → the one-click health check → the
 // fix → compensation from the order page with a mistyped amount above the

@@ -1,4 +1,4 @@
-// "Try a cart" on the console's user page (issue 14) in a real browser:
+// "Try a cart" on the console's user page in a real browser:
 // support types a cart and reads, in Chinese and in English, which of the
 // customer's coupons fit, how much each takes off, the best one, and why
 // the others do not; a presale cart warns about a coupon that dies before

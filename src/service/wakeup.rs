@@ -1,4 +1,4 @@
-//! The wake-up before expiry (过期前唤醒, issue 18 item 5).
+//! The wake-up before expiry (过期前唤醒).
 //!
 //! - Activity: the shop reports what a customer did
 //!   (`POST /users/{id}/activity`); the latest instant per user and kind is

@@ -1,6 +1,6 @@
 //! Opt-in recording of every SQL statement the service sends, per store:
 //! "a release's queries" for the expand/contract check of migrations
-//! (tests/migration_compat.rs, `migrations/compat/`).
+//! (tests/system/migration_compat.rs, `migrations/compat/`).
 //!
 //! Why at this point: all of the service's SQL runs inside [`super::Db::write`]
 //! or [`super::Db::read`], which run the caller's work inside a trace-level

@@ -115,7 +115,7 @@ impl TestDb {
         };
         // Generous waits: on a loaded 2-core CI machine a burst of 200
         // parallel requests can queue for the pool longer than the
-        // service's 2 s default (tests/outage.rs sets its own).
+        // service's 2 s default (tests/system/outage.rs sets its own).
         let db = Db::connect_with(
             &url,
             couponkeeper::store::PoolSettings {

@@ -1,4 +1,4 @@
-//! `bench bulk`: the operators' three bulk jobs (issue 18) timed end to
+//! `bench bulk`: the operators' three bulk jobs timed end to
 //! end in the real `couponkeeper serve`, each beside the latency of a
 //! customer's claim-and-pay measured meanwhile and while idle.
 //!

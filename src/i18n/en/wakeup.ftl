@@ -1,4 +1,4 @@
-# Expiry spreading and the wake-up before expiry (issue 18, items 6 and 5)
+# Expiry spreading and the wake-up before expiry
 
 ## Expiry spreading (templates)
 rule-expiry-spread = ends spread: up to { $n } { $unit ->

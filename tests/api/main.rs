@@ -1,0 +1,34 @@
+//! The API as its callers see it: the HTTP contract (`../shared/API.md`)
+//! on the real router and a fresh database of the store chosen by
+//! `COUPONKEEPER_TEST_STORE`, one module per area. Races, random
+//! operation sequences (the model test), hardening and security controls
+//! are here too, because they speak HTTP.
+//!
+//! One test binary instead of one per file: the crate is compiled and
+//! linked once for all of them. Run one area with
+//! `cargo test --test api orders::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bulk;
+mod campaigns;
+mod checkout;
+mod claims;
+mod codes;
+mod compensation_rules;
+mod concurrency;
+mod conventions;
+mod invariants;
+mod language;
+mod model;
+mod openapi;
+mod order_list;
+mod orders;
+mod reconcile;
+mod reports;
+mod security;
+mod self_check;
+mod support;
+mod templates;
+mod wakeup;
