@@ -557,7 +557,7 @@ async fn bad_bulk_requests_are_refused_and_change_nothing() {
     assert_eq!(reused.status, 422);
 }
 
-/// The figures of docs/src/operator/bulk.md: a bulk issue to
+/// The figures of docs/src/development/bench-bulk.md: a bulk issue to
 /// 100,000 users and a bulk void of those 100,000 coupons, each timed from
 /// the request (the lines stored) to the job's end, run by the service's
 /// runner batch after batch as `serve` runs it. Ignored by default:

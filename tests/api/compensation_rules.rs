@@ -2,7 +2,7 @@
 //! ledger for finance, over HTTP and through the service, on both stores.
 
 use crate::common::fixtures::{count, deposit_paid_under, plant};
-use crate::common::{Store, TOKEN, TestApp, presale_order, spawn_app, spawn_app_with, store};
+use crate::common::{Store, TOKEN, TestApp, presale_order, spawn_app, store};
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::compensation::LedgerFilter;
 use couponkeeper::service::support::{Authority, CompensationInput};
@@ -90,11 +90,13 @@ fn capped_input(value: i64) -> CompensationInput {
 
 #[tokio::test]
 async fn version_one_comes_from_the_settings_and_is_written_once_by_concurrent_starts() {
-    let app = spawn_app_with(|c| {
-        c.support_compensation_max_cents = 3000;
-        c.support_compensation_daily_cents = 9000;
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_config(|c| {
+            c.support_compensation_max_cents = 3000;
+            c.support_compensation_daily_cents = 9000;
+        })
+        .start()
+        .await;
     let r = app.get("/api/v1/compensation-rules").await;
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(
@@ -673,15 +675,7 @@ async fn the_openapi_document_lists_the_compensation_routes() {
 /// `now_ms`, over 500 actors, 20,000 orders, 300 presets and 200
 /// campaigns.
 async fn fill_ledger(app: &TestApp, n: i64, now_ms: i64) {
-    let (with, source) = match store() {
-        Store::Postgres => (String::new(), format!("generate_series(1, {n}) AS s(g)")),
-        Store::Sqlite => (
-            format!(
-                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
-            ),
-            "seq".to_string(),
-        ),
-    };
+    let (with, source) = crate::common::series(n);
     let step = 300 * 86_400_000 / n;
     plant(
         app,

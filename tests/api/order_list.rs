@@ -190,18 +190,7 @@ async fn bad_order_list_filters_are_refused_naming_the_field() {
 /// Fills `orders` with `n` rows: statuses, kinds, lock statuses and a few
 /// campaigns spread as a shop's would be, for the plan tests.
 async fn fill_orders(app: &TestApp, n: i64, now_ms: i64) {
-    let (with, source) = match store() {
-        Store::Postgres => (
-            String::new(),
-            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
-        ),
-        Store::Sqlite => (
-            format!(
-                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
-            ),
-            "seq".to_string(),
-        ),
-    };
+    let (with, source) = crate::common::series(n);
     plant(
         app,
         &format!(

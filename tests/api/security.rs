@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::common::console::{Browser, PASSWORD, add_staff, signed_in};
-use crate::common::{TestApp, spawn_app, spawn_app_with, spawn_app_with_peers};
+use crate::common::{TestApp, spawn_app};
 use couponkeeper::domain::staff::Role;
 use couponkeeper::http::limits::Rate;
 use couponkeeper::service::staff::{SessionPolicy, SignInError};
@@ -176,7 +176,10 @@ async fn a_planted_or_forged_sign_in_cookie_is_refused() {
 
 #[tokio::test]
 async fn behind_tls_the_sign_in_cookie_is_host_bound_and_pages_send_hsts() {
-    let app = spawn_app_with(|c| c.console.secure_cookies = true).await;
+    let app = TestApp::builder()
+        .with_config(|c| c.console.secure_cookies = true)
+        .start()
+        .await;
     let mut b = Browser::new(&app);
     let page = b.get("/login").await;
     let cookie = page
@@ -247,10 +250,13 @@ async fn console_pages_sign_in_and_csv_exports_carry_the_security_headers() {
 
 #[tokio::test]
 async fn sign_in_posts_past_the_rate_get_429_with_retry_after() {
-    let app = spawn_app_with_peers(|c| {
-        c.http_limits.login = "3/min".parse::<Rate>().ok();
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_peers()
+        .with_config(|c| {
+            c.http_limits.login = "3/min".parse::<Rate>().ok();
+        })
+        .start()
+        .await;
     let mut b = Browser::new(&app);
     let token = b.get("/login").await.csrf().expect("token");
     for _ in 0..3 {
@@ -289,10 +295,13 @@ async fn sign_in_posts_past_the_rate_get_429_with_retry_after() {
 
 #[tokio::test]
 async fn the_self_check_page_is_limited_per_address_by_default() {
-    let app = spawn_app_with_peers(|c| {
-        c.http_limits.self_check = "2/min".parse::<Rate>().ok();
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_peers()
+        .with_config(|c| {
+            c.http_limits.self_check = "2/min".parse::<Rate>().ok();
+        })
+        .start()
+        .await;
     let mut b = Browser::new(&app);
     assert_eq!(b.get("/self-check?t=x").await.status, 403);
     assert_eq!(b.get("/self-check?t=y").await.status, 403);
@@ -307,10 +316,12 @@ async fn the_api_is_unlimited_by_default_and_limited_per_token_when_configured()
     for _ in 0..30 {
         assert_eq!(open.get("/api/v1/coupons/cpn_x").await.status, 404);
     }
-    let app = spawn_app_with(|c| {
-        c.http_limits.api = "2/min".parse::<Rate>().ok();
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_config(|c| {
+            c.http_limits.api = "2/min".parse::<Rate>().ok();
+        })
+        .start()
+        .await;
     assert_eq!(app.get("/api/v1/coupons/cpn_x").await.status, 404);
     assert_eq!(app.get("/api/v1/coupons/cpn_x").await.status, 404);
     let r = app.get("/api/v1/coupons/cpn_x").await;
@@ -328,10 +339,13 @@ async fn the_api_is_unlimited_by_default_and_limited_per_token_when_configured()
 async fn forwarded_for_names_the_client_only_behind_a_trusted_proxy() {
     // Not trusted: the header is the client's own claim and is ignored,
     // so rotating it does not get around the limit.
-    let app = spawn_app_with_peers(|c| {
-        c.http_limits.login = "2/min".parse::<Rate>().ok();
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_peers()
+        .with_config(|c| {
+            c.http_limits.login = "2/min".parse::<Rate>().ok();
+        })
+        .start()
+        .await;
     let mut statuses = Vec::new();
     for i in 0..3 {
         let mut b = Browser::new(&app);
@@ -353,11 +367,14 @@ async fn forwarded_for_names_the_client_only_behind_a_trusted_proxy() {
 
     // Trusted (the test client is the "proxy" on 127.0.0.1): each
     // forwarded client has its own bucket, and the audit log records it.
-    let app = spawn_app_with_peers(|c| {
-        c.http_limits.login = "2/min".parse::<Rate>().ok();
-        c.http_limits.trusted_proxies = vec!["127.0.0.0/8".parse().expect("cidr")];
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_peers()
+        .with_config(|c| {
+            c.http_limits.login = "2/min".parse::<Rate>().ok();
+            c.http_limits.trusted_proxies = vec!["127.0.0.0/8".parse().expect("cidr")];
+        })
+        .start()
+        .await;
     add_staff(&app, "alice", Role::Support).await;
     for i in 0..3 {
         let mut b = Browser::new(&app);

@@ -12,7 +12,7 @@ use crate::common::console::Browser;
 use crate::common::fixtures::{
     coupon_with_code as coupon_for, deposit_paid_with_code as deposit_paid,
 };
-use crate::common::{TOKEN, TestApp, epoch, spawn_app, spawn_app_with};
+use crate::common::{TOKEN, TestApp, epoch, spawn_app};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Duration;
@@ -26,13 +26,15 @@ const PUBLIC: &str = "https://shop.example/ck";
 const TTL: i64 = 3600;
 
 async fn app_with_secret() -> TestApp {
-    spawn_app_with(|c| {
-        c.self_check.secret = Some(Secret::parse(SECRET).expect("secret"));
-        c.self_check.public_url = PUBLIC.to_string();
-        c.self_check.ttl_seconds = TTL;
-        c.self_check.support_hint = Some("客服热线 400-000-0000".to_string());
-    })
-    .await
+    TestApp::builder()
+        .with_config(|c| {
+            c.self_check.secret = Some(Secret::parse(SECRET).expect("secret"));
+            c.self_check.public_url = PUBLIC.to_string();
+            c.self_check.ttl_seconds = TTL;
+            c.self_check.support_hint = Some("客服热线 400-000-0000".to_string());
+        })
+        .start()
+        .await
 }
 
 /// The end-to-end anomaly: the order closed while its coupon stays locked.

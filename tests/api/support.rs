@@ -1749,18 +1749,7 @@ async fn the_search_keys_of_rows_written_before_and_after_their_migration_match_
 /// Fills `orders` with `n` paid orders `ORD-1` … `ORD-n`, one a second
 /// before `now_ms`, for the plan tests.
 async fn fill_orders(app: &TestApp, n: i64, now_ms: i64) {
-    let (with, source) = match store() {
-        Store::Postgres => (
-            String::new(),
-            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
-        ),
-        Store::Sqlite => (
-            format!(
-                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
-            ),
-            "seq".to_string(),
-        ),
-    };
+    let (with, source) = crate::common::series(n);
     plant(
         app,
         &format!(

@@ -154,6 +154,22 @@ impl<'a> Browser<'a> {
     }
 
     /// Posts a form the way a browser on our own page would.
+    /// Opens the page at `page_path` (which must answer 200) and posts
+    /// `fields` with its CSRF token to `action`, as the page's form would.
+    pub async fn post_on(
+        &mut self,
+        page_path: &str,
+        action: &str,
+        fields: &[(&str, &str)],
+    ) -> Page {
+        let page = self.get(page_path).await;
+        assert_eq!(page.status, 200, "{page_path}: {}", page.text);
+        let csrf = page.csrf().expect("the page carries the session's token");
+        let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf)];
+        all.extend_from_slice(fields);
+        self.post_form(action, &all).await
+    }
+
     pub async fn post_form(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
         self.post_form_with(path, fields, "same-origin").await
     }

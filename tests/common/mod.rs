@@ -230,56 +230,86 @@ impl Resp {
     }
 }
 
-pub async fn spawn_app() -> TestApp {
-    spawn_app_with(|_| {}).await
+type ConfigTweak<'a> = Box<dyn FnOnce(&mut Config) + 'a>;
+
+/// How a test's app is started: `TestApp::builder()`, then what differs
+/// from the default (a fresh database, two API tokens, the manual clock at
+/// [`epoch`], axum's plain server), then `start()`.
+#[must_use]
+pub struct TestAppBuilder<'a> {
+    tweaks: Vec<ConfigTweak<'a>>,
+    peers: bool,
 }
 
-pub async fn spawn_app_with(tweak: impl FnOnce(&mut Config)) -> TestApp {
-    spawn_app_served(tweak, false).await
-}
-
-/// [`spawn_app_with`], served as `serve` serves it: with each connection's
-/// peer address known to the app (client addresses, proxies, limits).
-pub async fn spawn_app_with_peers(tweak: impl FnOnce(&mut Config)) -> TestApp {
-    spawn_app_served(tweak, true).await
-}
-
-async fn spawn_app_served(tweak: impl FnOnce(&mut Config), peers: bool) -> TestApp {
-    let db = TestDb::fresh().await;
-    let mut config = Config {
-        api_tokens: vec![TOKEN.to_string(), "second-token".to_string()],
-        ..Config::default()
-    };
-    tweak(&mut config);
-    let clock = Arc::new(ManualClock::new(epoch()));
-    let shared: SharedClock = clock.clone();
-    let service = build_service(&config, db.db.clone(), shared);
-    let app = router(app_state(&config, service.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let timeouts = config.connection_timeouts;
-    let server = tokio::spawn(async move {
-        if peers {
-            // `serve`'s own accept loop (peer addresses, connection
-            // timeouts); the sender lives as long as the server, so it
-            // never stops before the test ends.
-            let (_stop, stopped) = tokio::sync::watch::channel(false);
-            let _ = couponkeeper::http::serve::serve(listener, app, timeouts, stopped).await;
-        } else {
-            let _ = axum::serve(listener, app).await;
+impl TestApp {
+    pub fn builder<'a>() -> TestAppBuilder<'a> {
+        TestAppBuilder {
+            tweaks: Vec::new(),
+            peers: false,
         }
-    });
-    TestApp {
-        addr,
-        base: format!("http://{addr}"),
-        client: reqwest::Client::new(),
-        clock,
-        service,
-        db,
-        server,
     }
+}
+
+impl<'a> TestAppBuilder<'a> {
+    /// Changes the configuration before the app is built (applied in the
+    /// order given).
+    pub fn with_config(mut self, tweak: impl FnOnce(&mut Config) + 'a) -> Self {
+        self.tweaks.push(Box::new(tweak));
+        self
+    }
+
+    /// Served as `serve` serves it: each connection's peer address known to
+    /// the app (client addresses, proxies, rate limits) and the connection
+    /// timeouts applied.
+    pub fn with_peers(mut self) -> Self {
+        self.peers = true;
+        self
+    }
+
+    pub async fn start(self) -> TestApp {
+        let mut config = Config {
+            api_tokens: vec![TOKEN.to_string(), "second-token".to_string()],
+            ..Config::default()
+        };
+        for tweak in self.tweaks {
+            tweak(&mut config);
+        }
+        let peers = self.peers;
+        let db = TestDb::fresh().await;
+        let clock = Arc::new(ManualClock::new(epoch()));
+        let shared: SharedClock = clock.clone();
+        let service = build_service(&config, db.db.clone(), shared);
+        let app = router(app_state(&config, service.clone()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let timeouts = config.connection_timeouts;
+        let server = tokio::spawn(async move {
+            if peers {
+                // `serve`'s own accept loop; the sender lives as long as the
+                // server, so it never stops before the test ends.
+                let (_stop, stopped) = tokio::sync::watch::channel(false);
+                let _ = couponkeeper::http::serve::serve(listener, app, timeouts, stopped).await;
+            } else {
+                let _ = axum::serve(listener, app).await;
+            }
+        });
+        TestApp {
+            addr,
+            base: format!("http://{addr}"),
+            client: reqwest::Client::new(),
+            clock,
+            service,
+            db,
+            server,
+        }
+    }
+}
+
+/// The default app: `TestApp::builder().start()`.
+pub async fn spawn_app() -> TestApp {
+    TestApp::builder().start().await
 }
 
 impl Drop for TestApp {
@@ -526,4 +556,23 @@ pub fn plan_text(rows: &[sqlx::any::AnyRow], backend: couponkeeper::store::Backe
         .map(|r| r.try_get::<String, _>(column).unwrap_or_default())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The numbers 1 to `n` as a row source for bulk `INSERT … SELECT`s:
+/// `(with, source)`, where `with` goes before the statement (SQLite's
+/// recursive CTE; empty on PostgreSQL) and `source` after `FROM`; the
+/// column is `g`, a BIGINT on both stores.
+pub fn series(n: i64) -> (String, String) {
+    match store() {
+        Store::Postgres => (
+            String::new(),
+            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
+        ),
+        Store::Sqlite => (
+            format!(
+                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
+            ),
+            "seq".to_string(),
+        ),
+    }
 }

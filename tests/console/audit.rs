@@ -420,18 +420,7 @@ async fn every_audit_filter_reads_an_index_range_on_a_big_table() {
     let ts = crate::common::TestService::start().await;
     let pool = ts.db.db.pool();
     let n = big_rows();
-    let (with, source) = match crate::common::store() {
-        crate::common::Store::Postgres => (
-            String::new(),
-            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
-        ),
-        crate::common::Store::Sqlite => (
-            format!(
-                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
-            ),
-            "seq".to_string(),
-        ),
-    };
+    let (with, source) = crate::common::series(n);
     let base = 1_790_000_000_000_i64;
     sqlx::query(&format!(
         "{with}

@@ -2,7 +2,7 @@
 //! router on a fresh database.
 
 use crate::common::console::{Browser, PASSWORD, add_staff, signed_in};
-use crate::common::{presale_order, spawn_app, spawn_app_with};
+use crate::common::{TestApp, presale_order, spawn_app};
 use couponkeeper::domain::staff::Role;
 use serde_json::json;
 
@@ -178,7 +178,10 @@ async fn signed_in_again(app: &crate::common::TestApp) -> Browser<'_> {
 
 #[tokio::test]
 async fn behind_tls_the_session_cookie_is_secure_and_host_bound() {
-    let app = spawn_app_with(|c| c.console.secure_cookies = true).await;
+    let app = TestApp::builder()
+        .with_config(|c| c.console.secure_cookies = true)
+        .start()
+        .await;
     add_staff(&app, "alice", Role::Support).await;
     let mut b = Browser::new(&app);
     let r = b.sign_in_as("alice", PASSWORD).await;

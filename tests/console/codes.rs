@@ -7,8 +7,7 @@
 //! both languages.
 
 use crate::common::console::{
-    Browser, Page, field_error, flash_text, input_value, signed_in, textarea_text,
-    unreadable_words, visible_text,
+    field_error, flash_text, input_value, signed_in, textarea_text, unreadable_words, visible_text,
 };
 use crate::common::{TestApp, spawn_app};
 use couponkeeper::domain::staff::Role;
@@ -19,21 +18,6 @@ async fn template(app: &TestApp) -> String {
         .template(json!({"name": "春节兑换券", "total_stock": null}))
         .await;
     t["id"].as_str().unwrap_or_default().to_string()
-}
-
-/// Posts a form of the page at `page_path` (its CSRF token added).
-async fn post_on(
-    b: &mut Browser<'_>,
-    page_path: &str,
-    action: &str,
-    fields: &[(&str, &str)],
-) -> Page {
-    let page = b.get(page_path).await;
-    assert_eq!(page.status, 200, "{page_path}: {}", page.text);
-    let csrf = page.csrf().expect("the page carries the session's token");
-    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf)];
-    all.extend_from_slice(fields);
-    b.post_form(action, &all).await
 }
 
 async fn run_jobs(app: &TestApp) {
@@ -58,13 +42,13 @@ async fn an_operator_generates_a_batch_follows_its_progress_and_downloads_the_co
     assert!(page.contains("data-testid=\"no-code-batches\""));
 
     let action = format!("{tpath}/code-batches");
-    let r = post_on(
-        &mut b,
-        &tpath,
-        &action,
-        &[("count", "600"), ("prefix", "cny"), ("length", "8")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &tpath,
+            &action,
+            &[("count", "600"), ("prefix", "cny"), ("length", "8")],
+        )
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     let batch_path = r.location.clone().expect("lands on the batch page");
     assert!(
@@ -137,13 +121,13 @@ async fn a_refused_generate_form_keeps_its_input_with_the_message_at_the_field()
     let tpath = format!("/console/templates/{tid}");
     let action = format!("{tpath}/code-batches");
     // 31^5 codes of length 5 hold 28,629 batches' worth: 100,000 is refused.
-    let r = post_on(
-        &mut b,
-        &tpath,
-        &action,
-        &[("count", "100000"), ("prefix", "cny"), ("length", "5")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &tpath,
+            &action,
+            &[("count", "100000"), ("prefix", "cny"), ("length", "5")],
+        )
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     let message = field_error(&r.text, "count").expect("message at count");
     assert!(message.contains("28629"), "{message}");
@@ -154,23 +138,23 @@ async fn a_refused_generate_form_keeps_its_input_with_the_message_at_the_field()
     assert_eq!(input_value(&r.text, "code-prefix").as_deref(), Some("cny"));
     assert_eq!(input_value(&r.text, "code-length").as_deref(), Some("5"));
 
-    let r = post_on(
-        &mut b,
-        &tpath,
-        &action,
-        &[("count", "ten"), ("prefix", "O0"), ("length", "8")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &tpath,
+            &action,
+            &[("count", "ten"), ("prefix", "O0"), ("length", "8")],
+        )
+        .await;
     assert_eq!(r.status, 422);
     assert!(field_error(&r.text, "count").is_some());
     assert_eq!(input_value(&r.text, "code-count").as_deref(), Some("ten"));
-    let r = post_on(
-        &mut b,
-        &tpath,
-        &action,
-        &[("count", "10"), ("prefix", "O0"), ("length", "8")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &tpath,
+            &action,
+            &[("count", "10"), ("prefix", "O0"), ("length", "8")],
+        )
+        .await;
     assert_eq!(r.status, 422);
     assert!(field_error(&r.text, "prefix").is_some(), "{}", r.text);
     assert!(
@@ -188,13 +172,13 @@ async fn support_reads_batches_but_cannot_generate_download_or_void_them() {
     let tid = template(&app).await;
     let mut op = signed_in(&app, Role::Operator).await;
     let tpath = format!("/console/templates/{tid}");
-    let r = post_on(
-        &mut op,
-        &tpath,
-        &format!("{tpath}/code-batches"),
-        &[("count", "20"), ("length", "8")],
-    )
-    .await;
+    let r = op
+        .post_on(
+            &tpath,
+            &format!("{tpath}/code-batches"),
+            &[("count", "20"), ("length", "8")],
+        )
+        .await;
     let batch_path = r.location.clone().expect("created");
     run_jobs(&app).await;
 
@@ -232,23 +216,25 @@ async fn support_reads_batches_but_cannot_generate_download_or_void_them() {
     // The operator's void: refused without the confirmation (the reason
     // kept), then done with it.
     let void = format!("{batch_path}/void");
-    let r = post_on(&mut op, &batch_path, &void, &[("reason", "printed twice")]).await;
+    let r = op
+        .post_on(&batch_path, &void, &[("reason", "printed twice")])
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(field_error(&r.text, "confirm").is_some());
     assert_eq!(
         textarea_text(&r.text, "void-reason").as_deref(),
         Some("printed twice")
     );
-    let r = post_on(&mut op, &batch_path, &void, &[("confirm", "yes")]).await;
+    let r = op.post_on(&batch_path, &void, &[("confirm", "yes")]).await;
     assert_eq!(r.status, 422);
     assert!(field_error(&r.text, "reason").is_some());
-    let r = post_on(
-        &mut op,
-        &batch_path,
-        &void,
-        &[("reason", "printed twice"), ("confirm", "yes")],
-    )
-    .await;
+    let r = op
+        .post_on(
+            &batch_path,
+            &void,
+            &[("reason", "printed twice"), ("confirm", "yes")],
+        )
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     assert_eq!(r.location.as_deref(), Some(batch_path.as_str()));
     let after = op.get(&batch_path).await;

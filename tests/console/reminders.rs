@@ -5,7 +5,7 @@
 //! and no session goes to sign-in. Both stores.
 
 use crate::common::console::{Browser, Page, signed_in};
-use crate::common::{TestApp, spawn_app, spawn_app_with};
+use crate::common::{TestApp, spawn_app};
 use couponkeeper::domain::reminder;
 use couponkeeper::domain::staff::Role;
 use serde_json::json;
@@ -72,16 +72,18 @@ async fn slots(app: &TestApp) -> i64 {
 
 #[tokio::test]
 async fn an_operator_sees_the_configured_plan_and_the_variables_that_set_it() {
-    let app = spawn_app_with(|c| {
-        c.reminders.offsets = reminder::parse_offsets("2d,6h,90s").expect("offsets");
-        c.reminders.quiet_hours = reminder::parse_quiet_hours("23:00-07:30").expect("quiet");
-        c.reminders.tz = reminder::parse_business_tz("America/New_York").expect("tz");
-        c.reminders.sms_min_cents = 8800;
-        c.reminders.window_seconds = 600;
-        c.reminders.limits.sms_per_day = 3;
-        c.reminders.limits.push_per_day = 9;
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_config(|c| {
+            c.reminders.offsets = reminder::parse_offsets("2d,6h,90s").expect("offsets");
+            c.reminders.quiet_hours = reminder::parse_quiet_hours("23:00-07:30").expect("quiet");
+            c.reminders.tz = reminder::parse_business_tz("America/New_York").expect("tz");
+            c.reminders.sms_min_cents = 8800;
+            c.reminders.window_seconds = 600;
+            c.reminders.limits.sms_per_day = 3;
+            c.reminders.limits.push_per_day = 9;
+        })
+        .start()
+        .await;
     let mut b = signed_in(&app, Role::Operator).await;
     b.accept_language = Some("en".into());
     let page = b.get(PAGE).await;
@@ -131,11 +133,13 @@ async fn an_operator_sees_the_configured_plan_and_the_variables_that_set_it() {
 
 #[tokio::test]
 async fn counts_follow_the_planner_over_the_last_24_hours() {
-    let app = spawn_app_with(|c| {
-        c.reminders.offsets = reminder::parse_offsets("3d,1d").expect("offsets");
-        c.reminders.quiet_hours = None;
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_config(|c| {
+            c.reminders.offsets = reminder::parse_offsets("3d,1d").expect("offsets");
+            c.reminders.quiet_hours = None;
+        })
+        .start()
+        .await;
     // u1: two coupons worth ¥50.00 each (sms); u2: one worth ¥10.00 (push).
     let big = app.template(json!({"value_cents": 5000})).await;
     let small = app.template(json!({"value_cents": 1000})).await;

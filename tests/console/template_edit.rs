@@ -4,7 +4,7 @@
 //! API and the staff log.
 
 use crate::common::console::{
-    Browser, Page, field_error, flash_text, input_value, signed_in, tag_with, visible_text,
+    Browser, field_error, flash_text, input_value, signed_in, tag_with, visible_text,
 };
 use crate::common::{TestApp, spawn_app};
 use couponkeeper::domain::staff::Role;
@@ -15,21 +15,6 @@ async fn template(app: &TestApp, overrides: Value) -> String {
         .as_str()
         .unwrap_or_default()
         .to_string()
-}
-
-/// Posts a form of the page at `page_path` (its CSRF token added).
-async fn post_on(
-    b: &mut Browser<'_>,
-    page_path: &str,
-    action: &str,
-    fields: &[(&str, &str)],
-) -> Page {
-    let page = b.get(page_path).await;
-    assert_eq!(page.status, 200, "{page_path}: {}", page.text);
-    let csrf = page.csrf().expect("the page carries the session's token");
-    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf)];
-    all.extend_from_slice(fields);
-    b.post_form(action, &all).await
 }
 
 /// A full edit of the template page's form: 20% off up to ¥30 from ¥100,
@@ -92,13 +77,13 @@ async fn before_any_claim_every_term_changes_and_the_history_says_it_in_words() 
 
     // A term that does not parse: refused beside its field, as typed,
     // nothing changed.
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &full_edit(&[("percent_off", "2x")]),
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &full_edit(&[("percent_off", "2x")]),
+        )
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(field_error(&r.text, "percent_off").is_some(), "{}", r.text);
     assert_eq!(
@@ -110,13 +95,13 @@ async fn before_any_claim_every_term_changes_and_the_history_says_it_in_words() 
         Some("八折家电")
     );
     // The rules of creating hold: a percentage over 100 is refused too.
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &full_edit(&[("percent_off", "120")]),
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &full_edit(&[("percent_off", "120")]),
+        )
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(field_error(&r.text, "percent_off").is_some(), "{}", r.text);
     let t = app.get(&format!("/api/v1/templates/{id}")).await;
@@ -136,7 +121,9 @@ async fn before_any_claim_every_term_changes_and_the_history_says_it_in_words() 
     assert_eq!(t.body["kind"], "fixed");
 
     // Saved: every term changed, the stock may even shrink.
-    let r = post_on(&mut b, &path, &format!("{path}/edit"), &full_edit(&[])).await;
+    let r = b
+        .post_on(&path, &format!("{path}/edit"), &full_edit(&[]))
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     assert_eq!(
         r.location.as_deref(),
@@ -257,13 +244,13 @@ async fn after_the_first_claim_the_terms_are_locked_and_a_change_is_refused_at_t
     let fieldset = tag_with(&page.text, "data-testid=\"edit-terms\"").unwrap_or_default();
     assert!(fieldset.contains("disabled"), "{fieldset}");
     assert!(!page.contains("name=\"full\""));
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &[("name", "满300减50 加量"), ("total_stock", "200")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &[("name", "满300减50 加量"), ("total_stock", "200")],
+        )
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     let t = app.get(&format!("/api/v1/templates/{id}")).await.body;
     assert_eq!(
@@ -339,23 +326,23 @@ async fn any_template_is_duplicated_into_a_prefilled_create_form_that_saves_noth
     );
     b.accept_language = None;
     // Sent as it came: a new template with the same terms.
-    let r = post_on(
-        &mut b,
-        &link,
-        "/console/templates/new",
-        &[
-            ("name", "双11 手机券 副本"),
-            ("kind", "fixed"),
-            ("value", "50"),
-            ("min_order", "300"),
-            ("categories", "手机"),
-            ("valid_days", "10"),
-            ("total_stock", "100"),
-            ("per_user_limit", "3"),
-            ("intent", "create"),
-        ],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &link,
+            "/console/templates/new",
+            &[
+                ("name", "双11 手机券 副本"),
+                ("kind", "fixed"),
+                ("value", "50"),
+                ("min_order", "300"),
+                ("categories", "手机"),
+                ("valid_days", "10"),
+                ("total_stock", "100"),
+                ("per_user_limit", "3"),
+                ("intent", "create"),
+            ],
+        )
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     let list = app.get("/api/v1/templates").await.body;
     let copy = &list["templates"][0];

@@ -6,7 +6,7 @@
 //! the plan of every list statement.
 
 use crate::common::console::{
-    Browser, Page, field_error, flash_text, input_value, signed_in, unreadable_words, visible_text,
+    Browser, field_error, flash_text, input_value, signed_in, unreadable_words, visible_text,
 };
 use crate::common::fixtures::plant;
 use crate::common::{Store, TestApp, spawn_app, store};
@@ -32,21 +32,6 @@ fn id_of(t: &Value) -> String {
 /// A template with `overrides` through the API; its id.
 async fn template(app: &TestApp, overrides: Value) -> String {
     id_of(&app.template(overrides).await)
-}
-
-/// Posts a form of the page at `page_path` (its CSRF token added).
-async fn post_on(
-    b: &mut Browser<'_>,
-    page_path: &str,
-    action: &str,
-    fields: &[(&str, &str)],
-) -> Page {
-    let page = b.get(page_path).await;
-    assert_eq!(page.status, 200, "{page_path}: {}", page.text);
-    let csrf = page.csrf().expect("the page carries the session's token");
-    let mut all: Vec<(&str, &str)> = vec![("csrf", &csrf)];
-    all.extend_from_slice(fields);
-    b.post_form(action, &all).await
 }
 
 /// The create form's fields for a 满300减50 for phones, 7 days after
@@ -204,13 +189,13 @@ async fn a_refused_create_comes_back_with_the_input_and_the_reason_beside_the_fi
     let app = spawn_app().await;
     let mut b = signed_in(&app, Role::Operator).await;
     // Money with three decimals is refused by the form's own parser.
-    let r = post_on(
-        &mut b,
-        "/console/templates/new",
-        "/console/templates/new",
-        &create_fields(&[("value", "12.345")]),
-    )
-    .await;
+    let r = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("value", "12.345")]),
+        )
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(
         field_error(&r.text, "value").is_some_and(|m| m.contains("49.90")),
@@ -224,23 +209,23 @@ async fn a_refused_create_comes_back_with_the_input_and_the_reason_beside_the_fi
     );
     // The service's checks land beside their fields too: no end for the
     // validity, a per-user limit of 0.
-    let r = post_on(
-        &mut b,
-        "/console/templates/new",
-        "/console/templates/new",
-        &create_fields(&[("valid_days", "")]),
-    )
-    .await;
+    let r = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("valid_days", "")]),
+        )
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(field_error(&r.text, "valid_until").is_some(), "{}", r.text);
     assert_eq!(input_value(&r.text, "min_order").as_deref(), Some("300"));
-    let r = post_on(
-        &mut b,
-        "/console/templates/new",
-        "/console/templates/new",
-        &create_fields(&[("per_user_limit", "0")]),
-    )
-    .await;
+    let r = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("per_user_limit", "0")]),
+        )
+        .await;
     assert_eq!(r.status, 422);
     assert!(
         field_error(&r.text, "per_user_limit").is_some(),
@@ -267,13 +252,13 @@ async fn the_preview_reads_the_rule_and_a_created_template_lands_on_its_page() {
     let mut b = signed_in(&app, Role::Operator).await;
     let page = b.get("/console/templates/new").await;
     assert_eq!(page.status, 200, "{}", page.text);
-    let preview = post_on(
-        &mut b,
-        "/console/templates/new",
-        "/console/templates/new",
-        &create_fields(&[("intent", "preview")]),
-    )
-    .await;
+    let preview = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("intent", "preview")]),
+        )
+        .await;
     assert_eq!(preview.status, 200, "{}", preview.text);
     assert!(
         preview.contains("满 ¥300.00 减 ¥50.00，手机类，领取后7天有效"),
@@ -281,13 +266,13 @@ async fn the_preview_reads_the_rule_and_a_created_template_lands_on_its_page() {
         preview.text
     );
     b.accept_language = Some("en".into());
-    let preview = post_on(
-        &mut b,
-        "/console/templates/new",
-        "/console/templates/new",
-        &create_fields(&[("intent", "preview"), ("categories", "phones")]),
-    )
-    .await;
+    let preview = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("intent", "preview"), ("categories", "phones")]),
+        )
+        .await;
     assert!(
         preview.contains("¥50.00 off orders from ¥300.00, phones, valid 7 days after claiming"),
         "{}",
@@ -301,13 +286,13 @@ async fn the_preview_reads_the_rule_and_a_created_template_lands_on_its_page() {
         "a preview saves nothing"
     );
     b.accept_language = None;
-    let done = post_on(
-        &mut b,
-        "/console/templates/new",
-        "/console/templates/new",
-        &create_fields(&[("max_discount", "30")]),
-    )
-    .await;
+    let done = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("max_discount", "30")]),
+        )
+        .await;
     assert_eq!(done.status, 303, "{}", done.text);
     let to = done.location.clone().expect("a redirect");
     let id = to
@@ -344,18 +329,16 @@ async fn pausing_refuses_claims_until_resumed_and_the_history_says_who_and_why()
     let path = format!("/console/templates/{id}");
     let mut b = signed_in(&app, Role::Operator).await;
     // A reason is required: the page comes back with the message at it.
-    let r = post_on(&mut b, &path, &format!("{path}/pause"), &[("reason", " ")]).await;
+    let r = b
+        .post_on(&path, &format!("{path}/pause"), &[("reason", " ")])
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(field_error(&r.text, "reason").is_some(), "{}", r.text);
     assert_eq!(claim_status(&app, "u1", &id).await.0, 201, "not paused");
 
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/pause"),
-        &[("reason", "库存核对")],
-    )
-    .await;
+    let r = b
+        .post_on(&path, &format!("{path}/pause"), &[("reason", "库存核对")])
+        .await;
     assert_eq!(
         (r.status, r.location.as_deref()),
         (303, Some(path.as_str()))
@@ -371,13 +354,9 @@ async fn pausing_refuses_claims_until_resumed_and_the_history_says_who_and_why()
         claim_status(&app, "u2", &id).await,
         (409, "template_inactive".to_string())
     );
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/resume"),
-        &[("reason", "核对完毕")],
-    )
-    .await;
+    let r = b
+        .post_on(&path, &format!("{path}/resume"), &[("reason", "核对完毕")])
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     assert_eq!(claim_status(&app, "u2", &id).await.0, 201);
 
@@ -416,13 +395,13 @@ async fn lowering_the_stock_is_refused_at_the_field_and_raising_it_is_saved() {
     app.claim("u1", &id).await;
     let path = format!("/console/templates/{id}");
     let mut b = signed_in(&app, Role::Admin).await;
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &[("name", "满300减50"), ("total_stock", "50")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &[("name", "满300减50"), ("total_stock", "50")],
+        )
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert_eq!(
         field_error(&r.text, "total_stock").as_deref(),
@@ -436,13 +415,13 @@ async fn lowering_the_stock_is_refused_at_the_field_and_raising_it_is_saved() {
         app.get(&format!("/api/v1/templates/{id}")).await.body["total_stock"],
         100
     );
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &[("name", "满300减50 加量"), ("total_stock", "200")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &[("name", "满300减50 加量"), ("total_stock", "200")],
+        )
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     let page = b.get(&path).await;
     assert!(page.contains("1 / 200 / 199"), "{}", page.text);
@@ -460,13 +439,13 @@ async fn ending_claiming_early_refuses_later_claims() {
     let path = format!("/console/templates/{id}");
     let mut b = signed_in(&app, Role::Operator).await;
     // A time already past is refused beside the time field.
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &[("claim_ends_at", "2020-01-01T08:00")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &[("claim_ends_at", "2020-01-01T08:00")],
+        )
+        .await;
     assert_eq!(r.status, 422, "{}", r.text);
     assert!(
         field_error(&r.text, "claim_ends_at").is_some(),
@@ -475,24 +454,24 @@ async fn ending_claiming_early_refuses_later_claims() {
     );
     // A typed time in the business zone (UTC+8): 2026-11-11 09:00 there is
     // 01:00 UTC, an hour after the test clock's now.
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &[("claim_ends_at", "2026-11-11T09:00")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &[("claim_ends_at", "2026-11-11T09:00")],
+        )
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     let t = app.get(&format!("/api/v1/templates/{id}")).await;
     assert_eq!(t.body["claim_ends_at"], "2026-11-11T01:00:00.000Z");
     assert_eq!(claim_status(&app, "u1", &id).await.0, 201);
-    let r = post_on(
-        &mut b,
-        &path,
-        &format!("{path}/edit"),
-        &[("claim_ends_at", ""), ("now", "1")],
-    )
-    .await;
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &[("claim_ends_at", ""), ("now", "1")],
+        )
+        .await;
     assert_eq!(r.status, 303, "{}", r.text);
     assert_eq!(
         claim_status(&app, "u2", &id).await,
@@ -559,37 +538,27 @@ async fn support_reads_templates_but_neither_sees_nor_may_use_the_forms() {
 async fn template_pages_show_names_and_words_never_ids_or_stored_words() {
     let app = spawn_app().await;
     let mut b = signed_in(&app, Role::Operator).await;
-    let done = post_on(
-        &mut b,
-        "/console/templates/new",
-        "/console/templates/new",
-        &create_fields(&[("claim_ends_at", "2026-12-01T08:00")]),
-    )
-    .await;
+    let done = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("claim_ends_at", "2026-12-01T08:00")]),
+        )
+        .await;
     assert_eq!(done.status, 303, "{}", done.text);
     let path = done.location.expect("its page");
-    post_on(
-        &mut b,
-        &path,
-        &format!("{path}/pause"),
-        &[("reason", "check")],
-    )
-    .await;
-    post_on(
-        &mut b,
-        &path,
-        &format!("{path}/resume"),
-        &[("reason", "ok")],
-    )
-    .await;
-    post_on(
-        &mut b,
+    b.post_on(&path, &format!("{path}/pause"), &[("reason", "check")])
+        .await;
+    b.post_on(&path, &format!("{path}/resume"), &[("reason", "ok")])
+        .await;
+    b.post_on(
         &path,
         &format!("{path}/edit"),
         &[("name", "renamed"), ("total_stock", "150")],
     )
     .await;
-    post_on(&mut b, &path, &format!("{path}/edit"), &[("now", "1")]).await;
+    b.post_on(&path, &format!("{path}/edit"), &[("now", "1")])
+        .await;
     for lang in [None, Some("en")] {
         b.accept_language = lang.map(String::from);
         for page_path in [
@@ -629,18 +598,7 @@ async fn every_template_list_filter_reads_an_index_in_the_pages_order() {
         Store::Postgres => 100_000,
         Store::Sqlite => 20_000,
     };
-    let (with, source) = match store() {
-        Store::Postgres => (
-            String::new(),
-            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
-        ),
-        Store::Sqlite => (
-            format!(
-                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
-            ),
-            "seq".to_string(),
-        ),
-    };
+    let (with, source) = crate::common::series(n);
     // One in ten percent, one in fifty paused, one in twenty ended early,
     // one in forty not started.
     plant(

@@ -6,7 +6,7 @@
 
 use crate::common::console::{Browser, Page, attr, field_error, input_value, signed_in, tag_with};
 use crate::common::fixtures::count;
-use crate::common::{TestApp, spawn_app, spawn_app_with};
+use crate::common::{TestApp, spawn_app};
 use couponkeeper::domain::network::parse_networks;
 use couponkeeper::domain::staff::Role;
 use couponkeeper::service::Ctx;
@@ -19,10 +19,12 @@ const URL: &str = "http://127.0.0.1:9/hook";
 /// (`COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8`), as the tests' own
 /// receivers are.
 async fn loopback_app() -> TestApp {
-    spawn_app_with(|c| {
-        c.webhooks.allow_networks = parse_networks("127.0.0.0/8").expect("networks");
-    })
-    .await
+    TestApp::builder()
+        .with_config(|c| {
+            c.webhooks.allow_networks = parse_networks("127.0.0.0/8").expect("networks");
+        })
+        .start()
+        .await
 }
 
 async fn subscribers(app: &TestApp) -> i64 {
@@ -152,14 +154,16 @@ async fn the_list_renders_for_every_role_and_names_the_default_subscriber() {
     assert!(!page.contains("data-testid=\"disable\""));
     assert!(!page.contains("data-testid=\"nav-webhooks\""));
 
-    let app = spawn_app_with(|c| {
-        c.webhooks = WebhookSettings {
-            default_url: Some("http://127.0.0.1:9/env".into()),
-            default_secret: Some("environment-secret-ABCD".into()),
-            ..WebhookSettings::default()
-        }
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_config(|c| {
+            c.webhooks = WebhookSettings {
+                default_url: Some("http://127.0.0.1:9/env".into()),
+                default_secret: Some("environment-secret-ABCD".into()),
+                ..WebhookSettings::default()
+            }
+        })
+        .start()
+        .await;
     let mut b = signed_in(&app, Role::Operator).await;
     let page = b.get("/console/webhooks").await;
     assert_eq!(page.status, 200, "{}", page.text);

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 use tokio::sync::Mutex;
 
-use crate::common::{TestApp, normal_order, spawn_app_with};
+use crate::common::{TestApp, normal_order};
 use couponkeeper::domain::delivery::{AttemptClass, classify};
 use couponkeeper::domain::network::parse_networks;
 use couponkeeper::domain::time::to_ms;
@@ -131,7 +131,10 @@ fn loopback() -> Vec<ipnet::IpNet> {
 
 async fn app_with(receiver: &Receiver, max_attempts: i64, timeout_seconds: i64) -> TestApp {
     let w = settings(&receiver.url, max_attempts, timeout_seconds);
-    spawn_app_with(move |c| c.webhooks = w).await
+    TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await
 }
 
 /// A user with one claimed coupon (valid 10 days); returns its id.
@@ -606,7 +609,10 @@ async fn console_subscribers_get_only_their_types_and_their_secret_is_never_show
         allow_networks: loopback(),
         ..settings(&receiver.url, 8, 5)
     };
-    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await;
     let secret = "second-secret-0123456789-WXYZ";
     let s = &app.service;
     assert!(
@@ -698,7 +704,10 @@ async fn the_dispatcher_keeps_at_most_the_configured_sends_in_flight_to_a_slow_r
         concurrency: 3,
         ..settings(&receiver.url, 8, 5)
     };
-    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await;
     let messages = messages_of_users(&app, 12).await;
     assert_eq!(messages, 24);
 
@@ -732,7 +741,10 @@ async fn a_hanging_subscriber_holds_up_only_its_own_deliveries() {
         allow_networks: loopback(),
         ..settings(&hanging.url, 8, 30)
     };
-    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await;
     app.service
         .add_webhook_subscriber(&healthy.url, "healthy-secret-0123456789", &[], &op())
         .await
@@ -1073,7 +1085,10 @@ async fn with_the_allow_list_a_subscriber_on_this_host_is_delivered_to() {
         allow_networks: loopback(),
         ..WebhookSettings::default()
     };
-    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await;
     insert_subscriber_row(&app, "whk_row", &receiver.url).await;
     let a = coupon_for(&app, "u1").await;
     app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
@@ -1105,7 +1120,10 @@ async fn support_sees_only_the_failure_class_of_an_attempt_and_operators_the_err
         l.local_addr().expect("addr").port()
     };
     let url = format!("http://127.0.0.1:{closed}/hook");
-    let app = spawn_app_with(move |c| c.webhooks = settings(&url, 8, 5)).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = settings(&url, 8, 5))
+        .start()
+        .await;
     let a = coupon_for(&app, "u1").await;
     app.order(normal_order("N1", "u1", Some(&a), 39900)).await;
     app.service.dispatch_once(100).await.expect("dispatch");

@@ -18,7 +18,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
-use crate::common::{TestApp, normal_order, spawn_app_with};
+use crate::common::{TestApp, normal_order};
 use couponkeeper::config::{Config, ConfigError};
 use couponkeeper::service::webhooks::WebhookSettings;
 
@@ -264,7 +264,10 @@ async fn a_delivery_to_an_https_receiver_signed_by_the_configured_ca_arrives_sig
     std::fs::write(&ca_file, &pki.ca_pem).expect("write CA file");
     let w = settings(&receiver.url, Some(&ca_file), "8");
     assert_eq!(w.extra_roots.len(), 1, "the CA file's one certificate");
-    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await;
     one_webhook(&app).await;
 
     let report = app.service.dispatch_once(100).await.expect("dispatch");
@@ -298,7 +301,10 @@ async fn an_https_receiver_with_an_untrusted_certificate_fails_naming_the_certif
     // No CA file: the test CA is in no trusted root store.
     let w = settings(&receiver.url, None, "3");
     assert!(w.extra_roots.is_empty());
-    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await;
     one_webhook(&app).await;
 
     for attempt in 1..=3 {
@@ -404,7 +410,10 @@ async fn roots_the_client_cannot_use_stop_the_start_and_never_fall_back_to_a_def
         ..WebhookSettings::default()
     };
     let start = w.clone();
-    let app = spawn_app_with(move |c| c.webhooks = w).await;
+    let app = TestApp::builder()
+        .with_config(move |c| c.webhooks = w)
+        .start()
+        .await;
     let cfg = Config {
         webhooks: start,
         ..Config::default()

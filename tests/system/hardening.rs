@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::console::{Browser, PASSWORD, add_staff, signed_in};
-use crate::common::{TestApp, TestDb, spawn_app_with, spawn_app_with_peers};
+use crate::common::{TestApp, TestDb, spawn_app};
 use crate::served::Server;
 use couponkeeper::config::Config;
 use couponkeeper::domain::staff::Role;
@@ -87,7 +87,7 @@ fn count(statuses: &[u16], status: u16) -> usize {
 
 #[tokio::test]
 async fn a_hundred_parallel_wrong_codes_for_one_user_reach_at_most_five_codes() {
-    let app = spawn_app_with_peers(|_| {}).await;
+    let app = TestApp::builder().with_peers().start().await;
     let real = codes(&app, 2).await;
     let attempts = (0..100)
         .map(|i| ("guesser".to_string(), format!("WRONG{i:04}X")))
@@ -114,7 +114,7 @@ async fn a_hundred_parallel_wrong_codes_for_one_user_reach_at_most_five_codes() 
 
 #[tokio::test]
 async fn a_burst_holding_the_real_code_redeems_it_only_within_the_first_five_attempts() {
-    let app = spawn_app_with_peers(|_| {}).await;
+    let app = TestApp::builder().with_peers().start().await;
     let real = codes(&app, 1).await;
     let mut attempts: Vec<(String, String)> = (0..59)
         .map(|i| ("burst".to_string(), format!("WRONG{i:04}Y")))
@@ -134,7 +134,7 @@ async fn a_burst_holding_the_real_code_redeems_it_only_within_the_first_five_att
 
 #[tokio::test]
 async fn four_hundred_parallel_wrong_codes_from_one_address_reach_at_most_three_hundred() {
-    let app = spawn_app_with_peers(|_| {}).await;
+    let app = TestApp::builder().with_peers().start().await;
     let attempts = (0..400)
         .map(|i| (format!("user{i}"), format!("WRONG{i:04}Z")))
         .collect();
@@ -148,7 +148,7 @@ async fn four_hundred_parallel_wrong_codes_from_one_address_reach_at_most_three_
 
 #[tokio::test]
 async fn the_sixth_wrong_code_in_a_minute_is_refused_and_the_window_slides() {
-    let app = spawn_app_with_peers(|_| {}).await;
+    let app = TestApp::builder().with_peers().start().await;
     let real = codes(&app, 1).await;
     for i in 0..5 {
         let r = app
@@ -472,7 +472,7 @@ async fn eight_parallel_sixty_mib_uploads_by_support_are_refused_unread() {
 
 #[tokio::test]
 async fn a_console_upload_streams_in_and_starts_the_job() {
-    let app = spawn_app_with_peers(|_| {}).await;
+    let app = TestApp::builder().with_peers().start().await;
     let mut b = signed_in(&app, Role::Operator).await;
     let t = app.template(json!({"total_stock": null})).await;
     let tid = t["id"].as_str().unwrap_or_default();
@@ -499,7 +499,7 @@ async fn a_console_upload_streams_in_and_starts_the_job() {
 
 #[tokio::test]
 async fn a_nul_in_a_console_path_query_or_form_is_refused_and_changes_nothing() {
-    let app = spawn_app_with_peers(|_| {}).await;
+    let app = TestApp::builder().with_peers().start().await;
     let mut b = signed_in(&app, Role::Admin).await;
     for path in [
         "/console/orders/%00",
@@ -538,7 +538,7 @@ async fn a_nul_in_a_console_path_query_or_form_is_refused_and_changes_nothing() 
 
 #[tokio::test]
 async fn a_long_or_forged_request_id_is_replaced_and_a_plain_one_is_kept() {
-    let app = spawn_app_with_peers(|_| {}).await;
+    let app = TestApp::builder().with_peers().start().await;
     let id_of = |r: reqwest::Response| {
         r.headers()
             .get("x-request-id")
@@ -570,7 +570,7 @@ async fn a_long_or_forged_request_id_is_replaced_and_a_plain_one_is_kept() {
 
 #[tokio::test]
 async fn user_ids_with_format_characters_are_refused() {
-    let app = spawn_app_with(|_| {}).await;
+    let app = spawn_app().await;
     let t = app.template(json!({})).await;
     let tid = t["id"].as_str().unwrap_or_default();
     for user in ["%E2%80%AERTL", "u%E2%80%8B1", "%EF%BB%BFu"] {
@@ -598,7 +598,7 @@ async fn user_ids_with_format_characters_are_refused() {
 
 #[tokio::test]
 async fn a_bulk_file_line_with_a_format_character_issues_nothing_to_it() {
-    let app = spawn_app_with(|_| {}).await;
+    let app = spawn_app().await;
     let t = app.template(json!({"total_stock": null})).await;
     let tid = t["id"].as_str().unwrap_or_default();
     let r = app
@@ -632,15 +632,17 @@ async fn a_bulk_file_line_with_a_format_character_issues_nothing_to_it() {
 
 #[tokio::test]
 async fn the_self_check_page_records_a_visit_only_when_the_customer_acts() {
-    let app = spawn_app_with(|c: &mut Config| {
-        c.self_check.secret = Some(
-            couponkeeper::domain::self_check::Secret::parse(
-                "a self-check secret of enough length 0123456789",
-            )
-            .expect("secret"),
-        );
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_config(|c: &mut Config| {
+            c.self_check.secret = Some(
+                couponkeeper::domain::self_check::Secret::parse(
+                    "a self-check secret of enough length 0123456789",
+                )
+                .expect("secret"),
+            );
+        })
+        .start()
+        .await;
     let r = app
         .post("/api/v1/users/alice/self-check-link", json!({}))
         .await;
@@ -734,11 +736,14 @@ async fn closed_within(stream: &mut tokio::net::TcpStream, within: Duration) -> 
 
 #[tokio::test]
 async fn slow_and_idle_connections_are_closed_after_the_read_timeouts() {
-    let app = spawn_app_with_peers(|c: &mut Config| {
-        c.connection_timeouts.header_read_seconds = 1;
-        c.connection_timeouts.body_read_seconds = 1;
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_peers()
+        .with_config(|c: &mut Config| {
+            c.connection_timeouts.header_read_seconds = 1;
+            c.connection_timeouts.body_read_seconds = 1;
+        })
+        .start()
+        .await;
     // Slowloris: half a request head, then nothing.
     let mut slow = Vec::new();
     for _ in 0..50 {
@@ -791,10 +796,13 @@ async fn slow_and_idle_connections_are_closed_after_the_read_timeouts() {
 
 #[tokio::test]
 async fn a_session_in_use_outlives_a_short_idle_timeout_and_an_idle_one_ends() {
-    let app = spawn_app_with_peers(|c: &mut Config| {
-        c.console.session.idle_seconds = 60;
-    })
-    .await;
+    let app = TestApp::builder()
+        .with_peers()
+        .with_config(|c: &mut Config| {
+            c.console.session.idle_seconds = 60;
+        })
+        .start()
+        .await;
     add_staff(&app, "busy", Role::Support).await;
     let mut b = Browser::new(&app);
     assert_eq!(b.sign_in_as("busy", PASSWORD).await.status, 303);
@@ -811,7 +819,10 @@ async fn a_session_in_use_outlives_a_short_idle_timeout_and_an_idle_one_ends() {
 #[tokio::test]
 async fn metrics_need_the_metrics_token_when_one_is_set() {
     let token = "metrics-token-0123456789abcdef0123456789";
-    let app = spawn_app_with(|c: &mut Config| c.metrics_token = Some(token.into())).await;
+    let app = TestApp::builder()
+        .with_config(|c: &mut Config| c.metrics_token = Some(token.into()))
+        .start()
+        .await;
     let r = app
         .client
         .get(format!("{}/metrics", app.base))
@@ -836,6 +847,6 @@ async fn metrics_need_the_metrics_token_when_one_is_set() {
         .expect("metrics");
     assert_eq!(r.status().as_u16(), 200);
     // Without a token set, /metrics stays open (a private scrape).
-    let open = spawn_app_with(|_| {}).await;
+    let open = spawn_app().await;
     assert_eq!(open.get("/metrics").await.status, 200);
 }

@@ -1297,18 +1297,7 @@ fn big_table_rows() -> i64 {
 /// ends spread over the next 30 days (the first hour of that spread being
 /// already overdue).
 async fn fill_coupons(pool: &AnyPool, n: i64, now_ms: i64) {
-    let (with, source) = match store() {
-        Store::Postgres => (
-            String::new(),
-            format!("generate_series(CAST(1 AS BIGINT), CAST({n} AS BIGINT)) AS gs(g)"),
-        ),
-        Store::Sqlite => (
-            format!(
-                "WITH RECURSIVE seq(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM seq WHERE g < {n})"
-            ),
-            "seq".to_string(),
-        ),
-    };
+    let (with, source) = crate::common::series(n);
     let day = DAY * 1000;
     let long_ago = now_ms - 40 * day;
     let sql = format!(
