@@ -13,11 +13,10 @@ use serde::Serialize;
 
 use crate::i18n::{Arg, Msg};
 
-use super::campaign::{
-    CouponOutcome, HeldCoupon, PaymentWindow, Policy, PresaleOrder, plan_final_payment,
-};
+use super::campaign::{PaymentWindow, Policy};
 use super::coupon::{CouponStatus, effective_status};
 pub use super::facts::{CouponFacts, OrderFacts};
+use super::final_payment::{CouponOutcome, HeldCoupon, PresaleOrder, plan_final_payment};
 use super::order::{CouponLockStatus, OrderKind, OrderStatus};
 use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used};
 

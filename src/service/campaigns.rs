@@ -11,9 +11,8 @@ use super::support::Authority;
 use super::views::CampaignView;
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
-use crate::domain::campaign::{
-    CampaignPhase, CompensationMode, HeldCoupon, PaymentWindow, Policy, PolicyPreview, PresaleOrder,
-};
+use crate::domain::campaign::{CampaignPhase, CompensationMode, PaymentWindow, Policy};
+use crate::domain::final_payment::{HeldCoupon, PolicyPreview, PresaleOrder};
 use crate::domain::ids::new_id;
 use crate::domain::money::Cents;
 use crate::domain::order::OrderMoney;

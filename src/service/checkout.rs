@@ -6,7 +6,7 @@
 //! Read-only. One indexed read of the user's coupons stored `available`
 //! (no template is read: each coupon carries its own terms), then the
 //! domain's [`pick`], whose rule is the one `POST /orders` and the deposit
-//! payment apply ([`crate::domain::checkout::discount_on_order`]).
+//! payment apply ([`crate::domain::picker::discount_on_order`]).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -15,10 +15,10 @@ use utoipa::ToSchema;
 use super::orders::{CartInput, parse_cart};
 use super::views::{CouponView, coupon_terms};
 use super::{Refusal, Service, ServiceError};
-use crate::domain::checkout::{CouponOnOrder, PresaleTerms, Unfit, Warning, pick};
 use crate::domain::coupon::Unusable;
 use crate::domain::discount::CouponTerms;
 use crate::domain::ids::UserId;
+use crate::domain::picker::{CouponOnOrder, PresaleTerms, Unfit, Warning, pick};
 use crate::domain::time::{from_ms, to_ms};
 use crate::i18n::{Lang, Msg, zone};
 use crate::store::campaigns;
@@ -113,7 +113,7 @@ fn unfit_message(unfit: Unfit, terms: &CouponTerms, starts_at: DateTime<Utc>) ->
         Unfit::Unusable(Unusable::NotStarted) => {
             crate::msg!("picker-not-started", starts = zone::local_text(starts_at))
         }
-        // The picker leaves these out (domain::checkout::pick); named here
+        // The picker leaves these out (domain::picker::pick); named here
         // so a new reason cannot go without words.
         other => Msg::new(super::orders::unfit_refusal(other).message_key()),
     }

@@ -33,7 +33,8 @@ use super::layout::{
     FieldErrors, actor_text, enc, field_error, ids_details, order_status_label, policy_label,
     time_at, time_text,
 };
-use crate::domain::campaign::{CampaignPhase, CompensationMode, CouponOutcome, Policy};
+use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
+use crate::domain::final_payment::CouponOutcome;
 use crate::domain::order::OrderStatus;
 use crate::domain::staff::Role;
 use crate::domain::time::parse_rfc3339;

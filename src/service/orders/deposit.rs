@@ -8,10 +8,10 @@ use super::steps::{
 };
 use super::view::order_view;
 use crate::domain::campaign::Policy;
-use crate::domain::checkout::OrderTerms;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
+use crate::domain::picker::OrderTerms;
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};

@@ -10,10 +10,10 @@ use super::steps::{
     window_of,
 };
 use super::view::reload;
-use crate::domain::campaign::CouponOutcome;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::event::system_reasons;
-use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
+use crate::domain::final_payment::CouponOutcome;
+use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
 use crate::service::views::{OrderView, QuoteView};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
@@ -101,15 +101,7 @@ async fn pay_final_tx(
     } else {
         plan.compensation.get()
     };
-    next.coupon_lock_status = match plan.outcome {
-        CouponOutcome::Applied | CouponOutcome::Swapped => CouponLockStatus::Used,
-        CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated => CouponLockStatus::Released,
-        // No coupon: the order keeps what it recorded (`none`, or
-        // `released` after support force-released its coupon), as the
-        // payment of a normal order does; writing `none` would erase the
-        // release from the order.
-        CouponOutcome::None => o.coupon_lock_status,
-    };
+    next.coupon_lock_status = plan.outcome.lock_status(o.coupon_lock_status);
     if let Some(replacement) = &plan.replacement_coupon_id {
         next.replaced_coupon_id = o.coupon_id.clone();
         next.coupon_id = Some(replacement.clone());

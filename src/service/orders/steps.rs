@@ -9,15 +9,15 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use crate::domain::FieldError;
-use crate::domain::campaign::{
-    Candidate, FinalPaymentPlan, HeldCoupon, PaymentWindow, Policy, PresaleOrder,
-    plan_final_payment_in,
-};
-use crate::domain::checkout::{CouponOnOrder, OrderTerms, Unfit, discount_on_order};
+use crate::domain::campaign::{PaymentWindow, Policy};
 use crate::domain::coupon::{CouponStatus, Unusable};
 use crate::domain::discount::CouponTerms;
+use crate::domain::final_payment::{
+    Candidate, FinalPaymentPlan, HeldCoupon, PresaleOrder, plan_final_payment_in,
+};
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderMoney, OrderStatus, OrderStep};
+use crate::domain::picker::{CouponOnOrder, OrderTerms, Unfit, discount_on_order};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::coupon_terms;
 use crate::service::{Op, Refusal, ServiceError};

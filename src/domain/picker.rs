@@ -1,4 +1,4 @@
-//! Checkout (选券): the one rule that says whether a coupon can go on an
+//! The coupon picker (选券): the one rule that says whether a coupon can go on an
 //! order and for how much, and the picker built on it.
 //!
 //! [`discount_on_order`] is called by order creation, by the deposit
