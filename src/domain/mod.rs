@@ -20,6 +20,7 @@ pub mod ids;
 pub mod money;
 pub mod network;
 pub mod order;
+pub mod permissions;
 pub mod picker;
 pub mod reconcile;
 pub mod redeem_code;

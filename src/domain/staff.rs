@@ -1,5 +1,7 @@
-//! Console staff: who may do what. Roles nest: an `operator` may do
-//! everything `support` may, an `admin` everything an `operator` may.
+//! Console staff: roles, sign-in names and passwords. Roles nest: an
+//! `operator` may do everything `support` may, an `admin` everything an
+//! `operator` may; what each may do is the table in
+//! [`super::permissions`].
 
 use super::FieldError;
 
@@ -46,36 +48,6 @@ impl Role {
     /// Whether this role includes everything `other` may do.
     pub fn includes(self, other: Role) -> bool {
         self >= other
-    }
-
-    /// Releasing a lock whose order is still live undoes a customer's
-    /// discount: only operators decide that.
-    pub fn may_force_release(self) -> bool {
-        self.includes(Role::Operator)
-    }
-
-    /// Support staff hand out compensation within the configured caps;
-    /// operators and admins are not capped.
-    pub fn compensation_capped(self) -> bool {
-        self == Role::Support
-    }
-
-    /// Cancelling a customer's order is an operator's decision, except a
-    /// normal order whose checkout lock lapsed: it can no longer be paid,
-    /// and closing it is what the sweep job does next anyway.
-    pub fn may_cancel_order(self, checkout_lapsed: bool) -> bool {
-        self.includes(Role::Operator) || checkout_lapsed
-    }
-
-    pub fn may_manage_staff(self) -> bool {
-        self == Role::Admin
-    }
-
-    /// The audit log shows every staff member's actions and sign-ins with
-    /// their addresses: for operators and admins, who answer for the team,
-    /// not for every support seat.
-    pub fn may_read_audit_log(self) -> bool {
-        self.includes(Role::Operator)
     }
 }
 
@@ -360,13 +332,6 @@ mod tests {
         assert!(Role::Admin.includes(Role::Operator));
         assert!(Role::Operator.includes(Role::Support));
         assert!(!Role::Support.includes(Role::Operator));
-        assert!(!Role::Support.may_force_release());
-        assert!(Role::Operator.may_force_release());
-        assert!(Role::Support.compensation_capped());
-        assert!(!Role::Operator.compensation_capped());
-        assert!(Role::Admin.may_manage_staff() && !Role::Operator.may_manage_staff());
-        assert!(!Role::Support.may_cancel_order(false) && Role::Support.may_cancel_order(true));
-        assert!(Role::Operator.may_cancel_order(false));
         for r in Role::ALL {
             assert_eq!(Role::parse(r.as_str()), Ok(r));
         }

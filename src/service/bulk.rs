@@ -28,11 +28,11 @@ use super::claims::{claim_window, insert_coupon, take_claim, template_coupon};
 use super::jobs::Deadline;
 use super::orders::parse_reason;
 use super::support::{Authority, csv_field};
-use super::templates::may_manage_templates;
 use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::bulk::{InputLine, JobKind, JobStatus, LineReason, input_key, parse_lines};
 use crate::domain::coupon::{CouponStatus, effective_status};
 use crate::domain::ids::new_id;
+use crate::domain::permissions::Permission;
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::bulk::{self, Advance, JobRow, NewLine};
 use crate::store::coupons::{self, CouponChange};
@@ -150,7 +150,7 @@ pub struct BatchReport {
 }
 
 fn check_may_start(authority: &Authority) -> Result<(), ServiceError> {
-    if may_manage_templates(authority) {
+    if authority.may(Permission::ManageTemplates) {
         Ok(())
     } else {
         Err(ServiceError::Forbidden(

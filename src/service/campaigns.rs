@@ -16,7 +16,7 @@ use crate::domain::final_payment::{HeldCoupon, PolicyPreview, PresaleOrder};
 use crate::domain::ids::new_id;
 use crate::domain::money::Cents;
 use crate::domain::order::OrderMoney;
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
 use crate::store::audit::{AuditQuery, NewStaffAudit, insert_staff_audit, staff_page};
 use crate::store::campaigns::{self, CampaignRow};
@@ -113,14 +113,6 @@ fn parse(input: CampaignInput) -> Result<CampaignSpec, FieldError> {
         policy,
         compensation_mode,
     })
-}
-
-/// Operators and admins run campaigns (and the shop's API); support reads.
-fn may_run_campaigns(authority: &Authority) -> bool {
-    match authority {
-        Authority::Api => true,
-        Authority::Staff { role, .. } => role.includes(Role::Operator),
-    }
 }
 
 fn forbidden() -> ServiceError {
@@ -356,7 +348,7 @@ impl Service {
         idem: Option<&IdempotencyRequest>,
         input: CampaignInput,
     ) -> Result<Executed<CampaignView>, ServiceError> {
-        if !may_run_campaigns(authority) {
+        if !authority.may(Permission::RunCampaigns) {
             return Err(forbidden());
         }
         self.create_campaign(ctx, idem, input).await
@@ -577,7 +569,7 @@ impl Service {
         id: String,
         patch: CampaignPatch,
     ) -> Result<Executed<CampaignView>, ServiceError> {
-        if !may_run_campaigns(authority) {
+        if !authority.may(Permission::RunCampaigns) {
             return Err(forbidden());
         }
         let policy = patch.policy.as_deref().map(parse_policy).transpose()?;
@@ -693,6 +685,7 @@ fn decode_cursor(raw: &str) -> Option<(i64, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::staff::Role;
 
     fn row(action: &str, detail: &str) -> crate::store::audit::StaffAuditRow {
         crate::store::audit::StaffAuditRow {
@@ -747,8 +740,8 @@ mod tests {
                 name: name.clone(),
                 role,
             };
-            assert_eq!(may_run_campaigns(&a), may, "{role:?}");
+            assert_eq!(a.may(Permission::RunCampaigns), may, "{role:?}");
         }
-        assert!(may_run_campaigns(&Authority::Api));
+        assert!(Authority::Api.may(Permission::RunCampaigns));
     }
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::support::Authority;
 use super::{Ctx, Refusal, Service, ServiceError};
 use crate::domain::category::{CategoryName, MAX_NAMED};
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::domain::time::to_ms;
 use crate::i18n::names::CategoryNames;
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
@@ -58,14 +58,6 @@ impl NamesCache {
     }
 }
 
-/// Whether `authority` may name categories: operators, admins, the API.
-pub fn may_name_categories(authority: &Authority) -> bool {
-    match authority {
-        Authority::Api => true,
-        Authority::Staff { role, .. } => role.includes(Role::Operator),
-    }
-}
-
 impl Service {
     /// Every category's names (at most 500), from this instance's cache
     /// when it is under 10 seconds old.
@@ -91,7 +83,7 @@ impl Service {
         name: CategoryName,
         was: Option<(String, String)>,
     ) -> Result<(), ServiceError> {
-        if !may_name_categories(authority) {
+        if !authority.may(Permission::NameCategories) {
             return Err(ServiceError::Forbidden(
                 "naming categories needs the operator role".into(),
             ));

@@ -32,12 +32,12 @@ use super::audit::StaffAuditView;
 use super::claims::{NewCoupon, claim_before_stock};
 use super::jobs::Deadline;
 use super::support::Authority;
-use super::templates::may_manage_templates;
 use super::views::CouponView;
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponSource;
 use crate::domain::ids::{UserId, new_id};
+use crate::domain::permissions::Permission;
 use crate::domain::redeem_code::{BatchSpec, BatchStatus, FailureLimit, RedeemLimits, normalize};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
@@ -144,7 +144,7 @@ impl CodeStep {
 }
 
 fn check_may_manage(authority: &Authority) -> Result<(), ServiceError> {
-    if may_manage_templates(authority) {
+    if authority.may(Permission::ManageTemplates) {
         Ok(())
     } else {
         Err(ServiceError::Forbidden(

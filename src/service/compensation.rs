@@ -25,7 +25,7 @@ use super::{Executed, IdempotencyRequest, Service, ServiceError, Settings};
 use crate::domain::FieldError;
 use crate::domain::compensation::{self, Preset, RuleChange, Rules, RulesInput};
 use crate::domain::ids::new_id;
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::compensation_rules::{self as store, VersionRow};
@@ -46,16 +46,8 @@ const EXPORT_BATCH: i64 = 1000;
 /// Versions the history shows.
 pub const HISTORY_VERSIONS: i64 = 20;
 
-/// Operators and admins (finance works through them), and the API token.
-pub fn may_manage_compensation(a: &Authority) -> bool {
-    match a {
-        Authority::Api => true,
-        Authority::Staff { role, .. } => role.includes(Role::Operator),
-    }
-}
-
 fn require_manager(a: &Authority, what: &str) -> Result<(), ServiceError> {
-    if may_manage_compensation(a) {
+    if a.may(Permission::ManageCompensation) {
         Ok(())
     } else {
         Err(ServiceError::Forbidden(format!(

@@ -30,11 +30,11 @@ use super::support::{Authority, coupon_facts, order_facts};
 use super::{Ctx, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::order::OrderStatus;
+use crate::domain::permissions::Permission;
 use crate::domain::reconcile::{
     AnomalyKind, Finding, Fix, check_bound_coupon, check_live_order, check_template_counts,
     check_template_stock,
 };
-use crate::domain::staff::Role;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::coupons::CouponRow;
 use crate::store::orders::OrderRow;
@@ -739,9 +739,7 @@ impl Service {
         finding_id: i64,
         reason: Option<String>,
     ) -> Result<(), ServiceError> {
-        if let Authority::Staff { role, .. } = authority
-            && !role.includes(Role::Operator)
-        {
+        if !authority.may(Permission::RepairAnomalies) {
             return Err(ServiceError::Forbidden(
                 "repairs from the reconciliation page need the operator role".into(),
             ));
@@ -868,9 +866,7 @@ impl Service {
         kind: AnomalyKind,
         reason: Option<String>,
     ) -> Result<RepairAllOutcome, ServiceError> {
-        if let Authority::Staff { role, .. } = authority
-            && !role.includes(Role::Operator)
-        {
+        if !authority.may(Permission::RepairAnomalies) {
             return Err(ServiceError::Forbidden(
                 "repairs from the reconciliation page need the operator role".into(),
             ));

@@ -8,10 +8,10 @@ use utoipa::ToSchema;
 
 use super::support::Authority;
 use super::{Service, ServiceError};
+use crate::domain::permissions::Permission;
 use crate::domain::report::{
     self, Counts, date_number, number_date, redemption_rate, report_range,
 };
-use crate::domain::staff::Role;
 use crate::domain::time::to_ms;
 use crate::store::counters::{self, Subject};
 use crate::store::{campaigns, templates};
@@ -72,14 +72,6 @@ pub struct Report {
     /// Every day of the range, oldest first (days without a change are 0).
     pub days: Vec<ReportDay>,
     pub totals: ReportTotals,
-}
-
-/// Reports are for operators and admins (and the shop's trusted API).
-pub fn may_read_reports(authority: &Authority) -> bool {
-    match authority {
-        Authority::Api => true,
-        Authority::Staff { role, .. } => role.includes(Role::Operator),
-    }
 }
 
 fn day_view(day: i64, c: &Counts) -> ReportDay {
@@ -155,7 +147,7 @@ impl Service {
     }
 
     fn check_reports(authority: &Authority) -> Result<(), ServiceError> {
-        if may_read_reports(authority) {
+        if authority.may(Permission::ReadReports) {
             Ok(())
         } else {
             Err(ServiceError::Forbidden(

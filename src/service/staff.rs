@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::{Service, ServiceError};
 use crate::domain::FieldError;
+use crate::domain::permissions::{self, Permission};
 use crate::domain::staff::{Password, Role, StaffName};
 use crate::domain::time::to_ms;
 use crate::log_safe::LogSafe;
@@ -252,7 +253,7 @@ pub enum StaffChange {
 
 /// Refuses a session that is not an admin's before any work is done.
 fn ensure_admin(actor: &StaffSession) -> Result<(), ServiceError> {
-    if actor.role.may_manage_staff() {
+    if permissions::may(actor.role, Permission::ManageStaff) {
         Ok(())
     } else {
         Err(StaffRule::NotAdmin.into())

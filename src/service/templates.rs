@@ -7,7 +7,7 @@ use super::{Ctx, Executed, IdempotencyRequest, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::new_id;
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::domain::template::{
     ClaimStanding, EditRefusal, TemplateChanges, TemplateEdit, TemplateInput, TemplateSpec,
     TemplateStatus, TermsRecord, check_edit, claiming_detail, stock_shards,
@@ -32,17 +32,8 @@ pub mod actions {
     }
 }
 
-/// Creating, editing, pausing and resuming templates is for operators and
-/// admins (and the shop's trusted API); every staff role may read them.
-pub fn may_manage_templates(authority: &Authority) -> bool {
-    match authority {
-        Authority::Api => true,
-        Authority::Staff { role, .. } => role.includes(Role::Operator),
-    }
-}
-
 fn check_may_manage(authority: &Authority) -> Result<(), ServiceError> {
-    if may_manage_templates(authority) {
+    if authority.may(Permission::ManageTemplates) {
         Ok(())
     } else {
         Err(ServiceError::Forbidden(

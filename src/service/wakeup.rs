@@ -33,8 +33,8 @@ use crate::domain::FieldError;
 use crate::domain::discount::DiscountRule;
 use crate::domain::ids::{UserId, new_id};
 use crate::domain::money::Cents;
+use crate::domain::permissions::Permission;
 use crate::domain::reminder::{Channel, channel, coupon_value, days_until, rate_limited};
-use crate::domain::staff::Role;
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
 use crate::domain::wakeup::{
     WakeupOutcome, WakeupRuleInput, WakeupRuleSpec, active_within, decide, in_control,
@@ -76,17 +76,8 @@ pub mod actions {
     }
 }
 
-/// Wake-up rules are for operators and admins (reading them too: the page
-/// shows campaign results); the API's token is trusted.
-pub fn may_manage_wakeups(authority: &Authority) -> bool {
-    match authority {
-        Authority::Api => true,
-        Authority::Staff { role, .. } => role.includes(Role::Operator),
-    }
-}
-
 fn check_may_manage(authority: &Authority) -> Result<(), ServiceError> {
-    if may_manage_wakeups(authority) {
+    if authority.may(Permission::ManageWakeups) {
         Ok(())
     } else {
         Err(ServiceError::Forbidden(

@@ -39,7 +39,7 @@ use super::layout::{
     order_badge, time_text,
 };
 use crate::domain::coupon::CouponStatus;
-use crate::domain::staff::Role;
+use crate::domain::permissions::{self, Permission};
 use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;
 use crate::service::support::{CompensationAllowance, CompensationInput};
@@ -296,7 +296,7 @@ async fn render_release(s: &AppState, staff: &Staff, id: &str, f: FormState) -> 
     // Live: the order still holds the coupon (a lapsed checkout does not).
     let now = s.service.now();
     let live = order.as_ref().is_some_and(|o| o.holds_coupon(now));
-    let may_force = staff.session.role.may_force_release();
+    let may_force = staff.may(Permission::ForceRelease);
     let action = format!("/console/coupons/{}/release", enc(&c.id));
     let back = f.cancel_href(&format!("/console/coupons/{}", enc(&c.id)));
     let order_line = order.map(|o| {
@@ -413,7 +413,7 @@ async fn release(
             Some((field, text)) => {
                 // Refused because the order is live: beside the force box
                 // for those who have it, above the form for the others.
-                let field = match (&e, staff.session.role.may_force_release()) {
+                let field = match (&e, staff.may(Permission::ForceRelease)) {
                     (
                         ServiceError::Refused {
                             refusal: Refusal::OrderActive,
@@ -449,7 +449,7 @@ async fn render_invalidate(s: &AppState, staff: &Staff, id: &str, f: FormState) 
     };
     let action = format!("/console/coupons/{}/invalidate", enc(&c.id));
     let back = f.cancel_href(&format!("/console/coupons/{}", enc(&c.id)));
-    let allowed = staff.session.role.includes(Role::Operator);
+    let allowed = staff.may(Permission::InvalidateCoupon);
     let terms = coupon_terms_text(l, &c);
     let form = match (c.can_invalidate(), allowed) {
         (true, true) => view! {
@@ -895,7 +895,7 @@ async fn render_cancel(s: &AppState, staff: &Staff, order_no: &str, f: FormState
     let back = f.cancel_href(&format!("/console/orders/{}", enc(&o.order_no)));
     let cancellable = o.is_live();
     let lapsed = o.checkout_lapsed(s.service.now());
-    let allowed = staff.session.role.may_cancel_order(lapsed);
+    let allowed = permissions::may_cancel_order(staff.session.role, lapsed);
     let form = match (cancellable, allowed) {
         (true, true) => view! {
             <form method="post" action=action class="stack">

@@ -22,6 +22,7 @@ use super::layout::{
     EventTarget, action_text, actor_text, change_text, enc, reason_text, time_text,
 };
 use crate::domain::event::EventAction;
+use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
 use crate::store::audit::AuditQuery;
@@ -111,7 +112,7 @@ impl AuditParams {
 /// What of the log the reader may see: everyone's (`None`), or only their
 /// own (`Some(actor)`, forced onto the filters).
 fn readable_actor(staff: &Staff) -> Option<String> {
-    (!staff.session.role.may_read_audit_log()).then(|| staff.session.actor())
+    (!staff.may(Permission::ReadAuditLog)).then(|| staff.session.actor())
 }
 
 /// An action typed as the page shows it (`作废`, `Invalidate`), in either

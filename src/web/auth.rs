@@ -226,6 +226,12 @@ impl Staff {
         }
     }
 
+    /// Whether this staff member's role holds `permission`: which forms
+    /// and buttons a page offers (the service decides again).
+    pub fn may(&self, permission: crate::domain::permissions::Permission) -> bool {
+        crate::domain::permissions::may(self.session.role, permission)
+    }
+
     /// The authority the staff member's actions run on.
     pub fn authority(&self) -> crate::service::support::Authority {
         crate::service::support::Authority::Staff {

@@ -32,10 +32,10 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
 use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES, parse_lines};
+use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::bulk::{JobView, VoidInput};
-use crate::service::templates::may_manage_templates;
 use crate::service::views::TemplateView;
 
 /// How often a running job's page reloads itself, in seconds.
@@ -86,7 +86,7 @@ pub async fn template_section(
 ) -> impl IntoView + use<> {
     let l = staff.lang;
     let jobs = s.service.template_jobs(&t.id).await.unwrap_or_default();
-    let starts = may_manage_templates(&staff.authority()).then(|| {
+    let starts = staff.may(Permission::ManageTemplates).then(|| {
         let base = template_path(&t.id);
         let (issue, void) = (format!("{base}/bulk-issue"), format!("{base}/bulk-void"));
         view! {
@@ -144,7 +144,7 @@ struct IssueForm {
 }
 
 async fn issue_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
-    if !may_manage_templates(&staff.authority()) {
+    if !staff.may(Permission::ManageTemplates) {
         return forbidden(staff.lang);
     }
     render_issue(
@@ -358,7 +358,7 @@ async fn issue(
 ) -> Response {
     let l = staff.lang;
     // The role before a byte of the body is read.
-    if !may_manage_templates(&staff.authority()) {
+    if !staff.may(Permission::ManageTemplates) {
         return forbidden(l);
     }
     let (form, file): (IssueForm, _) = match read_posted(&s, &staff, &headers, body).await {
@@ -440,7 +440,7 @@ fn void_list(file: Option<&[u8]>, carried: &str) -> Result<Option<String>, &'sta
 }
 
 async fn void_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
-    if !may_manage_templates(&staff.authority()) {
+    if !staff.may(Permission::ManageTemplates) {
         return forbidden(staff.lang);
     }
     render_void(
@@ -562,7 +562,7 @@ async fn void(
 ) -> Response {
     let l = staff.lang;
     // The role before a byte of the body is read.
-    if !may_manage_templates(&staff.authority()) {
+    if !staff.may(Permission::ManageTemplates) {
         return forbidden(l);
     }
     let (mut form, file): (VoidForm, Option<Vec<u8>>) =

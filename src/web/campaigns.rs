@@ -36,7 +36,7 @@ use super::layout::{
 use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::final_payment::CouponOutcome;
 use crate::domain::order::OrderStatus;
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::domain::time::parse_rfc3339;
 use crate::http::AppState;
 use crate::i18n::Arg;
@@ -68,7 +68,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 fn may_change(staff: &Staff) -> bool {
-    staff.session.role.includes(Role::Operator)
+    staff.may(Permission::RunCampaigns)
 }
 
 fn operator_only(staff: &Staff) -> Option<Response> {

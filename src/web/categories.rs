@@ -17,9 +17,9 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error};
 use crate::domain::category::CategoryName;
+use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::ServiceError;
-use crate::service::categories::may_name_categories;
 
 const LIST: &str = "/console/categories";
 
@@ -94,7 +94,7 @@ async fn page(s: &AppState, staff: &Staff, form: NameForm, errors: FieldErrors) 
         Ok(n) => n,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let may_name = may_name_categories(&staff.authority());
+    let may_name = staff.may(Permission::NameCategories);
     let rows = names
         .list()
         .into_iter()
@@ -200,7 +200,7 @@ async fn save(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response 
         return e.into_response();
     }
     let l = staff.lang;
-    if !may_name_categories(&staff.authority()) {
+    if !staff.may(Permission::NameCategories) {
         return WebError::forbidden(l.t("category-needs-operator")).into_response();
     }
     let name = match CategoryName::parse(&form.code, &form.name_zh, &form.name_en) {

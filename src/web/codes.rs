@@ -29,13 +29,13 @@ use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
 use crate::domain::FieldError;
+use crate::domain::permissions::Permission;
 use crate::domain::redeem_code::{
     BatchSpec, BatchStatus, MAX_LENGTH, MAX_PREFIX_CHARS, MIN_LENGTH,
 };
 use crate::http::AppState;
 use crate::service::audit::StaffAuditView;
 use crate::service::codes::{CodeBatchView, actions};
-use crate::service::templates::may_manage_templates;
 use crate::service::views::TemplateView;
 use crate::service::{Executed, IdempotencyRequest, ServiceError};
 
@@ -60,7 +60,7 @@ fn template_path(id: &str) -> String {
 }
 
 fn may_manage(staff: &Staff) -> bool {
-    may_manage_templates(&staff.authority())
+    staff.may(Permission::ManageTemplates)
 }
 
 fn forbidden(l: Lang) -> Response {

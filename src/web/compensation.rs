@@ -19,12 +19,12 @@ use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text, time_text};
 use super::presets::preset_terms;
 use crate::domain::compensation::{self, Preset, PresetInput, RuleChange, RulesInput};
+use crate::domain::permissions::Permission;
 use crate::domain::time::rfc3339;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::compensation::{
     Breakdown, GroupView, LedgerEntryView, LedgerFilter, MAX_EXPORT_ROWS, RulesVersionView,
-    may_manage_compensation,
 };
 
 pub fn routes() -> Router<AppState> {
@@ -41,7 +41,7 @@ pub fn routes() -> Router<AppState> {
 pub const PAGE_SIZE: i64 = 50;
 
 fn may_manage(staff: &Staff) -> Result<(), WebError> {
-    if may_manage_compensation(&staff.authority()) {
+    if staff.may(Permission::ManageCompensation) {
         Ok(())
     } else {
         Err(WebError::forbidden(staff.lang.t("comp-forbidden")))

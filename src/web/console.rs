@@ -24,6 +24,7 @@ use super::layout::{
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::{CheckResult, SuggestedAction};
 use crate::domain::order::{OrderKind, OrderStatus};
+use crate::domain::permissions::{self, Permission};
 use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::support::{
@@ -229,10 +230,11 @@ fn coupon_actions(l: Lang, role: Role, c: &CouponView) -> impl IntoView + use<> 
         let href = with_back(&format!("/console/coupons/{id}/release"), &here);
         view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
-    let invalidate = (c.can_invalidate() && role.includes(Role::Operator)).then(|| {
-        let href = with_back(&format!("/console/coupons/{id}/invalidate"), &here);
-        view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
-    });
+    let invalidate = (c.can_invalidate() && permissions::may(role, Permission::InvalidateCoupon))
+        .then(|| {
+            let href = with_back(&format!("/console/coupons/{id}/invalidate"), &here);
+            view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
+        });
     let compensate = {
         let mut href = format!("/console/users/{}/compensation", enc(&c.user_id));
         if let Some(no) = &c.order_no {
@@ -402,7 +404,7 @@ pub fn health_report(
             let message = l.msg(&c.msg);
             let name = check_label(l, &c.name);
             // `cancel_order` from `order_status` is a lapsed checkout, which
-            // support may close (`Role::may_cancel_order`).
+            // support may close (`permissions::may_cancel_order`).
             let lapsed_checkout = c.name == "order_status";
             let fix = c
                 .action
@@ -491,10 +493,14 @@ fn fix_button(
             ),
             l.t("mark-the-coupon-used-2"),
         ),
-        SuggestedAction::CancelOrder { order_no } if role.may_cancel_order(lapsed_checkout) => (
-            format!("/console/orders/{}/cancel", enc(order_no)),
-            l.t("cancel-the-order-2"),
-        ),
+        SuggestedAction::CancelOrder { order_no }
+            if permissions::may_cancel_order(role, lapsed_checkout) =>
+        {
+            (
+                format!("/console/orders/{}/cancel", enc(order_no)),
+                l.t("cancel-the-order-2"),
+            )
+        }
         SuggestedAction::CancelOrder { .. } => {
             return Some(
                 view! { <p class="note">{l.t("suggested-cancel-the-order-an-operator")}</p> }

@@ -20,7 +20,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_text};
 use crate::domain::delivery::classify;
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::webhooks::{DeliveryView, EVENT_TYPES};
 use crate::store::deliveries::DeliveryFilter;
@@ -69,7 +69,7 @@ fn status_badge(l: Lang, s: &str) -> impl IntoView + use<> {
 }
 
 fn operator(staff: &Staff) -> bool {
-    staff.session.role.includes(Role::Operator)
+    staff.may(Permission::ManageWebhooks)
 }
 
 async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) -> Response {

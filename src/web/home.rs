@@ -16,6 +16,7 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{EventTarget, action_text, enc, time_text};
+use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::audit::AuditEventView;
 use crate::service::queue::{AtRiskOrder, LapsingOrder, WorkQueue};
@@ -201,7 +202,7 @@ fn queue_view(l: Lang, me: &str, q: WorkQueue) -> impl IntoView + use<> {
 async fn home(State(s): State<AppState>, staff: Staff) -> Response {
     let l = staff.lang;
     let me = staff.actor();
-    let capped = staff.session.role.compensation_capped();
+    let capped = !staff.may(Permission::UncappedCompensation);
     match s.service.work_queue(&me, capped).await {
         Ok(q) => staff.page(l.t("support-console"), queue_view(l, &me, q)),
         Err(e) => WebError::from_service(l, e).into_response(),

@@ -13,6 +13,7 @@ use crate::domain::event::{Actor, EventAction, system_reason_key};
 use crate::domain::health::CheckResult;
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
+use crate::domain::permissions::{self, Permission};
 use crate::i18n::Msg;
 use crate::service::staff::StaffSession;
 use crate::service::views::CouponView;
@@ -185,18 +186,18 @@ pub fn render(
                 <a href="/console/reconciliation">{l.t("reconciliation")}</a>
                 <a href="/console/campaigns" data-testid="nav-campaigns">{l.t("nav-campaigns")}</a>
                 <a href="/console/categories" data-testid="nav-categories">{l.t("category-nav")}</a>
-                {(session.role == crate::domain::staff::Role::Admin).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
+                {permissions::may(session.role, Permission::ManageStaff).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
                 <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
                 <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>
-                {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("webhooks")}</a> })}
-                {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
-                {if session.role.may_read_audit_log() {
+                {permissions::may(session.role, Permission::ManageWebhooks).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("webhooks")}</a> })}
+                {permissions::may(session.role, Permission::ReadReminderPlan).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
+                {if permissions::may(session.role, Permission::ReadAuditLog) {
                     view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> }.into_any()
                 } else {
                     view! { <a href="/console/audit" data-testid="nav-audit">{l.t("nav-my-actions")}</a> }.into_any()
                 }}
-                {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/compensation" data-testid="nav-compensation">{l.t("comp-nav")}</a> })}
-                {session.role.includes(crate::domain::staff::Role::Operator).then(|| view! { <a href="/console/wakeup" data-testid="nav-wakeup">{l.t("wakeup-nav")}</a> })}
+                {permissions::may(session.role, Permission::ManageCompensation).then(|| view! { <a href="/console/compensation" data-testid="nav-compensation">{l.t("comp-nav")}</a> })}
+                {permissions::may(session.role, Permission::ManageWakeups).then(|| view! { <a href="/console/wakeup" data-testid="nav-wakeup">{l.t("wakeup-nav")}</a> })}
             </nav>
             {flash.map(|f| flash_view(&f))}
             <main id="main" class="content wide">

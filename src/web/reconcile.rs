@@ -14,8 +14,8 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_string, time_text};
+use crate::domain::permissions::Permission;
 use crate::domain::reconcile::{AnomalyKind, Fix};
-use crate::domain::staff::Role;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::reconcile::{FindingView, RunView};
@@ -76,7 +76,7 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Response {
         },
         None => Vec::new(),
     };
-    let operator = staff.session.role.includes(Role::Operator);
+    let operator = staff.may(Permission::RepairAnomalies);
     let csrf = staff.session.csrf_token.clone();
     let summary = match &latest {
         None => {
@@ -316,7 +316,7 @@ fn confirm_form(staff: &Staff, action: String, button: &'static str) -> impl Int
 }
 
 fn operator_only(staff: &Staff) -> Option<Response> {
-    (!staff.session.role.includes(Role::Operator)).then(|| {
+    (!staff.may(Permission::RepairAnomalies)).then(|| {
         WebError::forbidden(staff.lang.t("repairs-from-the-reconciliation-page-need"))
             .into_response()
     })

@@ -13,8 +13,8 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{time_string, time_text};
+use crate::domain::permissions::Permission;
 use crate::domain::reminder::{INACTIVE_AFTER_DAYS, QuietHours, ReminderSettings};
-use crate::domain::staff::Role;
 use crate::domain::time::{from_ms, rfc3339};
 use crate::http::AppState;
 use crate::service::reminders::ReminderActivity;
@@ -262,7 +262,7 @@ fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
 
 async fn page(State(s): State<AppState>, staff: Staff) -> Response {
     let l = staff.lang;
-    if !staff.session.role.includes(Role::Operator) {
+    if !staff.may(Permission::ReadReminderPlan) {
         return WebError::forbidden(l.t("the-reminder-plan-needs-the-operator")).into_response();
     }
     let activity = match s.service.reminder_activity(RECENT).await {

@@ -25,6 +25,7 @@ use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error, role_label};
 use super::password::{check_new_password as password_text, reauth_text};
 use crate::domain::FieldError;
+use crate::domain::permissions::Permission;
 use crate::domain::staff::{Role, StaffName};
 use crate::domain::time::from_ms;
 use crate::http::AppState;
@@ -46,7 +47,7 @@ pub fn routes() -> Router<AppState> {
 
 /// The 403 page for anyone but an admin.
 fn admins_only(staff: &Staff) -> Result<(), WebError> {
-    if staff.session.role.may_manage_staff() {
+    if staff.may(Permission::ManageStaff) {
         Ok(())
     } else {
         Err(WebError::forbidden(

@@ -19,7 +19,7 @@
 //!   field; each action lands back on the page with a flash.
 //!
 //! Every staff role reads; managing is for operators and admins, enforced
-//! in the service ([`may_manage_templates`] only decides which forms a
+//! in the service ([`Staff::may`] only decides which forms a
 //! page shows).
 
 use axum::Router;
@@ -43,6 +43,7 @@ use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
 use crate::domain::money::Cents;
+use crate::domain::permissions::Permission;
 use crate::domain::template::{
     ClaimStanding, EditRefusal, TemplateChanges, TemplateInput, TemplateStatus, Validity,
     parse_claiming_detail, preview_words, rule_words, spread_words,
@@ -51,7 +52,7 @@ use crate::domain::time::parse_rfc3339;
 use crate::http::AppState;
 use crate::i18n::Msg;
 use crate::service::audit::StaffAuditView;
-use crate::service::templates::{TemplatePatch, actions, may_manage_templates};
+use crate::service::templates::{TemplatePatch, actions};
 use crate::service::views::TemplateView;
 use crate::service::{Executed, IdempotencyRequest, ServiceError};
 
@@ -98,7 +99,7 @@ fn detail_path(id: &str) -> String {
 
 /// Whether this staff member sees the forms that change templates.
 fn may_manage(staff: &Staff) -> bool {
-    may_manage_templates(&staff.authority())
+    staff.may(Permission::ManageTemplates)
 }
 
 // ---------------------------------------------------------------- words

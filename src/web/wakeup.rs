@@ -25,13 +25,12 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, time_text};
 use super::reminders::offset_label;
+use crate::domain::permissions::Permission;
 use crate::domain::wakeup::{WakeupOutcome, WakeupRuleInput};
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::views::TemplateView;
-use crate::service::wakeup::{
-    OutcomeFigures, WakeupRuleReport, may_manage_wakeups, per_mille_text,
-};
+use crate::service::wakeup::{OutcomeFigures, WakeupRuleReport, per_mille_text};
 
 const LIST: &str = "/console/wakeup";
 
@@ -344,7 +343,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
         return e.into_response();
     }
     let l = staff.lang;
-    if !may_manage_wakeups(&staff.authority()) {
+    if !staff.may(Permission::ManageWakeups) {
         return forbidden(l);
     }
     let (input, errors) = form.input(l);

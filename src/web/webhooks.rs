@@ -20,7 +20,7 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error, time_string};
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::webhooks::{EVENT_TYPES, ReceiverRefusal, SubscriberView, UrlProblem};
@@ -72,7 +72,7 @@ impl Switch {
 }
 
 fn operator(staff: &Staff) -> bool {
-    staff.session.role.includes(Role::Operator)
+    staff.may(Permission::ManageWebhooks)
 }
 
 fn operator_only(staff: &Staff) -> Option<Response> {

@@ -17,6 +17,7 @@ use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{OrderNo, new_coupon_code, new_id};
 use crate::domain::money::{Cents, MAX_CENTS};
 use crate::domain::order::CouponLockStatus;
+use crate::domain::permissions::{self, Permission};
 use crate::domain::staff::{Role, StaffName};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::jobs::Deadline;
@@ -46,26 +47,20 @@ pub enum Authority {
 }
 
 impl Authority {
-    fn may_force_release(&self) -> bool {
+    /// Whether this authority holds `permission`: the shop's API token is
+    /// trusted with everything; staff by their role
+    /// ([`crate::domain::permissions`]).
+    pub fn may(&self, permission: Permission) -> bool {
         match self {
             Authority::Api => true,
-            Authority::Staff { role, .. } => role.may_force_release(),
+            Authority::Staff { role, .. } => permissions::may(*role, permission),
         }
     }
 
-    /// Invalidating voids a customer's coupon for good: operators and up.
-    fn may_invalidate(&self) -> bool {
-        match self {
-            Authority::Api => true,
-            Authority::Staff { role, .. } => role.includes(Role::Operator),
-        }
-    }
-
+    /// Support staff hand out compensation within the configured caps;
+    /// operators, admins and the API are not capped.
     fn compensation_capped(&self) -> bool {
-        match self {
-            Authority::Api => false,
-            Authority::Staff { role, .. } => role.compensation_capped(),
-        }
+        !self.may(Permission::UncappedCompensation)
     }
 }
 
@@ -160,7 +155,7 @@ impl Service {
         force: bool,
     ) -> Result<Executed<CouponView>, ServiceError> {
         let reason = parse_reason(reason)?;
-        if force && !authority.may_force_release() {
+        if force && !authority.may(Permission::ForceRelease) {
             return Err(ServiceError::Forbidden(
                 "only an operator may force the release of a coupon whose order is live".into(),
             ));
@@ -330,7 +325,7 @@ impl Service {
                     })
                 })
                 .await?;
-            if !role.may_cancel_order(lapsed) {
+            if !permissions::may_cancel_order(*role, lapsed) {
                 return Err(ServiceError::Forbidden(
                     "cancelling an order needs the operator role, unless its checkout lock lapsed"
                         .into(),
@@ -352,7 +347,7 @@ impl Service {
         reason: Option<String>,
     ) -> Result<Executed<CouponView>, ServiceError> {
         let reason = parse_reason(reason)?;
-        if !authority.may_invalidate() {
+        if !authority.may(Permission::InvalidateCoupon) {
             return Err(ServiceError::Forbidden(
                 "only an operator may invalidate a coupon".into(),
             ));
@@ -728,10 +723,11 @@ mod tests {
             name,
             role: Role::Operator,
         };
-        assert!(!support.may_force_release() && !support.may_invalidate());
+        let (force, invalidate) = (Permission::ForceRelease, Permission::InvalidateCoupon);
+        assert!(!support.may(force) && !support.may(invalidate));
         assert!(support.compensation_capped());
-        assert!(operator.may_force_release() && operator.may_invalidate());
+        assert!(operator.may(force) && operator.may(invalidate));
         assert!(!operator.compensation_capped());
-        assert!(Authority::Api.may_force_release() && !Authority::Api.compensation_capped());
+        assert!(Authority::Api.may(force) && !Authority::Api.compensation_capped());
     }
 }
