@@ -22,6 +22,64 @@ pub const MAX_REASON_CHARS: usize = 100;
 /// Longest preset id, in bytes.
 pub const MAX_ID_LEN: usize = 64;
 
+/// What a capped (support) staff member may still give as compensation
+/// today: the caps of the rules in force, and what the ledger says they
+/// gave on this business day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CompensationAllowance {
+    /// The most one compensation coupon may be worth.
+    pub per_coupon_cents: i64,
+    /// The most they may give in one business day.
+    pub daily_cents: i64,
+    /// What they gave today (compensation coupons only).
+    pub given_today_cents: i64,
+}
+
+/// Which of support's caps a compensation would pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapHit {
+    /// Worth more than one coupon may be.
+    PerCoupon { max_cents: i64 },
+    /// More than is left of the business day's allowance.
+    Daily {
+        daily_cents: i64,
+        given_today_cents: i64,
+        left_cents: i64,
+    },
+}
+
+impl CompensationAllowance {
+    /// What is left of today's allowance (never below zero).
+    pub fn left_today_cents(&self) -> i64 {
+        (self.daily_cents - self.given_today_cents).max(0)
+    }
+
+    /// The most the next coupon may be worth: the per-coupon cap or what
+    /// is left of today, whichever is smaller.
+    pub fn next_coupon_cents(&self) -> i64 {
+        self.per_coupon_cents.min(self.left_today_cents())
+    }
+
+    /// The caps check of a compensation worth `value_cents`: the
+    /// per-coupon cap first, then the day's. The service refuses with it
+    /// and the console words its message from the cap it names.
+    pub fn check(&self, value_cents: i64) -> Result<(), CapHit> {
+        if value_cents > self.per_coupon_cents {
+            return Err(CapHit::PerCoupon {
+                max_cents: self.per_coupon_cents,
+            });
+        }
+        if self.given_today_cents.saturating_add(value_cents) > self.daily_cents {
+            return Err(CapHit::Daily {
+                daily_cents: self.daily_cents,
+                given_today_cents: self.given_today_cents,
+                left_cents: self.left_today_cents(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// One compensation preset: a reason and the coupon it gives.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Preset {
@@ -309,6 +367,56 @@ impl RulesChangeLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_is_left_of_the_allowance_never_goes_below_zero_or_above_the_coupon_cap() {
+        let a = CompensationAllowance {
+            per_coupon_cents: 5000,
+            daily_cents: 20000,
+            given_today_cents: 17050,
+        };
+        assert_eq!((a.left_today_cents(), a.next_coupon_cents()), (2950, 2950));
+        let fresh = CompensationAllowance {
+            given_today_cents: 0,
+            ..a
+        };
+        assert_eq!(
+            (fresh.left_today_cents(), fresh.next_coupon_cents()),
+            (20000, 5000)
+        );
+        let over = CompensationAllowance {
+            given_today_cents: 25000,
+            ..a
+        };
+        assert_eq!((over.left_today_cents(), over.next_coupon_cents()), (0, 0));
+    }
+
+    #[test]
+    fn the_caps_check_names_the_per_coupon_cap_first_then_the_days() {
+        let a = CompensationAllowance {
+            per_coupon_cents: 5000,
+            daily_cents: 20000,
+            given_today_cents: 17050,
+        };
+        assert_eq!(a.check(2950), Ok(()));
+        assert_eq!(a.check(5001), Err(CapHit::PerCoupon { max_cents: 5000 }));
+        assert_eq!(
+            a.check(2951),
+            Err(CapHit::Daily {
+                daily_cents: 20000,
+                given_today_cents: 17050,
+                left_cents: 2950
+            })
+        );
+        let over = CompensationAllowance {
+            given_today_cents: 25000,
+            ..a
+        };
+        assert!(matches!(
+            over.check(1),
+            Err(CapHit::Daily { left_cents: 0, .. })
+        ));
+    }
 
     fn preset(id: &str, value: i64, min: i64, cats: &[&str]) -> Preset {
         Preset {

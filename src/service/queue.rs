@@ -99,7 +99,7 @@ impl Service {
                     // counts them (see below).
                     let open_findings = Vec::new();
                     let compensation_today = if capped {
-                        let given = crate::store::search::compensation_issued_by(
+                        let given = crate::store::ledger::compensation_issued_by(
                             c,
                             &actor,
                             to_ms(day_start),

@@ -266,3 +266,30 @@ pub async fn campaign_choices(
     .fetch_all(conn)
     .await
 }
+
+/// Compensation-coupon cents issued by `actor` in `[from_ms, to_ms)`
+/// (`(actor, at)` index).
+pub async fn compensation_issued_by(
+    conn: &mut AnyConnection,
+    actor: &str,
+    from_ms: i64,
+    to_ms: i64,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(amount_cents), 0) AS BIGINT) FROM compensation_ledger
+         WHERE actor = $1 AND at >= $2 AND at < $3 AND kind = 'coupon'",
+    )
+    .bind(actor)
+    .bind(from_ms)
+    .bind(to_ms)
+    .fetch_one(conn)
+    .await
+}
+
+/// Serializes the compensation issued by one actor for the rest of the
+/// transaction, so two concurrent issues cannot both pass the daily cap.
+/// PostgreSQL: a transaction-scoped advisory lock on the actor. SQLite:
+/// nothing to do, a write transaction already holds the database lock.
+pub async fn lock_actor_for_caps(conn: &mut AnyConnection, actor: &str) -> Result<(), sqlx::Error> {
+    super::advisory_lock(conn, &format!("compensation-cap:{actor}")).await
+}

@@ -38,11 +38,12 @@ use super::layout::{
     FieldErrors, coupon_badge, coupon_status_label, coupon_terms_text, enc, field_error,
     order_badge, time_text,
 };
+use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::permissions::{self, Permission};
 use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;
-use crate::service::support::{CompensationAllowance, CompensationInput};
+use crate::service::support::CompensationInput;
 use crate::service::{Executed, Refusal, ServiceError};
 
 /// Routes of the action pages.
@@ -729,18 +730,16 @@ pub fn parse_yuan(raw: &str) -> Option<i64> {
 /// The message of a compensation over support's caps: over the per-coupon
 /// cap, or over what is left of today's allowance.
 fn over_cap_text(l: Lang, a: Option<CompensationAllowance>, value_cents: i64) -> String {
-    match a {
-        Some(a) if value_cents > a.per_coupon_cents => crate::tr!(
-            l,
-            "compensation-over-per-coupon",
-            max = l.money(a.per_coupon_cents)
-        ),
-        Some(a) => crate::tr!(
-            l,
-            "compensation-over-today",
-            left = l.money(a.left_today_cents())
-        ),
-        None => l
+    match a.map(|a| a.check(value_cents)) {
+        Some(Err(CapHit::PerCoupon { max_cents })) => {
+            crate::tr!(l, "compensation-over-per-coupon", max = l.money(max_cents))
+        }
+        Some(Err(CapHit::Daily { left_cents, .. })) => {
+            crate::tr!(l, "compensation-over-today", left = l.money(left_cents))
+        }
+        // Not capped, or room again by the time the page asked: the
+        // refusal's own words.
+        None | Some(Ok(())) => l
             .t(Refusal::CompensationLimitExceeded.message_key())
             .to_string(),
     }
@@ -1281,28 +1280,5 @@ mod tests {
             ),
             "/console/orders/P1/repair?coupon_id=c1&back=%2Fconsole%2Forders%2FP1"
         );
-    }
-
-    #[test]
-    fn what_is_left_of_the_allowance_never_goes_below_zero_or_above_the_coupon_cap() {
-        let a = CompensationAllowance {
-            per_coupon_cents: 5000,
-            daily_cents: 20000,
-            given_today_cents: 17050,
-        };
-        assert_eq!((a.left_today_cents(), a.next_coupon_cents()), (2950, 2950));
-        let fresh = CompensationAllowance {
-            given_today_cents: 0,
-            ..a
-        };
-        assert_eq!(
-            (fresh.left_today_cents(), fresh.next_coupon_cents()),
-            (20000, 5000)
-        );
-        let over = CompensationAllowance {
-            given_today_cents: 25000,
-            ..a
-        };
-        assert_eq!((over.left_today_cents(), over.next_coupon_cents()), (0, 0));
     }
 }

@@ -12,6 +12,7 @@ use sqlx::AnyConnection;
 
 use super::parse_user;
 use crate::domain::FieldError;
+use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::{CouponSource, CouponStatus, effective_status, release_target};
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{OrderNo, new_coupon_code, new_id};
@@ -101,31 +102,6 @@ impl CompensationEntry {
     /// final payment).
     pub fn is_coupon(&self) -> bool {
         self.kind == "coupon" || self.kind == "final_payment_coupon"
-    }
-}
-
-/// What a capped staff member may still give as compensation today: the
-/// caps, and what the ledger says they gave on this business day.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct CompensationAllowance {
-    /// The most one compensation coupon may be worth.
-    pub per_coupon_cents: i64,
-    /// The most they may give in one business day.
-    pub daily_cents: i64,
-    /// What they gave today (compensation coupons only).
-    pub given_today_cents: i64,
-}
-
-impl CompensationAllowance {
-    /// What is left of today's allowance (never below zero).
-    pub fn left_today_cents(&self) -> i64 {
-        (self.daily_cents - self.given_today_cents).max(0)
-    }
-
-    /// The most the next coupon may be worth: the per-coupon cap or what
-    /// is left of today, whichever is smaller.
-    pub fn next_coupon_cents(&self) -> i64 {
-        self.per_coupon_cents.min(self.left_today_cents())
     }
 }
 
@@ -418,7 +394,7 @@ impl Service {
             .read(move |c| {
                 let actor = actor.clone();
                 Box::pin(async move {
-                    Ok(search::compensation_issued_by(c, &actor, to_ms(start), to_ms(end)).await?)
+                    Ok(ledger::compensation_issued_by(c, &actor, to_ms(start), to_ms(end)).await?)
                 })
             })
             .await?;
@@ -521,32 +497,22 @@ impl Service {
                             return Err(FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into());
                         }
                     };
-                    if capped && value > rules.support_max_cents {
-                        return Err(ServiceError::refused(
-                            Refusal::CompensationLimitExceeded,
-                            format!(
-                                "support staff may issue at most {} yuan per compensation coupon",
-                                Cents::from_stored(rules.support_max_cents).yuan()
-                            ),
-                        ));
-                    }
                     if capped {
-                        search::lock_actor_for_caps(c, &op.ctx.actor).await?;
+                        ledger::lock_actor_for_caps(c, &op.ctx.actor).await?;
                         // "Today" is the business day (COUPONKEEPER_BUSINESS_TZ).
                         let (start, end) = settings.reminders.tz.day_bounds(op.now);
-                        let today =
-                            search::compensation_issued_by(c, &op.ctx.actor, to_ms(start), to_ms(end))
-                                .await?;
-                        if today.saturating_add(value) > rules.support_daily_cents {
-                            return Err(ServiceError::refused(
-                                Refusal::CompensationLimitExceeded,
-                                format!(
-                                    "support staff may issue at most {} yuan of compensation per day; {} yuan issued today",
-                                    Cents::from_stored(rules.support_daily_cents).yuan(),
-                                    Cents::from_stored(today).yuan()
-                                ),
-                            ));
-                        }
+                        let allowance = CompensationAllowance {
+                            per_coupon_cents: rules.support_max_cents,
+                            daily_cents: rules.support_daily_cents,
+                            given_today_cents: ledger::compensation_issued_by(
+                                c,
+                                &op.ctx.actor,
+                                to_ms(start),
+                                to_ms(end),
+                            )
+                            .await?,
+                        };
+                        allowance.check(value).map_err(cap_refusal)?;
                     }
                     let view = insert_compensation_coupon(
                         c,
@@ -591,6 +557,26 @@ impl Service {
         }
         result
     }
+}
+
+/// The refusal of a compensation over one of support's caps.
+fn cap_refusal(hit: CapHit) -> ServiceError {
+    let message = match hit {
+        CapHit::PerCoupon { max_cents } => format!(
+            "support staff may issue at most {} yuan per compensation coupon",
+            Cents::from_stored(max_cents).yuan()
+        ),
+        CapHit::Daily {
+            daily_cents,
+            given_today_cents,
+            ..
+        } => format!(
+            "support staff may issue at most {} yuan of compensation per day; {} yuan issued today",
+            Cents::from_stored(daily_cents).yuan(),
+            Cents::from_stored(given_today_cents).yuan()
+        ),
+    };
+    ServiceError::refused(Refusal::CompensationLimitExceeded, message)
 }
 
 /// A typed compensation amount: 1 cent up to `MAX_CENTS`.
