@@ -22,10 +22,13 @@
 //!   state::AppState;` in `http`, or any other `use`) is followed to the
 //!   module it comes from: `crate::http::AppState` → `http::state`, so a
 //!   re-export neither hides a dependency nor invents one.
-//! - **Not edges**: `mod x;` declarations, and an edge from a module to
-//!   itself or to one of its own descendants (a parent declares, re-exports
-//!   and routes to its children; that is ownership, not a dependency).
-//!   Edges from a child to its parent or to any other module do count.
+//! - **Not edges**: `mod x;` declarations and a module's paths to itself.
+//!   A parent's paths into its children count like any other: a parent
+//!   that uses (or re-exports) a child while the child uses the parent's
+//!   items is a cycle, which is how `domain` → `i18n` → `domain` went
+//!   unseen before (`i18n::names` → `domain::category` was a child of a
+//!   module that the domain imported). Shared items live in a leaf child
+//!   that the parent re-exports.
 //! - Paths in macro input (`view! { … }`) count like any code.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -86,7 +89,7 @@ impl Graph {
         for (module, (file, _)) in sources {
             for (path, line) in &parsed[module].paths {
                 let to = target_of(path, &modules, &bindings);
-                if to == *module || is_descendant(&to, module) {
+                if to == *module {
                     continue;
                 }
                 edges.push(Edge {
@@ -216,10 +219,6 @@ fn join(segs: &[String]) -> Module {
     } else {
         segs.join("::")
     }
-}
-
-fn is_descendant(m: &str, ancestor: &str) -> bool {
-    ancestor == "crate" && m != "crate" || m.starts_with(&format!("{ancestor}::"))
 }
 
 fn top(m: &str) -> &str {
@@ -708,9 +707,31 @@ fn elementary_cycles<'a>(
 
 /// Cycles that are known and waiting, each with the reason it is still
 /// here. Any other cycle fails the test, and so does an entry whose cycle is
-/// gone (delete the entry then): the list can only shrink. It is empty:
-/// `src/` has no import cycle, and a new one fails the test.
-const WAITING_CYCLES: &[(&[&str], &str)] = &[];
+/// gone (delete the entry then): the list can only shrink.
+const WAITING_CYCLES: &[(&[&str], &str)] = &[(
+    &[
+        "service",
+        "service::categories",
+        "service::claims",
+        "service::deadlines",
+        "service::idempotency",
+        "service::orders::steps",
+        "service::orders::view",
+        "service::support",
+        "service::support::actions",
+        "service::support::csv",
+        "service::support::health",
+        "service::support::lists",
+        "service::support::search",
+        "service::webhooks::client",
+        "service::webhooks::settings",
+    ],
+    "`Service`, `Ctx`, `Op` and `ServiceError` are defined in service/mod.rs, which every \
+     operation module imports, while `Service`'s fields are types of those modules \
+     (NamesCache, Scheduler, WebhookClients, WebhookSettings, Executed) and its write \
+     path takes a claims::StockTake. It goes when those types move to leaf modules and \
+     mod.rs only declares and re-exports",
+)];
 
 #[test]
 fn module_imports_form_no_cycle() {
@@ -738,21 +759,30 @@ fn module_imports_form_no_cycle() {
 #[test]
 fn each_layer_imports_only_what_the_code_map_allows() {
     // (layer, layers it must not import)
-    let rules: [(&str, &[&str]); 5] = [
+    // Pages and handlers reach the database only through the service,
+    // and the jobs drive the service: none of them names a store type,
+    // except the wire shapes of `store::views` (a coupon and an event as
+    // the API shows them), which the store also writes into the webhook
+    // outbox in the same transaction as the change.
+    let allowed =
+        |from: &str, to: &str| to == "store::views" && ["api", "web"].contains(&top(from));
+    let rules: [(&str, &[&str]); 6] = [
         (
             "domain",
             &["store", "service", "api", "web", "jobs", "http"],
         ),
         ("store", &["service", "api", "web", "http"]),
         ("service", &["api", "web", "http"]),
-        ("api", &["web"]),
-        ("web", &["api"]),
+        ("api", &["web", "store"]),
+        ("web", &["api", "store"]),
+        ("jobs", &["store", "api", "web"]),
     ];
     let g = Graph::of_src();
     let mut broken = Vec::new();
     for e in &g.edges {
         for (layer, forbidden) in rules {
-            if top(&e.from) == layer && forbidden.contains(&top(&e.to)) {
+            if top(&e.from) == layer && forbidden.contains(&top(&e.to)) && !allowed(&e.from, &e.to)
+            {
                 broken.push(format!(
                     "{} -> {}: {}:{} `{}`",
                     e.from, e.to, e.file, e.line, e.path

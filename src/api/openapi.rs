@@ -730,7 +730,7 @@ fn input_rules(doc: &mut serde_json::Value) {
     let categories = || {
         json!({"type": ["array", "null"], "maxItems": crate::domain::discount::MAX_CATEGORIES,
             "items": {"type": "string", "minLength": 1,
-                "maxLength": crate::domain::discount::MAX_CATEGORY_LEN, "pattern": TEXT_PATTERN}})
+                "maxLength": crate::domain::category::MAX_CATEGORY_LEN, "pattern": TEXT_PATTERN}})
     };
     let reason = || text(crate::service::orders::MAX_REASON_CHARS);
     let template_validity = json!([

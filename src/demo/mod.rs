@@ -48,42 +48,16 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::clock::{ManualClock, SharedClock};
 use crate::config::Config;
-use crate::server::{StartError, try_build_service};
-use crate::service::{Ctx, ServiceError};
+use crate::server::try_build_service;
+use crate::service::Ctx;
 use crate::store::Db;
 use anomalies::plant_anomalies;
 use report::demo_order_count;
 use seed::Seed;
+pub use seed::{ACTOR, DemoError, ORDER_COUNT, ORDER_PREFIX, USERS};
 
-/// The actor of every event the demo writes.
-pub const ACTOR: &str = "demo:seed";
-/// Prefix of every demo order number (`DEMO-N-0001`, `DEMO-P-0001`).
-pub const ORDER_PREFIX: &str = "DEMO-";
-/// Number of demo users: `u10001` ... `u10040`.
-pub const USERS: u32 = 40;
-/// Orders a full load creates (a smaller count means a half-done load).
-pub const ORDER_COUNT: i64 = 48;
 /// How far back the demo's clock starts.
 const HISTORY_DAYS: i64 = 10;
-
-/// Why the demo could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum DemoError {
-    #[error("database error: {0}")]
-    Db(#[from] sqlx::Error),
-    #[error("demo step \"{step}\" failed: {source}")]
-    Step {
-        step: String,
-        #[source]
-        source: ServiceError,
-    },
-    #[error(
-        "the database holds {found} of the {ORDER_COUNT} demo orders: an earlier load stopped half-way; load the demo into an empty database"
-    )]
-    Partial { found: i64 },
-    #[error(transparent)]
-    Start(#[from] StartError),
-}
 
 /// Loads the demo into `db` (already migrated), with its timeline ending at
 /// `now`, unless demo data is already there; either way returns the report

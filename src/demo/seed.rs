@@ -6,12 +6,40 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{ACTOR, DemoError, ORDER_PREFIX};
 use crate::clock::{Clock, ManualClock};
 use crate::domain::ids::UserId;
 use crate::domain::time::rfc3339;
+use crate::server::StartError;
 use crate::service::orders::OrderInput;
 use crate::service::{Ctx, Executed, Refusal, Service, ServiceError};
+
+/// The actor of every event the demo writes.
+pub const ACTOR: &str = "demo:seed";
+/// Prefix of every demo order number (`DEMO-N-0001`, `DEMO-P-0001`).
+pub const ORDER_PREFIX: &str = "DEMO-";
+/// Number of demo users: `u10001` ... `u10040`.
+pub const USERS: u32 = 40;
+/// Orders a full load creates (a smaller count means a half-done load).
+pub const ORDER_COUNT: i64 = 48;
+
+/// Why the demo could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("demo step \"{step}\" failed: {source}")]
+    Step {
+        step: String,
+        #[source]
+        source: ServiceError,
+    },
+    #[error(
+        "the database holds {found} of the {ORDER_COUNT} demo orders: an earlier load stopped half-way; load the demo into an empty database"
+    )]
+    Partial { found: i64 },
+    #[error(transparent)]
+    Start(#[from] StartError),
+}
 
 /// Upper bound on expiry batches per job pass (500 coupons each).
 const MAX_EXPIRY_BATCHES: usize = 100;

@@ -3,7 +3,9 @@
 //! empty, never too long and never carries control or format characters.
 
 use super::FieldError;
-use super::discount::MAX_CATEGORY_LEN;
+
+/// Longest category name.
+pub const MAX_CATEGORY_LEN: usize = 64;
 
 /// Longest name, in characters.
 pub const MAX_NAME_CHARS: usize = 32;

@@ -8,13 +8,12 @@
 use serde::Serialize;
 
 use super::FieldError;
+use super::category::MAX_CATEGORY_LEN;
 use super::money::Cents;
 use crate::i18n::Msg;
 
 /// Most categories one template may name; bounds every applicability check.
 pub const MAX_CATEGORIES: usize = 50;
-/// Longest category name.
-pub const MAX_CATEGORY_LEN: usize = 64;
 
 /// A coupon's `kind`: a fixed amount off, or a percentage off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]

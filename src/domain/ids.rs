@@ -127,6 +127,17 @@ pub fn search_key(raw: &str) -> String {
         .collect()
 }
 
+/// The prefixes of the server ids that pages show by a name or code
+/// (`store::names::people_names` looks them up).
+const NAMED_PREFIXES: [&str; 6] = ["cpn_", "tpl_", "cmp_", "cbt_", "wkr_", "whk_"];
+
+/// Whether `word` looks like a server id a page shows by its name.
+pub fn is_named_id(word: &str) -> bool {
+    NAMED_PREFIXES
+        .iter()
+        .any(|p| word.len() > p.len() && word.starts_with(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! "now" takes it as an argument, so each rule is testable on its own.
 
 pub mod bulk;
+pub mod business_tz;
 pub mod campaign;
 pub mod category;
 pub mod compensation;
@@ -13,6 +14,7 @@ pub mod delivery;
 pub mod discount;
 pub mod event;
 pub mod facts;
+pub mod filters;
 pub mod final_payment;
 pub mod form_token;
 pub mod health;

@@ -30,27 +30,13 @@ use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
 use serde::Serialize;
 
+mod lang;
 pub mod names;
 pub mod zone;
 
-/// A reader's language.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Lang {
-    Zh,
-    En,
-}
+pub use lang::Lang;
 
 impl Lang {
-    /// Both languages, in catalog order.
-    pub const ALL: [Lang; 2] = [Lang::Zh, Lang::En];
-
-    fn index(self) -> usize {
-        match self {
-            Lang::Zh => 0,
-            Lang::En => 1,
-        }
-    }
-
     /// The text of a message without arguments.
     pub fn t(self, key: &str) -> &'static str {
         let c = catalog();

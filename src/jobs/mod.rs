@@ -29,6 +29,7 @@
 //! restart. On SQLite one process owns the file and its jobs.
 
 pub mod pace;
+mod settings;
 pub mod wheel;
 pub mod worker;
 
@@ -39,66 +40,16 @@ use rand::Rng;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use settings::{
+    ACTOR_ARCHIVE, ACTOR_LAPSE, ACTOR_PRESALE, ACTOR_REAPER, ACTOR_RECONCILE, ACTOR_SWEEP,
+    ACTOR_WHEEL, BATCH, JobSettings,
+};
+
 use crate::metrics::Metrics;
 use crate::service::Service;
 use crate::service::jobs::Scheduler;
 use crate::service::webhooks::{DispatchReport, Dispatcher};
 
-/// Settings of the background jobs.
-#[derive(Debug, Clone)]
-pub struct JobSettings {
-    /// `COUPONKEEPER_JOBS`: `on` (default) or `off`.
-    pub enabled: bool,
-    /// `COUPONKEEPER_EXPIRY_HORIZON_SECONDS`, default 600: how far ahead the
-    /// timing wheel holds deadlines.
-    pub horizon_seconds: i64,
-    /// `COUPONKEEPER_SWEEP_SECONDS`, default 300 (plus up to 20 % jitter).
-    pub sweep_seconds: i64,
-    /// `COUPONKEEPER_PRESALE_GRACE_SECONDS`, default 3600: how long after the
-    /// final-payment window a deposit-paid order is closed.
-    pub presale_grace_seconds: i64,
-    /// `COUPONKEEPER_ZOMBIE_LOCK_SECONDS`, default 7200: how old a lock must
-    /// be before the reaper looks at it.
-    pub zombie_lock_seconds: i64,
-    /// `COUPONKEEPER_REAPER_SECONDS`, default 3600: how often the reaper runs.
-    pub reaper_seconds: i64,
-    /// `COUPONKEEPER_ARCHIVE_AFTER_DAYS`, default 30.
-    pub archive_after_days: i64,
-    /// `COUPONKEEPER_ARCHIVE_SECONDS`, default 3600: how often archiving runs.
-    pub archive_seconds: i64,
-    /// `COUPONKEEPER_RECONCILE_SECONDS`, default 900: how often
-    /// reconciliation runs and records what it found.
-    pub reconcile_seconds: i64,
-}
-
-impl Default for JobSettings {
-    fn default() -> Self {
-        JobSettings {
-            enabled: true,
-            horizon_seconds: 600,
-            sweep_seconds: 300,
-            presale_grace_seconds: 3600,
-            zombie_lock_seconds: 7200,
-            reaper_seconds: 3600,
-            archive_after_days: 30,
-            archive_seconds: 3600,
-            reconcile_seconds: 900,
-        }
-    }
-}
-
-/// Actor names the jobs write into event rows.
-pub const ACTOR_WHEEL: &str = "job:expiry-wheel";
-pub const ACTOR_SWEEP: &str = "job:expiry-sweep";
-pub const ACTOR_LAPSE: &str = "job:checkout-lapse";
-pub const ACTOR_PRESALE: &str = "job:presale-timeout";
-pub const ACTOR_REAPER: &str = "job:zombie-reaper";
-/// Actor of reconciliation runs started by the job.
-pub const ACTOR_RECONCILE: &str = "job:reconcile";
-pub const ACTOR_ARCHIVE: &str = "job:archive";
-
-/// Rows per batch statement.
-pub const BATCH: i64 = 500;
 /// Most batches one sweep runs (5 million coupons); the next sweep goes on.
 const MAX_SWEEP_BATCHES: usize = 10_000;
 /// Pause between sweep batches, so a huge backlog never monopolises the
@@ -353,7 +304,7 @@ async fn codes(service: Service, metrics: Arc<Metrics>, mut shutdown: watch::Rec
 pub const FOLD_EVERY: StdDuration = StdDuration::from_secs(1);
 
 /// Deltas per fold transaction.
-const FOLD_BATCH: i64 = crate::store::counters::FOLD_BATCH;
+const FOLD_BATCH: i64 = crate::service::reports::FOLD_BATCH;
 
 /// Most fold transactions per run (1,000,000 deltas); the next run goes on.
 const MAX_FOLD_STEPS: usize = 200;
@@ -474,9 +425,10 @@ impl DispatchWindow {
 /// followed by a rest as long as it ran; on PostgreSQL, `rows` a batch
 /// and `rest` between them.
 fn batch_pace(service: &Service, rows: i64, rest: StdDuration) -> pace::Pace {
-    match service.db().backend() {
-        crate::store::Backend::Sqlite => pace::Pace::shared_writer(rows, rest),
-        crate::store::Backend::Postgres => pace::Pace::fixed(rows, rest),
+    if service.has_one_writer() {
+        pace::Pace::shared_writer(rows, rest)
+    } else {
+        pace::Pace::fixed(rows, rest)
     }
 }
 

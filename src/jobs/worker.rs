@@ -12,9 +12,8 @@ use std::time::{Duration as StdDuration, Instant};
 use chrono::Duration;
 use tokio::sync::{mpsc, watch};
 
-use super::JobSettings;
+use super::settings::{ACTOR_LAPSE, ACTOR_PRESALE, ACTOR_WHEEL, BATCH, JobSettings};
 use super::wheel::TimingWheel;
-use super::{ACTOR_LAPSE, ACTOR_PRESALE, ACTOR_WHEEL, BATCH};
 use crate::domain::time::to_ms;
 use crate::log_safe::LogSafe;
 use crate::metrics::Metrics;

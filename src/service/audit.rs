@@ -118,11 +118,11 @@ pub struct StaffAuditView {
 
 /// The server ids (`tpl_…`, `cbt_…`, …) a staff-log detail mentions, in
 /// order of appearance: the words of letters, digits and `_` that
-/// [`crate::store::names::is_named_id`] recognises. At most 32.
+/// [`crate::domain::ids::is_named_id`] recognises. At most 32.
 pub fn ids_in_detail(detail: &str) -> Vec<&str> {
     detail
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| crate::store::names::is_named_id(w))
+        .filter(|w| crate::domain::ids::is_named_id(w))
         .take(32)
         .collect()
 }

@@ -441,6 +441,12 @@ impl Service {
         &self.inner.db
     }
 
+    /// Whether the store lets one writer in at a time (SQLite): batch jobs
+    /// then size their batches to hold it briefly and rest between them.
+    pub fn has_one_writer(&self) -> bool {
+        self.inner.db.backend() == crate::store::Backend::Sqlite
+    }
+
     pub fn now(&self) -> DateTime<Utc> {
         self.inner.clock.now()
     }

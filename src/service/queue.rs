@@ -7,9 +7,9 @@ use chrono::{DateTime, NaiveDate, Utc};
 use super::audit::AuditEventView;
 use super::{Service, ServiceError};
 use crate::domain::campaign::Policy;
+use crate::domain::filters::AuditQuery;
 use crate::domain::reconcile::AnomalyKind;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
-use crate::store::audit::AuditQuery;
 use crate::store::queue;
 
 /// How far ahead "checkout locks lapsing soon" looks.

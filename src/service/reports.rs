@@ -111,8 +111,11 @@ fn fill_days(from_day: i64, to_day: i64, rows: &[(i64, Counts)]) -> (Vec<ReportD
     (days, sum)
 }
 
+/// The most deltas one fold transaction takes ([`Service::fold_counters`]).
+pub const FOLD_BATCH: i64 = counters::FOLD_BATCH;
+
 impl Service {
-    /// Folds at most `batch` (1 to 5000) of the oldest counter deltas of
+    /// Folds at most `batch` (1 to [`FOLD_BATCH`]) of the oldest counter deltas of
     /// each subject into the report counters, one transaction per subject
     /// ([`counters::fold`]); returns how many were folded. Reports are
     /// exact before and after: readers add the deltas still waiting.

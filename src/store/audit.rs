@@ -11,24 +11,10 @@
 //! `events` is two statements (coupon id, order number), each on its own
 //! index, merged here.
 
+pub use crate::domain::filters::AuditQuery;
 use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
-
-/// Filters of an audit page; `None` means any.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AuditQuery {
-    /// Exact actor (`staff:alice`, `job:expiry-sweep`, `api:...`).
-    pub actor: Option<String>,
-    /// Exact action (`staff_release`, `expire`, `role_change`, ...).
-    pub action: Option<String>,
-    /// A coupon id or an order number (events); a staff name (staff log).
-    pub target: Option<String>,
-    /// `at >= this` (ms).
-    pub from_ms: Option<i64>,
-    /// `at < this` (ms).
-    pub until_ms: Option<i64>,
-}
 
 /// Keyset cursor: rows strictly before this `(at, id)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

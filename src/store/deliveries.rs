@@ -3,6 +3,7 @@
 //! what each attempt did. The HTTP sends happen outside every transaction
 //! (see [`crate::service::webhooks`]); this module is only SQL.
 
+pub use crate::domain::filters::DeliveryFilter;
 use sqlx::AnyConnection;
 
 use super::{Backend, backend_of, param_list};
@@ -533,14 +534,6 @@ pub async fn get(conn: &mut AnyConnection, id: i64) -> Result<Option<DeliveryRow
     .bind(id)
     .fetch_optional(conn)
     .await
-}
-
-/// The console's filters; every one optional.
-#[derive(Debug, Clone, Default)]
-pub struct DeliveryFilter {
-    pub status: Option<String>,
-    pub event_type: Option<String>,
-    pub user_id: Option<String>,
 }
 
 /// Deliveries, newest first, filtered, at most `limit`.

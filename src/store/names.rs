@@ -63,16 +63,6 @@ pub async fn campaign_names(
     lookup(conn, &["presale_campaigns"], "name", ids).await
 }
 
-/// The prefixes of the server ids [`people_names`] names.
-const NAMED_PREFIXES: [&str; 6] = ["cpn_", "tpl_", "cmp_", "cbt_", "wkr_", "whk_"];
-
-/// Whether `word` looks like a server id [`people_names`] can name.
-pub fn is_named_id(word: &str) -> bool {
-    NAMED_PREFIXES
-        .iter()
-        .any(|p| word.len() > p.len() && word.starts_with(p))
-}
-
 /// Codes and names of every server id among `ids` (coupons `cpn_`,
 /// templates `tpl_`, campaigns `cmp_`, wake-up rules `wkr_`, webhook
 /// subscribers `whk_` by their address, and code batches `cbt_` by their

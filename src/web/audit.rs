@@ -22,10 +22,10 @@ use super::layout::{
     EventTarget, action_text, actor_text, change_text, enc, reason_text, time_text,
 };
 use crate::domain::event::EventAction;
+use crate::domain::filters::AuditQuery;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
-use crate::store::audit::AuditQuery;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -659,7 +659,7 @@ fn staff_target(l: Lang, e: &StaffAuditView) -> String {
         (None, code) if e.action == crate::service::categories::ACTION => {
             crate::i18n::names::category(l, code)
         }
-        (None, t) if crate::store::names::is_named_id(t) => l.t("term-unknown").to_string(),
+        (None, t) if crate::domain::ids::is_named_id(t) => l.t("term-unknown").to_string(),
         (None, t) => t.to_string(),
     }
 }

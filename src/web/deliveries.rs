@@ -20,10 +20,10 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, time_text};
 use crate::domain::delivery::classify;
+use crate::domain::filters::DeliveryFilter;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::webhooks::{DeliveryView, EVENT_TYPES};
-use crate::store::deliveries::DeliveryFilter;
 
 /// Deliveries listed per page.
 const SHOWN: i64 = 200;

@@ -29,6 +29,7 @@ pub mod compensation;
 pub mod console;
 pub mod dashboard;
 pub mod deliveries;
+mod document;
 pub mod home;
 pub mod i18n;
 pub mod layout;
@@ -52,6 +53,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use leptos::prelude::*;
+
+pub use document::{cookie, document, document_in, escape_html};
 
 use crate::http::AppState;
 use crate::i18n::Lang;
@@ -127,18 +130,6 @@ async fn console_not_found(staff: auth::Staff, uri: axum::http::Uri) -> Response
     auth::WebError::missing(staff.lang, "page", uri.path()).into_response()
 }
 
-/// The value of cookie `name` in the request, if any.
-pub fn cookie(headers: &axum::http::HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
-}
-
 async fn stylesheet() -> Response {
     (
         [
@@ -200,30 +191,6 @@ pub fn render_front_page(p: &FrontPage) -> String {
     let p = p.clone();
     let body = Owner::new().with(move || view! { <Front page=p/> }.to_html());
     document("couponkeeper", &body)
-}
-
-/// The HTML shell every page shares.
-pub fn document(title: &str, body: &str) -> String {
-    document_in("zh-CN", title, body)
-}
-
-/// The HTML shell in a given language (`lang` attribute).
-pub fn document_in(lang: &str, title: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{}</title><link rel=\"icon\" href=\"/favicon.svg\" type=\"image/svg+xml\">\
-         <link rel=\"stylesheet\" href=\"/style/main.css\">\
-         <script src=\"/console.js\" defer></script></head><body>{body}</body></html>",
-        escape_html(title)
-    )
-}
-
-pub fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[component]

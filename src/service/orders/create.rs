@@ -21,7 +21,7 @@ use crate::store::is_unique_violation;
 use crate::store::orders::{self, OrderRow};
 
 /// Longest category name on an order.
-const MAX_CATEGORY_LEN: usize = 64;
+use crate::domain::category::MAX_CATEGORY_LEN;
 
 /// The API's order fields before checking.
 #[derive(Debug, Clone, Default)]

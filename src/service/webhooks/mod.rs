@@ -60,20 +60,5 @@ pub use dispatcher::{
 pub use queue::{ACTOR_DISPATCHER, BACKOFF_BASE_MS, BACKOFF_CAP_MS, backoff_ms};
 pub use settings::WebhookSettings;
 pub use signing::{SIGNATURE_HEADER, envelope, message_id, signature};
-pub use subscribers::SubscriberView;
+pub use subscribers::{EVENT_TYPES, SubscriberView};
 pub use urls::{ReceiverRefusal, UrlProblem, check_url, parse_receiver_url};
-
-/// Every type a subscriber may ask for (API.md).
-pub const EVENT_TYPES: [&str; 10] = [
-    "coupon.expired",
-    "coupon.locked",
-    "coupon.released",
-    "coupon.used",
-    "compensation.issued",
-    "reminder.coupons_expiring",
-    "reminder.final_payment_open",
-    "reminder.coupon_expires_before_final_payment",
-    "reminder.wakeup",
-    // A bulk issue with `notify` (service::bulk): the new coupon.
-    "coupon.issued",
-];

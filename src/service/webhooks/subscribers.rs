@@ -4,13 +4,27 @@
 
 use serde::Serialize;
 
-use super::EVENT_TYPES;
 use crate::domain::FieldError;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::service::staff::actions;
 use crate::service::{Ctx, Service, ServiceError};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::deliveries::{self, DEFAULT_SUBSCRIBER, SubscriberRow};
+
+/// Every type a subscriber may ask for (API.md).
+pub const EVENT_TYPES: [&str; 10] = [
+    "coupon.expired",
+    "coupon.locked",
+    "coupon.released",
+    "coupon.used",
+    "compensation.issued",
+    "reminder.coupons_expiring",
+    "reminder.final_payment_open",
+    "reminder.coupon_expires_before_final_payment",
+    "reminder.wakeup",
+    // A bulk issue with `notify` (service::bulk): the new coupon.
+    "coupon.issued",
+];
 
 /// A subscriber as pages show it: the secret only by its last 4 characters.
 #[derive(Debug, Clone, Serialize)]
