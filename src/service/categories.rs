@@ -4,10 +4,10 @@
 //! shows within 10 seconds and this instance's at once.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+pub use super::names_cache::CACHE_TTL;
 use super::support::Authority;
 use super::{Ctx, Refusal, Service, ServiceError};
 use crate::domain::category::{CategoryName, MAX_NAMED};
@@ -16,9 +16,6 @@ use crate::domain::time::to_ms;
 use crate::i18n::names::CategoryNames;
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::categories as store;
-
-/// How long an instance reuses the names it read.
-pub const CACHE_TTL: Duration = Duration::from_secs(10);
 
 /// The staff-log action of naming or renaming a category (target: the
 /// code; detail: [`NameChange`] as JSON).
@@ -30,32 +27,6 @@ pub struct NameChange {
     pub before: Option<(String, String)>,
     pub zh: String,
     pub en: String,
-}
-
-/// The cached names and when they were read.
-#[derive(Default)]
-pub struct NamesCache(std::sync::Mutex<Option<(Instant, Arc<CategoryNames>)>>);
-
-impl NamesCache {
-    fn fresh(&self) -> Option<Arc<CategoryNames>> {
-        let guard = self.0.lock().ok()?;
-        guard
-            .as_ref()
-            .filter(|(at, _)| at.elapsed() < CACHE_TTL)
-            .map(|(_, names)| names.clone())
-    }
-
-    fn put(&self, names: Arc<CategoryNames>) {
-        if let Ok(mut guard) = self.0.lock() {
-            *guard = Some((Instant::now(), names));
-        }
-    }
-
-    fn clear(&self) {
-        if let Ok(mut guard) = self.0.lock() {
-            *guard = None;
-        }
-    }
 }
 
 impl Service {

@@ -6,9 +6,8 @@
 //! therefore hold under any concurrency; sharding keeps one hot template
 //! from serializing every claim on PostgreSQL.
 
-use rand::Rng;
-
 use super::jobs::Deadline;
+use super::stock::{StockTake, take_stock};
 use super::views::{CouponView, EventView};
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::coupon::{CouponSource, CouponStatus};
@@ -196,35 +195,6 @@ pub(crate) async fn claim_coupon(
     Ok(row)
 }
 
-/// One unit of a template's stock a change still has to take, named by
-/// [`claim_before_stock`] and taken by [`StockTake::take`] as the last
-/// statement before the caller's `COMMIT` (see
-/// [`Service::write_taking_stock`]).
-#[derive(Debug, Clone)]
-pub(crate) struct StockTake {
-    template_id: String,
-    /// The shard count read with the template.
-    shards: i64,
-    /// The template's terms fingerprint read with it: a change of terms
-    /// committed in between refuses the claim.
-    terms: String,
-}
-
-impl StockTake {
-    /// Takes the unit; out of stock is a refusal, so the caller's
-    /// transaction rolls back everything it did before.
-    pub(crate) async fn take(&self, c: &mut sqlx::AnyConnection) -> Result<(), ServiceError> {
-        if take_stock(c, &self.template_id, self.shards, &self.terms, None).await? {
-            Ok(())
-        } else {
-            Err(ServiceError::refused(
-                Refusal::OutOfStock,
-                "this template has no stock left",
-            ))
-        }
-    }
-}
-
 /// [`claim_coupon`] up to its unit of stock: the template's window and
 /// state checked, the per-user quota taken, the coupon and its event
 /// written; the unit of stock is returned to be taken last.
@@ -374,52 +344,6 @@ fn coupon_of(
         created_at: now_ms,
         updated_at: now_ms,
     }
-}
-
-/// Takes one unit of stock. With `start` (a bulk batch taking many units
-/// in one transaction) it tries each shard once in order from `start`.
-/// Without it (one claim) it first takes from a shard nobody holds,
-/// starting at a random one so concurrent claims spread over different
-/// rows, without waiting ([`templates::take_from_free_shard`]; a claim
-/// that waited would wait for the holder's whole COMMIT); only when every
-/// shard with stock is held does it queue, shard by shard, like a batch.
-/// A claim holds no shard while it queues, so it cannot deadlock with a
-/// batch. Bounded by the shard count read with the template (at most 17
-/// statements).
-async fn take_stock(
-    c: &mut sqlx::AnyConnection,
-    template_id: &str,
-    shards: i64,
-    terms: &str,
-    start: Option<i64>,
-) -> Result<bool, ServiceError> {
-    let n = shards.max(1);
-    let terms_now = |now: String| {
-        if now == terms {
-            Ok(true)
-        } else {
-            Err(ServiceError::refused(
-                Refusal::TemplateInactive,
-                "the template's terms changed while this claim ran; claim again",
-            ))
-        }
-    };
-    let start = match start {
-        Some(start) => start,
-        None => {
-            let start = rand::rng().random_range(0..n);
-            if let Some(now) = templates::take_from_free_shard(c, template_id, start).await? {
-                return terms_now(now);
-            }
-            start
-        }
-    };
-    for i in 0..n {
-        if let Some(now) = templates::take_from_shard(c, template_id, (start + i) % n).await? {
-            return terms_now(now);
-        }
-    }
-    Ok(false)
 }
 
 /// Inserts a new coupon and its creation event; draws a new code if the

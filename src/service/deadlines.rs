@@ -1,13 +1,9 @@
 //! The deadlines the service hands to the expiry worker's timing wheel
-//! ([`Deadline`], through the bounded [`Scheduler`]). A module of its own,
-//! importing no operation, so that every operation that creates a deadline
-//! (claims, checkout locks, campaigns) can schedule it without importing
-//! the jobs' operations, which call those operations in turn.
-
-use chrono::{DateTime, Utc};
-
-use super::Service;
-use crate::domain::time::to_ms;
+//! ([`Deadline`], through the bounded [`Scheduler`]; `Service::schedule`
+//! hands them over). A leaf, importing no operation, so that every
+//! operation that creates a deadline (claims, checkout locks, campaigns)
+//! can schedule it without importing the jobs' operations, which call
+//! those operations in turn.
 
 /// A deadline the timing wheel acts on. The database stays the authority:
 /// when one fires, the job re-checks the row inside its transaction.
@@ -36,20 +32,10 @@ impl Scheduler {
         let (tx, rx) = tokio::sync::mpsc::channel(capacity.max(1));
         (Scheduler { tx }, rx)
     }
-}
 
-impl Service {
-    /// Connects the expiry worker: from now on new deadlines (claims,
-    /// checkout locks, campaigns, overdue coupons seen by reads) are handed
-    /// to it. Only the first call takes effect.
-    pub fn attach_scheduler(&self, scheduler: Scheduler) {
-        let _ = self.inner.scheduler.set(scheduler);
-    }
-
-    /// Hands a deadline to the worker, if one is attached. Never blocks.
-    pub(crate) fn schedule(&self, due: DateTime<Utc>, deadline: Deadline) {
-        if let Some(s) = self.inner.scheduler.get() {
-            let _ = s.tx.try_send((to_ms(due), deadline));
-        }
+    /// Hands `deadline`, due at `due_ms`, to the worker; drops it when
+    /// the inbox is full (the next refill or sweep finds it).
+    pub fn try_send(&self, due_ms: i64, deadline: Deadline) {
+        let _ = self.tx.try_send((due_ms, deadline));
     }
 }

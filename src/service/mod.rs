@@ -22,8 +22,10 @@ pub mod compensation;
 pub mod dashboard;
 pub mod deadlines;
 pub mod egress;
+mod error;
 pub mod idempotency;
 pub mod jobs;
+mod names_cache;
 pub mod orders;
 pub mod passwords;
 pub mod queue;
@@ -34,6 +36,7 @@ pub mod repairs;
 pub mod reports;
 pub mod self_check;
 pub mod staff;
+mod stock;
 pub mod support;
 pub mod templates;
 pub mod views;
@@ -48,13 +51,9 @@ use serde::Serialize;
 use sqlx::AnyConnection;
 
 use crate::clock::SharedClock;
-use crate::domain::FieldError;
-use crate::domain::coupon::IllegalTransition;
-use crate::domain::order::IllegalOrderTransition;
-use crate::store::coupons::ChangeError;
-use crate::store::orders::OrderChangeError;
-use crate::store::{Db, DbErrorSource};
+use crate::store::Db;
 
+pub use error::{Refusal, ServiceError};
 pub use idempotency::{Executed, IdempotencyRequest};
 
 /// Settings the business rules depend on.
@@ -112,225 +111,6 @@ impl Ctx {
     }
 }
 
-/// A business refusal: the request was understood but the rules say no.
-/// Answers 409 with `code()`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    OutOfStock,
-    ClaimLimitReached,
-    TemplateInactive,
-    CouponNotOwned,
-    CouponNotAvailable,
-    CouponExpired,
-    CouponNotStarted,
-    ThresholdNotMet,
-    CouponNotApplicable,
-    OrderExists,
-    OutsidePaymentWindow,
-    CouponLockMismatch,
-    OrderActive,
-    /// The order is not in a status that allows this action.
-    InvalidOrderStatus,
-    /// A normal-order action on a presale order or the reverse.
-    OrderKindMismatch,
-    /// A normal order's checkout lock has lapsed; the order will be closed.
-    CheckoutLockExpired,
-    /// A capped staff member would exceed a compensation cap.
-    CompensationLimitExceeded,
-    /// The order named in a request belongs to another user.
-    OrderNotOwned,
-    /// A repair whose facts do not (or no longer) call for it.
-    RepairNotApplicable,
-    /// A template edit that would change what issued coupons mean, or
-    /// lower the stock.
-    EditNotAllowed,
-    /// A campaign change after its final-payment window opened.
-    CampaignWindowOpen,
-    /// A redeem code that was redeemed before.
-    CodeAlreadyRedeemed,
-    /// A code batch's codes asked for while it is still being generated
-    /// (or after its generation failed).
-    CodeBatchNotReady,
-}
-
-impl Refusal {
-    /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 23] = [
-        Refusal::OutOfStock,
-        Refusal::ClaimLimitReached,
-        Refusal::TemplateInactive,
-        Refusal::CouponNotOwned,
-        Refusal::CouponNotAvailable,
-        Refusal::CouponExpired,
-        Refusal::CouponNotStarted,
-        Refusal::ThresholdNotMet,
-        Refusal::CouponNotApplicable,
-        Refusal::OrderExists,
-        Refusal::OutsidePaymentWindow,
-        Refusal::CouponLockMismatch,
-        Refusal::OrderActive,
-        Refusal::InvalidOrderStatus,
-        Refusal::OrderKindMismatch,
-        Refusal::CheckoutLockExpired,
-        Refusal::CompensationLimitExceeded,
-        Refusal::OrderNotOwned,
-        Refusal::RepairNotApplicable,
-        Refusal::EditNotAllowed,
-        Refusal::CampaignWindowOpen,
-        Refusal::CodeAlreadyRedeemed,
-        Refusal::CodeBatchNotReady,
-    ];
-
-    /// The catalog key of the refusal's message, in a customer's words.
-    pub fn message_key(self) -> &'static str {
-        match self {
-            Refusal::OutOfStock => "refusal-out_of_stock",
-            Refusal::ClaimLimitReached => "refusal-claim_limit_reached",
-            Refusal::TemplateInactive => "refusal-template_inactive",
-            Refusal::CouponNotOwned => "refusal-coupon_not_owned",
-            Refusal::CouponNotAvailable => "refusal-coupon_not_available",
-            Refusal::CouponExpired => "refusal-coupon_expired",
-            Refusal::CouponNotStarted => "refusal-coupon_not_started",
-            Refusal::ThresholdNotMet => "refusal-threshold_not_met",
-            Refusal::CouponNotApplicable => "refusal-coupon_not_applicable",
-            Refusal::OrderExists => "refusal-order_exists",
-            Refusal::OutsidePaymentWindow => "refusal-outside_payment_window",
-            Refusal::CouponLockMismatch => "refusal-coupon_lock_mismatch",
-            Refusal::OrderActive => "refusal-order_active",
-            Refusal::InvalidOrderStatus => "refusal-invalid_order_status",
-            Refusal::OrderKindMismatch => "refusal-order_kind_mismatch",
-            Refusal::CheckoutLockExpired => "refusal-checkout_lock_expired",
-            Refusal::CompensationLimitExceeded => "refusal-compensation_limit_exceeded",
-            Refusal::OrderNotOwned => "refusal-order_not_owned",
-            Refusal::RepairNotApplicable => "refusal-repair_not_applicable",
-            Refusal::EditNotAllowed => "refusal-edit_not_allowed",
-            Refusal::CampaignWindowOpen => "refusal-campaign_window_open",
-            Refusal::CodeAlreadyRedeemed => "refusal-code_already_redeemed",
-            Refusal::CodeBatchNotReady => "refusal-code_batch_not_ready",
-        }
-    }
-
-    pub fn code(self) -> &'static str {
-        match self {
-            Refusal::OutOfStock => "out_of_stock",
-            Refusal::ClaimLimitReached => "claim_limit_reached",
-            Refusal::TemplateInactive => "template_inactive",
-            Refusal::CouponNotOwned => "coupon_not_owned",
-            Refusal::CouponNotAvailable => "coupon_not_available",
-            Refusal::CouponExpired => "coupon_expired",
-            Refusal::CouponNotStarted => "coupon_not_started",
-            Refusal::ThresholdNotMet => "threshold_not_met",
-            Refusal::CouponNotApplicable => "coupon_not_applicable",
-            Refusal::OrderExists => "order_exists",
-            Refusal::OutsidePaymentWindow => "outside_payment_window",
-            Refusal::CouponLockMismatch => "coupon_lock_mismatch",
-            Refusal::OrderActive => "order_active",
-            Refusal::InvalidOrderStatus => "invalid_order_status",
-            Refusal::OrderKindMismatch => "order_kind_mismatch",
-            Refusal::CheckoutLockExpired => "checkout_lock_expired",
-            Refusal::CompensationLimitExceeded => "compensation_limit_exceeded",
-            Refusal::OrderNotOwned => "order_not_owned",
-            Refusal::RepairNotApplicable => "repair_not_applicable",
-            Refusal::EditNotAllowed => "edit_not_allowed",
-            Refusal::CampaignWindowOpen => "campaign_window_open",
-            Refusal::CodeAlreadyRedeemed => "code_already_redeemed",
-            Refusal::CodeBatchNotReady => "code_batch_not_ready",
-        }
-    }
-}
-
-/// Everything a service operation can answer besides success.
-#[derive(Debug, thiserror::Error)]
-pub enum ServiceError {
-    #[error("{0}")]
-    Invalid(FieldError),
-    #[error("{what} {id:?} not found")]
-    NotFound { what: &'static str, id: String },
-    #[error("{message}")]
-    Refused { refusal: Refusal, message: String },
-    /// The caller's role does not allow this action (403 `forbidden`).
-    #[error("{0}")]
-    Forbidden(String),
-    #[error("this Idempotency-Key was used with a different request")]
-    IdempotencyKeyReused,
-    #[error("a request with this Idempotency-Key is still running")]
-    IdempotencyInProgress,
-    /// A transition the state machine forbids was attempted: a bug, not a
-    /// user error; reported as a refusal so nothing half-done is kept.
-    #[error("{0}")]
-    IllegalTransition(String),
-    #[error("database error: {0}")]
-    Db(#[from] sqlx::Error),
-}
-
-impl ServiceError {
-    /// Whether the database itself cannot serve now (see
-    /// [`crate::store::is_unavailable`]), as opposed to a refusal of this
-    /// one operation: jobs stop and retry later on the former.
-    pub fn is_unavailable(&self) -> bool {
-        matches!(self, ServiceError::Db(db) if crate::store::is_unavailable(db))
-    }
-
-    pub fn refused(refusal: Refusal, message: impl Into<String>) -> Self {
-        ServiceError::Refused {
-            refusal,
-            message: message.into(),
-        }
-    }
-
-    pub fn not_found(what: &'static str, id: impl Into<String>) -> Self {
-        ServiceError::NotFound {
-            what,
-            id: id.into(),
-        }
-    }
-}
-
-impl From<FieldError> for ServiceError {
-    fn from(e: FieldError) -> Self {
-        ServiceError::Invalid(e)
-    }
-}
-
-impl From<IllegalTransition> for ServiceError {
-    fn from(e: IllegalTransition) -> Self {
-        ServiceError::IllegalTransition(e.to_string())
-    }
-}
-
-impl From<ChangeError> for ServiceError {
-    fn from(e: ChangeError) -> Self {
-        match e {
-            ChangeError::Db(e) => ServiceError::Db(e),
-            ChangeError::Illegal(t) => t.into(),
-        }
-    }
-}
-
-impl From<OrderChangeError> for ServiceError {
-    fn from(e: OrderChangeError) -> Self {
-        match e {
-            OrderChangeError::Db(e) => ServiceError::Db(e),
-            OrderChangeError::Illegal(t) => ServiceError::IllegalTransition(t.to_string()),
-        }
-    }
-}
-
-impl From<IllegalOrderTransition> for ServiceError {
-    fn from(e: IllegalOrderTransition) -> Self {
-        ServiceError::IllegalTransition(e.to_string())
-    }
-}
-
-impl DbErrorSource for ServiceError {
-    fn db_error(&self) -> Option<&sqlx::Error> {
-        match self {
-            ServiceError::Db(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
 /// The shared handle every caller holds.
 #[derive(Clone)]
 pub struct Service {
@@ -357,8 +137,8 @@ struct Inner {
     passwords: passwords::PasswordSlots,
     /// The key that signs sign-in form tokens, read (or made) once.
     login_form_key: tokio::sync::OnceCell<[u8; 32]>,
-    /// Category names, cached for [`categories::CACHE_TTL`].
-    category_names: categories::NamesCache,
+    /// Category names, cached for [`names_cache::CACHE_TTL`].
+    category_names: names_cache::NamesCache,
 }
 
 /// What an operation closure gets besides the connection.
@@ -377,6 +157,25 @@ impl Op {
 }
 
 impl Service {
+    /// Connects the expiry worker: from now on new deadlines (claims,
+    /// checkout locks, campaigns, overdue coupons seen by reads) are handed
+    /// to it. Only the first call takes effect.
+    pub fn attach_scheduler(&self, scheduler: jobs::Scheduler) {
+        let _ = self.inner.scheduler.set(scheduler);
+    }
+
+    /// Hands a deadline to the worker, if one is attached. Never blocks.
+    pub(crate) fn schedule(&self, due: DateTime<Utc>, deadline: jobs::Deadline) {
+        if let Some(s) = self.inner.scheduler.get() {
+            s.try_send(crate::domain::time::to_ms(due), deadline);
+        }
+    }
+
+    /// The webhook delivery settings.
+    pub fn webhooks(&self) -> &webhooks::WebhookSettings {
+        &self.inner.webhooks
+    }
+
     pub fn new(db: Db, clock: SharedClock, settings: Settings) -> Self {
         Self::with_webhooks(db, clock, settings, webhooks::WebhookSettings::default())
     }
@@ -432,7 +231,7 @@ impl Service {
                 password_verifications: std::sync::atomic::AtomicU64::new(0),
                 passwords: passwords::PasswordSlots::default(),
                 login_form_key: tokio::sync::OnceCell::new(),
-                category_names: categories::NamesCache::default(),
+                category_names: names_cache::NamesCache::default(),
             }),
         }
     }
@@ -493,7 +292,7 @@ impl Service {
 
     /// [`Service::write`] for a change that needs a unit of a template's
     /// stock: `op` makes the change and names the unit
-    /// ([`claims::StockTake`]), which is taken after everything else, the
+    /// ([`stock::StockTake`]), which is taken after everything else, the
     /// idempotency record included, so the stock shard many claims share
     /// is locked by the last statement before `COMMIT` and held only for
     /// the commit itself. Out of stock refuses and rolls the whole change
@@ -508,7 +307,7 @@ impl Service {
         F: for<'c> Fn(
                 &'c mut AnyConnection,
             )
-                -> BoxFuture<'c, Result<(T, Option<claims::StockTake>), ServiceError>>
+                -> BoxFuture<'c, Result<(T, Option<stock::StockTake>), ServiceError>>
             + Clone
             + Send
             + Sync

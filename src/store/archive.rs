@@ -84,6 +84,18 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>
     .await
 }
 
+/// A coupon by id, live or archived: the live table first, then the
+/// archive (a terminal coupon moves there after the archive delay).
+pub async fn get_live_or_archived(
+    conn: &mut AnyConnection,
+    id: &str,
+) -> Result<Option<CouponRow>, sqlx::Error> {
+    if let Some(r) = super::coupons::get(conn, id).await? {
+        return Ok(Some(r));
+    }
+    get(conn, id).await
+}
+
 /// An archived coupon's events, oldest first.
 pub async fn events_for_coupon(
     conn: &mut AnyConnection,

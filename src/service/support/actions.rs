@@ -10,12 +10,11 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use sqlx::AnyConnection;
 
-use super::parse_user;
 use crate::domain::FieldError;
 use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::{CouponSource, CouponStatus, effective_status, release_target};
 use crate::domain::discount::DiscountKind;
-use crate::domain::ids::{OrderNo, new_coupon_code, new_id};
+use crate::domain::ids::{OrderNo, UserId, new_coupon_code, new_id};
 use crate::domain::money::{Cents, MAX_CENTS};
 use crate::domain::order::CouponLockStatus;
 use crate::domain::permissions::{self, Permission};
@@ -422,7 +421,7 @@ impl Service {
         user_id: String,
         input: CompensationInput,
     ) -> Result<Executed<CouponView>, ServiceError> {
-        let user = parse_user(&user_id)?;
+        let user = UserId::parse(user_id.trim())?;
         let preset_id = input
             .preset_id
             .as_deref()

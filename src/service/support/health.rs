@@ -11,17 +11,18 @@ use serde::Serialize;
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
-use super::{live_or_archived_coupon, parse_user};
 use crate::domain::campaign::PaymentWindow;
 use crate::domain::health::{
     self, CampaignFacts, Check, CheckResult, CompensationGiven, CouponFacts, HealthFacts,
     OrderFacts, PartnerOrder, StockFacts, SuggestedAction,
 };
+use crate::domain::ids::UserId;
 use crate::domain::money::Cents;
 use crate::domain::order::OrderMoney;
 use crate::domain::time::from_ms;
 use crate::service::orders::{kind_of, status_of};
 use crate::service::{Service, ServiceError};
+use crate::store::archive;
 use crate::store::campaigns;
 use crate::store::coupons::CouponRow;
 use crate::store::orders::{self, OrderRow};
@@ -225,7 +226,7 @@ async fn order_report(
 ) -> Result<HealthReport, ServiceError> {
     let facts = order_facts(o);
     let coupon = match o.coupon_id.as_deref() {
-        Some(id) => live_or_archived_coupon(c, id).await?,
+        Some(id) => archive::get_live_or_archived(c, id).await?,
         None => None,
     };
     let coupon_order = match coupon.as_ref().and_then(|r| r.order_no.as_deref()) {
@@ -381,7 +382,7 @@ impl Service {
     /// orders, and their locked coupons whose orders are not live.
     /// Read-only; an unknown user has an empty, healthy report.
     pub async fn user_health_check(&self, user_id: &str) -> Result<UserHealthReport, ServiceError> {
-        let user = parse_user(user_id)?;
+        let user = UserId::parse(user_id.trim())?;
         let now = self.now();
         self.read(move |c| {
             let user = user.clone();

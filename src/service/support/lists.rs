@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::parse_user;
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::UserId;
 use crate::domain::time::to_ms;
 use crate::service::orders::order_view;
 use crate::service::views::{CouponView, OrderView};
@@ -179,7 +179,7 @@ impl Service {
     /// The console's user page: the user's coupons (newest first, live then
     /// archived, at most 500) and orders (newest first, at most 200).
     pub async fn user_overview(&self, user_id: &str) -> Result<UserOverview, ServiceError> {
-        let user = parse_user(user_id)?;
+        let user = UserId::parse(user_id.trim())?;
         let now = self.now();
         self.read(move |c| {
             let user = user.clone();

@@ -33,24 +33,3 @@ pub use lists::{
     CouponFilter, CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview,
 };
 pub use search::{MoreMatches, SearchHit, SearchList, SearchOutcome};
-
-use sqlx::AnyConnection;
-
-use super::ServiceError;
-use crate::domain::ids::UserId;
-use crate::store::archive;
-use crate::store::coupons::{self, CouponRow};
-
-async fn live_or_archived_coupon(
-    c: &mut AnyConnection,
-    id: &str,
-) -> Result<Option<CouponRow>, ServiceError> {
-    if let Some(r) = coupons::get(c, id).await? {
-        return Ok(Some(r));
-    }
-    Ok(archive::get(c, id).await?)
-}
-
-fn parse_user(raw: &str) -> Result<UserId, ServiceError> {
-    Ok(UserId::parse(raw.trim())?)
-}

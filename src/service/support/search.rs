@@ -12,12 +12,12 @@ use serde::Serialize;
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
-use super::live_or_archived_coupon;
 use crate::domain::FieldError;
 use crate::domain::coupon::effective_status;
 use crate::domain::ids::search_key;
 use crate::domain::time::from_ms;
 use crate::service::{Service, ServiceError};
+use crate::store::archive;
 use crate::store::coupons::CouponRow;
 use crate::store::orders;
 use crate::store::search;
@@ -192,7 +192,7 @@ impl Service {
                         coupon_ids.push(id);
                     }
                     for id in coupon_ids {
-                        if let Some(r) = live_or_archived_coupon(c, &id).await? {
+                        if let Some(r) = archive::get_live_or_archived(c, &id).await? {
                             hits.push(coupon_hit(r, now));
                         }
                     }
@@ -280,7 +280,7 @@ async fn partial_hits(
                 }
             }
             FoundKind::Coupon => {
-                if let Some(r) = live_or_archived_coupon(c, &f.key).await? {
+                if let Some(r) = archive::get_live_or_archived(c, &f.key).await? {
                     hits.push(coupon_hit(r, now));
                 }
             }

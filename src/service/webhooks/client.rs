@@ -5,12 +5,10 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration as StdDuration, Instant};
+use std::time::Duration as StdDuration;
 
-use super::attempt::{ClaimedDelivery, SendOutcome};
-use super::{SIGNATURE_HEADER, WebhookSettings, signature};
-use crate::service::Service;
-use crate::service::egress::{self, Blocked, GuardedResolver, Lookup, SystemLookup};
+use super::WebhookSettings;
+use crate::service::egress::{GuardedResolver, Lookup, SystemLookup};
 
 /// Reads `COUPONKEEPER_WEBHOOK_CA_FILE`: one or more PEM certificates
 /// (`-----BEGIN CERTIFICATE-----`). Unreadable, not PEM, or holding no
@@ -50,95 +48,6 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("cannot build the webhook HTTP client: {0}")]
 pub struct WebhookClientError(pub String);
-
-impl Service {
-    /// POSTs a claimed delivery: no transaction, no connection held.
-    pub async fn send_delivery(&self, d: &ClaimedDelivery) -> SendOutcome {
-        let t = self.now().timestamp();
-        let sig = signature(&d.secret, t, &d.body);
-        let started = Instant::now();
-        let clients = match &self.inner.http {
-            Ok(clients) => clients,
-            Err(e) => {
-                return SendOutcome {
-                    status_code: None,
-                    error: Some(e.to_string()),
-                    duration_ms: 0,
-                };
-            }
-        };
-        let http = if d.trusted {
-            &clients.trusted
-        } else {
-            // An address in the URL never reaches the guarded resolver.
-            let allow = &self.webhooks().allow_networks;
-            let refused = reqwest::Url::parse(&d.url)
-                .ok()
-                .and_then(|url| egress::check_url_host(&url, allow).err());
-            if let Some(blocked) = refused {
-                return self.blocked(d, &blocked, 0);
-            }
-            &clients.guarded
-        };
-        let result = http
-            .post(&d.url)
-            .header("content-type", "application/json")
-            .header(
-                "user-agent",
-                concat!("couponkeeper/", env!("CARGO_PKG_VERSION")),
-            )
-            .header(SIGNATURE_HEADER, sig)
-            .body(d.body.clone())
-            .send()
-            .await;
-        let duration_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        match result {
-            Ok(r) => SendOutcome {
-                status_code: Some(r.status().as_u16()),
-                error: None,
-                duration_ms,
-            },
-            Err(e) => {
-                if let Some(blocked) = egress::blocked_in(&e) {
-                    return self.blocked(d, blocked, duration_ms);
-                }
-                SendOutcome {
-                    status_code: None,
-                    error: Some(if e.is_timeout() {
-                        format!("timed out after {} s", self.webhooks().timeout_seconds)
-                    } else if e.is_connect() {
-                        // The causes say why: refused, DNS, or the TLS
-                        // handshake (an untrusted or expired certificate, a
-                        // wrong name).
-                        format!("cannot connect: {}", error_chain(&e))
-                    } else {
-                        error_chain(&e)
-                    }),
-                    duration_ms,
-                }
-            }
-        }
-    }
-
-    /// A send the address rule refused: a failed attempt saying so (and
-    /// retried like any other: the allow-list or the name may change),
-    /// logged here once.
-    fn blocked(&self, d: &ClaimedDelivery, blocked: &Blocked, duration_ms: i64) -> SendOutcome {
-        tracing::warn!(
-            delivery = d.delivery.id,
-            subscriber = ?d.delivery.subscriber_id,
-            host = ?blocked.host,
-            address = %blocked.addr,
-            reason = blocked.kind.code(),
-            "webhook delivery refused: the receiver's address is not allowed"
-        );
-        SendOutcome {
-            status_code: None,
-            error: Some(blocked.to_string()),
-            duration_ms,
-        }
-    }
-}
 
 /// The two HTTP clients of webhook sends, alike but for how they resolve:
 /// the configured timeout, no redirects (a 3xx is a failed attempt, not a

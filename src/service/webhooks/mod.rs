@@ -43,6 +43,7 @@ mod client;
 mod delivery_log;
 mod dispatcher;
 mod queue;
+mod send;
 mod settings;
 mod signing;
 mod subscribers;

@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use crate::service::Service;
-
 /// Delivery settings (configuration table).
 #[derive(Debug, Clone)]
 pub struct WebhookSettings {
@@ -55,11 +53,5 @@ impl WebhookSettings {
     /// for recording the outcome.
     pub fn lease_ms(&self) -> i64 {
         (self.timeout_seconds + 30) * 1000
-    }
-}
-
-impl Service {
-    pub fn webhooks(&self) -> &WebhookSettings {
-        &self.inner.webhooks
     }
 }
