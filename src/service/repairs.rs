@@ -9,7 +9,9 @@
 use super::orders::{order_view, parse_reason};
 use super::support::{coupon_facts, order_facts};
 use super::views::OrderView;
-use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use sqlx::AnyConnection;
+
+use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::order::CouponLockStatus;
 use crate::domain::repair::{LinkRepair, plan_link_repair, plan_mark_used};
@@ -38,91 +40,9 @@ impl Service {
                 reason.clone(),
                 op.clone(),
             );
-            Box::pin(async move {
-                let o = orders::get(c, &order_no)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
-                let candidate = coupons::get(c, &coupon_id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("coupon", &coupon_id))?;
-                let named = match o.coupon_id.as_deref() {
-                    Some(id) if id == candidate.id => Some(candidate.clone()),
-                    Some(id) => coupons::get(c, id).await?,
-                    None => None,
-                };
-                let facts = order_facts(&o);
-                let cand = coupon_facts(&candidate);
-                let named_facts = named.as_ref().map(coupon_facts);
-                let plan = plan_link_repair(&facts, named_facts.as_ref(), &cand, op.now).map_err(
-                    |why| {
-                        ServiceError::refused(
-                            Refusal::RepairNotApplicable,
-                            format!(
-                                "no repair of order {order_no} with coupon {coupon_id}: {}",
-                                why.message()
-                            ),
-                        )
-                    },
-                )?;
-                let now_ms = to_ms(op.now);
-                let request_id = op.ctx.request_id.as_deref();
-                let address = op.ctx.address.as_deref();
-                match plan {
-                    LinkRepair::Relock => {
-                        let locked = coupons::transition(
-                            c,
-                            &coupons::CouponChange {
-                                coupon_id: &candidate.id,
-                                from: CouponStatus::Available,
-                                to: CouponStatus::Locked,
-                                order_no: Some(&o.order_no),
-                                action: "relock",
-                                actor: &op.ctx.actor,
-                                reason: Some(&reason),
-                                request_id,
-                                address,
-                                now_ms,
-                                day: op.day(),
-                            },
-                        )
-                        .await?;
-                        if !locked {
-                            return Err(ServiceError::refused(
-                                Refusal::CouponNotAvailable,
-                                format!("coupon {coupon_id} changed meanwhile or is not valid now"),
-                            ));
-                        }
-                        if o.coupon_lock_status != CouponLockStatus::Locked {
-                            relink(
-                                c,
-                                &o,
-                                &candidate.id,
-                                CouponLockStatus::Locked,
-                                "relock_coupon",
-                                &op,
-                                &reason,
-                            )
-                            .await?;
-                        }
-                    }
-                    LinkRepair::Relink { lock_status } => {
-                        relink(
-                            c,
-                            &o,
-                            &candidate.id,
-                            lock_status,
-                            "relink_coupon",
-                            &op,
-                            &reason,
-                        )
-                        .await?;
-                    }
-                }
-                let o = orders::get(c, &order_no)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
-                order_view(c, o, op.now, false).await
-            })
+            Box::pin(
+                async move { repair_coupon_link_tx(c, &op, &order_no, &coupon_id, &reason).await },
+            )
         })
         .await
     }
@@ -156,63 +76,9 @@ impl Service {
                 reason.clone(),
                 op.clone(),
             );
-            Box::pin(async move {
-                let o = orders::get(c, &order_no)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
-                let coupon = coupons::get(c, &coupon_id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("coupon", &coupon_id))?;
-                plan_mark_used(&order_facts(&o), &coupon_facts(&coupon)).map_err(|why| {
-                    ServiceError::refused(
-                        Refusal::RepairNotApplicable,
-                        format!(
-                            "coupon {coupon_id} cannot be marked used for order {order_no}: {}",
-                            why.message()
-                        ),
-                    )
-                })?;
-                // The order row first (the fixed lock order of every
-                // operation), so a refund or another repair waits for us or
-                // we for it, and the status we read is checked again.
-                relink(
-                    c,
-                    &o,
-                    &coupon.id,
-                    CouponLockStatus::Used,
-                    "mark_coupon_used",
-                    &op,
-                    &reason,
-                )
-                .await?;
-                let used = coupons::transition(
-                    c,
-                    &coupons::CouponChange {
-                        coupon_id: &coupon.id,
-                        from: CouponStatus::Locked,
-                        to: CouponStatus::Used,
-                        order_no: Some(&o.order_no),
-                        action: "mark_used",
-                        actor: &op.ctx.actor,
-                        reason: Some(&reason),
-                        request_id: op.ctx.request_id.as_deref(),
-                        address: op.ctx.address.as_deref(),
-                        now_ms: to_ms(op.now),
-                        day: op.day(),
-                    },
-                )
-                .await?;
-                if !used {
-                    return Err(ServiceError::refused(
-                        Refusal::RepairNotApplicable,
-                        format!("coupon {coupon_id} changed meanwhile; read it again"),
-                    ));
-                }
-                let o = orders::get(c, &order_no)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
-                order_view(c, o, op.now, false).await
-            })
+            Box::pin(
+                async move { mark_coupon_used_tx(c, &op, &order_no, &coupon_id, &reason).await },
+            )
         })
         .await
     }
@@ -254,4 +120,160 @@ async fn relink(
             format!("order {} changed meanwhile", o.order_no),
         ))
     }
+}
+
+/// The transaction of [`Service::mark_coupon_used`].
+async fn mark_coupon_used_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &str,
+    coupon_id: &str,
+    reason: &str,
+) -> Result<OrderView, ServiceError> {
+    let o = orders::get(c, order_no)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+    let coupon = coupons::get(c, coupon_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("coupon", coupon_id))?;
+    plan_mark_used(&order_facts(&o), &coupon_facts(&coupon)).map_err(|why| {
+        ServiceError::refused(
+            Refusal::RepairNotApplicable,
+            format!(
+                "coupon {coupon_id} cannot be marked used for order {order_no}: {}",
+                why.message()
+            ),
+        )
+    })?;
+    // The order row first (the fixed lock order of every
+    // operation), so a refund or another repair waits for us or
+    // we for it, and the status we read is checked again.
+    relink(
+        c,
+        &o,
+        &coupon.id,
+        CouponLockStatus::Used,
+        "mark_coupon_used",
+        op,
+        reason,
+    )
+    .await?;
+    let used = coupons::transition(
+        c,
+        &coupons::CouponChange {
+            coupon_id: &coupon.id,
+            from: CouponStatus::Locked,
+            to: CouponStatus::Used,
+            order_no: Some(&o.order_no),
+            action: "mark_used",
+            actor: &op.ctx.actor,
+            reason: Some(reason),
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            now_ms: to_ms(op.now),
+            day: op.day(),
+        },
+    )
+    .await?;
+    if !used {
+        return Err(ServiceError::refused(
+            Refusal::RepairNotApplicable,
+            format!("coupon {coupon_id} changed meanwhile; read it again"),
+        ));
+    }
+    let o = orders::get(c, order_no)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+    order_view(c, o, op.now, false).await
+}
+
+/// The transaction of [`Service::repair_coupon_link`]: relock or relink, as the facts call for.
+async fn repair_coupon_link_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &str,
+    coupon_id: &str,
+    reason: &str,
+) -> Result<OrderView, ServiceError> {
+    let o = orders::get(c, order_no)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+    let candidate = coupons::get(c, coupon_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("coupon", coupon_id))?;
+    let named = match o.coupon_id.as_deref() {
+        Some(id) if id == candidate.id => Some(candidate.clone()),
+        Some(id) => coupons::get(c, id).await?,
+        None => None,
+    };
+    let facts = order_facts(&o);
+    let cand = coupon_facts(&candidate);
+    let named_facts = named.as_ref().map(coupon_facts);
+    let plan = plan_link_repair(&facts, named_facts.as_ref(), &cand, op.now).map_err(|why| {
+        ServiceError::refused(
+            Refusal::RepairNotApplicable,
+            format!(
+                "no repair of order {order_no} with coupon {coupon_id}: {}",
+                why.message()
+            ),
+        )
+    })?;
+    let now_ms = to_ms(op.now);
+    let request_id = op.ctx.request_id.as_deref();
+    let address = op.ctx.address.as_deref();
+    match plan {
+        LinkRepair::Relock => {
+            let locked = coupons::transition(
+                c,
+                &coupons::CouponChange {
+                    coupon_id: &candidate.id,
+                    from: CouponStatus::Available,
+                    to: CouponStatus::Locked,
+                    order_no: Some(&o.order_no),
+                    action: "relock",
+                    actor: &op.ctx.actor,
+                    reason: Some(reason),
+                    request_id,
+                    address,
+                    now_ms,
+                    day: op.day(),
+                },
+            )
+            .await?;
+            if !locked {
+                return Err(ServiceError::refused(
+                    Refusal::CouponNotAvailable,
+                    format!("coupon {coupon_id} changed meanwhile or is not valid now"),
+                ));
+            }
+            if o.coupon_lock_status != CouponLockStatus::Locked {
+                relink(
+                    c,
+                    &o,
+                    &candidate.id,
+                    CouponLockStatus::Locked,
+                    "relock_coupon",
+                    op,
+                    reason,
+                )
+                .await?;
+            }
+        }
+        LinkRepair::Relink { lock_status } => {
+            relink(
+                c,
+                &o,
+                &candidate.id,
+                lock_status,
+                "relink_coupon",
+                op,
+                reason,
+            )
+            .await?;
+        }
+    }
+    let o = orders::get(c, order_no)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+    order_view(c, o, op.now, false).await
 }

@@ -3,7 +3,9 @@
 use super::audit::StaffAuditView;
 use super::support::Authority;
 use super::views::{StatusCounts, TemplateView};
-use super::{Ctx, Executed, IdempotencyRequest, Service, ServiceError};
+use sqlx::AnyConnection;
+
+use super::{Ctx, Executed, IdempotencyRequest, Op, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::new_id;
@@ -58,59 +60,7 @@ impl Service {
         self.write(idem, move |c| {
             let spec = spec.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let now_ms = to_ms(op.now);
-                let rule = spec.terms.rule;
-                let row = TemplateRow {
-                    id: new_id("tpl", now_ms),
-                    name: spec.name.clone(),
-                    kind: rule.discount_kind(),
-                    value_cents: rule.value_cents().map(|v| v.get()),
-                    percent_off: rule.percent_off().map(i64::from),
-                    max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
-                    min_order_cents: spec.terms.min_order.get(),
-                    categories: serde_json::to_string(&spec.terms.categories)
-                        .unwrap_or_else(|_| "[]".into()),
-                    valid_from: spec.validity.valid_from().map(to_ms),
-                    valid_until: spec.validity.hard_end().map(to_ms),
-                    valid_seconds: spec.validity.valid_seconds(),
-                    total_stock: spec.total_stock,
-                    per_user_limit: spec.per_user_limit,
-                    status: TemplateStatus::Active,
-                    created_at: now_ms,
-                    paused_at: None,
-                    claim_ends_at: spec.claim_ends_at.map(to_ms),
-                    expiry_spread_seconds: spec.expiry_spread_seconds,
-                };
-                templates::insert(c, &row, &stock_shards(spec.total_stock)).await?;
-                let detail = TemplateChanges {
-                    name: Some((None, row.name.clone())),
-                    total_stock: Some((None, row.total_stock)),
-                    claim_ends_at: spec
-                        .claim_ends_at
-                        .map(|at| (None, Some(crate::domain::time::rfc3339(at)))),
-                    ..TemplateChanges::default()
-                }
-                .to_detail();
-                insert_staff_audit(
-                    c,
-                    &NewStaffAudit {
-                        actor: &op.ctx.actor,
-                        action: actions::CREATE,
-                        target: &row.id,
-                        detail: Some(&detail),
-                        address: op.ctx.address.as_deref(),
-                        at_ms: now_ms,
-                    },
-                )
-                .await?;
-                Ok(TemplateView::from_row(
-                    row,
-                    0,
-                    StatusCounts::default(),
-                    op.now,
-                ))
-            })
+            Box::pin(async move { create_template_tx(c, &op, &spec).await })
         })
         .await
     }
@@ -409,58 +359,7 @@ impl Service {
             let id = id.clone();
             let edit = edit.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let row = load_row(c, &id).await?;
-                check_edit(&edit, row.total_stock, op.now)
-                    .map_err(|why| edit_refused(why, None))?;
-                let claimed = templates::claimed(c, &id).await?;
-                if let Some(total) = edit.total_stock
-                    && total < claimed
-                {
-                    return Err(edit_refused(
-                        EditRefusal::BelowClaimed,
-                        Some(format!("{claimed} claimed")),
-                    ));
-                }
-                let name = edit.name.clone().unwrap_or_else(|| row.name.clone());
-                let stock = edit.total_stock.or(row.total_stock);
-                let now_ms = to_ms(op.now);
-                let ends = match (end_now, row.claim_ends_at) {
-                    // Already ended earlier: ending now changes nothing.
-                    (true, Some(e)) if e <= now_ms => Some(e),
-                    (true, _) => Some(now_ms),
-                    (false, old) => edit.claim_ends_at.map(to_ms).or(old),
-                };
-                if !templates::update_safe_fields(c, &id, row.total_stock, &name, stock, ends)
-                    .await?
-                {
-                    return Err(edit_refused(EditRefusal::ChangedMeanwhile, None));
-                }
-                if let (Some(old), Some(new)) = (row.total_stock, edit.total_stock)
-                    && new > old
-                {
-                    templates::grow_stock(c, &id, new - old).await?;
-                }
-                let changes = TemplateChanges::between(
-                    (&row.name, row.total_stock, row.claim_ends_at.map(from_ms)),
-                    (&name, stock, ends.map(from_ms)),
-                );
-                if !changes.is_empty() {
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action: actions::EDIT,
-                            target: &id,
-                            detail: Some(&changes.to_detail()),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: now_ms,
-                        },
-                    )
-                    .await?;
-                }
-                load_view(c, &id, op.now).await
-            })
+            Box::pin(async move { edit_template_tx(c, &op, &id, &edit, end_now).await })
         })
         .await
     }
@@ -487,73 +386,7 @@ impl Service {
             let id = id.clone();
             let spec = spec.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let old = load_row(c, &id).await?;
-                let rule = spec.terms.rule;
-                let row = TemplateRow {
-                    id: old.id.clone(),
-                    name: spec.name.clone(),
-                    kind: rule.discount_kind(),
-                    value_cents: rule.value_cents().map(|v| v.get()),
-                    percent_off: rule.percent_off().map(i64::from),
-                    max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
-                    min_order_cents: spec.terms.min_order.get(),
-                    categories: serde_json::to_string(&spec.terms.categories)
-                        .unwrap_or_else(|_| "[]".into()),
-                    valid_from: spec.validity.valid_from().map(to_ms),
-                    valid_until: spec.validity.hard_end().map(to_ms),
-                    valid_seconds: spec.validity.valid_seconds(),
-                    total_stock: spec.total_stock,
-                    per_user_limit: spec.per_user_limit,
-                    status: old.status,
-                    created_at: old.created_at,
-                    paused_at: old.paused_at,
-                    claim_ends_at: spec.claim_ends_at.map(to_ms),
-                    expiry_spread_seconds: spec.expiry_spread_seconds,
-                };
-                let shards = templates::shard_count(c, &id).await?;
-                if !templates::update_terms_unclaimed(c, &row).await? {
-                    return Err(edit_refused(EditRefusal::AlreadyClaimed, None));
-                }
-                if row.total_stock != old.total_stock
-                    && !templates::replace_unclaimed_shards(
-                        c,
-                        &id,
-                        shards,
-                        &stock_shards(row.total_stock),
-                    )
-                    .await?
-                {
-                    return Err(edit_refused(EditRefusal::AlreadyClaimed, None));
-                }
-                let mut changes = TemplateChanges::between(
-                    (&old.name, old.total_stock, old.claim_ends_at.map(from_ms)),
-                    (&row.name, row.total_stock, row.claim_ends_at.map(from_ms)),
-                );
-                let before = stored_terms(&old);
-                let after = TermsRecord::of_spec(&spec);
-                if before != after {
-                    changes.terms = Some((before, after));
-                }
-                if old.per_user_limit != row.per_user_limit {
-                    changes.per_user_limit = Some((old.per_user_limit, row.per_user_limit));
-                }
-                if !changes.is_empty() {
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action: actions::EDIT,
-                            target: &id,
-                            detail: Some(&changes.to_detail()),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: to_ms(op.now),
-                        },
-                    )
-                    .await?;
-                }
-                load_view(c, &id, op.now).await
-            })
+            Box::pin(async move { edit_template_terms_tx(c, &op, &id, &spec).await })
         })
         .await
     }
@@ -644,4 +477,187 @@ pub(crate) fn like_pattern(text: &str) -> String {
     }
     out.push('%');
     out
+}
+
+/// The transaction of [`Service::edit_template_terms`]: every term replaced while nothing has been claimed.
+async fn edit_template_terms_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    id: &str,
+    spec: &TemplateSpec,
+) -> Result<TemplateView, ServiceError> {
+    let old = load_row(c, id).await?;
+    let rule = spec.terms.rule;
+    let row = TemplateRow {
+        id: old.id.clone(),
+        name: spec.name.clone(),
+        kind: rule.discount_kind(),
+        value_cents: rule.value_cents().map(|v| v.get()),
+        percent_off: rule.percent_off().map(i64::from),
+        max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
+        min_order_cents: spec.terms.min_order.get(),
+        categories: serde_json::to_string(&spec.terms.categories).unwrap_or_else(|_| "[]".into()),
+        valid_from: spec.validity.valid_from().map(to_ms),
+        valid_until: spec.validity.hard_end().map(to_ms),
+        valid_seconds: spec.validity.valid_seconds(),
+        total_stock: spec.total_stock,
+        per_user_limit: spec.per_user_limit,
+        status: old.status,
+        created_at: old.created_at,
+        paused_at: old.paused_at,
+        claim_ends_at: spec.claim_ends_at.map(to_ms),
+        expiry_spread_seconds: spec.expiry_spread_seconds,
+    };
+    let shards = templates::shard_count(c, id).await?;
+    if !templates::update_terms_unclaimed(c, &row).await? {
+        return Err(edit_refused(EditRefusal::AlreadyClaimed, None));
+    }
+    if row.total_stock != old.total_stock
+        && !templates::replace_unclaimed_shards(c, id, shards, &stock_shards(row.total_stock))
+            .await?
+    {
+        return Err(edit_refused(EditRefusal::AlreadyClaimed, None));
+    }
+    let mut changes = TemplateChanges::between(
+        (&old.name, old.total_stock, old.claim_ends_at.map(from_ms)),
+        (&row.name, row.total_stock, row.claim_ends_at.map(from_ms)),
+    );
+    let before = stored_terms(&old);
+    let after = TermsRecord::of_spec(spec);
+    if before != after {
+        changes.terms = Some((before, after));
+    }
+    if old.per_user_limit != row.per_user_limit {
+        changes.per_user_limit = Some((old.per_user_limit, row.per_user_limit));
+    }
+    if !changes.is_empty() {
+        insert_staff_audit(
+            c,
+            &NewStaffAudit {
+                actor: &op.ctx.actor,
+                action: actions::EDIT,
+                target: id,
+                detail: Some(&changes.to_detail()),
+                address: op.ctx.address.as_deref(),
+                at_ms: to_ms(op.now),
+            },
+        )
+        .await?;
+    }
+    load_view(c, id, op.now).await
+}
+
+/// The transaction of [`Service::edit_template`]: the fields safe to change after claims began.
+async fn edit_template_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    id: &str,
+    edit: &TemplateEdit,
+    end_now: bool,
+) -> Result<TemplateView, ServiceError> {
+    let row = load_row(c, id).await?;
+    check_edit(edit, row.total_stock, op.now).map_err(|why| edit_refused(why, None))?;
+    let claimed = templates::claimed(c, id).await?;
+    if let Some(total) = edit.total_stock
+        && total < claimed
+    {
+        return Err(edit_refused(
+            EditRefusal::BelowClaimed,
+            Some(format!("{claimed} claimed")),
+        ));
+    }
+    let name = edit.name.clone().unwrap_or_else(|| row.name.clone());
+    let stock = edit.total_stock.or(row.total_stock);
+    let now_ms = to_ms(op.now);
+    let ends = match (end_now, row.claim_ends_at) {
+        // Already ended earlier: ending now changes nothing.
+        (true, Some(e)) if e <= now_ms => Some(e),
+        (true, _) => Some(now_ms),
+        (false, old) => edit.claim_ends_at.map(to_ms).or(old),
+    };
+    if !templates::update_safe_fields(c, id, row.total_stock, &name, stock, ends).await? {
+        return Err(edit_refused(EditRefusal::ChangedMeanwhile, None));
+    }
+    if let (Some(old), Some(new)) = (row.total_stock, edit.total_stock)
+        && new > old
+    {
+        templates::grow_stock(c, id, new - old).await?;
+    }
+    let changes = TemplateChanges::between(
+        (&row.name, row.total_stock, row.claim_ends_at.map(from_ms)),
+        (&name, stock, ends.map(from_ms)),
+    );
+    if !changes.is_empty() {
+        insert_staff_audit(
+            c,
+            &NewStaffAudit {
+                actor: &op.ctx.actor,
+                action: actions::EDIT,
+                target: id,
+                detail: Some(&changes.to_detail()),
+                address: op.ctx.address.as_deref(),
+                at_ms: now_ms,
+            },
+        )
+        .await?;
+    }
+    load_view(c, id, op.now).await
+}
+
+/// The transaction of [`Service::create_template`].
+async fn create_template_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    spec: &TemplateSpec,
+) -> Result<TemplateView, ServiceError> {
+    let now_ms = to_ms(op.now);
+    let rule = spec.terms.rule;
+    let row = TemplateRow {
+        id: new_id("tpl", now_ms),
+        name: spec.name.clone(),
+        kind: rule.discount_kind(),
+        value_cents: rule.value_cents().map(|v| v.get()),
+        percent_off: rule.percent_off().map(i64::from),
+        max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
+        min_order_cents: spec.terms.min_order.get(),
+        categories: serde_json::to_string(&spec.terms.categories).unwrap_or_else(|_| "[]".into()),
+        valid_from: spec.validity.valid_from().map(to_ms),
+        valid_until: spec.validity.hard_end().map(to_ms),
+        valid_seconds: spec.validity.valid_seconds(),
+        total_stock: spec.total_stock,
+        per_user_limit: spec.per_user_limit,
+        status: TemplateStatus::Active,
+        created_at: now_ms,
+        paused_at: None,
+        claim_ends_at: spec.claim_ends_at.map(to_ms),
+        expiry_spread_seconds: spec.expiry_spread_seconds,
+    };
+    templates::insert(c, &row, &stock_shards(spec.total_stock)).await?;
+    let detail = TemplateChanges {
+        name: Some((None, row.name.clone())),
+        total_stock: Some((None, row.total_stock)),
+        claim_ends_at: spec
+            .claim_ends_at
+            .map(|at| (None, Some(crate::domain::time::rfc3339(at)))),
+        ..TemplateChanges::default()
+    }
+    .to_detail();
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor: &op.ctx.actor,
+            action: actions::CREATE,
+            target: &row.id,
+            detail: Some(&detail),
+            address: op.ctx.address.as_deref(),
+            at_ms: now_ms,
+        },
+    )
+    .await?;
+    Ok(TemplateView::from_row(
+        row,
+        0,
+        StatusCounts::default(),
+        op.now,
+    ))
 }

@@ -14,7 +14,9 @@ use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::picker::OrderTerms;
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::OrderView;
-use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use sqlx::AnyConnection;
+
+use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 
 impl Service {
     /// Pays a presale deposit: in one transaction the coupon is validated
@@ -30,90 +32,92 @@ impl Service {
         self.write(idem, move |c| {
             let order_no = order_no.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let o = load_order(c, &order_no).await?;
-                require_kind(&o, OrderKind::Presale)?;
-                require_status(&o, &[OrderStatus::PendingDeposit])?;
-                let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
-                if op.now >= window_of(&campaign).ends {
-                    return Err(ServiceError::refused(
-                        Refusal::OutsidePaymentWindow,
-                        "this presale campaign's final-payment window has ended",
-                    ));
-                }
-                let coupon = match o.coupon_id.as_deref() {
-                    Some(id) => Some(load_coupon(c, id).await?),
-                    None => None,
-                };
-                let money = money_of(&o);
-                let discount = match &coupon {
-                    Some(cp) => validate_coupon(
-                        cp,
-                        &o.user_id,
-                        &OrderTerms {
-                            kind: OrderKind::Presale,
-                            category: &o.category,
-                            total: money.total,
-                            deposit: money.deposit,
-                        },
-                        op.now,
-                    )?,
-                    None => Cents::ZERO,
-                };
-                let mut next = o.clone();
-                next.deposit_paid_at = Some(to_ms(op.now));
-                next.coupon_discount_cents = discount.get();
-                next.discount_snapshot_cents = discount.get();
-                if coupon.is_some() {
-                    next.coupon_lock_status = CouponLockStatus::Locked;
-                }
-                let stored = move_order(
-                    c,
-                    &op,
-                    OrderStatus::PendingDeposit,
-                    OrderStep::DepositPayment,
-                    &next,
-                    None,
-                )
-                .await?;
-                if let Some(cp) = &coupon
-                    && !move_coupon(
-                        c,
-                        &op,
-                        &cp.id,
-                        (CouponStatus::Available, CouponStatus::Locked),
-                        &o.order_no,
-                        "lock",
-                        None,
-                    )
-                    .await?
-                {
-                    return Err(ServiceError::refused(
-                        Refusal::CouponNotAvailable,
-                        "this coupon was just locked or changed by another request",
-                    ));
-                }
-                if let Some(cp) = &coupon
-                    && policy_of(&campaign) == Policy::Strict
-                {
-                    let risk = crate::service::reminders::AtRisk {
-                        order_no: &o.order_no,
-                        user_id: &o.user_id,
-                        coupon_id: &cp.id,
-                        ends_at: from_ms(cp.ends_at),
-                        window_starts: window_of(&campaign).starts,
-                    };
-                    crate::service::reminders::warn_at_deposit(
-                        c,
-                        &op.settings.reminders,
-                        &risk,
-                        op.now,
-                    )
-                    .await?;
-                }
-                order_view(c, stored, op.now, false).await
-            })
+            Box::pin(async move { pay_deposit_tx(c, &op, &order_no).await })
         })
         .await
     }
+}
+
+/// The transaction of [`Service::pay_deposit`].
+async fn pay_deposit_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &str,
+) -> Result<OrderView, ServiceError> {
+    let o = load_order(c, order_no).await?;
+    require_kind(&o, OrderKind::Presale)?;
+    require_status(&o, &[OrderStatus::PendingDeposit])?;
+    let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
+    if op.now >= window_of(&campaign).ends {
+        return Err(ServiceError::refused(
+            Refusal::OutsidePaymentWindow,
+            "this presale campaign's final-payment window has ended",
+        ));
+    }
+    let coupon = match o.coupon_id.as_deref() {
+        Some(id) => Some(load_coupon(c, id).await?),
+        None => None,
+    };
+    let money = money_of(&o);
+    let discount = match &coupon {
+        Some(cp) => validate_coupon(
+            cp,
+            &o.user_id,
+            &OrderTerms {
+                kind: OrderKind::Presale,
+                category: &o.category,
+                total: money.total,
+                deposit: money.deposit,
+            },
+            op.now,
+        )?,
+        None => Cents::ZERO,
+    };
+    let mut next = o.clone();
+    next.deposit_paid_at = Some(to_ms(op.now));
+    next.coupon_discount_cents = discount.get();
+    next.discount_snapshot_cents = discount.get();
+    if coupon.is_some() {
+        next.coupon_lock_status = CouponLockStatus::Locked;
+    }
+    let stored = move_order(
+        c,
+        op,
+        OrderStatus::PendingDeposit,
+        OrderStep::DepositPayment,
+        &next,
+        None,
+    )
+    .await?;
+    if let Some(cp) = &coupon
+        && !move_coupon(
+            c,
+            op,
+            &cp.id,
+            (CouponStatus::Available, CouponStatus::Locked),
+            &o.order_no,
+            "lock",
+            None,
+        )
+        .await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::CouponNotAvailable,
+            "this coupon was just locked or changed by another request",
+        ));
+    }
+    if let Some(cp) = &coupon
+        && policy_of(&campaign) == Policy::Strict
+    {
+        let risk = crate::service::reminders::AtRisk {
+            order_no: &o.order_no,
+            user_id: &o.user_id,
+            coupon_id: &cp.id,
+            ends_at: from_ms(cp.ends_at),
+            window_starts: window_of(&campaign).starts,
+        };
+        crate::service::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now)
+            .await?;
+    }
+    order_view(c, stored, op.now, false).await
 }

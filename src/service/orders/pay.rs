@@ -7,7 +7,9 @@ use crate::domain::coupon::CouponStatus;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
 use crate::service::views::OrderView;
-use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use sqlx::AnyConnection;
+
+use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 
 impl Service {
     /// Pays a normal order: coupon `used`, order `paid`.
@@ -21,40 +23,57 @@ impl Service {
         self.write(idem, move |c| {
             let order_no = order_no.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let o = load_order(c, &order_no).await?;
-                require_kind(&o, OrderKind::Normal)?;
-                require_status(&o, &[OrderStatus::PendingPayment])?;
-                let now_ms = to_ms(op.now);
-                let mut next = o.clone();
-                next.paid_at = Some(now_ms);
-                if o.coupon_id.is_some() {
-                    if o.checkout_lock_expires_at.is_some_and(|t| t <= now_ms) {
-                        return Err(ServiceError::refused(
-                            Refusal::CheckoutLockExpired,
-                            "the checkout lock on this order's coupon has lapsed; the order will be closed",
-                        ));
-                    }
-                    next.coupon_lock_status = CouponLockStatus::Used;
-                }
-                next.checkout_lock_expires_at = None;
-                let stored =
-                    move_order(c, &op, OrderStatus::PendingPayment, OrderStep::Pay, &next, None)
-                        .await?;
-                if let Some(coupon_id) = o.coupon_id.as_deref()
-                    && !move_coupon(c, &op, coupon_id, (CouponStatus::Locked, CouponStatus::Used), &o.order_no, "use", None)
-                        .await?
-                {
-                    return Err(ServiceError::refused(
-                        Refusal::CouponLockMismatch,
-                        "the coupon is no longer locked to this order",
-                    ));
-                }
-                // A normal order's view reads nothing more: answer from
-                // the row as stored instead of reading it again.
-                order_view(c, stored, op.now, false).await
-            })
+            Box::pin(async move { pay_tx(c, &op, &order_no).await })
         })
         .await
     }
+}
+
+/// The transaction of [`Service::pay`].
+async fn pay_tx(c: &mut AnyConnection, op: &Op, order_no: &str) -> Result<OrderView, ServiceError> {
+    let o = load_order(c, order_no).await?;
+    require_kind(&o, OrderKind::Normal)?;
+    require_status(&o, &[OrderStatus::PendingPayment])?;
+    let now_ms = to_ms(op.now);
+    let mut next = o.clone();
+    next.paid_at = Some(now_ms);
+    if o.coupon_id.is_some() {
+        if o.checkout_lock_expires_at.is_some_and(|t| t <= now_ms) {
+            return Err(ServiceError::refused(
+                Refusal::CheckoutLockExpired,
+                "the checkout lock on this order's coupon has lapsed; the order will be closed",
+            ));
+        }
+        next.coupon_lock_status = CouponLockStatus::Used;
+    }
+    next.checkout_lock_expires_at = None;
+    let stored = move_order(
+        c,
+        op,
+        OrderStatus::PendingPayment,
+        OrderStep::Pay,
+        &next,
+        None,
+    )
+    .await?;
+    if let Some(coupon_id) = o.coupon_id.as_deref()
+        && !move_coupon(
+            c,
+            op,
+            coupon_id,
+            (CouponStatus::Locked, CouponStatus::Used),
+            &o.order_no,
+            "use",
+            None,
+        )
+        .await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::CouponLockMismatch,
+            "the coupon is no longer locked to this order",
+        ));
+    }
+    // A normal order's view reads nothing more: answer from
+    // the row as stored instead of reading it again.
+    order_view(c, stored, op.now, false).await
 }

@@ -23,7 +23,7 @@ use crate::domain::time::{from_ms, to_ms};
 use crate::service::jobs::Deadline;
 use crate::service::orders::{kind_of, parse_reason, status_of};
 use crate::service::views::{CouponView, OrderView};
-use crate::service::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::archive;
 use crate::store::coupons::{self, CouponChange, CouponRow};
 use crate::store::ledger::{self, NewEntry};
@@ -141,92 +141,7 @@ impl Service {
                 let op = op.clone();
                 let coupon_id = coupon_id.clone();
                 let reason = reason.clone();
-                Box::pin(async move {
-                    let now_ms = to_ms(op.now);
-                    let coupon = load_live_coupon(c, &coupon_id).await?;
-                    let status = coupon.status;
-                    if status != CouponStatus::Locked {
-                        return Err(ServiceError::refused(
-                            Refusal::CouponNotAvailable,
-                            format!(
-                                "coupon {coupon_id} is {}; only a locked coupon can be released",
-                                effective_status(status, from_ms(coupon.ends_at), op.now).as_str()
-                            ),
-                        ));
-                    }
-                    let holder = match coupon.order_no.as_deref() {
-                        Some(no) => orders::get(c, no)
-                            .await?
-                            .filter(|o| o.coupon_id.as_deref() == Some(coupon_id.as_str())),
-                        None => None,
-                    };
-                    // The order whose lock record changes with the coupon: a
-                    // live holder, or an order that is over but still shows
-                    // the coupon as locked (the anomaly being repaired).
-                    let recorded_holder = holder
-                        .clone()
-                        .filter(|o| status_of(o).is_live() || o.coupon_lock_status == CouponLockStatus::Locked);
-                    let live_holder = holder.filter(|o| status_of(o).is_live());
-                    let active = live_holder
-                        .as_ref()
-                        .is_some_and(|o| !checkout_lapsed(o, op.now));
-                    if active && !force {
-                        let o = live_holder.as_ref().map(|o| (o.order_no.clone(), o.status.as_str()));
-                        let (no, st) = o.unwrap_or_default();
-                        return Err(ServiceError::refused(
-                            Refusal::OrderActive,
-                            format!("order {no} is {st} and still holds this coupon; releasing it takes the customer's discount away (force)"),
-                        ));
-                    }
-                    if let Some(o) = &recorded_holder
-                        && !search::release_order_lock(
-                            c,
-                            &OrderLockRelease {
-                                order_no: &o.order_no,
-                                status: o.status.as_str(),
-                                coupon_id: &coupon_id,
-                                detach: active,
-                                action: if active { "force_release_coupon" } else { "release_coupon" },
-                                actor: &op.ctx.actor,
-                                reason: Some(&reason),
-                                request_id: op.ctx.request_id.as_deref(),
-                                address: op.ctx.address.as_deref(),
-                                now_ms,
-                            },
-                        )
-                        .await?
-                    {
-                        return Err(ServiceError::refused(
-                            Refusal::InvalidOrderStatus,
-                            format!("order {} changed meanwhile; read it again", o.order_no),
-                        ));
-                    }
-                    let to = release_target(from_ms(coupon.ends_at), op.now);
-                    let changed = coupons::transition(
-                        c,
-                        &CouponChange {
-                            coupon_id: &coupon_id,
-                            from: CouponStatus::Locked,
-                            to,
-                            order_no: coupon.order_no.as_deref(),
-                            action: if active { "force_release" } else { "staff_release" },
-                            actor: &op.ctx.actor,
-                            reason: Some(&reason),
-                            request_id: op.ctx.request_id.as_deref(),
-                            address: op.ctx.address.as_deref(),
-                            now_ms,
-                            day: op.day(),
-                        },
-                    )
-                    .await?;
-                    if !changed {
-                        return Err(ServiceError::refused(
-                            Refusal::CouponNotAvailable,
-                            "the coupon changed meanwhile; read it again",
-                        ));
-                    }
-                    reload_coupon(c, &coupon_id, op.now).await
-                })
+                Box::pin(async move { release_coupon_tx(c, &op, &coupon_id, &reason, force).await })
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result
@@ -332,43 +247,7 @@ impl Service {
             let op = op.clone();
             let coupon_id = coupon_id.clone();
             let reason = reason.clone();
-            Box::pin(async move {
-                let coupon = load_live_coupon(c, &coupon_id).await?;
-                let status = effective_status(coupon.status, from_ms(coupon.ends_at), op.now);
-                if status != CouponStatus::Available {
-                    return Err(ServiceError::refused(
-                        Refusal::CouponNotAvailable,
-                        format!(
-                            "coupon {coupon_id} is {}; only an available coupon can be invalidated",
-                            status.as_str()
-                        ),
-                    ));
-                }
-                let changed = coupons::transition(
-                    c,
-                    &CouponChange {
-                        coupon_id: &coupon_id,
-                        from: CouponStatus::Available,
-                        to: CouponStatus::Invalidated,
-                        order_no: None,
-                        action: "invalidate",
-                        actor: &op.ctx.actor,
-                        reason: Some(&reason),
-                        request_id: op.ctx.request_id.as_deref(),
-                        address: op.ctx.address.as_deref(),
-                        now_ms: to_ms(op.now),
-                        day: op.day(),
-                    },
-                )
-                .await?;
-                if !changed {
-                    return Err(ServiceError::refused(
-                        Refusal::CouponNotAvailable,
-                        "the coupon changed meanwhile; read it again",
-                    ));
-                }
-                reload_coupon(c, &coupon_id, op.now).await
-            })
+            Box::pin(async move { invalidate_coupon_tx(c, &op, &coupon_id, &reason).await })
         })
         .await
     }
@@ -445,108 +324,20 @@ impl Service {
             None | Some("") => None,
             Some(raw) => Some(OrderNo::parse(raw)?),
         };
-        let capped = authority.compensation_capped();
-        let settings = self.settings().clone();
+        let request = CompensationRequest {
+            user,
+            preset_id,
+            typed,
+            reason,
+            order_no,
+            capped: authority.compensation_capped(),
+        };
         let op = self.op(ctx);
         let result = self
             .write(idem, move |c| {
                 let op = op.clone();
-                let user = user.clone();
-                let reason = reason.clone();
-                let order_no = order_no.clone();
-                let settings = settings.clone();
-                let preset_id = preset_id.clone();
-                Box::pin(async move {
-                    let now_ms = to_ms(op.now);
-                    let mut campaign_id = None;
-                    if let Some(no) = &order_no {
-                        let o = orders::get(c, no.as_str())
-                            .await?
-                            .ok_or_else(|| ServiceError::not_found("order", no.as_str()))?;
-                        if o.user_id != user.as_str() {
-                            return Err(ServiceError::refused(
-                                Refusal::OrderNotOwned,
-                                format!("order {no} belongs to another user"),
-                            ));
-                        }
-                        campaign_id = o.campaign_id;
-                    }
-                    // The caps and presets of the rules version in force,
-                    // read in this transaction; the ledger row names it.
-                    let first = (settings.support_compensation_max_cents, settings.support_compensation_daily_cents);
-                    let rules = crate::store::compensation_rules::rules_in_force(c, first, now_ms).await?;
-                    let (value, seconds, min_order_cents, categories, reason) = match (&preset_id, typed) {
-                        (Some(id), _) => {
-                            let p = rules.preset(id).ok_or_else(|| {
-                                ServiceError::from(FieldError::new(
-                                    "preset_id",
-                                    format!("is not a preset of the compensation rules in force (version {})", rules.version),
-                                ))
-                            })?;
-                            (
-                                p.value_cents,
-                                p.valid_seconds,
-                                p.min_order_cents,
-                                serde_json::to_string(&p.categories).unwrap_or_else(|_| "[]".into()),
-                                reason.clone().unwrap_or_else(|| p.reason.clone()),
-                            )
-                        }
-                        (None, Some((v, s))) => (v, s, 0, "[]".to_string(), reason.clone().unwrap_or_default()),
-                        (None, None) => {
-                            return Err(FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into());
-                        }
-                    };
-                    if capped {
-                        ledger::lock_actor_for_caps(c, &op.ctx.actor).await?;
-                        // "Today" is the business day (COUPONKEEPER_BUSINESS_TZ).
-                        let (start, end) = settings.reminders.tz.day_bounds(op.now);
-                        let allowance = CompensationAllowance {
-                            per_coupon_cents: rules.support_max_cents,
-                            daily_cents: rules.support_daily_cents,
-                            given_today_cents: ledger::compensation_issued_by(
-                                c,
-                                &op.ctx.actor,
-                                to_ms(start),
-                                to_ms(end),
-                            )
-                            .await?,
-                        };
-                        allowance.check(value).map_err(cap_refusal)?;
-                    }
-                    let view = insert_compensation_coupon(
-                        c,
-                        &op,
-                        user.as_str(),
-                        CompensationTerms {
-                            value_cents: value,
-                            valid: Duration::seconds(seconds),
-                            min_order_cents,
-                            categories,
-                        },
-                        &reason,
-                    )
-                    .await?;
-                    ledger::insert(
-                        c,
-                        &NewEntry {
-                            user_id: user.as_str(),
-                            order_no: order_no.as_ref().map(OrderNo::as_str),
-                            coupon_id: Some(&view.id),
-                            kind: "coupon",
-                            amount_cents: value,
-                            reason: &reason,
-                            actor: &op.ctx.actor,
-                            request_id: op.ctx.request_id.as_deref(),
-                            at_ms: now_ms,
-                            preset_id: preset_id.as_deref(),
-                            rules_version: rules.version,
-                            campaign_id: campaign_id.as_deref(),
-                            day: op.day(),
-                        },
-                    )
-                    .await?;
-                    Ok(view)
-                })
+                let request = request.clone();
+                Box::pin(async move { issue_compensation_tx(c, &op, &request).await })
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result
@@ -576,6 +367,20 @@ fn cap_refusal(hit: CapHit) -> ServiceError {
         ),
     };
     ServiceError::refused(Refusal::CompensationLimitExceeded, message)
+}
+
+/// A compensation request as parsed before its transaction: to whom,
+/// from which preset or typed amount and validity, why, on which order,
+/// and whether the caller is capped.
+#[derive(Debug, Clone)]
+struct CompensationRequest {
+    user: UserId,
+    preset_id: Option<String>,
+    /// The typed value (cents) and validity (seconds) when no preset.
+    typed: Option<(i64, i64)>,
+    reason: Option<String>,
+    order_no: Option<OrderNo>,
+    capped: bool,
 }
 
 /// A typed compensation amount: 1 cent up to `MAX_CENTS`.
@@ -692,6 +497,274 @@ async fn reload_coupon(
         .await?
         .ok_or_else(|| ServiceError::not_found("coupon", id))?;
     Ok(CouponView::from_row(row, now))
+}
+
+/// The transaction of [`Service::issue_compensation`]: the order's owner checked, the caps of the rules in force, the coupon and its ledger row.
+async fn issue_compensation_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    request: &CompensationRequest,
+) -> Result<CouponView, ServiceError> {
+    let (user, preset_id, reason, order_no) = (
+        &request.user,
+        &request.preset_id,
+        &request.reason,
+        &request.order_no,
+    );
+    let (typed, capped, settings) = (request.typed, request.capped, &op.settings);
+    let now_ms = to_ms(op.now);
+    let mut campaign_id = None;
+    if let Some(no) = &order_no {
+        let o = orders::get(c, no.as_str())
+            .await?
+            .ok_or_else(|| ServiceError::not_found("order", no.as_str()))?;
+        if o.user_id != user.as_str() {
+            return Err(ServiceError::refused(
+                Refusal::OrderNotOwned,
+                format!("order {no} belongs to another user"),
+            ));
+        }
+        campaign_id = o.campaign_id;
+    }
+    // The caps and presets of the rules version in force,
+    // read in this transaction; the ledger row names it.
+    let first = (
+        settings.support_compensation_max_cents,
+        settings.support_compensation_daily_cents,
+    );
+    let rules = crate::store::compensation_rules::rules_in_force(c, first, now_ms).await?;
+    let (value, seconds, min_order_cents, categories, reason) = match (&preset_id, typed) {
+        (Some(id), _) => {
+            let p = rules.preset(id).ok_or_else(|| {
+                ServiceError::from(FieldError::new(
+                    "preset_id",
+                    format!(
+                        "is not a preset of the compensation rules in force (version {})",
+                        rules.version
+                    ),
+                ))
+            })?;
+            (
+                p.value_cents,
+                p.valid_seconds,
+                p.min_order_cents,
+                serde_json::to_string(&p.categories).unwrap_or_else(|_| "[]".into()),
+                reason.clone().unwrap_or_else(|| p.reason.clone()),
+            )
+        }
+        (None, Some((v, s))) => (
+            v,
+            s,
+            0,
+            "[]".to_string(),
+            reason.clone().unwrap_or_default(),
+        ),
+        (None, None) => {
+            return Err(
+                FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into(),
+            );
+        }
+    };
+    if capped {
+        ledger::lock_actor_for_caps(c, &op.ctx.actor).await?;
+        // "Today" is the business day (COUPONKEEPER_BUSINESS_TZ).
+        let (start, end) = settings.reminders.tz.day_bounds(op.now);
+        let allowance = CompensationAllowance {
+            per_coupon_cents: rules.support_max_cents,
+            daily_cents: rules.support_daily_cents,
+            given_today_cents: ledger::compensation_issued_by(
+                c,
+                &op.ctx.actor,
+                to_ms(start),
+                to_ms(end),
+            )
+            .await?,
+        };
+        allowance.check(value).map_err(cap_refusal)?;
+    }
+    let view = insert_compensation_coupon(
+        c,
+        op,
+        user.as_str(),
+        CompensationTerms {
+            value_cents: value,
+            valid: Duration::seconds(seconds),
+            min_order_cents,
+            categories,
+        },
+        &reason,
+    )
+    .await?;
+    ledger::insert(
+        c,
+        &NewEntry {
+            user_id: user.as_str(),
+            order_no: order_no.as_ref().map(OrderNo::as_str),
+            coupon_id: Some(&view.id),
+            kind: "coupon",
+            amount_cents: value,
+            reason: &reason,
+            actor: &op.ctx.actor,
+            request_id: op.ctx.request_id.as_deref(),
+            at_ms: now_ms,
+            preset_id: preset_id.as_deref(),
+            rules_version: rules.version,
+            campaign_id: campaign_id.as_deref(),
+            day: op.day(),
+        },
+    )
+    .await?;
+    Ok(view)
+}
+
+/// The transaction of [`Service::invalidate_coupon`].
+async fn invalidate_coupon_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    coupon_id: &str,
+    reason: &str,
+) -> Result<CouponView, ServiceError> {
+    let coupon = load_live_coupon(c, coupon_id).await?;
+    let status = effective_status(coupon.status, from_ms(coupon.ends_at), op.now);
+    if status != CouponStatus::Available {
+        return Err(ServiceError::refused(
+            Refusal::CouponNotAvailable,
+            format!(
+                "coupon {coupon_id} is {}; only an available coupon can be invalidated",
+                status.as_str()
+            ),
+        ));
+    }
+    let changed = coupons::transition(
+        c,
+        &CouponChange {
+            coupon_id,
+            from: CouponStatus::Available,
+            to: CouponStatus::Invalidated,
+            order_no: None,
+            action: "invalidate",
+            actor: &op.ctx.actor,
+            reason: Some(reason),
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            now_ms: to_ms(op.now),
+            day: op.day(),
+        },
+    )
+    .await?;
+    if !changed {
+        return Err(ServiceError::refused(
+            Refusal::CouponNotAvailable,
+            "the coupon changed meanwhile; read it again",
+        ));
+    }
+    reload_coupon(c, coupon_id, op.now).await
+}
+
+/// The transaction of [`Service::release_coupon`]: a live holder refuses unless `force`, which detaches the coupon from the order.
+async fn release_coupon_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    coupon_id: &str,
+    reason: &str,
+    force: bool,
+) -> Result<CouponView, ServiceError> {
+    let now_ms = to_ms(op.now);
+    let coupon = load_live_coupon(c, coupon_id).await?;
+    let status = coupon.status;
+    if status != CouponStatus::Locked {
+        return Err(ServiceError::refused(
+            Refusal::CouponNotAvailable,
+            format!(
+                "coupon {coupon_id} is {}; only a locked coupon can be released",
+                effective_status(status, from_ms(coupon.ends_at), op.now).as_str()
+            ),
+        ));
+    }
+    let holder = match coupon.order_no.as_deref() {
+        Some(no) => orders::get(c, no)
+            .await?
+            .filter(|o| o.coupon_id.as_deref() == Some(coupon_id)),
+        None => None,
+    };
+    // The order whose lock record changes with the coupon: a
+    // live holder, or an order that is over but still shows
+    // the coupon as locked (the anomaly being repaired).
+    let recorded_holder = holder
+        .clone()
+        .filter(|o| status_of(o).is_live() || o.coupon_lock_status == CouponLockStatus::Locked);
+    let live_holder = holder.filter(|o| status_of(o).is_live());
+    let active = live_holder
+        .as_ref()
+        .is_some_and(|o| !checkout_lapsed(o, op.now));
+    if active && !force {
+        let o = live_holder
+            .as_ref()
+            .map(|o| (o.order_no.clone(), o.status.as_str()));
+        let (no, st) = o.unwrap_or_default();
+        return Err(ServiceError::refused(
+            Refusal::OrderActive,
+            format!(
+                "order {no} is {st} and still holds this coupon; releasing it takes the customer's discount away (force)"
+            ),
+        ));
+    }
+    if let Some(o) = &recorded_holder
+        && !search::release_order_lock(
+            c,
+            &OrderLockRelease {
+                order_no: &o.order_no,
+                status: o.status.as_str(),
+                coupon_id,
+                detach: active,
+                action: if active {
+                    "force_release_coupon"
+                } else {
+                    "release_coupon"
+                },
+                actor: &op.ctx.actor,
+                reason: Some(reason),
+                request_id: op.ctx.request_id.as_deref(),
+                address: op.ctx.address.as_deref(),
+                now_ms,
+            },
+        )
+        .await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::InvalidOrderStatus,
+            format!("order {} changed meanwhile; read it again", o.order_no),
+        ));
+    }
+    let to = release_target(from_ms(coupon.ends_at), op.now);
+    let changed = coupons::transition(
+        c,
+        &CouponChange {
+            coupon_id,
+            from: CouponStatus::Locked,
+            to,
+            order_no: coupon.order_no.as_deref(),
+            action: if active {
+                "force_release"
+            } else {
+                "staff_release"
+            },
+            actor: &op.ctx.actor,
+            reason: Some(reason),
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            now_ms,
+            day: op.day(),
+        },
+    )
+    .await?;
+    if !changed {
+        return Err(ServiceError::refused(
+            Refusal::CouponNotAvailable,
+            "the coupon changed meanwhile; read it again",
+        ));
+    }
+    reload_coupon(c, coupon_id, op.now).await
 }
 
 #[cfg(test)]
