@@ -9,7 +9,9 @@ use utoipa::ToSchema;
 
 use super::support::Authority;
 use super::views::CampaignView;
-use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use sqlx::AnyConnection;
+
+use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::campaign::{CampaignPhase, CompensationMode, PaymentWindow, Policy};
 use crate::domain::final_payment::{HeldCoupon, PolicyPreview, PresaleOrder};
@@ -587,52 +589,7 @@ impl Service {
             let id = id.clone();
             let reason = reason.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let row = load(c, &id).await?;
-                let now_ms = to_ms(op.now);
-                if now_ms >= row.final_payment_starts_at {
-                    return Err(refused_window_open());
-                }
-                let from = (row.policy, row.compensation_mode);
-                let to = (
-                    policy.unwrap_or(row.policy),
-                    mode.unwrap_or(row.compensation_mode),
-                );
-                if from == to {
-                    return Ok(CampaignView::from(row));
-                }
-                if !campaigns::update_rules(c, &id, from, to, now_ms).await? {
-                    // Read in this same transaction a moment ago: only a
-                    // concurrent change can get here.
-                    return Err(ServiceError::refused(
-                        Refusal::CampaignWindowOpen,
-                        "the campaign changed meanwhile; read it again",
-                    ));
-                }
-                let changes = [
-                    (actions::POLICY, from.0.as_str(), to.0.as_str()),
-                    (actions::COMPENSATION_MODE, from.1.as_str(), to.1.as_str()),
-                ];
-                for (action, before, after) in changes {
-                    if before == after {
-                        continue;
-                    }
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action,
-                            target: &id,
-                            detail: Some(&format!("{before} -> {after}: {reason}")),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: now_ms,
-                        },
-                    )
-                    .await?;
-                }
-                let row = load(c, &id).await?;
-                Ok(CampaignView::from(row))
-            })
+            Box::pin(async move { change_campaign_tx(c, &op, &id, &reason, policy, mode).await })
         })
         .await
     }
@@ -680,6 +637,61 @@ fn decode_cursor(raw: &str) -> Option<(i64, String)> {
     let (at, id) = raw.split_once('.')?;
     let at: i64 = at.parse().ok()?;
     (!id.is_empty() && id.len() <= 64).then(|| (at, id.to_string()))
+}
+
+/// The transaction of [`Service::change_campaign`].
+async fn change_campaign_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    id: &str,
+    reason: &str,
+    policy: Option<Policy>,
+    mode: Option<CompensationMode>,
+) -> Result<CampaignView, ServiceError> {
+    let row = load(c, id).await?;
+    let now_ms = to_ms(op.now);
+    if now_ms >= row.final_payment_starts_at {
+        return Err(refused_window_open());
+    }
+    let from = (row.policy, row.compensation_mode);
+    let to = (
+        policy.unwrap_or(row.policy),
+        mode.unwrap_or(row.compensation_mode),
+    );
+    if from == to {
+        return Ok(CampaignView::from(row));
+    }
+    if !campaigns::update_rules(c, id, from, to, now_ms).await? {
+        // Read in this same transaction a moment ago: only a
+        // concurrent change can get here.
+        return Err(ServiceError::refused(
+            Refusal::CampaignWindowOpen,
+            "the campaign changed meanwhile; read it again",
+        ));
+    }
+    let changes = [
+        (actions::POLICY, from.0.as_str(), to.0.as_str()),
+        (actions::COMPENSATION_MODE, from.1.as_str(), to.1.as_str()),
+    ];
+    for (action, before, after) in changes {
+        if before == after {
+            continue;
+        }
+        insert_staff_audit(
+            c,
+            &NewStaffAudit {
+                actor: &op.ctx.actor,
+                action,
+                target: id,
+                detail: Some(&format!("{before} -> {after}: {reason}")),
+                address: op.ctx.address.as_deref(),
+                at_ms: now_ms,
+            },
+        )
+        .await?;
+    }
+    let row = load(c, id).await?;
+    Ok(CampaignView::from(row))
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ use serde::Serialize;
 
 pub use super::names_cache::CACHE_TTL;
 use super::support::Authority;
-use super::{Ctx, Refusal, Service, ServiceError};
+use sqlx::AnyConnection;
+
+use super::{Ctx, Op, Refusal, Service, ServiceError};
 use crate::domain::category::{CategoryName, MAX_NAMED};
 use crate::domain::permissions::Permission;
 use crate::domain::time::to_ms;
@@ -64,51 +66,59 @@ impl Service {
             let name = name.clone();
             let was = was.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let now_ms = to_ms(op.now);
-                let current = store::get(c, name.code()).await?;
-                let changed = match (&current, &was) {
-                    (None, None) => {
-                        if store::count(c).await? >= MAX_NAMED as i64 {
-                            return Err(ServiceError::refused(
-                                Refusal::EditNotAllowed,
-                                format!("at most {MAX_NAMED} categories can be named"),
-                            ));
-                        }
-                        store::insert(c, &name, &op.ctx.actor, now_ms).await?
-                    }
-                    (Some(_), Some(w)) => store::rename(c, &name, w, &op.ctx.actor, now_ms).await?,
-                    _ => false,
-                };
-                if !changed {
-                    return Err(ServiceError::refused(
-                        Refusal::EditNotAllowed,
-                        "the category's names changed meanwhile; read them again",
-                    ));
-                }
-                let detail = serde_json::to_string(&NameChange {
-                    before: current,
-                    zh: name.zh().to_string(),
-                    en: name.en().to_string(),
-                })
-                .unwrap_or_default();
-                insert_staff_audit(
-                    c,
-                    &NewStaffAudit {
-                        actor: &op.ctx.actor,
-                        action: ACTION,
-                        target: name.code(),
-                        detail: Some(&detail),
-                        address: op.ctx.address.as_deref(),
-                        at_ms: now_ms,
-                    },
-                )
-                .await?;
-                Ok(())
-            })
+            Box::pin(async move { name_category_tx(c, &op, &name, was.as_ref()).await })
         })
         .await?;
         self.inner.category_names.clear();
         Ok(())
     }
+}
+
+/// The transaction of [`Service::name_category_as`].
+async fn name_category_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    name: &CategoryName,
+    was: Option<&(String, String)>,
+) -> Result<(), ServiceError> {
+    let now_ms = to_ms(op.now);
+    let current = store::get(c, name.code()).await?;
+    let changed = match (&current, &was) {
+        (None, None) => {
+            if store::count(c).await? >= MAX_NAMED as i64 {
+                return Err(ServiceError::refused(
+                    Refusal::EditNotAllowed,
+                    format!("at most {MAX_NAMED} categories can be named"),
+                ));
+            }
+            store::insert(c, name, &op.ctx.actor, now_ms).await?
+        }
+        (Some(_), Some(w)) => store::rename(c, name, w, &op.ctx.actor, now_ms).await?,
+        _ => false,
+    };
+    if !changed {
+        return Err(ServiceError::refused(
+            Refusal::EditNotAllowed,
+            "the category's names changed meanwhile; read them again",
+        ));
+    }
+    let detail = serde_json::to_string(&NameChange {
+        before: current,
+        zh: name.zh().to_string(),
+        en: name.en().to_string(),
+    })
+    .unwrap_or_default();
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor: &op.ctx.actor,
+            action: ACTION,
+            target: name.code(),
+            detail: Some(&detail),
+            address: op.ctx.address.as_deref(),
+            at_ms: now_ms,
+        },
+    )
+    .await?;
+    Ok(())
 }

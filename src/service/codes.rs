@@ -33,7 +33,10 @@ use super::claims::{NewCoupon, claim_before_stock};
 use super::jobs::Deadline;
 use super::support::Authority;
 use super::views::CouponView;
-use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
+use sqlx::AnyConnection;
+
+use super::stock::StockTake;
+use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponSource;
 use crate::domain::ids::{UserId, new_id};
@@ -177,52 +180,7 @@ impl Service {
             let spec = spec.clone();
             let op = op.clone();
             let template_id = template_id.clone();
-            Box::pin(async move {
-                let t = templates::get(c, &template_id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
-                let now_ms = to_ms(op.now);
-                let row = BatchRow {
-                    id: new_id("cbt", now_ms),
-                    template_id: t.id.clone(),
-                    code_count: spec.count,
-                    prefix: spec.prefix.clone(),
-                    code_length: spec.length,
-                    generated_count: 0,
-                    status: BatchStatus::Running,
-                    error: None,
-                    created_by: op.ctx.actor.clone(),
-                    created_at: now_ms,
-                    updated_at: now_ms,
-                    finished_at: None,
-                    voided_at: None,
-                    void_reason: None,
-                    voided_by: None,
-                    voided_count: 0,
-                    void_finished_at: None,
-                };
-                codes::insert_batch(c, &row).await?;
-                let detail = serde_json::json!({
-                    "template_id": t.id,
-                    "count": spec.count,
-                    "prefix": spec.prefix,
-                    "length": spec.length,
-                })
-                .to_string();
-                insert_staff_audit(
-                    c,
-                    &NewStaffAudit {
-                        actor: &op.ctx.actor,
-                        action: actions::CREATE,
-                        target: &row.id,
-                        detail: Some(&detail),
-                        address: op.ctx.address.as_deref(),
-                        at_ms: now_ms,
-                    },
-                )
-                .await?;
-                Ok(CodeBatchView::from_row(row, t.name, Some(0)))
-            })
+            Box::pin(async move { create_code_batch_tx(c, &op, &spec, &template_id).await })
         })
         .await
     }
@@ -372,34 +330,7 @@ impl Service {
             let id = id.clone();
             let reason = reason.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let now_ms = to_ms(op.now);
-                if codes::get_batch(c, &id).await?.is_none() {
-                    return Err(ServiceError::not_found("code batch", &id));
-                }
-                if codes::mark_voided(c, &id, &reason, &op.ctx.actor, now_ms).await? {
-                    let n = codes::void_codes(c, &id, now_ms, VOID_ROWS).await?;
-                    codes::advance_void(c, &id, n as i64, (n as i64) < VOID_ROWS, now_ms).await?;
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action: actions::VOID,
-                            target: &id,
-                            detail: Some(&reason),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: now_ms,
-                        },
-                    )
-                    .await?;
-                }
-                let b = codes::get_batch(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("code batch", &id))?;
-                let redeemed = codes::redeemed_count(c, &id).await?;
-                let name = template_name(c, &b.template_id).await?;
-                Ok(CodeBatchView::from_row(b, name, Some(redeemed)))
-            })
+            Box::pin(async move { void_code_batch_tx(c, &op, &id, &reason).await })
         })
         .await
     }
@@ -583,43 +514,7 @@ impl Service {
                 let code = code.clone();
                 let user_id = user_id.clone();
                 let op = op.clone();
-                Box::pin(async move {
-                    let now = op.now;
-                    let now_ms = to_ms(now);
-                    let not_found = || ServiceError::not_found("code", "");
-                    let row = codes::get_code(c, &code).await?.ok_or_else(not_found)?;
-                    let coupon_id = new_id("cpn", now_ms);
-                    if !codes::redeem(c, &code, user_id.as_str(), &coupon_id, now_ms).await? {
-                        // Someone else redeemed it first, or it is voided:
-                        // read again what stands now.
-                        let now_row = codes::get_code(c, &code).await?.ok_or_else(not_found)?;
-                        if now_row.redeemed_at.is_some() {
-                            return Err(ServiceError::refused(
-                                Refusal::CodeAlreadyRedeemed,
-                                "this code has been redeemed already",
-                            ));
-                        }
-                        return Err(not_found());
-                    }
-                    let (coupon, stock) = claim_before_stock(
-                        c,
-                        &op,
-                        &user_id,
-                        &row.template_id,
-                        NewCoupon {
-                            id: coupon_id,
-                            source: CouponSource::Code,
-                            action: "redeem",
-                        },
-                    )
-                    .await?;
-                    // The attempt stops counting with the coupon it gave,
-                    // in the same transaction.
-                    if let Some(id) = attempt_id {
-                        redeem_attempts::settle(c, id, redeem_attempts::OUTCOME_NOT_FAILED).await?;
-                    }
-                    Ok((CouponView::from_row(coupon, now), Some(stock)))
-                })
+                Box::pin(async move { redeem_code_tx(c, &op, &code, &user_id, attempt_id).await })
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result
@@ -721,4 +616,137 @@ async fn void_chunk(c: &mut sqlx::AnyConnection, now_ms: i64) -> Result<Option<u
     let n = codes::void_codes(c, &b.id, now_ms, VOID_ROWS).await?;
     codes::advance_void(c, &b.id, n as i64, (n as i64) < VOID_ROWS, now_ms).await?;
     Ok(Some(n))
+}
+
+/// The transaction of [`Service::redeem_code`].
+async fn redeem_code_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    code: &str,
+    user_id: &UserId,
+    attempt_id: Option<i64>,
+) -> Result<(CouponView, Option<StockTake>), ServiceError> {
+    let now = op.now;
+    let now_ms = to_ms(now);
+    let not_found = || ServiceError::not_found("code", "");
+    let row = codes::get_code(c, code).await?.ok_or_else(not_found)?;
+    let coupon_id = new_id("cpn", now_ms);
+    if !codes::redeem(c, code, user_id.as_str(), &coupon_id, now_ms).await? {
+        // Someone else redeemed it first, or it is voided:
+        // read again what stands now.
+        let now_row = codes::get_code(c, code).await?.ok_or_else(not_found)?;
+        if now_row.redeemed_at.is_some() {
+            return Err(ServiceError::refused(
+                Refusal::CodeAlreadyRedeemed,
+                "this code has been redeemed already",
+            ));
+        }
+        return Err(not_found());
+    }
+    let (coupon, stock) = claim_before_stock(
+        c,
+        op,
+        user_id,
+        &row.template_id,
+        NewCoupon {
+            id: coupon_id,
+            source: CouponSource::Code,
+            action: "redeem",
+        },
+    )
+    .await?;
+    // The attempt stops counting with the coupon it gave,
+    // in the same transaction.
+    if let Some(id) = attempt_id {
+        redeem_attempts::settle(c, id, redeem_attempts::OUTCOME_NOT_FAILED).await?;
+    }
+    Ok((CouponView::from_row(coupon, now), Some(stock)))
+}
+
+/// The transaction of [`Service::void_code_batch`].
+async fn void_code_batch_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    id: &str,
+    reason: &str,
+) -> Result<CodeBatchView, ServiceError> {
+    let now_ms = to_ms(op.now);
+    if codes::get_batch(c, id).await?.is_none() {
+        return Err(ServiceError::not_found("code batch", id));
+    }
+    if codes::mark_voided(c, id, reason, &op.ctx.actor, now_ms).await? {
+        let n = codes::void_codes(c, id, now_ms, VOID_ROWS).await?;
+        codes::advance_void(c, id, n as i64, (n as i64) < VOID_ROWS, now_ms).await?;
+        insert_staff_audit(
+            c,
+            &NewStaffAudit {
+                actor: &op.ctx.actor,
+                action: actions::VOID,
+                target: id,
+                detail: Some(reason),
+                address: op.ctx.address.as_deref(),
+                at_ms: now_ms,
+            },
+        )
+        .await?;
+    }
+    let b = codes::get_batch(c, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("code batch", id))?;
+    let redeemed = codes::redeemed_count(c, id).await?;
+    let name = template_name(c, &b.template_id).await?;
+    Ok(CodeBatchView::from_row(b, name, Some(redeemed)))
+}
+
+/// The transaction of [`Service::create_code_batch`].
+async fn create_code_batch_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    spec: &BatchSpec,
+    template_id: &str,
+) -> Result<CodeBatchView, ServiceError> {
+    let t = templates::get(c, template_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("template", template_id))?;
+    let now_ms = to_ms(op.now);
+    let row = BatchRow {
+        id: new_id("cbt", now_ms),
+        template_id: t.id.clone(),
+        code_count: spec.count,
+        prefix: spec.prefix.clone(),
+        code_length: spec.length,
+        generated_count: 0,
+        status: BatchStatus::Running,
+        error: None,
+        created_by: op.ctx.actor.clone(),
+        created_at: now_ms,
+        updated_at: now_ms,
+        finished_at: None,
+        voided_at: None,
+        void_reason: None,
+        voided_by: None,
+        voided_count: 0,
+        void_finished_at: None,
+    };
+    codes::insert_batch(c, &row).await?;
+    let detail = serde_json::json!({
+        "template_id": t.id,
+        "count": spec.count,
+        "prefix": spec.prefix,
+        "length": spec.length,
+    })
+    .to_string();
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor: &op.ctx.actor,
+            action: actions::CREATE,
+            target: &row.id,
+            detail: Some(&detail),
+            address: op.ctx.address.as_deref(),
+            at_ms: now_ms,
+        },
+    )
+    .await?;
+    Ok(CodeBatchView::from_row(row, t.name, Some(0)))
 }

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 pub use super::deadlines::{Deadline, Scheduler};
 use super::orders::{end_order, kind_of, status_of};
-use super::{Ctx, Service, ServiceError};
+use super::{Ctx, Op, Service, ServiceError};
 use crate::domain::coupon::{CouponStatus, release_target};
 use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
@@ -337,35 +337,7 @@ impl Service {
                 let op = op.clone();
                 let order_no = order_no.clone();
                 Box::pin(async move {
-                    let Some(o) = orders::get(c, &order_no).await? else {
-                        return Ok(false);
-                    };
-                    if kind_of(&o) != OrderKind::Presale
-                        || status_of(&o) != OrderStatus::DepositPaid
-                    {
-                        return Ok(false);
-                    }
-                    let Some(campaign) =
-                        crate::store::campaigns::get(c, o.campaign_id.as_deref().unwrap_or(""))
-                            .await?
-                    else {
-                        return Ok(false);
-                    };
-                    let deadline =
-                        from_ms(campaign.final_payment_ends_at) + Duration::seconds(grace_seconds);
-                    if op.now < deadline {
-                        return Ok(false);
-                    }
-                    end_order(
-                        c,
-                        &op,
-                        &o,
-                        OrderStatus::DepositPaid,
-                        OrderStep::PresaleTimeout,
-                        None,
-                    )
-                    .await?;
-                    Ok(true)
+                    close_timed_out_presale_tx(c, &op, &order_no, grace_seconds).await
                 })
             })
             .await?
@@ -440,54 +412,7 @@ impl Service {
                 let op = op.clone();
                 let coupon_id = coupon_id.clone();
                 Box::pin(async move {
-                    let Some(coupon) = coupons::get(c, &coupon_id).await? else {
-                        return Ok(false);
-                    };
-                    let old_enough = coupon
-                        .locked_at
-                        .is_some_and(|t| t < to_ms(op.now - Duration::seconds(older_than_seconds)));
-                    if coupon.status != CouponStatus::Locked || !old_enough {
-                        return Ok(false);
-                    }
-                    let order_no = coupon.order_no.clone().unwrap_or_default();
-                    let order = orders::get(c, &order_no).await?;
-                    let why = match &order {
-                        None => "its order does not exist",
-                        Some(o) if o.coupon_id.as_deref() != Some(coupon.id.as_str()) => {
-                            "its order names another coupon"
-                        }
-                        Some(o)
-                            if matches!(
-                                status_of(o),
-                                OrderStatus::Closed | OrderStatus::Refunded
-                            ) =>
-                        {
-                            "its order is closed or refunded"
-                        }
-                        Some(_) => return Ok(false),
-                    };
-                    let to = release_target(from_ms(coupon.ends_at), op.now);
-                    let reason = format!("zombie lock released: {why}");
-                    // Not through `move_coupon`: a zombie may name no order at
-                    // all, and the update must then match `order_no IS NULL`
-                    // rather than an empty order number.
-                    Ok(coupons::transition(
-                        c,
-                        &coupons::CouponChange {
-                            coupon_id: &coupon.id,
-                            from: CouponStatus::Locked,
-                            to,
-                            order_no: coupon.order_no.as_deref(),
-                            action: "zombie_release",
-                            actor: &op.ctx.actor,
-                            reason: Some(&reason),
-                            request_id: None,
-                            address: None,
-                            now_ms: to_ms(op.now),
-                            day: op.day(),
-                        },
-                    )
-                    .await?)
+                    release_zombie_lock_tx(c, &op, &coupon_id, older_than_seconds).await
                 })
             })
             .await?
@@ -545,4 +470,90 @@ impl Service {
         })
         .await
     }
+}
+
+/// The transaction of [`Service::release_zombie_lock`].
+async fn release_zombie_lock_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    coupon_id: &str,
+    older_than_seconds: i64,
+) -> Result<bool, ServiceError> {
+    let Some(coupon) = coupons::get(c, coupon_id).await? else {
+        return Ok(false);
+    };
+    let old_enough = coupon
+        .locked_at
+        .is_some_and(|t| t < to_ms(op.now - Duration::seconds(older_than_seconds)));
+    if coupon.status != CouponStatus::Locked || !old_enough {
+        return Ok(false);
+    }
+    let order_no = coupon.order_no.clone().unwrap_or_default();
+    let order = orders::get(c, &order_no).await?;
+    let why = match &order {
+        None => "its order does not exist",
+        Some(o) if o.coupon_id.as_deref() != Some(coupon.id.as_str()) => {
+            "its order names another coupon"
+        }
+        Some(o) if matches!(status_of(o), OrderStatus::Closed | OrderStatus::Refunded) => {
+            "its order is closed or refunded"
+        }
+        Some(_) => return Ok(false),
+    };
+    let to = release_target(from_ms(coupon.ends_at), op.now);
+    let reason = format!("zombie lock released: {why}");
+    // Not through `move_coupon`: a zombie may name no order at
+    // all, and the update must then match `order_no IS NULL`
+    // rather than an empty order number.
+    Ok(coupons::transition(
+        c,
+        &coupons::CouponChange {
+            coupon_id: &coupon.id,
+            from: CouponStatus::Locked,
+            to,
+            order_no: coupon.order_no.as_deref(),
+            action: "zombie_release",
+            actor: &op.ctx.actor,
+            reason: Some(&reason),
+            request_id: None,
+            address: None,
+            now_ms: to_ms(op.now),
+            day: op.day(),
+        },
+    )
+    .await?)
+}
+
+/// The transaction of [`Service::close_timed_out_presale`].
+async fn close_timed_out_presale_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &str,
+    grace_seconds: i64,
+) -> Result<bool, ServiceError> {
+    let Some(o) = orders::get(c, order_no).await? else {
+        return Ok(false);
+    };
+    if kind_of(&o) != OrderKind::Presale || status_of(&o) != OrderStatus::DepositPaid {
+        return Ok(false);
+    }
+    let Some(campaign) =
+        crate::store::campaigns::get(c, o.campaign_id.as_deref().unwrap_or("")).await?
+    else {
+        return Ok(false);
+    };
+    let deadline = from_ms(campaign.final_payment_ends_at) + Duration::seconds(grace_seconds);
+    if op.now < deadline {
+        return Ok(false);
+    }
+    end_order(
+        c,
+        op,
+        &o,
+        OrderStatus::DepositPaid,
+        OrderStep::PresaleTimeout,
+        None,
+    )
+    .await?;
+    Ok(true)
 }

@@ -205,39 +205,7 @@ impl Service {
             let id = id.clone();
             let reason = reason.clone();
             let op = op.clone();
-            Box::pin(async move {
-                let row = load_row(c, &id).await?;
-                let (from, to, action) = if pause {
-                    (
-                        TemplateStatus::Active,
-                        TemplateStatus::Paused,
-                        actions::PAUSE,
-                    )
-                } else {
-                    (
-                        TemplateStatus::Paused,
-                        TemplateStatus::Active,
-                        actions::RESUME,
-                    )
-                };
-                if row.status == from
-                    && templates::set_claiming(c, &id, from, to, to_ms(op.now)).await?
-                {
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action,
-                            target: &id,
-                            detail: Some(&claiming_detail(from, to, &reason)),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: to_ms(op.now),
-                        },
-                    )
-                    .await?;
-                }
-                load_view(c, &id, op.now).await
-            })
+            Box::pin(async move { set_template_claiming_tx(c, &op, &id, &reason, pause).await })
         })
         .await
     }
@@ -660,4 +628,43 @@ async fn create_template_tx(
         StatusCounts::default(),
         op.now,
     ))
+}
+
+/// The transaction of [`Service::set_template_claiming`].
+async fn set_template_claiming_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    id: &str,
+    reason: &str,
+    pause: bool,
+) -> Result<TemplateView, ServiceError> {
+    let row = load_row(c, id).await?;
+    let (from, to, action) = if pause {
+        (
+            TemplateStatus::Active,
+            TemplateStatus::Paused,
+            actions::PAUSE,
+        )
+    } else {
+        (
+            TemplateStatus::Paused,
+            TemplateStatus::Active,
+            actions::RESUME,
+        )
+    };
+    if row.status == from && templates::set_claiming(c, id, from, to, to_ms(op.now)).await? {
+        insert_staff_audit(
+            c,
+            &NewStaffAudit {
+                actor: &op.ctx.actor,
+                action,
+                target: id,
+                detail: Some(&claiming_detail(from, to, reason)),
+                address: op.ctx.address.as_deref(),
+                at_ms: to_ms(op.now),
+            },
+        )
+        .await?;
+    }
+    load_view(c, id, op.now).await
 }

@@ -231,62 +231,7 @@ impl Service {
             .write(None, move |c| {
                 let spec = spec.clone();
                 let op = op.clone();
-                Box::pin(async move {
-                    for id in &spec.template_ids {
-                        if templates::get(c, id).await?.is_none() {
-                            return Err(ServiceError::Invalid(FieldError::new(
-                                "template_ids",
-                                "names no template",
-                            )));
-                        }
-                    }
-                    if let Some(id) = &spec.bonus_template_id
-                        && templates::get(c, id).await?.is_none()
-                    {
-                        return Err(ServiceError::Invalid(FieldError::new(
-                            "bonus_template_id",
-                            "names no template",
-                        )));
-                    }
-                    let now_ms = to_ms(op.now);
-                    let row = RuleRow {
-                        id: new_id("wkr", now_ms),
-                        name: spec.name.clone(),
-                        lead_seconds: spec.lead_seconds,
-                        active_within_seconds: spec.active_within_seconds,
-                        template_ids: serde_json::to_string(&spec.template_ids)
-                            .unwrap_or_else(|_| "[]".into()),
-                        bonus_template_id: spec.bonus_template_id.clone(),
-                        control_percent: spec.control_percent,
-                        status: "active".into(),
-                        created_at: now_ms,
-                        created_by: op.ctx.actor.clone(),
-                        scanned_through: None,
-                    };
-                    store::insert_rule(c, &row).await?;
-                    let detail = json!({
-                        "name": row.name,
-                        "lead_seconds": row.lead_seconds,
-                        "active_within_seconds": row.active_within_seconds,
-                        "template_ids": spec.template_ids,
-                        "bonus_template_id": row.bonus_template_id,
-                        "control_percent": row.control_percent,
-                    })
-                    .to_string();
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action: actions::CREATE,
-                            target: &row.id,
-                            detail: Some(&detail),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: now_ms,
-                        },
-                    )
-                    .await?;
-                    rule_view(c, row).await
-                })
+                Box::pin(async move { create_wakeup_rule_tx(c, &op, &spec).await })
             })
             .await?;
         done.fresh()
@@ -673,4 +618,65 @@ async fn wake_user_tx(
 /// A share per mille as a percentage with one decimal ("12.5%"), or "—".
 pub fn per_mille_text(v: Option<i64>) -> String {
     v.map_or_else(|| "—".to_string(), |pm| format!("{}.{}%", pm / 10, pm % 10))
+}
+
+/// The transaction of [`Service::create_wakeup_rule_as`].
+async fn create_wakeup_rule_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    spec: &WakeupRuleSpec,
+) -> Result<WakeupRuleView, ServiceError> {
+    for id in &spec.template_ids {
+        if templates::get(c, id).await?.is_none() {
+            return Err(ServiceError::Invalid(FieldError::new(
+                "template_ids",
+                "names no template",
+            )));
+        }
+    }
+    if let Some(id) = &spec.bonus_template_id
+        && templates::get(c, id).await?.is_none()
+    {
+        return Err(ServiceError::Invalid(FieldError::new(
+            "bonus_template_id",
+            "names no template",
+        )));
+    }
+    let now_ms = to_ms(op.now);
+    let row = RuleRow {
+        id: new_id("wkr", now_ms),
+        name: spec.name.clone(),
+        lead_seconds: spec.lead_seconds,
+        active_within_seconds: spec.active_within_seconds,
+        template_ids: serde_json::to_string(&spec.template_ids).unwrap_or_else(|_| "[]".into()),
+        bonus_template_id: spec.bonus_template_id.clone(),
+        control_percent: spec.control_percent,
+        status: "active".into(),
+        created_at: now_ms,
+        created_by: op.ctx.actor.clone(),
+        scanned_through: None,
+    };
+    store::insert_rule(c, &row).await?;
+    let detail = json!({
+        "name": row.name,
+        "lead_seconds": row.lead_seconds,
+        "active_within_seconds": row.active_within_seconds,
+        "template_ids": spec.template_ids,
+        "bonus_template_id": row.bonus_template_id,
+        "control_percent": row.control_percent,
+    })
+    .to_string();
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor: &op.ctx.actor,
+            action: actions::CREATE,
+            target: &row.id,
+            detail: Some(&detail),
+            address: op.ctx.address.as_deref(),
+            at_ms: now_ms,
+        },
+    )
+    .await?;
+    rule_view(c, row).await
 }
