@@ -255,31 +255,7 @@ impl Service {
             let id = id.clone();
             let reason = reason.clone();
             let op = op.clone();
-            Box::pin(async move {
-                if store::get_rule(c, &id).await?.is_none() {
-                    return Err(ServiceError::not_found("wake-up rule", &id));
-                }
-                let (from, to, action) = if active {
-                    ("paused", "active", actions::RESUME)
-                } else {
-                    ("active", "paused", actions::PAUSE)
-                };
-                if store::set_rule_status(c, &id, from, to).await? {
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action,
-                            target: &id,
-                            detail: Some(&format!("{from} -> {to}: {reason}")),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: to_ms(op.now),
-                        },
-                    )
-                    .await?;
-                }
-                Ok(())
-            })
+            Box::pin(async move { set_wakeup_rule_active_tx(c, &op, &id, &reason, active).await })
         })
         .await?;
         Ok(())
@@ -679,4 +655,37 @@ async fn create_wakeup_rule_tx(
     )
     .await?;
     rule_view(c, row).await
+}
+
+/// The transaction of [`Service::set_wakeup_rule_active_as`].
+async fn set_wakeup_rule_active_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    id: &str,
+    reason: &str,
+    active: bool,
+) -> Result<(), ServiceError> {
+    if store::get_rule(c, id).await?.is_none() {
+        return Err(ServiceError::not_found("wake-up rule", id));
+    }
+    let (from, to, action) = if active {
+        ("paused", "active", actions::RESUME)
+    } else {
+        ("active", "paused", actions::PAUSE)
+    };
+    if store::set_rule_status(c, id, from, to).await? {
+        insert_staff_audit(
+            c,
+            &NewStaffAudit {
+                actor: &op.ctx.actor,
+                action,
+                target: id,
+                detail: Some(&format!("{from} -> {to}: {reason}")),
+                address: op.ctx.address.as_deref(),
+                at_ms: to_ms(op.now),
+            },
+        )
+        .await?;
+    }
+    Ok(())
 }
