@@ -21,42 +21,44 @@ use crate::service::self_check::{
 };
 use crate::web::settings::ConsoleSettings;
 
-/// Everything the process reads from its environment.
+/// Everything the process reads from its environment. Each field names
+/// its variables; their defaults are [`Config::default`] and the book's
+/// configuration table (`docs/src/operations/configuration.md`), which the
+/// tests at the end of this file hold to each other.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// `DATABASE_URL`: `sqlite://...` (default `sqlite://couponkeeper.db`) or
-    /// `postgres://...`.
+    /// `DATABASE_URL`: `sqlite://...` or `postgres://...`.
     pub database_url: String,
-    /// `COUPONKEEPER_ADDR`, default `127.0.0.1:3000`.
+    /// `COUPONKEEPER_ADDR`: the address to listen on.
     pub addr: SocketAddr,
     /// `COUPONKEEPER_API_TOKEN`: comma-separated bearer tokens. Empty: every
     /// API call is refused with 401.
     pub api_tokens: Vec<String>,
-    /// `COUPONKEEPER_CHECKOUT_LOCK_SECONDS`, default 900: how long a normal
+    /// `COUPONKEEPER_CHECKOUT_LOCK_SECONDS`: how long a normal
     /// order's checkout lock holds its coupon.
     pub checkout_lock_seconds: i64,
-    /// `COUPONKEEPER_DB_MAX_CONNECTIONS`, default 10.
+    /// `COUPONKEEPER_DB_MAX_CONNECTIONS`: the connection pool's size.
     pub db_max_connections: u32,
-    /// `COUPONKEEPER_TX_RETRIES`, default 5: how often a transaction that hit
+    /// `COUPONKEEPER_TX_RETRIES`: how often a transaction that hit
     /// a serialization failure or deadlock is retried before giving up.
     pub tx_retries: u32,
-    /// `COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS`, default 2000: how long a request
+    /// `COUPONKEEPER_DB_ACQUIRE_TIMEOUT_MS`: how long a request
     /// waits for a database connection before it is answered 503
     /// `unavailable` (during an outage callers fail fast instead of queueing).
     pub db_acquire_timeout_ms: u64,
-    /// `COUPONKEEPER_DB_TX_TIMEOUT_MS`, default 10000 (100 to 600000): how
+    /// `COUPONKEEPER_DB_TX_TIMEOUT_MS` (100 to 600000): how
     /// long one database transaction may take before it is abandoned and
     /// its request answered 503 `unavailable`; what ends a request stuck on
     /// a database that went silent without closing the connection.
     pub db_tx_timeout_ms: u64,
-    /// `COUPONKEEPER_LOG_FORMAT`: `text` (default) or `json`.
+    /// `COUPONKEEPER_LOG_FORMAT`: `text` or `json`.
     pub log_json: bool,
-    /// `COUPONKEEPER_CLOCK_SYNC_SECONDS`, default 30 (1 to 3600): how often
+    /// `COUPONKEEPER_CLOCK_SYNC_SECONDS` (1 to 3600): how often
     /// `serve` reads the database's clock again; between readings its
     /// clock runs on this machine's monotonic time from the last one
     /// ([`crate::clock::DatabaseClock`]).
     pub clock_sync_seconds: u64,
-    /// `COUPONKEEPER_DRAIN_SECONDS`, default 20 (1 to 3600): how long the
+    /// `COUPONKEEPER_DRAIN_SECONDS` (1 to 3600): how long the
     /// drain after SIGTERM or Ctrl-C may take (requests in flight, the
     /// jobs' current batches, closing the pool) before the process exits
     /// anyway with a warning. Keep it below the orchestrator's grace
@@ -65,50 +67,47 @@ pub struct Config {
     pub drain_seconds: u64,
     /// Background jobs (see [`JobSettings`]).
     pub jobs: JobSettings,
-    /// Console cookies and sessions: `COUPONKEEPER_SECURE_COOKIES` (`off`
-    /// by default; `on` behind TLS), `COUPONKEEPER_SESSION_IDLE_SECONDS`
-    /// (default 1800), `COUPONKEEPER_SESSION_ABSOLUTE_SECONDS` (default
-    /// 43200).
+    /// Console cookies and sessions: `COUPONKEEPER_SECURE_COOKIES` (`on`
+    /// behind TLS), `COUPONKEEPER_SESSION_IDLE_SECONDS`,
+    /// `COUPONKEEPER_SESSION_ABSOLUTE_SECONDS`.
     pub console: ConsoleSettings,
     /// `COUPONKEEPER_BOOTSTRAP_ADMIN=name:password`: the first admin,
     /// created at start when there is no staff account at all.
     pub bootstrap_admin: Option<String>,
-    /// `COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS`, default 5000: most
+    /// `COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS`: most
     /// cents one compensation coupon issued by a `support` staff member may
     /// be worth.
     pub support_compensation_max_cents: i64,
-    /// `COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS`, default 20000: most
+    /// `COUPONKEEPER_SUPPORT_COMPENSATION_DAILY_CENTS`: most
     /// cents of compensation one `support` staff member may issue per UTC day.
     pub support_compensation_daily_cents: i64,
     /// The customers' self-check page and its signed links (see
     /// [`SelfCheckSettings`]).
     pub self_check: SelfCheckSettings,
-    /// Pre-expiry and presale reminders: `COUPONKEEPER_REMINDER_OFFSETS`
-    /// (default `3d,1d,30m`), `COUPONKEEPER_QUIET_HOURS` (default
-    /// `22:00-08:00`, empty: none), `COUPONKEEPER_BUSINESS_TZ` (default
-    /// `Asia/Shanghai`), `COUPONKEEPER_SMS_MIN_CENTS` (default 5000),
-    /// `COUPONKEEPER_REMINDER_WINDOW_SECONDS` (default 3600),
-    /// `COUPONKEEPER_REMINDER_SMS_PER_DAY` (2) and
-    /// `COUPONKEEPER_REMINDER_PUSH_PER_DAY` (6).
+    /// Pre-expiry and presale reminders: `COUPONKEEPER_REMINDER_OFFSETS`,
+    /// `COUPONKEEPER_QUIET_HOURS` (empty: none), `COUPONKEEPER_BUSINESS_TZ`,
+    /// `COUPONKEEPER_SMS_MIN_CENTS`, `COUPONKEEPER_REMINDER_WINDOW_SECONDS`,
+    /// `COUPONKEEPER_REMINDER_SMS_PER_DAY` and
+    /// `COUPONKEEPER_REMINDER_PUSH_PER_DAY`.
     pub reminders: ReminderSettings,
     /// Webhook delivery: `COUPONKEEPER_WEBHOOK_URL`,
     /// `COUPONKEEPER_WEBHOOK_SECRET` (required with the URL),
-    /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS` (default 10, 1 to 300),
-    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS` (default 8, 1 to 50),
+    /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS` (1 to 300),
+    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS` (1 to 50),
     /// `COUPONKEEPER_WEBHOOK_CA_FILE` (PEM roots trusted besides the
     /// bundled ones), `COUPONKEEPER_WEBHOOK_ALLOW_NETWORKS` (networks console
     /// subscribers may be in besides public addresses).
     pub webhooks: crate::service::webhooks::WebhookSettings,
-    /// Request rate limits and trusted proxies: `COUPONKEEPER_RATE_LOGIN`
-    /// (default `30/min`), `COUPONKEEPER_RATE_SELF_CHECK` (`60/min`),
-    /// `COUPONKEEPER_RATE_API` (off), `COUPONKEEPER_TRUSTED_PROXIES`,
-    /// failed code redemptions `COUPONKEEPER_RATE_REDEEM_FAILURES_USER`
-    /// (`5/min`) and `COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS` (`300/min`).
+    /// Request rate limits and trusted proxies: `COUPONKEEPER_RATE_LOGIN`,
+    /// `COUPONKEEPER_RATE_SELF_CHECK`, `COUPONKEEPER_RATE_API`,
+    /// `COUPONKEEPER_TRUSTED_PROXIES`, and for failed code redemptions
+    /// `COUPONKEEPER_RATE_REDEEM_FAILURES_USER` and
+    /// `COUPONKEEPER_RATE_REDEEM_FAILURES_ADDRESS`.
     pub http_limits: HttpLimits,
-    /// Slow clients: `COUPONKEEPER_HEADER_READ_TIMEOUT_SECONDS` (default
-    /// 15, 1 to 3600; also the longest a keep-alive connection may sit
-    /// idle) and `COUPONKEEPER_BODY_READ_TIMEOUT_SECONDS` (default 30, 1 to
-    /// 3600); see [`crate::http::serve`].
+    /// Slow clients: `COUPONKEEPER_HEADER_READ_TIMEOUT_SECONDS` (1 to 3600;
+    /// also the longest a keep-alive connection may sit idle) and
+    /// `COUPONKEEPER_BODY_READ_TIMEOUT_SECONDS` (1 to 3600); see
+    /// [`crate::http::serve`].
     pub connection_timeouts: ConnectionTimeouts,
     /// `COUPONKEEPER_METRICS_TOKEN`: when set, `/metrics` answers only
     /// requests bearing it (`Authorization: Bearer <token>`), for

@@ -42,7 +42,7 @@ pub struct SelfCheckSettings {
     /// `COUPONKEEPER_PUBLIC_URL`: the base of the links handed out, without
     /// a trailing slash; default `http://<COUPONKEEPER_ADDR>`.
     pub public_url: String,
-    /// `COUPONKEEPER_SELF_CHECK_TTL_SECONDS`, default 86400 (60 s to 30
+    /// `COUPONKEEPER_SELF_CHECK_TTL_SECONDS` (60 s to 30
     /// days): how long a link works.
     pub ttl_seconds: i64,
     /// `COUPONKEEPER_SELF_CHECK_SUPPORT_HINT`: how customers reach the

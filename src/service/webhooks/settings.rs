@@ -11,12 +11,12 @@ pub struct WebhookSettings {
     pub default_url: Option<String>,
     /// `COUPONKEEPER_WEBHOOK_SECRET`: its signing secret.
     pub default_secret: Option<String>,
-    /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS`, default 10.
+    /// `COUPONKEEPER_WEBHOOK_TIMEOUT_SECONDS`: the timeout of one attempt.
     pub timeout_seconds: i64,
-    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS`, default 8: attempts before a
+    /// `COUPONKEEPER_WEBHOOK_MAX_ATTEMPTS`: attempts before a
     /// delivery is dead-lettered.
     pub max_attempts: i64,
-    /// `COUPONKEEPER_WEBHOOK_CONCURRENCY`, default 16: most sends in flight
+    /// `COUPONKEEPER_WEBHOOK_CONCURRENCY`: most sends in flight
     /// to one subscriber per dispatcher. Each subscriber has its own slots,
     /// so a slow or hanging receiver only holds up its own deliveries.
     pub concurrency: usize,
