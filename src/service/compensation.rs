@@ -21,7 +21,7 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::support::{Authority, csv_field};
-use super::{Executed, IdempotencyRequest, Service, ServiceError, Settings};
+use super::{Executed, IdempotencyRequest, Op, Service, ServiceError, Settings};
 use crate::domain::FieldError;
 use crate::domain::compensation::{self, Preset, RuleChange, Rules, RulesInput};
 use crate::domain::ids::new_id;
@@ -453,7 +453,6 @@ impl Service {
             (_, r) => r.unwrap_or("").to_string(),
         };
         // Checked once before the transaction for the field errors...
-        let settings = self.settings().clone();
         let current = self.compensation_rules().await?;
         compensation::check_rules(input.clone(), &current.presets, String::new)?;
         let op = self.op(ctx);
@@ -461,55 +460,7 @@ impl Service {
             let op = op.clone();
             let input = input.clone();
             let reason = reason.clone();
-            let settings = settings.clone();
-            Box::pin(async move {
-                let now_ms = to_ms(op.now);
-                crate::store::advisory_lock(c, "compensation-rules").await?;
-                let before = store::rules_in_force(c, first_caps(&settings), now_ms).await?;
-                // ...and again against the version this one replaces.
-                let (max, daily, presets) =
-                    compensation::check_rules(input, &before.presets, || new_id("cps", now_ms))?;
-                let after = Rules {
-                    version: before.version + 1,
-                    support_max_cents: max,
-                    support_daily_cents: daily,
-                    presets,
-                };
-                let inserted = store::insert_version_if_absent(
-                    c,
-                    &VersionRow {
-                        version: after.version,
-                        support_max_cents: max,
-                        support_daily_cents: daily,
-                        created_at: now_ms,
-                        actor: op.ctx.actor.clone(),
-                        reason: reason.clone(),
-                    },
-                )
-                .await?;
-                if !inserted {
-                    return Err(ServiceError::refused(
-                        super::Refusal::EditNotAllowed,
-                        "the compensation rules changed meanwhile; read them again",
-                    ));
-                }
-                store::insert_presets(c, after.version, &after.presets).await?;
-                let detail =
-                    compensation::RulesChangeLog::new(&before, &after, &reason).to_detail();
-                insert_staff_audit(
-                    c,
-                    &NewStaffAudit {
-                        actor: &op.ctx.actor,
-                        action: RULES_CHANGE_ACTION,
-                        target: RULES_TARGET,
-                        detail: Some(&detail),
-                        address: op.ctx.address.as_deref(),
-                        at_ms: now_ms,
-                    },
-                )
-                .await?;
-                Ok(RulesView::from(after))
-            })
+            Box::pin(async move { put_compensation_rules_tx(c, &op, &input, &reason).await })
         })
         .await
     }
@@ -807,6 +758,63 @@ fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> Stri
     .map(|f| csv_field(f))
     .collect::<Vec<_>>()
     .join(",")
+}
+
+/// The transaction of [`Service::put_compensation_rules`]: under the rules
+/// lock, checked again against the version it replaces, the new version and its
+/// staff-log row.
+async fn put_compensation_rules_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    input: &RulesInput,
+    reason: &str,
+) -> Result<RulesView, ServiceError> {
+    let settings = &op.settings;
+    let now_ms = to_ms(op.now);
+    crate::store::advisory_lock(c, "compensation-rules").await?;
+    let before = store::rules_in_force(c, first_caps(settings), now_ms).await?;
+    // ...and again against the version this one replaces.
+    let (max, daily, presets) =
+        compensation::check_rules(input.clone(), &before.presets, || new_id("cps", now_ms))?;
+    let after = Rules {
+        version: before.version + 1,
+        support_max_cents: max,
+        support_daily_cents: daily,
+        presets,
+    };
+    let inserted = store::insert_version_if_absent(
+        c,
+        &VersionRow {
+            version: after.version,
+            support_max_cents: max,
+            support_daily_cents: daily,
+            created_at: now_ms,
+            actor: op.ctx.actor.clone(),
+            reason: reason.to_string(),
+        },
+    )
+    .await?;
+    if !inserted {
+        return Err(ServiceError::refused(
+            super::Refusal::EditNotAllowed,
+            "the compensation rules changed meanwhile; read them again",
+        ));
+    }
+    store::insert_presets(c, after.version, &after.presets).await?;
+    let detail = compensation::RulesChangeLog::new(&before, &after, reason).to_detail();
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor: &op.ctx.actor,
+            action: RULES_CHANGE_ACTION,
+            target: RULES_TARGET,
+            detail: Some(&detail),
+            address: op.ctx.address.as_deref(),
+            at_ms: now_ms,
+        },
+    )
+    .await?;
+    Ok(RulesView::from(after))
 }
 
 #[cfg(test)]

@@ -187,7 +187,8 @@ async fn mark_coupon_used_tx(
     order_view(c, o, op.now, false).await
 }
 
-/// The transaction of [`Service::repair_coupon_link`]: relock or relink, as the facts call for.
+/// The transaction of [`Service::repair_coupon_link`]: relock or relink, as the
+/// facts call for.
 async fn repair_coupon_link_tx(
     c: &mut AnyConnection,
     op: &Op,

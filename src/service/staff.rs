@@ -343,43 +343,9 @@ impl Service {
         self.write(None, move |c| {
             let name = name.clone();
             let hash = hash.clone();
-            Box::pin(async move {
-                if replace && staff::update(c, &name, role.as_str(), &hash, now_ms).await? {
-                    staff::delete_sessions_of(c, &name).await?;
-                    let detail = format!("role {}, new password", role.as_str());
-                    audit(
-                        c,
-                        actor,
-                        actions::REPLACE,
-                        &name,
-                        Some(&detail),
-                        None,
-                        now_ms,
-                    )
-                    .await?;
-                    return Ok(true);
-                }
-                match staff::insert(c, &name, role.as_str(), &hash, now_ms).await {
-                    Ok(()) => {
-                        let detail = format!("role {}", role.as_str());
-                        audit(
-                            c,
-                            actor,
-                            actions::CREATE,
-                            &name,
-                            Some(&detail),
-                            None,
-                            now_ms,
-                        )
-                        .await?;
-                        Ok(false)
-                    }
-                    Err(e) if is_unique_violation(&e) => Err(ServiceError::Invalid(
-                        FieldError::new("name", "is taken; use --replace to reset it"),
-                    )),
-                    Err(e) => Err(e.into()),
-                }
-            })
+            Box::pin(
+                async move { add_staff_tx(c, actor, &name, role, &hash, replace, now_ms).await },
+            )
         })
         .await
         .map(|e| match e.fresh() {
@@ -1054,6 +1020,46 @@ impl Service {
             .await?
             .fresh()
             .unwrap_or(0))
+    }
+}
+
+/// The transaction of [`Service::add_staff_by`]: replace an account's password
+/// and role (ending its sessions), or create it; `true` when it replaced one.
+async fn add_staff_tx(
+    c: &mut sqlx::AnyConnection,
+    actor: &str,
+    name: &str,
+    role: Role,
+    hash: &str,
+    replace: bool,
+    now_ms: i64,
+) -> Result<bool, ServiceError> {
+    if replace && staff::update(c, name, role.as_str(), hash, now_ms).await? {
+        staff::delete_sessions_of(c, name).await?;
+        let detail = format!("role {}, new password", role.as_str());
+        audit(
+            c,
+            actor,
+            actions::REPLACE,
+            name,
+            Some(&detail),
+            None,
+            now_ms,
+        )
+        .await?;
+        return Ok(true);
+    }
+    match staff::insert(c, name, role.as_str(), hash, now_ms).await {
+        Ok(()) => {
+            let detail = format!("role {}", role.as_str());
+            audit(c, actor, actions::CREATE, name, Some(&detail), None, now_ms).await?;
+            Ok(false)
+        }
+        Err(e) if is_unique_violation(&e) => Err(ServiceError::Invalid(FieldError::new(
+            "name",
+            "is taken; use --replace to reset it",
+        ))),
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -447,7 +447,8 @@ pub(crate) fn like_pattern(text: &str) -> String {
     out
 }
 
-/// The transaction of [`Service::edit_template_terms`]: every term replaced while nothing has been claimed.
+/// The transaction of [`Service::edit_template_terms`]: every term replaced
+/// while nothing has been claimed.
 async fn edit_template_terms_tx(
     c: &mut AnyConnection,
     op: &Op,
@@ -515,7 +516,8 @@ async fn edit_template_terms_tx(
     load_view(c, id, op.now).await
 }
 
-/// The transaction of [`Service::edit_template`]: the fields safe to change after claims began.
+/// The transaction of [`Service::edit_template`]: the fields safe to change
+/// after claims began.
 async fn edit_template_tx(
     c: &mut AnyConnection,
     op: &Op,

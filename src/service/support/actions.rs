@@ -499,7 +499,8 @@ async fn reload_coupon(
     Ok(CouponView::from_row(row, now))
 }
 
-/// The transaction of [`Service::issue_compensation`]: the order's owner checked, the caps of the rules in force, the coupon and its ledger row.
+/// The transaction of [`Service::issue_compensation`]: the order's owner
+/// checked, the caps of the rules in force, the coupon and its ledger row.
 async fn issue_compensation_tx(
     c: &mut AnyConnection,
     op: &Op,
@@ -661,7 +662,8 @@ async fn invalidate_coupon_tx(
     reload_coupon(c, coupon_id, op.now).await
 }
 
-/// The transaction of [`Service::release_coupon`]: a live holder refuses unless `force`, which detaches the coupon from the order.
+/// The transaction of [`Service::release_coupon`]: a live holder refuses unless
+/// `force`, which detaches the coupon from the order.
 async fn release_coupon_tx(
     c: &mut AnyConnection,
     op: &Op,
