@@ -305,34 +305,7 @@ impl Service {
             .write(idem, move |c| {
                 let spec = spec.clone();
                 let op = op.clone();
-                Box::pin(async move {
-                    let now_ms = to_ms(op.now);
-                    let row = CampaignRow {
-                        id: new_id("cmp", now_ms),
-                        name: spec.name,
-                        final_payment_starts_at: to_ms(spec.window.starts),
-                        final_payment_ends_at: to_ms(spec.window.ends),
-                        policy: spec.policy,
-                        created_at: now_ms,
-                        compensation_mode: spec.compensation_mode,
-                    };
-                    campaigns::insert(c, &row).await?;
-                    let detail =
-                        format!("{} {}", row.policy.as_str(), row.compensation_mode.as_str());
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &op.ctx.actor,
-                            action: actions::CREATE,
-                            target: &row.id,
-                            detail: Some(&detail),
-                            address: op.ctx.address.as_deref(),
-                            at_ms: now_ms,
-                        },
-                    )
-                    .await?;
-                    Ok(CampaignView::from(row))
-                })
+                Box::pin(async move { create_campaign_tx(c, &op, &spec).await })
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result {
@@ -691,6 +664,39 @@ async fn change_campaign_tx(
         .await?;
     }
     let row = load(c, id).await?;
+    Ok(CampaignView::from(row))
+}
+
+/// The transaction of [`Service::create_campaign`].
+async fn create_campaign_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    spec: &CampaignSpec,
+) -> Result<CampaignView, ServiceError> {
+    let now_ms = to_ms(op.now);
+    let row = CampaignRow {
+        id: new_id("cmp", now_ms),
+        name: spec.name.clone(),
+        final_payment_starts_at: to_ms(spec.window.starts),
+        final_payment_ends_at: to_ms(spec.window.ends),
+        policy: spec.policy,
+        created_at: now_ms,
+        compensation_mode: spec.compensation_mode,
+    };
+    campaigns::insert(c, &row).await?;
+    let detail = format!("{} {}", row.policy.as_str(), row.compensation_mode.as_str());
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor: &op.ctx.actor,
+            action: actions::CREATE,
+            target: &row.id,
+            detail: Some(&detail),
+            address: op.ctx.address.as_deref(),
+            at_ms: now_ms,
+        },
+    )
+    .await?;
     Ok(CampaignView::from(row))
 }
 
