@@ -1072,7 +1072,7 @@ mod tests {
         for (var, default) in book_table() {
             // "`900` (1–60000)": the value is the first code span; a
             // default that is not a literal ("(none)", one computed from
-            // another variable) has none or a placeholder in it.
+            // another variable) has no code span or a `<name>` in it.
             let Some(value) = default
                 .strip_prefix('`')
                 .and_then(|rest| rest.split('`').next())

@@ -165,7 +165,7 @@ pub struct DueRow {
 }
 
 /// `template_id IN ($k, ...)` for a rule's templates starting at
-/// placeholder `first`, or nothing for every template.
+/// bind parameter number `first`, or nothing for every template.
 fn template_filter(templates: &[String], first: usize) -> String {
     if templates.is_empty() {
         return String::new();
