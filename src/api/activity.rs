@@ -9,9 +9,10 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta};
+use crate::domain::ids::UserId;
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
-use crate::service::Executed;
+use crate::service::{Executed, ServiceError};
 
 /// A customer's activity.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -34,6 +35,11 @@ pub async fn record(
     PathParam(user_id): PathParam,
     body: JsonBody<ActivityBody>,
 ) -> Response {
+    // Checked first, as the service did (a 400 naming `user_id`).
+    let user_id = match UserId::parse(&user_id) {
+        Ok(u) => u,
+        Err(e) => return ApiError::from(ServiceError::Invalid(e)).into_response(),
+    };
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::NO_CONTENT);
     let result = s
         .service

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiCaller, PathParam, QueryParams, RequestMeta, parse_json, respond};
+use crate::domain::ids::{JobId, TemplateId};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
 use crate::service::bulk::{JobView, VoidInput};
@@ -92,7 +93,7 @@ pub async fn start_issue(
             &meta.ctx(&caller),
             &Authority::Api,
             idem.as_ref(),
-            id,
+            TemplateId::from_wire(id),
             &file,
             q.notify.unwrap_or(false),
         )
@@ -162,7 +163,7 @@ pub async fn start_void(
             &meta.ctx(&caller),
             &Authority::Api,
             idem.as_ref(),
-            id,
+            TemplateId::from_wire(id),
             input,
             reason,
         )
@@ -178,7 +179,7 @@ pub async fn get(
     _caller: ApiCaller,
     PathParam(id): PathParam,
 ) -> Response {
-    match s.service.get_job(&id).await {
+    match s.service.get_job(&JobId::from_wire(id)).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
@@ -194,12 +195,12 @@ pub async fn results(
     _caller: ApiCaller,
     PathParam(id): PathParam,
 ) -> Response {
-    results_csv(&s, &id, "job-results.csv").await
+    results_csv(&s, &JobId::from_wire(id), "job-results.csv").await
 }
 
 /// The results of job `id` as a streamed CSV download (the API's and the
 /// console's stream come from [`crate::service::Service::job_results_csv`]).
-async fn results_csv(s: &AppState, id: &str, filename: &str) -> Response {
+async fn results_csv(s: &AppState, id: &JobId, filename: &str) -> Response {
     let job = match s.service.get_job(id).await {
         Ok(j) => j,
         Err(e) => return ApiError::from(e).into_response(),

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 use utoipa::IntoParams;
 
 use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
+use crate::domain::ids::CampaignId;
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
 use crate::service::campaigns::{CampaignInput, CampaignPatch};
@@ -63,7 +64,7 @@ pub async fn get(
     _caller: ApiCaller,
     PathParam(id): PathParam,
 ) -> Response {
-    match s.service.get_campaign(&id).await {
+    match s.service.get_campaign(&CampaignId::from_wire(id)).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
@@ -131,7 +132,7 @@ pub async fn patch(
             &meta.ctx(&caller),
             &Authority::Api,
             idem.as_ref(),
-            id,
+            CampaignId::from_wire(id),
             patch,
         )
         .await;

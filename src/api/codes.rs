@@ -9,7 +9,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
-use crate::domain::ids::UserId;
+use crate::domain::ids::{CodeBatchId, TemplateId, UserId};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
 use crate::http::limits::ClientIp;
@@ -63,7 +63,7 @@ pub async fn create_batch(
         .create_code_batch(
             &meta.ctx(&caller),
             idem.as_ref(),
-            id,
+            TemplateId::from_wire(id),
             b.count,
             b.prefix,
             b.length,
@@ -80,7 +80,7 @@ pub async fn get_batch(
     _caller: ApiCaller,
     PathParam(id): PathParam,
 ) -> Response {
-    match s.service.get_code_batch(&id).await {
+    match s.service.get_code_batch(&CodeBatchId::from_wire(id)).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
@@ -96,7 +96,7 @@ pub async fn codes_csv(
     _caller: ApiCaller,
     PathParam(id): PathParam,
 ) -> Response {
-    match s.service.code_batch_csv(&id).await {
+    match s.service.code_batch_csv(&CodeBatchId::from_wire(id)).await {
         Ok((b, csv)) => (
             [
                 (
@@ -131,7 +131,12 @@ pub async fn void_batch(
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
     let result = s
         .service
-        .void_code_batch(&meta.ctx(&caller), idem.as_ref(), id, body.value.reason)
+        .void_code_batch(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            CodeBatchId::from_wire(id),
+            body.value.reason,
+        )
         .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }

@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
 use crate::domain::coupon::CouponStatus;
-use crate::domain::ids::UserId;
+use crate::domain::ids::{CouponId, TemplateId, UserId};
 use crate::error::{ApiError, ErrorBody, api_lang};
 use crate::http::AppState;
 use crate::service::checkout::CouponOptions;
@@ -57,7 +57,7 @@ pub async fn claim(
         Err(e) => return e.into_response(),
     };
     let template_id = match body.value.template_id {
-        Some(t) if !t.is_empty() && t.chars().count() <= 64 => t,
+        Some(t) if !t.is_empty() && t.chars().count() <= 64 => TemplateId::from_wire(t),
         _ => return ApiError::invalid("template_id", "is required").into_response(),
     };
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
@@ -117,7 +117,7 @@ pub async fn get(
     _caller: ApiCaller,
     PathParam(id): PathParam,
 ) -> Response {
-    match s.service.get_coupon(&id).await {
+    match s.service.get_coupon(&CouponId::from_wire(id)).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }

@@ -356,3 +356,43 @@ pub async fn respond<T: Serialize>(
         }
     }
 }
+
+/// The answer of a write for a path segment that names no row because it
+/// is not even a well-formed key (an order number with a space): the
+/// service used to look such a value up like any other and report `what`
+/// not found, inside its write. So it still is, through the same write:
+/// a reused `Idempotency-Key` is still reported as such, a first answer
+/// replayed, and `respond` records the refusal as before.
+pub async fn not_found_write<T>(
+    state: &AppState,
+    idem: Option<&IdempotencyRequest>,
+    what: &'static str,
+    raw: String,
+) -> Result<Executed<T>, ServiceError>
+where
+    T: Serialize + Send + Sync + 'static,
+{
+    state
+        .service
+        .write(idem, move |_| {
+            let e = ServiceError::not_found(what, raw.clone());
+            Box::pin(async move { Err(e) })
+        })
+        .await
+}
+
+/// [`not_found_write`] for a read: the lookup's "not found", from the same
+/// read (so a database outage still answers 503, not 404).
+pub async fn not_found_read<T: Send>(
+    state: &AppState,
+    what: &'static str,
+    raw: String,
+) -> Result<T, ServiceError> {
+    state
+        .service
+        .read(move |_| {
+            let e = ServiceError::not_found(what, raw.clone());
+            Box::pin(async move { Err(e) })
+        })
+        .await
+}

@@ -7,10 +7,14 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
+use super::extract::{
+    ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, not_found_read, not_found_write,
+    respond,
+};
+use crate::domain::ids::OrderNo;
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
-use crate::service::orders::OrderInput;
+use crate::service::orders::{OrderInput, parse_reason};
 use crate::service::views::{OrderView, QuoteView};
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -85,10 +89,15 @@ pub async fn pay(
     body: JsonBody<EmptyBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s
-        .service
-        .pay(&meta.ctx(&caller), idem.as_ref(), order_no)
-        .await;
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => {
+            s.service
+                .pay(&meta.ctx(&caller), idem.as_ref(), order_no)
+                .await
+        }
+        // Malformed: no order has that number.
+        Err(_) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+    };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
@@ -103,10 +112,15 @@ pub async fn deposit_payment(
     body: JsonBody<EmptyBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s
-        .service
-        .pay_deposit(&meta.ctx(&caller), idem.as_ref(), order_no)
-        .await;
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => {
+            s.service
+                .pay_deposit(&meta.ctx(&caller), idem.as_ref(), order_no)
+                .await
+        }
+        // Malformed: no order has that number.
+        Err(_) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+    };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
@@ -118,7 +132,12 @@ pub async fn final_payment_quote(
     _caller: ApiCaller,
     PathParam(order_no): PathParam,
 ) -> Response {
-    match s.service.final_payment_quote(&order_no).await {
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => s.service.final_payment_quote(&order_no).await,
+        // Malformed: no order has that number.
+        Err(_) => not_found_read(&s, "order", order_no).await,
+    };
+    match result {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
@@ -136,10 +155,15 @@ pub async fn final_payment(
     body: JsonBody<EmptyBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s
-        .service
-        .pay_final(&meta.ctx(&caller), idem.as_ref(), order_no)
-        .await;
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => {
+            s.service
+                .pay_final(&meta.ctx(&caller), idem.as_ref(), order_no)
+                .await
+        }
+        // Malformed: no order has that number.
+        Err(_) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+    };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
@@ -154,15 +178,20 @@ pub async fn cancel(
     body: JsonBody<CancelBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s
-        .service
-        .cancel(
-            &meta.ctx(&caller),
-            idem.as_ref(),
-            order_no,
-            body.value.reason,
-        )
-        .await;
+    let reason = body.value.reason;
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => {
+            s.service
+                .cancel(&meta.ctx(&caller), idem.as_ref(), order_no, reason)
+                .await
+        }
+        // Malformed: no order has that number; a reason given is checked
+        // first, as the service does.
+        Err(_) => match reason.map(|r| parse_reason(Some(r))).transpose() {
+            Err(e) => Err(e.into()),
+            Ok(_) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+        },
+    };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
@@ -177,15 +206,20 @@ pub async fn refund(
     body: JsonBody<ReasonBody>,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
-    let result = s
-        .service
-        .refund(
-            &meta.ctx(&caller),
-            idem.as_ref(),
-            order_no,
-            body.value.reason,
-        )
-        .await;
+    let reason = body.value.reason;
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => {
+            s.service
+                .refund(&meta.ctx(&caller), idem.as_ref(), order_no, reason)
+                .await
+        }
+        // Malformed: no order has that number; the reason is checked
+        // first, as the service does.
+        Err(_) => match parse_reason(reason) {
+            Err(e) => Err(e.into()),
+            Ok(_) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+        },
+    };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
@@ -197,7 +231,12 @@ pub async fn get(
     _caller: ApiCaller,
     PathParam(order_no): PathParam,
 ) -> Response {
-    match s.service.get_order(&order_no).await {
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => s.service.get_order(&order_no).await,
+        // Malformed: no order has that number.
+        Err(_) => not_found_read(&s, "order", order_no).await,
+    };
+    match result {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::extract::{ApiCaller, PathParam, QueryParams};
+use crate::domain::ids::{CampaignId, TemplateId};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
 use crate::service::reports::Report;
@@ -32,7 +33,7 @@ pub async fn template(
 ) -> Response {
     match s
         .service
-        .template_report(&Authority::Api, id, q.from, q.to)
+        .template_report(&Authority::Api, TemplateId::from_wire(id), q.from, q.to)
         .await
     {
         Ok(v) => axum::Json(v).into_response(),
@@ -51,7 +52,7 @@ pub async fn campaign(
 ) -> Response {
     match s
         .service
-        .campaign_report(&Authority::Api, id, q.from, q.to)
+        .campaign_report(&Authority::Api, CampaignId::from_wire(id), q.from, q.to)
         .await
     {
         Ok(v) => axum::Json(v).into_response(),

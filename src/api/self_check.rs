@@ -31,9 +31,10 @@ pub async fn issue_link(
 ) -> Response {
     // The path's user id exactly as the document states it (the service
     // also trims what the console typed).
-    if let Err(e) = crate::domain::ids::UserId::parse(&user_id) {
-        return ApiError::invalid(e.field, e.message).into_response();
-    }
+    let user_id = match crate::domain::ids::UserId::parse(&user_id) {
+        Ok(u) => u,
+        Err(e) => return ApiError::invalid(e.field, e.message).into_response(),
+    };
     match s.service.self_check_link(&s.self_check, &user_id) {
         Ok(link) => axum::Json(link).into_response(),
         Err(LinkError::NotConfigured) => ApiError::new(

@@ -12,9 +12,13 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::extract::{ApiCaller, JsonBody, PathParam, RequestMeta, respond};
+use super::extract::{
+    ApiCaller, JsonBody, PathParam, RequestMeta, not_found_read, not_found_write, respond,
+};
+use crate::domain::ids::{CouponId, OrderNo, UserId};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
+use crate::service::orders::parse_reason;
 use crate::service::support::{Authority, CompensationInput, HealthReport};
 use crate::service::views::CouponView;
 
@@ -62,7 +66,14 @@ pub async fn health_check(
     _caller: ApiCaller,
     PathParam(order_no): PathParam,
 ) -> Response {
-    match s.service.order_health_check(&order_no).await {
+    // Trimmed, as the service always did with this path segment.
+    let order_no = order_no.trim();
+    let result = match OrderNo::parse(order_no) {
+        Ok(order_no) => s.service.order_health_check(&order_no).await,
+        // Malformed: no order has that number.
+        Err(_) => not_found_read(&s, "order", order_no.to_string()).await,
+    };
+    match result {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
@@ -87,7 +98,7 @@ pub async fn release(
             &meta.ctx(&caller),
             &Authority::Api,
             idem.as_ref(),
-            id,
+            CouponId::from_wire(id),
             b.reason,
             b.force.unwrap_or(false),
         )
@@ -113,7 +124,7 @@ pub async fn invalidate(
             &meta.ctx(&caller),
             &Authority::Api,
             idem.as_ref(),
-            id,
+            CouponId::from_wire(id),
             body.value.reason,
         )
         .await;
@@ -133,9 +144,10 @@ pub async fn compensation(
 ) -> Response {
     // The path's user id exactly as the document states it (the service
     // also trims what the console's form typed).
-    if let Err(e) = crate::domain::ids::UserId::parse(&user_id) {
-        return ApiError::invalid(e.field, e.message).into_response();
-    }
+    let user_id = match UserId::parse(&user_id) {
+        Ok(u) => u,
+        Err(e) => return ApiError::invalid(e.field, e.message).into_response(),
+    };
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
     let b = body.value;
     let result = s
@@ -187,16 +199,26 @@ pub async fn repair_link(
         ))
         .into_response();
     };
-    let result = s
-        .service
-        .repair_coupon_link(
-            &meta.ctx(&caller),
-            idem.as_ref(),
-            order_no,
-            coupon_id,
-            b.reason,
-        )
-        .await;
+    let coupon_id = CouponId::from_wire(coupon_id);
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => {
+            s.service
+                .repair_coupon_link(
+                    &meta.ctx(&caller),
+                    idem.as_ref(),
+                    order_no,
+                    coupon_id,
+                    b.reason,
+                )
+                .await
+        }
+        // Malformed: no order has that number; the reason is checked
+        // first, as the service does.
+        Err(_) => match parse_reason(b.reason) {
+            Err(e) => Err(e.into()),
+            Ok(_) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+        },
+    };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
@@ -230,16 +252,26 @@ pub async fn mark_coupon_used(
         ))
         .into_response();
     };
-    let result = s
-        .service
-        .mark_coupon_used(
-            &meta.ctx(&caller),
-            idem.as_ref(),
-            order_no,
-            coupon_id,
-            b.reason,
-        )
-        .await;
+    let coupon_id = CouponId::from_wire(coupon_id);
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => {
+            s.service
+                .mark_coupon_used(
+                    &meta.ctx(&caller),
+                    idem.as_ref(),
+                    order_no,
+                    coupon_id,
+                    b.reason,
+                )
+                .await
+        }
+        // Malformed: no order has that number; the reason is checked
+        // first, as the service does.
+        Err(_) => match parse_reason(b.reason) {
+            Err(e) => Err(e.into()),
+            Ok(_) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+        },
+    };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 

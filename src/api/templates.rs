@@ -9,6 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
 use crate::domain::discount::DiscountKind;
+use crate::domain::ids::TemplateId;
 use crate::domain::template::{ClaimStanding, TemplateInput};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
@@ -92,7 +93,7 @@ pub async fn get(
     _caller: ApiCaller,
     PathParam(id): PathParam,
 ) -> Response {
-    match s.service.get_template(&id).await {
+    match s.service.get_template(&TemplateId::from_wire(id)).await {
         Ok(v) => axum::Json(v).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }
@@ -164,7 +165,7 @@ async fn set_claiming(
     s: AppState,
     caller: ApiCaller,
     meta: RequestMeta,
-    id: String,
+    id: TemplateId,
     body: JsonBody<ClaimingBody>,
     pause: bool,
 ) -> Response {
@@ -192,7 +193,7 @@ pub async fn pause(
     PathParam(id): PathParam,
     body: JsonBody<ClaimingBody>,
 ) -> Response {
-    set_claiming(s, caller, meta, id, body, true).await
+    set_claiming(s, caller, meta, TemplateId::from_wire(id), body, true).await
 }
 
 #[utoipa::path(post, path = "/api/v1/templates/{id}/resume", operation_id = "resume_template", tag = "templates",
@@ -205,7 +206,7 @@ pub async fn resume(
     PathParam(id): PathParam,
     body: JsonBody<ClaimingBody>,
 ) -> Response {
-    set_claiming(s, caller, meta, id, body, false).await
+    set_claiming(s, caller, meta, TemplateId::from_wire(id), body, false).await
 }
 
 /// A safe edit. Any other field is refused with 409 `edit_not_allowed`:
@@ -245,7 +246,12 @@ pub async fn patch(
     };
     let result = s
         .service
-        .edit_template(&meta.ctx(&caller), idem.as_ref(), id, patch)
+        .edit_template(
+            &meta.ctx(&caller),
+            idem.as_ref(),
+            TemplateId::from_wire(id),
+            patch,
+        )
         .await;
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }

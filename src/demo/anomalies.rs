@@ -6,21 +6,22 @@ use chrono::{DateTime, Utc};
 
 use super::DemoError;
 use super::seed::step;
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::time::to_ms;
 use crate::service::ServiceError;
 use crate::store::Db;
 
 /// Order numbers and coupons the anomalies are planted on.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ToPlant {
     /// Presale order to close while its coupon stays locked.
-    pub(super) closed_with_locked_coupon: String,
+    pub(super) closed_with_locked_coupon: OrderNo,
     /// Deposit-paid order whose coupon is freed.
-    pub(super) active_with_free_coupon: (String, String),
+    pub(super) active_with_free_coupon: (OrderNo, CouponId),
     /// Paid order to re-point at `.1` (another coupon of the same user).
-    pub(super) mismatch: (String, String),
+    pub(super) mismatch: (OrderNo, CouponId),
     /// Normal pending order whose checkout lock is moved into the past.
-    pub(super) stale_checkout: String,
+    pub(super) stale_checkout: OrderNo,
 }
 
 /// Plants the anomalies with raw SQL, in one transaction, after the story.

@@ -6,26 +6,27 @@ use chrono::Duration;
 
 use super::DemoError;
 use super::seed::{Seed, fresh, step};
+use crate::domain::ids::{CampaignId, TemplateId};
 use crate::domain::template::TemplateInput;
 use crate::service::campaigns::CampaignInput;
 
 /// The ids of the templates and campaigns the story uses.
 pub(super) struct Catalogue {
-    pub(super) t300: String,
-    pub(super) t199: String,
-    pub(super) t90: String,
-    pub(super) beauty: String,
-    pub(super) newbie: String,
-    pub(super) flash: String,
-    pub(super) h72: String,
-    pub(super) h60: String,
-    pub(super) over: String,
-    pub(super) open: String,
-    pub(super) future: String,
+    pub(super) t300: TemplateId,
+    pub(super) t199: TemplateId,
+    pub(super) t90: TemplateId,
+    pub(super) beauty: TemplateId,
+    pub(super) newbie: TemplateId,
+    pub(super) flash: TemplateId,
+    pub(super) h72: TemplateId,
+    pub(super) h60: TemplateId,
+    pub(super) over: CampaignId,
+    pub(super) open: CampaignId,
+    pub(super) future: CampaignId,
 }
 
 impl Seed {
-    async fn template(&self, input: TemplateInput) -> Result<String, DemoError> {
+    async fn template(&self, input: TemplateInput) -> Result<TemplateId, DemoError> {
         let name = input.name.clone().unwrap_or_default();
         let what = format!("create template {name}");
         let t = self
@@ -42,7 +43,7 @@ impl Seed {
         opens: Duration,
         closes: Duration,
         policy: &str,
-    ) -> Result<String, DemoError> {
+    ) -> Result<CampaignId, DemoError> {
         let what = format!("create campaign {name}");
         let c = self
             .svc

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::seed::user;
 use super::{DemoError, USERS};
+use crate::domain::ids::{CouponId, OrderNo, UserId};
 use crate::domain::time::{rfc3339, to_ms};
 use crate::store::Db;
 
@@ -20,10 +21,10 @@ const MAX_LISTED_ANOMALIES: i64 = 50;
 pub struct Anomaly {
     /// One of the reconciliation kinds of API.md.
     pub kind: String,
-    pub order_no: String,
-    pub coupon_id: String,
+    pub order_no: OrderNo,
+    pub coupon_id: CouponId,
     pub code: String,
-    pub user_id: String,
+    pub user_id: UserId,
 }
 
 /// What the database holds after a load (or what was already there).
@@ -193,7 +194,7 @@ pub async fn report(
     ];
     let mut anomalies = Vec::new();
     for (kind, sql) in &queries {
-        let q = sqlx::query_as::<_, (String, String, String, String)>(sql);
+        let q = sqlx::query_as::<_, (OrderNo, CouponId, String, UserId)>(sql);
         let q = if sql.contains("$1") {
             q.bind(now_ms)
         } else {

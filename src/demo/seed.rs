@@ -7,7 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 
 use crate::clock::{Clock, ManualClock};
-use crate::domain::ids::UserId;
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::time::rfc3339;
 use crate::server::StartError;
 use crate::service::orders::OrderInput;
@@ -49,7 +49,7 @@ const JOB_BATCH: i64 = 500;
 /// A coupon as the story keeps it.
 #[derive(Debug, Clone)]
 pub(super) struct Cpn {
-    pub(super) id: String,
+    pub(super) id: CouponId,
 }
 
 pub(super) struct Seed {
@@ -98,13 +98,13 @@ impl Seed {
         rfc3339(self.end + from_end)
     }
 
-    pub(super) async fn claim(&self, n: u32, template_id: &str) -> Result<Cpn, DemoError> {
+    pub(super) async fn claim(&self, n: u32, template_id: &TemplateId) -> Result<Cpn, DemoError> {
         let u = user(n);
         let what = format!("{u} claims {template_id}");
         let uid = UserId::parse(&u).map_err(|e| step(&what)(e.into()))?;
         let c = self
             .svc
-            .claim(&self.ctx, None, uid, template_id.to_string())
+            .claim(&self.ctx, None, uid, template_id.clone())
             .await
             .map_err(step(&what))?;
         let c = fresh(c, &what)?;
@@ -112,13 +112,17 @@ impl Seed {
     }
 
     /// A claim the template's stock must refuse (the sold-out template).
-    pub(super) async fn claim_sold_out(&self, n: u32, template_id: &str) -> Result<(), DemoError> {
+    pub(super) async fn claim_sold_out(
+        &self,
+        n: u32,
+        template_id: &TemplateId,
+    ) -> Result<(), DemoError> {
         let u = user(n);
         let what = format!("{u} claims sold-out {template_id}");
         let uid = UserId::parse(&u).map_err(|e| step(&what)(e.into()))?;
         match self
             .svc
-            .claim(&self.ctx, None, uid, template_id.to_string())
+            .claim(&self.ctx, None, uid, template_id.clone())
             .await
         {
             Err(ServiceError::Refused {
@@ -132,14 +136,15 @@ impl Seed {
         }
     }
 
-    async fn order(&self, input: OrderInput) -> Result<String, DemoError> {
+    async fn order(&self, input: OrderInput) -> Result<OrderNo, DemoError> {
         let no = input.order_no.clone().unwrap_or_default();
         let what = format!("create order {no}");
-        self.svc
+        let o = self
+            .svc
             .create_order(&self.ctx, None, input)
             .await
             .map_err(step(&what))?;
-        Ok(no)
+        Ok(fresh(o, &what)?.order_no)
     }
 
     pub(super) async fn normal(
@@ -148,7 +153,7 @@ impl Seed {
         coupon: Option<&Cpn>,
         total: i64,
         category: &str,
-    ) -> Result<String, DemoError> {
+    ) -> Result<OrderNo, DemoError> {
         self.normal_seq += 1;
         let no = format!("{ORDER_PREFIX}N-{:04}", self.normal_seq);
         self.order(OrderInput {
@@ -157,7 +162,7 @@ impl Seed {
             kind: Some("normal".into()),
             category: Some(category.into()),
             total_cents: Some(total),
-            coupon_id: coupon.map(|c| c.id.clone()),
+            coupon_id: coupon.map(|c| c.id.to_string()),
             campaign_id: None,
             deposit_cents: None,
         })
@@ -168,10 +173,10 @@ impl Seed {
         &mut self,
         n: u32,
         coupon: Option<&Cpn>,
-        campaign: &str,
+        campaign: &CampaignId,
         total: i64,
         deposit: i64,
-    ) -> Result<String, DemoError> {
+    ) -> Result<OrderNo, DemoError> {
         self.presale_seq += 1;
         let no = format!("{ORDER_PREFIX}P-{:04}", self.presale_seq);
         self.order(OrderInput {
@@ -180,31 +185,31 @@ impl Seed {
             kind: Some("presale".into()),
             category: Some("phones".into()),
             total_cents: Some(total),
-            coupon_id: coupon.map(|c| c.id.clone()),
-            campaign_id: Some(campaign.into()),
+            coupon_id: coupon.map(|c| c.id.to_string()),
+            campaign_id: Some(campaign.to_string()),
             deposit_cents: Some(deposit),
         })
         .await
     }
 
-    pub(super) async fn pay(&self, no: &str) -> Result<(), DemoError> {
+    pub(super) async fn pay(&self, no: &OrderNo) -> Result<(), DemoError> {
         self.svc
-            .pay(&self.ctx, None, no.into())
+            .pay(&self.ctx, None, no.clone())
             .await
             .map_err(step(format!("pay {no}")))?;
         Ok(())
     }
 
-    pub(super) async fn deposit(&self, no: &str) -> Result<(), DemoError> {
+    pub(super) async fn deposit(&self, no: &OrderNo) -> Result<(), DemoError> {
         self.svc
-            .pay_deposit(&self.ctx, None, no.into())
+            .pay_deposit(&self.ctx, None, no.clone())
             .await
             .map_err(step(format!("pay deposit of {no}")))?;
         Ok(())
     }
 
     /// Pays the final payment and checks the outcome the story expects.
-    pub(super) async fn final_payment(&self, no: &str, outcome: &str) -> Result<(), DemoError> {
+    pub(super) async fn final_payment(&self, no: &OrderNo, outcome: &str) -> Result<(), DemoError> {
         let what = format!("final payment of {no}");
         let quote = self
             .svc
@@ -218,23 +223,23 @@ impl Seed {
             ))));
         }
         self.svc
-            .pay_final(&self.ctx, None, no.into())
+            .pay_final(&self.ctx, None, no.clone())
             .await
             .map_err(step(&what))?;
         Ok(())
     }
 
-    pub(super) async fn cancel(&self, no: &str, reason: &str) -> Result<(), DemoError> {
+    pub(super) async fn cancel(&self, no: &OrderNo, reason: &str) -> Result<(), DemoError> {
         self.svc
-            .cancel(&self.ctx, None, no.into(), Some(reason.into()))
+            .cancel(&self.ctx, None, no.clone(), Some(reason.into()))
             .await
             .map_err(step(format!("cancel {no}")))?;
         Ok(())
     }
 
-    pub(super) async fn refund(&self, no: &str, reason: &str) -> Result<(), DemoError> {
+    pub(super) async fn refund(&self, no: &OrderNo, reason: &str) -> Result<(), DemoError> {
         self.svc
-            .refund(&self.ctx, None, no.into(), Some(reason.into()))
+            .refund(&self.ctx, None, no.clone(), Some(reason.into()))
             .await
             .map_err(step(format!("refund {no}")))?;
         Ok(())

@@ -13,6 +13,7 @@ use super::seed::{Cpn, Seed, step, user};
 use super::{DemoError, USERS};
 use crate::domain::category::CategoryName;
 use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::OrderNo;
 use crate::service::ServiceError;
 use crate::service::support::Authority;
 
@@ -96,6 +97,12 @@ impl Seed {
                 source: ServiceError::IllegalTransition("the story lost a coupon".into()),
             })
         };
+        let placed = |order: &Option<OrderNo>, what: &str| -> Result<OrderNo, DemoError> {
+            order.clone().ok_or_else(|| DemoError::Step {
+                step: format!("find the order {what}"),
+                source: ServiceError::IllegalTransition("the story lost an order".into()),
+            })
+        };
 
         // Day -9: normal orders.
         self.at(d(9));
@@ -160,9 +167,9 @@ impl Seed {
         }
 
         // Day -9: the 618 presale (strict) takes deposits.
-        let mut p_over_applied = String::new();
-        let mut p_over_refund_final = String::new();
-        let mut p_over_strict = String::new();
+        let mut p_over_applied = None;
+        let mut p_over_refund_final = None;
+        let mut p_over_strict = None;
         for n in [26u32, 28, 29, 31, 32] {
             let c = if n == 31 {
                 need(&c72, n)?
@@ -174,10 +181,10 @@ impl Seed {
             self.deposit(&no).await?;
             self.tick(5);
             match n {
-                26 => p_over_applied = no,
-                28 => p_over_refund_final = no,
+                26 => p_over_applied = Some(no),
+                28 => p_over_refund_final = Some(no),
                 29 => {} // never pays the rest: closed by the presale timeout
-                31 => p_over_strict = no, // its 72-hour coupon expires first
+                31 => p_over_strict = Some(no), // its 72-hour coupon expires first
                 _ => refund_later.push(no), // 32: deposit refunded on day -7
             }
         }
@@ -192,7 +199,7 @@ impl Seed {
         self.cancel(&no, "定金未付，取消预订").await?;
         self.tick(10);
         let nos = std::mem::take(&mut refund_later);
-        let (normal_refunds, presale_refunds): (Vec<String>, Vec<String>) =
+        let (normal_refunds, presale_refunds): (Vec<OrderNo>, Vec<OrderNo>) =
             nos.into_iter().partition(|n| n.contains("-N-"));
         for no in &normal_refunds {
             self.refund(no, "尺码不合适，七天无理由退货").await?;
@@ -222,8 +229,8 @@ impl Seed {
             c72.insert(n, self.claim(n, &h72).await?);
             self.tick(3);
         }
-        let mut p_swap = String::new();
-        let mut p_comp = String::new();
+        let mut p_swap = None;
+        let mut p_comp = None;
         for n in [33u32, 34] {
             let c = need(&c72, n)?;
             let no = self.presale(n, Some(&c), &open, 39900, 10000).await?;
@@ -231,14 +238,17 @@ impl Seed {
             self.deposit(&no).await?;
             self.tick(6);
             if n == 33 {
-                p_swap = no;
+                p_swap = Some(no);
             } else {
-                p_comp = no;
+                p_comp = Some(no);
             }
         }
 
         // Day -5: the 618 window is open: final payments.
         self.at(d(5));
+        let p_over_applied = placed(&p_over_applied, "of u10026")?;
+        let p_over_refund_final = placed(&p_over_refund_final, "of u10028")?;
+        let p_over_strict = placed(&p_over_strict, "of u10031")?;
         self.final_payment(&p_over_applied, "applied").await?;
         self.tick(30);
         self.final_payment(&p_over_refund_final, "applied").await?;
@@ -291,9 +301,11 @@ impl Seed {
             self.cancel(no, "客户申请取消预售").await?;
         }
         self.tick(60);
-        self.final_payment(&p_swap, "swapped").await?;
+        self.final_payment(&placed(&p_swap, "of u10033")?, "swapped")
+            .await?;
         self.tick(40);
-        self.final_payment(&p_comp, "compensated").await?;
+        self.final_payment(&placed(&p_comp, "of u10034")?, "compensated")
+            .await?;
         self.jobs().await?;
 
         // Day 0.

@@ -8,17 +8,18 @@ use chrono::{DateTime, Utc};
 
 use super::coupon::CouponStatus;
 use super::discount::DiscountKind;
+use super::ids::{CouponId, OrderNo, TemplateId, UserId};
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
 
 /// The order as the checks need it.
 #[derive(Debug, Clone)]
 pub struct OrderFacts {
-    pub order_no: String,
-    pub user_id: String,
+    pub order_no: OrderNo,
+    pub user_id: UserId,
     pub kind: OrderKind,
     pub status: OrderStatus,
-    pub coupon_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
     pub coupon_lock_status: CouponLockStatus,
     pub money: OrderMoney,
     /// The discount promised at deposit (presale) or checkout (normal).
@@ -29,16 +30,16 @@ pub struct OrderFacts {
 /// A coupon as the checks need it.
 #[derive(Debug, Clone)]
 pub struct CouponFacts {
-    pub id: String,
+    pub id: CouponId,
     /// What people call it: messages name the coupon by its code.
     pub code: String,
     /// The customer who owns it.
-    pub user_id: String,
+    pub user_id: UserId,
     pub stored_status: CouponStatus,
     /// The order the coupon is bound to (locked to or used by), if any.
-    pub order_no: Option<String>,
+    pub order_no: Option<OrderNo>,
     pub ends_at: DateTime<Utc>,
-    pub template_id: Option<String>,
+    pub template_id: Option<TemplateId>,
     /// `fixed` or `percent`.
     pub kind: DiscountKind,
 }

@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::campaign::{CompensationMode, Policy};
 use super::coupon::CouponStatus;
 use super::discount::{CouponTerms, DiscountKind};
+use super::ids::{CouponId, OrderNo};
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderMoney, final_amount, presale_discount_cap};
 
@@ -62,7 +63,7 @@ impl CouponOutcome {
 pub struct HeldCoupon {
     pub stored_status: CouponStatus,
     /// The order this coupon is locked to, if any.
-    pub locked_to: Option<String>,
+    pub locked_to: Option<OrderNo>,
     pub ends_at: DateTime<Utc>,
     /// `fixed` or `percent`: a replacement must be of the same kind.
     pub kind: DiscountKind,
@@ -71,7 +72,7 @@ pub struct HeldCoupon {
 /// Another coupon of the same user that might replace an expired one.
 #[derive(Debug, Clone)]
 pub struct Candidate {
-    pub id: String,
+    pub id: CouponId,
     pub stored_status: CouponStatus,
     pub terms: CouponTerms,
     pub starts_at: DateTime<Utc>,
@@ -81,7 +82,7 @@ pub struct Candidate {
 /// The presale order as the decision needs it.
 #[derive(Debug, Clone)]
 pub struct PresaleOrder<'a> {
-    pub order_no: &'a str,
+    pub order_no: &'a OrderNo,
     pub category: &'a str,
     pub money: OrderMoney,
     /// The discount snapshotted at deposit payment.
@@ -94,7 +95,7 @@ pub struct FinalPaymentPlan {
     pub outcome: CouponOutcome,
     pub discount: Cents,
     pub compensation: Cents,
-    pub replacement_coupon_id: Option<String>,
+    pub replacement_coupon_id: Option<CouponId>,
     pub amount_due: Cents,
     /// For the customer (catalog keys `final-payment-*`).
     pub message: crate::i18n::Msg,
@@ -266,7 +267,7 @@ pub fn choose_replacement(
     candidates: &[Candidate],
     cap: Cents,
     now: DateTime<Utc>,
-) -> Option<(String, Cents)> {
+) -> Option<(CouponId, Cents)> {
     candidates
         .iter()
         .filter(|c| c.stored_status == CouponStatus::Available)
@@ -404,9 +405,11 @@ mod tests {
         Cents::from_stored(v)
     }
 
+    static P1: std::sync::LazyLock<OrderNo> = std::sync::LazyLock::new(|| OrderNo::from("P1"));
+
     fn order() -> PresaleOrder<'static> {
         PresaleOrder {
-            order_no: "P1",
+            order_no: &P1,
             category: "phones",
             money: OrderMoney {
                 total: cents(39900),

@@ -17,6 +17,7 @@ use super::campaign::{PaymentWindow, Policy};
 use super::coupon::{CouponStatus, effective_status};
 pub use super::facts::{CouponFacts, OrderFacts};
 use super::final_payment::{CouponOutcome, HeldCoupon, PresaleOrder, plan_final_payment};
+use super::ids::{CouponId, OrderNo, TemplateId, UserId};
 use super::order::{CouponLockStatus, OrderKind, OrderStatus};
 use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used};
 
@@ -74,15 +75,15 @@ pub enum SuggestedAction {
     /// Release the coupon's lock (`POST /coupons/{id}/release`).
     ReleaseCoupon {
         /// The coupon to release.
-        coupon_id: String,
+        coupon_id: CouponId,
     },
     /// Give the customer a compensation coupon
     /// (`POST /users/{user_id}/compensation-coupons`).
     IssueCompensation {
         /// The customer.
-        user_id: String,
+        user_id: UserId,
         /// The order the compensation is for.
-        order_no: String,
+        order_no: OrderNo,
         /// The discount the customer was promised, in cents.
         amount_cents: i64,
     },
@@ -90,24 +91,24 @@ pub enum SuggestedAction {
     /// (`POST /orders/{order_no}/cancel`).
     CancelOrder {
         /// The order to cancel.
-        order_no: String,
+        order_no: OrderNo,
     },
     /// Repair the order's link to this coupon: lock it to the order again,
     /// or point the order at it (see [`super::repair`]).
     RepairLink {
         /// The order to repair.
-        order_no: String,
+        order_no: OrderNo,
         /// The coupon to link it with.
-        coupon_id: String,
+        coupon_id: CouponId,
     },
     /// Mark the coupon `used` for the paid order it is still locked to
     /// (`POST /orders/{order_no}/mark-coupon-used`, see
     /// [`super::repair::plan_mark_used`]).
     MarkCouponUsed {
         /// The paid order.
-        order_no: String,
+        order_no: OrderNo,
         /// The coupon it was paid with.
-        coupon_id: String,
+        coupon_id: CouponId,
     },
 }
 
@@ -179,9 +180,9 @@ impl Check {
 /// The order a coupon names when it is not the order being checked.
 #[derive(Debug, Clone)]
 pub struct PartnerOrder {
-    pub order_no: String,
+    pub order_no: OrderNo,
     pub status: OrderStatus,
-    pub coupon_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
     pub coupon_lock_status: CouponLockStatus,
 }
 
@@ -198,7 +199,7 @@ pub struct CampaignFacts {
 /// check reads the verdict of the last run instead.
 #[derive(Debug, Clone)]
 pub struct StockFacts {
-    pub template_id: String,
+    pub template_id: TemplateId,
     /// What people call it: messages name the template by its name.
     pub template_name: String,
     /// The sum of the template's stock-shard counters now.
@@ -878,7 +879,7 @@ pub fn stray_lock(coupon: &CouponFacts, order: Option<&PartnerOrder>) -> Option<
                     ),
                 )
                 .suggest(SuggestedAction::MarkCouponUsed {
-                    order_no: named.to_string(),
+                    order_no: o.order_no.clone(),
                     coupon_id: id.clone(),
                 }),
             );
@@ -945,7 +946,7 @@ mod tests {
             code: "K7QM-3XPA-9RTD".into(),
             user_id: "u1".into(),
             stored_status: status,
-            order_no: order_no.map(String::from),
+            order_no: order_no.map(OrderNo::from),
             ends_at: ends,
             template_id: Some("t1".into()),
             kind: DiscountKind::Fixed,

@@ -33,6 +33,83 @@ fn check_key(field: &'static str, raw: &str) -> Result<String, FieldError> {
     Ok(raw.to_string())
 }
 
+/// What every id newtype offers besides its constructors: display, a
+/// borrowed `&str` (`Deref`, so an id reads as its text wherever text is
+/// wanted, a link or a log line, while text never becomes an id without a
+/// constructor), and comparison with a string (tests and filters compare an
+/// id with the text they hold).
+macro_rules! id_conveniences {
+    ($name:ident) => {
+        impl std::ops::Deref for $name {
+            type Target = str;
+
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+    };
+}
+
 macro_rules! caller_key {
     ($(#[$doc:meta])* $name:ident, $field:literal) => {
         $(#[$doc])*
@@ -52,17 +129,34 @@ macro_rules! caller_key {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
         }
 
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(&self.0)
+        id_conveniences!($name);
+
+        /// Unit tests write keys as literals; outside tests a key is
+        /// parsed or read back from the store.
+        #[cfg(test)]
+        impl From<&str> for $name {
+            fn from(raw: &str) -> Self {
+                $name(raw.to_string())
             }
         }
 
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(&self.0)
+            }
+        }
+
+        /// Reading one from JSON checks it as [`Self::parse`] does.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(d)?;
+                $name::parse(&raw).map_err(|e| serde::de::Error::custom(e.message))
             }
         }
     };
@@ -77,6 +171,95 @@ caller_key!(
     /// The shop's order number: opaque, 1-128 characters, no whitespace, control or format characters.
     OrderNo,
     "order_no"
+);
+
+/// The server's own ids, one type per table, so a template id can never be
+/// passed where a coupon id is meant. An id is opaque: whether it names a
+/// row is the store's answer (a lookup that finds nothing is "not found"),
+/// so taking one from the wire checks nothing and cannot fail. New ids come
+/// from `generate`, which gives the table's prefix.
+macro_rules! server_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// The prefix of this table's ids, without the underscore.
+            pub const PREFIX: &'static str = $prefix;
+
+            /// A new id of this table (see [`new_id`]).
+            pub fn generate(now_ms: i64) -> Self {
+                $name(new_id($prefix, now_ms))
+            }
+
+            /// An id as a caller sent it (a path segment, a form field) or
+            /// as our own database holds it.
+            pub fn from_wire(raw: impl Into<String>) -> Self {
+                $name(raw.into())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        id_conveniences!($name);
+
+        /// A server id is opaque, so any text can stand for one; tests and
+        /// fixtures write ids as literals.
+        impl From<&str> for $name {
+            fn from(raw: &str) -> Self {
+                $name(raw.to_string())
+            }
+        }
+    };
+}
+
+server_id!(
+    /// A coupon (`cpn_…`).
+    CouponId,
+    "cpn"
+);
+server_id!(
+    /// A coupon template (`tpl_…`).
+    TemplateId,
+    "tpl"
+);
+server_id!(
+    /// A presale campaign (`cmp_…`).
+    CampaignId,
+    "cmp"
+);
+server_id!(
+    /// A batch of redeem codes (`cbt_…`).
+    CodeBatchId,
+    "cbt"
+);
+server_id!(
+    /// A bulk issue or void job (`job_…`).
+    JobId,
+    "job"
+);
+server_id!(
+    /// A wake-up rule (`wkr_…`).
+    WakeupRuleId,
+    "wkr"
+);
+server_id!(
+    /// A webhook subscriber (`whk_…`).
+    SubscriberId,
+    "whk"
+);
+server_id!(
+    /// One run of the reminder job for one offset (`rms_…`).
+    ReminderSlotId,
+    "rms"
 );
 
 /// A new server id: `prefix` + 12 hex digits of milliseconds + 16 random hex

@@ -76,6 +76,113 @@ impl Cents {
     }
 }
 
+impl Cents {
+    /// Yuan as a form types them: `50`, `49.90` (whole yuan without
+    /// decimals, so an edit form shows what the operator typed).
+    pub fn yuan_input(self) -> String {
+        if self.0 % 100 == 0 {
+            (self.0 / 100).to_string()
+        } else {
+            self.yuan()
+        }
+    }
+
+    /// A deduction on a bill: `−¥50.00` (with the minus sign U+2212, as
+    /// the customer's pages write a discount).
+    pub fn shown_as_deduction(self) -> String {
+        format!("\u{2212}{}", self.shown())
+    }
+
+    /// Yuan typed by a person: `50`, `50.5`, `50.05`, `¥50.00`; more than
+    /// two decimals, a sign, or anything but digits is refused (`None`),
+    /// as is an amount over [`MAX_CENTS`] (through [`Cents::new`] by the
+    /// caller) or over `i64`.
+    pub fn parse_yuan(raw: &str) -> Option<i64> {
+        let t = raw.trim().trim_start_matches('¥').trim();
+        let (whole, frac) = match t.split_once('.') {
+            Some((w, f)) => (w, f),
+            None => (t, ""),
+        };
+        if whole.is_empty()
+            || whole.len() > 10
+            || frac.len() > 2
+            || !whole.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let yuan: i64 = whole.parse().ok()?;
+        let cents: i64 = match frac.len() {
+            0 => 0,
+            1 => frac.parse::<i64>().ok()? * 10,
+            _ => frac.parse().ok()?,
+        };
+        yuan.checked_mul(100)?.checked_add(cents)
+    }
+}
+
+/// A signed difference of two amounts, in cents: a day's issued minus
+/// returned discount, a balance, a change. Unlike [`Cents`] it may be
+/// negative; it is never an amount anyone pays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct CentsDelta(i64);
+
+impl CentsDelta {
+    pub const ZERO: CentsDelta = CentsDelta(0);
+
+    /// `a - b`.
+    pub fn between(a: Cents, b: Cents) -> Self {
+        CentsDelta(a.0 - b.0)
+    }
+
+    /// For sums read back from our own database (report counters), which
+    /// are differences of checked amounts.
+    pub fn from_stored(cents: i64) -> Self {
+        CentsDelta(cents)
+    }
+
+    pub fn get(self) -> i64 {
+        self.0
+    }
+
+    /// How much, whichever the sign.
+    pub fn magnitude(self) -> Cents {
+        Cents::from_stored(self.0.saturating_abs())
+    }
+
+    pub fn is_negative(self) -> bool {
+        self.0 < 0
+    }
+
+    /// `12.34`, `-12.34`: yuan with two decimals and a sign, for files.
+    pub fn yuan(self) -> String {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        format!("{sign}{}", self.magnitude().yuan())
+    }
+
+    /// `¥12.34`, `-¥12.34`: a signed amount on a chart or in a report.
+    pub fn shown(self) -> String {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        format!("{sign}{}", self.magnitude().shown())
+    }
+
+    /// `¥50.00`, or `−¥50.00` (U+2212) when it takes money off: a change to
+    /// what a customer pays, in words for people.
+    pub fn shown_as_change(self) -> String {
+        if self.0 < 0 {
+            self.magnitude().shown_as_deduction()
+        } else {
+            self.magnitude().shown()
+        }
+    }
+}
+
+impl Serialize for CentsDelta {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(self.0)
+    }
+}
+
 impl Serialize for Cents {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_i64(self.0)
@@ -99,6 +206,33 @@ mod tests {
         let b = Cents::from_stored(250);
         assert_eq!(a.saturating_sub(b), Cents::ZERO);
         assert_eq!(b.saturating_sub(a).get(), 150);
+    }
+
+    #[test]
+    fn a_signed_difference_shows_its_sign_and_a_deduction_its_minus() {
+        let a = Cents::from_stored(150);
+        let b = Cents::from_stored(300);
+        assert_eq!(CentsDelta::between(a, b).shown(), "-¥1.50");
+        assert_eq!(CentsDelta::between(b, a).shown(), "¥1.50");
+        assert_eq!(CentsDelta::between(a, b).yuan(), "-1.50");
+        assert_eq!(CentsDelta::between(a, b).shown_as_change(), "\u{2212}¥1.50");
+        assert_eq!(CentsDelta::between(b, a).shown_as_change(), "¥1.50");
+        assert_eq!(
+            CentsDelta::from_stored(i64::MIN).magnitude().get(),
+            MAX_CENTS
+        );
+    }
+
+    #[test]
+    fn typed_yuan_parse_to_exact_cents_and_forms_show_whole_yuan_bare() {
+        assert_eq!(Cents::parse_yuan("50"), Some(5000));
+        assert_eq!(Cents::parse_yuan(" ¥50.5 "), Some(5050));
+        assert_eq!(Cents::parse_yuan("0.07"), Some(7));
+        assert_eq!(Cents::parse_yuan("50.001"), None);
+        assert_eq!(Cents::parse_yuan("-5"), None);
+        assert_eq!(Cents::parse_yuan("99999999999"), None);
+        assert_eq!(Cents::from_stored(5000).yuan_input(), "50");
+        assert_eq!(Cents::from_stored(4990).yuan_input(), "49.90");
     }
 
     #[test]

@@ -29,6 +29,7 @@ use crate::i18n::{Arg, Msg};
 
 use super::coupon::CouponStatus;
 use super::facts::{CouponFacts, OrderFacts};
+use super::ids::{CouponId, OrderNo, TemplateId, UserId};
 use super::order::{OrderStatus, checkout_lapsed};
 use super::repair::{order_took_coupon, plan_link_repair, plan_mark_used};
 use super::report::Counts;
@@ -133,11 +134,11 @@ impl Fix {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub kind: AnomalyKind,
-    pub coupon_id: Option<String>,
-    pub order_no: Option<String>,
-    pub user_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
+    pub order_no: Option<OrderNo>,
+    pub user_id: Option<UserId>,
     /// For `template_stock_mismatch`: the template.
-    pub template_id: Option<String>,
+    pub template_id: Option<TemplateId>,
     /// For `template_stock_mismatch`: `(claimed counter, coupons issued)`.
     pub stock: Option<(i64, i64)>,
     /// What is wrong, for the reader to render (catalog keys
@@ -374,13 +375,17 @@ pub fn check_live_order(
 }
 
 /// Checks a template's stock counter against the coupons it issued.
-pub fn check_template_stock(template_id: &str, claimed: i64, issued: i64) -> Option<Finding> {
+pub fn check_template_stock(
+    template_id: &TemplateId,
+    claimed: i64,
+    issued: i64,
+) -> Option<Finding> {
     (claimed != issued).then(|| Finding {
         kind: AnomalyKind::TemplateStockMismatch,
         coupon_id: None,
         order_no: None,
         user_id: None,
-        template_id: Some(template_id.to_string()),
+        template_id: Some(template_id.clone()),
         stock: Some((claimed, issued)),
         message: crate::msg!(
             "reconcile-template-stock-mismatch",
@@ -397,7 +402,7 @@ pub fn check_template_stock(template_id: &str, claimed: i64, issued: i64) -> Opt
 /// stored statuses and the discount given. The first figure that differs
 /// is named, with both values.
 pub fn check_template_counts(
-    template_id: &str,
+    template_id: &TemplateId,
     counted: &Counts,
     recounted: &Counts,
 ) -> Option<Finding> {
@@ -444,7 +449,7 @@ pub fn check_template_counts(
         coupon_id: None,
         order_no: None,
         user_id: None,
-        template_id: Some(template_id.to_string()),
+        template_id: Some(template_id.clone()),
         stock: None,
         message: crate::msg!(
             "reconcile-template-counts-mismatch",
@@ -474,7 +479,7 @@ mod tests {
             user_id: "u1".into(),
             kind,
             status,
-            coupon_id: coupon.map(String::from),
+            coupon_id: coupon.map(CouponId::from),
             coupon_lock_status: CouponLockStatus::Locked,
             money: OrderMoney {
                 total: Cents::from_stored(39900),
@@ -493,7 +498,7 @@ mod tests {
             code: format!("CODE-{id}"),
             user_id: "u1".into(),
             stored_status: status,
-            order_no: order_no.map(String::from),
+            order_no: order_no.map(OrderNo::from),
             ends_at: now() + Duration::days(3),
             template_id: None,
             kind: crate::domain::discount::DiscountKind::Fixed,
@@ -529,7 +534,7 @@ mod tests {
         let used = coupon("c1", CouponStatus::Used, Some("P1"));
         let paid = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
         assert_eq!(check_bound_coupon(&used, Some(&paid), None, now()), None);
-        assert_eq!(check_template_stock("t", 5, 5), None);
+        assert_eq!(check_template_stock(&"t".into(), 5, 5), None);
     }
 
     #[test]
@@ -641,7 +646,7 @@ mod tests {
             assert_eq!(Fix::parse(f.as_str()), Some(f));
         }
         assert_eq!(
-            check_template_stock("t", 5, 4).map(|f| f.kind),
+            check_template_stock(&"t".into(), 5, 4).map(|f| f.kind),
             Some(AnomalyKind::TemplateStockMismatch)
         );
     }

@@ -20,6 +20,7 @@ use chrono::{DateTime, Duration, LocalResult, NaiveDateTime, NaiveTime, Utc};
 
 pub use super::business_tz::{BusinessTz, DEFAULT_BUSINESS_TZ, parse_business_tz, shanghai};
 use super::discount::DiscountRule;
+use super::ids::CouponId;
 use super::money::Cents;
 use crate::i18n::Msg;
 
@@ -218,7 +219,7 @@ pub fn coupon_value(rule: &DiscountRule) -> Cents {
 /// One coupon that may be reminded at an offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DueCoupon {
-    pub id: String,
+    pub id: CouponId,
     pub ends_at: DateTime<Utc>,
     pub value: Cents,
 }

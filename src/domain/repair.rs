@@ -166,6 +166,7 @@ pub fn plan_link_repair(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ids::{CouponId, OrderNo};
     use crate::domain::money::Cents;
     use crate::domain::order::OrderMoney;
     use chrono::Duration;
@@ -180,7 +181,7 @@ mod tests {
             user_id: "u1".into(),
             kind,
             status,
-            coupon_id: coupon.map(String::from),
+            coupon_id: coupon.map(CouponId::from),
             coupon_lock_status: CouponLockStatus::Locked,
             money: OrderMoney {
                 total: Cents::from_stored(39900),
@@ -199,7 +200,7 @@ mod tests {
             code: format!("CODE-{id}"),
             user_id: "u1".into(),
             stored_status: status,
-            order_no: order_no.map(String::from),
+            order_no: order_no.map(OrderNo::from),
             ends_at: now() + Duration::days(3),
             template_id: None,
             kind: crate::domain::discount::DiscountKind::Fixed,

@@ -7,6 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use super::FieldError;
+use super::ids::TemplateId;
 use super::money::Cents;
 use super::template::stable_hash;
 use super::time::parse_rfc3339;
@@ -163,8 +164,8 @@ pub struct WakeupRuleSpec {
     pub name: String,
     pub lead_seconds: i64,
     pub active_within_seconds: i64,
-    pub template_ids: Vec<String>,
-    pub bonus_template_id: Option<String>,
+    pub template_ids: Vec<TemplateId>,
+    pub bonus_template_id: Option<TemplateId>,
     pub control_percent: i64,
 }
 
@@ -204,9 +205,9 @@ impl WakeupRuleSpec {
                 format!("must be between 0 and {MAX_CONTROL_PERCENT}"),
             ));
         }
-        let mut template_ids: Vec<String> = Vec::new();
+        let mut template_ids: Vec<TemplateId> = Vec::new();
         for id in input.template_ids {
-            let id = id.trim().to_string();
+            let id = TemplateId::from_wire(id.trim());
             if id.is_empty() || id.chars().count() > 64 {
                 return Err(FieldError::new("template_ids", "names no template"));
             }
@@ -223,7 +224,8 @@ impl WakeupRuleSpec {
         let bonus_template_id = input
             .bonus_template_id
             .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty());
+            .filter(|s| !s.is_empty())
+            .map(TemplateId::from_wire);
         Ok(WakeupRuleSpec {
             name,
             lead_seconds,

@@ -181,6 +181,31 @@ impl From<&&str> for Arg {
     }
 }
 
+/// An id in a message reads as its text (an order number, a user id).
+macro_rules! id_arg {
+    ($($ty:ty),*) => {$(
+        impl From<&$ty> for Arg {
+            fn from(v: &$ty) -> Self {
+                Arg::Text(v.as_str().to_string())
+            }
+        }
+
+        impl From<&&$ty> for Arg {
+            fn from(v: &&$ty) -> Self {
+                Arg::Text(v.as_str().to_string())
+            }
+        }
+    )*};
+}
+
+id_arg!(
+    crate::domain::ids::OrderNo,
+    crate::domain::ids::UserId,
+    crate::domain::ids::CouponId,
+    crate::domain::ids::TemplateId,
+    crate::domain::ids::CampaignId
+);
+
 impl From<i64> for Arg {
     fn from(v: i64) -> Self {
         Arg::Int(v)

@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::settings::{ACTOR_LAPSE, ACTOR_PRESALE, ACTOR_WHEEL, BATCH, JobSettings};
 use super::wheel::TimingWheel;
+use crate::domain::ids::{CampaignId, CouponId, OrderNo};
 use crate::domain::time::to_ms;
 use crate::log_safe::LogSafe;
 use crate::metrics::Metrics;
@@ -150,7 +151,7 @@ impl DeadlineWorker {
         // skipped and counted (the refill or the sweep finds it again if it
         // is still due), and the rest of the tick goes on.
         let batch = usize::try_from(self.service.expiry_batch()).unwrap_or(100);
-        let chunks: Vec<&[String]> = coupons.chunks(batch).collect();
+        let chunks: Vec<&[CouponId]> = coupons.chunks(batch).collect();
         for (i, chunk) in chunks.iter().enumerate() {
             match self.service.expire_coupons(ACTOR_WHEEL, chunk).await {
                 Ok(done) => self.count_expired(&mut report, done),
@@ -223,8 +224,8 @@ impl DeadlineWorker {
 
     /// One coupon in its own transaction, retried once: what is left of a
     /// batch that failed for a reason other than the database.
-    async fn expire_one(&self, id: &str) -> Result<ExpiredBatch, ServiceError> {
-        let ids = [id.to_string()];
+    async fn expire_one(&self, id: &CouponId) -> Result<ExpiredBatch, ServiceError> {
+        let ids = [id.clone()];
         match self.service.expire_coupons(ACTOR_WHEEL, &ids).await {
             Err(e) if !is_database_error(&e) => {
                 self.service.expire_coupons(ACTOR_WHEEL, &ids).await
@@ -250,9 +251,9 @@ impl DeadlineWorker {
     fn put_back(
         &mut self,
         now_ms: i64,
-        coupons: impl Iterator<Item = String>,
-        lapses: &[String],
-        campaigns: &BTreeSet<String>,
+        coupons: impl Iterator<Item = CouponId>,
+        lapses: &[OrderNo],
+        campaigns: &BTreeSet<CampaignId>,
     ) {
         let deadlines = coupons
             .map(Deadline::CouponEnd)

@@ -19,6 +19,7 @@ use serde::Serialize;
 use super::support::csv_field;
 use super::{Service, ServiceError};
 use crate::domain::FieldError;
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::time::{from_ms, rfc3339};
 use crate::store::audit::{self, AuditCursor, AuditQuery, EventAuditRow, StaffAuditRow};
 
@@ -64,8 +65,8 @@ pub struct AuditEventView {
     pub action: String,
     /// `coupon` or `order`.
     pub subject: String,
-    pub coupon_id: Option<String>,
-    pub order_no: Option<String>,
+    pub coupon_id: Option<CouponId>,
+    pub order_no: Option<OrderNo>,
     pub from_status: Option<String>,
     pub to_status: String,
     pub reason: Option<String>,
@@ -190,14 +191,15 @@ const STAFF_CSV_HEADER: &str = "id,at,actor,action,target,detail,address";
 
 fn event_csv_row(v: &AuditEventView) -> String {
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
+    let id_text = |s: Option<&str>| s.unwrap_or_default().to_string();
     [
         v.id.to_string(),
         v.at.clone(),
         v.actor.clone(),
         v.action.clone(),
         v.subject.clone(),
-        text(&v.coupon_id),
-        text(&v.order_no),
+        id_text(v.coupon_id.as_deref()),
+        id_text(v.order_no.as_deref()),
         text(&v.from_status),
         v.to_status.clone(),
         text(&v.reason),
@@ -244,10 +246,14 @@ impl Service {
             Box::pin(async move {
                 use crate::store::search;
                 if let Some(id) = search::coupon_id_by_code(c, &typed.to_uppercase()).await? {
-                    return Ok(id);
+                    return Ok(id.into_string());
                 }
-                if search::coupon_exists(c, &typed).await?
-                    || search::order_exists(c, &typed).await?
+                if search::coupon_exists(c, &CouponId::from_wire(typed.as_str())).await? {
+                    return Ok(typed);
+                }
+                // A target no order number can spell names no order.
+                if let Ok(order_no) = OrderNo::parse(&typed)
+                    && search::order_exists(c, &order_no).await?
                 {
                     return Ok(typed);
                 }
@@ -289,8 +295,8 @@ impl Service {
                 let q = q.clone();
                 Box::pin(async move {
                     let rows = audit::events_page(c, &q, before, limit).await?;
-                    let ids: Vec<&str> =
-                        rows.iter().filter_map(|r| r.coupon_id.as_deref()).collect();
+                    let ids: Vec<&CouponId> =
+                        rows.iter().filter_map(|r| r.coupon_id.as_ref()).collect();
                     let codes = crate::store::names::coupon_codes(c, &ids).await?;
                     Ok((rows, codes))
                 })
@@ -304,7 +310,10 @@ impl Service {
             rows: rows
                 .into_iter()
                 .map(|r| {
-                    let code = r.coupon_id.as_ref().and_then(|id| codes.get(id).cloned());
+                    let code = r
+                        .coupon_id
+                        .as_ref()
+                        .and_then(|id| codes.get(id.as_str()).cloned());
                     AuditEventView {
                         coupon_code: code,
                         ..AuditEventView::from(r)

@@ -31,7 +31,7 @@ use super::support::{Authority, csv_field};
 use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::bulk::{InputLine, JobKind, JobStatus, LineReason, input_key, parse_lines};
 use crate::domain::coupon::{CouponStatus, effective_status};
-use crate::domain::ids::new_id;
+use crate::domain::ids::{CouponId, JobId, TemplateId, UserId};
 use crate::domain::permissions::Permission;
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::bulk::{self, Advance, JobRow, NewLine};
@@ -59,10 +59,12 @@ pub const ISSUED_TYPE: &str = "coupon.issued";
 /// A job as the API and the console show it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct JobView {
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: JobId,
     /// `bulk_issue` or `bulk_void`.
     pub kind: String,
-    pub template_id: String,
+    #[schema(value_type = String)]
+    pub template_id: TemplateId,
     /// `loading` (its lines are still being stored), `running`, `done` or
     /// `failed`.
     pub status: String,
@@ -129,7 +131,7 @@ pub struct ResultLine {
     /// `pending`, `issued`, `invalidated`, `skipped` or `failed`.
     pub outcome: String,
     pub reason: Option<String>,
-    pub coupon_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
 }
 
 /// What a bulk void works on.
@@ -142,9 +144,9 @@ pub enum VoidInput {
 }
 
 /// What one batch of the runner did.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct BatchReport {
-    pub job_id: String,
+    pub job_id: JobId,
     pub lines: usize,
     pub finished: bool,
 }
@@ -207,11 +209,11 @@ const WALK_PHASES: [CouponStatus; 3] = [
 
 /// `<phase>:<ends_at>:<id>` back into its parts; an empty cursor is the
 /// start of phase 0.
-fn parse_walk(cursor: &str) -> (usize, Option<(i64, String)>) {
+fn parse_walk(cursor: &str) -> (usize, Option<(i64, CouponId)>) {
     let mut parts = cursor.splitn(3, ':');
     let phase = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let ends = parts.next().and_then(|p| p.parse().ok());
-    let id = parts.next().map(str::to_string);
+    let id = parts.next().map(CouponId::from_wire);
     (phase, ends.zip(id))
 }
 
@@ -232,7 +234,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        template_id: String,
+        template_id: TemplateId,
         file: &[u8],
         notify: bool,
     ) -> Result<Executed<JobView>, ServiceError> {
@@ -261,7 +263,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        template_id: String,
+        template_id: TemplateId,
         input: VoidInput,
         reason: Option<String>,
     ) -> Result<Executed<JobView>, ServiceError> {
@@ -319,7 +321,7 @@ impl Service {
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
         kind: JobKind,
-        template_id: String,
+        template_id: TemplateId,
         key: Option<String>,
         lines: Vec<InputLine>,
         notify: bool,
@@ -376,7 +378,7 @@ impl Service {
     /// transaction, and starts the job when all are in. Bounded by the
     /// file: at most `MAX_LINES / LOAD_BATCH_LINES` chunks, plus a few
     /// re-reads when another request loads the same job at once.
-    async fn load_lines(&self, job_id: &str, lines: &[InputLine]) -> Result<(), ServiceError> {
+    async fn load_lines(&self, job_id: &JobId, lines: &[InputLine]) -> Result<(), ServiceError> {
         let chunks = lines.len() / LOAD_BATCH_LINES + 2;
         for _ in 0..chunks.saturating_mul(2) {
             let job = self.job_row(job_id).await?;
@@ -386,7 +388,7 @@ impl Service {
             let from = usize::try_from(job.loaded).unwrap_or(0).min(lines.len());
             let to = (from + LOAD_BATCH_LINES).min(lines.len());
             let chunk: Vec<InputLine> = lines[from..to].to_vec();
-            let id = job_id.to_string();
+            let id = job_id.clone();
             let now_ms = to_ms(self.now());
             self.write(None, move |c| {
                 let chunk = chunk.clone();
@@ -430,8 +432,8 @@ impl Service {
         Ok(())
     }
 
-    async fn job_row(&self, id: &str) -> Result<JobRow, ServiceError> {
-        let id = id.to_string();
+    async fn job_row(&self, id: &JobId) -> Result<JobRow, ServiceError> {
+        let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
@@ -444,13 +446,16 @@ impl Service {
     }
 
     /// A job (`GET /jobs/{id}`).
-    pub async fn get_job(&self, id: &str) -> Result<JobView, ServiceError> {
+    pub async fn get_job(&self, id: &JobId) -> Result<JobView, ServiceError> {
         Ok(JobView::from_row(&self.job_row(id).await?))
     }
 
     /// A template's jobs, newest first (its console page).
-    pub async fn template_jobs(&self, template_id: &str) -> Result<Vec<JobView>, ServiceError> {
-        let template_id = template_id.to_string();
+    pub async fn template_jobs(
+        &self,
+        template_id: &TemplateId,
+    ) -> Result<Vec<JobView>, ServiceError> {
+        let template_id = template_id.clone();
         self.read(move |c| {
             let template_id = template_id.clone();
             Box::pin(async move {
@@ -467,11 +472,11 @@ impl Service {
     /// A page of a job's lines with their outcomes, after line `after_line`.
     pub async fn job_results(
         &self,
-        id: &str,
+        id: &JobId,
         after_line: i64,
         limit: i64,
     ) -> Result<Vec<ResultLine>, ServiceError> {
-        let id = id.to_string();
+        let id = id.clone();
         let limit = limit.clamp(1, 10_000);
         self.read(move |c| {
             let id = id.clone();
@@ -602,14 +607,14 @@ impl Service {
 fn new_job(
     ctx: &Ctx,
     kind: JobKind,
-    template_id: &str,
+    template_id: &TemplateId,
     key: Option<String>,
     now_ms: i64,
 ) -> JobRow {
     JobRow {
-        id: new_id("job", now_ms),
+        id: JobId::generate(now_ms),
         kind: kind.as_str().into(),
-        template_id: template_id.to_string(),
+        template_id: template_id.clone(),
         status: JobStatus::Loading.as_str().into(),
         input_sha256: key,
         notify: 0,
@@ -641,13 +646,13 @@ struct BatchOutcome {
     lines: usize,
     finished: bool,
     /// Coupons issued: id and `ends_at`, for the expiry wheel.
-    issued: Vec<(String, i64)>,
+    issued: Vec<(CouponId, i64)>,
 }
 
 /// The context every change of a job writes: its starter as actor, the job
 /// id as the request id.
 fn job_ctx(job: &JobRow) -> Ctx {
-    Ctx::new(job.actor.clone(), Some(job.id.clone()))
+    Ctx::new(job.actor.clone(), Some(job.id.to_string()))
 }
 
 /// Moves the job on after a batch; a job changed meanwhile (impossible
@@ -711,6 +716,10 @@ async fn issue_batch(
     let mut messages = Vec::new();
     let mut out_of_stock = false;
     for (line_no, user_id) in &lines {
+        // An issue line is pending only when its user id passed
+        // `UserId::parse` as the file was loaded (`parse_lines`); the
+        // others were stored failed (`invalid_user_id`).
+        let user_id = &UserId::from_stored(user_id.clone());
         let refusal = match (&template, window) {
             (Some((t, shards, terms)), Some(window)) if !out_of_stock => {
                 match take_claim(c, t, (*shards, terms), user_id).await? {
@@ -768,14 +777,14 @@ fn issued_message(row: crate::store::coupons::CouponRow, now_ms: i64) -> NewMess
 async fn void_one(
     c: &mut AnyConnection,
     job: &JobRow,
-    coupon_id: &str,
+    coupon_id: &CouponId,
     now: DateTime<Utc>,
     day: i64,
 ) -> Result<Option<LineReason>, ServiceError> {
     let Some(coupon) = coupons::get(c, coupon_id).await? else {
         return Ok(Some(LineReason::NotFound));
     };
-    if coupon.template_id.as_deref() != Some(job.template_id.as_str()) {
+    if coupon.template_id.as_ref() != Some(&job.template_id) {
         return Ok(Some(LineReason::OtherTemplate));
     }
     match effective_status(coupon.status, from_ms(coupon.ends_at), now) {
@@ -795,7 +804,7 @@ async fn void_one(
             action: "invalidate",
             actor: &job.actor,
             reason: job.reason.as_deref(),
-            request_id: Some(&job.id),
+            request_id: Some(job.id.as_str()),
             address: None,
             now_ms: to_ms(now),
             day,
@@ -816,14 +825,15 @@ async fn void_lines_batch(
     let lines = bulk::pending_lines(c, &job.id, job.cursor_line, batch).await?;
     let mut tally = Tally::default();
     for (line_no, coupon_id) in &lines {
-        let why = void_one(c, job, coupon_id, now, day).await?;
+        let coupon_id = CouponId::from_wire(coupon_id.as_str());
+        let why = void_one(c, job, &coupon_id, now, day).await?;
         let (outcome, reason) = tally.add(why);
         let outcome = if why.is_none() {
             "invalidated"
         } else {
             outcome
         };
-        let coupon = why.is_none().then_some(coupon_id.as_str());
+        let coupon = why.is_none().then_some(&coupon_id);
         bulk::record_line(c, &job.id, *line_no, outcome, reason, coupon).await?;
     }
     let finished = (lines.len() as i64) < batch;
@@ -858,7 +868,7 @@ async fn void_walk_batch(
     batch: i64,
 ) -> Result<BatchOutcome, ServiceError> {
     let (mut phase, mut after) = parse_walk(job.walk_cursor.as_deref().unwrap_or(""));
-    let mut seen: Vec<(String, Option<LineReason>)> = Vec::new();
+    let mut seen: Vec<(CouponId, Option<LineReason>)> = Vec::new();
     let mut finished = false;
     // At most one query per phase, each bounded by what is left of the batch.
     while seen.len() < batch as usize {
@@ -878,6 +888,7 @@ async fn void_walk_batch(
         .await?;
         let short = (rows.len() as i64) < left;
         for (id, ends_at) in rows {
+            let id = CouponId::from_wire(id);
             let why = void_one(c, job, &id, now, day).await?;
             after = Some((ends_at, id.clone()));
             seen.push((id, why));
@@ -908,7 +919,7 @@ async fn void_walk_batch(
             value: id,
             outcome: Some(*outcome),
             reason: *reason,
-            coupon_id: why.is_none().then_some(id.as_str()),
+            coupon_id: why.is_none().then_some(id),
         })
         .collect();
     bulk::insert_lines(c, &job.id, &rows).await?;

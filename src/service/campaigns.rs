@@ -15,7 +15,7 @@ use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceErro
 use crate::domain::FieldError;
 use crate::domain::campaign::{CampaignPhase, CompensationMode, PaymentWindow, Policy};
 use crate::domain::final_payment::{HeldCoupon, PolicyPreview, PresaleOrder};
-use crate::domain::ids::new_id;
+use crate::domain::ids::{CampaignId, OrderNo};
 use crate::domain::money::Cents;
 use crate::domain::order::OrderMoney;
 use crate::domain::permissions::Permission;
@@ -329,8 +329,8 @@ impl Service {
         self.create_campaign(ctx, idem, input).await
     }
 
-    pub async fn get_campaign(&self, id: &str) -> Result<CampaignView, ServiceError> {
-        let id = id.to_string();
+    pub async fn get_campaign(&self, id: &CampaignId) -> Result<CampaignView, ServiceError> {
+        let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
@@ -424,7 +424,7 @@ impl Service {
                 let next = (rows.len() as i64 == limit)
                     .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
                     .flatten();
-                let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+                let ids: Vec<&CampaignId> = rows.iter().map(|r| &r.id).collect();
                 let counts = campaigns::order_counts(c, &ids).await?;
                 let campaigns = rows
                     .into_iter()
@@ -448,14 +448,14 @@ impl Service {
     }
 
     /// A campaign with its figures and its history of changes.
-    pub async fn campaign_detail(&self, id: &str) -> Result<CampaignDetail, ServiceError> {
-        let id = id.to_string();
+    pub async fn campaign_detail(&self, id: &CampaignId) -> Result<CampaignDetail, ServiceError> {
+        let id = id.clone();
         let now = self.now();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
                 let row = load(c, &id).await?;
-                let counts = campaigns::order_counts(c, &[id.as_str()]).await?;
+                let counts = campaigns::order_counts(c, &[&id]).await?;
                 let orders = CampaignOrderCounts::from_rows(
                     counts.iter().map(|(_, st, n)| (st.as_str(), *n)),
                 );
@@ -463,7 +463,7 @@ impl Service {
                     campaigns::locked_coupons_ending_by(c, &id, row.final_payment_starts_at)
                         .await?;
                 let q = AuditQuery {
-                    target: Some(id.clone()),
+                    target: Some(id.to_string()),
                     ..AuditQuery::default()
                 };
                 let mut log = staff_page(c, &q, None, 200).await?;
@@ -488,22 +488,27 @@ impl Service {
     /// decision at the window's opening ([`PolicyPreview`]). Read-only.
     pub async fn preview_policy_change(
         &self,
-        id: &str,
+        id: &CampaignId,
         proposed: &str,
     ) -> Result<PolicyChangePreview, ServiceError> {
         let proposed = parse_policy(proposed)?;
-        let id = id.to_string();
+        let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
                 let row = load(c, &id).await?;
                 let opens: DateTime<Utc> = from_ms(row.final_payment_starts_at);
                 let mut figures = PolicyPreview::default();
-                let mut after = String::new();
+                let mut after: Option<OrderNo> = None;
                 let mut capped = false;
                 loop {
-                    let batch =
-                        campaigns::deposit_paid_batch(c, &id, &after, PREVIEW_BATCH).await?;
+                    let batch = campaigns::deposit_paid_batch(
+                        c,
+                        &id,
+                        after.as_deref().unwrap_or(""),
+                        PREVIEW_BATCH,
+                    )
+                    .await?;
                     let full = batch.len() as i64 == PREVIEW_BATCH;
                     for o in &batch {
                         if figures.orders_read >= PREVIEW_CAP {
@@ -513,7 +518,7 @@ impl Service {
                         judge(&mut figures, row.policy, proposed, o, opens);
                     }
                     match batch.last() {
-                        Some(last) if full && !capped => after = last.order_no.clone(),
+                        Some(last) if full && !capped => after = Some(last.order_no.clone()),
                         _ => break,
                     }
                 }
@@ -541,7 +546,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        id: String,
+        id: CampaignId,
         patch: CampaignPatch,
     ) -> Result<Executed<CampaignView>, ServiceError> {
         if !authority.may(Permission::RunCampaigns) {
@@ -599,24 +604,24 @@ fn judge(
     figures.add(current, proposed, &order, held.as_ref(), opens);
 }
 
-async fn load(c: &mut sqlx::AnyConnection, id: &str) -> Result<CampaignRow, ServiceError> {
+async fn load(c: &mut sqlx::AnyConnection, id: &CampaignId) -> Result<CampaignRow, ServiceError> {
     campaigns::get(c, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("presale campaign", id))
 }
 
 /// `created_at.id` back to a cursor.
-fn decode_cursor(raw: &str) -> Option<(i64, String)> {
+fn decode_cursor(raw: &str) -> Option<(i64, CampaignId)> {
     let (at, id) = raw.split_once('.')?;
     let at: i64 = at.parse().ok()?;
-    (!id.is_empty() && id.len() <= 64).then(|| (at, id.to_string()))
+    (!id.is_empty() && id.len() <= 64).then(|| (at, CampaignId::from_wire(id)))
 }
 
 /// The transaction of [`Service::change_campaign`].
 async fn change_campaign_tx(
     c: &mut AnyConnection,
     op: &Op,
-    id: &str,
+    id: &CampaignId,
     reason: &str,
     policy: Option<Policy>,
     mode: Option<CompensationMode>,
@@ -675,7 +680,7 @@ async fn create_campaign_tx(
 ) -> Result<CampaignView, ServiceError> {
     let now_ms = to_ms(op.now);
     let row = CampaignRow {
-        id: new_id("cmp", now_ms),
+        id: CampaignId::generate(now_ms),
         name: spec.name.clone(),
         final_payment_starts_at: to_ms(spec.window.starts),
         final_payment_ends_at: to_ms(spec.window.ends),

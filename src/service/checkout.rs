@@ -17,7 +17,7 @@ use super::views::{CouponView, coupon_terms};
 use super::{Refusal, Service, ServiceError};
 use crate::domain::coupon::Unusable;
 use crate::domain::discount::CouponTerms;
-use crate::domain::ids::UserId;
+use crate::domain::ids::{CampaignId, CouponId, UserId};
 use crate::domain::picker::{CouponOnOrder, PresaleTerms, Unfit, Warning, pick};
 use crate::domain::time::{from_ms, to_ms};
 use crate::i18n::{Lang, Msg, zone};
@@ -33,7 +33,8 @@ pub const PICKER_MAX_COUPONS: i64 = 500;
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CouponOptions {
     /// The id of the first usable coupon without a warning; null when none.
-    pub best: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub best: Option<CouponId>,
     /// Largest discount first, then the earliest end.
     pub usable: Vec<UsableCoupon>,
     /// Coupons the customer holds that this cart cannot use, with why.
@@ -130,7 +131,7 @@ fn warning_view(w: Warning, window_starts: DateTime<Utc>) -> OptionWarning {
 /// The answer for `rows` (a user's coupons stored `available`) on `cart`.
 fn options_for(
     rows: Vec<CouponRow>,
-    user_id: &str,
+    user_id: &UserId,
     cart: &super::orders::CartSpec,
     presale: Option<&PresaleTerms>,
     now: DateTime<Utc>,
@@ -187,14 +188,15 @@ impl Service {
     ) -> Result<CouponOptions, ServiceError> {
         let cart = parse_cart(cart)?;
         let now = self.now();
-        let user = user_id.as_str().to_string();
-        let campaign_id = cart.campaign_id.clone();
+        let user = user_id.clone();
+        let campaign_id: Option<CampaignId> =
+            cart.campaign_id.as_deref().map(CampaignId::from_wire);
         let (rows, presale) = self
             .read(move |c| {
                 let user_id = user_id.clone();
                 let campaign_id = campaign_id.clone();
                 Box::pin(async move {
-                    let presale = match campaign_id.as_deref() {
+                    let presale = match &campaign_id {
                         None => None,
                         Some(id) => {
                             let campaign = campaigns::get(c, id)
@@ -214,8 +216,7 @@ impl Service {
                             })
                         }
                     };
-                    let rows = coupons::available_for_user(c, user_id.as_str(), PICKER_MAX_COUPONS)
-                        .await?;
+                    let rows = coupons::available_for_user(c, &user_id, PICKER_MAX_COUPONS).await?;
                     Ok((rows, presale))
                 })
             })

@@ -11,7 +11,7 @@ use super::stock::{StockTake, take_stock};
 use super::views::{CouponView, EventView};
 use super::{Ctx, Executed, IdempotencyRequest, Refusal, Service, ServiceError};
 use crate::domain::coupon::{CouponSource, CouponStatus};
-use crate::domain::ids::{UserId, new_coupon_code, new_id};
+use crate::domain::ids::{CouponId, TemplateId, UserId, new_coupon_code};
 use crate::domain::template::{Validity, spread_window};
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::archive;
@@ -33,7 +33,7 @@ impl Service {
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
         user_id: UserId,
-        template_id: String,
+        template_id: TemplateId,
     ) -> Result<Executed<CouponView>, ServiceError> {
         let op = self.op(ctx);
         let result = self
@@ -43,7 +43,7 @@ impl Service {
                 let op = op.clone();
                 Box::pin(async move {
                     let new = NewCoupon {
-                        id: new_id("cpn", to_ms(op.now)),
+                        id: CouponId::generate(to_ms(op.now)),
                         source: CouponSource::Claim,
                         action: "claim",
                     };
@@ -71,8 +71,8 @@ impl Service {
     }
 
     /// A coupon with its timeline.
-    pub async fn get_coupon(&self, id: &str) -> Result<CouponView, ServiceError> {
-        let id = id.to_string();
+    pub async fn get_coupon(&self, id: &CouponId) -> Result<CouponView, ServiceError> {
+        let id = id.clone();
         let now = self.now();
         self.read(move |c| {
             let id = id.clone();
@@ -118,8 +118,7 @@ impl Service {
                 let user_id = user_id.clone();
                 Box::pin(async move {
                     let mut rows =
-                        coupons::list_for_user(c, user_id.as_str(), status, to_ms(now), limit)
-                            .await?;
+                        coupons::list_for_user(c, &user_id, status, to_ms(now), limit).await?;
                     // Archived coupons are all terminal: they belong to an
                     // unfiltered list and to lists of their own status.
                     let archived_status = match status {
@@ -131,7 +130,7 @@ impl Service {
                     if let Some(st) = archived_status
                         && left > 0
                     {
-                        rows.extend(archive::list_for_user(c, user_id.as_str(), st, left).await?);
+                        rows.extend(archive::list_for_user(c, &user_id, st, left).await?);
                     }
                     Ok(rows)
                 })
@@ -151,7 +150,7 @@ impl Service {
 /// caller, so a code row can name it in the same transaction), how it came
 /// to its holder and the action of its creation event.
 pub(crate) struct NewCoupon {
-    pub id: String,
+    pub id: CouponId,
     pub source: CouponSource,
     pub action: &'static str,
 }
@@ -163,10 +162,10 @@ pub(crate) async fn claim_in_tx(
     c: &mut sqlx::AnyConnection,
     op: &super::Op,
     user_id: &UserId,
-    template_id: &str,
+    template_id: &TemplateId,
 ) -> Result<CouponView, ServiceError> {
     let new = NewCoupon {
-        id: new_id("cpn", to_ms(op.now)),
+        id: CouponId::generate(to_ms(op.now)),
         source: CouponSource::Claim,
         action: "claim",
     };
@@ -187,7 +186,7 @@ pub(crate) async fn claim_coupon(
     c: &mut sqlx::AnyConnection,
     op: &super::Op,
     user_id: &UserId,
-    template_id: &str,
+    template_id: &TemplateId,
     new: NewCoupon,
 ) -> Result<CouponRow, ServiceError> {
     let (row, stock) = claim_before_stock(c, op, user_id, template_id, new).await?;
@@ -202,7 +201,7 @@ pub(crate) async fn claim_before_stock(
     c: &mut sqlx::AnyConnection,
     op: &super::Op,
     user_id: &UserId,
-    template_id: &str,
+    template_id: &TemplateId,
     new: NewCoupon,
 ) -> Result<(CouponRow, StockTake), ServiceError> {
     let now = op.now;
@@ -216,14 +215,14 @@ pub(crate) async fn claim_before_stock(
         )
     })?;
     if let Some(limit) = t.per_user_limit
-        && !templates::take_user_quota(c, &t.id, user_id.as_str(), limit).await?
+        && !templates::take_user_quota(c, &t.id, user_id, limit).await?
     {
         return Err(ServiceError::refused(
             Refusal::ClaimLimitReached,
             format!("user already holds {limit} coupon(s) of this template"),
         ));
     }
-    let mut row = coupon_of(&t, user_id.as_str(), window, now, new.id, new.source);
+    let mut row = coupon_of(&t, user_id, window, now, new.id, new.source);
     insert_coupon(c, &mut row, new.action, op, None).await?;
     // The unit of stock last: a stock shard is the one row every claim of
     // a popular template may need, so it is locked by the last statement
@@ -278,7 +277,7 @@ pub(crate) async fn take_claim(
     c: &mut sqlx::AnyConnection,
     t: &TemplateRow,
     (shards, terms): (i64, &str),
-    user_id: &str,
+    user_id: &UserId,
 ) -> Result<Option<Refusal>, ServiceError> {
     if let Some(limit) = t.per_user_limit
         && !templates::take_user_quota(c, &t.id, user_id, limit).await?
@@ -302,11 +301,11 @@ pub(crate) async fn take_claim(
 /// `window` (from [`claim_window`]), with a new id.
 pub(crate) fn template_coupon(
     t: &TemplateRow,
-    user_id: &str,
+    user_id: &UserId,
     window: (DateTime<Utc>, DateTime<Utc>),
     now: DateTime<Utc>,
 ) -> CouponRow {
-    let id = new_id("cpn", to_ms(now));
+    let id = CouponId::generate(to_ms(now));
     coupon_of(t, user_id, window, now, id, CouponSource::Claim)
 }
 
@@ -315,10 +314,10 @@ pub(crate) fn template_coupon(
 /// promised, see [`spread_window`]).
 fn coupon_of(
     t: &TemplateRow,
-    user_id: &str,
+    user_id: &UserId,
     window: (DateTime<Utc>, DateTime<Utc>),
     now: DateTime<Utc>,
-    id: String,
+    id: CouponId,
     source: CouponSource,
 ) -> CouponRow {
     let now_ms = to_ms(now);
@@ -326,7 +325,7 @@ fn coupon_of(
     CouponRow {
         id,
         code: new_coupon_code(),
-        user_id: user_id.to_string(),
+        user_id: user_id.clone(),
         template_id: Some(t.id.clone()),
         source,
         kind: t.kind,

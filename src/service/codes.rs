@@ -39,7 +39,7 @@ use super::stock::StockTake;
 use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponSource;
-use crate::domain::ids::{UserId, new_id};
+use crate::domain::ids::{CodeBatchId, CouponId, TemplateId, UserId};
 use crate::domain::permissions::Permission;
 use crate::domain::redeem_code::{BatchSpec, BatchStatus, FailureLimit, RedeemLimits, normalize};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
@@ -76,8 +76,10 @@ pub mod actions {
 /// A code batch as the API shows it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CodeBatchView {
-    pub id: String,
-    pub template_id: String,
+    #[schema(value_type = String)]
+    pub id: CodeBatchId,
+    #[schema(value_type = String)]
+    pub template_id: TemplateId,
     /// The template's name, for pages.
     pub template_name: String,
     /// Codes asked for.
@@ -156,7 +158,10 @@ fn check_may_manage(authority: &Authority) -> Result<(), ServiceError> {
     }
 }
 
-async fn template_name(c: &mut sqlx::AnyConnection, id: &str) -> Result<String, ServiceError> {
+async fn template_name(
+    c: &mut sqlx::AnyConnection,
+    id: &TemplateId,
+) -> Result<String, ServiceError> {
     Ok(templates::get(c, id)
         .await?
         .map(|t| t.name)
@@ -169,7 +174,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        template_id: String,
+        template_id: TemplateId,
         count: Option<i64>,
         prefix: Option<String>,
         length: Option<i64>,
@@ -193,7 +198,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        template_id: String,
+        template_id: TemplateId,
         count: Option<i64>,
         prefix: Option<String>,
         length: Option<i64>,
@@ -204,8 +209,8 @@ impl Service {
     }
 
     /// A batch with its progress and how many of its codes were redeemed.
-    pub async fn get_code_batch(&self, id: &str) -> Result<CodeBatchView, ServiceError> {
-        let id = id.to_string();
+    pub async fn get_code_batch(&self, id: &CodeBatchId) -> Result<CodeBatchView, ServiceError> {
+        let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
@@ -223,9 +228,9 @@ impl Service {
     /// A template's batches, newest first (at most [`MAX_BATCH_LIST`]).
     pub async fn list_code_batches(
         &self,
-        template_id: &str,
+        template_id: &TemplateId,
     ) -> Result<Vec<CodeBatchView>, ServiceError> {
-        let template_id = template_id.to_string();
+        let template_id = template_id.clone();
         self.read(move |c| {
             let template_id = template_id.clone();
             Box::pin(async move {
@@ -241,7 +246,10 @@ impl Service {
     }
 
     /// The staff log of a batch (created, voided), newest first.
-    pub async fn code_batch_history(&self, id: &str) -> Result<Vec<StaffAuditView>, ServiceError> {
+    pub async fn code_batch_history(
+        &self,
+        id: &CodeBatchId,
+    ) -> Result<Vec<StaffAuditView>, ServiceError> {
         let page = self
             .audit_staff(
                 crate::store::audit::AuditQuery {
@@ -263,8 +271,11 @@ impl Service {
     /// user_id,coupon_id`), in code order; refused with
     /// `code_batch_not_ready` while it runs or after it failed. Read in
     /// keyset pages of one snapshot; bounded by the batch's size.
-    pub async fn code_batch_csv(&self, id: &str) -> Result<(CodeBatchView, String), ServiceError> {
-        let id = id.to_string();
+    pub async fn code_batch_csv(
+        &self,
+        id: &CodeBatchId,
+    ) -> Result<(CodeBatchView, String), ServiceError> {
+        let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
@@ -321,7 +332,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        id: String,
+        id: CodeBatchId,
         reason: Option<String>,
     ) -> Result<Executed<CodeBatchView>, ServiceError> {
         let reason = super::orders::parse_reason(reason)?;
@@ -341,7 +352,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         authority: &Authority,
-        id: String,
+        id: CodeBatchId,
         reason: Option<String>,
     ) -> Result<Executed<CodeBatchView>, ServiceError> {
         check_may_manage(authority)?;
@@ -409,7 +420,7 @@ impl Service {
         limits: RedeemLimits,
     ) -> Result<Result<i64, u64>, ServiceError> {
         let now_ms = to_ms(self.now());
-        let user = user_id.as_str().to_string();
+        let user = user_id.clone();
         let address: String = address.chars().take(64).collect();
         self.inner_write(move |c| {
             let (user, address) = (user.clone(), address.clone());
@@ -630,8 +641,8 @@ async fn redeem_code_tx(
     let now_ms = to_ms(now);
     let not_found = || ServiceError::not_found("code", "");
     let row = codes::get_code(c, code).await?.ok_or_else(not_found)?;
-    let coupon_id = new_id("cpn", now_ms);
-    if !codes::redeem(c, code, user_id.as_str(), &coupon_id, now_ms).await? {
+    let coupon_id = CouponId::generate(now_ms);
+    if !codes::redeem(c, code, user_id, &coupon_id, now_ms).await? {
         // Someone else redeemed it first, or it is voided:
         // read again what stands now.
         let now_row = codes::get_code(c, code).await?.ok_or_else(not_found)?;
@@ -667,7 +678,7 @@ async fn redeem_code_tx(
 async fn void_code_batch_tx(
     c: &mut AnyConnection,
     op: &Op,
-    id: &str,
+    id: &CodeBatchId,
     reason: &str,
 ) -> Result<CodeBatchView, ServiceError> {
     let now_ms = to_ms(op.now);
@@ -703,14 +714,14 @@ async fn create_code_batch_tx(
     c: &mut AnyConnection,
     op: &Op,
     spec: &BatchSpec,
-    template_id: &str,
+    template_id: &TemplateId,
 ) -> Result<CodeBatchView, ServiceError> {
     let t = templates::get(c, template_id)
         .await?
         .ok_or_else(|| ServiceError::not_found("template", template_id))?;
     let now_ms = to_ms(op.now);
     let row = BatchRow {
-        id: new_id("cbt", now_ms),
+        id: CodeBatchId::generate(now_ms),
         template_id: t.id.clone(),
         code_count: spec.count,
         prefix: spec.prefix.clone(),

@@ -24,7 +24,7 @@ use super::support::{Authority, csv_field};
 use super::{Executed, IdempotencyRequest, Op, Service, ServiceError, Settings};
 use crate::domain::FieldError;
 use crate::domain::compensation::{self, Preset, RuleChange, Rules, RulesInput};
-use crate::domain::ids::new_id;
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId, new_id};
 use crate::domain::permissions::Permission;
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
@@ -230,16 +230,20 @@ pub struct LedgerEntryView {
     pub at: String,
     /// `coupon` (a compensation coupon) or `final_payment_deduction`.
     pub kind: String,
-    pub user_id: String,
-    pub order_no: Option<String>,
-    pub coupon_id: Option<String>,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
+    #[schema(value_type = Option<String>)]
+    pub order_no: Option<OrderNo>,
+    #[schema(value_type = Option<String>)]
+    pub coupon_id: Option<CouponId>,
     pub value_cents: i64,
     pub reason: String,
     pub preset_id: Option<String>,
     /// Null for entries written before rules were versioned.
     pub rules_version: Option<i64>,
     pub actor: String,
-    pub campaign_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub campaign_id: Option<CampaignId>,
     /// For pages: the coupon's code, the preset's reason, the campaign's
     /// name.
     #[serde(skip)]
@@ -336,9 +340,9 @@ async fn name_entries(
     c: &mut AnyConnection,
     entries: &mut [LedgerEntryView],
 ) -> Result<(), ServiceError> {
-    let coupons: Vec<&str> = entries
+    let coupons: Vec<&CouponId> = entries
         .iter()
-        .filter_map(|e| e.coupon_id.as_deref())
+        .filter_map(|e| e.coupon_id.as_ref())
         .collect();
     let codes = crate::store::names::coupon_codes(c, &coupons).await?;
     let presets: Vec<&str> = entries
@@ -346,15 +350,21 @@ async fn name_entries(
         .filter_map(|e| e.preset_id.as_deref())
         .collect();
     let reasons = store::preset_reasons(c, &presets).await?;
-    let campaigns: Vec<&str> = entries
+    let campaigns: Vec<&CampaignId> = entries
         .iter()
-        .filter_map(|e| e.campaign_id.as_deref())
+        .filter_map(|e| e.campaign_id.as_ref())
         .collect();
     let names = crate::store::names::campaign_names(c, &campaigns).await?;
     for e in entries.iter_mut() {
-        e.coupon_code = e.coupon_id.as_ref().and_then(|id| codes.get(id).cloned());
+        e.coupon_code = e
+            .coupon_id
+            .as_ref()
+            .and_then(|id| codes.get(id.as_str()).cloned());
         e.preset_reason = e.preset_id.as_ref().and_then(|id| reasons.get(id).cloned());
-        e.campaign_name = e.campaign_id.as_ref().and_then(|id| names.get(id).cloned());
+        e.campaign_name = e
+            .campaign_id
+            .as_ref()
+            .and_then(|id| names.get(id.as_str()).cloned());
     }
     Ok(())
 }
@@ -363,7 +373,7 @@ async fn name_entries(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompensationOrigin {
     /// The order it compensates, when one was named.
-    pub order_no: Option<String>,
+    pub order_no: Option<OrderNo>,
     /// Why, as given (a person's words, or a system reason; see
     /// [`crate::domain::event::system_reason_key`]).
     pub reason: String,
@@ -375,8 +385,8 @@ impl Service {
     /// [`ledger::MAX_COUPONS_LOOKED_UP`] are looked up.
     pub async fn compensation_origins(
         &self,
-        coupon_ids: Vec<String>,
-    ) -> Result<std::collections::HashMap<String, CompensationOrigin>, ServiceError> {
+        coupon_ids: Vec<CouponId>,
+    ) -> Result<std::collections::HashMap<CouponId, CompensationOrigin>, ServiceError> {
         if coupon_ids.is_empty() {
             return Ok(std::collections::HashMap::new());
         }
@@ -733,6 +743,7 @@ fn yuan(cents: i64) -> String {
 
 fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> String {
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
+    let id_text = |s: Option<&str>| s.unwrap_or_default().to_string();
     let at = from_ms(e.at_ms);
     let local = tz.local(at);
     let offset = crate::i18n::zone::offset_text(tz.offset_seconds(at));
@@ -741,11 +752,11 @@ fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> Stri
         format!("{} {offset}", local.format("%Y-%m-%d %H:%M:%S")),
         e.at.clone(),
         e.kind.clone(),
-        e.user_id.clone(),
-        text(&e.order_no),
+        e.user_id.to_string(),
+        id_text(e.order_no.as_deref()),
         text(&e.campaign_name).to_string(),
         text(&e.coupon_code),
-        text(&e.coupon_id),
+        id_text(e.coupon_id.as_deref()),
         yuan(e.value_cents),
         e.value_cents.to_string(),
         e.reason.clone(),

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::jobs::PendingExpirations;
 use super::{Service, ServiceError};
+use crate::domain::ids::TemplateId;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::expiry;
 
@@ -32,7 +33,7 @@ pub const RECORDED_JOBS: [&str; 4] = ["sweep", "zombie-reaper", "archive", "idem
 /// A template with coupons due soon.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct TemplateDue {
-    pub template_id: String,
+    pub template_id: TemplateId,
     pub name: String,
     pub count: i64,
 }
@@ -148,7 +149,7 @@ impl Service {
             top_templates: top
                 .into_iter()
                 .map(|(template_id, name, count)| TemplateDue {
-                    template_id,
+                    template_id: TemplateId::from_wire(template_id),
                     name,
                     count,
                 })

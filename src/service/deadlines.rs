@@ -5,17 +5,19 @@
 //! can schedule it without importing the jobs' operations, which call
 //! those operations in turn.
 
+use crate::domain::ids::{CampaignId, CouponId, OrderNo};
+
 /// A deadline the timing wheel acts on. The database stays the authority:
 /// when one fires, the job re-checks the row inside its transaction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Deadline {
     /// A coupon's `ends_at`.
-    CouponEnd(String),
+    CouponEnd(CouponId),
     /// A normal order's checkout lock lapses.
-    CheckoutLapse(String),
+    CheckoutLapse(OrderNo),
     /// A presale campaign's final-payment window ends (the worker adds the
     /// grace period).
-    PresaleWindowEnd(String),
+    PresaleWindowEnd(CampaignId),
 }
 
 /// Where the service hands new deadlines: the expiry worker's inbox. Bounded;

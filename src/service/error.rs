@@ -176,10 +176,11 @@ impl ServiceError {
         }
     }
 
-    pub fn not_found(what: &'static str, id: impl Into<String>) -> Self {
+    /// `id` is what was looked up: text or a typed id (`&CouponId`, …).
+    pub fn not_found(what: &'static str, id: impl AsRef<str>) -> Self {
         ServiceError::NotFound {
             what,
-            id: id.into(),
+            id: id.as_ref().to_string(),
         }
     }
 }

@@ -13,6 +13,7 @@ pub use super::deadlines::{Deadline, Scheduler};
 use super::orders::{end_order, kind_of, status_of};
 use super::{Ctx, Op, Service, ServiceError};
 use crate::domain::coupon::{CouponStatus, release_target};
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::coupons::{self, CouponRow};
@@ -39,9 +40,9 @@ pub struct PassReport {
 
 /// Runs `one` on each item, each its own transaction, counting the items
 /// examined and changed. Stops at the first database error.
-async fn each_item<F, Fut>(items: Vec<String>, mut one: F) -> Result<PassReport, ServiceError>
+async fn each_item<T, F, Fut>(items: Vec<T>, mut one: F) -> Result<PassReport, ServiceError>
 where
-    F: FnMut(String) -> Fut,
+    F: FnMut(T) -> Fut,
     Fut: std::future::Future<Output = Result<bool, ServiceError>>,
 {
     let mut report = PassReport::default();
@@ -85,10 +86,10 @@ async fn record_expired(
     day: i64,
 ) -> Result<ExpiredBatch, ServiceError> {
     let now_ms = to_ms(now);
-    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let ids: Vec<&CouponId> = rows.iter().map(|r| &r.id).collect();
     expiry::record_events(c, &ids, actor, now_ms).await?;
     // The report counters: one statement for the batch, grouped by template.
-    crate::store::counters::count_expired(c, rows.iter().map(|r| r.template_id.as_deref()), day)
+    crate::store::counters::count_expired(c, rows.iter().map(|r| r.template_id.as_ref()), day)
         .await?;
     let msgs: Vec<NewMessage> = rows
         .iter()
@@ -251,7 +252,7 @@ impl Service {
     pub async fn expire_coupons(
         &self,
         actor: &str,
-        ids: &[String],
+        ids: &[CouponId],
     ) -> Result<ExpiredBatch, ServiceError> {
         let mut total = ExpiredBatch::default();
         for chunk in ids.chunks(expiry::MAX_BATCH as usize) {
@@ -283,10 +284,10 @@ impl Service {
     pub async fn close_lapsed_checkout(
         &self,
         actor: &str,
-        order_no: &str,
+        order_no: &OrderNo,
     ) -> Result<bool, ServiceError> {
         let op = self.op(&Ctx::new(actor, None));
-        let order_no = order_no.to_string();
+        let order_no = order_no.clone();
         Ok(self
             .write(None, move |c| {
                 let op = op.clone();
@@ -327,11 +328,11 @@ impl Service {
     pub async fn close_timed_out_presale(
         &self,
         actor: &str,
-        order_no: &str,
+        order_no: &OrderNo,
         grace_seconds: i64,
     ) -> Result<bool, ServiceError> {
         let op = self.op(&Ctx::new(actor, None));
-        let order_no = order_no.to_string();
+        let order_no = order_no.clone();
         Ok(self
             .write(None, move |c| {
                 let op = op.clone();
@@ -402,11 +403,11 @@ impl Service {
     pub async fn release_zombie_lock(
         &self,
         actor: &str,
-        coupon_id: &str,
+        coupon_id: &CouponId,
         older_than_seconds: i64,
     ) -> Result<bool, ServiceError> {
         let op = self.op(&Ctx::new(actor, None));
-        let coupon_id = coupon_id.to_string();
+        let coupon_id = coupon_id.clone();
         Ok(self
             .write(None, move |c| {
                 let op = op.clone();
@@ -476,7 +477,7 @@ impl Service {
 async fn release_zombie_lock_tx(
     c: &mut AnyConnection,
     op: &Op,
-    coupon_id: &str,
+    coupon_id: &CouponId,
     older_than_seconds: i64,
 ) -> Result<bool, ServiceError> {
     let Some(coupon) = coupons::get(c, coupon_id).await? else {
@@ -488,13 +489,13 @@ async fn release_zombie_lock_tx(
     if coupon.status != CouponStatus::Locked || !old_enough {
         return Ok(false);
     }
-    let order_no = coupon.order_no.clone().unwrap_or_default();
-    let order = orders::get(c, &order_no).await?;
+    let order = match &coupon.order_no {
+        Some(order_no) => orders::get(c, order_no).await?,
+        None => None,
+    };
     let why = match &order {
         None => "its order does not exist",
-        Some(o) if o.coupon_id.as_deref() != Some(coupon.id.as_str()) => {
-            "its order names another coupon"
-        }
+        Some(o) if o.coupon_id.as_ref() != Some(&coupon.id) => "its order names another coupon",
         Some(o) if matches!(status_of(o), OrderStatus::Closed | OrderStatus::Refunded) => {
             "its order is closed or refunded"
         }
@@ -511,7 +512,7 @@ async fn release_zombie_lock_tx(
             coupon_id: &coupon.id,
             from: CouponStatus::Locked,
             to,
-            order_no: coupon.order_no.as_deref(),
+            order_no: coupon.order_no.as_ref(),
             action: "zombie_release",
             actor: &op.ctx.actor,
             reason: Some(&reason),
@@ -528,7 +529,7 @@ async fn release_zombie_lock_tx(
 async fn close_timed_out_presale_tx(
     c: &mut AnyConnection,
     op: &Op,
-    order_no: &str,
+    order_no: &OrderNo,
     grace_seconds: i64,
 ) -> Result<bool, ServiceError> {
     let Some(o) = orders::get(c, order_no).await? else {
@@ -537,9 +538,10 @@ async fn close_timed_out_presale_tx(
     if kind_of(&o) != OrderKind::Presale || status_of(&o) != OrderStatus::DepositPaid {
         return Ok(false);
     }
-    let Some(campaign) =
-        crate::store::campaigns::get(c, o.campaign_id.as_deref().unwrap_or("")).await?
-    else {
+    let Some(campaign_id) = &o.campaign_id else {
+        return Ok(false);
+    };
+    let Some(campaign) = crate::store::campaigns::get(c, campaign_id).await? else {
         return Ok(false);
     };
     let deadline = from_ms(campaign.final_payment_ends_at) + Duration::seconds(grace_seconds);

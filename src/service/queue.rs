@@ -8,6 +8,7 @@ use super::audit::AuditEventView;
 use super::{Service, ServiceError};
 use crate::domain::campaign::Policy;
 use crate::domain::filters::AuditQuery;
+use crate::domain::ids::{OrderNo, UserId};
 use crate::domain::reconcile::AnomalyKind;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::queue;
@@ -58,8 +59,8 @@ pub const CLOCK_SKEW_WARN_MS: i64 = 1_000;
 /// One order of the at-risk list.
 #[derive(Debug, Clone)]
 pub struct AtRiskOrder {
-    pub order_no: String,
-    pub user_id: String,
+    pub order_no: OrderNo,
+    pub user_id: UserId,
     pub campaign_name: String,
     pub policy: Policy,
     pub code: String,
@@ -70,8 +71,8 @@ pub struct AtRiskOrder {
 /// One order of the lapsing-locks list.
 #[derive(Debug, Clone)]
 pub struct LapsingOrder {
-    pub order_no: String,
-    pub user_id: String,
+    pub order_no: OrderNo,
+    pub user_id: UserId,
     pub total_cents: i64,
     pub lapses_at: String,
 }

@@ -29,6 +29,7 @@ use utoipa::ToSchema;
 use super::support::{Authority, coupon_facts, order_facts};
 use super::{Ctx, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
+use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::order::OrderStatus;
 use crate::domain::permissions::Permission;
 use crate::domain::reconcile::{
@@ -72,9 +73,12 @@ pub struct AnomalyView {
     /// `stale_checkout_lock`, `used_coupon_order_unpaid`,
     /// `template_stock_mismatch` or `template_counts_mismatch`.
     pub kind: String,
-    pub coupon_id: Option<String>,
-    pub order_no: Option<String>,
-    pub user_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub coupon_id: Option<CouponId>,
+    #[schema(value_type = Option<String>)]
+    pub order_no: Option<OrderNo>,
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
     /// What is wrong (English).
     pub detail: String,
     /// The same in Simplified Chinese.
@@ -145,10 +149,10 @@ pub struct FindingView {
     pub id: i64,
     pub run_id: i64,
     pub kind: AnomalyKind,
-    pub coupon_id: Option<String>,
-    pub order_no: Option<String>,
-    pub user_id: Option<String>,
-    pub template_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
+    pub order_no: Option<OrderNo>,
+    pub user_id: Option<UserId>,
+    pub template_id: Option<TemplateId>,
     /// What is wrong, for the reader to render in their language.
     pub message: crate::i18n::Msg,
     /// The repair the rules chose (`none`: a person decides).
@@ -217,11 +221,18 @@ async fn name_ids(
             _ => None,
         })
         .collect();
-    ids.extend(views.iter().filter_map(|v| v.coupon_id.clone()));
+    ids.extend(
+        views
+            .iter()
+            .filter_map(|v| v.coupon_id.as_ref().map(CouponId::to_string)),
+    );
     let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
     let names = crate::store::names::people_names(c, &refs).await?;
     for v in views.iter_mut() {
-        v.coupon_code = v.coupon_id.as_ref().and_then(|id| names.get(id).cloned());
+        v.coupon_code = v
+            .coupon_id
+            .as_ref()
+            .and_then(|id| names.get(id.as_str()).cloned());
         v.message = v.message.clone().map_args(|a| match a {
             crate::i18n::Arg::Text(t) => match names.get(t) {
                 Some(name) => crate::i18n::Arg::Text(name.clone()),
@@ -245,13 +256,13 @@ async fn resolution(
     let holds = match f.kind {
         AnomalyKind::TemplateStockMismatch | AnomalyKind::TemplateCountsMismatch => true,
         AnomalyKind::OrderActiveCouponNotLocked => {
-            let Some(no) = f.order_no.as_deref() else {
+            let Some(no) = f.order_no.as_ref() else {
                 return Ok(None);
             };
             match crate::store::orders::get(c, no).await? {
                 None => false,
                 Some(o) => {
-                    let coupon = match o.coupon_id.as_deref() {
+                    let coupon = match o.coupon_id.as_ref() {
                         Some(id) => crate::store::coupons::get(c, id).await?,
                         None => None,
                     };
@@ -265,18 +276,18 @@ async fn resolution(
             }
         }
         _ => {
-            let Some(id) = f.coupon_id.as_deref() else {
+            let Some(id) = f.coupon_id.as_ref() else {
                 return Ok(None);
             };
             match crate::store::coupons::get(c, id).await? {
                 None => false,
                 Some(coupon) => {
-                    let order = match coupon.order_no.as_deref() {
+                    let order = match coupon.order_no.as_ref() {
                         Some(no) => crate::store::orders::get(c, no).await?,
                         None => None,
                     };
-                    let named = match order.as_ref().and_then(|o| o.coupon_id.as_deref()) {
-                        Some(other) if other != coupon.id => {
+                    let named = match order.as_ref().and_then(|o| o.coupon_id.as_ref()) {
+                        Some(other) if *other != coupon.id => {
                             crate::store::coupons::get(c, other).await?
                         }
                         _ => None,
@@ -295,8 +306,7 @@ async fn resolution(
     if holds {
         return Ok(None);
     }
-    let last =
-        crate::store::events::latest(c, f.coupon_id.as_deref(), f.order_no.as_deref()).await?;
+    let last = crate::store::events::latest(c, f.coupon_id.as_ref(), f.order_no.as_ref()).await?;
     Ok(Some(match last {
         Some(e) => Resolution {
             actor: e.actor,
@@ -333,11 +343,11 @@ struct Scan {
     truncated: bool,
 }
 
-fn index_orders(rows: Vec<OrderRow>) -> HashMap<String, OrderRow> {
+fn index_orders(rows: Vec<OrderRow>) -> HashMap<OrderNo, OrderRow> {
     rows.into_iter().map(|o| (o.order_no.clone(), o)).collect()
 }
 
-fn index_coupons(rows: Vec<CouponRow>) -> HashMap<String, CouponRow> {
+fn index_coupons(rows: Vec<CouponRow>) -> HashMap<CouponId, CouponRow> {
     rows.into_iter().map(|c| (c.id.clone(), c)).collect()
 }
 
@@ -349,7 +359,7 @@ impl Service {
         batch: Vec<CouponRow>,
         now: DateTime<Utc>,
     ) -> Result<Vec<Finding>, ServiceError> {
-        let nos: Vec<String> = batch
+        let nos: Vec<OrderNo> = batch
             .iter()
             .filter_map(|c| c.order_no.clone())
             .collect::<BTreeSet<_>>()
@@ -360,7 +370,7 @@ impl Service {
                 let nos = nos.clone();
                 Box::pin(async move {
                     let orders = index_orders(store::orders_by_no(c, &nos).await?);
-                    let ids: Vec<String> = orders
+                    let ids: Vec<CouponId> = orders
                         .values()
                         .filter_map(|o| o.coupon_id.clone())
                         .collect::<BTreeSet<_>>()
@@ -414,7 +424,7 @@ impl Service {
                 .await?;
             let done = (page.len() as i64) < batch;
             if let Some(last) = page.last() {
-                after = (last.locked_at.unwrap_or(i64::MIN), last.id.clone());
+                after = (last.locked_at.unwrap_or(i64::MIN), last.id.to_string());
             }
             n += page.len();
             findings.extend(self.check_coupon_batch(page, now).await?);
@@ -449,7 +459,7 @@ impl Service {
                 .await?;
             let done = (page.len() as i64) < batch;
             if let Some(last) = page.last() {
-                after = (last.updated_at, last.id.clone());
+                after = (last.updated_at, last.id.to_string());
             }
             n += page.len();
             findings.extend(self.check_coupon_batch(page, now).await?);
@@ -476,7 +486,7 @@ impl Service {
                         Box::pin(async move {
                             let orders =
                                 store::orders_in_status_page(c, status, &cursor, batch).await?;
-                            let ids: Vec<String> =
+                            let ids: Vec<CouponId> =
                                 orders.iter().filter_map(|o| o.coupon_id.clone()).collect();
                             let coupons = index_coupons(store::coupons_by_id(c, &ids).await?);
                             Ok((orders, coupons))
@@ -486,7 +496,7 @@ impl Service {
                 let (orders, coupons) = page;
                 let done = (orders.len() as i64) < batch;
                 if let Some(last) = orders.last() {
-                    after = last.order_no.clone();
+                    after = last.order_no.to_string();
                 }
                 n += orders.len();
                 for o in &orders {
@@ -622,10 +632,10 @@ impl Service {
                             &store::NewFinding {
                                 run_id,
                                 kind: f.kind.as_str(),
-                                coupon_id: f.coupon_id.as_deref(),
-                                order_no: f.order_no.as_deref(),
-                                user_id: f.user_id.as_deref(),
-                                template_id: f.template_id.as_deref(),
+                                coupon_id: f.coupon_id.as_ref(),
+                                order_no: f.order_no.as_ref(),
+                                user_id: f.user_id.as_ref(),
+                                template_id: f.template_id.as_ref(),
                                 stock: f.stock,
                                 message_key: &f.message.key,
                                 message_args: &f.message.args_json(),
@@ -822,7 +832,7 @@ impl Service {
     pub async fn close_lapsed_order(
         &self,
         ctx: &Ctx,
-        order_no: String,
+        order_no: OrderNo,
         reason: String,
     ) -> Result<(), ServiceError> {
         let now = self.now();

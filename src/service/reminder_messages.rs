@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use sqlx::AnyConnection;
 
+use crate::domain::ids::{CouponId, OrderNo, UserId};
 use crate::domain::reminder::{self, ReminderSettings};
 use crate::domain::time::{rfc3339, to_ms};
 use crate::i18n::{Lang, Msg};
@@ -27,7 +28,7 @@ const MARK_STRICT_DEPOSIT: &str = "strict_warning_deposit";
 /// customer's language when read.
 pub(super) async fn in_app(
     c: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     kind: &str,
     subject_id: &str,
     text: &Msg,
@@ -51,9 +52,9 @@ pub(super) async fn in_app(
 /// window opens (strict policy: no discount then).
 #[derive(Debug, Clone)]
 pub(crate) struct AtRisk<'a> {
-    pub order_no: &'a str,
-    pub user_id: &'a str,
-    pub coupon_id: &'a str,
+    pub order_no: &'a OrderNo,
+    pub user_id: &'a UserId,
+    pub coupon_id: &'a CouponId,
     pub ends_at: DateTime<Utc>,
     pub window_starts: DateTime<Utc>,
 }
@@ -90,7 +91,7 @@ pub(super) async fn write_strict_warning(
         c,
         &[NewMessage {
             event_type: EXPIRES_BEFORE_FINAL_PAYMENT,
-            user_id: Some(r.user_id.to_string()),
+            user_id: Some(r.user_id.clone()),
             subject_id: Some(r.order_no.to_string()),
             payload: payload.to_string(),
             created_at: now_ms,

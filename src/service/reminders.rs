@@ -22,6 +22,7 @@ pub use super::reminder_messages::{
 use super::reminder_messages::{in_app, write_strict_warning};
 use super::{Service, ServiceError};
 use crate::domain::discount::DiscountRule;
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, ReminderSlotId, UserId};
 use crate::domain::reminder::{
     self, Channel, DueCoupon, ReminderSettings, active_within_30d, aggregate, channel,
     coupon_value, delay_for_quiet_hours, expiring_message, quiet_end_after, rate_limited,
@@ -74,7 +75,7 @@ struct UserOutcome {
 async fn remind_user_tx(
     c: &mut AnyConnection,
     s: &ReminderSettings,
-    user_id: &str,
+    user_id: &UserId,
     offset: i64,
     lo_ms: i64,
     now: DateTime<Utc>,
@@ -117,8 +118,8 @@ async fn remind_user_tx(
         let sent_sms = store::sent_since(c, user_id, Channel::Sms.as_str(), since).await?;
         let sent_push = store::sent_since(c, user_id, Channel::Push.as_str(), since).await?;
         let ch = rate_limited(wanted, sent_sms, sent_push, s.limits);
-        let slot_id = crate::domain::ids::new_id("rms", now_ms);
-        let ids: Vec<String> = slot.coupons.iter().map(|c| c.id.clone()).collect();
+        let slot_id = ReminderSlotId::generate(now_ms);
+        let ids: Vec<CouponId> = slot.coupons.iter().map(|c| c.id.clone()).collect();
         store::insert_marks(c, &ids, offset, &slot_id).await?;
         store::insert_slot(
             c,
@@ -151,8 +152,8 @@ async fn remind_user_tx(
             c,
             &[NewMessage {
                 event_type: COUPONS_EXPIRING,
-                user_id: Some(user_id.to_string()),
-                subject_id: Some(slot_id.clone()),
+                user_id: Some(user_id.clone()),
+                subject_id: Some(slot_id.to_string()),
                 payload: payload.to_string(),
                 created_at: now_ms,
             }],
@@ -182,13 +183,13 @@ const CURSOR_OVERLAP_MS: i64 = 60_000;
 #[derive(Debug, Default, Clone)]
 pub struct ReminderCursor {
     done_through: HashMap<i64, i64>,
-    told_open: HashSet<String>,
+    told_open: HashSet<CampaignId>,
 }
 
 impl ReminderCursor {
     /// Whether this planner has stopped reading `campaign_id`'s orders for
     /// the final-payment-open reminder (all told, see the type's docs).
-    pub fn remembers_told_open(&self, campaign_id: &str) -> bool {
+    pub fn remembers_told_open(&self, campaign_id: &CampaignId) -> bool {
         self.told_open.contains(campaign_id)
     }
 }
@@ -234,8 +235,9 @@ impl Service {
             if hi_ms <= scan_lo_ms {
                 continue;
             }
-            let mut seen: HashSet<String> = HashSet::new();
-            let mut after = (i64::MIN, String::new());
+            let mut seen: HashSet<UserId> = HashSet::new();
+            // The start of the band: before every coupon id.
+            let mut after = (i64::MIN, CouponId::from_wire(String::new()));
             let mut complete = false;
             for _ in 0..MAX_PAGES {
                 let (a_ends, a_id) = after.clone();
@@ -248,10 +250,12 @@ impl Service {
                             )
                             .await?;
                             let last = rows.last().map(|r| (r.ends_at, r.id.clone()));
-                            let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+                            let ids: Vec<CouponId> = rows.iter().map(|r| r.id.clone()).collect();
                             let done = store::marked(c, offset, &ids).await?;
-                            let due: Vec<_> =
-                                rows.into_iter().filter(|r| !done.contains(&r.id)).collect();
+                            let due: Vec<_> = rows
+                                .into_iter()
+                                .filter(|r| !done.contains(r.id.as_str()))
+                                .collect();
                             Ok((due, last))
                         })
                     })
@@ -288,12 +292,12 @@ impl Service {
 
     async fn remind_user(
         &self,
-        user_id: &str,
+        user_id: &UserId,
         offset: i64,
         lo_ms: i64,
     ) -> Result<UserOutcome, ServiceError> {
         let s = self.settings().reminders.clone();
-        let user_id = user_id.to_string();
+        let user_id = user_id.clone();
         let now = self.now();
         Ok(self
             .write(None, move |c| {
@@ -320,13 +324,16 @@ impl Service {
     ) -> Result<usize, ServiceError> {
         let now = self.now();
         let s = self.settings().reminders.clone();
-        let campaigns = self
+        let campaigns: Vec<(CampaignId, i64, i64)> = self
             .read(move |c| {
                 Box::pin(async move {
                     Ok(store::open_campaigns(c, to_ms(now), MAX_OPEN_CAMPAIGNS).await?)
                 })
             })
-            .await?;
+            .await?
+            .into_iter()
+            .map(|(id, starts_ms, ends_ms)| (CampaignId::from_wire(id), starts_ms, ends_ms))
+            .collect();
         // Forget campaigns whose window closed: the memory stays as small
         // as the list of open windows.
         cursor
@@ -433,7 +440,7 @@ impl Service {
 /// the transaction.
 async fn final_payment_open_tx(
     c: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
     now: DateTime<Utc>,
 ) -> Result<bool, ServiceError> {
     let Some(o) = orders::get(c, order_no).await? else {
@@ -442,7 +449,10 @@ async fn final_payment_open_tx(
     if o.status != crate::domain::order::OrderStatus::DepositPaid {
         return Ok(false);
     }
-    let Some(campaign) = campaigns::get(c, o.campaign_id.as_deref().unwrap_or("")).await? else {
+    let Some(campaign_id) = &o.campaign_id else {
+        return Ok(false);
+    };
+    let Some(campaign) = campaigns::get(c, campaign_id).await? else {
         return Ok(false);
     };
     let Ok(plan) = super::orders::plan_for(c, &o, &campaign, now).await else {

@@ -13,6 +13,7 @@ use sqlx::AnyConnection;
 
 use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::CouponLockStatus;
 use crate::domain::repair::{LinkRepair, plan_link_repair, plan_mark_used};
 use crate::domain::time::to_ms;
@@ -27,8 +28,8 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
-        coupon_id: String,
+        order_no: OrderNo,
+        coupon_id: CouponId,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let reason = parse_reason(reason)?;
@@ -63,8 +64,8 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
-        coupon_id: String,
+        order_no: OrderNo,
+        coupon_id: CouponId,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let reason = parse_reason(reason)?;
@@ -89,7 +90,7 @@ impl Service {
 async fn relink(
     c: &mut sqlx::AnyConnection,
     o: &crate::store::orders::OrderRow,
-    coupon_id: &str,
+    coupon_id: &CouponId,
     lock_status: CouponLockStatus,
     action: &str,
     op: &super::Op,
@@ -100,7 +101,7 @@ async fn relink(
         &orders::Relink {
             order_no: &o.order_no,
             status: o.status,
-            expected_coupon_id: o.coupon_id.as_deref(),
+            expected_coupon_id: o.coupon_id.as_ref(),
             coupon_id,
             lock_status,
             action,
@@ -126,16 +127,16 @@ async fn relink(
 async fn mark_coupon_used_tx(
     c: &mut AnyConnection,
     op: &Op,
-    order_no: &str,
-    coupon_id: &str,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
     reason: &str,
 ) -> Result<OrderView, ServiceError> {
     let o = orders::get(c, order_no)
         .await?
-        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+        .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))?;
     let coupon = coupons::get(c, coupon_id)
         .await?
-        .ok_or_else(|| ServiceError::not_found("coupon", coupon_id))?;
+        .ok_or_else(|| ServiceError::not_found("coupon", coupon_id.as_str()))?;
     plan_mark_used(&order_facts(&o), &coupon_facts(&coupon)).map_err(|why| {
         ServiceError::refused(
             Refusal::RepairNotApplicable,
@@ -183,7 +184,7 @@ async fn mark_coupon_used_tx(
     }
     let o = orders::get(c, order_no)
         .await?
-        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+        .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))?;
     order_view(c, o, op.now, false).await
 }
 
@@ -192,18 +193,18 @@ async fn mark_coupon_used_tx(
 async fn repair_coupon_link_tx(
     c: &mut AnyConnection,
     op: &Op,
-    order_no: &str,
-    coupon_id: &str,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
     reason: &str,
 ) -> Result<OrderView, ServiceError> {
     let o = orders::get(c, order_no)
         .await?
-        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+        .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))?;
     let candidate = coupons::get(c, coupon_id)
         .await?
-        .ok_or_else(|| ServiceError::not_found("coupon", coupon_id))?;
-    let named = match o.coupon_id.as_deref() {
-        Some(id) if id == candidate.id => Some(candidate.clone()),
+        .ok_or_else(|| ServiceError::not_found("coupon", coupon_id.as_str()))?;
+    let named = match o.coupon_id.as_ref() {
+        Some(id) if *id == candidate.id => Some(candidate.clone()),
         Some(id) => coupons::get(c, id).await?,
         None => None,
     };
@@ -275,6 +276,6 @@ async fn repair_coupon_link_tx(
     }
     let o = orders::get(c, order_no)
         .await?
-        .ok_or_else(|| ServiceError::not_found("order", order_no))?;
+        .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))?;
     order_view(c, o, op.now, false).await
 }

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::support::Authority;
 use super::{Service, ServiceError};
+use crate::domain::ids::{CampaignId, TemplateId};
 use crate::domain::permissions::Permission;
 use crate::domain::report::{
     self, Counts, date_number, number_date, redemption_rate, report_range,
@@ -64,6 +65,7 @@ pub struct ReportTotals {
 pub struct Report {
     /// `template` or `campaign`.
     pub subject: &'static str,
+    /// A template id or a campaign id, as `subject` says.
     pub id: String,
     pub name: String,
     /// First and last business date covered.
@@ -164,7 +166,7 @@ impl Service {
     pub async fn template_report(
         &self,
         authority: &Authority,
-        id: String,
+        id: TemplateId,
         from: Option<String>,
         to: Option<String>,
     ) -> Result<Report, ServiceError> {
@@ -187,7 +189,7 @@ impl Service {
                 let (days, sum) = fill_days(from_day, to_day, &rows);
                 Ok(Report {
                     subject: "template",
-                    id: t.id,
+                    id: t.id.into_string(),
                     name: t.name,
                     from: from.format("%Y-%m-%d").to_string(),
                     to: to.format("%Y-%m-%d").to_string(),
@@ -207,7 +209,7 @@ impl Service {
     pub async fn campaign_report(
         &self,
         authority: &Authority,
-        id: String,
+        id: CampaignId,
         from: Option<String>,
         to: Option<String>,
     ) -> Result<Report, ServiceError> {
@@ -228,7 +230,7 @@ impl Service {
                 let (days, sum) = fill_days(from_day, to_day, &rows);
                 Ok(Report {
                     subject: "campaign",
-                    id: k.id,
+                    id: k.id.into_string(),
                     name: k.name,
                     from: from.format("%Y-%m-%d").to_string(),
                     to: to.format("%Y-%m-%d").to_string(),

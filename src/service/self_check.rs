@@ -24,7 +24,7 @@ use super::views::{CampaignView, CouponView, OrderView};
 use super::{Service, ServiceError};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
-use crate::domain::ids::UserId;
+use crate::domain::ids::{CampaignId, OrderNo, UserId};
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::self_check::{self, TokenError, Verified};
 use crate::domain::time::{parse_rfc3339, rfc3339, to_ms};
@@ -113,7 +113,7 @@ pub struct CustomerFinding {
 /// One order's findings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CustomerOrderCheck {
-    pub order_no: String,
+    pub order_no: OrderNo,
     /// The worst of its findings.
     pub overall: CheckResult,
     /// Every finding except the internal ones, in the staff check's order.
@@ -238,7 +238,7 @@ fn finding(c: &CheckView, codes: &HashMap<String, String>) -> CustomerFinding {
 pub fn customer_check(report: &UserHealthReport, coupons: &[CouponView]) -> CustomerCheck {
     let codes: HashMap<String, String> = coupons
         .iter()
-        .map(|c| (c.id.clone(), c.code.clone()))
+        .map(|c| (c.id.to_string(), c.code.clone()))
         .collect();
     let orders: Vec<CustomerOrderCheck> = report
         .orders
@@ -447,15 +447,15 @@ impl Service {
     pub fn self_check_link(
         &self,
         settings: &SelfCheckSettings,
-        user_id: &str,
+        user_id: &UserId,
     ) -> Result<SelfCheckLink, LinkError> {
-        let user = UserId::parse(user_id.trim()).map_err(ServiceError::from)?;
+        let user = user_id;
         let secret = settings.secret.as_ref().ok_or(LinkError::NotConfigured)?;
         let expires_at = self.now() + chrono::Duration::seconds(settings.ttl_seconds);
         // Whole seconds: the token cannot carry more.
         let expires_at =
             chrono::DateTime::from_timestamp(expires_at.timestamp(), 0).unwrap_or(expires_at);
-        let token = self_check::sign(secret, &user, expires_at);
+        let token = self_check::sign(secret, user, expires_at);
         Ok(SelfCheckLink {
             url: format!("{}/self-check?t={token}", settings.public_url),
             expires_at: rfc3339(expires_at),
@@ -468,8 +468,8 @@ impl Service {
     pub async fn self_check_campaigns(
         &self,
         orders: &[OrderView],
-    ) -> Result<HashMap<String, CampaignView>, ServiceError> {
-        let mut ids: Vec<String> = orders
+    ) -> Result<HashMap<CampaignId, CampaignView>, ServiceError> {
+        let mut ids: Vec<CampaignId> = orders
             .iter()
             .filter(|o| o.kind == OrderKind::Presale)
             .filter_map(|o| o.campaign_id.clone())
@@ -529,7 +529,7 @@ impl Service {
         &self,
         verified: &Verified,
     ) -> Result<Vec<CustomerMessage>, ServiceError> {
-        let user = verified.user_id.as_str().to_string();
+        let user = verified.user_id.clone();
         let rows = self
             .read(move |c| {
                 let user = user.clone();
@@ -553,7 +553,7 @@ impl Service {
         &self,
         verified: &Verified,
     ) -> Result<u64, ServiceError> {
-        let user = verified.user_id.as_str().to_string();
+        let user = verified.user_id.clone();
         let now_ms = to_ms(self.now());
         Ok(self
             .write(None, move |c| {
@@ -569,7 +569,7 @@ impl Service {
     /// sms tier counts it as activity), at most once per [`VISIT_GAP_MS`]:
     /// a primary-key read first, so repeated views do not write.
     pub async fn record_self_check_visit(&self, verified: &Verified) -> Result<(), ServiceError> {
-        let user = verified.user_id.as_str().to_string();
+        let user = verified.user_id.clone();
         let now_ms = to_ms(self.now());
         let u = user.clone();
         let last = self
@@ -662,7 +662,7 @@ mod tests {
             status,
             starts_at: "2026-11-11T00:00:00.000Z".into(),
             ends_at: "2026-11-21T00:00:00.000Z".into(),
-            order_no: order_no.map(str::to_string),
+            order_no: order_no.map(OrderNo::from),
             locked_at: None,
             used_at: None,
             created_at: "2026-11-11T00:00:00.000Z".into(),

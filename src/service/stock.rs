@@ -6,6 +6,7 @@
 use rand::Rng;
 
 use super::{Refusal, ServiceError};
+use crate::domain::ids::TemplateId;
 use crate::store::templates;
 
 /// One unit of a template's stock a change still has to take, named by
@@ -14,7 +15,7 @@ use crate::store::templates;
 /// [`Service::write_taking_stock`]).
 #[derive(Debug, Clone)]
 pub(crate) struct StockTake {
-    pub(crate) template_id: String,
+    pub(crate) template_id: TemplateId,
     /// The shard count read with the template.
     pub(crate) shards: i64,
     /// The template's terms fingerprint read with it: a change of terms
@@ -49,7 +50,7 @@ impl StockTake {
 /// statements).
 pub(crate) async fn take_stock(
     c: &mut sqlx::AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     shards: i64,
     terms: &str,
     start: Option<i64>,

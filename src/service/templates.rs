@@ -8,7 +8,7 @@ use sqlx::AnyConnection;
 use super::{Ctx, Executed, IdempotencyRequest, Op, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::discount::DiscountKind;
-use crate::domain::ids::new_id;
+use crate::domain::ids::TemplateId;
 use crate::domain::permissions::Permission;
 use crate::domain::template::{
     ClaimStanding, EditRefusal, TemplateChanges, TemplateEdit, TemplateInput, TemplateSpec,
@@ -65,8 +65,8 @@ impl Service {
         .await
     }
 
-    pub async fn get_template(&self, id: &str) -> Result<TemplateView, ServiceError> {
-        let id = id.to_string();
+    pub async fn get_template(&self, id: &TemplateId) -> Result<TemplateView, ServiceError> {
+        let id = id.clone();
         let now = self.now();
         self.read(move |c| {
             let id = id.clone();
@@ -90,7 +90,10 @@ impl Service {
 
     /// The staff log of template `id`: created, edited, paused, resumed,
     /// newest first, at most [`MAX_HISTORY`] rows (`staff_audit_target_at_idx`).
-    pub async fn template_history(&self, id: &str) -> Result<Vec<StaffAuditView>, ServiceError> {
+    pub async fn template_history(
+        &self,
+        id: &TemplateId,
+    ) -> Result<Vec<StaffAuditView>, ServiceError> {
         let page = self
             .audit_staff(
                 AuditQuery {
@@ -161,7 +164,7 @@ impl Service {
                 let next = (rows.len() as i64 == limit)
                     .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
                     .flatten();
-                let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+                let ids: Vec<&TemplateId> = rows.iter().map(|r| &r.id).collect();
                 let (claimed, counts) = templates::page_figures(c, &ids, to_ms(now)).await?;
                 let out = rows
                     .into_iter()
@@ -195,7 +198,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        id: String,
+        id: TemplateId,
         pause: bool,
         reason: Option<String>,
     ) -> Result<Executed<TemplateView>, ServiceError> {
@@ -217,7 +220,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        id: String,
+        id: TemplateId,
         pause: bool,
         reason: Option<String>,
     ) -> Result<Executed<TemplateView>, ServiceError> {
@@ -233,7 +236,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        id: String,
+        id: TemplateId,
         patch: TemplatePatch,
     ) -> Result<Executed<TemplateView>, ServiceError> {
         check_may_manage(authority)?;
@@ -274,7 +277,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        id: String,
+        id: TemplateId,
         patch: TemplatePatch,
     ) -> Result<Executed<TemplateView>, ServiceError> {
         if let Some(field) = patch.unsafe_fields.first() {
@@ -345,7 +348,7 @@ impl Service {
     pub async fn edit_template_terms(
         &self,
         ctx: &Ctx,
-        id: String,
+        id: TemplateId,
         input: TemplateInput,
     ) -> Result<Executed<TemplateView>, ServiceError> {
         let spec = TemplateSpec::parse(input, self.now())?;
@@ -365,7 +368,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         authority: &Authority,
-        id: String,
+        id: TemplateId,
         input: TemplateInput,
     ) -> Result<Executed<TemplateView>, ServiceError> {
         check_may_manage(authority)?;
@@ -404,14 +407,17 @@ pub struct TemplatePage {
 /// The template `id` as the API shows it now, or 404.
 async fn load_view(
     c: &mut sqlx::AnyConnection,
-    id: &str,
+    id: &TemplateId,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<TemplateView, ServiceError> {
     let row = load_row(c, id).await?;
     template_view(c, row, now).await
 }
 
-async fn load_row(c: &mut sqlx::AnyConnection, id: &str) -> Result<TemplateRow, ServiceError> {
+async fn load_row(
+    c: &mut sqlx::AnyConnection,
+    id: &TemplateId,
+) -> Result<TemplateRow, ServiceError> {
     templates::get(c, id)
         .await?
         .ok_or_else(|| ServiceError::not_found("template", id))
@@ -428,10 +434,10 @@ async fn template_view(
 }
 
 /// `created_at.id` back to a cursor.
-fn decode_cursor(raw: &str) -> Option<(i64, String)> {
+fn decode_cursor(raw: &str) -> Option<(i64, TemplateId)> {
     let (at, id) = raw.split_once('.')?;
     let at: i64 = at.parse().ok()?;
-    (!id.is_empty() && id.chars().count() <= 64).then(|| (at, id.to_string()))
+    (!id.is_empty() && id.chars().count() <= 64).then(|| (at, TemplateId::from_wire(id)))
 }
 
 /// `text` as a LIKE pattern matching names that contain it (`\` escapes).
@@ -452,7 +458,7 @@ pub(crate) fn like_pattern(text: &str) -> String {
 async fn edit_template_terms_tx(
     c: &mut AnyConnection,
     op: &Op,
-    id: &str,
+    id: &TemplateId,
     spec: &TemplateSpec,
 ) -> Result<TemplateView, ServiceError> {
     let old = load_row(c, id).await?;
@@ -521,7 +527,7 @@ async fn edit_template_terms_tx(
 async fn edit_template_tx(
     c: &mut AnyConnection,
     op: &Op,
-    id: &str,
+    id: &TemplateId,
     edit: &TemplateEdit,
     end_now: bool,
 ) -> Result<TemplateView, ServiceError> {
@@ -583,7 +589,7 @@ async fn create_template_tx(
     let now_ms = to_ms(op.now);
     let rule = spec.terms.rule;
     let row = TemplateRow {
-        id: new_id("tpl", now_ms),
+        id: TemplateId::generate(now_ms),
         name: spec.name.clone(),
         kind: rule.discount_kind(),
         value_cents: rule.value_cents().map(|v| v.get()),
@@ -636,7 +642,7 @@ async fn create_template_tx(
 async fn set_template_claiming_tx(
     c: &mut AnyConnection,
     op: &Op,
-    id: &str,
+    id: &TemplateId,
     reason: &str,
     pause: bool,
 ) -> Result<TemplateView, ServiceError> {

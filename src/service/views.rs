@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use crate::domain::campaign::{CompensationMode, Policy};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::money::Cents;
 use crate::domain::order::CouponLockStatus;
 use crate::domain::order::{self, OrderKind, OrderStatus};
@@ -22,7 +23,8 @@ use crate::store::views::{ts, ts_opt};
 /// A coupon template.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct TemplateView {
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: TemplateId,
     pub name: String,
     /// `fixed` or `percent`.
     #[schema(value_type = String)]
@@ -142,7 +144,8 @@ pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
 /// A presale campaign.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CampaignView {
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: CampaignId,
     pub name: String,
     pub final_payment_starts_at: String,
     pub final_payment_ends_at: String,
@@ -174,8 +177,10 @@ impl From<CampaignRow> for CampaignView {
 /// An order's coupon side.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct OrderView {
-    pub order_no: String,
-    pub user_id: String,
+    #[schema(value_type = String)]
+    pub order_no: OrderNo,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
     /// `normal` or `presale`.
     #[schema(value_type = String)]
     pub kind: OrderKind,
@@ -184,8 +189,10 @@ pub struct OrderView {
     pub status: OrderStatus,
     pub total_cents: i64,
     pub deposit_cents: i64,
-    pub campaign_id: Option<String>,
-    pub coupon_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub campaign_id: Option<CampaignId>,
+    #[schema(value_type = Option<String>)]
+    pub coupon_id: Option<CouponId>,
     /// The discount this order gets (snapshotted at deposit for presale).
     pub coupon_discount_cents: i64,
     /// `none`, `locked`, `used` or `released`.
@@ -203,7 +210,8 @@ pub struct OrderView {
     /// payment could not honour it.
     pub discount_snapshot_cents: i64,
     /// The coupon a `swap_or_compensate` final payment replaced.
-    pub replaced_coupon_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub replaced_coupon_id: Option<CouponId>,
     /// What was charged at the final payment.
     pub final_payment_cents: Option<i64>,
     /// When a normal order's checkout lock lapses.
@@ -241,13 +249,15 @@ impl OrderView {
 /// The read-only final-payment quote.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct QuoteView {
-    pub order_no: String,
+    #[schema(value_type = String)]
+    pub order_no: OrderNo,
     pub amount_due_cents: i64,
     pub discount_cents: i64,
     pub compensation_cents: i64,
     /// `applied`, `no_discount_expired`, `swapped`, `compensated`, `none`.
     pub coupon_outcome: String,
-    pub replacement_coupon_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub replacement_coupon_id: Option<CouponId>,
     /// For the customer (Chinese).
     pub message: String,
     /// The same in English.

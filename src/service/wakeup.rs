@@ -31,7 +31,7 @@ use super::support::Authority;
 use super::{Ctx, Executed, IdempotencyRequest, Op, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::discount::DiscountRule;
-use crate::domain::ids::{UserId, new_id};
+use crate::domain::ids::{CouponId, TemplateId, UserId, WakeupRuleId, new_id};
 use crate::domain::money::Cents;
 use crate::domain::permissions::Permission;
 use crate::domain::reminder::{Channel, channel, coupon_value, days_until, rate_limited};
@@ -89,14 +89,14 @@ fn check_may_manage(authority: &Authority) -> Result<(), ServiceError> {
 /// A rule as the console shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct WakeupRuleView {
-    pub id: String,
+    pub id: WakeupRuleId,
     pub name: String,
     pub lead_seconds: i64,
     pub active_within_seconds: i64,
     /// `(id, name)` of the rule's templates; empty: every template.
-    pub templates: Vec<(String, String)>,
+    pub templates: Vec<(TemplateId, String)>,
     /// `(id, name)` of the wake-up coupon's template.
-    pub bonus_template: Option<(String, String)>,
+    pub bonus_template: Option<(TemplateId, String)>,
     pub control_percent: i64,
     pub active: bool,
     pub created_at: String,
@@ -160,15 +160,15 @@ impl WakeupReport {
 #[derive(Debug, Default, Clone, Serialize)]
 struct UserDecision {
     outcome: Option<WakeupOutcome>,
-    bonus: Option<(String, String)>,
+    bonus: Option<(CouponId, String)>,
 }
 
 async fn rule_view(c: &mut AnyConnection, r: RuleRow) -> Result<WakeupRuleView, ServiceError> {
     let mut named = Vec::new();
-    for id in r.templates() {
+    for id in r.templates().into_iter().map(TemplateId::from_wire) {
         let name = templates::get(c, &id)
             .await?
-            .map_or_else(|| id.clone(), |t| t.name);
+            .map_or_else(|| id.to_string(), |t| t.name);
         named.push((id, name));
     }
     let bonus = match &r.bonus_template_id {
@@ -176,7 +176,7 @@ async fn rule_view(c: &mut AnyConnection, r: RuleRow) -> Result<WakeupRuleView, 
             id.clone(),
             templates::get(c, id)
                 .await?
-                .map_or_else(|| id.clone(), |t| t.name),
+                .map_or_else(|| id.to_string(), |t| t.name),
         )),
         None => None,
     };
@@ -201,18 +201,18 @@ impl Service {
     pub async fn record_activity(
         &self,
         idem: Option<&IdempotencyRequest>,
-        user_id: &str,
+        user_id: &UserId,
         kind: Option<&str>,
         at: Option<&str>,
     ) -> Result<Executed<()>, ServiceError> {
-        let user = UserId::parse(user_id).map_err(ServiceError::Invalid)?;
+        let user = user_id.clone();
         let (kind, at) = parse_activity(kind, at, self.now())?;
         let at_ms = to_ms(at);
         self.write(idem, move |c| {
             let user = user.clone();
-            Box::pin(async move {
-                Ok(store::record_activity(c, user.as_str(), kind.as_str(), at_ms).await?)
-            })
+            Box::pin(
+                async move { Ok(store::record_activity(c, &user, kind.as_str(), at_ms).await?) },
+            )
         })
         .await
     }
@@ -244,7 +244,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         authority: &Authority,
-        id: String,
+        id: WakeupRuleId,
         active: bool,
         reason: Option<String>,
     ) -> Result<(), ServiceError> {
@@ -285,10 +285,10 @@ impl Service {
     pub async fn wakeup_rule_as(
         &self,
         authority: &Authority,
-        id: &str,
+        id: &WakeupRuleId,
     ) -> Result<WakeupRuleReport, ServiceError> {
         check_may_manage(authority)?;
-        let id = id.to_string();
+        let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
             Box::pin(async move {
@@ -324,8 +324,9 @@ impl Service {
             let lo_ms = rule.scanned_through.map_or(now_ms, |done| {
                 now_ms.max(done.saturating_sub(SCAN_OVERLAP_MS))
             });
-            let mut after = (i64::MIN, String::new());
-            let mut seen = std::collections::HashSet::new();
+            // The start of the band: before every coupon id.
+            let mut after = (i64::MIN, CouponId::from_wire(String::new()));
+            let mut seen: std::collections::HashSet<UserId> = std::collections::HashSet::new();
             let mut complete = false;
             for _ in 0..MAX_PAGES {
                 let (a_ends, a_id) = after.clone();
@@ -341,16 +342,16 @@ impl Service {
                                 hi_ms,
                                 lead_ms,
                                 &templates,
-                                (a_ends, &a_id),
+                                (a_ends, a_id.as_str()),
                                 batch,
                             )
                             .await?;
                             let last = rows.last().map(|r| (r.ends_at, r.id.clone()));
-                            let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+                            let ids: Vec<CouponId> = rows.iter().map(|r| r.id.clone()).collect();
                             let done = store::marked(c, &ids).await?;
-                            let users: Vec<String> = rows
+                            let users: Vec<UserId> = rows
                                 .into_iter()
-                                .filter(|r| !done.contains(&r.id))
+                                .filter(|r| !done.contains(r.id.as_str()))
                                 .map(|r| r.user_id)
                                 .collect();
                             Ok((users, last))
@@ -387,7 +388,7 @@ impl Service {
     async fn wake_user(
         &self,
         rule: &RuleRow,
-        user_id: &str,
+        user_id: &UserId,
         report: &mut WakeupReport,
     ) -> Result<(), ServiceError> {
         let with_bonus = rule.bonus_template_id.is_some();
@@ -423,12 +424,12 @@ impl Service {
     async fn wake_user_once(
         &self,
         rule: &RuleRow,
-        user_id: &str,
+        user_id: &UserId,
         with_bonus: bool,
     ) -> Result<UserDecision, ServiceError> {
         let op = self.op(&Ctx::new(ACTOR, None));
         let rule = rule.clone();
-        let user_id = user_id.to_string();
+        let user_id = user_id.clone();
         Ok(self
             .write(None, move |c| {
                 let op = op.clone();
@@ -477,7 +478,7 @@ async fn wake_user_tx(
     c: &mut AnyConnection,
     op: &Op,
     rule: &RuleRow,
-    user_id: &str,
+    user_id: &UserId,
     with_bonus: bool,
 ) -> Result<UserDecision, ServiceError> {
     let now = op.now;
@@ -500,7 +501,8 @@ async fn wake_user_tx(
         active_within(last, now, rule.active_within_seconds),
         in_control(&rule.id, user_id, rule.control_percent),
     );
-    let coupons: Vec<(String, i64)> = due.iter().map(|d| (d.id.clone(), d.ends_at)).collect();
+    // `store::insert_marks` takes the ids as text.
+    let coupons: Vec<(String, i64)> = due.iter().map(|d| (d.id.to_string(), d.ends_at)).collect();
     let mut marks = NewMarks {
         rule_id: &rule.id,
         user_id,
@@ -539,8 +541,7 @@ async fn wake_user_tx(
     );
     let mut bonus = None;
     if with_bonus && let Some(tpl) = &rule.bonus_template_id {
-        let user = UserId::parse(user_id).map_err(ServiceError::Invalid)?;
-        let coupon = super::claims::claim_in_tx(c, op, &user, tpl).await?;
+        let coupon = super::claims::claim_in_tx(c, op, user_id, tpl).await?;
         bonus = Some(coupon);
     }
     let bonus_words = bonus.as_ref().map(|b| {
@@ -557,10 +558,10 @@ async fn wake_user_tx(
     let days = days_until(from_ms(earliest), now, s.tz);
     let text = wakeup_message(due.len(), total, days, bonus_words);
     let wake_id = new_id("wku", now_ms);
-    let ids: Vec<&str> = due.iter().map(|d| d.id.as_str()).collect();
+    let ids: Vec<&CouponId> = due.iter().map(|d| &d.id).collect();
     let bonus_id = bonus.as_ref().map(|b| b.id.clone());
     marks.channel = Some(ch.as_str());
-    marks.bonus_coupon_id = bonus_id.as_deref();
+    marks.bonus_coupon_id = bonus_id.as_ref();
     store::insert_marks(c, &marks, &coupons).await?;
     let payload = json!({
         "channel": ch.as_str(),
@@ -577,7 +578,7 @@ async fn wake_user_tx(
         c,
         &[NewMessage {
             event_type: WAKEUP,
-            user_id: Some(user_id.to_string()),
+            user_id: Some(user_id.clone()),
             subject_id: Some(wake_id.clone()),
             payload: payload.to_string(),
             created_at: now_ms,
@@ -620,7 +621,7 @@ async fn create_wakeup_rule_tx(
     }
     let now_ms = to_ms(op.now);
     let row = RuleRow {
-        id: new_id("wkr", now_ms),
+        id: WakeupRuleId::generate(now_ms),
         name: spec.name.clone(),
         lead_seconds: spec.lead_seconds,
         active_within_seconds: spec.active_within_seconds,
@@ -661,7 +662,7 @@ async fn create_wakeup_rule_tx(
 async fn set_wakeup_rule_active_tx(
     c: &mut AnyConnection,
     op: &Op,
-    id: &str,
+    id: &WakeupRuleId,
     reason: &str,
     active: bool,
 ) -> Result<(), ServiceError> {

@@ -7,6 +7,7 @@ use sqlx::AnyConnection;
 use super::coupons::{self, COLUMNS, CouponRow};
 use super::events::EventRow;
 use super::{Backend, backend_of};
+use crate::domain::ids::{CouponId, OrderNo, UserId};
 
 /// Moves up to `batch` coupons that are `expired`, `invalidated` or `used`
 /// and unchanged since before `before_ms`, with their coupon events, to the
@@ -75,7 +76,10 @@ pub async fn archive_batch(
 }
 
 /// An archived coupon.
-pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>, sqlx::Error> {
+pub async fn get(
+    conn: &mut AnyConnection,
+    id: &CouponId,
+) -> Result<Option<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons_archive WHERE id = $1"
     ))
@@ -88,7 +92,7 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>
 /// archive (a terminal coupon moves there after the archive delay).
 pub async fn get_live_or_archived(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CouponId,
 ) -> Result<Option<CouponRow>, sqlx::Error> {
     if let Some(r) = super::coupons::get(conn, id).await? {
         return Ok(Some(r));
@@ -99,7 +103,7 @@ pub async fn get_live_or_archived(
 /// An archived coupon's events, oldest first.
 pub async fn events_for_coupon(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CouponId,
 ) -> Result<Vec<EventRow>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at
@@ -113,7 +117,7 @@ pub async fn events_for_coupon(
 /// A user's archived coupons, newest first.
 pub async fn list_for_user(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     status: Option<&str>,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
@@ -149,8 +153,8 @@ pub async fn list_for_user(
 /// it, or already brought back by someone else); nothing was written then.
 pub async fn restore_used(
     conn: &mut AnyConnection,
-    id: &str,
-    order_no: &str,
+    id: &CouponId,
+    order_no: &OrderNo,
 ) -> Result<Option<CouponRow>, sqlx::Error> {
     let taken: Option<CouponRow> = sqlx::query_as(&format!(
         "DELETE FROM coupons_archive WHERE id = $1 AND order_no = $2 AND status = 'used' RETURNING {COLUMNS}"

@@ -15,6 +15,7 @@ pub use crate::domain::filters::AuditQuery;
 use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
+use crate::domain::ids::{CouponId, OrderNo};
 
 /// Keyset cursor: rows strictly before this `(at, id)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +29,8 @@ pub struct AuditCursor {
 pub struct EventAuditRow {
     pub id: i64,
     pub subject: String,
-    pub coupon_id: Option<String>,
-    pub order_no: Option<String>,
+    pub coupon_id: Option<CouponId>,
+    pub order_no: Option<OrderNo>,
     pub from_status: Option<String>,
     pub to_status: String,
     pub action: String,

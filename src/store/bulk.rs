@@ -4,12 +4,13 @@
 use sqlx::AnyConnection;
 
 use super::{Backend, backend_of};
+use crate::domain::ids::{CouponId, JobId, TemplateId};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobRow {
-    pub id: String,
+    pub id: JobId,
     pub kind: String,
-    pub template_id: String,
+    pub template_id: TemplateId,
     pub status: String,
     pub input_sha256: Option<String>,
     pub notify: i64,
@@ -66,7 +67,7 @@ pub async fn insert(conn: &mut AnyConnection, j: &JobRow) -> Result<bool, sqlx::
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<JobRow>, sqlx::Error> {
+pub async fn get(conn: &mut AnyConnection, id: &JobId) -> Result<Option<JobRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM bulk_jobs WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
@@ -76,7 +77,7 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<JobRow>, s
 /// The job of this template, kind and input key (`bulk_jobs_input_idx`).
 pub async fn find_by_input(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     kind: &str,
     input_sha256: &str,
 ) -> Result<Option<JobRow>, sqlx::Error> {
@@ -93,7 +94,7 @@ pub async fn find_by_input(
 /// A template's jobs, newest first, at most `limit` (`bulk_jobs_template_idx`).
 pub async fn for_template(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     limit: i64,
 ) -> Result<Vec<JobRow>, sqlx::Error> {
     sqlx::query_as(&format!(
@@ -128,7 +129,7 @@ pub struct NewLine<'a> {
     pub value: &'a str,
     pub outcome: Option<&'a str>,
     pub reason: Option<&'a str>,
-    pub coupon_id: Option<&'a str>,
+    pub coupon_id: Option<&'a CouponId>,
 }
 
 /// Most lines in one INSERT (one JSON parameter, like the outbox's).
@@ -138,7 +139,7 @@ const LINES_PER_STATEMENT: usize = 1_000;
 /// is, so a load that is resumed or runs twice stores each line once.
 pub async fn insert_lines(
     conn: &mut AnyConnection,
-    job_id: &str,
+    job_id: &JobId,
     lines: &[NewLine<'_>],
 ) -> Result<(), sqlx::Error> {
     let sql = match backend_of(conn) {
@@ -185,7 +186,7 @@ pub async fn insert_lines(
 /// if it still is `before`), with the lines that failed already.
 pub async fn mark_loaded(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &JobId,
     before: i64,
     after: i64,
     failed_add: i64,
@@ -210,7 +211,7 @@ pub async fn mark_loaded(
 /// A fully loaded job starts running.
 pub async fn finish_loading(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &JobId,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
@@ -227,7 +228,7 @@ pub async fn finish_loading(
 /// The next pending lines after `after_line`, in order.
 pub async fn pending_lines(
     conn: &mut AnyConnection,
-    job_id: &str,
+    job_id: &JobId,
     after_line: i64,
     limit: i64,
 ) -> Result<Vec<(i64, String)>, sqlx::Error> {
@@ -245,11 +246,11 @@ pub async fn pending_lines(
 /// Records a line's outcome, only while it is pending.
 pub async fn record_line(
     conn: &mut AnyConnection,
-    job_id: &str,
+    job_id: &JobId,
     line_no: i64,
     outcome: &str,
     reason: Option<&str>,
-    coupon_id: Option<&str>,
+    coupon_id: Option<&CouponId>,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
         "UPDATE bulk_job_lines SET outcome = $3, reason = $4, coupon_id = $5
@@ -315,7 +316,7 @@ pub async fn advance(
 /// created no later than `created_by`.
 pub async fn walk_coupons(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     status: &str,
     created_by_ms: i64,
     after: Option<(i64, &str)>,
@@ -342,7 +343,7 @@ pub async fn walk_coupons(
 /// `available`, `locked` or `used`, created no later than `created_by`.
 pub async fn count_voidable(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     created_by_ms: i64,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
@@ -362,13 +363,13 @@ pub struct LineRow {
     pub value: String,
     pub outcome: Option<String>,
     pub reason: Option<String>,
-    pub coupon_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
 }
 
 /// A page of a job's lines after `after_line`, in order.
 pub async fn lines_page(
     conn: &mut AnyConnection,
-    job_id: &str,
+    job_id: &JobId,
     after_line: i64,
     limit: i64,
 ) -> Result<Vec<LineRow>, sqlx::Error> {

@@ -7,10 +7,11 @@ use super::dynamic::{self, Sql};
 use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::DiscountKind;
+use crate::domain::ids::{CampaignId, OrderNo};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CampaignRow {
-    pub id: String,
+    pub id: CampaignId,
     pub name: String,
     pub final_payment_starts_at: i64,
     pub final_payment_ends_at: i64,
@@ -38,7 +39,10 @@ pub async fn insert(conn: &mut AnyConnection, c: &CampaignRow) -> Result<(), sql
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CampaignRow>, sqlx::Error> {
+pub async fn get(
+    conn: &mut AnyConnection,
+    id: &CampaignId,
+) -> Result<Option<CampaignRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM presale_campaigns WHERE id = $1"
     ))
@@ -159,7 +163,7 @@ pub async fn explain_search_page(
 /// has not opened at `now_ms`. Whether a row changed.
 pub async fn update_rules(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CampaignId,
     from: (Policy, CompensationMode),
     to: (Policy, CompensationMode),
     now_ms: i64,
@@ -183,7 +187,7 @@ pub async fn update_rules(
 /// one range of `orders_campaign_status_no_idx` per campaign.
 pub async fn order_counts(
     conn: &mut AnyConnection,
-    ids: &[&str],
+    ids: &[&CampaignId],
 ) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -202,7 +206,7 @@ pub async fn order_counts(
 /// give their discount as such when the window opens).
 pub async fn locked_coupons_ending_by(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CampaignId,
     at_ms: i64,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
@@ -220,7 +224,7 @@ pub async fn locked_coupons_ending_by(
 /// policy-change preview judges it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct PreviewRow {
-    pub order_no: String,
+    pub order_no: OrderNo,
     pub category: String,
     pub total_cents: i64,
     pub deposit_cents: i64,
@@ -228,7 +232,7 @@ pub struct PreviewRow {
     pub discount_snapshot_cents: i64,
     pub compensation_cents: i64,
     pub coupon_status: Option<CouponStatus>,
-    pub coupon_order_no: Option<String>,
+    pub coupon_order_no: Option<OrderNo>,
     pub coupon_ends_at: Option<i64>,
     pub coupon_kind: Option<DiscountKind>,
 }
@@ -238,7 +242,7 @@ pub struct PreviewRow {
 /// `orders_campaign_status_no_idx` and one key lookup per coupon.
 pub async fn deposit_paid_batch(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CampaignId,
     after: &str,
     limit: i64,
 ) -> Result<Vec<PreviewRow>, sqlx::Error> {

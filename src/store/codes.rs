@@ -5,12 +5,13 @@
 use sqlx::AnyConnection;
 
 use super::{Backend, backend_of};
+use crate::domain::ids::{CodeBatchId, CouponId, TemplateId, UserId};
 use crate::domain::redeem_code::BatchStatus;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct BatchRow {
-    pub id: String,
-    pub template_id: String,
+    pub id: CodeBatchId,
+    pub template_id: TemplateId,
     pub code_count: i64,
     pub prefix: String,
     pub code_length: i64,
@@ -34,12 +35,12 @@ const BATCH_COLUMNS: &str = "id, template_id, code_count, prefix, code_length, g
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CodeRow {
     pub code: String,
-    pub batch_id: String,
-    pub template_id: String,
+    pub batch_id: CodeBatchId,
+    pub template_id: TemplateId,
     pub created_at: i64,
     pub redeemed_at: Option<i64>,
-    pub user_id: Option<String>,
-    pub coupon_id: Option<String>,
+    pub user_id: Option<UserId>,
+    pub coupon_id: Option<CouponId>,
     pub voided_at: Option<i64>,
 }
 
@@ -77,7 +78,7 @@ pub async fn insert_batch(conn: &mut AnyConnection, b: &BatchRow) -> Result<(), 
 
 pub async fn get_batch(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CodeBatchId,
 ) -> Result<Option<BatchRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {BATCH_COLUMNS} FROM code_batches WHERE id = $1"
@@ -90,7 +91,7 @@ pub async fn get_batch(
 /// A template's batches, newest first (`code_batches_template_idx`).
 pub async fn list_for_template(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     limit: i64,
 ) -> Result<Vec<BatchRow>, sqlx::Error> {
     sqlx::query_as(&format!(
@@ -141,8 +142,8 @@ pub async fn pick_voiding(conn: &mut AnyConnection) -> Result<Option<BatchRow>, 
 /// inserted. At most [`MAX_INSERT_ROWS`] codes.
 pub async fn insert_codes(
     conn: &mut AnyConnection,
-    batch_id: &str,
-    template_id: &str,
+    batch_id: &CodeBatchId,
+    template_id: &TemplateId,
     codes: &[String],
     now_ms: i64,
 ) -> Result<u64, sqlx::Error> {
@@ -171,7 +172,7 @@ pub async fn insert_codes(
 /// Records `inserted` more codes of a running batch; `done` ends it.
 pub async fn advance(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CodeBatchId,
     inserted: i64,
     done: bool,
     now_ms: i64,
@@ -194,7 +195,7 @@ pub async fn advance(
 /// Gives a running batch up, with why.
 pub async fn fail(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CodeBatchId,
     error: &str,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
@@ -215,7 +216,7 @@ pub async fn fail(
 /// was voided already.
 pub async fn mark_voided(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CodeBatchId,
     reason: &str,
     by: &str,
     now_ms: i64,
@@ -240,7 +241,7 @@ pub async fn mark_voided(
 /// code redeemed meanwhile stays redeemed. Returns how many were voided.
 pub async fn void_codes(
     conn: &mut AnyConnection,
-    batch_id: &str,
+    batch_id: &CodeBatchId,
     now_ms: i64,
     limit: i64,
 ) -> Result<u64, sqlx::Error> {
@@ -262,7 +263,7 @@ pub async fn void_codes(
 /// Adds `n` voided codes to a batch's count; `finished` ends its void.
 pub async fn advance_void(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &CodeBatchId,
     n: i64,
     finished: bool,
     now_ms: i64,
@@ -300,8 +301,8 @@ pub async fn get_code(
 pub async fn redeem(
     conn: &mut AnyConnection,
     code: &str,
-    user_id: &str,
-    coupon_id: &str,
+    user_id: &UserId,
+    coupon_id: &CouponId,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
@@ -323,7 +324,7 @@ pub async fn redeem(
 /// page of `redeem_codes_batch_idx`).
 pub async fn codes_page(
     conn: &mut AnyConnection,
-    batch_id: &str,
+    batch_id: &CodeBatchId,
     after: &str,
     limit: i64,
 ) -> Result<Vec<CodeRow>, sqlx::Error> {
@@ -339,7 +340,10 @@ pub async fn codes_page(
 }
 
 /// How many codes of a batch were redeemed.
-pub async fn redeemed_count(conn: &mut AnyConnection, batch_id: &str) -> Result<i64, sqlx::Error> {
+pub async fn redeemed_count(
+    conn: &mut AnyConnection,
+    batch_id: &CodeBatchId,
+) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT CAST(COUNT(*) AS BIGINT) FROM redeem_codes WHERE batch_id = $1 AND redeemed_at IS NOT NULL",
     )
@@ -349,7 +353,10 @@ pub async fn redeemed_count(conn: &mut AnyConnection, batch_id: &str) -> Result<
 }
 
 /// How many codes a batch has (the test's and the bench's check).
-pub async fn code_count(conn: &mut AnyConnection, batch_id: &str) -> Result<i64, sqlx::Error> {
+pub async fn code_count(
+    conn: &mut AnyConnection,
+    batch_id: &CodeBatchId,
+) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM redeem_codes WHERE batch_id = $1")
         .bind(batch_id)
         .fetch_one(conn)

@@ -19,6 +19,7 @@
 use sqlx::{AnyConnection, Row};
 
 use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::{CampaignId, OrderNo, TemplateId};
 use crate::domain::report::{
     ALL_DAYS, COUNTER_COLUMNS, COUNTER_SHARDS, Counts, campaign_delta, template_delta,
 };
@@ -172,8 +173,8 @@ pub fn transition_parts(from: CouponStatus, to: CouponStatus) -> String {
 /// order, which may belong to a campaign).
 pub async fn count_transition(
     conn: &mut AnyConnection,
-    template_id: Option<&str>,
-    order_no: Option<&str>,
+    template_id: Option<&TemplateId>,
+    order_no: Option<&OrderNo>,
     from: CouponStatus,
     to: CouponStatus,
     day: i64,
@@ -262,8 +263,8 @@ pub async fn add(
 /// the order's), on `day`.
 pub async fn count_compensation(
     conn: &mut AnyConnection,
-    order_no: Option<&str>,
-    campaign_id: Option<&str>,
+    order_no: Option<&OrderNo>,
+    campaign_id: Option<&CampaignId>,
     amount_cents: i64,
     day: i64,
 ) -> Result<(), sqlx::Error> {
@@ -320,12 +321,12 @@ pub const MAX_EXPIRED_TEMPLATES: usize = 500;
 /// statement for the whole batch, one pair of rows per template.
 pub async fn count_expired<'a>(
     conn: &mut AnyConnection,
-    template_ids: impl Iterator<Item = Option<&'a str>>,
+    template_ids: impl Iterator<Item = Option<&'a TemplateId>>,
     day: i64,
 ) -> Result<(), sqlx::Error> {
     let mut per: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
     for t in template_ids.flatten() {
-        *per.entry(t).or_default() += 1;
+        *per.entry(t.as_str()).or_default() += 1;
     }
     let per: Vec<(&str, i64)> = per.into_iter().collect();
     for chunk in per.chunks(MAX_EXPIRED_TEMPLATES) {
@@ -525,7 +526,7 @@ pub async fn all_days(
 /// [`all_days`] reads them.
 pub async fn all_days_of_templates(
     conn: &mut AnyConnection,
-    ids: &[&str],
+    ids: &[&TemplateId],
 ) -> Result<Vec<(String, Counts)>, sqlx::Error> {
     let ids = &ids[..ids.len().min(200)];
     if ids.is_empty() {
@@ -558,7 +559,7 @@ pub async fn all_days_of_templates(
 /// `coupons_template_status_ends_idx`.
 pub async fn overdue(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     now_ms: i64,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
@@ -576,7 +577,7 @@ pub async fn overdue(
 /// `None` when the template has more (too big to recount here).
 pub async fn recount_template(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     limit: i64,
 ) -> Result<Option<Counts>, sqlx::Error> {
     let mut c = Counts::default();

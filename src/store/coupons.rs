@@ -13,14 +13,15 @@ use crate::domain::coupon::{
     CouponSource, CouponStatus, IllegalTransition, check_transition, effective_status,
 };
 use crate::domain::discount::DiscountKind;
+use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::time::from_ms;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CouponRow {
-    pub id: String,
+    pub id: CouponId,
     pub code: String,
-    pub user_id: String,
-    pub template_id: Option<String>,
+    pub user_id: UserId,
+    pub template_id: Option<TemplateId>,
     pub source: CouponSource,
     pub kind: DiscountKind,
     pub value_cents: Option<i64>,
@@ -31,7 +32,7 @@ pub struct CouponRow {
     pub status: CouponStatus,
     pub starts_at: i64,
     pub ends_at: i64,
-    pub order_no: Option<String>,
+    pub order_no: Option<OrderNo>,
     pub locked_at: Option<i64>,
     pub used_at: Option<i64>,
     pub created_at: i64,
@@ -181,7 +182,10 @@ pub async fn insert_new(
     Ok(true)
 }
 
-pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>, sqlx::Error> {
+pub async fn get(
+    conn: &mut AnyConnection,
+    id: &CouponId,
+) -> Result<Option<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM coupons WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
@@ -193,7 +197,7 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<CouponRow>
 /// Served by `coupons_user_status_ends_idx` (`(user_id, status, ends_at, id)`).
 pub async fn list_for_user(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     status: Option<CouponStatus>,
     now_ms: i64,
     limit: i64,
@@ -223,7 +227,7 @@ pub async fn list_for_user(
 /// Served by `coupons_user_status_ends_idx` (`(user_id, status, ends_at, id)`). no template is read.
 pub async fn available_for_user(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
@@ -242,7 +246,7 @@ pub async fn available_for_user(
 /// kind (so coupons of the other kind never take up the `limit`).
 pub async fn usable_for_user(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     kind: DiscountKind,
     now_ms: i64,
     limit: i64,
@@ -263,7 +267,7 @@ pub async fn usable_for_user(
 /// Coupons bound to an order (locked to it or used by it).
 pub async fn bound_to_order(
     conn: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 ORDER BY id LIMIT 100"
@@ -276,12 +280,12 @@ pub async fn bound_to_order(
 /// A status change to attempt, with what the event row will say.
 #[derive(Debug, Clone)]
 pub struct CouponChange<'a> {
-    pub coupon_id: &'a str,
+    pub coupon_id: &'a CouponId,
     pub from: CouponStatus,
     pub to: CouponStatus,
     /// Locking: the order to bind. Use, release, refund: the order the
     /// coupon must currently be bound to (part of the WHERE clause).
-    pub order_no: Option<&'a str>,
+    pub order_no: Option<&'a OrderNo>,
     pub action: &'a str,
     pub actor: &'a str,
     pub reason: Option<&'a str>,
@@ -403,7 +407,7 @@ pub async fn transition(
             if let Some(row) = &changed {
                 counters::count_transition(
                     conn,
-                    row.template_id.as_deref(),
+                    row.template_id.as_ref(),
                     c.order_no,
                     c.from,
                     c.to,
@@ -475,7 +479,7 @@ pub fn coupon_message(event_type: &'static str, row: CouponRow, now_ms: i64) -> 
     NewMessage {
         event_type,
         user_id: Some(view.user_id.clone()),
-        subject_id: Some(view.id.clone()),
+        subject_id: Some(view.id.to_string()),
         payload: serde_json::to_string(&view).unwrap_or_else(|_| "{}".into()),
         created_at: now_ms,
     }

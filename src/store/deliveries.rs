@@ -7,6 +7,7 @@ pub use crate::domain::filters::DeliveryFilter;
 use sqlx::AnyConnection;
 
 use super::{Backend, backend_of, param_list};
+use crate::domain::ids::{SubscriberId, UserId};
 
 /// The subscriber id of the environment's default webhook.
 pub const DEFAULT_SUBSCRIBER: &str = "default";
@@ -16,7 +17,7 @@ const ROWS_PER_STATEMENT: usize = 500;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SubscriberRow {
-    pub id: String,
+    pub id: SubscriberId,
     pub url: String,
     pub secret: String,
     pub event_types: String,
@@ -61,7 +62,7 @@ pub async fn subscribers(conn: &mut AnyConnection) -> Result<Vec<SubscriberRow>,
 /// Disables a subscriber; `false` when it was not enabled.
 pub async fn disable_subscriber(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &SubscriberId,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query(
@@ -76,7 +77,10 @@ pub async fn disable_subscriber(
 }
 
 /// Enables a disabled subscriber; `false` when it is not disabled.
-pub async fn enable_subscriber(conn: &mut AnyConnection, id: &str) -> Result<bool, sqlx::Error> {
+pub async fn enable_subscriber(
+    conn: &mut AnyConnection,
+    id: &SubscriberId,
+) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query(
         "UPDATE webhook_subscribers SET enabled = 1, disabled_at = NULL WHERE id = $1 AND enabled = 0",
     )
@@ -92,7 +96,7 @@ pub async fn enable_subscriber(conn: &mut AnyConnection, id: &str) -> Result<boo
 pub struct UndispatchedRow {
     pub id: i64,
     pub event_type: String,
-    pub user_id: Option<String>,
+    pub user_id: Option<UserId>,
 }
 
 /// Serializes fan-out for the rest of the transaction. PostgreSQL: a
@@ -158,9 +162,9 @@ pub async fn prefer_index_order(conn: &mut AnyConnection, on: bool) -> Result<()
 #[derive(Debug, Clone)]
 pub struct NewDelivery {
     pub outbox_id: i64,
-    pub subscriber_id: String,
+    pub subscriber_id: SubscriberId,
     pub event_type: String,
-    pub user_id: Option<String>,
+    pub user_id: Option<UserId>,
 }
 
 /// Creates deliveries due now; a pair that exists already is left alone.
@@ -226,9 +230,9 @@ pub async fn mark_dispatched(
 pub struct DeliveryRow {
     pub id: i64,
     pub outbox_id: i64,
-    pub subscriber_id: String,
+    pub subscriber_id: SubscriberId,
     pub event_type: String,
-    pub user_id: Option<String>,
+    pub user_id: Option<UserId>,
     pub status: String,
     pub attempts: i64,
     pub next_attempt_at: i64,

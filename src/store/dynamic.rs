@@ -30,6 +30,25 @@ impl From<String> for Bind {
     }
 }
 
+/// An id binds as its text.
+macro_rules! id_bind {
+    ($($ty:ty),*) => {$(
+        impl From<&$ty> for Bind {
+            fn from(id: &$ty) -> Self {
+                Bind::Text(id.as_str().to_string())
+            }
+        }
+    )*};
+}
+
+id_bind!(
+    crate::domain::ids::OrderNo,
+    crate::domain::ids::UserId,
+    crate::domain::ids::CouponId,
+    crate::domain::ids::TemplateId,
+    crate::domain::ids::CampaignId
+);
+
 impl From<i64> for Bind {
     fn from(i: i64) -> Self {
         Bind::Int(i)

@@ -1,5 +1,6 @@
 //! The `events` table: one row per state change of a coupon or an order.
 
+use crate::domain::ids::{CouponId, OrderNo};
 use sqlx::AnyConnection;
 
 /// A state change to record. Written in the same transaction as the change.
@@ -7,8 +8,8 @@ use sqlx::AnyConnection;
 pub struct NewEvent<'a> {
     /// `"coupon"` or `"order"`.
     pub subject: &'static str,
-    pub coupon_id: Option<&'a str>,
-    pub order_no: Option<&'a str>,
+    pub coupon_id: Option<&'a CouponId>,
+    pub order_no: Option<&'a OrderNo>,
     pub from_status: Option<&'a str>,
     pub to_status: &'a str,
     pub action: &'a str,
@@ -46,8 +47,8 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEvent<'_>) -> Result<(), sq
 pub struct EventRow {
     pub id: i64,
     pub subject: String,
-    pub coupon_id: Option<String>,
-    pub order_no: Option<String>,
+    pub coupon_id: Option<CouponId>,
+    pub order_no: Option<OrderNo>,
     pub from_status: Option<String>,
     pub to_status: String,
     pub action: String,
@@ -66,7 +67,7 @@ pub const MAX_EVENTS: i64 = 1000;
 /// A coupon's own transitions, oldest first.
 pub async fn for_coupon(
     conn: &mut AnyConnection,
-    coupon_id: &str,
+    coupon_id: &CouponId,
 ) -> Result<Vec<EventRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM events WHERE coupon_id = $1 AND subject = 'coupon' ORDER BY id LIMIT $2"
@@ -81,7 +82,7 @@ pub async fn for_coupon(
 /// oldest first.
 pub async fn for_order(
     conn: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<Vec<EventRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM events WHERE order_no = $1 ORDER BY id LIMIT $2"
@@ -96,8 +97,8 @@ pub async fn for_order(
 /// (`events_coupon_idx`, `events_order_idx`): who last changed it.
 pub async fn latest(
     conn: &mut AnyConnection,
-    coupon_id: Option<&str>,
-    order_no: Option<&str>,
+    coupon_id: Option<&CouponId>,
+    order_no: Option<&OrderNo>,
 ) -> Result<Option<EventRow>, sqlx::Error> {
     match (coupon_id, order_no) {
         (Some(id), _) => {

@@ -7,6 +7,7 @@ use sqlx::AnyConnection;
 
 use super::coupons::{COLUMNS, CouponRow};
 use super::{Backend, backend_of};
+use crate::domain::ids::{CampaignId, CouponId, OrderNo};
 
 /// Most coupons one expiry statement touches.
 pub const MAX_BATCH: i64 = 500;
@@ -75,7 +76,7 @@ pub const DUE_BY_SQL: &str = "SELECT id, ends_at FROM coupons WHERE status = 'av
 /// (see [`json_ids`]).
 pub async fn expire_ids(
     conn: &mut AnyConnection,
-    ids: &[String],
+    ids: &[CouponId],
     now_ms: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     if ids.is_empty() {
@@ -85,7 +86,7 @@ pub async fn expire_ids(
     let sql = expire_ids_sql(backend_of(conn));
     sqlx::query_as(&sql)
         .bind(now_ms)
-        .bind(json_ids(ids.iter().map(String::as_str)))
+        .bind(json_ids(ids.iter().map(CouponId::as_str)))
         .fetch_all(conn)
         .await
 }
@@ -127,7 +128,7 @@ fn id_in_json(backend: Backend, param: &str) -> String {
 /// one JSON parameter (see [`json_ids`]), in the order given.
 pub async fn record_events(
     conn: &mut AnyConnection,
-    coupon_ids: &[&str],
+    coupon_ids: &[&CouponId],
     actor: &str,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
@@ -147,7 +148,7 @@ pub async fn record_events(
         sqlx::query(&sql)
             .bind(actor)
             .bind(now_ms)
-            .bind(json_ids(chunk.iter().copied()))
+            .bind(json_ids(chunk.iter().map(|id| id.as_str())))
             .execute(&mut *conn)
             .await?;
     }
@@ -160,7 +161,7 @@ pub async fn due_by(
     conn: &mut AnyConnection,
     until_ms: i64,
     limit: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
+) -> Result<Vec<(CouponId, i64)>, sqlx::Error> {
     sqlx::query_as(DUE_BY_SQL)
         .bind(until_ms)
         .bind(limit)
@@ -176,7 +177,7 @@ pub async fn checkout_lapses_by(
     conn: &mut AnyConnection,
     until_ms: i64,
     limit: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
+) -> Result<Vec<(OrderNo, i64)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT order_no, checkout_lock_expires_at FROM orders
          WHERE status = 'pending_payment' AND checkout_lock_expires_at <= $1
@@ -194,7 +195,7 @@ pub async fn campaigns_ending_by(
     conn: &mut AnyConnection,
     until_ms: i64,
     limit: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
+) -> Result<Vec<(CampaignId, i64)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT c.id, c.final_payment_ends_at FROM presale_campaigns c
          WHERE c.final_payment_ends_at <= $1
@@ -210,9 +211,9 @@ pub async fn campaigns_ending_by(
 /// Deposit-paid orders of a campaign, at most `limit`.
 pub async fn deposit_paid_orders(
     conn: &mut AnyConnection,
-    campaign_id: &str,
+    campaign_id: &CampaignId,
     limit: i64,
-) -> Result<Vec<String>, sqlx::Error> {
+) -> Result<Vec<OrderNo>, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT order_no FROM orders WHERE campaign_id = $1 AND status = 'deposit_paid' ORDER BY order_no LIMIT $2",
     )
@@ -230,7 +231,7 @@ pub async fn locked_before(
     conn: &mut AnyConnection,
     before_ms: i64,
     limit: i64,
-) -> Result<Vec<String>, sqlx::Error> {
+) -> Result<Vec<CouponId>, sqlx::Error> {
     // Locks whose order is live and names the coupon back are legitimate
     // (a presale deposit holds its lock for days); skipping them here keeps
     // hundreds of them from filling every batch and hiding the zombies

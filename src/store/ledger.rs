@@ -4,12 +4,13 @@
 use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
 
 #[derive(Debug, Clone)]
 pub struct NewEntry<'a> {
-    pub user_id: &'a str,
-    pub order_no: Option<&'a str>,
-    pub coupon_id: Option<&'a str>,
+    pub user_id: &'a UserId,
+    pub order_no: Option<&'a OrderNo>,
+    pub coupon_id: Option<&'a CouponId>,
     /// `final_payment_deduction` (taken off a final payment), `coupon`
     /// (a compensation coupon was issued) or `final_payment_coupon` (a
     /// `coupon`-mode campaign's final payment issued one).
@@ -26,7 +27,7 @@ pub struct NewEntry<'a> {
     pub rules_version: i64,
     /// The campaign of the order, copied so the ledger filters on it by
     /// index.
-    pub campaign_id: Option<&'a str>,
+    pub campaign_id: Option<&'a CampaignId>,
     /// The business day of `at_ms` (`domain::report::day_number`): the
     /// report counters' day.
     pub day: i64,
@@ -62,9 +63,9 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sq
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct EntryRow {
     pub id: i64,
-    pub user_id: String,
-    pub order_no: Option<String>,
-    pub coupon_id: Option<String>,
+    pub user_id: UserId,
+    pub order_no: Option<OrderNo>,
+    pub coupon_id: Option<CouponId>,
     pub kind: String,
     pub amount_cents: i64,
     pub reason: String,
@@ -72,7 +73,7 @@ pub struct EntryRow {
     pub at: i64,
     pub preset_id: Option<String>,
     pub rules_version: Option<i64>,
-    pub campaign_id: Option<String>,
+    pub campaign_id: Option<CampaignId>,
 }
 
 const ENTRY_COLUMNS: &str = "id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, at, preset_id, rules_version, campaign_id";
@@ -80,7 +81,7 @@ const ENTRY_COLUMNS: &str = "id, user_id, order_no, coupon_id, kind, amount_cent
 /// Ledger entries of one order, oldest first (an order has at most a few).
 pub async fn for_order(
     conn: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<Vec<EntryRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {ENTRY_COLUMNS} FROM compensation_ledger WHERE order_no = $1 ORDER BY id LIMIT 100"
@@ -98,7 +99,7 @@ pub const MAX_COUPONS_LOOKED_UP: usize = 500;
 /// ids are read (the rest are ignored).
 pub async fn for_coupons(
     conn: &mut AnyConnection,
-    coupon_ids: &[String],
+    coupon_ids: &[CouponId],
 ) -> Result<Vec<EntryRow>, sqlx::Error> {
     let ids = &coupon_ids[..coupon_ids.len().min(MAX_COUPONS_LOOKED_UP)];
     if ids.is_empty() {

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::domain::ids::{CampaignId, CouponId, TemplateId};
 use sqlx::AnyConnection;
 
 /// Most ids one call looks up per table.
@@ -42,25 +43,28 @@ async fn lookup(
 /// out.
 pub async fn coupon_codes(
     conn: &mut AnyConnection,
-    ids: &[&str],
+    ids: &[&CouponId],
 ) -> Result<HashMap<String, String>, sqlx::Error> {
-    lookup(conn, &["coupons", "coupons_archive"], "code", ids).await
+    let ids: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+    lookup(conn, &["coupons", "coupons_archive"], "code", &ids).await
 }
 
 /// The names of the templates `ids`.
 pub async fn template_names(
     conn: &mut AnyConnection,
-    ids: &[&str],
+    ids: &[&TemplateId],
 ) -> Result<HashMap<String, String>, sqlx::Error> {
-    lookup(conn, &["templates"], "name", ids).await
+    let ids: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+    lookup(conn, &["templates"], "name", &ids).await
 }
 
 /// The names of the presale campaigns `ids`.
 pub async fn campaign_names(
     conn: &mut AnyConnection,
-    ids: &[&str],
+    ids: &[&CampaignId],
 ) -> Result<HashMap<String, String>, sqlx::Error> {
-    lookup(conn, &["presale_campaigns"], "name", ids).await
+    let ids: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+    lookup(conn, &["presale_campaigns"], "name", &ids).await
 }
 
 /// Codes and names of every server id among `ids` (coupons `cpn_`,
@@ -72,9 +76,9 @@ pub async fn people_names(
     ids: &[&str],
 ) -> Result<HashMap<String, String>, sqlx::Error> {
     let of = |p: &str| -> Vec<&str> { ids.iter().copied().filter(|i| i.starts_with(p)).collect() };
-    let mut out = coupon_codes(conn, &of("cpn_")).await?;
-    out.extend(template_names(conn, &of("tpl_")).await?);
-    out.extend(campaign_names(conn, &of("cmp_")).await?);
+    let mut out = lookup(conn, &["coupons", "coupons_archive"], "code", &of("cpn_")).await?;
+    out.extend(lookup(conn, &["templates"], "name", &of("tpl_")).await?);
+    out.extend(lookup(conn, &["presale_campaigns"], "name", &of("cmp_")).await?);
     out.extend(lookup(conn, &["wakeup_rules"], "name", &of("wkr_")).await?);
     out.extend(lookup(conn, &["webhook_subscribers"], "url", &of("whk_")).await?);
     out.extend(

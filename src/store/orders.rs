@@ -5,22 +5,23 @@ use sqlx::AnyConnection;
 use super::dynamic::{self, Sql};
 use super::events::{self, NewEvent};
 use super::{Backend, backend_of};
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
 use crate::domain::order::{
     CouponLockStatus, IllegalOrderTransition, OrderKind, OrderStatus, OrderStep,
 };
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OrderRow {
-    pub order_no: String,
-    pub user_id: String,
+    pub order_no: OrderNo,
+    pub user_id: UserId,
     pub kind: OrderKind,
     pub category: String,
     pub status: OrderStatus,
     pub total_cents: i64,
     pub deposit_cents: i64,
-    pub campaign_id: Option<String>,
-    pub coupon_id: Option<String>,
-    pub replaced_coupon_id: Option<String>,
+    pub campaign_id: Option<CampaignId>,
+    pub coupon_id: Option<CouponId>,
+    pub replaced_coupon_id: Option<CouponId>,
     pub coupon_discount_cents: i64,
     pub discount_snapshot_cents: i64,
     pub coupon_lock_status: CouponLockStatus,
@@ -72,7 +73,7 @@ pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::
 
 pub async fn get(
     conn: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<Option<OrderRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM orders WHERE order_no = $1"))
         .bind(order_no)
@@ -83,7 +84,7 @@ pub async fn get(
 /// Orders that name a coupon, newest first (normally at most one live).
 pub async fn naming_coupon(
     conn: &mut AnyConnection,
-    coupon_id: &str,
+    coupon_id: &CouponId,
 ) -> Result<Vec<OrderRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM orders WHERE coupon_id = $1 ORDER BY created_at DESC LIMIT 100"
@@ -175,7 +176,7 @@ pub async fn transition(
             conn,
             &NewEvent {
                 subject: "order",
-                coupon_id: n.coupon_id.as_deref(),
+                coupon_id: n.coupon_id.as_ref(),
                 order_no: Some(&n.order_no),
                 from_status: Some(c.from.as_str()),
                 to_status: to.as_str(),
@@ -270,12 +271,12 @@ pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<b
 
 /// What [`relink_coupon`] changes and why.
 pub struct Relink<'a> {
-    pub order_no: &'a str,
+    pub order_no: &'a OrderNo,
     /// The order's status, which must not have changed.
     pub status: OrderStatus,
     /// The coupon the order must still name (`None`: no coupon).
-    pub expected_coupon_id: Option<&'a str>,
-    pub coupon_id: &'a str,
+    pub expected_coupon_id: Option<&'a CouponId>,
+    pub coupon_id: &'a CouponId,
     /// `locked` or `used`.
     pub lock_status: CouponLockStatus,
     pub action: &'a str,
@@ -292,7 +293,7 @@ pub struct Relink<'a> {
 pub struct OrderPageQuery<'a> {
     pub status: Option<OrderStatus>,
     pub kind: Option<OrderKind>,
-    pub campaign_id: Option<&'a str>,
+    pub campaign_id: Option<&'a CampaignId>,
     pub coupon_lock_status: Option<CouponLockStatus>,
     /// `created_at >= this` (ms).
     pub created_from: Option<i64>,

@@ -4,13 +4,14 @@
 use sqlx::AnyConnection;
 
 use super::{Backend, backend_of};
+use crate::domain::ids::UserId;
 
 /// One message to write.
 #[derive(Debug, Clone)]
 pub struct NewMessage {
     /// `coupon.expired`, `coupon.locked`, ... (API.md, Webhooks).
     pub event_type: &'static str,
-    pub user_id: Option<String>,
+    pub user_id: Option<UserId>,
     /// The coupon or order the message is about.
     pub subject_id: Option<String>,
     /// The `data` of the delivered JSON.

@@ -3,6 +3,7 @@
 //! index range (see the console benchmark, docs/src/development/bench-console.md,
 //! for their p99 at 1,000,000 coupons).
 
+use crate::domain::ids::{OrderNo, UserId};
 use sqlx::AnyConnection;
 
 /// The `AND`-clause shared by the at-risk count and list: deposit-paid
@@ -30,8 +31,8 @@ pub async fn at_risk_count(conn: &mut AnyConnection, now_ms: i64) -> Result<i64,
 /// One at-risk order, for the queue's list page.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct AtRiskRow {
-    pub order_no: String,
-    pub user_id: String,
+    pub order_no: OrderNo,
+    pub user_id: UserId,
     pub campaign_name: String,
     pub policy: crate::domain::campaign::Policy,
     pub code: String,
@@ -78,8 +79,8 @@ pub async fn lapsing_count(
 /// One order whose checkout lock lapses soon.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct LapsingRow {
-    pub order_no: String,
-    pub user_id: String,
+    pub order_no: OrderNo,
+    pub user_id: UserId,
     pub total_cents: i64,
     pub checkout_lock_expires_at: i64,
 }

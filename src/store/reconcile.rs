@@ -7,6 +7,7 @@ use sqlx::AnyConnection;
 use super::coupons::{COLUMNS as COUPON_COLUMNS, CouponRow};
 use super::orders::{COLUMNS as ORDER_COLUMNS, OrderRow};
 use super::param_list;
+use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 
 /// The locked-coupons page statement (`$1` locked_at, `$2` id, `$3`
 /// limit), public so a test can EXPLAIN exactly it. `status = 'locked'`
@@ -100,7 +101,7 @@ pub async fn orders_in_status_page(
 /// The orders with these numbers (primary-key lookups).
 pub async fn orders_by_no(
     conn: &mut AnyConnection,
-    nos: &[String],
+    nos: &[OrderNo],
 ) -> Result<Vec<OrderRow>, sqlx::Error> {
     if nos.is_empty() {
         return Ok(Vec::new());
@@ -119,7 +120,7 @@ pub async fn orders_by_no(
 /// The live coupons with these ids (primary-key lookups).
 pub async fn coupons_by_id(
     conn: &mut AnyConnection,
-    ids: &[String],
+    ids: &[CouponId],
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -139,7 +140,7 @@ pub async fn coupons_by_id(
 pub async fn template_ids(
     conn: &mut AnyConnection,
     limit: i64,
-) -> Result<Vec<String>, sqlx::Error> {
+) -> Result<Vec<TemplateId>, sqlx::Error> {
     sqlx::query_scalar("SELECT id FROM templates ORDER BY id LIMIT $1")
         .bind(limit)
         .fetch_all(conn)
@@ -176,10 +177,10 @@ pub async fn insert_run(conn: &mut AnyConnection, r: &NewRun<'_>) -> Result<i64,
 pub struct NewFinding<'a> {
     pub run_id: i64,
     pub kind: &'a str,
-    pub coupon_id: Option<&'a str>,
-    pub order_no: Option<&'a str>,
-    pub user_id: Option<&'a str>,
-    pub template_id: Option<&'a str>,
+    pub coupon_id: Option<&'a CouponId>,
+    pub order_no: Option<&'a OrderNo>,
+    pub user_id: Option<&'a UserId>,
+    pub template_id: Option<&'a TemplateId>,
     pub stock: Option<(i64, i64)>,
     /// The finding's catalog key and its arguments as JSON.
     pub message_key: &'a str,
@@ -244,10 +245,10 @@ pub struct FindingRow {
     pub id: i64,
     pub run_id: i64,
     pub kind: crate::domain::reconcile::AnomalyKind,
-    pub coupon_id: Option<String>,
-    pub order_no: Option<String>,
-    pub user_id: Option<String>,
-    pub template_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
+    pub order_no: Option<OrderNo>,
+    pub user_id: Option<UserId>,
+    pub template_id: Option<TemplateId>,
     pub stock_claimed: Option<i64>,
     pub stock_issued: Option<i64>,
     pub message_key: String,
@@ -346,7 +347,7 @@ pub async fn latest_run(conn: &mut AnyConnection) -> Result<Option<(i64, i64)>, 
 pub async fn template_mismatch(
     conn: &mut AnyConnection,
     run_id: i64,
-    template_id: &str,
+    template_id: &TemplateId,
 ) -> Result<Option<FindingRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {FINDING_COLUMNS} FROM reconcile_findings

@@ -4,6 +4,7 @@
 //! inserted as pending before its code is looked up and settled after;
 //! pending and failed attempts count against the limits.
 
+use crate::domain::ids::UserId;
 use sqlx::AnyConnection;
 
 /// `redeem_attempts.outcome`: a wrong guess (no such code, or redeemed
@@ -26,7 +27,7 @@ pub const OUTCOME_PENDING: i64 = 2;
 /// lock.
 pub async fn lock(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     address: &str,
 ) -> Result<(), sqlx::Error> {
     super::advisory_lock(&mut *conn, &format!("redeem:user:{user_id}")).await?;
@@ -71,7 +72,7 @@ pub async fn limit_reached_at(
 /// Records an attempt as pending and returns its id.
 pub async fn reserve(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     address: &str,
     now_ms: i64,
 ) -> Result<i64, sqlx::Error> {

@@ -5,19 +5,20 @@
 use sqlx::AnyConnection;
 
 use crate::domain::discount::DiscountKind;
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, ReminderSlotId, UserId};
 
 /// A coupon that reached an offset and is not yet reminded for it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OpenerRow {
-    pub id: String,
-    pub user_id: String,
+    pub id: CouponId,
+    pub user_id: UserId,
     pub ends_at: i64,
 }
 
 /// One of a user's candidates, with what the reminder needs of it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CandidateRow {
-    pub id: String,
+    pub id: CouponId,
     pub ends_at: i64,
     pub kind: DiscountKind,
     pub value_cents: Option<i64>,
@@ -43,7 +44,7 @@ pub async fn due_openers(
     lo_ms: i64,
     hi_ms: i64,
     after_ends_at: i64,
-    after_id: &str,
+    after_id: &CouponId,
     limit: i64,
 ) -> Result<Vec<OpenerRow>, sqlx::Error> {
     sqlx::query_as(
@@ -67,7 +68,7 @@ pub async fn due_openers(
 pub async fn marked(
     conn: &mut AnyConnection,
     offset_seconds: i64,
-    ids: &[String],
+    ids: &[CouponId],
 ) -> Result<std::collections::HashSet<String>, sqlx::Error> {
     let mut out = std::collections::HashSet::new();
     for chunk in ids.chunks(500) {
@@ -92,7 +93,7 @@ pub async fn marked(
 /// ends_at, id)`; marks filtered by [`marked`].
 pub async fn user_candidates(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     offset_seconds: i64,
     lo_ms: i64,
     hi_ms: i64,
@@ -111,9 +112,12 @@ pub async fn user_candidates(
     .bind(USER_CANDIDATES)
     .fetch_all(&mut *conn)
     .await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let ids: Vec<CouponId> = rows.iter().map(|r| r.id.clone()).collect();
     let done = marked(conn, offset_seconds, &ids).await?;
-    Ok(rows.into_iter().filter(|r| !done.contains(&r.id)).collect())
+    Ok(rows
+        .into_iter()
+        .filter(|r| !done.contains(r.id.as_str()))
+        .collect())
 }
 
 /// Marks coupons as reminded at an offset. A coupon already marked (another
@@ -121,9 +125,9 @@ pub async fn user_candidates(
 /// a unique violation, which rolls the caller's transaction back.
 pub async fn insert_marks(
     conn: &mut AnyConnection,
-    coupon_ids: &[String],
+    coupon_ids: &[CouponId],
     offset_seconds: i64,
-    slot_id: &str,
+    slot_id: &ReminderSlotId,
 ) -> Result<(), sqlx::Error> {
     for chunk in coupon_ids.chunks(300) {
         let mut sql =
@@ -146,8 +150,8 @@ pub async fn insert_marks(
 /// A reminder sent.
 #[derive(Debug, Clone)]
 pub struct NewSlot<'a> {
-    pub id: &'a str,
-    pub user_id: &'a str,
+    pub id: &'a ReminderSlotId,
+    pub user_id: &'a UserId,
     pub offset_seconds: i64,
     pub opened_at: i64,
     pub send_at: i64,
@@ -179,7 +183,7 @@ pub async fn insert_slot(conn: &mut AnyConnection, s: &NewSlot<'_>) -> Result<()
 /// This user's reminders on `channel` sent since `since_ms` (rate limits).
 pub async fn sent_since(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     channel: &str,
     since_ms: i64,
 ) -> Result<i64, sqlx::Error> {
@@ -199,7 +203,7 @@ pub async fn sent_since(
 /// `orders (user_id, ...)` and the primary key of `user_activity`.
 pub async fn last_activity(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
 ) -> Result<Option<i64>, sqlx::Error> {
     let claim: Option<i64> = sqlx::query_scalar(
         "SELECT MAX(created_at) FROM coupons WHERE user_id = $1 AND source = 'claim'",
@@ -219,7 +223,7 @@ pub async fn last_activity(
 /// When a valid self-check link last opened this user's page, in ms.
 pub async fn last_self_check(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
 ) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar("SELECT last_self_check_at FROM user_activity WHERE user_id = $1")
         .bind(user_id)
@@ -232,7 +236,7 @@ pub async fn last_self_check(
 /// wrote.
 pub async fn record_self_check(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     now_ms: i64,
     min_gap_ms: i64,
 ) -> Result<bool, sqlx::Error> {
@@ -254,7 +258,7 @@ pub async fn record_self_check(
 /// read.
 #[derive(Debug, Clone)]
 pub struct NewUserMessage<'a> {
-    pub user_id: &'a str,
+    pub user_id: &'a UserId,
     pub kind: &'a str,
     pub subject_id: Option<&'a str>,
     pub message_key: &'a str,
@@ -298,7 +302,7 @@ pub struct UserMessageRow {
 /// `user_messages (user_id, id)`, read backwards.
 pub async fn user_messages(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     limit: i64,
 ) -> Result<Vec<UserMessageRow>, sqlx::Error> {
     sqlx::query_as(
@@ -315,7 +319,7 @@ pub async fn user_messages(
 /// keep their time. The number marked.
 pub async fn mark_user_messages_read(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     now_ms: i64,
 ) -> Result<u64, sqlx::Error> {
     let done =
@@ -330,7 +334,7 @@ pub async fn mark_user_messages_read(
 /// Marks a presale reminder of an order as sent; false when it already was.
 pub async fn mark_order(
     conn: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
     kind: &str,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
@@ -367,10 +371,10 @@ pub async fn open_campaigns(
 /// yet told that it opened.
 pub async fn orders_to_tell_open(
     conn: &mut AnyConnection,
-    campaign_id: &str,
+    campaign_id: &CampaignId,
     starts_ms: i64,
     limit: i64,
-) -> Result<Vec<String>, sqlx::Error> {
+) -> Result<Vec<OrderNo>, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT o.order_no FROM orders o
          WHERE o.campaign_id = $1 AND o.status = 'deposit_paid' AND o.deposit_paid_at < $2
@@ -388,10 +392,10 @@ pub async fn orders_to_tell_open(
 /// A strict-policy order whose locked coupon ends before its window opens.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct StrictRiskRow {
-    pub order_no: String,
-    pub user_id: String,
+    pub order_no: OrderNo,
+    pub user_id: UserId,
     pub deposit_paid_at: Option<i64>,
-    pub coupon_id: String,
+    pub coupon_id: CouponId,
     pub ends_at: i64,
     pub final_payment_starts_at: i64,
 }
@@ -469,8 +473,8 @@ pub async fn slot_counts_since(
 /// One reminder as the console lists it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SlotRow {
-    pub id: String,
-    pub user_id: String,
+    pub id: ReminderSlotId,
+    pub user_id: UserId,
     pub offset_seconds: i64,
     pub send_at: i64,
     pub sent_at: i64,

@@ -13,14 +13,15 @@ use super::dynamic::{self, Sql};
 use super::events::{self, NewEvent};
 use super::orders::OrderRow;
 use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 
 /// The id of the coupon with this code (codes are stored upper case), live
 /// table first, then the archive.
 pub async fn coupon_id_by_code(
     conn: &mut AnyConnection,
     code: &str,
-) -> Result<Option<String>, sqlx::Error> {
-    let live: Option<String> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
+) -> Result<Option<CouponId>, sqlx::Error> {
+    let live: Option<CouponId> = sqlx::query_scalar("SELECT id FROM coupons WHERE code = $1")
         .bind(code)
         .fetch_optional(&mut *conn)
         .await?;
@@ -202,7 +203,7 @@ pub async fn users_by_part(
 }
 
 /// Whether a coupon with this id exists, live or archived.
-pub async fn coupon_exists(conn: &mut AnyConnection, id: &str) -> Result<bool, sqlx::Error> {
+pub async fn coupon_exists(conn: &mut AnyConnection, id: &CouponId) -> Result<bool, sqlx::Error> {
     for sql in [
         "SELECT id FROM coupons WHERE id = $1",
         "SELECT id FROM coupons_archive WHERE id = $1",
@@ -219,7 +220,10 @@ pub async fn coupon_exists(conn: &mut AnyConnection, id: &str) -> Result<bool, s
 }
 
 /// Whether an order with this number exists.
-pub async fn order_exists(conn: &mut AnyConnection, order_no: &str) -> Result<bool, sqlx::Error> {
+pub async fn order_exists(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+) -> Result<bool, sqlx::Error> {
     let hit: Option<String> = sqlx::query_scalar("SELECT order_no FROM orders WHERE order_no = $1")
         .bind(order_no)
         .fetch_optional(conn)
@@ -229,7 +233,7 @@ pub async fn order_exists(conn: &mut AnyConnection, order_no: &str) -> Result<bo
 
 /// Whether the shop's user is known here: they hold a coupon (live or
 /// archived) or placed an order. Three indexed probes, each `LIMIT 1`.
-pub async fn user_exists(conn: &mut AnyConnection, user_id: &str) -> Result<bool, sqlx::Error> {
+pub async fn user_exists(conn: &mut AnyConnection, user_id: &UserId) -> Result<bool, sqlx::Error> {
     for sql in [
         "SELECT user_id FROM coupons WHERE user_id = $1 LIMIT 1",
         "SELECT user_id FROM orders WHERE user_id = $1 LIMIT 1",
@@ -252,8 +256,8 @@ pub async fn user_exists(conn: &mut AnyConnection, user_id: &str) -> Result<bool
 #[derive(Debug, Clone)]
 pub struct CouponPageQuery<'a> {
     pub status: CouponStatus,
-    pub template_id: Option<&'a str>,
-    pub user_id: Option<&'a str>,
+    pub template_id: Option<&'a TemplateId>,
+    pub user_id: Option<&'a UserId>,
     /// `ends_at > this`.
     pub ends_after: Option<i64>,
     /// `ends_at < this`.
@@ -310,7 +314,7 @@ pub async fn explain_coupon_page(
 /// A user's orders, newest first (`(user_id, created_at)` index).
 pub async fn orders_for_user(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     limit: i64,
 ) -> Result<Vec<OrderRow>, sqlx::Error> {
     sqlx::query_as(
@@ -328,7 +332,7 @@ pub async fn orders_for_user(
 /// A user's coupons stored `locked`, at most `limit`.
 pub async fn locked_for_user(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
@@ -344,7 +348,7 @@ pub async fn locked_for_user(
 /// most one), by `coupons_order_no_idx`.
 pub async fn bound_to_order(
     conn: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 AND status IN ('locked', 'used') ORDER BY id LIMIT 20"
@@ -359,7 +363,7 @@ pub async fn bound_to_order(
 /// counter cannot make this read unbounded.
 pub async fn coupons_of_template(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     cap: i64,
 ) -> Result<i64, sqlx::Error> {
     let mut total = 0;
@@ -379,11 +383,11 @@ pub async fn coupons_of_template(
 /// How a staff release changes the order that held the coupon.
 #[derive(Debug, Clone)]
 pub struct OrderLockRelease<'a> {
-    pub order_no: &'a str,
+    pub order_no: &'a OrderNo,
     /// The status the order must still be in (part of the WHERE clause).
     pub status: &'a str,
     /// The coupon the order must still name (part of the WHERE clause).
-    pub coupon_id: &'a str,
+    pub coupon_id: &'a CouponId,
     /// True: the order lets go of the coupon, its discount and its checkout
     /// lock entirely (a forced release on a live order, which then proceeds
     /// without them, like an order placed without a coupon).
@@ -451,7 +455,7 @@ mod tests {
     fn page_sql_numbers_its_parameters_in_order() {
         let q = CouponPageQuery {
             status: CouponStatus::Available,
-            template_id: Some("t"),
+            template_id: Some(&TemplateId::from("t")),
             user_id: None,
             ends_after: Some(5),
             ends_before: None,

@@ -4,11 +4,12 @@ use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
 use crate::domain::discount::DiscountKind;
+use crate::domain::ids::{TemplateId, UserId};
 use crate::domain::template::{ClaimStanding, TemplateStatus};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct TemplateRow {
-    pub id: String,
+    pub id: TemplateId,
     pub name: String,
     pub kind: DiscountKind,
     pub value_cents: Option<i64>,
@@ -79,7 +80,10 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<TemplateRow>, sqlx::Error> {
+pub async fn get(
+    conn: &mut AnyConnection,
+    id: &TemplateId,
+) -> Result<Option<TemplateRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM templates WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
@@ -90,7 +94,7 @@ pub async fn get(conn: &mut AnyConnection, id: &str) -> Result<Option<TemplateRo
 /// a claim reads before taking stock.
 pub async fn get_for_claim(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &TemplateId,
 ) -> Result<Option<(TemplateRow, i64, String)>, sqlx::Error> {
     #[derive(sqlx::FromRow)]
     struct WithShards {
@@ -134,7 +138,7 @@ fn terms_fingerprint(conn: &AnyConnection) -> &'static str {
 }
 
 /// Coupons claimed from a template so far: the sum over its shards.
-pub async fn claimed(conn: &mut AnyConnection, id: &str) -> Result<i64, sqlx::Error> {
+pub async fn claimed(conn: &mut AnyConnection, id: &TemplateId) -> Result<i64, sqlx::Error> {
     let n: i64 = sqlx::query_scalar(
         "SELECT CAST(COALESCE(SUM(claimed), 0) AS BIGINT) FROM template_stock_shards WHERE template_id = $1",
     )
@@ -145,7 +149,7 @@ pub async fn claimed(conn: &mut AnyConnection, id: &str) -> Result<i64, sqlx::Er
 }
 
 /// Number of stock shards of a template.
-pub async fn shard_count(conn: &mut AnyConnection, id: &str) -> Result<i64, sqlx::Error> {
+pub async fn shard_count(conn: &mut AnyConnection, id: &TemplateId) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT CAST(COUNT(*) AS BIGINT) FROM template_stock_shards WHERE template_id = $1",
     )
@@ -160,8 +164,8 @@ pub async fn shard_count(conn: &mut AnyConnection, id: &str) -> Result<i64, sqlx
 /// insert.
 pub async fn take_user_quota(
     conn: &mut AnyConnection,
-    template_id: &str,
-    user_id: &str,
+    template_id: &TemplateId,
+    user_id: &UserId,
     limit: i64,
 ) -> Result<bool, sqlx::Error> {
     let r = sqlx::query(
@@ -182,8 +186,8 @@ pub async fn take_user_quota(
 /// taken goes on with its next line).
 pub async fn give_back_user_quota(
     conn: &mut AnyConnection,
-    template_id: &str,
-    user_id: &str,
+    template_id: &TemplateId,
+    user_id: &UserId,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE template_user_claims SET claimed = claimed - 1
@@ -200,7 +204,7 @@ pub async fn give_back_user_quota(
 /// fails when the shard is full. Returns whether it took one.
 pub async fn take_from_shard(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     shard: i64,
 ) -> Result<Option<String>, sqlx::Error> {
     let terms = terms_fingerprint(conn);
@@ -225,7 +229,7 @@ pub async fn take_from_shard(
 /// (one writer, nothing is ever held by another) it is `None` at once.
 pub async fn take_from_free_shard(
     conn: &mut AnyConnection,
-    template_id: &str,
+    template_id: &TemplateId,
     start: i64,
 ) -> Result<Option<String>, sqlx::Error> {
     if super::backend_of(conn) != super::Backend::Postgres {
@@ -252,7 +256,7 @@ pub async fn take_from_free_shard(
 /// already was in `to` (or the template is gone).
 pub async fn set_claiming(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &TemplateId,
     from: TemplateStatus,
     to: TemplateStatus,
     now_ms: i64,
@@ -355,7 +359,7 @@ pub async fn explain_page(
 /// ones from one range of the `(template_id, status, ends_at, id)` index.
 pub async fn status_counts(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &TemplateId,
     now_ms: i64,
 ) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
     let all = super::counters::all_days(&mut *conn, super::counters::Subject::Template, id).await?;
@@ -384,7 +388,7 @@ fn status_rows(all: &crate::domain::report::Counts, overdue: i64) -> Vec<(String
 /// change is not overwritten). `Ok(false)`: it changed meanwhile.
 pub async fn update_safe_fields(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &TemplateId,
     expected_stock: Option<i64>,
     name: &str,
     total_stock: Option<i64>,
@@ -407,7 +411,11 @@ pub async fn update_safe_fields(
 /// Raises the capacity of a template's limited shards by `delta` in all,
 /// spread evenly (the first shards take the remainder), so new stock is
 /// claimed as concurrently as the old. Bounded by the shard count (16).
-pub async fn grow_stock(conn: &mut AnyConnection, id: &str, delta: i64) -> Result<(), sqlx::Error> {
+pub async fn grow_stock(
+    conn: &mut AnyConnection,
+    id: &TemplateId,
+    delta: i64,
+) -> Result<(), sqlx::Error> {
     let shards: Vec<i64> = sqlx::query_scalar(
         "SELECT shard FROM template_stock_shards WHERE template_id = $1 AND capacity IS NOT NULL ORDER BY shard",
     )
@@ -438,7 +446,7 @@ pub async fn grow_stock(conn: &mut AnyConnection, id: &str, delta: i64) -> Resul
 /// Returns `(claimed per id, (id, stored status, count, past end) rows)`.
 pub async fn page_figures(
     conn: &mut AnyConnection,
-    ids: &[&str],
+    ids: &[&TemplateId],
     now_ms: i64,
 ) -> Result<(Vec<(String, i64)>, Vec<(String, String, i64, i64)>), sqlx::Error> {
     if ids.is_empty() {
@@ -524,7 +532,7 @@ pub async fn update_terms_unclaimed(
 /// from (fewer than `shards` rows deleted): the caller rolls back.
 pub async fn replace_unclaimed_shards(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &TemplateId,
     shards: i64,
     capacities: &[Option<i64>],
 ) -> Result<bool, sqlx::Error> {

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use super::events::EventRow;
 use crate::domain::coupon::{CouponSource, CouponStatus};
 use crate::domain::discount::DiscountKind;
+use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::time::{from_ms, rfc3339};
 
 /// Stored milliseconds as the API writes a time (RFC 3339, UTC).
@@ -37,11 +38,13 @@ pub struct EventView {
     pub to: String,
     pub action: String,
     pub actor: String,
-    pub order_no: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub order_no: Option<OrderNo>,
     pub reason: Option<String>,
     /// `coupon` or `order`: whose status changed.
     pub subject: String,
-    pub coupon_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub coupon_id: Option<CouponId>,
     pub request_id: Option<String>,
     /// The coupon's code, for pages (filled by the service where it names
     /// coupons to people; not part of the API).
@@ -71,10 +74,13 @@ impl From<EventRow> for EventView {
 /// A coupon, with its *effective* status at read time.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CouponView {
-    pub id: String,
+    #[schema(value_type = String)]
+    pub id: CouponId,
     pub code: String,
-    pub user_id: String,
-    pub template_id: Option<String>,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
+    #[schema(value_type = Option<String>)]
+    pub template_id: Option<TemplateId>,
     /// `fixed` or `percent`.
     #[schema(value_type = String)]
     pub kind: DiscountKind,
@@ -88,7 +94,8 @@ pub struct CouponView {
     pub status: CouponStatus,
     pub starts_at: String,
     pub ends_at: String,
-    pub order_no: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub order_no: Option<OrderNo>,
     pub locked_at: Option<String>,
     pub used_at: Option<String>,
     pub created_at: String,

@@ -7,13 +7,14 @@ use std::collections::HashSet;
 use sqlx::AnyConnection;
 
 use crate::domain::discount::DiscountKind;
+use crate::domain::ids::{CouponId, TemplateId, UserId, WakeupRuleId};
 
 /// Records the shop's report of an activity: the row of `(user, kind)`
 /// keeps the latest instant (an older report changes nothing). One row per
 /// user and kind, so the table holds at most three rows a user.
 pub async fn record_activity(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     kind: &str,
     at_ms: i64,
 ) -> Result<(), sqlx::Error> {
@@ -34,7 +35,7 @@ pub async fn record_activity(
 /// rows of the primary key.
 pub async fn last_activity(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
 ) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar("SELECT MAX(last_at) FROM user_activity_kinds WHERE user_id = $1")
         .bind(user_id)
@@ -44,13 +45,13 @@ pub async fn last_activity(
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct RuleRow {
-    pub id: String,
+    pub id: WakeupRuleId,
     pub name: String,
     pub lead_seconds: i64,
     pub active_within_seconds: i64,
     /// JSON array of template ids; empty: every template.
     pub template_ids: String,
-    pub bonus_template_id: Option<String>,
+    pub bonus_template_id: Option<TemplateId>,
     pub control_percent: i64,
     /// `active` or `paused`.
     pub status: String,
@@ -89,7 +90,10 @@ pub async fn insert_rule(conn: &mut AnyConnection, r: &RuleRow) -> Result<(), sq
     Ok(())
 }
 
-pub async fn get_rule(conn: &mut AnyConnection, id: &str) -> Result<Option<RuleRow>, sqlx::Error> {
+pub async fn get_rule(
+    conn: &mut AnyConnection,
+    id: &WakeupRuleId,
+) -> Result<Option<RuleRow>, sqlx::Error> {
     sqlx::query_as(&format!(
         "SELECT {RULE_COLUMNS} FROM wakeup_rules WHERE id = $1"
     ))
@@ -121,7 +125,7 @@ pub async fn list_rules(
 /// already had that status.
 pub async fn set_rule_status(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &WakeupRuleId,
     from: &str,
     to: &str,
 ) -> Result<bool, sqlx::Error> {
@@ -138,7 +142,7 @@ pub async fn set_rule_status(
 /// instances may finish passes in any order).
 pub async fn advance_scan(
     conn: &mut AnyConnection,
-    id: &str,
+    id: &WakeupRuleId,
     through_ms: i64,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
@@ -155,8 +159,8 @@ pub async fn advance_scan(
 /// An `available` coupon inside a rule's reach.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DueRow {
-    pub id: String,
-    pub user_id: String,
+    pub id: CouponId,
+    pub user_id: UserId,
     pub ends_at: i64,
     pub kind: DiscountKind,
     pub value_cents: Option<i64>,
@@ -221,7 +225,7 @@ pub const USER_COUPONS: i64 = 200;
 /// earliest end first. Served by `coupons (user_id, status, ...)`.
 pub async fn user_due(
     conn: &mut AnyConnection,
-    user_id: &str,
+    user_id: &UserId,
     lo_ms: i64,
     hi_ms: i64,
     lead_ms: i64,
@@ -245,15 +249,18 @@ pub async fn user_due(
         q = q.bind(t);
     }
     let rows = q.fetch_all(&mut *conn).await?;
-    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let ids: Vec<CouponId> = rows.iter().map(|r| r.id.clone()).collect();
     let done = marked(conn, &ids).await?;
-    Ok(rows.into_iter().filter(|r| !done.contains(&r.id)).collect())
+    Ok(rows
+        .into_iter()
+        .filter(|r| !done.contains(r.id.as_str()))
+        .collect())
 }
 
 /// Which of `ids` a wake-up rule already decided about.
 pub async fn marked(
     conn: &mut AnyConnection,
-    ids: &[String],
+    ids: &[CouponId],
 ) -> Result<HashSet<String>, sqlx::Error> {
     let mut out = HashSet::new();
     for chunk in ids.chunks(500) {
@@ -274,11 +281,11 @@ pub async fn marked(
 /// One decision about one user's expiring coupons.
 #[derive(Debug, Clone)]
 pub struct NewMarks<'a> {
-    pub rule_id: &'a str,
-    pub user_id: &'a str,
+    pub rule_id: &'a WakeupRuleId,
+    pub user_id: &'a UserId,
     pub outcome: &'a str,
     pub channel: Option<&'a str>,
-    pub bonus_coupon_id: Option<&'a str>,
+    pub bonus_coupon_id: Option<&'a CouponId>,
     pub created_at: i64,
 }
 
@@ -326,7 +333,7 @@ pub async fn insert_marks(
 /// their end) no longer count.
 pub async fn rule_figures(
     conn: &mut AnyConnection,
-    rule_id: &str,
+    rule_id: &WakeupRuleId,
 ) -> Result<Vec<(String, i64, i64, i64, i64)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT m.outcome, CAST(COUNT(*) AS BIGINT),

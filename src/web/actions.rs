@@ -40,9 +40,11 @@ use super::layout::{
 };
 use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::CouponStatus;
+use crate::domain::ids::{CouponId, OrderNo, UserId};
 use crate::domain::permissions::{self, Permission};
 use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;
+use crate::service::orders::parse_reason;
 use crate::service::support::CompensationInput;
 use crate::service::{Executed, Refusal, ServiceError};
 
@@ -277,14 +279,14 @@ struct ActionForm {
 async fn release_page(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CouponId>,
     Query(q): Query<BackQuery>,
 ) -> Response {
     render_release(&s, &staff, &id, FormState::fresh(q.back.as_deref())).await
 }
 
 /// The release page, with the form as typed when it was refused.
-async fn render_release(s: &AppState, staff: &Staff, id: &str, f: FormState) -> Response {
+async fn render_release(s: &AppState, staff: &Staff, id: &CouponId, f: FormState) -> Response {
     let l = staff.lang;
     let c = match s.service.get_coupon(id).await {
         Ok(c) => c,
@@ -370,7 +372,7 @@ async fn render_release(s: &AppState, staff: &Staff, id: &str, f: FormState) -> 
 async fn release(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CouponId>,
     body: Bytes,
 ) -> Response {
     let form: ActionForm = match staff.posted(&body) {
@@ -435,14 +437,14 @@ async fn release(
 async fn invalidate_page(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CouponId>,
     Query(q): Query<BackQuery>,
 ) -> Response {
     render_invalidate(&s, &staff, &id, FormState::fresh(q.back.as_deref())).await
 }
 
 /// The invalidate page, with the form as typed when it was refused.
-async fn render_invalidate(s: &AppState, staff: &Staff, id: &str, f: FormState) -> Response {
+async fn render_invalidate(s: &AppState, staff: &Staff, id: &CouponId, f: FormState) -> Response {
     let l = staff.lang;
     let c = match s.service.get_coupon(id).await {
         Ok(c) => c,
@@ -491,7 +493,7 @@ async fn render_invalidate(s: &AppState, staff: &Staff, id: &str, f: FormState) 
 async fn invalidate(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CouponId>,
     body: Bytes,
 ) -> Response {
     let form: ActionForm = match staff.posted(&body) {
@@ -814,13 +816,19 @@ async fn compensate(
     }
     let order_no = Some(f.order_no.trim().to_string()).filter(|o| !o.is_empty());
     let path = format!("/console/users/{}/compensation", enc(&user_id));
+    // The service checked the user id (trimmed) before anything else and
+    // refused a malformed one as invalid.
+    let user = match UserId::parse(user_id.trim()) {
+        Ok(u) => u,
+        Err(e) => return WebError::from_service(l, e.into()).into_response(),
+    };
     let result = s
         .service
         .issue_compensation(
             &staff.ctx(),
             &staff.authority(),
             idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
-            user_id.clone(),
+            user,
             CompensationInput {
                 value_cents: Some(value_cents),
                 valid_seconds: Some(valid_days * 24 * 3600),
@@ -880,11 +888,15 @@ async fn cancel_page(
     Path(order_no): Path<String>,
     Query(q): Query<BackQuery>,
 ) -> Response {
+    let order_no = match super::ids::order_no_of(&order_no) {
+        Ok(no) => no,
+        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
+    };
     render_cancel(&s, &staff, &order_no, FormState::fresh(q.back.as_deref())).await
 }
 
 /// The cancel page, with the form as typed when it was refused.
-async fn render_cancel(s: &AppState, staff: &Staff, order_no: &str, f: FormState) -> Response {
+async fn render_cancel(s: &AppState, staff: &Staff, order_no: &OrderNo, f: FormState) -> Response {
     let l = staff.lang;
     let o = match s.service.get_order(order_no).await {
         Ok(o) => o,
@@ -938,6 +950,26 @@ async fn cancel(
     };
     let l = staff.lang;
     let mut f = FormState::posted(&form);
+    let order_no = match super::ids::order_no_of(&order_no) {
+        Ok(no) => no,
+        Err(e) => {
+            // What the service answered for a number no order can have: a
+            // missing reason (the form came back, then its order was not
+            // found), support's cancel of an order whose checkout did not
+            // lapse, else no such order.
+            let e = if parse_reason(form.reason.clone()).is_ok()
+                && !permissions::may_cancel_order(staff.session.role, false)
+            {
+                ServiceError::Forbidden(
+                    "cancelling an order needs the operator role, unless its checkout lock lapsed"
+                        .into(),
+                )
+            } else {
+                e
+            };
+            return WebError::from_service(l, e).into_response();
+        }
+    };
     let path = format!("/console/orders/{}/cancel", enc(&order_no));
     let result = s
         .service
@@ -970,7 +1002,7 @@ async fn cancel(
 
 #[derive(Deserialize)]
 struct RepairQuery {
-    coupon_id: Option<String>,
+    coupon_id: Option<CouponId>,
     back: Option<String>,
 }
 
@@ -1023,6 +1055,10 @@ async fn link_repair_page(
     Query(q): Query<RepairQuery>,
     kind: LinkRepair,
 ) -> Response {
+    let order_no = match super::ids::order_no_of(&order_no) {
+        Ok(no) => no,
+        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
+    };
     let f = FormState::fresh(q.back.as_deref());
     render_link_repair(&s, &staff, &order_no, q.coupon_id, kind, f).await
 }
@@ -1032,8 +1068,8 @@ async fn link_repair_page(
 async fn render_link_repair(
     s: &AppState,
     staff: &Staff,
-    order_no: &str,
-    coupon_id: Option<String>,
+    order_no: &OrderNo,
+    coupon_id: Option<CouponId>,
     kind: LinkRepair,
     f: FormState,
 ) -> Response {
@@ -1052,7 +1088,7 @@ async fn render_link_repair(
     };
     let (title, heading, what, note, button) = match kind {
         LinkRepair::Link => {
-            let what = if o.coupon_id.as_deref() == Some(c.id.as_str()) {
+            let what = if o.coupon_id.as_ref() == Some(&c.id) {
                 crate::tr!(
                     l,
                     "lock-coupon-to-order-again-the",
@@ -1166,9 +1202,16 @@ async fn link_repair(
         back: safe_back(form.back.as_deref()),
         ..FormState::default()
     };
-    let coupon_id = form.coupon_id.unwrap_or_default();
+    let coupon_id = CouponId::from_wire(form.coupon_id.unwrap_or_default());
     let code = match s.service.get_coupon(&coupon_id).await {
         Ok(c) => c.code,
+        Err(e) => return WebError::from_service(l, e).into_response(),
+    };
+    // The service answered "no such order" for a number no order can
+    // have, also after refusing a missing reason (the form came back, then
+    // its order was not found).
+    let order_no = match super::ids::order_no_of(&order_no) {
+        Ok(no) => no,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let path = format!(

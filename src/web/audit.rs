@@ -23,6 +23,7 @@ use super::layout::{
 };
 use crate::domain::event::EventAction;
 use crate::domain::filters::AuditQuery;
+use crate::domain::ids::{JobId, TemplateId};
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::audit::{AuditEventView, AuditLog, MAX_EXPORT_ROWS, StaffAuditView};
@@ -406,7 +407,7 @@ fn staff_action_text(l: Lang, action: &str) -> String {
 fn request_cell(l: Lang, request_id: Option<String>) -> AnyView {
     match request_id.filter(|r| !r.is_empty()) {
         Some(id) if crate::domain::ids::is_job_id(&id) => {
-            let href = super::bulk::job_path(&id);
+            let href = super::bulk::job_path(&JobId::from_wire(id));
             view! { <a href=href data-testid="audit-job">{l.t("bulk-job")}</a> }.into_any()
         }
         Some(id) => view! { <span class="mono">{id}</span> }.into_any(),
@@ -441,13 +442,13 @@ fn event_target(l: Lang, e: &AuditEventView) -> Option<(String, String)> {
     match EventTarget::of(
         l,
         &e.subject,
-        e.coupon_id.as_deref(),
+        e.coupon_id.as_ref(),
         e.coupon_code.as_deref(),
-        e.order_no.as_deref(),
+        e.order_no.as_ref(),
     )? {
         EventTarget::Coupon { href, code } => Some((href, crate::tr!(l, "coupon-5", id = code))),
         EventTarget::Order { href, order_no } => {
-            Some((href, crate::tr!(l, "order-4", no = order_no)))
+            Some((href, crate::tr!(l, "order-4", no = &order_no)))
         }
     }
 }
@@ -667,7 +668,7 @@ fn staff_target(l: Lang, e: &StaffAuditView) -> String {
 /// A code batch's creation as the staff log keeps it.
 #[derive(Deserialize)]
 struct BatchDetail {
-    template_id: String,
+    template_id: TemplateId,
     count: i64,
     #[serde(default)]
     prefix: String,
@@ -680,8 +681,8 @@ struct WakeupDetail {
     lead_seconds: i64,
     active_within_seconds: i64,
     #[serde(default)]
-    template_ids: Vec<String>,
-    bonus_template_id: Option<String>,
+    template_ids: Vec<TemplateId>,
+    bonus_template_id: Option<TemplateId>,
     control_percent: i64,
 }
 

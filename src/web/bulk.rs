@@ -32,6 +32,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
 use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES, parse_lines};
+use crate::domain::ids::{JobId, TemplateId};
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::ServiceError;
@@ -60,11 +61,11 @@ pub fn routes() -> Router<AppState> {
         .route("/console/jobs/{id}/results.csv", get(results))
 }
 
-fn template_path(id: &str) -> String {
+fn template_path(id: &TemplateId) -> String {
     format!("/console/templates/{}", enc(id))
 }
 
-pub(super) fn job_path(id: &str) -> String {
+pub(super) fn job_path(id: &JobId) -> String {
     format!("/console/jobs/{}", enc(id))
 }
 
@@ -143,7 +144,11 @@ struct IssueForm {
     notify: Option<String>,
 }
 
-async fn issue_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn issue_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<TemplateId>,
+) -> Response {
     if !staff.may(Permission::ManageTemplates) {
         return forbidden(staff.lang);
     }
@@ -160,7 +165,7 @@ async fn issue_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Stri
 async fn render_issue(
     s: &AppState,
     staff: &Staff,
-    id: &str,
+    id: &TemplateId,
     form: IssueForm,
     errors: FieldErrors,
 ) -> Response {
@@ -352,7 +357,7 @@ fn uploads_busy(l: Lang) -> Response {
 async fn issue(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -439,7 +444,11 @@ fn void_list(file: Option<&[u8]>, carried: &str) -> Result<Option<String>, &'sta
     Ok(Some(ids.join("\n")))
 }
 
-async fn void_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn void_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<TemplateId>,
+) -> Response {
     if !staff.may(Permission::ManageTemplates) {
         return forbidden(staff.lang);
     }
@@ -459,7 +468,7 @@ async fn void_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Strin
 async fn render_void(
     s: &AppState,
     staff: &Staff,
-    id: &str,
+    id: &TemplateId,
     form: VoidForm,
     errors: FieldErrors,
     confirming: bool,
@@ -556,7 +565,7 @@ async fn render_void(
 async fn void(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -621,7 +630,7 @@ async fn void(
     }
 }
 
-async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>) -> Response {
     let l = staff.lang;
     let job = match s.service.get_job(&id).await {
         Ok(j) => j,
@@ -668,8 +677,8 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String
     let ids = ids_details(
         l,
         vec![
-            ("bulk-id-job", job.id.clone()),
-            ("id-template", template.id.clone()),
+            ("bulk-id-job", job.id.to_string()),
+            ("id-template", template.id.to_string()),
         ],
     );
     let reason = job.reason.clone().map(|r| {
@@ -713,7 +722,7 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String
     )
 }
 
-async fn results(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn results(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>) -> Response {
     let job: JobView = match s.service.get_job(&id).await {
         Ok(j) => j,
         Err(e) => return WebError::from_service(staff.lang, e).into_response(),

@@ -35,6 +35,7 @@ use super::layout::{
 };
 use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::final_payment::CouponOutcome;
+use crate::domain::ids::CampaignId;
 use crate::domain::order::OrderStatus;
 use crate::domain::permissions::Permission;
 use crate::domain::time::parse_rfc3339;
@@ -76,7 +77,7 @@ fn operator_only(staff: &Staff) -> Option<Response> {
         .then(|| WebError::forbidden(staff.lang.t("campaign-needs-operator")).into_response())
 }
 
-fn detail_href(id: &str) -> String {
+fn detail_href(id: &CampaignId) -> String {
     format!("/console/campaigns/{}", enc(id))
 }
 
@@ -425,7 +426,7 @@ fn list_table(l: Lang, now: DateTime<Utc>, items: Vec<CampaignListItem>) -> impl
     }
 }
 
-async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<CampaignId>) -> Response {
     let l = staff.lang;
     let d = match s.service.campaign_detail(&id).await {
         Ok(d) => d,
@@ -512,7 +513,7 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
             {changes}
         </section>
         {history}
-        {ids_details(l, vec![("id-campaign", c.id.clone())])}
+        {ids_details(l, vec![("id-campaign", c.id.to_string())])}
     }
 }
 
@@ -806,7 +807,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
                         .ok()
                         .and_then(|v| {
                             Some((
-                                v.get("id")?.as_str()?.to_string(),
+                                CampaignId::from_wire(v.get("id")?.as_str()?),
                                 v.get("name")?.as_str()?.to_string(),
                             ))
                         })
@@ -962,7 +963,7 @@ fn preview_response(
 async fn preview_page(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     Query(q): Query<PolicyQuery>,
 ) -> Response {
     if let Some(r) = operator_only(&staff) {
@@ -1014,7 +1015,7 @@ fn change_refusal(
 async fn change_policy(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     body: Bytes,
 ) -> Response {
     if let Some(r) = operator_only(&staff) {
@@ -1118,7 +1119,11 @@ fn mode_response(
     r
 }
 
-async fn mode_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn mode_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<CampaignId>,
+) -> Response {
     if let Some(r) = operator_only(&staff) {
         return r;
     }
@@ -1137,7 +1142,7 @@ async fn mode_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Strin
 async fn change_mode(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     body: Bytes,
 ) -> Response {
     if let Some(r) = operator_only(&staff) {

@@ -29,6 +29,7 @@ use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
 use crate::domain::FieldError;
+use crate::domain::ids::{CodeBatchId, TemplateId};
 use crate::domain::permissions::Permission;
 use crate::domain::redeem_code::{
     BatchSpec, BatchStatus, MAX_LENGTH, MAX_PREFIX_CHARS, MIN_LENGTH,
@@ -51,11 +52,11 @@ pub fn routes() -> Router<AppState> {
         .route("/console/code-batches/{id}/void", post(void))
 }
 
-fn batch_path(id: &str) -> String {
+fn batch_path(id: &CodeBatchId) -> String {
     format!("/console/code-batches/{}", enc(id))
 }
 
-fn template_path(id: &str) -> String {
+fn template_path(id: &TemplateId) -> String {
     format!("/console/templates/{}", enc(id))
 }
 
@@ -264,7 +265,7 @@ fn field_words(l: Lang, field: &str, length: Option<i64>) -> String {
 pub async fn generate(
     s: &AppState,
     staff: &Staff,
-    id: &str,
+    id: &TemplateId,
     body: &Bytes,
 ) -> Result<Response, CodeForm> {
     let mut form: CodeForm = match staff.posted(body) {
@@ -306,7 +307,7 @@ pub async fn generate(
             &staff.ctx(),
             &staff.authority(),
             idem.as_ref(),
-            id.to_string(),
+            id.clone(),
             count,
             Some(form.prefix.trim().to_string()),
             length,
@@ -318,7 +319,7 @@ pub async fn generate(
                 Executed::Fresh(v) => v.id,
                 Executed::Replayed { body, .. } => {
                     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-                    v["id"].as_str().unwrap_or_default().to_string()
+                    CodeBatchId::from_wire(v["id"].as_str().unwrap_or_default())
                 }
             };
             Ok(staff.done(
@@ -353,11 +354,15 @@ struct VoidForm {
     errors: FieldErrors,
 }
 
-async fn batch_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn batch_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<CodeBatchId>,
+) -> Response {
     render_batch(&s, &staff, &id, VoidForm::default()).await
 }
 
-async fn render_batch(s: &AppState, staff: &Staff, id: &str, form: VoidForm) -> Response {
+async fn render_batch(s: &AppState, staff: &Staff, id: &CodeBatchId, form: VoidForm) -> Response {
     let l = staff.lang;
     let b = match s.service.get_code_batch(id).await {
         Ok(b) => b,
@@ -400,8 +405,8 @@ async fn render_batch(s: &AppState, staff: &Staff, id: &str, form: VoidForm) -> 
     let ids = ids_details(
         l,
         vec![
-            ("codes-batch-id", b.id.clone()),
-            ("id-template", b.template_id.clone()),
+            ("codes-batch-id", b.id.to_string()),
+            ("id-template", b.template_id.to_string()),
         ],
     );
     let body = view! {
@@ -545,7 +550,7 @@ fn history_table(l: Lang, rows: Vec<StaffAuditView>) -> AnyView {
     .into_any()
 }
 
-async fn csv(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn csv(State(s): State<AppState>, staff: Staff, Path(id): Path<CodeBatchId>) -> Response {
     let l = staff.lang;
     if !may_manage(&staff) {
         return forbidden(l);
@@ -562,7 +567,7 @@ async fn csv(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) ->
 async fn void(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CodeBatchId>,
     body: Bytes,
 ) -> Response {
     let mut form: VoidForm = match staff.posted(&body) {

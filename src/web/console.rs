@@ -23,6 +23,7 @@ use super::layout::{
 };
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::{CheckResult, SuggestedAction};
+use crate::domain::ids::{CouponId, TemplateId, UserId};
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::permissions::{self, Permission};
 use crate::domain::staff::Role;
@@ -68,16 +69,16 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
                 Some(match EventTarget::of(
                     l,
                     &e.subject,
-                    e.coupon_id.as_deref(),
+                    e.coupon_id.as_ref(),
                     e.coupon_code.as_deref(),
-                    e.order_no.as_deref(),
+                    e.order_no.as_ref(),
                 ) {
                     Some(EventTarget::Coupon { href, code }) => {
                         let label = crate::tr!(l, "coupon-6", id = code);
                         view! { <td data-label=l.t("subject")><a href=href class="mono">{label}</a></td> }.into_any()
                     }
                     Some(EventTarget::Order { href, order_no }) => {
-                        let label = crate::tr!(l, "order-5", no = order_no);
+                        let label = crate::tr!(l, "order-5", no = &order_no);
                         view! { <td data-label=l.t("subject")><a href=href>{label}</a></td> }.into_any()
                     }
                     None => view! { <td data-label=l.t("subject")>"—"</td> }.into_any(),
@@ -124,7 +125,11 @@ pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl Int
     .into_any()
 }
 
-async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn coupon_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<CouponId>,
+) -> Response {
     let l = staff.lang;
     let mut c = match s.service.get_coupon(&id).await {
         Ok(c) => c,
@@ -155,9 +160,9 @@ async fn coupon_page(State(s): State<AppState>, staff: Staff, Path(id): Path<Str
         }
         None => view! { {l.t("compensation-coupon-no-template")} }.into_any(),
     };
-    let mut ids = vec![("coupon-id", c.id.clone())];
+    let mut ids = vec![("coupon-id", c.id.to_string())];
     if let Some(t) = &c.template_id {
-        ids.push(("id-template", t.clone()));
+        ids.push(("id-template", t.to_string()));
     }
     let ids = ids_details(l, ids);
     let source = l.t(c.source.label_key());
@@ -276,6 +281,10 @@ async fn order_page(
     Query(q): Query<CheckQuery>,
 ) -> Response {
     let l = staff.lang;
+    let order_no = match super::ids::order_no_of(&order_no) {
+        Ok(no) => no,
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
     let mut o = match s.service.get_order(&order_no).await {
         Ok(o) => o,
         Err(e) => return to_response(WebError::from_service(l, e)),
@@ -586,10 +595,10 @@ fn order_body(
     let lock = lock_status_label(l, o.coupon_lock_status);
     let mut id_rows = Vec::new();
     if let Some(id) = &o.coupon_id {
-        id_rows.push(("coupon-id", id.clone()));
+        id_rows.push(("coupon-id", id.to_string()));
     }
     if let Some(id) = &o.campaign_id {
-        id_rows.push(("id-campaign", id.clone()));
+        id_rows.push(("id-campaign", id.to_string()));
     }
     let ids = (!id_rows.is_empty()).then(|| ids_details(l, id_rows));
     view! {
@@ -877,7 +886,10 @@ async fn template_choices(
     l: Lang,
     chosen: Option<&str>,
 ) -> Result<Vec<AnyView>, WebError> {
-    let chosen = chosen.map(str::trim).filter(|c| !c.is_empty());
+    let chosen = chosen
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(TemplateId::from_wire);
     let mut templates = s
         .service
         .list_templates(None, None, None, None, TEMPLATE_CHOICES)
@@ -885,12 +897,12 @@ async fn template_choices(
         .map_err(|e| WebError::from_service(l, e))?
         .templates;
     let mut gone = None;
-    if let Some(id) = chosen
-        && !templates.iter().any(|t| t.id == id)
+    if let Some(id) = &chosen
+        && !templates.iter().any(|t| t.id == *id)
     {
         match s.service.get_template(id).await {
             Ok(t) => templates.push(t),
-            Err(crate::service::ServiceError::NotFound { .. }) => gone = Some(id.to_string()),
+            Err(crate::service::ServiceError::NotFound { .. }) => gone = Some(id.clone()),
             Err(e) => return Err(WebError::from_service(l, e)),
         }
     }
@@ -908,7 +920,7 @@ async fn template_choices(
             } else {
                 t.name.clone()
             };
-            let selected = chosen == Some(t.id.as_str());
+            let selected = chosen.as_ref() == Some(&t.id);
             view! { <option value=t.id selected=selected>{label}</option> }.into_any()
         })
         .collect();
@@ -997,12 +1009,18 @@ async fn user_page(
         Ok(v) => v,
         Err(e) => return to_response(e),
     };
-    let overview = match s.service.user_overview(&user_id).await {
+    // The service checked the user id (trimmed) and refused a malformed
+    // one as invalid.
+    let user = match UserId::parse(user_id.trim()) {
+        Ok(u) => u,
+        Err(e) => return to_response(WebError::from_service(l, e.into())),
+    };
+    let overview = match s.service.user_overview(&user).await {
         Ok(o) => o,
         Err(e) => return to_response(WebError::from_service(l, e)),
     };
     let report = if q.check.is_some() {
-        match s.service.user_health_check(&user_id).await {
+        match s.service.user_health_check(&user).await {
             Ok(r) => Some(r),
             Err(e) => return to_response(WebError::from_service(l, e)),
         }

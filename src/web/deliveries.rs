@@ -203,7 +203,7 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
                     <td><a href=href class="mono">{d.message_id.clone()}</a></td>
                     <td>{super::webhooks::event_type_label(l, &d.event_type)}</td>
                     <td>{user}</td>
-                    <td>{d.subscriber_url.clone().unwrap_or_else(|| d.subscriber_id.clone())}</td>
+                    <td>{d.subscriber_url.clone().unwrap_or_else(|| d.subscriber_id.to_string())}</td>
                     <td>{status_badge(l, &d.status)}</td>
                     <td>{attempts}</td>
                     <td class="nowrap">{time_text(&d.created_at)}</td>
@@ -251,7 +251,7 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
                 <h2 id="delivery-heading" class="mono">{d.message_id.clone()}</h2>
                 <dl class="facts">
                     <dt>{l.t("type")}</dt><dd>{super::webhooks::event_type_label(l, &d.event_type)}</dd>
-                    <dt>{l.t("user")}</dt><dd>{d.user_id.clone().unwrap_or_default()}</dd>
+                    <dt>{l.t("user")}</dt><dd>{d.user_id.as_deref().unwrap_or_default().to_string()}</dd>
                     <dt>{l.t("subscriber")}</dt>
                     <dd>{d.subscriber_url.clone().unwrap_or_default()}" ("{d.subscriber_id.clone()}")"</dd>
                     <dt>{l.t("status")}</dt><dd>{status_badge(l, &d.status)}</dd>

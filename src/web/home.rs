@@ -63,9 +63,9 @@ fn my_actions(l: Lang, rows: Vec<AuditEventView>, me: &str) -> impl IntoView + u
             let target = match EventTarget::of(
                 l,
                 &e.subject,
-                e.coupon_id.as_deref(),
+                e.coupon_id.as_ref(),
                 e.coupon_code.as_deref(),
-                e.order_no.as_deref(),
+                e.order_no.as_ref(),
             ) {
                 Some(EventTarget::Coupon { href, code }) => {
                     view! { <a href=href class="mono">{code}</a> }.into_any()

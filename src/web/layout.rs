@@ -11,6 +11,7 @@ use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{DiscountRule, offer_msg};
 use crate::domain::event::{Actor, EventAction, system_reason_key};
 use crate::domain::health::CheckResult;
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
 use crate::domain::permissions::{self, Permission};
@@ -487,16 +488,16 @@ pub fn policy_label(l: Lang, policy: Policy) -> &'static str {
 /// or an order. `None` when it names neither.
 pub enum EventTarget {
     Coupon { href: String, code: String },
-    Order { href: String, order_no: String },
+    Order { href: String, order_no: OrderNo },
 }
 
 impl EventTarget {
     pub fn of(
         l: Lang,
         subject: &str,
-        coupon_id: Option<&str>,
+        coupon_id: Option<&CouponId>,
         coupon_code: Option<&str>,
-        order_no: Option<&str>,
+        order_no: Option<&OrderNo>,
     ) -> Option<EventTarget> {
         match (subject, coupon_id, order_no) {
             ("coupon", Some(id), _) => Some(EventTarget::Coupon {
@@ -505,7 +506,7 @@ impl EventTarget {
             }),
             (_, _, Some(no)) => Some(EventTarget::Order {
                 href: format!("/console/orders/{}", enc(no)),
-                order_no: no.to_string(),
+                order_no: no.clone(),
             }),
             _ => None,
         }
@@ -563,7 +564,7 @@ mod tests {
         CouponView {
             id: "cpn_1".into(),
             code: "K7QM-3XPA-9RTD".into(),
-            user_id: "u1".into(),
+            user_id: crate::domain::ids::UserId::parse("u1").expect("user id"),
             template_id: None,
             kind,
             value_cents: (kind == DiscountKind::Fixed).then_some(5000),

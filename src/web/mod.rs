@@ -32,6 +32,7 @@ pub mod deliveries;
 mod document;
 pub mod home;
 pub mod i18n;
+pub(crate) mod ids;
 pub mod layout;
 pub mod orders;
 pub mod password;

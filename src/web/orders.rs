@@ -266,8 +266,8 @@ fn order_rows(
         return view! { <p class="note" data-testid="no-orders">{l.t("order-list-empty")}</p> }
             .into_any();
     }
-    let name_of = |id: &Option<String>| {
-        id.as_ref().map(|i| {
+    let name_of = |id: Option<&str>| {
+        id.map(|i| {
             names
                 .get(i)
                 .cloned()
@@ -279,8 +279,8 @@ fn order_rows(
         .map(|o| {
             let href = format!("/console/orders/{}", enc(&o.order_no));
             let user_href = format!("/console/users/{}", enc(&o.user_id));
-            let campaign = name_of(&o.campaign_id);
-            let coupon = name_of(&o.coupon_id).map(|code| {
+            let campaign = name_of(o.campaign_id.as_deref());
+            let coupon = name_of(o.coupon_id.as_deref()).map(|code| {
                 o.coupon_id.clone().map(|id| {
                     let h = format!("/console/coupons/{}", enc(&id));
                     view! { <a class="mono" href=h>{code}</a> }

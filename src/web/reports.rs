@@ -23,6 +23,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error};
 use crate::domain::FieldError;
+use crate::domain::ids::{CampaignId, TemplateId};
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::reports::{Report, ReportDay};
@@ -41,14 +42,31 @@ enum Kind {
     Campaign,
 }
 
-impl Kind {
-    fn base(self, id: &str) -> String {
+/// What a report is of: a template or a presale campaign.
+#[derive(Debug, Clone)]
+enum Subject {
+    Template(TemplateId),
+    Campaign(CampaignId),
+}
+
+impl Subject {
+    fn kind(&self) -> Kind {
         match self {
-            Kind::Template => format!("/console/templates/{}", enc(id)),
-            Kind::Campaign => format!("/console/campaigns/{}", enc(id)),
+            Subject::Template(_) => Kind::Template,
+            Subject::Campaign(_) => Kind::Campaign,
         }
     }
 
+    /// The page of the template or campaign.
+    fn base(&self) -> String {
+        match self {
+            Subject::Template(id) => format!("/console/templates/{}", enc(id)),
+            Subject::Campaign(id) => format!("/console/campaigns/{}", enc(id)),
+        }
+    }
+}
+
+impl Kind {
     fn claimed_key(self) -> &'static str {
         match self {
             Kind::Template => "report-claimed",
@@ -96,18 +114,17 @@ impl RangeQuery {
 async fn load(
     s: &AppState,
     staff: &Staff,
-    kind: Kind,
-    id: String,
+    subject: Subject,
     q: &RangeQuery,
 ) -> Result<Report, ServiceError> {
     let (from, to) = (RangeQuery::given(&q.from), RangeQuery::given(&q.to));
-    match kind {
-        Kind::Template => {
+    match subject {
+        Subject::Template(id) => {
             s.service
                 .template_report(&staff.authority(), id, from, to)
                 .await
         }
-        Kind::Campaign => {
+        Subject::Campaign(id) => {
             s.service
                 .campaign_report(&staff.authority(), id, from, to)
                 .await
@@ -118,37 +135,37 @@ async fn load(
 async fn template_page(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     Query(q): Query<RangeQuery>,
 ) -> Response {
-    page(&s, &staff, Kind::Template, id, q).await
+    page(&s, &staff, Subject::Template(id), q).await
 }
 
 async fn campaign_page(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     Query(q): Query<RangeQuery>,
 ) -> Response {
-    page(&s, &staff, Kind::Campaign, id, q).await
+    page(&s, &staff, Subject::Campaign(id), q).await
 }
 
 async fn template_csv(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     Query(q): Query<RangeQuery>,
 ) -> Response {
-    csv(&s, &staff, Kind::Template, id, q).await
+    csv(&s, &staff, Subject::Template(id), q).await
 }
 
 async fn campaign_csv(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     Query(q): Query<RangeQuery>,
 ) -> Response {
-    csv(&s, &staff, Kind::Campaign, id, q).await
+    csv(&s, &staff, Subject::Campaign(id), q).await
 }
 
 fn forbidden(l: Lang) -> Response {
@@ -168,18 +185,18 @@ fn range_error(l: Lang, e: &FieldError) -> (&'static str, String) {
     (field, l.t(key).to_string())
 }
 
-async fn page(s: &AppState, staff: &Staff, kind: Kind, id: String, q: RangeQuery) -> Response {
+async fn page(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Response {
     let l = staff.lang;
     let zone = crate::i18n::zone::offset_text(
         crate::i18n::zone::current().offset_seconds(s.service.now()),
     );
-    match load(s, staff, kind, id.clone(), &q).await {
-        Ok(r) => render(zone, staff, kind, &q, Some(r), FieldErrors::default(), &id),
+    match load(s, staff, subject.clone(), &q).await {
+        Ok(r) => render(zone, staff, &q, Some(r), FieldErrors::default(), &subject),
         Err(ServiceError::Invalid(e)) => {
             let mut errors = FieldErrors::default();
             let (field, text) = range_error(l, &e);
             errors.add(field, text);
-            let mut resp = render(zone, staff, kind, &q, None, errors, &id);
+            let mut resp = render(zone, staff, &q, None, errors, &subject);
             *resp.status_mut() = StatusCode::BAD_REQUEST;
             resp
         }
@@ -206,20 +223,20 @@ fn percent(rate: f64) -> String {
 fn render(
     zone: String,
     staff: &Staff,
-    kind: Kind,
     q: &RangeQuery,
     r: Option<Report>,
     errors: FieldErrors,
-    id: &str,
+    subject: &Subject,
 ) -> Response {
     let l = staff.lang;
+    let kind = subject.kind();
     let name = r.as_ref().map(|r| r.name.clone()).unwrap_or_default();
     let title = if name.is_empty() {
         l.t("report").to_string()
     } else {
         crate::tr!(l, "report-title", name = name.clone())
     };
-    let base = kind.base(id);
+    let base = subject.base();
     let back_key = match kind {
         Kind::Template => "report-back-template",
         Kind::Campaign => "report-back-campaign",
@@ -326,9 +343,10 @@ fn render(
     )
 }
 
-async fn csv(s: &AppState, staff: &Staff, kind: Kind, id: String, q: RangeQuery) -> Response {
+async fn csv(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Response {
     let l = staff.lang;
-    let r = match load(s, staff, kind, id, &q).await {
+    let kind = subject.kind();
+    let r = match load(s, staff, subject, &q).await {
         Ok(r) => r,
         Err(ServiceError::Forbidden(_)) => return forbidden(l),
         Err(e) => return WebError::from_service(l, e).into_response(),

@@ -41,6 +41,7 @@ use super::i18n::Lang;
 use super::layout::{coupon_badge, coupon_terms_text, order_badge, result_badge};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
+use crate::domain::ids::{CampaignId, CouponId, OrderNo};
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::self_check::Verified;
 use crate::domain::time::parse_rfc3339;
@@ -133,7 +134,7 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         return refusal(lang);
     };
     let token = q.token.as_deref().unwrap_or_default();
-    let user = verified.user_id.as_str();
+    let user = &verified.user_id;
     let overview = match s.service.user_overview(user).await {
         Ok(o) => o,
         Err(e) => {
@@ -183,7 +184,7 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
             }
         }
     }
-    let compensation_ids: Vec<String> = overview
+    let compensation_ids: Vec<CouponId> = overview
         .coupons
         .iter()
         .filter(|c| c.source == crate::domain::coupon::CouponSource::Compensation)
@@ -344,7 +345,7 @@ struct PageData {
     support_hint: Option<String>,
     overview: UserOverview,
     /// The presale campaigns of the orders, by id.
-    campaigns: HashMap<String, CampaignView>,
+    campaigns: HashMap<CampaignId, CampaignView>,
     now: DateTime<Utc>,
     check: Option<CustomerCheck>,
     messages: Vec<CustomerMessage>,
@@ -411,7 +412,7 @@ fn yuan(cents: i64) -> String {
 }
 
 /// Whether each order can still be paid, by order number.
-type Payable = HashMap<String, bool>;
+type Payable = HashMap<OrderNo, bool>;
 
 /// What one coupon's state means for the customer, in a sentence (its
 /// terms, threshold, categories and end are in [`coupon_facts`]).
@@ -425,8 +426,8 @@ fn coupon_sentence(
     // Only this customer's own orders are named.
     let order = c
         .order_no
-        .as_deref()
-        .and_then(|no| orders.iter().find(|o| o.order_no == no));
+        .as_ref()
+        .and_then(|no| orders.iter().find(|o| o.order_no == *no));
     match c.status {
         CouponStatus::Available => match parse_rfc3339(&c.starts_at) {
             Ok(starts) if starts > now => {
@@ -435,7 +436,7 @@ fn coupon_sentence(
             _ => l.t("sc-coupon-ready").to_string(),
         },
         CouponStatus::Locked => match order {
-            Some(o) if o.coupon_id.as_deref() == Some(c.id.as_str()) => {
+            Some(o) if o.coupon_id.as_ref() == Some(&c.id) => {
                 let no = &o.order_no;
                 let d = yuan(o.coupon_discount_cents);
                 let can_pay = payable.get(no).copied().unwrap_or(false);
@@ -550,10 +551,10 @@ fn coupon_list(
 
 /// The final-payment quotes of the deposit-paid orders, by order number:
 /// what their next payment will really be.
-type Quotes = HashMap<String, QuoteView>;
+type Quotes = HashMap<OrderNo, QuoteView>;
 
 /// What each compensation coupon was given for, by coupon id.
-type Origins = HashMap<String, crate::service::compensation::CompensationOrigin>;
+type Origins = HashMap<CouponId, crate::service::compensation::CompensationOrigin>;
 
 /// The money lines of an order's card: what will come off and what is due
 /// while it can be paid (a deposit-paid order's from its final-payment

@@ -42,6 +42,7 @@ use super::layout::{
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
+use crate::domain::ids::TemplateId;
 use crate::domain::money::Cents;
 use crate::domain::permissions::Permission;
 use crate::domain::template::{
@@ -84,7 +85,7 @@ pub fn routes() -> Router<AppState> {
 async fn generate_codes(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     body: Bytes,
 ) -> Response {
     match super::codes::generate(&s, &staff, &id, &body).await {
@@ -93,7 +94,7 @@ async fn generate_codes(
     }
 }
 
-fn detail_path(id: &str) -> String {
+fn detail_path(id: &TemplateId) -> String {
     format!("/console/templates/{}", enc(id))
 }
 
@@ -760,7 +761,7 @@ fn forbidden(l: Lang) -> Response {
 #[derive(Debug, Default, Deserialize)]
 struct NewQuery {
     /// Duplicate this template: the form filled with its terms.
-    from: Option<String>,
+    from: Option<TemplateId>,
 }
 
 async fn new_form(State(s): State<AppState>, staff: Staff, Query(q): Query<NewQuery>) -> Response {
@@ -768,7 +769,7 @@ async fn new_form(State(s): State<AppState>, staff: Staff, Query(q): Query<NewQu
     if !may_manage(&staff) {
         return forbidden(l);
     }
-    let form = match q.from.as_deref().filter(|f| !f.is_empty()) {
+    let form = match q.from.as_ref().filter(|f| !f.is_empty()) {
         None => CreateForm {
             kind: "fixed".into(),
             ..CreateForm::default()
@@ -843,7 +844,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
                 Executed::Replayed { body, .. } => {
                     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
                     let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-                    (text("id"), text("name"))
+                    (TemplateId::from_wire(text("id")), text("name"))
                 }
             };
             staff.done(
@@ -883,7 +884,7 @@ struct DetailForms {
 async fn detail_with_codes(
     s: &AppState,
     staff: &Staff,
-    id: &str,
+    id: &TemplateId,
     codes: super::codes::CodeForm,
 ) -> Response {
     let forms = DetailForms {
@@ -893,11 +894,11 @@ async fn detail_with_codes(
     detail_page(s, staff, id, forms).await
 }
 
-async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<TemplateId>) -> Response {
     detail_page(&s, &staff, &id, DetailForms::default()).await
 }
 
-async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) -> Response {
+async fn detail_page(s: &AppState, staff: &Staff, id: &TemplateId, forms: DetailForms) -> Response {
     let l = staff.lang;
     let t = match s.service.get_template(id).await {
         Ok(t) => t,
@@ -928,7 +929,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &str, forms: DetailForms) 
         || l.t("template-no-expiry-spread").to_string(),
         |m| l.msg(&m),
     );
-    let ids = ids_details(l, vec![("id-template", t.id.clone())]);
+    let ids = ids_details(l, vec![("id-template", t.id.to_string())]);
     let bulk = super::bulk::template_section(s, staff, &t).await;
     let mut r = staff.page(
         &title,
@@ -1259,7 +1260,7 @@ struct ClaimingForm {
 async fn claiming(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     body: Bytes,
     pause: bool,
 ) -> Response {
@@ -1316,7 +1317,7 @@ struct EditForm {
 async fn edit(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     body: Bytes,
 ) -> Response {
     let form: EditForm = match staff.posted(&body) {
@@ -1418,7 +1419,7 @@ async fn edit(
 /// A full edit (every term, before the first claim) as typed: refused,
 /// the page again with the form as typed and the message beside its
 /// field; saved, the page with a flash.
-async fn edit_terms(s: &AppState, staff: &Staff, id: &str, form: CreateForm) -> Response {
+async fn edit_terms(s: &AppState, staff: &Staff, id: &TemplateId, form: CreateForm) -> Response {
     let l = staff.lang;
     if !may_manage(staff) {
         return forbidden(l);
@@ -1427,7 +1428,7 @@ async fn edit_terms(s: &AppState, staff: &Staff, id: &str, form: CreateForm) -> 
     if errors.is_empty() {
         match s
             .service
-            .edit_template_terms_as(&staff.ctx(), &staff.authority(), id.to_string(), input)
+            .edit_template_terms_as(&staff.ctx(), &staff.authority(), id.clone(), input)
             .await
         {
             Ok(done) => {

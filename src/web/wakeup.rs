@@ -25,6 +25,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, time_text};
 use super::reminders::offset_label;
+use crate::domain::ids::WakeupRuleId;
 use crate::domain::permissions::Permission;
 use crate::domain::wakeup::{WakeupOutcome, WakeupRuleInput};
 use crate::http::AppState;
@@ -48,7 +49,7 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-fn detail_path(id: &str) -> String {
+fn detail_path(id: &WakeupRuleId) -> String {
     format!("{LIST}/{}", enc(id))
 }
 
@@ -290,7 +291,7 @@ fn create_form(
     let boxes = templates
         .iter()
         .map(|t| {
-            let checked = f.template_ids.contains(&t.id);
+            let checked = f.template_ids.iter().any(|x| *x == t.id);
             let id = format!("tpl-{}", t.id);
             view! {
                 <label><input type="checkbox" id=id name="template_ids" value=t.id.clone() checked=checked/>" "{t.name.clone()}</label>
@@ -370,7 +371,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
     }
 }
 
-async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<String>) -> Response {
+async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<WakeupRuleId>) -> Response {
     detail_page(&s, &staff, &id, String::new(), FieldErrors::default()).await
 }
 
@@ -390,7 +391,7 @@ fn figures_row(l: Lang, outcome: WakeupOutcome, f: OutcomeFigures) -> impl IntoV
 async fn detail_page(
     s: &AppState,
     staff: &Staff,
-    id: &str,
+    id: &WakeupRuleId,
     reason: String,
     errors: FieldErrors,
 ) -> Response {
@@ -504,7 +505,7 @@ struct SwitchForm {
 async fn switch(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<WakeupRuleId>,
     body: Bytes,
     active: bool,
 ) -> Response {

@@ -20,6 +20,7 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error, time_string};
+use crate::domain::ids::SubscriberId;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::ServiceError;
@@ -412,14 +413,14 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
 }
 
 /// The console subscriber `id` (not the environment's).
-async fn find(s: &AppState, l: Lang, id: &str) -> Result<SubscriberView, Response> {
+async fn find(s: &AppState, l: Lang, id: &SubscriberId) -> Result<SubscriberView, Response> {
     let subs = s
         .service
         .webhook_subscribers()
         .await
         .map_err(|e| WebError::from_service(l, e).into_response())?;
     subs.into_iter()
-        .find(|v| v.id == id && !v.from_environment)
+        .find(|v| v.id == *id && !v.from_environment)
         .ok_or_else(|| {
             WebError::not_found(l, &format!("{} {id}", l.t("subscriber-2"))).into_response()
         })
@@ -428,7 +429,7 @@ async fn find(s: &AppState, l: Lang, id: &str) -> Result<SubscriberView, Respons
 async fn confirm_page(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<SubscriberId>,
     switch: Switch,
 ) -> Response {
     if let Some(r) = operator_only(&staff) {
@@ -496,7 +497,7 @@ fn already_text(l: Lang, switch: Switch) -> String {
 async fn switch(
     State(s): State<AppState>,
     staff: Staff,
-    Path(id): Path<String>,
+    Path(id): Path<SubscriberId>,
     body: Bytes,
     switch: Switch,
 ) -> Response {

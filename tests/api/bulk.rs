@@ -565,6 +565,7 @@ async fn bad_bulk_requests_are_refused_and_change_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn measure_a_bulk_issue_and_a_bulk_void() {
+    use couponkeeper::domain::ids::TemplateId;
     use couponkeeper::service::Ctx;
     use couponkeeper::service::bulk::VoidInput;
     use couponkeeper::service::support::Authority;
@@ -574,7 +575,7 @@ async fn measure_a_bulk_issue_and_a_bulk_void() {
         .unwrap_or(100_000);
     let app = spawn_app().await;
     let t = app.template(json!({"total_stock": null})).await;
-    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let tid = TemplateId::from_wire(t["id"].as_str().unwrap_or_default());
     let file = users(n);
     let ctx = Ctx::new("api:bench", None);
     let started = std::time::Instant::now();

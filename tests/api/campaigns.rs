@@ -8,6 +8,7 @@
 
 use crate::common::fixtures::{count, user_with_coupon};
 use crate::common::{Store, TestApp, presale_order, spawn_app, store};
+use couponkeeper::domain::ids::CampaignId;
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::ServiceError;
 use couponkeeper::service::campaigns::CampaignPatch;
@@ -309,7 +310,7 @@ async fn bad_change_input_is_400_with_the_field_and_an_unknown_campaign_404() {
 async fn support_staff_are_refused_and_operators_admins_and_the_token_may_change_a_campaign() {
     let app = spawn_app().await;
     let c = create(&app, window(&app, 3600)).await;
-    let id = c["id"].as_str().unwrap_or("").to_string();
+    let id = CampaignId::from_wire(c["id"].as_str().unwrap_or(""));
     let patch = |policy: &str| CampaignPatch {
         policy: Some(policy.into()),
         compensation_mode: None,

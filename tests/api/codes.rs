@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use crate::common::{TestApp, spawn_app};
 use couponkeeper::config::Config;
+use couponkeeper::domain::ids::TemplateId;
 use couponkeeper::server::build_service;
 use serde_json::{Value, json};
 
@@ -115,7 +116,7 @@ async fn a_batch_whose_code_space_is_under_a_thousand_per_code_is_refused_at_cou
     // Nothing was stored by the refusals.
     assert!(
         app.service
-            .list_code_batches(tid)
+            .list_code_batches(&TemplateId::from_wire(tid))
             .await
             .expect("list")
             .is_empty()

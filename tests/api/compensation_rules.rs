@@ -1,7 +1,7 @@
 //! Compensation rules (versioned, in the database) and the compensation
 //! ledger for finance, over HTTP and through the service, on both stores.
 
-use crate::common::fixtures::{count, deposit_paid_under, plant};
+use crate::common::fixtures::{count, deposit_paid_under, plant, user};
 use crate::common::{Store, TOKEN, TestApp, presale_order, spawn_app, store};
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::compensation::LedgerFilter;
@@ -426,7 +426,7 @@ async fn support_is_capped_by_the_rules_in_force_after_an_operator_lowers_them()
     let app = spawn_app().await;
     let (ctx, amy) = staff("amy", Role::Support);
     app.service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), capped_input(3000))
+        .issue_compensation(&ctx, &amy, None, user("u1"), capped_input(3000))
         .await
         .expect("within the settings' caps (50.00 / 200.00)");
     let r = put_rules(
@@ -453,12 +453,12 @@ async fn support_is_capped_by_the_rules_in_force_after_an_operator_lowers_them()
     );
     let r = app
         .service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), capped_input(2600))
+        .issue_compensation(&ctx, &amy, None, user("u1"), capped_input(2600))
         .await;
     assert!(refused_over_cap(&r), "over the new per-coupon cap: {r:?}");
     let r = app
         .service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), capped_input(2000))
+        .issue_compensation(&ctx, &amy, None, user("u1"), capped_input(2000))
         .await;
     assert!(refused_over_cap(&r), "over the new daily cap: {r:?}");
     let with_preset = CompensationInput {
@@ -468,14 +468,14 @@ async fn support_is_capped_by_the_rules_in_force_after_an_operator_lowers_them()
     };
     let r = app
         .service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), with_preset)
+        .issue_compensation(&ctx, &amy, None, user("u1"), with_preset)
         .await;
     assert!(
         refused_over_cap(&r),
         "a preset counts against the day too: {r:?}"
     );
     app.service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), capped_input(1000))
+        .issue_compensation(&ctx, &amy, None, user("u1"), capped_input(1000))
         .await
         .expect("what is left of the new daily cap");
     let versions: Vec<Option<i64>> =
@@ -487,7 +487,7 @@ async fn support_is_capped_by_the_rules_in_force_after_an_operator_lowers_them()
     // Operators stay uncapped.
     let (octx, op) = staff("olga", Role::Operator);
     app.service
-        .issue_compensation(&octx, &op, None, "u1".into(), capped_input(9000))
+        .issue_compensation(&octx, &op, None, user("u1"), capped_input(9000))
         .await
         .expect("operators are not capped");
 }
@@ -538,11 +538,11 @@ async fn the_ledger_filters_by_day_order_staff_preset_and_campaign_and_totals_th
     };
     // Day 1 (2026-11-11 in Shanghai): amy 100 on P1, bob 200.
     app.service
-        .issue_compensation(&actx, &amy, None, "u1".into(), give(100, Some("P1"), None))
+        .issue_compensation(&actx, &amy, None, user("u1"), give(100, Some("P1"), None))
         .await
         .expect("issued");
     app.service
-        .issue_compensation(&bctx, &bob, None, "u3".into(), give(200, None, None))
+        .issue_compensation(&bctx, &bob, None, user("u3"), give(200, None, None))
         .await
         .expect("issued");
     // Day 2: amy the small preset (10.00) on P2, bob 400 on P1.
@@ -552,19 +552,19 @@ async fn the_ledger_filters_by_day_order_staff_preset_and_campaign_and_totals_th
             &actx,
             &amy,
             None,
-            "u2".into(),
+            user("u2"),
             give(0, Some("P2"), Some(&small)),
         )
         .await
         .expect("issued");
     app.service
-        .issue_compensation(&bctx, &bob, None, "u1".into(), give(400, Some("P1"), None))
+        .issue_compensation(&bctx, &bob, None, user("u1"), give(400, Some("P1"), None))
         .await
         .expect("issued");
     // Day 3: amy 800.
     app.advance(86400);
     app.service
-        .issue_compensation(&actx, &amy, None, "u4".into(), give(800, None, None))
+        .issue_compensation(&actx, &amy, None, user("u4"), give(800, None, None))
         .await
         .expect("issued");
 

@@ -257,10 +257,11 @@ async fn sixteen_normal_orders_racing_to_checkout_lock_one_coupon_create_exactly
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixty_four_payments_at_once_on_one_template_leave_a_report_equal_to_a_recount() {
+    use couponkeeper::domain::ids::TemplateId;
     use couponkeeper::store::counters::{Subject, all_days, recount_template};
     let app = Arc::new(spawn_app().await);
     let t = app.template(json!({"total_stock": null})).await;
-    let tid = t["id"].as_str().expect("template id").to_string();
+    let tid = TemplateId::from_wire(t["id"].as_str().expect("template id"));
     for i in 0..64 {
         let user = format!("hot-{i:02}");
         let c = app.claim(&user, &tid).await;

@@ -13,8 +13,9 @@ use proptest::sample::Index;
 use proptest::test_runner::TestCaseError;
 use sqlx::AnyPool;
 
+use crate::common::fixtures::order;
 use crate::common::{TestService, epoch};
-use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId, UserId};
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::service::campaigns::CampaignInput;
 use couponkeeper::service::orders::OrderInput;
@@ -160,12 +161,12 @@ fn describe<T>(r: &Result<T, String>) -> String {
 struct World {
     ts: TestService,
     ctx: Ctx,
-    templates: Vec<String>,
-    campaigns: Vec<String>,
+    templates: Vec<TemplateId>,
+    campaigns: Vec<CampaignId>,
     /// (id, owner index)
-    coupons: Vec<(String, usize)>,
+    coupons: Vec<(CouponId, usize)>,
     /// (order_no, status as last returned by the service)
-    orders: Vec<(String, String)>,
+    orders: Vec<(OrderNo, String)>,
     next_order: u32,
     elapsed_s: i64,
     trace: Vec<String>,
@@ -249,9 +250,9 @@ impl World {
         }
     }
 
-    fn new_order_no(&mut self) -> String {
+    fn new_order_no(&mut self) -> OrderNo {
         self.next_order += 1;
-        format!("O{}", self.next_order)
+        order(&format!("O{}", self.next_order))
     }
 
     /// Runs one step; `Err` only for results that are not business refusals.
@@ -284,12 +285,12 @@ impl World {
                 let no = self.new_order_no();
                 let total = if *big { BIG_TOTAL } else { SMALL_TOTAL };
                 let input = OrderInput {
-                    order_no: Some(no.clone()),
+                    order_no: Some(no.to_string()),
                     user_id: Some(USERS[who].into()),
                     kind: Some("normal".into()),
                     category: Some("phones".into()),
                     total_cents: Some(total),
-                    coupon_id: ci.map(|i| self.coupons[i].0.clone()),
+                    coupon_id: ci.map(|i| self.coupons[i].0.to_string()),
                     ..OrderInput::default()
                 };
                 let r = judge(svc.create_order(&ctx, None, input).await)?;
@@ -312,13 +313,13 @@ impl World {
                 let (who, ci) = self.order_coupon(*user, coupon, *owner);
                 let no = self.new_order_no();
                 let input = OrderInput {
-                    order_no: Some(no.clone()),
+                    order_no: Some(no.to_string()),
                     user_id: Some(USERS[who].into()),
                     kind: Some("presale".into()),
                     category: Some("phones".into()),
                     total_cents: Some(BIG_TOTAL),
-                    coupon_id: ci.map(|i| self.coupons[i].0.clone()),
-                    campaign_id: Some(self.campaigns[*campaign].clone()),
+                    coupon_id: ci.map(|i| self.coupons[i].0.to_string()),
+                    campaign_id: Some(self.campaigns[*campaign].to_string()),
                     deposit_cents: Some(DEPOSIT),
                 };
                 let r = judge(svc.create_order(&ctx, None, input).await)?;
@@ -606,7 +607,7 @@ proptest! {
 /// A consistent world to break: u0 holds c0 (locked to the unpaid normal
 /// order O1), c1 (used by the paid order O2) and c2 (available); O3 is a
 /// paid order without coupon.
-async fn sample_world() -> (World, [String; 3]) {
+async fn sample_world() -> (World, [CouponId; 3]) {
     let w = World::start().await.expect("the world starts");
     let svc = w.ts.service.clone();
     let mut ids = Vec::new();
@@ -631,19 +632,19 @@ async fn sample_world() -> (World, [String; 3]) {
             kind: Some("normal".into()),
             category: Some("phones".into()),
             total_cents: Some(BIG_TOTAL),
-            coupon_id: coupon.cloned(),
+            coupon_id: coupon.map(|c| c.to_string()),
             ..OrderInput::default()
         };
         judge(svc.create_order(&w.ctx, None, input).await)
             .expect("create order runs")
             .expect("order is created");
         if pay {
-            judge(svc.pay(&w.ctx, None, no.into()).await)
+            judge(svc.pay(&w.ctx, None, order(no)).await)
                 .expect("pay runs")
                 .expect("order is paid");
         }
     }
-    let [c0, c1, c2]: [String; 3] = ids.try_into().expect("three coupons");
+    let [c0, c1, c2]: [CouponId; 3] = ids.try_into().expect("three coupons");
     (w, [c0, c1, c2])
 }
 

@@ -4,6 +4,7 @@
 
 use crate::common::fixtures::{count, plant, user_with_coupon};
 use crate::common::{Store, TestApp, normal_order, presale_order, spawn_app, store};
+use couponkeeper::domain::ids::CampaignId;
 use couponkeeper::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use couponkeeper::store::orders::{OrderPageQuery, explain_page};
 use serde_json::{Value, json};
@@ -232,9 +233,10 @@ async fn every_order_list_filter_reads_an_index_range_without_sorting_all_orders
     };
     fill_orders(&app, n, now_ms).await;
     assert_eq!(count(&app, "SELECT COUNT(*) FROM orders").await, n);
+    let (cmp1, cmp2) = (CampaignId::from("cmp-1"), CampaignId::from("cmp-2"));
     let mut conn = app.db.db.pool().acquire().await.expect("a connection");
     let day_ms = 86_400_000;
-    let filters: Vec<(&str, OrderPageQuery<'static>)> = vec![
+    let filters: Vec<(&str, OrderPageQuery<'_>)> = vec![
         ("no filter", OrderPageQuery::default()),
         (
             "status",
@@ -253,7 +255,7 @@ async fn every_order_list_filter_reads_an_index_range_without_sorting_all_orders
         (
             "campaign",
             OrderPageQuery {
-                campaign_id: Some("cmp-1"),
+                campaign_id: Some(&cmp1),
                 ..Default::default()
             },
         ),
@@ -283,7 +285,7 @@ async fn every_order_list_filter_reads_an_index_range_without_sorting_all_orders
             "status and campaign and days",
             OrderPageQuery {
                 status: Some(OrderStatus::DepositPaid),
-                campaign_id: Some("cmp-2"),
+                campaign_id: Some(&cmp2),
                 created_from: Some(now_ms - day_ms),
                 ..Default::default()
             },
@@ -337,7 +339,7 @@ async fn every_order_list_filter_reads_an_index_range_without_sorting_all_orders
     let rows = couponkeeper::store::orders::page(
         &mut conn,
         &OrderPageQuery {
-            campaign_id: Some("cmp-1"),
+            campaign_id: Some(&cmp1),
             limit: 3,
             ..Default::default()
         },

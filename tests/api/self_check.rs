@@ -608,7 +608,7 @@ async fn an_in_app_message_from_before_the_migration_and_one_from_after_show_in_
     couponkeeper::store::reminders::insert_user_message(
         &mut c,
         &couponkeeper::store::reminders::NewUserMessage {
-            user_id: "alice",
+            user_id: &UserId::parse("alice").expect("user"),
             kind: "reminder.final_payment_open",
             subject_id: Some("P1"),
             message_key: &after.key,

@@ -7,10 +7,11 @@
 
 use std::collections::HashSet;
 
-use crate::common::fixtures::{deposit_paid_under as deposit_paid, plant, user_with_coupon};
+use crate::common::fixtures::{self, deposit_paid_under as deposit_paid, plant, user_with_coupon};
 use crate::common::{Store, TestApp, normal_order, spawn_app, store};
 use chrono::Duration;
 use couponkeeper::domain::coupon::CouponStatus;
+use couponkeeper::domain::ids::{CouponId, TemplateId, UserId};
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::support::{
     Authority, CompensationInput, CouponFilter, MoreMatches, SearchOutcome,
@@ -538,12 +539,26 @@ async fn support_staff_may_release_stuck_locks_but_not_force_and_operators_may_f
     let (ctx, amy) = staff("amy", Role::Support);
     let r = app
         .service
-        .release_coupon(&ctx, &amy, None, cid.clone(), Some("asked".into()), true)
+        .release_coupon(
+            &ctx,
+            &amy,
+            None,
+            cid.as_str().into(),
+            Some("asked".into()),
+            true,
+        )
         .await;
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
     let r = app
         .service
-        .release_coupon(&ctx, &amy, None, cid.clone(), Some("asked".into()), false)
+        .release_coupon(
+            &ctx,
+            &amy,
+            None,
+            cid.as_str().into(),
+            Some("asked".into()),
+            false,
+        )
         .await;
     assert!(
         matches!(&r, Err(ServiceError::Refused { refusal, .. }) if refusal.code() == "order_active"),
@@ -552,7 +567,14 @@ async fn support_staff_may_release_stuck_locks_but_not_force_and_operators_may_f
     let (octx, olga) = staff("olga", Role::Operator);
     let v = app
         .service
-        .release_coupon(&octx, &olga, None, cid.clone(), Some("asked".into()), true)
+        .release_coupon(
+            &octx,
+            &olga,
+            None,
+            cid.as_str().into(),
+            Some("asked".into()),
+            true,
+        )
         .await
         .expect("operator forces")
         .fresh()
@@ -614,7 +636,7 @@ async fn an_available_coupon_can_be_invalidated_but_not_a_locked_used_or_expired
     let fresh = user_with_coupon(&app, "u5", 3600).await;
     let r = app
         .service
-        .invalidate_coupon(&ctx, &amy, None, fresh, Some("no".into()))
+        .invalidate_coupon(&ctx, &amy, None, fresh.as_str().into(), Some("no".into()))
         .await;
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
 }
@@ -709,18 +731,18 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
     let refused = |r: &Result<_, ServiceError>| matches!(r, Err(ServiceError::Refused { refusal, .. }) if refusal.code() == "compensation_limit_exceeded");
     let r = app
         .service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), issue(5001))
+        .issue_compensation(&ctx, &amy, None, fixtures::user("u1"), issue(5001))
         .await;
     assert!(refused(&r), "{r:?}");
     for _ in 0..4 {
         app.service
-            .issue_compensation(&ctx, &amy, None, "u1".into(), issue(5000))
+            .issue_compensation(&ctx, &amy, None, fixtures::user("u1"), issue(5000))
             .await
             .expect("within the caps");
     }
     let r = app
         .service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), issue(1))
+        .issue_compensation(&ctx, &amy, None, fixtures::user("u1"), issue(1))
         .await;
     assert!(refused(&r), "20000 a day: {r:?}");
     assert_eq!(
@@ -735,12 +757,12 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
     // Another support member has a cap of their own; an operator has none.
     let (bctx, bob) = staff("bob", Role::Support);
     app.service
-        .issue_compensation(&bctx, &bob, None, "u1".into(), issue(5000))
+        .issue_compensation(&bctx, &bob, None, fixtures::user("u1"), issue(5000))
         .await
         .expect("bob's own cap");
     let (octx, olga) = staff("olga", Role::Operator);
     app.service
-        .issue_compensation(&octx, &olga, None, "u1".into(), issue(1_000_000))
+        .issue_compensation(&octx, &olga, None, fixtures::user("u1"), issue(1_000_000))
         .await
         .expect("operators are not capped");
     // "A day" is the business day (Asia/Shanghai by default): the epoch is
@@ -750,12 +772,12 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
         .advance(Duration::seconds(15 * 3600 + 59 * 60 + 59));
     let r = app
         .service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), issue(1))
+        .issue_compensation(&ctx, &amy, None, fixtures::user("u1"), issue(1))
         .await;
     assert!(refused(&r), "still the same business day: {r:?}");
     app.clock.advance(Duration::seconds(1));
     app.service
-        .issue_compensation(&ctx, &amy, None, "u1".into(), issue(5000))
+        .issue_compensation(&ctx, &amy, None, fixtures::user("u1"), issue(5000))
         .await
         .expect("a new business day");
 }
@@ -951,9 +973,18 @@ async fn bad_input_is_a_400_naming_the_field_never_a_500() {
         ),
         "max_rows"
     );
-    assert_eq!(field(svc.user_overview("").await.map(|_| ())), "user_id");
     assert_eq!(
-        field(svc.user_health_check("a b").await.map(|_| ())),
+        field(match UserId::parse("") {
+            Ok(u) => svc.user_overview(&u).await.map(|_| ()),
+            Err(e) => Err(e.into()),
+        }),
+        "user_id"
+    );
+    assert_eq!(
+        field(match UserId::parse("a b") {
+            Ok(u) => svc.user_health_check(&u).await.map(|_| ()),
+            Err(e) => Err(e.into()),
+        }),
         "user_id"
     );
 }
@@ -971,25 +1002,25 @@ async fn search_finds_coupons_by_id_or_code_orders_and_users_in_one_box() {
     let svc = &app.service;
     assert_eq!(
         svc.search(&cid).await.expect("search"),
-        SearchOutcome::Coupon(cid.clone())
+        SearchOutcome::Coupon(cid.as_str().into())
     );
     assert_eq!(
         svc.search(&format!("  {}  ", code.to_lowercase()))
             .await
             .expect("search"),
-        SearchOutcome::Coupon(cid.clone())
+        SearchOutcome::Coupon(cid.as_str().into())
     );
     assert_eq!(
         svc.search(&code.replace('-', "")).await.expect("search"),
-        SearchOutcome::Coupon(cid.clone())
+        SearchOutcome::Coupon(cid.as_str().into())
     );
     assert_eq!(
         svc.search("ORD-1").await.expect("search"),
-        SearchOutcome::Order("ORD-1".into())
+        SearchOutcome::Order(fixtures::order("ORD-1"))
     );
     assert_eq!(
         svc.search("alice").await.expect("search"),
-        SearchOutcome::User("alice".into())
+        SearchOutcome::User(fixtures::user("alice"))
     );
     assert_eq!(
         svc.search("nobody").await.expect("search"),
@@ -1029,16 +1060,16 @@ async fn search_finds_coupons_by_id_or_code_orders_and_users_in_one_box() {
     .await;
     assert_eq!(
         svc.search(&archived).await.expect("search"),
-        SearchOutcome::Coupon(archived.clone())
+        SearchOutcome::Coupon(archived.as_str().into())
     );
     assert_eq!(
         svc.search("carol").await.expect("search"),
-        SearchOutcome::User("carol".into())
+        SearchOutcome::User(fixtures::user("carol"))
     );
 }
 
 /// The ids of every page of a list, following the cursors.
-async fn all_pages(app: &TestApp, filter: CouponFilter, limit: i64) -> Vec<String> {
+async fn all_pages(app: &TestApp, filter: CouponFilter, limit: i64) -> Vec<CouponId> {
     let mut ids = Vec::new();
     let mut after = None;
     for _ in 0..1000 {
@@ -1070,22 +1101,21 @@ async fn list_coupons_filters_by_effective_status_template_user_and_expiry() {
     for u in ["u1", "u2"] {
         ids.insert(
             (u, "short"),
-            app.claim(u, &short).await["id"]
-                .as_str()
-                .expect("id")
-                .to_string(),
+            CouponId::from_wire(app.claim(u, &short).await["id"].as_str().expect("id")),
         );
         ids.insert(
             (u, "long"),
-            app.claim(u, &long).await["id"]
-                .as_str()
-                .expect("id")
-                .to_string(),
+            CouponId::from_wire(app.claim(u, &long).await["id"].as_str().expect("id")),
         );
     }
     // u2's long coupon gets locked; u1's long one invalidated.
     let r = app
-        .order(normal_order("N1", "u2", Some(&ids[&("u2", "long")]), 39900))
+        .order(normal_order(
+            "N1",
+            "u2",
+            Some(ids[&("u2", "long")].as_str()),
+            39900,
+        ))
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let r = app
@@ -1103,7 +1133,7 @@ async fn list_coupons_filters_by_effective_status_template_user_and_expiry() {
             user_id: user.map(String::from),
             expiring_before: None,
         };
-    let set = |v: Vec<String>| v.into_iter().collect::<HashSet<_>>();
+    let set = |v: Vec<CouponId>| v.into_iter().collect::<HashSet<_>>();
     let want = |keys: &[(&str, &str)]| keys.iter().map(|k| ids[k].clone()).collect::<HashSet<_>>();
     let all = set(all_pages(&app, list(None, None, None), 200).await);
     assert_eq!(all.len(), 4);
@@ -1209,7 +1239,7 @@ async fn list_coupons_pages_by_cursor_without_duplicates_or_gaps() {
         .list_coupons(filter.clone(), None, 200)
         .await
         .expect("page");
-    let keys: Vec<(String, String)> = page
+    let keys: Vec<(String, CouponId)> = page
         .coupons
         .iter()
         .map(|c| (c.ends_at.clone(), c.id.clone()))
@@ -1283,11 +1313,19 @@ async fn the_user_page_and_user_health_check_show_the_users_coupons_orders_and_s
     app.advance(1);
     let r = app.order(normal_order("N1", "u1", None, 1000)).await;
     assert_eq!(r.status, 201, "{}", r.text);
-    let o = app.service.user_overview("u1").await.expect("overview");
+    let o = app
+        .service
+        .user_overview(&fixtures::user("u1"))
+        .await
+        .expect("overview");
     assert_eq!(o.coupons.len(), 2);
     let orders: Vec<&str> = o.orders.iter().map(|o| o.order_no.as_str()).collect();
     assert_eq!(orders, vec!["N1", "P1"], "newest first");
-    let h = app.service.user_health_check("u1").await.expect("health");
+    let h = app
+        .service
+        .user_health_check(&fixtures::user("u1"))
+        .await
+        .expect("health");
     assert_eq!(h.overall.as_str(), "ok");
     assert_eq!(h.orders.len(), 2);
     assert!(h.locks.is_empty());
@@ -1297,7 +1335,11 @@ async fn the_user_page_and_user_health_check_show_the_users_coupons_orders_and_s
         &format!("UPDATE coupons SET status = 'locked', order_no = 'GHOST', locked_at = 1 WHERE id = '{spare}'"),
     )
     .await;
-    let h = app.service.user_health_check("u1").await.expect("health");
+    let h = app
+        .service
+        .user_health_check(&fixtures::user("u1"))
+        .await
+        .expect("health");
     assert_eq!(h.overall.as_str(), "problem");
     assert_eq!(h.locks.len(), 1, "{:?}", h.locks);
     assert_eq!(h.locks[0].name, "stray_lock");
@@ -1315,7 +1357,7 @@ async fn the_user_page_and_user_health_check_show_the_users_coupons_orders_and_s
     assert_ne!(spare, cid);
     let nobody = app
         .service
-        .user_health_check("nobody")
+        .user_health_check(&fixtures::user("nobody"))
         .await
         .expect("health");
     assert_eq!((nobody.overall.as_str(), nobody.orders.len()), ("ok", 0));
@@ -1372,13 +1414,14 @@ async fn every_coupon_list_the_console_offers_is_an_index_range_scan() {
     };
     fill(&app, n, now_ms).await;
     let mut conn = app.db.db.pool().acquire().await.expect("a connection");
+    let (tpl7, user42) = (TemplateId::from("tpl-7"), fixtures::user("user-42"));
     let mut checked = 0;
     for status in CouponStatus::ALL {
         for (template, user) in [
             (None, None),
-            (Some("tpl-7"), None),
-            (None, Some("user-42")),
-            (Some("tpl-7"), Some("user-42")),
+            (Some(&tpl7), None),
+            (None, Some(&user42)),
+            (Some(&tpl7), Some(&user42)),
         ] {
             for (after, before) in [
                 (None, None),
@@ -1503,7 +1546,7 @@ async fn a_code_prefix_in_any_case_with_spaces_or_dashes_opens_its_one_coupon_or
     for q in ["k7qm 3xpb", "k7qm-3xpb-2", " K7QM3XPB ", "k-7-q-m-3-x-p-b"] {
         assert_eq!(
             svc.search(q).await.expect("search"),
-            SearchOutcome::Coupon(ids[1].clone()),
+            SearchOutcome::Coupon(ids[1].as_str().into()),
             "{q}"
         );
     }
@@ -1590,7 +1633,7 @@ async fn a_code_prefix_in_any_case_with_spaces_or_dashes_opens_its_one_coupon_or
     .await;
     assert_eq!(
         svc.search("k7qm3xpa4").await.expect("search"),
-        SearchOutcome::Coupon(ids[2].clone())
+        SearchOutcome::Coupon(ids[2].as_str().into())
     );
     assert_eq!(
         titles(svc.search("K7QM-3XPA").await.expect("search")).0,
@@ -1620,7 +1663,7 @@ async fn an_order_number_prefix_is_case_insensitive_and_an_exact_number_still_op
     for q in ["shop20261", "Shop 2026-1", "SHOP-2026-1000"] {
         assert_eq!(
             svc.search(q).await.expect("search"),
-            SearchOutcome::Order("SHOP-2026-1000".into()),
+            SearchOutcome::Order(fixtures::order("SHOP-2026-1000")),
             "{q}"
         );
     }
@@ -1628,7 +1671,7 @@ async fn an_order_number_prefix_is_case_insensitive_and_an_exact_number_still_op
     // typed another way it is a prefix of both.
     assert_eq!(
         svc.search("ORD-7").await.expect("search"),
-        SearchOutcome::Order("ORD-7".into())
+        SearchOutcome::Order(fixtures::order("ORD-7"))
     );
     assert_eq!(
         titles(svc.search("ord 7").await.expect("search")).0,
@@ -1642,7 +1685,7 @@ async fn an_order_number_prefix_is_case_insensitive_and_an_exact_number_still_op
     // A user whose id starts like the orders is still found exactly.
     assert_eq!(
         svc.search("carol").await.expect("search"),
-        SearchOutcome::User("carol".into())
+        SearchOutcome::User(fixtures::user("carol"))
     );
 
     // More than 50: the 50 newest, and how many there were.
@@ -1918,17 +1961,17 @@ async fn any_four_characters_of_an_order_number_or_user_id_find_it_through_a_tri
     // A part only one order or one user holds opens its page.
     assert_eq!(
         svc.search("d-100000").await.expect("search"),
-        SearchOutcome::Order("ORD-100000".into())
+        SearchOutcome::Order(fixtures::order("ORD-100000"))
     );
     assert_eq!(
         svc.search("r-4999").await.expect("search"),
-        SearchOutcome::User("user-4999".into())
+        SearchOutcome::User(fixtures::user("user-4999"))
     );
     // A user id in another case, and a part with LIKE's wildcards, which
     // stand for themselves.
     assert_eq!(
         svc.search("SER-4999").await.expect("search"),
-        SearchOutcome::User("user-4999".into())
+        SearchOutcome::User(fixtures::user("user-4999"))
     );
     assert_eq!(
         svc.search("ser-%").await.expect("search"),

@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::common::console::{field_error, input_value, signed_in, visible_text};
 use crate::common::fixtures::count;
 use crate::common::{TestApp, spawn_app};
+use couponkeeper::domain::ids::WakeupRuleId;
 use couponkeeper::domain::staff::Role;
 use couponkeeper::domain::template::spread_window;
 use couponkeeper::domain::time::parse_rfc3339;
@@ -570,7 +571,7 @@ async fn the_rule_page_shows_woken_against_control_and_is_for_operators() {
         .await;
     assert_eq!(r.status, 303, "{}", r.text);
     let to = r.location.clone().expect("to the rule");
-    let rule_id = to.rsplit('/').next().expect("id").to_string();
+    let rule_id = WakeupRuleId::from_wire(to.rsplit('/').next().expect("id"));
     let audit = count(
         &app,
         &format!("SELECT CAST(COUNT(*) AS BIGINT) FROM staff_audit WHERE action = 'wakeup_rule_create' AND target = '{rule_id}'"),
@@ -636,7 +637,7 @@ async fn the_rule_page_shows_woken_against_control_and_is_for_operators() {
     assert!(page.contains("data-outcome=\"sent\""));
     assert!(page.contains("唤醒组核销率"), "{}", page.text);
     assert!(
-        !visible_text(&page.text).contains(&rule_id),
+        !visible_text(&page.text).contains(rule_id.as_str()),
         "no raw id on the page"
     );
     // Pause needs a reason; then the planner leaves the rule alone.

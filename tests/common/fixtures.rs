@@ -3,6 +3,7 @@
 //! and the small service-test helpers (a context, seconds).
 
 use chrono::Duration;
+use couponkeeper::domain::ids::{OrderNo, TemplateId, UserId};
 use couponkeeper::service::Ctx;
 use serde_json::json;
 
@@ -110,10 +111,11 @@ async fn resync_counters(app: &TestApp) {
     // them, so the all-days rows below hold everything.
     while app.service.fold_counters(5000).await.expect("the fold") > 0 {}
     let pool = app.db.db.pool();
-    let ids: Vec<String> = sqlx::query_scalar("SELECT DISTINCT template_id FROM template_counts")
-        .fetch_all(pool)
-        .await
-        .expect("templates with counters");
+    let ids: Vec<TemplateId> =
+        sqlx::query_scalar("SELECT DISTINCT template_id FROM template_counts")
+            .fetch_all(pool)
+            .await
+            .expect("templates with counters");
     let mut conn = pool.acquire().await.expect("connection");
     for id in ids {
         let c = couponkeeper::store::counters::recount_template(&mut conn, &id, 1_000_000)
@@ -163,4 +165,14 @@ pub fn ctx() -> Ctx {
 
 pub fn secs(n: i64) -> Duration {
     Duration::seconds(n)
+}
+
+/// A test's user id, checked as the API would check it.
+pub fn user(raw: &str) -> UserId {
+    UserId::parse(raw).expect("a test's key")
+}
+
+/// A test's order number, checked as the API would check it.
+pub fn order(raw: &str) -> OrderNo {
+    OrderNo::parse(raw).expect("a test's key")
 }

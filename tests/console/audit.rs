@@ -558,15 +558,17 @@ async fn filters_take_what_the_page_shows_and_an_empty_result_says_what_was_sear
 #[tokio::test]
 async fn the_staff_log_says_each_change_in_words_with_names_instead_of_ids_in_both_languages() {
     use couponkeeper::domain::compensation::RulesInput;
+    use couponkeeper::domain::ids::TemplateId;
     use couponkeeper::domain::staff::StaffName;
     use couponkeeper::domain::wakeup::WakeupRuleInput;
     use couponkeeper::service::Ctx;
     use couponkeeper::service::support::Authority;
     let app = spawn_app().await;
-    let template = app.template(json!({"name": "Autumn 20 off"})).await["id"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let template = TemplateId::from_wire(
+        app.template(json!({"name": "Autumn 20 off"})).await["id"]
+            .as_str()
+            .expect("id"),
+    );
     let name = StaffName::parse("olga").expect("a staff name");
     let ctx = Ctx::new(name.actor(), None);
     let olga = Authority::Staff {
@@ -592,7 +594,7 @@ async fn the_staff_log_says_each_change_in_words_with_names_instead_of_ids_in_bo
                 name: Some("Last call".into()),
                 lead_seconds: Some(3 * 86_400),
                 active_within_seconds: Some(30 * 86_400),
-                template_ids: vec![template.clone()],
+                template_ids: vec![template.to_string()],
                 bonus_template_id: None,
                 control_percent: Some(10),
             },

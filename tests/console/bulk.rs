@@ -6,6 +6,7 @@
 
 use crate::common::console::{field_error, hidden_value, signed_in, textarea_text};
 use crate::common::{normal_order, spawn_app};
+use couponkeeper::domain::ids::TemplateId;
 use couponkeeper::domain::staff::Role;
 use serde_json::json;
 
@@ -79,7 +80,7 @@ async fn an_operator_uploads_a_csv_file_of_users_and_a_file_beside_a_list_is_ref
     let t = app
         .template(json!({"name": "会员日定向券", "total_stock": 500}))
         .await;
-    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let tid = TemplateId::from_wire(t["id"].as_str().unwrap_or_default());
     let mut b = signed_in(&app, Role::Operator).await;
     let path = format!("/console/templates/{tid}/bulk-issue");
     let form = b.get(&path).await;
@@ -226,7 +227,7 @@ async fn bulk_void_of_an_uploaded_list_previews_its_count_and_voids_only_its_ava
     let t = app
         .template(json!({"name": "名单作废券", "total_stock": 10}))
         .await;
-    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let tid = TemplateId::from_wire(t["id"].as_str().unwrap_or_default());
     let mut ids = Vec::new();
     for u in 0..4 {
         let c = app.claim(&format!("u{u}"), &tid).await;

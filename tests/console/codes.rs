@@ -10,14 +10,15 @@ use crate::common::console::{
     field_error, flash_text, input_value, signed_in, textarea_text, unreadable_words, visible_text,
 };
 use crate::common::{TestApp, spawn_app};
+use couponkeeper::domain::ids::TemplateId;
 use couponkeeper::domain::staff::Role;
 use serde_json::json;
 
-async fn template(app: &TestApp) -> String {
+async fn template(app: &TestApp) -> TemplateId {
     let t = app
         .template(json!({"name": "春节兑换券", "total_stock": null}))
         .await;
-    t["id"].as_str().unwrap_or_default().to_string()
+    TemplateId::from_wire(t["id"].as_str().unwrap_or_default())
 }
 
 async fn run_jobs(app: &TestApp) {

@@ -7,7 +7,7 @@ use crate::common::console::{
     Browser, attr, confirm, field_error, flash_text, input_value, signed_in, tag_with,
     textarea_text,
 };
-use crate::common::fixtures::{count, deposit_paid_under, plant};
+use crate::common::fixtures::{count, deposit_paid_under, plant, user as user_id};
 use crate::common::{TOKEN, TestApp, presale_order, spawn_app};
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::Ctx;
@@ -253,7 +253,7 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
     ];
     for (ctx, who, user, input) in steps {
         app.service
-            .issue_compensation(ctx, who, None, user.into(), input)
+            .issue_compensation(ctx, who, None, user_id(user), input)
             .await
             .expect("issued");
     }
@@ -263,7 +263,7 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
             &actx,
             &amy,
             None,
-            "u2".into(),
+            user_id("u2"),
             give(0, Some("P2"), Some(&expired), "=cmd|' /C calc'!A0"),
         )
         .await
@@ -273,7 +273,7 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
             &bctx,
             &bob,
             None,
-            "u1".into(),
+            user_id("u1"),
             give(400, Some("P1"), None, "late"),
         )
         .await
@@ -284,7 +284,7 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
             &actx,
             &amy,
             None,
-            "u4".into(),
+            user_id("u4"),
             give(800, None, None, "again"),
         )
         .await

@@ -367,11 +367,12 @@ async fn any_template_is_duplicated_into_a_prefilled_create_form_that_saves_noth
 
 #[tokio::test]
 async fn a_claim_that_read_the_terms_before_a_full_edit_sees_them_change_when_it_takes_stock() {
+    use couponkeeper::domain::ids::TemplateId;
     use couponkeeper::domain::template::TemplateInput;
     use couponkeeper::store::templates::{get_for_claim, take_from_shard};
     let app = crate::common::spawn_app().await;
     let t = app.template(serde_json::json!({})).await;
-    let id = t["id"].as_str().expect("id").to_string();
+    let id = TemplateId::from_wire(t["id"].as_str().expect("id"));
     let mut conn = app.db.db.pool().acquire().await.expect("a connection");
     // What a claim reads first …
     let (_, _, read) = get_for_claim(&mut conn, &id)

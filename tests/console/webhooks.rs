@@ -7,6 +7,7 @@
 use crate::common::console::{Browser, Page, attr, field_error, input_value, signed_in, tag_with};
 use crate::common::fixtures::count;
 use crate::common::{TestApp, spawn_app};
+use couponkeeper::domain::ids::SubscriberId;
 use couponkeeper::domain::network::parse_networks;
 use couponkeeper::domain::staff::Role;
 use couponkeeper::service::Ctx;
@@ -118,7 +119,7 @@ async fn assert_refused_beside_the_field(app: &TestApp, page: &Page, url: &str, 
 }
 
 /// Adds a subscriber directly; its id.
-async fn added(app: &TestApp) -> String {
+async fn added(app: &TestApp) -> SubscriberId {
     app.service
         .add_webhook_subscriber(
             URL,

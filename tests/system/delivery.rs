@@ -786,6 +786,7 @@ fn op() -> Ctx {
 
 #[tokio::test]
 async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earliest_message() {
+    use couponkeeper::domain::ids::SubscriberId;
     use couponkeeper::store::Backend;
     use couponkeeper::store::deliveries::{ClaimScope, claim_due_sql};
 
@@ -864,11 +865,12 @@ async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earl
     )
     .await
     .expect("claim");
-    let got: Vec<(i64, String)> = claimed
+    let got: Vec<(i64, SubscriberId)> = claimed
         .iter()
         .map(|d| (d.outbox_id, d.subscriber_id.clone()))
         .collect();
-    let want: Vec<(i64, String)> = (0..16).map(|k| (4 * k, "s1".to_string())).collect();
+    let want: Vec<(i64, SubscriberId)> =
+        (0..16).map(|k| (4 * k, SubscriberId::from("s1"))).collect();
     assert_eq!(got, want);
 }
 

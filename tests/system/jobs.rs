@@ -13,11 +13,11 @@ use serde_json::Value;
 use sqlx::{AnyPool, Row};
 use tokio::sync::Barrier;
 
-use crate::common::fixtures::{ctx, secs};
+use crate::common::fixtures::{ctx, order, secs};
 use crate::common::{Store, TestService, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
-use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::ids::{CampaignId, CouponId, TemplateId, UserId};
 use couponkeeper::domain::order::OrderStatus;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
@@ -55,7 +55,7 @@ fn fresh<T>(r: Result<Executed<T>, ServiceError>, what: &str) -> T {
 // Set-up through the service's own operations.
 
 /// A 满300减50 template whose coupons live `valid_seconds` from their claim.
-async fn relative_template(svc: &Service, valid_seconds: i64) -> String {
+async fn relative_template(svc: &Service, valid_seconds: i64) -> TemplateId {
     let input = TemplateInput {
         name: Some(format!("valid {valid_seconds}s")),
         kind: Some("fixed".into()),
@@ -73,7 +73,7 @@ async fn relative_template(svc: &Service, valid_seconds: i64) -> String {
 }
 
 /// A template whose coupons all end at `until`.
-async fn absolute_template(svc: &Service, until: DateTime<Utc>) -> String {
+async fn absolute_template(svc: &Service, until: DateTime<Utc>) -> TemplateId {
     let input = TemplateInput {
         name: Some(format!("until {until}")),
         kind: Some("fixed".into()),
@@ -91,10 +91,10 @@ async fn absolute_template(svc: &Service, until: DateTime<Utc>) -> String {
     .id
 }
 
-async fn claim(svc: &Service, user: &str, template_id: &str) -> String {
+async fn claim(svc: &Service, user: &str, template_id: &TemplateId) -> CouponId {
     let uid = UserId::parse(user).expect("test user ids are valid");
     fresh(
-        svc.claim(&ctx(), None, uid, template_id.to_string()).await,
+        svc.claim(&ctx(), None, uid, template_id.clone()).await,
         "claim",
     )
     .id
@@ -105,7 +105,7 @@ async fn campaign(
     starts: DateTime<Utc>,
     ends: DateTime<Utc>,
     policy: &str,
-) -> String {
+) -> CampaignId {
     let input = CampaignInput {
         name: Some(format!("{policy} campaign")),
         final_payment_starts_at: Some(starts.to_rfc3339()),
@@ -121,14 +121,14 @@ async fn campaign(
 }
 
 /// A normal order of 399 yuan; with a coupon it checkout-locks it.
-async fn normal_order(svc: &Service, order_no: &str, user: &str, coupon: Option<&str>) {
+async fn normal_order(svc: &Service, order_no: &str, user: &str, coupon: Option<&CouponId>) {
     let input = OrderInput {
         order_no: Some(order_no.into()),
         user_id: Some(user.into()),
         kind: Some("normal".into()),
         category: Some("phones".into()),
         total_cents: Some(TOTAL),
-        coupon_id: coupon.map(String::from),
+        coupon_id: coupon.map(CouponId::to_string),
         ..OrderInput::default()
     };
     let o = fresh(
@@ -139,15 +139,21 @@ async fn normal_order(svc: &Service, order_no: &str, user: &str, coupon: Option<
 }
 
 /// A presale order of 399 yuan with a 100-yuan deposit, still unpaid.
-async fn presale_order(svc: &Service, order_no: &str, user: &str, coupon: &str, campaign: &str) {
+async fn presale_order(
+    svc: &Service,
+    order_no: &str,
+    user: &str,
+    coupon: &CouponId,
+    campaign: &CampaignId,
+) {
     let input = OrderInput {
         order_no: Some(order_no.into()),
         user_id: Some(user.into()),
         kind: Some("presale".into()),
         category: Some("phones".into()),
         total_cents: Some(TOTAL),
-        coupon_id: Some(coupon.into()),
-        campaign_id: Some(campaign.into()),
+        coupon_id: Some(coupon.to_string()),
+        campaign_id: Some(campaign.to_string()),
         deposit_cents: Some(DEPOSIT),
     };
     let o = fresh(
@@ -158,13 +164,13 @@ async fn presale_order(svc: &Service, order_no: &str, user: &str, coupon: &str, 
 }
 
 async fn pay(svc: &Service, order_no: &str) {
-    let o = fresh(svc.pay(&ctx(), None, order_no.into()).await, "pay");
+    let o = fresh(svc.pay(&ctx(), None, order(order_no)).await, "pay");
     assert_eq!(o.status, OrderStatus::Paid);
 }
 
 async fn pay_deposit(svc: &Service, order_no: &str) {
     let o = fresh(
-        svc.pay_deposit(&ctx(), None, order_no.into()).await,
+        svc.pay_deposit(&ctx(), None, order(order_no)).await,
         "pay deposit",
     );
     assert_eq!(o.status, OrderStatus::DepositPaid);
@@ -222,7 +228,7 @@ fn ev(t: EvTuple) -> Ev {
 }
 
 /// A coupon's own events, oldest first.
-async fn coupon_events(pool: &AnyPool, coupon_id: &str) -> Vec<Ev> {
+async fn coupon_events(pool: &AnyPool, coupon_id: &CouponId) -> Vec<Ev> {
     sqlx::query_as::<_, EvTuple>(
         "SELECT action, actor, from_status, to_status, reason, order_no, at FROM events
          WHERE subject = 'coupon' AND coupon_id = $1 ORDER BY id",
@@ -256,7 +262,7 @@ fn count_action(events: &[Ev], action: &str) -> usize {
 }
 
 /// A coupon as stored: (status, order_no, locked_at, updated_at).
-async fn coupon_row(pool: &AnyPool, id: &str) -> (String, Option<String>, Option<i64>, i64) {
+async fn coupon_row(pool: &AnyPool, id: &CouponId) -> (String, Option<String>, Option<i64>, i64) {
     sqlx::query_as("SELECT status, order_no, locked_at, updated_at FROM coupons WHERE id = $1")
         .bind(id.to_string())
         .fetch_one(pool)
@@ -264,7 +270,7 @@ async fn coupon_row(pool: &AnyPool, id: &str) -> (String, Option<String>, Option
         .expect("coupon row exists")
 }
 
-async fn coupon_status(pool: &AnyPool, id: &str) -> String {
+async fn coupon_status(pool: &AnyPool, id: &CouponId) -> String {
     coupon_row(pool, id).await.0
 }
 
@@ -282,7 +288,7 @@ async fn order_row(pool: &AnyPool, order_no: &str) -> (String, String, Option<i6
 /// Outbox rows about a subject: (event_type, user_id, payload, created_at).
 async fn outbox_for(
     pool: &AnyPool,
-    subject_id: &str,
+    subject_id: &CouponId,
 ) -> Vec<(String, Option<String>, String, i64)> {
     sqlx::query_as(
         "SELECT event_type, user_id, payload, created_at FROM outbox WHERE subject_id = $1 AND event_type = 'coupon.expired' ORDER BY id",
@@ -304,7 +310,7 @@ async fn count(pool: &AnyPool, sql: &str) -> i64 {
 /// a coupon expired by `actor` at `now`.
 async fn assert_expired_once(
     pool: &AnyPool,
-    id: &str,
+    id: &CouponId,
     owner: &str,
     actor: &str,
     now: DateTime<Utc>,
@@ -342,13 +348,17 @@ async fn assert_expired_once(
     assert_eq!(user_id.as_deref(), Some(owner));
     assert_eq!(*created_at, ms(now));
     let payload: Value = serde_json::from_str(payload).expect("outbox payload is JSON");
-    assert_eq!(payload["id"], id, "payload is the coupon: {payload}");
+    assert_eq!(
+        payload["id"],
+        id.as_str(),
+        "payload is the coupon: {payload}"
+    );
     assert_eq!(payload["status"], "expired", "payload: {payload}");
     assert_eq!(payload["user_id"], owner, "payload: {payload}");
 }
 
 /// Checks that a coupon has no expire event and no outbox row.
-async fn assert_never_expired(pool: &AnyPool, id: &str) {
+async fn assert_never_expired(pool: &AnyPool, id: &CouponId) {
     assert_eq!(
         count_action(&coupon_events(pool, id).await, "expire"),
         0,
@@ -492,7 +502,7 @@ async fn expire_coupons_changes_only_the_listed_coupons_that_are_due_and_a_secon
         b.clone(),
         later.clone(),
         locked.clone(),
-        "cpn_does_not_exist".to_string(),
+        CouponId::from("cpn_does_not_exist"),
     ];
     let done = svc.expire_coupons(JOB, &ids).await.expect("expiry runs");
     assert_eq!(done.count, 2, "only a and b are listed, available and due");
@@ -571,7 +581,7 @@ async fn a_pending_payment_order_is_closed_and_its_coupon_released_once_its_chec
         "1 ms before the lapse nothing is due"
     );
     assert!(
-        !svc.close_lapsed_checkout(JOB, "O-VALID")
+        !svc.close_lapsed_checkout(JOB, &order("O-VALID"))
             .await
             .expect("runs"),
         "an order whose lock holds is not closed"
@@ -639,19 +649,19 @@ async fn a_pending_payment_order_is_closed_and_its_coupon_released_once_its_chec
 
     ts.clock.advance(secs(HOUR));
     assert!(
-        !svc.close_lapsed_checkout(JOB, "O-PAID")
+        !svc.close_lapsed_checkout(JOB, &order("O-PAID"))
             .await
             .expect("runs"),
         "a paid order is never closed"
     );
     assert!(
-        !svc.close_lapsed_checkout(JOB, "O-VALID")
+        !svc.close_lapsed_checkout(JOB, &order("O-VALID"))
             .await
             .expect("runs"),
         "a closed order is not closed twice"
     );
     assert!(
-        !svc.close_lapsed_checkout(JOB, "O-MISSING")
+        !svc.close_lapsed_checkout(JOB, &order("O-MISSING"))
             .await
             .expect("runs")
     );
@@ -700,7 +710,7 @@ async fn a_deposit_paid_order_is_closed_and_its_coupon_released_once_the_final_p
 
     ts.clock.set(t0 + secs(HOUR));
     let o = fresh(
-        svc.pay_final(&ctx(), None, "P-FINAL".into()).await,
+        svc.pay_final(&ctx(), None, order("P-FINAL")).await,
         "final payment",
     );
     assert_eq!(o.status, OrderStatus::FinalPaid);
@@ -715,7 +725,7 @@ async fn a_deposit_paid_order_is_closed_and_its_coupon_released_once_the_final_p
         "1 ms before window end + grace nothing is due"
     );
     assert!(
-        !svc.close_timed_out_presale(JOB, "P-VALID", grace)
+        !svc.close_timed_out_presale(JOB, &order("P-VALID"), grace)
             .await
             .expect("runs")
     );
@@ -779,13 +789,13 @@ async fn a_deposit_paid_order_is_closed_and_its_coupon_released_once_the_final_p
     assert_eq!(coupon_status(pool, &unpaid).await, "available");
 
     assert!(
-        !svc.close_timed_out_presale(JOB, "P-FINAL", grace)
+        !svc.close_timed_out_presale(JOB, &order("P-FINAL"), grace)
             .await
             .expect("runs"),
         "a final-paid order is never closed"
     );
     assert!(
-        !svc.close_timed_out_presale(JOB, "P-VALID", grace)
+        !svc.close_timed_out_presale(JOB, &order("P-VALID"), grace)
             .await
             .expect("runs"),
         "a closed order is not closed twice"
@@ -808,7 +818,7 @@ async fn a_deposit_paid_order_is_closed_and_its_coupon_released_once_the_final_p
 
 /// Marks a coupon `locked` to `order_no` since `at`, behind the service's
 /// back, the way a crash or a bug would leave it.
-async fn plant_lock(pool: &AnyPool, coupon_id: &str, order_no: &str, at: DateTime<Utc>) {
+async fn plant_lock(pool: &AnyPool, coupon_id: &CouponId, order_no: &str, at: DateTime<Utc>) {
     let r = sqlx::query(
         "UPDATE coupons SET status = 'locked', order_no = $1, locked_at = $2, updated_at = $2 WHERE id = $3",
     )
@@ -840,7 +850,7 @@ async fn the_reaper_releases_old_locks_whose_order_is_missing_closed_or_names_an
     let of_closed = claim(svc, "u2", &long).await;
     normal_order(svc, "O-CLOSED", "u2", Some(&of_closed)).await;
     fresh(
-        svc.cancel(&ctx(), None, "O-CLOSED".into(), None).await,
+        svc.cancel(&ctx(), None, order("O-CLOSED"), None).await,
         "cancel",
     );
     assert_eq!(coupon_status(pool, &of_closed).await, "available");
@@ -1049,7 +1059,7 @@ const TWO_WORKER_COUPONS: i64 = 2000;
 
 /// Copies coupon `from` `n` times with new ids and codes, each ending `k` ms
 /// earlier than the original (k = 1..n), in one statement.
-async fn copy_coupon(pool: &AnyPool, from: &str, n: i64) {
+async fn copy_coupon(pool: &AnyPool, from: &CouponId, n: i64) {
     let sql = format!(
         "WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < {n})
          INSERT INTO coupons (id, code, user_id, template_id, source, kind, value_cents, percent_off,
@@ -1193,7 +1203,7 @@ async fn a_deposit_payment_and_the_expiry_of_its_coupon_at_ends_at_never_both_wi
     for i in 0..rounds {
         let user = format!("u{i}");
         let coupon = claim(svc, &user, &tpl).await;
-        let order_no = format!("R{i}");
+        let order_no = order(&format!("R{i}"));
         presale_order(svc, &order_no, &user, &coupon, &cmp).await;
         pairs.push((coupon, order_no));
     }

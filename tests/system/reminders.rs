@@ -12,11 +12,11 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::AnyPool;
 
-use crate::common::fixtures::{ctx, secs};
+use crate::common::fixtures::{ctx, order, secs};
 use crate::common::{Store, TestDb, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
-use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::ids::{CampaignId, CouponId, TemplateId, UserId};
 use couponkeeper::domain::order::OrderStatus;
 use couponkeeper::domain::reminder;
 use couponkeeper::domain::self_check::Verified;
@@ -141,7 +141,7 @@ impl Rig {
             .expect("count")
     }
 
-    async fn template(&self, value_cents: i64, valid_seconds: i64) -> String {
+    async fn template(&self, value_cents: i64, valid_seconds: i64) -> TemplateId {
         let input = TemplateInput {
             name: Some(format!("{value_cents} off, {valid_seconds}s")),
             kind: Some("fixed".into()),
@@ -159,7 +159,7 @@ impl Rig {
     }
 
     /// A template whose coupons all end at `until`.
-    async fn template_until(&self, value_cents: i64, until: DateTime<Utc>) -> String {
+    async fn template_until(&self, value_cents: i64, until: DateTime<Utc>) -> TemplateId {
         let input = TemplateInput {
             name: Some(format!("{value_cents} off until {until}")),
             kind: Some("fixed".into()),
@@ -177,18 +177,16 @@ impl Rig {
         .id
     }
 
-    async fn claim(&self, user: &str, template_id: &str) -> String {
+    async fn claim(&self, user: &str, template_id: &TemplateId) -> CouponId {
         let uid = UserId::parse(user).expect("valid user id");
         fresh(
-            self.svc
-                .claim(&ctx(), None, uid, template_id.to_string())
-                .await,
+            self.svc.claim(&ctx(), None, uid, template_id.clone()).await,
             "claim",
         )
         .id
     }
 
-    async fn campaign(&self, starts: DateTime<Utc>, policy: &str) -> String {
+    async fn campaign(&self, starts: DateTime<Utc>, policy: &str) -> CampaignId {
         let input = CampaignInput {
             name: Some(format!("{policy} campaign")),
             final_payment_starts_at: Some(starts.to_rfc3339()),
@@ -203,15 +201,15 @@ impl Rig {
         .id
     }
 
-    async fn presale(&self, order_no: &str, user: &str, coupon: &str, campaign: &str) {
+    async fn presale(&self, order_no: &str, user: &str, coupon: &CouponId, campaign: &CampaignId) {
         let input = OrderInput {
             order_no: Some(order_no.into()),
             user_id: Some(user.into()),
             kind: Some("presale".into()),
             category: Some("phones".into()),
             total_cents: Some(TOTAL),
-            coupon_id: Some(coupon.into()),
-            campaign_id: Some(campaign.into()),
+            coupon_id: Some(coupon.to_string()),
+            campaign_id: Some(campaign.to_string()),
             deposit_cents: Some(DEPOSIT),
         };
         fresh(
@@ -222,7 +220,7 @@ impl Rig {
 
     async fn pay_deposit(&self, order_no: &str) {
         let o = fresh(
-            self.svc.pay_deposit(&ctx(), None, order_no.into()).await,
+            self.svc.pay_deposit(&ctx(), None, order(order_no)).await,
             "pay deposit",
         );
         assert_eq!(o.status, OrderStatus::DepositPaid);
@@ -240,7 +238,7 @@ fn ids(data: &Value) -> Vec<String> {
     v
 }
 
-fn sorted(mut v: Vec<String>) -> Vec<String> {
+fn sorted(mut v: Vec<CouponId>) -> Vec<CouponId> {
     v.sort();
     v
 }
@@ -349,11 +347,11 @@ async fn a_coupon_used_or_expired_before_its_slot_is_not_reminded() {
         kind: Some("normal".into()),
         category: Some("phones".into()),
         total_cents: Some(TOTAL),
-        coupon_id: Some(used.clone()),
+        coupon_id: Some(used.to_string()),
         ..OrderInput::default()
     };
     fresh(rig.svc.create_order(&ctx(), None, input).await, "order");
-    fresh(rig.svc.pay(&ctx(), None, "N1".into()).await, "pay");
+    fresh(rig.svc.pay(&ctx(), None, order("N1")).await, "pay");
 
     // The planner was down through the whole day before the end: when it
     // comes back the coupon has ended (stored status still `available`).
@@ -633,7 +631,7 @@ async fn strict_policy_warns_at_deposit_and_again_before_the_coupon_ends_never_f
     // appears for the first time there.
     rig.set(epoch() + secs(5 * DAY));
     rig.plan().await;
-    let o = fresh(rig.svc.pay_final(&ctx(), None, "P1".into()).await, "final");
+    let o = fresh(rig.svc.pay_final(&ctx(), None, order("P1")).await, "final");
     assert_eq!(o.final_payment_cents, Some(TOTAL - DEPOSIT));
     rig.plan().await;
     let warned = rig.outbox(EXPIRES_BEFORE_FINAL_PAYMENT).await;
@@ -674,7 +672,11 @@ async fn final_payment_open_tells_each_deposit_paid_order_once_with_amount_and_s
             .contains("本次尾款 249.00 元，已为你抵扣 50.00 元"),
         "{data}"
     );
-    let quote = rig.svc.final_payment_quote("P1").await.expect("quote");
+    let quote = rig
+        .svc
+        .final_payment_quote(&order("P1"))
+        .await
+        .expect("quote");
     assert_eq!(
         quote.amount_due_cents,
         data["amount_due_cents"].as_i64().unwrap_or(-1)

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
+use crate::common::fixtures::order;
 use crate::common::{TestService, epoch, spawn_app};
 use chrono::Duration;
 use couponkeeper::domain::coupon::CouponStatus;
-use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::ids::{CouponId, TemplateId, UserId};
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::jobs::JobSettings;
 use couponkeeper::jobs::Jobs;
@@ -27,7 +28,7 @@ fn worker(ts: &TestService) -> DeadlineWorker {
     )
 }
 
-async fn template(ts: &TestService, valid_seconds: i64) -> String {
+async fn template(ts: &TestService, valid_seconds: i64) -> TemplateId {
     ts.service
         .create_template(
             &ts.ctx(),
@@ -48,13 +49,13 @@ async fn template(ts: &TestService, valid_seconds: i64) -> String {
         .id
 }
 
-async fn claim(ts: &TestService, user: &str, tpl: &str) -> String {
+async fn claim(ts: &TestService, user: &str, tpl: &TemplateId) -> CouponId {
     ts.service
         .claim(
             &ts.ctx(),
             None,
             UserId::parse(user).expect("user"),
-            tpl.to_string(),
+            tpl.clone(),
         )
         .await
         .expect("claim")
@@ -63,7 +64,7 @@ async fn claim(ts: &TestService, user: &str, tpl: &str) -> String {
         .id
 }
 
-async fn stored_status(ts: &TestService, id: &str) -> String {
+async fn stored_status(ts: &TestService, id: &CouponId) -> String {
     sqlx::query_scalar("SELECT status FROM coupons WHERE id = $1")
         .bind(id)
         .fetch_one(ts.db.db.pool())
@@ -71,7 +72,7 @@ async fn stored_status(ts: &TestService, id: &str) -> String {
         .expect("row")
 }
 
-async fn expire_events(ts: &TestService, id: &str) -> Vec<String> {
+async fn expire_events(ts: &TestService, id: &CouponId) -> Vec<String> {
     sqlx::query_scalar("SELECT actor FROM events WHERE coupon_id = $1 AND action = 'expire'")
         .bind(id)
         .fetch_all(ts.db.db.pool())
@@ -150,7 +151,7 @@ async fn a_lapsed_checkout_lock_is_closed_by_the_wheel() {
     assert_eq!(w.tick().await.expect("tick").orders_closed, 0);
     ts.clock.advance(Duration::seconds(1));
     assert_eq!(w.tick().await.expect("tick").orders_closed, 1);
-    let o = ts.service.get_order("N1").await.expect("order");
+    let o = ts.service.get_order(&order("N1")).await.expect("order");
     assert_eq!(
         (o.status.as_str(), o.coupon_lock_status.as_str()),
         ("closed", "released")
@@ -524,7 +525,7 @@ async fn one_lapsed_order_the_database_refuses_is_skipped_while_the_others_close
         ("N2", "pending_payment"),
         ("N3", "closed"),
     ] {
-        let o = ts.service.get_order(n).await.expect("order");
+        let o = ts.service.get_order(&order(n)).await.expect("order");
         assert_eq!(o.status.as_str(), want, "{n}");
     }
     assert!(
@@ -535,7 +536,7 @@ async fn one_lapsed_order_the_database_refuses_is_skipped_while_the_others_close
 }
 
 /// Places one normal order that locks `coupon` for checkout.
-async fn checkout(ts: &TestService, order_no: &str, user: &str, coupon: &str) {
+async fn checkout(ts: &TestService, order_no: &str, user: &str, coupon: &CouponId) {
     ts.service
         .create_order(
             &ts.ctx(),
@@ -546,7 +547,7 @@ async fn checkout(ts: &TestService, order_no: &str, user: &str, coupon: &str) {
                 kind: Some("normal".into()),
                 category: Some("phones".into()),
                 total_cents: Some(39_900),
-                coupon_id: Some(coupon.into()),
+                coupon_id: Some(coupon.to_string()),
                 ..Default::default()
             },
         )

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use couponkeeper::clock::SystemClock;
 use couponkeeper::config::Config;
-use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::ids::{TemplateId, UserId};
 use couponkeeper::server::build_service;
 use couponkeeper::service::{Ctx, Refusal, Service, ServiceError};
 use couponkeeper::store::{Db, templates};
@@ -283,7 +283,11 @@ async fn measure(
 }
 
 /// The naive design: all of the template's stock in shard 0.
-pub(crate) async fn collapse_to_one_shard(db: &Db, template_id: &str, stock: usize) -> Result<()> {
+pub(crate) async fn collapse_to_one_shard(
+    db: &Db,
+    template_id: &TemplateId,
+    stock: usize,
+) -> Result<()> {
     let mut tx = db.pool().begin().await?;
     sqlx::query("DELETE FROM template_stock_shards WHERE template_id = $1 AND shard > 0")
         .bind(template_id)
@@ -330,13 +334,13 @@ impl Outcome {
 /// succeed.
 async fn run_claims(
     service: &Service,
-    template_ids: &[String],
+    template_ids: &[TemplateId],
     n: usize,
     concurrency: usize,
     prefix: &str,
 ) -> Outcome {
     let next = Arc::new(AtomicUsize::new(0));
-    let template_ids: Arc<[String]> = template_ids.into();
+    let template_ids: Arc<[TemplateId]> = template_ids.into();
     let mut tasks = Vec::with_capacity(concurrency);
     for _ in 0..concurrency {
         let next = Arc::clone(&next);
@@ -406,7 +410,7 @@ async fn verify(
     db: &Db,
     service: &Service,
     ctx: &Ctx,
-    template_ids: &[String],
+    template_ids: &[TemplateId],
     n: usize,
     store: Store,
     scenario: Scenario,

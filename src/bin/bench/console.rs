@@ -44,7 +44,7 @@ use sqlx::Executor;
 use couponkeeper::clock::ManualClock;
 use couponkeeper::config::Config;
 use couponkeeper::domain::coupon::CouponStatus;
-use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use couponkeeper::domain::staff::Role;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
@@ -128,7 +128,7 @@ struct OpRow {
 /// What the fill made, for picking keys.
 struct ConsoleData {
     /// Template ids; the first is the hot one.
-    templates: Vec<String>,
+    templates: Vec<TemplateId>,
     /// Coupon numbers `1..=hot` belong to the hot template.
     hot: u64,
     coupons: u64,
@@ -140,10 +140,10 @@ struct ConsoleData {
 
 /// The coupon a code lookup found: the keys of the searches.
 struct Sampled {
-    id: String,
+    id: CouponId,
     code: String,
-    user_id: String,
-    order_no: Option<String>,
+    user_id: UserId,
+    order_no: Option<OrderNo>,
 }
 
 pub(crate) async fn console(args: ConsoleArgs) -> Result<()> {
@@ -538,7 +538,7 @@ async fn fill_console(
 /// The coupon numbered `i`, found by its code (untimed).
 async fn sample_coupon(db: &Db, i: u64) -> Result<Sampled> {
     let code = generated_code(i);
-    let row: Option<(String, String, Option<String>)> =
+    let row: Option<(CouponId, UserId, Option<OrderNo>)> =
         sqlx::query_as("SELECT id, user_id, order_no FROM coupons WHERE code = $1")
             .bind(&code)
             .fetch_optional(db.pool())
@@ -558,7 +558,7 @@ async fn sample_orders(
     rng: &mut StdRng,
     range: std::ops::RangeInclusive<u64>,
     want: usize,
-) -> Result<Vec<String>> {
+) -> Result<Vec<OrderNo>> {
     let mut out = Vec::with_capacity(want);
     for _ in 0..want * 50 {
         if out.len() == want {
@@ -662,14 +662,14 @@ async fn measure_console(
     }
     let cold_orders = sample_orders(db, &mut rng, data.hot + 1..=n, runs).await?;
     let hot_orders = sample_orders(db, &mut rng, 1..=data.hot, runs).await?;
-    let users: Vec<String> = (0..runs)
-        .map(|_| format!("user-{}", rng.random_range(0..data.users)))
-        .collect();
-    let heavy: Vec<String> = (0..runs)
-        .map(|_| format!("heavy-{}", rng.random_range(0..HEAVY_USERS)))
-        .collect();
+    let users: Vec<UserId> = (0..runs)
+        .map(|_| UserId::parse(&format!("user-{}", rng.random_range(0..data.users))))
+        .collect::<std::result::Result<_, _>>()?;
+    let heavy: Vec<UserId> = (0..runs)
+        .map(|_| UserId::parse(&format!("heavy-{}", rng.random_range(0..HEAVY_USERS))))
+        .collect::<std::result::Result<_, _>>()?;
     let statuses: Vec<CouponStatus> = (0..runs).map(|_| random_status(&mut rng)).collect();
-    let templates: Vec<String> = (0..runs)
+    let templates: Vec<TemplateId> = (0..runs)
         .map(|_| data.templates[rng.random_range(0..data.templates.len())].clone())
         .collect();
     let window = SPREAD_SECONDS * 1000;
@@ -688,7 +688,7 @@ async fn measure_console(
             "baseline: get_coupon(id)",
             samples.iter().map(|x| x.id.clone()).collect(),
             cap,
-            |id: String| async move {
+            |id: CouponId| async move {
                 let v = s.get_coupon(&id).await?;
                 if v.id != id {
                     return Err(format!("get_coupon({id}) answered {}", v.id).into());
@@ -706,7 +706,7 @@ async fn measure_console(
                 .map(|x| (x.code.clone(), x.id.clone()))
                 .collect(),
             cap,
-            |(code, id): (String, String)| async move {
+            |(code, id): (String, CouponId)| async move {
                 match s.search(&code).await? {
                     SearchOutcome::Coupon(found) if found == id => Ok(None),
                     other => Err(format!("search({code}) answered {other:?}").into()),
@@ -720,7 +720,7 @@ async fn measure_console(
             "search: order_no",
             cold_orders.clone(),
             cap,
-            |order_no: String| async move {
+            |order_no: OrderNo| async move {
                 match s.search(&order_no).await? {
                     SearchOutcome::Order(found) if found == order_no => Ok(None),
                     other => Err(format!("search({order_no}) answered {other:?}").into()),
@@ -734,7 +734,7 @@ async fn measure_console(
             "search: user_id",
             samples.iter().map(|x| x.user_id.clone()).collect(),
             cap,
-            |user: String| async move {
+            |user: UserId| async move {
                 match s.search(&user).await? {
                     SearchOutcome::User(found) if found == user => Ok(None),
                     other => Err(format!("search({user}) answered {other:?}").into()),
@@ -785,7 +785,7 @@ async fn measure_console(
         time_op("list_coupons: template (hot)", vec![(); runs], cap, |()| {
             page(
                 CouponFilter {
-                    template_id: Some(hot.clone()),
+                    template_id: Some(hot.to_string()),
                     ..Default::default()
                 },
                 true,
@@ -802,7 +802,7 @@ async fn measure_console(
                 page(
                     CouponFilter {
                         status: Some(status),
-                        template_id: Some(template),
+                        template_id: Some(template.to_string()),
                         ..Default::default()
                     },
                     false,
@@ -815,7 +815,7 @@ async fn measure_console(
         time_op("list_coupons: user", users.clone(), cap, |user| {
             page(
                 CouponFilter {
-                    user_id: Some(user),
+                    user_id: Some(user.to_string()),
                     ..Default::default()
                 },
                 false,
@@ -832,7 +832,7 @@ async fn measure_console(
                 page(
                     CouponFilter {
                         status: Some(status),
-                        user_id: Some(user),
+                        user_id: Some(user.to_string()),
                         ..Default::default()
                     },
                     false,
@@ -864,7 +864,7 @@ async fn measure_console(
             vec![(); runs],
             cap,
             |()| {
-                let hot = hot.clone();
+                let hot = hot.to_string();
                 async move {
                     let filter = CouponFilter {
                         template_id: Some(hot),
@@ -910,7 +910,7 @@ async fn measure_console(
             row
         })?,
     );
-    let health = |order_no: String| async move {
+    let health = |order_no: OrderNo| async move {
         let r = s.order_health_check(&order_no).await?;
         let stock = r.checks.iter().find(|c| c.name == "template_stock");
         if stock.map(|c| c.result.as_str()) != Some("ok") {
@@ -940,7 +940,7 @@ async fn measure_console(
         "user_health_check (normal user)",
         users.clone(),
         cap,
-        |user: String| async move {
+        |user: UserId| async move {
             s.user_health_check(&user).await?;
             Ok(None)
         },
@@ -952,7 +952,7 @@ async fn measure_console(
         "user_health_check (heavy user)",
         heavy,
         cap,
-        |user: String| async move {
+        |user: UserId| async move {
             let r = s.user_health_check(&user).await?;
             if r.orders.len() > USER_HEALTH_ORDERS as usize {
                 return Err(format!("{user}'s health check has {} orders", r.orders.len()).into());
@@ -966,7 +966,7 @@ async fn measure_console(
 
     // The export: one run, a template's first 10,000 coupons.
     let filter = CouponFilter {
-        template_id: Some(hot.clone()),
+        template_id: Some(hot.to_string()),
         ..Default::default()
     };
     let t = Instant::now();
@@ -1008,7 +1008,7 @@ async fn measure_console(
     rows.extend(picker_rows(s, &mut rng, runs, cap).await?);
     rows.extend(order_list_rows(s, &mut rng, now_ms, data.orders, runs, cap).await?);
     let authority = couponkeeper::service::support::Authority::Api;
-    let report_templates: Vec<String> = (0..runs)
+    let report_templates: Vec<TemplateId> = (0..runs)
         .map(|_| data.templates[rng.random_range(0..data.templates.len())].clone())
         .collect();
     rows.push(
@@ -1016,7 +1016,7 @@ async fn measure_console(
             "report: a template, last 30 days",
             report_templates.clone(),
             cap,
-            |id: String| {
+            |id: TemplateId| {
                 let authority = authority.clone();
                 async move {
                     let r = s.template_report(&authority, id, None, None).await?;
@@ -1037,7 +1037,7 @@ async fn measure_console(
             "report: the hot template, 366 days",
             vec![data.templates[0].clone(); runs],
             cap,
-            |id: String| {
+            |id: TemplateId| {
                 let authority = authority.clone();
                 let from = year_from.clone();
                 async move {
@@ -1062,8 +1062,8 @@ async fn measure_console(
 /// table) read and checked for both charts.
 async fn report_page_rows(
     s: &Service,
-    templates: &[String],
-    hot: &str,
+    templates: &[TemplateId],
+    hot: &TemplateId,
     year_from: &str,
     cap: Duration,
 ) -> Result<Vec<OpRow>> {
@@ -1098,16 +1098,16 @@ async fn report_page_rows(
                 "report page (HTML): a template, last 30 days",
                 templates.to_vec(),
                 cap,
-                |id: String| page(format!("{base}/console/templates/{id}/report")),
+                |id: TemplateId| page(format!("{base}/console/templates/{id}/report")),
             )
             .await?,
         );
         rows.push(
             time_op(
                 "report page (HTML): the hot template, 366 days",
-                vec![hot.to_string(); templates.len()],
+                vec![hot.clone(); templates.len()],
                 cap,
-                |id: String| {
+                |id: TemplateId| {
                     page(format!(
                         "{base}/console/templates/{id}/report?from={year_from}"
                     ))

@@ -4,6 +4,7 @@
 
 use sqlx::Executor;
 
+use couponkeeper::domain::ids::TemplateId;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::service::{Ctx, Service};
 use couponkeeper::store::Db;
@@ -17,7 +18,7 @@ pub(crate) async fn create_template(
     ctx: &Ctx,
     name: &str,
     stock: usize,
-) -> Result<String> {
+) -> Result<TemplateId> {
     let input = TemplateInput {
         name: Some(format!("bench {name}")),
         kind: Some("fixed".into()),
@@ -91,7 +92,7 @@ pub(crate) async fn insert_generated(
     sql: &str,
     first: usize,
     count: usize,
-    template_id: &str,
+    template_id: &TemplateId,
     time_ms: i64,
 ) -> Result<()> {
     if count == 0 {

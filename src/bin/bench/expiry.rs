@@ -64,7 +64,7 @@ use clap::ValueEnum;
 use couponkeeper::clock::SystemClock;
 use couponkeeper::config::Config;
 use couponkeeper::domain::coupon::CouponStatus;
-use couponkeeper::domain::ids::UserId;
+use couponkeeper::domain::ids::{TemplateId, UserId};
 use couponkeeper::server::build_service;
 use couponkeeper::service::orders::OrderInput;
 use couponkeeper::service::{Ctx, Service};
@@ -547,7 +547,7 @@ async fn measure_expiry(
 /// the requests when `work` ends and returns both results.
 async fn probe_for<T>(
     service: &Service,
-    template_id: &str,
+    template_id: &TemplateId,
     prefix: &str,
     pause: Duration,
     work: impl Future<Output = Result<T>>,
@@ -555,7 +555,7 @@ async fn probe_for<T>(
     let stop = Arc::new(AtomicBool::new(false));
     let task = tokio::spawn(probe_loop(
         service.clone(),
-        template_id.to_string(),
+        template_id.clone(),
         prefix.to_string(),
         Arc::clone(&stop),
         pause,
@@ -572,7 +572,7 @@ async fn probe_for<T>(
 /// round and is counted.
 async fn probe_loop(
     service: Service,
-    template_id: String,
+    template_id: TemplateId,
     prefix: String,
     stop: Arc<AtomicBool>,
     pause: Duration,
@@ -611,16 +611,14 @@ async fn probe_loop(
 async fn probe_round(
     service: &Service,
     ctx: &Ctx,
-    template_id: &str,
+    template_id: &TemplateId,
     key: &str,
     stop: &AtomicBool,
     latencies: &mut Vec<Duration>,
 ) -> Result<(), String> {
     let user = UserId::parse(key).map_err(|e| e.to_string())?;
     let t = Instant::now();
-    let claimed = service
-        .claim(ctx, None, user, template_id.to_string())
-        .await;
+    let claimed = service.claim(ctx, None, user, template_id.clone()).await;
     latencies.push(t.elapsed());
     let coupon = claimed
         .map_err(|e| format!("claim: {e}"))?
@@ -635,7 +633,7 @@ async fn probe_round(
         kind: Some("normal".into()),
         category: Some("bench".into()),
         total_cents: Some(10_000),
-        coupon_id: Some(coupon.id.clone()),
+        coupon_id: Some(coupon.id.to_string()),
         ..Default::default()
     };
     let t = Instant::now();
@@ -892,7 +890,7 @@ fn background_sql(store: Store) -> String {
 }
 
 /// `(status, count)` of a template's coupons, by status.
-async fn status_counts(db: &Db, template_id: &str) -> Result<Vec<(String, i64)>> {
+async fn status_counts(db: &Db, template_id: &TemplateId) -> Result<Vec<(String, i64)>> {
     Ok(sqlx::query_as(
         "SELECT status, CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1
          GROUP BY status ORDER BY status",
@@ -902,7 +900,7 @@ async fn status_counts(db: &Db, template_id: &str) -> Result<Vec<(String, i64)>>
     .await?)
 }
 
-async fn count_status(db: &Db, template_id: &str, status: &str) -> Result<i64> {
+async fn count_status(db: &Db, template_id: &TemplateId, status: &str) -> Result<i64> {
     Ok(sqlx::query_scalar(
         "SELECT CAST(COUNT(*) AS BIGINT) FROM coupons WHERE template_id = $1 AND status = $2",
     )
@@ -920,9 +918,9 @@ async fn verify_expiry(
     db: &Db,
     label: &str,
     design: Design,
-    hot: &str,
+    hot: &TemplateId,
     n: usize,
-    other: &str,
+    other: &TemplateId,
     other_before: &[(String, i64)],
 ) -> Result<()> {
     let expected = i64::try_from(n)?;

@@ -122,6 +122,7 @@ async fn measure_reminders(
     store: Store,
     args: &RemindersArgs,
 ) -> Result<Vec<DeliveryMeasurement>> {
+    use couponkeeper::domain::ids::{CouponId, UserId};
     use couponkeeper::domain::reminder::{self, DueCoupon};
     use couponkeeper::domain::time::from_ms;
 
@@ -166,12 +167,12 @@ async fn measure_reminders(
     );
 
     // The expected user-slot pairs, from the stored rows and the pure rule.
-    let rows: Vec<(String, String, i64)> =
+    let rows: Vec<(UserId, CouponId, i64)> =
         sqlx::query_as("SELECT user_id, id, ends_at FROM coupons WHERE template_id = $1")
             .bind(&tpl)
             .fetch_all(db.pool())
             .await?;
-    let mut by_user: std::collections::HashMap<String, Vec<DueCoupon>> =
+    let mut by_user: std::collections::HashMap<UserId, Vec<DueCoupon>> =
         std::collections::HashMap::new();
     for (user, id, ends_at) in rows {
         by_user.entry(user).or_default().push(DueCoupon {

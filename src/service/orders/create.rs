@@ -9,7 +9,7 @@ use super::steps::{load_campaign, load_coupon, move_coupon, validate_coupon, win
 use super::view::order_view;
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::ids::{OrderNo, UserId};
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::picker::OrderTerms;
@@ -23,7 +23,9 @@ use crate::store::orders::{self, OrderRow};
 /// Longest category name on an order.
 use crate::domain::category::MAX_CATEGORY_LEN;
 
-/// The API's order fields before checking.
+/// The API's order fields before checking (as typed: the ids among them
+/// are checked by [`Service::create_order`] in a fixed order, so the field
+/// a bad request is told about does not depend on the caller).
 #[derive(Debug, Clone, Default)]
 pub struct OrderInput {
     pub order_no: Option<String>,
@@ -53,7 +55,7 @@ pub struct CartSpec {
     pub kind: OrderKind,
     pub category: String,
     pub total: Cents,
-    pub campaign_id: Option<String>,
+    pub campaign_id: Option<CampaignId>,
     /// Zero for a normal order.
     pub deposit: Cents,
 }
@@ -76,7 +78,7 @@ struct OrderSpec {
     order_no: OrderNo,
     user_id: UserId,
     cart: CartSpec,
-    coupon_id: Option<String>,
+    coupon_id: Option<CouponId>,
 }
 
 /// Checks a cart's fields, naming the field at fault; the same checks for
@@ -134,7 +136,7 @@ pub fn parse_cart(i: CartInput) -> Result<CartSpec, FieldError> {
                     "must be greater than 0 and at most total_cents",
                 ));
             }
-            (Some(campaign), deposit)
+            (Some(CampaignId::from_wire(campaign)), deposit)
         }
     };
     Ok(CartSpec {
@@ -160,7 +162,7 @@ fn parse_order(i: OrderInput) -> Result<OrderSpec, FieldError> {
         Some(id) if id.is_empty() || id.chars().count() > 64 => {
             return Err(FieldError::new("coupon_id", "must be 1-64 characters"));
         }
-        other => other,
+        other => other.map(CouponId::from_wire),
     };
     Ok(OrderSpec {
         order_no,
@@ -207,13 +209,13 @@ async fn create_order_tx(
     spec: &OrderSpec,
 ) -> Result<OrderView, ServiceError> {
     let now_ms = to_ms(op.now);
-    if orders::get(c, spec.order_no.as_str()).await?.is_some() {
+    if orders::get(c, &spec.order_no).await?.is_some() {
         return Err(ServiceError::refused(
             Refusal::OrderExists,
             format!("order {} already exists", spec.order_no),
         ));
     }
-    if let Some(campaign_id) = spec.cart.campaign_id.as_deref() {
+    if let Some(campaign_id) = spec.cart.campaign_id.as_ref() {
         let campaign = load_campaign(c, campaign_id).await?;
         if op.now >= window_of(&campaign).ends {
             return Err(ServiceError::refused(
@@ -222,19 +224,19 @@ async fn create_order_tx(
             ));
         }
     }
-    let coupon = match spec.coupon_id.as_deref() {
+    let coupon = match spec.coupon_id.as_ref() {
         Some(id) => Some(load_coupon(c, id).await?),
         None => None,
     };
     let discount = match &coupon {
-        Some(cp) => validate_coupon(cp, spec.user_id.as_str(), &spec.cart.terms(), op.now)?,
+        Some(cp) => validate_coupon(cp, &spec.user_id, &spec.cart.terms(), op.now)?,
         None => Cents::ZERO,
     };
     let locks_now = spec.cart.kind == OrderKind::Normal && coupon.is_some();
     let status = OrderStatus::initial(spec.cart.kind);
     let row = OrderRow {
-        order_no: spec.order_no.as_str().to_string(),
-        user_id: spec.user_id.as_str().to_string(),
+        order_no: spec.order_no.clone(),
+        user_id: spec.user_id.clone(),
         kind: spec.cart.kind,
         category: spec.cart.category.clone(),
         status,
@@ -275,7 +277,7 @@ async fn create_order_tx(
         c,
         &NewEvent {
             subject: "order",
-            coupon_id: row.coupon_id.as_deref(),
+            coupon_id: row.coupon_id.as_ref(),
             order_no: Some(&row.order_no),
             from_status: None,
             to_status: row.status.as_str(),

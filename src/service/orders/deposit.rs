@@ -3,7 +3,7 @@
 //! when the coupon may expire before the final payment.
 
 use super::steps::{
-    load_campaign, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
+    load_campaign_of, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
     require_kind, require_status, validate_coupon, window_of,
 };
 use super::view::order_view;
@@ -16,6 +16,7 @@ use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::OrderView;
 use sqlx::AnyConnection;
 
+use crate::domain::ids::OrderNo;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 
 impl Service {
@@ -26,7 +27,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
+        order_no: OrderNo,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let op = self.op(ctx);
         self.write(idem, move |c| {
@@ -42,19 +43,19 @@ impl Service {
 async fn pay_deposit_tx(
     c: &mut AnyConnection,
     op: &Op,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<OrderView, ServiceError> {
     let o = load_order(c, order_no).await?;
     require_kind(&o, OrderKind::Presale)?;
     require_status(&o, &[OrderStatus::PendingDeposit])?;
-    let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
+    let campaign = load_campaign_of(c, &o).await?;
     if op.now >= window_of(&campaign).ends {
         return Err(ServiceError::refused(
             Refusal::OutsidePaymentWindow,
             "this presale campaign's final-payment window has ended",
         ));
     }
-    let coupon = match o.coupon_id.as_deref() {
+    let coupon = match o.coupon_id.as_ref() {
         Some(id) => Some(load_coupon(c, id).await?),
         None => None,
     };

@@ -7,6 +7,7 @@ use sqlx::AnyConnection;
 use super::steps::{load_order, move_coupon, move_order, parse_reason, require_status};
 use super::view::order_view;
 use crate::domain::coupon::{CouponStatus, release_target};
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::{CouponLockStatus, OrderStatus, OrderStep};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::OrderView;
@@ -19,14 +20,14 @@ use crate::store::orders::OrderRow;
 /// Whether the order's coupon is bound to it, in the live table or (a used
 /// coupon archived since) in the archive.
 async fn coupon_bound_to(c: &mut AnyConnection, order: &OrderRow) -> Result<bool, ServiceError> {
-    let Some(id) = order.coupon_id.as_deref() else {
+    let Some(id) = order.coupon_id.as_ref() else {
         return Ok(false);
     };
     let row = match coupons::get(c, id).await? {
         Some(r) => Some(r),
         None => archive::get(c, id).await?,
     };
-    Ok(row.is_some_and(|cp| cp.order_no.as_deref() == Some(order.order_no.as_str())))
+    Ok(row.is_some_and(|cp| cp.order_no.as_ref() == Some(&order.order_no)))
 }
 
 /// The order's coupon from the live table; a coupon the order used that
@@ -37,7 +38,7 @@ async fn live_coupon_of(
     c: &mut AnyConnection,
     op: &Op,
     order: &OrderRow,
-    coupon_id: &str,
+    coupon_id: &CouponId,
     action: &str,
 ) -> Result<Option<CouponRow>, ServiceError> {
     if let Some(row) = coupons::get(c, coupon_id).await? {
@@ -78,14 +79,14 @@ async fn release_bound_coupon(
     action: &str,
     reason: Option<&str>,
 ) -> Result<bool, ServiceError> {
-    let Some(coupon_id) = order.coupon_id.as_deref() else {
+    let Some(coupon_id) = order.coupon_id.as_ref() else {
         return Ok(false);
     };
     let Some(coupon) = live_coupon_of(c, op, order, coupon_id, action).await? else {
         return Ok(false);
     };
     let from = coupon.status;
-    let bound_here = coupon.order_no.as_deref() == Some(order.order_no.as_str());
+    let bound_here = coupon.order_no.as_ref() == Some(&order.order_no);
     if !bound_here || !matches!(from, CouponStatus::Locked | CouponStatus::Used) {
         return Ok(false);
     }
@@ -116,7 +117,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
+        order_no: OrderNo,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let reason = match reason {
@@ -152,7 +153,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
+        order_no: OrderNo,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let reason = parse_reason(reason)?;

@@ -6,13 +6,14 @@
 use sqlx::AnyConnection;
 
 use super::steps::{
-    load_campaign, load_order, move_coupon, move_order, plan_for, require_kind, require_status,
+    load_campaign_of, load_order, move_coupon, move_order, plan_for, require_kind, require_status,
     window_of,
 };
 use super::view::reload;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::event::system_reasons;
 use crate::domain::final_payment::CouponOutcome;
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
 use crate::service::views::{OrderView, QuoteView};
@@ -28,8 +29,8 @@ impl Service {
     /// `coupon`-mode campaign a compensated quote reports the coupon's value
     /// as `compensation_cents` and an `amount_due_cents` without any
     /// deduction; its message says a coupon is given.
-    pub async fn final_payment_quote(&self, order_no: &str) -> Result<QuoteView, ServiceError> {
-        let order_no = order_no.to_string();
+    pub async fn final_payment_quote(&self, order_no: &OrderNo) -> Result<QuoteView, ServiceError> {
+        let order_no = order_no.clone();
         let now = self.now();
         self.read(move |c| {
             let order_no = order_no.clone();
@@ -37,7 +38,7 @@ impl Service {
                 let o = load_order(c, &order_no).await?;
                 require_kind(&o, OrderKind::Presale)?;
                 require_status(&o, &[OrderStatus::DepositPaid])?;
-                let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
+                let campaign = load_campaign_of(c, &o).await?;
                 let plan = plan_for(c, &o, &campaign, now).await?;
                 Ok(QuoteView {
                     order_no: o.order_no,
@@ -62,7 +63,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
+        order_no: OrderNo,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let op = self.op(ctx);
         self.write(idem, move |c| {
@@ -77,12 +78,12 @@ impl Service {
 async fn pay_final_tx(
     c: &mut AnyConnection,
     op: &Op,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<OrderView, ServiceError> {
     let o = load_order(c, order_no).await?;
     require_kind(&o, OrderKind::Presale)?;
     require_status(&o, &[OrderStatus::DepositPaid])?;
-    let campaign = load_campaign(c, o.campaign_id.as_deref().unwrap_or("")).await?;
+    let campaign = load_campaign_of(c, &o).await?;
     if !window_of(&campaign).contains(op.now) {
         return Err(ServiceError::refused(
             Refusal::OutsidePaymentWindow,
@@ -121,7 +122,12 @@ async fn pay_final_tx(
             "the coupon changed meanwhile; read the quote again",
         )
     };
-    let own = o.coupon_id.as_deref().unwrap_or("");
+    // An outcome other than `None` comes only from a held coupon.
+    let own = o
+        .coupon_id
+        .clone()
+        .unwrap_or_else(|| CouponId::from_wire(""));
+    let own = &own;
     match plan.outcome {
         CouponOutcome::None => {}
         CouponOutcome::Applied => {
@@ -194,7 +200,7 @@ async fn pay_final_tx(
                             at_ms: to_ms(op.now),
                             preset_id: None,
                             rules_version,
-                            campaign_id: o.campaign_id.as_deref(),
+                            campaign_id: o.campaign_id.as_ref(),
                             day: op.day(),
                         },
                     )
@@ -214,14 +220,14 @@ async fn pay_final_tx(
                             at_ms: to_ms(op.now),
                             preset_id: None,
                             rules_version,
-                            campaign_id: o.campaign_id.as_deref(),
+                            campaign_id: o.campaign_id.as_ref(),
                             day: op.day(),
                         },
                     )
                     .await?;
                 }
             }
-            if let Some(replacement) = plan.replacement_coupon_id.as_deref() {
+            if let Some(replacement) = plan.replacement_coupon_id.as_ref() {
                 let swap_reason = format!("{}{own}", system_reasons::REPLACES_EXPIRED_PREFIX);
                 let locked = move_coupon(
                     c,

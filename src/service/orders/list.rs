@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::domain::FieldError;
+use crate::domain::ids::CampaignId;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::time::{RangeEdge, parse_range_bound, to_ms};
 use crate::service::orders::order_view;
@@ -59,7 +60,7 @@ pub struct OrderListParams {
 pub struct OrderFilter {
     pub status: Option<OrderStatus>,
     pub kind: Option<OrderKind>,
-    pub campaign_id: Option<String>,
+    pub campaign_id: Option<CampaignId>,
     pub coupon_lock_status: Option<CouponLockStatus>,
     pub created_from: Option<DateTime<Utc>>,
     pub created_to: Option<DateTime<Utc>>,
@@ -111,7 +112,7 @@ impl OrderFilter {
                     "must be at most 128 characters",
                 ));
             }
-            Some(raw) => Some(raw.to_string()),
+            Some(raw) => Some(CampaignId::from_wire(raw)),
         };
         let bound = |field: &'static str, raw: &Option<String>, edge: RangeEdge| {
             nonempty(raw)
@@ -153,7 +154,7 @@ impl OrderFilter {
         OrderPageQuery {
             status: self.status,
             kind: self.kind,
-            campaign_id: self.campaign_id.as_deref(),
+            campaign_id: self.campaign_id.as_ref(),
             coupon_lock_status: self.coupon_lock_status,
             created_from: self.created_from.map(to_ms),
             created_to: self.created_to.map(to_ms),
@@ -296,17 +297,17 @@ fn order_csv_row(
     let local = crate::domain::time::parse_rfc3339(&o.created_at)
         .map(|t| crate::i18n::zone::local_text_in(tz, t, true))
         .unwrap_or_default();
-    let text = |s: &Option<String>| s.clone().unwrap_or_default();
+    let id = |s: Option<&str>| s.map(str::to_string).unwrap_or_default();
     [
-        o.order_no.clone(),
-        o.user_id.clone(),
+        o.order_no.to_string(),
+        o.user_id.to_string(),
         o.kind.as_str().to_string(),
         o.category.clone(),
         o.status.as_str().to_string(),
         o.total_cents.to_string(),
         o.deposit_cents.to_string(),
-        text(&o.campaign_id),
-        text(&o.coupon_id),
+        id(o.campaign_id.as_deref()),
+        id(o.coupon_id.as_deref()),
         o.coupon_discount_cents.to_string(),
         o.coupon_lock_status.as_str().to_string(),
         o.compensation_cents.to_string(),
@@ -337,7 +338,12 @@ impl Service {
         let ids: Vec<String> = page
             .orders
             .iter()
-            .flat_map(|o| [o.campaign_id.clone(), o.coupon_id.clone()])
+            .flat_map(|o| {
+                [
+                    o.campaign_id.as_ref().map(CampaignId::to_string),
+                    o.coupon_id.as_ref().map(|id| id.to_string()),
+                ]
+            })
             .flatten()
             .collect();
         self.read(move |c| {

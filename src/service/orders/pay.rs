@@ -9,6 +9,7 @@ use crate::domain::time::to_ms;
 use crate::service::views::OrderView;
 use sqlx::AnyConnection;
 
+use crate::domain::ids::OrderNo;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 
 impl Service {
@@ -17,7 +18,7 @@ impl Service {
         &self,
         ctx: &Ctx,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
+        order_no: OrderNo,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let op = self.op(ctx);
         self.write(idem, move |c| {
@@ -30,7 +31,11 @@ impl Service {
 }
 
 /// The transaction of [`Service::pay`].
-async fn pay_tx(c: &mut AnyConnection, op: &Op, order_no: &str) -> Result<OrderView, ServiceError> {
+async fn pay_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &OrderNo,
+) -> Result<OrderView, ServiceError> {
     let o = load_order(c, order_no).await?;
     require_kind(&o, OrderKind::Normal)?;
     require_status(&o, &[OrderStatus::PendingPayment])?;
@@ -56,7 +61,7 @@ async fn pay_tx(c: &mut AnyConnection, op: &Op, order_no: &str) -> Result<OrderV
         None,
     )
     .await?;
-    if let Some(coupon_id) = o.coupon_id.as_deref()
+    if let Some(coupon_id) = o.coupon_id.as_ref()
         && !move_coupon(
             c,
             op,

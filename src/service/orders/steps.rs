@@ -15,6 +15,7 @@ use crate::domain::discount::CouponTerms;
 use crate::domain::final_payment::{
     Candidate, FinalPaymentPlan, HeldCoupon, PresaleOrder, plan_final_payment_in,
 };
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderMoney, OrderStatus, OrderStep};
 use crate::domain::picker::{CouponOnOrder, OrderTerms, Unfit, discount_on_order};
@@ -93,11 +94,11 @@ fn unfit(u: Unfit) -> ServiceError {
 /// A coupon row as [`discount_on_order`] reads it, for `user_id`'s order.
 pub(crate) fn on_order<'a>(
     coupon: &CouponRow,
-    user_id: &str,
+    user_id: &UserId,
     terms: &'a CouponTerms,
 ) -> CouponOnOrder<'a> {
     CouponOnOrder {
-        owner_matches: coupon.user_id == user_id,
+        owner_matches: coupon.user_id == *user_id,
         stored: coupon.status,
         starts_at: from_ms(coupon.starts_at),
         ends_at: from_ms(coupon.ends_at),
@@ -110,7 +111,7 @@ pub(crate) fn on_order<'a>(
 /// checkout picker ([`discount_on_order`]).
 pub(super) fn validate_coupon(
     coupon: &CouponRow,
-    user_id: &str,
+    user_id: &UserId,
     order: &OrderTerms<'_>,
     now: DateTime<Utc>,
 ) -> Result<Cents, ServiceError> {
@@ -148,29 +149,41 @@ pub(super) fn policy_of(c: &CampaignRow) -> Policy {
 
 pub(super) async fn load_order(
     c: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
 ) -> Result<OrderRow, ServiceError> {
     orders::get(c, order_no)
         .await?
-        .ok_or_else(|| ServiceError::not_found("order", order_no))
+        .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))
 }
 
 pub(super) async fn load_campaign(
     c: &mut AnyConnection,
-    id: &str,
+    id: &CampaignId,
 ) -> Result<CampaignRow, ServiceError> {
     campaigns::get(c, id)
         .await?
-        .ok_or_else(|| ServiceError::not_found("presale campaign", id))
+        .ok_or_else(|| ServiceError::not_found("presale campaign", id.as_str()))
+}
+
+/// The presale campaign an order names; an order without one answers as
+/// an unknown campaign with an empty id.
+pub(super) async fn load_campaign_of(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+) -> Result<CampaignRow, ServiceError> {
+    match o.campaign_id.as_ref() {
+        Some(id) => load_campaign(c, id).await,
+        None => Err(ServiceError::not_found("presale campaign", "")),
+    }
 }
 
 pub(super) async fn load_coupon(
     c: &mut AnyConnection,
-    id: &str,
+    id: &CouponId,
 ) -> Result<CouponRow, ServiceError> {
     coupons::get(c, id)
         .await?
-        .ok_or_else(|| ServiceError::not_found("coupon", id))
+        .ok_or_else(|| ServiceError::not_found("coupon", id.as_str()))
 }
 
 pub(super) fn require_kind(o: &OrderRow, kind: OrderKind) -> Result<(), ServiceError> {
@@ -244,9 +257,9 @@ pub(super) async fn move_order(
 pub(crate) async fn move_coupon(
     c: &mut AnyConnection,
     op: &Op,
-    coupon_id: &str,
+    coupon_id: &CouponId,
     (from, to): (CouponStatus, CouponStatus),
-    order_no: &str,
+    order_no: &OrderNo,
     action: &str,
     reason: Option<&str>,
 ) -> Result<bool, ServiceError> {
@@ -282,7 +295,7 @@ pub(crate) async fn plan_for(
     now: DateTime<Utc>,
 ) -> Result<FinalPaymentPlan, ServiceError> {
     let policy = policy_of(campaign);
-    let held = match order.coupon_id.as_deref() {
+    let held = match order.coupon_id.as_ref() {
         None => None,
         Some(id) => {
             let row = load_coupon(c, id).await?;

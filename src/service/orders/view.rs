@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::steps::{kind_of, load_order, money_of, plan_for, status_of};
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::{OrderKind, OrderStatus, amount_due};
 use crate::domain::time::from_ms;
 use crate::service::views::{CouponView, EventView, OrderView};
@@ -28,7 +29,7 @@ pub(crate) async fn order_view(
     let mut due = amount_due(kind, status, money_of(&o));
     if kind == OrderKind::Presale
         && status == OrderStatus::DepositPaid
-        && let Some(campaign_id) = o.campaign_id.as_deref()
+        && let Some(campaign_id) = o.campaign_id.as_ref()
         && let Some(campaign) = campaigns::get(c, campaign_id).await?
         && let Ok(plan) = plan_for(c, &o, &campaign, now).await
     {
@@ -76,7 +77,7 @@ pub(crate) async fn order_view(
 /// Re-reads an order after a change and renders it.
 pub(super) async fn reload(
     c: &mut AnyConnection,
-    order_no: &str,
+    order_no: &OrderNo,
     now: DateTime<Utc>,
 ) -> Result<OrderView, ServiceError> {
     let o = load_order(c, order_no).await?;
@@ -85,8 +86,8 @@ pub(super) async fn reload(
 
 impl Service {
     /// An order with its timeline.
-    pub async fn get_order(&self, order_no: &str) -> Result<OrderView, ServiceError> {
-        let order_no = order_no.to_string();
+    pub async fn get_order(&self, order_no: &OrderNo) -> Result<OrderView, ServiceError> {
+        let order_no = order_no.clone();
         let now = self.now();
         self.read(move |c| {
             let order_no = order_no.clone();
@@ -99,8 +100,8 @@ impl Service {
     }
 
     /// The coupons bound to an order right now (for the console).
-    pub async fn order_coupons(&self, order_no: &str) -> Result<Vec<CouponView>, ServiceError> {
-        let order_no = order_no.to_string();
+    pub async fn order_coupons(&self, order_no: &OrderNo) -> Result<Vec<CouponView>, ServiceError> {
+        let order_no = order_no.clone();
         let now = self.now();
         self.read(move |c| {
             let order_no = order_no.clone();
@@ -121,13 +122,13 @@ pub(crate) async fn name_coupons(
     c: &mut AnyConnection,
     events: &mut [EventView],
 ) -> Result<(), ServiceError> {
-    let ids: Vec<&str> = events
-        .iter()
-        .filter_map(|e| e.coupon_id.as_deref())
-        .collect();
+    let ids: Vec<&CouponId> = events.iter().filter_map(|e| e.coupon_id.as_ref()).collect();
     let codes = crate::store::names::coupon_codes(c, &ids).await?;
     for e in events.iter_mut() {
-        e.coupon_code = e.coupon_id.as_ref().and_then(|id| codes.get(id).cloned());
+        e.coupon_code = e
+            .coupon_id
+            .as_ref()
+            .and_then(|id| codes.get(id.as_str()).cloned());
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use crate::domain::FieldError;
 use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::{CouponSource, CouponStatus, effective_status, release_target};
 use crate::domain::discount::DiscountKind;
-use crate::domain::ids::{OrderNo, UserId, new_coupon_code, new_id};
+use crate::domain::ids::{CouponId, OrderNo, UserId, new_coupon_code};
 use crate::domain::money::{Cents, MAX_CENTS};
 use crate::domain::order::CouponLockStatus;
 use crate::domain::permissions::{self, Permission};
@@ -74,6 +74,9 @@ pub struct CompensationInput {
     /// Required, 1-500 characters; written to the ledger and the event.
     pub reason: Option<String>,
     /// The order this makes up for; must exist and belong to the user.
+    /// The text as typed: [`Service::issue_compensation`] trims it (empty:
+    /// none) and checks it after the amount, validity and reason, so the
+    /// field it names for a bad request does not depend on the caller.
     pub order_no: Option<String>,
     /// A preset of the rules version in force: then the value, validity,
     /// minimum order and categories come from it (`value_cents` and
@@ -89,7 +92,7 @@ pub struct CompensationEntry {
     pub kind: String,
     pub amount_cents: i64,
     /// The compensation coupon, for kind `coupon`.
-    pub coupon_id: Option<String>,
+    pub coupon_id: Option<CouponId>,
     /// Its code, for pages.
     pub coupon_code: Option<String>,
     pub reason: String,
@@ -125,7 +128,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        coupon_id: String,
+        coupon_id: CouponId,
         reason: Option<String>,
         force: bool,
     ) -> Result<Executed<CouponView>, ServiceError> {
@@ -157,16 +160,16 @@ impl Service {
     /// payment deductions and compensation coupons issued for it.
     pub async fn order_compensations(
         &self,
-        order_no: &str,
+        order_no: &OrderNo,
     ) -> Result<Vec<CompensationEntry>, ServiceError> {
-        let order_no = order_no.to_string();
+        let order_no = order_no.clone();
         let (rows, codes) = self
             .read(move |c| {
                 let no = order_no.clone();
                 Box::pin(async move {
                     let rows = crate::store::ledger::for_order(c, &no).await?;
-                    let ids: Vec<&str> =
-                        rows.iter().filter_map(|r| r.coupon_id.as_deref()).collect();
+                    let ids: Vec<&CouponId> =
+                        rows.iter().filter_map(|r| r.coupon_id.as_ref()).collect();
                     let codes = crate::store::names::coupon_codes(c, &ids).await?;
                     Ok((rows, codes))
                 })
@@ -176,7 +179,10 @@ impl Service {
             .into_iter()
             .map(|r| CompensationEntry {
                 at: crate::domain::time::rfc3339(from_ms(r.at)),
-                coupon_code: r.coupon_id.as_ref().and_then(|id| codes.get(id).cloned()),
+                coupon_code: r
+                    .coupon_id
+                    .as_ref()
+                    .and_then(|id| codes.get(id.as_str()).cloned()),
                 kind: r.kind,
                 amount_cents: r.amount_cents,
                 coupon_id: r.coupon_id,
@@ -196,7 +202,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        order_no: String,
+        order_no: OrderNo,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
         let reason = parse_reason(reason)?;
@@ -233,7 +239,7 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        coupon_id: String,
+        coupon_id: CouponId,
         reason: Option<String>,
     ) -> Result<Executed<CouponView>, ServiceError> {
         let reason = parse_reason(reason)?;
@@ -297,10 +303,10 @@ impl Service {
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
-        user_id: String,
+        user_id: UserId,
         input: CompensationInput,
     ) -> Result<Executed<CouponView>, ServiceError> {
-        let user = UserId::parse(user_id.trim())?;
+        let user = user_id;
         let preset_id = input
             .preset_id
             .as_deref()
@@ -425,7 +431,7 @@ pub(crate) struct CompensationTerms {
 pub(crate) async fn insert_compensation_coupon(
     c: &mut AnyConnection,
     op: &crate::service::Op,
-    user_id: &str,
+    user_id: &UserId,
     terms: CompensationTerms,
     reason: &str,
 ) -> Result<CouponView, ServiceError> {
@@ -437,9 +443,9 @@ pub(crate) async fn insert_compensation_coupon(
     } = terms;
     let now_ms = to_ms(op.now);
     let mut row = CouponRow {
-        id: new_id("cpn", now_ms),
+        id: CouponId::generate(now_ms),
         code: new_coupon_code(),
-        user_id: user_id.to_string(),
+        user_id: user_id.clone(),
         template_id: None,
         source: CouponSource::Compensation,
         kind: DiscountKind::Fixed,
@@ -464,7 +470,7 @@ pub(crate) async fn insert_compensation_coupon(
         &[NewMessage {
             event_type: "compensation.issued",
             user_id: Some(view.user_id.clone()),
-            subject_id: Some(view.id.clone()),
+            subject_id: Some(view.id.to_string()),
             payload: serde_json::to_string(&view).unwrap_or_else(|_| "{}".into()),
             created_at: now_ms,
         }],
@@ -475,7 +481,7 @@ pub(crate) async fn insert_compensation_coupon(
 
 /// A coupon from the live table, for an action. An archived coupon is
 /// terminal: `coupon_not_available`; an unknown one: 404.
-async fn load_live_coupon(c: &mut AnyConnection, id: &str) -> Result<CouponRow, ServiceError> {
+async fn load_live_coupon(c: &mut AnyConnection, id: &CouponId) -> Result<CouponRow, ServiceError> {
     if let Some(r) = coupons::get(c, id).await? {
         return Ok(r);
     }
@@ -485,17 +491,17 @@ async fn load_live_coupon(c: &mut AnyConnection, id: &str) -> Result<CouponRow, 
             format!("coupon {id} is {} (archived)", r.status),
         ));
     }
-    Err(ServiceError::not_found("coupon", id))
+    Err(ServiceError::not_found("coupon", id.as_str()))
 }
 
 async fn reload_coupon(
     c: &mut AnyConnection,
-    id: &str,
+    id: &CouponId,
     now: DateTime<Utc>,
 ) -> Result<CouponView, ServiceError> {
     let row = coupons::get(c, id)
         .await?
-        .ok_or_else(|| ServiceError::not_found("coupon", id))?;
+        .ok_or_else(|| ServiceError::not_found("coupon", id.as_str()))?;
     Ok(CouponView::from_row(row, now))
 }
 
@@ -516,10 +522,10 @@ async fn issue_compensation_tx(
     let now_ms = to_ms(op.now);
     let mut campaign_id = None;
     if let Some(no) = &order_no {
-        let o = orders::get(c, no.as_str())
+        let o = orders::get(c, no)
             .await?
             .ok_or_else(|| ServiceError::not_found("order", no.as_str()))?;
-        if o.user_id != user.as_str() {
+        if o.user_id != *user {
             return Err(ServiceError::refused(
                 Refusal::OrderNotOwned,
                 format!("order {no} belongs to another user"),
@@ -586,7 +592,7 @@ async fn issue_compensation_tx(
     let view = insert_compensation_coupon(
         c,
         op,
-        user.as_str(),
+        user,
         CompensationTerms {
             value_cents: value,
             valid: Duration::seconds(seconds),
@@ -599,8 +605,8 @@ async fn issue_compensation_tx(
     ledger::insert(
         c,
         &NewEntry {
-            user_id: user.as_str(),
-            order_no: order_no.as_ref().map(OrderNo::as_str),
+            user_id: user,
+            order_no: order_no.as_ref(),
             coupon_id: Some(&view.id),
             kind: "coupon",
             amount_cents: value,
@@ -610,7 +616,7 @@ async fn issue_compensation_tx(
             at_ms: now_ms,
             preset_id: preset_id.as_deref(),
             rules_version: rules.version,
-            campaign_id: campaign_id.as_deref(),
+            campaign_id: campaign_id.as_ref(),
             day: op.day(),
         },
     )
@@ -622,7 +628,7 @@ async fn issue_compensation_tx(
 async fn invalidate_coupon_tx(
     c: &mut AnyConnection,
     op: &Op,
-    coupon_id: &str,
+    coupon_id: &CouponId,
     reason: &str,
 ) -> Result<CouponView, ServiceError> {
     let coupon = load_live_coupon(c, coupon_id).await?;
@@ -667,7 +673,7 @@ async fn invalidate_coupon_tx(
 async fn release_coupon_tx(
     c: &mut AnyConnection,
     op: &Op,
-    coupon_id: &str,
+    coupon_id: &CouponId,
     reason: &str,
     force: bool,
 ) -> Result<CouponView, ServiceError> {
@@ -683,10 +689,10 @@ async fn release_coupon_tx(
             ),
         ));
     }
-    let holder = match coupon.order_no.as_deref() {
+    let holder = match coupon.order_no.as_ref() {
         Some(no) => orders::get(c, no)
             .await?
-            .filter(|o| o.coupon_id.as_deref() == Some(coupon_id)),
+            .filter(|o| o.coupon_id.as_ref() == Some(coupon_id)),
         None => None,
     };
     // The order whose lock record changes with the coupon: a
@@ -702,7 +708,7 @@ async fn release_coupon_tx(
     if active && !force {
         let o = live_holder
             .as_ref()
-            .map(|o| (o.order_no.clone(), o.status.as_str()));
+            .map(|o| (o.order_no.to_string(), o.status.as_str()));
         let (no, st) = o.unwrap_or_default();
         return Err(ServiceError::refused(
             Refusal::OrderActive,
@@ -745,7 +751,7 @@ async fn release_coupon_tx(
             coupon_id,
             from: CouponStatus::Locked,
             to,
-            order_no: coupon.order_no.as_deref(),
+            order_no: coupon.order_no.as_ref(),
             action: if active {
                 "force_release"
             } else {

@@ -60,11 +60,12 @@ fn csv_row(
 ) -> String {
     let num = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
+    let id = |s: Option<&str>| s.map(str::to_string).unwrap_or_default();
     [
-        v.id.clone(),
+        v.id.to_string(),
         v.code.clone(),
-        v.user_id.clone(),
-        text(&v.template_id),
+        v.user_id.to_string(),
+        id(v.template_id.as_deref()),
         v.source.as_str().to_string(),
         v.kind.as_str().to_string(),
         num(v.value_cents),
@@ -75,7 +76,7 @@ fn csv_row(
         v.status.as_str().to_string(),
         v.starts_at.clone(),
         v.ends_at.clone(),
-        text(&v.order_no),
+        id(v.order_no.as_deref()),
         text(&v.locked_at),
         text(&v.used_at),
         v.created_at.clone(),

@@ -16,7 +16,7 @@ use crate::domain::health::{
     self, CampaignFacts, Check, CheckResult, CompensationGiven, CouponFacts, HealthFacts,
     OrderFacts, PartnerOrder, StockFacts, SuggestedAction,
 };
-use crate::domain::ids::UserId;
+use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::money::Cents;
 use crate::domain::order::OrderMoney;
 use crate::domain::time::from_ms;
@@ -42,14 +42,17 @@ pub struct ActionView {
     pub code: String,
     /// `release_coupon`, `repair_link`, `mark_coupon_used`: the coupon.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub coupon_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub coupon_id: Option<CouponId>,
     /// `issue_compensation`: the customer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_id: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub user_id: Option<UserId>,
     /// `issue_compensation`, `cancel_order`, `repair_link`,
     /// `mark_coupon_used`: the order.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub order_no: Option<String>,
+    #[schema(value_type = Option<String>)]
+    pub order_no: Option<OrderNo>,
     /// The suggested compensation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amount_cents: Option<i64>,
@@ -144,9 +147,11 @@ impl From<Check> for CheckView {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct HealthReport {
     /// The order checked.
-    pub order_no: String,
+    #[schema(value_type = String)]
+    pub order_no: OrderNo,
     /// Its customer.
-    pub user_id: String,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
     /// The worst result of the checks: `ok`, `warning` or `problem`.
     #[schema(value_type = String)]
     pub overall: CheckResult,
@@ -159,7 +164,8 @@ pub struct HealthReport {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserHealthReport {
     /// The user checked.
-    pub user_id: String,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
     /// The worst result over every order and lock.
     #[schema(value_type = String)]
     pub overall: CheckResult,
@@ -222,24 +228,24 @@ async fn order_report(
     c: &mut AnyConnection,
     o: &OrderRow,
     now: DateTime<Utc>,
-    stock_seen: &mut HashMap<String, StockFacts>,
+    stock_seen: &mut HashMap<TemplateId, StockFacts>,
 ) -> Result<HealthReport, ServiceError> {
     let facts = order_facts(o);
-    let coupon = match o.coupon_id.as_deref() {
+    let coupon = match o.coupon_id.as_ref() {
         Some(id) => archive::get_live_or_archived(c, id).await?,
         None => None,
     };
-    let coupon_order = match coupon.as_ref().and_then(|r| r.order_no.as_deref()) {
-        Some(other) if other != o.order_no => orders::get(c, other).await?.map(|p| partner(&p)),
+    let coupon_order = match coupon.as_ref().and_then(|r| r.order_no.as_ref()) {
+        Some(other) if *other != o.order_no => orders::get(c, other).await?.map(|p| partner(&p)),
         _ => None,
     };
     let strays: Vec<CouponFacts> = search::bound_to_order(c, &o.order_no)
         .await?
         .iter()
-        .filter(|r| o.coupon_id.as_deref() != Some(r.id.as_str()))
+        .filter(|r| o.coupon_id.as_ref() != Some(&r.id))
         .map(coupon_facts)
         .collect();
-    let campaign = match o.campaign_id.as_deref() {
+    let campaign = match o.campaign_id.as_ref() {
         Some(id) => campaigns::get(c, id).await?.map(|r| CampaignFacts {
             window: PaymentWindow {
                 starts: from_ms(r.final_payment_starts_at),
@@ -271,7 +277,7 @@ async fn order_report(
                 let template_name = templates::get(c, &template_id)
                     .await?
                     .map(|t| t.name)
-                    .unwrap_or_else(|| template_id.clone());
+                    .unwrap_or_else(|| template_id.to_string());
                 let facts = StockFacts {
                     template_id: template_id.clone(),
                     template_name,
@@ -363,15 +369,18 @@ async fn suggest_presets(
 
 impl Service {
     /// The one-click health check of an order. Read-only.
-    pub async fn order_health_check(&self, order_no: &str) -> Result<HealthReport, ServiceError> {
-        let order_no = order_no.trim().to_string();
+    pub async fn order_health_check(
+        &self,
+        order_no: &OrderNo,
+    ) -> Result<HealthReport, ServiceError> {
+        let order_no = order_no.clone();
         let now = self.now();
         self.read(move |c| {
             let order_no = order_no.clone();
             Box::pin(async move {
                 let o = orders::get(c, &order_no)
                     .await?
-                    .ok_or_else(|| ServiceError::not_found("order", &order_no))?;
+                    .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))?;
                 order_report(c, &o, now, &mut HashMap::new()).await
             })
         })
@@ -381,8 +390,11 @@ impl Service {
     /// The health check of a user: their [`USER_HEALTH_ORDERS`] most recent
     /// orders, and their locked coupons whose orders are not live.
     /// Read-only; an unknown user has an empty, healthy report.
-    pub async fn user_health_check(&self, user_id: &str) -> Result<UserHealthReport, ServiceError> {
-        let user = UserId::parse(user_id.trim())?;
+    pub async fn user_health_check(
+        &self,
+        user_id: &UserId,
+    ) -> Result<UserHealthReport, ServiceError> {
+        let user = user_id.clone();
         let now = self.now();
         self.read(move |c| {
             let user = user.clone();
@@ -390,14 +402,14 @@ impl Service {
                 let mut overall = CheckResult::Ok;
                 let mut reports = Vec::new();
                 let mut stock_seen = HashMap::new();
-                for o in search::orders_for_user(c, user.as_str(), USER_HEALTH_ORDERS).await? {
+                for o in search::orders_for_user(c, &user, USER_HEALTH_ORDERS).await? {
                     let r = order_report(c, &o, now, &mut stock_seen).await?;
                     overall = overall.max(r.overall);
                     reports.push(r);
                 }
                 let mut locks = Vec::new();
-                for r in search::locked_for_user(c, user.as_str(), USER_HEALTH_LOCKS).await? {
-                    let order = match r.order_no.as_deref() {
+                for r in search::locked_for_user(c, &user, USER_HEALTH_LOCKS).await? {
+                    let order = match r.order_no.as_ref() {
                         Some(no) => orders::get(c, no).await?.map(|o| partner(&o)),
                         None => None,
                     };
@@ -408,7 +420,7 @@ impl Service {
                     }
                 }
                 Ok(UserHealthReport {
-                    user_id: user.as_str().to_string(),
+                    user_id: user,
                     overall,
                     orders: reports,
                     locks,

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::ids::UserId;
+use crate::domain::ids::{TemplateId, UserId};
 use crate::domain::time::to_ms;
 use crate::service::orders::order_view;
 use crate::service::views::{CouponView, OrderView};
@@ -26,6 +26,10 @@ pub const OVERVIEW_ORDERS: i64 = 200;
 pub const MAX_PAGE: i64 = 200;
 
 /// Filters of the console's coupon list. `status` is the effective status.
+///
+/// `template_id` and `user_id` are the filter text as typed (trimmed and
+/// checked by [`Service::list_coupons`], which names the field at fault),
+/// not ids: a user id that no customer can have simply matches nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CouponFilter {
     /// Effective status (`available` excludes coupons past `ends_at`,
@@ -52,7 +56,8 @@ pub struct CouponPage {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserOverview {
     /// The user shown.
-    pub user_id: String,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
     /// At most [`OVERVIEW_COUPONS`], newest first (archived ones last).
     pub coupons: Vec<CouponView>,
     /// At most [`OVERVIEW_ORDERS`], newest first.
@@ -99,11 +104,25 @@ impl Service {
         if !(1..=MAX_PAGE).contains(&limit) {
             return Err(FieldError::new("limit", format!("must be 1 to {MAX_PAGE}")).into());
         }
-        let template_id = optional_key("template_id", filter.template_id)?;
+        let template_id =
+            optional_key("template_id", filter.template_id)?.map(TemplateId::from_wire);
         let user_id = optional_key("user_id", filter.user_id)?;
         let after = match after.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(raw) => Some(parse_cursor(raw)?),
+        };
+        // Every stored coupon's user id is a checked one: filter text that
+        // is not a user id (inner whitespace, format characters) matches
+        // no coupon.
+        let user_id = match user_id.as_deref().map(UserId::parse) {
+            None => None,
+            Some(Ok(user)) => Some(user),
+            Some(Err(_)) => {
+                return Ok(CouponPage {
+                    coupons: Vec::new(),
+                    next: None,
+                });
+            }
         };
         let now = self.now();
         let now_ms = to_ms(now);
@@ -143,8 +162,8 @@ impl Service {
                                 c,
                                 &CouponPageQuery {
                                     status,
-                                    template_id: template_id.as_deref(),
-                                    user_id: user_id.as_deref(),
+                                    template_id: template_id.as_ref(),
+                                    user_id: user_id.as_ref(),
                                     ends_after,
                                     ends_before,
                                     after: after.as_ref().map(|(e, id)| (*e, id.as_str())),
@@ -178,25 +197,24 @@ impl Service {
 
     /// The console's user page: the user's coupons (newest first, live then
     /// archived, at most 500) and orders (newest first, at most 200).
-    pub async fn user_overview(&self, user_id: &str) -> Result<UserOverview, ServiceError> {
-        let user = UserId::parse(user_id.trim())?;
+    pub async fn user_overview(&self, user_id: &UserId) -> Result<UserOverview, ServiceError> {
+        let user = user_id.clone();
         let now = self.now();
         self.read(move |c| {
             let user = user.clone();
             Box::pin(async move {
                 let mut coupon_rows =
-                    coupons::list_for_user(c, user.as_str(), None, to_ms(now), OVERVIEW_COUPONS)
-                        .await?;
+                    coupons::list_for_user(c, &user, None, to_ms(now), OVERVIEW_COUPONS).await?;
                 let left = OVERVIEW_COUPONS - coupon_rows.len() as i64;
                 if left > 0 {
-                    coupon_rows.extend(archive::list_for_user(c, user.as_str(), None, left).await?);
+                    coupon_rows.extend(archive::list_for_user(c, &user, None, left).await?);
                 }
                 let mut orders = Vec::new();
-                for o in search::orders_for_user(c, user.as_str(), OVERVIEW_ORDERS).await? {
+                for o in search::orders_for_user(c, &user, OVERVIEW_ORDERS).await? {
                     orders.push(order_view(c, o, now, false).await?);
                 }
                 Ok(UserOverview {
-                    user_id: user.as_str().to_string(),
+                    user_id: user,
                     coupons: coupon_rows
                         .into_iter()
                         .map(|r| CouponView::from_row(r, now))

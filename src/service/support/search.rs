@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 
 use crate::domain::FieldError;
 use crate::domain::coupon::effective_status;
-use crate::domain::ids::search_key;
+use crate::domain::ids::{CouponId, OrderNo, UserId, search_key};
 use crate::domain::time::from_ms;
 use crate::service::{Service, ServiceError};
 use crate::store::archive;
@@ -50,7 +50,8 @@ pub struct SearchHit {
     /// The catalog key of the hit's status (coupon or order), if it has one.
     pub status_key: Option<&'static str>,
     /// The user the hit belongs to.
-    pub user_id: String,
+    #[schema(value_type = String)]
+    pub user_id: UserId,
 }
 
 /// Several hits, to list.
@@ -81,15 +82,23 @@ pub enum MoreMatches {
 #[serde(tag = "outcome", content = "value", rename_all = "snake_case")]
 pub enum SearchOutcome {
     /// Exactly one coupon (its id): open the coupon page.
-    Coupon(String),
+    Coupon(CouponId),
     /// Exactly one order (its number): open the order page.
-    Order(String),
+    Order(OrderNo),
     /// Exactly one user (their id): open the user page.
-    User(String),
+    User(UserId),
     /// Several hits: list them.
     Many(SearchList),
     /// Nothing matched.
     Nothing,
+}
+
+/// What a hit opens: the coupon, order or user it is, typed.
+#[derive(Debug, Clone)]
+enum Target {
+    Coupon(CouponId),
+    Order(OrderNo),
+    User(UserId),
 }
 
 /// What a partial match is.
@@ -181,10 +190,11 @@ impl Service {
                 let q = q.clone();
                 let key = key.clone();
                 Box::pin(async move {
-                    let mut hits: Vec<SearchHit> = Vec::new();
-                    let mut coupon_ids = Vec::new();
-                    if search::coupon_exists(c, &q).await? {
-                        coupon_ids.push(q.clone());
+                    let mut hits: Vec<(Target, SearchHit)> = Vec::new();
+                    let mut coupon_ids: Vec<CouponId> = Vec::new();
+                    let as_id = CouponId::from_wire(q.clone());
+                    if search::coupon_exists(c, &as_id).await? {
+                        coupon_ids.push(as_id);
                     }
                     if let Some(id) = search::coupon_id_by_code(c, &as_code(&q)).await?
                         && !coupon_ids.contains(&id)
@@ -196,17 +206,17 @@ impl Service {
                             hits.push(coupon_hit(r, now));
                         }
                     }
-                    if let Some(o) = orders::get(c, &q).await? {
+                    // Every stored order number and user id is a checked
+                    // key: a query that is not one matches neither.
+                    if let Ok(no) = OrderNo::parse(&q)
+                        && let Some(o) = orders::get(c, &no).await?
+                    {
                         hits.push(order_hit(o));
                     }
-                    if search::user_exists(c, &q).await? {
-                        hits.push(SearchHit {
-                            kind: "user".into(),
-                            title: q.clone(),
-                            status_key: None,
-                            user_id: q.clone(),
-                            key: q.clone(),
-                        });
+                    if let Ok(user) = UserId::parse(&q)
+                        && search::user_exists(c, &user).await?
+                    {
+                        hits.push(user_hit(user));
                     }
                     if !hits.is_empty() || key.chars().count() < MIN_PREFIX_CHARS {
                         return Ok((hits, None));
@@ -219,13 +229,16 @@ impl Service {
             })
             .await?;
         if more.is_some() || hits.len() > 1 {
-            return Ok(SearchOutcome::Many(SearchList { hits, more }));
+            return Ok(SearchOutcome::Many(SearchList {
+                hits: hits.into_iter().map(|(_, h)| h).collect(),
+                more,
+            }));
         }
         Ok(match hits.into_iter().next() {
             None => SearchOutcome::Nothing,
-            Some(h) if h.kind == "coupon" => SearchOutcome::Coupon(h.key),
-            Some(h) if h.kind == "order" => SearchOutcome::Order(h.key),
-            Some(h) => SearchOutcome::User(h.key),
+            Some((Target::Coupon(id), _)) => SearchOutcome::Coupon(id),
+            Some((Target::Order(no), _)) => SearchOutcome::Order(no),
+            Some((Target::User(user), _)) => SearchOutcome::User(user),
         })
     }
 }
@@ -239,7 +252,7 @@ async fn partial_hits(
     key: &str,
     query: &str,
     now: DateTime<Utc>,
-) -> Result<(Vec<SearchHit>, Option<MoreMatches>), ServiceError> {
+) -> Result<(Vec<(Target, SearchHit)>, Option<MoreMatches>), ServiceError> {
     let read = i64::try_from(PREFIX_SCAN + 1).unwrap_or(i64::MAX);
     let found = |kind: FoundKind, rows: Vec<(String, i64)>| -> Vec<Found> {
         rows.into_iter()
@@ -272,51 +285,62 @@ async fn partial_hits(
     }
     let (listed, more) = newest(tables);
     let mut hits = Vec::with_capacity(listed.len());
+    // The keys were read from our own tables.
     for f in listed {
         match f.kind {
             FoundKind::Order => {
-                if let Some(o) = orders::get(c, &f.key).await? {
+                if let Some(o) = orders::get(c, &OrderNo::from_stored(f.key)).await? {
                     hits.push(order_hit(o));
                 }
             }
             FoundKind::Coupon => {
-                if let Some(r) = archive::get_live_or_archived(c, &f.key).await? {
+                if let Some(r) =
+                    archive::get_live_or_archived(c, &CouponId::from_wire(f.key)).await?
+                {
                     hits.push(coupon_hit(r, now));
                 }
             }
-            FoundKind::User => hits.push(SearchHit {
-                kind: "user".into(),
-                title: f.key.clone(),
-                status_key: None,
-                user_id: f.key.clone(),
-                key: f.key,
-            }),
+            FoundKind::User => hits.push(user_hit(UserId::from_stored(f.key))),
         }
     }
     Ok((hits, more))
 }
 
 /// A coupon as a hit, with its effective status at `now`.
-fn coupon_hit(r: CouponRow, now: DateTime<Utc>) -> SearchHit {
+fn coupon_hit(r: CouponRow, now: DateTime<Utc>) -> (Target, SearchHit) {
     let st = effective_status(r.status, from_ms(r.ends_at), now);
-    SearchHit {
+    let hit = SearchHit {
         kind: "coupon".into(),
         title: r.code,
         status_key: Some(st.label_key()),
         user_id: r.user_id,
-        key: r.id,
-    }
+        key: r.id.to_string(),
+    };
+    (Target::Coupon(r.id), hit)
 }
 
 /// An order as a hit.
-fn order_hit(o: orders::OrderRow) -> SearchHit {
-    SearchHit {
+fn order_hit(o: orders::OrderRow) -> (Target, SearchHit) {
+    let hit = SearchHit {
         kind: "order".into(),
-        title: o.order_no.clone(),
+        title: o.order_no.to_string(),
         status_key: Some(o.status.label_key()),
         user_id: o.user_id,
-        key: o.order_no,
-    }
+        key: o.order_no.to_string(),
+    };
+    (Target::Order(o.order_no), hit)
+}
+
+/// A user (who placed an order) as a hit.
+fn user_hit(user: UserId) -> (Target, SearchHit) {
+    let hit = SearchHit {
+        kind: "user".into(),
+        title: user.to_string(),
+        status_key: None,
+        user_id: user.clone(),
+        key: user.to_string(),
+    };
+    (Target::User(user), hit)
 }
 
 #[cfg(test)]

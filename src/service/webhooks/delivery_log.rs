@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::{envelope, message_id};
 use crate::domain::FieldError;
 use crate::domain::delivery::REDELIVERY_REQUESTED;
+use crate::domain::ids::{SubscriberId, UserId};
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::service::{Service, ServiceError};
 use crate::store::deliveries::{
@@ -18,10 +19,10 @@ pub struct DeliveryView {
     pub id: i64,
     /// The webhook id (`msg_<outbox id>`).
     pub message_id: String,
-    pub subscriber_id: String,
+    pub subscriber_id: SubscriberId,
     pub subscriber_url: Option<String>,
     pub event_type: String,
-    pub user_id: Option<String>,
+    pub user_id: Option<UserId>,
     pub status: String,
     pub attempts: i64,
     pub next_attempt_at: String,
@@ -88,7 +89,9 @@ impl Service {
                         .ok_or_else(|| {
                             ServiceError::not_found("outbox message", row.outbox_id.to_string())
                         })?;
-                Ok(envelope(row.outbox_id, &t, u.as_deref(), &p, at))
+                // The outbox's user ids were written from `UserId`s.
+                let u = u.map(UserId::from_stored);
+                Ok(envelope(row.outbox_id, &t, u.as_ref(), &p, at))
             })
         })
         .await

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::time::{Duration as StdDuration, Instant};
 
 use super::{ClaimedDelivery, SendOutcome};
+use crate::domain::ids::SubscriberId;
 use crate::service::{Service, ServiceError};
 use crate::store::deliveries::Next;
 
@@ -70,7 +71,7 @@ const FAN_OUT_EVERY: StdDuration = StdDuration::from_millis(200);
 pub struct Dispatcher {
     service: Service,
     running: tokio::task::JoinSet<SendResult>,
-    in_flight: HashMap<String, usize>,
+    in_flight: HashMap<SubscriberId, usize>,
     last_fan_out: Option<Instant>,
     fan_out_full: bool,
     last_orphans: Option<Instant>,

@@ -9,6 +9,7 @@ use super::attempt::{ClaimedDelivery, SendOutcome};
 use super::subscribers::wants;
 use super::{WebhookSettings, envelope};
 use crate::domain::delivery::{MESSAGE_MISSING, SUBSCRIBER_GONE};
+use crate::domain::ids::{SubscriberId, UserId};
 use crate::domain::time::to_ms;
 use crate::service::{Service, ServiceError};
 use crate::store::deliveries::{
@@ -51,7 +52,7 @@ enum Slots {
     Total(i64),
     /// The free slots of each live subscriber, given the sends in flight;
     /// and whether to take deliveries of subscribers gone or disabled.
-    PerSubscriber(HashMap<String, usize>, bool),
+    PerSubscriber(HashMap<SubscriberId, usize>, bool),
 }
 
 /// Actor of the dispatcher in `delivery_attempts`.
@@ -139,7 +140,7 @@ impl Service {
     /// dispatcher asks for it only every [`ORPHANS_EVERY`]).
     pub async fn claim_for_slots(
         &self,
-        in_flight: &HashMap<String, usize>,
+        in_flight: &HashMap<SubscriberId, usize>,
         orphans: bool,
     ) -> Result<Vec<ClaimedDelivery>, ServiceError> {
         self.claim_under_lease(Slots::PerSubscriber(in_flight.clone(), orphans))
@@ -183,7 +184,9 @@ impl Service {
                                 );
                             }
                             if *orphans {
-                                let live: Vec<String> = subs.iter().map(|s| s.id.clone()).collect();
+                                // `ClaimScope::NotIn` takes the ids as text.
+                                let live: Vec<String> =
+                                    subs.iter().map(|s| s.id.to_string()).collect();
                                 rows.extend(
                                     deliveries::claim_due(
                                         c,
@@ -203,7 +206,8 @@ impl Service {
                     let messages: HashMap<i64, _> = deliveries::messages(c, &outbox_ids)
                         .await?
                         .into_iter()
-                        .map(|(id, t, u, p, at)| (id, (t, u, p, at)))
+                        // The outbox's user ids were written from `UserId`s.
+                        .map(|(id, t, u, p, at)| (id, (t, u.map(UserId::from_stored), p, at)))
                         .collect();
                     for d in rows {
                         let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
@@ -219,7 +223,7 @@ impl Service {
                         let body = envelope(
                             d.outbox_id,
                             event_type,
-                            user_id.as_deref(),
+                            user_id.as_ref(),
                             payload,
                             *created_at,
                         );

@@ -5,6 +5,7 @@
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::domain::ids::UserId;
 use crate::domain::time::{from_ms, rfc3339};
 
 /// The signature header.
@@ -30,7 +31,7 @@ pub fn message_id(outbox_id: i64) -> String {
 pub fn envelope(
     outbox_id: i64,
     event_type: &str,
-    user_id: Option<&str>,
+    user_id: Option<&UserId>,
     payload: &str,
     created_at: i64,
 ) -> String {
@@ -44,6 +45,6 @@ pub fn envelope(
         s(&message_id(outbox_id)),
         s(event_type),
         s(&rfc3339(from_ms(created_at))),
-        user_id.map(s).unwrap_or_else(|| "null".into()),
+        user_id.map(|u| s(u)).unwrap_or_else(|| "null".into()),
     )
 }

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::domain::FieldError;
+use crate::domain::ids::SubscriberId;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::service::staff::actions;
 use crate::service::{Ctx, Service, ServiceError};
@@ -29,7 +30,7 @@ pub const EVENT_TYPES: [&str; 10] = [
 /// A subscriber as pages show it: the secret only by its last 4 characters.
 #[derive(Debug, Clone, Serialize)]
 pub struct SubscriberView {
-    pub id: String,
+    pub id: SubscriberId,
     pub url: String,
     pub secret_hint: String,
     /// `*` or the list.
@@ -140,7 +141,7 @@ impl Service {
             serde_json::to_string(&types).unwrap_or_else(|_| "*".into())
         };
         let row = SubscriberRow {
-            id: format!("whk_{}", hex::encode(rand::random::<[u8; 8]>())),
+            id: SubscriberId::from_wire(format!("whk_{}", hex::encode(rand::random::<[u8; 8]>()))),
             url,
             secret,
             event_types: stored,
@@ -182,7 +183,7 @@ impl Service {
     /// are dead-lettered when due (redeliver them after enabling it again).
     pub async fn disable_webhook_subscriber(
         &self,
-        id: &str,
+        id: &SubscriberId,
         ctx: &Ctx,
     ) -> Result<(), ServiceError> {
         self.switch_subscriber(id, ctx, false).await
@@ -190,13 +191,22 @@ impl Service {
 
     /// Enables a disabled console subscriber again: it gets the messages
     /// written from now on (those fanned out meanwhile went without it).
-    pub async fn enable_webhook_subscriber(&self, id: &str, ctx: &Ctx) -> Result<(), ServiceError> {
+    pub async fn enable_webhook_subscriber(
+        &self,
+        id: &SubscriberId,
+        ctx: &Ctx,
+    ) -> Result<(), ServiceError> {
         self.switch_subscriber(id, ctx, true).await
     }
 
-    async fn switch_subscriber(&self, id: &str, ctx: &Ctx, on: bool) -> Result<(), ServiceError> {
+    async fn switch_subscriber(
+        &self,
+        id: &SubscriberId,
+        ctx: &Ctx,
+        on: bool,
+    ) -> Result<(), ServiceError> {
         let now_ms = to_ms(self.now());
-        let id = id.to_string();
+        let id = id.clone();
         let ctx = ctx.clone();
         self.inner
             .db

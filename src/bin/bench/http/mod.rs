@@ -45,6 +45,7 @@ use std::time::Duration;
 
 use couponkeeper::clock::SystemClock;
 use couponkeeper::config::Config;
+use couponkeeper::domain::ids::TemplateId;
 use couponkeeper::domain::staff::{Password, Role, StaffName};
 use couponkeeper::server::build_service;
 use couponkeeper::service::staff::SessionPolicy;
@@ -200,8 +201,8 @@ pub(crate) async fn http(args: HttpArgs) -> Result<()> {
 /// Everything one store's rows need besides the server.
 struct Setup {
     db: Db,
-    hot: String,
-    naive: String,
+    hot: TemplateId,
+    naive: TemplateId,
     sets: Vec<(Set, Set, &'static str, &'static str)>,
     /// Orders for `pay_writes.sql` (pay's writes as bare SQL).
     pay_writes: Set,
@@ -211,8 +212,8 @@ struct Setup {
     spread_pay: Set,
     /// A template of its own and 64 more: the claim pair (empty when the
     /// claim rows are left out).
-    claim_hot: Vec<String>,
-    claim_spread: Vec<String>,
+    claim_hot: Vec<TemplateId>,
+    claim_spread: Vec<TemplateId>,
     views: Set,
     cookie: String,
     now_ms: i64,
@@ -463,7 +464,7 @@ pub(crate) async fn staff_session(service: &Service, role: Role) -> Result<Strin
 
 /// Claimed (sum of the shards), coupons and stock of a template, from one
 /// statement (one snapshot).
-async fn stock_of(db: &Db, template_id: &str) -> Result<(i64, i64, i64)> {
+async fn stock_of(db: &Db, template_id: &TemplateId) -> Result<(i64, i64, i64)> {
     Ok(sqlx::query_as(
         "SELECT
              (SELECT CAST(COALESCE(SUM(claimed), 0) AS BIGINT) FROM template_stock_shards WHERE template_id = $1),
@@ -656,7 +657,7 @@ async fn run_rows(
                 c,
                 seconds,
                 api_env(&[
-                    ("CK_TEMPLATES", setup.hot.clone()),
+                    ("CK_TEMPLATES", setup.hot.to_string()),
                     ("CK_RUN", format!("{}c{c}", store.name())),
                 ]),
             )
@@ -674,7 +675,7 @@ async fn run_rows(
                 c,
                 seconds,
                 &[
-                    ("tid", Value::Text(setup.naive.clone())),
+                    ("tid", Value::Text(setup.naive.to_string())),
                     ("run", Value::Text(format!("n{c}"))),
                     ("now", Value::Int(setup.now_ms)),
                     ("nclients", Value::Int(i64::try_from(c)?)),
@@ -1011,7 +1012,7 @@ async fn hot_pair_row(
 
 /// Claimed (the shards' sum), coupons and stock of several templates
 /// together, from one statement.
-async fn stock_of_all(db: &Db, templates: &[String]) -> Result<(i64, i64, i64)> {
+async fn stock_of_all(db: &Db, templates: &[TemplateId]) -> Result<(i64, i64, i64)> {
     let list = (1..=templates.len())
         .map(|i| format!("${i}"))
         .collect::<Vec<_>>()

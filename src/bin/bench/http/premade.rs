@@ -10,6 +10,7 @@
 
 use sqlx::Executor;
 
+use couponkeeper::domain::ids::TemplateId;
 use couponkeeper::service::{Ctx, Service};
 use couponkeeper::store::Db;
 
@@ -46,7 +47,7 @@ pub(crate) struct Set {
     pub(crate) shape: Shape,
     /// Rows for the load (`1..=rows`), besides the probe row 0.
     pub(crate) rows: usize,
-    pub(crate) template_id: String,
+    pub(crate) template_id: TemplateId,
 }
 
 /// What set to make: its place among the sets (its coupon numbers), its
