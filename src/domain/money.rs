@@ -154,16 +154,19 @@ impl CentsDelta {
         self.0 < 0
     }
 
-    /// `12.34`, `-12.34`: yuan with two decimals and a sign, for files.
+    /// `12.34`, `-12.34`: yuan with two decimals and a sign, for files. A
+    /// sum of many amounts may pass [`MAX_CENTS`]; it is written whole.
     pub fn yuan(self) -> String {
         let sign = if self.0 < 0 { "-" } else { "" };
-        format!("{sign}{}", self.magnitude().yuan())
+        let a = self.0.unsigned_abs();
+        format!("{sign}{}.{:02}", a / 100, a % 100)
     }
 
     /// `¥12.34`, `-¥12.34`: a signed amount on a chart or in a report.
     pub fn shown(self) -> String {
         let sign = if self.0 < 0 { "-" } else { "" };
-        format!("{sign}{}", self.magnitude().shown())
+        let a = self.0.unsigned_abs();
+        format!("{sign}¥{}.{:02}", a / 100, a % 100)
     }
 
     /// `¥50.00`, or `−¥50.00` (U+2212) when it takes money off: a change to

@@ -16,7 +16,6 @@ use crate::domain::FieldError;
 use crate::domain::campaign::{CampaignPhase, CompensationMode, PaymentWindow, Policy};
 use crate::domain::final_payment::{HeldCoupon, PolicyPreview, PresaleOrder};
 use crate::domain::ids::{CampaignId, OrderNo};
-use crate::domain::money::Cents;
 use crate::domain::order::OrderMoney;
 use crate::domain::permissions::Permission;
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
@@ -585,12 +584,12 @@ fn judge(
         order_no: &o.order_no,
         category: &o.category,
         money: OrderMoney {
-            total: Cents::from_stored(o.total_cents),
-            deposit: Cents::from_stored(o.deposit_cents),
-            discount: Cents::from_stored(o.coupon_discount_cents),
-            compensation: Cents::from_stored(o.compensation_cents),
+            total: o.total_cents,
+            deposit: o.deposit_cents,
+            discount: o.coupon_discount_cents,
+            compensation: o.compensation_cents,
         },
-        snapshot_discount: Cents::from_stored(o.discount_snapshot_cents),
+        snapshot_discount: o.discount_snapshot_cents,
     };
     let held = match (o.coupon_status, o.coupon_ends_at, o.coupon_kind) {
         (Some(status), Some(ends), Some(kind)) => Some(HeldCoupon {

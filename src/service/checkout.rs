@@ -18,6 +18,7 @@ use super::{Refusal, Service, ServiceError};
 use crate::domain::coupon::Unusable;
 use crate::domain::discount::CouponTerms;
 use crate::domain::ids::{CampaignId, CouponId, UserId};
+use crate::domain::money::Cents;
 use crate::domain::picker::{CouponOnOrder, PresaleTerms, Unfit, Warning, pick};
 use crate::domain::time::{from_ms, to_ms};
 use crate::i18n::{Lang, Msg, zone};
@@ -47,7 +48,8 @@ pub struct UsableCoupon {
     pub coupon: CouponView,
     /// Exactly what the order would snapshot (a presale order: at deposit
     /// payment).
-    pub discount_cents: i64,
+    #[schema(value_type = i64)]
+    pub discount_cents: Cents,
     /// Null, or a caution before a presale deposit.
     pub warning: Option<OptionWarning>,
 }
@@ -75,7 +77,8 @@ pub struct UnusableCoupon {
     /// In the customer's words, in the request's language.
     pub message: String,
     /// `threshold_not_met`: what the cart lacks; otherwise null.
-    pub shortfall_cents: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    pub shortfall_cents: Option<Cents>,
     /// The message itself, for a page to render in its reader's language.
     #[serde(skip)]
     #[schema(ignore)]
@@ -149,7 +152,7 @@ fn options_for(
         .iter()
         .map(|f| UsableCoupon {
             coupon: view(f.index),
-            discount_cents: f.discount.get(),
+            discount_cents: f.discount,
             warning: f
                 .warning
                 .zip(presale)
@@ -164,7 +167,7 @@ fn options_for(
             reason: super::orders::unfit_refusal(m.unfit).code().to_string(),
             message: String::new(),
             shortfall_cents: match m.unfit {
-                Unfit::ThresholdNotMet { shortfall } => Some(shortfall.get()),
+                Unfit::ThresholdNotMet { shortfall } => Some(shortfall),
                 _ => None,
             },
             msg: unfit_message(m.unfit, &terms[m.index], on[m.index].starts_at),

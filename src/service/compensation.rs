@@ -25,6 +25,7 @@ use super::{Executed, IdempotencyRequest, Op, Service, ServiceError, Settings};
 use crate::domain::FieldError;
 use crate::domain::compensation::{self, Preset, RuleChange, Rules, RulesInput};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId, new_id};
+use crate::domain::money::{Cents, CentsDelta};
 use crate::domain::permissions::Permission;
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
@@ -236,7 +237,8 @@ pub struct LedgerEntryView {
     pub order_no: Option<OrderNo>,
     #[schema(value_type = Option<String>)]
     pub coupon_id: Option<CouponId>,
-    pub value_cents: i64,
+    #[schema(value_type = i64)]
+    pub value_cents: Cents,
     pub reason: String,
     pub preset_id: Option<String>,
     /// Null for entries written before rules were versioned.
@@ -309,7 +311,7 @@ pub struct GroupView {
     /// By staff: the actor.
     pub actor: Option<String>,
     pub count: i64,
-    pub value_cents: i64,
+    pub value_cents: Cents,
 }
 
 /// Totals of the filtered range per reason and per staff.
@@ -503,8 +505,8 @@ impl Service {
                     .map(|v| {
                         let rules = Rules {
                             version: v.version,
-                            support_max_cents: v.support_max_cents,
-                            support_daily_cents: v.support_daily_cents,
+                            support_max_cents: v.support_max_cents.get(),
+                            support_daily_cents: v.support_daily_cents.get(),
                             presets: presets
                                 .iter()
                                 .filter(|(n, _)| *n == v.version)
@@ -734,13 +736,6 @@ pub type LedgerCsvWords<'a> = (
 
 const CSV_HEADER: &str = "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor";
 
-/// `12.34` from 1234 cents (negative never happens; kept correct anyway).
-fn yuan(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    let c = cents.unsigned_abs();
-    format!("{sign}{}.{:02}", c / 100, c % 100)
-}
-
 fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> String {
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
     let id_text = |s: Option<&str>| s.unwrap_or_default().to_string();
@@ -757,8 +752,8 @@ fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> Stri
         text(&e.campaign_name).to_string(),
         text(&e.coupon_code),
         id_text(e.coupon_id.as_deref()),
-        yuan(e.value_cents),
-        e.value_cents.to_string(),
+        CentsDelta::between(e.value_cents, Cents::ZERO).yuan(),
+        e.value_cents.get().to_string(),
         e.reason.clone(),
         text(&e.preset_id),
         text(&e.preset_reason),
@@ -797,8 +792,9 @@ async fn put_compensation_rules_tx(
         c,
         &VersionRow {
             version: after.version,
-            support_max_cents: max,
-            support_daily_cents: daily,
+            // check_rules keeps both within 0..=MAX_CENTS: nothing clamps.
+            support_max_cents: Cents::from_stored(max),
+            support_daily_cents: Cents::from_stored(daily),
             created_at: now_ms,
             actor: op.ctx.actor.clone(),
             reason: reason.to_string(),
@@ -834,6 +830,7 @@ mod tests {
 
     #[test]
     fn yuan_has_two_decimals() {
+        let yuan = |cents: i64| CentsDelta::from_stored(cents).yuan();
         assert_eq!(yuan(0), "0.00");
         assert_eq!(yuan(5), "0.05");
         assert_eq!(yuan(123_456), "1234.56");

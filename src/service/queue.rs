@@ -9,6 +9,7 @@ use super::{Service, ServiceError};
 use crate::domain::campaign::Policy;
 use crate::domain::filters::AuditQuery;
 use crate::domain::ids::{OrderNo, UserId};
+use crate::domain::money::Cents;
 use crate::domain::reconcile::AnomalyKind;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::queue;
@@ -73,7 +74,7 @@ pub struct AtRiskOrder {
 pub struct LapsingOrder {
     pub order_no: OrderNo,
     pub user_id: UserId,
-    pub total_cents: i64,
+    pub total_cents: Cents,
     pub lapses_at: String,
 }
 
@@ -111,7 +112,7 @@ impl Service {
                         // (version 1 = the settings while none is written).
                         let daily =
                             match crate::store::compensation_rules::latest_version(c).await? {
-                                Some(v) => v.support_daily_cents,
+                                Some(v) => v.support_daily_cents.get(),
                                 None => settings.support_compensation_daily_cents,
                             };
                         Some((given, daily))

@@ -23,6 +23,7 @@ use super::reminder_messages::{in_app, write_strict_warning};
 use super::{Service, ServiceError};
 use crate::domain::discount::DiscountRule;
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, ReminderSlotId, UserId};
+use crate::domain::money::Cents;
 use crate::domain::reminder::{
     self, Channel, DueCoupon, ReminderSettings, active_within_30d, aggregate, channel,
     coupon_value, delay_for_quiet_hours, expiring_message, quiet_end_after, rate_limited,
@@ -88,9 +89,9 @@ async fn remind_user_tx(
         .map(|r| DueCoupon {
             value: coupon_value(&DiscountRule::from_stored(
                 r.kind,
-                r.value_cents,
+                r.value_cents.map(Cents::get),
                 r.percent_off,
-                r.max_discount_cents,
+                r.max_discount_cents.map(Cents::get),
             )),
             id: r.id,
             ends_at: from_ms(r.ends_at),
@@ -132,7 +133,7 @@ async fn remind_user_tx(
                 sent_at: now_ms,
                 channel: ch.as_str(),
                 coupon_count: ids.len() as i64,
-                total_value_cents: total.get(),
+                total_value_cents: total,
             },
         )
         .await?;

@@ -293,11 +293,6 @@ fn instant(t: Option<&str>) -> Option<DateTime<Utc>> {
     t.and_then(|t| parse_rfc3339(t).ok())
 }
 
-/// The order's money as the page writes it (`¥100.00`).
-fn money(cents: i64) -> String {
-    crate::i18n::Lang::Zh.money(cents)
-}
-
 /// What became of the coupon of an order that ended (closed or refunded),
 /// read from the coupon's current state. `back`: the order released it.
 fn ended_coupon_note(o: &OrderView, coupon: Option<&CouponView>) -> Option<Msg> {
@@ -365,7 +360,8 @@ pub fn order_standing(
                 instant(Some(&c.final_payment_ends_at))?,
             ))
         });
-    let deposit = money(o.deposit_cents);
+    // The order's money as the page writes it (`¥100.00`).
+    let deposit = o.deposit_cents.shown();
     // A coupon still locked to an order that can no longer be paid comes
     // back when the order is closed.
     let held_coupon_note = || {
@@ -597,6 +593,7 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::money::Cents;
 
     fn check(name: &str, result: &str, msg: Msg) -> CheckView {
         let result = match result {
@@ -626,20 +623,20 @@ mod tests {
             kind,
             category: "phones".into(),
             status,
-            total_cents: 39900,
-            deposit_cents: if kind == OrderKind::Presale { 10000 } else { 0 },
+            total_cents: Cents::from_stored(39900),
+            deposit_cents: Cents::from_stored(if kind == OrderKind::Presale { 10000 } else { 0 }),
             campaign_id: (kind == OrderKind::Presale).then(|| "cmp_1".into()),
             coupon_id: Some("cpn_1".into()),
-            coupon_discount_cents: 5000,
+            coupon_discount_cents: Cents::from_stored(5000),
             coupon_lock_status: CouponLockStatus::Locked,
-            compensation_cents: 0,
-            amount_due_cents: 0,
+            compensation_cents: Cents::ZERO,
+            amount_due_cents: Cents::ZERO,
             created_at: "2026-11-11T00:00:00.000Z".into(),
             deposit_paid_at: None,
             paid_at: None,
             closed_at: None,
             refunded_at: None,
-            discount_snapshot_cents: 5000,
+            discount_snapshot_cents: Cents::from_stored(5000),
             replaced_coupon_id: None,
             final_payment_cents: None,
             checkout_lock_expires_at: None,
@@ -654,10 +651,10 @@ mod tests {
             user_id: "u1".into(),
             template_id: None,
             kind: crate::domain::discount::DiscountKind::Fixed,
-            value_cents: Some(5000),
+            value_cents: Some(Cents::from_stored(5000)),
             percent_off: None,
             max_discount_cents: None,
-            min_order_cents: 30000,
+            min_order_cents: Cents::from_stored(30000),
             categories: vec![],
             status,
             starts_at: "2026-11-11T00:00:00.000Z".into(),
@@ -692,7 +689,7 @@ mod tests {
         use crate::i18n::Lang;
         let mut o = order("N1", OrderKind::Normal, OrderStatus::PendingPayment);
         o.checkout_lock_expires_at = Some("2026-11-11T00:15:00.000Z".into());
-        o.amount_due_cents = 34900;
+        o.amount_due_cents = Cents::from_stored(34900);
         let coupons = [coupon(CouponStatus::Locked, Some("N1"))];
         let before = order_standing(&o, &coupons, None, at("2026-11-11T00:14:59Z"));
         assert!(before.payable && before.discount_counts && before.notes.is_empty());

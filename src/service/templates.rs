@@ -9,6 +9,7 @@ use super::{Ctx, Executed, IdempotencyRequest, Op, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::TemplateId;
+use crate::domain::money::Cents;
 use crate::domain::permissions::Permission;
 use crate::domain::template::{
     ClaimStanding, EditRefusal, TemplateChanges, TemplateEdit, TemplateInput, TemplateSpec,
@@ -381,10 +382,10 @@ fn stored_terms(t: &TemplateRow) -> TermsRecord {
     let t_ms = |x: Option<i64>| x.map(|ms| crate::domain::time::rfc3339(from_ms(ms)));
     TermsRecord {
         kind: t.kind,
-        value_cents: t.value_cents,
+        value_cents: t.value_cents.map(Cents::get),
         percent_off: t.percent_off,
-        max_discount_cents: t.max_discount_cents,
-        min_order_cents: t.min_order_cents,
+        max_discount_cents: t.max_discount_cents.map(Cents::get),
+        min_order_cents: t.min_order_cents.get(),
         categories: serde_json::from_str(&t.categories).unwrap_or_default(),
         valid_from: t_ms(t.valid_from),
         valid_until: t_ms(t.valid_until),
@@ -467,10 +468,10 @@ async fn edit_template_terms_tx(
         id: old.id.clone(),
         name: spec.name.clone(),
         kind: rule.discount_kind(),
-        value_cents: rule.value_cents().map(|v| v.get()),
+        value_cents: rule.value_cents(),
         percent_off: rule.percent_off().map(i64::from),
-        max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
-        min_order_cents: spec.terms.min_order.get(),
+        max_discount_cents: rule.max_discount_cents(),
+        min_order_cents: spec.terms.min_order,
         categories: serde_json::to_string(&spec.terms.categories).unwrap_or_else(|_| "[]".into()),
         valid_from: spec.validity.valid_from().map(to_ms),
         valid_until: spec.validity.hard_end().map(to_ms),
@@ -592,10 +593,10 @@ async fn create_template_tx(
         id: TemplateId::generate(now_ms),
         name: spec.name.clone(),
         kind: rule.discount_kind(),
-        value_cents: rule.value_cents().map(|v| v.get()),
+        value_cents: rule.value_cents(),
         percent_off: rule.percent_off().map(i64::from),
-        max_discount_cents: rule.max_discount_cents().map(|v| v.get()),
-        min_order_cents: spec.terms.min_order.get(),
+        max_discount_cents: rule.max_discount_cents(),
+        min_order_cents: spec.terms.min_order,
         categories: serde_json::to_string(&spec.terms.categories).unwrap_or_else(|_| "[]".into()),
         valid_from: spec.validity.valid_from().map(to_ms),
         valid_until: spec.validity.hard_end().map(to_ms),

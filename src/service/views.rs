@@ -29,10 +29,13 @@ pub struct TemplateView {
     /// `fixed` or `percent`.
     #[schema(value_type = String)]
     pub kind: DiscountKind,
-    pub value_cents: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    pub value_cents: Option<Cents>,
     pub percent_off: Option<i64>,
-    pub max_discount_cents: Option<i64>,
-    pub min_order_cents: i64,
+    #[schema(value_type = Option<i64>)]
+    pub max_discount_cents: Option<Cents>,
+    #[schema(value_type = i64)]
+    pub min_order_cents: Cents,
     pub categories: Vec<String>,
     pub valid_from: Option<String>,
     pub valid_until: Option<String>,
@@ -135,8 +138,13 @@ impl TemplateView {
 /// The discount terms stored on a coupon row.
 pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
     CouponTerms {
-        rule: DiscountRule::from_stored(c.kind, c.value_cents, c.percent_off, c.max_discount_cents),
-        min_order: Cents::from_stored(c.min_order_cents),
+        rule: DiscountRule::from_stored(
+            c.kind,
+            c.value_cents.map(Cents::get),
+            c.percent_off,
+            c.max_discount_cents.map(Cents::get),
+        ),
+        min_order: c.min_order_cents,
         categories: parse_stored_categories(&c.categories),
     }
 }
@@ -187,20 +195,25 @@ pub struct OrderView {
     pub category: String,
     #[schema(value_type = String)]
     pub status: OrderStatus,
-    pub total_cents: i64,
-    pub deposit_cents: i64,
+    #[schema(value_type = i64)]
+    pub total_cents: Cents,
+    #[schema(value_type = i64)]
+    pub deposit_cents: Cents,
     #[schema(value_type = Option<String>)]
     pub campaign_id: Option<CampaignId>,
     #[schema(value_type = Option<String>)]
     pub coupon_id: Option<CouponId>,
     /// The discount this order gets (snapshotted at deposit for presale).
-    pub coupon_discount_cents: i64,
+    #[schema(value_type = i64)]
+    pub coupon_discount_cents: Cents,
     /// `none`, `locked`, `used` or `released`.
     #[schema(value_type = String)]
     pub coupon_lock_status: CouponLockStatus,
-    pub compensation_cents: i64,
+    #[schema(value_type = i64)]
+    pub compensation_cents: Cents,
     /// What the customer must pay at the order's next payment.
-    pub amount_due_cents: i64,
+    #[schema(value_type = i64)]
+    pub amount_due_cents: Cents,
     pub created_at: String,
     pub deposit_paid_at: Option<String>,
     pub paid_at: Option<String>,
@@ -208,12 +221,14 @@ pub struct OrderView {
     pub refunded_at: Option<String>,
     /// The discount promised at deposit payment, kept even if the final
     /// payment could not honour it.
-    pub discount_snapshot_cents: i64,
+    #[schema(value_type = i64)]
+    pub discount_snapshot_cents: Cents,
     /// The coupon a `swap_or_compensate` final payment replaced.
     #[schema(value_type = Option<String>)]
     pub replaced_coupon_id: Option<CouponId>,
     /// What was charged at the final payment.
-    pub final_payment_cents: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    pub final_payment_cents: Option<Cents>,
     /// When a normal order's checkout lock lapses.
     pub checkout_lock_expires_at: Option<String>,
     /// Present on `GET /orders/{order_no}`: transitions, oldest first.
@@ -251,9 +266,12 @@ impl OrderView {
 pub struct QuoteView {
     #[schema(value_type = String)]
     pub order_no: OrderNo,
-    pub amount_due_cents: i64,
-    pub discount_cents: i64,
-    pub compensation_cents: i64,
+    #[schema(value_type = i64)]
+    pub amount_due_cents: Cents,
+    #[schema(value_type = i64)]
+    pub discount_cents: Cents,
+    #[schema(value_type = i64)]
+    pub compensation_cents: Cents,
     /// `applied`, `no_discount_expired`, `swapped`, `compensated`, `none`.
     pub coupon_outcome: String,
     #[schema(value_type = Option<String>)]

@@ -521,9 +521,9 @@ async fn wake_user_tx(
     let total = due.iter().fold(Cents::ZERO, |sum, d| {
         sum.saturating_add(coupon_value(&DiscountRule::from_stored(
             d.kind,
-            d.value_cents,
+            d.value_cents.map(Cents::get),
             d.percent_off,
-            d.max_discount_cents,
+            d.max_discount_cents.map(Cents::get),
         )))
     });
     let earliest = due.iter().map(|d| d.ends_at).min().unwrap_or(now_ms);
@@ -548,11 +548,11 @@ async fn wake_user_tx(
         (
             coupon_value(&DiscountRule::from_stored(
                 b.kind,
-                b.value_cents,
+                b.value_cents.map(Cents::get),
                 b.percent_off,
-                b.max_discount_cents,
+                b.max_discount_cents.map(Cents::get),
             )),
-            Cents::from_stored(b.min_order_cents),
+            b.min_order_cents,
         )
     });
     let days = days_until(from_ms(earliest), now, s.tz);

@@ -8,6 +8,7 @@ use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{CampaignId, OrderNo};
+use crate::domain::money::Cents;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct CampaignRow {
@@ -226,11 +227,11 @@ pub async fn locked_coupons_ending_by(
 pub struct PreviewRow {
     pub order_no: OrderNo,
     pub category: String,
-    pub total_cents: i64,
-    pub deposit_cents: i64,
-    pub coupon_discount_cents: i64,
-    pub discount_snapshot_cents: i64,
-    pub compensation_cents: i64,
+    pub total_cents: Cents,
+    pub deposit_cents: Cents,
+    pub coupon_discount_cents: Cents,
+    pub discount_snapshot_cents: Cents,
+    pub compensation_cents: Cents,
     pub coupon_status: Option<CouponStatus>,
     pub coupon_order_no: Option<OrderNo>,
     pub coupon_ends_at: Option<i64>,

@@ -1,6 +1,7 @@
 //! The `compensation_rule_versions` and `compensation_presets` tables:
 //! every version of the compensation rules, written whole, never changed.
 
+use crate::domain::money::Cents;
 use sqlx::AnyConnection;
 
 use super::views::parse_stored_categories;
@@ -9,8 +10,8 @@ use crate::domain::compensation::{Preset, Rules};
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct VersionRow {
     pub version: i64,
-    pub support_max_cents: i64,
-    pub support_daily_cents: i64,
+    pub support_max_cents: Cents,
+    pub support_daily_cents: Cents,
     pub created_at: i64,
     pub actor: String,
     pub reason: String,
@@ -152,8 +153,8 @@ pub async fn rules_of(conn: &mut AnyConnection, v: &VersionRow) -> Result<Rules,
         .collect();
     Ok(Rules {
         version: v.version,
-        support_max_cents: v.support_max_cents,
-        support_daily_cents: v.support_daily_cents,
+        support_max_cents: v.support_max_cents.get(),
+        support_daily_cents: v.support_daily_cents.get(),
         presets,
     })
 }
@@ -223,8 +224,8 @@ pub async fn ensure_first(
             conn,
             &VersionRow {
                 version: 1,
-                support_max_cents: first.0,
-                support_daily_cents: first.1,
+                support_max_cents: Cents::from_stored(first.0),
+                support_daily_cents: Cents::from_stored(first.1),
                 created_at: now_ms,
                 actor: SETTINGS_ACTOR.into(),
                 reason: "COUPONKEEPER_SUPPORT_COMPENSATION_MAX_CENTS / _DAILY_CENTS".into(),

@@ -14,6 +14,7 @@ use crate::domain::coupon::{
 };
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
+use crate::domain::money::Cents;
 use crate::domain::time::from_ms;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -24,10 +25,10 @@ pub struct CouponRow {
     pub template_id: Option<TemplateId>,
     pub source: CouponSource,
     pub kind: DiscountKind,
-    pub value_cents: Option<i64>,
+    pub value_cents: Option<Cents>,
     pub percent_off: Option<i64>,
-    pub max_discount_cents: Option<i64>,
-    pub min_order_cents: i64,
+    pub max_discount_cents: Option<Cents>,
+    pub min_order_cents: Cents,
     pub categories: String,
     pub status: CouponStatus,
     pub starts_at: i64,

@@ -5,6 +5,7 @@ use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
+use crate::domain::money::Cents;
 
 #[derive(Debug, Clone)]
 pub struct NewEntry<'a> {
@@ -15,7 +16,7 @@ pub struct NewEntry<'a> {
     /// (a compensation coupon was issued) or `final_payment_coupon` (a
     /// `coupon`-mode campaign's final payment issued one).
     pub kind: &'static str,
-    pub amount_cents: i64,
+    pub amount_cents: Cents,
     pub reason: &'a str,
     pub actor: &'a str,
     pub request_id: Option<&'a str>,
@@ -55,8 +56,14 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sq
     .await?;
     // The report counters' compensation_cents (migration 0026): the
     // campaign's, and the template of the order's coupon.
-    super::counters::count_compensation(conn, e.order_no, e.campaign_id, e.amount_cents, e.day)
-        .await?;
+    super::counters::count_compensation(
+        conn,
+        e.order_no,
+        e.campaign_id,
+        e.amount_cents.get(),
+        e.day,
+    )
+    .await?;
     Ok(())
 }
 
@@ -67,7 +74,7 @@ pub struct EntryRow {
     pub order_no: Option<OrderNo>,
     pub coupon_id: Option<CouponId>,
     pub kind: String,
-    pub amount_cents: i64,
+    pub amount_cents: Cents,
     pub reason: String,
     pub actor: String,
     pub at: i64,
@@ -191,7 +198,7 @@ pub struct GroupTotal {
     /// actor (by staff).
     pub group_key: String,
     pub count: i64,
-    pub value_cents: i64,
+    pub value_cents: Cents,
 }
 
 /// How a breakdown groups the rows.

@@ -6,6 +6,7 @@ use super::dynamic::{self, Sql};
 use super::events::{self, NewEvent};
 use super::{Backend, backend_of};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
+use crate::domain::money::Cents;
 use crate::domain::order::{
     CouponLockStatus, IllegalOrderTransition, OrderKind, OrderStatus, OrderStep,
 };
@@ -17,16 +18,16 @@ pub struct OrderRow {
     pub kind: OrderKind,
     pub category: String,
     pub status: OrderStatus,
-    pub total_cents: i64,
-    pub deposit_cents: i64,
+    pub total_cents: Cents,
+    pub deposit_cents: Cents,
     pub campaign_id: Option<CampaignId>,
     pub coupon_id: Option<CouponId>,
     pub replaced_coupon_id: Option<CouponId>,
-    pub coupon_discount_cents: i64,
-    pub discount_snapshot_cents: i64,
+    pub coupon_discount_cents: Cents,
+    pub discount_snapshot_cents: Cents,
     pub coupon_lock_status: CouponLockStatus,
-    pub compensation_cents: i64,
-    pub final_payment_cents: Option<i64>,
+    pub compensation_cents: Cents,
+    pub final_payment_cents: Option<Cents>,
     pub checkout_lock_expires_at: Option<i64>,
     pub created_at: i64,
     pub deposit_paid_at: Option<i64>,

@@ -4,6 +4,7 @@
 //! for their p99 at 1,000,000 coupons).
 
 use crate::domain::ids::{OrderNo, UserId};
+use crate::domain::money::Cents;
 use sqlx::AnyConnection;
 
 /// The `AND`-clause shared by the at-risk count and list: deposit-paid
@@ -81,7 +82,7 @@ pub async fn lapsing_count(
 pub struct LapsingRow {
     pub order_no: OrderNo,
     pub user_id: UserId,
-    pub total_cents: i64,
+    pub total_cents: Cents,
     pub checkout_lock_expires_at: i64,
 }
 

@@ -6,6 +6,7 @@ use sqlx::AnyConnection;
 
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, ReminderSlotId, UserId};
+use crate::domain::money::Cents;
 
 /// A coupon that reached an offset and is not yet reminded for it.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -21,9 +22,9 @@ pub struct CandidateRow {
     pub id: CouponId,
     pub ends_at: i64,
     pub kind: DiscountKind,
-    pub value_cents: Option<i64>,
+    pub value_cents: Option<Cents>,
     pub percent_off: Option<i64>,
-    pub max_discount_cents: Option<i64>,
+    pub max_discount_cents: Option<Cents>,
 }
 
 /// Most of one user's candidates read per offset: far above any real
@@ -158,7 +159,7 @@ pub struct NewSlot<'a> {
     pub sent_at: i64,
     pub channel: &'a str,
     pub coupon_count: i64,
-    pub total_value_cents: i64,
+    pub total_value_cents: Cents,
 }
 
 pub async fn insert_slot(conn: &mut AnyConnection, s: &NewSlot<'_>) -> Result<(), sqlx::Error> {
@@ -480,7 +481,7 @@ pub struct SlotRow {
     pub sent_at: i64,
     pub channel: String,
     pub coupon_count: i64,
-    pub total_value_cents: i64,
+    pub total_value_cents: Cents,
 }
 
 /// The `limit` most recently sent reminders, newest first (a backward

@@ -5,6 +5,7 @@ use sqlx::AnyConnection;
 use super::dynamic::{self, Sql};
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{TemplateId, UserId};
+use crate::domain::money::Cents;
 use crate::domain::template::{ClaimStanding, TemplateStatus};
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -12,10 +13,10 @@ pub struct TemplateRow {
     pub id: TemplateId,
     pub name: String,
     pub kind: DiscountKind,
-    pub value_cents: Option<i64>,
+    pub value_cents: Option<Cents>,
     pub percent_off: Option<i64>,
-    pub max_discount_cents: Option<i64>,
-    pub min_order_cents: i64,
+    pub max_discount_cents: Option<Cents>,
+    pub min_order_cents: Cents,
     /// JSON array of strings.
     pub categories: String,
     pub valid_from: Option<i64>,

@@ -8,6 +8,8 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::money::Cents;
+
 use super::events::EventRow;
 use crate::domain::coupon::{CouponSource, CouponStatus};
 use crate::domain::discount::DiscountKind;
@@ -84,10 +86,13 @@ pub struct CouponView {
     /// `fixed` or `percent`.
     #[schema(value_type = String)]
     pub kind: DiscountKind,
-    pub value_cents: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    pub value_cents: Option<Cents>,
     pub percent_off: Option<i64>,
-    pub max_discount_cents: Option<i64>,
-    pub min_order_cents: i64,
+    #[schema(value_type = Option<i64>)]
+    pub max_discount_cents: Option<Cents>,
+    #[schema(value_type = i64)]
+    pub min_order_cents: Cents,
     pub categories: Vec<String>,
     /// `available`, `locked`, `used`, `expired` or `invalidated`.
     #[schema(value_type = String)]

@@ -8,6 +8,7 @@ use sqlx::AnyConnection;
 
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{CouponId, TemplateId, UserId, WakeupRuleId};
+use crate::domain::money::Cents;
 
 /// Records the shop's report of an activity: the row of `(user, kind)`
 /// keeps the latest instant (an older report changes nothing). One row per
@@ -163,9 +164,9 @@ pub struct DueRow {
     pub user_id: UserId,
     pub ends_at: i64,
     pub kind: DiscountKind,
-    pub value_cents: Option<i64>,
+    pub value_cents: Option<Cents>,
     pub percent_off: Option<i64>,
-    pub max_discount_cents: Option<i64>,
+    pub max_discount_cents: Option<Cents>,
 }
 
 /// `template_id IN ($k, ...)` for a rule's templates starting at

@@ -41,6 +41,7 @@ use super::layout::{
 use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, OrderNo, UserId};
+use crate::domain::money::Cents;
 use crate::domain::permissions::{self, Permission};
 use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;
@@ -561,7 +562,7 @@ async fn compensation_page(
         .amount_cents
         .map(|c| cap.map_or(c, |cap| c.min(cap)))
         .filter(|c| *c > 0)
-        .map(|c| crate::domain::money::Cents::from_stored(c).yuan())
+        .map(|c| Cents::from_stored(c).yuan())
         .unwrap_or_default();
     let f = FormState {
         amount,
@@ -705,30 +706,6 @@ struct CompensationForm {
     back: Option<String>,
 }
 
-/// `50`, `50.5`, `50.05`, `¥50.00` → cents; anything else is refused.
-pub fn parse_yuan(raw: &str) -> Option<i64> {
-    let t = raw.trim().trim_start_matches('¥').trim();
-    let (whole, frac) = match t.split_once('.') {
-        Some((w, f)) => (w, f),
-        None => (t, ""),
-    };
-    if whole.is_empty()
-        || whole.len() > 10
-        || frac.len() > 2
-        || !whole.bytes().all(|b| b.is_ascii_digit())
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let yuan: i64 = whole.parse().ok()?;
-    let cents: i64 = match frac.len() {
-        0 => 0,
-        1 => frac.parse::<i64>().ok()? * 10,
-        _ => frac.parse().ok()?,
-    };
-    yuan.checked_mul(100)?.checked_add(cents)
-}
-
 /// The message of a compensation over support's caps: over the per-coupon
 /// cap, or over what is left of today's allowance.
 fn over_cap_text(l: Lang, a: Option<CompensationAllowance>, value_cents: i64) -> String {
@@ -785,7 +762,7 @@ async fn compensate(
     // Every field that cannot be right, at once; the service checks again.
     let value_cents = match &preset {
         Some(p) => Some(p.value_cents),
-        None => parse_yuan(&f.amount).filter(|c| *c > 0),
+        None => Cents::parse_yuan(&f.amount).filter(|c| *c > 0),
     };
     if value_cents.is_none() {
         f.errors
@@ -1126,7 +1103,7 @@ async fn render_link_repair(
     };
     // Marking used settles the discount the order already took: show it.
     let discount = matches!(kind, LinkRepair::MarkUsed).then(|| {
-        let d = l.money(o.coupon_discount_cents);
+        let d = o.coupon_discount_cents.shown();
         view! { <dt>{l.t("discount-on-the-order")}</dt><dd>{d}</dd> }
     });
     let action = format!("/console/orders/{}/{}", enc(&o.order_no), kind.route());
@@ -1263,13 +1240,13 @@ mod tests {
 
     #[test]
     fn yuan_amounts_parse_to_exact_cents() {
-        assert_eq!(parse_yuan("50"), Some(5000));
-        assert_eq!(parse_yuan("50.5"), Some(5050));
-        assert_eq!(parse_yuan("50.05"), Some(5005));
-        assert_eq!(parse_yuan(" ¥12.30 "), Some(1230));
-        assert_eq!(parse_yuan("0.01"), Some(1));
+        assert_eq!(Cents::parse_yuan("50"), Some(5000));
+        assert_eq!(Cents::parse_yuan("50.5"), Some(5050));
+        assert_eq!(Cents::parse_yuan("50.05"), Some(5005));
+        assert_eq!(Cents::parse_yuan(" ¥12.30 "), Some(1230));
+        assert_eq!(Cents::parse_yuan("0.01"), Some(1));
         for bad in ["", "-5", "5.001", "1e3", "abc", ".5", "99999999999", "5,00"] {
-            assert_eq!(parse_yuan(bad), None, "{bad}");
+            assert_eq!(Cents::parse_yuan(bad), None, "{bad}");
         }
     }
 

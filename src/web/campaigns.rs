@@ -36,6 +36,7 @@ use super::layout::{
 use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::final_payment::CouponOutcome;
 use crate::domain::ids::CampaignId;
+use crate::domain::money::CentsDelta;
 use crate::domain::order::OrderStatus;
 use crate::domain::permissions::Permission;
 use crate::domain::time::parse_rfc3339;
@@ -134,15 +135,6 @@ fn outcome_label(l: Lang, o: CouponOutcome) -> &'static str {
         CouponOutcome::Swapped => l.t("campaign-outcome-swapped"),
         CouponOutcome::Compensated => l.t("campaign-outcome-compensated"),
         CouponOutcome::None => l.t("campaign-outcome-none"),
-    }
-}
-
-/// A signed amount: `¥50.00`, or `−¥50.00` when it saves money.
-fn signed_money(l: Lang, cents: i64) -> String {
-    if cents < 0 {
-        format!("−{}", l.money(cents.saturating_neg()))
-    } else {
-        l.money(cents)
     }
 }
 
@@ -865,7 +857,7 @@ fn preview_view(l: Lang, p: &PolicyChangePreview) -> impl IntoView + use<> {
         }
     };
     let changed = at_least(f.changed_orders.to_string());
-    let cost = at_least(signed_money(l, f.extra_compensation_cents));
+    let cost = at_least(CentsDelta::from_stored(f.extra_compensation_cents).shown_as_change());
     let rows = f
         .changes
         .iter()
@@ -875,7 +867,7 @@ fn preview_view(l: Lang, p: &PolicyChangePreview) -> impl IntoView + use<> {
                     <td data-label=l.t("campaign-outcome-now")>{outcome_label(l, c.from)}</td>
                     <td data-label=l.t("campaign-outcome-then")>{outcome_label(l, c.to)}</td>
                     <td data-label=l.t("campaign-orders")>{c.orders}</td>
-                    <td class="money" data-label=l.t("campaign-extra-cost")>{signed_money(l, c.extra_compensation_cents)}</td>
+                    <td class="money" data-label=l.t("campaign-extra-cost")>{CentsDelta::from_stored(c.extra_compensation_cents).shown_as_change()}</td>
                 </tr>
             }
         })

@@ -13,12 +13,12 @@ use axum::routing::get;
 use leptos::prelude::*;
 use serde::Deserialize;
 
-use super::actions::parse_yuan;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text, time_text};
 use super::presets::preset_terms;
 use crate::domain::compensation::{self, Preset, PresetInput, RuleChange, RulesInput};
+use crate::domain::money::Cents;
 use crate::domain::permissions::Permission;
 use crate::domain::time::rfc3339;
 use crate::http::AppState;
@@ -253,12 +253,12 @@ fn breakdown_tables(l: Lang, b: Breakdown) -> impl IntoView + use<> {
             .iter()
             .map(|g| {
                 let label = group_label(l, g);
-                let cents = g.value_cents.to_string();
+                let cents = g.value_cents.get().to_string();
                 view! {
                     <tr data-testid="comp-group" data-cents=cents>
                         <td data-label=title>{label}</td>
                         <td data-label=l.t("comp-count")>{g.count}</td>
-                        <td class="money" data-label=l.t("amount")>{l.money(g.value_cents)}</td>
+                        <td class="money" data-label=l.t("amount")>{g.value_cents.shown()}</td>
                     </tr>
                 }
             })
@@ -314,7 +314,7 @@ fn entries_table(l: Lang, rows: Vec<LedgerEntryView>) -> impl IntoView + use<> {
                 <tr data-testid="comp-row" data-id=id>
                     <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
                     <td data-label=l.t("kind")>{kind_text(l, &e.kind)}</td>
-                    <td class="money" data-label=l.t("amount")>{l.money(e.value_cents)}</td>
+                    <td class="money" data-label=l.t("amount")>{e.value_cents.shown()}</td>
                     <td data-label=l.t("comp-customer")><a href=user_href>{e.user_id.clone()}</a></td>
                     <td data-label=l.t("comp-order-no")>{order}</td>
                     <td data-label=l.t("comp-campaign")>{dash(e.campaign_name.clone())}</td>
@@ -411,10 +411,10 @@ impl RowState {
         RowState {
             id: p.id.clone(),
             reason: p.reason.clone(),
-            value: crate::domain::money::Cents::from_stored(p.value_cents).yuan(),
+            value: Cents::from_stored(p.value_cents).yuan(),
             validity: validity_input(p.valid_seconds),
             min_order: if p.min_order_cents > 0 {
-                crate::domain::money::Cents::from_stored(p.min_order_cents).yuan()
+                Cents::from_stored(p.min_order_cents).yuan()
             } else {
                 String::new()
             },
@@ -515,8 +515,8 @@ async fn rules_page(State(s): State<AppState>, staff: Staff) -> Response {
         Err(e) => return WebError::from_service(staff.lang, e).into_response(),
     };
     let form = RulesForm {
-        max: crate::domain::money::Cents::from_stored(rules.support_max_cents).yuan(),
-        daily: crate::domain::money::Cents::from_stored(rules.support_daily_cents).yuan(),
+        max: Cents::from_stored(rules.support_max_cents).yuan(),
+        daily: Cents::from_stored(rules.support_daily_cents).yuan(),
         rows: rules.presets.iter().map(RowState::of).collect(),
         ..RulesForm::default()
     };
@@ -567,12 +567,12 @@ async fn save_rules(State(s): State<AppState>, staff: Staff, body: Bytes) -> Res
         reason: get("reason"),
         errors: FieldErrors::default(),
     };
-    let max = parse_yuan(&form.max);
+    let max = Cents::parse_yuan(&form.max);
     if max.is_none() {
         form.errors
             .add("support_max_cents", l.t("comp-enter-cap").to_string());
     }
-    let daily = parse_yuan(&form.daily);
+    let daily = Cents::parse_yuan(&form.daily);
     if daily.is_none() {
         form.errors
             .add("support_daily_cents", l.t("comp-enter-cap").to_string());
@@ -590,7 +590,7 @@ async fn save_rules(State(s): State<AppState>, staff: Staff, body: Bytes) -> Res
             continue;
         }
         let field = |name| compensation::preset_field(r, name);
-        let value = parse_yuan(&row.value).filter(|v| *v > 0);
+        let value = Cents::parse_yuan(&row.value).filter(|v| *v > 0);
         if value.is_none() {
             form.errors.add(
                 field("value_cents"),
@@ -614,7 +614,7 @@ async fn save_rules(State(s): State<AppState>, staff: Staff, body: Bytes) -> Res
         let min_order = if row.min_order.trim().is_empty() {
             Some(0)
         } else {
-            parse_yuan(&row.min_order)
+            Cents::parse_yuan(&row.min_order)
         };
         if min_order.is_none() {
             form.errors.add(

@@ -24,6 +24,7 @@ use super::layout::{
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::{CheckResult, SuggestedAction};
 use crate::domain::ids::{CouponId, TemplateId, UserId};
+use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::permissions::{self, Permission};
 use crate::domain::staff::Role;
@@ -45,8 +46,8 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Money with its label, in a definition list.
-fn money_row(l: Lang, label: &'static str, cents: i64) -> impl IntoView + use<> {
-    view! { <dt>{label}</dt><dd class="money">{l.money(cents)}</dd> }
+fn money_row(label: &'static str, cents: Cents) -> impl IntoView + use<> {
+    view! { <dt>{label}</dt><dd class="money">{cents.shown()}</dd> }
 }
 
 fn categories_text(l: Lang, cats: &[String]) -> String {
@@ -365,7 +366,7 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
                 <tr>
                     <td class="nowrap">{time_text(&e.at)}</td>
                     <td>{kind}</td>
-                    <td class="money">{l.money(e.amount_cents)}</td>
+                    <td class="money">{e.amount_cents.shown()}</td>
                     <td>{coupon}</td>
                     <td>{actor_text(l, &e.actor)}</td>
                     <td>{reason_text(l, &e.reason)}</td>
@@ -541,7 +542,7 @@ fn order_body(
                 "money-compensation-coupon",
                 code = e.coupon_code.clone().unwrap_or_default()
             );
-            view! { <dt>{label}</dt><dd class="money" data-testid="money-compensation-coupon">{l.money(e.amount_cents)}</dd> }
+            view! { <dt>{label}</dt><dd class="money" data-testid="money-compensation-coupon">{e.amount_cents.shown()}</dd> }
         })
         .collect_view();
     let kind = match o.kind {
@@ -552,15 +553,15 @@ fn order_body(
     let presale = o.kind == OrderKind::Presale;
     let money = view! {
         <dl class="facts money-facts" data-testid="money">
-            {money_row(l, l.t("total"), o.total_cents)}
-            {presale.then(|| money_row(l, l.t("deposit"), o.deposit_cents))}
-            {money_row(l, l.t("coupon-discount"), o.coupon_discount_cents)}
-            {(o.discount_snapshot_cents != o.coupon_discount_cents).then(|| money_row(l, l.t("discount-promised-at-deposit"), o.discount_snapshot_cents))}
-            {(presale || o.compensation_cents > 0).then(|| money_row(l, l.t("money-final-payment-compensation"), o.compensation_cents))}
+            {money_row(l.t("total"), o.total_cents)}
+            {presale.then(|| money_row(l.t("deposit"), o.deposit_cents))}
+            {money_row(l.t("coupon-discount"), o.coupon_discount_cents)}
+            {(o.discount_snapshot_cents != o.coupon_discount_cents).then(|| money_row(l.t("discount-promised-at-deposit"), o.discount_snapshot_cents))}
+            {(presale || !o.compensation_cents.is_zero()).then(|| money_row(l.t("money-final-payment-compensation"), o.compensation_cents))}
             {given}
-            {o.final_payment_cents.map(|c| money_row(l, l.t("final-payment-charged"), c))}
+            {o.final_payment_cents.map(|c| money_row(l.t("final-payment-charged"), c))}
             <dt><strong>{l.t("amount-due")}</strong></dt>
-            <dd class="money"><strong data-testid="amount-due">{l.money(o.amount_due_cents)}</strong></dd>
+            <dd class="money"><strong data-testid="amount-due">{o.amount_due_cents.shown()}</strong></dd>
         </dl>
     };
     let campaign_view = campaign.map(|c| {
@@ -1113,9 +1114,9 @@ async fn user_page(
                         <tr>
                             <td class="mono"><a href=href>{o.order_no.clone()}</a></td>
                             <td>{kind}</td>
-                            <td class="money">{l.money(o.total_cents)}</td>
-                            <td class="money">{l.money(o.coupon_discount_cents)}</td>
-                            <td class="money">{l.money(o.amount_due_cents)}</td>
+                            <td class="money">{o.total_cents.shown()}</td>
+                            <td class="money">{o.coupon_discount_cents.shown()}</td>
+                            <td class="money">{o.amount_due_cents.shown()}</td>
                             <td class="nowrap">{time_text(&o.created_at)}</td>
                         </tr>
                     }

@@ -291,7 +291,7 @@ fn lapsing_rows(l: Lang, rows: Vec<LapsingOrder>) -> AnyView {
                 <tr data-testid="queue-row">
                     <td><a href=order>{r.order_no.clone()}</a></td>
                     <td><a href=user>{r.user_id.clone()}</a></td>
-                    <td class="money">{l.money(r.total_cents)}</td>
+                    <td class="money">{r.total_cents.shown()}</td>
                     <td>{time_text(&r.lapses_at)}</td>
                 </tr>
             }

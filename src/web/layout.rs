@@ -398,9 +398,13 @@ pub fn enc(s: &str) -> String {
 /// `满 ¥300.00 可用，9折，最高减 ¥30.00` / `orders from ¥300.00: 10% off, at
 /// most ¥30.00` ([`offer_msg`], the one describer of a discount).
 pub fn coupon_terms_text(l: Lang, c: &CouponView) -> String {
-    let rule =
-        DiscountRule::from_stored(c.kind, c.value_cents, c.percent_off, c.max_discount_cents);
-    l.msg(&offer_msg(&rule, Cents::from_stored(c.min_order_cents)))
+    let rule = DiscountRule::from_stored(
+        c.kind,
+        c.value_cents.map(Cents::get),
+        c.percent_off,
+        c.max_discount_cents.map(Cents::get),
+    );
+    l.msg(&offer_msg(&rule, c.min_order_cents))
 }
 
 /// Messages that make one sentence together (a template's rule in words:
@@ -567,10 +571,10 @@ mod tests {
             user_id: crate::domain::ids::UserId::parse("u1").expect("user id"),
             template_id: None,
             kind,
-            value_cents: (kind == DiscountKind::Fixed).then_some(5000),
+            value_cents: (kind == DiscountKind::Fixed).then_some(Cents::from_stored(5000)),
             percent_off,
-            max_discount_cents: cap,
-            min_order_cents: min,
+            max_discount_cents: cap.map(Cents::from_stored),
+            min_order_cents: Cents::from_stored(min),
             categories: vec![],
             status: CouponStatus::Available,
             starts_at: "2026-11-11T00:00:00.000Z".into(),

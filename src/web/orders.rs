@@ -293,7 +293,7 @@ fn order_rows(
                     <td data-label=l.t("kind")>{kind_label(l, o.kind)}</td>
                     <td data-label=l.t("campaign")>{campaign}</td>
                     <td data-label=l.t("user")><a href=user_href>{o.user_id.clone()}</a></td>
-                    <td data-label=l.t("total") class="money">{l.money(o.total_cents)}</td>
+                    <td data-label=l.t("total") class="money">{o.total_cents.shown()}</td>
                     <td data-label=l.t("coupon")>{coupon}</td>
                     <td data-label=l.t("coupon-lock")>{lock_status_label(l, o.coupon_lock_status)}</td>
                     <td data-label=l.t("created") class="nowrap">{time_text(&o.created_at)}</td>

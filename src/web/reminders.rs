@@ -231,7 +231,7 @@ fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
                         <td>{offset_label(l, r.offset_seconds)}</td>
                         <td data-channel=r.channel.clone()>{channel_label(l, &r.channel)}</td>
                         <td class="num">{r.coupon_count}</td>
-                        <td class="num">{l.money(r.total_value_cents)}</td>
+                        <td class="num">{r.total_value_cents.shown()}</td>
                         <td class="nowrap">{time_ms(r.send_at)}</td>
                     </tr>
                 }

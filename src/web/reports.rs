@@ -24,6 +24,7 @@ use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error};
 use crate::domain::FieldError;
 use crate::domain::ids::{CampaignId, TemplateId};
+use crate::domain::money::CentsDelta;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::reports::{Report, ReportDay};
@@ -205,13 +206,6 @@ async fn page(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> R
     }
 }
 
-/// `¥12.34`, `-¥12.34`.
-fn money(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
-    let a = cents.unsigned_abs();
-    format!("{sign}¥{}.{:02}", a / 100, a % 100)
-}
-
 fn count(n: i64) -> String {
     super::dashboard::thousands(n)
 }
@@ -285,8 +279,8 @@ fn render(
                         <td data-label=l.t("report-returned")>{count(d.returned)}</td>
                         <td data-label=l.t("report-expired")>{count(d.expired)}</td>
                         <td data-label=l.t("report-invalidated")>{count(d.invalidated)}</td>
-                        <td data-label=l.t("report-discount")>{money(d.discount_cents)}</td>
-                        <td data-label=l.t("report-compensation")>{money(d.compensation_cents)}</td>
+                        <td data-label=l.t("report-discount")>{CentsDelta::from_stored(d.discount_cents).shown()}</td>
+                        <td data-label=l.t("report-compensation")>{CentsDelta::from_stored(d.compensation_cents).shown()}</td>
                     </tr>
                 }
             })
@@ -300,8 +294,8 @@ fn render(
                     <dt>{l.t("report-returned")}</dt><dd>{count(t.returned)}</dd>
                     <dt>{l.t("report-expired")}</dt><dd>{count(t.expired)}</dd>
                     <dt>{l.t("report-invalidated")}</dt><dd>{count(t.invalidated)}</dd>
-                    <dt>{l.t("report-discount")}</dt><dd data-testid="total-discount">{money(t.discount_cents)}</dd>
-                    <dt>{l.t("report-compensation")}</dt><dd>{money(t.compensation_cents)}</dd>
+                    <dt>{l.t("report-discount")}</dt><dd data-testid="total-discount">{CentsDelta::from_stored(t.discount_cents).shown()}</dd>
+                    <dt>{l.t("report-compensation")}</dt><dd>{CentsDelta::from_stored(t.compensation_cents).shown()}</dd>
                     <dt>{l.t(kind.available_key())}</dt><dd data-testid="total-available">{count(t.available)}</dd>
                     <dt>{l.t("report-rate")}</dt><dd data-testid="total-rate">{percent(t.redemption_rate)}</dd>
                 </dl>
@@ -374,14 +368,6 @@ async fn csv(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Re
     .map(|k| cell(l.t(k)))
     .collect::<Vec<_>>()
     .join(",");
-    let yuan = |c: i64| {
-        let sign = if c < 0 { "-" } else { "" };
-        format!(
-            "{sign}{}.{:02}",
-            c.unsigned_abs() / 100,
-            c.unsigned_abs() % 100
-        )
-    };
     let mut out = format!("{header}\n");
     for d in &r.days {
         out.push_str(&format!(
@@ -392,8 +378,8 @@ async fn csv(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Re
             d.returned,
             d.expired,
             d.invalidated,
-            yuan(d.discount_cents),
-            yuan(d.compensation_cents),
+            CentsDelta::from_stored(d.discount_cents).yuan(),
+            CentsDelta::from_stored(d.compensation_cents).yuan(),
             d.discount_cents,
             d.compensation_cents
         ));
@@ -573,8 +559,8 @@ fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
     let top = if top == 0 && bottom == 0 { 1 } else { top };
     let range = (top - bottom).max(1) as f64;
     let n = days.len().max(1);
-    let top_text = money(top);
-    let bottom_text = (bottom < 0).then(|| money(bottom));
+    let top_text = CentsDelta::from_stored(top).shown();
+    let bottom_text = (bottom < 0).then(|| CentsDelta::from_stored(bottom).shown());
     let left = left_for(&[&top_text, bottom_text.as_deref().unwrap_or("")]);
     let slot = (W - left - RIGHT) / n as f64;
     let x_of = |i: usize| left + slot * (i as f64 + 0.5);
@@ -605,7 +591,7 @@ fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
             v,
             escape(&d.day),
             escape(word),
-            money(v)
+            CentsDelta::from_stored(v).shown()
         ));
     }
     svg.push_str("</svg>");
@@ -645,7 +631,7 @@ mod tests {
         assert_eq!(bars.matches("<title>").count(), 3);
         assert!(bars.contains("¥12.34"));
         assert!(bars.contains(">12-01<"));
-        assert_eq!(money(-150), "-¥1.50");
+        assert_eq!(CentsDelta::from_stored(-150).shown(), "-¥1.50");
     }
 
     /// The `(y, height)` of each bar.

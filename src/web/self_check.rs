@@ -42,6 +42,7 @@ use super::layout::{coupon_badge, coupon_terms_text, order_badge, result_badge};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
 use crate::domain::ids::{CampaignId, CouponId, OrderNo};
+use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::self_check::Verified;
 use crate::domain::time::parse_rfc3339;
@@ -406,11 +407,6 @@ fn time_marker(i: u32) -> Arg {
     Arg::Text(char::from_u32(0xE000 + i).unwrap_or('\u{E000}').to_string())
 }
 
-/// Yuan without the sign, as the health messages write it: `50.00`.
-fn yuan(cents: i64) -> String {
-    crate::domain::money::Cents::from_stored(cents).yuan()
-}
-
 /// Whether each order can still be paid, by order number.
 type Payable = HashMap<OrderNo, bool>;
 
@@ -438,7 +434,7 @@ fn coupon_sentence(
         CouponStatus::Locked => match order {
             Some(o) if o.coupon_id.as_ref() == Some(&c.id) => {
                 let no = &o.order_no;
-                let d = yuan(o.coupon_discount_cents);
+                let d = o.coupon_discount_cents.yuan();
                 let can_pay = payable.get(no).copied().unwrap_or(false);
                 match o.status {
                     _ if o.is_live() && !can_pay => {
@@ -477,8 +473,8 @@ fn coupon_sentence(
 /// terms as customers say them, threshold, categories and end.
 fn coupon_facts(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     let terms = coupon_terms_text(l, c);
-    let threshold = if c.min_order_cents > 0 {
-        crate::tr!(l, "sc-threshold-from", t = l.money(c.min_order_cents))
+    let threshold = if !c.min_order_cents.is_zero() {
+        crate::tr!(l, "sc-threshold-from", t = c.min_order_cents.shown())
     } else {
         l.t("sc-no-threshold").to_string()
     };
@@ -561,25 +557,31 @@ type Origins = HashMap<CouponId, crate::service::compensation::CompensationOrigi
 /// quote, never a discount that no longer holds), and what was paid at
 /// each stage once it is paid.
 struct CardMoney {
-    discount_cents: i64,
+    discount_cents: Cents,
     /// Compensation deducted from the payment (not a compensation coupon).
-    deduction_cents: i64,
-    due_cents: Option<i64>,
-    paid: Vec<(&'static str, i64)>,
+    deduction_cents: Cents,
+    due_cents: Option<Cents>,
+    paid: Vec<(&'static str, Cents)>,
 }
 
 fn card_money(o: &OrderView, st: &OrderStanding, quote: Option<&QuoteView>) -> CardMoney {
-    let paid_deposit = o.deposit_paid_at.is_some() && o.deposit_cents > 0;
+    let paid_deposit = o.deposit_paid_at.is_some() && !o.deposit_cents.is_zero();
     match (o.status, quote) {
         (OrderStatus::DepositPaid, Some(q)) => {
             // A `coupon`-mode compensation is a coupon, not a deduction:
             // then the amount due is the rest without it.
-            let deducted =
-                o.total_cents - o.deposit_cents - q.discount_cents - q.compensation_cents
-                    == q.amount_due_cents;
+            let deducted = o.total_cents.get()
+                - o.deposit_cents.get()
+                - q.discount_cents.get()
+                - q.compensation_cents.get()
+                == q.amount_due_cents.get();
             CardMoney {
                 discount_cents: q.discount_cents,
-                deduction_cents: if deducted { q.compensation_cents } else { 0 },
+                deduction_cents: if deducted {
+                    q.compensation_cents
+                } else {
+                    Cents::ZERO
+                },
                 due_cents: st.payable.then_some(q.amount_due_cents),
                 paid: vec![("sc-paid-deposit", o.deposit_cents)],
             }
@@ -602,21 +604,23 @@ fn card_money(o: &OrderView, st: &OrderStanding, quote: Option<&QuoteView>) -> C
             due_cents: None,
             paid: vec![(
                 "sc-paid-amount",
-                (o.total_cents - o.coupon_discount_cents - o.compensation_cents).max(0),
+                o.total_cents
+                    .saturating_sub(o.coupon_discount_cents)
+                    .saturating_sub(o.compensation_cents),
             )],
         },
         _ => CardMoney {
             discount_cents: if st.discount_counts {
                 o.coupon_discount_cents
             } else {
-                0
+                Cents::ZERO
             },
             deduction_cents: if st.discount_counts {
                 o.compensation_cents
             } else {
-                0
+                Cents::ZERO
             },
-            due_cents: (st.payable && o.amount_due_cents > 0).then_some(o.amount_due_cents),
+            due_cents: (st.payable && !o.amount_due_cents.is_zero()).then_some(o.amount_due_cents),
             // A refunded order's payments were returned: none is shown.
             paid: if paid_deposit && o.status != OrderStatus::Refunded {
                 vec![("sc-paid-deposit", o.deposit_cents)]
@@ -654,24 +658,24 @@ fn order_list(
             // order can be paid, as its next payment will really be; the
             // discount and what was paid at each stage on a paid order.
             let m = card_money(o, &st, quotes.get(&o.order_no));
-            let discount = (m.discount_cents > 0).then(|| {
-                view! { <dt>{l.t("coupon-discount-2")}</dt><dd class="money" data-testid="sc-discount">{format!("−{}", l.money(m.discount_cents))}</dd> }
+            let discount = (!m.discount_cents.is_zero()).then(|| {
+                view! { <dt>{l.t("coupon-discount-2")}</dt><dd class="money" data-testid="sc-discount">{m.discount_cents.shown_as_deduction()}</dd> }
             });
-            let compensation = (m.deduction_cents > 0).then(|| {
-                view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{format!("−{}", l.money(m.deduction_cents))}</dd> }
+            let compensation = (!m.deduction_cents.is_zero()).then(|| {
+                view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{m.deduction_cents.shown_as_deduction()}</dd> }
             });
             let deposit = (o.kind == OrderKind::Presale && o.deposit_paid_at.is_none()).then(|| {
-                view! { <dt>{l.t("deposit")}</dt><dd class="money">{l.money(o.deposit_cents)}</dd> }
+                view! { <dt>{l.t("deposit")}</dt><dd class="money">{o.deposit_cents.shown()}</dd> }
             });
             let paid = m
                 .paid
                 .iter()
                 .map(|(key, cents)| {
-                    view! { <dt>{l.t(key)}</dt><dd class="money" data-testid="sc-paid">{l.money(*cents)}</dd> }
+                    view! { <dt>{l.t(key)}</dt><dd class="money" data-testid="sc-paid">{cents.shown()}</dd> }
                 })
                 .collect_view();
-            let due = m.due_cents.filter(|c| *c > 0).map(|cents| {
-                view! { <dt>{due_label}</dt><dd class="money sc-due" data-testid="sc-due">{l.money(cents)}</dd> }
+            let due = m.due_cents.filter(|c| !c.is_zero()).map(|cents| {
+                view! { <dt>{due_label}</dt><dd class="money sc-due" data-testid="sc-due">{cents.shown()}</dd> }
             });
             let closed = (o.status == OrderStatus::Closed)
                 .then(|| o.closed_at.as_deref().map(time_of))
@@ -706,7 +710,7 @@ fn order_list(
                 <li class="sc-item" data-testid="sc-order" data-order-no=data_no data-payable=payable>
                     <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, o.status)}</p>
                     <dl class="sc-money">
-                        <dt>{l.t("order-total")}</dt><dd class="money">{l.money(o.total_cents)}</dd>
+                        <dt>{l.t("order-total")}</dt><dd class="money">{o.total_cents.shown()}</dd>
                         {deposit}{discount}{compensation}{paid}{closed}{refunded}{due}
                     </dl>
                     {window}

@@ -7,7 +7,7 @@
 //!   its rule in words, stock claimed / total / left and its coupons by
 //!   effective status.
 //! - `/console/templates/new`: the create form. Money is typed in yuan and
-//!   turned into cents by [`parse_yuan`], times in the business time zone;
+//!   turned into cents by [`Cents::parse_yuan`], times in the business time zone;
 //!   "Preview" shows the rule in words ([`preview_words`]) without saving;
 //!   a refused form comes back (422) as typed, each message beside its
 //!   field.
@@ -31,7 +31,6 @@ use axum::routing::{get, post};
 use leptos::prelude::*;
 use serde::Deserialize;
 
-use super::actions::parse_yuan;
 use super::auth::{Staff, WebError};
 use super::console::parse_console_time;
 use super::i18n::Lang;
@@ -142,8 +141,13 @@ fn instant(raw: &Option<String>) -> Option<chrono::DateTime<chrono::Utc>> {
 /// The template's rule in words, from what the service answered.
 fn view_words(t: &TemplateView) -> Vec<Msg> {
     let terms = CouponTerms {
-        rule: DiscountRule::from_stored(t.kind, t.value_cents, t.percent_off, t.max_discount_cents),
-        min_order: Cents::from_stored(t.min_order_cents),
+        rule: DiscountRule::from_stored(
+            t.kind,
+            t.value_cents.map(Cents::get),
+            t.percent_off,
+            t.max_discount_cents.map(Cents::get),
+        ),
+        min_order: t.min_order_cents,
         categories: t.categories.clone(),
     };
     let created = parse_rfc3339(&t.created_at).unwrap_or_default();
@@ -450,12 +454,12 @@ fn whole_number(raw: &str) -> Result<Option<i64>, ()> {
 }
 
 /// Yuan typed in a field: empty is `None`; more than two decimals or
-/// anything but a number is refused ([`parse_yuan`]).
+/// anything but a number is refused ([`Cents::parse_yuan`]).
 fn yuan_field(raw: &str) -> Result<Option<i64>, ()> {
     if raw.trim().is_empty() {
         return Ok(None);
     }
-    parse_yuan(raw).map(Some).ok_or(())
+    Cents::parse_yuan(raw).map(Some).ok_or(())
 }
 
 /// A time typed in the business time zone, as the API's RFC 3339.
@@ -628,15 +632,6 @@ fn text_input_at(
     }
 }
 
-/// Cents as the form types them: `50`, `49.90`.
-fn yuan_text(cents: Option<i64>) -> String {
-    match cents {
-        None => String::new(),
-        Some(c) if c % 100 == 0 => (c / 100).to_string(),
-        Some(c) => Cents::from_stored(c).yuan(),
-    }
-}
-
 /// A stored instant as a `datetime-local` value in the business time zone.
 fn local_input(raw: &Option<String>) -> String {
     instant(raw).map_or_else(String::new, |at| {
@@ -666,10 +661,16 @@ impl CreateForm {
         CreateForm {
             name: t.name.clone(),
             kind: t.kind.as_str().to_string(),
-            value: yuan_text(t.value_cents),
+            value: t.value_cents.map(Cents::yuan_input).unwrap_or_default(),
             percent_off: t.percent_off.map(|p| p.to_string()).unwrap_or_default(),
-            max_discount: yuan_text(t.max_discount_cents),
-            min_order: yuan_text(Some(t.min_order_cents).filter(|m| *m > 0)),
+            max_discount: t
+                .max_discount_cents
+                .map(Cents::yuan_input)
+                .unwrap_or_default(),
+            min_order: Some(t.min_order_cents)
+                .filter(|m| !m.is_zero())
+                .map(Cents::yuan_input)
+                .unwrap_or_default(),
             categories: t.categories.join(", "),
             valid_days: days,
             valid_from: local_input(&t.valid_from),

@@ -15,6 +15,7 @@ use super::auth::WebError;
 use super::i18n::Lang;
 use super::layout::{FieldErrors, coupon_terms_text, enc, field_error, time_text};
 use crate::domain::ids::UserId;
+use crate::domain::money::Cents;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::checkout::CouponOptions;
@@ -61,7 +62,7 @@ fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
     let total = q
         .total
         .as_deref()
-        .and_then(super::actions::parse_yuan)
+        .and_then(Cents::parse_yuan)
         .filter(|c| *c > 0);
     if total.is_none() {
         errors.add("total", l.t("try-cart-error-total").to_string());
@@ -75,7 +76,7 @@ fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
         if campaign.is_none() {
             errors.add("campaign", l.t("try-cart-error-campaign").to_string());
         }
-        let deposit = q.deposit.as_deref().and_then(super::actions::parse_yuan);
+        let deposit = q.deposit.as_deref().and_then(Cents::parse_yuan);
         match (deposit, total) {
             (Some(d), Some(t)) if d > 0 && d <= t => {}
             _ => errors.add("deposit", l.t("try-cart-error-deposit").to_string()),
@@ -245,7 +246,7 @@ fn results(l: Lang, o: CouponOptions) -> AnyView {
                 l,
                 "try-cart-best",
                 code = &u.coupon.code,
-                discount = l.money(u.discount_cents)
+                discount = u.discount_cents.shown()
             )
         })
         .unwrap_or_else(|| l.t("try-cart-no-best").to_string());
@@ -264,7 +265,7 @@ fn results(l: Lang, o: CouponOptions) -> AnyView {
                 <tr data-testid="cart-usable" data-best=is_best.then_some("true")>
                     <td class="mono"><a href=href>{u.coupon.code.clone()}</a></td>
                     <td>{terms}</td>
-                    <td class="money">{l.money(u.discount_cents)}</td>
+                    <td class="money">{u.discount_cents.shown()}</td>
                     <td class="nowrap">{time_text(&u.coupon.ends_at)}</td>
                     <td>{note}</td>
                 </tr>

@@ -364,8 +364,8 @@ impl World {
                         if o.replaced_coupon_id.is_some() {
                             d.push_str(" (swapped)");
                         }
-                        if o.compensation_cents > 0 {
-                            d.push_str(&format!(" (compensated {})", o.compensation_cents));
+                        if o.compensation_cents.get() > 0 {
+                            d.push_str(&format!(" (compensated {})", o.compensation_cents.get()));
                         }
                         d
                     }

@@ -240,19 +240,19 @@ async fn create_order_tx(
         kind: spec.cart.kind,
         category: spec.cart.category.clone(),
         status,
-        total_cents: spec.cart.total.get(),
-        deposit_cents: spec.cart.deposit.get(),
+        total_cents: spec.cart.total,
+        deposit_cents: spec.cart.deposit,
         campaign_id: spec.cart.campaign_id.clone(),
         coupon_id: spec.coupon_id.clone(),
         replaced_coupon_id: None,
-        coupon_discount_cents: discount.get(),
-        discount_snapshot_cents: if locks_now { discount.get() } else { 0 },
+        coupon_discount_cents: discount,
+        discount_snapshot_cents: if locks_now { discount } else { Cents::ZERO },
         coupon_lock_status: if locks_now {
             CouponLockStatus::Locked
         } else {
             CouponLockStatus::None
         },
-        compensation_cents: 0,
+        compensation_cents: Cents::ZERO,
         final_payment_cents: None,
         checkout_lock_expires_at: locks_now
             .then(|| to_ms(op.now + Duration::seconds(op.settings.checkout_lock_seconds))),

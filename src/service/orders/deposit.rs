@@ -76,8 +76,8 @@ async fn pay_deposit_tx(
     };
     let mut next = o.clone();
     next.deposit_paid_at = Some(to_ms(op.now));
-    next.coupon_discount_cents = discount.get();
-    next.discount_snapshot_cents = discount.get();
+    next.coupon_discount_cents = discount;
+    next.discount_snapshot_cents = discount;
     if coupon.is_some() {
         next.coupon_lock_status = CouponLockStatus::Locked;
     }

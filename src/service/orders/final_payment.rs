@@ -14,6 +14,7 @@ use crate::domain::coupon::CouponStatus;
 use crate::domain::event::system_reasons;
 use crate::domain::final_payment::CouponOutcome;
 use crate::domain::ids::{CouponId, OrderNo};
+use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
 use crate::service::views::{OrderView, QuoteView};
@@ -42,9 +43,9 @@ impl Service {
                 let plan = plan_for(c, &o, &campaign, now).await?;
                 Ok(QuoteView {
                     order_no: o.order_no,
-                    amount_due_cents: plan.amount_due.get(),
-                    discount_cents: plan.discount.get(),
-                    compensation_cents: plan.compensation.get(),
+                    amount_due_cents: plan.amount_due,
+                    discount_cents: plan.discount,
+                    compensation_cents: plan.compensation,
                     coupon_outcome: plan.outcome.as_str().into(),
                     replacement_coupon_id: plan.replacement_coupon_id,
                     message: crate::i18n::Lang::Zh.msg(&plan.message),
@@ -93,14 +94,14 @@ async fn pay_final_tx(
     let plan = plan_for(c, &o, &campaign, op.now).await?;
     let mut next = o.clone();
     next.paid_at = Some(to_ms(op.now));
-    next.final_payment_cents = Some(plan.amount_due.get());
-    next.coupon_discount_cents = plan.discount.get();
+    next.final_payment_cents = Some(plan.amount_due);
+    next.coupon_discount_cents = plan.discount;
     // The order's compensation is what the final payment deducts; a
     // compensation coupon (a `coupon`-mode campaign) deducts nothing.
     next.compensation_cents = if plan.compensation_coupon {
-        0
+        Cents::ZERO
     } else {
-        plan.compensation.get()
+        plan.compensation
     };
     next.coupon_lock_status = plan.outcome.lock_status(o.coupon_lock_status);
     if let Some(replacement) = &plan.replacement_coupon_id {
@@ -178,9 +179,9 @@ async fn pay_final_tx(
                         op,
                         &o.user_id,
                         crate::service::support::CompensationTerms {
-                            value_cents: plan.compensation.get(),
+                            value_cents: plan.compensation,
                             valid: chrono::Duration::days(FINAL_PAYMENT_COUPON_DAYS),
-                            min_order_cents: 0,
+                            min_order_cents: Cents::ZERO,
                             categories: "[]".to_string(),
                         },
                         reason,
@@ -193,7 +194,7 @@ async fn pay_final_tx(
                             order_no: Some(order_no),
                             coupon_id: Some(&given.id),
                             kind: "final_payment_coupon",
-                            amount_cents: plan.compensation.get(),
+                            amount_cents: plan.compensation,
                             reason,
                             actor: &op.ctx.actor,
                             request_id: op.ctx.request_id.as_deref(),
@@ -213,7 +214,7 @@ async fn pay_final_tx(
                             order_no: Some(order_no),
                             coupon_id: Some(own),
                             kind: "final_payment_deduction",
-                            amount_cents: plan.compensation.get(),
+                            amount_cents: plan.compensation,
                             reason: system_reasons::FINAL_PAYMENT_DEDUCTION,
                             actor: &op.ctx.actor,
                             request_id: op.ctx.request_id.as_deref(),

@@ -293,7 +293,6 @@ fn order_csv_row(
     tz: crate::domain::reminder::BusinessTz,
     lang: crate::i18n::Lang,
 ) -> String {
-    let yuan = |c: i64| crate::domain::money::Cents::from_stored(c).yuan();
     let local = crate::domain::time::parse_rfc3339(&o.created_at)
         .map(|t| crate::i18n::zone::local_text_in(tz, t, true))
         .unwrap_or_default();
@@ -304,23 +303,23 @@ fn order_csv_row(
         o.kind.as_str().to_string(),
         o.category.clone(),
         o.status.as_str().to_string(),
-        o.total_cents.to_string(),
-        o.deposit_cents.to_string(),
+        o.total_cents.get().to_string(),
+        o.deposit_cents.get().to_string(),
         id(o.campaign_id.as_deref()),
         id(o.coupon_id.as_deref()),
-        o.coupon_discount_cents.to_string(),
+        o.coupon_discount_cents.get().to_string(),
         o.coupon_lock_status.as_str().to_string(),
-        o.compensation_cents.to_string(),
-        o.amount_due_cents.to_string(),
+        o.compensation_cents.get().to_string(),
+        o.amount_due_cents.get().to_string(),
         o.final_payment_cents
-            .map(|n| n.to_string())
+            .map(|n| n.get().to_string())
             .unwrap_or_default(),
         o.created_at.clone(),
         local,
         lang.t(o.status.label_key()).to_string(),
-        yuan(o.total_cents),
-        yuan(o.coupon_discount_cents),
-        yuan(o.amount_due_cents),
+        o.total_cents.yuan(),
+        o.coupon_discount_cents.yuan(),
+        o.amount_due_cents.yuan(),
     ]
     .iter()
     .map(|f| csv_field(f))

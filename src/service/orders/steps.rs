@@ -129,10 +129,10 @@ pub(crate) fn status_of(o: &OrderRow) -> OrderStatus {
 
 pub(super) fn money_of(o: &OrderRow) -> OrderMoney {
     OrderMoney {
-        total: Cents::from_stored(o.total_cents),
-        deposit: Cents::from_stored(o.deposit_cents),
-        discount: Cents::from_stored(o.coupon_discount_cents),
-        compensation: Cents::from_stored(o.compensation_cents),
+        total: o.total_cents,
+        deposit: o.deposit_cents,
+        discount: o.coupon_discount_cents,
+        compensation: o.compensation_cents,
     }
 }
 
@@ -330,7 +330,7 @@ pub(crate) async fn plan_for(
         order_no: &order.order_no,
         category: &order.category,
         money: money_of(order),
-        snapshot_discount: Cents::from_stored(order.discount_snapshot_cents),
+        snapshot_discount: order.discount_snapshot_cents,
     };
     plan_final_payment_in(
         policy,

@@ -48,7 +48,7 @@ pub(crate) async fn order_view(
     };
     let ts = |ms: i64| crate::domain::time::rfc3339(from_ms(ms));
     Ok(OrderView {
-        amount_due_cents: due.get(),
+        amount_due_cents: due,
         order_no: o.order_no,
         user_id: o.user_id,
         kind: o.kind,

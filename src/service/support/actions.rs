@@ -90,7 +90,7 @@ pub struct CompensationEntry {
     pub at: String,
     /// `final_payment_deduction`, `coupon` or `final_payment_coupon`.
     pub kind: String,
-    pub amount_cents: i64,
+    pub amount_cents: Cents,
     /// The compensation coupon, for kind `coupon`.
     pub coupon_id: Option<CouponId>,
     /// Its code, for pages.
@@ -382,17 +382,17 @@ fn cap_refusal(hit: CapHit) -> ServiceError {
 struct CompensationRequest {
     user: UserId,
     preset_id: Option<String>,
-    /// The typed value (cents) and validity (seconds) when no preset.
-    typed: Option<(i64, i64)>,
+    /// The typed value and validity (seconds) when no preset.
+    typed: Option<(Cents, i64)>,
     reason: Option<String>,
     order_no: Option<OrderNo>,
     capped: bool,
 }
 
 /// A typed compensation amount: 1 cent up to `MAX_CENTS`.
-fn typed_value(v: Option<i64>) -> Result<i64, ServiceError> {
-    match v {
-        Some(v) if (1..=MAX_CENTS).contains(&v) => Ok(v),
+fn typed_value(v: Option<i64>) -> Result<Cents, ServiceError> {
+    match v.map(Cents::new) {
+        Some(Ok(v)) if !v.is_zero() => Ok(v),
         _ => Err(FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into()),
     }
 }
@@ -413,10 +413,10 @@ fn typed_seconds(s: Option<i64>) -> Result<i64, ServiceError> {
 
 /// What a compensation coupon takes off and when it may be used.
 pub(crate) struct CompensationTerms {
-    pub value_cents: i64,
+    pub value_cents: Cents,
     /// How long from now it is valid.
     pub valid: Duration,
-    pub min_order_cents: i64,
+    pub min_order_cents: Cents,
     /// Stored JSON list of categories; `"[]"` is every category.
     pub categories: String,
 }
@@ -552,9 +552,9 @@ async fn issue_compensation_tx(
                 ))
             })?;
             (
-                p.value_cents,
+                Cents::from_stored(p.value_cents),
                 p.valid_seconds,
-                p.min_order_cents,
+                Cents::from_stored(p.min_order_cents),
                 serde_json::to_string(&p.categories).unwrap_or_else(|_| "[]".into()),
                 reason.clone().unwrap_or_else(|| p.reason.clone()),
             )
@@ -562,7 +562,7 @@ async fn issue_compensation_tx(
         (None, Some((v, s))) => (
             v,
             s,
-            0,
+            Cents::ZERO,
             "[]".to_string(),
             reason.clone().unwrap_or_default(),
         ),
@@ -587,7 +587,7 @@ async fn issue_compensation_tx(
             )
             .await?,
         };
-        allowance.check(value).map_err(cap_refusal)?;
+        allowance.check(value.get()).map_err(cap_refusal)?;
     }
     let view = insert_compensation_coupon(
         c,

@@ -3,6 +3,7 @@
 
 use super::{CouponFilter, CouponPage, MAX_PAGE};
 use crate::domain::FieldError;
+use crate::domain::money::Cents;
 use crate::service::views::CouponView;
 use crate::service::{Service, ServiceError};
 
@@ -39,13 +40,6 @@ pub fn csv_field(raw: &str) -> String {
 /// yuan and the end in the business time zone.
 const CSV_HEADER: &str = "id,code,user_id,template_id,source,kind,value_cents,percent_off,max_discount_cents,min_order_cents,categories,status,starts_at,ends_at,order_no,locked_at,used_at,created_at,status_text,value_yuan,min_order_yuan,ends_at_local";
 
-/// Cents as yuan with two decimals (`50.00`); empty for none.
-fn yuan(cents: Option<i64>) -> String {
-    cents
-        .map(|c| crate::domain::money::Cents::from_stored(c).yuan())
-        .unwrap_or_default()
-}
-
 /// A stored UTC time in the business time zone, with its offset.
 fn local(rfc3339: &str, tz: crate::domain::reminder::BusinessTz) -> String {
     crate::domain::time::parse_rfc3339(rfc3339)
@@ -59,6 +53,7 @@ fn csv_row(
     tz: crate::domain::reminder::BusinessTz,
 ) -> String {
     let num = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
+    let cents = |n: Option<Cents>| num(n.map(Cents::get));
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
     let id = |s: Option<&str>| s.map(str::to_string).unwrap_or_default();
     [
@@ -68,10 +63,10 @@ fn csv_row(
         id(v.template_id.as_deref()),
         v.source.as_str().to_string(),
         v.kind.as_str().to_string(),
-        num(v.value_cents),
+        cents(v.value_cents),
         num(v.percent_off),
-        num(v.max_discount_cents),
-        v.min_order_cents.to_string(),
+        cents(v.max_discount_cents),
+        v.min_order_cents.get().to_string(),
         v.categories.join("|"),
         v.status.as_str().to_string(),
         v.starts_at.clone(),
@@ -81,8 +76,8 @@ fn csv_row(
         text(&v.used_at),
         v.created_at.clone(),
         lang.t(v.status.label_key()).to_string(),
-        yuan(v.value_cents),
-        yuan(Some(v.min_order_cents)),
+        v.value_cents.map(Cents::yuan).unwrap_or_default(),
+        v.min_order_cents.yuan(),
         local(&v.ends_at, tz),
     ]
     .iter()

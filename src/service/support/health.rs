@@ -55,7 +55,8 @@ pub struct ActionView {
     pub order_no: Option<OrderNo>,
     /// The suggested compensation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub amount_cents: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    pub amount_cents: Option<Cents>,
     /// `issue_compensation`: the fitting preset of the rules in force
     /// ([`crate::domain::compensation::fitting_preset`]), if one fits.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,7 +87,8 @@ impl From<&SuggestedAction> for ActionView {
             } => {
                 v.user_id = Some(user_id.clone());
                 v.order_no = Some(order_no.clone());
-                v.amount_cents = Some(*amount_cents);
+                // Always positive: the rule suggests it only for a loss.
+                v.amount_cents = Some(Cents::from_stored(*amount_cents));
             }
             SuggestedAction::CancelOrder { order_no } => v.order_no = Some(order_no.clone()),
             SuggestedAction::RepairLink {
@@ -208,12 +210,12 @@ pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
         coupon_id: o.coupon_id.clone(),
         coupon_lock_status: o.coupon_lock_status,
         money: OrderMoney {
-            total: Cents::from_stored(o.total_cents),
-            deposit: Cents::from_stored(o.deposit_cents),
-            discount: Cents::from_stored(o.coupon_discount_cents),
-            compensation: Cents::from_stored(o.compensation_cents),
+            total: o.total_cents,
+            deposit: o.deposit_cents,
+            discount: o.coupon_discount_cents,
+            compensation: o.compensation_cents,
         },
-        discount_snapshot: Cents::from_stored(o.discount_snapshot_cents),
+        discount_snapshot: o.discount_snapshot_cents,
         checkout_lock_expires_at: o.checkout_lock_expires_at.map(from_ms),
     }
 }
@@ -305,7 +307,7 @@ async fn order_report(
             .map(|e| e.at)
             .max()
             .map(|last| CompensationGiven {
-                cents: entries.iter().map(|e| e.amount_cents).sum(),
+                cents: entries.iter().map(|e| e.amount_cents.get()).sum(),
                 last_at: from_ms(last),
             })
     } else {
@@ -358,7 +360,7 @@ async fn suggest_presets(
             a.preset_id = crate::domain::compensation::fitting_preset(
                 &rules.presets,
                 *amount_cents,
-                o.total_cents,
+                o.total_cents.get(),
                 &o.category,
             )
             .map(|p| p.id.clone());
