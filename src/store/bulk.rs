@@ -321,7 +321,7 @@ pub async fn walk_coupons(
     created_by_ms: i64,
     after: Option<(i64, &str)>,
     limit: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
+) -> Result<Vec<(CouponId, i64)>, sqlx::Error> {
     let (ends_at, id) = after.unwrap_or((i64::MIN, ""));
     sqlx::query_as(
         "SELECT id, ends_at FROM coupons

@@ -189,7 +189,7 @@ pub async fn update_rules(
 pub async fn order_counts(
     conn: &mut AnyConnection,
     ids: &[&CampaignId],
-) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+) -> Result<Vec<(CampaignId, String, i64)>, sqlx::Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }

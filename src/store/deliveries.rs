@@ -262,10 +262,10 @@ pub enum ClaimScope<'a> {
     Any,
     /// One subscriber's (the dispatcher fills each subscriber's free send
     /// slots separately, so a slow one cannot take the others' slots).
-    Subscriber(&'a str),
+    Subscriber(&'a SubscriberId),
     /// Those of every subscriber not in the list: disabled or removed ones,
     /// taken to be dead-lettered.
-    NotIn(&'a [String]),
+    NotIn(&'a [SubscriberId]),
 }
 
 /// The statement of [`claim_due`]: `$1` now, `$2` lease end, `$3` batch,
@@ -360,7 +360,7 @@ pub async fn claim_due(
 pub async fn message(
     conn: &mut AnyConnection,
     outbox_id: i64,
-) -> Result<Option<(String, Option<String>, String, i64)>, sqlx::Error> {
+) -> Result<Option<(String, Option<UserId>, String, i64)>, sqlx::Error> {
     sqlx::query_as("SELECT event_type, user_id, payload, created_at FROM outbox WHERE id = $1")
         .bind(outbox_id)
         .fetch_optional(conn)
@@ -373,7 +373,7 @@ pub async fn message(
 pub async fn messages(
     conn: &mut AnyConnection,
     outbox_ids: &[i64],
-) -> Result<Vec<(i64, String, Option<String>, String, i64)>, sqlx::Error> {
+) -> Result<Vec<(i64, String, Option<UserId>, String, i64)>, sqlx::Error> {
     let mut out = Vec::with_capacity(outbox_ids.len());
     for chunk in outbox_ids.chunks(ROWS_PER_STATEMENT) {
         let sql = format!(

@@ -7,7 +7,7 @@ use sqlx::AnyConnection;
 
 use super::coupons::{COLUMNS, CouponRow};
 use super::{Backend, backend_of};
-use crate::domain::ids::{CampaignId, CouponId, OrderNo};
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId};
 
 /// Most coupons one expiry statement touches.
 pub const MAX_BATCH: i64 = 500;
@@ -291,7 +291,7 @@ pub async fn due_by_template(
     now_ms: i64,
     until_ms: i64,
     limit: i64,
-) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+) -> Result<Vec<(TemplateId, String, i64)>, sqlx::Error> {
     sqlx::query_as(TOP_TEMPLATES_SQL)
         .bind(now_ms)
         .bind(until_ms)

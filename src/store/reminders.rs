@@ -70,7 +70,7 @@ pub async fn marked(
     conn: &mut AnyConnection,
     offset_seconds: i64,
     ids: &[CouponId],
-) -> Result<std::collections::HashSet<String>, sqlx::Error> {
+) -> Result<std::collections::HashSet<CouponId>, sqlx::Error> {
     let mut out = std::collections::HashSet::new();
     for chunk in ids.chunks(500) {
         let list = (0..chunk.len())
@@ -80,7 +80,7 @@ pub async fn marked(
         let sql = format!(
             "SELECT coupon_id FROM reminder_marks WHERE offset_seconds = $1 AND coupon_id IN ({list})"
         );
-        let mut q = sqlx::query_scalar::<_, String>(&sql).bind(offset_seconds);
+        let mut q = sqlx::query_scalar::<_, CouponId>(&sql).bind(offset_seconds);
         for id in chunk {
             q = q.bind(id);
         }
@@ -356,7 +356,7 @@ pub async fn open_campaigns(
     conn: &mut AnyConnection,
     now_ms: i64,
     limit: i64,
-) -> Result<Vec<(String, i64, i64)>, sqlx::Error> {
+) -> Result<Vec<(CampaignId, i64, i64)>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, final_payment_starts_at, final_payment_ends_at FROM presale_campaigns
          WHERE final_payment_ends_at > $1 AND final_payment_starts_at <= $1

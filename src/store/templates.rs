@@ -449,7 +449,7 @@ pub async fn page_figures(
     conn: &mut AnyConnection,
     ids: &[&TemplateId],
     now_ms: i64,
-) -> Result<(Vec<(String, i64)>, Vec<(String, String, i64, i64)>), sqlx::Error> {
+) -> Result<(Vec<(TemplateId, i64)>, Vec<(TemplateId, String, i64, i64)>), sqlx::Error> {
     if ids.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
@@ -467,7 +467,7 @@ pub async fn page_figures(
         "SELECT template_id, CAST(COUNT(*) AS BIGINT) FROM coupons
          WHERE template_id IN ({list}) AND status = 'available' AND ends_at <= $1 GROUP BY template_id"
     );
-    let mut q = sqlx::query_as::<_, (String, i64)>(&claimed_sql).bind(now_ms);
+    let mut q = sqlx::query_as::<_, (TemplateId, i64)>(&claimed_sql).bind(now_ms);
     for id in ids {
         q = q.bind(*id);
     }
@@ -482,9 +482,9 @@ pub async fn page_figures(
     let counts = stored
         .iter()
         .flat_map(|(id, all)| {
-            status_rows(all, overdue.get(id).copied().unwrap_or(0))
+            status_rows(all, overdue.get(id.as_str()).copied().unwrap_or(0))
                 .into_iter()
-                .map(|(st, n, past)| (id.clone(), st, n, past))
+                .map(|(st, n, past)| (TemplateId::from_wire(id.clone()), st, n, past))
         })
         .collect();
     Ok((claimed, counts))

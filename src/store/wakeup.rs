@@ -64,7 +64,7 @@ pub struct RuleRow {
 }
 
 impl RuleRow {
-    pub fn templates(&self) -> Vec<String> {
+    pub fn templates(&self) -> Vec<TemplateId> {
         serde_json::from_str(&self.template_ids).unwrap_or_default()
     }
 }
@@ -171,7 +171,7 @@ pub struct DueRow {
 
 /// `template_id IN ($k, ...)` for a rule's templates starting at
 /// bind parameter number `first`, or nothing for every template.
-fn template_filter(templates: &[String], first: usize) -> String {
+fn template_filter(templates: &[TemplateId], first: usize) -> String {
     if templates.is_empty() {
         return String::new();
     }
@@ -193,7 +193,7 @@ pub async fn due_coupons(
     lo_ms: i64,
     hi_ms: i64,
     lead_ms: i64,
-    templates: &[String],
+    templates: &[TemplateId],
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<DueRow>, sqlx::Error> {
@@ -230,7 +230,7 @@ pub async fn user_due(
     lo_ms: i64,
     hi_ms: i64,
     lead_ms: i64,
-    templates: &[String],
+    templates: &[TemplateId],
 ) -> Result<Vec<DueRow>, sqlx::Error> {
     let sql = format!(
         "SELECT c.id, c.user_id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
@@ -262,7 +262,7 @@ pub async fn user_due(
 pub async fn marked(
     conn: &mut AnyConnection,
     ids: &[CouponId],
-) -> Result<HashSet<String>, sqlx::Error> {
+) -> Result<HashSet<CouponId>, sqlx::Error> {
     let mut out = HashSet::new();
     for chunk in ids.chunks(500) {
         let list = (1..=chunk.len())
@@ -270,7 +270,7 @@ pub async fn marked(
             .collect::<Vec<_>>()
             .join(", ");
         let sql = format!("SELECT coupon_id FROM wakeup_marks WHERE coupon_id IN ({list})");
-        let mut q = sqlx::query_scalar::<_, String>(&sql);
+        let mut q = sqlx::query_scalar::<_, CouponId>(&sql);
         for id in chunk {
             q = q.bind(id);
         }

@@ -817,7 +817,7 @@ async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earl
         .expect("insert deliveries");
     }
     let backend = app.db.db.backend();
-    let sql = claim_due_sql(backend, ClaimScope::Subscriber("s1"));
+    let sql = claim_due_sql(backend, ClaimScope::Subscriber(&SubscriberId::from("s1")));
     let explain = crate::common::explain_sql(backend, &sql);
     let mut conn = pool.acquire().await.expect("connection");
     let rows = sqlx::query(&explain)
@@ -858,7 +858,7 @@ async fn the_per_subscriber_claim_reads_its_own_index_and_probes_each_users_earl
     // And it takes the right ones: each s1 user's earliest, oldest first.
     let claimed = couponkeeper::store::deliveries::claim_due(
         &mut conn,
-        ClaimScope::Subscriber("s1"),
+        ClaimScope::Subscriber(&SubscriberId::from("s1")),
         1_000_000,
         2_000_000,
         16,

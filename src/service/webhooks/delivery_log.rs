@@ -89,8 +89,6 @@ impl Service {
                         .ok_or_else(|| {
                             ServiceError::not_found("outbox message", row.outbox_id.to_string())
                         })?;
-                // The outbox's user ids were written from `UserId`s.
-                let u = u.map(UserId::from_stored);
                 Ok(envelope(row.outbox_id, &t, u.as_ref(), &p, at))
             })
         })

@@ -9,7 +9,7 @@ use super::attempt::{ClaimedDelivery, SendOutcome};
 use super::subscribers::wants;
 use super::{WebhookSettings, envelope};
 use crate::domain::delivery::{MESSAGE_MISSING, SUBSCRIBER_GONE};
-use crate::domain::ids::{SubscriberId, UserId};
+use crate::domain::ids::SubscriberId;
 use crate::domain::time::to_ms;
 use crate::service::{Service, ServiceError};
 use crate::store::deliveries::{
@@ -184,9 +184,8 @@ impl Service {
                                 );
                             }
                             if *orphans {
-                                // `ClaimScope::NotIn` takes the ids as text.
-                                let live: Vec<String> =
-                                    subs.iter().map(|s| s.id.to_string()).collect();
+                                let live: Vec<SubscriberId> =
+                                    subs.iter().map(|s| s.id.clone()).collect();
                                 rows.extend(
                                     deliveries::claim_due(
                                         c,
@@ -207,7 +206,7 @@ impl Service {
                         .await?
                         .into_iter()
                         // The outbox's user ids were written from `UserId`s.
-                        .map(|(id, t, u, p, at)| (id, (t, u.map(UserId::from_stored), p, at)))
+                        .map(|(id, t, u, p, at)| (id, (t, u, p, at)))
                         .collect();
                     for d in rows {
                         let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
