@@ -329,39 +329,19 @@ impl Service {
     ) -> Result<Executed<JobView>, ServiceError> {
         let op = self.op(ctx);
         let total = i64::try_from(lines.len()).unwrap_or(i64::MAX);
+        let request = StartJobRequest {
+            op,
+            kind,
+            template_id,
+            key,
+            total,
+            notify,
+            reason,
+        };
         let first = self
             .write(idem, move |c| {
-                let op = op.clone();
-                let template_id = template_id.clone();
-                let key = key.clone();
-                let reason = reason.clone();
-                Box::pin(async move {
-                    let now_ms = to_ms(op.now);
-                    templates::get(c, &template_id)
-                        .await?
-                        .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
-                    if let Some(k) = &key
-                        && let Some(existing) =
-                            bulk::find_by_input(c, &template_id, kind.as_str(), k).await?
-                    {
-                        return Ok(JobView::from_row(&existing));
-                    }
-                    let mut job = new_job(&op.ctx, kind, &template_id, key.clone(), now_ms);
-                    job.total = total;
-                    job.notify = i64::from(notify);
-                    job.reason = reason;
-                    if !bulk::insert(c, &job).await? {
-                        // The same file, started at the same moment by
-                        // another request: answer that job.
-                        if let Some(k) = &key
-                            && let Some(existing) =
-                                bulk::find_by_input(c, &template_id, kind.as_str(), k).await?
-                        {
-                            return Ok(JobView::from_row(&existing));
-                        }
-                    }
-                    Ok(JobView::from_row(&job))
-                })
+                let request = request.clone();
+                Box::pin(async move { start_job_tx(c, request).await })
             })
             .await?;
         let view = match first {
@@ -394,38 +374,7 @@ impl Service {
                 let chunk = chunk.clone();
                 let id = id.clone();
                 let job = job.clone();
-                Box::pin(async move {
-                    let mut tally = Tally::default();
-                    let mut outcomes = Vec::with_capacity(chunk.len());
-                    for l in &chunk {
-                        outcomes.push(match l.problem {
-                            Some(r) => tally.add(Some(r)),
-                            None => ("", None),
-                        });
-                    }
-                    let rows: Vec<NewLine> = chunk
-                        .iter()
-                        .zip(&outcomes)
-                        .enumerate()
-                        .map(|(i, (l, (outcome, reason)))| NewLine {
-                            line_no: i64::try_from(from + i + 1).unwrap_or(i64::MAX),
-                            value: &l.value,
-                            outcome: (!outcome.is_empty()).then_some(*outcome),
-                            reason: *reason,
-                            coupon_id: None,
-                        })
-                        .collect();
-                    bulk::insert_lines(c, &id, &rows).await?;
-                    let reasons = add_reasons(&job.reasons, &tally.reasons);
-                    let to_i = i64::try_from(to).unwrap_or(i64::MAX);
-                    if bulk::mark_loaded(c, &id, job.loaded, to_i, tally.failed, &reasons, now_ms)
-                        .await?
-                        && to == chunk_end_total(&job)
-                    {
-                        bulk::finish_loading(c, &id, now_ms).await?;
-                    }
-                    Ok(())
-                })
+                Box::pin(async move { load_lines_tx(c, &id, &job, &chunk, from, to, now_ms).await })
             })
             .await?;
         }
@@ -601,6 +550,98 @@ impl Service {
         }
         Ok(max_batches)
     }
+}
+
+/// What [`start_job_tx`] needs: the job to find or create.
+#[derive(Clone)]
+struct StartJobRequest {
+    op: Op,
+    kind: JobKind,
+    template_id: TemplateId,
+    key: Option<String>,
+    total: i64,
+    notify: bool,
+    reason: Option<String>,
+}
+
+/// Finds the job of this input, or creates it `loading` with its count and options.
+async fn start_job_tx(
+    c: &mut AnyConnection,
+    request: StartJobRequest,
+) -> Result<JobView, ServiceError> {
+    let StartJobRequest {
+        op,
+        kind,
+        template_id,
+        key,
+        total,
+        notify,
+        reason,
+    } = request;
+    let now_ms = to_ms(op.now);
+    templates::get(c, &template_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("template", &template_id))?;
+    if let Some(k) = &key
+        && let Some(existing) = bulk::find_by_input(c, &template_id, kind.as_str(), k).await?
+    {
+        return Ok(JobView::from_row(&existing));
+    }
+    let mut job = new_job(&op.ctx, kind, &template_id, key.clone(), now_ms);
+    job.total = total;
+    job.notify = i64::from(notify);
+    job.reason = reason;
+    if !bulk::insert(c, &job).await? {
+        // The same file, started at the same moment by
+        // another request: answer that job.
+        if let Some(k) = &key
+            && let Some(existing) = bulk::find_by_input(c, &template_id, kind.as_str(), k).await?
+        {
+            return Ok(JobView::from_row(&existing));
+        }
+    }
+    Ok(JobView::from_row(&job))
+}
+
+/// Stores lines `from..to` of a loading job and starts the job after its last line.
+async fn load_lines_tx(
+    c: &mut AnyConnection,
+    id: &JobId,
+    job: &JobRow,
+    chunk: &[InputLine],
+    from: usize,
+    to: usize,
+    now_ms: i64,
+) -> Result<(), ServiceError> {
+    let mut tally = Tally::default();
+    let mut outcomes = Vec::with_capacity(chunk.len());
+    for l in chunk {
+        outcomes.push(match l.problem {
+            Some(r) => tally.add(Some(r)),
+            None => ("", None),
+        });
+    }
+    let rows: Vec<NewLine> = chunk
+        .iter()
+        .zip(&outcomes)
+        .enumerate()
+        .map(|(i, (l, (outcome, reason)))| NewLine {
+            line_no: i64::try_from(from + i + 1).unwrap_or(i64::MAX),
+            value: &l.value,
+            outcome: (!outcome.is_empty()).then_some(*outcome),
+            reason: *reason,
+            coupon_id: None,
+        })
+        .collect();
+    bulk::insert_lines(c, id, &rows).await?;
+    let reasons = add_reasons(&job.reasons, &tally.reasons);
+    let to_i = i64::try_from(to).unwrap_or(i64::MAX);
+    if bulk::mark_loaded(c, id, job.loaded, to_i, tally.failed, &reasons, now_ms).await?
+        && to == chunk_end_total(job)
+    {
+        bulk::finish_loading(c, id, now_ms).await?;
+    }
+    Ok(())
 }
 
 /// A new job row: `loading`, nothing counted yet.

@@ -407,40 +407,7 @@ impl Service {
             let before = before.clone();
             let pattern = pattern.clone();
             Box::pin(async move {
-                let filter = campaigns::CampaignFilter {
-                    name_like: pattern.as_deref(),
-                    policy,
-                    phase,
-                    now_ms,
-                };
-                let rows = campaigns::search_page(
-                    c,
-                    before.as_ref().map(|(at, id)| (*at, id.as_str())),
-                    limit,
-                    &filter,
-                )
-                .await?;
-                let next = (rows.len() as i64 == limit)
-                    .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
-                    .flatten();
-                let ids: Vec<&CampaignId> = rows.iter().map(|r| &r.id).collect();
-                let counts = campaigns::order_counts(c, &ids).await?;
-                let campaigns = rows
-                    .into_iter()
-                    .map(|row| {
-                        let orders = CampaignOrderCounts::from_rows(
-                            counts
-                                .iter()
-                                .filter(|(id, ..)| *id == row.id)
-                                .map(|(_, st, n)| (st.as_str(), *n)),
-                        );
-                        CampaignListItem {
-                            campaign: CampaignView::from(row),
-                            orders,
-                        }
-                    })
-                    .collect();
-                Ok(CampaignPage { campaigns, next })
+                search_campaigns_tx(c, &before, &pattern, policy, phase, now_ms, limit).await
             })
         })
         .await
@@ -494,41 +461,7 @@ impl Service {
         let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
-            Box::pin(async move {
-                let row = load(c, &id).await?;
-                let opens: DateTime<Utc> = from_ms(row.final_payment_starts_at);
-                let mut figures = PolicyPreview::default();
-                let mut after: Option<OrderNo> = None;
-                let mut capped = false;
-                loop {
-                    let batch = campaigns::deposit_paid_batch(
-                        c,
-                        &id,
-                        after.as_deref().unwrap_or(""),
-                        PREVIEW_BATCH,
-                    )
-                    .await?;
-                    let full = batch.len() as i64 == PREVIEW_BATCH;
-                    for o in &batch {
-                        if figures.orders_read >= PREVIEW_CAP {
-                            capped = true;
-                            break;
-                        }
-                        judge(&mut figures, row.policy, proposed, o, opens);
-                    }
-                    match batch.last() {
-                        Some(last) if full && !capped => after = Some(last.order_no.clone()),
-                        _ => break,
-                    }
-                }
-                Ok(PolicyChangePreview {
-                    judged_at: rfc3339(opens),
-                    campaign: CampaignView::from(row),
-                    proposed,
-                    figures,
-                    capped,
-                })
-            })
+            Box::pin(async move { preview_policy_change_tx(c, &id, proposed).await })
         })
         .await
     }
@@ -614,6 +547,89 @@ fn decode_cursor(raw: &str) -> Option<(i64, CampaignId)> {
     let (at, id) = raw.split_once('.')?;
     let at: i64 = at.parse().ok()?;
     (!id.is_empty() && id.len() <= 64).then(|| (at, CampaignId::from_wire(id)))
+}
+
+/// Reads one page of the matching campaigns, each with its orders by status.
+async fn search_campaigns_tx(
+    c: &mut AnyConnection,
+    before: &Option<(i64, CampaignId)>,
+    pattern: &Option<String>,
+    policy: Option<Policy>,
+    phase: Option<CampaignPhase>,
+    now_ms: i64,
+    limit: i64,
+) -> Result<CampaignPage, ServiceError> {
+    let filter = campaigns::CampaignFilter {
+        name_like: pattern.as_deref(),
+        policy,
+        phase,
+        now_ms,
+    };
+    let rows = campaigns::search_page(
+        c,
+        before.as_ref().map(|(at, id)| (*at, id.as_str())),
+        limit,
+        &filter,
+    )
+    .await?;
+    let next = (rows.len() as i64 == limit)
+        .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
+        .flatten();
+    let ids: Vec<&CampaignId> = rows.iter().map(|r| &r.id).collect();
+    let counts = campaigns::order_counts(c, &ids).await?;
+    let campaigns = rows
+        .into_iter()
+        .map(|row| {
+            let orders = CampaignOrderCounts::from_rows(
+                counts
+                    .iter()
+                    .filter(|(id, ..)| *id == row.id)
+                    .map(|(_, st, n)| (st.as_str(), *n)),
+            );
+            CampaignListItem {
+                campaign: CampaignView::from(row),
+                orders,
+            }
+        })
+        .collect();
+    Ok(CampaignPage { campaigns, next })
+}
+
+/// Judges the campaign's `deposit_paid` orders, batch by batch, under the proposed policy.
+async fn preview_policy_change_tx(
+    c: &mut AnyConnection,
+    id: &CampaignId,
+    proposed: Policy,
+) -> Result<PolicyChangePreview, ServiceError> {
+    let row = load(c, id).await?;
+    let opens: DateTime<Utc> = from_ms(row.final_payment_starts_at);
+    let mut figures = PolicyPreview::default();
+    let mut after: Option<OrderNo> = None;
+    let mut capped = false;
+    loop {
+        let batch =
+            campaigns::deposit_paid_batch(c, id, after.as_deref().unwrap_or(""), PREVIEW_BATCH)
+                .await?;
+        let full = batch.len() as i64 == PREVIEW_BATCH;
+        for o in &batch {
+            if figures.orders_read >= PREVIEW_CAP {
+                capped = true;
+                break;
+            }
+            judge(&mut figures, row.policy, proposed, o, opens);
+        }
+        match batch.last() {
+            Some(last) if full && !capped => after = Some(last.order_no.clone()),
+            _ => break,
+        }
+    }
+    Ok(PolicyChangePreview {
+        judged_at: rfc3339(opens),
+        campaign: CampaignView::from(row),
+        proposed,
+        figures,
+        capped,
+    })
 }
 
 /// The transaction of [`Service::change_campaign`].

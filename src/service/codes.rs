@@ -278,48 +278,7 @@ impl Service {
         let id = id.clone();
         self.read(move |c| {
             let id = id.clone();
-            Box::pin(async move {
-                let b = codes::get_batch(c, &id)
-                    .await?
-                    .ok_or_else(|| ServiceError::not_found("code batch", &id))?;
-                if b.status != BatchStatus::Done {
-                    return Err(ServiceError::refused(
-                        Refusal::CodeBatchNotReady,
-                        "this batch's codes are not ready: it is still being generated or its generation failed",
-                    ));
-                }
-                let mut csv = String::from("code,status,redeemed_at,user_id,coupon_id\n");
-                let mut after = String::new();
-                let pages = b.generated_count / CSV_PAGE_ROWS + 2;
-                for _ in 0..pages {
-                    let rows = codes::codes_page(c, &id, &after, CSV_PAGE_ROWS).await?;
-                    let Some(last) = rows.last() else {
-                        break;
-                    };
-                    after = last.code.clone();
-                    for r in &rows {
-                        let status = if r.redeemed_at.is_some() {
-                            "redeemed"
-                        } else if r.voided_at.is_some() || b.voided_at.is_some() {
-                            "voided"
-                        } else {
-                            "available"
-                        };
-                        let at = r.redeemed_at.map(|t| rfc3339(from_ms(t))).unwrap_or_default();
-                        csv.push_str(&format!(
-                            "{},{status},{at},{},{}\n",
-                            r.code,
-                            csv_field(r.user_id.as_deref().unwrap_or_default()),
-                            r.coupon_id.as_deref().unwrap_or_default()
-                        ));
-                    }
-                    if (rows.len() as i64) < CSV_PAGE_ROWS {
-                        break;
-                    }
-                }
-                let name = template_name(c, &b.template_id).await?;
-                Ok((CodeBatchView::from_row(b, name, None), csv))
-            })
+            Box::pin(async move { code_batch_csv_tx(c, &id).await })
         })
         .await
     }
@@ -424,41 +383,7 @@ impl Service {
         let address: String = address.chars().take(64).collect();
         self.inner_write(move |c| {
             let (user, address) = (user.clone(), address.clone());
-            Box::pin(async move {
-                redeem_attempts::lock(c, &user, &address).await?;
-                let mut wait_ms = 0i64;
-                let checks = [
-                    (limits.per_user, AttemptKey::User(&user)),
-                    (limits.per_address, AttemptKey::Address(&address)),
-                ];
-                for (limit, key) in checks {
-                    let Some(FailureLimit {
-                        failures,
-                        window_seconds,
-                    }) = limit
-                    else {
-                        continue;
-                    };
-                    let window_ms = i64::try_from(window_seconds)
-                        .unwrap_or(i64::MAX / 2_000)
-                        .saturating_mul(1000);
-                    let since_ms = now_ms.saturating_sub(window_ms);
-                    if let Some(at) =
-                        redeem_attempts::limit_reached_at(c, key, since_ms, i64::from(failures))
-                            .await?
-                    {
-                        wait_ms = wait_ms.max(at.saturating_add(window_ms) - now_ms);
-                    }
-                }
-                if wait_ms > 0 {
-                    // Whole seconds, rounded up, at least 1.
-                    let seconds = (wait_ms + 999) / 1000;
-                    return Ok(Err(u64::try_from(seconds).unwrap_or(1).max(1)));
-                }
-                Ok(Ok(
-                    redeem_attempts::reserve(c, &user, &address, now_ms).await?
-                ))
-            })
+            Box::pin(async move { reserve_redemption_tx(c, &user, &address, limits, now_ms).await })
         })
         .await
     }
@@ -627,6 +552,96 @@ async fn void_chunk(c: &mut sqlx::AnyConnection, now_ms: i64) -> Result<Option<u
     let n = codes::void_codes(c, &b.id, now_ms, VOID_ROWS).await?;
     codes::advance_void(c, &b.id, n as i64, (n as i64) < VOID_ROWS, now_ms).await?;
     Ok(Some(n))
+}
+
+/// Reads a finished batch and all its codes, page by page, as CSV.
+async fn code_batch_csv_tx(
+    c: &mut AnyConnection,
+    id: &CodeBatchId,
+) -> Result<(CodeBatchView, String), ServiceError> {
+    let b = codes::get_batch(c, id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("code batch", id))?;
+    if b.status != BatchStatus::Done {
+        return Err(ServiceError::refused(
+            Refusal::CodeBatchNotReady,
+            "this batch's codes are not ready: it is still being generated or its generation failed",
+        ));
+    }
+    let mut csv = String::from("code,status,redeemed_at,user_id,coupon_id\n");
+    let mut after = String::new();
+    let pages = b.generated_count / CSV_PAGE_ROWS + 2;
+    for _ in 0..pages {
+        let rows = codes::codes_page(c, id, &after, CSV_PAGE_ROWS).await?;
+        let Some(last) = rows.last() else {
+            break;
+        };
+        after = last.code.clone();
+        for r in &rows {
+            let status = if r.redeemed_at.is_some() {
+                "redeemed"
+            } else if r.voided_at.is_some() || b.voided_at.is_some() {
+                "voided"
+            } else {
+                "available"
+            };
+            let at = r
+                .redeemed_at
+                .map(|t| rfc3339(from_ms(t)))
+                .unwrap_or_default();
+            csv.push_str(&format!(
+                "{},{status},{at},{},{}\n",
+                r.code,
+                csv_field(r.user_id.as_deref().unwrap_or_default()),
+                r.coupon_id.as_deref().unwrap_or_default()
+            ));
+        }
+        if (rows.len() as i64) < CSV_PAGE_ROWS {
+            break;
+        }
+    }
+    let name = template_name(c, &b.template_id).await?;
+    Ok((CodeBatchView::from_row(b, name, None), csv))
+}
+
+/// Checks the user's and the address's failure limits and, within them, reserves an attempt.
+async fn reserve_redemption_tx(
+    c: &mut AnyConnection,
+    user: &UserId,
+    address: &str,
+    limits: RedeemLimits,
+    now_ms: i64,
+) -> Result<Result<i64, u64>, ServiceError> {
+    redeem_attempts::lock(c, user, address).await?;
+    let mut wait_ms = 0i64;
+    let checks = [
+        (limits.per_user, AttemptKey::User(user)),
+        (limits.per_address, AttemptKey::Address(address)),
+    ];
+    for (limit, key) in checks {
+        let Some(FailureLimit {
+            failures,
+            window_seconds,
+        }) = limit
+        else {
+            continue;
+        };
+        let window_ms = i64::try_from(window_seconds)
+            .unwrap_or(i64::MAX / 2_000)
+            .saturating_mul(1000);
+        let since_ms = now_ms.saturating_sub(window_ms);
+        if let Some(at) =
+            redeem_attempts::limit_reached_at(c, key, since_ms, i64::from(failures)).await?
+        {
+            wait_ms = wait_ms.max(at.saturating_add(window_ms) - now_ms);
+        }
+    }
+    if wait_ms > 0 {
+        // Whole seconds, rounded up, at least 1.
+        let seconds = (wait_ms + 999) / 1000;
+        return Ok(Err(u64::try_from(seconds).unwrap_or(1).max(1)));
+    }
+    Ok(Ok(redeem_attempts::reserve(c, user, address, now_ms).await?))
 }
 
 /// The transaction of [`Service::redeem_code`].

@@ -488,51 +488,7 @@ impl Service {
         let now = self.now();
         self.read(move |c| {
             let settings = settings.clone();
-            Box::pin(async move {
-                let rows = store::versions(c, HISTORY_VERSIONS + 1).await?;
-                let (Some(first), Some(last)) = (rows.last(), rows.first()) else {
-                    return Ok(vec![RulesVersionView {
-                        rules: first_version(&settings),
-                        created_at: now,
-                        actor: SETTINGS_ACTOR.into(),
-                        reason: String::new(),
-                        changes: Vec::new(),
-                    }]);
-                };
-                let presets = store::presets_of_versions(c, first.version, last.version).await?;
-                let all: Vec<(VersionRow, Rules)> = rows
-                    .iter()
-                    .map(|v| {
-                        let rules = Rules {
-                            version: v.version,
-                            support_max_cents: v.support_max_cents.get(),
-                            support_daily_cents: v.support_daily_cents.get(),
-                            presets: presets
-                                .iter()
-                                .filter(|(n, _)| *n == v.version)
-                                .map(|(_, p)| p.clone())
-                                .collect(),
-                        };
-                        (v.clone(), rules)
-                    })
-                    .collect();
-                let mut out = Vec::new();
-                for (i, (v, rules)) in all.iter().enumerate().take(HISTORY_VERSIONS as usize) {
-                    let changes = all
-                        .get(i + 1)
-                        .filter(|(older, _)| older.version + 1 == v.version)
-                        .map(|(_, older)| compensation::changes(older, rules))
-                        .unwrap_or_default();
-                    out.push(RulesVersionView {
-                        rules: rules.clone(),
-                        created_at: from_ms(v.created_at),
-                        actor: v.actor.clone(),
-                        reason: v.reason.clone(),
-                        changes,
-                    });
-                }
-                Ok(out)
-            })
+            Box::pin(async move { compensation_rule_history_tx(c, &settings, now).await })
         })
         .await
     }
@@ -592,51 +548,7 @@ impl Service {
         let q = filter.query(self.settings())?;
         self.read(move |c| {
             let q = q.clone();
-            Box::pin(async move {
-                let reasons = ledger::groups(c, &q, GroupBy::Reason).await?;
-                let staff = ledger::groups(c, &q, GroupBy::Staff).await?;
-                let ids: Vec<&str> = reasons
-                    .iter()
-                    .filter_map(|g| g.group_key.split_once(':').map(|(_, id)| id))
-                    .collect();
-                let names = store::preset_reasons(c, &ids).await?;
-                let by_reason = reasons
-                    .iter()
-                    .map(|g| {
-                        let (kind, preset) = match g.group_key.split_once(':') {
-                            Some((kind, id)) => (
-                                kind.to_string(),
-                                Some((
-                                    id.to_string(),
-                                    names.get(id).cloned().unwrap_or_else(|| id.to_string()),
-                                )),
-                            ),
-                            None => (g.group_key.clone(), None),
-                        };
-                        GroupView {
-                            kind: Some(kind),
-                            preset,
-                            actor: None,
-                            count: g.count,
-                            value_cents: g.value_cents,
-                        }
-                    })
-                    .collect();
-                let by_staff = staff
-                    .into_iter()
-                    .map(|g| GroupView {
-                        kind: None,
-                        preset: None,
-                        actor: Some(g.group_key),
-                        count: g.count,
-                        value_cents: g.value_cents,
-                    })
-                    .collect();
-                Ok(Breakdown {
-                    by_reason,
-                    by_staff,
-                })
-            })
+            Box::pin(async move { compensation_breakdown_tx(c, &q).await })
         })
         .await
     }
@@ -764,6 +676,107 @@ fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> Stri
     .map(|f| csv_field(f))
     .collect::<Vec<_>>()
     .join(",")
+}
+
+/// Reads the newest rule versions, each with what changed from the one before.
+async fn compensation_rule_history_tx(
+    c: &mut AnyConnection,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> Result<Vec<RulesVersionView>, ServiceError> {
+    let rows = store::versions(c, HISTORY_VERSIONS + 1).await?;
+    let (Some(first), Some(last)) = (rows.last(), rows.first()) else {
+        return Ok(vec![RulesVersionView {
+            rules: first_version(settings),
+            created_at: now,
+            actor: SETTINGS_ACTOR.into(),
+            reason: String::new(),
+            changes: Vec::new(),
+        }]);
+    };
+    let presets = store::presets_of_versions(c, first.version, last.version).await?;
+    let all: Vec<(VersionRow, Rules)> = rows
+        .iter()
+        .map(|v| {
+            let rules = Rules {
+                version: v.version,
+                support_max_cents: v.support_max_cents.get(),
+                support_daily_cents: v.support_daily_cents.get(),
+                presets: presets
+                    .iter()
+                    .filter(|(n, _)| *n == v.version)
+                    .map(|(_, p)| p.clone())
+                    .collect(),
+            };
+            (v.clone(), rules)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, (v, rules)) in all.iter().enumerate().take(HISTORY_VERSIONS as usize) {
+        let changes = all
+            .get(i + 1)
+            .filter(|(older, _)| older.version + 1 == v.version)
+            .map(|(_, older)| compensation::changes(older, rules))
+            .unwrap_or_default();
+        out.push(RulesVersionView {
+            rules: rules.clone(),
+            created_at: from_ms(v.created_at),
+            actor: v.actor.clone(),
+            reason: v.reason.clone(),
+            changes,
+        });
+    }
+    Ok(out)
+}
+
+/// Totals the filtered ledger per reason (named presets) and per staff member.
+async fn compensation_breakdown_tx(
+    c: &mut AnyConnection,
+    q: &LedgerQuery,
+) -> Result<Breakdown, ServiceError> {
+    let reasons = ledger::groups(c, q, GroupBy::Reason).await?;
+    let staff = ledger::groups(c, q, GroupBy::Staff).await?;
+    let ids: Vec<&str> = reasons
+        .iter()
+        .filter_map(|g| g.group_key.split_once(':').map(|(_, id)| id))
+        .collect();
+    let names = store::preset_reasons(c, &ids).await?;
+    let by_reason = reasons
+        .iter()
+        .map(|g| {
+            let (kind, preset) = match g.group_key.split_once(':') {
+                Some((kind, id)) => (
+                    kind.to_string(),
+                    Some((
+                        id.to_string(),
+                        names.get(id).cloned().unwrap_or_else(|| id.to_string()),
+                    )),
+                ),
+                None => (g.group_key.clone(), None),
+            };
+            GroupView {
+                kind: Some(kind),
+                preset,
+                actor: None,
+                count: g.count,
+                value_cents: g.value_cents,
+            }
+        })
+        .collect();
+    let by_staff = staff
+        .into_iter()
+        .map(|g| GroupView {
+            kind: None,
+            preset: None,
+            actor: Some(g.group_key),
+            count: g.count,
+            value_cents: g.value_cents,
+        })
+        .collect();
+    Ok(Breakdown {
+        by_reason,
+        by_staff,
+    })
 }
 
 /// The transaction of [`Service::put_compensation_rules`]: under the rules

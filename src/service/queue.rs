@@ -3,9 +3,10 @@
 //! that lists it (`web::console::home`).
 
 use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::AnyConnection;
 
 use super::audit::AuditEventView;
-use super::{Service, ServiceError};
+use super::{Service, ServiceError, Settings};
 use crate::domain::campaign::Policy;
 use crate::domain::filters::AuditQuery;
 use crate::domain::ids::{OrderNo, UserId};
@@ -95,47 +96,7 @@ impl Service {
                 let actor = actor.clone();
                 let settings = settings.clone();
                 Box::pin(async move {
-                    let now_ms = to_ms(now);
-                    let run = crate::store::reconcile::latest_run(c).await?;
-                    // Counted after this read, as the reconciliation page
-                    // counts them (see below).
-                    let open_findings = Vec::new();
-                    let compensation_today = if capped {
-                        let given = crate::store::ledger::compensation_issued_by(
-                            c,
-                            &actor,
-                            to_ms(day_start),
-                            to_ms(day_end),
-                        )
-                        .await?;
-                        // The daily cap of the compensation rules in force
-                        // (version 1 = the settings while none is written).
-                        let daily =
-                            match crate::store::compensation_rules::latest_version(c).await? {
-                                Some(v) => v.support_daily_cents.get(),
-                                None => settings.support_compensation_daily_cents,
-                            };
-                        Some((given, daily))
-                    } else {
-                        None
-                    };
-                    Ok(WorkQueue {
-                        run: run.map(|(id, at)| (id, from_ms(at))),
-                        open_findings,
-                        at_risk_orders: queue::at_risk_count(c, now_ms).await?,
-                        lapsing_locks: queue::lapsing_count(
-                            c,
-                            now_ms,
-                            now_ms + LAPSING_WINDOW_SECONDS * 1000,
-                        )
-                        .await?,
-                        expiring_today: queue::ending_count(c, now_ms, to_ms(day_end)).await?,
-                        business_day: crate::i18n::zone::business_day(now),
-                        day_ends_at: day_end,
-                        compensation_today,
-                        my_actions: Vec::new(),
-                        clock_skew_ms: None,
-                    })
+                    work_queue_tx(c, &actor, &settings, now, capped, day_start, day_end).await
                 })
             })
             .await?;
@@ -205,4 +166,52 @@ impl Service {
             })
             .collect())
     }
+}
+
+/// Reads the work queue's counts and, for a capped role, today's compensation and its cap.
+async fn work_queue_tx(
+    c: &mut AnyConnection,
+    actor: &str,
+    settings: &Settings,
+    now: DateTime<Utc>,
+    capped: bool,
+    day_start: DateTime<Utc>,
+    day_end: DateTime<Utc>,
+) -> Result<WorkQueue, ServiceError> {
+    let now_ms = to_ms(now);
+    let run = crate::store::reconcile::latest_run(c).await?;
+    // Counted after this read, as the reconciliation page
+    // counts them (see below).
+    let open_findings = Vec::new();
+    let compensation_today = if capped {
+        let given = crate::store::ledger::compensation_issued_by(
+            c,
+            actor,
+            to_ms(day_start),
+            to_ms(day_end),
+        )
+        .await?;
+        // The daily cap of the compensation rules in force
+        // (version 1 = the settings while none is written).
+        let daily = match crate::store::compensation_rules::latest_version(c).await? {
+            Some(v) => v.support_daily_cents.get(),
+            None => settings.support_compensation_daily_cents,
+        };
+        Some((given, daily))
+    } else {
+        None
+    };
+    Ok(WorkQueue {
+        run: run.map(|(id, at)| (id, from_ms(at))),
+        open_findings,
+        at_risk_orders: queue::at_risk_count(c, now_ms).await?,
+        lapsing_locks: queue::lapsing_count(c, now_ms, now_ms + LAPSING_WINDOW_SECONDS * 1000)
+            .await?,
+        expiring_today: queue::ending_count(c, now_ms, to_ms(day_end)).await?,
+        business_day: crate::i18n::zone::business_day(now),
+        day_ends_at: day_end,
+        compensation_today,
+        my_actions: Vec::new(),
+        clock_skew_ms: None,
+    })
 }

@@ -24,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
+use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use super::support::{Authority, coupon_facts, order_facts};
@@ -36,6 +37,7 @@ use crate::domain::reconcile::{
     AnomalyKind, Finding, Fix, check_bound_coupon, check_live_order, check_template_counts,
     check_template_stock,
 };
+use crate::domain::report::Counts;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::coupons::CouponRow;
 use crate::store::orders::OrderRow;
@@ -522,38 +524,7 @@ impl Service {
 
         // 4. Template stock counters.
         let stock = self
-            .read(move |c| {
-                Box::pin(async move {
-                    let ids = store::template_ids(c, MAX_TEMPLATES).await?;
-                    let mut out = Vec::with_capacity(ids.len());
-                    let mut recount_budget = MAX_RECOUNT_TOTAL;
-                    for id in ids {
-                        let claimed = templates::claimed(c, &id).await?;
-                        let issued =
-                            search::coupons_of_template(c, &id, claimed.saturating_add(1)).await?;
-                        // The report counters against a recount, while the
-                        // run's budget of rows lasts (one snapshot: the
-                        // counters move in the same transactions as the
-                        // coupons).
-                        let counts = if issued <= recount_budget.min(MAX_RECOUNT_COUPONS) {
-                            let recount =
-                                counters::recount_template(c, &id, MAX_RECOUNT_COUPONS).await?;
-                            recount_budget -= issued;
-                            match recount {
-                                Some(r) => Some((
-                                    counters::all_days(c, counters::Subject::Template, &id).await?,
-                                    r,
-                                )),
-                                None => None,
-                            }
-                        } else {
-                            None
-                        };
-                        out.push((id, claimed, issued, counts));
-                    }
-                    Ok(out)
-                })
-            })
+            .read(move |c| Box::pin(async move { scan_template_stock_tx(c).await }))
             .await?;
         scanned.insert("templates".to_string(), stock.len() as i64);
         let not_recounted = stock.iter().filter(|t| t.3.is_none()).count();
@@ -609,43 +580,19 @@ impl Service {
         let findings: Vec<Finding> = scan.findings.into_iter().take(MAX_FINDINGS).collect();
         let actor = actor.to_string();
         let actor_out = actor.clone();
+        let record = RunRecord {
+            actor,
+            started,
+            finished_ms,
+            found,
+            by_kind_json,
+            truncated,
+            findings,
+        };
         let run_id = self
             .write(None, move |c| {
-                let (actor, by_kind_json, findings) =
-                    (actor.clone(), by_kind_json.clone(), findings.clone());
-                Box::pin(async move {
-                    let run_id = store::insert_run(
-                        c,
-                        &store::NewRun {
-                            actor: &actor,
-                            started_at_ms: to_ms(started),
-                            finished_at_ms: finished_ms,
-                            found,
-                            found_by_kind: &by_kind_json,
-                            truncated,
-                        },
-                    )
-                    .await?;
-                    for f in &findings {
-                        store::insert_finding(
-                            c,
-                            &store::NewFinding {
-                                run_id,
-                                kind: f.kind.as_str(),
-                                coupon_id: f.coupon_id.as_ref(),
-                                order_no: f.order_no.as_ref(),
-                                user_id: f.user_id.as_ref(),
-                                template_id: f.template_id.as_ref(),
-                                stock: f.stock,
-                                message_key: &f.message.key,
-                                message_args: &f.message.args_json(),
-                                fix: f.fix.as_str(),
-                            },
-                        )
-                        .await?;
-                    }
-                    Ok(run_id)
-                })
+                let record = record.clone();
+                Box::pin(async move { run_reconciliation_tx(c, record).await })
             })
             .await?
             .fresh()
@@ -898,6 +845,97 @@ impl Service {
         }
         Ok(out)
     }
+}
+
+/// Reads each template's claimed and issued counts and, budget allowing, recounts its counters.
+async fn scan_template_stock_tx(
+    c: &mut AnyConnection,
+) -> Result<Vec<(TemplateId, i64, i64, Option<(Counts, Counts)>)>, ServiceError> {
+    let ids = store::template_ids(c, MAX_TEMPLATES).await?;
+    let mut out = Vec::with_capacity(ids.len());
+    let mut recount_budget = MAX_RECOUNT_TOTAL;
+    for id in ids {
+        let claimed = templates::claimed(c, &id).await?;
+        let issued = search::coupons_of_template(c, &id, claimed.saturating_add(1)).await?;
+        // The report counters against a recount, while the
+        // run's budget of rows lasts (one snapshot: the
+        // counters move in the same transactions as the
+        // coupons).
+        let counts = if issued <= recount_budget.min(MAX_RECOUNT_COUPONS) {
+            let recount = counters::recount_template(c, &id, MAX_RECOUNT_COUPONS).await?;
+            recount_budget -= issued;
+            match recount {
+                Some(r) => Some((
+                    counters::all_days(c, counters::Subject::Template, &id).await?,
+                    r,
+                )),
+                None => None,
+            }
+        } else {
+            None
+        };
+        out.push((id, claimed, issued, counts));
+    }
+    Ok(out)
+}
+
+/// What [`run_reconciliation_tx`] records: the run and its findings.
+#[derive(Clone)]
+struct RunRecord {
+    actor: String,
+    started: DateTime<Utc>,
+    finished_ms: i64,
+    found: i64,
+    by_kind_json: String,
+    truncated: bool,
+    findings: Vec<Finding>,
+}
+
+/// Records a reconciliation run and its findings; returns the run's id.
+async fn run_reconciliation_tx(
+    c: &mut AnyConnection,
+    record: RunRecord,
+) -> Result<i64, ServiceError> {
+    let RunRecord {
+        actor,
+        started,
+        finished_ms,
+        found,
+        by_kind_json,
+        truncated,
+        findings,
+    } = record;
+    let run_id = store::insert_run(
+        c,
+        &store::NewRun {
+            actor: &actor,
+            started_at_ms: to_ms(started),
+            finished_at_ms: finished_ms,
+            found,
+            found_by_kind: &by_kind_json,
+            truncated,
+        },
+    )
+    .await?;
+    for f in &findings {
+        store::insert_finding(
+            c,
+            &store::NewFinding {
+                run_id,
+                kind: f.kind.as_str(),
+                coupon_id: f.coupon_id.as_ref(),
+                order_no: f.order_no.as_ref(),
+                user_id: f.user_id.as_ref(),
+                template_id: f.template_id.as_ref(),
+                stock: f.stock,
+                message_key: &f.message.key,
+                message_args: &f.message.args_json(),
+                fix: f.fix.as_str(),
+            },
+        )
+        .await?;
+    }
+    Ok(run_id)
 }
 
 /// Findings per kind, every kind present.

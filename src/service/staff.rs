@@ -711,44 +711,20 @@ impl Service {
         let id_hash = sha256_hex(&token);
         let expires_at_ms = to_ms(now + Duration::seconds(policy.absolute_seconds));
         let succeeded = role.is_some();
-        let (key3, address3, csrf3) = (key.clone(), address.clone(), csrf_token.clone());
+        let record = SignInRecord {
+            key: key.clone(),
+            address: address.clone(),
+            csrf: csrf_token.clone(),
+            id_hash,
+            attempt_id,
+            succeeded,
+            now_ms,
+            expires_at_ms,
+        };
         let signed_in = self
             .write(None, move |c| {
-                let (key, address, csrf, id_hash) = (
-                    key3.clone(),
-                    address3.clone(),
-                    csrf3.clone(),
-                    id_hash.clone(),
-                );
-                Box::pin(async move {
-                    // Purged meanwhile (a day-old pending row): this attempt
-                    // has no standing any more.
-                    let settled = staff::settle_attempt(c, attempt_id, succeeded).await?;
-                    let succeeded = succeeded && settled;
-                    // A refused sign-in has no proven identity: its actor is
-                    // `anonymous` and the name tried is its target.
-                    let (actor, action) = if succeeded {
-                        (format!("staff:{key}"), actions::SIGN_IN)
-                    } else {
-                        ("anonymous".to_string(), actions::SIGN_IN_FAILED)
-                    };
-                    audit(c, &actor, action, &key, None, Some(&address), now_ms).await?;
-                    if succeeded {
-                        staff::insert_session(
-                            c,
-                            &staff::NewSession {
-                                id_hash: &id_hash,
-                                staff_name: &key,
-                                csrf_token: &csrf,
-                                address: &address,
-                                now_ms,
-                                expires_at_ms,
-                            },
-                        )
-                        .await?;
-                    }
-                    Ok(succeeded)
-                })
+                let record = record.clone();
+                Box::pin(async move { sign_in_tx(c, record).await })
             })
             .await?
             .fresh()
@@ -1021,6 +997,63 @@ impl Service {
             .fresh()
             .unwrap_or(0))
     }
+}
+
+/// What [`sign_in_tx`] records: the attempt's outcome and, when it succeeded, the new session.
+#[derive(Clone)]
+struct SignInRecord {
+    key: String,
+    address: String,
+    csrf: String,
+    id_hash: String,
+    attempt_id: i64,
+    succeeded: bool,
+    now_ms: i64,
+    expires_at_ms: i64,
+}
+
+/// Settles the sign-in attempt, logs it and, when it succeeded, opens the session.
+async fn sign_in_tx(
+    c: &mut sqlx::AnyConnection,
+    record: SignInRecord,
+) -> Result<bool, ServiceError> {
+    let SignInRecord {
+        key,
+        address,
+        csrf,
+        id_hash,
+        attempt_id,
+        succeeded,
+        now_ms,
+        expires_at_ms,
+    } = record;
+    // Purged meanwhile (a day-old pending row): this attempt
+    // has no standing any more.
+    let settled = staff::settle_attempt(c, attempt_id, succeeded).await?;
+    let succeeded = succeeded && settled;
+    // A refused sign-in has no proven identity: its actor is
+    // `anonymous` and the name tried is its target.
+    let (actor, action) = if succeeded {
+        (format!("staff:{key}"), actions::SIGN_IN)
+    } else {
+        ("anonymous".to_string(), actions::SIGN_IN_FAILED)
+    };
+    audit(c, &actor, action, &key, None, Some(&address), now_ms).await?;
+    if succeeded {
+        staff::insert_session(
+            c,
+            &staff::NewSession {
+                id_hash: &id_hash,
+                staff_name: &key,
+                csrf_token: &csrf,
+                address: &address,
+                now_ms,
+                expires_at_ms,
+            },
+        )
+        .await?;
+    }
+    Ok(succeeded)
 }
 
 /// The transaction of [`Service::add_staff_by`]: replace an account's password

@@ -150,42 +150,7 @@ impl Service {
             let before = before.clone();
             let pattern = pattern.clone();
             Box::pin(async move {
-                let rows = templates::page(
-                    c,
-                    &TemplatePageQuery {
-                        before: before.as_ref().map(|(at, id)| (*at, id.as_str())),
-                        standing,
-                        kind,
-                        name_like: pattern.as_deref(),
-                        now_ms: to_ms(now),
-                        limit,
-                    },
-                )
-                .await?;
-                let next = (rows.len() as i64 == limit)
-                    .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
-                    .flatten();
-                let ids: Vec<&TemplateId> = rows.iter().map(|r| &r.id).collect();
-                let (claimed, counts) = templates::page_figures(c, &ids, to_ms(now)).await?;
-                let out = rows
-                    .into_iter()
-                    .map(|row| {
-                        let n = claimed
-                            .iter()
-                            .find(|(id, _)| *id == row.id)
-                            .map_or(0, |(_, n)| *n);
-                        let mine: Vec<(String, i64, i64)> = counts
-                            .iter()
-                            .filter(|(id, ..)| *id == row.id)
-                            .map(|(_, st, k, past)| (st.clone(), *k, *past))
-                            .collect();
-                        TemplateView::from_row(row, n, StatusCounts::from_rows(&mine), now)
-                    })
-                    .collect();
-                Ok(TemplatePage {
-                    templates: out,
-                    next,
-                })
+                list_templates_tx(c, &before, &pattern, standing, kind, now, limit).await
             })
         })
         .await
@@ -452,6 +417,54 @@ pub(crate) fn like_pattern(text: &str) -> String {
     }
     out.push('%');
     out
+}
+
+/// Reads one page of the matching templates, each with its claimed count and coupons by status.
+async fn list_templates_tx(
+    c: &mut AnyConnection,
+    before: &Option<(i64, TemplateId)>,
+    pattern: &Option<String>,
+    standing: Option<ClaimStanding>,
+    kind: Option<DiscountKind>,
+    now: chrono::DateTime<chrono::Utc>,
+    limit: i64,
+) -> Result<TemplatePage, ServiceError> {
+    let rows = templates::page(
+        c,
+        &TemplatePageQuery {
+            before: before.as_ref().map(|(at, id)| (*at, id.as_str())),
+            standing,
+            kind,
+            name_like: pattern.as_deref(),
+            now_ms: to_ms(now),
+            limit,
+        },
+    )
+    .await?;
+    let next = (rows.len() as i64 == limit)
+        .then(|| rows.last().map(|r| format!("{}.{}", r.created_at, r.id)))
+        .flatten();
+    let ids: Vec<&TemplateId> = rows.iter().map(|r| &r.id).collect();
+    let (claimed, counts) = templates::page_figures(c, &ids, to_ms(now)).await?;
+    let out = rows
+        .into_iter()
+        .map(|row| {
+            let n = claimed
+                .iter()
+                .find(|(id, _)| *id == row.id)
+                .map_or(0, |(_, n)| *n);
+            let mine: Vec<(String, i64, i64)> = counts
+                .iter()
+                .filter(|(id, ..)| *id == row.id)
+                .map(|(_, st, k, past)| (st.clone(), *k, *past))
+                .collect();
+            TemplateView::from_row(row, n, StatusCounts::from_rows(&mine), now)
+        })
+        .collect();
+    Ok(TemplatePage {
+        templates: out,
+        next,
+    })
 }
 
 /// The transaction of [`Service::edit_template_terms`]: every term replaced

@@ -38,6 +38,7 @@ use super::layout::{
     FieldErrors, coupon_badge, coupon_status_label, coupon_terms_text, enc, field_error,
     order_badge, time_text,
 };
+use super::paths;
 use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, OrderNo, UserId};
@@ -301,10 +302,10 @@ async fn render_release(s: &AppState, staff: &Staff, id: &CouponId, f: FormState
     let now = s.service.now();
     let live = order.as_ref().is_some_and(|o| o.holds_coupon(now));
     let may_force = staff.may(Permission::ForceRelease);
-    let action = format!("/console/coupons/{}/release", enc(&c.id));
-    let back = f.cancel_href(&format!("/console/coupons/{}", enc(&c.id)));
+    let action = paths::coupon_release(&c.id);
+    let back = f.cancel_href(&paths::coupon(&c.id));
     let order_line = order.map(|o| {
-        let href = format!("/console/orders/{}", enc(&o.order_no));
+        let href = paths::order(&o.order_no);
         view! {
             <dt>{l.t("bound-order")}</dt>
             <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, o.status)}</dd>
@@ -386,7 +387,7 @@ async fn release(
         Ok(c) => c,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let path = format!("/console/coupons/{}/release", enc(&id));
+    let path = paths::coupon_release(&id);
     let result = s
         .service
         .release_coupon(
@@ -410,7 +411,7 @@ async fn release(
                 code = &coupon.code,
                 status = status
             );
-            let to = landing(f.back.as_deref(), format!("/console/coupons/{}", enc(&id)));
+            let to = landing(f.back.as_deref(), paths::coupon(&id));
             staff.done(&to, text)
         }
         Err(e) => match refusal_at(l, &e) {
@@ -451,8 +452,8 @@ async fn render_invalidate(s: &AppState, staff: &Staff, id: &CouponId, f: FormSt
         Ok(c) => c,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let action = format!("/console/coupons/{}/invalidate", enc(&c.id));
-    let back = f.cancel_href(&format!("/console/coupons/{}", enc(&c.id)));
+    let action = paths::coupon_invalidate(&c.id);
+    let back = f.cancel_href(&paths::coupon(&c.id));
     let allowed = staff.may(Permission::InvalidateCoupon);
     let terms = coupon_terms_text(l, &c);
     let form = match (c.can_invalidate(), allowed) {
@@ -507,7 +508,7 @@ async fn invalidate(
         Ok(c) => c,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let path = format!("/console/coupons/{}/invalidate", enc(&id));
+    let path = paths::coupon_invalidate(&id);
     let result = s
         .service
         .invalidate_coupon(
@@ -521,7 +522,7 @@ async fn invalidate(
     match result {
         Ok(_) => {
             let text = crate::tr!(l, "action-done-invalidated", code = &coupon.code);
-            let to = landing(f.back.as_deref(), format!("/console/coupons/{}", enc(&id)));
+            let to = landing(f.back.as_deref(), paths::coupon(&id));
             staff.done(&to, text)
         }
         Err(e) => match refusal_at(l, &e) {
@@ -614,8 +615,10 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
             <p class="note" data-testid="allowance" data-left-cents=left_cents>{left}</p>
         }
     });
-    let action = format!("/console/users/{}/compensation", enc(user_id));
-    let back = f.cancel_href(&format!("/console/users/{}", enc(user_id)));
+    // The user id as the page's address gave it: the form renders for any
+    // text, the service checks it when the form is sent.
+    let action = paths::unparsed::user_compensation(user_id);
+    let back = f.cancel_href(&paths::unparsed::user(user_id));
     let amount = f.errors.input_attrs("amount", "amount");
     let days = f.errors.input_attrs("valid_days", "valid_days");
     let order_no = f.errors.input_attrs("order_no", "order_no");
@@ -654,7 +657,7 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
     });
     let order_link = (!f.order_no.trim().is_empty() && f.errors.get("order_no").is_none()).then(|| {
         let no = f.order_no.trim().to_string();
-        let href = format!("/console/orders/{}", enc(&no));
+        let href = paths::unparsed::order(&no);
         view! { <p class="note">{l.t("compensation-for-order")}" "<a href=href data-testid="comp-order">{no}</a></p> }
     });
     let error = form_error(&f);
@@ -792,7 +795,7 @@ async fn compensate(
         return render_compensation(&s, &staff, &user_id, f).await;
     }
     let order_no = Some(f.order_no.trim().to_string()).filter(|o| !o.is_empty());
-    let path = format!("/console/users/{}/compensation", enc(&user_id));
+    let path = paths::unparsed::user_compensation(&user_id);
     // The service checked the user id (trimmed) before anything else and
     // refused a malformed one as invalid.
     let user = match UserId::parse(user_id.trim()) {
@@ -823,10 +826,7 @@ async fn compensate(
                 value_cents = l.money(value_cents),
                 code = answered(&done, "code").unwrap_or_default()
             );
-            let to = landing(
-                f.back.as_deref(),
-                format!("/console/users/{}", enc(&user_id)),
-            );
+            let to = landing(f.back.as_deref(), paths::unparsed::user(&user_id));
             staff.done(&to, text)
         }
         // A mistyped order number is the form's fault, not a missing page.
@@ -879,8 +879,8 @@ async fn render_cancel(s: &AppState, staff: &Staff, order_no: &OrderNo, f: FormS
         Ok(o) => o,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let action = format!("/console/orders/{}/cancel", enc(&o.order_no));
-    let back = f.cancel_href(&format!("/console/orders/{}", enc(&o.order_no)));
+    let action = paths::order_cancel(&o.order_no);
+    let back = f.cancel_href(&paths::order(&o.order_no));
     let cancellable = o.is_live();
     let lapsed = o.checkout_lapsed(s.service.now());
     let allowed = permissions::may_cancel_order(staff.session.role, lapsed);
@@ -947,7 +947,7 @@ async fn cancel(
             return WebError::from_service(l, e).into_response();
         }
     };
-    let path = format!("/console/orders/{}/cancel", enc(&order_no));
+    let path = paths::order_cancel(&order_no);
     let result = s
         .service
         .cancel_order_as(
@@ -961,10 +961,7 @@ async fn cancel(
     match result {
         Ok(_) => {
             let text = crate::tr!(l, "action-done-cancelled", order_no = &order_no);
-            let to = landing(
-                f.back.as_deref(),
-                format!("/console/orders/{}", enc(&order_no)),
-            );
+            let to = landing(f.back.as_deref(), paths::order(&order_no));
             staff.done(&to, text)
         }
         Err(e) => match refusal_at(l, &e) {
@@ -997,11 +994,19 @@ enum LinkRepair {
 }
 
 impl LinkRepair {
-    /// The last path segment under `/console/orders/{order_no}/`.
-    fn route(self) -> &'static str {
+    /// Where its confirmation form posts.
+    fn action(self, no: &OrderNo) -> String {
         match self {
-            LinkRepair::Link => "repair",
-            LinkRepair::MarkUsed => "mark-coupon-used",
+            LinkRepair::Link => paths::order_repair(no),
+            LinkRepair::MarkUsed => paths::order_mark_coupon_used(no),
+        }
+    }
+
+    /// Its confirmation page for `coupon`.
+    fn page(self, no: &OrderNo, coupon: &CouponId) -> String {
+        match self {
+            LinkRepair::Link => paths::order_repair_for(no, coupon),
+            LinkRepair::MarkUsed => paths::order_mark_coupon_used_for(no, coupon),
         }
     }
 }
@@ -1106,8 +1111,8 @@ async fn render_link_repair(
         let d = o.coupon_discount_cents.shown();
         view! { <dt>{l.t("discount-on-the-order")}</dt><dd>{d}</dd> }
     });
-    let action = format!("/console/orders/{}/{}", enc(&o.order_no), kind.route());
-    let back = f.cancel_href(&format!("/console/orders/{}", enc(&o.order_no)));
+    let action = kind.action(&o.order_no);
+    let back = f.cancel_href(&paths::order(&o.order_no));
     let cid = c.id.clone();
     let error = form_error(&f);
     form_page(
@@ -1191,12 +1196,7 @@ async fn link_repair(
         Ok(no) => no,
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
-    let path = format!(
-        "/console/orders/{}/{}?coupon_id={}",
-        enc(&order_no),
-        kind.route(),
-        enc(&coupon_id)
-    );
+    let path = kind.page(&order_no, &coupon_id);
     let idem = idem(&staff, form.form_id.as_deref(), &path, &body);
     let (ctx, order) = (staff.ctx(), order_no.clone());
     let result = match kind {
@@ -1218,10 +1218,7 @@ async fn link_repair(
                 LinkRepair::MarkUsed => "action-done-marked-used",
             };
             let text = crate::tr!(l, key, code = &code, order_no = &order_no);
-            let to = landing(
-                f.back.as_deref(),
-                format!("/console/orders/{}?check=1#health", enc(&order_no)),
-            );
+            let to = landing(f.back.as_deref(), paths::order_health(&order_no));
             staff.done(&to, text)
         }
         Err(e) => match refusal_at(l, &e) {

@@ -407,7 +407,7 @@ fn staff_action_text(l: Lang, action: &str) -> String {
 fn request_cell(l: Lang, request_id: Option<String>) -> AnyView {
     match request_id.filter(|r| !r.is_empty()) {
         Some(id) if crate::domain::ids::is_job_id(&id) => {
-            let href = super::bulk::job_path(&JobId::from_wire(id));
+            let href = super::paths::job(&JobId::from_wire(id));
             view! { <a href=href data-testid="audit-job">{l.t("bulk-job")}</a> }.into_any()
         }
         Some(id) => view! { <span class="mono">{id}</span> }.into_any(),

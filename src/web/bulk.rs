@@ -30,7 +30,8 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
+use super::layout::{FieldErrors, actor_text, field_error, ids_details, opt_time, time_text};
+use super::paths;
 use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES, parse_lines};
 use crate::domain::ids::{JobId, TemplateId};
 use crate::domain::permissions::Permission;
@@ -61,14 +62,6 @@ pub fn routes() -> Router<AppState> {
         .route("/console/jobs/{id}/results.csv", get(results))
 }
 
-fn template_path(id: &TemplateId) -> String {
-    format!("/console/templates/{}", enc(id))
-}
-
-pub(super) fn job_path(id: &JobId) -> String {
-    format!("/console/jobs/{}", enc(id))
-}
-
 fn forbidden(l: Lang) -> Response {
     WebError::forbidden(l.t("template-needs-operator")).into_response()
 }
@@ -88,8 +81,10 @@ pub async fn template_section(
     let l = staff.lang;
     let jobs = s.service.template_jobs(&t.id).await.unwrap_or_default();
     let starts = staff.may(Permission::ManageTemplates).then(|| {
-        let base = template_path(&t.id);
-        let (issue, void) = (format!("{base}/bulk-issue"), format!("{base}/bulk-void"));
+        let (issue, void) = (
+            paths::template_bulk_issue(&t.id),
+            paths::template_bulk_void(&t.id),
+        );
         view! {
             <p class="actions">
                 <a class="button" href=issue data-testid="bulk-issue-link">{l.t("bulk-issue-title")}</a>
@@ -103,7 +98,7 @@ pub async fn template_section(
         let rows = jobs
             .into_iter()
             .map(|j| {
-                let href = job_path(&j.id);
+                let href = paths::job(&j.id);
                 let kind = kind_words(l, j.kind());
                 let status = l.t(j.status().label_key());
                 let progress = crate::tr!(l, "bulk-progress-short", done = j.done, total = j.total);
@@ -175,8 +170,8 @@ async fn render_issue(
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let refused = !errors.is_empty();
-    let action = format!("{}/bulk-issue", template_path(id));
-    let back = template_path(id);
+    let action = paths::template_bulk_issue(id);
+    let back = paths::template(id);
     let field = errors.input_attrs("user_ids", "user-ids");
     let file_field = errors.input_attrs("file", "user-file");
     let typed = super::escape_html(&form.user_ids);
@@ -391,10 +386,10 @@ async fn issue(
     match result {
         Ok(done) => match done.fresh() {
             Some(job) => staff.done(
-                &job_path(&job.id),
+                &paths::job(&job.id),
                 crate::tr!(l, "bulk-started-flash", total = job.total),
             ),
-            None => staff.done(&template_path(&id), l.t("bulk-started-plain").to_string()),
+            None => staff.done(&paths::template(&id), l.t("bulk-started-plain").to_string()),
         },
         Err(ServiceError::Invalid(_)) => {
             let mut errors = FieldErrors::default();
@@ -479,8 +474,8 @@ async fn render_void(
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let refused = !errors.is_empty();
-    let action = format!("{}/bulk-void", template_path(id));
-    let back = template_path(id);
+    let action = paths::template_bulk_void(id);
+    let back = paths::template(id);
     let field = errors.input_attrs("reason", "void-reason");
     let file_field = errors.input_attrs("file", "void-file");
     let listed = form.list.lines().filter(|v| !v.trim().is_empty()).count();
@@ -615,10 +610,10 @@ async fn void(
     match result {
         Ok(done) => match done.fresh() {
             Some(job) => staff.done(
-                &job_path(&job.id),
+                &paths::job(&job.id),
                 crate::tr!(l, "bulk-started-flash", total = job.total),
             ),
-            None => staff.done(&template_path(&id), l.t("bulk-started-plain").to_string()),
+            None => staff.done(&paths::template(&id), l.t("bulk-started-plain").to_string()),
         },
         Err(ServiceError::Invalid(_)) => {
             let mut errors = FieldErrors::default();
@@ -648,7 +643,7 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>
         kind = kind_words(l, kind),
         name = template.name.clone()
     );
-    let here = job_path(&job.id);
+    let here = paths::job(&job.id);
     let refresh = status.is_active().then(|| {
         // The address without any fragment (see `web::codes`).
         let here = here.clone();
@@ -672,8 +667,8 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>
             view! { <li data-testid="bulk-reason" data-reason=r.clone()>{words}": "{*n}</li> }
         })
         .collect_view();
-    let results = format!("{here}/results.csv");
-    let template_href = template_path(&template.id);
+    let results = paths::job_results_csv(&job.id);
+    let template_href = paths::template(&template.id);
     let ids = ids_details(
         l,
         vec![

@@ -33,6 +33,7 @@ use super::layout::{
     FieldErrors, actor_text, enc, field_error, ids_details, order_status_label, policy_label,
     time_at, time_text,
 };
+use super::paths;
 use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::final_payment::CouponOutcome;
 use crate::domain::ids::CampaignId;
@@ -76,10 +77,6 @@ fn may_change(staff: &Staff) -> bool {
 fn operator_only(staff: &Staff) -> Option<Response> {
     (!may_change(staff))
         .then(|| WebError::forbidden(staff.lang.t("campaign-needs-operator")).into_response())
-}
-
-fn detail_href(id: &CampaignId) -> String {
-    format!("/console/campaigns/{}", enc(id))
 }
 
 /// `3 天 4 小时` / `3 days 4 hours`: a span for "opens in" and "closes in",
@@ -379,7 +376,7 @@ fn list_table(l: Lang, now: DateTime<Utc>, items: Vec<CampaignListItem>) -> impl
         .map(|item| {
             let c = item.campaign;
             let o = item.orders;
-            let href = detail_href(&c.id);
+            let href = paths::campaign(&c.id);
             let standing = standing_text(l, now, &c);
             let policy = policy_label(l, c.policy);
             let counts = crate::tr!(
@@ -458,7 +455,7 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
     };
     let history = history_view(l, d.history);
     let name = c.name.clone();
-    let report_href = format!("/console/campaigns/{}/report", enc(&c.id));
+    let report_href = paths::campaign_report(&c.id);
     let report = may.then(|| {
         view! { <p class="actions"><a class="button" href=report_href data-testid="campaign-report">{l.t("report-link")}</a></p> }
     });
@@ -512,8 +509,8 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
 /// The operator's two changes: choose a policy (then a preview), or the
 /// compensation mode.
 fn change_forms(l: Lang, c: &CampaignView) -> impl IntoView + use<> {
-    let action = format!("{}/policy", detail_href(&c.id));
-    let mode_href = format!("{}/compensation-mode", detail_href(&c.id));
+    let action = paths::campaign_policy(&c.id);
+    let mode_href = paths::campaign_compensation_mode(&c.id);
     let options = Policy::ALL
         .into_iter()
         .filter(|p| *p != c.policy)
@@ -807,7 +804,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
             };
             match v {
                 Some((id, name)) => staff.done(
-                    &detail_href(&id),
+                    &paths::campaign(&id),
                     crate::tr!(l, "campaign-created", name = name),
                 ),
                 None => staff.done(LIST, l.t("campaign-created-plain").to_string()),
@@ -914,13 +911,13 @@ fn preview_response(
     errors: &FieldErrors,
 ) -> Response {
     let l = staff.lang;
-    let action = format!("{}/policy", detail_href(&p.campaign.id));
+    let action = paths::campaign_policy(&p.campaign.id);
     let csrf = staff.session.csrf_token.clone();
     let fid = form_id();
     let st = errors.input_attrs("reason", "reason");
     let pol = errors.input_attrs("policy", "policy");
     let typed = super::escape_html(reason);
-    let back = detail_href(&p.campaign.id);
+    let back = paths::campaign(&p.campaign.id);
     let title = crate::tr!(l, "campaign-preview-title", name = p.campaign.name.clone());
     let figures = preview_view(l, p);
     let mut r = staff.page(
@@ -1018,7 +1015,7 @@ async fn change_policy(
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
-    let path = format!("{}/policy", detail_href(&id));
+    let path = paths::campaign_policy(&id);
     let key = idem(&staff, form.form_id.as_deref(), &path, &body);
     let patch = CampaignPatch {
         policy: Some(form.policy.clone()),
@@ -1037,7 +1034,7 @@ async fn change_policy(
         .await;
     match result {
         Ok(_) => staff.done(
-            &detail_href(&id),
+            &paths::campaign(&id),
             crate::tr!(
                 l,
                 "campaign-policy-changed",
@@ -1068,13 +1065,13 @@ fn mode_response(
     errors: &FieldErrors,
 ) -> Response {
     let l = staff.lang;
-    let action = format!("{}/compensation-mode", detail_href(&c.id));
+    let action = paths::campaign_compensation_mode(&c.id);
     let csrf = staff.session.csrf_token.clone();
     let fid = form_id();
     let st = errors.input_attrs("reason", "reason");
     let mode = errors.input_attrs("compensation_mode", "compensation_mode");
     let typed = super::escape_html(reason);
-    let back = detail_href(&c.id);
+    let back = paths::campaign(&c.id);
     let options = CompensationMode::ALL
         .into_iter()
         .map(|m| view! { <option value=m.as_str() selected={m == chosen}>{mode_label(l, m)}</option> })
@@ -1145,7 +1142,7 @@ async fn change_mode(
         Err(e) => return e.into_response(),
     };
     let l = staff.lang;
-    let path = format!("{}/compensation-mode", detail_href(&id));
+    let path = paths::campaign_compensation_mode(&id);
     let key = idem(&staff, form.form_id.as_deref(), &path, &body);
     let patch = CampaignPatch {
         policy: None,
@@ -1164,7 +1161,7 @@ async fn change_mode(
         .await;
     match result {
         Ok(_) => staff.done(
-            &detail_href(&id),
+            &paths::campaign(&id),
             crate::tr!(
                 l,
                 "campaign-mode-changed",

@@ -15,7 +15,8 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, enc, field_error};
+use super::layout::{FieldErrors, field_error};
+use super::paths;
 use crate::domain::category::CategoryName;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
@@ -100,7 +101,7 @@ async fn page(s: &AppState, staff: &Staff, form: NameForm, errors: FieldErrors) 
         .into_iter()
         .map(|n| {
             let edit = may_name.then(|| {
-                let href = format!("{LIST}?edit={}#category-form", enc(n.code()));
+                let href = paths::category_rename(n.code());
                 view! { <a href=href data-testid="rename-category">{l.t("category-rename")}</a> }
             });
             view! {

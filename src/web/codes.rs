@@ -27,7 +27,8 @@ use serde::Deserialize;
 
 use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, actor_text, enc, field_error, ids_details, opt_time, time_text};
+use super::layout::{FieldErrors, actor_text, field_error, ids_details, opt_time, time_text};
+use super::paths;
 use crate::domain::FieldError;
 use crate::domain::ids::{CodeBatchId, TemplateId};
 use crate::domain::permissions::Permission;
@@ -50,14 +51,6 @@ pub fn routes() -> Router<AppState> {
         .route("/console/code-batches/{id}", get(batch_page))
         .route("/console/code-batches/{id}/codes.csv", get(csv))
         .route("/console/code-batches/{id}/void", post(void))
-}
-
-fn batch_path(id: &CodeBatchId) -> String {
-    format!("/console/code-batches/{}", enc(id))
-}
-
-fn template_path(id: &TemplateId) -> String {
-    format!("/console/templates/{}", enc(id))
 }
 
 fn may_manage(staff: &Staff) -> bool {
@@ -159,7 +152,7 @@ fn batch_table(l: Lang, batches: Vec<CodeBatchView>) -> AnyView {
     let rows = batches
         .into_iter()
         .map(|b| {
-            let href = batch_path(&b.id);
+            let href = paths::code_batch(&b.id);
             let voided = b.voided_at.is_some().then(|| {
                 view! { " "<span class="badge status-invalidated">{l.t("codes-voided-badge")}</span> }
             });
@@ -194,7 +187,7 @@ fn batch_table(l: Lang, batches: Vec<CodeBatchView>) -> AnyView {
 
 fn generate_form(l: Lang, csrf: String, t: &TemplateView, f: CodeForm) -> impl IntoView + use<> {
     // Back at this section after a refusal (see the template page's forms).
-    let action = format!("{}/code-batches#code-batches", template_path(&t.id));
+    let action = format!("{}#code-batches", paths::template_code_batches(&t.id));
     let form_id = format!("{:032x}", rand::random::<u128>());
     let count = f.errors.input_attrs("count", "code-count");
     let prefix = f.errors.input_attrs("prefix", "code-prefix");
@@ -296,7 +289,7 @@ pub async fn generate(
                 format!("console:{}", staff.session.name),
                 fid.to_string(),
                 "POST",
-                &format!("{}/code-batches", template_path(id)),
+                &paths::template_code_batches(id),
                 body,
                 202,
             )
@@ -323,7 +316,7 @@ pub async fn generate(
                 }
             };
             Ok(staff.done(
-                &batch_path(&batch_id),
+                &paths::code_batch(&batch_id),
                 l.t("codes-generating-flash").to_string(),
             ))
         }
@@ -376,7 +369,7 @@ async fn render_batch(s: &AppState, staff: &Staff, id: &CodeBatchId, form: VoidF
     let refresh = working(&b);
     let manage = may_manage(staff);
     let title = crate::tr!(l, "codes-batch-title", name = b.template_name.clone());
-    let here = batch_path(&b.id);
+    let here = paths::code_batch(&b.id);
     let refreshing = refresh.then(|| {
         let href = here.clone();
         view! {
@@ -387,7 +380,7 @@ async fn render_batch(s: &AppState, staff: &Staff, id: &CodeBatchId, form: VoidF
         }
     });
     let download = (manage && b.status == BatchStatus::Done).then(|| {
-        let href = format!("{here}/codes.csv");
+        let href = paths::code_batch_codes_csv(&b.id);
         view! { <p class="actions"><a class="button" href=href data-testid="codes-csv">{l.t("codes-download")}</a></p> }
     });
     let void_form = (manage && b.voided_at.is_none())
@@ -401,7 +394,7 @@ async fn render_batch(s: &AppState, staff: &Staff, id: &CodeBatchId, form: VoidF
         Some(_) => crate::tr!(l, "codes-voided-count", count = b.voided),
     };
     let void_reason = b.void_reason.clone().unwrap_or_else(|| "—".to_string());
-    let template_href = template_path(&b.template_id);
+    let template_href = paths::template(&b.template_id);
     let ids = ids_details(
         l,
         vec![
@@ -485,7 +478,7 @@ fn page_with_refresh(
 }
 
 fn void_view(l: Lang, csrf: String, b: &CodeBatchView, f: VoidForm) -> impl IntoView + use<> {
-    let action = format!("{}/void", batch_path(&b.id));
+    let action = paths::code_batch_void(&b.id);
     let reason = f.errors.input_attrs("reason", "void-reason");
     let confirm = f.errors.input_attrs("confirm", "void-confirm");
     let typed = super::escape_html(&f.reason);
@@ -558,7 +551,7 @@ async fn csv(State(s): State<AppState>, staff: Staff, Path(id): Path<CodeBatchId
     match s.service.code_batch_csv(&id).await {
         Ok((b, text)) => super::layout::csv_download(&format!("codes-{}.csv", b.id), text),
         Err(ServiceError::Refused { .. }) => {
-            staff.refused(&batch_path(&id), l.t("codes-not-ready").to_string())
+            staff.refused(&paths::code_batch(&id), l.t("codes-not-ready").to_string())
         }
         Err(e) => WebError::from_service(l, e).into_response(),
     }
@@ -599,7 +592,10 @@ async fn void(
         )
         .await
     {
-        Ok(_) => staff.done(&batch_path(&id), l.t("codes-voided-flash").to_string()),
+        Ok(_) => staff.done(
+            &paths::code_batch(&id),
+            l.t("codes-voided-flash").to_string(),
+        ),
         Err(ServiceError::Invalid(f)) if f.field == "reason" => {
             form.errors
                 .add("reason", l.t("template-error-reason").to_string());

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text, time_text};
+use super::paths;
 use super::presets::preset_terms;
 use crate::domain::compensation::{self, Preset, PresetInput, RuleChange, RulesInput};
 use crate::domain::money::Cents;
@@ -290,13 +291,13 @@ fn entries_table(l: Lang, rows: Vec<LedgerEntryView>) -> impl IntoView + use<> {
     let rows = rows
         .into_iter()
         .map(|e| {
-            let user_href = format!("/console/users/{}", enc(&e.user_id));
+            let user_href = paths::user(&e.user_id);
             let order = e.order_no.clone().map(|no| {
-                let href = format!("/console/orders/{}", enc(&no));
+                let href = paths::order(&no);
                 view! { <a href=href data-testid="comp-order">{no}</a> }
             });
             let coupon = e.coupon_id.clone().map(|id| {
-                let href = format!("/console/coupons/{}", enc(&id));
+                let href = paths::coupon(&id);
                 let code = e.coupon_code.clone().unwrap_or_else(|| l.t("coupon").to_string());
                 view! { <a href=href class="mono">{code}</a> }
             });

@@ -21,9 +21,10 @@ use super::layout::{
     coupon_terms_text, enc, ids_details, lock_status_label, opt_time, order_badge,
     order_status_label, policy_label, reason_text, result_badge, time_text,
 };
+use super::paths;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::{CheckResult, SuggestedAction};
-use crate::domain::ids::{CouponId, TemplateId, UserId};
+use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::permissions::{self, Permission};
@@ -140,10 +141,10 @@ async fn coupon_page(
     let title = crate::tr!(l, "coupon-7", code = &c.code);
     let terms = coupon_terms_text(l, &c);
     let cats = categories_text(l, &c.categories);
-    let user_href = format!("/console/users/{}", enc(&c.user_id));
+    let user_href = paths::user(&c.user_id);
     let order = match c.order_no.clone() {
         Some(no) => {
-            let href = format!("/console/orders/{}", enc(&no));
+            let href = paths::order(&no);
             view! { <a href=href data-testid="coupon-order">{no}</a> }.into_any()
         }
         None => view! { "—" }.into_any(),
@@ -156,7 +157,7 @@ async fn coupon_page(
                 .await
                 .map(|t| t.name)
                 .unwrap_or_else(|_| l.t("term-unknown").to_string());
-            let href = format!("/console/coupons?template_id={}", enc(id));
+            let href = paths::coupons_of_template(id);
             view! { <a href=href data-testid="coupon-template">{name}</a> }.into_any()
         }
         None => view! { {l.t("compensation-coupon-no-template")} }.into_any(),
@@ -179,7 +180,7 @@ async fn coupon_page(
     let origin = origin.map(|o| {
         let what = match &o.order_no {
             Some(no) => {
-                let href = format!("/console/orders/{}", enc(no));
+                let href = paths::order(no);
                 let text = crate::tr!(l, "compensation-of-order", order_no = no.as_str());
                 view! { <a href=href>{text}</a> }.into_any()
             }
@@ -230,22 +231,21 @@ async fn coupon_page(
 /// the coupon page.
 /// Only the buttons `role` may use: invalidating needs an operator.
 fn coupon_actions(l: Lang, role: Role, c: &CouponView) -> impl IntoView + use<> {
-    let id = enc(&c.id);
-    let here = format!("/console/coupons/{id}");
+    let here = paths::coupon(&c.id);
     let release = c.can_release().then(|| {
-        let href = with_back(&format!("/console/coupons/{id}/release"), &here);
+        let href = with_back(&paths::coupon_release(&c.id), &here);
         view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
     let invalidate = (c.can_invalidate() && permissions::may(role, Permission::InvalidateCoupon))
         .then(|| {
-            let href = with_back(&format!("/console/coupons/{id}/invalidate"), &here);
+            let href = with_back(&paths::coupon_invalidate(&c.id), &here);
             view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
         });
     let compensate = {
-        let mut href = format!("/console/users/{}/compensation", enc(&c.user_id));
-        if let Some(no) = &c.order_no {
-            href.push_str(&format!("?order_no={}", enc(no)));
-        }
+        let href = match &c.order_no {
+            Some(no) => paths::user_compensation_for_order(&c.user_id, no),
+            None => paths::user_compensation(&c.user_id),
+        };
         let href = with_back(&href, &here);
         view! { <a class="button" href=href>{l.t("issue-compensation")}</a> }
     };
@@ -308,19 +308,15 @@ async fn order_page(
     } else {
         None
     };
-    let href = format!("/console/orders/{}?check=1#health", enc(&o.order_no));
+    let href = paths::order_health(&o.order_no);
     // Actions started here come back here, to the re-run check if it ran.
     let back = if report.is_some() {
         href.clone()
     } else {
-        format!("/console/orders/{}", enc(&o.order_no))
+        paths::order(&o.order_no)
     };
     let comp_href = with_back(
-        &format!(
-            "/console/users/{}/compensation?order_no={}",
-            enc(&o.user_id),
-            enc(&o.order_no)
-        ),
+        &paths::user_compensation_for_order(&o.user_id, &o.order_no),
         &back,
     );
     let health = view! {
@@ -358,7 +354,7 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
                 l.t("taken-off-the-final-payment")
             };
             let coupon = e.coupon_id.map(|id| {
-                let href = format!("/console/coupons/{}", enc(&id));
+                let href = paths::coupon(&id);
                 let code = e.coupon_code.unwrap_or_else(|| l.t("coupon").to_string());
                 view! { <a href=href class="mono">{code}</a> }
             });
@@ -461,19 +457,17 @@ fn fix_button(
     back: &str,
 ) -> Option<AnyView> {
     let (href, label) = match &a.action {
-        SuggestedAction::ReleaseCoupon { coupon_id } => (
-            format!("/console/coupons/{}/release", enc(coupon_id)),
-            l.t("release-the-lock"),
-        ),
+        SuggestedAction::ReleaseCoupon { coupon_id } => {
+            (paths::coupon_release(coupon_id), l.t("release-the-lock"))
+        }
         SuggestedAction::IssueCompensation {
             user_id,
             order_no,
             amount_cents,
         } => (
             format!(
-                "/console/users/{}/compensation?order_no={}&amount_cents={amount_cents}{}",
-                enc(user_id),
-                enc(order_no),
+                "{}&amount_cents={amount_cents}{}",
+                paths::user_compensation_for_order(user_id, order_no),
                 a.preset_id
                     .as_deref()
                     .map(|p| format!("&preset_id={}", enc(p)))
@@ -485,31 +479,20 @@ fn fix_button(
             order_no,
             coupon_id,
         } => (
-            format!(
-                "/console/orders/{}/repair?coupon_id={}",
-                enc(order_no),
-                enc(coupon_id)
-            ),
+            paths::order_repair_for(order_no, coupon_id),
             l.t("repair-the-coupon-link"),
         ),
         SuggestedAction::MarkCouponUsed {
             order_no,
             coupon_id,
         } => (
-            format!(
-                "/console/orders/{}/mark-coupon-used?coupon_id={}",
-                enc(order_no),
-                enc(coupon_id)
-            ),
+            paths::order_mark_coupon_used_for(order_no, coupon_id),
             l.t("mark-the-coupon-used-2"),
         ),
         SuggestedAction::CancelOrder { order_no }
             if permissions::may_cancel_order(role, lapsed_checkout) =>
         {
-            (
-                format!("/console/orders/{}/cancel", enc(order_no)),
-                l.t("cancel-the-order-2"),
-            )
+            (paths::order_cancel(order_no), l.t("cancel-the-order-2"))
         }
         SuggestedAction::CancelOrder { .. } => {
             return Some(
@@ -549,7 +532,7 @@ fn order_body(
         OrderKind::Presale => l.t("presale-order"),
         OrderKind::Normal => l.t("normal-order"),
     };
-    let user_href = format!("/console/users/{}", enc(&o.user_id));
+    let user_href = paths::user(&o.user_id);
     let presale = o.kind == OrderKind::Presale;
     let money = view! {
         <dl class="facts money-facts" data-testid="money">
@@ -575,7 +558,7 @@ fn order_body(
     });
     let coupon_view = match (&o.coupon_id, coupon) {
         (Some(_), Some(c)) => {
-            let href = format!("/console/coupons/{}", enc(&c.id));
+            let href = paths::coupon(&c.id);
             let bound = match &c.order_no {
                 Some(no) if *no == o.order_no => l.t("bound-to-this-order").to_string(),
                 Some(no) => crate::tr!(l, "bound-to-another-order", no = no),
@@ -657,13 +640,13 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
     };
     let list = match outcome {
         SearchOutcome::Coupon(id) => {
-            return Redirect::to(&format!("/console/coupons/{}", enc(&id))).into_response();
+            return Redirect::to(&paths::coupon(&id)).into_response();
         }
         SearchOutcome::Order(no) => {
-            return Redirect::to(&format!("/console/orders/{}", enc(&no))).into_response();
+            return Redirect::to(&paths::order(&no)).into_response();
         }
         SearchOutcome::User(u) => {
-            return Redirect::to(&format!("/console/users/{}", enc(&u))).into_response();
+            return Redirect::to(&paths::user(&u)).into_response();
         }
         SearchOutcome::Many(list) => list,
         SearchOutcome::Nothing => crate::service::support::SearchList::default(),
@@ -700,9 +683,20 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
             .into_iter()
             .map(|h| {
                 let (href, kind) = match h.kind.as_str() {
-                    "coupon" => (format!("/console/coupons/{}", enc(&h.key)), l.t("coupon")),
-                    "order" => (format!("/console/orders/{}", enc(&h.key)), l.t("order")),
-                    _ => (format!("/console/users/{}", enc(&h.key)), l.t("user")),
+                    // The key is a coupon id, order number or user id
+                    // read back from the database.
+                    "coupon" => (
+                        paths::coupon(&CouponId::from_wire(h.key.clone())),
+                        l.t("coupon"),
+                    ),
+                    "order" => (
+                        paths::order(&OrderNo::from_stored(h.key.clone())),
+                        l.t("order"),
+                    ),
+                    _ => (
+                        paths::user(&UserId::from_stored(h.key.clone())),
+                        l.t("user"),
+                    ),
                 };
                 let label = match h.status_key {
                     Some(status) => format!("{} · {} · {}", h.title, l.t(status), h.user_id),
@@ -942,11 +936,11 @@ fn coupon_rows(l: Lang, coupons: Vec<CouponView>) -> impl IntoView + use<> {
     let rows = coupons
         .into_iter()
         .map(|c| {
-            let href = format!("/console/coupons/{}", enc(&c.id));
-            let user_href = format!("/console/users/{}", enc(&c.user_id));
+            let href = paths::coupon(&c.id);
+            let user_href = paths::user(&c.user_id);
             let terms = coupon_terms_text(l, &c);
             let order = c.order_no.clone().map(|no| {
-                let h = format!("/console/orders/{}", enc(&no));
+                let h = paths::order(&no);
                 view! { <a href=h>{no}</a> }
             });
             view! {
@@ -1029,17 +1023,15 @@ async fn user_page(
         None
     };
     let role = staff.session.role;
-    let check_href = format!("/console/users/{}?check=1#health", enc(&user_id));
+    // The page's links keep the user id as its address gave it.
+    let check_href = paths::unparsed::user_health(&user_id);
     // Actions started here come back here, to the re-run check if it ran.
     let back = if report.is_some() {
         check_href.clone()
     } else {
-        format!("/console/users/{}", enc(&user_id))
+        paths::unparsed::user(&user_id)
     };
-    let comp_href = with_back(
-        &format!("/console/users/{}/compensation", enc(&user_id)),
-        &back,
-    );
+    let comp_href = with_back(&paths::unparsed::user_compensation(&user_id), &back);
     let health = match report {
         Some(r) => {
             let mut checks: Vec<CheckView> = r.locks.clone();
@@ -1048,7 +1040,7 @@ async fn user_page(
                 .into_iter()
                 .filter(|o| o.overall != CheckResult::Ok)
                 .map(|o| {
-                    let href = format!("/console/orders/{}", enc(&o.order_no));
+                    let href = paths::order(&o.order_no);
                     let title = crate::tr!(l, "order-7", order_no = &o.order_no);
                     view! {
                         <h3 class="group-heading"><a href=href>{title}</a></h3>
@@ -1104,7 +1096,7 @@ async fn user_page(
             let rows = group
                 .into_iter()
                 .map(|o| {
-                    let href = format!("/console/orders/{}", enc(&o.order_no));
+                    let href = paths::order(&o.order_no);
                     let kind = if o.kind == OrderKind::Presale {
                         l.t("presale")
                     } else {

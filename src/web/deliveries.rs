@@ -18,7 +18,8 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{enc, time_text};
+use super::layout::time_text;
+use super::paths;
 use crate::domain::delivery::classify;
 use crate::domain::filters::DeliveryFilter;
 use crate::domain::permissions::Permission;
@@ -186,9 +187,9 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
     let body = rows
         .into_iter()
         .map(|d| {
-            let href = format!("/console/deliveries/{}", d.id);
+            let href = paths::delivery(d.id);
             let user = d.user_id.clone().map(|u| {
-                let href = format!("/console/deliveries?user={}", enc(&u));
+                let href = paths::deliveries_of_user(&u);
                 view! { <a href=href>{u}</a> }
             });
             let n = d.history.len();
@@ -235,7 +236,7 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
     };
     let body = s.service.delivery_body(id).await.unwrap_or_default();
     let redeliver = (operator(&staff) && d.status != "pending").then(|| {
-        let href = format!("/console/deliveries/{id}/redeliver");
+        let href = paths::delivery_redeliver(id);
         view! { <a class="button primary" href=href data-testid="redeliver">{l.t("redeliver")}</a> }
     });
     let next = (d.status == "pending").then(|| {
@@ -285,8 +286,8 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i6
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let csrf = staff.session.csrf_token.clone();
-    let action = format!("/console/deliveries/{id}/redeliver");
-    let back = format!("/console/deliveries/{id}");
+    let action = paths::delivery_redeliver(id);
+    let back = paths::delivery(id);
     staff.page(
         l.t("confirm-redelivery"),
         view! {
@@ -318,7 +319,7 @@ async fn redeliver(
         return e.into_response();
     }
     let l = staff.lang;
-    let to = format!("/console/deliveries/{id}");
+    let to = paths::delivery(id);
     match s.service.redeliver(id, &staff.actor()).await {
         Ok(()) => staff.done(&to, l.t("redelivery-scheduled").to_string()),
         Err(crate::service::ServiceError::Invalid(f)) => staff.refused(&to, f.message),

@@ -16,6 +16,7 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{EventTarget, action_text, enc, time_text};
+use super::paths;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::audit::AuditEventView;
@@ -50,7 +51,7 @@ fn line(testid: &'static str, count: i64, text: String, href: String) -> impl In
 }
 
 fn my_actions(l: Lang, rows: Vec<AuditEventView>, me: &str) -> impl IntoView + use<> {
-    let all = format!("/console/audit?actor={}", enc(me));
+    let all = paths::audit_of_actor(me);
     if rows.is_empty() {
         return view! {
             <p class="note" data-testid="my-actions-empty">{l.t("queue-no-actions-yet")}</p>
@@ -133,8 +134,8 @@ fn queue_view(l: Lang, me: &str, q: WorkQueue) -> impl IntoView + use<> {
     let day = q.business_day;
     let compensation = q.compensation_today.map(|(given, cap)| {
         let href = format!(
-            "/console/audit?actor={}&action=compensation&from={}",
-            enc(me),
+            "{}&action=compensation&from={}",
+            paths::audit_of_actor(me),
             day.format("%Y-%m-%d")
         );
         let text = crate::tr!(
@@ -217,8 +218,8 @@ fn at_risk_rows(l: Lang, rows: Vec<AtRiskOrder>) -> AnyView {
     let body = rows
         .into_iter()
         .map(|r| {
-            let order = format!("/console/orders/{}?check=1#health", enc(&r.order_no));
-            let user = format!("/console/users/{}", enc(&r.user_id));
+            let order = paths::order_health(&r.order_no);
+            let user = paths::user(&r.user_id);
             view! {
                 <tr data-testid="queue-row">
                     <td><a href=order>{r.order_no.clone()}</a></td>
@@ -285,8 +286,8 @@ fn lapsing_rows(l: Lang, rows: Vec<LapsingOrder>) -> AnyView {
     let body = rows
         .into_iter()
         .map(|r| {
-            let order = format!("/console/orders/{}", enc(&r.order_no));
-            let user = format!("/console/users/{}", enc(&r.user_id));
+            let order = paths::order(&r.order_no);
+            let user = paths::user(&r.user_id);
             view! {
                 <tr data-testid="queue-row">
                     <td><a href=order>{r.order_no.clone()}</a></td>

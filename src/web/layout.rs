@@ -388,10 +388,9 @@ pub fn opt_time(t: &Option<String>) -> impl IntoView + use<> {
     }
 }
 
-/// Percent-encodes a path segment or query value.
-pub fn enc(s: &str) -> String {
-    form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
+/// Percent-encoding of a path segment or query value lives with the
+/// addresses (`web::paths::enc`); pages import it from here too.
+pub use super::paths::enc;
 
 /// What a coupon takes off, the way customers say it: `满 ¥300.00 减
 /// ¥50.00` / `¥50.00 off orders from ¥300.00`, and for a percentage
@@ -505,11 +504,11 @@ impl EventTarget {
     ) -> Option<EventTarget> {
         match (subject, coupon_id, order_no) {
             ("coupon", Some(id), _) => Some(EventTarget::Coupon {
-                href: format!("/console/coupons/{}", enc(id)),
+                href: super::paths::coupon(id),
                 code: coupon_code.map_or_else(|| l.t("coupon").to_string(), str::to_string),
             }),
             (_, _, Some(no)) => Some(EventTarget::Order {
-                href: format!("/console/orders/{}", enc(no)),
+                href: super::paths::order(no),
                 order_no: no.clone(),
             }),
             _ => None,

@@ -16,7 +16,8 @@
 //!   ([`self_check`]), opened only through a signed link.
 //!
 //! Pages call the same [`crate::service`] functions as the JSON API; no
-//! rule lives here.
+//! rule lives here. Every console address that names something is written
+//! once, in `paths`.
 
 pub mod actions;
 pub mod audit;
@@ -36,6 +37,7 @@ pub(crate) mod ids;
 pub mod layout;
 pub mod orders;
 pub mod password;
+pub(crate) mod paths;
 pub mod presets;
 pub mod reconcile;
 pub mod reminders;

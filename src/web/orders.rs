@@ -20,6 +20,7 @@ use super::i18n::Lang;
 use super::layout::{
     FieldErrors, enc, field_error, lock_status_label, order_badge, order_status_label, time_text,
 };
+use super::paths;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::http::AppState;
 use crate::service::ServiceError;
@@ -277,12 +278,12 @@ fn order_rows(
     let rows = orders
         .into_iter()
         .map(|o| {
-            let href = format!("/console/orders/{}", enc(&o.order_no));
-            let user_href = format!("/console/users/{}", enc(&o.user_id));
+            let href = paths::order(&o.order_no);
+            let user_href = paths::user(&o.user_id);
             let campaign = name_of(o.campaign_id.as_deref());
             let coupon = name_of(o.coupon_id.as_deref()).map(|code| {
                 o.coupon_id.clone().map(|id| {
-                    let h = format!("/console/coupons/{}", enc(&id));
+                    let h = paths::coupon(&id);
                     view! { <a class="mono" href=h>{code}</a> }
                 })
             });

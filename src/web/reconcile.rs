@@ -13,7 +13,8 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{enc, time_string, time_text};
+use super::layout::{time_string, time_text};
+use super::paths;
 use crate::domain::permissions::Permission;
 use crate::domain::reconcile::{AnomalyKind, Fix};
 use crate::http::AppState;
@@ -128,7 +129,7 @@ fn summary_view(
                 .filter(|f| f.kind == k && f.is_open() && f.fix != Fix::None)
                 .count();
             let repair_all = (operator && open > 0).then(|| {
-                let href = format!("/console/reconciliation/runs/{}/kinds/{}/repair", r.id, k.as_str());
+                let href = paths::run_kind_repair(r.id, k);
                 view! { <a class="button" href=href data-testid="repair-all">{l.t("repair-all")}</a> }
             });
             let kind = k.as_str();
@@ -181,12 +182,12 @@ fn group_view(
         .into_iter()
         .map(|f| {
             let coupon = f.coupon_id.clone().map(|c| {
-                let href = format!("/console/coupons/{}", enc(&c));
+                let href = paths::coupon(&c);
                 let code = f.coupon_code.clone().unwrap_or_else(|| l.t("coupon").to_string());
                 view! { <a href=href class="mono">{code}</a> }
             });
             let order = f.order_no.clone().map(|o| {
-                let href = format!("/console/orders/{}", enc(&o));
+                let href = paths::order(&o);
                 view! { <a href=href>{o}</a> }
             });
             let detail = l.msg(&f.message);
@@ -218,7 +219,7 @@ fn group_view(
                 }
                 .into_any(),
                 (None, None, None) if operator && f.fix != Fix::None => {
-                    let href = format!("/console/reconciliation/findings/{}/repair", f.id);
+                    let href = paths::finding_repair(f.id);
                     view! { <a class="button primary" href=href data-testid="repair">{l.t("repair-2")}</a> }.into_any()
                 }
                 (None, None, None) => view! { <span class="note">{l.t("open")}</span> }.into_any(),
@@ -332,11 +333,7 @@ async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let detail = l.msg(&f.message);
-    let form = confirm_form(
-        &staff,
-        format!("/console/reconciliation/findings/{id}/repair"),
-        l.t("repair"),
-    );
+    let form = confirm_form(&staff, paths::finding_repair(id), l.t("repair"));
     staff.page(
         l.t("repair-an-anomaly"),
         view! {
@@ -383,10 +380,9 @@ async fn repair(
         Err(
             e @ (ServiceError::Db(_) | ServiceError::Forbidden(_) | ServiceError::NotFound { .. }),
         ) => WebError::from_service(l, e).into_response(),
-        Err(e @ ServiceError::Invalid(_)) => staff.refused(
-            &format!("/console/reconciliation/findings/{id}/repair"),
-            refusal_text(l, &e),
-        ),
+        Err(e @ ServiceError::Invalid(_)) => {
+            staff.refused(&paths::finding_repair(id), refusal_text(l, &e))
+        }
         Err(e) => staff.refused("/console/reconciliation", refusal_text(l, &e)),
     }
 }
@@ -412,10 +408,7 @@ async fn repair_all_page(
     };
     let form = confirm_form(
         &staff,
-        format!(
-            "/console/reconciliation/runs/{run_id}/kinds/{}/repair",
-            k.as_str()
-        ),
+        paths::run_kind_repair(run_id, k),
         l.t("repair-all-2"),
     );
     let what = crate::tr!(l, "repairs-the-open-findings-of-this", open = open);
@@ -462,12 +455,6 @@ async fn repair_all(
         Err(
             e @ (ServiceError::Db(_) | ServiceError::Forbidden(_) | ServiceError::NotFound { .. }),
         ) => WebError::from_service(l, e).into_response(),
-        Err(e) => staff.refused(
-            &format!(
-                "/console/reconciliation/runs/{run_id}/kinds/{}/repair",
-                k.as_str()
-            ),
-            refusal_text(l, &e),
-        ),
+        Err(e) => staff.refused(&paths::run_kind_repair(run_id, k), refusal_text(l, &e)),
     }
 }

@@ -22,6 +22,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error};
+use super::paths;
 use crate::domain::FieldError;
 use crate::domain::ids::{CampaignId, TemplateId};
 use crate::domain::money::CentsDelta;
@@ -61,8 +62,16 @@ impl Subject {
     /// The page of the template or campaign.
     fn base(&self) -> String {
         match self {
-            Subject::Template(id) => format!("/console/templates/{}", enc(id)),
-            Subject::Campaign(id) => format!("/console/campaigns/{}", enc(id)),
+            Subject::Template(id) => paths::template(id),
+            Subject::Campaign(id) => paths::campaign(id),
+        }
+    }
+
+    /// The report of the template or campaign.
+    fn report(&self) -> String {
+        match self {
+            Subject::Template(id) => paths::template_report(id),
+            Subject::Campaign(id) => paths::campaign_report(id),
         }
     }
 }
@@ -248,7 +257,7 @@ fn render(
     let from_state = errors.input_attrs("from", "report-from");
     let to_state = errors.input_attrs("to", "report-to");
     let form = view! {
-        <form method="get" action=format!("{base}/report") class="filters" data-testid="report-range">
+        <form method="get" action=subject.report() class="filters" data-testid="report-range">
             <label for="report-from">{l.t("report-from")}</label>
             <input type="date" id="report-from" name="from" value=from_v
                 aria-invalid=from_state.invalid aria-describedby=from_state.described_by.clone()/>
@@ -262,10 +271,10 @@ fn render(
         <p class="note">{crate::tr!(l, "report-days-note", zone = zone)}</p>
     };
     let body = r.map(|r| {
-        let csv_href = format!("{base}/report.csv{}", q.query());
+        let csv_href = format!("{}.csv{}", subject.report(), q.query());
         let t = &r.totals;
-        let line = line_chart(l, kind, &r.days);
-        let bars = bar_chart(l, &r.days);
+        let line_days = r.days.clone();
+        let bar_days = r.days.clone();
         let rows = r
             .days
             .iter()
@@ -303,11 +312,15 @@ fn render(
             </section>
             <section aria-labelledby="report-line">
                 <h2 id="report-line">{l.t("report-line-chart")}</h2>
-                <div class="report-chart" inner_html=line data-testid="report-line-chart"></div>
+                <div class="report-chart" data-testid="report-line-chart">
+                    <LineChart lang=l kind=kind days=line_days/>
+                </div>
             </section>
             <section aria-labelledby="report-bars">
                 <h2 id="report-bars">{l.t("report-bar-chart")}</h2>
-                <div class="report-chart" inner_html=bars data-testid="report-bar-chart"></div>
+                <div class="report-chart" data-testid="report-bar-chart">
+                    <BarChart lang=l days=bar_days/>
+                </div>
             </section>
             <section aria-labelledby="report-table">
                 <h2 id="report-table">{l.t("report-table")}</h2>
@@ -330,7 +343,7 @@ fn render(
     staff.page(
         &title,
         view! {
-            <p><a href=base.clone() data-testid="report-back">{l.t(back_key)}</a></p>
+            <p><a href=base data-testid="report-back">{l.t(back_key)}</a></p>
             {form}
             {body}
         },
@@ -397,12 +410,16 @@ const RIGHT: f64 = 8.0;
 const TOP: f64 = 24.0;
 const BOTTOM: f64 = 36.0;
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+/// The colour of the axes and their labels.
+const AXIS: &str = "#5a6472";
+/// The colour of the legend's words.
+const INK: &str = "#1d232b";
+/// The claimed line.
+const CLAIMED: &str = "#1f5f99";
+/// The used line, and a bar below zero.
+const RED: &str = "#b4232a";
+/// A bar at or above zero.
+const GREEN: &str = "#2e7d4f";
 
 /// `MM-DD` of a `YYYY-MM-DD` day.
 fn short_day(day: &str) -> &str {
@@ -417,56 +434,69 @@ fn left_for(texts: &[&str]) -> f64 {
     (widest as f64 * 7.0 + 8.0).max(LEFT)
 }
 
-/// The frame of a chart: the SVG head (scaling with the page), the axes
-/// from `left`, the labels of the top value, of zero (at `zero_y`) and,
-/// when the chart goes below zero, of the bottom value, and a day label
-/// under every `step`-th day.
-fn frame(
-    label: &str,
-    days: &[ReportDay],
-    left: f64,
-    (top_text, zero_y, bottom_text): (&str, f64, Option<&str>),
-    x_of: impl Fn(usize) -> f64,
-) -> String {
-    let base = H - BOTTOM;
-    let mut svg = format!(
-        "<svg viewBox=\"0 0 {W} {H}\" width=\"100%\" preserveAspectRatio=\"xMidYMid meet\" role=\"img\" aria-label=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\
-         <line x1=\"{left}\" y1=\"{zero_y:.1}\" x2=\"{}\" y2=\"{zero_y:.1}\" stroke=\"#5a6472\"/>\
-         <line x1=\"{left}\" y1=\"{TOP}\" x2=\"{left}\" y2=\"{base}\" stroke=\"#5a6472\"/>\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\" data-testid=\"axis-top\">{}</text>\
-         <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\">0</text>",
-        escape(label),
-        W - RIGHT,
-        left - 4.0,
-        TOP + 4.0,
-        escape(top_text),
-        left - 4.0,
-        zero_y,
-    );
-    if let Some(bottom) = bottom_text {
-        svg.push_str(&format!(
-            "<text x=\"{}\" y=\"{base}\" text-anchor=\"end\" font-size=\"12\" fill=\"#5a6472\" data-testid=\"axis-bottom\">{}</text>",
-            left - 4.0,
-            escape(bottom)
-        ));
-    }
+/// The day labels under the x axis: the `x` and `MM-DD` of every
+/// `step`-th day (and of the last one of a week or less).
+fn day_labels(days: &[ReportDay], x_of: impl Fn(usize) -> f64) -> Vec<(f64, String)> {
     let step = days.len().div_ceil(6).max(1);
-    for (i, d) in days.iter().enumerate() {
-        if i % step == 0 || (i + 1 == days.len() && days.len() <= 7) {
-            let x = x_of(i);
-            svg.push_str(&format!(
-                "<text x=\"{x}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\" fill=\"#5a6472\" data-testid=\"axis-label\">{}</text>",
-                base + 18.0,
-                escape(short_day(&d.day))
-            ));
+    days.iter()
+        .enumerate()
+        .filter(|(i, _)| i % step == 0 || (i + 1 == days.len() && days.len() <= 7))
+        .map(|(i, d)| (x_of(i), short_day(&d.day).to_string()))
+        .collect()
+}
+
+/// The frame of a chart: the SVG (scaling with the page by its viewBox),
+/// the axes from `left`, the labels of the top value, of zero (at
+/// `zero_y`) and, when the chart goes below zero, of the bottom value, the
+/// day labels, and then the chart's own marks (`children`).
+#[component]
+fn ChartFrame(
+    label: &'static str,
+    left: f64,
+    top_text: String,
+    zero_y: f64,
+    bottom_text: Option<String>,
+    day_labels: Vec<(f64, String)>,
+    children: Children,
+) -> impl IntoView {
+    let base = H - BOTTOM;
+    let zero = format!("{zero_y:.1}");
+    let label_x = format!("{}", left - 4.0);
+    let bottom = bottom_text.map(|text| {
+        view! {
+            <text x=label_x.clone() y=format!("{base}") text-anchor="end" font-size="12" fill=AXIS
+                data-testid="axis-bottom">{text}</text>
         }
+    });
+    let labels = day_labels
+        .into_iter()
+        .map(|(x, text)| {
+            view! {
+                <text x=format!("{x}") y=format!("{}", base + 18.0) text-anchor="middle" font-size="12"
+                    fill=AXIS data-testid="axis-label">{text}</text>
+            }
+        })
+        .collect_view();
+    view! {
+        <svg viewBox=format!("0 0 {W} {H}") width="100%" preserveAspectRatio="xMidYMid meet" role="img"
+            aria-label=label xmlns="http://www.w3.org/2000/svg">
+            <line x1=format!("{left}") y1=zero.clone() x2=format!("{}", W - RIGHT) y2=zero.clone() stroke=AXIS/>
+            <line x1=format!("{left}") y1=format!("{TOP}") x2=format!("{left}") y2=format!("{base}") stroke=AXIS/>
+            <text x=label_x.clone() y=format!("{}", TOP + 4.0) text-anchor="end" font-size="12" fill=AXIS
+                data-testid="axis-top">{top_text}</text>
+            <text x=label_x y=zero text-anchor="end" font-size="12" fill=AXIS>"0"</text>
+            {bottom}
+            {labels}
+            {children()}
+        </svg>
     }
-    svg
 }
 
 /// Claimed and used per day: two lines, a dot per day with its number in
 /// a `<title>`, and a legend.
-fn line_chart(l: Lang, kind: Kind, days: &[ReportDay]) -> String {
+#[component]
+fn LineChart(lang: Lang, kind: Kind, days: Vec<ReportDay>) -> impl IntoView {
+    let l = lang;
     let claimed_word = l.t(kind.claimed_key());
     let used_word = l.t("report-used");
     let max = days
@@ -488,62 +518,61 @@ fn line_chart(l: Lang, kind: Kind, days: &[ReportDay]) -> String {
     };
     let base = H - BOTTOM;
     let y_of = |v: i64| base - (v.max(0) as f64 / max as f64) * (base - TOP);
-    let mut svg = frame(
-        l.t("report-line-chart"),
-        days,
-        left,
-        (&top_text, base, None),
-        x_of,
-    );
-    for (series, color, word, value) in [
+    let labels = day_labels(&days, x_of);
+    let series = [
         (
             "claimed",
-            "#1f5f99",
+            CLAIMED,
             claimed_word,
             (|d: &ReportDay| d.claimed) as fn(&ReportDay) -> i64,
         ),
-        ("used", "#b4232a", used_word, |d: &ReportDay| d.used),
-    ] {
+        ("used", RED, used_word, |d: &ReportDay| d.used),
+    ]
+    .into_iter()
+    .map(|(series, color, word, value)| {
         let points = days
             .iter()
             .enumerate()
             .map(|(i, d)| format!("{:.1},{:.1}", x_of(i), y_of(value(d))))
             .collect::<Vec<_>>()
             .join(" ");
-        svg.push_str(&format!(
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{points}\"/>"
-        ));
-        for (i, d) in days.iter().enumerate() {
-            svg.push_str(&format!(
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\" data-testid=\"point-{series}\" data-value=\"{}\"><title>{} {}: {}</title></circle>",
-                x_of(i),
-                y_of(value(d)),
-                value(d),
-                escape(&d.day),
-                escape(word),
-                count(value(d))
-            ));
+        let dots = days
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let v = value(d);
+                let title = format!("{} {}: {}", d.day, word, count(v));
+                view! {
+                    <circle cx=format!("{:.1}", x_of(i)) cy=format!("{:.1}", y_of(v)) r="3" fill=color
+                        data-testid=format!("point-{series}") data-value=v.to_string()><title>{title}</title></circle>
+                }
+            })
+            .collect_view();
+        view! {
+            <polyline fill="none" stroke=color stroke-width="2" points=points/>
+            {dots}
         }
+    })
+    .collect_view();
+    view! {
+        <ChartFrame label=l.t("report-line-chart") left=left top_text=top_text zero_y=base
+            bottom_text=None day_labels=labels>
+            {series}
+            <rect x=format!("{left}") y="4" width="10" height="10" fill=CLAIMED/>
+            <text x=format!("{}", left + 14.0) y="13" font-size="12" fill=INK>{claimed_word}</text>
+            <rect x=format!("{}", left + 140.0) y="4" width="10" height="10" fill=RED/>
+            <text x=format!("{}", left + 154.0) y="13" font-size="12" fill=INK>{used_word}</text>
+        </ChartFrame>
     }
-    svg.push_str(&format!(
-        "<rect x=\"{left}\" y=\"4\" width=\"10\" height=\"10\" fill=\"#1f5f99\"/>\
-         <text x=\"{}\" y=\"13\" font-size=\"12\" fill=\"#1d232b\">{}</text>\
-         <rect x=\"{}\" y=\"4\" width=\"10\" height=\"10\" fill=\"#b4232a\"/>\
-         <text x=\"{}\" y=\"13\" font-size=\"12\" fill=\"#1d232b\">{}</text></svg>",
-        left + 14.0,
-        escape(claimed_word),
-        left + 140.0,
-        left + 154.0,
-        escape(used_word)
-    ));
-    svg
 }
 
 /// Discount per day: a bar per day, its amount in a `<title>`. A day
 /// whose returns outweigh its use (a negative net discount) is a bar below
 /// the zero line, in another colour, and the axis then shows the lowest
 /// amount too.
-fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
+#[component]
+fn BarChart(lang: Lang, days: Vec<ReportDay>) -> impl IntoView {
+    let l = lang;
     let top = days
         .iter()
         .map(|d| d.discount_cents)
@@ -567,35 +596,46 @@ fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
     let base = H - BOTTOM;
     let y_of = |v: i64| TOP + (top - v) as f64 / range * (base - TOP);
     let zero_y = y_of(0);
-    let mut svg = frame(
-        l.t("report-bar-chart"),
-        days,
-        left,
-        (&top_text, zero_y, bottom_text.as_deref()),
-        x_of,
-    );
+    let labels = day_labels(&days, x_of);
     let word = l.t("report-discount");
-    for (i, d) in days.iter().enumerate() {
-        let v = d.discount_cents;
-        let (y, h) = if v >= 0 {
-            let y = y_of(v);
-            (y, (zero_y - y).max(if v > 0 { 1.0 } else { 0.0 }))
-        } else {
-            (zero_y, (y_of(v) - zero_y).max(1.0))
-        };
-        let fill = if v < 0 { "#b4232a" } else { "#2e7d4f" };
-        let w = (slot * 0.8).max(0.5);
-        svg.push_str(&format!(
-            "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" fill=\"{fill}\" data-testid=\"bar\" data-value=\"{}\"><title>{} {}: {}</title></rect>",
-            x_of(i) - w / 2.0,
-            v,
-            escape(&d.day),
-            escape(word),
-            CentsDelta::from_stored(v).shown()
-        ));
+    let bars = days
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let v = d.discount_cents;
+            let (y, h) = if v >= 0 {
+                let y = y_of(v);
+                (y, (zero_y - y).max(if v > 0 { 1.0 } else { 0.0 }))
+            } else {
+                (zero_y, (y_of(v) - zero_y).max(1.0))
+            };
+            let fill = if v < 0 { RED } else { GREEN };
+            let w = (slot * 0.8).max(0.5);
+            let title = format!("{} {}: {}", d.day, word, CentsDelta::from_stored(v).shown());
+            view! {
+                <rect x=format!("{:.1}", x_of(i) - w / 2.0) y=format!("{y:.1}") width=format!("{w:.1}")
+                    height=format!("{h:.1}") fill=fill data-testid="bar" data-value=v.to_string()><title>{title}</title></rect>
+            }
+        })
+        .collect_view();
+    view! {
+        <ChartFrame label=l.t("report-bar-chart") left=left top_text=top_text zero_y=zero_y
+            bottom_text=bottom_text day_labels=labels>
+            {bars}
+        </ChartFrame>
     }
-    svg.push_str("</svg>");
-    svg
+}
+
+/// The line chart as HTML, as the page renders it.
+#[cfg(test)]
+fn line_chart(l: Lang, kind: Kind, days: &[ReportDay]) -> String {
+    view! { <LineChart lang=l kind=kind days=days.to_vec()/> }.to_html()
+}
+
+/// The bar chart as HTML, as the page renders it.
+#[cfg(test)]
+fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
+    view! { <BarChart lang=l days=days.to_vec()/> }.to_html()
 }
 
 #[cfg(test)]

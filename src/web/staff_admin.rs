@@ -22,8 +22,9 @@ use serde::Deserialize;
 
 use super::auth::{Staff, WebError, parse_form};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, enc, field_error, role_label};
+use super::layout::{FieldErrors, field_error, role_label};
 use super::password::{check_new_password as password_text, reauth_text};
+use super::paths;
 use crate::domain::FieldError;
 use crate::domain::permissions::Permission;
 use crate::domain::staff::{Role, StaffName};
@@ -285,7 +286,6 @@ fn account_row(
     row: Option<RowRefused>,
 ) -> impl IntoView + use<> {
     let is_me = a.name == me;
-    let base = format!("/console/staff/{}", enc(&a.name));
     let row_errors = row.as_ref().map(|r| r.errors.clone()).unwrap_or_default();
     // The role as chosen in a refused change, else the account's.
     let role = row
@@ -309,7 +309,7 @@ fn account_row(
             })
             .collect_view();
         view! {
-            <form method="post" action=format!("{base}/role") class="inline">
+            <form method="post" action=paths::staff_role(&a.name) class="inline">
                 <input type="hidden" name="csrf" value=csrf.to_string()/>
                 <label for=id.clone()>{l.t("role")}</label>" "
                 <select id=id name="role" aria-invalid=field.invalid aria-describedby=field.described_by.clone()>{options}</select>" "
@@ -322,7 +322,7 @@ fn account_row(
     let toggle = (!is_me).then(|| {
         if a.disabled {
             view! {
-                <form method="post" action=format!("{base}/enable") class="inline">
+                <form method="post" action=paths::staff_enable(&a.name) class="inline">
                     <input type="hidden" name="csrf" value=csrf.to_string()/>
                     <button type="submit">{l.t("enable")}</button>
                 </form>
@@ -330,7 +330,7 @@ fn account_row(
             .into_any()
         } else {
             view! {
-                <form method="post" action=format!("{base}/disable") class="inline">
+                <form method="post" action=paths::staff_disable(&a.name) class="inline">
                     <input type="hidden" name="csrf" value=csrf.to_string()/>
                     <button type="submit" class="danger">{l.t("disable")}</button>
                 </form>
@@ -364,7 +364,7 @@ fn account_row(
                 {row_error}
                 <details open=open>
                     <summary>{l.t("reset-password")}</summary>
-                    <form method="post" action=format!("{base}/password") class="stack">
+                    <form method="post" action=paths::staff_password(&a.name) class="stack">
                         <input type="hidden" name="csrf" value=csrf.to_string()/>
                         <label for=pw_id.clone()>{l.t("new-password-at-least-12-characters-2")}</label>
                         <input id=pw_id name="password" type="password" autocomplete="new-password" required=true minlength="12"

@@ -38,6 +38,7 @@ use super::layout::{
     FieldErrors, actor_text, coupon_status_label, enc, field_error, ids_details, opt_time,
     time_text, words_text,
 };
+use super::paths;
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
@@ -91,10 +92,6 @@ async fn generate_codes(
         Ok(r) => r,
         Err(form) => detail_with_codes(&s, &staff, &id, form).await,
     }
-}
-
-fn detail_path(id: &TemplateId) -> String {
-    format!("/console/templates/{}", enc(id))
 }
 
 /// Whether this staff member sees the forms that change templates.
@@ -331,7 +328,7 @@ fn template_rows(l: Lang, templates: Vec<TemplateView>) -> impl IntoView + use<>
     let rows = templates
         .into_iter()
         .map(|t| {
-            let href = detail_path(&t.id);
+            let href = paths::template(&t.id);
             let words = words_text(l, &view_words(&t));
             let stock = stock_text(l, &t);
             let counts = counts_text(l, &t);
@@ -849,7 +846,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
                 }
             };
             staff.done(
-                &detail_path(&id),
+                &paths::template(&id),
                 crate::tr!(l, "template-created", name = name),
             )
         }
@@ -912,9 +909,9 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &TemplateId, forms: Detail
     let refused = !forms.errors.is_empty() || forms.codes.is_refused();
     let codes = super::codes::template_section(s, staff, &t, forms.codes.clone()).await;
     let words = words_text(l, &view_words(&t));
-    let coupons_href = format!("/console/coupons?template_id={}", enc(&t.id));
-    let report_href = format!("/console/templates/{}/report", enc(&t.id));
-    let copy_href = format!("{NEW}?from={}", enc(&t.id));
+    let coupons_href = paths::coupons_of_template(&t.id);
+    let report_href = paths::template_report(&t.id);
+    let copy_href = paths::template_copy(&t.id);
     let report = may_manage(staff).then(|| {
         view! {
             " "<a class="button" href=report_href data-testid="template-report">{l.t("report-link")}</a>
@@ -972,19 +969,22 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &TemplateId, forms: Detail
 
 /// Pause / resume, end claiming early, and the safe edit.
 fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl IntoView + use<> {
-    let base = detail_path(&t.id);
     let paused = t.status == ClaimStanding::Paused;
     let (switch_href, switch_label, switch_id) = if paused {
-        (format!("{base}/resume"), l.t("template-resume"), "resume")
+        (
+            paths::template_resume(&t.id),
+            l.t("template-resume"),
+            "resume",
+        )
     } else {
-        (format!("{base}/pause"), l.t("template-pause"), "pause")
+        (paths::template_pause(&t.id), l.t("template-pause"), "pause")
     };
     // Each form posts to an address ending in `#template-manage`: a
     // refused form comes back scrolled to this section, where its message
     // is, and a change lands where it was made (a redirect keeps the
     // fragment), not at the top of a long page.
     let switch_href = format!("{switch_href}#template-manage");
-    let edit_href = format!("{base}/edit#template-manage");
+    let edit_href = format!("{}#template-manage", paths::template_edit(&t.id));
     let reason = f.errors.input_attrs("reason", "reason");
     let typed_reason = super::escape_html(&f.reason);
     // A full edit's messages belong to its own form; the end-claiming
@@ -1289,7 +1289,7 @@ async fn claiming(
             } else {
                 "template-resumed-flash"
             };
-            staff.done(&detail_path(&id), crate::tr!(l, key, name = name))
+            staff.done(&paths::template(&id), crate::tr!(l, key, name = name))
         }
         Err(ServiceError::Invalid(f)) if f.field == "reason" => {
             let mut forms = DetailForms {
@@ -1385,7 +1385,7 @@ async fn edit(
             } else {
                 crate::tr!(l, "template-saved-flash", name = name)
             };
-            staff.done(&detail_path(&id), text)
+            staff.done(&paths::template(&id), text)
         }
         Err(ServiceError::Refused { message, .. })
             if EditRefusal::from_message(&message).is_some() =>
@@ -1435,7 +1435,7 @@ async fn edit_terms(s: &AppState, staff: &Staff, id: &TemplateId, form: CreateFo
             Ok(done) => {
                 let name = done.fresh().map(|v| v.name).unwrap_or_default();
                 return staff.done(
-                    &detail_path(id),
+                    &paths::template(id),
                     crate::tr!(l, "template-saved-flash", name = name),
                 );
             }

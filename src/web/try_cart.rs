@@ -13,7 +13,8 @@ use serde::Deserialize;
 
 use super::auth::WebError;
 use super::i18n::Lang;
-use super::layout::{FieldErrors, coupon_terms_text, enc, field_error, time_text};
+use super::layout::{FieldErrors, coupon_terms_text, field_error, time_text};
+use super::paths;
 use crate::domain::ids::UserId;
 use crate::domain::money::Cents;
 use crate::http::AppState;
@@ -163,7 +164,8 @@ fn view(
         Answer::Refused(e) => e.clone(),
         _ => FieldErrors::default(),
     };
-    let action = format!("/console/users/{}#try-cart", enc(user_id));
+    // The user id as the user page's address gave it.
+    let action = paths::unparsed::user_try_cart(user_id);
     let total = errors.input_attrs("total", "cart-total");
     let category = errors.input_attrs("category", "cart-category");
     let campaign = errors.input_attrs("campaign", "cart-campaign");
@@ -257,7 +259,7 @@ fn results(l: Lang, o: CouponOptions) -> AnyView {
         .usable
         .into_iter()
         .map(|u| {
-            let href = format!("/console/coupons/{}", enc(&u.coupon.id));
+            let href = paths::coupon(&u.coupon.id);
             let is_best = best_id.as_deref() == Some(u.coupon.id.as_str());
             let terms = coupon_terms_text(l, &u.coupon);
             let note = u.warning.map(|w| l.msg(&w.msg)).unwrap_or_default();
@@ -276,7 +278,7 @@ fn results(l: Lang, o: CouponOptions) -> AnyView {
         .unusable
         .into_iter()
         .map(|u| {
-            let href = format!("/console/coupons/{}", enc(&u.coupon.id));
+            let href = paths::coupon(&u.coupon.id);
             let terms = coupon_terms_text(l, &u.coupon);
             let why = l.msg(&u.msg);
             view! {

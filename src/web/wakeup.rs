@@ -23,7 +23,8 @@ use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, actor_text, enc, field_error, time_text};
+use super::layout::{FieldErrors, actor_text, field_error, time_text};
+use super::paths;
 use super::reminders::offset_label;
 use crate::domain::ids::WakeupRuleId;
 use crate::domain::permissions::Permission;
@@ -47,10 +48,6 @@ pub fn routes() -> Router<AppState> {
             "/console/wakeup/{id}/resume",
             post(|s, staff, id, body| switch(s, staff, id, body, true)),
         )
-}
-
-fn detail_path(id: &WakeupRuleId) -> String {
-    format!("{LIST}/{}", enc(id))
 }
 
 fn forbidden(l: Lang) -> Response {
@@ -226,7 +223,7 @@ fn rules_table(l: Lang, rules: Vec<WakeupRuleReport>) -> impl IntoView + use<> {
     let rows = rules
         .into_iter()
         .map(|r| {
-            let href = detail_path(&r.rule.id);
+            let href = paths::wakeup_rule(&r.rule.id);
             let lead = offset_label(l, r.rule.lead_seconds);
             let templates = templates_text(l, &r);
             let compare = compare_text(l, &r);
@@ -357,7 +354,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
         .await
     {
         Ok(rule) => staff.done(
-            &detail_path(&rule.id),
+            &paths::wakeup_rule(&rule.id),
             crate::tr!(l, "wakeup-created-flash", name = rule.name),
         ),
         Err(ServiceError::Invalid(f)) => {
@@ -422,13 +419,13 @@ async fn detail_page(
         .map_or_else(|| l.t("wakeup-no-bonus").to_string(), |(_, n)| n.clone());
     let (path, label, testid) = if r.rule.active {
         (
-            format!("{}/pause", detail_path(&r.rule.id)),
+            paths::wakeup_rule_pause(&r.rule.id),
             l.t("wakeup-pause"),
             "pause",
         )
     } else {
         (
-            format!("{}/resume", detail_path(&r.rule.id)),
+            paths::wakeup_rule_resume(&r.rule.id),
             l.t("wakeup-resume"),
             "resume",
         )
@@ -531,7 +528,7 @@ async fn switch(
             } else {
                 "wakeup-paused-flash"
             };
-            staff.done(&detail_path(&id), l.t(key).to_string())
+            staff.done(&paths::wakeup_rule(&id), l.t(key).to_string())
         }
         Err(ServiceError::Invalid(f)) if f.field == "reason" => {
             let mut errors = FieldErrors::default();

@@ -20,6 +20,7 @@ use leptos::prelude::*;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error, time_string};
+use super::paths;
 use crate::domain::ids::SubscriberId;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
@@ -56,6 +57,14 @@ impl Switch {
         match self {
             Switch::Disable => "disable",
             Switch::Enable => "enable",
+        }
+    }
+
+    /// Its confirmation page and post for subscriber `id`.
+    fn action(self, id: &SubscriberId) -> String {
+        match self {
+            Switch::Disable => paths::subscriber_disable(id),
+            Switch::Enable => paths::subscriber_enable(id),
         }
     }
 
@@ -138,7 +147,7 @@ fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl Into
                 };
                 let action = (may_disable && !s.from_environment).then(|| {
                 let switch = if s.enabled { Switch::Disable } else { Switch::Enable };
-                let href = format!("/console/webhooks/{}/{}", s.id, switch.path());
+                let href = switch.action(&s.id);
                 view! { <a class="button" href=href data-testid=switch.path()>{switch.verb(l)}</a> }
             });
                 view! {
@@ -444,7 +453,7 @@ async fn confirm_page(
         return staff.refused(LIST, already_text(l, switch));
     }
     let csrf = staff.session.csrf_token.clone();
-    let action = format!("/console/webhooks/{}/{}", sub.id, switch.path());
+    let action = switch.action(&sub.id);
     let types = types_text(l, &sub.event_types);
     let (title, heading, text) = match switch {
         Switch::Disable => (

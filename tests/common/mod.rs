@@ -7,7 +7,10 @@
 //! on the server at `COUPONKEEPER_TEST_PG_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/postgres`) and drop it afterwards, so
 //! runs never see each other's rows. An unreachable server fails the test:
-//! asking for PostgreSQL and silently getting nothing would hide bugs.
+//! asking for PostgreSQL and silently getting nothing would hide bugs. A
+//! fully migrated database is copied from one template per test process
+//! (`ck_tpl_<pid>_<rand>`, see [`pg_template`]), so the migrations run once
+//! per test binary instead of once per test.
 
 #![allow(dead_code)]
 
@@ -99,10 +102,15 @@ impl TestDb {
                     n,
                     rand::random::<u32>()
                 );
+                let create = if last_version == i64::MAX {
+                    format!("CREATE DATABASE {name} TEMPLATE {}", pg_template())
+                } else {
+                    format!("CREATE DATABASE {name}")
+                };
                 let mut conn = sqlx::AnyConnection::connect(&admin).await.unwrap_or_else(|e| {
                     panic!("PostgreSQL at {admin} is unreachable ({e}); the postgres test run needs it")
                 });
-                conn.execute(format!("CREATE DATABASE {name}").as_str())
+                conn.execute(create.as_str())
                     .await
                     .expect("create test database");
                 let _ = conn.close().await;
@@ -127,11 +135,87 @@ impl TestDb {
         )
         .await
         .expect("connect test db");
+        // A copy of the template is migrated already; migrating again finds
+        // nothing to do, and checks that.
         db.migrate_through(last_version)
             .await
             .expect("migrate test db");
         TestDb { db, url, cleanup }
     }
+}
+
+/// The migrated database this test process copies its PostgreSQL databases
+/// from, made on first use. Nobody stays connected to it (a copy needs
+/// that). It outlives the process: the next process drops every template
+/// whose process is gone, so at most one run's templates are left on the
+/// server.
+fn pg_template() -> &'static str {
+    static TEMPLATE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEMPLATE.get_or_init(|| {
+        // Made on a thread with its own runtime: the first caller is inside
+        // a test's runtime, whose connections must not outlive it.
+        std::thread::spawn(|| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime for the template database")
+                .block_on(make_pg_template())
+        })
+        .join()
+        .expect("the template database is made")
+    })
+}
+
+async fn make_pg_template() -> String {
+    let admin = pg_admin_url();
+    let mut conn = sqlx::AnyConnection::connect(&admin)
+        .await
+        .unwrap_or_else(|e| {
+            panic!("PostgreSQL at {admin} is unreachable ({e}); the postgres test run needs it")
+        });
+    let old: Vec<String> =
+        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'ck_tpl_%'")
+            .fetch_all(&mut conn)
+            .await
+            .expect("list template databases");
+    for db in old {
+        let pid = db.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
+        let alive = pid.is_some_and(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
+        if !alive {
+            let _ = conn
+                .execute(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)").as_str())
+                .await;
+        }
+    }
+    let name = format!(
+        "ck_tpl_{}_{:08x}",
+        std::process::id(),
+        rand::random::<u32>()
+    );
+    conn.execute(format!("CREATE DATABASE {name}").as_str())
+        .await
+        .expect("create the template database");
+    let _ = conn.close().await;
+    let base = admin
+        .rsplit_once('/')
+        .map(|(b, _)| b.to_string())
+        .unwrap_or(admin);
+    let db = Db::connect_with(
+        &format!("{base}/{name}"),
+        couponkeeper::store::PoolSettings {
+            max_connections: 1,
+            tx_retries: 8,
+            acquire_timeout_ms: 30_000,
+            tx_timeout_ms: 60_000,
+        },
+    )
+    .await
+    .expect("connect the template database");
+    db.migrate_through(i64::MAX)
+        .await
+        .expect("migrate the template database");
+    db.pool().close().await;
+    name
 }
 
 /// Records the service's SQL when `COUPONKEEPER_CAPTURE_SQL` is set

@@ -400,37 +400,44 @@ impl Service {
         let now = self.now();
         self.read(move |c| {
             let user = user.clone();
-            Box::pin(async move {
-                let mut overall = CheckResult::Ok;
-                let mut reports = Vec::new();
-                let mut stock_seen = HashMap::new();
-                for o in search::orders_for_user(c, &user, USER_HEALTH_ORDERS).await? {
-                    let r = order_report(c, &o, now, &mut stock_seen).await?;
-                    overall = overall.max(r.overall);
-                    reports.push(r);
-                }
-                let mut locks = Vec::new();
-                for r in search::locked_for_user(c, &user, USER_HEALTH_LOCKS).await? {
-                    let order = match r.order_no.as_ref() {
-                        Some(no) => orders::get(c, no).await?.map(|o| partner(&o)),
-                        None => None,
-                    };
-                    if let Some(check) = health::stray_lock(&coupon_facts(&r), order.as_ref()) {
-                        let v = CheckView::from(check);
-                        overall = overall.max(v.result);
-                        locks.push(v);
-                    }
-                }
-                Ok(UserHealthReport {
-                    user_id: user,
-                    overall,
-                    orders: reports,
-                    locks,
-                })
-            })
+            Box::pin(async move { user_health_check_tx(c, user, now).await })
         })
         .await
     }
+}
+
+/// Reads the user's recent orders' reports and their locked coupons whose orders are not live.
+async fn user_health_check_tx(
+    c: &mut AnyConnection,
+    user: UserId,
+    now: DateTime<Utc>,
+) -> Result<UserHealthReport, ServiceError> {
+    let mut overall = CheckResult::Ok;
+    let mut reports = Vec::new();
+    let mut stock_seen = HashMap::new();
+    for o in search::orders_for_user(c, &user, USER_HEALTH_ORDERS).await? {
+        let r = order_report(c, &o, now, &mut stock_seen).await?;
+        overall = overall.max(r.overall);
+        reports.push(r);
+    }
+    let mut locks = Vec::new();
+    for r in search::locked_for_user(c, &user, USER_HEALTH_LOCKS).await? {
+        let order = match r.order_no.as_ref() {
+            Some(no) => orders::get(c, no).await?.map(|o| partner(&o)),
+            None => None,
+        };
+        if let Some(check) = health::stray_lock(&coupon_facts(&r), order.as_ref()) {
+            let v = CheckView::from(check);
+            overall = overall.max(v.result);
+            locks.push(v);
+        }
+    }
+    Ok(UserHealthReport {
+        user_id: user,
+        overall,
+        orders: reports,
+        locks,
+    })
 }
 
 #[cfg(test)]

@@ -189,43 +189,7 @@ impl Service {
             .read(move |c| {
                 let q = q.clone();
                 let key = key.clone();
-                Box::pin(async move {
-                    let mut hits: Vec<(Target, SearchHit)> = Vec::new();
-                    let mut coupon_ids: Vec<CouponId> = Vec::new();
-                    let as_id = CouponId::from_wire(q.clone());
-                    if search::coupon_exists(c, &as_id).await? {
-                        coupon_ids.push(as_id);
-                    }
-                    if let Some(id) = search::coupon_id_by_code(c, &as_code(&q)).await?
-                        && !coupon_ids.contains(&id)
-                    {
-                        coupon_ids.push(id);
-                    }
-                    for id in coupon_ids {
-                        if let Some(r) = archive::get_live_or_archived(c, &id).await? {
-                            hits.push(coupon_hit(r, now));
-                        }
-                    }
-                    // Every stored order number and user id is a checked
-                    // key: a query that is not one matches neither.
-                    if let Ok(no) = OrderNo::parse(&q)
-                        && let Some(o) = orders::get(c, &no).await?
-                    {
-                        hits.push(order_hit(o));
-                    }
-                    if let Ok(user) = UserId::parse(&q)
-                        && search::user_exists(c, &user).await?
-                    {
-                        hits.push(user_hit(user));
-                    }
-                    if !hits.is_empty() || key.chars().count() < MIN_PREFIX_CHARS {
-                        return Ok((hits, None));
-                    }
-                    // Nothing matched exactly: the coupon codes that start
-                    // with the query, the order numbers and user ids that
-                    // hold it, newest first.
-                    partial_hits(c, &key, &q, now).await
-                })
+                Box::pin(async move { search_tx(c, q, key, now).await })
             })
             .await?;
         if more.is_some() || hits.len() > 1 {
@@ -241,6 +205,50 @@ impl Service {
             Some((Target::User(user), _)) => SearchOutcome::User(user),
         })
     }
+}
+
+/// Looks the query up as a coupon id or code, an order number and a user id, then by partial match.
+async fn search_tx(
+    c: &mut AnyConnection,
+    q: String,
+    key: String,
+    now: DateTime<Utc>,
+) -> Result<(Vec<(Target, SearchHit)>, Option<MoreMatches>), ServiceError> {
+    let mut hits: Vec<(Target, SearchHit)> = Vec::new();
+    let mut coupon_ids: Vec<CouponId> = Vec::new();
+    let as_id = CouponId::from_wire(q.clone());
+    if search::coupon_exists(c, &as_id).await? {
+        coupon_ids.push(as_id);
+    }
+    if let Some(id) = search::coupon_id_by_code(c, &as_code(&q)).await?
+        && !coupon_ids.contains(&id)
+    {
+        coupon_ids.push(id);
+    }
+    for id in coupon_ids {
+        if let Some(r) = archive::get_live_or_archived(c, &id).await? {
+            hits.push(coupon_hit(r, now));
+        }
+    }
+    // Every stored order number and user id is a checked
+    // key: a query that is not one matches neither.
+    if let Ok(no) = OrderNo::parse(&q)
+        && let Some(o) = orders::get(c, &no).await?
+    {
+        hits.push(order_hit(o));
+    }
+    if let Ok(user) = UserId::parse(&q)
+        && search::user_exists(c, &user).await?
+    {
+        hits.push(user_hit(user));
+    }
+    if !hits.is_empty() || key.chars().count() < MIN_PREFIX_CHARS {
+        return Ok((hits, None));
+    }
+    // Nothing matched exactly: the coupon codes that start
+    // with the query, the order numbers and user ids that
+    // hold it, newest first.
+    partial_hits(c, &key, &q, now).await
 }
 
 /// The coupons (live and archived) whose code's search key starts with

@@ -156,87 +156,9 @@ impl Service {
             .write(move |c| {
                 let w = w.clone();
                 let slots = slots.clone();
-                Box::pin(async move {
-                    let subs = Self::live_subscribers(c, &w).await?;
-                    let rows = match &slots {
-                        Slots::Total(batch) => {
-                            deliveries::claim_due(c, ClaimScope::Any, now_ms, lease_until, *batch)
-                                .await?
-                        }
-                        Slots::PerSubscriber(in_flight, orphans) => {
-                            let mut rows = Vec::new();
-                            for sub in &subs {
-                                let busy = in_flight.get(&sub.id).copied().unwrap_or(0);
-                                let free = w.concurrency.saturating_sub(busy);
-                                if free == 0 {
-                                    continue;
-                                }
-                                let free = i64::try_from(free).unwrap_or(1000).min(1000);
-                                rows.extend(
-                                    deliveries::claim_due(
-                                        c,
-                                        ClaimScope::Subscriber(&sub.id),
-                                        now_ms,
-                                        lease_until,
-                                        free,
-                                    )
-                                    .await?,
-                                );
-                            }
-                            if *orphans {
-                                let live: Vec<SubscriberId> =
-                                    subs.iter().map(|s| s.id.clone()).collect();
-                                rows.extend(
-                                    deliveries::claim_due(
-                                        c,
-                                        ClaimScope::NotIn(&live),
-                                        now_ms,
-                                        lease_until,
-                                        ORPHAN_BATCH,
-                                    )
-                                    .await?,
-                                );
-                            }
-                            rows
-                        }
-                    };
-                    let mut out = Vec::with_capacity(rows.len());
-                    let outbox_ids: Vec<i64> = rows.iter().map(|d| d.outbox_id).collect();
-                    let messages: HashMap<i64, _> = deliveries::messages(c, &outbox_ids)
-                        .await?
-                        .into_iter()
-                        // The outbox's user ids were written from `UserId`s.
-                        .map(|(id, t, u, p, at)| (id, (t, u, p, at)))
-                        .collect();
-                    for d in rows {
-                        let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
-                            deliveries::kill(c, d.id, SUBSCRIBER_GONE, now_ms).await?;
-                            continue;
-                        };
-                        let Some((event_type, user_id, payload, created_at)) =
-                            messages.get(&d.outbox_id)
-                        else {
-                            deliveries::kill(c, d.id, MESSAGE_MISSING, now_ms).await?;
-                            continue;
-                        };
-                        let body = envelope(
-                            d.outbox_id,
-                            event_type,
-                            user_id.as_ref(),
-                            payload,
-                            *created_at,
-                        );
-                        out.push(ClaimedDelivery {
-                            trusted: w.default_url.is_some() && sub.id == DEFAULT_SUBSCRIBER,
-                            url: sub.url.clone(),
-                            secret: sub.secret.clone(),
-                            body,
-                            lease_until,
-                            delivery: d,
-                        });
-                    }
-                    Ok::<_, ServiceError>(out)
-                })
+                Box::pin(
+                    async move { claim_under_lease_tx(c, w, slots, now_ms, lease_until).await },
+                )
             })
             .await
     }
@@ -294,35 +216,119 @@ impl Service {
             .db
             .write(move |c| {
                 let rows = rows.clone();
-                Box::pin(async move {
-                    let attempts: Vec<AttemptRecord<'_>> = rows
-                        .iter()
-                        .map(|r| AttemptRecord {
-                            delivery_id: r.id,
-                            at_ms: now_ms,
-                            status_code: r.code,
-                            error: r.error.as_deref(),
-                            duration_ms: r.duration_ms,
-                            actor: ACTOR_DISPATCHER,
-                        })
-                        .collect();
-                    deliveries::insert_attempts(c, &attempts).await?;
-                    for r in &rows {
-                        deliveries::finish_attempt(
-                            c,
-                            r.id,
-                            r.lease,
-                            r.next,
-                            r.code,
-                            r.error.as_deref(),
-                            now_ms,
-                        )
-                        .await?;
-                    }
-                    Ok::<_, ServiceError>(())
-                })
+                Box::pin(async move { finish_deliveries_tx(c, rows, now_ms).await })
             })
             .await?;
         Ok(nexts)
     }
+}
+
+/// Takes due deliveries for the slots under a lease, with their bodies; dead-letters the orphans.
+async fn claim_under_lease_tx(
+    c: &mut sqlx::AnyConnection,
+    w: WebhookSettings,
+    slots: Slots,
+    now_ms: i64,
+    lease_until: i64,
+) -> Result<Vec<ClaimedDelivery>, ServiceError> {
+    let subs = Service::live_subscribers(c, &w).await?;
+    let rows = match &slots {
+        Slots::Total(batch) => {
+            deliveries::claim_due(c, ClaimScope::Any, now_ms, lease_until, *batch).await?
+        }
+        Slots::PerSubscriber(in_flight, orphans) => {
+            let mut rows = Vec::new();
+            for sub in &subs {
+                let busy = in_flight.get(&sub.id).copied().unwrap_or(0);
+                let free = w.concurrency.saturating_sub(busy);
+                if free == 0 {
+                    continue;
+                }
+                let free = i64::try_from(free).unwrap_or(1000).min(1000);
+                rows.extend(
+                    deliveries::claim_due(
+                        c,
+                        ClaimScope::Subscriber(&sub.id),
+                        now_ms,
+                        lease_until,
+                        free,
+                    )
+                    .await?,
+                );
+            }
+            if *orphans {
+                let live: Vec<SubscriberId> = subs.iter().map(|s| s.id.clone()).collect();
+                rows.extend(
+                    deliveries::claim_due(
+                        c,
+                        ClaimScope::NotIn(&live),
+                        now_ms,
+                        lease_until,
+                        ORPHAN_BATCH,
+                    )
+                    .await?,
+                );
+            }
+            rows
+        }
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    let outbox_ids: Vec<i64> = rows.iter().map(|d| d.outbox_id).collect();
+    let messages: HashMap<i64, _> = deliveries::messages(c, &outbox_ids)
+        .await?
+        .into_iter()
+        // The outbox's user ids were written from `UserId`s.
+        .map(|(id, t, u, p, at)| (id, (t, u, p, at)))
+        .collect();
+    for d in rows {
+        let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
+            deliveries::kill(c, d.id, SUBSCRIBER_GONE, now_ms).await?;
+            continue;
+        };
+        let Some((event_type, user_id, payload, created_at)) = messages.get(&d.outbox_id) else {
+            deliveries::kill(c, d.id, MESSAGE_MISSING, now_ms).await?;
+            continue;
+        };
+        let body = envelope(
+            d.outbox_id,
+            event_type,
+            user_id.as_ref(),
+            payload,
+            *created_at,
+        );
+        out.push(ClaimedDelivery {
+            trusted: w.default_url.is_some() && sub.id == DEFAULT_SUBSCRIBER,
+            url: sub.url.clone(),
+            secret: sub.secret.clone(),
+            body,
+            lease_until,
+            delivery: d,
+        });
+    }
+    Ok::<_, ServiceError>(out)
+}
+
+/// Records the attempts and moves each delivery on, conditional on its lease.
+async fn finish_deliveries_tx(
+    c: &mut sqlx::AnyConnection,
+    rows: Vec<FinishRow>,
+    now_ms: i64,
+) -> Result<(), ServiceError> {
+    let attempts: Vec<AttemptRecord<'_>> = rows
+        .iter()
+        .map(|r| AttemptRecord {
+            delivery_id: r.id,
+            at_ms: now_ms,
+            status_code: r.code,
+            error: r.error.as_deref(),
+            duration_ms: r.duration_ms,
+            actor: ACTOR_DISPATCHER,
+        })
+        .collect();
+    deliveries::insert_attempts(c, &attempts).await?;
+    for r in &rows {
+        deliveries::finish_attempt(c, r.id, r.lease, r.next, r.code, r.error.as_deref(), now_ms)
+            .await?;
+    }
+    Ok::<_, ServiceError>(())
 }

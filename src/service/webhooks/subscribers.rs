@@ -213,38 +213,47 @@ impl Service {
             .write(move |c| {
                 let id = id.clone();
                 let ctx = ctx.clone();
-                Box::pin(async move {
-                    let (switched, action, missing) = if on {
-                        (
-                            deliveries::enable_subscriber(c, &id).await?,
-                            actions::WEBHOOK_ENABLE,
-                            "disabled webhook subscriber",
-                        )
-                    } else {
-                        (
-                            deliveries::disable_subscriber(c, &id, now_ms).await?,
-                            actions::WEBHOOK_DISABLE,
-                            "enabled webhook subscriber",
-                        )
-                    };
-                    if !switched {
-                        return Err(ServiceError::not_found(missing, id));
-                    }
-                    insert_staff_audit(
-                        c,
-                        &NewStaffAudit {
-                            actor: &ctx.actor,
-                            action,
-                            target: &id,
-                            detail: None,
-                            address: ctx.address.as_deref(),
-                            at_ms: now_ms,
-                        },
-                    )
-                    .await?;
-                    Ok(())
-                })
+                Box::pin(async move { switch_subscriber_tx(c, id, ctx, on, now_ms).await })
             })
             .await
     }
+}
+
+/// Enables or disables a console subscriber and logs it; not found unless in the other state.
+async fn switch_subscriber_tx(
+    c: &mut sqlx::AnyConnection,
+    id: SubscriberId,
+    ctx: Ctx,
+    on: bool,
+    now_ms: i64,
+) -> Result<(), ServiceError> {
+    let (switched, action, missing) = if on {
+        (
+            deliveries::enable_subscriber(c, &id).await?,
+            actions::WEBHOOK_ENABLE,
+            "disabled webhook subscriber",
+        )
+    } else {
+        (
+            deliveries::disable_subscriber(c, &id, now_ms).await?,
+            actions::WEBHOOK_DISABLE,
+            "enabled webhook subscriber",
+        )
+    };
+    if !switched {
+        return Err(ServiceError::not_found(missing, id));
+    }
+    insert_staff_audit(
+        c,
+        &NewStaffAudit {
+            actor: &ctx.actor,
+            action,
+            target: &id,
+            detail: None,
+            address: ctx.address.as_deref(),
+            at_ms: now_ms,
+        },
+    )
+    .await?;
+    Ok(())
 }
