@@ -174,7 +174,7 @@ async fn make_pg_template() -> String {
             panic!("PostgreSQL at {admin} is unreachable ({e}); the postgres test run needs it")
         });
     let old: Vec<String> =
-        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'ck_tpl_%'")
+        sqlx::query_scalar("SELECT datname::text FROM pg_database WHERE datname LIKE 'ck_tpl_%'")
             .fetch_all(&mut conn)
             .await
             .expect("list template databases");
