@@ -39,6 +39,7 @@ use super::layout::{
     order_badge, time_text,
 };
 use super::paths;
+use super::posted::{OrPage, Posted};
 use crate::domain::compensation::{CapHit, CompensationAllowance};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, OrderNo, UserId};
@@ -283,17 +284,19 @@ async fn release_page(
     staff: Staff,
     Path(id): Path<CouponId>,
     Query(q): Query<BackQuery>,
-) -> Response {
+) -> Result<Response, WebError> {
     render_release(&s, &staff, &id, FormState::fresh(q.back.as_deref())).await
 }
 
 /// The release page, with the form as typed when it was refused.
-async fn render_release(s: &AppState, staff: &Staff, id: &CouponId, f: FormState) -> Response {
+async fn render_release(
+    s: &AppState,
+    staff: &Staff,
+    id: &CouponId,
+    f: FormState,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let c = match s.service.get_coupon(id).await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let c = s.service.get_coupon(id).await.or_page(l)?;
     let order = match &c.order_no {
         Some(no) => s.service.get_order(no).await.ok(),
         None => None,
@@ -349,7 +352,7 @@ async fn render_release(s: &AppState, staff: &Staff, id: &CouponId, f: FormState
         view! { <p>{l.t("this-coupon-is-not-locked-there")}</p> }.into_any()
     };
     let error = form_error(&f);
-    form_page(
+    Ok(form_page(
         staff,
         &f,
         title,
@@ -368,25 +371,18 @@ async fn render_release(s: &AppState, staff: &Staff, id: &CouponId, f: FormState
                 {form}
             </section>
         },
-    )
+    ))
 }
 
 async fn release(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<CouponId>,
-    body: Bytes,
-) -> Response {
-    let form: ActionForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { form, body }: Posted<ActionForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let mut f = FormState::posted(&form);
-    let coupon = match s.service.get_coupon(&id).await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let coupon = s.service.get_coupon(&id).await.or_page(l)?;
     let path = paths::coupon_release(&id);
     let result = s
         .service
@@ -399,7 +395,7 @@ async fn release(
             f.force,
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(done) => {
             let status = answered(&done, "status")
                 .and_then(|st| CouponStatus::parse(&st))
@@ -429,11 +425,11 @@ async fn release(
                     _ => field,
                 };
                 f.errors.add(field, text);
-                render_release(&s, &staff, &id, f).await
+                render_release(&s, &staff, &id, f).await?
             }
             None => WebError::from_service(l, e).into_response(),
         },
-    }
+    })
 }
 
 async fn invalidate_page(
@@ -441,17 +437,19 @@ async fn invalidate_page(
     staff: Staff,
     Path(id): Path<CouponId>,
     Query(q): Query<BackQuery>,
-) -> Response {
+) -> Result<Response, WebError> {
     render_invalidate(&s, &staff, &id, FormState::fresh(q.back.as_deref())).await
 }
 
 /// The invalidate page, with the form as typed when it was refused.
-async fn render_invalidate(s: &AppState, staff: &Staff, id: &CouponId, f: FormState) -> Response {
+async fn render_invalidate(
+    s: &AppState,
+    staff: &Staff,
+    id: &CouponId,
+    f: FormState,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let c = match s.service.get_coupon(id).await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let c = s.service.get_coupon(id).await.or_page(l)?;
     let action = paths::coupon_invalidate(&c.id);
     let back = f.cancel_href(&paths::coupon(&c.id));
     let allowed = staff.may(Permission::InvalidateCoupon);
@@ -472,7 +470,7 @@ async fn render_invalidate(s: &AppState, staff: &Staff, id: &CouponId, f: FormSt
         (false, _) => view! { <p>{l.t("only-an-available-coupon-can-be")}</p> }.into_any(),
     };
     let error = form_error(&f);
-    form_page(
+    Ok(form_page(
         staff,
         &f,
         l.t("invalidate-a-coupon"),
@@ -489,25 +487,18 @@ async fn render_invalidate(s: &AppState, staff: &Staff, id: &CouponId, f: FormSt
                 {form}
             </section>
         },
-    )
+    ))
 }
 
 async fn invalidate(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<CouponId>,
-    body: Bytes,
-) -> Response {
-    let form: ActionForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { form, body }: Posted<ActionForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let mut f = FormState::posted(&form);
-    let coupon = match s.service.get_coupon(&id).await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let coupon = s.service.get_coupon(&id).await.or_page(l)?;
     let path = paths::coupon_invalidate(&id);
     let result = s
         .service
@@ -519,7 +510,7 @@ async fn invalidate(
             form.reason,
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(_) => {
             let text = crate::tr!(l, "action-done-invalidated", code = &coupon.code);
             let to = landing(f.back.as_deref(), paths::coupon(&id));
@@ -528,11 +519,11 @@ async fn invalidate(
         Err(e) => match refusal_at(l, &e) {
             Some((field, text)) => {
                 f.errors.add(field, text);
-                render_invalidate(&s, &staff, &id, f).await
+                render_invalidate(&s, &staff, &id, f).await?
             }
             None => WebError::from_service(l, e).into_response(),
         },
-    }
+    })
 }
 
 #[derive(Deserialize)]
@@ -552,12 +543,12 @@ async fn compensation_page(
     staff: Staff,
     Path(user_id): Path<String>,
     Query(q): Query<CompensationQuery>,
-) -> Response {
+) -> Result<Response, WebError> {
     // A suggested amount comes within what this staff member may give:
     // support's per-coupon cap and what is left of today's allowance.
     let cap = match allowance(&s, &staff).await {
         Ok(a) => a.map(|a| a.per_coupon_cents.min(a.left_today_cents())),
-        Err(r) => return r,
+        Err(r) => return Ok(r),
     };
     let amount = q
         .amount_cents
@@ -585,16 +576,18 @@ async fn allowance(s: &AppState, staff: &Staff) -> Result<Option<CompensationAll
 
 /// The compensation page: the caps and what is left of today's allowance
 /// (support only), and the form, as typed when it was refused.
-async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: FormState) -> Response {
+async fn render_compensation(
+    s: &AppState,
+    staff: &Staff,
+    user_id: &str,
+    f: FormState,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let allowance = match allowance(s, staff).await {
         Ok(a) => a,
-        Err(r) => return r,
+        Err(r) => return Ok(r),
     };
-    let rules = match s.service.compensation_rules().await {
-        Ok(r) => r,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let rules = s.service.compensation_rules().await.or_page(l)?;
     let cap = allowance.map(|a| {
         let text = crate::tr!(
             l,
@@ -661,7 +654,7 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
         view! { <p class="note">{l.t("compensation-for-order")}" "<a href=href data-testid="comp-order">{no}</a></p> }
     });
     let error = form_error(&f);
-    form_page(
+    Ok(form_page(
         staff,
         &f,
         l.t("issue-a-compensation-coupon"),
@@ -695,7 +688,7 @@ async fn render_compensation(s: &AppState, staff: &Staff, user_id: &str, f: Form
                 </form>
             </section>
         },
-    )
+    ))
 }
 
 #[derive(Deserialize)]
@@ -731,12 +724,8 @@ async fn compensate(
     State(s): State<AppState>,
     staff: Staff,
     Path(user_id): Path<String>,
-    body: Bytes,
-) -> Response {
-    let form: CompensationForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { form, body }: Posted<CompensationForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let mut f = FormState {
         amount: form.amount.clone().unwrap_or_default(),
@@ -759,7 +748,7 @@ async fn compensate(
                     return render_compensation(&s, &staff, &user_id, f).await;
                 }
             },
-            Err(e) => return WebError::from_service(l, e).into_response(),
+            Err(e) => return Err(WebError::from_service(l, e)),
         },
     };
     // Every field that cannot be right, at once; the service checks again.
@@ -798,10 +787,9 @@ async fn compensate(
     let path = paths::unparsed::user_compensation(&user_id);
     // The service checked the user id (trimmed) before anything else and
     // refused a malformed one as invalid.
-    let user = match UserId::parse(user_id.trim()) {
-        Ok(u) => u,
-        Err(e) => return WebError::from_service(l, e.into()).into_response(),
-    };
+    let user = UserId::parse(user_id.trim())
+        .map_err(ServiceError::from)
+        .or_page(l)?;
     let result = s
         .service
         .issue_compensation(
@@ -818,7 +806,7 @@ async fn compensate(
             },
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(done) => {
             let text = crate::tr!(
                 l,
@@ -835,7 +823,7 @@ async fn compensate(
                 "order_no",
                 crate::tr!(l, "action-error-no-such-order", order_no = id),
             );
-            render_compensation(&s, &staff, &user_id, f).await
+            render_compensation(&s, &staff, &user_id, f).await?
         }
         Err(ServiceError::Refused {
             refusal: Refusal::CompensationLimitExceeded,
@@ -843,20 +831,20 @@ async fn compensate(
         }) => {
             let a = match allowance(&s, &staff).await {
                 Ok(a) => a,
-                Err(r) => return r,
+                Err(r) => return Ok(r),
             };
             let field = if preset.is_some() { "preset" } else { "amount" };
             f.errors.add(field, over_cap_text(l, a, value_cents));
-            render_compensation(&s, &staff, &user_id, f).await
+            render_compensation(&s, &staff, &user_id, f).await?
         }
         Err(e) => match refusal_at(l, &e) {
             Some((field, text)) => {
                 f.errors.add(field, text);
-                render_compensation(&s, &staff, &user_id, f).await
+                render_compensation(&s, &staff, &user_id, f).await?
             }
             None => WebError::from_service(l, e).into_response(),
         },
-    }
+    })
 }
 
 async fn cancel_page(
@@ -864,21 +852,20 @@ async fn cancel_page(
     staff: Staff,
     Path(order_no): Path<String>,
     Query(q): Query<BackQuery>,
-) -> Response {
-    let order_no = match super::ids::order_no_of(&order_no) {
-        Ok(no) => no,
-        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
-    };
+) -> Result<Response, WebError> {
+    let order_no = super::ids::order_no_of(&order_no).or_page(staff.lang)?;
     render_cancel(&s, &staff, &order_no, FormState::fresh(q.back.as_deref())).await
 }
 
 /// The cancel page, with the form as typed when it was refused.
-async fn render_cancel(s: &AppState, staff: &Staff, order_no: &OrderNo, f: FormState) -> Response {
+async fn render_cancel(
+    s: &AppState,
+    staff: &Staff,
+    order_no: &OrderNo,
+    f: FormState,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let o = match s.service.get_order(order_no).await {
-        Ok(o) => o,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let o = s.service.get_order(order_no).await.or_page(l)?;
     let action = paths::order_cancel(&o.order_no);
     let back = f.cancel_href(&paths::order(&o.order_no));
     let cancellable = o.is_live();
@@ -900,7 +887,7 @@ async fn render_cancel(s: &AppState, staff: &Staff, order_no: &OrderNo, f: FormS
         (false, _) => view! { <p>{l.t("the-order-is-over-it-cannot")}</p> }.into_any(),
     };
     let error = form_error(&f);
-    form_page(
+    Ok(form_page(
         staff,
         &f,
         l.t("cancel-an-order"),
@@ -912,19 +899,15 @@ async fn render_cancel(s: &AppState, staff: &Staff, order_no: &OrderNo, f: FormS
                 {form}
             </section>
         },
-    )
+    ))
 }
 
 async fn cancel(
     State(s): State<AppState>,
     staff: Staff,
     Path(order_no): Path<String>,
-    body: Bytes,
-) -> Response {
-    let form: ActionForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { form, body }: Posted<ActionForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let mut f = FormState::posted(&form);
     let order_no = match super::ids::order_no_of(&order_no) {
@@ -944,7 +927,7 @@ async fn cancel(
             } else {
                 e
             };
-            return WebError::from_service(l, e).into_response();
+            return Err(WebError::from_service(l, e));
         }
     };
     let path = paths::order_cancel(&order_no);
@@ -958,7 +941,7 @@ async fn cancel(
             form.reason,
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(_) => {
             let text = crate::tr!(l, "action-done-cancelled", order_no = &order_no);
             let to = landing(f.back.as_deref(), paths::order(&order_no));
@@ -967,11 +950,11 @@ async fn cancel(
         Err(e) => match refusal_at(l, &e) {
             Some((field, text)) => {
                 f.errors.add(field, text);
-                render_cancel(&s, &staff, &order_no, f).await
+                render_cancel(&s, &staff, &order_no, f).await?
             }
             None => WebError::from_service(l, e).into_response(),
         },
-    }
+    })
 }
 
 #[derive(Deserialize)]
@@ -1016,7 +999,7 @@ async fn repair_page(
     staff: Staff,
     order_no: Path<String>,
     q: Query<RepairQuery>,
-) -> Response {
+) -> Result<Response, WebError> {
     link_repair_page(s, staff, order_no, q, LinkRepair::Link).await
 }
 
@@ -1025,7 +1008,7 @@ async fn mark_used_page(
     staff: Staff,
     order_no: Path<String>,
     q: Query<RepairQuery>,
-) -> Response {
+) -> Result<Response, WebError> {
     link_repair_page(s, staff, order_no, q, LinkRepair::MarkUsed).await
 }
 
@@ -1036,11 +1019,8 @@ async fn link_repair_page(
     Path(order_no): Path<String>,
     Query(q): Query<RepairQuery>,
     kind: LinkRepair,
-) -> Response {
-    let order_no = match super::ids::order_no_of(&order_no) {
-        Ok(no) => no,
-        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
-    };
+) -> Result<Response, WebError> {
+    let order_no = super::ids::order_no_of(&order_no).or_page(staff.lang)?;
     let f = FormState::fresh(q.back.as_deref());
     render_link_repair(&s, &staff, &order_no, q.coupon_id, kind, f).await
 }
@@ -1054,20 +1034,15 @@ async fn render_link_repair(
     coupon_id: Option<CouponId>,
     kind: LinkRepair,
     f: FormState,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let o = match s.service.get_order(order_no).await {
-        Ok(o) => o,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let o = s.service.get_order(order_no).await.or_page(l)?;
     let Some(coupon_id) = coupon_id.filter(|c| !c.is_empty()) else {
-        return WebError::bad_request(l.t("which-coupon-coupon-id-is-missing").to_string())
-            .into_response();
+        return Err(WebError::bad_request(
+            l.t("which-coupon-coupon-id-is-missing").to_string(),
+        ));
     };
-    let c = match s.service.get_coupon(&coupon_id).await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let c = s.service.get_coupon(&coupon_id).await.or_page(l)?;
     let (title, heading, what, note, button) = match kind {
         LinkRepair::Link => {
             let what = if o.coupon_id.as_ref() == Some(&c.id) {
@@ -1115,7 +1090,7 @@ async fn render_link_repair(
     let back = f.cancel_href(&paths::order(&o.order_no));
     let cid = c.id.clone();
     let error = form_error(&f);
-    form_page(
+    Ok(form_page(
         staff,
         &f,
         title,
@@ -1141,7 +1116,7 @@ async fn render_link_repair(
                 </form>
             </section>
         },
-    )
+    ))
 }
 
 #[derive(Deserialize)]
@@ -1152,7 +1127,12 @@ struct RepairForm {
     back: Option<String>,
 }
 
-async fn repair(s: State<AppState>, staff: Staff, order_no: Path<String>, body: Bytes) -> Response {
+async fn repair(
+    s: State<AppState>,
+    staff: Staff,
+    order_no: Path<String>,
+    body: Bytes,
+) -> Result<Response, WebError> {
     link_repair(s, staff, order_no, body, LinkRepair::Link).await
 }
 
@@ -1161,7 +1141,7 @@ async fn mark_used(
     staff: Staff,
     order_no: Path<String>,
     body: Bytes,
-) -> Response {
+) -> Result<Response, WebError> {
     link_repair(s, staff, order_no, body, LinkRepair::MarkUsed).await
 }
 
@@ -1173,11 +1153,8 @@ async fn link_repair(
     Path(order_no): Path<String>,
     body: Bytes,
     kind: LinkRepair,
-) -> Response {
-    let form: RepairForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+) -> Result<Response, WebError> {
+    let form: RepairForm = staff.posted(&body)?;
     let l = staff.lang;
     let mut f = FormState {
         reason: form.reason.clone().unwrap_or_default(),
@@ -1185,17 +1162,11 @@ async fn link_repair(
         ..FormState::default()
     };
     let coupon_id = CouponId::from_wire(form.coupon_id.unwrap_or_default());
-    let code = match s.service.get_coupon(&coupon_id).await {
-        Ok(c) => c.code,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let code = s.service.get_coupon(&coupon_id).await.or_page(l)?.code;
     // The service answered "no such order" for a number no order can
     // have, also after refusing a missing reason (the form came back, then
     // its order was not found).
-    let order_no = match super::ids::order_no_of(&order_no) {
-        Ok(no) => no,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let order_no = super::ids::order_no_of(&order_no).or_page(l)?;
     let path = kind.page(&order_no, &coupon_id);
     let idem = idem(&staff, form.form_id.as_deref(), &path, &body);
     let (ctx, order) = (staff.ctx(), order_no.clone());
@@ -1211,7 +1182,7 @@ async fn link_repair(
                 .await
         }
     };
-    match result {
+    Ok(match result {
         Ok(_) => {
             let key = match kind {
                 LinkRepair::Link => "action-done-link-repaired",
@@ -1224,11 +1195,11 @@ async fn link_repair(
         Err(e) => match refusal_at(l, &e) {
             Some((field, text)) => {
                 f.errors.add(field, text);
-                render_link_repair(&s, &staff, &order_no, Some(coupon_id), kind, f).await
+                render_link_repair(&s, &staff, &order_no, Some(coupon_id), kind, f).await?
             }
             None => WebError::from_service(l, e).into_response(),
         },
-    }
+    })
 }
 
 #[cfg(test)]

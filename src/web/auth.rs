@@ -191,6 +191,9 @@ impl FromRequestParts<AppState> for Visitor {
 
 /// A signed-in staff member making this request: every console handler
 /// takes one, so no console route can be reached without a live session.
+/// The extractor leaves a copy in the request's extensions for
+/// [`super::posted::Posted`], which checks the form against it.
+#[derive(Clone)]
 pub struct Staff {
     pub session: StaffSession,
     pub lang: Lang,
@@ -332,7 +335,7 @@ impl FromRequestParts<AppState> for Staff {
             return Err(Redirect::to(&to).into_response());
         };
         remember_page_context(&session, lang, &here);
-        Ok(Staff {
+        let staff = Staff {
             session,
             lang,
             flash: cookie(&parts.headers, FLASH_COOKIE).and_then(|v| Flash::decode(&v)),
@@ -340,7 +343,9 @@ impl FromRequestParts<AppState> for Staff {
             here,
             same_site: same_site_request(&parts.headers),
             address: client_address(parts),
-        })
+        };
+        parts.extensions.insert(staff.clone());
+        Ok(staff)
     }
 }
 

@@ -32,6 +32,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, field_error, ids_details, opt_time, time_text};
 use super::paths;
+use super::posted::OrPage;
 use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES, parse_lines};
 use crate::domain::ids::{JobId, TemplateId};
 use crate::domain::permissions::Permission;
@@ -143,9 +144,9 @@ async fn issue_page(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<TemplateId>,
-) -> Response {
+) -> Result<Response, WebError> {
     if !staff.may(Permission::ManageTemplates) {
-        return forbidden(staff.lang);
+        return Ok(forbidden(staff.lang));
     }
     render_issue(
         &s,
@@ -163,12 +164,9 @@ async fn render_issue(
     id: &TemplateId,
     form: IssueForm,
     errors: FieldErrors,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let t = match s.service.get_template(id).await {
-        Ok(t) => t,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let t = s.service.get_template(id).await.or_page(l)?;
     let refused = !errors.is_empty();
     let action = paths::template_bulk_issue(id);
     let back = paths::template(id);
@@ -208,7 +206,7 @@ async fn render_issue(
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
-    r
+    Ok(r)
 }
 
 /// Most bytes of a posted text field (the carried list of up to
@@ -355,15 +353,15 @@ async fn issue(
     Path(id): Path<TemplateId>,
     headers: HeaderMap,
     body: Body,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
     // The role before a byte of the body is read.
     if !staff.may(Permission::ManageTemplates) {
-        return forbidden(l);
+        return Ok(forbidden(l));
     }
     let (form, file): (IssueForm, _) = match read_posted(&s, &staff, &headers, body).await {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return Ok(r),
     };
     if file.is_some() && !form.user_ids.trim().is_empty() {
         let mut errors = FieldErrors::default();
@@ -383,7 +381,7 @@ async fn issue(
             form.notify.is_some(),
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(done) => match done.fresh() {
             Some(job) => staff.done(
                 &paths::job(&job.id),
@@ -398,11 +396,11 @@ async fn issue(
             } else {
                 errors.add("user_ids", l.t("bulk-error-user-ids").to_string());
             }
-            render_issue(&s, &staff, &id, form, errors).await
+            render_issue(&s, &staff, &id, form, errors).await?
         }
         Err(ServiceError::Forbidden(_)) => forbidden(l),
         Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -443,9 +441,9 @@ async fn void_page(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<TemplateId>,
-) -> Response {
+) -> Result<Response, WebError> {
     if !staff.may(Permission::ManageTemplates) {
-        return forbidden(staff.lang);
+        return Ok(forbidden(staff.lang));
     }
     render_void(
         &s,
@@ -467,12 +465,9 @@ async fn render_void(
     form: VoidForm,
     errors: FieldErrors,
     confirming: bool,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let t = match s.service.get_template(id).await {
-        Ok(t) => t,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let t = s.service.get_template(id).await.or_page(l)?;
     let refused = !errors.is_empty();
     let action = paths::template_bulk_void(id);
     let back = paths::template(id);
@@ -554,7 +549,7 @@ async fn render_void(
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
-    r
+    Ok(r)
 }
 
 async fn void(
@@ -563,16 +558,16 @@ async fn void(
     Path(id): Path<TemplateId>,
     headers: HeaderMap,
     body: Body,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
     // The role before a byte of the body is read.
     if !staff.may(Permission::ManageTemplates) {
-        return forbidden(l);
+        return Ok(forbidden(l));
     }
     let (mut form, file): (VoidForm, Option<Vec<u8>>) =
         match read_posted(&s, &staff, &headers, body).await {
             Ok(p) => p,
-            Err(r) => return r,
+            Err(r) => return Ok(r),
         };
     let mut errors = FieldErrors::default();
     match void_list(file.as_deref(), &form.list) {
@@ -607,7 +602,7 @@ async fn void(
             Some(form.reason.clone()),
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(done) => match done.fresh() {
             Some(job) => staff.done(
                 &paths::job(&job.id),
@@ -618,23 +613,21 @@ async fn void(
         Err(ServiceError::Invalid(_)) => {
             let mut errors = FieldErrors::default();
             errors.add("reason", l.t("please-give-a-reason").to_string());
-            render_void(&s, &staff, &id, form, errors, false).await
+            render_void(&s, &staff, &id, form, errors, false).await?
         }
         Err(ServiceError::Forbidden(_)) => forbidden(l),
         Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    })
 }
 
-async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>) -> Response {
+async fn job_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<JobId>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let job = match s.service.get_job(&id).await {
-        Ok(j) => j,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
-    let template = match s.service.get_template(&job.template_id).await {
-        Ok(t) => t,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let job = s.service.get_job(&id).await.or_page(l)?;
+    let template = s.service.get_template(&job.template_id).await.or_page(l)?;
     let kind = job.kind();
     let status = job.status();
     let title = crate::tr!(
@@ -688,7 +681,7 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>
         view! { <dt>{l.t("bulk-notify")}</dt><dd>{words}</dd> }
     });
     let actor = actor_text(l, &job.actor);
-    staff.page(
+    Ok(staff.page(
         &title,
         view! {
             {refresh}
@@ -714,15 +707,16 @@ async fn job_page(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>
                 {ids}
             </section>
         },
-    )
+    ))
 }
 
-async fn results(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>) -> Response {
-    let job: JobView = match s.service.get_job(&id).await {
-        Ok(j) => j,
-        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
-    };
-    (
+async fn results(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<JobId>,
+) -> Result<Response, WebError> {
+    let job: JobView = s.service.get_job(&id).await.or_page(staff.lang)?;
+    Ok((
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
             (
@@ -732,7 +726,7 @@ async fn results(State(s): State<AppState>, staff: Staff, Path(id): Path<JobId>)
         ],
         Body::from_stream(s.service.job_results_csv(&job)),
     )
-        .into_response()
+        .into_response())
 }
 
 #[cfg(test)]

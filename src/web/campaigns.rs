@@ -34,6 +34,7 @@ use super::layout::{
     time_at, time_text,
 };
 use super::paths;
+use super::posted::OrPage;
 use crate::domain::campaign::{CampaignPhase, CompensationMode, Policy};
 use crate::domain::final_payment::CouponOutcome;
 use crate::domain::ids::CampaignId;
@@ -415,15 +416,16 @@ fn list_table(l: Lang, now: DateTime<Utc>, items: Vec<CampaignListItem>) -> impl
     }
 }
 
-async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<CampaignId>) -> Response {
+async fn detail(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<CampaignId>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let d = match s.service.campaign_detail(&id).await {
-        Ok(d) => d,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let d = s.service.campaign_detail(&id).await.or_page(l)?;
     let now = s.service.now();
     let body = detail_body(l, now, d, may_change(&staff));
-    staff.page(l.t("campaign-title"), body)
+    Ok(staff.page(l.t("campaign-title"), body))
 }
 
 fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> impl IntoView + use<> {
@@ -738,18 +740,19 @@ fn create_field_message(l: Lang, field: &str) -> Option<(&'static str, &'static 
     })
 }
 
-async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+async fn create(
+    State(s): State<AppState>,
+    staff: Staff,
+    body: Bytes,
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
     #[derive(Deserialize)]
     struct WithId {
         form_id: Option<String>,
     }
-    let form: CreateForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    let form: CreateForm = staff.posted(&body)?;
     let fid = super::auth::parse_form::<WithId>(&body)
         .ok()
         .and_then(|w| w.form_id);
@@ -773,7 +776,7 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
         errors.add("name", l.t("campaign-error-name").to_string());
     }
     if !errors.is_empty() {
-        return new_response(&staff, s.service.now(), &form, &errors);
+        return Ok(new_response(&staff, s.service.now(), &form, &errors));
     }
     let input = CampaignInput {
         name: Some(form.name.clone()),
@@ -783,46 +786,48 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
         compensation_mode: Some(form.compensation_mode.clone()),
     };
     let key = idem(&staff, fid.as_deref(), NEW, &body);
-    match s
-        .service
-        .create_campaign_as(&staff.ctx(), &staff.authority(), key.as_ref(), input)
-        .await
-    {
-        Ok(done) => {
-            let v = match done {
-                crate::service::Executed::Fresh(v) => Some((v.id, v.name)),
-                crate::service::Executed::Replayed { body, .. } => {
-                    serde_json::from_str::<serde_json::Value>(&body)
-                        .ok()
-                        .and_then(|v| {
-                            Some((
-                                CampaignId::from_wire(v.get("id")?.as_str()?),
-                                v.get("name")?.as_str()?.to_string(),
-                            ))
-                        })
+    Ok(
+        match s
+            .service
+            .create_campaign_as(&staff.ctx(), &staff.authority(), key.as_ref(), input)
+            .await
+        {
+            Ok(done) => {
+                let v = match done {
+                    crate::service::Executed::Fresh(v) => Some((v.id, v.name)),
+                    crate::service::Executed::Replayed { body, .. } => {
+                        serde_json::from_str::<serde_json::Value>(&body)
+                            .ok()
+                            .and_then(|v| {
+                                Some((
+                                    CampaignId::from_wire(v.get("id")?.as_str()?),
+                                    v.get("name")?.as_str()?.to_string(),
+                                ))
+                            })
+                    }
+                };
+                match v {
+                    Some((id, name)) => staff.done(
+                        &paths::campaign(&id),
+                        crate::tr!(l, "campaign-created", name = name),
+                    ),
+                    None => staff.done(LIST, l.t("campaign-created-plain").to_string()),
                 }
-            };
-            match v {
-                Some((id, name)) => staff.done(
-                    &paths::campaign(&id),
-                    crate::tr!(l, "campaign-created", name = name),
-                ),
-                None => staff.done(LIST, l.t("campaign-created-plain").to_string()),
             }
-        }
-        Err(ServiceError::Invalid(f)) => {
-            match create_field_message(l, f.field) {
-                Some((field, m)) => errors.add(field, m.to_string()),
-                None => errors.add("name", f.message),
+            Err(ServiceError::Invalid(f)) => {
+                match create_field_message(l, f.field) {
+                    Some((field, m)) => errors.add(field, m.to_string()),
+                    None => errors.add("name", f.message),
+                }
+                new_response(&staff, s.service.now(), &form, &errors)
             }
-            new_response(&staff, s.service.now(), &form, &errors)
-        }
-        Err(ServiceError::IdempotencyKeyReused | ServiceError::IdempotencyInProgress) => {
-            errors.add("name", l.t("action-error-form-reused").to_string());
-            new_response(&staff, s.service.now(), &form, &errors)
-        }
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+            Err(ServiceError::IdempotencyKeyReused | ServiceError::IdempotencyInProgress) => {
+                errors.add("name", l.t("action-error-form-reused").to_string());
+                new_response(&staff, s.service.now(), &form, &errors)
+            }
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }
 
 // ---------------------------------------------------------------- policy
@@ -1006,14 +1011,11 @@ async fn change_policy(
     staff: Staff,
     Path(id): Path<CampaignId>,
     body: Bytes,
-) -> Response {
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
-    let form: ChangeForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    let form: ChangeForm = staff.posted(&body)?;
     let l = staff.lang;
     let path = paths::campaign_policy(&id);
     let key = idem(&staff, form.form_id.as_deref(), &path, &body);
@@ -1032,7 +1034,7 @@ async fn change_policy(
             patch,
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(_) => staff.done(
             &paths::campaign(&id),
             crate::tr!(
@@ -1043,7 +1045,7 @@ async fn change_policy(
         ),
         Err(e) => {
             let Some((field, message)) = change_refusal(l, &e, "policy") else {
-                return WebError::from_service(l, e).into_response();
+                return Err(WebError::from_service(l, e));
             };
             let mut errors = FieldErrors::default();
             errors.add(field, message);
@@ -1052,7 +1054,7 @@ async fn change_policy(
                 Err(e) => WebError::from_service(l, e).into_response(),
             }
         }
-    }
+    })
 }
 
 // ---------------------------------------------------------- compensation mode
@@ -1133,14 +1135,11 @@ async fn change_mode(
     staff: Staff,
     Path(id): Path<CampaignId>,
     body: Bytes,
-) -> Response {
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
-    let form: ChangeForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    let form: ChangeForm = staff.posted(&body)?;
     let l = staff.lang;
     let path = paths::campaign_compensation_mode(&id);
     let key = idem(&staff, form.form_id.as_deref(), &path, &body);
@@ -1159,7 +1158,7 @@ async fn change_mode(
             patch,
         )
         .await;
-    match result {
+    Ok(match result {
         Ok(_) => staff.done(
             &paths::campaign(&id),
             crate::tr!(
@@ -1171,7 +1170,7 @@ async fn change_mode(
         ),
         Err(e) => {
             let Some((field, message)) = change_refusal(l, &e, "compensation_mode") else {
-                return WebError::from_service(l, e).into_response();
+                return Err(WebError::from_service(l, e));
             };
             let mut errors = FieldErrors::default();
             errors.add(field, message);
@@ -1184,7 +1183,7 @@ async fn change_mode(
                 Err(e) => WebError::from_service(l, e).into_response(),
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]

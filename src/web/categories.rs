@@ -17,6 +17,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error};
 use super::paths;
+use super::posted::OrPage;
 use crate::domain::category::CategoryName;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
@@ -68,11 +69,12 @@ impl NameForm {
     }
 }
 
-async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery>) -> Response {
-    let names = match s.service.category_names().await {
-        Ok(n) => n,
-        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
-    };
+async fn list(
+    State(s): State<AppState>,
+    staff: Staff,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, WebError> {
+    let names = s.service.category_names().await.or_page(staff.lang)?;
     let form = q
         .edit
         .as_deref()
@@ -89,12 +91,14 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery
     page(&s, &staff, form, FieldErrors::default()).await
 }
 
-async fn page(s: &AppState, staff: &Staff, form: NameForm, errors: FieldErrors) -> Response {
+async fn page(
+    s: &AppState,
+    staff: &Staff,
+    form: NameForm,
+    errors: FieldErrors,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let names = match s.service.category_names().await {
-        Ok(n) => n,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let names = s.service.category_names().await.or_page(l)?;
     let may_name = staff.may(Permission::NameCategories);
     let rows = names
         .list()
@@ -146,7 +150,7 @@ async fn page(s: &AppState, staff: &Staff, form: NameForm, errors: FieldErrors) 
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
-    r
+    Ok(r)
 }
 
 fn name_form(l: Lang, csrf: String, f: NameForm, errors: &FieldErrors) -> impl IntoView + use<> {
@@ -195,14 +199,14 @@ fn field_words(l: Lang, field: &str) -> (&'static str, &'static str) {
     }
 }
 
-async fn save(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+async fn save(State(s): State<AppState>, staff: Staff, body: Bytes) -> Result<Response, WebError> {
     let form = NameForm::parse(&body);
     if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
+        return Ok(e.into_response());
     }
     let l = staff.lang;
     if !staff.may(Permission::NameCategories) {
-        return WebError::forbidden(l.t("category-needs-operator")).into_response();
+        return Err(WebError::forbidden(l.t("category-needs-operator")));
     }
     let name = match CategoryName::parse(&form.code, &form.name_zh, &form.name_en) {
         Ok(n) => n,
@@ -216,33 +220,35 @@ async fn save(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response 
     let was = form
         .renaming()
         .then(|| (form.was_zh.clone(), form.was_en.clone()));
-    match s
-        .service
-        .name_category_as(&staff.ctx(), &staff.authority(), name.clone(), was)
-        .await
-    {
-        Ok(()) => staff.done(
-            &format!("{LIST}#category-list"),
-            crate::tr!(
-                l,
-                "category-saved-flash",
-                code = name.code().to_string(),
-                name = if l == Lang::Zh { name.zh() } else { name.en() }.to_string()
+    Ok(
+        match s
+            .service
+            .name_category_as(&staff.ctx(), &staff.authority(), name.clone(), was)
+            .await
+        {
+            Ok(()) => staff.done(
+                &format!("{LIST}#category-list"),
+                crate::tr!(
+                    l,
+                    "category-saved-flash",
+                    code = name.code().to_string(),
+                    name = if l == Lang::Zh { name.zh() } else { name.en() }.to_string()
+                ),
             ),
-        ),
-        Err(ServiceError::Refused { .. }) => {
-            let mut errors = FieldErrors::default();
-            let key = if form.renaming() {
-                "category-error-changed"
-            } else {
-                "category-error-exists"
-            };
-            errors.add("form", l.t(key).to_string());
-            page(&s, &staff, form, errors).await
-        }
-        Err(ServiceError::Forbidden(_)) => {
-            WebError::forbidden(l.t("category-needs-operator")).into_response()
-        }
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+            Err(ServiceError::Refused { .. }) => {
+                let mut errors = FieldErrors::default();
+                let key = if form.renaming() {
+                    "category-error-changed"
+                } else {
+                    "category-error-exists"
+                };
+                errors.add("form", l.t(key).to_string());
+                page(&s, &staff, form, errors).await?
+            }
+            Err(ServiceError::Forbidden(_)) => {
+                WebError::forbidden(l.t("category-needs-operator")).into_response()
+            }
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }

@@ -29,6 +29,7 @@ use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, field_error, ids_details, opt_time, time_text};
 use super::paths;
+use super::posted::{OrPage, Posted};
 use crate::domain::FieldError;
 use crate::domain::ids::{CodeBatchId, TemplateId};
 use crate::domain::permissions::Permission;
@@ -351,20 +352,19 @@ async fn batch_page(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<CodeBatchId>,
-) -> Response {
+) -> Result<Response, WebError> {
     render_batch(&s, &staff, &id, VoidForm::default()).await
 }
 
-async fn render_batch(s: &AppState, staff: &Staff, id: &CodeBatchId, form: VoidForm) -> Response {
+async fn render_batch(
+    s: &AppState,
+    staff: &Staff,
+    id: &CodeBatchId,
+    form: VoidForm,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let b = match s.service.get_code_batch(id).await {
-        Ok(b) => b,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
-    let history = match s.service.code_batch_history(id).await {
-        Ok(h) => h,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let b = s.service.get_code_batch(id).await.or_page(l)?;
+    let history = s.service.code_batch_history(id).await.or_page(l)?;
     let refused = !form.errors.is_empty();
     let refresh = working(&b);
     let manage = may_manage(staff);
@@ -434,7 +434,7 @@ async fn render_batch(s: &AppState, staff: &Staff, id: &CodeBatchId, form: VoidF
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
-    r
+    Ok(r)
 }
 
 /// [`Staff::page`], plus `<meta http-equiv="refresh">` in the head when
@@ -561,15 +561,11 @@ async fn void(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<CodeBatchId>,
-    body: Bytes,
-) -> Response {
-    let mut form: VoidForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { mut form, .. }: Posted<VoidForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     if !may_manage(&staff) {
-        return forbidden(l);
+        return Ok(forbidden(l));
     }
     if form.reason.trim().is_empty() {
         form.errors
@@ -582,26 +578,28 @@ async fn void(
     if !form.errors.is_empty() {
         return render_batch(&s, &staff, &id, form).await;
     }
-    match s
-        .service
-        .void_code_batch_as(
-            &staff.ctx(),
-            &staff.authority(),
-            id.clone(),
-            Some(form.reason.clone()),
-        )
-        .await
-    {
-        Ok(_) => staff.done(
-            &paths::code_batch(&id),
-            l.t("codes-voided-flash").to_string(),
-        ),
-        Err(ServiceError::Invalid(f)) if f.field == "reason" => {
-            form.errors
-                .add("reason", l.t("template-error-reason").to_string());
-            render_batch(&s, &staff, &id, form).await
-        }
-        Err(ServiceError::Forbidden(_)) => forbidden(l),
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    Ok(
+        match s
+            .service
+            .void_code_batch_as(
+                &staff.ctx(),
+                &staff.authority(),
+                id.clone(),
+                Some(form.reason.clone()),
+            )
+            .await
+        {
+            Ok(_) => staff.done(
+                &paths::code_batch(&id),
+                l.t("codes-voided-flash").to_string(),
+            ),
+            Err(ServiceError::Invalid(f)) if f.field == "reason" => {
+                form.errors
+                    .add("reason", l.t("template-error-reason").to_string());
+                render_batch(&s, &staff, &id, form).await?
+            }
+            Err(ServiceError::Forbidden(_)) => forbidden(l),
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }

@@ -17,6 +17,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text, time_text};
 use super::paths;
+use super::posted::OrPage;
 use super::presets::preset_terms;
 use crate::domain::compensation::{self, Preset, PresetInput, RuleChange, RulesInput};
 use crate::domain::money::Cents;
@@ -130,10 +131,10 @@ async fn ledger_page(
     State(s): State<AppState>,
     staff: Staff,
     Query(p): Query<LedgerParams>,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
     if let Err(e) = may_manage(&staff) {
-        return e.into_response();
+        return Ok(e.into_response());
     }
     let filter = p.filter();
     let after = nonempty(&p.after);
@@ -144,16 +145,13 @@ async fn ledger_page(
         .await
     {
         Ok(page) => page,
-        Err(e) => return filter_error(l, e),
+        Err(e) => return Ok(filter_error(l, e)),
     };
     let breakdown = match s.service.compensation_breakdown(&authority, &filter).await {
         Ok(b) => b,
-        Err(e) => return filter_error(l, e),
+        Err(e) => return Ok(filter_error(l, e)),
     };
-    let (presets, campaigns) = match s.service.compensation_filter_choices().await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let (presets, campaigns) = s.service.compensation_filter_choices().await.or_page(l)?;
     let fq = p.filter_query();
     let sep = if fq.is_empty() { "" } else { "&" };
     let csv_href = format!("/console/compensation.csv?{fq}");
@@ -197,7 +195,7 @@ async fn ledger_page(
     let total_cents = page.totals.value_cents.to_string();
     let total_count = page.totals.count.to_string();
     let count = page.entries.len();
-    staff.page(
+    Ok(staff.page(
         l.t("compensation-ledger"),
         view! {
             <p class="note"><a href="/console/compensation/rules" data-testid="rules-link">{l.t("comp-rules")}</a></p>
@@ -233,7 +231,7 @@ async fn ledger_page(
                 <p class="pager">{first}{next}</p>
             </section>
         },
-    )
+    ))
 }
 
 fn group_label(l: Lang, g: &GroupView) -> String {
@@ -507,14 +505,11 @@ fn rows_of(pairs: &[(String, String)]) -> Vec<RowState> {
     rows
 }
 
-async fn rules_page(State(s): State<AppState>, staff: Staff) -> Response {
+async fn rules_page(State(s): State<AppState>, staff: Staff) -> Result<Response, WebError> {
     if let Err(e) = may_manage(&staff) {
-        return e.into_response();
+        return Ok(e.into_response());
     }
-    let rules = match s.service.compensation_rules().await {
-        Ok(r) => r,
-        Err(e) => return WebError::from_service(staff.lang, e).into_response(),
-    };
+    let rules = s.service.compensation_rules().await.or_page(staff.lang)?;
     let form = RulesForm {
         max: Cents::from_stored(rules.support_max_cents).yuan(),
         daily: Cents::from_stored(rules.support_daily_cents).yuan(),
@@ -545,15 +540,16 @@ fn rules_error_text(l: Lang, field: &str, above_cap: bool) -> &'static str {
     }
 }
 
-async fn save_rules(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+async fn save_rules(
+    State(s): State<AppState>,
+    staff: Staff,
+    body: Bytes,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     if let Err(e) = may_manage(&staff) {
-        return e.into_response();
+        return Ok(e.into_response());
     }
-    let pairs: Vec<(String, String)> = match staff.posted(&body) {
-        Ok(p) => p,
-        Err(e) => return e.into_response(),
-    };
+    let pairs: Vec<(String, String)> = staff.posted(&body)?;
     let get = |k: &str| {
         pairs
             .iter()
@@ -647,43 +643,45 @@ async fn save_rules(State(s): State<AppState>, staff: Staff, body: Bytes) -> Res
         support_daily_cents: daily,
         presets: Some(presets.clone()),
     };
-    match s
-        .service
-        .put_compensation_rules(
-            &staff.ctx(),
-            &staff.authority(),
-            None,
-            input,
-            Some(form.reason.clone()),
-        )
-        .await
-    {
-        Ok(done) => {
-            let version = match &done {
-                crate::service::Executed::Fresh(v) => v.version,
-                crate::service::Executed::Replayed { .. } => 0,
-            };
-            staff.done(
-                "/console/compensation/rules",
-                crate::tr!(l, "comp-rules-saved", version = version),
+    Ok(
+        match s
+            .service
+            .put_compensation_rules(
+                &staff.ctx(),
+                &staff.authority(),
+                None,
+                input,
+                Some(form.reason.clone()),
             )
-        }
-        Err(ServiceError::Invalid(f)) => {
-            // Back to the form row the preset came from.
-            let field = match preset_index(f.field) {
-                Some((i, name)) => match kept.get(i) {
-                    Some(r) => compensation::preset_field(*r, name),
-                    None => "form",
-                },
-                None => f.field,
-            };
-            let above_cap = f.message.contains("cap");
-            let text = rules_error_text(l, field, above_cap).to_string();
-            form.errors.add(field, text);
-            render_rules(&s, &staff, form).await
-        }
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+            .await
+        {
+            Ok(done) => {
+                let version = match &done {
+                    crate::service::Executed::Fresh(v) => v.version,
+                    crate::service::Executed::Replayed { .. } => 0,
+                };
+                staff.done(
+                    "/console/compensation/rules",
+                    crate::tr!(l, "comp-rules-saved", version = version),
+                )
+            }
+            Err(ServiceError::Invalid(f)) => {
+                // Back to the form row the preset came from.
+                let field = match preset_index(f.field) {
+                    Some((i, name)) => match kept.get(i) {
+                        Some(r) => compensation::preset_field(*r, name),
+                        None => "form",
+                    },
+                    None => f.field,
+                };
+                let above_cap = f.message.contains("cap");
+                let text = rules_error_text(l, field, above_cap).to_string();
+                form.errors.add(field, text);
+                render_rules(&s, &staff, form).await?
+            }
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }
 
 /// `presets[3].value_cents` → (3, "value_cents").
@@ -693,16 +691,17 @@ fn preset_index(field: &str) -> Option<(usize, &str)> {
     Some((i.parse().ok()?, name))
 }
 
-async fn render_rules(s: &AppState, staff: &Staff, mut form: RulesForm) -> Response {
+async fn render_rules(
+    s: &AppState,
+    staff: &Staff,
+    mut form: RulesForm,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let history = match s
+    let history = s
         .service
         .compensation_rule_history(&staff.authority())
         .await
-    {
-        Ok(h) => h,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+        .or_page(l)?;
     let current = history.first().map(|v| {
         crate::tr!(
             l,
@@ -772,7 +771,7 @@ async fn render_rules(s: &AppState, staff: &Staff, mut form: RulesForm) -> Respo
     if invalid {
         *resp.status_mut() = axum::http::StatusCode::UNPROCESSABLE_ENTITY;
     }
-    resp
+    Ok(resp)
 }
 
 fn preset_row(l: Lang, errors: &FieldErrors, r: usize, row: &RowState) -> impl IntoView + use<> {

@@ -7,7 +7,7 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use chrono::{DateTime, Duration, Timelike, Utc};
 use leptos::prelude::*;
@@ -16,6 +16,7 @@ use leptos::tachys::html::attribute::custom::{CustomAttr, custom_attribute};
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{enc, opt_time, time_text};
+use super::posted::OrPage;
 use crate::http::AppState;
 use crate::service::dashboard::{ExpiryDashboard, JobRunView, LAG_SAMPLE, LagSample, TemplateDue};
 
@@ -26,13 +27,10 @@ pub fn routes() -> Router<AppState> {
 /// Hours the chart shows.
 pub const CHART_HOURS: usize = 72;
 
-async fn dashboard(State(s): State<AppState>, staff: Staff) -> Response {
+async fn dashboard(State(s): State<AppState>, staff: Staff) -> Result<Response, WebError> {
     let l = staff.lang;
-    let d = match s.service.expiry_dashboard().await {
-        Ok(d) => d,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
-    staff.page(l.t("pending-expirations"), body(l, d))
+    let d = s.service.expiry_dashboard().await.or_page(l)?;
+    Ok(staff.page(l.t("pending-expirations"), body(l, d)))
 }
 
 /// `1234567` as `1,234,567`.

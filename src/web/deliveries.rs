@@ -20,6 +20,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::time_text;
 use super::paths;
+use super::posted::OrPage;
 use crate::domain::delivery::classify;
 use crate::domain::filters::DeliveryFilter;
 use crate::domain::permissions::Permission;
@@ -73,7 +74,11 @@ fn operator(staff: &Staff) -> bool {
     staff.may(Permission::ManageWebhooks)
 }
 
-async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) -> Response {
+async fn list(
+    State(s): State<AppState>,
+    staff: Staff,
+    Query(f): Query<Filter>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let status = some(f.status).filter(|v| ["pending", "delivered", "dead"].contains(&v.as_str()));
     let event_type = some(f.event_type).filter(|v| EVENT_TYPES.contains(&v.as_str()));
@@ -83,10 +88,7 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
         event_type: event_type.clone(),
         user_id: user.clone(),
     };
-    let rows = match s.service.deliveries(filter, SHOWN).await {
-        Ok(r) => r,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let rows = s.service.deliveries(filter, SHOWN).await.or_page(l)?;
     let status_options = ["pending", "delivered", "dead"]
         .into_iter()
         .map(|v| {
@@ -107,7 +109,7 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
     } else {
         rows_view(l, operator(&staff), rows).into_any()
     };
-    staff.page(
+    Ok(staff.page(
         l.t("deliveries"),
         view! {
             <section aria-labelledby="deliveries-heading">
@@ -131,7 +133,7 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(f): Query<Filter>) 
                 {table}
             </section>
         },
-    )
+    ))
 }
 
 /// An outcome as this staff member may see it: the recorded text for
@@ -228,12 +230,13 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
     }
 }
 
-async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) -> Response {
+async fn detail(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<i64>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let d = match s.service.delivery(id).await {
-        Ok(d) => d,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let d = s.service.delivery(id).await.or_page(l)?;
     let body = s.service.delivery_body(id).await.unwrap_or_default();
     let redeliver = (operator(&staff) && d.status != "pending").then(|| {
         let href = paths::delivery_redeliver(id);
@@ -245,7 +248,7 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
     let raw = operator(&staff);
     let last = outcome_view(l, raw, d.last_status_code, d.last_error.as_deref());
     let attempts = attempts_view(l, raw, &d);
-    staff.page(
+    Ok(staff.page(
         l.t("delivery"),
         view! {
             <section aria-labelledby="delivery-heading">
@@ -267,7 +270,7 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) ->
                 <pre class="mono" data-testid="body">{body}</pre>
             </section>
         },
-    )
+    ))
 }
 
 fn operator_only(staff: &Staff) -> Option<Response> {
@@ -276,19 +279,20 @@ fn operator_only(staff: &Staff) -> Option<Response> {
     })
 }
 
-async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) -> Response {
+async fn confirm_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<i64>,
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
     let l = staff.lang;
-    let d = match s.service.delivery(id).await {
-        Ok(d) => d,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let d = s.service.delivery(id).await.or_page(l)?;
     let csrf = staff.session.csrf_token.clone();
     let action = paths::delivery_redeliver(id);
     let back = paths::delivery(id);
-    staff.page(
+    Ok(staff.page(
         l.t("confirm-redelivery"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
@@ -303,7 +307,7 @@ async fn confirm_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i6
                 </form>
             </section>
         },
-    )
+    ))
 }
 
 async fn redeliver(
@@ -311,18 +315,16 @@ async fn redeliver(
     staff: Staff,
     Path(id): Path<i64>,
     body: Bytes,
-) -> Response {
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
-    if let Err(e) = staff.posted::<std::collections::HashMap<String, String>>(&body) {
-        return e.into_response();
-    }
+    staff.posted::<std::collections::HashMap<String, String>>(&body)?;
     let l = staff.lang;
     let to = paths::delivery(id);
-    match s.service.redeliver(id, &staff.actor()).await {
+    Ok(match s.service.redeliver(id, &staff.actor()).await {
         Ok(()) => staff.done(&to, l.t("redelivery-scheduled").to_string()),
         Err(crate::service::ServiceError::Invalid(f)) => staff.refused(&to, f.message),
         Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    })
 }

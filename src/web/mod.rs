@@ -38,6 +38,7 @@ pub mod layout;
 pub mod orders;
 pub mod password;
 pub(crate) mod paths;
+pub mod posted;
 pub mod presets;
 pub mod reconcile;
 pub mod reminders;

@@ -21,6 +21,7 @@ use super::layout::{
     FieldErrors, enc, field_error, lock_status_label, order_badge, order_status_label, time_text,
 };
 use super::paths;
+use super::posted::OrPage;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::http::AppState;
 use crate::service::ServiceError;
@@ -95,12 +96,9 @@ async fn order_list(
     State(s): State<AppState>,
     staff: Staff,
     Query(q): Query<OrderListParams>,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let choices = match s.service.campaign_choices().await {
-        Ok(c) => c,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let choices = s.service.campaign_choices().await.or_page(l)?;
     let listed = match s.service.order_filter(&q) {
         Ok(filter) => {
             s.service
@@ -119,20 +117,17 @@ async fn order_list(
                 },
                 errors,
             ),
-            None => return WebError::from_service(l, e).into_response(),
+            None => return Err(WebError::from_service(l, e)),
         },
     };
-    let names = match s.service.order_page_names(&page).await {
-        Ok(n) => n,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let names = s.service.order_page_names(&page).await.or_page(l)?;
     let refused = !errors.is_empty();
     let body = list_body(l, &q, &choices, &errors, page, &names);
     let mut r = staff.page(l.t("order-list-title"), body);
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
-    r
+    Ok(r)
 }
 
 fn list_body(

@@ -3,7 +3,6 @@
 //! that every password form shows beside its field.
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -14,6 +13,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error};
+use super::posted::Posted;
 use crate::domain::staff::{
     MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, Password, PasswordProblem, StaffName,
 };
@@ -136,11 +136,11 @@ struct ChangeForm {
     password_again: String,
 }
 
-async fn change(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
-    let form: ChangeForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+async fn change(
+    State(s): State<AppState>,
+    staff: Staff,
+    Posted { form, .. }: Posted<ChangeForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let mut errors = FieldErrors::default();
     let new = check_new_password(l, &staff.session.name, &form.password, &form.password_again)
@@ -153,21 +153,23 @@ async fn change(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
         );
     }
     let Some(new) = new.filter(|_| errors.is_empty()) else {
-        return render(&staff, &errors);
+        return Ok(render(&staff, &errors));
     };
-    match s
-        .service
-        .change_own_password(&staff.session, &form.current_password, &new, &staff.address)
-        .await
-    {
-        Ok(()) => staff.done(
-            PASSWORD_PAGE,
-            l.t("your-password-was-changed-your-other").to_string(),
-        ),
-        Err(SignInError::Service(e)) => WebError::from_service(l, e).into_response(),
-        Err(e) => {
-            errors.add("current_password", reauth_text(l, &e));
-            render(&staff, &errors)
-        }
-    }
+    Ok(
+        match s
+            .service
+            .change_own_password(&staff.session, &form.current_password, &new, &staff.address)
+            .await
+        {
+            Ok(()) => staff.done(
+                PASSWORD_PAGE,
+                l.t("your-password-was-changed-your-other").to_string(),
+            ),
+            Err(SignInError::Service(e)) => WebError::from_service(l, e).into_response(),
+            Err(e) => {
+                errors.add("current_password", reauth_text(l, &e));
+                render(&staff, &errors)
+            }
+        },
+    )
 }

@@ -4,7 +4,6 @@
 //! reason), and the history of runs.
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -15,6 +14,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{time_string, time_text};
 use super::paths;
+use super::posted::{OrPage, Posted};
 use crate::domain::permissions::Permission;
 use crate::domain::reconcile::{AnomalyKind, Fix};
 use crate::http::AppState;
@@ -63,18 +63,16 @@ fn fix_label(l: Lang, fix: &str) -> &'static str {
     }
 }
 
-async fn page(State(s): State<AppState>, staff: Staff) -> Response {
+async fn page(State(s): State<AppState>, staff: Staff) -> Result<Response, WebError> {
     let l = staff.lang;
-    let runs = match s.service.reconcile_runs(20).await {
-        Ok(r) => r,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let runs = s.service.reconcile_runs(20).await.or_page(l)?;
     let latest = runs.first().cloned();
     let findings = match &latest {
-        Some(r) => match s.service.reconcile_findings(r.id, None, SHOWN).await {
-            Ok(f) => f,
-            Err(e) => return WebError::from_service(l, e).into_response(),
-        },
+        Some(r) => s
+            .service
+            .reconcile_findings(r.id, None, SHOWN)
+            .await
+            .or_page(l)?,
         None => Vec::new(),
     };
     let operator = staff.may(Permission::RepairAnomalies);
@@ -93,7 +91,7 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Response {
         })
         .collect_view();
     let history = history_view(l, runs);
-    staff.page(
+    Ok(staff.page(
         l.t("reconciliation"),
         view! {
             <section aria-labelledby="latest">
@@ -110,7 +108,7 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Response {
                 {history}
             </section>
         },
-    )
+    ))
 }
 
 fn summary_view(
@@ -286,18 +284,19 @@ fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
     .into_any()
 }
 
-async fn run_now(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
-    if let Err(e) = staff.posted::<std::collections::HashMap<String, String>>(&body) {
-        return e.into_response();
-    }
+async fn run_now(
+    State(s): State<AppState>,
+    staff: Staff,
+    _: Posted<std::collections::HashMap<String, String>>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    match s.service.run_reconciliation(&staff.actor()).await {
+    Ok(match s.service.run_reconciliation(&staff.actor()).await {
         Ok(r) => staff.done(
             "/console/reconciliation",
             crate::tr!(l, "reconciliation-done-found", found = &r.found),
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    })
 }
 
 fn confirm_form(staff: &Staff, action: String, button: &'static str) -> impl IntoView + use<> {
@@ -323,18 +322,19 @@ fn operator_only(staff: &Staff) -> Option<Response> {
     })
 }
 
-async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64>) -> Response {
+async fn repair_page(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<i64>,
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
     let l = staff.lang;
-    let f = match s.service.reconcile_finding(id).await {
-        Ok(f) => f,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let f = s.service.reconcile_finding(id).await.or_page(l)?;
     let detail = l.msg(&f.message);
     let form = confirm_form(&staff, paths::finding_repair(id), l.t("repair"));
-    staff.page(
+    Ok(staff.page(
         l.t("repair-an-anomaly"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
@@ -345,7 +345,7 @@ async fn repair_page(State(s): State<AppState>, staff: Staff, Path(id): Path<i64
                 {form}
             </section>
         },
-    )
+    ))
 }
 
 #[derive(Deserialize)]
@@ -364,55 +364,56 @@ async fn repair(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<i64>,
-    body: Bytes,
-) -> Response {
-    let form: ReasonForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { form, .. }: Posted<ReasonForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    match s
-        .service
-        .repair_finding(&staff.ctx(), &staff.authority(), id, form.reason)
-        .await
-    {
-        Ok(()) => staff.done("/console/reconciliation", l.t("repaired-3").to_string()),
-        Err(
-            e @ (ServiceError::Db(_) | ServiceError::Forbidden(_) | ServiceError::NotFound { .. }),
-        ) => WebError::from_service(l, e).into_response(),
-        Err(e @ ServiceError::Invalid(_)) => {
-            staff.refused(&paths::finding_repair(id), refusal_text(l, &e))
-        }
-        Err(e) => staff.refused("/console/reconciliation", refusal_text(l, &e)),
-    }
+    Ok(
+        match s
+            .service
+            .repair_finding(&staff.ctx(), &staff.authority(), id, form.reason)
+            .await
+        {
+            Ok(()) => staff.done("/console/reconciliation", l.t("repaired-3").to_string()),
+            Err(
+                e @ (ServiceError::Db(_)
+                | ServiceError::Forbidden(_)
+                | ServiceError::NotFound { .. }),
+            ) => WebError::from_service(l, e).into_response(),
+            Err(e @ ServiceError::Invalid(_)) => {
+                staff.refused(&paths::finding_repair(id), refusal_text(l, &e))
+            }
+            Err(e) => staff.refused("/console/reconciliation", refusal_text(l, &e)),
+        },
+    )
 }
 
 async fn repair_all_page(
     State(s): State<AppState>,
     staff: Staff,
     Path((run_id, kind)): Path<(i64, String)>,
-) -> Response {
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
     let l = staff.lang;
     let Some(k) = AnomalyKind::parse(&kind) else {
-        return WebError::not_found(l, &kind).into_response();
+        return Err(WebError::not_found(l, &kind));
     };
-    let open = match s.service.reconcile_findings(run_id, Some(k), 1000).await {
-        Ok(f) => f
-            .into_iter()
-            .filter(|f| f.repaired_at.is_none() && f.fix != Fix::None)
-            .count(),
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let open = s
+        .service
+        .reconcile_findings(run_id, Some(k), 1000)
+        .await
+        .or_page(l)?
+        .into_iter()
+        .filter(|f| f.repaired_at.is_none() && f.fix != Fix::None)
+        .count();
     let form = confirm_form(
         &staff,
         paths::run_kind_repair(run_id, k),
         l.t("repair-all-2"),
     );
     let what = crate::tr!(l, "repairs-the-open-findings-of-this", open = open);
-    staff.page(
+    Ok(staff.page(
         l.t("repair-all-of-a-kind"),
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
@@ -421,40 +422,40 @@ async fn repair_all_page(
                 {form}
             </section>
         },
-    )
+    ))
 }
 
 async fn repair_all(
     State(s): State<AppState>,
     staff: Staff,
     Path((run_id, kind)): Path<(i64, String)>,
-    body: Bytes,
-) -> Response {
-    let form: ReasonForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { form, .. }: Posted<ReasonForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let Some(k) = AnomalyKind::parse(&kind) else {
-        return WebError::not_found(l, &kind).into_response();
+        return Err(WebError::not_found(l, &kind));
     };
-    match s
-        .service
-        .repair_all_of_kind(&staff.ctx(), &staff.authority(), run_id, k, form.reason)
-        .await
-    {
-        Ok(o) => staff.done(
-            "/console/reconciliation",
-            crate::tr!(
-                l,
-                "repaired-refused-changed-meanwhile-or-needing",
-                repaired = &o.repaired,
-                refused = &o.refused
+    Ok(
+        match s
+            .service
+            .repair_all_of_kind(&staff.ctx(), &staff.authority(), run_id, k, form.reason)
+            .await
+        {
+            Ok(o) => staff.done(
+                "/console/reconciliation",
+                crate::tr!(
+                    l,
+                    "repaired-refused-changed-meanwhile-or-needing",
+                    repaired = &o.repaired,
+                    refused = &o.refused
+                ),
             ),
-        ),
-        Err(
-            e @ (ServiceError::Db(_) | ServiceError::Forbidden(_) | ServiceError::NotFound { .. }),
-        ) => WebError::from_service(l, e).into_response(),
-        Err(e) => staff.refused(&paths::run_kind_repair(run_id, k), refusal_text(l, &e)),
-    }
+            Err(
+                e @ (ServiceError::Db(_)
+                | ServiceError::Forbidden(_)
+                | ServiceError::NotFound { .. }),
+            ) => WebError::from_service(l, e).into_response(),
+            Err(e) => staff.refused(&paths::run_kind_repair(run_id, k), refusal_text(l, &e)),
+        },
+    )
 }

@@ -6,13 +6,14 @@
 
 use axum::Router;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::get;
 use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{time_string, time_text};
+use super::posted::OrPage;
 use crate::domain::permissions::Permission;
 use crate::domain::reminder::{INACTIVE_AFTER_DAYS, QuietHours, ReminderSettings};
 use crate::domain::time::{from_ms, rfc3339};
@@ -260,22 +261,21 @@ fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
     }
 }
 
-async fn page(State(s): State<AppState>, staff: Staff) -> Response {
+async fn page(State(s): State<AppState>, staff: Staff) -> Result<Response, WebError> {
     let l = staff.lang;
     if !staff.may(Permission::ReadReminderPlan) {
-        return WebError::forbidden(l.t("the-reminder-plan-needs-the-operator")).into_response();
+        return Err(WebError::forbidden(
+            l.t("the-reminder-plan-needs-the-operator"),
+        ));
     }
-    let activity = match s.service.reminder_activity(RECENT).await {
-        Ok(a) => a,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let activity = s.service.reminder_activity(RECENT).await.or_page(l)?;
     let settings = s.service.settings().reminders.clone();
-    staff.page(
+    Ok(staff.page(
         l.t("reminders"),
         view! {
             {plan_view(l, &settings)}
             {counts_view(l, &settings, &activity)}
             {recent_view(l, &activity)}
         },
-    )
+    ))
 }

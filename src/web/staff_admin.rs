@@ -25,6 +25,7 @@ use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error, role_label};
 use super::password::{check_new_password as password_text, reauth_text};
 use super::paths;
+use super::posted::OrPage;
 use crate::domain::FieldError;
 use crate::domain::permissions::Permission;
 use crate::domain::staff::{Role, StaffName};
@@ -131,15 +132,15 @@ async fn row_refusal(
     field: &'static str,
     role: Option<Role>,
     e: ServiceError,
-) -> Response {
+) -> Result<Response, WebError> {
     let l = staff.lang;
     let text = match &e {
         ServiceError::Invalid(f) => field_text(l, f),
         ServiceError::Forbidden(m) => match rule_text(l, m) {
             Some(t) => t,
-            None => return refusal(staff, e),
+            None => return Ok(refusal(staff, e)),
         },
-        _ => return refusal(staff, e),
+        _ => return Ok(refusal(staff, e)),
     };
     row_refused(s, staff, name, field, role, text).await
 }
@@ -153,7 +154,7 @@ async fn row_refused(
     field: &'static str,
     role: Option<Role>,
     text: String,
-) -> Response {
+) -> Result<Response, WebError> {
     let field = if name == staff.session.name.as_str() {
         "form"
     } else {
@@ -209,21 +210,22 @@ struct AddValues {
     errors: FieldErrors,
 }
 
-async fn staff_page(State(s): State<AppState>, staff: Staff) -> Response {
+async fn staff_page(State(s): State<AppState>, staff: Staff) -> Result<Response, WebError> {
     render_staff_page(&s, &staff, Refused::default()).await
 }
 
 /// The staff page; with a refused form, its values and messages in place
 /// and status 422 (the form was understood and refused).
-async fn render_staff_page(s: &AppState, staff: &Staff, refused: Refused) -> Response {
+async fn render_staff_page(
+    s: &AppState,
+    staff: &Staff,
+    refused: Refused,
+) -> Result<Response, WebError> {
     if let Err(e) = admins_only(staff) {
-        return e.into_response();
+        return Ok(e.into_response());
     }
     let l = staff.lang;
-    let accounts = match s.service.list_staff().await {
-        Ok(a) => a,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let accounts = s.service.list_staff().await.or_page(l)?;
     let csrf = staff.session.csrf_token.clone();
     let me = staff.session.name.as_str().to_string();
     let count = accounts.len();
@@ -271,7 +273,7 @@ async fn render_staff_page(s: &AppState, staff: &Staff, refused: Refused) -> Res
     if has_errors {
         *r.status_mut() = axum::http::StatusCode::UNPROCESSABLE_ENTITY;
     }
-    r
+    Ok(r)
 }
 
 /// One account: its facts and the forms that change it; `reset_errors`
@@ -447,10 +449,14 @@ impl HasCsrf for AddForm {
     }
 }
 
-async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+async fn add_account(
+    State(s): State<AppState>,
+    staff: Staff,
+    body: Bytes,
+) -> Result<Response, WebError> {
     let form: AddForm = match admin_form(&staff, &body) {
         Ok(f) => f,
-        Err(e) => return e.into_response(),
+        Err(e) => return Ok(e.into_response()),
     };
     let l = staff.lang;
     let mut values = AddValues {
@@ -492,39 +498,41 @@ async fn add_account(State(s): State<AppState>, staff: Staff, body: Bytes) -> Re
             .await;
         }
     };
-    match s
-        .service
-        .create_staff(&staff.session, &name, role, &password, Some(&staff.address))
-        .await
-    {
-        Ok(()) => staff.done(
-            STAFF_PAGE,
-            crate::tr!(
-                l,
-                "added-account",
-                name = name.to_string(),
-                role = role_text(l, role)
-            ),
-        ),
-        Err(ServiceError::Invalid(f)) => {
-            let field = match f.field {
-                "role" => "role",
-                "password" => "password",
-                _ => "name",
-            };
-            values.errors.add(field, field_text(l, &f));
-            render_staff_page(
-                &s,
-                &staff,
-                Refused {
-                    add: values,
-                    ..Refused::default()
-                },
-            )
+    Ok(
+        match s
+            .service
+            .create_staff(&staff.session, &name, role, &password, Some(&staff.address))
             .await
-        }
-        Err(e) => refusal(&staff, e),
-    }
+        {
+            Ok(()) => staff.done(
+                STAFF_PAGE,
+                crate::tr!(
+                    l,
+                    "added-account",
+                    name = name.to_string(),
+                    role = role_text(l, role)
+                ),
+            ),
+            Err(ServiceError::Invalid(f)) => {
+                let field = match f.field {
+                    "role" => "role",
+                    "password" => "password",
+                    _ => "name",
+                };
+                values.errors.add(field, field_text(l, &f));
+                render_staff_page(
+                    &s,
+                    &staff,
+                    Refused {
+                        add: values,
+                        ..Refused::default()
+                    },
+                )
+                .await?
+            }
+            Err(e) => refusal(&staff, e),
+        },
+    )
 }
 
 #[derive(Deserialize)]
@@ -545,41 +553,43 @@ async fn change_role(
     staff: Staff,
     Path(name): Path<String>,
     body: Bytes,
-) -> Response {
+) -> Result<Response, WebError> {
     let form: RoleForm = match admin_form(&staff, &body) {
         Ok(f) => f,
-        Err(e) => return e.into_response(),
+        Err(e) => return Ok(e.into_response()),
     };
     let l = staff.lang;
     let role = match role_from_form(l, &form.role) {
         Ok(r) => r,
         Err(t) => return unknown_account_or(&s, &staff, &name, "role", None, t).await,
     };
-    match s
-        .service
-        .set_staff_role(&staff.session, &name, role, Some(&staff.address))
-        .await
-    {
-        Ok(StaffChange::Changed) => staff.done(
-            STAFF_PAGE,
-            crate::tr!(
-                l,
-                "is-now-their-sessions-were-ended",
-                name = name.to_string(),
-                role = role_text(l, role)
+    Ok(
+        match s
+            .service
+            .set_staff_role(&staff.session, &name, role, Some(&staff.address))
+            .await
+        {
+            Ok(StaffChange::Changed) => staff.done(
+                STAFF_PAGE,
+                crate::tr!(
+                    l,
+                    "is-now-their-sessions-were-ended",
+                    name = name.to_string(),
+                    role = role_text(l, role)
+                ),
             ),
-        ),
-        Ok(StaffChange::AlreadySo) => staff.done(
-            STAFF_PAGE,
-            crate::tr!(
-                l,
-                "is-already-nothing-changed",
-                name = name.to_string(),
-                role = role_text(l, role)
+            Ok(StaffChange::AlreadySo) => staff.done(
+                STAFF_PAGE,
+                crate::tr!(
+                    l,
+                    "is-already-nothing-changed",
+                    name = name.to_string(),
+                    role = role_text(l, role)
+                ),
             ),
-        ),
-        Err(e) => row_refusal(&s, &staff, &name, "role", Some(role), e).await,
-    }
+            Err(e) => row_refusal(&s, &staff, &name, "role", Some(role), e).await?,
+        },
+    )
 }
 
 /// A refusal found before asking the service: beside the account's row,
@@ -591,14 +601,14 @@ async fn unknown_account_or(
     field: &'static str,
     role: Option<Role>,
     text: String,
-) -> Response {
-    match s.service.list_staff().await {
+) -> Result<Response, WebError> {
+    Ok(match s.service.list_staff().await {
         Ok(accounts) if accounts.iter().any(|a| a.name == name) => {
-            row_refused(s, staff, name, field, role, text).await
+            row_refused(s, staff, name, field, role, text).await?
         }
         Ok(_) => refusal(staff, ServiceError::not_found("staff", name)),
         Err(e) => WebError::from_service(staff.lang, e).into_response(),
-    }
+    })
 }
 
 #[derive(Deserialize)]
@@ -624,14 +634,14 @@ async fn reset_password(
     staff: Staff,
     Path(name): Path<String>,
     body: Bytes,
-) -> Response {
+) -> Result<Response, WebError> {
     let form: PasswordForm = match admin_form(&staff, &body) {
         Ok(f) => f,
-        Err(e) => return e.into_response(),
+        Err(e) => return Ok(e.into_response()),
     };
     let l = staff.lang;
     let Ok(target) = StaffName::parse(&name) else {
-        return refusal(&staff, ServiceError::not_found("staff", name));
+        return Ok(refusal(&staff, ServiceError::not_found("staff", name)));
     };
     let refused = |field: &'static str, text: String| {
         let mut errors = FieldErrors::default();
@@ -645,27 +655,31 @@ async fn reset_password(
         Ok(p) => p,
         Err((field, text)) => return render_staff_page(&s, &staff, refused(field, text)).await,
     };
-    match s
-        .service
-        .reset_staff_password(
-            &staff.session,
-            &name,
-            &password,
-            &form.own_password,
-            Some(&staff.address),
-        )
-        .await
-    {
-        Ok(()) => staff.done(
-            STAFF_PAGE,
-            crate::tr!(l, "the-password-of-was-reset-their", name = name),
-        ),
-        Err(SignInError::Service(ServiceError::Invalid(f))) => {
-            render_staff_page(&s, &staff, refused("password", field_text(l, &f))).await
-        }
-        Err(SignInError::Service(e)) => refusal(&staff, e),
-        Err(e) => render_staff_page(&s, &staff, refused("own_password", reauth_text(l, &e))).await,
-    }
+    Ok(
+        match s
+            .service
+            .reset_staff_password(
+                &staff.session,
+                &name,
+                &password,
+                &form.own_password,
+                Some(&staff.address),
+            )
+            .await
+        {
+            Ok(()) => staff.done(
+                STAFF_PAGE,
+                crate::tr!(l, "the-password-of-was-reset-their", name = name),
+            ),
+            Err(SignInError::Service(ServiceError::Invalid(f))) => {
+                render_staff_page(&s, &staff, refused("password", field_text(l, &f))).await?
+            }
+            Err(SignInError::Service(e)) => refusal(&staff, e),
+            Err(e) => {
+                render_staff_page(&s, &staff, refused("own_password", reauth_text(l, &e))).await?
+            }
+        },
+    )
 }
 
 #[derive(Deserialize)]
@@ -679,11 +693,21 @@ impl HasCsrf for CsrfOnly {
     }
 }
 
-async fn disable(s: State<AppState>, staff: Staff, name: Path<String>, body: Bytes) -> Response {
+async fn disable(
+    s: State<AppState>,
+    staff: Staff,
+    name: Path<String>,
+    body: Bytes,
+) -> Result<Response, WebError> {
     set_disabled(s, staff, name, body, true).await
 }
 
-async fn enable(s: State<AppState>, staff: Staff, name: Path<String>, body: Bytes) -> Response {
+async fn enable(
+    s: State<AppState>,
+    staff: Staff,
+    name: Path<String>,
+    body: Bytes,
+) -> Result<Response, WebError> {
     set_disabled(s, staff, name, body, false).await
 }
 
@@ -693,33 +717,35 @@ async fn set_disabled(
     Path(name): Path<String>,
     body: Bytes,
     disabled: bool,
-) -> Response {
+) -> Result<Response, WebError> {
     if let Err(e) = admin_form::<CsrfOnly>(&staff, &body) {
-        return e.into_response();
+        return Ok(e.into_response());
     }
     let l = staff.lang;
-    match s
-        .service
-        .set_staff_disabled(&staff.session, &name, disabled, Some(&staff.address))
-        .await
-    {
-        Ok(change) => {
-            let text = match (disabled, change) {
-                (true, StaffChange::Changed) => {
-                    crate::tr!(l, "disabled-their-sessions-were-ended", name = name)
-                }
-                (false, StaffChange::Changed) => {
-                    crate::tr!(l, "enabled-2", name = name)
-                }
-                (true, StaffChange::AlreadySo) => {
-                    crate::tr!(l, "was-already-disabled", name = name)
-                }
-                (false, StaffChange::AlreadySo) => {
-                    crate::tr!(l, "was-already-enabled", name = name)
-                }
-            };
-            staff.done(STAFF_PAGE, text)
-        }
-        Err(e) => row_refusal(&s, &staff, &name, "form", None, e).await,
-    }
+    Ok(
+        match s
+            .service
+            .set_staff_disabled(&staff.session, &name, disabled, Some(&staff.address))
+            .await
+        {
+            Ok(change) => {
+                let text = match (disabled, change) {
+                    (true, StaffChange::Changed) => {
+                        crate::tr!(l, "disabled-their-sessions-were-ended", name = name)
+                    }
+                    (false, StaffChange::Changed) => {
+                        crate::tr!(l, "enabled-2", name = name)
+                    }
+                    (true, StaffChange::AlreadySo) => {
+                        crate::tr!(l, "was-already-disabled", name = name)
+                    }
+                    (false, StaffChange::AlreadySo) => {
+                        crate::tr!(l, "was-already-enabled", name = name)
+                    }
+                };
+                staff.done(STAFF_PAGE, text)
+            }
+            Err(e) => row_refusal(&s, &staff, &name, "form", None, e).await?,
+        },
+    )
 }

@@ -39,6 +39,7 @@ use super::layout::{
     time_text, words_text,
 };
 use super::paths;
+use super::posted::{OrPage, Posted};
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
@@ -87,11 +88,11 @@ async fn generate_codes(
     staff: Staff,
     Path(id): Path<TemplateId>,
     body: Bytes,
-) -> Response {
-    match super::codes::generate(&s, &staff, &id, &body).await {
+) -> Result<Response, WebError> {
+    Ok(match super::codes::generate(&s, &staff, &id, &body).await {
         Ok(r) => r,
-        Err(form) => detail_with_codes(&s, &staff, &id, form).await,
-    }
+        Err(form) => detail_with_codes(&s, &staff, &id, form).await?,
+    })
 }
 
 /// Whether this staff member sees the forms that change templates.
@@ -762,24 +763,34 @@ struct NewQuery {
     from: Option<TemplateId>,
 }
 
-async fn new_form(State(s): State<AppState>, staff: Staff, Query(q): Query<NewQuery>) -> Response {
+async fn new_form(
+    State(s): State<AppState>,
+    staff: Staff,
+    Query(q): Query<NewQuery>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     if !may_manage(&staff) {
-        return forbidden(l);
+        return Ok(forbidden(l));
     }
     let form = match q.from.as_ref().filter(|f| !f.is_empty()) {
         None => CreateForm {
             kind: "fixed".into(),
             ..CreateForm::default()
         },
-        Some(from) => match s.service.get_template(from).await {
-            Ok(t) => copy_form(l, &t, s.service.now()),
-            Err(e) => return WebError::from_service(l, e).into_response(),
-        },
+        Some(from) => {
+            let t = s.service.get_template(from).await.or_page(l)?;
+            copy_form(l, &t, s.service.now())
+        }
     };
     let (input, _) = form.input(l);
     let preview = preview_words(&input, s.service.now());
-    create_page(&staff, &form, preview, FieldErrors::default(), false)
+    Ok(create_page(
+        &staff,
+        &form,
+        preview,
+        FieldErrors::default(),
+        false,
+    ))
 }
 
 /// The create form of a copy of `t`: its terms, its name marked as a copy
@@ -798,24 +809,24 @@ fn copy_form(l: Lang, t: &TemplateView, now: chrono::DateTime<chrono::Utc>) -> C
     form
 }
 
-async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
-    let form: CreateForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+async fn create(
+    State(s): State<AppState>,
+    staff: Staff,
+    Posted { form, body }: Posted<CreateForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     if !may_manage(&staff) {
-        return forbidden(l);
+        return Ok(forbidden(l));
     }
     let (input, mut errors) = form.input(l);
     let preview = preview_words(&input, s.service.now());
     if form.intent.as_deref() != Some("create") {
         // Preview (also the form's default button): the words, and the
         // fields that do not parse yet; nothing is saved.
-        return create_page(&staff, &form, preview, errors, false);
+        return Ok(create_page(&staff, &form, preview, errors, false));
     }
     if !errors.is_empty() {
-        return create_page(&staff, &form, preview, errors, true);
+        return Ok(create_page(&staff, &form, preview, errors, true));
     }
     let idem = form
         .form_id
@@ -831,33 +842,35 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
                 201,
             )
         });
-    match s
-        .service
-        .create_template_as(&staff.ctx(), &staff.authority(), idem.as_ref(), input)
-        .await
-    {
-        Ok(done) => {
-            let (id, name) = match done {
-                Executed::Fresh(v) => (v.id, v.name),
-                Executed::Replayed { body, .. } => {
-                    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
-                    let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
-                    (TemplateId::from_wire(text("id")), text("name"))
-                }
-            };
-            staff.done(
-                &paths::template(&id),
-                crate::tr!(l, "template-created", name = name),
-            )
-        }
-        Err(ServiceError::Invalid(FieldError { field, .. })) => {
-            let at = form_field(field);
-            errors.add(at, field_words(l, at));
-            create_page(&staff, &form, preview, errors, true)
-        }
-        Err(ServiceError::Forbidden(_)) => forbidden(l),
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    Ok(
+        match s
+            .service
+            .create_template_as(&staff.ctx(), &staff.authority(), idem.as_ref(), input)
+            .await
+        {
+            Ok(done) => {
+                let (id, name) = match done {
+                    Executed::Fresh(v) => (v.id, v.name),
+                    Executed::Replayed { body, .. } => {
+                        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+                        let text = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+                        (TemplateId::from_wire(text("id")), text("name"))
+                    }
+                };
+                staff.done(
+                    &paths::template(&id),
+                    crate::tr!(l, "template-created", name = name),
+                )
+            }
+            Err(ServiceError::Invalid(FieldError { field, .. })) => {
+                let at = form_field(field);
+                errors.add(at, field_words(l, at));
+                create_page(&staff, &form, preview, errors, true)
+            }
+            Err(ServiceError::Forbidden(_)) => forbidden(l),
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }
 
 // ---------------------------------------------------------------- detail
@@ -884,7 +897,7 @@ async fn detail_with_codes(
     staff: &Staff,
     id: &TemplateId,
     codes: super::codes::CodeForm,
-) -> Response {
+) -> Result<Response, WebError> {
     let forms = DetailForms {
         codes,
         ..DetailForms::default()
@@ -892,20 +905,23 @@ async fn detail_with_codes(
     detail_page(s, staff, id, forms).await
 }
 
-async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<TemplateId>) -> Response {
+async fn detail(
+    State(s): State<AppState>,
+    staff: Staff,
+    Path(id): Path<TemplateId>,
+) -> Result<Response, WebError> {
     detail_page(&s, &staff, &id, DetailForms::default()).await
 }
 
-async fn detail_page(s: &AppState, staff: &Staff, id: &TemplateId, forms: DetailForms) -> Response {
+async fn detail_page(
+    s: &AppState,
+    staff: &Staff,
+    id: &TemplateId,
+    forms: DetailForms,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let t = match s.service.get_template(id).await {
-        Ok(t) => t,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
-    let history = match s.service.template_history(id).await {
-        Ok(h) => h,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let t = s.service.get_template(id).await.or_page(l)?;
+    let history = s.service.template_history(id).await.or_page(l)?;
     let refused = !forms.errors.is_empty() || forms.codes.is_refused();
     let codes = super::codes::template_section(s, staff, &t, forms.codes.clone()).await;
     let words = words_text(l, &view_words(&t));
@@ -964,7 +980,7 @@ async fn detail_page(s: &AppState, staff: &Staff, id: &TemplateId, forms: Detail
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
-    r
+    Ok(r)
 }
 
 /// Pause / resume, end claiming early, and the safe edit.
@@ -1264,46 +1280,45 @@ async fn claiming(
     Path(id): Path<TemplateId>,
     body: Bytes,
     pause: bool,
-) -> Response {
-    let form: ClaimingForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+) -> Result<Response, WebError> {
+    let form: ClaimingForm = staff.posted(&body)?;
     let l = staff.lang;
-    match s
-        .service
-        .set_template_claiming_as(
-            &staff.ctx(),
-            &staff.authority(),
-            None,
-            id.clone(),
-            pause,
-            Some(form.reason.clone()),
-        )
-        .await
-    {
-        Ok(done) => {
-            let name = done.fresh().map(|v| v.name).unwrap_or_default();
-            let key = if pause {
-                "template-paused-flash"
-            } else {
-                "template-resumed-flash"
-            };
-            staff.done(&paths::template(&id), crate::tr!(l, key, name = name))
-        }
-        Err(ServiceError::Invalid(f)) if f.field == "reason" => {
-            let mut forms = DetailForms {
-                reason: form.reason,
-                ..DetailForms::default()
-            };
-            forms
-                .errors
-                .add("reason", l.t("template-error-reason").to_string());
-            detail_page(&s, &staff, &id, forms).await
-        }
-        Err(ServiceError::Forbidden(_)) => forbidden(l),
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    Ok(
+        match s
+            .service
+            .set_template_claiming_as(
+                &staff.ctx(),
+                &staff.authority(),
+                None,
+                id.clone(),
+                pause,
+                Some(form.reason.clone()),
+            )
+            .await
+        {
+            Ok(done) => {
+                let name = done.fresh().map(|v| v.name).unwrap_or_default();
+                let key = if pause {
+                    "template-paused-flash"
+                } else {
+                    "template-resumed-flash"
+                };
+                staff.done(&paths::template(&id), crate::tr!(l, key, name = name))
+            }
+            Err(ServiceError::Invalid(f)) if f.field == "reason" => {
+                let mut forms = DetailForms {
+                    reason: form.reason,
+                    ..DetailForms::default()
+                };
+                forms
+                    .errors
+                    .add("reason", l.t("template-error-reason").to_string());
+                detail_page(&s, &staff, &id, forms).await?
+            }
+            Err(ServiceError::Forbidden(_)) => forbidden(l),
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1319,24 +1334,14 @@ async fn edit(
     State(s): State<AppState>,
     staff: Staff,
     Path(id): Path<TemplateId>,
-    body: Bytes,
-) -> Response {
-    let form: EditForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    Posted { form, body }: Posted<EditForm>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let full: CreateForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+    let full: CreateForm = staff.posted(&body)?;
     if full.full.is_some() {
         return edit_terms(&s, &staff, &id, full).await;
     }
-    let current = match s.service.get_template(&id).await {
-        Ok(t) => t,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let current = s.service.get_template(&id).await.or_page(l)?;
     let mut forms = DetailForms {
         name: form.name.clone(),
         total_stock: form.total_stock.clone().unwrap_or_default(),
@@ -1373,57 +1378,64 @@ async fn edit(
         return detail_page(&s, &staff, &id, forms).await;
     }
     let (ending, ending_now) = (patch.claim_ends_at.is_some(), patch.end_claiming_now);
-    match s
-        .service
-        .edit_template_as(&staff.ctx(), &staff.authority(), None, id.clone(), patch)
-        .await
-    {
-        Ok(done) => {
-            let name = done.fresh().map(|v| v.name).unwrap_or_default();
-            let text = if ending_now || ending {
-                crate::tr!(l, "template-claiming-ends-flash", name = name)
-            } else {
-                crate::tr!(l, "template-saved-flash", name = name)
-            };
-            staff.done(&paths::template(&id), text)
-        }
-        Err(ServiceError::Refused { message, .. })
-            if EditRefusal::from_message(&message).is_some() =>
+    Ok(
+        match s
+            .service
+            .edit_template_as(&staff.ctx(), &staff.authority(), None, id.clone(), patch)
+            .await
         {
-            let why = EditRefusal::from_message(&message).unwrap_or(EditRefusal::UnsafeField);
-            forms
-                .errors
-                .add(why.field(), l.t(why.label_key()).to_string());
-            detail_page(&s, &staff, &id, forms).await
-        }
-        Err(ServiceError::Invalid(f)) => {
-            let field = match f.field {
-                "name" => "name",
-                "total_stock" => "total_stock",
-                "claim_ends_at" => "claim_ends_at",
-                _ => "form",
-            };
-            let words = match field {
-                "name" => l.t("template-error-name"),
-                "total_stock" => l.t("template-error-total-stock"),
-                "claim_ends_at" => l.t("template-error-claim-ends-at"),
-                _ => l.t("template-error-form"),
-            };
-            forms.errors.add(field, words.to_string());
-            detail_page(&s, &staff, &id, forms).await
-        }
-        Err(ServiceError::Forbidden(_)) => forbidden(l),
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+            Ok(done) => {
+                let name = done.fresh().map(|v| v.name).unwrap_or_default();
+                let text = if ending_now || ending {
+                    crate::tr!(l, "template-claiming-ends-flash", name = name)
+                } else {
+                    crate::tr!(l, "template-saved-flash", name = name)
+                };
+                staff.done(&paths::template(&id), text)
+            }
+            Err(ServiceError::Refused { message, .. })
+                if EditRefusal::from_message(&message).is_some() =>
+            {
+                let why = EditRefusal::from_message(&message).unwrap_or(EditRefusal::UnsafeField);
+                forms
+                    .errors
+                    .add(why.field(), l.t(why.label_key()).to_string());
+                detail_page(&s, &staff, &id, forms).await?
+            }
+            Err(ServiceError::Invalid(f)) => {
+                let field = match f.field {
+                    "name" => "name",
+                    "total_stock" => "total_stock",
+                    "claim_ends_at" => "claim_ends_at",
+                    _ => "form",
+                };
+                let words = match field {
+                    "name" => l.t("template-error-name"),
+                    "total_stock" => l.t("template-error-total-stock"),
+                    "claim_ends_at" => l.t("template-error-claim-ends-at"),
+                    _ => l.t("template-error-form"),
+                };
+                forms.errors.add(field, words.to_string());
+                detail_page(&s, &staff, &id, forms).await?
+            }
+            Err(ServiceError::Forbidden(_)) => forbidden(l),
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }
 
 /// A full edit (every term, before the first claim) as typed: refused,
 /// the page again with the form as typed and the message beside its
 /// field; saved, the page with a flash.
-async fn edit_terms(s: &AppState, staff: &Staff, id: &TemplateId, form: CreateForm) -> Response {
+async fn edit_terms(
+    s: &AppState,
+    staff: &Staff,
+    id: &TemplateId,
+    form: CreateForm,
+) -> Result<Response, WebError> {
     let l = staff.lang;
     if !may_manage(staff) {
-        return forbidden(l);
+        return Ok(forbidden(l));
     }
     let (input, mut errors) = form.input(l);
     if errors.is_empty() {
@@ -1434,10 +1446,10 @@ async fn edit_terms(s: &AppState, staff: &Staff, id: &TemplateId, form: CreateFo
         {
             Ok(done) => {
                 let name = done.fresh().map(|v| v.name).unwrap_or_default();
-                return staff.done(
+                return Ok(staff.done(
                     &paths::template(id),
                     crate::tr!(l, "template-saved-flash", name = name),
-                );
+                ));
             }
             Err(ServiceError::Refused { message, .. })
                 if EditRefusal::from_message(&message).is_some() =>
@@ -1450,8 +1462,8 @@ async fn edit_terms(s: &AppState, staff: &Staff, id: &TemplateId, form: CreateFo
                 let at = form_field(field);
                 errors.add(at, field_words(l, at));
             }
-            Err(ServiceError::Forbidden(_)) => return forbidden(l),
-            Err(e) => return WebError::from_service(l, e).into_response(),
+            Err(ServiceError::Forbidden(_)) => return Ok(forbidden(l)),
+            Err(e) => return Err(WebError::from_service(l, e)),
         }
     }
     let forms = DetailForms {

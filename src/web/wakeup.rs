@@ -505,37 +505,36 @@ async fn switch(
     Path(id): Path<WakeupRuleId>,
     body: Bytes,
     active: bool,
-) -> Response {
-    let form: SwitchForm = match staff.posted(&body) {
-        Ok(f) => f,
-        Err(e) => return e.into_response(),
-    };
+) -> Result<Response, WebError> {
+    let form: SwitchForm = staff.posted(&body)?;
     let l = staff.lang;
-    match s
-        .service
-        .set_wakeup_rule_active_as(
-            &staff.ctx(),
-            &staff.authority(),
-            id.clone(),
-            active,
-            Some(form.reason.clone()),
-        )
-        .await
-    {
-        Ok(()) => {
-            let key = if active {
-                "wakeup-resumed-flash"
-            } else {
-                "wakeup-paused-flash"
-            };
-            staff.done(&paths::wakeup_rule(&id), l.t(key).to_string())
-        }
-        Err(ServiceError::Invalid(f)) if f.field == "reason" => {
-            let mut errors = FieldErrors::default();
-            errors.add("reason", l.t("wakeup-error-reason").to_string());
-            detail_page(&s, &staff, &id, form.reason, errors).await
-        }
-        Err(ServiceError::Forbidden(_)) => forbidden(l),
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    Ok(
+        match s
+            .service
+            .set_wakeup_rule_active_as(
+                &staff.ctx(),
+                &staff.authority(),
+                id.clone(),
+                active,
+                Some(form.reason.clone()),
+            )
+            .await
+        {
+            Ok(()) => {
+                let key = if active {
+                    "wakeup-resumed-flash"
+                } else {
+                    "wakeup-paused-flash"
+                };
+                staff.done(&paths::wakeup_rule(&id), l.t(key).to_string())
+            }
+            Err(ServiceError::Invalid(f)) if f.field == "reason" => {
+                let mut errors = FieldErrors::default();
+                errors.add("reason", l.t("wakeup-error-reason").to_string());
+                detail_page(&s, &staff, &id, form.reason, errors).await
+            }
+            Err(ServiceError::Forbidden(_)) => forbidden(l),
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }

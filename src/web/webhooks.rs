@@ -21,6 +21,7 @@ use super::auth::{Staff, WebError};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error, time_string};
 use super::paths;
+use super::posted::OrPage;
 use crate::domain::ids::SubscriberId;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
@@ -282,18 +283,19 @@ fn add_form(l: Lang, csrf: String, refused: Option<AddRefused>) -> impl IntoView
     }
 }
 
-async fn list(State(s): State<AppState>, staff: Staff) -> Response {
+async fn list(State(s): State<AppState>, staff: Staff) -> Result<Response, WebError> {
     render(&s, &staff, None).await
 }
 
 /// The page; with `refused`, the add form again with each problem beside
 /// its field (422: nothing was written).
-async fn render(s: &AppState, staff: &Staff, refused: Option<AddRefused>) -> Response {
+async fn render(
+    s: &AppState,
+    staff: &Staff,
+    refused: Option<AddRefused>,
+) -> Result<Response, WebError> {
     let l = staff.lang;
-    let subs = match s.service.webhook_subscribers().await {
-        Ok(r) => r,
-        Err(e) => return WebError::from_service(l, e).into_response(),
-    };
+    let subs = s.service.webhook_subscribers().await.or_page(l)?;
     let has_default = subs.iter().any(|s| s.from_environment);
     let may = operator(staff);
     let default_note = if has_default {
@@ -329,7 +331,7 @@ async fn render(s: &AppState, staff: &Staff, refused: Option<AddRefused>) -> Res
             {form}
         },
     );
-    (status, page).into_response()
+    Ok((status, page).into_response())
 }
 
 /// The add form as posted: `types` repeats, so it is read pair by pair.
@@ -357,13 +359,13 @@ fn parse_add(body: &Bytes) -> AddForm {
     f
 }
 
-async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
+async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
     let form = parse_add(&body);
     if let Err(e) = staff.check_csrf(form.csrf.as_deref()) {
-        return e.into_response();
+        return Ok(e.into_response());
     }
     let l = staff.lang;
     let refused = |errors: FieldErrors| AddRefused {
@@ -401,24 +403,26 @@ async fn add(State(s): State<AppState>, staff: Staff, body: Bytes) -> Response {
     if !errors.is_empty() {
         return render(&s, &staff, Some(refused(errors))).await;
     }
-    match s
-        .service
-        .add_webhook_subscriber(&form.url, &form.secret, &form.types, &staff.ctx())
-        .await
-    {
-        Ok(v) => staff.done(LIST, crate::tr!(l, "subscriber-added", url = &v.url)),
-        // The host resolved elsewhere between the two checks, or a rule
-        // the page does not know of: beside the field, as the service says.
-        Err(ServiceError::Invalid(f)) => {
-            match f.field {
-                "secret" => errors.add("secret", l.t("webhook-secret-length").to_string()),
-                "url" => errors.add("url", f.message),
-                _ => errors.add("types", f.message),
+    Ok(
+        match s
+            .service
+            .add_webhook_subscriber(&form.url, &form.secret, &form.types, &staff.ctx())
+            .await
+        {
+            Ok(v) => staff.done(LIST, crate::tr!(l, "subscriber-added", url = &v.url)),
+            // The host resolved elsewhere between the two checks, or a rule
+            // the page does not know of: beside the field, as the service says.
+            Err(ServiceError::Invalid(f)) => {
+                match f.field {
+                    "secret" => errors.add("secret", l.t("webhook-secret-length").to_string()),
+                    "url" => errors.add("url", f.message),
+                    _ => errors.add("types", f.message),
+                }
+                render(&s, &staff, Some(refused(errors))).await?
             }
-            render(&s, &staff, Some(refused(errors))).await
-        }
-        Err(e) => WebError::from_service(l, e).into_response(),
-    }
+            Err(e) => WebError::from_service(l, e).into_response(),
+        },
+    )
 }
 
 /// The console subscriber `id` (not the environment's).
@@ -509,20 +513,18 @@ async fn switch(
     Path(id): Path<SubscriberId>,
     body: Bytes,
     switch: Switch,
-) -> Response {
+) -> Result<Response, WebError> {
     if let Some(r) = operator_only(&staff) {
-        return r;
+        return Ok(r);
     }
-    if let Err(e) = staff.posted::<std::collections::HashMap<String, String>>(&body) {
-        return e.into_response();
-    }
+    staff.posted::<std::collections::HashMap<String, String>>(&body)?;
     let l = staff.lang;
     let ctx = staff.ctx();
     let result = match switch {
         Switch::Disable => s.service.disable_webhook_subscriber(&id, &ctx).await,
         Switch::Enable => s.service.enable_webhook_subscriber(&id, &ctx).await,
     };
-    match result {
+    Ok(match result {
         Ok(()) => staff.done(
             LIST,
             match switch {
@@ -540,5 +542,5 @@ async fn switch(
             .to_string(),
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
-    }
+    })
 }
