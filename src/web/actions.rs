@@ -920,10 +920,7 @@ async fn cancel(
             let e = if parse_reason(form.reason.clone()).is_ok()
                 && !permissions::may_cancel_order(staff.session.role, false)
             {
-                ServiceError::Forbidden(
-                    "cancelling an order needs the operator role, unless its checkout lock lapsed"
-                        .into(),
-                )
+                ServiceError::Forbidden(crate::service::support::CANCEL_NEEDS_OPERATOR.into())
             } else {
                 e
             };

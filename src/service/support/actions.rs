@@ -46,6 +46,12 @@ pub enum Authority {
     Staff { name: StaffName, role: Role },
 }
 
+/// Why support staff may not cancel an order whose checkout lock has not
+/// lapsed (`domain::permissions::may_cancel_order`); pages that refuse the
+/// same way before reaching the service say the same.
+pub const CANCEL_NEEDS_OPERATOR: &str =
+    "cancelling an order needs the operator role, unless its checkout lock lapsed";
+
 impl Authority {
     /// Whether this authority holds `permission`: the shop's API token is
     /// trusted with everything; staff by their role
@@ -222,10 +228,7 @@ impl Service {
                 })
                 .await?;
             if !permissions::may_cancel_order(*role, lapsed) {
-                return Err(ServiceError::Forbidden(
-                    "cancelling an order needs the operator role, unless its checkout lock lapsed"
-                        .into(),
-                ));
+                return Err(ServiceError::Forbidden(CANCEL_NEEDS_OPERATOR.into()));
             }
         }
         self.cancel(ctx, idem, order_no, Some(reason)).await

@@ -22,8 +22,8 @@ mod lists;
 mod search;
 
 pub use actions::{
-    Authority, CompensationEntry, CompensationInput, MAX_COMPENSATION_SECONDS,
-    MIN_COMPENSATION_SECONDS,
+    Authority, CANCEL_NEEDS_OPERATOR, CompensationEntry, CompensationInput,
+    MAX_COMPENSATION_SECONDS, MIN_COMPENSATION_SECONDS,
 };
 pub(crate) use actions::{CompensationTerms, insert_compensation_coupon};
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
