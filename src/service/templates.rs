@@ -467,18 +467,19 @@ async fn list_templates_tx(
     })
 }
 
-/// The transaction of [`Service::edit_template_terms`]: every term replaced
-/// while nothing has been claimed.
-async fn edit_template_terms_tx(
-    c: &mut AnyConnection,
-    op: &Op,
-    id: &TemplateId,
+/// The stored row of a checked template: its terms, stock, limits and
+/// claiming window from `spec`; its id, status and times from the caller
+/// (a new template's, or the edited one's kept as they were).
+fn template_row(
     spec: &TemplateSpec,
-) -> Result<TemplateView, ServiceError> {
-    let old = load_row(c, id).await?;
+    id: TemplateId,
+    status: TemplateStatus,
+    created_at: i64,
+    paused_at: Option<i64>,
+) -> TemplateRow {
     let rule = spec.terms.rule;
-    let row = TemplateRow {
-        id: old.id.clone(),
+    TemplateRow {
+        id,
         name: spec.name.clone(),
         kind: rule.discount_kind(),
         value_cents: rule.value_cents(),
@@ -491,12 +492,30 @@ async fn edit_template_terms_tx(
         valid_seconds: spec.validity.valid_seconds(),
         total_stock: spec.total_stock,
         per_user_limit: spec.per_user_limit,
-        status: old.status,
-        created_at: old.created_at,
-        paused_at: old.paused_at,
+        status,
+        created_at,
+        paused_at,
         claim_ends_at: spec.claim_ends_at.map(to_ms),
         expiry_spread_seconds: spec.expiry_spread_seconds,
-    };
+    }
+}
+
+/// The transaction of [`Service::edit_template_terms`]: every term replaced
+/// while nothing has been claimed.
+async fn edit_template_terms_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    id: &TemplateId,
+    spec: &TemplateSpec,
+) -> Result<TemplateView, ServiceError> {
+    let old = load_row(c, id).await?;
+    let row = template_row(
+        spec,
+        old.id.clone(),
+        old.status,
+        old.created_at,
+        old.paused_at,
+    );
     let shards = templates::shard_count(c, id).await?;
     if !templates::update_terms_unclaimed(c, &row).await? {
         return Err(edit_refused(EditRefusal::AlreadyClaimed, None));
@@ -601,27 +620,13 @@ async fn create_template_tx(
     spec: &TemplateSpec,
 ) -> Result<TemplateView, ServiceError> {
     let now_ms = to_ms(op.now);
-    let rule = spec.terms.rule;
-    let row = TemplateRow {
-        id: TemplateId::generate(now_ms),
-        name: spec.name.clone(),
-        kind: rule.discount_kind(),
-        value_cents: rule.value_cents(),
-        percent_off: rule.percent_off().map(i64::from),
-        max_discount_cents: rule.max_discount_cents(),
-        min_order_cents: spec.terms.min_order,
-        categories: serde_json::to_string(&spec.terms.categories).unwrap_or_else(|_| "[]".into()),
-        valid_from: spec.validity.valid_from().map(to_ms),
-        valid_until: spec.validity.hard_end().map(to_ms),
-        valid_seconds: spec.validity.valid_seconds(),
-        total_stock: spec.total_stock,
-        per_user_limit: spec.per_user_limit,
-        status: TemplateStatus::Active,
-        created_at: now_ms,
-        paused_at: None,
-        claim_ends_at: spec.claim_ends_at.map(to_ms),
-        expiry_spread_seconds: spec.expiry_spread_seconds,
-    };
+    let row = template_row(
+        spec,
+        TemplateId::generate(now_ms),
+        TemplateStatus::Active,
+        now_ms,
+        None,
+    );
     templates::insert(c, &row, &stock_shards(spec.total_stock)).await?;
     let detail = TemplateChanges {
         name: Some((None, row.name.clone())),

@@ -141,7 +141,11 @@ impl Service {
             serde_json::to_string(&types).unwrap_or_else(|_| "*".into())
         };
         let row = SubscriberRow {
-            id: SubscriberId::from_wire(format!("whk_{}", hex::encode(rand::random::<[u8; 8]>()))),
+            id: SubscriberId::from_wire(format!(
+                "{}_{}",
+                SubscriberId::PREFIX,
+                hex::encode(rand::random::<[u8; 8]>())
+            )),
             url,
             secret,
             event_types: stored,
