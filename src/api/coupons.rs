@@ -9,12 +9,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, respond};
+use crate::domain::cart::{CartInput, CartSpec};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, TemplateId, UserId};
 use crate::error::{ApiError, ErrorBody, api_lang};
 use crate::http::AppState;
 use crate::service::checkout::CouponOptions;
-use crate::service::orders::CartInput;
 use crate::service::views::CouponView;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -171,7 +171,10 @@ pub async fn options(
         campaign_id: b.campaign_id,
         deposit_cents: b.deposit_cents,
     };
-    let result: Result<CouponOptions, _> = s.service.coupon_options(user_id, cart).await;
+    let result: Result<CouponOptions, _> = match CartSpec::parse(cart) {
+        Ok(cart) => s.service.coupon_options(user_id, cart).await,
+        Err(e) => Err(e.into()),
+    };
     match result {
         Ok(v) => axum::Json(v.in_language(api_lang())).into_response(),
         Err(e) => ApiError::from(e).into_response(),

@@ -11,10 +11,11 @@ use super::extract::{
     ApiCaller, JsonBody, PathParam, QueryParams, RequestMeta, not_found_read, not_found_write,
     respond,
 };
+use crate::domain::cart::{OrderInput, OrderSpec};
 use crate::domain::ids::OrderNo;
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
-use crate::service::orders::{OrderInput, parse_reason};
+use crate::service::orders::parse_reason;
 use crate::service::views::{OrderView, QuoteView};
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -71,10 +72,14 @@ pub async fn create(
         campaign_id: b.campaign_id,
         deposit_cents: b.deposit_cents,
     };
-    let result = s
-        .service
-        .create_order(&meta.ctx(&caller), idem.as_ref(), input)
-        .await;
+    let result = match OrderSpec::parse(input) {
+        Ok(spec) => {
+            s.service
+                .create_order(&meta.ctx(&caller), idem.as_ref(), spec)
+                .await
+        }
+        Err(e) => Err(e.into()),
+    };
     respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
 }
 

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 
 use crate::clock::{Clock, ManualClock};
+use crate::domain::cart::{OrderInput, OrderSpec};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::time::rfc3339;
 use crate::server::StartError;
-use crate::service::orders::OrderInput;
 use crate::service::{Ctx, Executed, Refusal, Service, ServiceError};
 
 /// The actor of every event the demo writes.
@@ -139,9 +139,10 @@ impl Seed {
     async fn order(&self, input: OrderInput) -> Result<OrderNo, DemoError> {
         let no = input.order_no.clone().unwrap_or_default();
         let what = format!("create order {no}");
+        let spec = OrderSpec::parse(input).map_err(|e| step(&what)(e.into()))?;
         let o = self
             .svc
-            .create_order(&self.ctx, None, input)
+            .create_order(&self.ctx, None, spec)
             .await
             .map_err(step(&what))?;
         Ok(fresh(o, &what)?.order_no)

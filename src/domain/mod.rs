@@ -7,6 +7,7 @@
 pub mod bulk;
 pub mod business_tz;
 pub mod campaign;
+pub mod cart;
 pub mod category;
 pub mod compensation;
 pub mod coupon;

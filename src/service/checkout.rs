@@ -12,9 +12,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::orders::{CartInput, parse_cart};
 use super::views::{CouponView, coupon_terms};
 use super::{Refusal, Service, ServiceError};
+use crate::domain::cart::CartSpec;
 use crate::domain::coupon::Unusable;
 use crate::domain::discount::CouponTerms;
 use crate::domain::ids::{CampaignId, CouponId, UserId};
@@ -135,7 +135,7 @@ fn warning_view(w: Warning, window_starts: DateTime<Utc>) -> OptionWarning {
 fn options_for(
     rows: Vec<CouponRow>,
     user_id: &UserId,
-    cart: &super::orders::CartSpec,
+    cart: &CartSpec,
     presale: Option<&PresaleTerms>,
     now: DateTime<Utc>,
 ) -> CouponOptions {
@@ -187,9 +187,8 @@ impl Service {
     pub async fn coupon_options(
         &self,
         user_id: UserId,
-        cart: CartInput,
+        cart: CartSpec,
     ) -> Result<CouponOptions, ServiceError> {
-        let cart = parse_cart(cart)?;
         let now = self.now();
         let user = user_id.clone();
         let campaign_id: Option<CampaignId> =

@@ -15,12 +15,12 @@ use super::auth::WebError;
 use super::i18n::Lang;
 use super::layout::{FieldErrors, coupon_terms_text, field_error, time_text};
 use super::paths;
+use crate::domain::cart::{CartInput, CartSpec};
 use crate::domain::ids::UserId;
 use crate::domain::money::Cents;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::checkout::CouponOptions;
-use crate::service::orders::CartInput;
 use crate::service::views::CampaignView;
 
 /// Campaigns the form offers.
@@ -120,7 +120,11 @@ pub async fn section(
             Ok(cart) => {
                 let user = UserId::parse(user_id)
                     .map_err(|e| WebError::from_service(l, ServiceError::Invalid(e)))?;
-                match s.service.coupon_options(user, cart).await {
+                let options = match CartSpec::parse(cart) {
+                    Ok(cart) => s.service.coupon_options(user, cart).await,
+                    Err(e) => Err(e.into()),
+                };
+                match options {
                     Ok(o) => Answer::Options(o),
                     // The campaign is gone or its window has closed: the
                     // campaign field is at fault.

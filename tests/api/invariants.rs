@@ -15,10 +15,10 @@ use sqlx::AnyPool;
 
 use crate::common::fixtures::order;
 use crate::common::{TestService, epoch};
+use couponkeeper::domain::cart::{OrderInput, OrderSpec};
 use couponkeeper::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId, UserId};
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::service::campaigns::CampaignInput;
-use couponkeeper::service::orders::OrderInput;
 use couponkeeper::service::{Ctx, Executed, ServiceError};
 
 const USERS: [&str; 3] = ["u0", "u1", "u2"];
@@ -293,7 +293,14 @@ impl World {
                     coupon_id: ci.map(|i| self.coupons[i].0.to_string()),
                     ..OrderInput::default()
                 };
-                let r = judge(svc.create_order(&ctx, None, input).await)?;
+                let r = judge(
+                    svc.create_order(
+                        &ctx,
+                        None,
+                        OrderSpec::parse(input).expect("a well-formed order"),
+                    )
+                    .await,
+                )?;
                 if let Ok(o) = &r {
                     self.orders.push((no.clone(), o.status.to_string()));
                 }
@@ -322,7 +329,14 @@ impl World {
                     campaign_id: Some(self.campaigns[*campaign].to_string()),
                     deposit_cents: Some(DEPOSIT),
                 };
-                let r = judge(svc.create_order(&ctx, None, input).await)?;
+                let r = judge(
+                    svc.create_order(
+                        &ctx,
+                        None,
+                        OrderSpec::parse(input).expect("a well-formed order"),
+                    )
+                    .await,
+                )?;
                 if let Ok(o) = &r {
                     self.orders.push((no.clone(), o.status.to_string()));
                 }
@@ -635,9 +649,16 @@ async fn sample_world() -> (World, [CouponId; 3]) {
             coupon_id: coupon.map(|c| c.to_string()),
             ..OrderInput::default()
         };
-        judge(svc.create_order(&w.ctx, None, input).await)
-            .expect("create order runs")
-            .expect("order is created");
+        judge(
+            svc.create_order(
+                &w.ctx,
+                None,
+                OrderSpec::parse(input).expect("a well-formed order"),
+            )
+            .await,
+        )
+        .expect("create order runs")
+        .expect("order is created");
         if pay {
             judge(svc.pay(&w.ctx, None, order(no)).await)
                 .expect("pay runs")

@@ -17,13 +17,13 @@ use crate::common::fixtures::{ctx, order, secs};
 use crate::common::{Store, TestService, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
+use couponkeeper::domain::cart::{OrderInput, OrderSpec};
 use couponkeeper::domain::ids::{CampaignId, CouponId, TemplateId, UserId};
 use couponkeeper::domain::order::OrderStatus;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
 use couponkeeper::service::campaigns::CampaignInput;
 use couponkeeper::service::jobs::PassReport;
-use couponkeeper::service::orders::OrderInput;
 use couponkeeper::service::{Executed, Refusal, Service, ServiceError};
 use couponkeeper::store::expiry::{DUE_BY_SQL, expire_due_sql, expire_ids_sql};
 use couponkeeper::store::{Backend, Db};
@@ -132,7 +132,12 @@ async fn normal_order(svc: &Service, order_no: &str, user: &str, coupon: Option<
         ..OrderInput::default()
     };
     let o = fresh(
-        svc.create_order(&ctx(), None, input).await,
+        svc.create_order(
+            &ctx(),
+            None,
+            OrderSpec::parse(input).expect("a well-formed order"),
+        )
+        .await,
         "create normal order",
     );
     assert_eq!(o.status, OrderStatus::PendingPayment);
@@ -157,7 +162,12 @@ async fn presale_order(
         deposit_cents: Some(DEPOSIT),
     };
     let o = fresh(
-        svc.create_order(&ctx(), None, input).await,
+        svc.create_order(
+            &ctx(),
+            None,
+            OrderSpec::parse(input).expect("a well-formed order"),
+        )
+        .await,
         "create presale order",
     );
     assert_eq!(o.status, OrderStatus::PendingDeposit);

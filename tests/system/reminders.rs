@@ -16,6 +16,7 @@ use crate::common::fixtures::{ctx, order, secs};
 use crate::common::{Store, TestDb, epoch, store};
 use couponkeeper::clock::{ManualClock, SharedClock};
 use couponkeeper::config::Config;
+use couponkeeper::domain::cart::{OrderInput, OrderSpec};
 use couponkeeper::domain::ids::{CampaignId, CouponId, TemplateId, UserId};
 use couponkeeper::domain::order::OrderStatus;
 use couponkeeper::domain::reminder;
@@ -23,7 +24,6 @@ use couponkeeper::domain::self_check::Verified;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
 use couponkeeper::service::campaigns::CampaignInput;
-use couponkeeper::service::orders::OrderInput;
 use couponkeeper::service::reminders::{
     COUPONS_EXPIRING, EXPIRES_BEFORE_FINAL_PAYMENT, FINAL_PAYMENT_OPEN, ReminderCursor,
     ReminderReport,
@@ -213,7 +213,13 @@ impl Rig {
             deposit_cents: Some(DEPOSIT),
         };
         fresh(
-            self.svc.create_order(&ctx(), None, input).await,
+            self.svc
+                .create_order(
+                    &ctx(),
+                    None,
+                    OrderSpec::parse(input).expect("a well-formed order"),
+                )
+                .await,
             "presale order",
         );
     }
@@ -350,7 +356,16 @@ async fn a_coupon_used_or_expired_before_its_slot_is_not_reminded() {
         coupon_id: Some(used.to_string()),
         ..OrderInput::default()
     };
-    fresh(rig.svc.create_order(&ctx(), None, input).await, "order");
+    fresh(
+        rig.svc
+            .create_order(
+                &ctx(),
+                None,
+                OrderSpec::parse(input).expect("a well-formed order"),
+            )
+            .await,
+        "order",
+    );
     fresh(rig.svc.pay(&ctx(), None, order("N1")).await, "pay");
 
     // The planner was down through the whole day before the end: when it

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::common::fixtures::order;
 use crate::common::{TestService, epoch, spawn_app};
 use chrono::Duration;
+use couponkeeper::domain::cart::{OrderInput, OrderSpec};
 use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::ids::{CouponId, TemplateId, UserId};
 use couponkeeper::domain::template::TemplateInput;
@@ -14,7 +15,6 @@ use couponkeeper::jobs::Jobs;
 use couponkeeper::jobs::worker::DeadlineWorker;
 use couponkeeper::metrics::Metrics;
 use couponkeeper::service::jobs::Scheduler;
-use couponkeeper::service::orders::OrderInput;
 use serde_json::json;
 
 fn worker(ts: &TestService) -> DeadlineWorker {
@@ -541,7 +541,7 @@ async fn checkout(ts: &TestService, order_no: &str, user: &str, coupon: &CouponI
         .create_order(
             &ts.ctx(),
             None,
-            OrderInput {
+            OrderSpec::parse(OrderInput {
                 order_no: Some(order_no.into()),
                 user_id: Some(user.into()),
                 kind: Some("normal".into()),
@@ -549,7 +549,8 @@ async fn checkout(ts: &TestService, order_no: &str, user: &str, coupon: &CouponI
                 total_cents: Some(39_900),
                 coupon_id: Some(coupon.to_string()),
                 ..Default::default()
-            },
+            })
+            .expect("a well-formed order"),
         )
         .await
         .expect("order");

@@ -43,12 +43,12 @@ use sqlx::Executor;
 
 use couponkeeper::clock::ManualClock;
 use couponkeeper::config::Config;
+use couponkeeper::domain::cart::{CartInput, CartSpec};
 use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use couponkeeper::domain::staff::Role;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
-use couponkeeper::service::orders::CartInput;
 use couponkeeper::service::support::{
     CouponFilter, OVERVIEW_COUPONS, SearchOutcome, USER_HEALTH_ORDERS,
 };
@@ -1466,6 +1466,8 @@ async fn picker_rows(
                     campaign_id: None,
                     deposit_cents: None,
                 };
+                let cart = CartSpec::parse(cart)
+                    .map_err(|e| format!("cart {}: {}", e.field, e.message))?;
                 let o = s.coupon_options(user, cart).await?;
                 let seen = o.usable.len() + o.unusable.len();
                 if seen != held {

@@ -63,10 +63,10 @@ use clap::ValueEnum;
 
 use couponkeeper::clock::SystemClock;
 use couponkeeper::config::Config;
+use couponkeeper::domain::cart::{OrderInput, OrderSpec};
 use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::ids::{TemplateId, UserId};
 use couponkeeper::server::build_service;
-use couponkeeper::service::orders::OrderInput;
 use couponkeeper::service::{Ctx, Service};
 use couponkeeper::store::Db;
 
@@ -637,7 +637,8 @@ async fn probe_round(
         ..Default::default()
     };
     let t = Instant::now();
-    let created = service.create_order(ctx, None, input).await;
+    let spec = OrderSpec::parse(input).map_err(|e| format!("order {}: {}", e.field, e.message))?;
+    let created = service.create_order(ctx, None, spec).await;
     latencies.push(t.elapsed());
     let order = created
         .map_err(|e| format!("create_order: {e}"))?

@@ -27,7 +27,6 @@ mod pay;
 mod steps;
 mod view;
 
-pub use create::{CartInput, CartSpec, OrderInput, parse_cart};
 pub(crate) use end::end_order;
 pub use list::{
     DEFAULT_ORDER_PAGE, MAX_ORDER_EXPORT_ROWS, MAX_ORDER_PAGE, OrderFilter, OrderListParams,
