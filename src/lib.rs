@@ -30,6 +30,10 @@
 //! - [`demo`]: `couponkeeper demo-data`, a believable shop (with planted
 //!   anomalies) loaded through the service on a manual clock.
 
+// Console pages are leptos views whose types nest as deep as the page;
+// the largest pass the compiler's default query depth (128).
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod clock;
 pub mod config;

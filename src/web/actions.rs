@@ -33,14 +33,13 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::auth::{Staff, WebError};
+use super::components::{ConfirmForm, CouponBadge, OrderBadge, Time};
+use super::context::{lang, viewer, viewer_may};
 use super::i18n::Lang;
-use super::layout::{
-    FieldErrors, coupon_badge, coupon_status_label, coupon_terms_text, enc, field_error,
-    order_badge, time_text,
-};
+use super::layout::{FieldErrors, coupon_status_label, coupon_terms_text, field_error};
 use super::paths;
 use super::posted::{OrPage, Posted};
-use crate::domain::compensation::{CapHit, CompensationAllowance};
+use crate::domain::compensation::{CapHit, CompensationAllowance, Rules};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, OrderNo, UserId};
 use crate::domain::money::Cents;
@@ -49,6 +48,7 @@ use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;
 use crate::service::orders::parse_reason;
 use crate::service::support::CompensationInput;
+use crate::service::views::{CouponView, OrderView};
 use crate::service::{Executed, Refusal, ServiceError};
 
 /// Routes of the action pages.
@@ -103,12 +103,6 @@ pub fn safe_back(raw: Option<&str>) -> Option<String> {
             .iter()
             .any(|bad| lower.contains(bad));
     ok.then(|| b.to_string())
-}
-
-/// `href` (an action's confirmation page) with `back` in its query.
-pub fn with_back(href: &str, back: &str) -> String {
-    let sep = if href.contains('?') { '&' } else { '?' };
-    format!("{href}{sep}back={}", enc(back))
 }
 
 /// Where a successful action lands: `back` when safe, else `fallback`
@@ -183,37 +177,42 @@ impl FormState {
     }
 }
 
-/// A confirmation page; 422 when it shows a refused form.
-fn form_page(staff: &Staff, f: &FormState, title: &str, body: impl IntoView + 'static) -> Response {
-    let mut r = staff.page(title, body);
-    if !f.errors.is_empty() {
+/// A confirmation page; 422 when it shows a refused form. `body` builds
+/// the page's body from the form, inside the page (where components find
+/// their context).
+fn form_page<V: IntoView + 'static>(
+    staff: &Staff,
+    f: FormState,
+    title: &str,
+    body: impl FnOnce(FormState) -> V + Send + 'static,
+) -> Response {
+    let refused = !f.errors.is_empty();
+    let mut r = staff.page(title, move || body(f));
+    if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
     r
 }
 
-/// The hidden fields every action form carries: the CSRF token, the
+/// The hidden fields an action form carries after its form token: the
 /// one-time form id, and `back` when there is one.
-fn hidden_fields(staff: &Staff, f: &FormState) -> impl IntoView + use<> {
-    let csrf = staff.session.csrf_token.clone();
-    let fid = form_id();
-    let back = f
-        .back
-        .clone()
-        .map(|b| view! { <input type="hidden" name="back" value=b/> });
+#[component]
+fn FormIdFields(back: Option<String>) -> impl IntoView {
+    let back = back.map(|b| view! { <input type="hidden" name="back" value=b/> });
     view! {
-        <input type="hidden" name="csrf" value=csrf/>
-        <input type="hidden" name="form_id" value=fid/>
+        <input type="hidden" name="form_id" value=form_id()/>
         {back}
     }
 }
 
-/// The required reason field, with what was typed.
-fn reason_field(l: Lang, f: &FormState) -> impl IntoView + use<> {
-    let st = f.errors.input_attrs("reason", "reason");
+/// The required reason field, with what was typed and its message.
+#[component]
+fn ReasonField(form: FormState) -> impl IntoView {
+    let l = lang();
+    let st = form.errors.input_attrs("reason", "reason");
     // Leptos writes a textarea's children as they are (no escaping), so
     // what was typed is escaped here: `</textarea>` must stay text.
-    let typed = super::escape_html(&f.reason);
+    let typed = super::escape_html(&form.reason);
     view! {
         <label for="reason">{l.t("reason-required-recorded-in-the-timeline")}</label>
         <textarea id="reason" name="reason" required=true maxlength="500"
@@ -304,14 +303,30 @@ async fn render_release(
     // Live: the order still holds the coupon (a lapsed checkout does not).
     let now = s.service.now();
     let live = order.as_ref().is_some_and(|o| o.holds_coupon(now));
-    let may_force = staff.may(Permission::ForceRelease);
+    Ok(form_page(staff, f, l.t("release-the-lock"), move |f| {
+        view! { <ReleaseConfirm coupon=c order=order live=live form=f/> }
+    }))
+}
+
+/// What releasing the coupon's lock does, the coupon (and its order), a
+/// warning when the order is live, the force box (for those who may) and
+/// the form; only a sentence when the coupon is not locked.
+#[component]
+fn ReleaseConfirm(
+    coupon: CouponView,
+    order: Option<OrderView>,
+    live: bool,
+    form: FormState,
+) -> impl IntoView {
+    let (l, c, f) = (lang(), coupon, form);
+    let may_force = viewer_may(Permission::ForceRelease);
     let action = paths::coupon_release(&c.id);
     let back = f.cancel_href(&paths::coupon(&c.id));
     let order_line = order.map(|o| {
         let href = paths::order(&o.order_no);
         view! {
             <dt>{l.t("bound-order")}</dt>
-            <dd><a href=href>{o.order_no.clone()}</a>" "{order_badge(l, o.status)}</dd>
+            <dd><a href=href>{o.order_no.clone()}</a>" "<OrderBadge status=o.status/></dd>
         }
     });
     let warning = live.then(|| {
@@ -332,46 +347,35 @@ async fn render_release(
     let support_note = (live && !may_force).then(|| {
         view! { <p class="note">{l.t("only-an-operator-can-force-the")}</p> }
     });
-    let title = l.t("release-the-lock");
-    let can_release = c.can_release();
-    let form = if can_release {
+    let error = form_error(&f);
+    let form = if c.can_release() {
         view! {
-            <form method="post" action=action class="stack">
-                {hidden_fields(staff, &f)}
-                {reason_field(l, &f)}
+            <ConfirmForm action=action button=l.t("release") cancel=back>
+                <FormIdFields back=f.back.clone()/>
+                <ReasonField form=f/>
                 {force}
                 {support_note}
-                <p class="actions">
-                    <button type="submit" class="primary" data-testid="confirm">{l.t("release")}</button>
-                    <a class="button" href=back>{l.t("cancel")}</a>
-                </p>
-            </form>
+            </ConfirmForm>
         }
         .into_any()
     } else {
         view! { <p>{l.t("this-coupon-is-not-locked-there")}</p> }.into_any()
     };
-    let error = form_error(&f);
-    Ok(form_page(
-        staff,
-        &f,
-        title,
-        view! {
-            <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("release-this-coupon")}</h2>
-                <dl class="facts">
-                    <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
-                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status)}</dd>
-                    <dt>{l.t("ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
-                    {order_line}
-                </dl>
-                <p>{l.t("after-the-release-the-coupon-is")}</p>
-                {warning}
-                {error}
-                {form}
-            </section>
-        },
-    ))
+    view! {
+        <section class="confirm" aria-labelledby="confirm-heading">
+            <h2 id="confirm-heading">{l.t("release-this-coupon")}</h2>
+            <dl class="facts">
+                <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
+                <dt>{l.t("status")}</dt><dd><CouponBadge status=c.status/></dd>
+                <dt>{l.t("ends")}</dt><dd><Time at=c.ends_at.clone()/></dd>
+                {order_line}
+            </dl>
+            <p>{l.t("after-the-release-the-coupon-is")}</p>
+            {warning}
+            {error}
+            {form}
+        </section>
+    }
 }
 
 async fn release(
@@ -450,44 +454,48 @@ async fn render_invalidate(
 ) -> Result<Response, WebError> {
     let l = staff.lang;
     let c = s.service.get_coupon(id).await.or_page(l)?;
+    Ok(form_page(staff, f, l.t("invalidate-a-coupon"), move |f| {
+        view! { <InvalidateConfirm coupon=c form=f/> }
+    }))
+}
+
+/// The coupon to invalidate and the form (for those who may, while the
+/// coupon is available); else why not.
+#[component]
+fn InvalidateConfirm(coupon: CouponView, form: FormState) -> impl IntoView {
+    let (l, c, f) = (lang(), coupon, form);
     let action = paths::coupon_invalidate(&c.id);
     let back = f.cancel_href(&paths::coupon(&c.id));
-    let allowed = staff.may(Permission::InvalidateCoupon);
+    let allowed = viewer_may(Permission::InvalidateCoupon);
     let terms = coupon_terms_text(l, &c);
+    let error = form_error(&f);
     let form = match (c.can_invalidate(), allowed) {
         (true, true) => view! {
-            <form method="post" action=action class="stack">
-                {hidden_fields(staff, &f)}
-                {reason_field(l, &f)}
-                <p class="actions">
-                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("invalidate")}</button>
-                    <a class="button" href=back>{l.t("cancel")}</a>
-                </p>
-            </form>
+            <ConfirmForm action=action button=l.t("invalidate") cancel=back danger=true>
+                <FormIdFields back=f.back.clone()/>
+                <ReasonField form=f/>
+            </ConfirmForm>
         }
         .into_any(),
-        (true, false) => view! { <p class="note">{l.t("invalidating-a-coupon-needs-the-operator")}</p> }.into_any(),
+        (true, false) => {
+            view! { <p class="note">{l.t("invalidating-a-coupon-needs-the-operator")}</p> }
+                .into_any()
+        }
         (false, _) => view! { <p>{l.t("only-an-available-coupon-can-be")}</p> }.into_any(),
     };
-    let error = form_error(&f);
-    Ok(form_page(
-        staff,
-        &f,
-        l.t("invalidate-a-coupon"),
-        view! {
-            <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{l.t("invalidate-this-coupon-this-cannot-be")}</h2>
-                <dl class="facts">
-                    <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
-                    <dt>{l.t("user")}</dt><dd>{c.user_id.clone()}</dd>
-                    <dt>{l.t("discount")}</dt><dd>{terms}</dd>
-                    <dt>{l.t("status")}</dt><dd>{coupon_badge(l, c.status)}</dd>
-                </dl>
-                {error}
-                {form}
-            </section>
-        },
-    ))
+    view! {
+        <section class="confirm" aria-labelledby="confirm-heading">
+            <h2 id="confirm-heading">{l.t("invalidate-this-coupon-this-cannot-be")}</h2>
+            <dl class="facts">
+                <dt>{l.t("code")}</dt><dd class="mono">{c.code.clone()}</dd>
+                <dt>{l.t("user")}</dt><dd>{c.user_id.clone()}</dd>
+                <dt>{l.t("discount")}</dt><dd>{terms}</dd>
+                <dt>{l.t("status")}</dt><dd><CouponBadge status=c.status/></dd>
+            </dl>
+            {error}
+            {form}
+        </section>
+    }
 }
 
 async fn invalidate(
@@ -588,6 +596,25 @@ async fn render_compensation(
         Err(r) => return Ok(r),
     };
     let rules = s.service.compensation_rules().await.or_page(l)?;
+    let (title, user_id) = (l.t("issue-a-compensation-coupon"), user_id.to_string());
+    Ok(form_page(staff, f, title, move |f| {
+        view! { <CompensationConfirm user_id=user_id allowance=allowance rules=rules form=f/> }
+    }))
+}
+
+/// The compensation form for `user_id` (as the page's address gave it:
+/// the form renders for any text, the service checks it when the form is
+/// sent): the caps and what is left of today's `allowance` (support
+/// only), the presets of the `rules` in force, amount, validity, order
+/// and reason.
+#[component]
+fn CompensationConfirm(
+    #[prop(into)] user_id: String,
+    allowance: Option<CompensationAllowance>,
+    rules: Rules,
+    form: FormState,
+) -> impl IntoView {
+    let (l, f) = (lang(), form);
     let cap = allowance.map(|a| {
         let text = crate::tr!(
             l,
@@ -608,10 +635,13 @@ async fn render_compensation(
             <p class="note" data-testid="allowance" data-left-cents=left_cents>{left}</p>
         }
     });
-    // The user id as the page's address gave it: the form renders for any
-    // text, the service checks it when the form is sent.
-    let action = paths::unparsed::user_compensation(user_id);
-    let back = f.cancel_href(&paths::unparsed::user(user_id));
+    let action = paths::unparsed::user_compensation(&user_id);
+    let back = f.cancel_href(&paths::unparsed::user(&user_id));
+    let heading = crate::tr!(
+        l,
+        "compensation-coupon-for-user",
+        user_id = user_id.as_str()
+    );
     let amount = f.errors.input_attrs("amount", "amount");
     let days = f.errors.input_attrs("valid_days", "valid_days");
     let order_no = f.errors.input_attrs("order_no", "order_no");
@@ -654,41 +684,32 @@ async fn render_compensation(
         view! { <p class="note">{l.t("compensation-for-order")}" "<a href=href data-testid="comp-order">{no}</a></p> }
     });
     let error = form_error(&f);
-    Ok(form_page(
-        staff,
-        &f,
-        l.t("issue-a-compensation-coupon"),
-        view! {
-            <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{crate::tr!(l, "compensation-coupon-for-user", user_id = user_id)}</h2>
-                <p>{l.t("a-compensation-coupon-takes-a-fixed")}</p>
-                {cap}
-                {order_link}
-                {error}
-                <form method="post" action=action class="stack">
-                    {hidden_fields(staff, &f)}
-                    {presets}
-                    <label for="amount">{l.t("amount-yuan")}</label>
-                    <input id="amount" name="amount" type="text" inputmode="decimal" required=true value=f.amount.clone() placeholder="50.00"
-                        aria-invalid=amount.invalid aria-describedby=amount.described_by.clone()/>
-                    {field_error(&amount)}
-                    <label for="valid_days">{l.t("valid-for-days")}</label>
-                    <input id="valid_days" name="valid_days" type="text" inputmode="numeric" value=f.valid_days.clone() required=true
-                        aria-invalid=days.invalid aria-describedby=days.described_by.clone()/>
-                    {field_error(&days)}
-                    <label for="order_no">{l.t("order-number-optional")}</label>
-                    <input id="order_no" name="order_no" type="text" value=f.order_no.clone()
-                        aria-invalid=order_no.invalid aria-describedby=order_no.described_by.clone()/>
-                    {field_error(&order_no)}
-                    {reason_field(l, &f)}
-                    <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{l.t("issue")}</button>
-                        <a class="button" href=back>{l.t("cancel")}</a>
-                    </p>
-                </form>
-            </section>
-        },
-    ))
+    view! {
+        <section class="confirm" aria-labelledby="confirm-heading">
+            <h2 id="confirm-heading">{heading}</h2>
+            <p>{l.t("a-compensation-coupon-takes-a-fixed")}</p>
+            {cap}
+            {order_link}
+            {error}
+            <ConfirmForm action=action button=l.t("issue") cancel=back>
+                <FormIdFields back=f.back.clone()/>
+                {presets}
+                <label for="amount">{l.t("amount-yuan")}</label>
+                <input id="amount" name="amount" type="text" inputmode="decimal" required=true value=f.amount.clone() placeholder="50.00"
+                    aria-invalid=amount.invalid aria-describedby=amount.described_by.clone()/>
+                {field_error(&amount)}
+                <label for="valid_days">{l.t("valid-for-days")}</label>
+                <input id="valid_days" name="valid_days" type="text" inputmode="numeric" value=f.valid_days.clone() required=true
+                    aria-invalid=days.invalid aria-describedby=days.described_by.clone()/>
+                {field_error(&days)}
+                <label for="order_no">{l.t("order-number-optional")}</label>
+                <input id="order_no" name="order_no" type="text" value=f.order_no.clone()
+                    aria-invalid=order_no.invalid aria-describedby=order_no.described_by.clone()/>
+                {field_error(&order_no)}
+                <ReasonField form=f/>
+            </ConfirmForm>
+        </section>
+    }
 }
 
 #[derive(Deserialize)]
@@ -866,40 +887,41 @@ async fn render_cancel(
 ) -> Result<Response, WebError> {
     let l = staff.lang;
     let o = s.service.get_order(order_no).await.or_page(l)?;
+    let lapsed = o.checkout_lapsed(s.service.now());
+    Ok(form_page(staff, f, l.t("cancel-an-order"), move |f| {
+        view! { <CancelConfirm order=o lapsed=lapsed form=f/> }
+    }))
+}
+
+/// The order to cancel and the form (while the order is live, for those
+/// who may cancel it: support only a lapsed checkout); else why not.
+#[component]
+fn CancelConfirm(order: OrderView, lapsed: bool, form: FormState) -> impl IntoView {
+    let (l, o, f) = (lang(), order, form);
     let action = paths::order_cancel(&o.order_no);
     let back = f.cancel_href(&paths::order(&o.order_no));
     let cancellable = o.is_live();
-    let lapsed = o.checkout_lapsed(s.service.now());
-    let allowed = permissions::may_cancel_order(staff.session.role, lapsed);
+    let allowed = viewer().is_some_and(|v| permissions::may_cancel_order(v.role, lapsed));
+    let error = form_error(&f);
     let form = match (cancellable, allowed) {
         (true, true) => view! {
-            <form method="post" action=action class="stack">
-                {hidden_fields(staff, &f)}
-                {reason_field(l, &f)}
-                <p class="actions">
-                    <button type="submit" class="danger primary" data-testid="confirm">{l.t("cancel-the-order")}</button>
-                    <a class="button" href=back>{l.t("back")}</a>
-                </p>
-            </form>
+            <ConfirmForm action=action button=l.t("cancel-the-order") cancel=back cancel_label=l.t("back") danger=true>
+                <FormIdFields back=f.back.clone()/>
+                <ReasonField form=f/>
+            </ConfirmForm>
         }
         .into_any(),
         (true, false) => view! { <p class="note">{l.t("cancelling-an-order-needs-the-operator")}</p> }.into_any(),
         (false, _) => view! { <p>{l.t("the-order-is-over-it-cannot")}</p> }.into_any(),
     };
-    let error = form_error(&f);
-    Ok(form_page(
-        staff,
-        &f,
-        l.t("cancel-an-order"),
-        view! {
-            <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{crate::tr!(l, "cancel-order", order_no = &o.order_no)}</h2>
-                <p>{order_badge(l, o.status)}" "{l.t("its-locked-coupon-is-released-in")}</p>
-                {error}
-                {form}
-            </section>
-        },
-    ))
+    view! {
+        <section class="confirm" aria-labelledby="confirm-heading">
+            <h2 id="confirm-heading">{crate::tr!(l, "cancel-order", order_no = &o.order_no)}</h2>
+            <p><OrderBadge status=o.status/>" "{l.t("its-locked-coupon-is-released-in")}</p>
+            {error}
+            {form}
+        </section>
+    }
 }
 
 async fn cancel(
@@ -1040,7 +1062,27 @@ async fn render_link_repair(
         ));
     };
     let c = s.service.get_coupon(&coupon_id).await.or_page(l)?;
-    let (title, heading, what, note, button) = match kind {
+    let title = match kind {
+        LinkRepair::Link => l.t("repair-the-coupon-link"),
+        LinkRepair::MarkUsed => l.t("mark-the-coupon-used"),
+    };
+    Ok(form_page(staff, f, title, move |f| {
+        view! { <LinkRepairConfirm order=o coupon=c kind=kind form=f/> }
+    }))
+}
+
+/// What a [`LinkRepair`] of the order and the coupon will do, both with
+/// their status (and the discount it settles, when marking used), and
+/// the form.
+#[component]
+fn LinkRepairConfirm(
+    order: OrderView,
+    coupon: CouponView,
+    kind: LinkRepair,
+    form: FormState,
+) -> impl IntoView {
+    let (l, o, c, f) = (lang(), order, coupon, form);
+    let (heading, what, note, button) = match kind {
         LinkRepair::Link => {
             let what = if o.coupon_id.as_ref() == Some(&c.id) {
                 crate::tr!(
@@ -1058,7 +1100,6 @@ async fn render_link_repair(
                 )
             };
             (
-                l.t("repair-the-coupon-link"),
                 l.t("repair-this-link"),
                 what,
                 l.t("the-order-and-the-coupon-are"),
@@ -1066,7 +1107,6 @@ async fn render_link_repair(
             )
         }
         LinkRepair::MarkUsed => (
-            l.t("mark-the-coupon-used"),
             l.t("mark-this-coupon-used"),
             crate::tr!(
                 l,
@@ -1087,33 +1127,24 @@ async fn render_link_repair(
     let back = f.cancel_href(&paths::order(&o.order_no));
     let cid = c.id.clone();
     let error = form_error(&f);
-    Ok(form_page(
-        staff,
-        &f,
-        title,
-        view! {
-            <section class="confirm" aria-labelledby="confirm-heading">
-                <h2 id="confirm-heading">{heading}</h2>
-                <p>{what}</p>
-                <dl class="facts">
-                    <dt>{l.t("order")}</dt><dd>{o.order_no.clone()}" "{order_badge(l, o.status)}</dd>
-                    {discount}
-                    <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "{coupon_badge(l, c.status)}</dd>
-                </dl>
-                <p class="note">{note}</p>
-                {error}
-                <form method="post" action=action class="stack">
-                    {hidden_fields(staff, &f)}
-                    <input type="hidden" name="coupon_id" value=cid/>
-                    {reason_field(l, &f)}
-                    <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{button}</button>
-                        <a class="button" href=back>{l.t("cancel")}</a>
-                    </p>
-                </form>
-            </section>
-        },
-    ))
+    view! {
+        <section class="confirm" aria-labelledby="confirm-heading">
+            <h2 id="confirm-heading">{heading}</h2>
+            <p>{what}</p>
+            <dl class="facts">
+                <dt>{l.t("order")}</dt><dd>{o.order_no.clone()}" "<OrderBadge status=o.status/></dd>
+                {discount}
+                <dt>{l.t("coupon")}</dt><dd class="mono">{c.code.clone()}" "<CouponBadge status=c.status/></dd>
+            </dl>
+            <p class="note">{note}</p>
+            {error}
+            <ConfirmForm action=action button=button cancel=back>
+                <FormIdFields back=f.back.clone()/>
+                <input type="hidden" name="coupon_id" value=cid/>
+                <ReasonField form=f/>
+            </ConfirmForm>
+        </section>
+    }
 }
 
 #[derive(Deserialize)]
@@ -1252,14 +1283,14 @@ mod tests {
     #[test]
     fn an_action_link_carries_back_encoded_in_its_query() {
         assert_eq!(
-            with_back(
+            paths::with_back(
                 "/console/coupons/c1/release",
                 "/console/orders/P1?check=1#health"
             ),
             "/console/coupons/c1/release?back=%2Fconsole%2Forders%2FP1%3Fcheck%3D1%23health"
         );
         assert_eq!(
-            with_back(
+            paths::with_back(
                 "/console/orders/P1/repair?coupon_id=c1",
                 "/console/orders/P1"
             ),

@@ -17,10 +17,10 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::components::{Pager, Time};
+use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{
-    EventTarget, action_text, actor_text, change_text, enc, reason_text, time_text,
-};
+use super::layout::{EventTarget, action_text, actor_text, change_text, enc, reason_text};
 use crate::domain::event::EventAction;
 use crate::domain::filters::AuditQuery;
 use crate::domain::ids::{JobId, TemplateId};
@@ -254,42 +254,23 @@ async fn audit_page(
     // The form shows what was typed, not the stored words it became.
     (p.actor, p.action, p.target) = typed;
     let after = nonempty(&p.after);
-    let (table, next, count) = match log {
+    let (rows, next) = match log {
         AuditLog::Events => match s.service.audit_events(q, after.as_deref(), PAGE_SIZE).await {
-            Ok(page) => {
-                let n = page.rows.len();
-                (
-                    events_table(l, page.rows, &searched).into_any(),
-                    page.next,
-                    n,
-                )
-            }
+            Ok(page) => (AuditRows::Events(page.rows), page.next),
             Err(e) => return WebError::from_service(l, e).into_response(),
         },
         AuditLog::Staff => match s.service.audit_staff(q, after.as_deref(), PAGE_SIZE).await {
-            Ok(page) => {
-                let n = page.rows.len();
-                (
-                    staff_table(l, page.rows, &searched).into_any(),
-                    page.next,
-                    n,
-                )
-            }
+            Ok(page) => (AuditRows::Staff(page.rows), page.next),
             Err(e) => return WebError::from_service(l, e).into_response(),
         },
     };
+    let count = rows.len();
     let fq = p.filter_query();
     let sep = if fq.is_empty() { "" } else { "&" };
     let csv_href = format!("/console/audit.csv?{fq}");
-    let next = next.map(|n| {
-        let href = format!("/console/audit?{fq}{sep}after={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
-    });
-    let first = after.is_some().then(|| {
-        let href = format!("/console/audit?{fq}");
-        view! { <a class="button" href=href>{l.t("first-page")}</a> }
-    });
-    let tab = |this: AuditLog, label: &'static str| {
+    let next = next.map(|n| format!("/console/audit?{fq}{sep}after={}", enc(&n)));
+    let first = after.is_some().then(|| format!("/console/audit?{fq}"));
+    let tab = move |this: AuditLog, label: &'static str| {
         let href = format!("/console/audit?log={}", this.as_str());
         let current = (this == log).then_some("page");
         let testid = format!("tab-{}", this.as_str());
@@ -358,8 +339,13 @@ async fn audit_page(
             view! { <option value=value selected=selected>{label}</option> }
         })
         .collect_view();
-    staff.page(
-        l.t("audit-log"),
+    staff.page(l.t("audit-log"), move || {
+        let table = match rows {
+            AuditRows::Events(rows) => {
+                view! { <EventsTable rows=rows searched=searched/> }.into_any()
+            }
+            AuditRows::Staff(rows) => view! { <StaffTable rows=rows searched=searched/> }.into_any(),
+        };
         view! {
             <nav class="tabs" aria-label=l.t("logs")>
                 {tab(AuditLog::Events, l.t("audit-tab-events"))}" · "
@@ -390,10 +376,25 @@ async fn audit_page(
             <section aria-labelledby="audit-results">
                 <h2 id="audit-results">{crate::tr!(l, "on-this-page-newest-first", count = count)}</h2>
                 {table}
-                <p class="pager">{first}{next}</p>
+                <Pager first=first next=next/>
             </section>
-        },
-    )
+        }
+    })
+}
+
+/// One page of either log, as read.
+enum AuditRows {
+    Events(Vec<AuditEventView>),
+    Staff(Vec<StaffAuditView>),
+}
+
+impl AuditRows {
+    fn len(&self) -> usize {
+        match self {
+            AuditRows::Events(rows) => rows.len(),
+            AuditRows::Staff(rows) => rows.len(),
+        }
+    }
 }
 
 /// A staff-log action in words; an unknown word as stored.
@@ -404,11 +405,12 @@ fn staff_action_text(l: Lang, action: &str) -> String {
 /// Where a change came from: a bulk job (its id is the request id of
 /// every change it makes) as a link to its page, named in words; a web
 /// request's id as is, for matching the service log.
-fn request_cell(l: Lang, request_id: Option<String>) -> AnyView {
+#[component]
+fn RequestCell(request_id: Option<String>) -> impl IntoView {
     match request_id.filter(|r| !r.is_empty()) {
         Some(id) if crate::domain::ids::is_job_id(&id) => {
             let href = super::paths::job(&JobId::from_wire(id));
-            view! { <a href=href data-testid="audit-job">{l.t("bulk-job")}</a> }.into_any()
+            view! { <a href=href data-testid="audit-job">{lang().t("bulk-job")}</a> }.into_any()
         }
         Some(id) => view! { <span class="mono">{id}</span> }.into_any(),
         None => view! { "—" }.into_any(),
@@ -421,11 +423,13 @@ fn dash(v: Option<String>) -> String {
 }
 
 /// The empty result: what was searched, and how to widen it.
-fn empty(l: Lang, searched: &str) -> AnyView {
+#[component]
+fn EmptyResult(searched: String) -> impl IntoView {
+    let l = lang();
     let what = if searched.is_empty() {
         l.t("audit-searched-everything").to_string()
     } else {
-        searched.to_string()
+        searched
     };
     view! {
         <p class="note" data-testid="audit-empty">
@@ -433,7 +437,6 @@ fn empty(l: Lang, searched: &str) -> AnyView {
             {l.t("no-entries-match")}
         </p>
     }
-    .into_any()
 }
 
 /// What an event row is about, as a link and its words (`券 K7QM-…`,
@@ -453,9 +456,13 @@ fn event_target(l: Lang, e: &AuditEventView) -> Option<(String, String)> {
     }
 }
 
-fn events_table(l: Lang, rows: Vec<AuditEventView>, searched: &str) -> impl IntoView + use<> {
+/// A page of the coupon and order events; when there is none, what was
+/// searched.
+#[component]
+fn EventsTable(rows: Vec<AuditEventView>, searched: String) -> impl IntoView {
+    let l = lang();
     if rows.is_empty() {
-        return empty(l, searched);
+        return view! { <EmptyResult searched=searched/> }.into_any();
     }
     let rows = rows
         .into_iter()
@@ -473,14 +480,14 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>, searched: &str) -> impl Into
             let reason = dash(e.reason.as_deref().map(|r| reason_text(l, r)));
             view! {
                 <tr data-testid="audit-row" data-id=id>
-                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td class="nowrap" data-label=l.t("when")><Time at=e.at.clone()/></td>
                     <td data-testid="audit-actor" data-actor=e.actor.clone() data-label=l.t("actor")>{actor}</td>
                     <td data-testid="audit-action" data-action=e.action.clone() data-label=l.t("action")>{action}</td>
                     <td data-label=l.t("target")>{target}</td>
                     <td data-testid="audit-change" data-label=l.t("before-after")>{change}</td>
                     <td data-testid="audit-reason" data-label=l.t("reason")>{reason}</td>
                     <td class="mono" data-testid="audit-address" data-label=l.t("address")>{dash(e.address)}</td>
-                    <td data-testid="audit-request" data-label=l.t("request-id")>{request_cell(l, e.request_id)}</td>
+                    <td data-testid="audit-request" data-label=l.t("request-id")><RequestCell request_id=e.request_id/></td>
                 </tr>
             }
         })
@@ -505,9 +512,12 @@ fn events_table(l: Lang, rows: Vec<AuditEventView>, searched: &str) -> impl Into
     .into_any()
 }
 
-fn staff_table(l: Lang, rows: Vec<StaffAuditView>, searched: &str) -> impl IntoView + use<> {
+/// A page of the staff log; when there is none, what was searched.
+#[component]
+fn StaffTable(rows: Vec<StaffAuditView>, searched: String) -> impl IntoView {
+    let l = lang();
     if rows.is_empty() {
-        return empty(l, searched);
+        return view! { <EmptyResult searched=searched/> }.into_any();
     }
     let rows = rows
         .into_iter()
@@ -515,7 +525,7 @@ fn staff_table(l: Lang, rows: Vec<StaffAuditView>, searched: &str) -> impl IntoV
             let id = e.id.to_string();
             view! {
                 <tr data-testid="audit-row" data-id=id>
-                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td class="nowrap" data-label=l.t("when")><Time at=e.at.clone()/></td>
                     <td data-testid="audit-actor" data-actor=e.actor.clone() data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
                     <td data-testid="audit-action" data-action=e.action.clone() data-label=l.t("action")>{staff_action_text(l, &e.action)}</td>
                     <td data-testid="audit-target" data-label=l.t("target")>{staff_target(l, &e)}</td>

@@ -21,6 +21,7 @@ use axum::routing::{get, post};
 use leptos::prelude::*;
 use serde::Deserialize;
 
+use super::components;
 use super::cookie;
 use super::i18n::{LANG_COOKIE, Lang};
 use super::layout::{self, Flash, FlashKind};
@@ -261,9 +262,16 @@ impl Staff {
         parse_form(body)
     }
 
-    /// A full page response; clears the flash it showed.
-    pub fn page(&self, title: &str, body: impl IntoView + 'static) -> Response {
-        let html = layout::render(
+    /// A full page response; clears the flash it showed. `body` builds
+    /// the page's content inside the page's context (language, who is
+    /// signed in), so it is a closure: a component built before would find
+    /// no context.
+    pub fn page<V: IntoView + 'static>(
+        &self,
+        title: &str,
+        body: impl FnOnce() -> V + Send + 'static,
+    ) -> Response {
+        let html = components::render(
             &self.session,
             self.lang,
             &self.here,
@@ -481,20 +489,15 @@ impl IntoResponse for WebError {
                     .to_string();
                 let message = self.message.clone();
                 let heading = format!("{} {title}", self.status.as_u16());
-                layout::render(
-                    &session,
-                    lang,
-                    &here,
-                    None,
-                    &title,
+                components::render(&session, lang, &here, None, &title, move || {
                     leptos::view! {
                         <section class="error-page" data-testid="error-page">
                             <h2>{heading}</h2>
                             <p data-testid="error-message">{message}</p>
                             <p><a href="/console">{lang.t("console-home")}</a></p>
                         </section>
-                    },
-                )
+                    }
+                })
             }
             None => layout::error_page(self.status.as_u16(), &self.message),
         };
@@ -561,7 +564,7 @@ async fn login_page(
         .unwrap_or_else(|| {
             form_token::sign(&key, &format!("{:032x}", rand::random::<u128>()), now)
         });
-    let html = layout::login_page(
+    let html = components::login_page(
         visitor.lang,
         visitor.flash.as_ref(),
         &csrf,

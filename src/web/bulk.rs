@@ -29,8 +29,10 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::components::{IdsDetails, OptTime, Time};
+use super::context::{lang, viewer_may};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, actor_text, field_error, ids_details, opt_time, time_text};
+use super::layout::{FieldErrors, actor_text, field_error};
 use super::paths;
 use super::posted::OrPage;
 use crate::domain::bulk::{JobKind, LineReason, MAX_FILE_BYTES, parse_lines};
@@ -72,19 +74,21 @@ fn kind_words(l: Lang, kind: Option<JobKind>) -> String {
         .unwrap_or_default()
 }
 
+/// The template's recent jobs, for [`BulkSection`] (none when they
+/// cannot be read: the section is not worth failing the page for).
+pub async fn template_jobs(s: &AppState, t: &TemplateView) -> Vec<JobView> {
+    s.service.template_jobs(&t.id).await.unwrap_or_default()
+}
+
 /// The template page's part: the two forms' links for operators and the
 /// template's recent jobs for everyone.
-pub async fn template_section(
-    s: &AppState,
-    staff: &Staff,
-    t: &TemplateView,
-) -> impl IntoView + use<> {
-    let l = staff.lang;
-    let jobs = s.service.template_jobs(&t.id).await.unwrap_or_default();
-    let starts = staff.may(Permission::ManageTemplates).then(|| {
+#[component]
+pub fn BulkSection(template_id: TemplateId, jobs: Vec<JobView>) -> impl IntoView {
+    let l = lang();
+    let starts = viewer_may(Permission::ManageTemplates).then(|| {
         let (issue, void) = (
-            paths::template_bulk_issue(&t.id),
-            paths::template_bulk_void(&t.id),
+            paths::template_bulk_issue(&template_id),
+            paths::template_bulk_void(&template_id),
         );
         view! {
             <p class="actions">
@@ -108,7 +112,7 @@ pub async fn template_section(
                         <td data-label=l.t("bulk-kind")><a href=href>{kind}</a></td>
                         <td data-label=l.t("bulk-status")>{status}</td>
                         <td data-label=l.t("bulk-progress")>{progress}</td>
-                        <td class="nowrap" data-label=l.t("bulk-started-at")>{time_text(&j.created_at)}</td>
+                        <td class="nowrap" data-label=l.t("bulk-started-at")><Time at=j.created_at/></td>
                     </tr>
                 }
             })
@@ -178,7 +182,7 @@ async fn render_issue(
     let csrf = staff.session.csrf_token.clone();
     let mut r = staff.page(
         &title,
-        view! {
+        move || view! {
             <section aria-labelledby="bulk-issue">
                 <h2 id="bulk-issue">{l.t("bulk-issue-title")}</h2>
                 <p class="note">{l.t("bulk-issue-explained")}</p>
@@ -536,16 +540,15 @@ async fn render_void(
         }
         .into_any()
     };
-    let mut r = staff.page(
-        &title,
+    let mut r = staff.page(&title, move || {
         view! {
             <section aria-labelledby="bulk-void">
                 <h2 id="bulk-void">{l.t("bulk-void-title")}</h2>
                 <p data-testid="bulk-void-preview">{preview}</p>
                 {step}
             </section>
-        },
-    );
+        }
+    });
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
@@ -628,14 +631,25 @@ async fn job_page(
     let l = staff.lang;
     let job = s.service.get_job(&id).await.or_page(l)?;
     let template = s.service.get_template(&job.template_id).await.or_page(l)?;
-    let kind = job.kind();
-    let status = job.status();
     let title = crate::tr!(
         l,
         "bulk-job-title",
-        kind = kind_words(l, kind),
+        kind = kind_words(l, job.kind()),
         name = template.name.clone()
     );
+    Ok(staff.page(
+        &title,
+        move || view! { <JobBody job=job template=template/> },
+    ))
+}
+
+/// A bulk job's progress (reloading itself while it runs), its counts,
+/// why lines were skipped or failed, its results file and its ids.
+#[component]
+fn JobBody(job: JobView, template: TemplateView) -> impl IntoView {
+    let l = lang();
+    let kind = job.kind();
+    let status = job.status();
     let here = paths::job(&job.id);
     let refresh = status.is_active().then(|| {
         // The address without any fragment (see `web::codes`).
@@ -662,13 +676,10 @@ async fn job_page(
         .collect_view();
     let results = paths::job_results_csv(&job.id);
     let template_href = paths::template(&template.id);
-    let ids = ids_details(
-        l,
-        vec![
-            ("bulk-id-job", job.id.to_string()),
-            ("id-template", template.id.to_string()),
-        ],
-    );
+    let ids = vec![
+        ("bulk-id-job", job.id.to_string()),
+        ("id-template", template.id.to_string()),
+    ];
     let reason = job.reason.clone().map(|r| {
         view! { <dt>{l.t("template-reason")}</dt><dd>{r}</dd> }
     });
@@ -681,33 +692,30 @@ async fn job_page(
         view! { <dt>{l.t("bulk-notify")}</dt><dd>{words}</dd> }
     });
     let actor = actor_text(l, &job.actor);
-    Ok(staff.page(
-        &title,
-        view! {
-            {refresh}
-            <section aria-labelledby="bulk-job">
-                <h2 id="bulk-job">{l.t("bulk-job")}" "<span class="badge" data-testid="bulk-status" data-status=status.as_str()>{l.t(status.label_key())}</span></h2>
-                <dl class="facts">
-                    <dt>{l.t("bulk-kind")}</dt><dd>{kind_words(l, kind)}</dd>
-                    <dt>{l.t("template")}</dt><dd><a href=template_href>{template.name.clone()}</a></dd>
-                    <dt>{l.t("bulk-total")}</dt><dd data-testid="bulk-total">{job.total}</dd>
-                    <dt>{l.t("bulk-done")}</dt><dd data-testid="bulk-done">{job.done}</dd>
-                    <dt>{l.t(succeeded_key)}</dt><dd data-testid="bulk-succeeded">{job.succeeded}</dd>
-                    <dt>{l.t("bulk-skipped")}</dt><dd data-testid="bulk-skipped">{job.skipped}</dd>
-                    <dt>{l.t("bulk-failed")}</dt><dd data-testid="bulk-failed">{job.failed}</dd>
-                    {reason}
-                    {notify}
-                    <dt>{l.t("bulk-started-by")}</dt><dd>{actor}</dd>
-                    <dt>{l.t("bulk-started-at")}</dt><dd>{time_text(&job.created_at)}</dd>
-                    <dt>{l.t("bulk-finished-at")}</dt><dd>{opt_time(&job.finished_at)}</dd>
-                </dl>
-                <h3>{l.t("bulk-reasons")}</h3>
-                <ul data-testid="bulk-reasons">{reasons}</ul>
-                <p class="actions"><a class="button" href=results data-testid="bulk-results">{l.t("bulk-results-file")}</a></p>
-                {ids}
-            </section>
-        },
-    ))
+    view! {
+        {refresh}
+        <section aria-labelledby="bulk-job">
+            <h2 id="bulk-job">{l.t("bulk-job")}" "<span class="badge" data-testid="bulk-status" data-status=status.as_str()>{l.t(status.label_key())}</span></h2>
+            <dl class="facts">
+                <dt>{l.t("bulk-kind")}</dt><dd>{kind_words(l, kind)}</dd>
+                <dt>{l.t("template")}</dt><dd><a href=template_href>{template.name.clone()}</a></dd>
+                <dt>{l.t("bulk-total")}</dt><dd data-testid="bulk-total">{job.total}</dd>
+                <dt>{l.t("bulk-done")}</dt><dd data-testid="bulk-done">{job.done}</dd>
+                <dt>{l.t(succeeded_key)}</dt><dd data-testid="bulk-succeeded">{job.succeeded}</dd>
+                <dt>{l.t("bulk-skipped")}</dt><dd data-testid="bulk-skipped">{job.skipped}</dd>
+                <dt>{l.t("bulk-failed")}</dt><dd data-testid="bulk-failed">{job.failed}</dd>
+                {reason}
+                {notify}
+                <dt>{l.t("bulk-started-by")}</dt><dd>{actor}</dd>
+                <dt>{l.t("bulk-started-at")}</dt><dd><Time at=job.created_at.clone()/></dd>
+                <dt>{l.t("bulk-finished-at")}</dt><dd><OptTime at=job.finished_at.clone()/></dd>
+            </dl>
+            <h3>{l.t("bulk-reasons")}</h3>
+            <ul data-testid="bulk-reasons">{reasons}</ul>
+            <p class="actions"><a class="button" href=results data-testid="bulk-results">{l.t("bulk-results-file")}</a></p>
+            <IdsDetails ids=ids/>
+        </section>
+    }
 }
 
 async fn results(

@@ -28,10 +28,11 @@ use serde::Deserialize;
 
 use super::actions::{form_id, idem};
 use super::auth::{Staff, WebError};
+use super::components::{IdsDetails, Pager, Time};
+use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
 use super::layout::{
-    FieldErrors, actor_text, enc, field_error, ids_details, order_status_label, policy_label,
-    time_at, time_text,
+    FieldErrors, actor_text, enc, field_error, order_status_label, policy_label, time_at,
 };
 use super::paths;
 use super::posted::OrPage;
@@ -204,7 +205,10 @@ fn customer_words(l: Lang, c: &CampaignView) -> Vec<String> {
         .collect()
 }
 
-fn counts_view(l: Lang, o: CampaignOrderCounts) -> impl IntoView + use<> {
+/// The campaign's orders, counted by status.
+#[component]
+fn OrderCounts(counts: CampaignOrderCounts) -> impl IntoView {
+    let (l, o) = (lang(), counts);
     let rows = [
         (OrderStatus::PendingDeposit, o.pending_deposit),
         (OrderStatus::DepositPaid, o.deposit_paid),
@@ -302,25 +306,19 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let now = s.service.now();
-    let table = if page.campaigns.is_empty() {
-        let key = if q.narrowed() {
-            "campaign-none-match"
-        } else {
-            "campaign-none-yet"
-        };
-        view! { <p class="note" data-testid="no-campaigns">{l.t(key)}</p> }.into_any()
+    let none_key = if q.narrowed() {
+        "campaign-none-match"
     } else {
-        list_table(l, now, page.campaigns).into_any()
+        "campaign-none-yet"
     };
+    let campaigns = page.campaigns;
     let fq = q.filter_query();
-    let next = page.next.map(|n| {
-        let href = format!("{LIST}?{fq}&cursor={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
-    });
-    let first = q.cursor.as_deref().is_some_and(|c| !c.is_empty()).then(|| {
-        let href = format!("{LIST}?{fq}");
-        view! { <a class="button" href=href data-testid="first-page">{l.t("first-page")}</a> }
-    });
+    let next = page.next.map(|n| format!("{LIST}?{fq}&cursor={}", enc(&n)));
+    let first = q
+        .cursor
+        .as_deref()
+        .is_some_and(|c| !c.is_empty())
+        .then(|| format!("{LIST}?{fq}"));
     let new = may_change(&staff).then(|| {
         view! { <p class="actions"><a class="button primary" href=NEW data-testid="new-campaign">{l.t("campaign-new")}</a></p> }
     });
@@ -339,8 +337,12 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery
         })
         .collect_view();
     let typed = q.q.clone().unwrap_or_default();
-    staff.page(
-        l.t("campaigns-title"),
+    staff.page(l.t("campaigns-title"), move || {
+        let table = if campaigns.is_empty() {
+            view! { <p class="note" data-testid="no-campaigns">{l.t(none_key)}</p> }.into_any()
+        } else {
+            view! { <CampaignTable now=now campaigns=campaigns/> }.into_any()
+        };
         view! {
             <section aria-labelledby="campaigns-heading">
                 <h2 id="campaigns-heading">{l.t("campaigns-title")}</h2>
@@ -365,14 +367,19 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery
                     <button type="submit" class="primary" data-testid="campaign-filter">{l.t("filter")}</button>
                 </form>
                 {table}
-                <p class="pager">{first}{next}</p>
+                <Pager first=first next=next/>
             </section>
-        },
-    )
+        }
+    })
 }
 
-fn list_table(l: Lang, now: DateTime<Utc>, items: Vec<CampaignListItem>) -> impl IntoView + use<> {
-    let rows = items
+/// The campaigns of a list page: each one's name (linking to its page),
+/// final-payment window, where the window stands at `now`, policy and
+/// orders.
+#[component]
+fn CampaignTable(now: DateTime<Utc>, campaigns: Vec<CampaignListItem>) -> impl IntoView {
+    let l = lang();
+    let rows = campaigns
         .into_iter()
         .map(|item| {
             let c = item.campaign;
@@ -391,7 +398,7 @@ fn list_table(l: Lang, now: DateTime<Utc>, items: Vec<CampaignListItem>) -> impl
                 <tr data-testid="campaign-row">
                     <td data-label=l.t("name")><a href=href data-testid="campaign-link">{c.name.clone()}</a></td>
                     <td class="nowrap" data-label=l.t("final-payment-window")>
-                        {time_text(&c.final_payment_starts_at)}" — "{time_text(&c.final_payment_ends_at)}
+                        <Time at=c.final_payment_starts_at.clone()/>" — "<Time at=c.final_payment_ends_at.clone()/>
                     </td>
                     <td data-label=l.t("campaign-standing") data-testid="campaign-standing">{standing}</td>
                     <td data-label=l.t("policy") data-testid="campaign-policy">{policy}</td>
@@ -424,11 +431,18 @@ async fn detail(
     let l = staff.lang;
     let d = s.service.campaign_detail(&id).await.or_page(l)?;
     let now = s.service.now();
-    let body = detail_body(l, now, d, may_change(&staff));
-    Ok(staff.page(l.t("campaign-title"), body))
+    Ok(staff.page(l.t("campaign-title"), move || {
+        view! { <CampaignBody now=now detail=d/> }
+    }))
 }
 
-fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> impl IntoView + use<> {
+/// A campaign's page: its facts and where its window stands at `now`,
+/// its orders, its policy (for staff and in the customer's words), the
+/// changes the signed-in staff member may make, and its history.
+#[component]
+fn CampaignBody(now: DateTime<Utc>, detail: CampaignDetail) -> impl IntoView {
+    let (l, d) = (lang(), detail);
+    let may = viewer_may(Permission::RunCampaigns);
     let c = d.campaign;
     let standing = standing_text(l, now, &c);
     let policy = c.policy;
@@ -451,11 +465,10 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
         view! { <p class="note" data-testid="window-opened">{l.t("campaign-window-opened-no-change")}</p> }
             .into_any()
     } else if may {
-        change_forms(l, &c).into_any()
+        view! { <ChangeForms campaign=c.clone()/> }.into_any()
     } else {
         view! { <p class="note">{l.t("campaign-change-needs-operator")}</p> }.into_any()
     };
-    let history = history_view(l, d.history);
     let name = c.name.clone();
     let report_href = paths::campaign_report(&c.id);
     let report = may.then(|| {
@@ -466,7 +479,7 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
             <h2 id="campaign-heading" data-testid="campaign-name">{name}</h2>
             <dl class="facts">
                 <dt>{l.t("final-payment-window")}</dt>
-                <dd>{time_text(&c.final_payment_starts_at)}" — "{time_text(&c.final_payment_ends_at)}</dd>
+                <dd><Time at=c.final_payment_starts_at.clone()/>" — "<Time at=c.final_payment_ends_at.clone()/></dd>
                 <dt>{l.t("campaign-standing")}</dt>
                 <dd data-testid="campaign-standing">{standing}</dd>
                 <dt>{l.t("policy")}</dt>
@@ -474,13 +487,13 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
                 <dt>{l.t("campaign-mode")}</dt>
                 <dd data-testid="campaign-mode">{mode_label(l, mode)}</dd>
                 <dt>{l.t("created-2")}</dt>
-                <dd>{time_text(&c.created_at)}</dd>
+                <dd><Time at=c.created_at.clone()/></dd>
             </dl>
             {report}
         </section>
         <section aria-labelledby="orders-heading">
             <h2 id="orders-heading">{l.t("campaign-orders")}</h2>
-            {counts_view(l, d.orders)}
+            <OrderCounts counts=d.orders/>
             <p data-testid="past-end">
                 {crate::tr!(l, "campaign-coupons-past-end", n = d.coupons_past_end_at_opening)}
             </p>
@@ -503,14 +516,16 @@ fn detail_body(l: Lang, now: DateTime<Utc>, d: CampaignDetail, may: bool) -> imp
             <h2 id="change-heading">{l.t("campaign-change-heading")}</h2>
             {changes}
         </section>
-        {history}
-        {ids_details(l, vec![("id-campaign", c.id.to_string())])}
+        <CampaignHistory history=d.history/>
+        <IdsDetails ids=vec![("id-campaign", c.id.to_string())]/>
     }
 }
 
 /// The operator's two changes: choose a policy (then a preview), or the
 /// compensation mode.
-fn change_forms(l: Lang, c: &CampaignView) -> impl IntoView + use<> {
+#[component]
+fn ChangeForms(campaign: CampaignView) -> impl IntoView {
+    let (l, c) = (lang(), campaign);
     let action = paths::campaign_policy(&c.id);
     let mode_href = paths::campaign_compensation_mode(&c.id);
     let options = Policy::ALL
@@ -565,7 +580,11 @@ pub(crate) fn change_what(l: Lang, ch: &CampaignChange) -> (String, String) {
     }
 }
 
-fn history_view(l: Lang, history: Vec<CampaignChange>) -> impl IntoView + use<> {
+/// The campaign's changes, oldest first: when, who, what, before → after
+/// and the reason.
+#[component]
+fn CampaignHistory(history: Vec<CampaignChange>) -> impl IntoView {
+    let l = lang();
     let body = if history.is_empty() {
         view! { <p class="note">{l.t("campaign-no-history")}</p> }.into_any()
     } else {
@@ -576,7 +595,7 @@ fn history_view(l: Lang, history: Vec<CampaignChange>) -> impl IntoView + use<> 
                 let reason = ch.reason.clone().filter(|r| !r.is_empty()).unwrap_or_else(|| "—".into());
                 view! {
                     <tr data-testid="history-row">
-                        <td class="nowrap" data-label=l.t("when")>{time_text(&ch.at)}</td>
+                        <td class="nowrap" data-label=l.t("when")><Time at=ch.at.clone()/></td>
                         <td data-label=l.t("actor")>{actor_text(l, &ch.actor)}</td>
                         <td data-label=l.t("campaign-what")>{what}</td>
                         <td data-label=l.t("before-after") data-testid="history-change">{change}</td>
@@ -626,14 +645,13 @@ struct CreateForm {
     compensation_mode: String,
 }
 
-fn new_form(
-    staff: &Staff,
-    now: DateTime<Utc>,
-    typed: &CreateForm,
-    errors: &FieldErrors,
-) -> impl IntoView + use<> {
-    let l = staff.lang;
-    let csrf = staff.session.csrf_token.clone();
+/// The create form, as typed (`typed`) with each refused field's message
+/// beside it (`errors`); the times are typed in the business time zone,
+/// whose offset at `now` the labels name.
+#[component]
+fn NewCampaignForm(now: DateTime<Utc>, typed: CreateForm, errors: FieldErrors) -> impl IntoView {
+    let l = lang();
+    let csrf = csrf_token();
     let fid = form_id();
     let name = errors.input_attrs("name", "name");
     let starts = errors.input_attrs("final_payment_starts_at", "starts");
@@ -689,17 +707,16 @@ fn new_response(
     errors: &FieldErrors,
 ) -> Response {
     let l = staff.lang;
-    let form = new_form(staff, now, typed, errors);
-    let mut r = staff.page(
-        l.t("campaign-new"),
+    let (typed, shown_errors) = (typed.clone(), errors.clone());
+    let mut r = staff.page(l.t("campaign-new"), move || {
         view! {
             <section aria-labelledby="new-heading">
                 <h2 id="new-heading">{l.t("campaign-new")}</h2>
                 <p class="note">{l.t("campaign-new-explained")}</p>
-                {form}
+                <NewCampaignForm now=now typed=typed errors=shown_errors/>
             </section>
-        },
-    );
+        }
+    });
     if !errors.is_empty() {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
@@ -849,7 +866,12 @@ struct ChangeForm {
     form_id: Option<String>,
 }
 
-fn preview_view(l: Lang, p: &PolicyChangePreview) -> impl IntoView + use<> {
+/// What a policy change would do: the policy before → after, when it is
+/// judged, the orders read and changed, the extra compensation, and the
+/// changes of outcome.
+#[component]
+fn PreviewFigures(preview: PolicyChangePreview) -> impl IntoView {
+    let (l, p) = (lang(), preview);
     let f = &p.figures;
     let at_least = |n: String| {
         if p.capped {
@@ -924,17 +946,18 @@ fn preview_response(
     let typed = super::escape_html(reason);
     let back = paths::campaign(&p.campaign.id);
     let title = crate::tr!(l, "campaign-preview-title", name = p.campaign.name.clone());
-    let figures = preview_view(l, p);
-    let mut r = staff.page(
-        &title,
+    let heading = title.clone();
+    let proposed = p.proposed.as_str();
+    let preview = p.clone();
+    let mut r = staff.page(&title, move || {
         view! {
             <section class="confirm" aria-labelledby="preview-heading">
-                <h2 id="preview-heading">{title.clone()}</h2>
-                {figures}
+                <h2 id="preview-heading">{heading}</h2>
+                <PreviewFigures preview=preview/>
                 <form method="post" action=action class="stack" data-testid="confirm-form">
                     <input type="hidden" name="csrf" value=csrf/>
                     <input type="hidden" name="form_id" value=fid/>
-                    <input type="hidden" name="policy" value=p.proposed.as_str()/>
+                    <input type="hidden" name="policy" value=proposed/>
                     {field_error(&pol)}
                     <label for="reason">{l.t("campaign-reason")}</label>
                     <textarea id="reason" name="reason" required=true maxlength="500"
@@ -946,8 +969,8 @@ fn preview_response(
                     </p>
                 </form>
             </section>
-        },
-    );
+        }
+    });
     if !errors.is_empty() {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
@@ -1079,11 +1102,11 @@ fn mode_response(
         .map(|m| view! { <option value=m.as_str() selected={m == chosen}>{mode_label(l, m)}</option> })
         .collect_view();
     let title = crate::tr!(l, "campaign-mode-title", name = c.name.clone());
-    let mut r = staff.page(
-        &title,
+    let heading = title.clone();
+    let mut r = staff.page(&title, move || {
         view! {
             <section class="confirm" aria-labelledby="mode-heading">
-                <h2 id="mode-heading">{title.clone()}</h2>
+                <h2 id="mode-heading">{heading}</h2>
                 <p>{l.t("campaign-mode-staff-deduction")}</p>
                 <p>{l.t("campaign-mode-staff-coupon")}</p>
                 <form method="post" action=action class="stack" data-testid="mode-form">
@@ -1102,8 +1125,8 @@ fn mode_response(
                     </p>
                 </form>
             </section>
-        },
-    );
+        }
+    });
     if !errors.is_empty() {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }

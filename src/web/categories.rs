@@ -14,6 +14,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error};
 use super::paths;
@@ -99,9 +100,37 @@ async fn page(
 ) -> Result<Response, WebError> {
     let l = staff.lang;
     let names = s.service.category_names().await.or_page(l)?;
-    let may_name = staff.may(Permission::NameCategories);
+    let names: Vec<CategoryName> = names.list().into_iter().cloned().collect();
+    let refused = !errors.is_empty();
+    let mut r = staff.page(l.t("category-title"), move || {
+        view! {
+            <p class="note">{l.t("category-intro")}</p>
+            <section aria-labelledby="category-list">
+                <h2 id="category-list">{l.t("category-list")}</h2>
+                <CategoryTable names=names/>
+            </section>
+            {viewer_may(Permission::NameCategories)
+                .then(|| view! { <NameFormSection form=form errors=errors/> })}
+        }
+    });
+    if refused {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(r)
+}
+
+/// Every named category code with its Chinese and English names, each
+/// with a rename link for those who may name categories; a note when
+/// there are none.
+#[component]
+fn CategoryTable(names: Vec<CategoryName>) -> impl IntoView {
+    let l = lang();
+    if names.is_empty() {
+        return view! { <p class="note" data-testid="no-categories">{l.t("category-none")}</p> }
+            .into_any();
+    }
+    let may_name = viewer_may(Permission::NameCategories);
     let rows = names
-        .list()
         .into_iter()
         .map(|n| {
             let edit = may_name.then(|| {
@@ -118,42 +147,27 @@ async fn page(
             }
         })
         .collect_view();
-    let table = if names.list().is_empty() {
-        view! { <p class="note" data-testid="no-categories">{l.t("category-none")}</p> }.into_any()
-    } else {
-        view! {
-            <div class="table-wrap">
-                <table class="stack" data-testid="categories">
-                    <thead><tr>
-                        <th scope="col">{l.t("category-code")}</th>
-                        <th scope="col">{l.t("category-name-zh")}</th>
-                        <th scope="col">{l.t("category-name-en")}</th>
-                        <th scope="col"><span class="visually-hidden">{l.t("category-rename")}</span></th>
-                    </tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
-            </div>
-        }
-        .into_any()
-    };
-    let refused = !errors.is_empty();
-    let form_view = may_name.then(|| name_form(l, staff.session.csrf_token.clone(), form, &errors));
-    let body = view! {
-        <p class="note">{l.t("category-intro")}</p>
-        <section aria-labelledby="category-list">
-            <h2 id="category-list">{l.t("category-list")}</h2>
-            {table}
-        </section>
-        {form_view}
-    };
-    let mut r = staff.page(l.t("category-title"), body);
-    if refused {
-        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    view! {
+        <div class="table-wrap">
+            <table class="stack" data-testid="categories">
+                <thead><tr>
+                    <th scope="col">{l.t("category-code")}</th>
+                    <th scope="col">{l.t("category-name-zh")}</th>
+                    <th scope="col">{l.t("category-name-en")}</th>
+                    <th scope="col"><span class="visually-hidden">{l.t("category-rename")}</span></th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
     }
-    Ok(r)
+    .into_any()
 }
 
-fn name_form(l: Lang, csrf: String, f: NameForm, errors: &FieldErrors) -> impl IntoView + use<> {
+/// The form that names a new code, or renames the one it was opened for,
+/// as typed, with the message of a refused field beside it.
+#[component]
+fn NameFormSection(form: NameForm, errors: FieldErrors) -> impl IntoView {
+    let (l, f) = (lang(), form);
     let renaming = f.renaming();
     let heading = if renaming {
         l.t("category-rename-heading")
@@ -176,7 +190,7 @@ fn name_form(l: Lang, csrf: String, f: NameForm, errors: &FieldErrors) -> impl I
         <section aria-labelledby="category-form">
             <h2 id="category-form">{heading}</h2>
             <form method="post" action=format!("{LIST}#category-form") class="stack" data-testid="category-form" novalidate=true>
-                <input type="hidden" name="csrf" value=csrf/>
+                <input type="hidden" name="csrf" value=csrf_token()/>
                 <input type="hidden" name="was_zh" value=f.was_zh.clone()/>
                 <input type="hidden" name="was_en" value=f.was_en.clone()/>
                 {form_error}

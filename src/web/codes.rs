@@ -1,7 +1,7 @@
 //! Redeem codes (兑换码) in the console, on the same service functions as
 //! the code-batch API:
 //!
-//! - on a template's page (`/console/templates/{id}`, [`template_section`]):
+//! - on a template's page (`/console/templates/{id}`, [`CodeBatches`]):
 //!   its code batches with their progress, and for operators and admins the
 //!   form that asks for a batch (count, prefix, length); a refused form
 //!   comes back on the template's page (422) as typed, the message beside
@@ -26,8 +26,10 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
+use super::components::{IdsDetails, OptTime, Time};
+use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, actor_text, field_error, ids_details, opt_time, time_text};
+use super::layout::{FieldErrors, actor_text, field_error};
 use super::paths;
 use super::posted::{OrPage, Posted};
 use crate::domain::FieldError;
@@ -80,13 +82,15 @@ impl CodeForm {
     }
 }
 
-fn status_badge(l: Lang, s: BatchStatus) -> impl IntoView + use<> {
-    let class = match s {
+/// A batch's status as a coloured badge.
+#[component]
+fn BatchStatusBadge(status: BatchStatus) -> impl IntoView {
+    let class = match status {
         BatchStatus::Running => "badge status-locked",
         BatchStatus::Done => "badge badge-ok",
         BatchStatus::Failed => "badge badge-problem",
     };
-    view! { <span class=class data-batch-status=s.as_str()>{l.t(s.label_key())}</span> }
+    view! { <span class=class data-batch-status=status.as_str()>{lang().t(status.label_key())}</span> }
 }
 
 fn prefix_text(l: Lang, prefix: &str) -> String {
@@ -115,37 +119,53 @@ fn working(b: &CodeBatchView) -> bool {
 
 // ------------------------------------------------- on the template page
 
-/// The "redeem codes" section of a template's page: its batches and, for
-/// operators and admins, the generate form (as typed after a refusal).
-pub async fn template_section(
+/// A template's code batches for [`CodeBatches`]: the list, or why it
+/// could not be read, in words.
+pub async fn template_batches(
     s: &AppState,
     staff: &Staff,
     t: &TemplateView,
+) -> Result<Vec<CodeBatchView>, String> {
+    s.service
+        .list_code_batches(&t.id)
+        .await
+        .map_err(|e| WebError::from_service(staff.lang, e).message)
+}
+
+/// The "redeem codes" section of a template's page: its batches (or why
+/// they could not be read) and, for operators and admins, the generate
+/// form (as typed after a refusal).
+#[component]
+pub fn CodeBatches(
+    template_id: TemplateId,
+    batches: Result<Vec<CodeBatchView>, String>,
     form: CodeForm,
-) -> AnyView {
-    let l = staff.lang;
-    let batches = match s.service.list_code_batches(&t.id).await {
+) -> impl IntoView {
+    let l = lang();
+    let batches = match batches {
         Ok(b) => b,
-        Err(e) => {
-            let message = WebError::from_service(l, e).message;
+        Err(message) => {
             return view! { <section><p class="field-error">{message}</p></section> }.into_any();
         }
     };
-    let list = batch_table(l, batches);
-    let generate =
-        may_manage(staff).then(|| generate_form(l, staff.session.csrf_token.clone(), t, form));
+    let generate = viewer_may(Permission::ManageTemplates)
+        .then(|| view! { <GenerateForm template_id=template_id form=form/> });
     view! {
         <section aria-labelledby="code-batches" data-testid="code-batches">
             <h2 id="code-batches">{l.t("codes-heading")}</h2>
             <p class="note">{l.t("codes-intro")}</p>
-            {list}
+            <BatchTable batches=batches/>
             {generate}
         </section>
     }
     .into_any()
 }
 
-fn batch_table(l: Lang, batches: Vec<CodeBatchView>) -> AnyView {
+/// A template's batches, each with its progress and status, linking to
+/// its page; a note when there are none.
+#[component]
+fn BatchTable(batches: Vec<CodeBatchView>) -> impl IntoView {
+    let l = lang();
     if batches.is_empty() {
         return view! { <p class="note" data-testid="no-code-batches">{l.t("codes-none")}</p> }
             .into_any();
@@ -159,13 +179,13 @@ fn batch_table(l: Lang, batches: Vec<CodeBatchView>) -> AnyView {
             });
             view! {
                 <tr data-testid="code-batch-row">
-                    <td data-label=l.t("codes-created-at")><a href=href data-testid="code-batch-link">{time_text(&b.created_at)}</a></td>
+                    <td data-label=l.t("codes-created-at")><a href=href data-testid="code-batch-link"><Time at=b.created_at.clone()/></a></td>
                     <td data-label=l.t("codes-prefix")>{prefix_text(l, &b.prefix)}</td>
                     <td data-label=l.t("codes-progress-heading")>
                         <progress max=b.count.to_string() value=b.generated.to_string()></progress>" "
                         <span data-testid="code-batch-progress">{progress_text(l, &b)}</span>
                     </td>
-                    <td data-label=l.t("codes-status")>{status_badge(l, b.status)}{voided}</td>
+                    <td data-label=l.t("codes-status")><BatchStatusBadge status=b.status/>{voided}</td>
                 </tr>
             }
         })
@@ -186,9 +206,16 @@ fn batch_table(l: Lang, batches: Vec<CodeBatchView>) -> AnyView {
     .into_any()
 }
 
-fn generate_form(l: Lang, csrf: String, t: &TemplateView, f: CodeForm) -> impl IntoView + use<> {
+/// The form that asks for a batch of the template's codes (count, prefix,
+/// length), as typed with its messages.
+#[component]
+fn GenerateForm(template_id: TemplateId, form: CodeForm) -> impl IntoView {
+    let (l, f) = (lang(), form);
     // Back at this section after a refusal (see the template page's forms).
-    let action = format!("{}#code-batches", paths::template_code_batches(&t.id));
+    let action = format!(
+        "{}#code-batches",
+        paths::template_code_batches(&template_id)
+    );
     let form_id = format!("{:032x}", rand::random::<u128>());
     let count = f.errors.input_attrs("count", "code-count");
     let prefix = f.errors.input_attrs("prefix", "code-prefix");
@@ -204,7 +231,7 @@ fn generate_form(l: Lang, csrf: String, t: &TemplateView, f: CodeForm) -> impl I
     view! {
         <h3>{l.t("codes-generate")}</h3>
         <form method="post" action=action class="stack" data-testid="code-batch-form" novalidate=true>
-            <input type="hidden" name="csrf" value=csrf/>
+            <input type="hidden" name="csrf" value=csrf_token()/>
             <input type="hidden" name="form_id" value=form_id/>
             {form_error}
             <label for="code-count">{l.t("codes-count")}</label>
@@ -367,24 +394,46 @@ async fn render_batch(
     let history = s.service.code_batch_history(id).await.or_page(l)?;
     let refused = !form.errors.is_empty();
     let refresh = working(&b);
-    let manage = may_manage(staff);
     let title = crate::tr!(l, "codes-batch-title", name = b.template_name.clone());
+    let body = move || {
+        let voidable = viewer_may(Permission::ManageTemplates) && b.voided_at.is_none();
+        let facts = b.clone();
+        view! {
+            <BatchFacts batch=facts/>
+            {voidable.then(|| view! { <VoidSection batch=b form=form/> })}
+            <section aria-labelledby="batch-history">
+                <h2 id="batch-history">{l.t("template-history")}</h2>
+                <BatchHistory rows=history/>
+            </section>
+        }
+    };
+    let mut r = page_with_refresh(staff, &title, body, refresh);
+    if refused {
+        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    Ok(r)
+}
+
+/// A batch's facts: its status and progress (with a note and a refresh
+/// link while its work runs), what was redeemed and voided, the CSV of
+/// its codes for operators and admins once done, and its ids.
+#[component]
+fn BatchFacts(batch: CodeBatchView) -> impl IntoView {
+    let (l, b) = (lang(), batch);
     let here = paths::code_batch(&b.id);
-    let refreshing = refresh.then(|| {
-        let href = here.clone();
+    let refreshing = working(&b).then(|| {
         view! {
             <p class="note" data-testid="refreshing">
                 {crate::tr!(l, "codes-refreshing", seconds = REFRESH_SECONDS)}" "
-                <a href=href data-testid="refresh">{l.t("codes-refresh")}</a>
+                <a href=here data-testid="refresh">{l.t("codes-refresh")}</a>
             </p>
         }
     });
-    let download = (manage && b.status == BatchStatus::Done).then(|| {
-        let href = paths::code_batch_codes_csv(&b.id);
-        view! { <p class="actions"><a class="button" href=href data-testid="codes-csv">{l.t("codes-download")}</a></p> }
-    });
-    let void_form = (manage && b.voided_at.is_none())
-        .then(|| void_view(l, staff.session.csrf_token.clone(), &b, form));
+    let download = (viewer_may(Permission::ManageTemplates) && b.status == BatchStatus::Done)
+        .then(|| {
+            let href = paths::code_batch_codes_csv(&b.id);
+            view! { <p class="actions"><a class="button" href=href data-testid="codes-csv">{l.t("codes-download")}</a></p> }
+        });
     let failed = b.error.clone().map(|_| {
         view! { <p class="field-error" data-testid="batch-failed">{l.t("codes-failed-note")}</p> }
     });
@@ -395,16 +444,13 @@ async fn render_batch(
     };
     let void_reason = b.void_reason.clone().unwrap_or_else(|| "—".to_string());
     let template_href = paths::template(&b.template_id);
-    let ids = ids_details(
-        l,
-        vec![
-            ("codes-batch-id", b.id.to_string()),
-            ("id-template", b.template_id.to_string()),
-        ],
-    );
-    let body = view! {
+    let ids = vec![
+        ("codes-batch-id", b.id.to_string()),
+        ("id-template", b.template_id.to_string()),
+    ];
+    view! {
         <section aria-labelledby="batch-facts">
-            <h2 id="batch-facts">{l.t("codes-batch")}" "<span data-testid="batch-status">{status_badge(l, b.status)}</span></h2>
+            <h2 id="batch-facts">{l.t("codes-batch")}" "<span data-testid="batch-status"><BatchStatusBadge status=b.status/></span></h2>
             {refreshing}
             {failed}
             <dl class="facts">
@@ -415,38 +461,28 @@ async fn render_batch(
                 <dt>{l.t("codes-length")}</dt><dd>{b.length.to_string()}</dd>
                 <dt>{l.t("codes-redeemed")}</dt><dd data-testid="batch-redeemed">{redeemed}</dd>
                 <dt>{l.t("codes-created-by")}</dt><dd>{actor_text(l, &b.created_by)}</dd>
-                <dt>{l.t("codes-created-at")}</dt><dd>{time_text(&b.created_at)}</dd>
-                <dt>{l.t("codes-finished-at")}</dt><dd>{opt_time(&b.finished_at)}</dd>
-                <dt>{l.t("codes-voided-at")}</dt><dd data-testid="batch-voided-at">{opt_time(&b.voided_at)}</dd>
+                <dt>{l.t("codes-created-at")}</dt><dd><Time at=b.created_at.clone()/></dd>
+                <dt>{l.t("codes-finished-at")}</dt><dd><OptTime at=b.finished_at.clone()/></dd>
+                <dt>{l.t("codes-voided-at")}</dt><dd data-testid="batch-voided-at"><OptTime at=b.voided_at.clone()/></dd>
                 <dt>{l.t("codes-voided")}</dt><dd data-testid="batch-voided">{voided_text}</dd>
                 <dt>{l.t("reason")}</dt><dd>{void_reason}</dd>
             </dl>
             {download}
-            {ids}
+            <IdsDetails ids=ids/>
         </section>
-        {void_form}
-        <section aria-labelledby="batch-history">
-            <h2 id="batch-history">{l.t("template-history")}</h2>
-            {history_table(l, history)}
-        </section>
-    };
-    let mut r = page_with_refresh(staff, &title, body, refresh);
-    if refused {
-        *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
-    Ok(r)
 }
 
 /// [`Staff::page`], plus `<meta http-equiv="refresh">` in the head when
 /// `refresh`: the page reloads itself while the work runs, without
 /// JavaScript.
-fn page_with_refresh(
+fn page_with_refresh<V: IntoView + 'static>(
     staff: &Staff,
     title: &str,
-    body: impl IntoView + 'static,
+    body: impl FnOnce() -> V + Send + 'static,
     refresh: bool,
 ) -> Response {
-    let mut html = super::layout::render(
+    let mut html = super::components::render(
         &staff.session,
         staff.lang,
         &staff.here,
@@ -477,7 +513,11 @@ fn page_with_refresh(
     r
 }
 
-fn void_view(l: Lang, csrf: String, b: &CodeBatchView, f: VoidForm) -> impl IntoView + use<> {
+/// The form that voids the batch's unredeemed codes: how many, a reason
+/// and a confirmation, as typed with their messages.
+#[component]
+fn VoidSection(batch: CodeBatchView, form: VoidForm) -> impl IntoView {
+    let (l, b, f) = (lang(), batch, form);
     let action = paths::code_batch_void(&b.id);
     let reason = f.errors.input_attrs("reason", "void-reason");
     let confirm = f.errors.input_attrs("confirm", "void-confirm");
@@ -488,7 +528,7 @@ fn void_view(l: Lang, csrf: String, b: &CodeBatchView, f: VoidForm) -> impl Into
         <section aria-labelledby="batch-void">
             <h2 id="batch-void">{l.t("codes-void")}</h2>
             <form method="post" action=action class="stack" data-testid="void-form" novalidate=true>
-                <input type="hidden" name="csrf" value=csrf/>
+                <input type="hidden" name="csrf" value=csrf_token()/>
                 <p class="note">{warning}</p>
                 <label for="void-reason">{l.t("template-reason")}</label>
                 <textarea id="void-reason" name="reason" maxlength="500"
@@ -503,7 +543,10 @@ fn void_view(l: Lang, csrf: String, b: &CodeBatchView, f: VoidForm) -> impl Into
     }
 }
 
-fn history_table(l: Lang, rows: Vec<StaffAuditView>) -> AnyView {
+/// The batch's staff log: when, who, what, and the reason of a void.
+#[component]
+fn BatchHistory(rows: Vec<StaffAuditView>) -> impl IntoView {
+    let l = lang();
     if rows.is_empty() {
         return view! { <p class="note">{l.t("template-no-history")}</p> }.into_any();
     }
@@ -519,7 +562,7 @@ fn history_table(l: Lang, rows: Vec<StaffAuditView>) -> AnyView {
             };
             view! {
                 <tr data-testid="batch-history-row" data-action=e.action.clone()>
-                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td class="nowrap" data-label=l.t("when")><Time at=e.at.clone()/></td>
                     <td data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
                     <td data-label=l.t("action")>{action}</td>
                     <td data-label=l.t("reason")>{reason}</td>

@@ -14,8 +14,10 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::components::{Pager, Time};
+use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text, time_text};
+use super::layout::{FieldErrors, actor_text, enc, field_error, reason_text};
 use super::paths;
 use super::posted::OrPage;
 use super::presets::preset_terms;
@@ -155,14 +157,13 @@ async fn ledger_page(
     let fq = p.filter_query();
     let sep = if fq.is_empty() { "" } else { "&" };
     let csv_href = format!("/console/compensation.csv?{fq}");
-    let next = page.next.clone().map(|n| {
-        let href = format!("/console/compensation?{fq}{sep}after={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
-    });
-    let first = after.is_some().then(|| {
-        let href = format!("/console/compensation?{fq}");
-        view! { <a class="button" href=href>{l.t("first-page")}</a> }
-    });
+    let next = page
+        .next
+        .as_ref()
+        .map(|n| format!("/console/compensation?{fq}{sep}after={}", enc(n)));
+    let first = after
+        .is_some()
+        .then(|| format!("/console/compensation?{fq}"));
     let value = |v: &Option<String>| v.clone().unwrap_or_default();
     let (from, to, staff_name, order_no) = (
         value(&p.from),
@@ -197,7 +198,7 @@ async fn ledger_page(
     let count = page.entries.len();
     Ok(staff.page(
         l.t("compensation-ledger"),
-        view! {
+        move || view! {
             <p class="note"><a href="/console/compensation/rules" data-testid="rules-link">{l.t("comp-rules")}</a></p>
             <section aria-labelledby="comp-filters">
                 <h2 id="comp-filters" class="visually-hidden">{l.t("filters")}</h2>
@@ -223,12 +224,12 @@ async fn ledger_page(
             <section aria-labelledby="comp-totals">
                 <h2 id="comp-totals">{l.t("comp-totals-heading")}</h2>
                 <p data-testid="comp-total" data-count=total_count data-cents=total_cents>{totals}</p>
-                {breakdown_tables(l, breakdown)}
+                <BreakdownTables breakdown=breakdown/>
             </section>
             <section aria-labelledby="comp-results">
                 <h2 id="comp-results">{crate::tr!(l, "on-this-page-newest-first", count = count)}</h2>
-                {entries_table(l, page.entries)}
-                <p class="pager">{first}{next}</p>
+                <LedgerEntries entries=page.entries/>
+                <Pager first=first next=next/>
             </section>
         },
     ))
@@ -246,7 +247,11 @@ fn group_label(l: Lang, g: &GroupView) -> String {
     }
 }
 
-fn breakdown_tables(l: Lang, b: Breakdown) -> impl IntoView + use<> {
+/// The ledger's totals grouped by reason and by staff member, a table
+/// each.
+#[component]
+fn BreakdownTables(breakdown: Breakdown) -> impl IntoView {
+    let (l, b) = (lang(), breakdown);
     let table = |title: &'static str, testid: &'static str, groups: Vec<GroupView>| {
         let rows = groups
             .iter()
@@ -281,12 +286,16 @@ fn breakdown_tables(l: Lang, b: Breakdown) -> impl IntoView + use<> {
     }
 }
 
-fn entries_table(l: Lang, rows: Vec<LedgerEntryView>) -> impl IntoView + use<> {
-    if rows.is_empty() {
+/// The ledger entries of the page, newest first, or a note when none
+/// match.
+#[component]
+fn LedgerEntries(entries: Vec<LedgerEntryView>) -> impl IntoView {
+    let l = lang();
+    if entries.is_empty() {
         return view! { <p class="note" data-testid="comp-empty">{l.t("no-entries-match")}</p> }
             .into_any();
     }
-    let rows = rows
+    let rows = entries
         .into_iter()
         .map(|e| {
             let user_href = paths::user(&e.user_id);
@@ -311,7 +320,7 @@ fn entries_table(l: Lang, rows: Vec<LedgerEntryView>) -> impl IntoView + use<> {
             let id = e.id.clone();
             view! {
                 <tr data-testid="comp-row" data-id=id>
-                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td class="nowrap" data-label=l.t("when")><Time at=e.at.clone()/></td>
                     <td data-label=l.t("kind")>{kind_text(l, &e.kind)}</td>
                     <td class="money" data-label=l.t("amount")>{e.value_cents.shown()}</td>
                     <td data-label=l.t("comp-customer")><a href=user_href>{e.user_id.clone()}</a></td>
@@ -723,16 +732,17 @@ async fn render_rules(
         .input_attrs("support_daily_cents", "support_daily");
     let reason = form.errors.input_attrs("reason", "reason");
     let form_err = field_error(&form.errors.input_attrs("form", "form"));
-    let rows = form
-        .rows
-        .iter()
-        .enumerate()
-        .map(|(r, row)| preset_row(l, &form.errors, r, row))
-        .collect_view();
     let csrf = staff.session.csrf_token.clone();
     let typed_reason = super::escape_html(&form.reason);
-    let mut resp = staff.page(
-        l.t("comp-rules"),
+    let mut resp = staff.page(l.t("comp-rules"), move || {
+        let rows = form
+            .rows
+            .into_iter()
+            .enumerate()
+            .map(|(index, row)| {
+                view! { <PresetRow index=index row=row errors=form.errors.clone()/> }
+            })
+            .collect_view();
         view! {
             <p class="note"><a href="/console/compensation" data-testid="ledger-link">{l.t("compensation-ledger")}</a></p>
             <p class="note" data-testid="version-in-force">{current}</p>
@@ -764,21 +774,26 @@ async fn render_rules(
             </section>
             <section aria-labelledby="rules-history">
                 <h2 id="rules-history">{l.t("comp-versions")}</h2>
-                {history_list(l, history)}
+                <RulesHistory history=history/>
             </section>
-        },
-    );
+        }
+    });
     if invalid {
         *resp.status_mut() = axum::http::StatusCode::UNPROCESSABLE_ENTITY;
     }
     Ok(resp)
 }
 
-fn preset_row(l: Lang, errors: &FieldErrors, r: usize, row: &RowState) -> impl IntoView + use<> {
+/// One preset of the rules form (the `index`-th row): its reason, amount,
+/// validity, minimum order and categories as typed, each with its message
+/// from `errors`; an existing preset can be ticked for removal.
+#[component]
+fn PresetRow(index: usize, row: RowState, errors: FieldErrors) -> impl IntoView {
+    let l = lang();
     let f = |name: &str, input: &str| {
         errors.input_attrs(
-            compensation::preset_field(r, name),
-            &format!("p{r}-{input}"),
+            compensation::preset_field(index, name),
+            &format!("p{index}-{input}"),
         )
     };
     let (reason, value, validity, min_order, categories) = (
@@ -788,8 +803,8 @@ fn preset_row(l: Lang, errors: &FieldErrors, r: usize, row: &RowState) -> impl I
         f("min_order_cents", "min-order"),
         f("categories", "categories"),
     );
-    let id_of = |s: &str| format!("p{r}-{s}");
-    let name_of = |s: &str| format!("p{r}_{s}");
+    let id_of = |s: &str| format!("p{index}-{s}");
+    let name_of = |s: &str| format!("p{index}_{s}");
     let existing = !row.id.is_empty();
     let remove = existing.then(|| {
         let (id, name) = (id_of("remove"), name_of("remove"));
@@ -866,7 +881,11 @@ pub(super) fn change_text(l: Lang, c: &RuleChange) -> String {
     }
 }
 
-fn history_list(l: Lang, history: Vec<RulesVersionView>) -> impl IntoView + use<> {
+/// The versions of the rules, newest first: who made each and when, the
+/// caps, the reason and what changed.
+#[component]
+fn RulesHistory(history: Vec<RulesVersionView>) -> impl IntoView {
+    let l = lang();
     let items = history
         .into_iter()
         .map(|v| {

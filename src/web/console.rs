@@ -13,26 +13,27 @@ use axum::extract::Query;
 use axum::response::{IntoResponse, Redirect};
 use serde::Deserialize;
 
-use super::actions::with_back;
 use super::auth::{Staff, WebError};
+use super::components::{
+    CouponBadge, CouponTable, HealthReport, IdsDetails, MoneyRow, OptTime, OrderBadge, Pager,
+    ResultBadge, Time, Timeline,
+};
+use super::context::{lang, viewer_may};
 use super::i18n::Lang;
 use super::layout::{
-    EventTarget, action_text, actor_text, change_text, coupon_badge, coupon_status_label,
-    coupon_terms_text, enc, ids_details, lock_status_label, opt_time, order_badge,
-    order_status_label, policy_label, reason_text, result_badge, time_text,
+    actor_text, coupon_status_label, coupon_terms_text, enc, lock_status_label, opt_time,
+    order_status_label, policy_label, reason_text, time_text,
 };
 use super::paths;
+use super::paths::with_back;
+use super::try_cart::TryCart;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::health::{CheckResult, SuggestedAction};
+use crate::domain::health::CheckResult;
 use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
-use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus};
-use crate::domain::permissions::{self, Permission};
-use crate::domain::staff::Role;
+use crate::domain::permissions::Permission;
 use crate::http::AppState;
-use crate::service::support::{
-    ActionView, CheckView, CompensationEntry, CouponFilter, SearchOutcome,
-};
+use crate::service::support::{CompensationEntry, CouponFilter, SearchOutcome};
 use crate::service::views::{CampaignView, CouponView, EventView, OrderView};
 
 /// The console's routes, all under `/console`.
@@ -46,85 +47,12 @@ pub fn routes() -> Router<AppState> {
         .route("/console/users/{user_id}", get(user_page))
 }
 
-/// Money with its label, in a definition list.
-fn money_row(label: &'static str, cents: Cents) -> impl IntoView + use<> {
-    view! { <dt>{label}</dt><dd class="money">{cents.shown()}</dd> }
-}
-
 fn categories_text(l: Lang, cats: &[String]) -> String {
     if cats.is_empty() {
         l.t("every-category").to_string()
     } else {
         crate::i18n::names::categories(l, cats, ", ")
     }
-}
-
-/// The events table: when, from → to, action, actor, reason.
-pub fn timeline(l: Lang, events: Vec<EventView>, show_subject: bool) -> impl IntoView + use<> {
-    if events.is_empty() {
-        return view! { <p class="note">{l.t("no-events-yet")}</p> }.into_any();
-    }
-    let rows = events
-        .into_iter()
-        .map(|e| {
-            let subject = if show_subject {
-                Some(match EventTarget::of(
-                    l,
-                    &e.subject,
-                    e.coupon_id.as_ref(),
-                    e.coupon_code.as_deref(),
-                    e.order_no.as_ref(),
-                ) {
-                    Some(EventTarget::Coupon { href, code }) => {
-                        let label = crate::tr!(l, "coupon-6", id = code);
-                        view! { <td data-label=l.t("subject")><a href=href class="mono">{label}</a></td> }.into_any()
-                    }
-                    Some(EventTarget::Order { href, order_no }) => {
-                        let label = crate::tr!(l, "order-5", no = &order_no);
-                        view! { <td data-label=l.t("subject")><a href=href>{label}</a></td> }.into_any()
-                    }
-                    None => view! { <td data-label=l.t("subject")>"—"</td> }.into_any(),
-                })
-            } else {
-                None
-            };
-            let change = change_text(l, &e.subject, e.from.as_deref(), &e.to);
-            let at = time_text(&e.at);
-            let reason = e
-                .reason
-                .as_deref()
-                .map(|r| reason_text(l, r))
-                .unwrap_or_default();
-            let action = action_text(l, &e.action);
-            let actor = actor_text(l, &e.actor);
-            view! {
-                <tr data-action=e.action.clone()>
-                    <td class="nowrap" data-label=l.t("when")>{at}</td>
-                    {subject}
-                    <td data-label=l.t("change")>{change}</td>
-                    <td data-label=l.t("action")>{action}</td>
-                    <td data-label=l.t("actor")>{actor}</td>
-                    <td data-label=l.t("reason")>{reason}</td>
-                </tr>
-            }
-        })
-        .collect_view();
-    view! {
-        <div class="table-wrap">
-            <table class="timeline stack" data-testid="timeline">
-                <thead><tr>
-                    <th scope="col">{l.t("when")}</th>
-                    {show_subject.then(|| view! { <th scope="col">{l.t("subject")}</th> })}
-                    <th scope="col">{l.t("change")}</th>
-                    <th scope="col">{l.t("action")}</th>
-                    <th scope="col">{l.t("actor")}</th>
-                    <th scope="col">{l.t("reason")}</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
-    }
-    .into_any()
 }
 
 async fn coupon_page(
@@ -166,7 +94,6 @@ async fn coupon_page(
     if let Some(t) = &c.template_id {
         ids.push(("id-template", t.to_string()));
     }
-    let ids = ids_details(l, ids);
     let source = l.t(c.source.label_key());
     // A compensation coupon names the order and the reason it was given for.
     let origin = if c.source == crate::domain::coupon::CouponSource::Compensation {
@@ -192,14 +119,13 @@ async fn coupon_page(
             <dd data-testid="coupon-compensation-origin">{what}" · "{reason}</dd>
         }
     });
-    let actions = coupon_actions(l, staff.session.role, &c);
     staff.page(
         &title,
-        view! {
+        move || view! {
             <section aria-labelledby="coupon-facts">
                 <h2 id="coupon-facts">
                     {l.t("coupon-2")}" "
-                    <span data-testid="coupon-status">{coupon_badge(l, c.status)}</span>
+                    <span data-testid="coupon-status"><CouponBadge status=c.status/></span>
                 </h2>
                 <dl class="facts">
                     <dt>{l.t("code")}</dt><dd class="mono" data-testid="coupon-code">{c.code.clone()}</dd>
@@ -216,12 +142,12 @@ async fn coupon_page(
                     {origin}
                     <dt>{l.t("template")}</dt><dd>{template}</dd>
                 </dl>
-                {ids}
-                {actions}
+                <IdsDetails ids=ids/>
+                <CouponActions coupon=c.clone()/>
             </section>
             <section aria-labelledby="coupon-timeline">
                 <h2 id="coupon-timeline">{l.t("timeline")}</h2>
-                {timeline(l, events, false)}
+                <Timeline events=events/>
             </section>
         },
     )
@@ -229,18 +155,20 @@ async fn coupon_page(
 
 /// The action buttons a coupon offers in its state; each comes back to
 /// the coupon page.
-/// Only the buttons `role` may use: invalidating needs an operator.
-fn coupon_actions(l: Lang, role: Role, c: &CouponView) -> impl IntoView + use<> {
+/// Only the buttons the signed-in staff member may use: invalidating
+/// needs an operator.
+#[component]
+fn CouponActions(coupon: CouponView) -> impl IntoView {
+    let (l, c) = (lang(), coupon);
     let here = paths::coupon(&c.id);
     let release = c.can_release().then(|| {
         let href = with_back(&paths::coupon_release(&c.id), &here);
         view! { <a class="button" href=href data-testid="release-link">{l.t("release-lock")}</a> }
     });
-    let invalidate = (c.can_invalidate() && permissions::may(role, Permission::InvalidateCoupon))
-        .then(|| {
-            let href = with_back(&paths::coupon_invalidate(&c.id), &here);
-            view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
-        });
+    let invalidate = (c.can_invalidate() && viewer_may(Permission::InvalidateCoupon)).then(|| {
+        let href = with_back(&paths::coupon_invalidate(&c.id), &here);
+        view! { <a class="button danger" href=href>{l.t("invalidate-2")}</a> }
+    });
     let compensate = {
         let href = match &c.order_no {
             Some(no) => paths::user_compensation_for_order(&c.user_id, no),
@@ -308,40 +236,57 @@ async fn order_page(
     } else {
         None
     };
-    let href = paths::order_health(&o.order_no);
     // Actions started here come back here, to the re-run check if it ran.
     let back = if report.is_some() {
-        href.clone()
+        paths::order_health(&o.order_no)
     } else {
         paths::order(&o.order_no)
     };
+    let ledger = match s.service.order_compensations(&o.order_no).await {
+        Ok(v) => v,
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
+    staff.page(&title, move || {
+        view! {
+            <OrderHealth order=o.clone() report=report back=back/>
+            <OrderBody order=o campaign=campaign coupon=coupon events=events ledger=ledger.clone()/>
+            <CompensationSection entries=ledger/>
+        }
+    })
+}
+
+/// The order's health check: the report when it ran (actions come back
+/// to `back`), else the button that runs it; and the way to compensate.
+#[component]
+fn OrderHealth(
+    order: OrderView,
+    report: Option<crate::service::support::HealthReport>,
+    back: String,
+) -> impl IntoView {
+    let l = lang();
+    let href = paths::order_health(&order.order_no);
     let comp_href = with_back(
-        &paths::user_compensation_for_order(&o.user_id, &o.order_no),
+        &paths::user_compensation_for_order(&order.user_id, &order.order_no),
         &back,
     );
-    let health = view! {
+    view! {
         <section aria-labelledby="health" id="health-section">
             <h2 id="health">{l.t("one-click-health-check")}</h2>
             {match report {
-                Some(r) => health_report(l, staff.session.role, r.overall, r.checks, &back).into_any(),
+                Some(r) => view! { <HealthReport overall=r.overall checks=r.checks back=back/> }.into_any(),
                 None => view! {
                     <p><a class="button primary" href=href data-testid="run-health-check">{l.t("run-the-health-check")}</a></p>
                 }.into_any(),
             }}
             <p class="actions"><a class="button" href=comp_href data-testid="compensation-link">{l.t("issue-compensation")}</a></p>
         </section>
-    };
-    let ledger = match s.service.order_compensations(&o.order_no).await {
-        Ok(v) => v,
-        Err(e) => return to_response(WebError::from_service(l, e)),
-    };
-    let body = order_body(l, &o, campaign, coupon, events, &ledger);
-    let ledger = compensation_section(l, ledger);
-    staff.page(&title, view! { {health}{body}{ledger} })
+    }
 }
 
 /// The order's compensation ledger entries, when there are any.
-fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl IntoView + use<>> {
+#[component]
+fn CompensationSection(entries: Vec<CompensationEntry>) -> impl IntoView {
+    let l = lang();
     if entries.is_empty() {
         return None;
     }
@@ -360,7 +305,7 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
             });
             view! {
                 <tr>
-                    <td class="nowrap">{time_text(&e.at)}</td>
+                    <td class="nowrap"><Time at=e.at/></td>
                     <td>{kind}</td>
                     <td class="money">{e.amount_cents.shown()}</td>
                     <td>{coupon}</td>
@@ -388,132 +333,16 @@ fn compensation_section(l: Lang, entries: Vec<CompensationEntry>) -> Option<impl
     })
 }
 
-/// A health report: the overall result, then each check with its message
-/// and a button for the suggested fix, which comes back to `back` (the
-/// page with `?check=1#health`, so the check runs again).
-pub fn health_report(
-    l: Lang,
-    role: Role,
-    overall: CheckResult,
-    checks: Vec<CheckView>,
-    back: &str,
-) -> impl IntoView + use<> {
-    let overall_text = match overall {
-        CheckResult::Ok => l.t("everything-is-in-order"),
-        CheckResult::Warning => l.t("something-needs-attention"),
-        CheckResult::Problem => l.t("there-is-a-problem-to-fix"),
-    };
-    let items = checks
-        .into_iter()
-        .map(|c| {
-            let class = format!("result-{}", c.result.as_str());
-            let message = l.msg(&c.msg);
-            let name = check_label(l, &c.name);
-            // `cancel_order` from `order_status` is a lapsed checkout, which
-            // support may close (`permissions::may_cancel_order`).
-            let lapsed_checkout = c.name == "order_status";
-            let fix = c
-                .action
-                .as_ref()
-                .and_then(|a| fix_button(l, role, a, lapsed_checkout, back));
-            let check_name = c.name.clone();
-            view! {
-                <li class=class data-check=check_name>
-                    {result_badge(l, c.result)}" "<span class="check-name">{name}</span>
-                    <p class="check-message">{message}</p>
-                    {fix}
-                </li>
-            }
-        })
-        .collect_view();
-    view! {
-        <p class="overall" data-testid="overall" data-result=overall.as_str()>
-            {result_badge(l, overall)}" "{overall_text}
-        </p>
-        <ul class="checks" data-testid="checks">{items}</ul>
-    }
-}
-
-fn check_label(l: Lang, name: &str) -> &'static str {
-    match name {
-        "order_status" => l.t("order-status"),
-        "coupon_status" => l.t("coupon-status"),
-        "lock_link" => l.t("coupon-and-order-name-each-other"),
-        "coupon_validity" => l.t("coupon-validity-vs-payment-window"),
-        "checkout_lock" => l.t("checkout-lock"),
-        "template_stock" => l.t("template-stock"),
-        "stray_lock" => l.t("stray-lock"),
-        _ => l.t("check"),
-    }
-}
-
-/// The button for a suggested fix, leading to its confirmation page, which
-/// comes back to `back`; none when this role may not do it.
-fn fix_button(
-    l: Lang,
-    role: Role,
-    a: &ActionView,
-    lapsed_checkout: bool,
-    back: &str,
-) -> Option<AnyView> {
-    let (href, label) = match &a.action {
-        SuggestedAction::ReleaseCoupon { coupon_id } => {
-            (paths::coupon_release(coupon_id), l.t("release-the-lock"))
-        }
-        SuggestedAction::IssueCompensation {
-            user_id,
-            order_no,
-            amount_cents,
-        } => (
-            format!(
-                "{}&amount_cents={amount_cents}{}",
-                paths::user_compensation_for_order(user_id, order_no),
-                a.preset_id
-                    .as_deref()
-                    .map(|p| format!("&preset_id={}", enc(p)))
-                    .unwrap_or_default()
-            ),
-            l.t("issue-compensation"),
-        ),
-        SuggestedAction::RepairLink {
-            order_no,
-            coupon_id,
-        } => (
-            paths::order_repair_for(order_no, coupon_id),
-            l.t("repair-the-coupon-link"),
-        ),
-        SuggestedAction::MarkCouponUsed {
-            order_no,
-            coupon_id,
-        } => (
-            paths::order_mark_coupon_used_for(order_no, coupon_id),
-            l.t("mark-the-coupon-used-2"),
-        ),
-        SuggestedAction::CancelOrder { order_no }
-            if permissions::may_cancel_order(role, lapsed_checkout) =>
-        {
-            (paths::order_cancel(order_no), l.t("cancel-the-order-2"))
-        }
-        SuggestedAction::CancelOrder { .. } => {
-            return Some(
-                view! { <p class="note">{l.t("suggested-cancel-the-order-an-operator")}</p> }
-                    .into_any(),
-            );
-        }
-    };
-    let code = a.action.code();
-    let href = with_back(&href, back);
-    Some(view! { <p><a class="button primary" href=href data-fix=code>{label}</a></p> }.into_any())
-}
-
-fn order_body(
-    l: Lang,
-    o: &OrderView,
+/// The order's facts, its money and its timeline.
+#[component]
+fn OrderBody(
+    order: OrderView,
     campaign: Option<CampaignView>,
     coupon: Option<CouponView>,
     events: Vec<EventView>,
-    ledger: &[CompensationEntry],
-) -> impl IntoView + use<> {
+    ledger: Vec<CompensationEntry>,
+) -> impl IntoView {
+    let (l, o) = (lang(), order);
     // Support's compensation coupons for this order, each on its own line,
     // so the money box agrees with the ledger below it.
     let given = ledger
@@ -536,13 +365,13 @@ fn order_body(
     let presale = o.kind == OrderKind::Presale;
     let money = view! {
         <dl class="facts money-facts" data-testid="money">
-            {money_row(l.t("total"), o.total_cents)}
-            {presale.then(|| money_row(l.t("deposit"), o.deposit_cents))}
-            {money_row(l.t("coupon-discount"), o.coupon_discount_cents)}
-            {(o.discount_snapshot_cents != o.coupon_discount_cents).then(|| money_row(l.t("discount-promised-at-deposit"), o.discount_snapshot_cents))}
-            {(presale || !o.compensation_cents.is_zero()).then(|| money_row(l.t("money-final-payment-compensation"), o.compensation_cents))}
+            <MoneyRow label=l.t("total") cents=o.total_cents/>
+            {presale.then(|| view! { <MoneyRow label=l.t("deposit") cents=o.deposit_cents/> })}
+            <MoneyRow label=l.t("coupon-discount") cents=o.coupon_discount_cents/>
+            {(o.discount_snapshot_cents != o.coupon_discount_cents).then(|| view! { <MoneyRow label=l.t("discount-promised-at-deposit") cents=o.discount_snapshot_cents/> })}
+            {(presale || !o.compensation_cents.is_zero()).then(|| view! { <MoneyRow label=l.t("money-final-payment-compensation") cents=o.compensation_cents/> })}
             {given}
-            {o.final_payment_cents.map(|c| money_row(l.t("final-payment-charged"), c))}
+            {o.final_payment_cents.map(|c| view! { <MoneyRow label=l.t("final-payment-charged") cents=c/> })}
             <dt><strong>{l.t("amount-due")}</strong></dt>
             <dd class="money"><strong data-testid="amount-due">{o.amount_due_cents.shown()}</strong></dd>
         </dl>
@@ -553,7 +382,7 @@ fn order_body(
             <dt>{l.t("campaign")}</dt><dd>{c.name}</dd>
             <dt>{l.t("policy")}</dt><dd data-testid="policy">{policy}</dd>
             <dt>{l.t("final-payment-window")}</dt>
-            <dd>{time_text(&c.final_payment_starts_at)}" — "{time_text(&c.final_payment_ends_at)}</dd>
+            <dd><Time at=c.final_payment_starts_at/>" — "<Time at=c.final_payment_ends_at/></dd>
         }
     });
     let coupon_view = match (&o.coupon_id, coupon) {
@@ -566,7 +395,7 @@ fn order_body(
             };
             view! {
                 <dt>{l.t("coupon-4")}</dt>
-                <dd><a href=href data-testid="order-coupon">{c.code.clone()}</a>" "{coupon_badge(l, c.status)}" · "{bound}</dd>
+                <dd><a href=href data-testid="order-coupon">{c.code.clone()}</a>" "<CouponBadge status=c.status/>" · "{bound}</dd>
             }
             .into_any()
         }
@@ -584,10 +413,10 @@ fn order_body(
     if let Some(id) = &o.campaign_id {
         id_rows.push(("id-campaign", id.to_string()));
     }
-    let ids = (!id_rows.is_empty()).then(|| ids_details(l, id_rows));
+    let ids = (!id_rows.is_empty()).then(|| view! { <IdsDetails ids=id_rows/> });
     view! {
         <section aria-labelledby="order-facts">
-            <h2 id="order-facts">{kind}" "<span data-testid="order-status">{order_badge(l, o.status)}</span></h2>
+            <h2 id="order-facts">{kind}" "<span data-testid="order-status"><OrderBadge status=o.status/></span></h2>
             <dl class="facts">
                 <dt>{l.t("order-number")}</dt><dd class="mono">{o.order_no.clone()}</dd>
                 <dt>{l.t("user")}</dt><dd><a href=user_href>{o.user_id.clone()}</a></dd>
@@ -595,12 +424,12 @@ fn order_body(
                 {campaign_view}
                 {coupon_view}
                 <dt>{l.t("coupon-lock")}</dt><dd data-testid="lock-status">{lock}</dd>
-                <dt>{l.t("created")}</dt><dd>{time_text(&o.created_at)}</dd>
-                {presale.then(|| view! { <dt>{l.t("deposit-paid")}</dt><dd>{opt_time(&o.deposit_paid_at)}</dd> })}
-                <dt>{l.t("paid")}</dt><dd>{opt_time(&o.paid_at)}</dd>
-                <dt>{l.t("closed")}</dt><dd>{opt_time(&o.closed_at)}</dd>
-                <dt>{l.t("refunded")}</dt><dd>{opt_time(&o.refunded_at)}</dd>
-                {o.checkout_lock_expires_at.clone().map(|t| view! { <dt>{l.t("checkout-lock-lapses")}</dt><dd>{time_text(&t)}</dd> })}
+                <dt>{l.t("created")}</dt><dd><Time at=o.created_at.clone()/></dd>
+                {presale.then(|| view! { <dt>{l.t("deposit-paid")}</dt><dd><OptTime at=o.deposit_paid_at.clone()/></dd> })}
+                <dt>{l.t("paid")}</dt><dd><OptTime at=o.paid_at.clone()/></dd>
+                <dt>{l.t("closed")}</dt><dd><OptTime at=o.closed_at.clone()/></dd>
+                <dt>{l.t("refunded")}</dt><dd><OptTime at=o.refunded_at.clone()/></dd>
+                {o.checkout_lock_expires_at.clone().map(|t| view! { <dt>{l.t("checkout-lock-lapses")}</dt><dd><Time at=t/></dd> })}
             </dl>
             {ids}
         </section>
@@ -610,7 +439,7 @@ fn order_body(
         </section>
         <section aria-labelledby="order-timeline">
             <h2 id="order-timeline">{l.t("timeline")}</h2>
-            {timeline(l, events, true)}
+            <Timeline events=events show_subject=true/>
         </section>
     }
 }
@@ -708,7 +537,7 @@ async fn search(State(s): State<AppState>, staff: Staff, Query(q): Query<SearchQ
         view! { <section>{more}<ul class="links" data-testid="hits">{items}</ul></section> }
             .into_any()
     };
-    staff.page(&title, body)
+    staff.page(&title, move || body)
 }
 
 #[derive(Deserialize, Default)]
@@ -810,14 +639,15 @@ async fn coupon_list(
     };
     let fq = q.filter_query();
     let csv_href = format!("/console/coupons.csv?{fq}");
-    let next = page.next.clone().map(|n| {
-        let href = format!("/console/coupons?{fq}&after={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
-    });
-    let first = q.after.as_deref().is_some_and(|a| !a.is_empty()).then(|| {
-        let href = format!("/console/coupons?{fq}");
-        view! { <a class="button" href=href>{l.t("first-page")}</a> }
-    });
+    let next = page
+        .next
+        .clone()
+        .map(|n| format!("/console/coupons?{fq}&after={}", enc(&n)));
+    let first = q
+        .after
+        .as_deref()
+        .is_some_and(|a| !a.is_empty())
+        .then(|| format!("/console/coupons?{fq}"));
     let status_options = CouponStatus::ALL
         .into_iter()
         .map(|st| {
@@ -826,7 +656,6 @@ async fn coupon_list(
         })
         .collect_view();
     let count = page.coupons.len();
-    let rows = coupon_rows(l, page.coupons);
     let template_options = match template_choices(&s, l, q.template_id.as_deref()).await {
         Ok(options) => options,
         Err(e) => return to_response(e),
@@ -837,7 +666,7 @@ async fn coupon_list(
     );
     staff.page(
         l.t("coupons"),
-        view! {
+        move || view! {
             <section aria-labelledby="filters">
                 <h2 id="filters" class="visually-hidden">{l.t("filters")}</h2>
                 <form method="get" action="/console/coupons" class="filters">
@@ -861,8 +690,8 @@ async fn coupon_list(
             </section>
             <section aria-labelledby="results">
                 <h2 id="results">{crate::tr!(l, "on-this-page-by-expiry", count = count)}</h2>
-                {rows}
-                <p class="pager">{first}{next}</p>
+                <CouponTable coupons=page.coupons/>
+                <Pager first=first next=next/>
             </section>
         },
     )
@@ -928,51 +757,6 @@ async fn template_choices(
     Ok(out)
 }
 
-/// A table of coupons linking to their pages.
-fn coupon_rows(l: Lang, coupons: Vec<CouponView>) -> impl IntoView + use<> {
-    if coupons.is_empty() {
-        return view! { <p class="note">{l.t("no-coupons-match")}</p> }.into_any();
-    }
-    let rows = coupons
-        .into_iter()
-        .map(|c| {
-            let href = paths::coupon(&c.id);
-            let user_href = paths::user(&c.user_id);
-            let terms = coupon_terms_text(l, &c);
-            let order = c.order_no.clone().map(|no| {
-                let h = paths::order(&no);
-                view! { <a href=h>{no}</a> }
-            });
-            view! {
-                <tr>
-                    <td class="mono"><a href=href>{c.code.clone()}</a></td>
-                    <td>{coupon_badge(l, c.status)}</td>
-                    <td><a href=user_href>{c.user_id.clone()}</a></td>
-                    <td>{terms}</td>
-                    <td class="nowrap">{time_text(&c.ends_at)}</td>
-                    <td>{order}</td>
-                </tr>
-            }
-        })
-        .collect_view();
-    view! {
-        <div class="table-wrap">
-            <table data-testid="coupon-table">
-                <thead><tr>
-                    <th scope="col">{l.t("code")}</th>
-                    <th scope="col">{l.t("status")}</th>
-                    <th scope="col">{l.t("user")}</th>
-                    <th scope="col">{l.t("discount")}</th>
-                    <th scope="col">{l.t("ends-2")}</th>
-                    <th scope="col">{l.t("order")}</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
-    }
-    .into_any()
-}
-
 /// Largest CSV export from the console.
 const CSV_MAX_ROWS: usize = 100_000;
 
@@ -1022,7 +806,6 @@ async fn user_page(
     } else {
         None
     };
-    let role = staff.session.role;
     // The page's links keep the user id as its address gave it.
     let check_href = paths::unparsed::user_health(&user_id);
     // Actions started here come back here, to the re-run check if it ran.
@@ -1032,54 +815,94 @@ async fn user_page(
         paths::unparsed::user(&user_id)
     };
     let comp_href = with_back(&paths::unparsed::user_compensation(&user_id), &back);
-    let health = match report {
-        Some(r) => {
-            let mut checks: Vec<CheckView> = r.locks.clone();
-            let orders = r
-                .orders
-                .into_iter()
-                .filter(|o| o.overall != CheckResult::Ok)
-                .map(|o| {
-                    let href = paths::order(&o.order_no);
-                    let title = crate::tr!(l, "order-7", order_no = &o.order_no);
-                    view! {
-                        <h3 class="group-heading"><a href=href>{title}</a></h3>
-                        {health_report(l, role, o.overall, o.checks, &back)}
-                    }
-                })
-                .collect_view();
-            let overall = r.overall;
-            let summary = (overall == CheckResult::Ok).then(|| {
-                view! { <p class="note">{l.t("all-of-this-users-orders-and")}</p> }
-            });
-            let locks = (!checks.is_empty()).then(|| health_report(l, role, overall, std::mem::take(&mut checks), &back));
-            view! {
-                <p class="overall" data-testid="overall" data-result=overall.as_str()>{result_badge(l, overall)}</p>
-                {summary}{locks}{orders}
-            }
-            .into_any()
+    let title = crate::tr!(l, "user-2", user_id = user_id);
+    let (n_coupons, n_orders) = (overview.coupons.len(), overview.orders.len());
+    staff.page(&title, move || {
+        view! {
+            <section aria-labelledby="health">
+                <h2 id="health">{l.t("one-click-health-check")}</h2>
+                <UserHealth report=report check_href=check_href back=back/>
+                <p class="actions"><a class="button" href=comp_href data-testid="compensation-link">{l.t("issue-compensation")}</a></p>
+            </section>
+            <TryCart data=try_cart/>
+            <section aria-labelledby="user-coupons">
+                <h2 id="user-coupons">{crate::tr!(l, "coupons-4", n_coupons = n_coupons)}</h2>
+                <CouponsByStatus coupons=overview.coupons/>
+            </section>
+            <section aria-labelledby="user-orders">
+                <h2 id="user-orders">{crate::tr!(l, "orders", n_orders = n_orders)}</h2>
+                <OrdersByStatus orders=overview.orders/>
+            </section>
         }
-        None => view! {
+    })
+}
+
+/// A user's health check: the report when it ran (its lock checks, then
+/// each order that is not in order; actions come back to `back`), else
+/// the button that runs it.
+#[component]
+fn UserHealth(
+    report: Option<crate::service::support::UserHealthReport>,
+    check_href: String,
+    back: String,
+) -> impl IntoView {
+    let l = lang();
+    let Some(r) = report else {
+        return view! {
             <p><a class="button primary" href=check_href data-testid="run-health-check">{l.t("check-all")}</a></p>
         }
-        .into_any(),
+        .into_any();
     };
-    let mut coupons = overview.coupons;
-    // Grouped by status in the order support reads them.
+    let orders = r
+        .orders
+        .into_iter()
+        .filter(|o| o.overall != CheckResult::Ok)
+        .map(|o| {
+            let href = paths::order(&o.order_no);
+            let title = crate::tr!(l, "order-7", order_no = &o.order_no);
+            view! {
+                <h3 class="group-heading"><a href=href>{title}</a></h3>
+                <HealthReport overall=o.overall checks=o.checks back=back.clone()/>
+            }
+        })
+        .collect_view();
+    let overall = r.overall;
+    let summary = (overall == CheckResult::Ok).then(|| {
+        view! { <p class="note">{l.t("all-of-this-users-orders-and")}</p> }
+    });
+    let locks = (!r.locks.is_empty())
+        .then(|| view! { <HealthReport overall=overall checks=r.locks back=back.clone()/> });
+    view! {
+        <p class="overall" data-testid="overall" data-result=overall.as_str()><ResultBadge result=overall/></p>
+        {summary}{locks}{orders}
+    }
+    .into_any()
+}
+
+/// A user's coupons grouped by status, in the order support reads them.
+#[component]
+fn CouponsByStatus(mut coupons: Vec<CouponView>) -> impl IntoView {
+    let l = lang();
     coupons.sort_by_key(|c| reading_rank(c.status));
-    let coupon_groups = COUPON_READING_ORDER
+    COUPON_READING_ORDER
         .into_iter()
         .filter_map(|st| {
             let group: Vec<CouponView> =
                 coupons.iter().filter(|c| c.status == st).cloned().collect();
             (!group.is_empty()).then(|| {
                 let heading = format!("{} ({})", coupon_status_label(l, st), group.len());
-                view! { <h3 class="group-heading">{heading}</h3>{coupon_rows(l, group)} }
+                view! { <h3 class="group-heading">{heading}</h3><CouponTable coupons=group/> }
             })
         })
-        .collect_view();
-    let orders = overview.orders;
-    let order_groups = [
+        .collect_view()
+}
+
+/// A user's orders grouped by status, from the ones still open to the
+/// ones over.
+#[component]
+fn OrdersByStatus(orders: Vec<OrderView>) -> impl IntoView {
+    let l = lang();
+    [
         OrderStatus::PendingPayment,
         OrderStatus::PendingDeposit,
         OrderStatus::DepositPaid,
@@ -1109,7 +932,7 @@ async fn user_page(
                             <td class="money">{o.total_cents.shown()}</td>
                             <td class="money">{o.coupon_discount_cents.shown()}</td>
                             <td class="money">{o.amount_due_cents.shown()}</td>
-                            <td class="nowrap">{time_text(&o.created_at)}</td>
+                            <td class="nowrap"><Time at=o.created_at.clone()/></td>
                         </tr>
                     }
                 })
@@ -1130,27 +953,5 @@ async fn user_page(
             }
         })
     })
-    .collect_view();
-    let n_coupons = coupons.len();
-    let n_orders = orders.len();
-    let title = crate::tr!(l, "user-2", user_id = user_id);
-    staff.page(
-        &title,
-        view! {
-            <section aria-labelledby="health">
-                <h2 id="health">{l.t("one-click-health-check")}</h2>
-                {health}
-                <p class="actions"><a class="button" href=comp_href data-testid="compensation-link">{l.t("issue-compensation")}</a></p>
-            </section>
-            {try_cart}
-            <section aria-labelledby="user-coupons">
-                <h2 id="user-coupons">{crate::tr!(l, "coupons-4", n_coupons = n_coupons)}</h2>
-                {coupon_groups}
-            </section>
-            <section aria-labelledby="user-orders">
-                <h2 id="user-orders">{crate::tr!(l, "orders", n_orders = n_orders)}</h2>
-                {order_groups}
-            </section>
-        },
-    )
+    .collect_view()
 }

@@ -14,8 +14,10 @@ use leptos::prelude::*;
 use leptos::tachys::html::attribute::custom::{CustomAttr, custom_attribute};
 
 use super::auth::{Staff, WebError};
+use super::components::{OptTime, Time};
+use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{enc, opt_time, time_text};
+use super::layout::enc;
 use super::posted::OrPage;
 use crate::http::AppState;
 use crate::service::dashboard::{ExpiryDashboard, JobRunView, LAG_SAMPLE, LagSample, TemplateDue};
@@ -30,7 +32,9 @@ pub const CHART_HOURS: usize = 72;
 async fn dashboard(State(s): State<AppState>, staff: Staff) -> Result<Response, WebError> {
     let l = staff.lang;
     let d = s.service.expiry_dashboard().await.or_page(l)?;
-    Ok(staff.page(l.t("pending-expirations"), body(l, d)))
+    Ok(staff.page(l.t("pending-expirations"), move || {
+        view! { <DashboardBody dashboard=d/> }
+    }))
 }
 
 /// `1234567` as `1,234,567`.
@@ -114,12 +118,12 @@ fn class_first(class: &'static str) -> CustomAttr<&'static str, &'static str> {
 /// a bar per hour with its hour and count in a `<title>`, the y axis from
 /// zero to the largest count, and a label every 6 hours.
 #[component]
-fn DueChart(lang: Lang, hours: Vec<(DateTime<Utc>, i64)>, total: i64) -> impl IntoView {
+fn DueChart(hours: Vec<(DateTime<Utc>, i64)>, total: i64) -> impl IntoView {
     const LEFT: f64 = 56.0;
     const TOP: f64 = 12.0;
     const HEIGHT: f64 = 180.0;
     const BAR: f64 = 10.0;
-    let l = lang;
+    let l = lang();
     let width = LEFT + BAR * hours.len() as f64 + 12.0;
     let max = hours.iter().map(|h| h.1).max().unwrap_or(0).max(1);
     let peak = hours.iter().max_by_key(|h| h.1);
@@ -187,7 +191,12 @@ fn DueChart(lang: Lang, hours: Vec<(DateTime<Utc>, i64)>, total: i64) -> impl In
     }
 }
 
-fn body(l: Lang, d: ExpiryDashboard) -> impl IntoView + use<> {
+/// The dashboard: the summary, the chart of coupons due per hour (and
+/// its table for screen readers), the expiry worker and the templates
+/// with the most coupons due.
+#[component]
+fn DashboardBody(dashboard: ExpiryDashboard) -> impl IntoView {
+    let (l, d) = (lang(), dashboard);
     let (hours, beyond) = hours(&d);
     let chart_hours = hours.clone();
     let pending_total = d.pending.total;
@@ -197,8 +206,6 @@ fn body(l: Lang, d: ExpiryDashboard) -> impl IntoView + use<> {
         .oldest_overdue_age_seconds
         .map(|s| duration_text(l, s))
         .unwrap_or_else(|| "—".to_string());
-    let oldest_ends = opt_time(&d.pending.oldest_overdue_ends_at);
-    let read_at = time_text(&d.now);
     let overdue_class = if d.pending.overdue > 0 {
         "badge badge-problem"
     } else {
@@ -228,16 +235,16 @@ fn body(l: Lang, d: ExpiryDashboard) -> impl IntoView + use<> {
                 <dt>{l.t("oldest-overdue-for")}</dt>
                 <dd data-testid="oldest-overdue-age">{oldest}</dd>
                 <dt>{l.t("oldest-overdue-ended-at")}</dt>
-                <dd>{oldest_ends}</dd>
+                <dd><OptTime at=d.pending.oldest_overdue_ends_at/></dd>
                 <dt>{l.t("read-at")}</dt>
-                <dd data-testid="read-at">{read_at}</dd>
+                <dd data-testid="read-at"><Time at=d.now/></dd>
             </dl>
             <p class="note">{l.t("the-numbers-are-those-of-get")}</p>
         </section>
         <section aria-labelledby="chart-heading" data-testid="due-chart">
             <h2 id="chart-heading">{l.t("coupons-due-per-hour-next-72")}</h2>
             <div class="chart-wrap">
-                <DueChart lang=l hours=chart_hours total=pending_total/>
+                <DueChart hours=chart_hours total=pending_total/>
             </div>
             {beyond_note}
             // A table ignores a 1 px height, so the wrapper hides it.
@@ -252,18 +259,22 @@ fn body(l: Lang, d: ExpiryDashboard) -> impl IntoView + use<> {
         </section>
         <section aria-labelledby="worker-heading">
             <h2 id="worker-heading">{l.t("expiry-worker")}</h2>
-            {lag_view(l, d.lag)}
-            {sweep_view(l, sweep)}
-            {jobs_table(l, d.jobs)}
+            <ExpiryLag lag=d.lag/>
+            <LastSweep sweep=sweep/>
+            <JobsTable jobs=d.jobs/>
         </section>
         <section aria-labelledby="templates-heading">
             <h2 id="templates-heading">{l.t("templates-with-most-coupons-due-in")}</h2>
-            {templates_table(l, d.top_templates)}
+            <TopTemplates top=d.top_templates/>
         </section>
     }
 }
 
-fn lag_view(l: Lang, lag: LagSample) -> impl IntoView + use<> {
+/// How long coupons stayed available past their end before they expired,
+/// from the latest expiry events.
+#[component]
+fn ExpiryLag(lag: LagSample) -> impl IntoView {
+    let l = lang();
     let source = crate::tr!(
         l,
         "from-the-expiry-events-of-the",
@@ -287,14 +298,18 @@ fn lag_view(l: Lang, lag: LagSample) -> impl IntoView + use<> {
             <dt>{l.t("expiry-lag-p95")}</dt><dd data-testid="lag-p95">{ms_text(lag.p95_ms)}</dd>
             <dt>{l.t("largest-lag")}</dt><dd>{ms_text(lag.max_ms)}</dd>
             <dt>{l.t("sample")}</dt><dd data-testid="lag-count">{thousands(lag.count as i64)}" ("{by_actor}")"</dd>
-            <dt>{l.t("latest-expiry")}</dt><dd>{opt_time(&lag.latest_at)}</dd>
+            <dt>{l.t("latest-expiry")}</dt><dd><OptTime at=lag.latest_at/></dd>
         </dl>
         <p class="note">{source}</p>
     }
     .into_any()
 }
 
-fn sweep_view(l: Lang, sweep: Option<JobRunView>) -> impl IntoView + use<> {
+/// The last backstop sweep: when it finished and how, the rows it
+/// changed and how long it took.
+#[component]
+fn LastSweep(sweep: Option<JobRunView>) -> impl IntoView {
+    let l = lang();
     match sweep {
         None => view! {
             <p data-testid="last-sweep">{l.t("no-backstop-sweep-has-been-recorded")}</p>
@@ -312,7 +327,7 @@ fn sweep_view(l: Lang, sweep: Option<JobRunView>) -> impl IntoView + use<> {
             view! {
                 <dl class="facts" data-testid="last-sweep">
                     <dt>{l.t("last-backstop-sweep")}</dt>
-                    <dd data-testid="last-sweep-at">{time_text(&j.finished_at)}" "{status}</dd>
+                    <dd data-testid="last-sweep-at"><Time at=j.finished_at/>" "{status}</dd>
                     <dt>{l.t("rows-changed")}</dt>
                     <dd data-testid="last-sweep-rows">{thousands(j.rows)}</dd>
                     <dt>{l.t("duration")}</dt>
@@ -334,7 +349,10 @@ fn job_label(l: Lang, job: &str) -> &'static str {
     }
 }
 
-fn jobs_table(l: Lang, jobs: Vec<JobRunView>) -> impl IntoView + use<> {
+/// The last run of each background job.
+#[component]
+fn JobsTable(jobs: Vec<JobRunView>) -> impl IntoView {
+    let l = lang();
     if jobs.is_empty() {
         return view! { <p class="note" data-testid="jobs-table">{l.t("no-job-runs-recorded-yet")}</p> }
             .into_any();
@@ -348,7 +366,7 @@ fn jobs_table(l: Lang, jobs: Vec<JobRunView>) -> impl IntoView + use<> {
             view! {
                 <tr data-job=job>
                     <td>{name}</td>
-                    <td class="nowrap">{time_text(&j.finished_at)}</td>
+                    <td class="nowrap"><Time at=j.finished_at/></td>
                     <td>{ms_text(Some(j.duration_ms))}</td>
                     <td>{thousands(j.rows)}</td>
                     <td>{error}</td>
@@ -375,7 +393,11 @@ fn jobs_table(l: Lang, jobs: Vec<JobRunView>) -> impl IntoView + use<> {
     .into_any()
 }
 
-fn templates_table(l: Lang, top: Vec<TemplateDue>) -> impl IntoView + use<> {
+/// The templates with the most coupons due, each linking to its
+/// available coupons.
+#[component]
+fn TopTemplates(top: Vec<TemplateDue>) -> impl IntoView {
+    let l = lang();
     if top.is_empty() {
         return view! { <p class="note" data-testid="top-templates">{l.t("no-templates-coupons-are-due-in")}</p> }
             .into_any();

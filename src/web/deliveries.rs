@@ -17,15 +17,16 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::components::{ConfirmForm, Time};
+use super::context::{lang, viewer_may};
 use super::i18n::Lang;
-use super::layout::time_text;
 use super::paths;
 use super::posted::OrPage;
 use crate::domain::delivery::classify;
 use crate::domain::filters::DeliveryFilter;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
-use crate::service::webhooks::{DeliveryView, EVENT_TYPES};
+use crate::service::webhooks::{AttemptView, DeliveryView, EVENT_TYPES};
 
 /// Deliveries listed per page.
 const SHOWN: i64 = 200;
@@ -61,13 +62,16 @@ fn status_label(l: Lang, s: &str) -> &'static str {
     }
 }
 
-fn status_badge(l: Lang, s: &str) -> impl IntoView + use<> {
-    let class = match s {
+/// A delivery's status (`pending`, `delivered`, `dead`) as a badge.
+#[component]
+fn DeliveryBadge(#[prop(into)] status: String) -> impl IntoView {
+    let class = match status.as_str() {
         "delivered" => "badge badge-ok",
         "dead" => "badge badge-problem",
         _ => "badge badge-warning",
     };
-    view! { <span class=class data-status=s.to_string()>{status_label(l, s)}</span> }
+    let text = status_label(lang(), &status);
+    view! { <span class=class data-status=status>{text}</span> }
 }
 
 fn operator(staff: &Staff) -> bool {
@@ -103,14 +107,13 @@ async fn list(
             view! { <option value=v selected=selected>{super::webhooks::event_type_label(l, v)}</option> }
         })
         .collect_view();
-    let table = if rows.is_empty() {
-        view! { <p class="note" data-testid="no-deliveries">{l.t("no-deliveries-match")}</p> }
-            .into_any()
-    } else {
-        rows_view(l, operator(&staff), rows).into_any()
-    };
-    Ok(staff.page(
-        l.t("deliveries"),
+    Ok(staff.page(l.t("deliveries"), move || {
+        let table = if rows.is_empty() {
+            view! { <p class="note" data-testid="no-deliveries">{l.t("no-deliveries-match")}</p> }
+                .into_any()
+        } else {
+            view! { <DeliveryTable rows=rows/> }.into_any()
+        };
         view! {
             <section aria-labelledby="deliveries-heading">
                 <h2 id="deliveries-heading">{l.t("webhook-deliveries")}</h2>
@@ -132,22 +135,20 @@ async fn list(
                 <p class="note">{l.t("newest-200-at-most-every-message")}</p>
                 {table}
             </section>
-        },
-    ))
+        }
+    }))
 }
 
-/// An outcome as this staff member may see it: the recorded text for
-/// operators, its class for support. With its class as `data-class`.
-fn outcome_view(
-    l: Lang,
-    raw: bool,
-    status_code: Option<i64>,
-    error: Option<&str>,
-) -> impl IntoView + use<> {
-    let class = classify(status_code, error);
+/// An outcome as the signed-in staff member may see it: the recorded text
+/// for operators, its class for support. With its class as `data-class`.
+#[component]
+fn Outcome(status_code: Option<i64>, error: Option<String>) -> impl IntoView {
+    let l = lang();
+    let raw = viewer_may(Permission::ManageWebhooks);
+    let class = classify(status_code, error.as_deref());
     let text = match (raw, status_code, error) {
         (true, Some(code), _) => format!("HTTP {code}"),
-        (true, None, Some(e)) => e.to_string(),
+        (true, None, Some(e)) => e,
         _ => match class.status_code() {
             Some(code) => crate::tr!(l, "attempt-class-status", code = u32::from(code)),
             None => l.t(class.message_key()).to_string(),
@@ -156,18 +157,20 @@ fn outcome_view(
     view! { <span data-class=class.code()>{text}</span> }
 }
 
-fn attempts_view(l: Lang, raw: bool, d: &DeliveryView) -> impl IntoView + use<> {
-    let rows = d
-        .history
-        .iter()
+/// A delivery's attempts: when, what came of each, how long it took and
+/// who made it.
+#[component]
+fn Attempts(history: Vec<AttemptView>) -> impl IntoView {
+    let l = lang();
+    let rows = history
+        .into_iter()
         .map(|a| {
-            let result = outcome_view(l, raw, a.status_code, a.error.as_deref());
             view! {
                 <tr>
-                    <td class="nowrap">{time_text(&a.at)}</td>
-                    <td>{result}</td>
+                    <td class="nowrap"><Time at=a.at/></td>
+                    <td><Outcome status_code=a.status_code error=a.error/></td>
                     <td class="money">{format!("{} ms", a.duration_ms)}</td>
-                    <td>{a.actor.clone()}</td>
+                    <td>{a.actor}</td>
                 </tr>
             }
         })
@@ -185,7 +188,10 @@ fn attempts_view(l: Lang, raw: bool, d: &DeliveryView) -> impl IntoView + use<> 
     }
 }
 
-fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use<> {
+/// The listed deliveries, each with its attempts folded away.
+#[component]
+fn DeliveryTable(rows: Vec<DeliveryView>) -> impl IntoView {
+    let l = lang();
     let body = rows
         .into_iter()
         .map(|d| {
@@ -198,7 +204,7 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
             let attempts = view! {
                 <details>
                     <summary>{crate::tr!(l, "attempts-4", attempts = &d.attempts)}</summary>
-                    {(n > 0).then(|| attempts_view(l, raw, &d))}
+                    {(n > 0).then(|| view! { <Attempts history=d.history.clone()/> })}
                 </details>
             };
             view! {
@@ -207,9 +213,9 @@ fn rows_view(l: Lang, raw: bool, rows: Vec<DeliveryView>) -> impl IntoView + use
                     <td>{super::webhooks::event_type_label(l, &d.event_type)}</td>
                     <td>{user}</td>
                     <td>{d.subscriber_url.clone().unwrap_or_else(|| d.subscriber_id.to_string())}</td>
-                    <td>{status_badge(l, &d.status)}</td>
+                    <td><DeliveryBadge status=d.status.clone()/></td>
                     <td>{attempts}</td>
-                    <td class="nowrap">{time_text(&d.created_at)}</td>
+                    <td class="nowrap"><Time at=d.created_at.clone()/></td>
                 </tr>
             }
         })
@@ -238,18 +244,15 @@ async fn detail(
     let l = staff.lang;
     let d = s.service.delivery(id).await.or_page(l)?;
     let body = s.service.delivery_body(id).await.unwrap_or_default();
-    let redeliver = (operator(&staff) && d.status != "pending").then(|| {
-        let href = paths::delivery_redeliver(id);
-        view! { <a class="button primary" href=href data-testid="redeliver">{l.t("redeliver")}</a> }
-    });
-    let next = (d.status == "pending").then(|| {
-        view! { <dt>{l.t("next-attempt")}</dt><dd>{time_text(&d.next_attempt_at)}</dd> }
-    });
-    let raw = operator(&staff);
-    let last = outcome_view(l, raw, d.last_status_code, d.last_error.as_deref());
-    let attempts = attempts_view(l, raw, &d);
-    Ok(staff.page(
-        l.t("delivery"),
+    Ok(staff.page(l.t("delivery"), move || {
+        let may_redeliver = viewer_may(Permission::ManageWebhooks) && d.status != "pending";
+        let redeliver = may_redeliver.then(|| {
+            let href = paths::delivery_redeliver(id);
+            view! { <a class="button primary" href=href data-testid="redeliver">{l.t("redeliver")}</a> }
+        });
+        let next = (d.status == "pending").then(|| {
+            view! { <dt>{l.t("next-attempt")}</dt><dd><Time at=d.next_attempt_at.clone()/></dd> }
+        });
         view! {
             <section aria-labelledby="delivery-heading">
                 <h2 id="delivery-heading" class="mono">{d.message_id.clone()}</h2>
@@ -258,19 +261,20 @@ async fn detail(
                     <dt>{l.t("user")}</dt><dd>{d.user_id.as_deref().unwrap_or_default().to_string()}</dd>
                     <dt>{l.t("subscriber")}</dt>
                     <dd>{d.subscriber_url.clone().unwrap_or_default()}" ("{d.subscriber_id.clone()}")"</dd>
-                    <dt>{l.t("status")}</dt><dd>{status_badge(l, &d.status)}</dd>
+                    <dt>{l.t("status")}</dt><dd><DeliveryBadge status=d.status.clone()/></dd>
                     <dt>{l.t("attempts-2")}</dt><dd>{d.attempts}</dd>
-                    <dt>{l.t("last-result")}</dt><dd data-testid="last-result">{last}</dd>
+                    <dt>{l.t("last-result")}</dt>
+                    <dd data-testid="last-result"><Outcome status_code=d.last_status_code error=d.last_error.clone()/></dd>
                     {next}
                 </dl>
                 <p class="actions">{redeliver}<a class="button" href="/console/deliveries">{l.t("back-to-the-list")}</a></p>
                 <h3>{l.t("attempts-3")}</h3>
-                {attempts}
+                <Attempts history=d.history.clone()/>
                 <h3>{l.t("body")}</h3>
                 <pre class="mono" data-testid="body">{body}</pre>
             </section>
-        },
-    ))
+        }
+    }))
 }
 
 fn operator_only(staff: &Staff) -> Option<Response> {
@@ -289,22 +293,15 @@ async fn confirm_page(
     }
     let l = staff.lang;
     let d = s.service.delivery(id).await.or_page(l)?;
-    let csrf = staff.session.csrf_token.clone();
     let action = paths::delivery_redeliver(id);
     let back = paths::delivery(id);
     Ok(staff.page(
         l.t("confirm-redelivery"),
-        view! {
+        move || view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{l.t("redeliver")}" "<span class="mono">{d.message_id.clone()}</span></h2>
                 <p>{crate::tr!(l, "the-message-is-sent-to-again", event_type = super::webhooks::event_type_label(l, &d.event_type), subscriber_url = d.subscriber_url.clone().unwrap_or_default())}</p>
-                <form method="post" action=action class="stack">
-                    <input type="hidden" name="csrf" value=csrf/>
-                    <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{l.t("redeliver-2")}</button>
-                        <a class="button" href=back>{l.t("cancel")}</a>
-                    </p>
-                </form>
+                <ConfirmForm action=action button=l.t("redeliver-2") cancel=back/>
             </section>
         },
     ))

@@ -14,8 +14,10 @@ use axum::routing::get;
 use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
+use super::components::Time;
+use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{EventTarget, action_text, enc, time_text};
+use super::layout::{EventTarget, action_text, enc};
 use super::paths;
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
@@ -50,8 +52,12 @@ fn line(testid: &'static str, count: i64, text: String, href: String) -> impl In
     }
 }
 
-fn my_actions(l: Lang, rows: Vec<AuditEventView>, me: &str) -> impl IntoView + use<> {
-    let all = paths::audit_of_actor(me);
+/// The signed-in staff member's last actions, each with what it was
+/// about, and the link to all of them (`me` is their audit name).
+#[component]
+fn MyActions(rows: Vec<AuditEventView>, #[prop(into)] me: String) -> impl IntoView {
+    let l = lang();
+    let all = paths::audit_of_actor(&me);
     if rows.is_empty() {
         return view! {
             <p class="note" data-testid="my-actions-empty">{l.t("queue-no-actions-yet")}</p>
@@ -76,8 +82,9 @@ fn my_actions(l: Lang, rows: Vec<AuditEventView>, me: &str) -> impl IntoView + u
                 }
                 None => view! { "—" }.into_any(),
             };
+            let action = action_text(l, &e.action);
             view! {
-                <li>{time_text(&e.at)}" · "{action_text(l, &e.action)}" · "{target}</li>
+                <li><Time at=e.at/>" · "{action}" · "{target}</li>
             }
         })
         .collect_view();
@@ -88,7 +95,13 @@ fn my_actions(l: Lang, rows: Vec<AuditEventView>, me: &str) -> impl IntoView + u
     .into_any()
 }
 
-fn queue_view(l: Lang, me: &str, q: WorkQueue) -> impl IntoView + use<> {
+/// The work queue: the open reconciliation findings by kind, the at-risk
+/// orders, the lapsing locks, the coupons ending today, today's
+/// compensation (when capped), the signed-in staff member's last actions
+/// (`me` is their audit name) and where to start.
+#[component]
+fn QueueBody(#[prop(into)] me: String, queue: WorkQueue) -> impl IntoView {
+    let (l, q) = (lang(), queue);
     let findings = match &q.run {
         None => view! {
             <li class="queue-line" data-testid="queue-no-run">
@@ -135,7 +148,7 @@ fn queue_view(l: Lang, me: &str, q: WorkQueue) -> impl IntoView + use<> {
     let compensation = q.compensation_today.map(|(given, cap)| {
         let href = format!(
             "{}&action=compensation&from={}",
-            paths::audit_of_actor(me),
+            paths::audit_of_actor(&me),
             day.format("%Y-%m-%d")
         );
         let text = crate::tr!(
@@ -188,7 +201,7 @@ fn queue_view(l: Lang, me: &str, q: WorkQueue) -> impl IntoView + use<> {
         </section>
         <section aria-labelledby="mine-heading">
             <h2 id="mine-heading">{l.t("queue-my-last-actions")}</h2>
-            {my_actions(l, q.my_actions, me)}
+            <MyActions rows=q.my_actions me=me/>
         </section>
         <section aria-labelledby="start-heading">
             <h2 id="start-heading">{l.t("start-here")}</h2>
@@ -205,12 +218,18 @@ async fn home(State(s): State<AppState>, staff: Staff) -> Response {
     let me = staff.actor();
     let capped = !staff.may(Permission::UncappedCompensation);
     match s.service.work_queue(&me, capped).await {
-        Ok(q) => staff.page(l.t("support-console"), queue_view(l, &me, q)),
+        Ok(q) => staff.page(l.t("support-console"), move || {
+            view! { <QueueBody me=me queue=q/> }
+        }),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }
 
-fn at_risk_rows(l: Lang, rows: Vec<AtRiskOrder>) -> AnyView {
+/// The presale orders whose locked coupon ends before their final
+/// payment opens; a note when there are none.
+#[component]
+fn AtRiskTable(rows: Vec<AtRiskOrder>) -> impl IntoView {
+    let l = lang();
     if rows.is_empty() {
         return view! { <p class="note" data-testid="queue-empty">{l.t("queue-at-risk-empty")}</p> }
             .into_any();
@@ -227,8 +246,8 @@ fn at_risk_rows(l: Lang, rows: Vec<AtRiskOrder>) -> AnyView {
                     <td>{r.campaign_name.clone()}</td>
                     <td>{super::layout::policy_label(l, r.policy)}</td>
                     <td class="mono">{r.code.clone()}</td>
-                    <td>{time_text(&r.coupon_ends_at)}</td>
-                    <td>{time_text(&r.window_starts_at)}</td>
+                    <td><Time at=r.coupon_ends_at.clone()/></td>
+                    <td><Time at=r.window_starts_at.clone()/></td>
                 </tr>
             }
         })
@@ -250,19 +269,24 @@ fn at_risk_rows(l: Lang, rows: Vec<AtRiskOrder>) -> AnyView {
     .into_any()
 }
 
-/// A queue list page: its title, what it lists, and the table.
-fn list_page(staff: &Staff, title_key: &str, explained_key: &str, table: AnyView) -> Response {
+/// A queue list page: its title, what it lists, and the table `table`
+/// builds (inside the page, where components find their context).
+fn list_page<V: IntoView + 'static>(
+    staff: &Staff,
+    title_key: &'static str,
+    explained_key: &'static str,
+    table: impl FnOnce() -> V + Send + 'static,
+) -> Response {
     let l = staff.lang;
-    staff.page(
-        l.t(title_key),
+    staff.page(l.t(title_key), move || {
         view! {
             <section aria-labelledby="list-heading">
                 <h2 id="list-heading">{l.t(title_key)}</h2>
                 <p class="note">{l.t(explained_key)}</p>
-                {table}
+                {table()}
             </section>
-        },
-    )
+        }
+    })
 }
 
 async fn at_risk_page(State(s): State<AppState>, staff: Staff) -> Response {
@@ -272,13 +296,17 @@ async fn at_risk_page(State(s): State<AppState>, staff: Staff) -> Response {
             &staff,
             "queue-at-risk-title",
             "queue-at-risk-explained",
-            at_risk_rows(l, rows),
+            move || view! { <AtRiskTable rows=rows/> },
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
     }
 }
 
-fn lapsing_rows(l: Lang, rows: Vec<LapsingOrder>) -> AnyView {
+/// The checkout locks lapsing within the hour; a note when there are
+/// none.
+#[component]
+fn LapsingTable(rows: Vec<LapsingOrder>) -> impl IntoView {
+    let l = lang();
     if rows.is_empty() {
         return view! { <p class="note" data-testid="queue-empty">{l.t("queue-lapsing-empty")}</p> }
             .into_any();
@@ -293,7 +321,7 @@ fn lapsing_rows(l: Lang, rows: Vec<LapsingOrder>) -> AnyView {
                     <td><a href=order>{r.order_no.clone()}</a></td>
                     <td><a href=user>{r.user_id.clone()}</a></td>
                     <td class="money">{r.total_cents.shown()}</td>
-                    <td>{time_text(&r.lapses_at)}</td>
+                    <td><Time at=r.lapses_at.clone()/></td>
                 </tr>
             }
         })
@@ -319,7 +347,7 @@ async fn lapsing_page(State(s): State<AppState>, staff: Staff) -> Response {
             &staff,
             "queue-lapsing-title",
             "queue-lapsing-explained",
-            lapsing_rows(l, rows),
+            move || view! { <LapsingTable rows=rows/> },
         ),
         Err(e) => WebError::from_service(l, e).into_response(),
     }

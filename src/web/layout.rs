@@ -1,6 +1,9 @@
-//! The frame every console page shares (header, search box, language
-//! switch, sign-out, flash message), the sign-in and error pages, and the
-//! small pieces pages repeat: status badges, money, times.
+//! What pages share that is not a component: the flash message carried
+//! across a redirect, a refused form's field errors, the bare error page
+//! (shown before any language or session is known), the words for
+//! statuses, roles, actions and actors that pages and flash messages both
+//! use, times as text, and CSV downloads. The pieces pages are built from
+//! are in [`super::components`].
 
 use leptos::prelude::*;
 
@@ -10,13 +13,10 @@ use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::{DiscountRule, offer_msg};
 use crate::domain::event::{Actor, EventAction, system_reason_key};
-use crate::domain::health::CheckResult;
 use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderStatus};
-use crate::domain::permissions::{self, Permission};
 use crate::i18n::Msg;
-use crate::service::staff::StaffSession;
 use crate::service::views::CouponView;
 
 /// Whether a flash message reports success or a refusal.
@@ -123,148 +123,6 @@ pub fn field_error(f: &FieldState) -> impl IntoView + use<> {
     })
 }
 
-/// Renders a console page for a signed-in staff member: their session,
-/// and the request's language, path and query (`here`, for the language
-/// switch to come back to) and flash message.
-pub fn render(
-    session: &StaffSession,
-    l: Lang,
-    here: &str,
-    flash: Option<&Flash>,
-    title: &str,
-    body: impl IntoView + 'static,
-) -> String {
-    let name = session.name.to_string();
-    let role = role_label(l, session.role.as_str());
-    let csrf = session.csrf_token.clone();
-    let here = here.to_string();
-    // On the search results the box keeps what was typed.
-    let typed = here
-        .strip_prefix("/console/search?")
-        .and_then(|q| {
-            form_urlencoded::parse(q.as_bytes())
-                .find(|(k, _)| k == "q")
-                .map(|(_, v)| v.into_owned())
-        })
-        .unwrap_or_default();
-    let flash = flash.cloned();
-    let title_owned = title.to_string();
-    let html = Owner::new().with(move || {
-        view! {
-            <a class="skip" href="#main">{l.t("skip-to-content")}</a>
-            <header class="console-header">
-                <div class="brand">
-                    <a href="/console">"couponkeeper"</a>
-                    <span class="brand-sub">{l.t("support-console")}</span>
-                </div>
-                <form class="search" method="get" action="/console/search" role="search">
-                    <label for="search-q" class="visually-hidden">
-                        {l.t("search-coupon-code-coupon-id-order")}
-                    </label>
-                    <input id="search-q" name="q" type="search" autocomplete="off" value=typed
-                        placeholder=l.t("code-coupon-id-order-no-user")/>
-                    <button type="submit">{l.t("search")}</button>
-                </form>
-                <nav class="who" aria-label=l.t("account")>
-                    <span class="staff-name" data-testid="staff-name">{name}" · "{role}</span>
-                    <a href="/console/password" data-testid="nav-password">{l.t("change-password")}</a>
-                    <form method="post" action="/lang" class="inline">
-                        <input type="hidden" name="lang" value=l.other().code()/>
-                        <input type="hidden" name="next" value=here/>
-                        <button type="submit" class="link" lang=l.other().html_lang()>{l.switch_label()}</button>
-                    </form>
-                    <form method="post" action="/logout" class="inline">
-                        <input type="hidden" name="csrf" value=csrf/>
-                        <button type="submit" class="link">{l.t("sign-out")}</button>
-                    </form>
-                </nav>
-            </header>
-            <nav class="console-nav" aria-label=l.t("main")>
-                <a href="/console">{l.t("home")}</a>
-                <a href="/console/coupons">{l.t("coupons")}</a>
-                <a href="/console/orders" data-testid="nav-orders">{l.t("order-list-title")}</a>
-                <a href="/console/templates" data-testid="nav-templates">{l.t("templates-nav")}</a>
-                <a href="/console/reconciliation">{l.t("reconciliation")}</a>
-                <a href="/console/campaigns" data-testid="nav-campaigns">{l.t("nav-campaigns")}</a>
-                <a href="/console/categories" data-testid="nav-categories">{l.t("category-nav")}</a>
-                {permissions::may(session.role, Permission::ManageStaff).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
-                <a href="/console/expirations" data-testid="nav-expirations">{l.t("expirations")}</a>
-                <a href="/console/deliveries" data-testid="nav-deliveries">{l.t("deliveries")}</a>
-                {permissions::may(session.role, Permission::ManageWebhooks).then(|| view! { <a href="/console/webhooks" data-testid="nav-webhooks">{l.t("webhooks")}</a> })}
-                {permissions::may(session.role, Permission::ReadReminderPlan).then(|| view! { <a href="/console/reminders" data-testid="nav-reminders">{l.t("reminders")}</a> })}
-                {if permissions::may(session.role, Permission::ReadAuditLog) {
-                    view! { <a href="/console/audit" data-testid="nav-audit">{l.t("audit-log")}</a> }.into_any()
-                } else {
-                    view! { <a href="/console/audit" data-testid="nav-audit">{l.t("nav-my-actions")}</a> }.into_any()
-                }}
-                {permissions::may(session.role, Permission::ManageCompensation).then(|| view! { <a href="/console/compensation" data-testid="nav-compensation">{l.t("comp-nav")}</a> })}
-                {permissions::may(session.role, Permission::ManageWakeups).then(|| view! { <a href="/console/wakeup" data-testid="nav-wakeup">{l.t("wakeup-nav")}</a> })}
-            </nav>
-            {flash.map(|f| flash_view(&f))}
-            <main id="main" class="content wide">
-                <h1 class="page-title">{title_owned}</h1>
-                {body}
-            </main>
-        }
-        .to_html()
-    });
-    document_in(l.html_lang(), &format!("{title} · couponkeeper"), &html)
-}
-
-fn flash_view(f: &Flash) -> impl IntoView + use<> {
-    let (class, role) = match f.kind {
-        FlashKind::Ok => ("flash flash-ok", "status"),
-        FlashKind::Error => ("flash flash-error", "alert"),
-    };
-    let text = f.text.clone();
-    view! { <div class=class role=role data-testid="flash">{text}</div> }
-}
-
-/// The sign-in page.
-pub fn login_page(l: Lang, flash: Option<&Flash>, csrf: &str, next: &str) -> String {
-    let flash = flash.cloned();
-    let csrf = csrf.to_string();
-    let next = next.to_string();
-    let login_next = format!(
-        "/login?next={}",
-        form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
-    );
-    let html = Owner::new().with(move || {
-        view! {
-            <header class="site-header">
-                <p class="brand-line">"couponkeeper"</p>
-                <p class="tagline">{l.t("support-console")}</p>
-            </header>
-            {flash.map(|f| flash_view(&f))}
-            <main id="main" class="content narrow">
-                <section aria-labelledby="login-heading">
-                    <h1 id="login-heading">{l.t("staff-sign-in")}</h1>
-                    <form method="post" action="/login" class="stack">
-                        <input type="hidden" name="csrf" value=csrf/>
-                        <input type="hidden" name="next" value=next/>
-                        <label for="login-name">{l.t("name")}</label>
-                        <input id="login-name" name="name" type="text" autocomplete="username" required=true autofocus=true/>
-                        <label for="login-password">{l.t("password")}</label>
-                        <input id="login-password" name="password" type="password" autocomplete="current-password" required=true/>
-                        <button type="submit" class="primary">{l.t("sign-in")}</button>
-                    </form>
-                </section>
-                <form method="post" action="/lang" class="inline">
-                    <input type="hidden" name="lang" value=l.other().code()/>
-                    <input type="hidden" name="next" value=login_next/>
-                    <button type="submit" class="link" lang=l.other().html_lang()>{l.switch_label()}</button>
-                </form>
-            </main>
-        }
-        .to_html()
-    });
-    document_in(
-        l.html_lang(),
-        &format!("{} · couponkeeper", l.t("sign-in")),
-        &html,
-    )
-}
-
 /// A page for an error status, in both languages (it may be shown before
 /// the language is known).
 /// The catalog key of an error status's title.
@@ -312,36 +170,9 @@ pub fn coupon_status_label(l: Lang, status: CouponStatus) -> &'static str {
     l.t(status.label_key())
 }
 
-/// A coupon status as a coloured badge, in the page's language.
-pub fn coupon_badge(l: Lang, status: CouponStatus) -> impl IntoView + use<> {
-    let class = format!("badge status-{status}");
-    let text = coupon_status_label(l, status);
-    let status = status.to_string();
-    view! { <span class=class data-status=status>{text}</span> }
-}
-
 /// An order status's name.
 pub fn order_status_label(l: Lang, status: OrderStatus) -> &'static str {
     l.t(status.label_key())
-}
-
-/// An order status as a badge.
-pub fn order_badge(l: Lang, status: OrderStatus) -> impl IntoView + use<> {
-    let class = format!("badge order-{status}");
-    let text = order_status_label(l, status);
-    let status = status.to_string();
-    view! { <span class=class data-status=status>{text}</span> }
-}
-
-/// A health-check result (`ok`, `warning`, `problem`) as a badge.
-pub fn result_badge(l: Lang, result: CheckResult) -> impl IntoView + use<> {
-    let class = match result {
-        CheckResult::Ok => "badge badge-ok",
-        CheckResult::Warning => "badge badge-warning",
-        CheckResult::Problem => "badge badge-problem",
-    };
-    let text = l.t(result.label_key());
-    view! { <span class=class data-result=result.as_str()>{text}</span> }
 }
 
 /// A lock status of an order's coupon.
@@ -460,21 +291,6 @@ pub fn reason_text(l: Lang, reason: &str) -> String {
     match system_reason_key(reason) {
         Some(key) => l.t(key).to_string(),
         None => reason.to_string(),
-    }
-}
-
-/// The ids behind a page's names, folded away: support can copy one for
-/// a developer, nobody has to read one.
-pub fn ids_details(l: Lang, ids: Vec<(&'static str, String)>) -> impl IntoView + use<> {
-    let rows = ids
-        .into_iter()
-        .map(|(key, id)| view! { <dt>{l.t(key)}</dt><dd class="mono">{id}</dd> })
-        .collect_view();
-    view! {
-        <details class="ids" data-testid="ids">
-            <summary>{l.t("ids-details")}</summary>
-            <dl class="facts">{rows}</dl>
-        </details>
     }
 }
 

@@ -16,10 +16,10 @@ use axum::routing::get;
 use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
+use super::components::{OrderBadge, Pager, Time};
+use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{
-    FieldErrors, enc, field_error, lock_status_label, order_badge, order_status_label, time_text,
-};
+use super::layout::{FieldErrors, enc, field_error, lock_status_label, order_status_label};
 use super::paths;
 use super::posted::OrPage;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
@@ -122,33 +122,39 @@ async fn order_list(
     };
     let names = s.service.order_page_names(&page).await.or_page(l)?;
     let refused = !errors.is_empty();
-    let body = list_body(l, &q, &choices, &errors, page, &names);
-    let mut r = staff.page(l.t("order-list-title"), body);
+    let mut r = staff.page(l.t("order-list-title"), move || {
+        view! { <OrderListBody query=q choices=choices errors=errors page=page names=names/> }
+    });
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
     Ok(r)
 }
 
-fn list_body(
-    l: Lang,
-    q: &OrderListParams,
-    choices: &[(String, String)],
-    errors: &FieldErrors,
+/// The order list: the filters as typed (each refused one with its
+/// message), the CSV link, the orders found (`names`: the campaign names
+/// and coupon codes by id) and the pager.
+#[component]
+fn OrderListBody(
+    query: OrderListParams,
+    choices: Vec<(String, String)>,
+    errors: FieldErrors,
     page: OrderPage,
-    names: &HashMap<String, String>,
-) -> impl IntoView + use<> {
-    let fq = filter_query(q);
+    names: HashMap<String, String>,
+) -> impl IntoView {
+    let (l, q) = (lang(), query);
+    let fq = filter_query(&q);
     let csv_href = format!("/console/orders.csv?{fq}");
     let sep = if fq.is_empty() { "" } else { "&" };
-    let next = page.next.clone().map(|n| {
-        let href = format!("/console/orders?{fq}{sep}cursor={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
-    });
-    let first = q.cursor.as_deref().is_some_and(|c| !c.is_empty()).then(|| {
-        let href = format!("/console/orders?{fq}");
-        view! { <a class="button" href=href data-testid="first-page">{l.t("first-page")}</a> }
-    });
+    let next = page
+        .next
+        .clone()
+        .map(|n| format!("/console/orders?{fq}{sep}cursor={}", enc(&n)));
+    let first = q
+        .cursor
+        .as_deref()
+        .is_some_and(|c| !c.is_empty())
+        .then(|| format!("/console/orders?{fq}"));
     let typed = |v: &Option<String>| v.clone().unwrap_or_default();
     let status_now = typed(&q.status);
     let status_options = OrderStatus::ALL
@@ -191,7 +197,6 @@ fn list_body(
     let f_prefix = errors.input_attrs("order_no_prefix", "f-prefix");
     let f_cursor = errors.input_attrs("cursor", "f-cursor");
     let count = page.orders.len();
-    let rows = order_rows(l, page.orders, names);
     view! {
         <section aria-labelledby="filters">
             <h2 id="filters" class="visually-hidden">{l.t("filters")}</h2>
@@ -239,8 +244,8 @@ fn list_body(
         </section>
         <section aria-labelledby="results">
             <h2 id="results">{crate::tr!(l, "order-list-count", count = count)}</h2>
-            {rows}
-            <p class="pager">{first}{next}</p>
+            <OrderTable orders=page.orders names=names/>
+            <Pager first=first next=next/>
         </section>
     }
 }
@@ -252,12 +257,11 @@ fn kind_label(l: Lang, k: OrderKind) -> &'static str {
     }
 }
 
-/// A table of orders linking to their pages (cards on a phone).
-fn order_rows(
-    l: Lang,
-    orders: Vec<OrderView>,
-    names: &HashMap<String, String>,
-) -> impl IntoView + use<> {
+/// A table of orders linking to their pages (cards on a phone); `names`
+/// are the campaign names and coupon codes by id.
+#[component]
+fn OrderTable(orders: Vec<OrderView>, names: HashMap<String, String>) -> impl IntoView {
+    let l = lang();
     if orders.is_empty() {
         return view! { <p class="note" data-testid="no-orders">{l.t("order-list-empty")}</p> }
             .into_any();
@@ -285,14 +289,14 @@ fn order_rows(
             view! {
                 <tr>
                     <td data-label=l.t("order-number") class="mono"><a href=href data-testid="order-link">{o.order_no.clone()}</a></td>
-                    <td data-label=l.t("order-status")>{order_badge(l, o.status)}</td>
+                    <td data-label=l.t("order-status")><OrderBadge status=o.status/></td>
                     <td data-label=l.t("kind")>{kind_label(l, o.kind)}</td>
                     <td data-label=l.t("campaign")>{campaign}</td>
                     <td data-label=l.t("user")><a href=user_href>{o.user_id.clone()}</a></td>
                     <td data-label=l.t("total") class="money">{o.total_cents.shown()}</td>
                     <td data-label=l.t("coupon")>{coupon}</td>
                     <td data-label=l.t("coupon-lock")>{lock_status_label(l, o.coupon_lock_status)}</td>
-                    <td data-label=l.t("created") class="nowrap">{time_text(&o.created_at)}</td>
+                    <td data-label=l.t("created") class="nowrap"><Time at=o.created_at.clone()/></td>
                 </tr>
             }
         })

@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::context::{csrf_token, lang};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error};
 use super::posted::Posted;
@@ -90,40 +91,46 @@ async fn page(staff: Staff) -> Response {
 }
 
 fn render(staff: &Staff, errors: &FieldErrors) -> Response {
-    let l = staff.lang;
-    let csrf = staff.session.csrf_token.clone();
-    let current = errors.input_attrs("current_password", "current-password");
-    let new = errors.input_attrs("password", "new-password");
-    let again = errors.input_attrs("password_again", "new-password-again");
-    let mut r = staff.page(
-        l.t("change-password"),
-        view! {
-            <section aria-labelledby="password-heading" class="narrow">
-                <h2 id="password-heading" class="visually-hidden">{l.t("change-my-password")}</h2>
-                <p class="note">{l.t("after-the-change-your-sessions-on")}</p>
-                <form method="post" action=PASSWORD_PAGE class="stack" data-testid="password-form">
-                    <input type="hidden" name="csrf" value=csrf/>
-                    <label for="current-password">{l.t("current-password")}</label>
-                    <input id="current-password" name="current_password" type="password" autocomplete="current-password" required=true
-                        aria-invalid=current.invalid aria-describedby=current.described_by.clone()/>
-                    {field_error(&current)}
-                    <label for="new-password">{l.t("new-password-at-least-12-characters")}</label>
-                    <input id="new-password" name="password" type="password" autocomplete="new-password" required=true minlength="12"
-                        aria-invalid=new.invalid aria-describedby=new.described_by.clone()/>
-                    {field_error(&new)}
-                    <label for="new-password-again">{l.t("new-password-again")}</label>
-                    <input id="new-password-again" name="password_again" type="password" autocomplete="new-password" required=true minlength="12"
-                        aria-invalid=again.invalid aria-describedby=again.described_by.clone()/>
-                    {field_error(&again)}
-                    <button type="submit" class="primary">{l.t("change-password")}</button>
-                </form>
-            </section>
-        },
-    );
+    let refused = errors.clone();
+    let mut r = staff.page(staff.lang.t("change-password"), move || {
+        view! { <PasswordForm errors=refused/> }
+    });
     if !errors.is_empty() {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
     r
+}
+
+/// The own-password form: the current password, the new one twice; after
+/// a refused change, each reason beside its field.
+#[component]
+fn PasswordForm(errors: FieldErrors) -> impl IntoView {
+    let l = lang();
+    let current = errors.input_attrs("current_password", "current-password");
+    let new = errors.input_attrs("password", "new-password");
+    let again = errors.input_attrs("password_again", "new-password-again");
+    view! {
+        <section aria-labelledby="password-heading" class="narrow">
+            <h2 id="password-heading" class="visually-hidden">{l.t("change-my-password")}</h2>
+            <p class="note">{l.t("after-the-change-your-sessions-on")}</p>
+            <form method="post" action=PASSWORD_PAGE class="stack" data-testid="password-form">
+                <input type="hidden" name="csrf" value=csrf_token()/>
+                <label for="current-password">{l.t("current-password")}</label>
+                <input id="current-password" name="current_password" type="password" autocomplete="current-password" required=true
+                    aria-invalid=current.invalid aria-describedby=current.described_by.clone()/>
+                {field_error(&current)}
+                <label for="new-password">{l.t("new-password-at-least-12-characters")}</label>
+                <input id="new-password" name="password" type="password" autocomplete="new-password" required=true minlength="12"
+                    aria-invalid=new.invalid aria-describedby=new.described_by.clone()/>
+                {field_error(&new)}
+                <label for="new-password-again">{l.t("new-password-again")}</label>
+                <input id="new-password-again" name="password_again" type="password" autocomplete="new-password" required=true minlength="12"
+                    aria-invalid=again.invalid aria-describedby=again.described_by.clone()/>
+                {field_error(&again)}
+                <button type="submit" class="primary">{l.t("change-password")}</button>
+            </form>
+        </section>
+    }
 }
 
 #[derive(Deserialize)]

@@ -14,7 +14,7 @@
 //!
 //! Addresses without an id (`/console/orders`, a list with its own filter
 //! or page query) stay literals at their call sites; a call site that adds
-//! a query, a fragment or a `back` ([`super::actions::with_back`]) adds it
+//! a query, a fragment or a `back` ([`with_back`]) adds it
 //! around a function's result. The routers' patterns
 //! (`/console/coupons/{id}`) stay in the routers.
 
@@ -27,6 +27,12 @@ use crate::domain::ids::{
 /// space is `+`, as every console address has always written it).
 pub fn enc(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// `href` (an action's confirmation page) with `back` in its query.
+pub fn with_back(href: &str, back: &str) -> String {
+    let sep = if href.contains('?') { '&' } else { '?' };
+    format!("{href}{sep}back={}", enc(back))
 }
 use crate::domain::reconcile::AnomalyKind;
 

@@ -11,8 +11,10 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::components::{ConfirmForm, Time};
+use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
-use super::layout::{time_string, time_text};
+use super::layout::time_string;
 use super::paths;
 use super::posted::{OrPage, Posted};
 use crate::domain::permissions::Permission;
@@ -75,48 +77,57 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Result<Response, WebEr
             .or_page(l)?,
         None => Vec::new(),
     };
-    let operator = staff.may(Permission::RepairAnomalies);
-    let csrf = staff.session.csrf_token.clone();
-    let summary = match &latest {
+    Ok(staff.page(l.t("reconciliation"), move || {
+        view! { <ReconcileBody latest=latest findings=findings runs=runs/> }
+    }))
+}
+
+/// The page: the latest run (or that none has run) with "run now", its
+/// findings by kind, and the history of runs.
+#[component]
+fn ReconcileBody(
+    latest: Option<RunView>,
+    findings: Vec<FindingView>,
+    runs: Vec<RunView>,
+) -> impl IntoView {
+    let l = lang();
+    let summary = match latest {
         None => {
             view! { <p data-testid="no-run">{l.t("no-reconciliation-has-run-yet")}</p> }.into_any()
         }
-        Some(r) => summary_view(l, r, &findings, operator).into_any(),
+        Some(r) => view! { <RunSummary run=r findings=findings.clone()/> }.into_any(),
     };
     let groups = AnomalyKind::ALL
         .into_iter()
         .filter_map(|k| {
             let rows: Vec<FindingView> = findings.iter().filter(|f| f.kind == k).cloned().collect();
-            (!rows.is_empty()).then(|| group_view(l, k, rows, operator))
+            (!rows.is_empty()).then(|| view! { <FindingGroup kind=k rows=rows/> })
         })
         .collect_view();
-    let history = history_view(l, runs);
-    Ok(staff.page(
-        l.t("reconciliation"),
-        view! {
-            <section aria-labelledby="latest">
-                <h2 id="latest">{l.t("latest-run")}</h2>
-                {summary}
-                <form method="post" action="/console/reconciliation/run" class="inline">
-                    <input type="hidden" name="csrf" value=csrf/>
-                    <button type="submit" class="primary" data-testid="run-now">{l.t("run-now")}</button>
-                </form>
-            </section>
-            {groups}
-            <section aria-labelledby="history">
-                <h2 id="history">{l.t("history")}</h2>
-                {history}
-            </section>
-        },
-    ))
+    view! {
+        <section aria-labelledby="latest">
+            <h2 id="latest">{l.t("latest-run")}</h2>
+            {summary}
+            <form method="post" action="/console/reconciliation/run" class="inline">
+                <input type="hidden" name="csrf" value=csrf_token()/>
+                <button type="submit" class="primary" data-testid="run-now">{l.t("run-now")}</button>
+            </form>
+        </section>
+        {groups}
+        <section aria-labelledby="history">
+            <h2 id="history">{l.t("history")}</h2>
+            <RunHistory runs=runs/>
+        </section>
+    }
 }
 
-fn summary_view(
-    l: Lang,
-    r: &RunView,
-    findings: &[FindingView],
-    operator: bool,
-) -> impl IntoView + use<> {
+/// The latest run in a sentence (when, who, found, repaired), a note when
+/// a scan reached its bound, and each kind's count and open count with
+/// "repair all" (operators, when some are open and repairable).
+#[component]
+fn RunSummary(run: RunView, findings: Vec<FindingView>) -> impl IntoView {
+    let (l, r) = (lang(), run);
+    let operator = viewer_may(Permission::RepairAnomalies);
     let rows = AnomalyKind::ALL
         .into_iter()
         .map(|k| {
@@ -168,12 +179,13 @@ fn summary_view(
     }
 }
 
-fn group_view(
-    l: Lang,
-    kind: AnomalyKind,
-    rows: Vec<FindingView>,
-    operator: bool,
-) -> impl IntoView + use<> {
+/// The findings of one kind: coupon, order, what is wrong, the suggested
+/// fix and its state (resolved, repaired, refused, or the repair button
+/// for operators).
+#[component]
+fn FindingGroup(kind: AnomalyKind, rows: Vec<FindingView>) -> impl IntoView {
+    let l = lang();
+    let operator = viewer_may(Permission::RepairAnomalies);
     let id = format!("kind-{}", kind.as_str());
     let title = kind_label(l, kind.as_str());
     let body = rows
@@ -200,7 +212,7 @@ fn group_view(
                             super::layout::action_text(l, &r.action)
                         )
                     };
-                    let at = (!r.at.is_empty()).then(|| view! { {time_text(&r.at)}" · " });
+                    let at = (!r.at.is_empty()).then(|| view! { <Time at=r.at.clone()/>" · " });
                     view! {
                         <span class="badge badge-ok" data-testid="resolved">{l.t("reconcile-resolved")}</span>" "
                         {at}{who}
@@ -209,7 +221,7 @@ fn group_view(
                 }
                 (Some(at), _, _) => view! {
                     <span class="badge badge-ok">{l.t("repaired")}</span>" "
-                    {time_text(at)}" · "{f.repaired_by.as_deref().map(|a| super::layout::actor_text(l, a)).unwrap_or_default()}
+                    <Time at=at.clone()/>" · "{f.repaired_by.as_deref().map(|a| super::layout::actor_text(l, a)).unwrap_or_default()}
                 }
                 .into_any(),
                 (None, Some(note), None) => view! {
@@ -253,7 +265,10 @@ fn group_view(
     }
 }
 
-fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
+/// The runs, newest first: when, by whom, found and repaired.
+#[component]
+fn RunHistory(runs: Vec<RunView>) -> impl IntoView {
+    let l = lang();
     if runs.is_empty() {
         return view! { <p class="note">{l.t("none-yet")}</p> }.into_any();
     }
@@ -262,7 +277,7 @@ fn history_view(l: Lang, runs: Vec<RunView>) -> impl IntoView + use<> {
         .map(|r| {
             view! {
                 <tr>
-                    <td class="nowrap">{time_text(&r.finished_at)}</td>
+                    <td class="nowrap"><Time at=r.finished_at/></td>
                     <td>{super::layout::actor_text(l, &r.actor)}</td>
                     <td class="money">{r.found}</td>
                     <td class="money">{r.repaired}</td>
@@ -299,22 +314,6 @@ async fn run_now(
     })
 }
 
-fn confirm_form(staff: &Staff, action: String, button: &'static str) -> impl IntoView + use<> {
-    let l = staff.lang;
-    let csrf = staff.session.csrf_token.clone();
-    view! {
-        <form method="post" action=action class="stack">
-            <input type="hidden" name="csrf" value=csrf/>
-            <label for="reason">{l.t("reason-required-recorded-in-the-timeline")}</label>
-            <textarea id="reason" name="reason" required=true maxlength="500"></textarea>
-            <p class="actions">
-                <button type="submit" class="primary" data-testid="confirm">{button}</button>
-                <a class="button" href="/console/reconciliation">{l.t("cancel")}</a>
-            </p>
-        </form>
-    }
-}
-
 fn operator_only(staff: &Staff) -> Option<Response> {
     (!staff.may(Permission::RepairAnomalies)).then(|| {
         WebError::forbidden(staff.lang.t("repairs-from-the-reconciliation-page-need"))
@@ -333,19 +332,19 @@ async fn repair_page(
     let l = staff.lang;
     let f = s.service.reconcile_finding(id).await.or_page(l)?;
     let detail = l.msg(&f.message);
-    let form = confirm_form(&staff, paths::finding_repair(id), l.t("repair"));
-    Ok(staff.page(
-        l.t("repair-an-anomaly"),
+    Ok(staff.page(l.t("repair-an-anomaly"), move || {
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{kind_label(l, f.kind.as_str())}</h2>
                 <p>{detail}</p>
                 <p><strong>{l.t("repair-3")}</strong>{fix_label(l, f.fix.as_str())}</p>
                 <p class="note">{l.t("the-repair-checks-the-facts-again")}</p>
-                {form}
+                <ConfirmForm action=paths::finding_repair(id) button=l.t("repair")
+                    cancel="/console/reconciliation"
+                    reason_label=l.t("reason-required-recorded-in-the-timeline")/>
             </section>
-        },
-    ))
+        }
+    }))
 }
 
 #[derive(Deserialize)]
@@ -407,22 +406,18 @@ async fn repair_all_page(
         .into_iter()
         .filter(|f| f.repaired_at.is_none() && f.fix != Fix::None)
         .count();
-    let form = confirm_form(
-        &staff,
-        paths::run_kind_repair(run_id, k),
-        l.t("repair-all-2"),
-    );
     let what = crate::tr!(l, "repairs-the-open-findings-of-this", open = open);
-    Ok(staff.page(
-        l.t("repair-all-of-a-kind"),
+    Ok(staff.page(l.t("repair-all-of-a-kind"), move || {
         view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{kind_label(l, k.as_str())}</h2>
                 <p>{what}</p>
-                {form}
+                <ConfirmForm action=paths::run_kind_repair(run_id, k) button=l.t("repair-all-2")
+                    cancel="/console/reconciliation"
+                    reason_label=l.t("reason-required-recorded-in-the-timeline")/>
             </section>
-        },
-    ))
+        }
+    }))
 }
 
 async fn repair_all(

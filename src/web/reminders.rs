@@ -11,8 +11,10 @@ use axum::routing::get;
 use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
+use super::components::Time;
+use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{time_string, time_text};
+use super::layout::time_string;
 use super::posted::OrPage;
 use crate::domain::permissions::Permission;
 use crate::domain::reminder::{INACTIVE_AFTER_DAYS, QuietHours, ReminderSettings};
@@ -89,7 +91,11 @@ fn setting_row(
     }
 }
 
-fn plan_view(l: Lang, s: &ReminderSettings) -> impl IntoView + use<> {
+/// The reminder plan and channel tiers as configured, each setting with
+/// the environment variable it comes from.
+#[component]
+fn ReminderPlan(settings: ReminderSettings) -> impl IntoView {
+    let (l, s) = (lang(), settings);
     let offsets = s
         .offsets
         .iter()
@@ -132,7 +138,11 @@ fn plan_view(l: Lang, s: &ReminderSettings) -> impl IntoView + use<> {
     }
 }
 
-fn counts_view(l: Lang, s: &ReminderSettings, a: &ReminderActivity) -> impl IntoView + use<> {
+/// The last 24 hours' reminders by channel and by offset (every planned
+/// offset, and any other one seen).
+#[component]
+fn ReminderCounts(settings: ReminderSettings, activity: ReminderActivity) -> impl IntoView {
+    let (l, s, a) = (lang(), settings, activity);
     let by_channel = |c: &str| -> i64 {
         a.counts
             .iter()
@@ -191,11 +201,11 @@ fn counts_view(l: Lang, s: &ReminderSettings, a: &ReminderActivity) -> impl Into
             }
         })
         .collect_view();
-    let since = time_text(&rfc3339(a.since));
+    let since = rfc3339(a.since);
     view! {
         <section aria-labelledby="counts-heading">
             <h2 id="counts-heading">{l.t("last-24-hours")}</h2>
-            <p class="note">{l.t("since")}" "{since}" · "{l.t("total-3")}" "<span data-testid="total">{total}</span></p>
+            <p class="note">{l.t("since")}" "<Time at=since/>" · "{l.t("total-3")}" "<span data-testid="total">{total}</span></p>
             <div class="table-wrap"><table data-testid="by-channel">
                 <thead><tr>
                     <th scope="col">{l.t("channel")}</th>
@@ -217,7 +227,10 @@ fn counts_view(l: Lang, s: &ReminderSettings, a: &ReminderActivity) -> impl Into
     }
 }
 
-fn recent_view(l: Lang, a: &ReminderActivity) -> impl IntoView + use<> {
+/// The most recent reminders, newest first.
+#[component]
+fn RecentReminders(activity: ReminderActivity) -> impl IntoView {
+    let (l, a) = (lang(), activity);
     let table = if a.recent.is_empty() {
         view! { <p class="note" data-testid="no-reminders">{l.t("no-reminders-sent-yet")}</p> }
             .into_any()
@@ -270,12 +283,11 @@ async fn page(State(s): State<AppState>, staff: Staff) -> Result<Response, WebEr
     }
     let activity = s.service.reminder_activity(RECENT).await.or_page(l)?;
     let settings = s.service.settings().reminders.clone();
-    Ok(staff.page(
-        l.t("reminders"),
+    Ok(staff.page(l.t("reminders"), move || {
         view! {
-            {plan_view(l, &settings)}
-            {counts_view(l, &settings, &activity)}
-            {recent_view(l, &activity)}
-        },
-    ))
+            <ReminderPlan settings=settings.clone()/>
+            <ReminderCounts settings=settings activity=activity.clone()/>
+            <RecentReminders activity=activity/>
+        }
+    }))
 }

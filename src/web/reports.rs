@@ -20,6 +20,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::context::lang;
 use super::i18n::Lang;
 use super::layout::{FieldErrors, enc, field_error};
 use super::paths;
@@ -244,110 +245,129 @@ fn render(
         Kind::Template => "report-back-template",
         Kind::Campaign => "report-back-campaign",
     };
-    let from_v = r
+    let from = r
         .as_ref()
         .map(|r| r.from.clone())
         .or_else(|| q.from.clone())
         .unwrap_or_default();
-    let to_v = r
+    let to = r
         .as_ref()
         .map(|r| r.to.clone())
         .or_else(|| q.to.clone())
         .unwrap_or_default();
+    let action = subject.report();
+    let csv_href = format!("{}.csv{}", subject.report(), q.query());
+    staff.page(&title, move || {
+        view! {
+            <p><a href=base data-testid="report-back">{l.t(back_key)}</a></p>
+            <RangeForm action=action from=from to=to errors=errors zone=zone/>
+            {r.map(|r| view! { <ReportSections kind=kind report=r csv_href=csv_href/> })}
+        }
+    })
+}
+
+/// The form that chooses the report's days (`from`, `to`, business
+/// dates, each with its message when refused), posted to `action`, and
+/// the note on the time zone (`zone`) the days are in.
+#[component]
+fn RangeForm(
+    action: String,
+    from: String,
+    to: String,
+    errors: FieldErrors,
+    zone: String,
+) -> impl IntoView {
+    let l = lang();
     let from_state = errors.input_attrs("from", "report-from");
     let to_state = errors.input_attrs("to", "report-to");
-    let form = view! {
-        <form method="get" action=subject.report() class="filters" data-testid="report-range">
+    view! {
+        <form method="get" action=action class="filters" data-testid="report-range">
             <label for="report-from">{l.t("report-from")}</label>
-            <input type="date" id="report-from" name="from" value=from_v
+            <input type="date" id="report-from" name="from" value=from
                 aria-invalid=from_state.invalid aria-describedby=from_state.described_by.clone()/>
             {field_error(&from_state)}
             <label for="report-to">{l.t("report-to")}</label>
-            <input type="date" id="report-to" name="to" value=to_v
+            <input type="date" id="report-to" name="to" value=to
                 aria-invalid=to_state.invalid aria-describedby=to_state.described_by.clone()/>
             {field_error(&to_state)}
             <button type="submit">{l.t("report-show")}</button>
         </form>
         <p class="note">{crate::tr!(l, "report-days-note", zone = zone)}</p>
-    };
-    let body = r.map(|r| {
-        let csv_href = format!("{}.csv{}", subject.report(), q.query());
-        let t = &r.totals;
-        let line_days = r.days.clone();
-        let bar_days = r.days.clone();
-        let rows = r
-            .days
-            .iter()
-            .rev()
-            .map(|d| {
-                view! {
-                    <tr data-testid="report-row">
-                        <th scope="row" data-label=l.t("report-day")>{d.day.clone()}</th>
-                        <td data-label=l.t(kind.claimed_key())>{count(d.claimed)}</td>
-                        <td data-label=l.t("report-used")>{count(d.used)}</td>
-                        <td data-label=l.t("report-returned")>{count(d.returned)}</td>
-                        <td data-label=l.t("report-expired")>{count(d.expired)}</td>
-                        <td data-label=l.t("report-invalidated")>{count(d.invalidated)}</td>
-                        <td data-label=l.t("report-discount")>{CentsDelta::from_stored(d.discount_cents).shown()}</td>
-                        <td data-label=l.t("report-compensation")>{CentsDelta::from_stored(d.compensation_cents).shown()}</td>
-                    </tr>
-                }
-            })
-            .collect_view();
-        view! {
-            <section aria-labelledby="report-totals">
-                <h2 id="report-totals">{l.t("report-totals")}</h2>
-                <dl class="facts" data-testid="report-totals">
-                    <dt>{l.t(kind.claimed_key())}</dt><dd data-testid="total-claimed">{count(t.claimed)}</dd>
-                    <dt>{l.t("report-used")}</dt><dd data-testid="total-used">{count(t.used)}</dd>
-                    <dt>{l.t("report-returned")}</dt><dd>{count(t.returned)}</dd>
-                    <dt>{l.t("report-expired")}</dt><dd>{count(t.expired)}</dd>
-                    <dt>{l.t("report-invalidated")}</dt><dd>{count(t.invalidated)}</dd>
-                    <dt>{l.t("report-discount")}</dt><dd data-testid="total-discount">{CentsDelta::from_stored(t.discount_cents).shown()}</dd>
-                    <dt>{l.t("report-compensation")}</dt><dd>{CentsDelta::from_stored(t.compensation_cents).shown()}</dd>
-                    <dt>{l.t(kind.available_key())}</dt><dd data-testid="total-available">{count(t.available)}</dd>
-                    <dt>{l.t("report-rate")}</dt><dd data-testid="total-rate">{percent(t.redemption_rate)}</dd>
-                </dl>
-                <p class="actions"><a class="button" href=csv_href data-testid="report-csv">{l.t("export-csv")}</a></p>
-            </section>
-            <section aria-labelledby="report-line">
-                <h2 id="report-line">{l.t("report-line-chart")}</h2>
-                <div class="report-chart" data-testid="report-line-chart">
-                    <LineChart lang=l kind=kind days=line_days/>
-                </div>
-            </section>
-            <section aria-labelledby="report-bars">
-                <h2 id="report-bars">{l.t("report-bar-chart")}</h2>
-                <div class="report-chart" data-testid="report-bar-chart">
-                    <BarChart lang=l days=bar_days/>
-                </div>
-            </section>
-            <section aria-labelledby="report-table">
-                <h2 id="report-table">{l.t("report-table")}</h2>
-                <table class="stack" data-testid="report-table">
-                    <thead><tr>
-                        <th scope="col">{l.t("report-day")}</th>
-                        <th scope="col">{l.t(kind.claimed_key())}</th>
-                        <th scope="col">{l.t("report-used")}</th>
-                        <th scope="col">{l.t("report-returned")}</th>
-                        <th scope="col">{l.t("report-expired")}</th>
-                        <th scope="col">{l.t("report-invalidated")}</th>
-                        <th scope="col">{l.t("report-discount")}</th>
-                        <th scope="col">{l.t("report-compensation")}</th>
-                    </tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
-            </section>
-        }
-    });
-    staff.page(
-        &title,
-        view! {
-            <p><a href=base data-testid="report-back">{l.t(back_key)}</a></p>
-            {form}
-            {body}
-        },
-    )
+    }
+}
+
+/// A report's numbers: the totals (with the CSV link, `csv_href`), the
+/// line and bar charts, and the table of every day, newest first.
+#[component]
+fn ReportSections(kind: Kind, report: Report, csv_href: String) -> impl IntoView {
+    let (l, r) = (lang(), report);
+    let t = &r.totals;
+    let line_days = r.days.clone();
+    let bar_days = r.days.clone();
+    let rows = r
+        .days
+        .iter()
+        .rev()
+        .map(|d| {
+            view! {
+                <tr data-testid="report-row">
+                    <th scope="row" data-label=l.t("report-day")>{d.day.clone()}</th>
+                    <td data-label=l.t(kind.claimed_key())>{count(d.claimed)}</td>
+                    <td data-label=l.t("report-used")>{count(d.used)}</td>
+                    <td data-label=l.t("report-returned")>{count(d.returned)}</td>
+                    <td data-label=l.t("report-expired")>{count(d.expired)}</td>
+                    <td data-label=l.t("report-invalidated")>{count(d.invalidated)}</td>
+                    <td data-label=l.t("report-discount")>{CentsDelta::from_stored(d.discount_cents).shown()}</td>
+                    <td data-label=l.t("report-compensation")>{CentsDelta::from_stored(d.compensation_cents).shown()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="report-totals">
+            <h2 id="report-totals">{l.t("report-totals")}</h2>
+            <dl class="facts" data-testid="report-totals">
+                <dt>{l.t(kind.claimed_key())}</dt><dd data-testid="total-claimed">{count(t.claimed)}</dd>
+                <dt>{l.t("report-used")}</dt><dd data-testid="total-used">{count(t.used)}</dd>
+                <dt>{l.t("report-returned")}</dt><dd>{count(t.returned)}</dd>
+                <dt>{l.t("report-expired")}</dt><dd>{count(t.expired)}</dd>
+                <dt>{l.t("report-invalidated")}</dt><dd>{count(t.invalidated)}</dd>
+                <dt>{l.t("report-discount")}</dt><dd data-testid="total-discount">{CentsDelta::from_stored(t.discount_cents).shown()}</dd>
+                <dt>{l.t("report-compensation")}</dt><dd>{CentsDelta::from_stored(t.compensation_cents).shown()}</dd>
+                <dt>{l.t(kind.available_key())}</dt><dd data-testid="total-available">{count(t.available)}</dd>
+                <dt>{l.t("report-rate")}</dt><dd data-testid="total-rate">{percent(t.redemption_rate)}</dd>
+            </dl>
+            <p class="actions"><a class="button" href=csv_href data-testid="report-csv">{l.t("export-csv")}</a></p>
+        </section>
+        <section aria-labelledby="report-line">
+            <h2 id="report-line">{l.t("report-line-chart")}</h2>
+            <div class="report-chart" data-testid="report-line-chart">
+                <LineChart kind=kind days=line_days/>
+            </div>
+        </section>
+        <section aria-labelledby="report-bars">
+            <h2 id="report-bars">{l.t("report-bar-chart")}</h2>
+            <div class="report-chart" data-testid="report-bar-chart">
+                <BarChart days=bar_days/>
+            </div>
+        </section>
+        <section aria-labelledby="report-table">
+            <h2 id="report-table">{l.t("report-table")}</h2>
+            <table class="stack" data-testid="report-table">
+                <thead><tr>
+                    <th scope="col">{l.t("report-day")}</th>
+                    <th scope="col">{l.t(kind.claimed_key())}</th>
+                    <th scope="col">{l.t("report-used")}</th>
+                    <th scope="col">{l.t("report-returned")}</th>
+                    <th scope="col">{l.t("report-expired")}</th>
+                    <th scope="col">{l.t("report-invalidated")}</th>
+                    <th scope="col">{l.t("report-discount")}</th>
+                    <th scope="col">{l.t("report-compensation")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
 }
 
 async fn csv(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Response {
@@ -495,8 +515,8 @@ fn ChartFrame(
 /// Claimed and used per day: two lines, a dot per day with its number in
 /// a `<title>`, and a legend.
 #[component]
-fn LineChart(lang: Lang, kind: Kind, days: Vec<ReportDay>) -> impl IntoView {
-    let l = lang;
+fn LineChart(kind: Kind, days: Vec<ReportDay>) -> impl IntoView {
+    let l = lang();
     let claimed_word = l.t(kind.claimed_key());
     let used_word = l.t("report-used");
     let max = days
@@ -571,8 +591,8 @@ fn LineChart(lang: Lang, kind: Kind, days: Vec<ReportDay>) -> impl IntoView {
 /// the zero line, in another colour, and the axis then shows the lowest
 /// amount too.
 #[component]
-fn BarChart(lang: Lang, days: Vec<ReportDay>) -> impl IntoView {
-    let l = lang;
+fn BarChart(days: Vec<ReportDay>) -> impl IntoView {
+    let l = lang();
     let top = days
         .iter()
         .map(|d| d.discount_cents)
@@ -629,13 +649,15 @@ fn BarChart(lang: Lang, days: Vec<ReportDay>) -> impl IntoView {
 /// The line chart as HTML, as the page renders it.
 #[cfg(test)]
 fn line_chart(l: Lang, kind: Kind, days: &[ReportDay]) -> String {
-    view! { <LineChart lang=l kind=kind days=days.to_vec()/> }.to_html()
+    let days = days.to_vec();
+    super::context::render_in(l, None, move || view! { <LineChart kind=kind days=days/> })
 }
 
 /// The bar chart as HTML, as the page renders it.
 #[cfg(test)]
 fn bar_chart(l: Lang, days: &[ReportDay]) -> String {
-    view! { <BarChart lang=l days=days.to_vec()/> }.to_html()
+    let days = days.to_vec();
+    super::context::render_in(l, None, move || view! { <BarChart days=days/> })
 }
 
 #[cfg(test)]

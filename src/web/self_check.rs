@@ -35,10 +35,12 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{same_origin_without_origin, same_site_request};
+use super::components::{CouponBadge, OrderBadge, ResultBadge};
 use super::console::reading_rank;
+use super::context::{lang, render_in};
 use super::escape_html;
 use super::i18n::Lang;
-use super::layout::{coupon_badge, coupon_terms_text, order_badge, result_badge};
+use super::layout::coupon_terms_text;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
 use crate::domain::ids::{CampaignId, CouponId, OrderNo};
@@ -471,7 +473,9 @@ fn coupon_sentence(
 
 /// What a coupon is worth and where it applies, whatever its state: its
 /// terms as customers say them, threshold, categories and end.
-fn coupon_facts(l: Lang, c: &CouponView) -> impl IntoView + use<> {
+#[component]
+fn CouponFacts(coupon: CouponView) -> impl IntoView {
+    let (l, c) = (lang(), &coupon);
     let terms = coupon_terms_text(l, c);
     let threshold = if !c.min_order_cents.is_zero() {
         crate::tr!(l, "sc-threshold-from", t = c.min_order_cents.shown())
@@ -494,23 +498,27 @@ fn coupon_facts(l: Lang, c: &CouponView) -> impl IntoView + use<> {
     }
 }
 
-fn coupon_list(
-    l: Lang,
-    coupons: &[CouponView],
-    orders: &[OrderView],
-    payable: &Payable,
-    origins: &Origins,
+/// The customer's coupons in the order support reads them, each with its
+/// facts, what a compensation coupon was for, and what its state means
+/// (`orders`: the customer's orders, the ones a coupon may name).
+#[component]
+fn CouponList(
+    coupons: Vec<CouponView>,
+    orders: Vec<OrderView>,
+    payable: Payable,
+    origins: Origins,
     now: DateTime<Utc>,
-) -> AnyView {
+) -> impl IntoView {
+    let l = lang();
     if coupons.is_empty() {
         return view! { <p class="sc-empty">{l.t("you-have-no-coupons")}</p> }.into_any();
     }
-    let mut sorted: Vec<&CouponView> = coupons.iter().collect();
+    let mut sorted = coupons;
     sorted.sort_by_key(|c| reading_rank(c.status));
     let items = sorted
         .into_iter()
         .map(|c| {
-            let sentence = coupon_sentence(l, c, orders, payable, now);
+            let sentence = coupon_sentence(l, &c, &orders, &payable, now);
             // A compensation coupon says what it makes up for: the order,
             // and the reason when the system wrote it (a person's words
             // are for staff).
@@ -532,10 +540,12 @@ fn coupon_list(
             });
             let code = c.code.clone();
             let data_code = c.code.clone();
+            let status = c.status;
+            let facts = view! { <CouponFacts coupon=c/> };
             view! {
                 <li class="sc-item" data-testid="sc-coupon" data-code=data_code>
-                    <p class="sc-item-head"><span class="mono sc-code">{code}</span>{coupon_badge(l, c.status)}</p>
-                    {coupon_facts(l, c)}
+                    <p class="sc-item-head"><span class="mono sc-code">{code}</span><CouponBadge status=status/></p>
+                    {facts}
                     {origin}
                     <p class="sc-sentence">{sentence}</p>
                 </li>
@@ -631,12 +641,16 @@ fn card_money(o: &OrderView, st: &OrderStanding, quote: Option<&QuoteView>) -> C
     }
 }
 
-fn order_list(
-    l: Lang,
-    orders: &[OrderView],
+/// The customer's orders, each with its money lines (what comes off,
+/// what is due while it can be paid, what was paid), its final-payment
+/// window and its notes (`standings`: each order's, in the same order).
+#[component]
+fn OrderList(
+    orders: Vec<OrderView>,
     standings: Vec<OrderStanding>,
-    quotes: &Quotes,
-) -> AnyView {
+    quotes: Quotes,
+) -> impl IntoView {
+    let l = lang();
     if orders.is_empty() {
         return view! { <p class="sc-empty">{l.t("you-have-no-orders")}</p> }.into_any();
     }
@@ -708,7 +722,7 @@ fn order_list(
             let data_no = o.order_no.clone();
             view! {
                 <li class="sc-item" data-testid="sc-order" data-order-no=data_no data-payable=payable>
-                    <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span>{order_badge(l, o.status)}</p>
+                    <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span><OrderBadge status=o.status/></p>
                     <dl class="sc-money">
                         <dt>{l.t("order-total")}</dt><dd class="money">{o.total_cents.shown()}</dd>
                         {deposit}{discount}{compensation}{paid}{closed}{refunded}{due}
@@ -736,20 +750,28 @@ fn next_step_text(l: Lang, next: NextStep, hint: &Option<String>) -> String {
     }
 }
 
-fn finding_view(l: Lang, f: &CustomerFinding, hint: &Option<String>) -> impl IntoView + use<> {
+/// One finding in customer words, with what to do next (`hint`: how to
+/// reach support, when set).
+#[component]
+fn Finding(finding: CustomerFinding, hint: Option<String>) -> impl IntoView {
+    let (l, f) = (lang(), finding);
     let message = l.msg(&f.message);
-    let next = next_step_text(l, f.next, hint);
+    let next = next_step_text(l, f.next, &hint);
     let class = format!("sc-finding result-{}", f.result.as_str());
     let result = f.result;
     view! {
         <li class=class data-testid="sc-finding" data-result=result.as_str()>
-            <p>{result_badge(l, result)}" "<span class="sc-message">{message}</span></p>
+            <p><ResultBadge result=result/>" "<span class="sc-message">{message}</span></p>
             <p class="sc-next"><strong>{l.t("what-to-do")}</strong>{next}</p>
         </li>
     }
 }
 
-fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
+/// The one-click check's results: the overall result, the coupons held
+/// by an order that no longer uses them, then each order's findings.
+#[component]
+fn CheckResults(check: CustomerCheck, hint: Option<String>) -> impl IntoView {
+    let (l, c) = (lang(), check);
     let summary = match c.overall {
         CheckResult::Ok => l.t("check-done-your-coupons-and-orders"),
         CheckResult::Warning => l.t("check-done-there-is-something-to"),
@@ -759,7 +781,7 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
         let items = c
             .coupons
             .iter()
-            .map(|f| finding_view(l, f, hint))
+            .map(|f| view! { <Finding finding=f.clone() hint=hint.clone()/> })
             .collect_view();
         view! {
             <h3 class="sc-group">{l.t("coupons-3")}</h3>
@@ -773,7 +795,7 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
             let title = crate::tr!(l, "order-8", order_no = &o.order_no);
             let body = if o.overall == CheckResult::Ok {
                 view! {
-                    <p class="sc-ok-line">{result_badge(l, CheckResult::Ok)}" "{l.t("no-problem-found-nothing-to-do")}</p>
+                    <p class="sc-ok-line"><ResultBadge result=CheckResult::Ok/>" "{l.t("no-problem-found-nothing-to-do")}</p>
                 }
                 .into_any()
             } else {
@@ -781,7 +803,7 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
                     .findings
                     .iter()
                     .filter(|f| f.result != CheckResult::Ok)
-                    .map(|f| finding_view(l, f, hint))
+                    .map(|f| view! { <Finding finding=f.clone() hint=hint.clone()/> })
                     .collect_view();
                 view! { <ul class="sc-findings">{items}</ul> }.into_any()
             };
@@ -797,15 +819,18 @@ fn check_results(l: Lang, c: CustomerCheck, hint: &Option<String>) -> AnyView {
     let overall = c.overall;
     view! {
         <p class="sc-overall" data-testid="sc-overall" data-result=overall.as_str()>
-            {result_badge(l, overall)}" "{summary}
+            <ResultBadge result=overall/>" "{summary}
         </p>
         {coupon_findings}
         {orders}
     }
-    .into_any()
 }
 
-fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyView {
+/// The customer's in-app messages, newest first, and "mark all as read"
+/// (the form carries the page's `token`) when some are unread.
+#[component]
+fn MessageList(token: String, messages: Vec<CustomerMessage>) -> impl IntoView {
+    let l = lang();
     if messages.is_empty() {
         return view! { <p class="sc-empty">{l.t("you-have-no-messages")}</p> }.into_any();
     }
@@ -842,11 +867,21 @@ fn message_list(l: Lang, token: String, messages: Vec<CustomerMessage>) -> AnyVi
     view! { <ul class="sc-list">{items}</ul>{mark} }.into_any()
 }
 
+/// The page as HTML, its components reading the language from context.
 fn render(p: PageData) -> String {
     let l = p.lang;
+    let body = render_in(l, None, move || view! { <SelfCheckPage page=p/> });
+    document(l, l.t("coupon-self-check"), &body)
+}
+
+/// The page: the header with the language switch, whom the link is for
+/// and until when, the one-click check (its results once run), the
+/// messages, the coupons and the orders.
+#[component]
+fn SelfCheckPage(page: PageData) -> impl IntoView {
+    let (l, p) = (lang(), page);
     let here = page_href(&p.token, p.checked);
     let n_unread = p.messages.iter().filter(|m| m.unread).count();
-    let messages = message_list(l, p.token.clone(), p.messages);
     let expires = sentence_with_times(
         &crate::tr!(l, "this-link-is-for-you-only", expires = time_marker(0)),
         &[p.expires_at],
@@ -869,18 +904,8 @@ fn render(p: PageData) -> String {
         .zip(&standings)
         .map(|(o, st)| (o.order_no.clone(), st.payable))
         .collect();
-    let coupons = coupon_list(
-        l,
-        &p.overview.coupons,
-        &p.overview.orders,
-        &payable,
-        &p.origins,
-        p.now,
-    );
-    let orders = order_list(l, &p.overview.orders, standings, &p.quotes);
-    let hint = p.support_hint.clone();
     let check = match p.check {
-        Some(c) => check_results(l, c, &hint),
+        Some(c) => view! { <CheckResults check=c hint=p.support_hint/> }.into_any(),
         None => view! {
             <p>{l.t("checks-that-your-orders-and-coupons")}</p>
             <form method="post" action="/self-check/check">
@@ -890,40 +915,37 @@ fn render(p: PageData) -> String {
         }
         .into_any(),
     };
-    let title = l.t("coupon-self-check");
-    let body = Owner::new().with(move || {
-        view! {
-            <header class="sc-header">
-                <p class="sc-brand">{title}</p>
-                <form method="post" action="/lang" class="inline">
-                    <input type="hidden" name="lang" value=l.other().code()/>
-                    <input type="hidden" name="next" value=here/>
-                    <button type="submit" class="link sc-lang" lang=l.other().html_lang()>{l.switch_label()}</button>
-                </form>
-            </header>
-            <main class="sc-main" id="main">
-                <p class="sc-note">{expires}</p>
-                <section class="sc-card" id="check" aria-labelledby="sc-check-heading">
-                    <h2 id="sc-check-heading">{l.t("one-click-check")}</h2>
-                    {check}
-                </section>
-                <section class="sc-card" id="messages" aria-labelledby="sc-messages-heading">
-                    <h2 id="sc-messages-heading">{if n_unread > 0 { crate::tr!(l, "messages-unread", n = n_unread) } else { l.t("messages").to_string() }}</h2>
-                    {messages}
-                </section>
-                <section class="sc-card" aria-labelledby="sc-coupons-heading">
-                    <h2 id="sc-coupons-heading">{crate::tr!(l, "my-coupons", n_coupons = n_coupons)}</h2>
-                    {coupons}
-                </section>
-                <section class="sc-card" aria-labelledby="sc-orders-heading">
-                    <h2 id="sc-orders-heading">{crate::tr!(l, "my-orders", n_orders = n_orders)}</h2>
-                    {orders}
-                </section>
-            </main>
-        }
-        .to_html()
-    });
-    document(l, title, &body)
+    let coupon_orders = p.overview.orders.clone();
+    view! {
+        <header class="sc-header">
+            <p class="sc-brand">{l.t("coupon-self-check")}</p>
+            <form method="post" action="/lang" class="inline">
+                <input type="hidden" name="lang" value=l.other().code()/>
+                <input type="hidden" name="next" value=here/>
+                <button type="submit" class="link sc-lang" lang=l.other().html_lang()>{l.switch_label()}</button>
+            </form>
+        </header>
+        <main class="sc-main" id="main">
+            <p class="sc-note">{expires}</p>
+            <section class="sc-card" id="check" aria-labelledby="sc-check-heading">
+                <h2 id="sc-check-heading">{l.t("one-click-check")}</h2>
+                {check}
+            </section>
+            <section class="sc-card" id="messages" aria-labelledby="sc-messages-heading">
+                <h2 id="sc-messages-heading">{if n_unread > 0 { crate::tr!(l, "messages-unread", n = n_unread) } else { l.t("messages").to_string() }}</h2>
+                <MessageList token=p.token messages=p.messages/>
+            </section>
+            <section class="sc-card" aria-labelledby="sc-coupons-heading">
+                <h2 id="sc-coupons-heading">{crate::tr!(l, "my-coupons", n_coupons = n_coupons)}</h2>
+                <CouponList coupons=p.overview.coupons orders=coupon_orders payable=payable
+                    origins=p.origins now=p.now/>
+            </section>
+            <section class="sc-card" aria-labelledby="sc-orders-heading">
+                <h2 id="sc-orders-heading">{crate::tr!(l, "my-orders", n_orders = n_orders)}</h2>
+                <OrderList orders=p.overview.orders standings=standings quotes=p.quotes/>
+            </section>
+        </main>
+    }
 }
 
 #[cfg(test)]

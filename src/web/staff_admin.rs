@@ -21,6 +21,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError, parse_form};
+use super::context::{csrf_token, lang, viewer};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error, role_label};
 use super::password::{check_new_password as password_text, reauth_text};
@@ -226,26 +227,22 @@ async fn render_staff_page(
     }
     let l = staff.lang;
     let accounts = s.service.list_staff().await.or_page(l)?;
-    let csrf = staff.session.csrf_token.clone();
-    let me = staff.session.name.as_str().to_string();
     let count = accounts.len();
     let has_errors =
         !refused.add.errors.is_empty() || refused.reset.is_some() || refused.row.is_some();
-    let rows = accounts
-        .into_iter()
-        .map(|a| {
-            let errors = refused
-                .reset
-                .as_ref()
-                .filter(|(name, _)| *name == a.name)
-                .map(|(_, e)| e.clone());
-            let row = refused.row.clone().filter(|r| r.name == a.name);
-            account_row(l, &csrf, &me, a, errors, row)
-        })
-        .collect_view();
-    let add = add_form(l, &csrf, refused.add);
-    let mut r = staff.page(
-        l.t("staff"),
+    let mut r = staff.page(l.t("staff"), move || {
+        let rows = accounts
+            .into_iter()
+            .map(|a| {
+                let errors = refused
+                    .reset
+                    .as_ref()
+                    .filter(|(name, _)| *name == a.name)
+                    .map(|(_, e)| e.clone());
+                let row = refused.row.clone().filter(|r| r.name == a.name);
+                view! { <AccountRow account=a reset_errors=errors row=row/> }
+            })
+            .collect_view();
         view! {
             <section aria-labelledby="staff-accounts">
                 <h2 id="staff-accounts">
@@ -267,9 +264,9 @@ async fn render_staff_page(
                     </table>
                 </div>
             </section>
-            {add}
-        },
-    );
+            <AddAccountForm values=refused.add/>
+        }
+    });
     if has_errors {
         *r.status_mut() = axum::http::StatusCode::UNPROCESSABLE_ENTITY;
     }
@@ -278,16 +275,16 @@ async fn render_staff_page(
 
 /// One account: its facts and the forms that change it; `reset_errors`
 /// when its password-reset form was just refused (the form is open then),
-/// `row` when its role change or disable/enable was.
-fn account_row(
-    l: Lang,
-    csrf: &str,
-    me: &str,
-    a: StaffView,
+/// `row` when its role change or disable/enable was. The signed-in admin's
+/// own account offers no role change and no disable.
+#[component]
+fn AccountRow(
+    account: StaffView,
     reset_errors: Option<FieldErrors>,
     row: Option<RowRefused>,
-) -> impl IntoView + use<> {
-    let is_me = a.name == me;
+) -> impl IntoView {
+    let (l, a, csrf) = (lang(), account, csrf_token());
+    let is_me = viewer().is_some_and(|v| v.name.as_str() == a.name);
     let row_errors = row.as_ref().map(|r| r.errors.clone()).unwrap_or_default();
     // The role as chosen in a refused change, else the account's.
     let role = row
@@ -312,7 +309,7 @@ fn account_row(
             .collect_view();
         view! {
             <form method="post" action=paths::staff_role(&a.name) class="inline">
-                <input type="hidden" name="csrf" value=csrf.to_string()/>
+                <input type="hidden" name="csrf" value=csrf.clone()/>
                 <label for=id.clone()>{l.t("role")}</label>" "
                 <select id=id name="role" aria-invalid=field.invalid aria-describedby=field.described_by.clone()>{options}</select>" "
                 <button type="submit">{l.t("change-role")}</button>
@@ -325,7 +322,7 @@ fn account_row(
         if a.disabled {
             view! {
                 <form method="post" action=paths::staff_enable(&a.name) class="inline">
-                    <input type="hidden" name="csrf" value=csrf.to_string()/>
+                    <input type="hidden" name="csrf" value=csrf.clone()/>
                     <button type="submit">{l.t("enable")}</button>
                 </form>
             }
@@ -333,7 +330,7 @@ fn account_row(
         } else {
             view! {
                 <form method="post" action=paths::staff_disable(&a.name) class="inline">
-                    <input type="hidden" name="csrf" value=csrf.to_string()/>
+                    <input type="hidden" name="csrf" value=csrf.clone()/>
                     <button type="submit" class="danger">{l.t("disable")}</button>
                 </form>
             }
@@ -367,7 +364,7 @@ fn account_row(
                 <details open=open>
                     <summary>{l.t("reset-password")}</summary>
                     <form method="post" action=paths::staff_password(&a.name) class="stack">
-                        <input type="hidden" name="csrf" value=csrf.to_string()/>
+                        <input type="hidden" name="csrf" value=csrf.clone()/>
                         <label for=pw_id.clone()>{l.t("new-password-at-least-12-characters-2")}</label>
                         <input id=pw_id name="password" type="password" autocomplete="new-password" required=true minlength="12"
                             aria-invalid=pw_field.invalid aria-describedby=pw_field.described_by.clone()/>
@@ -388,7 +385,11 @@ fn account_row(
     }
 }
 
-fn add_form(l: Lang, csrf: &str, values: AddValues) -> impl IntoView + use<> {
+/// The form that adds an account; after a refused add, with the values
+/// typed (never passwords) and each message beside its field.
+#[component]
+fn AddAccountForm(values: AddValues) -> impl IntoView {
+    let l = lang();
     let chosen = values.role.unwrap_or(Role::Support);
     let options = Role::ALL
         .into_iter()
@@ -408,7 +409,7 @@ fn add_form(l: Lang, csrf: &str, values: AddValues) -> impl IntoView + use<> {
         <section aria-labelledby="staff-add">
             <h2 id="staff-add">{l.t("add-an-account")}</h2>
             <form method="post" action=STAFF_PAGE class="stack narrow" data-testid="staff-add-form">
-                <input type="hidden" name="csrf" value=csrf.to_string()/>
+                <input type="hidden" name="csrf" value=csrf_token()/>
                 <label for="new-name">{l.t("name-lower-case-letters-digits")}</label>
                 <input id="new-name" name="name" type="text" autocomplete="off" required=true maxlength="64" value=name
                     aria-invalid=name_field.invalid aria-describedby=name_field.described_by.clone()/>

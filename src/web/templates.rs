@@ -19,7 +19,7 @@
 //!   field; each action lands back on the page with a flash.
 //!
 //! Every staff role reads; managing is for operators and admins, enforced
-//! in the service ([`Staff::may`] only decides which forms a
+//! in the service ([`viewer_may`] only decides which forms a
 //! page shows).
 
 use axum::Router;
@@ -32,12 +32,13 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{Staff, WebError};
+use super::bulk::BulkSection;
+use super::codes::CodeBatches;
+use super::components::{IdsDetails, OptTime, Pager, Time};
 use super::console::parse_console_time;
+use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
-use super::layout::{
-    FieldErrors, actor_text, coupon_status_label, enc, field_error, ids_details, opt_time,
-    time_text, words_text,
-};
+use super::layout::{FieldErrors, actor_text, coupon_status_label, enc, field_error, words_text};
 use super::paths;
 use super::posted::{OrPage, Posted};
 use crate::domain::FieldError;
@@ -112,15 +113,16 @@ fn standing_label(l: Lang, s: ClaimStanding) -> &'static str {
     })
 }
 
-/// A standing as a badge.
-fn standing_badge(l: Lang, s: ClaimStanding) -> impl IntoView + use<> {
-    let class = match s {
+/// A template's claiming standing as a coloured badge.
+#[component]
+fn StandingBadge(standing: ClaimStanding) -> impl IntoView {
+    let class = match standing {
         ClaimStanding::Active => "badge badge-ok",
         ClaimStanding::Paused => "badge badge-warning",
         ClaimStanding::NotStarted => "badge status-locked",
         ClaimStanding::Ended => "badge status-expired",
     };
-    view! { <span class=class data-standing=s.as_str()>{standing_label(l, s)}</span> }
+    view! { <span class=class data-standing=standing.as_str()>{standing_label(lang(), standing)}</span> }
 }
 
 /// A template's stored claiming status in words (the staff log's before
@@ -260,68 +262,83 @@ async fn list(State(s): State<AppState>, staff: Staff, Query(q): Query<ListQuery
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let fq = q.filter_query();
-    let next = page.next.clone().map(|n| {
-        let href = format!("{LIST}?{fq}&after={}", enc(&n));
-        view! { <a class="button" href=href rel="next" data-testid="next-page">{l.t("next-page")}</a> }
-    });
-    let first = q.after.as_deref().is_some_and(|a| !a.is_empty()).then(|| {
-        let href = format!("{LIST}?{fq}");
-        view! { <a class="button" href=href>{l.t("first-page")}</a> }
-    });
+    let next = page.next.map(|n| format!("{LIST}?{fq}&after={}", enc(&n)));
+    let first = q
+        .after
+        .as_deref()
+        .is_some_and(|a| !a.is_empty())
+        .then(|| format!("{LIST}?{fq}"));
+    let (standing, kind, typed) = (q.standing(), q.kind(), q.q.unwrap_or_default());
+    let templates = page.templates;
+    staff.page(l.t("templates-title"), move || {
+        let create = viewer_may(Permission::ManageTemplates).then(|| {
+            view! { <p class="actions"><a class="button primary" href=NEW data-testid="new-template">{l.t("template-new")}</a></p> }
+        });
+        view! {
+            {create}
+            <TemplateFilters standing=standing kind=kind typed=typed/>
+            <section aria-labelledby="results">
+                <h2 id="results" class="visually-hidden">{l.t("templates-title")}</h2>
+                <TemplateTable templates=templates/>
+                <Pager first=first next=next/>
+            </section>
+        }
+    })
+}
+
+/// The list's filters: standing, kind and a part of the name, as chosen.
+#[component]
+fn TemplateFilters(
+    standing: Option<ClaimStanding>,
+    kind: Option<DiscountKind>,
+    #[prop(into)] typed: String,
+) -> impl IntoView {
+    let l = lang();
     let standing_options = ClaimStanding::ALL
         .into_iter()
         .map(|st| {
-            let selected = q.standing() == Some(st);
+            let selected = standing == Some(st);
             view! { <option value=st.as_str() selected=selected>{standing_label(l, st)}</option> }
         })
         .collect_view();
     let kind_options = DiscountKind::ALL
         .into_iter()
         .map(|k| {
-            let selected = q.kind() == Some(k);
+            let selected = kind == Some(k);
             view! { <option value=k.as_str() selected=selected>{l.t(k.label_key())}</option> }
         })
         .collect_view();
-    let typed = q.q.clone().unwrap_or_default();
-    let create = may_manage(&staff).then(|| {
-        view! { <p class="actions"><a class="button primary" href=NEW data-testid="new-template">{l.t("template-new")}</a></p> }
-    });
-    let rows = template_rows(l, page.templates);
-    staff.page(
-        l.t("templates-title"),
-        view! {
-            {create}
-            <section aria-labelledby="filters">
-                <h2 id="filters" class="visually-hidden">{l.t("filters")}</h2>
-                <form method="get" action=LIST class="filters" data-testid="template-filters">
-                    <label>{l.t("template-standing")}
-                        <select name="standing">
-                            <option value="">{l.t("any")}</option>
-                            {standing_options}
-                        </select>
-                    </label>
-                    <label>{l.t("template-kind")}
-                        <select name="kind">
-                            <option value="">{l.t("any")}</option>
-                            {kind_options}
-                        </select>
-                    </label>
-                    <label>{l.t("template-name-contains")}
-                        <input type="search" name="q" value=typed maxlength="200"/>
-                    </label>
-                    <button type="submit" class="primary">{l.t("filter")}</button>
-                </form>
-            </section>
-            <section aria-labelledby="results">
-                <h2 id="results" class="visually-hidden">{l.t("templates-title")}</h2>
-                {rows}
-                <p class="pager">{first}{next}</p>
-            </section>
-        },
-    )
+    view! {
+        <section aria-labelledby="filters">
+            <h2 id="filters" class="visually-hidden">{l.t("filters")}</h2>
+            <form method="get" action=LIST class="filters" data-testid="template-filters">
+                <label>{l.t("template-standing")}
+                    <select name="standing">
+                        <option value="">{l.t("any")}</option>
+                        {standing_options}
+                    </select>
+                </label>
+                <label>{l.t("template-kind")}
+                    <select name="kind">
+                        <option value="">{l.t("any")}</option>
+                        {kind_options}
+                    </select>
+                </label>
+                <label>{l.t("template-name-contains")}
+                    <input type="search" name="q" value=typed maxlength="200"/>
+                </label>
+                <button type="submit" class="primary">{l.t("filter")}</button>
+            </form>
+        </section>
+    }
 }
 
-fn template_rows(l: Lang, templates: Vec<TemplateView>) -> impl IntoView + use<> {
+/// One row a template: its name (linking to its page), its rule in
+/// words, its stock, its coupons by status and its standing; a note when
+/// none match.
+#[component]
+fn TemplateTable(templates: Vec<TemplateView>) -> impl IntoView {
+    let l = lang();
     if templates.is_empty() {
         return view! { <p class="note" data-testid="no-templates">{l.t("template-none-match")}</p> }
             .into_any();
@@ -339,7 +356,7 @@ fn template_rows(l: Lang, templates: Vec<TemplateView>) -> impl IntoView + use<>
                     <td data-label=l.t("template-rule")>{words}</td>
                     <td class="nowrap" data-label=l.t("template-stock-heading")>{stock}</td>
                     <td data-label=l.t("template-coupons-by-status")>{counts}</td>
-                    <td class="nowrap" data-label=l.t("template-standing")>{standing_badge(l, t.status)}</td>
+                    <td class="nowrap" data-label=l.t("template-standing")><StandingBadge standing=t.status/></td>
                 </tr>
             }
         })
@@ -571,15 +588,10 @@ fn create_page(
     errors: FieldErrors,
     refused: bool,
 ) -> Response {
-    let l = staff.lang;
-    let body = create_form_view(
-        l,
-        staff.session.csrf_token.clone(),
-        form.clone(),
-        preview,
-        errors,
-    );
-    let mut r = staff.page(l.t("template-new-title"), body);
+    let form = form.clone();
+    let mut r = staff.page(staff.lang.t("template-new-title"), move || {
+        view! { <CreateTemplateForm form=form preview=preview errors=errors/> }
+    });
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
@@ -683,13 +695,11 @@ impl CreateForm {
     }
 }
 
-fn create_form_view(
-    l: Lang,
-    csrf: String,
-    f: CreateForm,
-    preview: Vec<Msg>,
-    errors: FieldErrors,
-) -> impl IntoView + use<> {
+/// The create form as typed, under the preview of its rule in words,
+/// each message beside its field.
+#[component]
+fn CreateTemplateForm(form: CreateForm, preview: Vec<Msg>, errors: FieldErrors) -> impl IntoView {
+    let (l, f) = (lang(), form);
     let form_id = format!("{:032x}", rand::random::<u128>());
     let preview_text = words_text(l, &preview);
     let preview = if preview.is_empty() {
@@ -715,7 +725,7 @@ fn create_form_view(
             {preview}
         </section>
         <form method="post" action=NEW class="stack" data-testid="template-form" novalidate=true>
-            <input type="hidden" name="csrf" value=csrf/>
+            <input type="hidden" name="csrf" value=csrf_token()/>
             <input type="hidden" name="form_id" value=form_id/>
             {form_error}
             {text_input(e, "name", l.t("template-name"), f.name.clone(), None, "text")}
@@ -923,68 +933,82 @@ async fn detail_page(
     let t = s.service.get_template(id).await.or_page(l)?;
     let history = s.service.template_history(id).await.or_page(l)?;
     let refused = !forms.errors.is_empty() || forms.codes.is_refused();
-    let codes = super::codes::template_section(s, staff, &t, forms.codes.clone()).await;
-    let words = words_text(l, &view_words(&t));
-    let coupons_href = paths::coupons_of_template(&t.id);
-    let report_href = paths::template_report(&t.id);
-    let copy_href = paths::template_copy(&t.id);
-    let report = may_manage(staff).then(|| {
-        view! {
-            " "<a class="button" href=report_href data-testid="template-report">{l.t("report-link")}</a>
-            " "<a class="button" href=copy_href data-testid="duplicate-template">{l.t("template-duplicate")}</a>
-        }
-    });
+    let batches = super::codes::template_batches(s, staff, &t).await;
     let title = crate::tr!(l, "template-title", name = t.name.clone());
-    let manage =
-        may_manage(staff).then(|| manage_forms(l, staff.session.csrf_token.clone(), &t, forms));
-    let kind = l.t(t.kind.label_key());
-    let per_user = count_or_unlimited(l, t.per_user_limit);
-    let spread = spread_words(t.expiry_spread_seconds).map_or_else(
-        || l.t("template-no-expiry-spread").to_string(),
-        |m| l.msg(&m),
-    );
-    let ids = ids_details(l, vec![("id-template", t.id.to_string())]);
-    let bulk = super::bulk::template_section(s, staff, &t).await;
-    let mut r = staff.page(
-        &title,
+    let jobs = super::bulk::template_jobs(s, &t).await;
+    let mut r = staff.page(&title, move || {
+        let codes_form = forms.codes.clone();
+        let manage = viewer_may(Permission::ManageTemplates)
+            .then(|| view! { <ManageForms template=t.clone() forms=forms/> });
         view! {
-            <section aria-labelledby="template-facts">
-                <h2 id="template-facts">
-                    {l.t("template")}" "
-                    <span data-testid="template-standing">{standing_badge(l, t.status)}</span>
-                </h2>
-                <dl class="facts">
-                    <dt>{l.t("template-name")}</dt><dd data-testid="template-name">{t.name.clone()}</dd>
-                    <dt>{l.t("template-rule")}</dt><dd data-testid="template-rule">{words}</dd>
-                    <dt>{l.t("template-kind")}</dt><dd>{kind}</dd>
-                    <dt>{l.t("template-stock-heading")}</dt><dd data-testid="template-stock">{stock_text(l, &t)}</dd>
-                    <dt>{l.t("template-per-user-limit")}</dt><dd>{per_user}</dd>
-                    <dt>{l.t("template-expiry-spread")}</dt><dd data-testid="template-expiry-spread">{spread}</dd>
-                    <dt>{l.t("template-coupons-by-status")}</dt><dd data-testid="template-counts">{counts_text(l, &t)}</dd>
-                    <dt>{l.t("template-paused-at")}</dt><dd>{opt_time(&t.paused_at)}</dd>
-                    <dt>{l.t("template-claim-ends-at")}</dt><dd data-testid="template-claim-ends">{opt_time(&t.claim_ends_at)}</dd>
-                    <dt>{l.t("template-created-at")}</dt><dd>{time_text(&t.created_at)}</dd>
-                </dl>
-                <p class="actions"><a class="button" href=coupons_href data-testid="template-coupons">{l.t("template-its-coupons")}</a>{report}</p>
-                {ids}
-            </section>
+            <TemplateFacts template=t.clone()/>
             {manage}
-            {bulk}
-            {codes}
+            <BulkSection template_id=t.id.clone() jobs=jobs/>
+            <CodeBatches template_id=t.id.clone() batches=batches form=codes_form/>
             <section aria-labelledby="template-history">
                 <h2 id="template-history">{l.t("template-history")}</h2>
-                {history_table(l, history)}
+                <TemplateHistory rows=history/>
             </section>
-        },
-    );
+        }
+    });
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
     Ok(r)
 }
 
-/// Pause / resume, end claiming early, and the safe edit.
-fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl IntoView + use<> {
+/// A template's standing, rule, stock, limits and times, with links to
+/// its coupons (and, for operators and admins, its report and a copy)
+/// and its ids.
+#[component]
+fn TemplateFacts(template: TemplateView) -> impl IntoView {
+    let (l, t) = (lang(), template);
+    let words = words_text(l, &view_words(&t));
+    let coupons_href = paths::coupons_of_template(&t.id);
+    let report_href = paths::template_report(&t.id);
+    let copy_href = paths::template_copy(&t.id);
+    let report = viewer_may(Permission::ManageTemplates).then(|| {
+        view! {
+            " "<a class="button" href=report_href data-testid="template-report">{l.t("report-link")}</a>
+            " "<a class="button" href=copy_href data-testid="duplicate-template">{l.t("template-duplicate")}</a>
+        }
+    });
+    let kind = l.t(t.kind.label_key());
+    let per_user = count_or_unlimited(l, t.per_user_limit);
+    let spread = spread_words(t.expiry_spread_seconds).map_or_else(
+        || l.t("template-no-expiry-spread").to_string(),
+        |m| l.msg(&m),
+    );
+    let ids = vec![("id-template", t.id.to_string())];
+    view! {
+        <section aria-labelledby="template-facts">
+            <h2 id="template-facts">
+                {l.t("template")}" "
+                <span data-testid="template-standing"><StandingBadge standing=t.status/></span>
+            </h2>
+            <dl class="facts">
+                <dt>{l.t("template-name")}</dt><dd data-testid="template-name">{t.name.clone()}</dd>
+                <dt>{l.t("template-rule")}</dt><dd data-testid="template-rule">{words}</dd>
+                <dt>{l.t("template-kind")}</dt><dd>{kind}</dd>
+                <dt>{l.t("template-stock-heading")}</dt><dd data-testid="template-stock">{stock_text(l, &t)}</dd>
+                <dt>{l.t("template-per-user-limit")}</dt><dd>{per_user}</dd>
+                <dt>{l.t("template-expiry-spread")}</dt><dd data-testid="template-expiry-spread">{spread}</dd>
+                <dt>{l.t("template-coupons-by-status")}</dt><dd data-testid="template-counts">{counts_text(l, &t)}</dd>
+                <dt>{l.t("template-paused-at")}</dt><dd><OptTime at=t.paused_at.clone()/></dd>
+                <dt>{l.t("template-claim-ends-at")}</dt><dd data-testid="template-claim-ends"><OptTime at=t.claim_ends_at.clone()/></dd>
+                <dt>{l.t("template-created-at")}</dt><dd><Time at=t.created_at.clone()/></dd>
+            </dl>
+            <p class="actions"><a class="button" href=coupons_href data-testid="template-coupons">{l.t("template-its-coupons")}</a>{report}</p>
+            <IdsDetails ids=ids/>
+        </section>
+    }
+}
+
+/// Pause / resume, end claiming early, and the safe edit, as typed after
+/// a refusal.
+#[component]
+fn ManageForms(template: TemplateView, forms: DetailForms) -> impl IntoView {
+    let (l, t, f) = (lang(), template, forms);
     let paused = t.status == ClaimStanding::Paused;
     let (switch_href, switch_label, switch_id) = if paused {
         (
@@ -1013,20 +1037,19 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
     };
     let ends = end_errors.input_attrs("claim_ends_at", "end-claim-at");
     let form_error = field_error(&f.errors.input_attrs("form", "edit-form"));
-    let (csrf2, csrf3) = (csrf.clone(), csrf.clone());
     let ends_value = if f.terms.is_some() {
         String::new()
     } else {
         f.claim_ends_at.clone()
     };
-    let edit = edit_form(l, csrf3, edit_href.clone(), t, &f);
+    let edit = view! { <EditTemplateForm action=edit_href.clone() template=t forms=f/> };
     view! {
         <section aria-labelledby="template-manage">
             <h2 id="template-manage">{l.t("template-manage")}</h2>
             {form_error}
             <h3>{switch_label}</h3>
             <form method="post" action=switch_href class="stack" data-testid="claiming-form">
-                <input type="hidden" name="csrf" value=csrf/>
+                <input type="hidden" name="csrf" value=csrf_token()/>
                 <label for="reason">{l.t("template-reason")}</label>
                 <textarea id="reason" name="reason" maxlength="500"
                     aria-invalid=reason.invalid aria-describedby=reason.described_by.clone()>{typed_reason}</textarea>
@@ -1035,7 +1058,7 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
             </form>
             <h3>{l.t("template-end-claiming")}</h3>
             <form method="post" action=edit_href class="stack" data-testid="end-claiming-form">
-                <input type="hidden" name="csrf" value=csrf2/>
+                <input type="hidden" name="csrf" value=csrf_token()/>
                 <label for="end-claim-at">{l.t("template-end-claiming-at")}</label>
                 <span class="note">{l.t("template-business-time")}</span>
                 <input id="end-claim-at" name="claim_ends_at" type="datetime-local" value=ends_value
@@ -1055,19 +1078,19 @@ fn manage_forms(l: Lang, csrf: String, t: &TemplateView, f: DetailForms) -> impl
 /// (the create form's fields, filled with the template's terms, sent as
 /// a full edit); after the first claim the terms are shown but locked,
 /// with why, and only the name and more stock can be saved.
-fn edit_form(
-    l: Lang,
-    csrf: String,
-    action: String,
-    t: &TemplateView,
-    f: &DetailForms,
-) -> impl IntoView + use<> {
+#[component]
+fn EditTemplateForm(
+    #[prop(into)] action: String,
+    template: TemplateView,
+    forms: DetailForms,
+) -> impl IntoView {
+    let (l, t, f) = (lang(), template, forms);
     let locked = t.claimed > 0;
     let e = &f.errors;
     let name = e.input_attrs("name", "edit-name");
     let stock = e.input_attrs("total_stock", "edit-total-stock");
     let typed = f.terms.clone();
-    let terms = typed.clone().unwrap_or_else(|| CreateForm::of_template(t));
+    let terms = typed.clone().unwrap_or_else(|| CreateForm::of_template(&t));
     let name_value = match &typed {
         Some(form) => form.name.clone(),
         None => f.name.clone().unwrap_or_else(|| t.name.clone()),
@@ -1121,7 +1144,7 @@ fn edit_form(
     view! {
         <h3>{heading}</h3>
         <form method="post" action=action class="stack" data-testid="edit-form" novalidate=true>
-            <input type="hidden" name="csrf" value=csrf/>
+            <input type="hidden" name="csrf" value=csrf_token()/>
             {full}
             <label for="edit-name">{l.t("template-name")}</label>
             <input id="edit-name" name="name" type="text" maxlength="200" value=name_value
@@ -1163,7 +1186,9 @@ fn edit_form(
 }
 
 /// The staff log of the template: when, who, what, before → after, why.
-fn history_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
+#[component]
+fn TemplateHistory(rows: Vec<StaffAuditView>) -> impl IntoView {
+    let l = lang();
     if rows.is_empty() {
         return view! { <p class="note">{l.t("template-no-history")}</p> }.into_any();
     }
@@ -1173,7 +1198,7 @@ fn history_table(l: Lang, rows: Vec<StaffAuditView>) -> impl IntoView + use<> {
             let (change, reason) = history_change(l, &e);
             view! {
                 <tr data-testid="history-row" data-action=e.action.clone()>
-                    <td class="nowrap" data-label=l.t("when")>{time_text(&e.at)}</td>
+                    <td class="nowrap" data-label=l.t("when")><Time at=e.at.clone()/></td>
                     <td data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
                     <td data-label=l.t("action")>{history_action(l, &e.action)}</td>
                     <td data-label=l.t("template-change")>{change}</td>

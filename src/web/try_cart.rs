@@ -12,8 +12,10 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::WebError;
+use super::components::Time;
+use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{FieldErrors, coupon_terms_text, field_error, time_text};
+use super::layout::{FieldErrors, coupon_terms_text, field_error};
 use super::paths;
 use crate::domain::cart::{CartInput, CartSpec};
 use crate::domain::ids::UserId;
@@ -98,15 +100,25 @@ fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
     })
 }
 
-/// The section for the user page: the form with what was typed, and the
-/// picker's answer when the form was sent. A service failure other than a
+/// What the section shows: the form's campaigns, the form as typed, and
+/// the picker's answer when the form was sent. Rendered by [`TryCart`].
+pub struct TryCartData {
+    /// The user id as the user page's address gave it.
+    user_id: String,
+    query: CartQuery,
+    campaigns: Vec<CampaignView>,
+    answer: Answer,
+}
+
+/// The section's data for the user page: the open campaigns and, when the
+/// form was sent, the picker's answer. A service failure other than a
 /// refusal of the cart is the page's error.
 pub async fn section(
     s: &AppState,
     l: Lang,
     user_id: &str,
     q: &CartQuery,
-) -> Result<AnyView, WebError> {
+) -> Result<TryCartData, WebError> {
     let campaigns = s
         .service
         .open_campaigns(FORM_CAMPAIGNS)
@@ -154,22 +166,31 @@ pub async fn section(
             }
         }
     };
-    Ok(view(l, user_id, q, &campaigns, answer))
+    Ok(TryCartData {
+        user_id: user_id.to_string(),
+        query: q.clone(),
+        campaigns,
+        answer,
+    })
 }
 
-fn view(
-    l: Lang,
-    user_id: &str,
-    q: &CartQuery,
-    campaigns: &[CampaignView],
-    answer: Answer,
-) -> AnyView {
+/// The "try a cart" section of the user page: the form with what was
+/// typed (each refused field with its message), then the picker's answer
+/// when the form was sent.
+#[component]
+pub fn TryCart(data: TryCartData) -> impl IntoView {
+    let l = lang();
+    let TryCartData {
+        user_id,
+        query: q,
+        campaigns,
+        answer,
+    } = data;
     let errors = match &answer {
         Answer::Refused(e) => e.clone(),
         _ => FieldErrors::default(),
     };
-    // The user id as the user page's address gave it.
-    let action = paths::unparsed::user_try_cart(user_id);
+    let action = paths::unparsed::user_try_cart(&user_id);
     let total = errors.input_attrs("total", "cart-total");
     let category = errors.input_attrs("category", "cart-category");
     let campaign = errors.input_attrs("campaign", "cart-campaign");
@@ -177,14 +198,14 @@ fn view(
     let presale = q.presale();
     let chosen = CartQuery::text(&q.campaign);
     let options = campaigns
-        .iter()
+        .into_iter()
         .map(|c| {
             let selected = c.id == chosen;
-            view! { <option value=c.id.clone() selected=selected>{c.name.clone()}</option> }
+            view! { <option value=c.id selected=selected>{c.name}</option> }
         })
         .collect_view();
     let result = match answer {
-        Answer::Options(o) => Some(results(l, o)),
+        Answer::Options(o) => Some(view! { <CartAnswer options=o/> }),
         _ => None,
     };
     view! {
@@ -237,12 +258,13 @@ fn view(
             {result}
         </section>
     }
-    .into_any()
 }
 
 /// The picker's answer in words: the best, the usable coupons (discount,
 /// end, caution) and the others with why.
-fn results(l: Lang, o: CouponOptions) -> AnyView {
+#[component]
+fn CartAnswer(options: CouponOptions) -> impl IntoView {
+    let (l, o) = (lang(), options);
     let best = o
         .best
         .as_ref()
@@ -272,7 +294,7 @@ fn results(l: Lang, o: CouponOptions) -> AnyView {
                     <td class="mono"><a href=href>{u.coupon.code.clone()}</a></td>
                     <td>{terms}</td>
                     <td class="money">{u.discount_cents.shown()}</td>
-                    <td class="nowrap">{time_text(&u.coupon.ends_at)}</td>
+                    <td class="nowrap"><Time at=u.coupon.ends_at.clone()/></td>
                     <td>{note}</td>
                 </tr>
             }
@@ -326,5 +348,4 @@ fn results(l: Lang, o: CouponOptions) -> AnyView {
             })}
         </div>
     }
-    .into_any()
 }

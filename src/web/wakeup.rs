@@ -22,8 +22,10 @@ use axum::routing::{get, post};
 use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
+use super::components::Time;
+use super::context::{csrf_token, lang};
 use super::i18n::Lang;
-use super::layout::{FieldErrors, actor_text, field_error, time_text};
+use super::layout::{FieldErrors, actor_text, field_error};
 use super::paths;
 use super::reminders::offset_label;
 use crate::domain::ids::WakeupRuleId;
@@ -169,28 +171,31 @@ async fn page(s: &AppState, staff: &Staff, form: CreateForm, errors: FieldErrors
         Err(e) => return WebError::from_service(l, e).into_response(),
     };
     let refused = !errors.is_empty();
-    let body = view! {
-        <p class="note">{l.t("wakeup-intro")}</p>
-        <section aria-labelledby="wakeup-rules">
-            <h2 id="wakeup-rules">{l.t("wakeup-rules")}</h2>
-            {rules_table(l, rules)}
-        </section>
-        {create_form(l, staff.session.csrf_token.clone(), form, errors, templates)}
-    };
-    let mut r = staff.page(l.t("wakeup-title"), body);
+    let mut r = staff.page(l.t("wakeup-title"), move || {
+        view! {
+            <p class="note">{l.t("wakeup-intro")}</p>
+            <section aria-labelledby="wakeup-rules">
+                <h2 id="wakeup-rules">{l.t("wakeup-rules")}</h2>
+                <RulesTable rules=rules/>
+            </section>
+            <CreateRuleForm form=form errors=errors templates=templates/>
+        }
+    });
     if refused {
         *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
     }
     r
 }
 
-fn standing(l: Lang, active: bool) -> impl IntoView + use<> {
+/// Whether a rule is active or paused, as a badge.
+#[component]
+fn Standing(active: bool) -> impl IntoView {
     let (class, key) = if active {
         ("badge badge-ok", "wakeup-active")
     } else {
         ("badge badge-warning", "wakeup-paused")
     };
-    view! { <span class=class>{l.t(key)}</span> }
+    view! { <span class=class>{lang().t(key)}</span> }
 }
 
 fn templates_text(l: Lang, r: &WakeupRuleReport) -> String {
@@ -215,7 +220,11 @@ fn compare_text(l: Lang, r: &WakeupRuleReport) -> String {
     )
 }
 
-fn rules_table(l: Lang, rules: Vec<WakeupRuleReport>) -> impl IntoView + use<> {
+/// The rules: name, lead, templates, results (woken against control) and
+/// whether each is active; a note when there are none.
+#[component]
+fn RulesTable(rules: Vec<WakeupRuleReport>) -> impl IntoView {
+    let l = lang();
     if rules.is_empty() {
         return view! { <p class="note" data-testid="no-wakeup-rules">{l.t("wakeup-none")}</p> }
             .into_any();
@@ -233,7 +242,7 @@ fn rules_table(l: Lang, rules: Vec<WakeupRuleReport>) -> impl IntoView + use<> {
                     <td data-label=l.t("wakeup-lead")>{lead}</td>
                     <td data-label=l.t("wakeup-templates")>{templates}</td>
                     <td data-label=l.t("wakeup-results")>{compare}</td>
-                    <td class="nowrap" data-label=l.t("wakeup-status")>{standing(l, r.rule.active)}</td>
+                    <td class="nowrap" data-label=l.t("wakeup-status")><Standing active=r.rule.active/></td>
                 </tr>
             }
         })
@@ -275,14 +284,16 @@ fn text_row(
     }
 }
 
-fn create_form(
-    l: Lang,
-    csrf: String,
-    f: CreateForm,
+/// The create form, as typed (each refused field with its message): name,
+/// hours before the end, active within days, templates, the wake-up
+/// coupon's template and the control share.
+#[component]
+fn CreateRuleForm(
+    form: CreateForm,
     errors: FieldErrors,
     templates: Vec<TemplateView>,
-) -> impl IntoView + use<> {
-    let e = &errors;
+) -> impl IntoView {
+    let (l, f, e) = (lang(), form, &errors);
     let tpl = e.input_attrs("template_ids", "template_ids");
     let bonus = e.input_attrs("bonus_template_id", "bonus_template_id");
     let boxes = templates
@@ -307,7 +318,7 @@ fn create_form(
         <section aria-labelledby="wakeup-new">
             <h2 id="wakeup-new">{l.t("wakeup-new")}</h2>
             <form method="post" action=LIST class="stack" data-testid="wakeup-form" novalidate=true>
-                <input type="hidden" name="csrf" value=csrf/>
+                <input type="hidden" name="csrf" value=csrf_token()/>
                 {form_error}
                 {text_row(e, "name", l.t("wakeup-name"), f.name.clone(), None)}
                 {text_row(e, "lead_hours", l.t("wakeup-lead-hours"), f.lead_hours.clone(), Some(l.t("wakeup-lead-hint")))}
@@ -372,7 +383,11 @@ async fn detail(State(s): State<AppState>, staff: Staff, Path(id): Path<WakeupRu
     detail_page(&s, &staff, &id, String::new(), FieldErrors::default()).await
 }
 
-fn figures_row(l: Lang, outcome: WakeupOutcome, f: OutcomeFigures) -> impl IntoView + use<> {
+/// One group's results: users, expiring coupons, used before their end,
+/// share used, wake-up coupons.
+#[component]
+fn FiguresRow(outcome: WakeupOutcome, figures: OutcomeFigures) -> impl IntoView {
+    let (l, f) = (lang(), figures);
     view! {
         <tr data-testid="wakeup-figures" data-outcome=outcome.as_str()>
             <th scope="row">{l.t(outcome.label_key())}</th>
@@ -400,6 +415,21 @@ async fn detail_page(
     };
     let refused = !errors.is_empty();
     let title = crate::tr!(l, "wakeup-rule-title", name = r.rule.name.clone());
+    let mut resp = staff.page(&title, move || {
+        view! { <RuleDetail report=r reason=reason errors=errors/> }
+    });
+    if refused {
+        *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    resp
+}
+
+/// One rule in words (lead, who, templates, wake-up coupon, control share,
+/// created), its results per group, and the pause or resume form with
+/// the reason as typed (`errors`: its message when refused).
+#[component]
+fn RuleDetail(report: WakeupRuleReport, reason: String, errors: FieldErrors) -> impl IntoView {
+    let (l, r) = (lang(), report);
     let lead = offset_label(l, r.rule.lead_seconds);
     let days = r.rule.active_within_seconds / 86_400;
     let active_words = if r.rule.active_within_seconds % 86_400 == 0 {
@@ -431,66 +461,58 @@ async fn detail_page(
         )
     };
     let reason_st = errors.input_attrs("reason", "reason");
-    let csrf = staff.session.csrf_token.clone();
     let templates = templates_text(l, &r);
     let compare = compare_text(l, &r);
     let created = r.rule.created_at.clone();
     let by = actor_text(l, &r.rule.created_by);
-    let mut resp = staff.page(
-        &title,
-        view! {
-            <section aria-labelledby="wakeup-facts">
-                <h2 id="wakeup-facts">{l.t("wakeup-rule")}" "{standing(l, r.rule.active)}</h2>
-                <dl class="facts">
-                    <dt>{l.t("wakeup-name")}</dt><dd>{r.rule.name.clone()}</dd>
-                    <dt>{l.t("wakeup-lead")}</dt><dd data-testid="wakeup-lead">{lead}</dd>
-                    <dt>{l.t("wakeup-who")}</dt><dd>{active_words}</dd>
-                    <dt>{l.t("wakeup-templates")}</dt><dd>{templates}</dd>
-                    <dt>{l.t("wakeup-bonus")}</dt><dd data-testid="wakeup-bonus">{bonus}</dd>
-                    <dt>{l.t("wakeup-control")}</dt><dd>{control_words}</dd>
-                    <dt>{l.t("wakeup-created-at")}</dt><dd>{time_text(&created)}" · "{by}</dd>
-                </dl>
-            </section>
-            <section aria-labelledby="wakeup-results">
-                <h2 id="wakeup-results">{l.t("wakeup-results")}</h2>
-                <p data-testid="wakeup-compare">{compare}</p>
-                <p class="note">{l.t("wakeup-results-note")}</p>
-                <div class="table-wrap">
-                    <table class="stack" data-testid="wakeup-figures-table">
-                        <thead><tr>
-                            <th scope="col">{l.t("wakeup-group")}</th>
-                            <th scope="col">{l.t("wakeup-users")}</th>
-                            <th scope="col">{l.t("wakeup-coupons")}</th>
-                            <th scope="col">{l.t("wakeup-used")}</th>
-                            <th scope="col">{l.t("wakeup-used-share")}</th>
-                            <th scope="col">{l.t("wakeup-bonus-coupons")}</th>
-                        </tr></thead>
-                        <tbody>
-                            {figures_row(l, WakeupOutcome::Sent, r.sent)}
-                            {figures_row(l, WakeupOutcome::Control, r.control)}
-                            {figures_row(l, WakeupOutcome::Inactive, r.inactive)}
-                        </tbody>
-                    </table>
-                </div>
-            </section>
-            <section aria-labelledby="wakeup-switch">
-                <h2 id="wakeup-switch">{label}</h2>
-                <form method="post" action=path class="stack" data-testid="wakeup-switch-form">
-                    <input type="hidden" name="csrf" value=csrf/>
-                    <label for="reason">{l.t("wakeup-reason")}</label>
-                    <input id="reason" name="reason" type="text" maxlength="500" value=reason
-                        aria-invalid=reason_st.invalid aria-describedby=reason_st.described_by.clone()/>
-                    {field_error(&reason_st)}
-                    <p class="actions"><button type="submit" class="primary" data-testid=testid>{label}</button></p>
-                </form>
-                <p class="actions"><a class="button" href=LIST>{l.t("wakeup-all-rules")}</a></p>
-            </section>
-        },
-    );
-    if refused {
-        *resp.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    view! {
+        <section aria-labelledby="wakeup-facts">
+            <h2 id="wakeup-facts">{l.t("wakeup-rule")}" "<Standing active=r.rule.active/></h2>
+            <dl class="facts">
+                <dt>{l.t("wakeup-name")}</dt><dd>{r.rule.name.clone()}</dd>
+                <dt>{l.t("wakeup-lead")}</dt><dd data-testid="wakeup-lead">{lead}</dd>
+                <dt>{l.t("wakeup-who")}</dt><dd>{active_words}</dd>
+                <dt>{l.t("wakeup-templates")}</dt><dd>{templates}</dd>
+                <dt>{l.t("wakeup-bonus")}</dt><dd data-testid="wakeup-bonus">{bonus}</dd>
+                <dt>{l.t("wakeup-control")}</dt><dd>{control_words}</dd>
+                <dt>{l.t("wakeup-created-at")}</dt><dd><Time at=created/>" · "{by}</dd>
+            </dl>
+        </section>
+        <section aria-labelledby="wakeup-results">
+            <h2 id="wakeup-results">{l.t("wakeup-results")}</h2>
+            <p data-testid="wakeup-compare">{compare}</p>
+            <p class="note">{l.t("wakeup-results-note")}</p>
+            <div class="table-wrap">
+                <table class="stack" data-testid="wakeup-figures-table">
+                    <thead><tr>
+                        <th scope="col">{l.t("wakeup-group")}</th>
+                        <th scope="col">{l.t("wakeup-users")}</th>
+                        <th scope="col">{l.t("wakeup-coupons")}</th>
+                        <th scope="col">{l.t("wakeup-used")}</th>
+                        <th scope="col">{l.t("wakeup-used-share")}</th>
+                        <th scope="col">{l.t("wakeup-bonus-coupons")}</th>
+                    </tr></thead>
+                    <tbody>
+                        <FiguresRow outcome=WakeupOutcome::Sent figures=r.sent/>
+                        <FiguresRow outcome=WakeupOutcome::Control figures=r.control/>
+                        <FiguresRow outcome=WakeupOutcome::Inactive figures=r.inactive/>
+                    </tbody>
+                </table>
+            </div>
+        </section>
+        <section aria-labelledby="wakeup-switch">
+            <h2 id="wakeup-switch">{label}</h2>
+            <form method="post" action=path class="stack" data-testid="wakeup-switch-form">
+                <input type="hidden" name="csrf" value=csrf_token()/>
+                <label for="reason">{l.t("wakeup-reason")}</label>
+                <input id="reason" name="reason" type="text" maxlength="500" value=reason
+                    aria-invalid=reason_st.invalid aria-describedby=reason_st.described_by.clone()/>
+                {field_error(&reason_st)}
+                <p class="actions"><button type="submit" class="primary" data-testid=testid>{label}</button></p>
+            </form>
+            <p class="actions"><a class="button" href=LIST>{l.t("wakeup-all-rules")}</a></p>
+        </section>
     }
-    resp
 }
 
 #[derive(Debug, Default, serde::Deserialize)]

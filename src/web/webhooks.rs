@@ -18,6 +18,8 @@ use axum::routing::get;
 use leptos::prelude::*;
 
 use super::auth::{Staff, WebError};
+use super::components::ConfirmForm;
+use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, field_error, time_string};
 use super::paths;
@@ -125,7 +127,10 @@ pub(super) fn event_type_label(l: Lang, event_type: &str) -> String {
     }
 }
 
-fn enabled_badge(l: Lang, enabled: bool) -> impl IntoView + use<> {
+/// Whether a subscriber is enabled, as a badge.
+#[component]
+fn EnabledBadge(enabled: bool) -> impl IntoView {
+    let l = lang();
     if enabled {
         view! { <span class="badge badge-ok" data-enabled="true">{l.t("enabled")}</span> }
     } else {
@@ -133,36 +138,45 @@ fn enabled_badge(l: Lang, enabled: bool) -> impl IntoView + use<> {
     }
 }
 
-fn rows_view(l: Lang, subs: Vec<SubscriberView>, may_disable: bool) -> impl IntoView + use<> {
-    let body =
-        subs.into_iter()
-            .map(|s| {
-                let created = if s.from_environment {
-                    l.t("from-couponkeeper-webhook-url").to_string()
+/// The subscribers, each with its disable or enable button when the
+/// signed-in staff member may use it (never on the environment's).
+#[component]
+fn SubscriberTable(subs: Vec<SubscriberView>) -> impl IntoView {
+    let l = lang();
+    let may_disable = viewer_may(Permission::ManageWebhooks);
+    let body = subs
+        .into_iter()
+        .map(|s| {
+            let created = if s.from_environment {
+                l.t("from-couponkeeper-webhook-url").to_string()
+            } else {
+                format!(
+                    "{} · {}",
+                    time_string(&s.created_at),
+                    super::layout::actor_text(l, &s.created_by)
+                )
+            };
+            let action = (may_disable && !s.from_environment).then(|| {
+                let switch = if s.enabled {
+                    Switch::Disable
                 } else {
-                    format!(
-                        "{} · {}",
-                        time_string(&s.created_at),
-                        super::layout::actor_text(l, &s.created_by)
-                    )
+                    Switch::Enable
                 };
-                let action = (may_disable && !s.from_environment).then(|| {
-                let switch = if s.enabled { Switch::Disable } else { Switch::Enable };
-                let href = switch.action(&s.id);
-                view! { <a class="button" href=href data-testid=switch.path()>{switch.verb(l)}</a> }
+                let (href, testid, verb) = (switch.action(&s.id), switch.path(), switch.verb(l));
+                view! { <a class="button" href=href data-testid=testid>{verb}</a> }
             });
-                view! {
-                    <tr data-subscriber=s.id.clone()>
-                        <td class="mono">{s.url.clone()}</td>
-                        <td>{types_text(l, &s.event_types)}</td>
-                        <td>{enabled_badge(l, s.enabled)}</td>
-                        <td class="mono" data-testid="secret-hint">{s.secret_hint.clone()}</td>
-                        <td class="nowrap">{created}</td>
-                        <td>{action}</td>
-                    </tr>
-                }
-            })
-            .collect_view();
+            view! {
+                <tr data-subscriber=s.id.clone()>
+                    <td class="mono">{s.url.clone()}</td>
+                    <td>{types_text(l, &s.event_types)}</td>
+                    <td><EnabledBadge enabled=s.enabled/></td>
+                    <td class="mono" data-testid="secret-hint">{s.secret_hint.clone()}</td>
+                    <td class="nowrap">{created}</td>
+                    <td>{action}</td>
+                </tr>
+            }
+        })
+        .collect_view();
     view! {
         <div class="table-wrap"><table data-testid="subscribers">
             <thead><tr>
@@ -224,7 +238,11 @@ fn refusal_text(l: Lang, r: &ReceiverRefusal) -> String {
     }
 }
 
-fn add_form(l: Lang, csrf: String, refused: Option<AddRefused>) -> impl IntoView + use<> {
+/// The form that adds a subscriber; after a refused add, with what was
+/// typed, the ticked types and each reason beside its field.
+#[component]
+fn AddSubscriberForm(refused: Option<AddRefused>) -> impl IntoView {
+    let l = lang();
     let ticked = |t: &str| {
         refused
             .as_ref()
@@ -256,7 +274,7 @@ fn add_form(l: Lang, csrf: String, refused: Option<AddRefused>) -> impl IntoView
         <section aria-labelledby="add-heading">
             <h2 id="add-heading">{l.t("add-a-subscriber")}</h2>
             <form method="post" action=LIST class="stack" data-testid="add-form">
-                <input type="hidden" name="csrf" value=csrf/>
+                <input type="hidden" name="csrf" value=csrf_token()/>
                 <label for="url">{l.t("url-https-or-http")}</label>
                 <input id="url" name="url" required maxlength="2000" placeholder="https://hooks.example.com/couponkeeper" value=typed aria-invalid=invalid aria-describedby=described/>
                 {error}
@@ -297,30 +315,29 @@ async fn render(
     let l = staff.lang;
     let subs = s.service.webhook_subscribers().await.or_page(l)?;
     let has_default = subs.iter().any(|s| s.from_environment);
-    let may = operator(staff);
     let default_note = if has_default {
         l.t("the-default-subscriber-comes-from-couponkeeper")
     } else {
         l.t("couponkeeper-webhook-url-is-not-set")
-    };
-    let table = if subs.is_empty() {
-        view! { <p class="note" data-testid="no-subscribers">{l.t("no-subscribers-yet")}</p> }
-            .into_any()
-    } else {
-        rows_view(l, subs, may).into_any()
     };
     let status = if refused.is_some() {
         StatusCode::UNPROCESSABLE_ENTITY
     } else {
         StatusCode::OK
     };
-    let form = if may {
-        add_form(l, staff.session.csrf_token.clone(), refused).into_any()
-    } else {
-        view! { <p class="note">{l.t("adding-or-disabling-subscribers-needs-the")}</p> }.into_any()
-    };
-    let page = staff.page(
-        l.t("webhooks-2"),
+    let page = staff.page(l.t("webhooks-2"), move || {
+        let table = if subs.is_empty() {
+            view! { <p class="note" data-testid="no-subscribers">{l.t("no-subscribers-yet")}</p> }
+                .into_any()
+        } else {
+            view! { <SubscriberTable subs=subs/> }.into_any()
+        };
+        let form = if viewer_may(Permission::ManageWebhooks) {
+            view! { <AddSubscriberForm refused=refused/> }.into_any()
+        } else {
+            view! { <p class="note">{l.t("adding-or-disabling-subscribers-needs-the")}</p> }
+                .into_any()
+        };
         view! {
             <section aria-labelledby="subscribers-heading">
                 <h2 id="subscribers-heading">{l.t("webhook-subscribers")}</h2>
@@ -329,8 +346,8 @@ async fn render(
                 <p class="note">{l.t("see-deliveries-for-what-was-sent")}</p>
             </section>
             {form}
-        },
-    );
+        }
+    });
     Ok((status, page).into_response())
 }
 
@@ -456,7 +473,6 @@ async fn confirm_page(
     if switch.already(sub.enabled) {
         return staff.refused(LIST, already_text(l, switch));
     }
-    let csrf = staff.session.csrf_token.clone();
     let action = switch.action(&sub.id);
     let types = types_text(l, &sub.event_types);
     let (title, heading, text) = match switch {
@@ -483,17 +499,11 @@ async fn confirm_page(
     };
     staff.page(
         title,
-        view! {
+        move || view! {
             <section class="confirm" aria-labelledby="confirm-heading">
                 <h2 id="confirm-heading">{heading}" "<span class="mono">{sub.url.clone()}</span></h2>
                 <p>{text}</p>
-                <form method="post" action=action class="stack">
-                    <input type="hidden" name="csrf" value=csrf/>
-                    <p class="actions">
-                        <button type="submit" class="primary" data-testid="confirm">{switch.verb(l)}</button>
-                        <a class="button" href=LIST>{l.t("cancel")}</a>
-                    </p>
-                </form>
+                <ConfirmForm action=action button=switch.verb(l) cancel=LIST/>
             </section>
         },
     )
