@@ -28,7 +28,7 @@ use serde::Deserialize;
 
 use super::actions::{form_id, idem};
 use super::auth::{Staff, WebError};
-use super::components::{IdsDetails, Pager, Time};
+use super::components::{IdsDetails, Pager, StaffLog, StaffLogRow, Time};
 use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
 use super::layout::{
@@ -592,31 +592,23 @@ fn CampaignHistory(history: Vec<CampaignChange>) -> impl IntoView {
             .into_iter()
             .map(|ch| {
                 let (what, change) = change_what(l, &ch);
-                let reason = ch.reason.clone().filter(|r| !r.is_empty()).unwrap_or_else(|| "—".into());
-                view! {
-                    <tr data-testid="history-row">
-                        <td class="nowrap" data-label=l.t("when")><Time at=ch.at.clone()/></td>
-                        <td data-label=l.t("actor")>{actor_text(l, &ch.actor)}</td>
-                        <td data-label=l.t("campaign-what")>{what}</td>
-                        <td data-label=l.t("before-after") data-testid="history-change">{change}</td>
-                        <td data-label=l.t("reason") data-testid="history-reason">{reason}</td>
-                    </tr>
+                StaffLogRow {
+                    reason: ch
+                        .reason
+                        .clone()
+                        .filter(|r| !r.is_empty())
+                        .unwrap_or_else(|| "—".into()),
+                    actor: actor_text(l, &ch.actor),
+                    action_code: None,
+                    at: ch.at,
+                    what,
+                    change,
                 }
             })
-            .collect_view();
+            .collect();
         view! {
-            <div class="table-wrap">
-                <table class="stack" data-testid="history">
-                    <thead><tr>
-                        <th scope="col">{l.t("when")}</th>
-                        <th scope="col">{l.t("actor")}</th>
-                        <th scope="col">{l.t("campaign-what")}</th>
-                        <th scope="col">{l.t("before-after")}</th>
-                        <th scope="col">{l.t("reason")}</th>
-                    </tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
-            </div>
+            <StaffLog rows=rows testid="history" row_testid="history-row"
+                what_key="campaign-what" change_key="before-after" cell_testids=true/>
         }
         .into_any()
     };

@@ -26,7 +26,7 @@ use leptos::prelude::*;
 use serde::Deserialize;
 
 use super::auth::{FLASH_COOKIE, Staff, WebError, set_cookie};
-use super::components::{IdsDetails, OptTime, Time};
+use super::components::{IdsDetails, OptTime, StaffLog, StaffLogRow, Time};
 use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
 use super::layout::{FieldErrors, actor_text, field_error};
@@ -552,36 +552,22 @@ fn BatchHistory(rows: Vec<StaffAuditView>) -> impl IntoView {
     }
     let rows = rows
         .into_iter()
-        .map(|e| {
-            let action = actions::label_key(&e.action)
-                .map_or_else(|| e.action.clone(), |k| l.t(&k).to_string());
-            let reason = if e.action == actions::VOID {
+        .map(|e| StaffLogRow {
+            what: actions::label_key(&e.action)
+                .map_or_else(|| e.action.clone(), |k| l.t(&k).to_string()),
+            reason: if e.action == actions::VOID {
                 e.detail.clone().unwrap_or_default()
             } else {
                 String::new()
-            };
-            view! {
-                <tr data-testid="batch-history-row" data-action=e.action.clone()>
-                    <td class="nowrap" data-label=l.t("when")><Time at=e.at.clone()/></td>
-                    <td data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
-                    <td data-label=l.t("action")>{action}</td>
-                    <td data-label=l.t("reason")>{reason}</td>
-                </tr>
-            }
+            },
+            actor: actor_text(l, &e.actor),
+            action_code: Some(e.action),
+            at: e.at,
+            change: String::new(),
         })
-        .collect_view();
+        .collect();
     view! {
-        <div class="table-wrap">
-            <table class="stack" data-testid="batch-history">
-                <thead><tr>
-                    <th scope="col">{l.t("when")}</th>
-                    <th scope="col">{l.t("actor")}</th>
-                    <th scope="col">{l.t("action")}</th>
-                    <th scope="col">{l.t("reason")}</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
+        <StaffLog rows=rows testid="batch-history" row_testid="batch-history-row" what_key="action"/>
     }
     .into_any()
 }

@@ -34,7 +34,7 @@ use serde::Deserialize;
 use super::auth::{Staff, WebError};
 use super::bulk::BulkSection;
 use super::codes::CodeBatches;
-use super::components::{IdsDetails, OptTime, Pager, Time};
+use super::components::{IdsDetails, OptTime, Pager, StaffLog, StaffLogRow, Time};
 use super::console::parse_console_time;
 use super::context::{csrf_token, lang, viewer_may};
 use super::i18n::Lang;
@@ -1196,30 +1196,19 @@ fn TemplateHistory(rows: Vec<StaffAuditView>) -> impl IntoView {
         .into_iter()
         .map(|e| {
             let (change, reason) = history_change(l, &e);
-            view! {
-                <tr data-testid="history-row" data-action=e.action.clone()>
-                    <td class="nowrap" data-label=l.t("when")><Time at=e.at.clone()/></td>
-                    <td data-label=l.t("actor")>{actor_text(l, &e.actor)}</td>
-                    <td data-label=l.t("action")>{history_action(l, &e.action)}</td>
-                    <td data-label=l.t("template-change")>{change}</td>
-                    <td data-label=l.t("reason")>{reason}</td>
-                </tr>
+            StaffLogRow {
+                what: history_action(l, &e.action),
+                actor: actor_text(l, &e.actor),
+                action_code: Some(e.action),
+                at: e.at,
+                change,
+                reason,
             }
         })
-        .collect_view();
+        .collect();
     view! {
-        <div class="table-wrap">
-            <table class="stack" data-testid="template-history">
-                <thead><tr>
-                    <th scope="col">{l.t("when")}</th>
-                    <th scope="col">{l.t("actor")}</th>
-                    <th scope="col">{l.t("action")}</th>
-                    <th scope="col">{l.t("template-change")}</th>
-                    <th scope="col">{l.t("reason")}</th>
-                </tr></thead>
-                <tbody>{rows}</tbody>
-            </table>
-        </div>
+        <StaffLog rows=rows testid="template-history" row_testid="history-row"
+            what_key="action" change_key="template-change"/>
     }
     .into_any()
 }

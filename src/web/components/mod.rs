@@ -12,6 +12,7 @@ mod health_report;
 mod ids;
 mod money;
 mod pager;
+mod staff_log;
 mod time;
 mod timeline;
 
@@ -23,5 +24,6 @@ pub use health_report::HealthReport;
 pub use ids::IdsDetails;
 pub use money::{Money, MoneyRow};
 pub use pager::Pager;
+pub use staff_log::{StaffLog, StaffLogRow};
 pub use time::{OptTime, Time};
 pub use timeline::Timeline;
