@@ -10,9 +10,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::extract::{ApiCaller, JsonBody, QueryParams, RequestMeta, respond};
 use crate::domain::compensation::{PresetInput, RulesInput};
+use crate::domain::filters::{LedgerFilterInput, LedgerPageQuery};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
-use crate::service::compensation::{LedgerFilter, LedgerPage, RulesView};
+use crate::service::compensation::{LedgerPage, RulesView};
 use crate::service::support::Authority;
 
 /// One preset of `PUT /compensation-rules`.
@@ -120,7 +121,7 @@ pub async fn ledger(
     _caller: ApiCaller,
     QueryParams(q): QueryParams<LedgerQueryParams>,
 ) -> Response {
-    let filter = LedgerFilter {
+    let filter = LedgerFilterInput {
         from: q.from,
         to: q.to,
         order_no: q.order_no,
@@ -128,16 +129,16 @@ pub async fn ledger(
         preset_id: q.preset_id,
         campaign_id: q.campaign_id,
     };
-    match s
-        .service
-        .compensation_ledger(
-            &Authority::Api,
-            &filter,
-            q.cursor.as_deref(),
-            q.limit.unwrap_or(50),
-        )
-        .await
-    {
+    let tz = s.service.settings().reminders.tz;
+    let page = match LedgerPageQuery::parse(q.limit.unwrap_or(50), filter, tz) {
+        Ok(query) => {
+            s.service
+                .compensation_ledger(&Authority::Api, &query, q.cursor.as_deref())
+                .await
+        }
+        Err(e) => Err(e.into()),
+    };
+    match page {
         Ok(page) => axum::Json(page).into_response(),
         Err(e) => ApiError::from(e).into_response(),
     }

@@ -732,7 +732,7 @@ fn input_rules(doc: &mut serde_json::Value) {
             "items": {"type": "string", "minLength": 1,
                 "maxLength": crate::domain::category::MAX_CATEGORY_LEN, "pattern": TEXT_PATTERN}})
     };
-    let reason = || text(crate::service::orders::MAX_REASON_CHARS);
+    let reason = || text(crate::domain::reason::MAX_REASON_CHARS);
     let template_validity = json!([
         {"required": ["valid_seconds"], "properties": {"valid_seconds": {"type": "integer"}}},
         {"required": ["valid_until"], "properties": {"valid_until": {"type": "string"}}}
@@ -870,7 +870,7 @@ fn input_rules(doc: &mut serde_json::Value) {
         (
             "CancelBody",
             json!({"reason": {"type": ["string", "null"], "minLength": 1,
-            "maxLength": crate::service::orders::MAX_REASON_CHARS, "pattern": TEXT_PATTERN}}),
+            "maxLength": crate::domain::reason::MAX_REASON_CHARS, "pattern": TEXT_PATTERN}}),
             vec![],
             json!({}),
         ),
@@ -892,7 +892,7 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "value_cents": opt_int(1, MAX_CENTS),
                 "valid_seconds": opt_int(crate::domain::compensation::MIN_VALID_SECONDS,
                     crate::domain::compensation::MAX_VALID_SECONDS),
-                "reason": {"type": ["string", "null"], "maxLength": crate::service::orders::MAX_REASON_CHARS},
+                "reason": {"type": ["string", "null"], "maxLength": crate::domain::reason::MAX_REASON_CHARS},
                 "order_no": {"type": ["string", "null"], "maxLength": 128, "pattern": padded_key_pattern()},
                 "preset_id": {"type": ["string", "null"]},
             }),
@@ -924,7 +924,7 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "support_daily_cents": int(0, MAX_CENTS),
                 "presets": {"type": ["array", "null"], "maxItems": crate::domain::compensation::MAX_PRESETS,
                     "items": {"$ref": "#/components/schemas/PresetBody"}},
-                "reason": opt_text(crate::service::orders::MAX_REASON_CHARS),
+                "reason": opt_text(crate::domain::reason::MAX_REASON_CHARS),
             }),
             vec!["support_max_cents", "support_daily_cents"],
             json!({}),
@@ -933,7 +933,7 @@ fn input_rules(doc: &mut serde_json::Value) {
             "PresetBody",
             json!({
                 "id": {"type": ["string", "null"]},
-                "reason": text(crate::domain::compensation::MAX_REASON_CHARS),
+                "reason": text(crate::domain::compensation::MAX_PRESET_REASON_CHARS),
                 "value_cents": int(1, MAX_CENTS),
                 "valid_seconds": int(crate::domain::compensation::MIN_VALID_SECONDS,
                     crate::domain::compensation::MAX_VALID_SECONDS),
@@ -1014,7 +1014,7 @@ fn code_rules() -> Vec<(
         (
             "VoidBatchBody",
             json!({"reason": {"type": "string", "minLength": 1,
-                "maxLength": crate::service::orders::MAX_REASON_CHARS, "pattern": TEXT_PATTERN}}),
+                "maxLength": crate::domain::reason::MAX_REASON_CHARS, "pattern": TEXT_PATTERN}}),
             vec!["reason"],
             json!({}),
         ),

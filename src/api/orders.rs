@@ -13,9 +13,9 @@ use super::extract::{
 };
 use crate::domain::cart::{OrderInput, OrderSpec};
 use crate::domain::ids::OrderNo;
+use crate::domain::reason::parse_reason;
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
-use crate::service::orders::parse_reason;
 use crate::service::views::{OrderView, QuoteView};
 
 #[derive(Debug, Deserialize, ToSchema)]

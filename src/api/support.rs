@@ -15,11 +15,12 @@ use utoipa::ToSchema;
 use super::extract::{
     ApiCaller, JsonBody, PathParam, RequestMeta, not_found_read, not_found_write, respond,
 };
+use crate::domain::compensation::{CompensationInput, CompensationRequest};
 use crate::domain::ids::{CouponId, OrderNo, UserId};
+use crate::domain::reason::parse_reason;
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
-use crate::service::orders::parse_reason;
-use crate::service::support::{Authority, CompensationInput, HealthReport};
+use crate::service::support::{Authority, HealthReport};
 use crate::service::views::CouponView;
 
 /// Body of `POST /coupons/{id}/release`.
@@ -150,22 +151,27 @@ pub async fn compensation(
     };
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::CREATED);
     let b = body.value;
-    let result = s
-        .service
-        .issue_compensation(
-            &meta.ctx(&caller),
-            &Authority::Api,
-            idem.as_ref(),
-            user_id,
-            CompensationInput {
-                value_cents: b.value_cents,
-                valid_seconds: b.valid_seconds,
-                reason: b.reason,
-                order_no: b.order_no,
-                preset_id: b.preset_id,
-            },
-        )
-        .await;
+    let input = CompensationInput {
+        value_cents: b.value_cents,
+        valid_seconds: b.valid_seconds,
+        reason: b.reason,
+        order_no: b.order_no,
+        preset_id: b.preset_id,
+    };
+    let result = match CompensationRequest::parse(input) {
+        Ok(request) => {
+            s.service
+                .issue_compensation(
+                    &meta.ctx(&caller),
+                    &Authority::Api,
+                    idem.as_ref(),
+                    user_id,
+                    request,
+                )
+                .await
+        }
+        Err(e) => Err(e.into()),
+    };
     respond(&s, idem.as_ref(), StatusCode::CREATED, result).await
 }
 

@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::FieldError;
-use super::money::MAX_CENTS;
+use super::ids::OrderNo;
+use super::money::{Cents, MAX_CENTS};
+use super::reason::parse_reason;
 
 /// Shortest validity of a compensation coupon.
 pub const MIN_VALID_SECONDS: i64 = 60;
@@ -18,7 +20,7 @@ pub const MAX_VALID_SECONDS: i64 = 365 * 24 * 3600;
 /// Most presets in one rules version.
 pub const MAX_PRESETS: usize = 50;
 /// Longest preset reason, in characters.
-pub const MAX_REASON_CHARS: usize = 100;
+pub const MAX_PRESET_REASON_CHARS: usize = 100;
 /// Longest preset id, in bytes.
 pub const MAX_ID_LEN: usize = 64;
 
@@ -77,6 +79,112 @@ impl CompensationAllowance {
             });
         }
         Ok(())
+    }
+}
+
+/// A compensation coupon to issue, as the API and the console's form send
+/// it (every field optional, so a missing one is a 400 that names it);
+/// [`CompensationRequest::parse`] checks it.
+#[derive(Debug, Clone, Default)]
+pub struct CompensationInput {
+    /// The coupon's fixed discount: 1 cent up to `MAX_CENTS`.
+    pub value_cents: Option<i64>,
+    /// How long the coupon lasts from now: 60 s to 365 days.
+    pub valid_seconds: Option<i64>,
+    /// Required, 1-500 characters; written to the ledger and the event.
+    pub reason: Option<String>,
+    /// The order this makes up for, as typed (trimmed; empty: none); it
+    /// must exist and belong to the user.
+    pub order_no: Option<String>,
+    /// A preset of the rules version in force: then the value, validity,
+    /// minimum order and categories come from it (`value_cents` and
+    /// `valid_seconds` are ignored), and `reason` defaults to its reason.
+    pub preset_id: Option<String>,
+}
+
+/// What a compensation coupon is worth.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompensationAmount {
+    /// A preset of the rules version in force, by id (whether it is one is
+    /// known only when the rules are read, as the coupon is issued).
+    Preset(String),
+    /// A typed value and validity.
+    Typed {
+        /// 1 cent up to `MAX_CENTS`.
+        value: Cents,
+        /// [`MIN_VALID_SECONDS`] to [`MAX_VALID_SECONDS`].
+        valid_seconds: i64,
+    },
+}
+
+/// A checked compensation request: what the coupon is worth, why, and on
+/// which order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompensationRequest {
+    /// A preset, or a typed value and validity.
+    pub amount: CompensationAmount,
+    /// Why; `None` only with a preset and no reason typed (the preset's
+    /// reason is written then).
+    pub reason: Option<String>,
+    /// The order it makes up for (that it exists and is the user's is
+    /// checked as the coupon is issued).
+    pub order_no: Option<OrderNo>,
+}
+
+impl CompensationRequest {
+    /// Checks a compensation's fields in a fixed order, naming the first at
+    /// fault: without a preset the amount, then the validity; then the
+    /// reason (which a preset makes optional); then the order number
+    /// (trimmed; empty: none).
+    pub fn parse(i: CompensationInput) -> Result<CompensationRequest, FieldError> {
+        let preset_id = i
+            .preset_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(String::from);
+        let amount = match preset_id {
+            Some(id) => CompensationAmount::Preset(id),
+            None => CompensationAmount::Typed {
+                value: typed_value(i.value_cents)?,
+                valid_seconds: typed_seconds(i.valid_seconds)?,
+            },
+        };
+        let reason = match (&amount, i.reason.as_deref().map(str::trim)) {
+            (CompensationAmount::Preset(_), None | Some("")) => None,
+            _ => Some(parse_reason(i.reason)?),
+        };
+        let order_no = match i.order_no.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(raw) => Some(OrderNo::parse(raw)?),
+        };
+        Ok(CompensationRequest {
+            amount,
+            reason,
+            order_no,
+        })
+    }
+}
+
+/// A typed compensation amount: 1 cent up to `MAX_CENTS`.
+fn typed_value(v: Option<i64>) -> Result<Cents, FieldError> {
+    match v.map(Cents::new) {
+        Some(Ok(v)) if !v.is_zero() => Ok(v),
+        _ => Err(FieldError::new(
+            "value_cents",
+            format!("is required, 1 to {MAX_CENTS}"),
+        )),
+    }
+}
+
+/// A typed validity: [`MIN_VALID_SECONDS`] to [`MAX_VALID_SECONDS`].
+fn typed_seconds(s: Option<i64>) -> Result<i64, FieldError> {
+    match s {
+        Some(s) if (MIN_VALID_SECONDS..=MAX_VALID_SECONDS).contains(&s) => Ok(s),
+        _ => Err(FieldError::new(
+            "valid_seconds",
+            format!("is required, {MIN_VALID_SECONDS} to {MAX_VALID_SECONDS} (365 days)"),
+        )),
     }
 }
 
@@ -210,10 +318,10 @@ pub fn check_rules(
             }
         };
         let reason = p.reason.as_deref().map(str::trim).unwrap_or("");
-        if reason.is_empty() || reason.chars().count() > MAX_REASON_CHARS {
+        if reason.is_empty() || reason.chars().count() > MAX_PRESET_REASON_CHARS {
             return Err(FieldError::new(
                 f("reason"),
-                format!("is required, 1-{MAX_REASON_CHARS} characters"),
+                format!("is required, 1-{MAX_PRESET_REASON_CHARS} characters"),
             ));
         }
         if out.iter().any(|o| o.reason == reason) {
@@ -546,6 +654,113 @@ mod tests {
         assert_eq!(
             RulesChangeLog::parse("version 1 -> 2; support_max_cents 1 -> 2"),
             None
+        );
+    }
+
+    fn compensation(
+        value: Option<i64>,
+        seconds: Option<i64>,
+        reason: Option<&str>,
+    ) -> CompensationInput {
+        CompensationInput {
+            value_cents: value,
+            valid_seconds: seconds,
+            reason: reason.map(String::from),
+            ..CompensationInput::default()
+        }
+    }
+
+    #[test]
+    fn a_typed_compensation_is_checked_amount_validity_reason_then_order() {
+        let field = |i: CompensationInput| CompensationRequest::parse(i).map_err(|e| e.field);
+        let bad_order = |mut i: CompensationInput| {
+            i.order_no = Some("P 1".into());
+            i
+        };
+        assert_eq!(
+            field(bad_order(compensation(None, None, None))),
+            Err("value_cents")
+        );
+        assert_eq!(
+            field(bad_order(compensation(Some(0), None, None))),
+            Err("value_cents")
+        );
+        assert_eq!(
+            field(bad_order(compensation(Some(MAX_CENTS + 1), None, None))),
+            Err("value_cents")
+        );
+        assert_eq!(
+            field(bad_order(compensation(Some(500), Some(59), None))),
+            Err("valid_seconds")
+        );
+        assert_eq!(
+            field(bad_order(compensation(
+                Some(500),
+                Some(MAX_VALID_SECONDS + 1),
+                None
+            ))),
+            Err("valid_seconds")
+        );
+        assert_eq!(
+            field(bad_order(compensation(Some(500), Some(3600), Some(" ")))),
+            Err("reason")
+        );
+        assert_eq!(
+            field(bad_order(compensation(
+                Some(500),
+                Some(3600),
+                Some("sorry")
+            ))),
+            Err("order_no")
+        );
+    }
+
+    #[test]
+    fn a_well_formed_compensation_is_trimmed_into_its_request() {
+        let mut i = compensation(Some(500), Some(3600), Some(" sorry "));
+        i.order_no = Some(" P1 ".into());
+        let r = CompensationRequest::parse(i).expect("a request");
+        assert_eq!(
+            r,
+            CompensationRequest {
+                amount: CompensationAmount::Typed {
+                    value: Cents::new(500).expect("cents"),
+                    valid_seconds: 3600,
+                },
+                reason: Some("sorry".into()),
+                order_no: Some(OrderNo::from("P1")),
+            }
+        );
+    }
+
+    #[test]
+    fn a_blank_order_number_means_no_order() {
+        let mut i = compensation(Some(500), Some(3600), Some("sorry"));
+        i.order_no = Some("   ".into());
+        let r = CompensationRequest::parse(i).expect("a request");
+        assert_eq!(r.order_no, None);
+    }
+
+    #[test]
+    fn a_preset_ignores_the_typed_amount_and_makes_the_reason_optional() {
+        let mut i = compensation(Some(-1), None, Some("  "));
+        i.preset_id = Some(" cps_1 ".into());
+        let r = CompensationRequest::parse(i).expect("a request");
+        assert_eq!(r.amount, CompensationAmount::Preset("cps_1".into()));
+        assert_eq!(r.reason, None);
+        // A reason typed with a preset is still checked.
+        let mut i = compensation(None, None, Some(&"r".repeat(501)));
+        i.preset_id = Some("cps_1".into());
+        assert_eq!(
+            CompensationRequest::parse(i).map_err(|e| e.field),
+            Err("reason")
+        );
+        // A blank preset id is no preset.
+        let mut i = compensation(None, Some(3600), Some("sorry"));
+        i.preset_id = Some(" ".into());
+        assert_eq!(
+            CompensationRequest::parse(i).map_err(|e| e.field),
+            Err("value_cents")
         );
     }
 }

@@ -25,6 +25,7 @@ pub mod network;
 pub mod order;
 pub mod permissions;
 pub mod picker;
+pub mod reason;
 pub mod reconcile;
 pub mod redeem_code;
 pub mod reminder;

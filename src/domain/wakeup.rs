@@ -146,7 +146,8 @@ pub const MAX_CONTROL_PERCENT: i64 = 50;
 pub const MAX_RULE_TEMPLATES: usize = 50;
 pub const MAX_RULE_NAME_CHARS: usize = 200;
 
-/// A rule as typed (the console form, in whole hours / days / percent).
+/// A rule as typed (the console form, in whole hours / days / percent);
+/// the edge checks it with [`WakeupRuleSpec::parse`].
 #[derive(Debug, Clone, Default)]
 pub struct WakeupRuleInput {
     pub name: Option<String>,
@@ -170,6 +171,10 @@ pub struct WakeupRuleSpec {
 }
 
 impl WakeupRuleSpec {
+    /// Checks a rule's fields in a fixed order (name, lead, activity
+    /// window, control share, templates), naming the first at fault; ids
+    /// are trimmed and repeated ones dropped. Whether the templates exist
+    /// is the service's to check, when the rule is created.
     pub fn parse(input: WakeupRuleInput) -> Result<Self, FieldError> {
         let name = input.name.unwrap_or_default().trim().to_string();
         if name.is_empty() || name.chars().count() > MAX_RULE_NAME_CHARS {
@@ -382,6 +387,31 @@ mod tests {
         ] {
             assert_eq!(WakeupRuleSpec::parse(input).unwrap_err().field, field);
         }
+    }
+
+    #[test]
+    fn a_rules_template_ids_are_trimmed_and_a_blank_or_long_one_names_no_template() {
+        let rule = |template_ids: Vec<String>, bonus: Option<&str>| WakeupRuleInput {
+            name: Some("wake".into()),
+            lead_seconds: Some(86_400),
+            active_within_seconds: Some(7 * 86_400),
+            template_ids,
+            bonus_template_id: bonus.map(String::from),
+            control_percent: Some(0),
+        };
+        let spec =
+            WakeupRuleSpec::parse(rule(vec![" tpl_a ".into()], Some(" tpl_b "))).expect("valid");
+        assert_eq!(spec.template_ids, vec![TemplateId::from("tpl_a")]);
+        assert_eq!(spec.bonus_template_id, Some(TemplateId::from("tpl_b")));
+        for ids in [vec!["  ".to_string()], vec!["t".repeat(65)]] {
+            let e = WakeupRuleSpec::parse(rule(ids, None)).map_err(|e| (e.field, e.message));
+            assert_eq!(e, Err(("template_ids", "names no template".to_string())));
+        }
+        let many = (0..=MAX_RULE_TEMPLATES)
+            .map(|i| format!("tpl_{i}"))
+            .collect();
+        let e = WakeupRuleSpec::parse(rule(many, None)).map_err(|e| e.field);
+        assert_eq!(e, Err("template_ids"));
     }
 
     #[test]

@@ -26,13 +26,13 @@ use utoipa::ToSchema;
 
 use super::claims::{claim_window, insert_coupon, take_claim, template_coupon};
 use super::jobs::Deadline;
-use super::orders::parse_reason;
 use super::support::{Authority, csv_field};
 use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::domain::bulk::{InputLine, JobKind, JobStatus, LineReason, input_key, parse_lines};
 use crate::domain::coupon::{CouponStatus, effective_status};
 use crate::domain::ids::{CouponId, JobId, TemplateId, UserId};
 use crate::domain::permissions::Permission;
+use crate::domain::reason::parse_reason;
 use crate::domain::time::{from_ms, to_ms};
 use crate::store::bulk::{self, Advance, JobRow, NewLine};
 use crate::store::coupons::{self, CouponChange};

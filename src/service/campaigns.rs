@@ -493,7 +493,7 @@ impl Service {
         if policy.is_none() && mode.is_none() {
             return Err(FieldError::new("policy", "give a policy or a compensation_mode").into());
         }
-        let reason = super::orders::parse_reason(patch.reason)?;
+        let reason = crate::domain::reason::parse_reason(patch.reason)?;
         let op = self.op(ctx);
         self.write(idem, move |c| {
             let id = id.clone();

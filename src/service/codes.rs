@@ -294,7 +294,7 @@ impl Service {
         id: CodeBatchId,
         reason: Option<String>,
     ) -> Result<Executed<CodeBatchView>, ServiceError> {
-        let reason = super::orders::parse_reason(reason)?;
+        let reason = crate::domain::reason::parse_reason(reason)?;
         let op = self.op(ctx);
         self.write(idem, move |c| {
             let id = id.clone();

@@ -15,7 +15,7 @@
 //! token); support staff read the rules in force on their compensation
 //! form.
 
-use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
@@ -24,10 +24,13 @@ use super::support::{Authority, csv_field};
 use super::{Executed, IdempotencyRequest, Op, Service, ServiceError, Settings};
 use crate::domain::FieldError;
 use crate::domain::compensation::{self, Preset, RuleChange, Rules, RulesInput};
+use crate::domain::filters::{
+    LedgerExportQuery, LedgerFilter, LedgerPageQuery, MAX_LEDGER_EXPORT_ROWS,
+};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId, new_id};
 use crate::domain::money::{Cents, CentsDelta};
 use crate::domain::permissions::Permission;
-use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
+use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::compensation_rules::{self as store, VersionRow};
 use crate::store::ledger::{self, EntryRow, GroupBy, LedgerCursor, LedgerQuery};
@@ -38,10 +41,9 @@ pub const RULES_CHANGE_ACTION: &str = super::staff::actions::COMPENSATION_RULES_
 pub const RULES_TARGET: &str = "compensation-rules";
 /// The actor recorded on version 1 (from the settings).
 pub const SETTINGS_ACTOR: &str = store::SETTINGS_ACTOR;
-/// Largest ledger page.
-pub const MAX_LEDGER_PAGE: i64 = 200;
+pub use crate::domain::filters::MAX_LEDGER_PAGE;
 /// Most rows one CSV export holds.
-pub const MAX_EXPORT_ROWS: usize = 100_000;
+pub const MAX_EXPORT_ROWS: usize = MAX_LEDGER_EXPORT_ROWS;
 /// Rows per statement while exporting.
 const EXPORT_BATCH: i64 = 1000;
 /// Versions the history shows.
@@ -136,91 +138,15 @@ async fn read_rules(c: &mut AnyConnection, settings: &Settings) -> Result<Rules,
     }
 }
 
-/// The ledger filters as a caller gives them, before checking.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LedgerFilter {
-    /// A business day `YYYY-MM-DD` (from its start), or an RFC 3339
-    /// instant (inclusive).
-    pub from: Option<String>,
-    /// A business day `YYYY-MM-DD` (to its end, inclusive), or an RFC 3339
-    /// instant (exclusive).
-    pub to: Option<String>,
-    pub order_no: Option<String>,
-    /// A staff name (`alice`), or an exact actor (`staff:alice`,
-    /// `api:…`, `job:…`).
-    pub staff: Option<String>,
-    pub preset_id: Option<String>,
-    pub campaign_id: Option<String>,
-}
-
-fn nonempty(v: &Option<String>) -> Option<String> {
-    v.as_deref()
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(String::from)
-}
-
-/// Where a bound of the ledger's range lies: a business day's start (or
-/// the next day's start, for `to`), or an instant.
-fn bound(
-    settings: &Settings,
-    field: &'static str,
-    raw: &str,
-    end_of_day: bool,
-) -> Result<i64, ServiceError> {
-    if let Ok(day) = NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
-        let tz = settings.reminders.tz;
-        // Noon exists on every day in every zone; its business day's bounds
-        // are the day's.
-        let noon = day.and_time(NaiveTime::from_hms_opt(12, 0, 0).unwrap_or(NaiveTime::MIN));
-        let at = tz
-            .resolve(noon)
-            .earliest()
-            .ok_or_else(|| FieldError::new(field, "is not a day in the business time zone"))?;
-        let (start, end) = tz.day_bounds(at);
-        return Ok(to_ms(if end_of_day { end } else { start }));
-    }
-    parse_rfc3339(raw).map(to_ms).map_err(|_| {
-        FieldError::new(
-            field,
-            "must be a business day YYYY-MM-DD or an RFC 3339 time",
-        )
-        .into()
-    })
-}
-
-impl LedgerFilter {
-    fn query(&self, settings: &Settings) -> Result<LedgerQuery, ServiceError> {
-        let from_ms = match nonempty(&self.from) {
-            None => None,
-            Some(d) => Some(bound(settings, "from", &d, false)?),
-        };
-        let until_ms = match nonempty(&self.to) {
-            None => None,
-            Some(d) => Some(bound(settings, "to", &d, true)?),
-        };
-        let long = |field: &'static str, v: Option<String>| match v {
-            Some(v) if v.chars().count() > 200 => Err(ServiceError::from(FieldError::new(
-                field,
-                "is at most 200 characters",
-            ))),
-            v => Ok(v),
-        };
-        let actor = long("staff", nonempty(&self.staff))?.map(|s| {
-            if s.contains(':') {
-                s
-            } else {
-                format!("staff:{}", s.to_lowercase())
-            }
-        });
-        Ok(LedgerQuery {
-            from_ms,
-            until_ms,
-            order_no: long("order_no", nonempty(&self.order_no))?,
-            actor,
-            preset_id: long("preset_id", nonempty(&self.preset_id))?,
-            campaign_id: long("campaign_id", nonempty(&self.campaign_id))?,
-        })
+/// The store's query of a checked ledger filter.
+fn ledger_query(f: &LedgerFilter) -> LedgerQuery {
+    LedgerQuery {
+        from_ms: f.from_ms,
+        until_ms: f.until_ms,
+        order_no: f.order_no.clone(),
+        actor: f.actor.clone(),
+        preset_id: f.preset_id.clone(),
+        campaign_id: f.campaign_id.as_ref().map(|c| c.to_string()),
     }
 }
 
@@ -494,19 +420,18 @@ impl Service {
     }
 
     /// One page of the compensation ledger, newest first, and the totals
-    /// of the whole filtered range (operators, admins, the API token).
+    /// of the whole filtered range (operators, admins, the API token). The
+    /// page size and filter are checked at the edge
+    /// ([`LedgerPageQuery::parse`]).
     pub async fn compensation_ledger(
         &self,
         authority: &Authority,
-        filter: &LedgerFilter,
+        query: &LedgerPageQuery,
         cursor: Option<&str>,
-        limit: i64,
     ) -> Result<LedgerPage, ServiceError> {
         require_manager(authority, "read the compensation ledger")?;
-        if !(1..=MAX_LEDGER_PAGE).contains(&limit) {
-            return Err(FieldError::new("limit", format!("must be 1 to {MAX_LEDGER_PAGE}")).into());
-        }
-        let q = filter.query(self.settings())?;
+        let limit = query.limit;
+        let q = ledger_query(&query.filter);
         let before = decode_cursor(cursor)?;
         self.read(move |c| {
             let q = q.clone();
@@ -545,7 +470,7 @@ impl Service {
         filter: &LedgerFilter,
     ) -> Result<Breakdown, ServiceError> {
         require_manager(authority, "read the compensation ledger")?;
-        let q = filter.query(self.settings())?;
+        let q = ledger_query(filter);
         self.read(move |c| {
             let q = q.clone();
             Box::pin(async move { compensation_breakdown_tx(c, &q).await })
@@ -568,25 +493,22 @@ impl Service {
         .await
     }
 
-    /// The filtered ledger as CSV (RFC 4180, header first, formulas
-    /// neutralised), newest first, at most `max_rows`, read in keyset
-    /// batches of 1000. Times in the business zone with their offset and in
-    /// UTC; money in yuan with two decimals and in cents; then the columns
-    /// `words` adds in the reader's words (header names and fields).
+    /// The ledger filtered by `query.filter` as CSV (RFC 4180, header
+    /// first, formulas neutralised), newest first, at most
+    /// `query.max_rows` (both checked at the edge:
+    /// [`LedgerExportQuery::parse`]), read in keyset batches of 1000. Times
+    /// in the business zone with their offset and in UTC; money in yuan
+    /// with two decimals and in cents; then the columns `words` adds in the
+    /// reader's words (header names and fields).
     pub async fn export_compensation_csv(
         &self,
         authority: &Authority,
-        filter: &LedgerFilter,
-        max_rows: usize,
+        query: &LedgerExportQuery,
         words: LedgerCsvWords<'_>,
     ) -> Result<String, ServiceError> {
         require_manager(authority, "read the compensation ledger")?;
-        if !(1..=MAX_EXPORT_ROWS).contains(&max_rows) {
-            return Err(
-                FieldError::new("max_rows", format!("must be 1 to {MAX_EXPORT_ROWS}")).into(),
-            );
-        }
-        let q = filter.query(self.settings())?;
+        let max_rows = query.max_rows;
+        let q = ledger_query(&query.filter);
         let tz = self.settings().reminders.tz;
         let (extra_header, extra) = words;
         let mut out = String::from(CSV_HEADER);

@@ -701,7 +701,7 @@ impl Service {
                 "repairs from the reconciliation page need the operator role".into(),
             ));
         }
-        let reason = super::orders::parse_reason(reason)?;
+        let reason = crate::domain::reason::parse_reason(reason)?;
         let f = self.reconcile_finding(finding_id).await?;
         if f.repaired_at.is_some() {
             return Err(ServiceError::refused(
@@ -828,7 +828,7 @@ impl Service {
                 "repairs from the reconciliation page need the operator role".into(),
             ));
         }
-        let reason = super::orders::parse_reason(reason)?;
+        let reason = crate::domain::reason::parse_reason(reason)?;
         let list = self
             .reconcile_findings(run_id, Some(kind), MAX_REPAIR_ALL)
             .await?;

@@ -6,9 +6,10 @@
 //! every fact agrees, so it can only restore what the order and the
 //! coupon's own history already say.
 
-use super::orders::{order_view, parse_reason};
+use super::orders::order_view;
 use super::support::{coupon_facts, order_facts};
 use super::views::OrderView;
+use crate::domain::reason::parse_reason;
 use sqlx::AnyConnection;
 
 use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};

@@ -168,7 +168,7 @@ impl Service {
         pause: bool,
         reason: Option<String>,
     ) -> Result<Executed<TemplateView>, ServiceError> {
-        let reason = super::orders::parse_reason(reason)?;
+        let reason = crate::domain::reason::parse_reason(reason)?;
         let op = self.op(ctx);
         self.write(idem, move |c| {
             let id = id.clone();

@@ -37,8 +37,8 @@ use crate::domain::permissions::Permission;
 use crate::domain::reminder::{Channel, channel, coupon_value, days_until, rate_limited};
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
 use crate::domain::wakeup::{
-    WakeupOutcome, WakeupRuleInput, WakeupRuleSpec, active_within, decide, in_control,
-    parse_activity, wakeup_message,
+    WakeupOutcome, WakeupRuleSpec, active_within, decide, in_control, parse_activity,
+    wakeup_message,
 };
 use crate::i18n::Lang;
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
@@ -217,15 +217,15 @@ impl Service {
         .await
     }
 
-    /// Creates a wake-up rule (operators and admins), audited.
+    /// Creates a wake-up rule (operators and admins), audited; its fields
+    /// checked at the edge ([`WakeupRuleSpec::parse`]), its templates here.
     pub async fn create_wakeup_rule_as(
         &self,
         ctx: &Ctx,
         authority: &Authority,
-        input: WakeupRuleInput,
+        spec: WakeupRuleSpec,
     ) -> Result<WakeupRuleView, ServiceError> {
         check_may_manage(authority)?;
-        let spec = WakeupRuleSpec::parse(input)?;
         let op = self.op(ctx);
         let done = self
             .write(None, move |c| {
@@ -249,7 +249,7 @@ impl Service {
         reason: Option<String>,
     ) -> Result<(), ServiceError> {
         check_may_manage(authority)?;
-        let reason = super::orders::parse_reason(reason)?;
+        let reason = crate::domain::reason::parse_reason(reason)?;
         let op = self.op(ctx);
         self.write(None, move |c| {
             let id = id.clone();

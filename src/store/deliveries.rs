@@ -7,6 +7,7 @@ pub use crate::domain::filters::DeliveryFilter;
 use sqlx::AnyConnection;
 
 use super::{Backend, backend_of, param_list};
+use crate::domain::filters::{DeliveryStatus, UserFilter};
 use crate::domain::ids::{SubscriberId, UserId};
 
 /// The subscriber id of the environment's default webhook.
@@ -547,12 +548,21 @@ pub async fn list(
     limit: i64,
 ) -> Result<Vec<DeliveryRow>, sqlx::Error> {
     let mut sql = format!("SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE 1 = 1");
+    let user_id = match &f.user {
+        UserFilter::Any => None,
+        UserFilter::Only(user) => Some(user.as_str()),
+        // Every stored user id is a checked one: no delivery matches.
+        UserFilter::Nobody => {
+            sql.push_str(" AND 1 = 0");
+            None
+        }
+    };
     let mut n = 1;
     let mut binds: Vec<&str> = Vec::new();
     for (col, v) in [
-        ("status", &f.status),
-        ("event_type", &f.event_type),
-        ("user_id", &f.user_id),
+        ("status", f.status.map(DeliveryStatus::as_str)),
+        ("event_type", f.event_type),
+        ("user_id", user_id),
     ] {
         if let Some(v) = v {
             sql.push_str(&format!(" AND {col} = ${n}"));

@@ -39,15 +39,16 @@ use super::i18n::Lang;
 use super::layout::{FieldErrors, coupon_status_label, coupon_terms_text, field_error};
 use super::paths;
 use super::posted::{OrPage, Posted};
-use crate::domain::compensation::{CapHit, CompensationAllowance, Rules};
+use crate::domain::compensation::{
+    CapHit, CompensationAllowance, CompensationInput, CompensationRequest, Rules,
+};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, OrderNo, UserId};
 use crate::domain::money::Cents;
 use crate::domain::permissions::{self, Permission};
+use crate::domain::reason::parse_reason;
 use crate::http::AppState;
 use crate::service::idempotency::IdempotencyRequest;
-use crate::service::orders::parse_reason;
-use crate::service::support::CompensationInput;
 use crate::service::views::{CouponView, OrderView};
 use crate::service::{Executed, Refusal, ServiceError};
 
@@ -811,22 +812,27 @@ async fn compensate(
     let user = UserId::parse(user_id.trim())
         .map_err(ServiceError::from)
         .or_page(l)?;
-    let result = s
-        .service
-        .issue_compensation(
-            &staff.ctx(),
-            &staff.authority(),
-            idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
-            user,
-            CompensationInput {
-                value_cents: Some(value_cents),
-                valid_seconds: Some(valid_days * 24 * 3600),
-                reason: form.reason,
-                order_no: order_no.clone(),
-                preset_id: preset.as_ref().map(|p| p.id.clone()),
-            },
-        )
-        .await;
+    let input = CompensationInput {
+        value_cents: Some(value_cents),
+        valid_seconds: Some(valid_days * 24 * 3600),
+        reason: form.reason,
+        order_no: order_no.clone(),
+        preset_id: preset.as_ref().map(|p| p.id.clone()),
+    };
+    let result = match CompensationRequest::parse(input) {
+        Ok(request) => {
+            s.service
+                .issue_compensation(
+                    &staff.ctx(),
+                    &staff.authority(),
+                    idem(&staff, form.form_id.as_deref(), &path, &body).as_ref(),
+                    user,
+                    request,
+                )
+                .await
+        }
+        Err(e) => Err(e.into()),
+    };
     Ok(match result {
         Ok(done) => {
             let text = crate::tr!(

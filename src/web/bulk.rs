@@ -580,7 +580,7 @@ async fn void(
             errors.add("file", l.t(key).to_string());
         }
     }
-    if crate::service::orders::parse_reason(Some(form.reason.clone())).is_err() {
+    if crate::domain::reason::parse_reason(Some(form.reason.clone())).is_err() {
         errors.add("reason", l.t("please-give-a-reason").to_string());
     }
     if !errors.is_empty() {

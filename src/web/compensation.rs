@@ -22,13 +22,14 @@ use super::paths;
 use super::posted::OrPage;
 use super::presets::preset_terms;
 use crate::domain::compensation::{self, Preset, PresetInput, RuleChange, RulesInput};
+use crate::domain::filters::{LedgerExportQuery, LedgerFilterInput, LedgerPageQuery};
 use crate::domain::money::Cents;
 use crate::domain::permissions::Permission;
 use crate::domain::time::rfc3339;
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::compensation::{
-    Breakdown, GroupView, LedgerEntryView, LedgerFilter, MAX_EXPORT_ROWS, RulesVersionView,
+    Breakdown, GroupView, LedgerEntryView, MAX_EXPORT_ROWS, RulesVersionView,
 };
 
 pub fn routes() -> Router<AppState> {
@@ -73,8 +74,10 @@ fn nonempty(v: &Option<String>) -> Option<String> {
 }
 
 impl LedgerParams {
-    fn filter(&self) -> LedgerFilter {
-        LedgerFilter {
+    /// The filters as typed (each cut to 200 characters), for
+    /// [`LedgerPageQuery::parse`] and [`LedgerExportQuery::parse`].
+    fn filter(&self) -> LedgerFilterInput {
+        LedgerFilterInput {
             from: nonempty(&self.from),
             to: nonempty(&self.to),
             order_no: nonempty(&self.order_no),
@@ -138,18 +141,26 @@ async fn ledger_page(
     if let Err(e) = may_manage(&staff) {
         return Ok(e.into_response());
     }
-    let filter = p.filter();
+    let tz = s.service.settings().reminders.tz;
+    let query = match LedgerPageQuery::parse(PAGE_SIZE, p.filter(), tz) {
+        Ok(query) => query,
+        Err(e) => return Ok(filter_error(l, e.into())),
+    };
     let after = nonempty(&p.after);
     let authority = staff.authority();
     let page = match s
         .service
-        .compensation_ledger(&authority, &filter, after.as_deref(), PAGE_SIZE)
+        .compensation_ledger(&authority, &query, after.as_deref())
         .await
     {
         Ok(page) => page,
         Err(e) => return Ok(filter_error(l, e)),
     };
-    let breakdown = match s.service.compensation_breakdown(&authority, &filter).await {
+    let breakdown = match s
+        .service
+        .compensation_breakdown(&authority, &query.filter)
+        .await
+    {
         Ok(b) => b,
         Err(e) => return Ok(filter_error(l, e)),
     };
@@ -367,12 +378,16 @@ async fn ledger_csv(
     if let Err(e) = may_manage(&staff) {
         return e.into_response();
     }
+    let tz = s.service.settings().reminders.tz;
+    let query = match LedgerExportQuery::parse(MAX_EXPORT_ROWS, p.filter(), tz) {
+        Ok(query) => query,
+        Err(e) => return filter_error(l, e.into()),
+    };
     match s
         .service
         .export_compensation_csv(
             &staff.authority(),
-            &p.filter(),
-            MAX_EXPORT_ROWS,
+            &query,
             (
                 &["kind_text", "actor_text"],
                 &|e: &crate::service::compensation::LedgerEntryView| {

@@ -28,12 +28,13 @@ use super::paths;
 use super::paths::with_back;
 use super::try_cart::TryCart;
 use crate::domain::coupon::CouponStatus;
+use crate::domain::filters::{CouponExportQuery, CouponFilterInput, CouponListQuery};
 use crate::domain::health::CheckResult;
 use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
-use crate::service::support::{CompensationEntry, CouponFilter, SearchOutcome};
+use crate::service::support::{CompensationEntry, SearchOutcome};
 use crate::service::views::{CampaignView, CouponView, EventView, OrderView};
 
 /// The console's routes, all under `/console`.
@@ -550,8 +551,11 @@ struct ListQuery {
 }
 
 impl ListQuery {
-    /// The filter, or a message saying which field is wrong.
-    fn filter(&self, l: Lang) -> Result<CouponFilter, String> {
+    /// The filter as sent (the status and the date read here, the
+    /// template and user left for [`CouponListQuery::parse`] and
+    /// [`CouponExportQuery::parse`]), or a message saying which field is
+    /// wrong.
+    fn filter(&self, l: Lang) -> Result<CouponFilterInput, String> {
         let nonempty = |v: &Option<String>| {
             v.as_deref()
                 .map(str::trim)
@@ -571,7 +575,7 @@ impl ListQuery {
                     .ok_or_else(|| l.t("the-expiry-date-is-not-a").to_string())?,
             ),
         };
-        Ok(CouponFilter {
+        Ok(CouponFilterInput {
             status,
             template_id: nonempty(&self.template_id),
             user_id: nonempty(&self.user_id),
@@ -626,11 +630,15 @@ async fn coupon_list(
         Ok(f) => f,
         Err(m) => return to_response(WebError::bad_request(m)),
     };
-    let page = match s
-        .service
-        .list_coupons(filter, q.after.clone().filter(|a| !a.is_empty()), PAGE_SIZE)
-        .await
-    {
+    let page = match CouponListQuery::parse(PAGE_SIZE, filter) {
+        Ok(query) => {
+            s.service
+                .list_coupons(query, q.after.clone().filter(|a| !a.is_empty()))
+                .await
+        }
+        Err(e) => Err(e.into()),
+    };
+    let page = match page {
         Ok(p) => p,
         Err(crate::service::ServiceError::Invalid(f)) => {
             return to_response(WebError::bad_request(format!("{}: {}", f.field, f.message)));
@@ -770,7 +778,11 @@ async fn coupon_csv(
         Ok(f) => f,
         Err(m) => return to_response(WebError::bad_request(m)),
     };
-    match s.service.export_coupons_csv(filter, CSV_MAX_ROWS, l).await {
+    let csv = match CouponExportQuery::parse(CSV_MAX_ROWS, filter) {
+        Ok(query) => s.service.export_coupons_csv(query, l).await,
+        Err(e) => Err(e.into()),
+    };
+    match csv {
         Ok(csv) => super::layout::csv_download("coupons.csv", csv),
         Err(e) => to_response(WebError::from_service(l, e)),
     }

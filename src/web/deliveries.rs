@@ -23,7 +23,7 @@ use super::i18n::Lang;
 use super::paths;
 use super::posted::OrPage;
 use crate::domain::delivery::classify;
-use crate::domain::filters::DeliveryFilter;
+use crate::domain::filters::{DeliveryFilter, DeliveryFilterInput, DeliveryStatus};
 use crate::domain::permissions::Permission;
 use crate::http::AppState;
 use crate::service::webhooks::{AttemptView, DeliveryView, EVENT_TYPES};
@@ -84,26 +84,29 @@ async fn list(
     Query(f): Query<Filter>,
 ) -> Result<Response, WebError> {
     let l = staff.lang;
-    let status = some(f.status).filter(|v| ["pending", "delivered", "dead"].contains(&v.as_str()));
-    let event_type = some(f.event_type).filter(|v| EVENT_TYPES.contains(&v.as_str()));
-    let user = some(f.user);
-    let filter = DeliveryFilter {
-        status: status.clone(),
-        event_type: event_type.clone(),
-        user_id: user.clone(),
-    };
+    // The user as typed, shown again in the form.
+    let user = some(f.user.clone());
+    let filter = DeliveryFilter::parse(
+        DeliveryFilterInput {
+            status: f.status,
+            event_type: f.event_type,
+            user_id: f.user,
+        },
+        &EVENT_TYPES,
+    );
+    let (status, event_type) = (filter.status, filter.event_type);
     let rows = s.service.deliveries(filter, SHOWN).await.or_page(l)?;
-    let status_options = ["pending", "delivered", "dead"]
+    let status_options = DeliveryStatus::ALL
         .into_iter()
-        .map(|v| {
-            let selected = status.as_deref() == Some(v);
+        .map(|d| {
+            let (v, selected) = (d.as_str(), status == Some(d));
             view! { <option value=v selected=selected>{status_label(l, v)}</option> }
         })
         .collect_view();
     let type_options = EVENT_TYPES
         .into_iter()
         .map(|v| {
-            let selected = event_type.as_deref() == Some(v);
+            let selected = event_type == Some(v);
             view! { <option value=v selected=selected>{super::webhooks::event_type_label(l, v)}</option> }
         })
         .collect_view();

@@ -30,7 +30,7 @@ use super::paths;
 use super::reminders::offset_label;
 use crate::domain::ids::WakeupRuleId;
 use crate::domain::permissions::Permission;
-use crate::domain::wakeup::{WakeupOutcome, WakeupRuleInput};
+use crate::domain::wakeup::{WakeupOutcome, WakeupRuleInput, WakeupRuleSpec};
 use crate::http::AppState;
 use crate::service::ServiceError;
 use crate::service::views::TemplateView;
@@ -359,11 +359,15 @@ async fn create(State(s): State<AppState>, staff: Staff, body: Bytes) -> Respons
     if !errors.is_empty() {
         return page(&s, &staff, form, errors).await;
     }
-    match s
-        .service
-        .create_wakeup_rule_as(&staff.ctx(), &staff.authority(), input)
-        .await
-    {
+    let created = match WakeupRuleSpec::parse(input) {
+        Ok(spec) => {
+            s.service
+                .create_wakeup_rule_as(&staff.ctx(), &staff.authority(), spec)
+                .await
+        }
+        Err(e) => Err(e.into()),
+    };
+    match created {
         Ok(rule) => staff.done(
             &paths::wakeup_rule(&rule.id),
             crate::tr!(l, "wakeup-created-flash", name = rule.name),

@@ -3,9 +3,10 @@
 
 use crate::common::fixtures::{count, deposit_paid_under, plant, user};
 use crate::common::{Store, TOKEN, TestApp, presale_order, spawn_app, store};
+use couponkeeper::domain::compensation::{CompensationInput, CompensationRequest};
+use couponkeeper::domain::filters::{LedgerExportQuery, LedgerFilterInput, LedgerPageQuery};
 use couponkeeper::domain::staff::{Role, StaffName};
-use couponkeeper::service::compensation::LedgerFilter;
-use couponkeeper::service::support::{Authority, CompensationInput};
+use couponkeeper::service::support::Authority;
 use couponkeeper::service::{Ctx, ServiceError};
 use couponkeeper::store::ledger::{LedgerCursor, LedgerQuery, explain_page_and_totals};
 use serde_json::{Value, json};
@@ -78,14 +79,15 @@ fn refused_over_cap(r: &Result<impl std::fmt::Debug, ServiceError>) -> bool {
     matches!(r, Err(ServiceError::Refused { refusal, .. }) if refusal.code() == "compensation_limit_exceeded")
 }
 
-fn capped_input(value: i64) -> CompensationInput {
-    CompensationInput {
+fn capped_input(value: i64) -> CompensationRequest {
+    CompensationRequest::parse(CompensationInput {
         value_cents: Some(value),
         valid_seconds: Some(3600),
         reason: Some("goodwill".into()),
         order_no: None,
         preset_id: None,
-    }
+    })
+    .expect("a well-formed compensation")
 }
 
 #[tokio::test]
@@ -308,15 +310,15 @@ async fn support_may_neither_change_the_rules_nor_read_the_ledger_and_operators_
         .put_compensation_rules(&sctx, &support, None, input.clone(), Some("x".into()))
         .await;
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
-    let filter = LedgerFilter::default();
-    let r = app
-        .service
-        .compensation_ledger(&support, &filter, None, 50)
-        .await;
+    let tz = app.service.settings().reminders.tz;
+    let page = LedgerPageQuery::parse(50, LedgerFilterInput::default(), tz).expect("a page query");
+    let r = app.service.compensation_ledger(&support, &page, None).await;
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
+    let export =
+        LedgerExportQuery::parse(10, LedgerFilterInput::default(), tz).expect("an export query");
     let r = app
         .service
-        .export_compensation_csv(&support, &filter, 10, (&[], &|_| Vec::new()))
+        .export_compensation_csv(&support, &export, (&[], &|_| Vec::new()))
         .await;
     assert!(matches!(r, Err(ServiceError::Forbidden(_))), "{r:?}");
     let r = app.service.compensation_rule_history(&support).await;
@@ -338,7 +340,7 @@ async fn support_may_neither_change_the_rules_nor_read_the_ledger_and_operators_
             .await
             .expect("operators and admins change the rules");
         app.service
-            .compensation_ledger(&who, &filter, None, 50)
+            .compensation_ledger(&who, &page, None)
             .await
             .expect("and read the ledger");
     }
@@ -461,11 +463,12 @@ async fn support_is_capped_by_the_rules_in_force_after_an_operator_lowers_them()
         .issue_compensation(&ctx, &amy, None, user("u1"), capped_input(2000))
         .await;
     assert!(refused_over_cap(&r), "over the new daily cap: {r:?}");
-    let with_preset = CompensationInput {
+    let with_preset = CompensationRequest::parse(CompensationInput {
         preset_id: Some(cap_preset),
         reason: None,
         ..CompensationInput::default()
-    };
+    })
+    .expect("a well-formed compensation");
     let r = app
         .service
         .issue_compensation(&ctx, &amy, None, user("u1"), with_preset)
@@ -529,12 +532,15 @@ async fn the_ledger_filters_by_day_order_staff_preset_and_campaign_and_totals_th
     }
     let (actx, amy) = staff("amy", Role::Support);
     let (bctx, bob) = staff("bob", Role::Operator);
-    let give = |value: i64, order: Option<&str>, preset: Option<&str>| CompensationInput {
-        value_cents: Some(value),
-        valid_seconds: Some(86400),
-        reason: Some("sorry".into()),
-        order_no: order.map(String::from),
-        preset_id: preset.map(String::from),
+    let give = |value: i64, order: Option<&str>, preset: Option<&str>| {
+        CompensationRequest::parse(CompensationInput {
+            value_cents: Some(value),
+            valid_seconds: Some(86400),
+            reason: Some("sorry".into()),
+            order_no: order.map(String::from),
+            preset_id: preset.map(String::from),
+        })
+        .expect("a well-formed compensation")
     };
     // Day 1 (2026-11-11 in Shanghai): amy 100 on P1, bob 200.
     app.service

@@ -10,12 +10,12 @@ use std::collections::HashSet;
 use crate::common::fixtures::{self, deposit_paid_under as deposit_paid, plant, user_with_coupon};
 use crate::common::{Store, TestApp, normal_order, spawn_app, store};
 use chrono::Duration;
+use couponkeeper::domain::compensation::{CompensationInput, CompensationRequest};
 use couponkeeper::domain::coupon::CouponStatus;
+use couponkeeper::domain::filters::{CouponExportQuery, CouponFilterInput, CouponListQuery};
 use couponkeeper::domain::ids::{CouponId, TemplateId, UserId};
 use couponkeeper::domain::staff::{Role, StaffName};
-use couponkeeper::service::support::{
-    Authority, CompensationInput, CouponFilter, MoreMatches, SearchOutcome,
-};
+use couponkeeper::service::support::{Authority, MoreMatches, SearchOutcome};
 use couponkeeper::service::{Ctx, ServiceError};
 use couponkeeper::store::search::{CouponPageQuery, explain_coupon_page};
 use serde_json::{Value, json};
@@ -721,12 +721,15 @@ async fn compensation_for_someone_elses_or_an_unknown_order_is_refused_and_write
 async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_not() {
     let app = spawn_app().await;
     let (ctx, amy) = staff("amy", Role::Support);
-    let issue = |value: i64| CompensationInput {
-        value_cents: Some(value),
-        valid_seconds: Some(3600),
-        reason: Some("goodwill".into()),
-        order_no: None,
-        preset_id: None,
+    let issue = |value: i64| {
+        CompensationRequest::parse(CompensationInput {
+            value_cents: Some(value),
+            valid_seconds: Some(3600),
+            reason: Some("goodwill".into()),
+            order_no: None,
+            preset_id: None,
+        })
+        .expect("a well-formed compensation")
     };
     let refused = |r: &Result<_, ServiceError>| matches!(r, Err(ServiceError::Refused { refusal, .. }) if refusal.code() == "compensation_limit_exceeded");
     let r = app
@@ -942,34 +945,45 @@ async fn bad_input_is_a_400_naming_the_field_never_a_500() {
     for limit in [0, 201, -1] {
         assert_eq!(
             field(
-                svc.list_coupons(CouponFilter::default(), None, limit)
-                    .await
-                    .map(|_| ())
+                match CouponListQuery::parse(limit, CouponFilterInput::default()) {
+                    Ok(q) => svc.list_coupons(q, None).await.map(|_| ()),
+                    Err(e) => Err(e.into()),
+                }
             ),
             "limit"
         );
     }
     assert_eq!(
         field(
-            svc.list_coupons(CouponFilter::default(), Some("garbage".into()), 10)
-                .await
-                .map(|_| ())
+            svc.list_coupons(
+                CouponListQuery::parse(10, CouponFilterInput::default()).expect("a page query"),
+                Some("garbage".into())
+            )
+            .await
+            .map(|_| ())
         ),
         "after"
     );
-    let long_filter = CouponFilter {
+    let long_filter = CouponFilterInput {
         template_id: Some("t".repeat(200)),
-        ..CouponFilter::default()
+        ..CouponFilterInput::default()
     };
     assert_eq!(
-        field(svc.list_coupons(long_filter, None, 10).await.map(|_| ())),
+        field(match CouponListQuery::parse(10, long_filter) {
+            Ok(q) => svc.list_coupons(q, None).await.map(|_| ()),
+            Err(e) => Err(e.into()),
+        }),
         "template_id"
     );
     assert_eq!(
         field(
-            svc.export_coupons_csv(CouponFilter::default(), 0, couponkeeper::i18n::Lang::Zh)
-                .await
-                .map(|_| ())
+            match CouponExportQuery::parse(0, CouponFilterInput::default()) {
+                Ok(q) => svc
+                    .export_coupons_csv(q, couponkeeper::i18n::Lang::Zh)
+                    .await
+                    .map(|_| ()),
+                Err(e) => Err(e.into()),
+            }
         ),
         "max_rows"
     );
@@ -1069,13 +1083,14 @@ async fn search_finds_coupons_by_id_or_code_orders_and_users_in_one_box() {
 }
 
 /// The ids of every page of a list, following the cursors.
-async fn all_pages(app: &TestApp, filter: CouponFilter, limit: i64) -> Vec<CouponId> {
+async fn all_pages(app: &TestApp, filter: CouponFilterInput, limit: i64) -> Vec<CouponId> {
+    let query = CouponListQuery::parse(limit, filter).expect("a page query");
     let mut ids = Vec::new();
     let mut after = None;
     for _ in 0..1000 {
         let page = app
             .service
-            .list_coupons(filter.clone(), after, limit)
+            .list_coupons(query.clone(), after)
             .await
             .expect("page");
         assert!(page.coupons.len() as i64 <= limit);
@@ -1126,13 +1141,14 @@ async fn list_coupons_filters_by_effective_status_template_user_and_expiry() {
         .await;
     assert_eq!(r.status, 200, "{}", r.text);
     app.advance(200); // the short coupons are past their end, still stored available
-    let list =
-        |status: Option<CouponStatus>, template: Option<&str>, user: Option<&str>| CouponFilter {
+    let list = |status: Option<CouponStatus>, template: Option<&str>, user: Option<&str>| {
+        CouponFilterInput {
             status,
             template_id: template.map(String::from),
             user_id: user.map(String::from),
             expiring_before: None,
-        };
+        }
+    };
     let set = |v: Vec<CouponId>| v.into_iter().collect::<HashSet<_>>();
     let want = |keys: &[(&str, &str)]| keys.iter().map(|k| ids[k].clone()).collect::<HashSet<_>>();
     let all = set(all_pages(&app, list(None, None, None), 200).await);
@@ -1165,9 +1181,9 @@ async fn list_coupons_filters_by_effective_status_template_user_and_expiry() {
         set(all_pages(&app, list(None, None, Some("u2")), 200).await),
         want(&[("u2", "short"), ("u2", "long")])
     );
-    let soon = CouponFilter {
+    let soon = CouponFilterInput {
         expiring_before: Some(app.now() + Duration::seconds(1000)),
-        ..CouponFilter::default()
+        ..CouponFilterInput::default()
     };
     assert_eq!(
         set(all_pages(&app, soon, 200).await),
@@ -1176,7 +1192,11 @@ async fn list_coupons_filters_by_effective_status_template_user_and_expiry() {
     // The views carry the effective status.
     let page = app
         .service
-        .list_coupons(list(Some(CouponStatus::Expired), None, None), None, 10)
+        .list_coupons(
+            CouponListQuery::parse(10, list(Some(CouponStatus::Expired), None, None))
+                .expect("a page query"),
+            None,
+        )
         .await
         .expect("page");
     assert!(
@@ -1217,9 +1237,9 @@ async fn list_coupons_pages_by_cursor_without_duplicates_or_gaps() {
     }
     let mut sorted = expected.clone();
     sorted.sort();
-    let filter = CouponFilter {
+    let filter = CouponFilterInput {
         template_id: Some(tid.clone()),
-        ..CouponFilter::default()
+        ..CouponFilterInput::default()
     };
     for limit in [1, 4, 7, 23, 200] {
         let ids = all_pages(&app, filter.clone(), limit).await;
@@ -1236,7 +1256,10 @@ async fn list_coupons_pages_by_cursor_without_duplicates_or_gaps() {
     // Ordered by (ends_at, id).
     let page = app
         .service
-        .list_coupons(filter.clone(), None, 200)
+        .list_coupons(
+            CouponListQuery::parse(200, filter.clone()).expect("a page query"),
+            None,
+        )
         .await
         .expect("page");
     let keys: Vec<(String, CouponId)> = page
@@ -1250,7 +1273,10 @@ async fn list_coupons_pages_by_cursor_without_duplicates_or_gaps() {
     // A walk's first page is the first page.
     let first = app
         .service
-        .list_coupons(filter.clone(), None, 5)
+        .list_coupons(
+            CouponListQuery::parse(5, filter.clone()).expect("a page query"),
+            None,
+        )
         .await
         .expect("page");
     let rest = all_pages(&app, filter.clone(), 5).await;
@@ -1282,8 +1308,8 @@ async fn the_csv_export_quotes_fields_has_a_header_and_stops_at_max_rows() {
     let csv = app
         .service
         .export_coupons_csv(
-            CouponFilter::default(),
-            100_000,
+            CouponExportQuery::parse(100_000, CouponFilterInput::default())
+                .expect("an export query"),
             couponkeeper::i18n::Lang::Zh,
         )
         .await
@@ -1299,7 +1325,10 @@ async fn the_csv_export_quotes_fields_has_a_header_and_stops_at_max_rows() {
     assert!(csv.contains(",'=SUM(A1),"), "{csv}");
     let two = app
         .service
-        .export_coupons_csv(CouponFilter::default(), 2, couponkeeper::i18n::Lang::Zh)
+        .export_coupons_csv(
+            CouponExportQuery::parse(2, CouponFilterInput::default()).expect("an export query"),
+            couponkeeper::i18n::Lang::Zh,
+        )
         .await
         .expect("csv");
     assert_eq!(two.split("\r\n").filter(|l| !l.is_empty()).count(), 3);

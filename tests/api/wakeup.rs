@@ -15,7 +15,7 @@ use couponkeeper::domain::ids::WakeupRuleId;
 use couponkeeper::domain::staff::Role;
 use couponkeeper::domain::template::spread_window;
 use couponkeeper::domain::time::parse_rfc3339;
-use couponkeeper::domain::wakeup::{WakeupRuleInput, in_control};
+use couponkeeper::domain::wakeup::{WakeupRuleInput, WakeupRuleSpec, in_control};
 use couponkeeper::service::support::Authority;
 use couponkeeper::service::wakeup::{WakeupReport, WakeupRuleView};
 use couponkeeper::service::{Ctx, ServiceError};
@@ -256,8 +256,9 @@ async fn the_activity_endpoint_answers_204_and_refuses_a_bad_kind_or_time() {
 // ---------------------------------------------------------------- wake-up
 
 async fn rule(app: &TestApp, input: WakeupRuleInput) -> WakeupRuleView {
+    let spec = WakeupRuleSpec::parse(input).expect("a well-formed rule");
     app.service
-        .create_wakeup_rule_as(&Ctx::new("test", None), &Authority::Api, input)
+        .create_wakeup_rule_as(&Ctx::new("test", None), &Authority::Api, spec)
         .await
         .expect("rule created")
 }
@@ -526,7 +527,7 @@ async fn the_rule_page_shows_woken_against_control_and_is_for_operators() {
             .create_wakeup_rule_as(
                 &Ctx::new("staff:support-1", None),
                 &support,
-                one_day_rule(10)
+                WakeupRuleSpec::parse(one_day_rule(10)).expect("a well-formed rule")
             )
             .await,
         Err(ServiceError::Forbidden(_))

@@ -560,7 +560,7 @@ async fn the_staff_log_says_each_change_in_words_with_names_instead_of_ids_in_bo
     use couponkeeper::domain::compensation::RulesInput;
     use couponkeeper::domain::ids::TemplateId;
     use couponkeeper::domain::staff::StaffName;
-    use couponkeeper::domain::wakeup::WakeupRuleInput;
+    use couponkeeper::domain::wakeup::{WakeupRuleInput, WakeupRuleSpec};
     use couponkeeper::service::Ctx;
     use couponkeeper::service::support::Authority;
     let app = spawn_app().await;
@@ -590,14 +590,15 @@ async fn the_staff_log_says_each_change_in_words_with_names_instead_of_ids_in_bo
         .create_wakeup_rule_as(
             &ctx,
             &olga,
-            WakeupRuleInput {
+            WakeupRuleSpec::parse(WakeupRuleInput {
                 name: Some("Last call".into()),
                 lead_seconds: Some(3 * 86_400),
                 active_within_seconds: Some(30 * 86_400),
                 template_ids: vec![template.to_string()],
                 bonus_template_id: None,
                 control_percent: Some(10),
-            },
+            })
+            .expect("a well-formed rule"),
         )
         .await
         .expect("a wake-up rule");

@@ -9,9 +9,10 @@ use crate::common::console::{
 };
 use crate::common::fixtures::{count, deposit_paid_under, plant, user as user_id};
 use crate::common::{TOKEN, TestApp, presale_order, spawn_app};
+use couponkeeper::domain::compensation::{CompensationInput, CompensationRequest};
 use couponkeeper::domain::staff::{Role, StaffName};
 use couponkeeper::service::Ctx;
-use couponkeeper::service::support::{Authority, CompensationInput};
+use couponkeeper::service::support::Authority;
 use serde_json::{Value, json};
 
 async fn put_rules(app: &TestApp, body: Value) -> Value {
@@ -239,15 +240,17 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
     };
     let (actx, amy) = who("amy", Role::Support);
     let (bctx, bob) = who("bob", Role::Operator);
-    let give =
-        |value: i64, order: Option<&str>, preset: Option<&str>, reason: &str| CompensationInput {
+    let give = |value: i64, order: Option<&str>, preset: Option<&str>, reason: &str| {
+        CompensationRequest::parse(CompensationInput {
             value_cents: Some(value),
             valid_seconds: Some(86400),
             reason: Some(reason.to_string()),
             order_no: order.map(String::from),
             preset_id: preset.map(String::from),
-        };
-    let steps: [(&Ctx, &Authority, &str, CompensationInput); 2] = [
+        })
+        .expect("a well-formed compensation")
+    };
+    let steps: [(&Ctx, &Authority, &str, CompensationRequest); 2] = [
         (&actx, &amy, "u1", give(100, Some("P1"), None, "sorry")),
         (&bctx, &bob, "u3", give(200, None, None, "goodwill")),
     ];

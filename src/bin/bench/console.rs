@@ -45,13 +45,14 @@ use couponkeeper::clock::ManualClock;
 use couponkeeper::config::Config;
 use couponkeeper::domain::cart::{CartInput, CartSpec};
 use couponkeeper::domain::coupon::CouponStatus;
+use couponkeeper::domain::filters::{
+    CouponExportQuery, CouponFilterInput, CouponListQuery, LedgerFilterInput, LedgerPageQuery,
+};
 use couponkeeper::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use couponkeeper::domain::staff::Role;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
-use couponkeeper::service::support::{
-    CouponFilter, OVERVIEW_COUPONS, SearchOutcome, USER_HEALTH_ORDERS,
-};
+use couponkeeper::service::support::{OVERVIEW_COUPONS, SearchOutcome, USER_HEALTH_ORDERS};
 use couponkeeper::service::{Ctx, Service};
 use couponkeeper::store::Db;
 
@@ -753,8 +754,10 @@ async fn measure_console(
         .await?,
     );
 
-    let page = |filter: CouponFilter, full: bool| async move {
-        let p = s.list_coupons(filter.clone(), None, CONSOLE_PAGE).await?;
+    let page = |filter: CouponFilterInput, full: bool| async move {
+        let query = CouponListQuery::parse(CONSOLE_PAGE, filter.clone())
+            .map_err(|e| format!("list_coupons {}: {}", e.field, e.message))?;
+        let p = s.list_coupons(query, None).await?;
         if full && p.coupons.len() != CONSOLE_PAGE as usize {
             return Err(format!(
                 "list_coupons({filter:?}) gave {} coupons, expected a full page",
@@ -771,7 +774,7 @@ async fn measure_console(
             cap,
             |status| {
                 page(
-                    CouponFilter {
+                    CouponFilterInput {
                         status: Some(status),
                         ..Default::default()
                     },
@@ -784,7 +787,7 @@ async fn measure_console(
     rows.push(
         time_op("list_coupons: template (hot)", vec![(); runs], cap, |()| {
             page(
-                CouponFilter {
+                CouponFilterInput {
                     template_id: Some(hot.to_string()),
                     ..Default::default()
                 },
@@ -800,7 +803,7 @@ async fn measure_console(
             cap,
             |(template, status)| {
                 page(
-                    CouponFilter {
+                    CouponFilterInput {
                         status: Some(status),
                         template_id: Some(template.to_string()),
                         ..Default::default()
@@ -814,7 +817,7 @@ async fn measure_console(
     rows.push(
         time_op("list_coupons: user", users.clone(), cap, |user| {
             page(
-                CouponFilter {
+                CouponFilterInput {
                     user_id: Some(user.to_string()),
                     ..Default::default()
                 },
@@ -830,7 +833,7 @@ async fn measure_console(
             cap,
             |(user, status)| {
                 page(
-                    CouponFilter {
+                    CouponFilterInput {
                         status: Some(status),
                         user_id: Some(user.to_string()),
                         ..Default::default()
@@ -848,7 +851,7 @@ async fn measure_console(
             cap,
             |before| {
                 page(
-                    CouponFilter {
+                    CouponFilterInput {
                         expiring_before: Some(couponkeeper::domain::time::from_ms(before)),
                         ..Default::default()
                     },
@@ -866,15 +869,17 @@ async fn measure_console(
             |()| {
                 let hot = hot.to_string();
                 async move {
-                    let filter = CouponFilter {
+                    let filter = CouponFilterInput {
                         template_id: Some(hot),
                         ..Default::default()
                     };
+                    let query = CouponListQuery::parse(CONSOLE_PAGE, filter)
+                        .map_err(|e| format!("list_coupons {}: {}", e.field, e.message))?;
                     let mut after = None;
                     let mut last = Duration::ZERO;
                     for k in 1..=DEEP_PAGE {
                         let t = Instant::now();
-                        let p = s.list_coupons(filter.clone(), after, CONSOLE_PAGE).await?;
+                        let p = s.list_coupons(query.clone(), after).await?;
                         last = t.elapsed();
                         if p.coupons.len() != CONSOLE_PAGE as usize {
                             return Err(format!("page {k} has {} coupons", p.coupons.len()).into());
@@ -965,13 +970,15 @@ async fn measure_console(
     rows.push(row);
 
     // The export: one run, a template's first 10,000 coupons.
-    let filter = CouponFilter {
+    let filter = CouponFilterInput {
         template_id: Some(hot.to_string()),
         ..Default::default()
     };
+    let query = CouponExportQuery::parse(CONSOLE_EXPORT_ROWS, filter)
+        .map_err(|e| format!("export_coupons_csv {}: {}", e.field, e.message))?;
     let t = Instant::now();
     let csv = service
-        .export_coupons_csv(filter, CONSOLE_EXPORT_ROWS, couponkeeper::i18n::Lang::Zh)
+        .export_coupons_csv(query, couponkeeper::i18n::Lang::Zh)
         .await?;
     let took = t.elapsed();
     let lines = csv.matches("\r\n").count();
@@ -1301,10 +1308,10 @@ async fn order_list_rows(
             cap,
             |()| async move {
                 let authority = couponkeeper::service::support::Authority::Api;
-                let f = couponkeeper::service::compensation::LedgerFilter::default();
-                let p = s
-                    .compensation_ledger(&authority, &f, None, CONSOLE_PAGE)
-                    .await?;
+                let tz = s.settings().reminders.tz;
+                let q = LedgerPageQuery::parse(CONSOLE_PAGE, LedgerFilterInput::default(), tz)
+                    .map_err(|e| format!("ledger {}: {}", e.field, e.message))?;
+                let p = s.compensation_ledger(&authority, &q, None).await?;
                 if p.entries.len() != CONSOLE_PAGE as usize {
                     return Err(format!("{} ledger entries", p.entries.len()).into());
                 }
@@ -1320,13 +1327,14 @@ async fn order_list_rows(
             cap,
             |d: String| async move {
                 let authority = couponkeeper::service::support::Authority::Api;
-                let f = couponkeeper::service::compensation::LedgerFilter {
+                let f = LedgerFilterInput {
                     from: Some(d.clone()),
                     to: Some(d),
                     ..Default::default()
                 };
-                s.compensation_ledger(&authority, &f, None, CONSOLE_PAGE)
-                    .await?;
+                let q = LedgerPageQuery::parse(CONSOLE_PAGE, f, s.settings().reminders.tz)
+                    .map_err(|e| format!("ledger {}: {}", e.field, e.message))?;
+                s.compensation_ledger(&authority, &q, None).await?;
                 Ok(None)
             },
         )

@@ -4,11 +4,12 @@
 
 use sqlx::AnyConnection;
 
-use super::steps::{load_order, move_coupon, move_order, parse_reason, require_status};
+use super::steps::{load_order, move_coupon, move_order, require_status};
 use super::view::order_view;
 use crate::domain::coupon::{CouponStatus, release_target};
 use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::{CouponLockStatus, OrderStatus, OrderStep};
+use crate::domain::reason::parse_reason;
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};

@@ -33,6 +33,5 @@ pub use list::{
     OrderPage,
 };
 pub(crate) use steps::plan_for;
-pub use steps::{MAX_REASON_CHARS, parse_reason};
 pub(crate) use steps::{kind_of, on_order, status_of, unfit_refusal};
 pub(crate) use view::order_view;

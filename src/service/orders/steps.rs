@@ -8,7 +8,6 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use crate::domain::FieldError;
 use crate::domain::campaign::{PaymentWindow, Policy};
 use crate::domain::coupon::{CouponStatus, Unusable};
 use crate::domain::discount::CouponTerms;
@@ -25,25 +24,6 @@ use crate::service::{Op, Refusal, ServiceError};
 use crate::store::campaigns::{self, CampaignRow};
 use crate::store::coupons::{self, CouponChange, CouponRow};
 use crate::store::orders::{self, OrderChange, OrderRow};
-
-/// Longest refund or release reason.
-pub const MAX_REASON_CHARS: usize = 500;
-
-/// Checks a refund or release reason: required (not blank), at most
-/// [`MAX_REASON_CHARS`] characters as sent (the OpenAPI document's
-/// `maxLength` counts them so: spaces around a reason count too), kept
-/// trimmed.
-pub fn parse_reason(raw: Option<String>) -> Result<String, FieldError> {
-    let raw = raw.unwrap_or_default();
-    let r = raw.trim().to_string();
-    if r.is_empty() || raw.chars().count() > MAX_REASON_CHARS {
-        return Err(FieldError::new(
-            "reason",
-            format!("is required, 1-{MAX_REASON_CHARS} characters"),
-        ));
-    }
-    Ok(r)
-}
 
 fn unusable(u: Unusable) -> ServiceError {
     match u {
@@ -350,28 +330,4 @@ pub(crate) async fn plan_for(
             "the order's coupon is not locked to this order; contact support",
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_reason_is_kept_trimmed_and_refused_when_blank_or_too_long_as_sent() {
-        assert_eq!(
-            parse_reason(Some("  lost parcel \n".into())),
-            Ok("lost parcel".into())
-        );
-        assert!(parse_reason(None).is_err());
-        assert!(parse_reason(Some(" \t ".into())).is_err());
-        let at_limit = "退".repeat(MAX_REASON_CHARS);
-        assert_eq!(parse_reason(Some(at_limit.clone())), Ok(at_limit));
-        // What the OpenAPI document's maxLength refuses, the service
-        // refuses too: the spaces around a reason count.
-        let padded = format!("{} ", "a".repeat(MAX_REASON_CHARS));
-        assert_eq!(
-            parse_reason(Some(padded)).map_err(|e| e.field),
-            Err("reason")
-        );
-    }
 }

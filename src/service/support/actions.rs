@@ -11,17 +11,20 @@ use serde::Serialize;
 use sqlx::AnyConnection;
 
 use crate::domain::FieldError;
-use crate::domain::compensation::{CapHit, CompensationAllowance};
+use crate::domain::compensation::{
+    CapHit, CompensationAllowance, CompensationAmount, CompensationRequest,
+};
 use crate::domain::coupon::{CouponSource, CouponStatus, effective_status, release_target};
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{CouponId, OrderNo, UserId, new_coupon_code};
-use crate::domain::money::{Cents, MAX_CENTS};
+use crate::domain::money::Cents;
 use crate::domain::order::CouponLockStatus;
 use crate::domain::permissions::{self, Permission};
+use crate::domain::reason::parse_reason;
 use crate::domain::staff::{Role, StaffName};
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::jobs::Deadline;
-use crate::service::orders::{kind_of, parse_reason, status_of};
+use crate::service::orders::{kind_of, status_of};
 use crate::service::views::{CouponView, OrderView};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::archive;
@@ -68,26 +71,6 @@ impl Authority {
     fn compensation_capped(&self) -> bool {
         !self.may(Permission::UncappedCompensation)
     }
-}
-
-/// A compensation coupon to issue.
-#[derive(Debug, Clone, Default)]
-pub struct CompensationInput {
-    /// The coupon's fixed discount: 1 cent up to `MAX_CENTS`.
-    pub value_cents: Option<i64>,
-    /// How long the coupon lasts from now: 60 s to 365 days.
-    pub valid_seconds: Option<i64>,
-    /// Required, 1-500 characters; written to the ledger and the event.
-    pub reason: Option<String>,
-    /// The order this makes up for; must exist and belong to the user.
-    /// The text as typed: [`Service::issue_compensation`] trims it (empty:
-    /// none) and checks it after the amount, validity and reason, so the
-    /// field it names for a bad request does not depend on the caller.
-    pub order_no: Option<String>,
-    /// A preset of the rules version in force: then the value, validity,
-    /// minimum order and categories come from it (`value_cents` and
-    /// `valid_seconds` are ignored), and `reason` defaults to its reason.
-    pub preset_id: Option<String>,
 }
 
 /// One compensation ledger entry of an order.
@@ -297,56 +280,31 @@ impl Service {
 
     /// Issues a fixed-amount compensation coupon to `user_id`, outside any
     /// stock (`source = compensation`, no template), recorded in the
-    /// compensation ledger with its order, amount, reason and actor. Staff
-    /// with the `support` role are capped per coupon and per business day
-    /// (the day's sum is read from the ledger inside the same transaction;
-    /// [`Service::compensation_allowance`] reads the same sum for pages).
+    /// compensation ledger with its order, amount, reason and actor (the
+    /// request's fields checked at the edge: [`CompensationRequest::parse`]).
+    /// Staff with the `support` role are capped per coupon and per business
+    /// day (the day's sum is read from the ledger inside the same
+    /// transaction; [`Service::compensation_allowance`] reads the same sum
+    /// for pages).
     pub async fn issue_compensation(
         &self,
         ctx: &Ctx,
         authority: &Authority,
         idem: Option<&IdempotencyRequest>,
         user_id: UserId,
-        input: CompensationInput,
+        request: CompensationRequest,
     ) -> Result<Executed<CouponView>, ServiceError> {
-        let user = user_id;
-        let preset_id = input
-            .preset_id
-            .as_deref()
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(String::from);
-        // Without a preset, the amount and validity are typed; with one
-        // they come from it (read in the transaction below).
-        let typed = match &preset_id {
-            Some(_) => None,
-            None => Some((
-                typed_value(input.value_cents)?,
-                typed_seconds(input.valid_seconds)?,
-            )),
-        };
-        let reason = match (&preset_id, input.reason.as_deref().map(str::trim)) {
-            (Some(_), None | Some("")) => None,
-            _ => Some(parse_reason(input.reason)?),
-        };
-        let order_no = match input.order_no.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(raw) => Some(OrderNo::parse(raw)?),
-        };
-        let request = CompensationRequest {
-            user,
-            preset_id,
-            typed,
-            reason,
-            order_no,
+        let issue = CompensationIssue {
+            user: user_id,
+            request,
             capped: authority.compensation_capped(),
         };
         let op = self.op(ctx);
         let result = self
             .write(idem, move |c| {
                 let op = op.clone();
-                let request = request.clone();
-                Box::pin(async move { issue_compensation_tx(c, &op, &request).await })
+                let issue = issue.clone();
+                Box::pin(async move { issue_compensation_tx(c, &op, &issue).await })
             })
             .await;
         if let Ok(Executed::Fresh(v)) = &result
@@ -378,40 +336,13 @@ fn cap_refusal(hit: CapHit) -> ServiceError {
     ServiceError::refused(Refusal::CompensationLimitExceeded, message)
 }
 
-/// A compensation request as parsed before its transaction: to whom,
-/// from which preset or typed amount and validity, why, on which order,
-/// and whether the caller is capped.
+/// A checked compensation request with its transaction's other inputs: to
+/// whom, and whether the caller is capped.
 #[derive(Debug, Clone)]
-struct CompensationRequest {
+struct CompensationIssue {
     user: UserId,
-    preset_id: Option<String>,
-    /// The typed value and validity (seconds) when no preset.
-    typed: Option<(Cents, i64)>,
-    reason: Option<String>,
-    order_no: Option<OrderNo>,
+    request: CompensationRequest,
     capped: bool,
-}
-
-/// A typed compensation amount: 1 cent up to `MAX_CENTS`.
-fn typed_value(v: Option<i64>) -> Result<Cents, ServiceError> {
-    match v.map(Cents::new) {
-        Some(Ok(v)) if !v.is_zero() => Ok(v),
-        _ => Err(FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into()),
-    }
-}
-
-/// A typed validity: 60 s to 365 days.
-fn typed_seconds(s: Option<i64>) -> Result<i64, ServiceError> {
-    match s {
-        Some(s) if (MIN_COMPENSATION_SECONDS..=MAX_COMPENSATION_SECONDS).contains(&s) => Ok(s),
-        _ => Err(FieldError::new(
-            "valid_seconds",
-            format!(
-                "is required, {MIN_COMPENSATION_SECONDS} to {MAX_COMPENSATION_SECONDS} (365 days)"
-            ),
-        )
-        .into()),
-    }
 }
 
 /// What a compensation coupon takes off and when it may be used.
@@ -513,15 +444,19 @@ async fn reload_coupon(
 async fn issue_compensation_tx(
     c: &mut AnyConnection,
     op: &Op,
-    request: &CompensationRequest,
+    issue: &CompensationIssue,
 ) -> Result<CouponView, ServiceError> {
-    let (user, preset_id, reason, order_no) = (
-        &request.user,
-        &request.preset_id,
-        &request.reason,
-        &request.order_no,
+    let (user, amount, reason, order_no) = (
+        &issue.user,
+        &issue.request.amount,
+        &issue.request.reason,
+        &issue.request.order_no,
     );
-    let (typed, capped, settings) = (request.typed, request.capped, &op.settings);
+    let (capped, settings) = (issue.capped, &op.settings);
+    let preset_id = match amount {
+        CompensationAmount::Preset(id) => Some(id.as_str()),
+        CompensationAmount::Typed { .. } => None,
+    };
     let now_ms = to_ms(op.now);
     let mut campaign_id = None;
     if let Some(no) = &order_no {
@@ -543,8 +478,8 @@ async fn issue_compensation_tx(
         settings.support_compensation_daily_cents,
     );
     let rules = crate::store::compensation_rules::rules_in_force(c, first, now_ms).await?;
-    let (value, seconds, min_order_cents, categories, reason) = match (&preset_id, typed) {
-        (Some(id), _) => {
+    let (value, seconds, min_order_cents, categories, reason) = match amount {
+        CompensationAmount::Preset(id) => {
             let p = rules.preset(id).ok_or_else(|| {
                 ServiceError::from(FieldError::new(
                     "preset_id",
@@ -562,18 +497,16 @@ async fn issue_compensation_tx(
                 reason.clone().unwrap_or_else(|| p.reason.clone()),
             )
         }
-        (None, Some((v, s))) => (
-            v,
-            s,
+        CompensationAmount::Typed {
+            value,
+            valid_seconds,
+        } => (
+            *value,
+            *valid_seconds,
             Cents::ZERO,
             "[]".to_string(),
             reason.clone().unwrap_or_default(),
         ),
-        (None, None) => {
-            return Err(
-                FieldError::new("value_cents", format!("is required, 1 to {MAX_CENTS}")).into(),
-            );
-        }
     };
     if capped {
         ledger::lock_actor_for_caps(c, &op.ctx.actor).await?;
@@ -617,7 +550,7 @@ async fn issue_compensation_tx(
             actor: &op.ctx.actor,
             request_id: op.ctx.request_id.as_deref(),
             at_ms: now_ms,
-            preset_id: preset_id.as_deref(),
+            preset_id,
             rules_version: rules.version,
             campaign_id: campaign_id.as_ref(),
             day: op.day(),

@@ -1,14 +1,16 @@
 //! The CSV export of the console's coupon list (RFC 4180, with formulas
 //! neutralised), read in keyset batches.
 
-use super::{CouponFilter, CouponPage, MAX_PAGE};
-use crate::domain::FieldError;
+use super::{CouponPage, MAX_PAGE};
+use crate::domain::filters::{
+    CouponExportQuery, CouponFilter, CouponListQuery, MAX_COUPON_EXPORT_ROWS,
+};
 use crate::domain::money::Cents;
 use crate::service::views::CouponView;
 use crate::service::{Service, ServiceError};
 
 /// Largest CSV export.
-pub const MAX_EXPORT_ROWS: usize = 100_000;
+pub const MAX_EXPORT_ROWS: usize = MAX_COUPON_EXPORT_ROWS;
 /// Rows per batch of a CSV export.
 const EXPORT_BATCH: i64 = 1000;
 
@@ -87,21 +89,17 @@ fn csv_row(
 }
 
 impl Service {
-    /// The coupons matching `filter` as CSV (RFC 4180, header row first),
-    /// at most `max_rows` (1 to 100,000), read in keyset batches of 1000;
+    /// The coupons matching `query.filter` as CSV (RFC 4180, header row
+    /// first), at most `query.max_rows` (1 to 100,000; both checked at the
+    /// edge: [`CouponExportQuery::parse`]), read in keyset batches of 1000;
     /// the status words in `lang`.
     pub async fn export_coupons_csv(
         &self,
-        filter: CouponFilter,
-        max_rows: usize,
+        query: CouponExportQuery,
         lang: crate::i18n::Lang,
     ) -> Result<String, ServiceError> {
+        let CouponExportQuery { max_rows, filter } = query;
         let tz = self.settings().reminders.tz;
-        if !(1..=MAX_EXPORT_ROWS).contains(&max_rows) {
-            return Err(
-                FieldError::new("max_rows", format!("must be 1 to {MAX_EXPORT_ROWS}")).into(),
-            );
-        }
         let mut out = String::from(CSV_HEADER);
         out.push_str("\r\n");
         let mut written = 0usize;
@@ -137,9 +135,12 @@ impl Service {
         };
         let mut left = limit;
         while left > 0 {
-            let part = self
-                .list_coupons(filter.clone(), page.next.clone(), left.min(MAX_PAGE))
-                .await?;
+            // 1 to MAX_PAGE: a page size the list takes.
+            let query = CouponListQuery {
+                limit: left.min(MAX_PAGE),
+                filter: filter.clone(),
+            };
+            let part = self.list_coupons(query, page.next.clone()).await?;
             left -= part.coupons.len() as i64;
             page.coupons.extend(part.coupons);
             page.next = part.next;

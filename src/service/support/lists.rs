@@ -3,13 +3,13 @@
 //! and orders). Every read is a bounded set of index lookups (see
 //! `store::search`).
 
-use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::FieldError;
 use crate::domain::coupon::CouponStatus;
-use crate::domain::ids::{TemplateId, UserId};
+use crate::domain::filters::{CouponListQuery, MAX_COUPON_PAGE, UserFilter};
+use crate::domain::ids::UserId;
 use crate::domain::time::to_ms;
 use crate::service::orders::order_view;
 use crate::service::views::{CouponView, OrderView};
@@ -23,25 +23,7 @@ pub const OVERVIEW_COUPONS: i64 = 500;
 /// Orders on the console's user page (newest first).
 pub const OVERVIEW_ORDERS: i64 = 200;
 /// Largest page of [`Service::list_coupons`].
-pub const MAX_PAGE: i64 = 200;
-
-/// Filters of the console's coupon list. `status` is the effective status.
-///
-/// `template_id` and `user_id` are the filter text as typed (trimmed and
-/// checked by [`Service::list_coupons`], which names the field at fault),
-/// not ids: a user id that no customer can have simply matches nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CouponFilter {
-    /// Effective status (`available` excludes coupons past `ends_at`,
-    /// `expired` includes them).
-    pub status: Option<CouponStatus>,
-    /// Only this template's coupons.
-    pub template_id: Option<String>,
-    /// Only this user's coupons.
-    pub user_id: Option<String>,
-    /// Only coupons whose `ends_at` is before this.
-    pub expiring_before: Option<DateTime<Utc>>,
-}
+pub const MAX_PAGE: i64 = MAX_COUPON_PAGE;
 
 /// One page of coupons in `(ends_at, id)` order.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -79,45 +61,29 @@ fn parse_cursor(raw: &str) -> Result<(i64, String), FieldError> {
     Ok((ends, id.to_string()))
 }
 
-fn optional_key(field: &'static str, raw: Option<String>) -> Result<Option<String>, FieldError> {
-    match raw.map(|s| s.trim().to_string()) {
-        None => Ok(None),
-        Some(s) if s.is_empty() => Ok(None),
-        Some(s) if s.len() > 128 || s.chars().any(char::is_control) => {
-            Err(FieldError::new(field, "must be at most 128 characters"))
-        }
-        Some(s) => Ok(Some(s)),
-    }
-}
-
 impl Service {
-    /// One page of coupons matching `filter` (effective status), ordered by
-    /// `(ends_at, id)`, after the opaque cursor `after`. `limit` 1-200.
-    /// Covers the live table (archived coupons are terminal and old; search
-    /// and the user page find them).
+    /// One page of `query.limit` coupons matching `query.filter` (effective
+    /// status; the page size and filter checked at the edge:
+    /// [`CouponListQuery::parse`]), ordered by `(ends_at, id)`, after the
+    /// opaque cursor `after`. Covers the live table (archived coupons are
+    /// terminal and old; search and the user page find them).
     pub async fn list_coupons(
         &self,
-        filter: CouponFilter,
+        query: CouponListQuery,
         after: Option<String>,
-        limit: i64,
     ) -> Result<CouponPage, ServiceError> {
-        if !(1..=MAX_PAGE).contains(&limit) {
-            return Err(FieldError::new("limit", format!("must be 1 to {MAX_PAGE}")).into());
-        }
-        let template_id =
-            optional_key("template_id", filter.template_id)?.map(TemplateId::from_wire);
-        let user_id = optional_key("user_id", filter.user_id)?;
+        let CouponListQuery { limit, filter } = query;
+        let template_id = filter.template_id;
         let after = match after.as_deref().map(str::trim) {
             None | Some("") => None,
             Some(raw) => Some(parse_cursor(raw)?),
         };
-        // Every stored coupon's user id is a checked one: filter text that
-        // is not a user id (inner whitespace, format characters) matches
-        // no coupon.
-        let user_id = match user_id.as_deref().map(UserId::parse) {
-            None => None,
-            Some(Ok(user)) => Some(user),
-            Some(Err(_)) => {
+        // A user filter that no customer's id can be matches no coupon (a
+        // bad cursor is still named first).
+        let user_id = match filter.user {
+            UserFilter::Any => None,
+            UserFilter::Only(user) => Some(user),
+            UserFilter::Nobody => {
                 return Ok(CouponPage {
                     coupons: Vec::new(),
                     next: None,

@@ -22,14 +22,12 @@ mod lists;
 mod search;
 
 pub use actions::{
-    Authority, CANCEL_NEEDS_OPERATOR, CompensationEntry, CompensationInput,
-    MAX_COMPENSATION_SECONDS, MIN_COMPENSATION_SECONDS,
+    Authority, CANCEL_NEEDS_OPERATOR, CompensationEntry, MAX_COMPENSATION_SECONDS,
+    MIN_COMPENSATION_SECONDS,
 };
 pub(crate) use actions::{CompensationTerms, insert_compensation_coupon};
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
 pub use health::{ActionView, CheckView, HealthReport, USER_HEALTH_ORDERS, UserHealthReport};
 pub(crate) use health::{coupon_facts, order_facts};
-pub use lists::{
-    CouponFilter, CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview,
-};
+pub use lists::{CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview};
 pub use search::{MoreMatches, SearchHit, SearchList, SearchOutcome};

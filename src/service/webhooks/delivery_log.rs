@@ -43,7 +43,8 @@ pub struct AttemptView {
 }
 
 impl Service {
-    /// Deliveries for the console, newest first.
+    /// Deliveries for the console matching `filter` (checked at the edge:
+    /// [`DeliveryFilter::parse`]), newest first.
     pub async fn deliveries(
         &self,
         filter: DeliveryFilter,

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use crate::service::orders::MAX_REASON_CHARS;
+use crate::domain::reason::MAX_REASON_CHARS;
 use crate::web::context::{csrf_token, lang};
 
 /// Posts to `action`; `cancel` is where "cancel" (or `cancel_label`)
