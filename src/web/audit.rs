@@ -638,14 +638,14 @@ fn staff_detail(l: Lang, e: &StaffAuditView) -> String {
         e.actor.clone(),
     ) {
         Some(ch) => {
-            let (what, change) = super::campaigns::change_what(l, &ch);
+            let (what, change) = super::campaigns::detail::change_what(l, &ch);
             match ch.reason.as_deref().filter(|r| !r.is_empty()) {
                 Some(reason) => format!("{what}: {change} ({reason})"),
                 None => format!("{what}: {change}"),
             }
         }
         None if e.action.starts_with("template_") => {
-            let (change, reason) = super::templates::history_change(l, e);
+            let (change, reason) = super::templates::detail::history_change(l, e);
             match reason.as_str() {
                 "" => change,
                 r => format!("{change} ({r})"),
