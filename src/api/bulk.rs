@@ -138,12 +138,7 @@ pub async fn start_void(
             )
             .into_response();
         }
-        let text: &[u8] = if raw.iter().all(u8::is_ascii_whitespace) {
-            b"{}"
-        } else {
-            &raw
-        };
-        match parse_json::<BulkVoidBody>(text) {
+        match parse_json::<BulkVoidBody>(super::extract::json_text(&raw)) {
             Ok(b) => (VoidInput::All, b.reason),
             Err(e) => return e.into_response(),
         }

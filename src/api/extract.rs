@@ -163,14 +163,17 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let raw = read_body(req).await?;
-        let text: &[u8] = if raw.iter().all(u8::is_ascii_whitespace) {
-            b"{}"
-        } else {
-            &raw
-        };
-        let value = parse_json(text)?;
+        let value = parse_json(json_text(&raw))?;
         Ok(JsonBody { value, raw })
     }
+}
+
+/// The JSON text of a body: an empty body (no bytes at all) is `{}`, which
+/// is how a body whose fields are all optional may be left out. Anything
+/// else is parsed as sent, so a body of only spaces is not JSON and is
+/// refused like any other malformed body.
+pub fn json_text(raw: &[u8]) -> &[u8] {
+    if raw.is_empty() { b"{}" } else { raw }
 }
 
 /// Parses JSON, reporting the path of the field at fault.

@@ -372,3 +372,29 @@ async fn a_body_that_is_not_an_object_is_refused_and_a_whole_float_counts_as_an_
         .await;
     assert_eq!((r.status, r.field()), (400, "total_stock"), "{}", r.text);
 }
+
+#[tokio::test]
+async fn an_empty_body_reads_as_no_fields_but_a_body_of_only_spaces_is_not_json() {
+    let app = spawn_app().await;
+    let template = app.template(json!({})).await;
+    let id = template["id"].as_str().expect("template id").to_string();
+    let auth = format!("Bearer {TOKEN}");
+    let auth = [("authorization", auth.as_str())];
+    let pause = format!("/api/v1/templates/{id}/pause");
+    // No bytes at all: no fields, so the missing reason is named.
+    let r = app.post_raw(&pause, "", &auth).await;
+    assert_eq!((r.status, r.field()), (400, "reason"), "{}", r.text);
+    // Only spaces: not JSON at all, refused before any field is read.
+    for blank in [" ", "\n", " \t "] {
+        let r = app.post_raw(&pause, blank, &auth).await;
+        assert_eq!(
+            (r.status, r.code(), r.field()),
+            (400, "invalid_request", ""),
+            "{blank:?}: {}",
+            r.text
+        );
+        assert!(r.text.contains("not a valid JSON"), "{blank:?}: {}", r.text);
+    }
+    let r = app.get(&format!("/api/v1/templates/{id}")).await;
+    assert_eq!(r.body["status"], "active", "{}", r.text);
+}
