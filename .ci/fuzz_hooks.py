@@ -31,6 +31,11 @@ RULES_NO_SCHEMA_CAN_STATE = [
     ("expiry_spread_seconds", "must be shorter than the validity"),
     ("final_payment_ends_at", "must be after final_payment_starts_at"),
     ("deposit_cents", "at most total_cents"),
+    # An order's lines: ids unique in the order, the lines' total above 0
+    # and within the money limit, each line's amount within it too.
+    (r"lines\[\d+\]\.line_id", "names a line twice"),
+    ("lines", "the lines' total must be"),
+    (r"lines\[\d+\]\.unit_price_cents", "quantity × unit_price_cents must be at most"),
     ("created_to", "must be after created_from"),
     ("to", "must be after"),
     ("to", "a report covers at most 366 days"),
@@ -51,10 +56,12 @@ RULES_NO_SCHEMA_CAN_STATE = [
     (r"presets\[\d+\]\.id", "is not a preset of the current version"),
     ("preset_id", "is not a preset of the compensation rules in force"),
     ("cursor", "is not a"),
+    (r"lines\[\d+\]\.line_id", "is not a line of order"),
     # A format character beyond the Basic Multilingual Plane (U+E0001,
     # U+1D173, ...): the key pattern names those of the BMP, but a pattern
     # without the `u` flag cannot name the others.
-    (r"user_id|order_no", "format characters"),
+    (r"user_id|order_no|refund_id|shop_id|skus|exclude_skus|lines\[\d+\]\.(line_id|sku|shop_id)",
+     "format characters"),
     # A time with an offset that crosses 9999-12-31 in UTC.
     (r"valid_from|valid_until|claim_ends_at|final_payment_starts_at|final_payment_ends_at|at",
      "must be between 1970 and 9999"),

@@ -130,8 +130,11 @@ pub async fn get(
 pub struct CartBody {
     /// `normal` or `presale`.
     pub kind: Option<String>,
+    /// The single-category form, with `total_cents` (one line).
     pub category: Option<String>,
     pub total_cents: Option<i64>,
+    /// 1-500 lines, in place of `category` and `total_cents`.
+    pub lines: Option<Vec<super::orders::LineBody>>,
     /// Presale only.
     pub campaign_id: Option<String>,
     /// Presale only.
@@ -168,6 +171,11 @@ pub async fn options(
         kind: b.kind,
         category: b.category,
         total_cents: b.total_cents,
+        lines: b.lines.map(|ls| {
+            ls.into_iter()
+                .map(crate::domain::line::LineInput::from)
+                .collect()
+        }),
         campaign_id: b.campaign_id,
         deposit_cents: b.deposit_cents,
     };

@@ -65,6 +65,10 @@ pub fn routes() -> Router<AppState> {
         .route("/orders/{order_no}/cancel", post(orders::cancel))
         .route("/orders/{order_no}/refund", post(orders::refund))
         .route(
+            "/orders/{order_no}/refunds",
+            post(orders::refund_lines).get(orders::list_refunds),
+        )
+        .route(
             "/orders/{order_no}/health-check",
             get(support::health_check),
         )

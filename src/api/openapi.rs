@@ -35,6 +35,7 @@ impl Modify for BearerAuth {
         campaigns::create, campaigns::get, campaigns::list, campaigns::patch,
         orders::create, orders::list, orders::get, orders::pay, orders::deposit_payment,
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
+        orders::refund_lines, orders::list_refunds,
         expirations::pending,
         support::health_check, support::release, support::invalidate, support::compensation, support::repair_link, support::mark_coupon_used, support::reconciliation,
         self_check::issue_link,
@@ -50,6 +51,8 @@ impl Modify for BearerAuth {
         templates::CreateTemplateBody, templates::ClaimingBody, templates::PatchTemplateBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
         crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning,
         campaigns::CreateCampaignBody, campaigns::PatchCampaignBody, crate::service::campaigns::CampaignPage, crate::service::campaigns::CampaignListItem, crate::service::campaigns::CampaignOrderCounts, orders::CreateOrderBody, orders::ReasonBody, orders::CancelBody, orders::EmptyBody, crate::service::orders::OrderPage,
+        orders::LineBody, orders::RefundBody, orders::RefundLineBody, crate::service::views::OrderLineView, crate::service::views::LineDiscountView, crate::service::views::OrderCouponView,
+        crate::service::views::RefundView, crate::service::views::RefundLineView, crate::service::views::RefundCouponView, crate::service::views::RefundList,
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,
         support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody, support::MarkUsedBody,
         self_check::SelfCheckLinkBody, crate::service::self_check::SelfCheckLink,
@@ -752,11 +755,34 @@ fn input_rules(doc: &mut serde_json::Value) {
             "deposit_cents": {"type": "integer", "minimum": 1}},
          "required": ["campaign_id", "deposit_cents"]}
     ]);
+    let opt_key = |max: usize| json!({"type": ["string", "null"], "minLength": 1, "maxLength": max, "pattern": key_pattern()});
+    let line_key = || {
+        json!({"type": "string", "minLength": 1,
+        "maxLength": crate::domain::ids::MAX_LINE_ID_LEN, "pattern": key_pattern()})
+    };
+    let line = json!({"type": "object",
+        "properties": {
+            "line_id": line_key(),
+            "sku": opt_key(128),
+            "category": {"type": ["string", "null"], "maxLength": crate::domain::category::MAX_CATEGORY_LEN},
+            "shop_id": opt_key(128),
+            "quantity": int(1, crate::domain::line::MAX_QUANTITY),
+            "unit_price_cents": int(0, MAX_CENTS),
+        },
+        "required": ["line_id", "quantity", "unit_price_cents"]});
+    // Either form of the cart, not both, not neither (API.md, Lines).
+    let cart_forms = json!([
+        {"required": ["total_cents"], "properties": {"total_cents": {"type": "integer"}, "lines": {"type": "null"}}},
+        {"required": ["lines"], "properties": {"lines": {"type": "array"},
+            "category": {"type": "null"}, "total_cents": {"type": "null"}}}
+    ]);
     let cart = |extra: Value| {
         let mut props = json!({
             "kind": words(&["normal", "presale"]),
             "category": {"type": ["string", "null"], "maxLength": 64},
-            "total_cents": int(1, MAX_CENTS),
+            "total_cents": opt_int(1, MAX_CENTS),
+            "lines": {"type": ["array", "null"], "minItems": 1,
+                "maxItems": crate::domain::line::MAX_LINES, "items": line.clone()},
             "campaign_id": {"type": ["string", "null"]},
             "deposit_cents": opt_int(0, MAX_CENTS),
         });
@@ -785,6 +811,12 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "categories": categories(),
                 "claim_ends_at": opt_time(),
                 "expiry_spread_seconds": opt_int(0, crate::domain::template::MAX_EXPIRY_SPREAD_SECONDS),
+                "skus": {"type": ["array", "null"], "maxItems": crate::domain::discount::MAX_SKUS,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": key_pattern()}},
+                "exclude_skus": {"type": ["array", "null"], "maxItems": crate::domain::discount::MAX_SKUS,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": key_pattern()}},
+                "shop_id": opt_key(128),
+                "partial_refund_rule": opt_words(&["proportional", "clawback"]),
             }),
             vec!["name", "kind"],
             json!({"oneOf": discount_kinds, "anyOf": template_validity}),
@@ -824,8 +856,8 @@ fn input_rules(doc: &mut serde_json::Value) {
         (
             "CartBody",
             cart(json!({})),
-            vec!["kind", "total_cents"],
-            json!({"oneOf": order_kinds}),
+            vec!["kind"],
+            json!({"allOf": [{"oneOf": order_kinds}, {"oneOf": cart_forms}]}),
         ),
         (
             "CreateOrderBody",
@@ -833,8 +865,22 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "order_no": key(), "user_id": key(),
                 "coupon_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 64},
             })),
-            vec!["order_no", "user_id", "kind", "total_cents"],
-            json!({"oneOf": order_kinds}),
+            vec!["order_no", "user_id", "kind"],
+            json!({"allOf": [{"oneOf": order_kinds}, {"oneOf": cart_forms}]}),
+        ),
+        (
+            "RefundBody",
+            json!({
+                "refund_id": line_key(),
+                "lines": {"type": "array", "minItems": 1, "maxItems": crate::domain::line::MAX_LINES,
+                    "items": {"type": "object",
+                        "properties": {"line_id": line_key(),
+                            "quantity": int(1, crate::domain::line::MAX_QUANTITY)},
+                        "required": ["line_id", "quantity"]}},
+                "reason": reason(),
+            }),
+            vec!["refund_id", "lines", "reason"],
+            json!({}),
         ),
         (
             "CreateCampaignBody",

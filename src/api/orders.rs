@@ -13,10 +13,39 @@ use super::extract::{
 };
 use crate::domain::cart::{OrderInput, OrderSpec};
 use crate::domain::ids::OrderNo;
+use crate::domain::line::LineInput;
 use crate::domain::reason::parse_reason;
+use crate::domain::refund::{RefundInput, RefundLineInput, RefundSpec};
 use crate::error::{ApiError, ErrorBody};
 use crate::http::AppState;
-use crate::service::views::{OrderView, QuoteView};
+use crate::service::views::{OrderView, QuoteView, RefundList, RefundView};
+
+/// One order line (购物车明细).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct LineBody {
+    /// The shop's id of the line, unique in the order (1-64 characters).
+    pub line_id: Option<String>,
+    pub sku: Option<String>,
+    pub category: Option<String>,
+    /// A marketplace shop; null for a single-shop order.
+    pub shop_id: Option<String>,
+    /// 1-9,999.
+    pub quantity: Option<i64>,
+    pub unit_price_cents: Option<i64>,
+}
+
+impl From<LineBody> for LineInput {
+    fn from(b: LineBody) -> Self {
+        LineInput {
+            line_id: b.line_id,
+            sku: b.sku,
+            category: b.category,
+            shop_id: b.shop_id,
+            quantity: b.quantity,
+            unit_price_cents: b.unit_price_cents,
+        }
+    }
+}
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateOrderBody {
@@ -24,13 +53,36 @@ pub struct CreateOrderBody {
     pub user_id: Option<String>,
     /// `normal` or `presale`.
     pub kind: Option<String>,
+    /// The single-category form, with `total_cents` (one line).
     pub category: Option<String>,
     pub total_cents: Option<i64>,
+    /// 1-500 lines, in place of `category` and `total_cents`.
+    pub lines: Option<Vec<LineBody>>,
     pub coupon_id: Option<String>,
     /// Presale only.
     pub campaign_id: Option<String>,
     /// Presale only.
     pub deposit_cents: Option<i64>,
+}
+
+/// One line of a refund: which line, how many units.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RefundLineBody {
+    pub line_id: Option<String>,
+    /// 1-9,999, at most the units left on the line.
+    pub quantity: Option<i64>,
+}
+
+/// Body of a refund by line.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RefundBody {
+    /// The shop's id of the refund (1-64 characters): the same id and body
+    /// answer the same refund.
+    pub refund_id: Option<String>,
+    /// 1-500 lines, each line once.
+    pub lines: Option<Vec<RefundLineBody>>,
+    /// Why (required, 1-500 characters).
+    pub reason: Option<String>,
 }
 
 /// Body of actions that take none; any JSON object is accepted.
@@ -68,6 +120,9 @@ pub async fn create(
         kind: b.kind,
         category: b.category,
         total_cents: b.total_cents,
+        lines: b
+            .lines
+            .map(|ls| ls.into_iter().map(LineInput::from).collect()),
         coupon_id: b.coupon_id,
         campaign_id: b.campaign_id,
         deposit_cents: b.deposit_cents,
@@ -226,6 +281,80 @@ pub async fn refund(
         },
     };
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/refunds", operation_id = "refund_lines", tag = "orders",
+    params(("order_no" = String, Path)), request_body = RefundBody,
+    responses((status = 201, description = "a new refund", body = RefundView),
+        (status = 200, description = "the refund this `refund_id` made before, asked again with the same body", body = RefundView),
+        (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "refund_exists, refund_exceeds_order, invalid_order_status", body = ErrorBody)))]
+pub async fn refund_lines(
+    State(s): State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    PathParam(order_no): PathParam,
+    body: JsonBody<RefundBody>,
+) -> Response {
+    let b = body.value;
+    let spec = RefundSpec::parse(RefundInput {
+        refund_id: b.refund_id,
+        lines: b.lines.map(|ls| {
+            ls.into_iter()
+                .map(|l| RefundLineInput {
+                    line_id: l.line_id,
+                    quantity: l.quantity,
+                })
+                .collect()
+        }),
+        reason: b.reason,
+    });
+    let order = OrderNo::parse(&order_no);
+    // A refund id asked again answers 200, a new one 201.
+    let success = match (&order, &spec) {
+        (Ok(no), Ok(spec)) => match s.service.refund_exists(no, &spec.refund_id).await {
+            Ok(true) => StatusCode::OK,
+            _ => StatusCode::CREATED,
+        },
+        _ => StatusCode::CREATED,
+    };
+    let idem = meta.idempotency(&caller, &body.raw, success);
+    let result = match (order, spec) {
+        (_, Err(e)) => Err(e.into()),
+        (Ok(order_no), Ok(spec)) => {
+            s.service
+                .refund_lines(&meta.ctx(&caller), idem.as_ref(), order_no, spec)
+                .await
+        }
+        // Malformed: no order has that number.
+        (Err(_), Ok(_)) => not_found_write(&s, idem.as_ref(), "order", order_no).await,
+    };
+    respond(&s, idem.as_ref(), success, result).await
+}
+
+#[utoipa::path(get, path = "/api/v1/orders/{order_no}/refunds", operation_id = "list_refunds", tag = "orders",
+    params(("order_no" = String, Path)),
+    responses((status = 200, body = RefundList), (status = 404, body = ErrorBody)))]
+pub async fn list_refunds(
+    State(s): State<AppState>,
+    _caller: ApiCaller,
+    PathParam(order_no): PathParam,
+) -> Response {
+    let result = match OrderNo::parse(&order_no) {
+        Ok(order_no) => s
+            .service
+            .refunds_of(&order_no)
+            .await
+            .map(|refunds| RefundList { refunds }),
+        // Malformed: no order has that number.
+        Err(_) => not_found_read(&s, "order", order_no)
+            .await
+            .map(|refunds: Vec<RefundView>| RefundList { refunds }),
+    };
+    match result {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
 }
 
 #[utoipa::path(get, path = "/api/v1/orders/{order_no}", operation_id = "get_order", tag = "orders",

@@ -45,6 +45,16 @@ pub struct CreateTemplateBody {
     /// (drawn from its id), so a big claim wave does not expire in one
     /// second.
     pub expiry_spread_seconds: Option<i64>,
+    /// Only lines of these SKUs; empty or absent: any SKU.
+    pub skus: Option<Vec<String>>,
+    /// Never lines of these SKUs.
+    pub exclude_skus: Option<Vec<String>>,
+    /// A shop coupon's shop (only that shop's lines); null or absent: a
+    /// platform coupon.
+    pub shop_id: Option<String>,
+    /// `proportional` (the default) or `clawback`: what a partial refund
+    /// does when the lines left no longer reach `min_order_cents`.
+    pub partial_refund_rule: Option<String>,
 }
 
 impl From<CreateTemplateBody> for TemplateInput {
@@ -64,6 +74,10 @@ impl From<CreateTemplateBody> for TemplateInput {
             categories: b.categories,
             claim_ends_at: b.claim_ends_at,
             expiry_spread_seconds: b.expiry_spread_seconds,
+            skus: b.skus,
+            exclude_skus: b.exclude_skus,
+            shop_id: b.shop_id,
+            partial_refund_rule: b.partial_refund_rule,
         }
     }
 }

@@ -6,7 +6,8 @@
 use crate::domain::FieldError;
 use crate::domain::category::MAX_CATEGORY_LEN;
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
-use crate::domain::money::Cents;
+use crate::domain::line::{Line, LineInput, MAX_LINES, line_field};
+use crate::domain::money::{Cents, MAX_CENTS};
 use crate::domain::order::OrderKind;
 use crate::domain::picker::OrderTerms;
 
@@ -20,6 +21,8 @@ pub struct OrderInput {
     pub kind: Option<String>,
     pub category: Option<String>,
     pub total_cents: Option<i64>,
+    /// In place of `category` and `total_cents`.
+    pub lines: Option<Vec<LineInput>>,
     pub coupon_id: Option<String>,
     pub campaign_id: Option<String>,
     pub deposit_cents: Option<i64>,
@@ -32,15 +35,22 @@ pub struct CartInput {
     pub kind: Option<String>,
     pub category: Option<String>,
     pub total_cents: Option<i64>,
+    /// In place of `category` and `total_cents`.
+    pub lines: Option<Vec<LineInput>>,
     pub campaign_id: Option<String>,
     pub deposit_cents: Option<i64>,
 }
 
-/// A checked cart: an order's kind, category and money, and its campaign.
+/// A checked cart: an order's kind, lines and money, and its campaign.
 #[derive(Debug, Clone)]
 pub struct CartSpec {
     pub kind: OrderKind,
+    /// 1-500 lines with distinct ids; the single-category form is one
+    /// line ([`Line::whole_order`]).
+    pub lines: Vec<Line>,
+    /// The order's `category`: the first line's.
     pub category: String,
+    /// Σ of the lines' amounts, greater than 0 and at most [`MAX_CENTS`].
     pub total: Cents,
     pub campaign_id: Option<CampaignId>,
     /// Zero for a normal order.
@@ -52,7 +62,7 @@ impl CartSpec {
     pub fn terms(&self) -> OrderTerms<'_> {
         OrderTerms {
             kind: self.kind,
-            category: &self.category,
+            lines: &self.lines,
             total: self.total,
             deposit: self.deposit,
         }
@@ -66,21 +76,23 @@ impl CartSpec {
             Some(k) => OrderKind::parse(k)
                 .ok_or_else(|| FieldError::new("kind", "must be \"normal\" or \"presale\""))?,
         };
-        let category = i.category.unwrap_or_default().trim().to_string();
-        if category.chars().count() > MAX_CATEGORY_LEN {
-            return Err(FieldError::new(
-                "category",
-                format!("must be at most {MAX_CATEGORY_LEN} characters"),
-            ));
-        }
-        let total = Cents::new(
-            i.total_cents
-                .ok_or_else(|| FieldError::new("total_cents", "is required"))?,
-        )
-        .map_err(|e| FieldError::new("total_cents", e.to_string()))?;
-        if total.is_zero() {
-            return Err(FieldError::new("total_cents", "must be greater than 0"));
-        }
+        let lines = match (i.lines, i.category.is_some() || i.total_cents.is_some()) {
+            (Some(_), true) => {
+                return Err(FieldError::new(
+                    "lines",
+                    "give either lines or category and total_cents, not both",
+                ));
+            }
+            (Some(lines), false) => parse_lines(lines)?,
+            (None, _) => vec![single_line(i.category, i.total_cents)?],
+        };
+        let total = lines
+            .iter()
+            .fold(Cents::ZERO, |sum, l| sum.saturating_add(l.amount()));
+        let category = lines
+            .first()
+            .map(|l| l.category.clone())
+            .unwrap_or_default();
         let (campaign_id, deposit) = match kind {
             OrderKind::Normal => {
                 if i.campaign_id.is_some() {
@@ -117,12 +129,73 @@ impl CartSpec {
         };
         Ok(CartSpec {
             kind,
+            lines,
             category,
             total,
             campaign_id,
             deposit,
         })
     }
+}
+
+/// The single-category form (`category` + `total_cents`) as its one line.
+/// Without `total_cents` the request has neither form: the field named is
+/// `lines`, as the contract says.
+fn single_line(category: Option<String>, total_cents: Option<i64>) -> Result<Line, FieldError> {
+    let category = category.unwrap_or_default().trim().to_string();
+    if category.chars().count() > MAX_CATEGORY_LEN {
+        return Err(FieldError::new(
+            "category",
+            format!("must be at most {MAX_CATEGORY_LEN} characters"),
+        ));
+    }
+    let total =
+        Cents::new(total_cents.ok_or_else(|| {
+            FieldError::new("lines", "is required (or category and total_cents)")
+        })?)
+        .map_err(|e| FieldError::new("total_cents", e.to_string()))?;
+    if total.is_zero() {
+        return Err(FieldError::new("total_cents", "must be greater than 0"));
+    }
+    Ok(Line::whole_order(category, total))
+}
+
+/// Checks an order's lines: 1-500, each line, distinct ids, and a total
+/// above zero and within [`MAX_CENTS`].
+fn parse_lines(raw: Vec<LineInput>) -> Result<Vec<Line>, FieldError> {
+    if raw.is_empty() || raw.len() > MAX_LINES {
+        return Err(FieldError::new(
+            "lines",
+            format!("must hold 1-{MAX_LINES} lines"),
+        ));
+    }
+    let mut lines: Vec<Line> = Vec::with_capacity(raw.len());
+    let mut seen = std::collections::HashSet::with_capacity(raw.len());
+    let mut total: i64 = 0;
+    for (i, input) in raw.into_iter().enumerate() {
+        let line = Line::parse(i, input)?;
+        if !seen.insert(line.line_id.clone()) {
+            return Err(FieldError::new(
+                line_field(i, "line_id"),
+                format!("names a line twice: {}", line.line_id),
+            ));
+        }
+        total = total.saturating_add(line.amount().get());
+        if total > MAX_CENTS {
+            return Err(FieldError::new(
+                "lines",
+                format!("the lines' total must be at most {MAX_CENTS} cents"),
+            ));
+        }
+        lines.push(line);
+    }
+    if total == 0 {
+        return Err(FieldError::new(
+            "lines",
+            "the lines' total must be greater than 0",
+        ));
+    }
+    Ok(lines)
 }
 
 /// A checked new order.
@@ -144,6 +217,7 @@ impl OrderSpec {
             kind: i.kind,
             category: i.category,
             total_cents: i.total_cents,
+            lines: i.lines,
             campaign_id: i.campaign_id,
             deposit_cents: i.deposit_cents,
         })?;

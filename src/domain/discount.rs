@@ -1,14 +1,20 @@
-//! Discount arithmetic and applicability (threshold, category scope).
+//! Discount arithmetic and applicability (scope, threshold).
 //!
-//! fixed   = min(value_cents, total_cents)
-//! percent = floor(total_cents * percent_off / 100), capped by max_discount_cents
-//! A coupon applies only when total >= min_order_cents and the order's
-//! category is in the coupon's categories (empty list: every category).
+//! fixed   = min(value_cents, eligible amount)
+//! percent = floor(eligible amount * percent_off / 100), capped by max_discount_cents
+//! A line is eligible for a coupon when its category is in the coupon's
+//! categories (empty list: every category), its SKU passes `skus` and
+//! `exclude_skus`, and, for a shop coupon, its shop is the coupon's. The
+//! eligible amount is the eligible lines' amounts summed; a coupon applies
+//! only when some line is eligible and the eligible amount reaches
+//! min_order_cents.
 
 use serde::Serialize;
 
 use super::FieldError;
 use super::category::MAX_CATEGORY_LEN;
+use super::ids::{ShopId, Sku};
+use super::line::Line;
 use super::money::Cents;
 use crate::i18n::Msg;
 
@@ -247,6 +253,82 @@ pub fn offer_msg(rule: &DiscountRule, min_order: Cents) -> Msg {
     }
 }
 
+/// Most SKUs a template may name in `skus`, and again in `exclude_skus`.
+pub const MAX_SKUS: usize = 100;
+
+/// Which lines a coupon may discount besides their category: by SKU, and
+/// by shop for a shop coupon.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineScope {
+    /// Only lines of these SKUs; empty: any SKU.
+    pub skus: Vec<Sku>,
+    /// Never lines of these SKUs.
+    pub exclude_skus: Vec<Sku>,
+    /// A shop coupon's shop: only that shop's lines. `None`: a platform
+    /// coupon, on any shop's lines.
+    pub shop_id: Option<ShopId>,
+}
+
+impl LineScope {
+    /// Whether a line of `sku` from `shop` passes: a line without a SKU
+    /// passes only when neither list names any; a shop coupon takes only
+    /// its shop's lines.
+    pub fn passes(&self, sku: Option<&Sku>, shop: Option<&ShopId>) -> bool {
+        let sku_passes = match sku {
+            None => self.skus.is_empty() && self.exclude_skus.is_empty(),
+            Some(s) => {
+                (self.skus.is_empty() || self.skus.contains(s)) && !self.exclude_skus.contains(s)
+            }
+        };
+        let shop_passes = match &self.shop_id {
+            None => true,
+            Some(own) => shop == Some(own),
+        };
+        sku_passes && shop_passes
+    }
+}
+
+/// What a partial refund does to a coupon's discount when the lines left
+/// no longer reach its threshold (the HTTP contract's
+/// `partial_refund_rule`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialRefundRule {
+    /// Each refunded line returns its payable share; the customer keeps
+    /// the rest of the discount.
+    #[default]
+    Proportional,
+    /// When the lines left fall below the threshold at list price, the
+    /// discount still allocated to them is deducted from the refund.
+    Clawback,
+}
+
+impl PartialRefundRule {
+    pub const ALL: [PartialRefundRule; 2] =
+        [PartialRefundRule::Proportional, PartialRefundRule::Clawback];
+
+    /// The stored and API word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PartialRefundRule::Proportional => "proportional",
+            PartialRefundRule::Clawback => "clawback",
+        }
+    }
+
+    /// The word back as a rule; `None` for any other word.
+    pub fn parse(s: &str) -> Option<Self> {
+        PartialRefundRule::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// The catalog key of the rule's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            PartialRefundRule::Proportional => "partial-refund-rule-proportional",
+            PartialRefundRule::Clawback => "partial-refund-rule-clawback",
+        }
+    }
+}
+
 /// What a coupon offers and where it applies: copied from the template onto
 /// each coupon at claim time, so later template edits never change a coupon
 /// a customer already holds.
@@ -256,25 +338,72 @@ pub struct CouponTerms {
     pub min_order: Cents,
     /// Empty: every category.
     pub categories: Vec<String>,
+    /// SKUs and shop.
+    pub scope: LineScope,
+    /// What a partial refund does to the discount.
+    pub refund_rule: PartialRefundRule,
 }
 
-/// Why a coupon does not apply to an order's money or category.
+/// Why a coupon does not apply to an order's lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotApplicable {
+    /// The eligible amount is below the coupon's minimum spend.
     ThresholdNotMet,
-    CategoryNotCovered,
+    /// No line of the order is eligible.
+    NoEligibleLine,
 }
 
 impl CouponTerms {
-    pub fn check_applies(&self, total: Cents, category: &str) -> Result<(), NotApplicable> {
-        if total < self.min_order {
+    /// Whether the coupon may discount `line` (category, SKU, shop).
+    pub fn covers(&self, line: &Line) -> bool {
+        (self.categories.is_empty() || self.categories.contains(&line.category))
+            && self.scope.passes(line.sku.as_ref(), line.shop_id.as_ref())
+    }
+
+    /// The eligible amount of `lines`: what the threshold and the discount
+    /// are judged on; `None` when no line is eligible.
+    pub fn eligible_amount(&self, lines: &[Line]) -> Option<Cents> {
+        lines
+            .iter()
+            .filter(|l| self.covers(l))
+            .fold(None, |sum: Option<Cents>, l| {
+                Some(sum.unwrap_or(Cents::ZERO).saturating_add(l.amount()))
+            })
+    }
+
+    /// The eligible amount when the coupon applies to `lines`, or why it
+    /// does not: no eligible line first, then the threshold.
+    pub fn check_applies(&self, lines: &[Line]) -> Result<Cents, NotApplicable> {
+        let amount = self
+            .eligible_amount(lines)
+            .ok_or(NotApplicable::NoEligibleLine)?;
+        if amount < self.min_order {
             return Err(NotApplicable::ThresholdNotMet);
         }
-        if !self.categories.is_empty() && !self.categories.iter().any(|c| c == category) {
-            return Err(NotApplicable::CategoryNotCovered);
-        }
-        Ok(())
+        Ok(amount)
     }
+
+    /// The coupon's discount on `lines`, or why it does not apply.
+    pub fn discount_on(&self, lines: &[Line]) -> Result<Cents, NotApplicable> {
+        self.check_applies(lines).map(|a| self.rule.discount(a))
+    }
+}
+
+/// Checks a list of SKUs (`skus` or `exclude_skus` of a template):
+/// bounded count, each a valid SKU, repeats dropped.
+pub fn parse_skus(field: &'static str, raw: Option<Vec<String>>) -> Result<Vec<Sku>, FieldError> {
+    let list = raw.unwrap_or_default();
+    if list.len() > MAX_SKUS {
+        return Err(FieldError::new(field, format!("at most {MAX_SKUS} SKUs")));
+    }
+    let mut out: Vec<Sku> = Vec::with_capacity(list.len());
+    for s in list {
+        let sku = Sku::parse(&s).map_err(|e| FieldError::new(field, e.message))?;
+        if !out.contains(&sku) {
+            out.push(sku);
+        }
+    }
+    Ok(out)
 }
 
 /// Checks a category list: bounded count and length, no blanks, no repeats.
@@ -354,27 +483,138 @@ mod tests {
         assert_eq!(zhe_figure(250), "0", "clamped");
     }
 
-    #[test]
-    fn threshold_and_category_decide_applicability() {
-        let terms = CouponTerms {
+    fn one(category: &str, total: i64) -> Vec<Line> {
+        vec![Line::whole_order(category.into(), c(total))]
+    }
+
+    fn line(id: &str, sku: Option<&str>, category: &str, shop: Option<&str>, cents: i64) -> Line {
+        Line {
+            line_id: id.into(),
+            sku: sku.map(Sku::from),
+            category: category.into(),
+            shop_id: shop.map(ShopId::from),
+            quantity: 1,
+            unit_price: c(cents),
+        }
+    }
+
+    fn shoes_300_minus_50() -> CouponTerms {
+        CouponTerms {
             rule: DiscountRule::Fixed { value: c(5000) },
             min_order: c(30000),
             categories: vec!["shoes".into()],
-        };
-        assert_eq!(terms.check_applies(c(30000), "shoes"), Ok(()));
+            scope: LineScope::default(),
+            refund_rule: PartialRefundRule::Proportional,
+        }
+    }
+
+    #[test]
+    fn threshold_and_category_decide_applicability() {
+        let terms = shoes_300_minus_50();
+        assert_eq!(terms.check_applies(&one("shoes", 30000)), Ok(c(30000)));
         assert_eq!(
-            terms.check_applies(c(29999), "shoes"),
+            terms.check_applies(&one("shoes", 29999)),
             Err(NotApplicable::ThresholdNotMet)
         );
         assert_eq!(
-            terms.check_applies(c(30000), "food"),
-            Err(NotApplicable::CategoryNotCovered)
+            terms.check_applies(&one("food", 30000)),
+            Err(NotApplicable::NoEligibleLine)
         );
         let anywhere = CouponTerms {
             categories: vec![],
             ..terms
         };
-        assert_eq!(anywhere.check_applies(c(30000), "food"), Ok(()));
+        assert_eq!(anywhere.check_applies(&one("food", 30000)), Ok(c(30000)));
+    }
+
+    #[test]
+    fn the_threshold_and_the_discount_are_judged_on_the_eligible_lines_only() {
+        let terms = CouponTerms {
+            rule: DiscountRule::Percent {
+                percent_off: 10,
+                max_discount: None,
+            },
+            ..shoes_300_minus_50()
+        };
+        let cart = vec![
+            line("1", None, "shoes", None, 20000),
+            line("2", None, "food", None, 90000),
+            line("3", None, "shoes", None, 10000),
+        ];
+        assert_eq!(terms.check_applies(&cart), Ok(c(30000)));
+        assert_eq!(
+            terms.discount_on(&cart),
+            Ok(c(3000)),
+            "10% of 300, not of 1200"
+        );
+        assert_eq!(
+            terms.check_applies(&cart[..2]),
+            Err(NotApplicable::ThresholdNotMet),
+            "food does not count toward a shoes threshold"
+        );
+    }
+
+    #[test]
+    fn skus_exclusions_and_the_shop_narrow_the_eligible_lines() {
+        let scoped = CouponTerms {
+            categories: vec![],
+            min_order: c(0),
+            scope: LineScope {
+                skus: vec![],
+                exclude_skus: vec![Sku::from("X")],
+                shop_id: Some(ShopId::from("shop-a")),
+            },
+            ..shoes_300_minus_50()
+        };
+        assert!(scoped.covers(&line("1", Some("Y"), "any", Some("shop-a"), 1)));
+        assert!(
+            !scoped.covers(&line("1", Some("X"), "any", Some("shop-a"), 1)),
+            "excluded"
+        );
+        assert!(
+            !scoped.covers(&line("1", Some("Y"), "any", Some("shop-b"), 1)),
+            "other shop"
+        );
+        assert!(
+            !scoped.covers(&line("1", Some("Y"), "any", None, 1)),
+            "no shop"
+        );
+        assert!(
+            !scoped.covers(&line("1", None, "any", Some("shop-a"), 1)),
+            "a line without a SKU passes only empty lists"
+        );
+        let only = CouponTerms {
+            scope: LineScope {
+                skus: vec![Sku::from("A")],
+                ..LineScope::default()
+            },
+            ..scoped.clone()
+        };
+        assert!(
+            only.covers(&line("1", Some("A"), "any", Some("shop-z"), 1)),
+            "platform"
+        );
+        assert!(!only.covers(&line("1", Some("B"), "any", None, 1)));
+        let platform = CouponTerms {
+            scope: LineScope::default(),
+            ..scoped
+        };
+        assert!(platform.covers(&line("1", None, "any", None, 1)));
+    }
+
+    #[test]
+    fn sku_lists_are_checked_deduplicated_and_bounded() {
+        assert_eq!(
+            parse_skus("skus", Some(vec!["A".into(), "A".into(), "B".into()])),
+            Ok(vec![Sku::from("A"), Sku::from("B")])
+        );
+        assert_eq!(
+            parse_skus("exclude_skus", Some(vec!["a b".into()]))
+                .unwrap_err()
+                .field,
+            "exclude_skus"
+        );
+        assert!(parse_skus("skus", Some(vec!["s".into(); MAX_SKUS + 1])).is_err());
     }
 
     #[test]

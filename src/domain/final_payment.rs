@@ -15,6 +15,7 @@ use super::campaign::{CompensationMode, Policy};
 use super::coupon::CouponStatus;
 use super::discount::{CouponTerms, DiscountKind};
 use super::ids::{CouponId, OrderNo};
+use super::line::Line;
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderMoney, final_amount, presale_discount_cap};
 
@@ -83,7 +84,8 @@ pub struct Candidate {
 #[derive(Debug, Clone)]
 pub struct PresaleOrder<'a> {
     pub order_no: &'a OrderNo,
-    pub category: &'a str,
+    /// What a replacement coupon is judged on.
+    pub lines: &'a [Line],
     pub money: OrderMoney,
     /// The discount snapshotted at deposit payment.
     pub snapshot_discount: Cents,
@@ -273,12 +275,10 @@ pub fn choose_replacement(
         .filter(|c| c.stored_status == CouponStatus::Available)
         .filter(|c| c.terms.rule.discount_kind() == kind)
         .filter(|c| c.starts_at <= now && now < c.ends_at)
-        .filter(|c| {
-            c.terms
-                .check_applies(order.money.total, order.category)
-                .is_ok()
+        .filter_map(|c| {
+            let discount = c.terms.discount_on(order.lines).ok()?;
+            Some((c, discount.min(cap)))
         })
-        .map(|c| (c, c.terms.rule.discount(order.money.total).min(cap)))
         .filter(|(_, d)| *d >= order.snapshot_discount && !d.is_zero())
         .min_by(|(a, da), (b, db)| {
             da.cmp(db)
@@ -406,11 +406,13 @@ mod tests {
     }
 
     static P1: std::sync::LazyLock<OrderNo> = std::sync::LazyLock::new(|| OrderNo::from("P1"));
+    static PHONES: std::sync::LazyLock<Vec<Line>> =
+        std::sync::LazyLock::new(|| vec![Line::whole_order("phones".into(), cents(39900))]);
 
     fn order() -> PresaleOrder<'static> {
         PresaleOrder {
             order_no: &P1,
-            category: "phones",
+            lines: &PHONES,
             money: OrderMoney {
                 total: cents(39900),
                 deposit: cents(10000),
@@ -440,6 +442,8 @@ mod tests {
                 },
                 min_order: Cents::ZERO,
                 categories: vec![],
+                scope: Default::default(),
+                refund_rule: Default::default(),
             },
             starts_at: now - Duration::days(1),
             ends_at,
@@ -519,6 +523,8 @@ mod tests {
                 },
                 min_order: Cents::ZERO,
                 categories: vec![],
+                scope: Default::default(),
+                refund_rule: Default::default(),
             },
             ..candidate(id, 0, ends_at, now)
         }

@@ -638,7 +638,8 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
     };
     let presale = PresaleOrder {
         order_no: no,
-        category: "",
+        // No candidates are judged, so no line is read.
+        lines: &[],
         money: o.money,
         snapshot_discount: o.discount_snapshot,
     };

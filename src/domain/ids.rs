@@ -9,16 +9,20 @@ use super::FieldError;
 /// on the caller's side and would bloat every index it lands in.
 pub const MAX_KEY_LEN: usize = 128;
 
-fn check_key(field: &'static str, raw: &str) -> Result<String, FieldError> {
+/// Longest `line_id` of an order line, in characters (the HTTP contract's
+/// 1-64).
+pub const MAX_LINE_ID_LEN: usize = 64;
+
+fn check_key(field: &'static str, raw: &str, max_chars: usize) -> Result<String, FieldError> {
     if raw.is_empty() {
         return Err(FieldError::new(field, "must not be empty"));
     }
     // Characters, not bytes: the limit the OpenAPI document can state
     // (`maxLength`), so the document and this check agree exactly.
-    if raw.chars().count() > MAX_KEY_LEN {
+    if raw.chars().count() > max_chars {
         return Err(FieldError::new(
             field,
-            format!("must be at most {MAX_KEY_LEN} characters"),
+            format!("must be at most {max_chars} characters"),
         ));
     }
     if raw
@@ -112,13 +116,16 @@ macro_rules! id_conveniences {
 
 macro_rules! caller_key {
     ($(#[$doc:meta])* $name:ident, $field:literal) => {
+        caller_key!($(#[$doc])* $name, $field, MAX_KEY_LEN);
+    };
+    ($(#[$doc:meta])* $name:ident, $field:literal, $max:expr) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(String);
 
         impl $name {
             pub fn parse(raw: &str) -> Result<Self, FieldError> {
-                check_key($field, raw).map($name)
+                check_key($field, raw, $max).map($name)
             }
 
             /// For values read back from our own database.
@@ -171,6 +178,33 @@ caller_key!(
     /// The shop's order number: opaque, 1-128 characters, no whitespace, control or format characters.
     OrderNo,
     "order_no"
+);
+caller_key!(
+    /// A line of an order, named by the shop: 1-64 characters, unique in
+    /// its order, no whitespace, control or format characters.
+    LineId,
+    "line_id",
+    MAX_LINE_ID_LEN
+);
+caller_key!(
+    /// The shop's stock-keeping unit of a line: opaque, 1-128 characters,
+    /// no whitespace, control or format characters.
+    Sku,
+    "sku"
+);
+caller_key!(
+    /// A shop of a marketplace: opaque, 1-128 characters, no whitespace,
+    /// control or format characters. A template with one gives shop
+    /// coupons; without, platform coupons.
+    ShopId,
+    "shop_id"
+);
+caller_key!(
+    /// A partial refund, named by the shop: 1-64 characters, unique in its
+    /// order, no whitespace, control or format characters.
+    RefundId,
+    "refund_id",
+    MAX_LINE_ID_LEN
 );
 
 /// The server's own ids, one type per table, so a template id can never be

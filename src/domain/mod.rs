@@ -4,6 +4,7 @@
 //! Nothing in here performs I/O or reads the clock: every function that needs
 //! "now" takes it as an argument, so each rule is testable on its own.
 
+pub mod allocation;
 pub mod bulk;
 pub mod business_tz;
 pub mod campaign;
@@ -20,6 +21,7 @@ pub mod final_payment;
 pub mod form_token;
 pub mod health;
 pub mod ids;
+pub mod line;
 pub mod money;
 pub mod network;
 pub mod order;
@@ -28,6 +30,7 @@ pub mod picker;
 pub mod reason;
 pub mod reconcile;
 pub mod redeem_code;
+pub mod refund;
 pub mod reminder;
 pub mod repair;
 pub mod report;

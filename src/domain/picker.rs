@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use super::campaign::Policy;
 use super::coupon::{CouponStatus, Unusable, check_usable};
 use super::discount::{CouponTerms, NotApplicable};
+use super::line::Line;
 use super::money::Cents;
 use super::order::{OrderKind, presale_discount_cap};
 use super::reminder::ends_before_window;
@@ -21,7 +22,9 @@ use super::reminder::ends_before_window;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OrderTerms<'a> {
     pub kind: OrderKind,
-    pub category: &'a str,
+    /// At least one line.
+    pub lines: &'a [Line],
+    /// Σ of the lines' amounts.
     pub total: Cents,
     /// Zero for a normal order.
     pub deposit: Cents,
@@ -47,14 +50,16 @@ pub enum Unfit {
     /// `threshold_not_met`: the order lacks `shortfall` to reach the
     /// coupon's minimum spend.
     ThresholdNotMet { shortfall: Cents },
-    /// `coupon_not_applicable`: the order's category is not covered.
-    CategoryNotCovered,
+    /// `coupon_not_applicable`: no line of the order is eligible
+    /// (category, SKU, shop).
+    NoEligibleLine,
 }
 
 /// The discount `coupon` gives on `order` at `now`, or why it cannot be
 /// used. Checks in the order the API refuses in: owner, status, start,
-/// threshold, category. A presale order's discount is capped so that the
-/// deposit and the discount never exceed the total.
+/// an eligible line, the threshold on the eligible amount. The discount is
+/// the coupon's rule on the eligible amount; a presale order's is capped
+/// so that the deposit and the discount never exceed the total.
 pub fn discount_on_order(
     coupon: &CouponOnOrder<'_>,
     order: &OrderTerms<'_>,
@@ -68,16 +73,21 @@ pub fn discount_on_order(
         now,
     )
     .map_err(Unfit::Unusable)?;
-    coupon
+    let eligible = coupon
         .terms
-        .check_applies(order.total, order.category)
+        .check_applies(order.lines)
         .map_err(|n| match n {
             NotApplicable::ThresholdNotMet => Unfit::ThresholdNotMet {
-                shortfall: coupon.terms.min_order.saturating_sub(order.total),
+                shortfall: coupon.terms.min_order.saturating_sub(
+                    coupon
+                        .terms
+                        .eligible_amount(order.lines)
+                        .unwrap_or(Cents::ZERO),
+                ),
             },
-            NotApplicable::CategoryNotCovered => Unfit::CategoryNotCovered,
+            NotApplicable::NoEligibleLine => Unfit::NoEligibleLine,
         })?;
-    let discount = coupon.terms.rule.discount(order.total);
+    let discount = coupon.terms.rule.discount(eligible);
     Ok(match order.kind {
         OrderKind::Presale => discount.min(presale_discount_cap(order.total, order.deposit)),
         OrderKind::Normal => discount,
@@ -223,7 +233,13 @@ mod tests {
             rule: DiscountRule::Fixed { value: c(value) },
             min_order: c(min_order),
             categories: categories.iter().map(|s| s.to_string()).collect(),
+            scope: Default::default(),
+            refund_rule: Default::default(),
         }
+    }
+
+    fn one_line(total: i64, category: &str) -> Vec<Line> {
+        vec![Line::whole_order(category.to_string(), c(total))]
     }
 
     fn on<'a>(terms: &'a CouponTerms, ends_in_s: i64) -> CouponOnOrder<'a> {
@@ -236,11 +252,14 @@ mod tests {
         }
     }
 
-    fn normal(total: i64, category: &str) -> OrderTerms<'_> {
+    fn normal(lines: &[Line]) -> OrderTerms<'_> {
         OrderTerms {
             kind: OrderKind::Normal,
-            category,
-            total: c(total),
+            lines,
+            total: lines
+                .iter()
+                .map(Line::amount)
+                .fold(Cents::ZERO, Cents::saturating_add),
             deposit: Cents::ZERO,
         }
     }
@@ -249,24 +268,55 @@ mod tests {
     fn the_shortfall_is_what_the_cart_lacks_to_reach_the_threshold() {
         let t = fixed(5_000, 30_000, &[]);
         assert_eq!(
-            discount_on_order(&on(&t, 60), &normal(28_000, "x"), now()),
+            discount_on_order(&on(&t, 60), &normal(&one_line(28_000, "x")), now()),
             Err(Unfit::ThresholdNotMet {
                 shortfall: c(2_000)
             })
         );
         // At the threshold exactly, it applies.
         assert_eq!(
-            discount_on_order(&on(&t, 60), &normal(30_000, "x"), now()),
+            discount_on_order(&on(&t, 60), &normal(&one_line(30_000, "x")), now()),
             Ok(c(5_000))
+        );
+    }
+
+    #[test]
+    fn the_shortfall_and_the_discount_count_only_the_eligible_lines() {
+        let t = CouponTerms {
+            rule: DiscountRule::Percent {
+                percent_off: 10,
+                max_discount: None,
+            },
+            ..fixed(0, 30_000, &["shoes"])
+        };
+        let mut lines = one_line(20_000, "shoes");
+        lines.push(Line {
+            line_id: "2".into(),
+            ..Line::whole_order("food".into(), c(50_000))
+        });
+        assert_eq!(
+            discount_on_order(&on(&t, 60), &normal(&lines), now()),
+            Err(Unfit::ThresholdNotMet {
+                shortfall: c(10_000)
+            })
+        );
+        lines.push(Line {
+            line_id: "3".into(),
+            ..Line::whole_order("shoes".into(), c(15_000))
+        });
+        assert_eq!(
+            discount_on_order(&on(&t, 60), &normal(&lines), now()),
+            Ok(c(3_500))
         );
     }
 
     #[test]
     fn a_presale_discount_never_exceeds_what_is_left_after_the_deposit() {
         let t = fixed(5_000, 0, &[]);
+        let lines = one_line(10_000, "x");
         let order = OrderTerms {
             kind: OrderKind::Presale,
-            category: "x",
+            lines: &lines,
             total: c(10_000),
             deposit: c(8_000),
         };
@@ -281,17 +331,19 @@ mod tests {
         let mut early = on(&t, 60);
         early.starts_at = now() + Duration::hours(1);
         assert_eq!(
-            discount_on_order(&early, &normal(100, "shoes"), now()),
+            discount_on_order(&early, &normal(&one_line(100, "shoes")), now()),
             Err(Unfit::Unusable(Unusable::NotStarted))
         );
-        // Below the threshold and the wrong category: threshold first.
-        assert!(matches!(
-            discount_on_order(&on(&t, 60), &normal(100, "shoes"), now()),
-            Err(Unfit::ThresholdNotMet { .. })
-        ));
+        // Below the threshold and the wrong category: no line is
+        // eligible, which the contract answers `coupon_not_applicable`
+        // (a shortfall would ask for more of what the coupon cannot cover).
         assert_eq!(
-            discount_on_order(&on(&t, 60), &normal(40_000, "shoes"), now()),
-            Err(Unfit::CategoryNotCovered)
+            discount_on_order(&on(&t, 60), &normal(&one_line(100, "shoes")), now()),
+            Err(Unfit::NoEligibleLine)
+        );
+        assert_eq!(
+            discount_on_order(&on(&t, 60), &normal(&one_line(40_000, "shoes")), now()),
+            Err(Unfit::NoEligibleLine)
         );
     }
 
@@ -306,7 +358,7 @@ mod tests {
             on(&big, 100),   // 2: big, ends sooner
             on(&tiny, 1),    // 3: ends soonest, tiny
         ];
-        let p = pick(&coupons, &normal(10_000, "x"), None, now());
+        let p = pick(&coupons, &normal(&one_line(10_000, "x")), None, now());
         let order: Vec<usize> = p.usable.iter().map(|f| f.index).collect();
         assert_eq!(order, vec![2, 1, 0, 3]);
         assert_eq!(p.best, Some(2));
@@ -317,9 +369,10 @@ mod tests {
         let big = fixed(5_000, 0, &[]);
         let small = fixed(1_000, 0, &[]);
         let coupons = [on(&big, 60), on(&small, 7_200)];
+        let lines = one_line(20_000, "x");
         let order = OrderTerms {
             kind: OrderKind::Presale,
-            category: "x",
+            lines: &lines,
             total: c(20_000),
             deposit: c(2_000),
         };
@@ -383,7 +436,12 @@ mod tests {
         used.stored = CouponStatus::Used;
         let mut early = on(&t, 60);
         early.starts_at = now() + Duration::minutes(5);
-        let p = pick(&[ended, used, early], &normal(10_000, "x"), None, now());
+        let p = pick(
+            &[ended, used, early],
+            &normal(&one_line(10_000, "x")),
+            None,
+            now(),
+        );
         assert!(p.usable.is_empty());
         assert_eq!(
             p.unusable,

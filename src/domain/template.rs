@@ -5,7 +5,11 @@ use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
 use super::FieldError;
-use super::discount::{CouponTerms, DiscountKind, DiscountRule, offer_msg, parse_categories};
+use super::discount::{
+    CouponTerms, DiscountKind, DiscountRule, LineScope, PartialRefundRule, offer_msg,
+    parse_categories, parse_skus,
+};
+use super::ids::{ShopId, Sku};
 use super::money::Cents;
 use super::time::parse_rfc3339;
 use crate::i18n::{Arg, Msg};
@@ -250,6 +254,14 @@ pub struct TermsRecord {
     pub valid_seconds: Option<i64>,
     #[serde(default)]
     pub expiry_spread_seconds: i64,
+    #[serde(default)]
+    pub skus: Vec<String>,
+    #[serde(default)]
+    pub exclude_skus: Vec<String>,
+    #[serde(default)]
+    pub shop_id: Option<String>,
+    #[serde(default)]
+    pub partial_refund_rule: Option<String>,
 }
 
 impl TermsRecord {
@@ -267,6 +279,25 @@ impl TermsRecord {
             valid_until: spec.validity.hard_end().map(super::time::rfc3339),
             valid_seconds: spec.validity.valid_seconds(),
             expiry_spread_seconds: spec.expiry_spread_seconds,
+            skus: spec
+                .terms
+                .scope
+                .skus
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            exclude_skus: spec
+                .terms
+                .scope
+                .exclude_skus
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            shop_id: spec.terms.scope.shop_id.as_ref().map(|s| s.to_string()),
+            // Left out when proportional, as records written before the
+            // rule existed read.
+            partial_refund_rule: (spec.terms.refund_rule != PartialRefundRule::default())
+                .then(|| spec.terms.refund_rule.as_str().to_string()),
         }
     }
 
@@ -281,6 +312,21 @@ impl TermsRecord {
             ),
             min_order: Cents::from_stored(self.min_order_cents),
             categories: self.categories.clone(),
+            scope: LineScope {
+                skus: self.skus.iter().cloned().map(Sku::from_stored).collect(),
+                exclude_skus: self
+                    .exclude_skus
+                    .iter()
+                    .cloned()
+                    .map(Sku::from_stored)
+                    .collect(),
+                shop_id: self.shop_id.clone().map(ShopId::from_stored),
+            },
+            refund_rule: self
+                .partial_refund_rule
+                .as_deref()
+                .and_then(PartialRefundRule::parse)
+                .unwrap_or_default(),
         };
         let at = |t: &Option<String>| t.as_deref().and_then(|t| parse_rfc3339(t).ok());
         let from = at(&self.valid_from);
@@ -373,12 +419,54 @@ pub fn check_edit(
 /// how long a claimed coupon lives ("满 ¥300.00 减 ¥50.00，手机类，领取后7天有效"
 /// / "¥50.00 off orders from ¥300.00, phones, valid 7 days after claiming").
 pub fn rule_words(terms: &CouponTerms, validity: &Validity) -> Vec<Msg> {
-    let mut out = vec![
-        offer_msg(&terms.rule, terms.min_order),
-        categories_msg(&terms.categories),
-    ];
+    let mut out = vec![offer_msg(&terms.rule, terms.min_order)];
+    out.extend(scope_words(&terms.categories, &terms.scope));
     out.extend(validity_words(validity));
+    out.extend(refund_rule_words(terms.refund_rule));
     out
+}
+
+/// Where a coupon applies, in words: the shop (for a shop coupon), the
+/// categories, the SKUs it is limited to and the SKUs it excludes
+/// ("仅限店铺 A", "美妆类", "不含 SKU X" / "shop A only", "beauty",
+/// "except SKU X").
+pub fn scope_words(categories: &[String], scope: &LineScope) -> Vec<Msg> {
+    let mut out = Vec::with_capacity(4);
+    if let Some(shop) = &scope.shop_id {
+        out.push(Msg::new("rule-shop").arg("shop", shop.to_string()));
+    }
+    out.push(categories_msg(categories));
+    if !scope.skus.is_empty() {
+        out.push(Msg::new("rule-skus").arg("list", sku_list(&scope.skus)));
+    }
+    if !scope.exclude_skus.is_empty() {
+        out.push(Msg::new("rule-exclude-skus").arg("list", sku_list(&scope.exclude_skus)));
+    }
+    out
+}
+
+/// SKUs as a list a person reads (the codes, comma separated).
+fn sku_list(skus: &[Sku]) -> String {
+    skus.iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a partial refund does, in words: the rule's sentence
+/// ("部分退款按比例退回" / "partial refunds return their share").
+pub fn refund_rule_msg(rule: PartialRefundRule) -> Msg {
+    Msg::new(match rule {
+        PartialRefundRule::Proportional => "rule-partial-refund-proportional",
+        PartialRefundRule::Clawback => "rule-partial-refund-clawback",
+    })
+}
+
+/// [`refund_rule_msg`] where a template's words name it: only for
+/// `clawback`, the rule a customer must be told; the default goes without
+/// saying.
+pub fn refund_rule_words(rule: PartialRefundRule) -> Option<Msg> {
+    (rule == PartialRefundRule::Clawback).then(|| refund_rule_msg(rule))
 }
 
 /// The words of as much of a template form as parses: the preview of the
@@ -399,8 +487,11 @@ pub fn preview_words(input: &TemplateInput, now: DateTime<Utc>) -> Vec<Msg> {
         .and_then(|m| Cents::new(m).ok())
         .unwrap_or_default();
     let mut out = vec![offer_msg(&rule, min)];
-    if let Ok(categories) = parse_categories(input.categories.clone()) {
-        out.push(categories_msg(&categories));
+    if let (Ok(categories), Ok(scope)) = (
+        parse_categories(input.categories.clone()),
+        parse_scope(input),
+    ) {
+        out.extend(scope_words(&categories, &scope));
     }
     if let Ok(v) = Validity::parse(
         input.valid_from.as_deref(),
@@ -411,7 +502,42 @@ pub fn preview_words(input: &TemplateInput, now: DateTime<Utc>) -> Vec<Msg> {
         out.extend(validity_words(&v));
     }
     out.extend(input.expiry_spread_seconds.and_then(spread_words));
+    // The form always sends its choice, so its preview says it, default
+    // or not.
+    if input.partial_refund_rule.is_some()
+        && let Ok(rule) = parse_refund_rule(input.partial_refund_rule.as_deref())
+    {
+        out.push(refund_rule_msg(rule));
+    }
     out
+}
+
+/// The SKU lists and shop of a template form or request.
+pub fn parse_scope(input: &TemplateInput) -> Result<LineScope, FieldError> {
+    let skus = parse_skus("skus", input.skus.clone())?;
+    let exclude_skus = parse_skus("exclude_skus", input.exclude_skus.clone())?;
+    let shop_id = match input.shop_id.as_deref() {
+        None => None,
+        Some(s) => Some(ShopId::parse(s)?),
+    };
+    Ok(LineScope {
+        skus,
+        exclude_skus,
+        shop_id,
+    })
+}
+
+/// `partial_refund_rule`: `proportional` (the default) or `clawback`.
+pub fn parse_refund_rule(raw: Option<&str>) -> Result<PartialRefundRule, FieldError> {
+    match raw {
+        None => Ok(PartialRefundRule::default()),
+        Some(r) => PartialRefundRule::parse(r).ok_or_else(|| {
+            FieldError::new(
+                "partial_refund_rule",
+                "must be \"proportional\" or \"clawback\"",
+            )
+        }),
+    }
 }
 
 /// Where a coupon applies: every category, or the ones named.
@@ -628,12 +754,20 @@ pub struct TemplateInput {
     pub claim_ends_at: Option<String>,
     /// 0 to [`MAX_EXPIRY_SPREAD_SECONDS`], shorter than the validity.
     pub expiry_spread_seconds: Option<i64>,
+    /// Only these SKUs (empty or missing: any).
+    pub skus: Option<Vec<String>>,
+    /// Never these SKUs.
+    pub exclude_skus: Option<Vec<String>>,
+    /// A shop coupon's shop; missing: a platform coupon.
+    pub shop_id: Option<String>,
+    /// `proportional` (default) or `clawback`.
+    pub partial_refund_rule: Option<String>,
 }
 
 impl TemplateSpec {
     /// Checks the API's fields; `now` is the creation time.
     pub fn parse(input: TemplateInput, now: DateTime<Utc>) -> Result<Self, FieldError> {
-        let name = input.name.unwrap_or_default().trim().to_string();
+        let name = input.name.clone().unwrap_or_default().trim().to_string();
         if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
             return Err(FieldError::new(
                 "name",
@@ -648,7 +782,9 @@ impl TemplateSpec {
         )?;
         let min_order = Cents::new(input.min_order_cents.unwrap_or(0))
             .map_err(|e| FieldError::new("min_order_cents", e.to_string()))?;
-        let categories = parse_categories(input.categories)?;
+        let categories = parse_categories(input.categories.clone())?;
+        let scope = parse_scope(&input)?;
+        let refund_rule = parse_refund_rule(input.partial_refund_rule.as_deref())?;
         let validity = Validity::parse(
             input.valid_from.as_deref(),
             input.valid_until.as_deref(),
@@ -691,6 +827,8 @@ impl TemplateSpec {
                 rule,
                 min_order,
                 categories,
+                scope,
+                refund_rule,
             },
             validity,
             total_stock: input.total_stock,

@@ -515,7 +515,8 @@ fn judge(
 ) {
     let order = PresaleOrder {
         order_no: &o.order_no,
-        category: &o.category,
+        // No candidates are judged, so no line is read.
+        lines: &[],
         money: OrderMoney {
             total: o.total_cents,
             deposit: o.deposit_cents,

@@ -108,7 +108,7 @@ fn unfit_message(unfit: Unfit, terms: &CouponTerms, starts_at: DateTime<Utc>) ->
             shortfall = shortfall.yuan(),
             threshold = terms.min_order.yuan()
         ),
-        Unfit::CategoryNotCovered => {
+        Unfit::NoEligibleLine => {
             crate::msg!(
                 "picker-not-applicable",
                 categories = terms.categories.join(" / ")

@@ -334,6 +334,7 @@ fn coupon_of(
         max_discount_cents: t.max_discount_cents,
         min_order_cents: t.min_order_cents,
         categories: t.categories.clone(),
+        line_terms: t.line_terms.clone(),
         status: CouponStatus::Available,
         starts_at: to_ms(starts_at),
         ends_at: to_ms(ends_at),

@@ -49,11 +49,15 @@ pub enum Refusal {
     /// A code batch's codes asked for while it is still being generated
     /// (or after its generation failed).
     CodeBatchNotReady,
+    /// A refund id the order already used, with other lines or reason.
+    RefundExists,
+    /// More units than are left to refund on a line.
+    RefundExceedsOrder,
 }
 
 impl Refusal {
     /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 23] = [
+    pub const ALL: [Refusal; 25] = [
         Refusal::OutOfStock,
         Refusal::ClaimLimitReached,
         Refusal::TemplateInactive,
@@ -77,6 +81,8 @@ impl Refusal {
         Refusal::CampaignWindowOpen,
         Refusal::CodeAlreadyRedeemed,
         Refusal::CodeBatchNotReady,
+        Refusal::RefundExists,
+        Refusal::RefundExceedsOrder,
     ];
 
     /// The catalog key of the refusal's message, in a customer's words.
@@ -105,6 +111,8 @@ impl Refusal {
             Refusal::CampaignWindowOpen => "refusal-campaign_window_open",
             Refusal::CodeAlreadyRedeemed => "refusal-code_already_redeemed",
             Refusal::CodeBatchNotReady => "refusal-code_batch_not_ready",
+            Refusal::RefundExists => "refusal-refund_exists",
+            Refusal::RefundExceedsOrder => "refusal-refund_exceeds_order",
         }
     }
 
@@ -133,6 +141,8 @@ impl Refusal {
             Refusal::CampaignWindowOpen => "campaign_window_open",
             Refusal::CodeAlreadyRedeemed => "code_already_redeemed",
             Refusal::CodeBatchNotReady => "code_batch_not_ready",
+            Refusal::RefundExists => "refund_exists",
+            Refusal::RefundExceedsOrder => "refund_exceeds_order",
         }
     }
 }

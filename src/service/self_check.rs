@@ -640,6 +640,9 @@ mod tests {
             replaced_coupon_id: None,
             final_payment_cents: None,
             checkout_lock_expires_at: None,
+            lines: vec![],
+            refunded_cents: Cents::ZERO,
+            coupons: vec![],
             events: None,
         }
     }
@@ -656,6 +659,10 @@ mod tests {
             max_discount_cents: None,
             min_order_cents: Cents::from_stored(30000),
             categories: vec![],
+            skus: vec![],
+            exclude_skus: vec![],
+            shop_id: None,
+            partial_refund_rule: Default::default(),
             status,
             starts_at: "2026-11-11T00:00:00.000Z".into(),
             ends_at: "2026-11-21T00:00:00.000Z".into(),

@@ -345,6 +345,7 @@ impl Service {
 /// A stored template's terms as the staff log keeps them.
 fn stored_terms(t: &TemplateRow) -> TermsRecord {
     let t_ms = |x: Option<i64>| x.map(|ms| crate::domain::time::rfc3339(from_ms(ms)));
+    let (scope, refund_rule) = crate::store::views::parse_stored_line_terms(&t.line_terms);
     TermsRecord {
         kind: t.kind,
         value_cents: t.value_cents.map(Cents::get),
@@ -356,6 +357,13 @@ fn stored_terms(t: &TemplateRow) -> TermsRecord {
         valid_until: t_ms(t.valid_until),
         valid_seconds: t.valid_seconds,
         expiry_spread_seconds: t.expiry_spread_seconds,
+        skus: scope.skus.iter().map(|s| s.to_string()).collect(),
+        exclude_skus: scope.exclude_skus.iter().map(|s| s.to_string()).collect(),
+        shop_id: scope.shop_id.map(|s| s.to_string()),
+        // Left out when proportional, as records written before the rule
+        // existed read.
+        partial_refund_rule: (refund_rule != Default::default())
+            .then(|| refund_rule.as_str().to_string()),
     }
 }
 
@@ -497,6 +505,7 @@ fn template_row(
         paused_at,
         claim_ends_at: spec.claim_ends_at.map(to_ms),
         expiry_spread_seconds: spec.expiry_spread_seconds,
+        line_terms: crate::store::views::line_terms_json(&spec.terms.scope, spec.terms.refund_rule),
     }
 }
 

@@ -8,11 +8,14 @@ use utoipa::ToSchema;
 
 use crate::domain::campaign::{CompensationMode, Policy};
 use crate::domain::coupon::CouponStatus;
-use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule};
-use crate::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId, UserId};
+use crate::domain::discount::{CouponTerms, DiscountKind, DiscountRule, PartialRefundRule};
+use crate::domain::ids::{
+    CampaignId, CouponId, LineId, OrderNo, RefundId, ShopId, Sku, TemplateId, UserId,
+};
 use crate::domain::money::Cents;
 use crate::domain::order::CouponLockStatus;
 use crate::domain::order::{self, OrderKind, OrderStatus};
+use crate::domain::refund::CouponRefundOutcome;
 use crate::domain::template::{ClaimStanding, claim_standing};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons::CouponRow;
@@ -37,6 +40,19 @@ pub struct TemplateView {
     #[schema(value_type = i64)]
     pub min_order_cents: Cents,
     pub categories: Vec<String>,
+    /// Only lines of these SKUs (empty: any).
+    #[schema(value_type = Vec<String>)]
+    pub skus: Vec<Sku>,
+    /// Never lines of these SKUs.
+    #[schema(value_type = Vec<String>)]
+    pub exclude_skus: Vec<Sku>,
+    /// A shop coupon's shop; null: platform coupons.
+    #[schema(value_type = Option<String>)]
+    pub shop_id: Option<ShopId>,
+    /// `proportional` or `clawback`: what a partial refund does to the
+    /// discount.
+    #[schema(value_type = String)]
+    pub partial_refund_rule: PartialRefundRule,
     pub valid_from: Option<String>,
     pub valid_until: Option<String>,
     pub valid_seconds: Option<i64>,
@@ -110,7 +126,13 @@ impl TemplateView {
             t.claim_ends_at.map(crate::domain::time::from_ms),
             now,
         );
+        let (scope, partial_refund_rule) =
+            crate::store::views::parse_stored_line_terms(&t.line_terms);
         TemplateView {
+            skus: scope.skus,
+            exclude_skus: scope.exclude_skus,
+            shop_id: scope.shop_id,
+            partial_refund_rule,
             status,
             paused_at: ts_opt(t.paused_at),
             claim_ends_at: ts_opt(t.claim_ends_at),
@@ -137,6 +159,7 @@ impl TemplateView {
 
 /// The discount terms stored on a coupon row.
 pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
+    let (scope, refund_rule) = crate::store::views::parse_stored_line_terms(&c.line_terms);
     CouponTerms {
         rule: DiscountRule::from_stored(
             c.kind,
@@ -146,6 +169,8 @@ pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
         ),
         min_order: c.min_order_cents,
         categories: parse_stored_categories(&c.categories),
+        scope,
+        refund_rule,
     }
 }
 
@@ -231,9 +256,126 @@ pub struct OrderView {
     pub final_payment_cents: Option<Cents>,
     /// When a normal order's checkout lock lapses.
     pub checkout_lock_expires_at: Option<String>,
+    /// The order's lines with each coupon's share (the single-category
+    /// form is one line, `1`).
+    pub lines: Vec<OrderLineView>,
+    /// What the customer got back, summed over the order's refunds.
+    #[schema(value_type = i64)]
+    pub refunded_cents: Cents,
+    /// The coupons on the order (at most one), each with its discount and
+    /// lock status.
+    pub coupons: Vec<OrderCouponView>,
     /// Present on `GET /orders/{order_no}`: transitions, oldest first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub events: Option<Vec<EventView>>,
+}
+
+/// A refund by line (`POST /orders/{order_no}/refunds`), or the
+/// whole-order refund of the units left (`whole`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RefundView {
+    #[schema(value_type = String)]
+    pub refund_id: RefundId,
+    #[schema(value_type = String)]
+    pub order_no: OrderNo,
+    pub at: String,
+    pub lines: Vec<RefundLineView>,
+    /// What the customer gets back: the lines' refunds less the clawback.
+    #[schema(value_type = i64)]
+    pub refund_cents: Cents,
+    #[schema(value_type = i64)]
+    pub clawback_cents: Cents,
+    pub coupons: Vec<RefundCouponView>,
+    pub reason: String,
+    /// The whole-order refund (`POST /orders/{order_no}/refund`).
+    pub whole: bool,
+    /// Who refunded (the API caller or the staff member).
+    pub actor: String,
+}
+
+/// One refunded line of a refund.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RefundLineView {
+    #[schema(value_type = String)]
+    pub line_id: LineId,
+    pub quantity: i64,
+    /// Of the line's payable amount.
+    #[schema(value_type = i64)]
+    pub refund_cents: Cents,
+    /// Of the line's discount (information for the shop).
+    #[schema(value_type = i64)]
+    pub discount_cents: Cents,
+}
+
+/// What a refund did to a coupon.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RefundCouponView {
+    #[schema(value_type = String)]
+    pub coupon_id: CouponId,
+    /// `kept` (still used for units the customer keeps) or `returned`.
+    #[schema(value_type = String)]
+    pub outcome: CouponRefundOutcome,
+    /// Deducted from this refund for this coupon (`clawback` rule).
+    #[schema(value_type = i64)]
+    pub clawback_cents: Cents,
+}
+
+/// An order's refunds, oldest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RefundList {
+    pub refunds: Vec<RefundView>,
+}
+
+/// One line of an order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrderLineView {
+    #[schema(value_type = String)]
+    pub line_id: LineId,
+    #[schema(value_type = Option<String>)]
+    pub sku: Option<Sku>,
+    pub category: String,
+    #[schema(value_type = Option<String>)]
+    pub shop_id: Option<ShopId>,
+    pub quantity: i64,
+    #[schema(value_type = i64)]
+    pub unit_price_cents: Cents,
+    /// `quantity × unit_price_cents`.
+    #[schema(value_type = i64)]
+    pub amount_cents: Cents,
+    /// Each coupon's share of the line (优惠分摊).
+    pub discounts: Vec<LineDiscountView>,
+    /// The amount less the discounts.
+    #[schema(value_type = i64)]
+    pub payable_cents: Cents,
+    pub refunded_quantity: i64,
+    #[schema(value_type = i64)]
+    pub refunded_cents: Cents,
+}
+
+/// One coupon's share of a line.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct LineDiscountView {
+    #[schema(value_type = String)]
+    pub coupon_id: CouponId,
+    #[schema(value_type = i64)]
+    pub cents: Cents,
+}
+
+/// A coupon on an order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct OrderCouponView {
+    #[schema(value_type = String)]
+    pub coupon_id: CouponId,
+    /// Its discount on the order.
+    #[schema(value_type = i64)]
+    pub discount_cents: Cents,
+    /// `none`, `locked`, `used` or `released`.
+    #[schema(value_type = String)]
+    pub lock_status: CouponLockStatus,
+    /// The compensation that replaced its discount at a presale order's
+    /// final payment (its share stays on the lines); 0 otherwise.
+    #[schema(value_type = i64)]
+    pub compensation_cents: Cents,
 }
 
 impl OrderView {

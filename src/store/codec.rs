@@ -20,13 +20,14 @@ use crate::domain::campaign::{CompensationMode, Policy};
 use crate::domain::coupon::{CouponSource, CouponStatus};
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{
-    CampaignId, CodeBatchId, CouponId, JobId, OrderNo, ReminderSlotId, SubscriberId, TemplateId,
-    UserId, WakeupRuleId,
+    CampaignId, CodeBatchId, CouponId, JobId, LineId, OrderNo, RefundId, ReminderSlotId, ShopId,
+    Sku, SubscriberId, TemplateId, UserId, WakeupRuleId,
 };
 use crate::domain::money::{Cents, CentsDelta};
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::reconcile::{AnomalyKind, Fix};
 use crate::domain::redeem_code::BatchStatus;
+use crate::domain::refund::CouponRefundOutcome;
 use crate::domain::template::TemplateStatus;
 
 macro_rules! stored_word {
@@ -63,6 +64,7 @@ stored_word!(DiscountKind, "discount kind");
 stored_word!(CouponSource, "coupon source");
 stored_word!(TemplateStatus, "template status");
 stored_word!(BatchStatus, "code batch status");
+stored_word!(CouponRefundOutcome, "refund outcome of a coupon");
 
 /// An id newtype stored as text: decoded without a check (our own database
 /// only holds ids we wrote), bound as its text. `$make` builds the type from
@@ -106,6 +108,10 @@ stored_id!(SubscriberId, SubscriberId::from_wire);
 stored_id!(ReminderSlotId, ReminderSlotId::from_wire);
 stored_id!(UserId, UserId::from_stored);
 stored_id!(OrderNo, OrderNo::from_stored);
+stored_id!(LineId, LineId::from_stored);
+stored_id!(Sku, Sku::from_stored);
+stored_id!(ShopId, ShopId::from_stored);
+stored_id!(RefundId, RefundId::from_stored);
 
 /// Money stored as an integer count of cents: `Cents` decodes through
 /// `Cents::from_stored` (clamped, so a hand-edited row never crashes a

@@ -7,7 +7,7 @@ use sqlx::AnyConnection;
 use super::counters;
 use super::events::{self, NewEvent};
 use super::outbox::{self, NewMessage};
-use super::views::{CouponView, parse_stored_categories, ts, ts_opt};
+use super::views::{CouponView, parse_stored_categories, parse_stored_line_terms, ts, ts_opt};
 use super::{Backend, backend_of};
 use crate::domain::coupon::{
     CouponSource, CouponStatus, IllegalTransition, check_transition, effective_status,
@@ -30,6 +30,8 @@ pub struct CouponRow {
     pub max_discount_cents: Option<Cents>,
     pub min_order_cents: Cents,
     pub categories: String,
+    /// JSON: SKUs, shop and partial-refund rule (`views::line_terms_json`).
+    pub line_terms: String,
     pub status: CouponStatus,
     pub starts_at: i64,
     pub ends_at: i64,
@@ -41,13 +43,13 @@ pub struct CouponRow {
 }
 
 pub(crate) const COLUMNS: &str = "id, code, user_id, template_id, source, kind, value_cents, percent_off, max_discount_cents, \
-     min_order_cents, categories, status, starts_at, ends_at, order_no, locked_at, used_at, created_at, updated_at";
+     min_order_cents, categories, status, starts_at, ends_at, order_no, locked_at, used_at, created_at, updated_at, line_terms";
 
 /// Inserts a coupon row as given (the archive's restore; new coupons go
 /// through [`insert_new`]).
 pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
+        "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
     ))
     .bind(&c.id)
     .bind(&c.code)
@@ -68,6 +70,7 @@ pub async fn insert(conn: &mut AnyConnection, c: &CouponRow) -> Result<(), sqlx:
     .bind(c.used_at)
     .bind(c.created_at)
     .bind(c.updated_at)
+    .bind(&c.line_terms)
     .execute(conn)
     .await?;
     Ok(())
@@ -102,7 +105,7 @@ pub async fn insert_new(
 ) -> Result<bool, sqlx::Error> {
     let backend = backend_of(conn);
     let insert = format!(
-        "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+        "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
          ON CONFLICT (code) DO NOTHING RETURNING id"
     );
     // The template's report counters (migration 0026): a part of the
@@ -115,7 +118,7 @@ pub async fn insert_new(
         Backend::Postgres => format!(
             "WITH made AS ({insert}),
              logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-                 SELECT 'coupon', made.id, NULL, NULL, $12, $20, $21, $22, $23, $18, $24 FROM made){counted}
+                 SELECT 'coupon', made.id, NULL, NULL, $12, $21, $22, $23, $24, $18, $25 FROM made){counted}
              SELECT id FROM made"
         ),
         Backend::Sqlite => insert,
@@ -139,7 +142,8 @@ pub async fn insert_new(
         .bind(c.locked_at)
         .bind(c.used_at)
         .bind(c.created_at)
-        .bind(c.updated_at);
+        .bind(c.updated_at)
+        .bind(&c.line_terms);
     let q = match backend {
         Backend::Postgres => q
             .bind(e.action)
@@ -432,8 +436,13 @@ impl CouponView {
     /// The coupon as the API shows it at `now` (effective status).
     pub fn from_row(c: CouponRow, now: DateTime<Utc>) -> Self {
         let status = effective_status(c.status, from_ms(c.ends_at), now);
+        let (scope, rule) = parse_stored_line_terms(&c.line_terms);
         CouponView {
             categories: parse_stored_categories(&c.categories),
+            skus: scope.skus,
+            exclude_skus: scope.exclude_skus,
+            shop_id: scope.shop_id,
+            partial_refund_rule: rule,
             id: c.id,
             code: c.code,
             user_id: c.user_id,

@@ -35,15 +35,20 @@ pub struct OrderRow {
     pub closed_at: Option<i64>,
     pub refunded_at: Option<i64>,
     pub updated_at: i64,
+    /// What the customer got back, summed over the order's refunds.
+    pub refunded_cents: Cents,
+    /// How many refunds the order had (the guard of the next one).
+    pub refund_count: i64,
 }
 
 pub(crate) const COLUMNS: &str = "order_no, user_id, kind, category, status, total_cents, deposit_cents, campaign_id, coupon_id, \
      replaced_coupon_id, coupon_discount_cents, discount_snapshot_cents, coupon_lock_status, compensation_cents, \
-     final_payment_cents, checkout_lock_expires_at, created_at, deposit_paid_at, paid_at, closed_at, refunded_at, updated_at";
+     final_payment_cents, checkout_lock_expires_at, created_at, deposit_paid_at, paid_at, closed_at, refunded_at, updated_at, \
+     refunded_cents, refund_count";
 
 pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "INSERT INTO orders ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)"
+        "INSERT INTO orders ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)"
     ))
     .bind(&o.order_no)
     .bind(&o.user_id)
@@ -67,6 +72,8 @@ pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::
     .bind(o.closed_at)
     .bind(o.refunded_at)
     .bind(o.updated_at)
+    .bind(o.refunded_cents)
+    .bind(o.refund_count)
     .execute(conn)
     .await?;
     Ok(())
@@ -80,6 +87,26 @@ pub async fn get(
         .bind(order_no)
         .fetch_optional(conn)
         .await
+}
+
+/// An order read to be changed by a refund: on PostgreSQL its row is
+/// locked (`FOR UPDATE`) until the transaction ends, so two refunds of one
+/// order take turns and the second reads what the first wrote; SQLite's
+/// write transactions take turns already.
+pub async fn get_for_update(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+) -> Result<Option<OrderRow>, sqlx::Error> {
+    let lock = match backend_of(conn) {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM orders WHERE order_no = $1{lock}"
+    ))
+    .bind(order_no)
+    .fetch_optional(conn)
+    .await
 }
 
 /// Orders that name a coupon, newest first (normally at most one live).
@@ -158,7 +185,9 @@ pub async fn transition(
         .bind(n.paid_at)
         .bind(n.closed_at)
         .bind(n.refunded_at)
-        .bind(c.now_ms);
+        .bind(c.now_ms)
+        .bind(n.refunded_cents)
+        .bind(n.refund_count);
     let q = match backend {
         Backend::Postgres => q
             .bind(c.step.as_str())
@@ -198,9 +227,10 @@ pub async fn transition(
 }
 
 /// The UPDATE of [`transition`] ($1 order_no, $2 from, $3 to, $4-$15 the
-/// new field values, $16 now); on PostgreSQL with its event INSERT in the
-/// same statement ($17 step, $18 actor, $19 reason, $20 request id, $21
-/// address), whose row count is then the UPDATE's.
+/// new field values, $16 now, $17-$18 the refund totals); on PostgreSQL
+/// with its event INSERT in the same statement ($19 step, $20 actor, $21
+/// reason, $22 request id, $23 address), whose row count is then the
+/// UPDATE's.
 fn transition_sql(backend: Backend) -> &'static str {
     match backend {
         Backend::Postgres => {
@@ -208,20 +238,49 @@ fn transition_sql(backend: Backend) -> &'static str {
                  UPDATE orders SET status = $3, coupon_id = $4, replaced_coupon_id = $5, coupon_discount_cents = $6,
                      discount_snapshot_cents = $7, coupon_lock_status = $8, compensation_cents = $9,
                      final_payment_cents = $10, checkout_lock_expires_at = $11, deposit_paid_at = $12, paid_at = $13,
-                     closed_at = $14, refunded_at = $15, updated_at = $16
+                     closed_at = $14, refunded_at = $15, updated_at = $16, refunded_cents = $17, refund_count = $18
                  WHERE order_no = $1 AND status = $2
                  RETURNING order_no, coupon_id)
              INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-             SELECT 'order', moved.coupon_id, moved.order_no, $2, $3, $17, $18, $19, $20, $16, $21 FROM moved"
+             SELECT 'order', moved.coupon_id, moved.order_no, $2, $3, $19, $20, $21, $22, $16, $23 FROM moved"
         }
         Backend::Sqlite => {
             "UPDATE orders SET status = $3, coupon_id = $4, replaced_coupon_id = $5, coupon_discount_cents = $6,
                  discount_snapshot_cents = $7, coupon_lock_status = $8, compensation_cents = $9,
                  final_payment_cents = $10, checkout_lock_expires_at = $11, deposit_paid_at = $12, paid_at = $13,
-                 closed_at = $14, refunded_at = $15, updated_at = $16
+                 closed_at = $14, refunded_at = $15, updated_at = $16, refunded_cents = $17, refund_count = $18
              WHERE order_no = $1 AND status = $2"
         }
     }
+}
+
+/// Records one more refund of `cents` on an order still in `status` whose
+/// refund count is still `count` (the conditional update two refunds of
+/// one order race on). `Ok(false)`: the order changed meanwhile; nothing
+/// was written.
+pub async fn add_refund(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    status: OrderStatus,
+    count: i64,
+    cents: Cents,
+    lock_status: CouponLockStatus,
+    now_ms: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE orders SET refunded_cents = refunded_cents + $4, refund_count = refund_count + 1,
+             coupon_lock_status = $5, updated_at = $6
+         WHERE order_no = $1 AND status = $2 AND refund_count = $3",
+    )
+    .bind(order_no)
+    .bind(status.as_str())
+    .bind(count)
+    .bind(cents)
+    .bind(lock_status.as_str())
+    .bind(now_ms)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
 }
 
 /// Points an order at `coupon_id` with lock status `lock_status`, with one

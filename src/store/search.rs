@@ -11,7 +11,7 @@ use sqlx::AnyConnection;
 use super::coupons::{COLUMNS, CouponRow};
 use super::dynamic::{self, Sql};
 use super::events::{self, NewEvent};
-use super::orders::OrderRow;
+use super::orders::{COLUMNS as ORDER_COLUMNS, OrderRow};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 
@@ -317,12 +317,10 @@ pub async fn orders_for_user(
     user_id: &UserId,
     limit: i64,
 ) -> Result<Vec<OrderRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT order_no, user_id, kind, category, status, total_cents, deposit_cents, campaign_id, coupon_id,
-             replaced_coupon_id, coupon_discount_cents, discount_snapshot_cents, coupon_lock_status, compensation_cents,
-             final_payment_cents, checkout_lock_expires_at, created_at, deposit_paid_at, paid_at, closed_at, refunded_at, updated_at
-         FROM orders WHERE user_id = $1 ORDER BY created_at DESC, order_no DESC LIMIT $2",
-    )
+    sqlx::query_as(&format!(
+        "SELECT {ORDER_COLUMNS}
+         FROM orders WHERE user_id = $1 ORDER BY created_at DESC, order_no DESC LIMIT $2"
+    ))
     .bind(user_id)
     .bind(limit)
     .fetch_all(conn)

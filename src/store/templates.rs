@@ -33,10 +33,13 @@ pub struct TemplateRow {
     /// Claimed coupons end up to this many seconds early (migration 0027);
     /// 0: no spreading.
     pub expiry_spread_seconds: i64,
+    /// JSON: SKUs, shop and partial-refund rule (migration 0034;
+    /// `views::line_terms_json`).
+    pub line_terms: String,
 }
 
 const COLUMNS: &str = "id, name, kind, value_cents, percent_off, max_discount_cents, min_order_cents, categories, \
-     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at, paused_at, claim_ends_at, expiry_spread_seconds";
+     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at, paused_at, claim_ends_at, expiry_spread_seconds, line_terms";
 
 /// Inserts the template and its stock shards (`capacities[i]` is shard i's
 /// capacity, `None` for unlimited).
@@ -46,7 +49,7 @@ pub async fn insert(
     capacities: &[Option<i64>],
 ) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
+        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
     ))
     .bind(&t.id)
     .bind(&t.name)
@@ -66,6 +69,7 @@ pub async fn insert(
     .bind(t.paused_at)
     .bind(t.claim_ends_at)
     .bind(t.expiry_spread_seconds)
+    .bind(&t.line_terms)
     .execute(&mut *conn)
     .await?;
     for (i, cap) in capacities.iter().enumerate() {
@@ -132,7 +136,7 @@ fn terms_fingerprint(conn: &AnyConnection) -> &'static str {
             "md5(row(templates.kind, templates.value_cents, templates.percent_off, \
              templates.max_discount_cents, templates.min_order_cents, templates.categories, \
              templates.valid_from, templates.valid_until, templates.valid_seconds, \
-             templates.per_user_limit, templates.expiry_spread_seconds)::text)"
+             templates.per_user_limit, templates.expiry_spread_seconds, templates.line_terms)::text)"
         }
         super::Backend::Sqlite => "''",
     }
@@ -503,7 +507,7 @@ pub async fn update_terms_unclaimed(
         "UPDATE templates SET name = $2, kind = $3, value_cents = $4, percent_off = $5,
              max_discount_cents = $6, min_order_cents = $7, categories = $8, valid_from = $9,
              valid_until = $10, valid_seconds = $11, total_stock = $12, per_user_limit = $13,
-             claim_ends_at = $14, expiry_spread_seconds = $15
+             claim_ends_at = $14, expiry_spread_seconds = $15, line_terms = $16
          WHERE id = $1 AND NOT EXISTS (
              SELECT 1 FROM template_stock_shards s WHERE s.template_id = $1 AND s.claimed > 0)",
     )
@@ -522,6 +526,7 @@ pub async fn update_terms_unclaimed(
     .bind(t.per_user_limit)
     .bind(t.claim_ends_at)
     .bind(t.expiry_spread_seconds)
+    .bind(&t.line_terms)
     .execute(conn)
     .await?;
     Ok(r.rows_affected() == 1)

@@ -12,8 +12,8 @@ use crate::domain::money::Cents;
 
 use super::events::EventRow;
 use crate::domain::coupon::{CouponSource, CouponStatus};
-use crate::domain::discount::DiscountKind;
-use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
+use crate::domain::discount::{DiscountKind, LineScope, PartialRefundRule};
+use crate::domain::ids::{CouponId, OrderNo, ShopId, Sku, TemplateId, UserId};
 use crate::domain::time::{from_ms, rfc3339};
 
 /// Stored milliseconds as the API writes a time (RFC 3339, UTC).
@@ -30,6 +30,59 @@ pub fn ts_opt(ms: Option<i64>) -> Option<String> {
 /// categories match" rather than "every category", so it can only deny.
 pub fn parse_stored_categories(raw: &str) -> Vec<String> {
     serde_json::from_str(raw).unwrap_or_else(|_| vec![String::from("\u{0}invalid")])
+}
+
+/// The `line_terms` column's JSON: a coupon's (or template's) SKU lists,
+/// shop and partial-refund rule; a key left out is its default.
+#[derive(Debug, Default, serde::Deserialize, Serialize)]
+struct StoredLineTerms {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    skus: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    exclude_skus: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shop_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    partial_refund_rule: Option<String>,
+}
+
+/// The `line_terms` JSON of a scope and a partial-refund rule; `{}` for a
+/// platform coupon without SKU rules, refunded proportionally.
+pub fn line_terms_json(scope: &LineScope, rule: PartialRefundRule) -> String {
+    let stored = StoredLineTerms {
+        skus: scope.skus.iter().map(|s| s.to_string()).collect(),
+        exclude_skus: scope.exclude_skus.iter().map(|s| s.to_string()).collect(),
+        shop_id: scope.shop_id.as_ref().map(|s| s.to_string()),
+        partial_refund_rule: (rule != PartialRefundRule::default())
+            .then(|| rule.as_str().to_string()),
+    };
+    serde_json::to_string(&stored).unwrap_or_else(|_| "{}".to_string())
+}
+
+/// Parses a stored `line_terms` value. Like [`parse_stored_categories`] a
+/// damaged value can only deny: it reads as a scope no line passes (a SKU
+/// list naming a SKU nobody sends), refunded proportionally.
+pub fn parse_stored_line_terms(raw: &str) -> (LineScope, PartialRefundRule) {
+    match serde_json::from_str::<StoredLineTerms>(raw) {
+        Ok(t) => (
+            LineScope {
+                skus: t.skus.into_iter().map(Sku::from_stored).collect(),
+                exclude_skus: t.exclude_skus.into_iter().map(Sku::from_stored).collect(),
+                shop_id: t.shop_id.map(ShopId::from_stored),
+            },
+            t.partial_refund_rule
+                .as_deref()
+                .and_then(PartialRefundRule::parse)
+                .unwrap_or_default(),
+        ),
+        Err(_) => (
+            LineScope {
+                skus: vec![Sku::from_stored("\u{0}invalid".to_string())],
+                ..LineScope::default()
+            },
+            PartialRefundRule::default(),
+        ),
+    }
 }
 
 /// One state transition of a coupon or order.
@@ -94,6 +147,18 @@ pub struct CouponView {
     #[schema(value_type = i64)]
     pub min_order_cents: Cents,
     pub categories: Vec<String>,
+    /// Only lines of these SKUs (empty: any).
+    #[schema(value_type = Vec<String>)]
+    pub skus: Vec<Sku>,
+    /// Never lines of these SKUs.
+    #[schema(value_type = Vec<String>)]
+    pub exclude_skus: Vec<Sku>,
+    /// A shop coupon's shop; null for a platform coupon.
+    #[schema(value_type = Option<String>)]
+    pub shop_id: Option<ShopId>,
+    /// `proportional` or `clawback`.
+    #[schema(value_type = String)]
+    pub partial_refund_rule: PartialRefundRule,
     /// `available`, `locked`, `used`, `expired` or `invalidated`.
     #[schema(value_type = String)]
     pub status: CouponStatus,

@@ -24,6 +24,7 @@ use super::layout::{
     actor_text, coupon_status_label, coupon_terms_text, enc, lock_status_label, opt_time,
     order_status_label, policy_label, reason_text, time_text,
 };
+use super::order_cart::{CouponCodes, OrderLines, OrderRefunds};
 use super::paths;
 use super::paths::with_back;
 use super::try_cart::TryCart;
@@ -247,10 +248,25 @@ async fn order_page(
         Ok(v) => v,
         Err(e) => return to_response(WebError::from_service(l, e)),
     };
+    let refunds = match s.service.refunds_of(&o.order_no).await {
+        Ok(v) => v,
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
+    // The codes of every coupon the lines and refunds name: the order's
+    // own and, after a swap, the one it replaced.
+    let mut codes = CouponCodes::new();
+    for id in o.coupon_id.iter().chain(o.replaced_coupon_id.iter()) {
+        if let Ok(c) = s.service.get_coupon(id).await {
+            codes.insert(id.to_string(), c.code);
+        }
+    }
+    let lines = o.lines.clone();
     staff.page(&title, move || {
         view! {
             <OrderHealth order=o.clone() report=report back=back/>
             <OrderBody order=o campaign=campaign coupon=coupon events=events ledger=ledger.clone()/>
+            <OrderLines lines=lines codes=codes.clone()/>
+            <OrderRefunds refunds=refunds codes=codes/>
             <CompensationSection entries=ledger/>
         }
     })

@@ -37,6 +37,7 @@ pub mod home;
 pub mod i18n;
 pub(crate) mod ids;
 pub mod layout;
+pub mod order_cart;
 pub mod orders;
 pub mod password;
 pub(crate) mod paths;

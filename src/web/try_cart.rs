@@ -95,6 +95,7 @@ fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
         kind: Some(kind.into()),
         category: Some(category),
         total_cents: total,
+        lines: None,
         campaign_id,
         deposit_cents,
     })

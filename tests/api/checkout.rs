@@ -285,7 +285,9 @@ async fn bad_fields_are_400_with_the_field_and_an_unknown_campaign_is_404() {
     let cases = [
         (json!({"category": "x", "total_cents": 100}), "kind"),
         (json!({"kind": "layaway", "total_cents": 100}), "kind"),
-        (json!({"kind": "normal"}), "total_cents"),
+        // Neither `total_cents` nor `lines`: the contract names `lines`
+        // (API.md, Carts: "both forms, or neither").
+        (json!({"kind": "normal"}), "lines"),
         (json!({"kind": "normal", "total_cents": -1}), "total_cents"),
         (json!({"kind": "normal", "total_cents": 0}), "total_cents"),
         (

@@ -290,6 +290,7 @@ impl World {
                     kind: Some("normal".into()),
                     category: Some("phones".into()),
                     total_cents: Some(total),
+                    lines: None,
                     coupon_id: ci.map(|i| self.coupons[i].0.to_string()),
                     ..OrderInput::default()
                 };
@@ -325,6 +326,7 @@ impl World {
                     kind: Some("presale".into()),
                     category: Some("phones".into()),
                     total_cents: Some(BIG_TOTAL),
+                    lines: None,
                     coupon_id: ci.map(|i| self.coupons[i].0.to_string()),
                     campaign_id: Some(self.campaigns[*campaign].to_string()),
                     deposit_cents: Some(DEPOSIT),
@@ -646,6 +648,7 @@ async fn sample_world() -> (World, [CouponId; 3]) {
             kind: Some("normal".into()),
             category: Some("phones".into()),
             total_cents: Some(BIG_TOTAL),
+            lines: None,
             coupon_id: coupon.map(|c| c.to_string()),
             ..OrderInput::default()
         };

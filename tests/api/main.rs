@@ -13,6 +13,8 @@ mod common;
 
 mod bulk;
 mod campaigns;
+mod cart_properties;
+mod carts;
 mod checkout;
 mod claims;
 mod codes;

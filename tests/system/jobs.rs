@@ -128,6 +128,7 @@ async fn normal_order(svc: &Service, order_no: &str, user: &str, coupon: Option<
         kind: Some("normal".into()),
         category: Some("phones".into()),
         total_cents: Some(TOTAL),
+        lines: None,
         coupon_id: coupon.map(CouponId::to_string),
         ..OrderInput::default()
     };
@@ -157,6 +158,7 @@ async fn presale_order(
         kind: Some("presale".into()),
         category: Some("phones".into()),
         total_cents: Some(TOTAL),
+        lines: None,
         coupon_id: Some(coupon.to_string()),
         campaign_id: Some(campaign.to_string()),
         deposit_cents: Some(DEPOSIT),

@@ -208,6 +208,7 @@ impl Rig {
             kind: Some("presale".into()),
             category: Some("phones".into()),
             total_cents: Some(TOTAL),
+            lines: None,
             coupon_id: Some(coupon.to_string()),
             campaign_id: Some(campaign.to_string()),
             deposit_cents: Some(DEPOSIT),
@@ -353,6 +354,7 @@ async fn a_coupon_used_or_expired_before_its_slot_is_not_reminded() {
         kind: Some("normal".into()),
         category: Some("phones".into()),
         total_cents: Some(TOTAL),
+        lines: None,
         coupon_id: Some(used.to_string()),
         ..OrderInput::default()
     };

@@ -547,6 +547,7 @@ async fn checkout(ts: &TestService, order_no: &str, user: &str, coupon: &CouponI
                 kind: Some("normal".into()),
                 category: Some("phones".into()),
                 total_cents: Some(39_900),
+                lines: None,
                 coupon_id: Some(coupon.to_string()),
                 ..Default::default()
             })

@@ -1471,6 +1471,7 @@ async fn picker_rows(
                     kind: Some("normal".into()),
                     category: Some(category.into()),
                     total_cents: Some(total),
+                    lines: None,
                     campaign_id: None,
                     deposit_cents: None,
                 };

@@ -633,6 +633,7 @@ async fn probe_round(
         kind: Some("normal".into()),
         category: Some("bench".into()),
         total_cents: Some(10_000),
+        lines: None,
         coupon_id: Some(coupon.id.to_string()),
         ..Default::default()
     };

@@ -5,17 +5,19 @@
 use chrono::Duration;
 use sqlx::AnyConnection;
 
+use super::cart::{OrderCart, set_split};
 use super::steps::{load_campaign, load_coupon, move_coupon, validate_coupon, window_of};
-use super::view::order_view;
+use super::view::order_view_of;
 use crate::domain::cart::OrderSpec;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::time::to_ms;
-use crate::service::views::OrderView;
+use crate::service::views::{OrderView, coupon_terms};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::events::{self, NewEvent};
 use crate::store::is_unique_violation;
+use crate::store::order_lines;
 use crate::store::orders::{self, OrderRow};
 
 impl Service {
@@ -109,6 +111,8 @@ async fn create_order_tx(
         closed_at: None,
         refunded_at: None,
         updated_at: now_ms,
+        refunded_cents: Cents::ZERO,
+        refund_count: 0,
     };
     orders::insert(c, &row).await.map_err(|e| {
         if is_unique_violation(&e) {
@@ -137,6 +141,11 @@ async fn create_order_tx(
         },
     )
     .await?;
+    order_lines::insert(c, &row.order_no, &spec.cart.lines, &[]).await?;
+    let mut cart = OrderCart::stored_new(&spec.cart.lines);
+    if let Some(cp) = &coupon {
+        set_split(c, &row, &mut cart, &cp.id, &coupon_terms(cp), discount).await?;
+    }
     if locks_now
         && let Some(cp) = &coupon
         && !move_coupon(
@@ -155,5 +164,5 @@ async fn create_order_tx(
             "this coupon was just locked or changed by another request",
         ));
     }
-    order_view(c, row, op.now, false).await
+    order_view_of(c, row, cart, op.now, false).await
 }

@@ -2,18 +2,19 @@
 //! locked to the order, the discount snapshotted, and a reminder planned
 //! when the coupon may expire before the final payment.
 
+use super::cart::{load_cart, set_split};
 use super::steps::{
     load_campaign_of, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
     require_kind, require_status, validate_coupon, window_of,
 };
-use super::view::order_view;
+use super::view::order_view_of;
 use crate::domain::campaign::Policy;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
 use crate::domain::picker::OrderTerms;
 use crate::domain::time::{from_ms, to_ms};
-use crate::service::views::OrderView;
+use crate::service::views::{OrderView, coupon_terms};
 use sqlx::AnyConnection;
 
 use crate::domain::ids::OrderNo;
@@ -60,13 +61,15 @@ async fn pay_deposit_tx(
         None => None,
     };
     let money = money_of(&o);
+    let mut cart = load_cart(c, &o).await?;
+    let lines = cart.lines();
     let discount = match &coupon {
         Some(cp) => validate_coupon(
             cp,
             &o.user_id,
             &OrderTerms {
                 kind: OrderKind::Presale,
-                category: &o.category,
+                lines: &lines,
                 total: money.total,
                 deposit: money.deposit,
             },
@@ -90,6 +93,10 @@ async fn pay_deposit_tx(
         None,
     )
     .await?;
+    // The deposit snapshot includes the split.
+    if let Some(cp) = &coupon {
+        set_split(c, &o, &mut cart, &cp.id, &coupon_terms(cp), discount).await?;
+    }
     if let Some(cp) = &coupon
         && !move_coupon(
             c,
@@ -120,5 +127,5 @@ async fn pay_deposit_tx(
         crate::service::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now)
             .await?;
     }
-    order_view(c, stored, op.now, false).await
+    order_view_of(c, stored, cart, op.now, false).await
 }

@@ -5,21 +5,23 @@
 
 use sqlx::AnyConnection;
 
+use super::cart::{drop_split, load_cart, set_split};
 use super::steps::{
-    load_campaign_of, load_order, move_coupon, move_order, plan_for, require_kind, require_status,
-    window_of,
+    load_campaign_of, load_coupon, load_order, move_coupon, move_order, plan_for, require_kind,
+    require_status, window_of,
 };
 use super::view::reload;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::event::system_reasons;
-use crate::domain::final_payment::CouponOutcome;
+use crate::domain::final_payment::{CouponOutcome, FinalPaymentPlan};
 use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
-use crate::service::views::{OrderView, QuoteView};
+use crate::service::views::{OrderView, QuoteView, coupon_terms};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::ledger::{self, NewEntry};
+use crate::store::orders::OrderRow;
 
 /// How long the compensation coupon of a `coupon`-mode campaign's final
 /// payment stays valid, in days from the final payment.
@@ -257,5 +259,43 @@ async fn pay_final_tx(
             }
         }
     }
+    resplit(c, &o, own, &plan).await?;
     reload(c, order_no, op.now).await
+}
+
+/// The split after the final payment: recomputed only for an outcome that
+/// changes the coupon's discount. `no_discount_expired` drops the expired
+/// coupon's split; `swapped` replaces it with the replacement's; a
+/// compensation deducted from the final payment keeps it (the compensation
+/// takes the discount's place on the lines), a compensation coupon drops
+/// it (the final payment is not reduced).
+async fn resplit(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+    own: &CouponId,
+    plan: &FinalPaymentPlan,
+) -> Result<(), ServiceError> {
+    let drops = match plan.outcome {
+        CouponOutcome::NoDiscountExpired | CouponOutcome::Swapped => true,
+        CouponOutcome::Compensated => plan.compensation_coupon,
+        CouponOutcome::Applied | CouponOutcome::None => false,
+    };
+    if !drops {
+        return Ok(());
+    }
+    let mut cart = load_cart(c, o).await?;
+    drop_split(c, o, &mut cart, own).await?;
+    if let Some(replacement) = plan.replacement_coupon_id.as_ref() {
+        let row = load_coupon(c, replacement).await?;
+        set_split(
+            c,
+            o,
+            &mut cart,
+            replacement,
+            &coupon_terms(&row),
+            plan.discount,
+        )
+        .await?;
+    }
+    Ok(())
 }

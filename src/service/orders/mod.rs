@@ -14,16 +14,21 @@
 //! - [`view`]: the order as the API shows it;
 //! - [`list`]: the order list for support (filters, keyset pages, CSV).
 //!
+//! [`cart`] reads and writes an order's lines and each coupon's share of
+//! them; [`refunds`] refunds by line.
+//!
 //! [`steps`] holds what every stage uses: loading rows, the kind and
 //! status checks, the coupon checks, the conditional transitions, and the
 //! final-payment plan (the quote, the final payment and the view read it).
 
+mod cart;
 mod create;
 mod deposit;
 mod end;
 mod final_payment;
 mod list;
 mod pay;
+mod refunds;
 mod steps;
 mod view;
 

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use crate::domain::campaign::{PaymentWindow, Policy};
-use crate::domain::coupon::{CouponStatus, Unusable};
+use crate::domain::coupon::{CouponStatus, Unusable, release_target};
 use crate::domain::discount::CouponTerms;
 use crate::domain::final_payment::{
     Candidate, FinalPaymentPlan, HeldCoupon, PresaleOrder, plan_final_payment_in,
@@ -21,8 +21,10 @@ use crate::domain::picker::{CouponOnOrder, OrderTerms, Unfit, discount_on_order}
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::coupon_terms;
 use crate::service::{Op, Refusal, ServiceError};
+use crate::store::archive;
 use crate::store::campaigns::{self, CampaignRow};
 use crate::store::coupons::{self, CouponChange, CouponRow};
+use crate::store::events::{self, NewEvent};
 use crate::store::orders::{self, OrderChange, OrderRow};
 
 fn unusable(u: Unusable) -> ServiceError {
@@ -54,7 +56,7 @@ pub(crate) fn unfit_refusal(u: Unfit) -> Refusal {
         Unfit::Unusable(Unusable::Expired) => Refusal::CouponExpired,
         Unfit::Unusable(Unusable::NotStarted) => Refusal::CouponNotStarted,
         Unfit::ThresholdNotMet { .. } => Refusal::ThresholdNotMet,
-        Unfit::CategoryNotCovered => Refusal::CouponNotApplicable,
+        Unfit::NoEligibleLine => Refusal::CouponNotApplicable,
     }
 }
 
@@ -68,7 +70,7 @@ fn unfit(u: Unfit) -> ServiceError {
                 shortfall.get()
             ),
         ),
-        Unfit::CategoryNotCovered => ServiceError::refused(
+        Unfit::NoEligibleLine => ServiceError::refused(
             unfit_refusal(u),
             "this coupon does not apply to the order's category",
         ),
@@ -310,9 +312,14 @@ pub(crate) async fn plan_for(
     } else {
         Vec::new()
     };
+    let lines = if candidates.is_empty() {
+        Vec::new()
+    } else {
+        super::cart::load_cart(c, order).await?.lines()
+    };
     let presale = PresaleOrder {
         order_no: &order.order_no,
-        category: &order.category,
+        lines: &lines,
         money: money_of(order),
         snapshot_discount: order.discount_snapshot_cents,
     };
@@ -330,4 +337,84 @@ pub(crate) async fn plan_for(
             "the order's coupon is not locked to this order; contact support",
         )
     })
+}
+
+/// The order's coupon from the live table; a coupon the order used that
+/// the archive job has moved away since (30 days after the use) is brought
+/// back first, with its events and an event saying so, so that returning
+/// it works as for any other coupon. In the caller's transaction.
+async fn live_coupon_of(
+    c: &mut AnyConnection,
+    op: &Op,
+    order: &OrderRow,
+    coupon_id: &CouponId,
+    action: &str,
+) -> Result<Option<CouponRow>, ServiceError> {
+    if let Some(row) = coupons::get(c, coupon_id).await? {
+        return Ok(Some(row));
+    }
+    let Some(row) = archive::restore_used(c, coupon_id, &order.order_no).await? else {
+        return Ok(None);
+    };
+    let why = format!("archived coupon brought back to the live table for {action}");
+    events::insert(
+        c,
+        &NewEvent {
+            subject: "coupon",
+            coupon_id: Some(coupon_id),
+            order_no: Some(&order.order_no),
+            from_status: Some(row.status.as_str()),
+            to_status: row.status.as_str(),
+            action: "unarchive",
+            actor: &op.ctx.actor,
+            reason: Some(&why),
+            request_id: op.ctx.request_id.as_deref(),
+            address: op.ctx.address.as_deref(),
+            at_ms: to_ms(op.now),
+        },
+    )
+    .await?;
+    Ok(Some(row))
+}
+
+/// Releases (locked) or returns (used) the order's coupon, if it is still
+/// bound to this order: `available` while valid, else `expired`. A used
+/// coupon already archived is brought back first. Returns whether a coupon
+/// was released.
+pub(super) async fn release_bound_coupon(
+    c: &mut AnyConnection,
+    op: &Op,
+    order: &OrderRow,
+    action: &str,
+    reason: Option<&str>,
+) -> Result<bool, ServiceError> {
+    let Some(coupon_id) = order.coupon_id.as_ref() else {
+        return Ok(false);
+    };
+    let Some(coupon) = live_coupon_of(c, op, order, coupon_id, action).await? else {
+        return Ok(false);
+    };
+    let from = coupon.status;
+    let bound_here = coupon.order_no.as_ref() == Some(&order.order_no);
+    if !bound_here || !matches!(from, CouponStatus::Locked | CouponStatus::Used) {
+        return Ok(false);
+    }
+    let to = release_target(from_ms(coupon.ends_at), op.now);
+    if !move_coupon(
+        c,
+        op,
+        coupon_id,
+        (from, to),
+        &order.order_no,
+        action,
+        reason,
+    )
+    .await?
+    {
+        return Err(ServiceError::refused(
+            Refusal::CouponLockMismatch,
+            "the coupon changed meanwhile; try again",
+        ));
+    }
+    Ok(true)
 }

@@ -5,11 +5,14 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
+use super::cart::{OrderCart, load_cart};
 use super::steps::{kind_of, load_order, money_of, plan_for, status_of};
 use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::{OrderKind, OrderStatus, amount_due};
 use crate::domain::time::from_ms;
-use crate::service::views::{CouponView, EventView, OrderView};
+use crate::service::views::{
+    CouponView, EventView, LineDiscountView, OrderCouponView, OrderLineView, OrderView,
+};
 use crate::service::{Service, ServiceError};
 use crate::store::campaigns;
 use crate::store::coupons;
@@ -21,6 +24,46 @@ use crate::store::orders::OrderRow;
 pub(crate) async fn order_view(
     c: &mut AnyConnection,
     o: OrderRow,
+    now: DateTime<Utc>,
+    with_events: bool,
+) -> Result<OrderView, ServiceError> {
+    let cart = load_cart(c, &o).await?;
+    order_view_of(c, o, cart, now, with_events).await
+}
+
+/// The lines of the API's order object, from its cart.
+pub(crate) fn line_views(cart: &OrderCart) -> Vec<OrderLineView> {
+    cart.lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| OrderLineView {
+            line_id: l.line_id.clone(),
+            sku: l.sku.clone(),
+            category: l.category.clone(),
+            shop_id: l.shop_id.clone(),
+            quantity: l.quantity,
+            unit_price_cents: l.unit_price_cents,
+            amount_cents: l.line().amount(),
+            discounts: cart
+                .shares_of_line(i)
+                .into_iter()
+                .map(|s| LineDiscountView {
+                    coupon_id: s.coupon_id.clone(),
+                    cents: s.cents,
+                })
+                .collect(),
+            payable_cents: cart.payable(i),
+            refunded_quantity: l.refunded_quantity,
+            refunded_cents: l.refunded_cents,
+        })
+        .collect()
+}
+
+/// [`order_view`] with the order's cart already read.
+pub(crate) async fn order_view_of(
+    c: &mut AnyConnection,
+    o: OrderRow,
+    cart: OrderCart,
     now: DateTime<Utc>,
     with_events: bool,
 ) -> Result<OrderView, ServiceError> {
@@ -47,7 +90,20 @@ pub(crate) async fn order_view(
         None
     };
     let ts = |ms: i64| crate::domain::time::rfc3339(from_ms(ms));
+    let coupons = o
+        .coupon_id
+        .iter()
+        .map(|id| OrderCouponView {
+            coupon_id: id.clone(),
+            discount_cents: o.coupon_discount_cents,
+            lock_status: o.coupon_lock_status,
+            compensation_cents: o.compensation_cents,
+        })
+        .collect();
     Ok(OrderView {
+        lines: line_views(&cart),
+        refunded_cents: o.refunded_cents,
+        coupons,
         amount_due_cents: due,
         order_no: o.order_no,
         user_id: o.user_id,

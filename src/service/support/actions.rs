@@ -388,6 +388,8 @@ pub(crate) async fn insert_compensation_coupon(
         max_discount_cents: None,
         min_order_cents,
         categories,
+        // A compensation coupon is a platform coupon on any SKU.
+        line_terms: "{}".to_string(),
         status: CouponStatus::Available,
         starts_at: now_ms,
         ends_at: to_ms(op.now + valid),

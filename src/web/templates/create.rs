@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::words::{LIST, NEW, forbidden, instant, may_manage};
 use crate::domain::FieldError;
-use crate::domain::discount::DiscountKind;
+use crate::domain::discount::{DiscountKind, PartialRefundRule};
 use crate::domain::ids::TemplateId;
 use crate::domain::money::Cents;
 use crate::domain::template::{TemplateInput, preview_words};
@@ -52,6 +52,13 @@ pub(super) struct CreateForm {
     pub(super) claim_ends_at: String,
     /// Minutes (the API takes seconds).
     pub(super) expiry_spread_minutes: String,
+    /// A shop coupon's shop; empty: a platform coupon.
+    pub(super) shop_id: String,
+    /// SKUs, separated by commas, spaces or new lines.
+    pub(super) skus: String,
+    pub(super) exclude_skus: String,
+    /// `proportional` or `clawback`.
+    pub(super) partial_refund_rule: String,
     /// Set by the template page's edit form while every term may change
     /// (no coupon claimed yet): the post is a full edit.
     pub(super) full: Option<String>,
@@ -74,6 +81,10 @@ pub(super) fn form_field(service_field: &str) -> &'static str {
         "per_user_limit" => "per_user_limit",
         "claim_ends_at" => "claim_ends_at",
         "expiry_spread_seconds" => "expiry_spread_minutes",
+        "shop_id" => "shop_id",
+        "skus" => "skus",
+        "exclude_skus" => "exclude_skus",
+        "partial_refund_rule" => "partial_refund_rule",
         _ => "form",
     }
 }
@@ -95,6 +106,9 @@ pub(super) fn field_words(l: Lang, form_field: &str) -> String {
         "per_user_limit" => "template-error-per-user-limit",
         "claim_ends_at" => "template-error-claim-ends-at",
         "expiry_spread_minutes" => "template-error-expiry-spread",
+        "shop_id" => "template-error-shop",
+        "skus" | "exclude_skus" => "template-error-skus",
+        "partial_refund_rule" => "template-error-partial-refund-rule",
         _ => "template-error-form",
     };
     l.t(key).to_string()
@@ -144,6 +158,17 @@ fn categories_field(raw: &str) -> Option<Vec<String>> {
     (!list.is_empty()).then_some(list)
 }
 
+/// SKUs as typed: separated by commas (either width), 、, semicolons,
+/// spaces or new lines; none is `None`.
+fn sku_field(raw: &str) -> Option<Vec<String>> {
+    let list: Vec<String> = raw
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '\u{ff0c}' | '\u{3001}' | ';'))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    (!list.is_empty()).then_some(list)
+}
+
 impl CreateForm {
     /// The API's fields from what was typed, and the fields that do not
     /// even parse (money with three decimals, a day count with letters, a
@@ -158,6 +183,14 @@ impl CreateForm {
             name: Some(self.name.clone()),
             kind: (!kind.is_empty()).then(|| kind.to_string()),
             categories: categories_field(&self.categories),
+            skus: sku_field(&self.skus),
+            exclude_skus: sku_field(&self.exclude_skus),
+            shop_id: Some(self.shop_id.trim())
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+            partial_refund_rule: Some(self.partial_refund_rule.trim())
+                .filter(|r| !r.is_empty())
+                .map(str::to_string),
             ..TemplateInput::default()
         };
         if fixed {
@@ -335,6 +368,24 @@ impl CreateForm {
             per_user_limit: t.per_user_limit.map(|n| n.to_string()).unwrap_or_default(),
             claim_ends_at: local_input(&t.claim_ends_at),
             expiry_spread_minutes: spread,
+            shop_id: t
+                .shop_id
+                .as_ref()
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+            skus: t
+                .skus
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            exclude_skus: t
+                .exclude_skus
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            partial_refund_rule: t.partial_refund_rule.as_str().to_string(),
             ..CreateForm::default()
         }
     }
@@ -362,6 +413,15 @@ fn CreateTemplateForm(form: CreateForm, preview: Vec<Msg>, errors: FieldErrors) 
         })
         .collect_view();
     let unlimited = f.stock_unlimited.is_some();
+    let rule = errors.input_attrs("partial_refund_rule", "partial_refund_rule");
+    let rule_options = PartialRefundRule::ALL
+        .into_iter()
+        .map(|r| {
+            let selected = f.partial_refund_rule == r.as_str()
+                || (f.partial_refund_rule.is_empty() && r == PartialRefundRule::default());
+            view! { <option value=r.as_str() selected=selected>{l.t(r.label_key())}</option> }
+        })
+        .collect_view();
     let form_error = field_error(&errors.input_attrs("form", "form"));
     let e = &errors;
     view! {
@@ -387,6 +447,20 @@ fn CreateTemplateForm(form: CreateForm, preview: Vec<Msg>, errors: FieldErrors) 
             {text_input(e, "max_discount", l.t("template-max-discount-yuan"), f.max_discount.clone(), Some(l.t("template-optional")), "text")}
             {text_input(e, "min_order", l.t("template-min-order-yuan"), f.min_order.clone(), Some(l.t("template-min-order-hint")), "text")}
             {text_input(e, "categories", l.t("template-categories"), f.categories.clone(), Some(l.t("template-categories-hint")), "text")}
+            <fieldset>
+                <legend>{l.t("template-lines")}</legend>
+                {text_input(e, "shop_id", l.t("template-shop"), f.shop_id.clone(), Some(l.t("template-shop-hint")), "text")}
+                {text_input(e, "skus", l.t("template-skus"), f.skus.clone(), Some(l.t("template-skus-hint")), "text")}
+                {text_input(e, "exclude_skus", l.t("template-exclude-skus"), f.exclude_skus.clone(), Some(l.t("template-skus-hint")), "text")}
+                <div class="row">
+                    <label for="partial_refund_rule">{l.t("template-partial-refund-rule")}</label>
+                    <span class="note">{l.t("template-partial-refund-hint")}</span>
+                    <select id="partial_refund_rule" name="partial_refund_rule" aria-invalid=rule.invalid aria-describedby=rule.described_by.clone()>
+                        {rule_options}
+                    </select>
+                    {field_error(&rule)}
+                </div>
+            </fieldset>
             <fieldset>
                 <legend>{l.t("template-validity")}</legend>
                 <p class="note">{l.t("template-validity-hint")}</p>

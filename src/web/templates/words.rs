@@ -77,6 +77,12 @@ pub(super) fn view_words(t: &TemplateView) -> Vec<Msg> {
         ),
         min_order: t.min_order_cents,
         categories: t.categories.clone(),
+        scope: crate::domain::discount::LineScope {
+            skus: t.skus.clone(),
+            exclude_skus: t.exclude_skus.clone(),
+            shop_id: t.shop_id.clone(),
+        },
+        refund_rule: t.partial_refund_rule,
     };
     let created = parse_rfc3339(&t.created_at).unwrap_or_default();
     let validity = Validity::from_stored(

@@ -380,11 +380,14 @@ impl Model {
         if self.now_s < c.starts_s {
             return Err("coupon_not_started");
         }
-        if total < c.min_order_cents {
-            return Err("threshold_not_met");
-        }
+        // The order's one line must be eligible before its amount is
+        // judged against the threshold (API.md, Carts: "No eligible line:
+        // 409 coupon_not_applicable").
         if !c.categories.is_empty() && !c.categories.contains(&category) {
             return Err("coupon_not_applicable");
+        }
+        if total < c.min_order_cents {
+            return Err("threshold_not_met");
         }
         let d = c.rule.discount_cents(total);
         Ok(match kind {

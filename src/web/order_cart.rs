@@ -1,0 +1,165 @@
+//! The order page's cart: its lines with each coupon's share, what is
+//! payable and what was refunded ([`OrderLines`]), and its refunds by line
+//! with their money, clawback and what each did to the coupon
+//! ([`OrderRefunds`]). Coupons are named by code, never by id.
+
+use std::collections::HashMap;
+
+use leptos::prelude::*;
+
+use super::components::Time;
+use super::context::lang;
+use super::i18n::Lang;
+use super::layout::{actor_text, reason_text};
+use super::paths;
+use crate::domain::refund::CouponRefundOutcome;
+use crate::service::views::{OrderLineView, RefundView};
+
+/// Coupon ids to the codes a page shows.
+pub type CouponCodes = HashMap<String, String>;
+
+fn code_of(l: Lang, codes: &CouponCodes, id: &str) -> String {
+    codes
+        .get(id)
+        .cloned()
+        .unwrap_or_else(|| l.t("coupon").to_string())
+}
+
+/// The order's lines: SKU, category, shop, quantity, unit price, each
+/// coupon's share, payable, and refunded units and money.
+#[component]
+pub fn OrderLines(lines: Vec<OrderLineView>, codes: CouponCodes) -> impl IntoView {
+    let l = lang();
+    let rows = lines
+        .into_iter()
+        .map(|line| {
+            let shares = line
+                .discounts
+                .iter()
+                .map(|d| {
+                    let href = paths::coupon(&d.coupon_id);
+                    let code = code_of(l, &codes, d.coupon_id.as_str());
+                    view! {
+                        <div class="nowrap"><a href=href class="mono">{code}</a>" "<span class="money">{d.cents.shown()}</span></div>
+                    }
+                })
+                .collect_view();
+            let refunded = (line.refunded_quantity > 0).then(|| {
+                view! {
+                    <span data-testid="line-refunded">
+                        {crate::tr!(l, "line-units-refunded", n = line.refunded_quantity)}" · "
+                        <span class="money">{line.refunded_cents.shown()}</span>
+                    </span>
+                }
+            });
+            let category = crate::i18n::names::category(l, &line.category);
+            view! {
+                <tr data-testid="order-line">
+                    <td class="mono">{line.line_id.to_string()}</td>
+                    <td class="mono">{line.sku.map(|s| s.to_string()).unwrap_or_else(|| "—".into())}</td>
+                    <td>{category}</td>
+                    <td class="mono">{line.shop_id.map(|s| s.to_string()).unwrap_or_else(|| "—".into())}</td>
+                    <td class="num">{line.quantity}</td>
+                    <td class="money">{line.unit_price_cents.shown()}</td>
+                    <td>{shares}</td>
+                    <td class="money" data-testid="line-payable">{line.payable_cents.shown()}</td>
+                    <td>{refunded}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="order-lines">
+            <h2 id="order-lines">{l.t("order-lines")}</h2>
+            <div class="table-wrap"><table data-testid="order-lines">
+                <thead><tr>
+                    <th scope="col">{l.t("line")}</th>
+                    <th scope="col">"SKU"</th>
+                    <th scope="col">{l.t("category")}</th>
+                    <th scope="col">{l.t("shop")}</th>
+                    <th scope="col">{l.t("quantity")}</th>
+                    <th scope="col">{l.t("unit-price")}</th>
+                    <th scope="col">{l.t("coupon-share")}</th>
+                    <th scope="col">{l.t("payable")}</th>
+                    <th scope="col">{l.t("line-refunds")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table></div>
+        </section>
+    }
+}
+
+/// The order's refunds by line, oldest first; nothing when there is none.
+#[component]
+pub fn OrderRefunds(refunds: Vec<RefundView>, codes: CouponCodes) -> impl IntoView {
+    let l = lang();
+    if refunds.is_empty() {
+        return None;
+    }
+    let rows = refunds
+        .into_iter()
+        .map(|r| {
+            let lines = r
+                .lines
+                .iter()
+                .map(|x| {
+                    crate::tr!(
+                        l,
+                        "refund-line",
+                        line = x.line_id.to_string(),
+                        n = x.quantity,
+                        amount = x.refund_cents.shown()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(l.t("rule-separator"));
+            let coupons = r
+                .coupons
+                .iter()
+                .map(|c| {
+                    let code = code_of(l, &codes, c.coupon_id.as_str());
+                    let outcome = match c.outcome {
+                        CouponRefundOutcome::Kept => l.t("refund-coupon-kept"),
+                        CouponRefundOutcome::Returned => l.t("refund-coupon-returned"),
+                    };
+                    view! { <div>{code}" · "{outcome}</div> }
+                })
+                .collect_view();
+            let id = if r.whole {
+                l.t("whole-order-refund").to_string()
+            } else {
+                r.refund_id.to_string()
+            };
+            view! {
+                <tr data-testid="refund">
+                    <td class="nowrap"><Time at=r.at/></td>
+                    <td class="mono">{id}</td>
+                    <td>{lines}</td>
+                    <td class="money" data-testid="refund-amount">{r.refund_cents.shown()}</td>
+                    <td class="money">{(!r.clawback_cents.is_zero()).then(|| r.clawback_cents.shown())}</td>
+                    <td>{coupons}</td>
+                    <td>{actor_text(l, &r.actor)}</td>
+                    <td>{reason_text(l, &r.reason)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    Some(view! {
+        <section aria-labelledby="order-refunds">
+            <h2 id="order-refunds">{l.t("refunds-by-line")}</h2>
+            <div class="table-wrap"><table data-testid="refunds">
+                <thead><tr>
+                    <th scope="col">{l.t("when")}</th>
+                    <th scope="col">{l.t("refund")}</th>
+                    <th scope="col">{l.t("order-lines")}</th>
+                    <th scope="col">{l.t("amount")}</th>
+                    <th scope="col">{l.t("clawback")}</th>
+                    <th scope="col">{l.t("coupon-4")}</th>
+                    <th scope="col">{l.t("actor")}</th>
+                    <th scope="col">{l.t("reason")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table></div>
+        </section>
+    })
+}
