@@ -37,6 +37,9 @@ pub enum EventAction {
     FinalPayment,
     Cancel,
     Refund,
+    /// Units of some lines refunded; the order keeps its status until its
+    /// last unit.
+    PartialRefund,
     CheckoutLockLapsed,
     PresaleTimeout,
     RelockCoupon,
@@ -47,7 +50,7 @@ pub enum EventAction {
 }
 
 impl EventAction {
-    pub const ALL: [EventAction; 31] = [
+    pub const ALL: [EventAction; 32] = [
         EventAction::Claim,
         EventAction::Compensation,
         EventAction::CheckoutLock,
@@ -71,6 +74,7 @@ impl EventAction {
         EventAction::FinalPayment,
         EventAction::Cancel,
         EventAction::Refund,
+        EventAction::PartialRefund,
         EventAction::CheckoutLockLapsed,
         EventAction::PresaleTimeout,
         EventAction::RelockCoupon,
@@ -107,6 +111,7 @@ impl EventAction {
             EventAction::FinalPayment => "final_payment",
             EventAction::Cancel => "cancel",
             EventAction::Refund => "refund",
+            EventAction::PartialRefund => "partial_refund",
             EventAction::CheckoutLockLapsed => "checkout_lock_lapsed",
             EventAction::PresaleTimeout => "presale_timeout",
             EventAction::RelockCoupon => "relock_coupon",
@@ -149,6 +154,7 @@ impl EventAction {
             EventAction::FinalPayment => "event-action-final_payment",
             EventAction::Cancel => "event-action-cancel",
             EventAction::Refund => "event-action-refund",
+            EventAction::PartialRefund => "event-action-partial_refund",
             EventAction::CheckoutLockLapsed => "event-action-checkout_lock_lapsed",
             EventAction::PresaleTimeout => "event-action-presale_timeout",
             EventAction::RelockCoupon => "event-action-relock_coupon",

@@ -25,6 +25,18 @@ pub struct OrderFacts {
     /// The discount promised at deposit (presale) or checkout (normal).
     pub discount_snapshot: Cents,
     pub checkout_lock_expires_at: Option<DateTime<Utc>>,
+    /// After a refund by line: the units of the lines the order's coupon
+    /// discounted, kept and refunded. `None` when nothing was refunded by
+    /// line (or the order has no coupon).
+    pub coupon_units: Option<CouponUnits>,
+}
+
+/// Units of the lines an order's coupon discounted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CouponUnits {
+    /// Still with the customer: the coupon stays used for them.
+    pub kept: i64,
+    pub refunded: i64,
 }
 
 /// A coupon as the checks need it.

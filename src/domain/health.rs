@@ -425,10 +425,34 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                 })
             }
         }
-        (Expect::Used, CouponStatus::Used) if bound_here => Check::ok(
-            COUPON_STATUS,
-            crate::msg!("health-the-coupon-was-used-on", no = &no),
-        ),
+        (Expect::Used, CouponStatus::Used) if bound_here => match o.coupon_units {
+            // Part of the order refunded by line: the coupon stays used
+            // for the units the customer keeps, and comes back with the
+            // last of them.
+            Some(u) if u.refunded > 0 && u.kept > 0 => Check::ok(
+                COUPON_STATUS,
+                crate::msg!(
+                    "health-coupon-kept-for-units",
+                    coupon = c.code.as_str(),
+                    no = &no,
+                    kept = u.kept,
+                    refunded = u.refunded
+                ),
+            ),
+            Some(u) if u.refunded > 0 => Check::problem(
+                COUPON_STATUS,
+                crate::msg!(
+                    "health-coupon-not-returned-after-refunds",
+                    coupon = c.code.as_str(),
+                    no = &no,
+                    refunded = u.refunded
+                ),
+            ),
+            _ => Check::ok(
+                COUPON_STATUS,
+                crate::msg!("health-the-coupon-was-used-on", no = &no),
+            ),
+        },
         (Expect::Used, CouponStatus::Locked) if bound_here && plan_mark_used(o, c).is_ok() => {
             Check::problem(
                 COUPON_STATUS,
@@ -938,6 +962,7 @@ mod tests {
             },
             discount_snapshot: Cents::from_stored(5000),
             checkout_lock_expires_at: None,
+            coupon_units: None,
         }
     }
 

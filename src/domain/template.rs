@@ -487,12 +487,15 @@ pub fn preview_words(input: &TemplateInput, now: DateTime<Utc>) -> Vec<Msg> {
         .and_then(|m| Cents::new(m).ok())
         .unwrap_or_default();
     let mut out = vec![offer_msg(&rule, min)];
-    if let (Ok(categories), Ok(scope)) = (
-        parse_categories(input.categories.clone()),
-        parse_scope(input),
-    ) {
-        out.extend(scope_words(&categories, &scope));
-    }
+    // Each part of where it applies that parses is said, so one bad SKU
+    // does not hide the shop or the categories.
+    let categories = parse_categories(input.categories.clone()).unwrap_or_default();
+    let scope = LineScope {
+        skus: parse_skus("skus", input.skus.clone()).unwrap_or_default(),
+        exclude_skus: parse_skus("exclude_skus", input.exclude_skus.clone()).unwrap_or_default(),
+        shop_id: input.shop_id.as_deref().and_then(|s| ShopId::parse(s).ok()),
+    };
+    out.extend(scope_words(&categories, &scope));
     if let Ok(v) = Validity::parse(
         input.valid_from.as_deref(),
         input.valid_until.as_deref(),

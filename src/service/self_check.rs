@@ -25,6 +25,7 @@ use super::{Service, ServiceError};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
 use crate::domain::ids::{CampaignId, OrderNo, UserId};
+use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::self_check::{self, TokenError, Verified};
 use crate::domain::time::{parse_rfc3339, rfc3339, to_ms};
@@ -338,6 +339,39 @@ fn ended_coupon_note(o: &OrderView, coupon: Option<&CouponView>) -> Option<Msg> 
     }
 }
 
+/// What a partly refunded order's card says: what came back, any
+/// discount taken back (the lines' refunds less what the customer got),
+/// and why the coupon stayed or that it came back.
+fn partial_refund_notes(o: &OrderView, coupon: Option<&CouponView>) -> Vec<Msg> {
+    let lines_back = o
+        .lines
+        .iter()
+        .fold(Cents::ZERO, |sum, l| sum.saturating_add(l.refunded_cents));
+    if lines_back.is_zero() && o.refunded_cents.is_zero() {
+        return Vec::new();
+    }
+    let units: i64 = o.lines.iter().map(|l| l.refunded_quantity).sum();
+    let mut notes = vec![crate::msg!(
+        "sc-partial-refund",
+        n = units,
+        amount = o.refunded_cents.shown()
+    )];
+    let clawback = lines_back.saturating_sub(o.refunded_cents);
+    if !clawback.is_zero() {
+        notes.push(crate::msg!(
+            "sc-partial-refund-clawback",
+            amount = clawback.shown()
+        ));
+    }
+    match (o.coupon_lock_status, coupon) {
+        (CouponLockStatus::Used, Some(c)) => {
+            notes.push(crate::msg!("sc-coupon-kept-for-rest", code = &c.code));
+        }
+        _ => notes.extend(ended_coupon_note(o, coupon)),
+    }
+    notes
+}
+
 /// What an order's card says before any check, from the order, the
 /// customer's `coupons` (the order's coupon is found among them by id),
 /// the order's presale `campaign` and `now`. Reads only the order's own
@@ -393,7 +427,10 @@ pub fn order_standing(
             _ => true,
         },
         OrderStatus::PendingPayment => true,
-        OrderStatus::Paid | OrderStatus::FinalPaid => false,
+        OrderStatus::Paid | OrderStatus::FinalPaid => {
+            notes.extend(partial_refund_notes(o, coupon));
+            false
+        }
         OrderStatus::Closed => {
             match (o.kind, o.deposit_paid_at.is_some()) {
                 (OrderKind::Normal, _) => notes.push(Msg::new("sc-normal-closed")),

@@ -119,6 +119,65 @@ pub async fn of_order(
     .await
 }
 
+/// The lines of several orders (a page of a list), each with its order.
+pub async fn of_orders(
+    conn: &mut AnyConnection,
+    order_nos: &[OrderNo],
+) -> Result<Vec<(OrderNo, LineRow)>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        order_no: OrderNo,
+        #[sqlx(flatten)]
+        line: LineRow,
+    }
+    if order_nos.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT order_no, {COLUMNS} FROM order_lines WHERE order_no IN ({}) ORDER BY order_no, line_no",
+        super::param_list(1, order_nos.len())
+    );
+    let mut q = sqlx::query_as::<_, Row>(&sql);
+    for no in order_nos {
+        q = q.bind(no);
+    }
+    Ok(q.fetch_all(conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.order_no, r.line))
+        .collect())
+}
+
+/// Every share of the lines of several orders, each with its order.
+pub async fn shares_of_orders(
+    conn: &mut AnyConnection,
+    order_nos: &[OrderNo],
+) -> Result<Vec<(OrderNo, ShareRow)>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        order_no: OrderNo,
+        #[sqlx(flatten)]
+        share: ShareRow,
+    }
+    if order_nos.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT order_no, coupon_id, line_no, cents FROM order_line_discounts
+         WHERE order_no IN ({}) ORDER BY order_no, coupon_id, line_no",
+        super::param_list(1, order_nos.len())
+    );
+    let mut q = sqlx::query_as::<_, Row>(&sql);
+    for no in order_nos {
+        q = q.bind(no);
+    }
+    Ok(q.fetch_all(conn)
+        .await?
+        .into_iter()
+        .map(|r| (r.order_no, r.share))
+        .collect())
+}
+
 /// Every coupon's share of every line of an order.
 pub async fn shares_of(
     conn: &mut AnyConnection,

@@ -24,7 +24,7 @@ use super::layout::{
     actor_text, coupon_status_label, coupon_terms_text, enc, lock_status_label, opt_time,
     order_status_label, policy_label, reason_text, time_text,
 };
-use super::order_cart::{CouponCodes, OrderLines, OrderRefunds};
+use super::order_cart::{CouponCodes, CouponLines, OrderLines, OrderRefunds};
 use super::paths;
 use super::paths::with_back;
 use super::try_cart::TryCart;
@@ -72,6 +72,18 @@ async fn coupon_page(
     let terms = coupon_terms_text(l, &c);
     let cats = categories_text(l, &c.categories);
     let user_href = paths::user(&c.user_id);
+    // The lines of its order it discounted, with its share of each.
+    let discounted = match &c.order_no {
+        Some(no) => match s.service.get_order(no).await {
+            Ok(o) => o
+                .lines
+                .into_iter()
+                .filter(|line| line.discounts.iter().any(|d| d.coupon_id == c.id))
+                .collect(),
+            Err(_) => Vec::new(),
+        },
+        None => Vec::new(),
+    };
     let order = match c.order_no.clone() {
         Some(no) => {
             let href = paths::order(&no);
@@ -137,6 +149,7 @@ async fn coupon_page(
                     <dt>{l.t("starts")}</dt><dd>{time_text(&c.starts_at)}</dd>
                     <dt>{l.t("ends")}</dt><dd>{time_text(&c.ends_at)}</dd>
                     <dt>{l.t("bound-order")}</dt><dd>{order}</dd>
+                    <CouponLines lines=discounted coupon_id=c.id.clone()/>
                     <dt>{l.t("locked-at")}</dt><dd>{opt_time(&c.locked_at)}</dd>
                     <dt>{l.t("used-at")}</dt><dd>{opt_time(&c.used_at)}</dd>
                     <dt>{l.t("issued-at")}</dt><dd>{time_text(&c.created_at)}</dd>

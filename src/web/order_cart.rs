@@ -12,6 +12,8 @@ use super::context::lang;
 use super::i18n::Lang;
 use super::layout::{actor_text, reason_text};
 use super::paths;
+use crate::domain::ids::CouponId;
+use crate::domain::money::Cents;
 use crate::domain::refund::CouponRefundOutcome;
 use crate::service::views::{OrderLineView, RefundView};
 
@@ -89,6 +91,42 @@ pub fn OrderLines(lines: Vec<OrderLineView>, codes: CouponCodes) -> impl IntoVie
     }
 }
 
+/// On a coupon's page: the lines of its order it discounted, each with
+/// its share ("a · LIP × 2: ¥28.57"); nothing for a coupon on no line.
+#[component]
+pub fn CouponLines(lines: Vec<OrderLineView>, coupon_id: CouponId) -> impl IntoView {
+    let l = lang();
+    if lines.is_empty() {
+        return None;
+    }
+    let items = lines
+        .into_iter()
+        .map(|line| {
+            let share = line
+                .discounts
+                .iter()
+                .filter(|d| d.coupon_id == coupon_id)
+                .fold(Cents::ZERO, |sum, d| sum.saturating_add(d.cents));
+            let what = crate::tr!(
+                l,
+                "coupon-line-share",
+                line = line.line_id.to_string(),
+                sku = line
+                    .sku
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "—".into()),
+                n = line.quantity,
+                share = share.shown()
+            );
+            view! { <li data-testid="coupon-line">{what}</li> }
+        })
+        .collect_view();
+    Some(view! {
+        <dt>{l.t("coupon-lines")}</dt>
+        <dd><ul class="plain">{items}</ul></dd>
+    })
+}
+
 /// The order's refunds by line, oldest first; nothing when there is none.
 #[component]
 pub fn OrderRefunds(refunds: Vec<RefundView>, codes: CouponCodes) -> impl IntoView {
@@ -138,8 +176,7 @@ pub fn OrderRefunds(refunds: Vec<RefundView>, codes: CouponCodes) -> impl IntoVi
                     <td class="money" data-testid="refund-amount">{r.refund_cents.shown()}</td>
                     <td class="money">{(!r.clawback_cents.is_zero()).then(|| r.clawback_cents.shown())}</td>
                     <td>{coupons}</td>
-                    <td>{actor_text(l, &r.actor)}</td>
-                    <td>{reason_text(l, &r.reason)}</td>
+                    <td>{actor_text(l, &r.actor)}" · "{reason_text(l, &r.reason)}</td>
                 </tr>
             }
         })
@@ -155,8 +192,7 @@ pub fn OrderRefunds(refunds: Vec<RefundView>, codes: CouponCodes) -> impl IntoVi
                     <th scope="col">{l.t("amount")}</th>
                     <th scope="col">{l.t("clawback")}</th>
                     <th scope="col">{l.t("coupon-4")}</th>
-                    <th scope="col">{l.t("actor")}</th>
-                    <th scope="col">{l.t("reason")}</th>
+                    <th scope="col">{l.t("actor-and-reason")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table></div>

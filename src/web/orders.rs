@@ -294,6 +294,7 @@ fn OrderTable(orders: Vec<OrderView>, names: HashMap<String, String>) -> impl In
                     <td data-label=l.t("campaign")>{campaign}</td>
                     <td data-label=l.t("user")><a href=user_href>{o.user_id.clone()}</a></td>
                     <td data-label=l.t("total") class="money">{o.total_cents.shown()}</td>
+                    <td data-label=l.t("line-refunds") class="money" data-testid="order-refunded">{(!o.refunded_cents.is_zero()).then(|| o.refunded_cents.shown())}</td>
                     <td data-label=l.t("coupon")>{coupon}</td>
                     <td data-label=l.t("coupon-lock")>{lock_status_label(l, o.coupon_lock_status)}</td>
                     <td data-label=l.t("created") class="nowrap"><Time at=o.created_at.clone()/></td>
@@ -311,6 +312,7 @@ fn OrderTable(orders: Vec<OrderView>, names: HashMap<String, String>) -> impl In
                     <th scope="col">{l.t("campaign")}</th>
                     <th scope="col">{l.t("user")}</th>
                     <th scope="col">{l.t("total")}</th>
+                    <th scope="col">{l.t("line-refunds")}</th>
                     <th scope="col">{l.t("coupon")}</th>
                     <th scope="col">{l.t("coupon-lock")}</th>
                     <th scope="col">{l.t("created")}</th>

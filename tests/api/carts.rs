@@ -582,3 +582,40 @@ async fn templates_show_their_skus_shop_and_partial_refund_rule_and_refuse_bad_o
         assert_eq!((r.status, r.field()), (400, field), "{}", r.text);
     }
 }
+
+/// The health check's `coupon_status` of order N1.
+async fn coupon_check(app: &TestApp) -> Value {
+    let r = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    r.body["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "coupon_status").cloned())
+        .expect("a coupon_status check")
+}
+
+#[tokio::test]
+async fn the_health_check_says_a_coupon_kept_for_units_not_refunded_is_normal_and_one_not_returned_is_a_problem()
+ {
+    let app = spawn_app().await;
+    paid_beauty_order(&app, "proportional").await;
+    let r = app
+        .post("/api/v1/orders/N1/refunds", refund("r1", &[("a", 1)]))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let check = coupon_check(&app).await;
+    assert_eq!(check["result"], "ok", "{check}");
+    let message = check["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("still used for the 2 items") && message.contains("1 refunded"),
+        "{message}"
+    );
+    // Every discounted unit refunded, yet the coupon still used: planted as
+    // a refund that lost its coupon's return would leave it.
+    crate::common::fixtures::plant(
+        &app,
+        "UPDATE order_lines SET refunded_quantity = quantity WHERE order_no = 'N1' AND line_id IN ('a', 'b')",
+    )
+    .await;
+    let check = coupon_check(&app).await;
+    assert_eq!(check["result"], "problem", "{check}");
+}

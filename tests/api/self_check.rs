@@ -1332,3 +1332,60 @@ async fn a_coupons_categories_read_by_the_names_an_operator_gave_them() {
     let page = open(&app, &query, Some("en")).await;
     assert!(page.text.contains("Phones"), "{}", page.text);
 }
+
+#[tokio::test]
+async fn a_partly_refunded_order_says_what_came_back_why_the_coupon_stayed_and_what_was_taken_back()
+{
+    let app = app_with_secret().await;
+    let t = app
+        .template(json!({"categories": ["beauty"], "partial_refund_rule": "clawback"}))
+        .await;
+    let c = app
+        .claim("alice", t["id"].as_str().unwrap_or_default())
+        .await;
+    let code = c["code"].as_str().unwrap_or_default().to_string();
+    let line = |id: &str, category: &str, q: i64, p: i64| {
+        json!({"line_id": id, "sku": null, "category": category, "shop_id": null,
+            "quantity": q, "unit_price_cents": p})
+    };
+    let r = app
+        .order(
+            json!({"order_no": "N1", "user_id": "alice", "kind": "normal",
+            "coupon_id": c["id"], "lines": [line("a", "beauty", 2, 10000),
+            line("b", "beauty", 1, 15000), line("c", "food", 1, 8000)]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(
+        app.post("/api/v1/orders/N1/pay", json!({})).await.status,
+        200
+    );
+    let r = app
+        .post(
+            "/api/v1/orders/N1/refunds",
+            json!({"refund_id": "r1", "lines": [{"line_id": "b", "quantity": 1}],
+                "reason": "退货"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let token = token_of(&link(&app, "alice").await.0);
+    let zh = open(&app, &format!("?t={token}"), None).await;
+    assert_eq!(zh.status, 200, "{}", zh.text);
+    let card = item(&zh.text, r#"data-order-no="N1""#);
+    for words in [
+        "这笔订单已部分退款：退了 1 件商品，退回 ¥100.00。",
+        "其中扣回优惠 ¥28.57",
+        &format!("券 {code} 仍用于你没有退的商品"),
+    ] {
+        assert!(card.contains(words), "{words} in {card}");
+    }
+    let en = open(&app, &format!("?t={token}"), Some("en")).await;
+    let card = item(&en.text, r#"data-order-no="N1""#);
+    for words in [
+        "Part of this order was refunded: 1 item, ¥100.00 back to you.",
+        "¥28.57 of the discount was taken back",
+        &format!("Coupon {code} still counts for the items you kept"),
+    ] {
+        assert!(card.contains(words), "{words} in {card}");
+    }
+}

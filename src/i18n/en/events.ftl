@@ -25,6 +25,7 @@ event-action-deposit_payment = Deposit payment made
 event-action-final_payment = Final payment made
 event-action-cancel = Order cancelled
 event-action-refund = Refund made
+event-action-partial_refund = Partial refund made
 event-action-checkout_lock_lapsed = Payment time ran out; order closed automatically
 event-action-presale_timeout = Final-payment time ran out; order closed automatically
 event-action-relock_coupon = Order's coupon locked again

@@ -49,6 +49,12 @@ sc-presale-closed-before-deposit = This presale order was closed before the depo
 sc-presale-closed-before-final = This presale order was closed before the final payment and can no longer be paid.
 sc-presale-deposit-refunded = This presale order was refunded before the final payment: your deposit ({ $deposit }) was refunded.
 sc-order-refunded = This order was refunded; there is nothing to pay.
+sc-partial-refund = Part of this order was refunded: { $n ->
+        [one] 1 item
+       *[other] { $n } items
+    }, { $amount } back to you.
+sc-partial-refund-clawback = { $amount } of the discount was taken back: the items you kept no longer reach the coupon's minimum spend, so by the coupon's rule the discount on them was taken back.
+sc-coupon-kept-for-rest = Coupon { $code } still counts for the items you kept; it comes back to you once they are all refunded.
 sc-coupon-released-unnamed = This order's coupon was released from it.
 sc-coupon-still-held = Coupon { $code } is still held by this order; run the check to see why.
 sc-coupon-back-available = Coupon { $code } { $back ->

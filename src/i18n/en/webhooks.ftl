@@ -64,3 +64,4 @@ webhook-type-reminder-final-payment-open = Reminder: final payment open
 webhook-type-reminder-coupon-expires-before-final-payment = Reminder: coupon expires before the final payment
 webhook-type-reminder-wakeup = Wake-up message
 webhook-type-coupon-issued = Bulk issue
+webhook-type-order-partially-refunded = Order partly refunded

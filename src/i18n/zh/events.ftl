@@ -25,6 +25,7 @@ event-action-deposit_payment = 付定金
 event-action-final_payment = 付尾款
 event-action-cancel = 取消订单
 event-action-refund = 退款
+event-action-partial_refund = 部分退款
 event-action-checkout_lock_lapsed = 付款时间已过，订单自动关闭
 event-action-presale_timeout = 尾款时间已过，订单自动关闭
 event-action-relock_coupon = 订单重新锁定券

@@ -64,3 +64,4 @@ webhook-type-reminder-final-payment-open = 提醒：尾款已开始
 webhook-type-reminder-coupon-expires-before-final-payment = 提醒：券在尾款前过期
 webhook-type-reminder-wakeup = 过期唤醒消息
 webhook-type-coupon-issued = 批量发券
+webhook-type-order-partially-refunded = 订单部分退款

@@ -7,6 +7,8 @@
 //! [`drop_split`]). The split itself is always
 //! [`crate::domain::allocation::allocate`].
 
+use std::collections::HashMap;
+
 use sqlx::AnyConnection;
 
 use crate::domain::allocation::allocate;
@@ -147,6 +149,34 @@ pub(crate) async fn load_cart(
         shares,
         stored: true,
     })
+}
+
+/// The carts of several orders (a page of a list) in two statements,
+/// each in the order of `orders`.
+pub(crate) async fn load_carts(
+    c: &mut AnyConnection,
+    orders: &[OrderRow],
+) -> Result<Vec<OrderCart>, ServiceError> {
+    let nos: Vec<_> = orders.iter().map(|o| o.order_no.clone()).collect();
+    let mut lines: HashMap<_, Vec<LineRow>> = HashMap::new();
+    for (no, line) in order_lines::of_orders(c, &nos).await? {
+        lines.entry(no).or_default().push(line);
+    }
+    let mut shares: HashMap<_, Vec<ShareRow>> = HashMap::new();
+    for (no, share) in order_lines::shares_of_orders(c, &nos).await? {
+        shares.entry(no).or_default().push(share);
+    }
+    Ok(orders
+        .iter()
+        .map(|o| match lines.remove(&o.order_no) {
+            Some(l) => OrderCart {
+                lines: l,
+                shares: shares.remove(&o.order_no).unwrap_or_default(),
+                stored: true,
+            },
+            None => OrderCart::derived(o),
+        })
+        .collect())
 }
 
 /// Writes a derived cart's rows, so that a change can update them.

@@ -12,7 +12,7 @@ use crate::domain::FieldError;
 use crate::domain::ids::CampaignId;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::time::{RangeEdge, parse_range_bound, to_ms};
-use crate::service::orders::order_view;
+use crate::service::orders::{load_carts, order_view_of};
 use crate::service::support::csv_field;
 use crate::service::views::OrderView;
 use crate::service::{Service, ServiceError};
@@ -232,9 +232,10 @@ impl Service {
                             .map(|r| encode_cursor(r.created_at, &r.order_no))
                     })
                     .flatten();
+                let carts = load_carts(c, &rows).await?;
                 let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    out.push(order_view(c, row, now, false).await?);
+                for (row, cart) in rows.into_iter().zip(carts) {
+                    out.push(order_view_of(c, row, cart, now, false).await?);
                 }
                 Ok(OrderPage { orders: out, next })
             })
@@ -286,7 +287,7 @@ impl Service {
 
 /// The stored values first (codes, cents, UTC), then for a person the
 /// local time, the status in words and the money in yuan.
-const ORDER_CSV_HEADER: &str = "order_no,user_id,kind,category,status,total_cents,deposit_cents,campaign_id,coupon_id,coupon_discount_cents,coupon_lock_status,compensation_cents,amount_due_cents,final_payment_cents,created_at,created_at_local,status_text,total_yuan,coupon_discount_yuan,amount_due_yuan";
+const ORDER_CSV_HEADER: &str = "order_no,user_id,kind,category,status,total_cents,deposit_cents,campaign_id,coupon_id,coupon_discount_cents,coupon_lock_status,compensation_cents,amount_due_cents,final_payment_cents,created_at,created_at_local,status_text,total_yuan,coupon_discount_yuan,amount_due_yuan,refunded_cents,refunded_yuan";
 
 fn order_csv_row(
     o: &OrderView,
@@ -320,6 +321,8 @@ fn order_csv_row(
         o.total_cents.yuan(),
         o.coupon_discount_cents.yuan(),
         o.amount_due_cents.yuan(),
+        o.refunded_cents.get().to_string(),
+        o.refunded_cents.yuan(),
     ]
     .iter()
     .map(|f| csv_field(f))

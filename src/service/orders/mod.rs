@@ -32,6 +32,7 @@ mod refunds;
 mod steps;
 mod view;
 
+pub(crate) use cart::{load_cart, load_carts};
 pub(crate) use end::end_order;
 pub use list::{
     DEFAULT_ORDER_PAGE, MAX_ORDER_EXPORT_ROWS, MAX_ORDER_PAGE, OrderFilter, OrderListParams,
@@ -39,4 +40,4 @@ pub use list::{
 };
 pub(crate) use steps::plan_for;
 pub(crate) use steps::{kind_of, on_order, status_of, unfit_refusal};
-pub(crate) use view::order_view;
+pub(crate) use view::{order_view, order_view_of};

@@ -339,7 +339,7 @@ async fn apply_refund(
                 order_no: Some(&o.order_no),
                 from_status: Some(from.as_str()),
                 to_status: from.as_str(),
-                action: "partial_refund",
+                action: crate::domain::event::EventAction::PartialRefund.as_str(),
                 actor: &op.ctx.actor,
                 reason: Some(r.reason),
                 request_id: op.ctx.request_id.as_deref(),

@@ -12,6 +12,7 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use crate::domain::campaign::PaymentWindow;
+use crate::domain::facts::CouponUnits;
 use crate::domain::health::{
     self, CampaignFacts, Check, CheckResult, CompensationGiven, CouponFacts, HealthFacts,
     OrderFacts, PartnerOrder, StockFacts, SuggestedAction,
@@ -217,7 +218,37 @@ pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
         },
         discount_snapshot: o.discount_snapshot_cents,
         checkout_lock_expires_at: o.checkout_lock_expires_at.map(from_ms),
+        coupon_units: None,
     }
+}
+
+/// The units of the lines `o`'s coupon discounted (those it has a share
+/// above zero of, else every line it covers), kept and refunded; `None`
+/// before any refund by line.
+async fn coupon_units(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+) -> Result<Option<CouponUnits>, ServiceError> {
+    let Some(id) = o.coupon_id.as_ref() else {
+        return Ok(None);
+    };
+    if o.refund_count == 0 {
+        return Ok(None);
+    }
+    let cart = crate::service::orders::load_cart(c, o).await?;
+    let split = cart.split_of(id);
+    let any_share = split.iter().any(|(_, s)| !s.is_zero());
+    let (mut kept, mut refunded) = (0, 0);
+    for (i, share) in split {
+        if any_share && share.is_zero() {
+            continue;
+        }
+        if let Some(line) = cart.lines.get(i) {
+            kept += (line.quantity - line.refunded_quantity).max(0);
+            refunded += line.refunded_quantity;
+        }
+    }
+    Ok(Some(CouponUnits { kept, refunded }))
 }
 
 /// Gathers the facts about one order and runs the checks, inside the
@@ -232,7 +263,8 @@ async fn order_report(
     now: DateTime<Utc>,
     stock_seen: &mut HashMap<TemplateId, StockFacts>,
 ) -> Result<HealthReport, ServiceError> {
-    let facts = order_facts(o);
+    let mut facts = order_facts(o);
+    facts.coupon_units = coupon_units(c, o).await?;
     let coupon = match o.coupon_id.as_ref() {
         Some(id) => archive::get_live_or_archived(c, id).await?,
         None => None,

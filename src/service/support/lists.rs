@@ -11,7 +11,6 @@ use crate::domain::coupon::CouponStatus;
 use crate::domain::filters::{CouponListQuery, MAX_COUPON_PAGE, UserFilter};
 use crate::domain::ids::UserId;
 use crate::domain::time::to_ms;
-use crate::service::orders::order_view;
 use crate::service::views::{CouponView, OrderView};
 use crate::service::{Service, ServiceError};
 use crate::store::archive;
@@ -175,9 +174,12 @@ impl Service {
                 if left > 0 {
                     coupon_rows.extend(archive::list_for_user(c, &user, None, left).await?);
                 }
-                let mut orders = Vec::new();
-                for o in search::orders_for_user(c, &user, OVERVIEW_ORDERS).await? {
-                    orders.push(order_view(c, o, now, false).await?);
+                let rows = search::orders_for_user(c, &user, OVERVIEW_ORDERS).await?;
+                let carts = crate::service::orders::load_carts(c, &rows).await?;
+                let mut orders = Vec::with_capacity(rows.len());
+                for (o, cart) in rows.into_iter().zip(carts) {
+                    orders
+                        .push(crate::service::orders::order_view_of(c, o, cart, now, false).await?);
                 }
                 Ok(UserOverview {
                     user_id: user,

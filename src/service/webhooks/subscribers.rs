@@ -13,7 +13,7 @@ use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::deliveries::{self, DEFAULT_SUBSCRIBER, SubscriberRow};
 
 /// Every type a subscriber may ask for (API.md).
-pub const EVENT_TYPES: [&str; 10] = [
+pub const EVENT_TYPES: [&str; 11] = [
     "coupon.expired",
     "coupon.locked",
     "coupon.released",
@@ -25,6 +25,8 @@ pub const EVENT_TYPES: [&str; 10] = [
     "reminder.wakeup",
     // A bulk issue with `notify` (service::bulk): the new coupon.
     "coupon.issued",
+    // A refund by line (service::orders::refunds): the refund.
+    "order.partially_refunded",
 ];
 
 /// A subscriber as pages show it: the secret only by its last 4 characters.
