@@ -119,33 +119,48 @@ pub async fn of_order(
     .await
 }
 
-/// The lines of several orders (a page of a list), each with its order.
-pub async fn of_orders(
+/// The rows of `select` (a statement ending in `WHERE order_no IN`) for
+/// several orders, `order_nos` filling the list, each with its order.
+async fn for_orders<T>(
     conn: &mut AnyConnection,
+    select: &str,
+    order: &str,
     order_nos: &[OrderNo],
-) -> Result<Vec<(OrderNo, LineRow)>, sqlx::Error> {
+) -> Result<Vec<(OrderNo, T)>, sqlx::Error>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
     #[derive(sqlx::FromRow)]
-    struct Row {
+    struct Row<T> {
         order_no: OrderNo,
         #[sqlx(flatten)]
-        line: LineRow,
+        row: T,
     }
     if order_nos.is_empty() {
         return Ok(Vec::new());
     }
     let sql = format!(
-        "SELECT order_no, {COLUMNS} FROM order_lines WHERE order_no IN ({}) ORDER BY order_no, line_no",
+        "{select} ({}) ORDER BY {order}",
         super::param_list(1, order_nos.len())
     );
-    let mut q = sqlx::query_as::<_, Row>(&sql);
+    let mut q = sqlx::query_as::<_, Row<T>>(&sql);
     for no in order_nos {
         q = q.bind(no);
     }
     Ok(q.fetch_all(conn)
         .await?
         .into_iter()
-        .map(|r| (r.order_no, r.line))
+        .map(|r| (r.order_no, r.row))
         .collect())
+}
+
+/// The lines of several orders (a page of a list), each with its order.
+pub async fn of_orders(
+    conn: &mut AnyConnection,
+    order_nos: &[OrderNo],
+) -> Result<Vec<(OrderNo, LineRow)>, sqlx::Error> {
+    let select = format!("SELECT order_no, {COLUMNS} FROM order_lines WHERE order_no IN");
+    for_orders(conn, &select, "order_no, line_no", order_nos).await
 }
 
 /// Every share of the lines of several orders, each with its order.
@@ -153,29 +168,9 @@ pub async fn shares_of_orders(
     conn: &mut AnyConnection,
     order_nos: &[OrderNo],
 ) -> Result<Vec<(OrderNo, ShareRow)>, sqlx::Error> {
-    #[derive(sqlx::FromRow)]
-    struct Row {
-        order_no: OrderNo,
-        #[sqlx(flatten)]
-        share: ShareRow,
-    }
-    if order_nos.is_empty() {
-        return Ok(Vec::new());
-    }
-    let sql = format!(
-        "SELECT order_no, coupon_id, line_no, cents FROM order_line_discounts
-         WHERE order_no IN ({}) ORDER BY order_no, coupon_id, line_no",
-        super::param_list(1, order_nos.len())
-    );
-    let mut q = sqlx::query_as::<_, Row>(&sql);
-    for no in order_nos {
-        q = q.bind(no);
-    }
-    Ok(q.fetch_all(conn)
-        .await?
-        .into_iter()
-        .map(|r| (r.order_no, r.share))
-        .collect())
+    let select =
+        "SELECT order_no, coupon_id, line_no, cents FROM order_line_discounts WHERE order_no IN";
+    for_orders(conn, select, "order_no, coupon_id, line_no", order_nos).await
 }
 
 /// Every coupon's share of every line of an order.

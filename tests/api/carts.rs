@@ -49,6 +49,15 @@ fn splits(order: &Value) -> Vec<(String, i64, i64)> {
         .unwrap_or_default()
 }
 
+/// Two beauty lines (2 × ¥100, 1 × ¥150) and one food line (1 × ¥80).
+fn beauty_cart() -> Vec<Value> {
+    vec![
+        line("a", Some("LIP"), "beauty", None, 2, 10000),
+        line("b", Some("EYE"), "beauty", None, 1, 15000),
+        line("c", Some("TEA"), "food", None, 1, 8000),
+    ]
+}
+
 /// A paid order N1 of u1: two beauty lines (2 × ¥100, 1 × ¥150) and one
 /// food line (1 × ¥80), with a 满300减50 beauty coupon of `rule`. Returns
 /// the coupon id.
@@ -60,16 +69,7 @@ async fn paid_beauty_order(app: &TestApp, rule: &str) -> String {
     )
     .await;
     let r = app
-        .order(normal(
-            "N1",
-            "u1",
-            Some(&cid),
-            vec![
-                line("a", Some("LIP"), "beauty", None, 2, 10000),
-                line("b", Some("EYE"), "beauty", None, 1, 15000),
-                line("c", Some("TEA"), "food", None, 1, 8000),
-            ],
-        ))
+        .order(normal("N1", "u1", Some(&cid), beauty_cart()))
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
@@ -90,16 +90,7 @@ async fn a_category_coupon_is_judged_and_split_on_its_eligible_lines_only() {
     let app = spawn_app().await;
     let cid = coupon(&app, "u1", json!({"categories": ["beauty"]})).await;
     let r = app
-        .order(normal(
-            "N1",
-            "u1",
-            Some(&cid),
-            vec![
-                line("a", Some("LIP"), "beauty", None, 2, 10000),
-                line("b", Some("EYE"), "beauty", None, 1, 15000),
-                line("c", Some("TEA"), "food", None, 1, 8000),
-            ],
-        ))
+        .order(normal("N1", "u1", Some(&cid), beauty_cart()))
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     assert_eq!(r.body["total_cents"], 43000);
