@@ -12,12 +12,33 @@ words of the refusal, and nothing else: every other failure of every
 check fails the run.
 """
 
+import ast
 import json
 import os
 import re
+import threading
 import uuid
 
 import schemathesis
+
+# CPython 3.11.7 (the machine's) keeps the AST constructor's recursion
+# depth in state shared by every thread, so two threads parsing at once
+# can fail with "SystemError: AST constructor recursion depth mismatch"
+# (fixed in later CPython releases). Schemathesis runs two workers, and
+# Hypothesis parses a lambda's source each time it describes a strategy,
+# CI's runs stopped with that runtime error twice in one day, on
+# different operations (POST /orders, GET /users/{user_id}/coupons). One
+# parse at a time keeps the workers apart there.
+_AST_PARSE = ast.parse
+_AST_PARSE_LOCK = threading.Lock()
+
+
+def _parse_one_at_a_time(*args, **kwargs):
+    with _AST_PARSE_LOCK:
+        return _AST_PARSE(*args, **kwargs)
+
+
+ast.parse = _parse_one_at_a_time
 
 # (field, words of the English message) of the refusals a schema cannot
 # foresee. The field is a regular expression (preset fields carry an index).
