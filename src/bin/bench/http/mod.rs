@@ -32,6 +32,9 @@
 //! - `order page + health check`: the console's order page with the check
 //!   run (signed in as a support member) at 32 connections; baseline the
 //!   three reads it needs at least (`bench/bare_order_page.sql`);
+//! - `POST orders, 1 line vs 50`: new orders without a coupon at 32
+//!   connections, of one line, then of 50 lines (the ratio is one over
+//!   fifty). Checked: every 2xx made its order, with all its lines;
 //! - `healthz` at 64 connections: the HTTP stack's own ceiling, no
 //!   baseline.
 
@@ -107,7 +110,7 @@ pub(crate) struct HttpArgs {
     #[arg(long)]
     short: bool,
     /// Only these rows (comma-separated: healthz, claim, pay, deposit,
-    /// final, page); default all. For profiling one row at a time.
+    /// final, page, orders); default all. For profiling one row at a time.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// The couponkeeper binary to serve (default: the one next to this
@@ -137,7 +140,9 @@ pub(crate) async fn http(args: HttpArgs) -> Result<()> {
     if seconds == 0 || seconds > MAX_SECONDS {
         return Err(format!("--seconds must be between 1 and {MAX_SECONDS}").into());
     }
-    const ROWS: [&str; 6] = ["healthz", "claim", "pay", "deposit", "final", "page"];
+    const ROWS: [&str; 7] = [
+        "healthz", "claim", "pay", "deposit", "final", "page", "orders",
+    ];
     if let Some(bad) = args.only.iter().find(|r| !ROWS.contains(&r.as_str())) {
         return Err(format!("--only {bad}: rows are {}", ROWS.join(", ")).into());
     }
@@ -789,6 +794,13 @@ async fn run_rows(
         }
     }
 
+    // New orders carried as lines: one line, then fifty.
+    if wanted("orders") {
+        let row = order_lines_pair_row(store, base, scripts, setup, seconds, &api_env).await?;
+        say(&row);
+        rows.push(row);
+    }
+
     // The console's order page with its health check.
     if wanted("page") {
         probe(
@@ -1007,6 +1019,66 @@ async fn hot_pair_row(
             format!("the same over {SPREAD_TEMPLATES} templates"),
             spread,
         )),
+    })
+}
+
+/// Orders made with `prefix` and their lines, from one statement.
+async fn orders_and_lines(db: &Db, prefix: &str) -> Result<(i64, i64)> {
+    let counted: (i64, i64) = sqlx::query_as(
+        "SELECT CAST(COUNT(DISTINCT o.order_no) AS BIGINT), CAST(COUNT(l.line_no) AS BIGINT)
+         FROM orders o LEFT JOIN order_lines l ON l.order_no = o.order_no
+         WHERE o.order_no LIKE $1",
+    )
+    .bind(format!("{prefix}%"))
+    .fetch_one(db.pool())
+    .await?;
+    Ok(counted)
+}
+
+/// `POST /orders` of one line beside the same of 50 lines, each at
+/// [`ORDER_CONNECTIONS`]: what a cart's size costs an order.
+async fn order_lines_pair_row(
+    store: Store,
+    base: &str,
+    scripts: &Path,
+    setup: &Setup,
+    seconds: u64,
+    api_env: &ApiEnv<'_>,
+) -> Result<Row> {
+    let mut measured = Vec::new();
+    for (lines, prefix) in [(1_i64, "l1-"), (50, "l50-")] {
+        let m = wrk(
+            &scripts.join("create_order.lua"),
+            base,
+            ORDER_CONNECTIONS,
+            seconds,
+            api_env(&[
+                ("CK_PREFIX", prefix.to_string()),
+                ("CK_LINES", lines.to_string()),
+                ("CK_RUN", format!("{}-lines{lines}", store.name())),
+            ]),
+        )
+        .await?;
+        let (orders, stored_lines) = settled(|| orders_and_lines(&setup.db, prefix)).await?;
+        let created = i64::try_from(m.requests.saturating_sub(m.failed))?;
+        let ok = orders >= created && stored_lines == orders * lines;
+        measured.push((m, orders, stored_lines, ok));
+    }
+    let mut it = measured.into_iter();
+    let (one, one_orders, one_lines, one_ok) = it.next().ok_or("the 1-line run")?;
+    let (fifty, fifty_orders, fifty_lines, fifty_ok) = it.next().ok_or("the 50-line run")?;
+    let ok = one_ok && fifty_ok;
+    Ok(Row {
+        store,
+        name: "POST orders, 1 line vs 50".into(),
+        connections: ORDER_CONNECTIONS,
+        ok,
+        check: format!(
+            "{}: {one_orders} orders with {one_lines} lines, {fifty_orders} orders with {fifty_lines} lines",
+            if ok { "ok" } else { "FAILED" }
+        ),
+        api: one,
+        baseline: Some(("the same of 50 lines".into(), fifty)),
     })
 }
 
