@@ -49,6 +49,9 @@ pub struct NewRefund<'a> {
     pub coupons: Vec<RefundCouponRow>,
 }
 
+/// Refund lines per INSERT (5 parameters each).
+const ROWS_PER_STATEMENT: usize = 100;
+
 /// Writes a refund and its lines and coupons. A refund id the order
 /// already has is a unique violation (the caller looked first, in the same
 /// transaction; a concurrent twin loses here).
@@ -67,19 +70,36 @@ pub async fn insert(conn: &mut AnyConnection, r: &NewRefund<'_>) -> Result<(), s
     .bind(r.refund.at)
     .execute(&mut *conn)
     .await?;
-    for l in &r.lines {
-        sqlx::query(
+    // One statement per 100 rows (a refund names at most 500 lines).
+    for chunk in r.lines.chunks(ROWS_PER_STATEMENT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p = 2 + i * 5;
+                format!(
+                    "($1, ${}, ${}, ${}, ${}, ${})",
+                    p,
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4
+                )
+            })
+            .collect();
+        let sql = format!(
             "INSERT INTO order_refund_lines (order_no, refund_id, line_no, quantity, refund_cents, discount_cents)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(r.order_no)
-        .bind(&l.refund_id)
-        .bind(l.line_no)
-        .bind(l.quantity)
-        .bind(l.refund_cents)
-        .bind(l.discount_cents)
-        .execute(&mut *conn)
-        .await?;
+             VALUES {}",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(&sql).bind(r.order_no);
+        for l in chunk {
+            q = q
+                .bind(&l.refund_id)
+                .bind(l.line_no)
+                .bind(l.quantity)
+                .bind(l.refund_cents)
+                .bind(l.discount_cents);
+        }
+        q.execute(&mut *conn).await?;
     }
     for c in &r.coupons {
         sqlx::query(

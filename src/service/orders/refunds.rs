@@ -185,7 +185,7 @@ pub(super) async fn refund_remainder(
         .map(|(i, l)| (i, l.quantity - l.refunded_quantity))
         .collect();
     let refund_id = RefundId::from_stored(new_id("rfd", to_ms(op.now)));
-    let plan = plan_of(c, o, &cart, &request).await?;
+    let (plan, coupon_ids) = plan_of(c, o, &cart, &request).await?;
     write_refund(
         c,
         op,
@@ -198,6 +198,7 @@ pub(super) async fn refund_remainder(
             request: &request,
         },
         &plan,
+        &coupon_ids,
     )
     .await?;
     Ok(plan)
@@ -248,13 +249,14 @@ async fn book_of(
     })
 }
 
-/// The plan of refunding `request` on the order as it stands.
+/// The plan of refunding `request` on the order as it stands, with the
+/// coupons its `coupons` outcomes are for (in the same order).
 async fn plan_of(
     c: &mut AnyConnection,
     o: &orders::OrderRow,
     cart: &OrderCart,
     request: &[(usize, i64)],
-) -> Result<RefundPlan, ServiceError> {
+) -> Result<(RefundPlan, Vec<CouponId>), ServiceError> {
     let books: Vec<LineBook> = cart
         .lines
         .iter()
@@ -267,12 +269,9 @@ async fn plan_of(
             discount: cart.line_discount(i),
         })
         .collect();
-    let coupons: Vec<CouponBook> = coupon_books(c, o, cart)
-        .await?
-        .into_iter()
-        .map(|(_, b)| b)
-        .collect();
-    plan_refund(&books, &coupons, request).map_err(|e| {
+    let (coupon_ids, coupons): (Vec<CouponId>, Vec<CouponBook>) =
+        coupon_books(c, o, cart).await?.into_iter().unzip();
+    let plan = plan_refund(&books, &coupons, request).map_err(|e| {
         let line = cart
             .lines
             .get(e.index)
@@ -282,7 +281,8 @@ async fn plan_of(
             Refusal::RefundExceedsOrder,
             format!("line {line} has {} units left to refund", e.left),
         )
-    })
+    })?;
+    Ok((plan, coupon_ids))
 }
 
 /// Decides and applies one refund by line: the order row, the lines, the
@@ -296,7 +296,7 @@ async fn apply_refund(
     cart: &mut OrderCart,
     r: Refunding<'_>,
 ) -> Result<RefundView, ServiceError> {
-    let plan = plan_of(c, o, cart, r.request).await?;
+    let (plan, coupon_ids) = plan_of(c, o, cart, r.request).await?;
     let returned = plan
         .coupons
         .iter()
@@ -322,7 +322,7 @@ async fn apply_refund(
             format!("order {} changed meanwhile; read it again", o.order_no),
         ));
     }
-    write_refund(c, op, o, cart, &r, &plan).await?;
+    write_refund(c, op, o, cart, &r, &plan, &coupon_ids).await?;
     if plan.order_fully_refunded {
         let mut next = o.clone();
         next.refunded_at = Some(to_ms(op.now));
@@ -369,6 +369,7 @@ async fn write_refund(
     cart: &OrderCart,
     r: &Refunding<'_>,
     plan: &RefundPlan,
+    coupon_ids: &[CouponId],
 ) -> Result<(), ServiceError> {
     for l in &plan.lines {
         let Some(line) = cart.lines.get(l.index) else {
@@ -393,11 +394,6 @@ async fn write_refund(
             ));
         }
     }
-    let coupon_ids: Vec<CouponId> = coupon_books(c, o, cart)
-        .await?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect();
     refunds::insert(
         c,
         &NewRefund {
