@@ -82,6 +82,10 @@ pub fn routes() -> Router<AppState> {
             "/orders/{order_no}/mark-coupon-used",
             post(support::mark_coupon_used),
         )
+        .route(
+            "/orders/{order_no}/return-coupon",
+            post(support::return_coupon),
+        )
         .route("/coupons/{id}/invalidate", post(support::invalidate))
         .route(
             "/users/{user_id}/compensation-coupons",

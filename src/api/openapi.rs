@@ -37,7 +37,7 @@ impl Modify for BearerAuth {
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
         orders::refund_lines, orders::list_refunds,
         expirations::pending,
-        support::health_check, support::release, support::invalidate, support::compensation, support::repair_link, support::mark_coupon_used, support::reconciliation,
+        support::health_check, support::release, support::invalidate, support::compensation, support::repair_link, support::mark_coupon_used, support::return_coupon, support::reconciliation,
         self_check::issue_link,
         compensation::get_rules, compensation::put_rules, compensation::ledger,
         activity::record,

@@ -2,9 +2,10 @@
 //! `GET /orders/{order_no}/health-check`, `POST /coupons/{id}/release`,
 //! `POST /coupons/{id}/invalidate`,
 //! `POST /users/{user_id}/compensation-coupons`, the repairs
-//! `POST /orders/{order_no}/repair-coupon-link` and
-//! `POST /orders/{order_no}/mark-coupon-used`, and `GET /reconciliation`. Thin: parse, call one
-//! service function with [`Authority::Api`], render.
+//! `POST /orders/{order_no}/repair-coupon-link`,
+//! `POST /orders/{order_no}/mark-coupon-used` and
+//! `POST /orders/{order_no}/return-coupon`, and `GET /reconciliation`.
+//! Thin: parse, call one service function with [`Authority::Api`], render.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -228,13 +229,23 @@ pub async fn repair_link(
     respond(&s, idem.as_ref(), StatusCode::OK, result).await
 }
 
-/// Body of `POST /orders/{order_no}/mark-coupon-used`.
+/// Body of `POST /orders/{order_no}/mark-coupon-used` and
+/// `POST /orders/{order_no}/return-coupon`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct MarkUsedBody {
-    /// The coupon the paid order names and is still locked to it.
+    /// The coupon the order names: still locked to the paid order (mark
+    /// used), or still used by it after every unit it discounted was
+    /// refunded (return).
     pub coupon_id: Option<String>,
     /// Required, 1-500 characters.
     pub reason: Option<String>,
+}
+
+/// The repairs of an order's own coupon that take the same body.
+#[derive(Debug, Clone, Copy)]
+enum CouponRepair {
+    MarkUsed,
+    Return,
 }
 
 #[utoipa::path(post, path = "/api/v1/orders/{order_no}/mark-coupon-used", operation_id = "mark_coupon_used", tag = "support",
@@ -244,11 +255,40 @@ pub struct MarkUsedBody {
 /// Marks a coupon still `locked` to the paid order that names it `used` for
 /// that order (the repair of `locked_coupon_order_paid`).
 pub async fn mark_coupon_used(
+    s: State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    order_no: PathParam,
+    body: JsonBody<MarkUsedBody>,
+) -> Response {
+    coupon_repair(s, caller, meta, order_no, body, CouponRepair::MarkUsed).await
+}
+
+#[utoipa::path(post, path = "/api/v1/orders/{order_no}/return-coupon", operation_id = "return_coupon", tag = "support",
+    params(("order_no" = String, Path)), request_body = MarkUsedBody,
+    responses((status = 200, body = crate::service::views::OrderView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, description = "repair_not_applicable", body = ErrorBody)))]
+/// Returns to its customer a coupon still `used` by the order after every
+/// unit it discounted was refunded by line (the repair of
+/// `coupon_not_returned_after_refunds`): `available` while valid, else
+/// `expired`.
+pub async fn return_coupon(
+    s: State<AppState>,
+    caller: ApiCaller,
+    meta: RequestMeta,
+    order_no: PathParam,
+    body: JsonBody<MarkUsedBody>,
+) -> Response {
+    coupon_repair(s, caller, meta, order_no, body, CouponRepair::Return).await
+}
+
+async fn coupon_repair(
     State(s): State<AppState>,
     caller: ApiCaller,
     meta: RequestMeta,
     PathParam(order_no): PathParam,
     body: JsonBody<MarkUsedBody>,
+    kind: CouponRepair,
 ) -> Response {
     let idem = meta.idempotency(&caller, &body.raw, StatusCode::OK);
     let b = body.value;
@@ -261,15 +301,19 @@ pub async fn mark_coupon_used(
     let coupon_id = CouponId::from_wire(coupon_id);
     let result = match OrderNo::parse(&order_no) {
         Ok(order_no) => {
-            s.service
-                .mark_coupon_used(
-                    &meta.ctx(&caller),
-                    idem.as_ref(),
-                    order_no,
-                    coupon_id,
-                    b.reason,
-                )
-                .await
+            let ctx = meta.ctx(&caller);
+            match kind {
+                CouponRepair::MarkUsed => {
+                    s.service
+                        .mark_coupon_used(&ctx, idem.as_ref(), order_no, coupon_id, b.reason)
+                        .await
+                }
+                CouponRepair::Return => {
+                    s.service
+                        .return_coupon(&ctx, idem.as_ref(), order_no, coupon_id, b.reason)
+                        .await
+                }
+            }
         }
         // Malformed: no order has that number; the reason is checked
         // first, as the service does.

@@ -45,12 +45,15 @@ pub enum EventAction {
     RelockCoupon,
     RelinkCoupon,
     MarkCouponUsed,
+    /// Support returned a coupon its order's refunds by line should have
+    /// returned.
+    ReturnCoupon,
     ReleaseCoupon,
     ForceReleaseCoupon,
 }
 
 impl EventAction {
-    pub const ALL: [EventAction; 32] = [
+    pub const ALL: [EventAction; 33] = [
         EventAction::Claim,
         EventAction::Compensation,
         EventAction::CheckoutLock,
@@ -80,6 +83,7 @@ impl EventAction {
         EventAction::RelockCoupon,
         EventAction::RelinkCoupon,
         EventAction::MarkCouponUsed,
+        EventAction::ReturnCoupon,
         EventAction::ReleaseCoupon,
         EventAction::ForceReleaseCoupon,
         EventAction::Redeem,
@@ -117,6 +121,7 @@ impl EventAction {
             EventAction::RelockCoupon => "relock_coupon",
             EventAction::RelinkCoupon => "relink_coupon",
             EventAction::MarkCouponUsed => "mark_coupon_used",
+            EventAction::ReturnCoupon => "return_coupon",
             EventAction::ReleaseCoupon => "release_coupon",
             EventAction::ForceReleaseCoupon => "force_release_coupon",
             EventAction::Redeem => "redeem",
@@ -160,6 +165,7 @@ impl EventAction {
             EventAction::RelockCoupon => "event-action-relock_coupon",
             EventAction::RelinkCoupon => "event-action-relink_coupon",
             EventAction::MarkCouponUsed => "event-action-mark_coupon_used",
+            EventAction::ReturnCoupon => "event-action-return_coupon",
             EventAction::ReleaseCoupon => "event-action-release_coupon",
             EventAction::ForceReleaseCoupon => "event-action-force_release_coupon",
             EventAction::Redeem => "event-action-redeem",
@@ -270,6 +276,10 @@ pub mod system_reasons {
         "presale coupon expired before the final payment and no equivalent coupon was available";
     /// The compensation coupon the final payment gave.
     pub const FINAL_PAYMENT_COUPON: &str = "presale coupon expired before the final payment and no equivalent coupon was available; compensated with a coupon of the same value";
+    /// The reversal of a final payment's compensation when its order is
+    /// refunded in full.
+    pub const REFUND_REVERSAL: &str =
+        "the order was refunded in full: the compensation of its final payment is reversed";
     /// The start of a swapped-in coupon's reason (the expired coupon's id
     /// follows).
     pub const REPLACES_EXPIRED_PREFIX: &str = "replaces expired coupon ";
@@ -287,6 +297,7 @@ pub fn system_reason_key(reason: &str) -> Option<&'static str> {
         EXPIRED_BEFORE_FINAL_SWAP => Some("reason-expired-before-final-swap"),
         FINAL_PAYMENT_DEDUCTION => Some("reason-final-payment-deduction"),
         FINAL_PAYMENT_COUPON => Some("reason-final-payment-coupon"),
+        REFUND_REVERSAL => Some("reason-refund-reversal"),
         r if r.starts_with(REPLACES_EXPIRED_PREFIX) => Some("reason-replaces-expired-coupon"),
         _ => None,
     }
@@ -310,6 +321,7 @@ mod tests {
             ),
             (FINAL_PAYMENT_DEDUCTION, "reason-final-payment-deduction"),
             (FINAL_PAYMENT_COUPON, "reason-final-payment-coupon"),
+            (REFUND_REVERSAL, "reason-refund-reversal"),
             (
                 "replaces expired coupon cpn_0123",
                 "reason-replaces-expired-coupon",

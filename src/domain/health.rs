@@ -19,7 +19,7 @@ pub use super::facts::{CouponFacts, OrderFacts};
 use super::final_payment::{CouponOutcome, HeldCoupon, PresaleOrder, plan_final_payment};
 use super::ids::{CouponId, OrderNo, TemplateId, UserId};
 use super::order::{CouponLockStatus, OrderKind, OrderStatus};
-use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used};
+use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used, plan_return};
 
 /// Check names, stable: the API and the console key on them.
 pub const ORDER_STATUS: &str = "order_status";
@@ -110,11 +110,21 @@ pub enum SuggestedAction {
         /// The coupon it was paid with.
         coupon_id: CouponId,
     },
+    /// Return to its customer a coupon still `used` by the order after
+    /// every unit it discounted was refunded
+    /// (`POST /orders/{order_no}/return-coupon`, see
+    /// [`super::repair::plan_return`]).
+    ReturnCoupon {
+        /// The order refunded by line.
+        order_no: OrderNo,
+        /// The coupon to return.
+        coupon_id: CouponId,
+    },
 }
 
 impl SuggestedAction {
     /// `release_coupon`, `issue_compensation`, `cancel_order`,
-    /// `repair_link` or `mark_coupon_used`.
+    /// `repair_link`, `mark_coupon_used` or `return_coupon`.
     pub fn code(&self) -> &'static str {
         match self {
             SuggestedAction::ReleaseCoupon { .. } => "release_coupon",
@@ -122,6 +132,7 @@ impl SuggestedAction {
             SuggestedAction::CancelOrder { .. } => "cancel_order",
             SuggestedAction::RepairLink { .. } => "repair_link",
             SuggestedAction::MarkCouponUsed { .. } => "mark_coupon_used",
+            SuggestedAction::ReturnCoupon { .. } => "return_coupon",
         }
     }
 }
@@ -439,15 +450,25 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                     refunded = u.refunded
                 ),
             ),
-            Some(u) if u.refunded > 0 => Check::problem(
-                COUPON_STATUS,
-                crate::msg!(
-                    "health-coupon-not-returned-after-refunds",
-                    coupon = c.code.as_str(),
-                    no = &no,
-                    refunded = u.refunded
-                ),
-            ),
+            Some(u) if u.refunded > 0 => {
+                let check = Check::problem(
+                    COUPON_STATUS,
+                    crate::msg!(
+                        "health-coupon-not-returned-after-refunds",
+                        coupon = c.code.as_str(),
+                        no = &no,
+                        refunded = u.refunded
+                    ),
+                );
+                if plan_return(o, c).is_ok() {
+                    check.suggest(SuggestedAction::ReturnCoupon {
+                        order_no: no.clone(),
+                        coupon_id: c.id.clone(),
+                    })
+                } else {
+                    check
+                }
+            }
             _ => Check::ok(
                 COUPON_STATUS,
                 crate::msg!("health-the-coupon-was-used-on", no = &no),
@@ -1245,6 +1266,34 @@ mod tests {
         assert_eq!(
             coupon_status(&facts(&o, Some(&c), None)).result,
             CheckResult::Warning
+        );
+    }
+
+    #[test]
+    fn a_coupon_kept_for_units_is_fine_and_one_kept_after_every_unit_is_to_return() {
+        use crate::domain::facts::CouponUnits;
+        let mut o = order(OrderKind::Normal, OrderStatus::Paid);
+        o.coupon_lock_status = CouponLockStatus::Used;
+        o.coupon_units = Some(CouponUnits {
+            kept: 2,
+            refunded: 1,
+        });
+        let c = coupon(CouponStatus::Used, Some("P123"), t0() + h(1));
+        let kept = coupon_status(&facts(&o, Some(&c), None));
+        assert_eq!(kept.result, CheckResult::Ok, "{}", kept.en());
+        assert_eq!(kept.suggested_action, None);
+        o.coupon_units = Some(CouponUnits {
+            kept: 0,
+            refunded: 3,
+        });
+        let stuck = coupon_status(&facts(&o, Some(&c), None));
+        assert_eq!(stuck.result, CheckResult::Problem, "{}", stuck.en());
+        assert_eq!(
+            stuck.suggested_action,
+            Some(SuggestedAction::ReturnCoupon {
+                order_no: "P123".into(),
+                coupon_id: "c1".into(),
+            })
         );
     }
 

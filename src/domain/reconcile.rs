@@ -22,6 +22,16 @@
 //! - `template_counts_mismatch`: a template's report counters (the all-days
 //!   row of `template_counts`: claimed, coupons by status, discount given)
 //!   differ from a recount of its coupons: the reports would be wrong.
+//!
+//! Kinds of orders with lines (优惠分摊, 部分退款):
+//! - `split_mismatch`: a coupon's shares of the order's lines do not add up
+//!   to the discount the order took for it (with a final payment's
+//!   deducted compensation, which keeps the deposit's split), or a coupon
+//!   the order does not name still has shares.
+//! - `refund_over_payable`: a line refunded more money than it is payable.
+//! - `coupon_not_returned_after_refunds`: the order's coupon still reads
+//!   `used` after every unit it discounted was refunded. Repaired by
+//!   returning it ([`super::repair::plan_return`]).
 
 use chrono::{DateTime, Utc};
 
@@ -30,8 +40,9 @@ use crate::i18n::{Arg, Msg};
 use super::coupon::CouponStatus;
 use super::facts::{CouponFacts, OrderFacts};
 use super::ids::{CouponId, OrderNo, TemplateId, UserId};
+use super::money::Cents;
 use super::order::{OrderStatus, checkout_lapsed};
-use super::repair::{order_took_coupon, plan_link_repair, plan_mark_used};
+use super::repair::{order_took_coupon, plan_link_repair, plan_mark_used, plan_return};
 use super::report::Counts;
 
 /// An anomaly kind.
@@ -45,6 +56,9 @@ pub enum AnomalyKind {
     UsedCouponOrderUnpaid,
     TemplateStockMismatch,
     TemplateCountsMismatch,
+    SplitMismatch,
+    RefundOverPayable,
+    CouponNotReturnedAfterRefunds,
 }
 
 impl serde::Serialize for AnomalyKind {
@@ -60,7 +74,7 @@ impl serde::Serialize for Fix {
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 8] = [
+    pub const ALL: [AnomalyKind; 11] = [
         AnomalyKind::LockedCouponOrderClosed,
         AnomalyKind::LockedCouponOrderPaid,
         AnomalyKind::OrderActiveCouponNotLocked,
@@ -69,6 +83,9 @@ impl AnomalyKind {
         AnomalyKind::UsedCouponOrderUnpaid,
         AnomalyKind::TemplateStockMismatch,
         AnomalyKind::TemplateCountsMismatch,
+        AnomalyKind::SplitMismatch,
+        AnomalyKind::RefundOverPayable,
+        AnomalyKind::CouponNotReturnedAfterRefunds,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -81,6 +98,9 @@ impl AnomalyKind {
             AnomalyKind::UsedCouponOrderUnpaid => "used_coupon_order_unpaid",
             AnomalyKind::TemplateStockMismatch => "template_stock_mismatch",
             AnomalyKind::TemplateCountsMismatch => "template_counts_mismatch",
+            AnomalyKind::SplitMismatch => "split_mismatch",
+            AnomalyKind::RefundOverPayable => "refund_over_payable",
+            AnomalyKind::CouponNotReturnedAfterRefunds => "coupon_not_returned_after_refunds",
         }
     }
 
@@ -102,16 +122,20 @@ pub enum Fix {
     /// Mark the coupon `used` for the paid order it is still locked to
     /// ([`super::repair::plan_mark_used`]).
     MarkCouponUsed,
+    /// Return the coupon its order's refunds should have returned
+    /// ([`super::repair::plan_return`]).
+    ReturnCoupon,
     /// Nothing safe to do automatically: a person looks at it.
     None,
 }
 
 impl Fix {
-    pub const ALL: [Fix; 5] = [
+    pub const ALL: [Fix; 6] = [
         Fix::ReleaseCoupon,
         Fix::RepairLink,
         Fix::CancelOrder,
         Fix::MarkCouponUsed,
+        Fix::ReturnCoupon,
         Fix::None,
     ];
 
@@ -121,6 +145,7 @@ impl Fix {
             Fix::RepairLink => "repair_link",
             Fix::CancelOrder => "cancel_order",
             Fix::MarkCouponUsed => "mark_coupon_used",
+            Fix::ReturnCoupon => "return_coupon",
             Fix::None => "none",
         }
     }
@@ -462,6 +487,114 @@ pub fn check_template_counts(
     })
 }
 
+/// An order's stored lines and split, as the cart checks read them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CartFacts {
+    /// Each coupon with shares of the order's lines, and their sum.
+    pub split: Vec<(CouponId, Cents)>,
+    /// Each line: its id, its payable amount (its amount less every
+    /// coupon's share) and the money refunded of it.
+    pub lines: Vec<(String, Cents, Cents)>,
+}
+
+/// `split_mismatch`: the order's coupon's shares add up to the discount the
+/// order took for it (`discount + compensation`: a deducted compensation
+/// keeps the deposit's split), and no other coupon has shares.
+pub fn check_split(o: &OrderFacts, cart: &CartFacts) -> Option<Finding> {
+    let expected = o.money.discount.saturating_add(o.money.compensation);
+    let named = o.coupon_id.as_ref();
+    let finding = |coupon: &CouponId, split: Cents, expected: Cents| Finding {
+        kind: AnomalyKind::SplitMismatch,
+        coupon_id: Some(coupon.clone()),
+        order_no: Some(o.order_no.clone()),
+        user_id: Some(o.user_id.clone()),
+        template_id: None,
+        stock: None,
+        message: crate::msg!(
+            "reconcile-split-mismatch",
+            coupon = coupon.as_str(),
+            no = o.order_no.as_str(),
+            split = split.get(),
+            expected = expected.get()
+        ),
+        fix: Fix::None,
+    };
+    // The order names a coupon with no share while one other coupon has
+    // them: the order's link is wrong, not its split (the link kinds
+    // report it, and the relink moves the split).
+    if let Some(n) = named
+        && cart.split.len() == 1
+        && cart.split.iter().all(|(c, _)| c != n)
+    {
+        return None;
+    }
+    for (coupon, split) in &cart.split {
+        let want = if Some(coupon) == named {
+            expected
+        } else {
+            Cents::ZERO
+        };
+        if *split != want {
+            return Some(finding(coupon, *split, want));
+        }
+    }
+    // A discount the order took with no share anywhere.
+    match named {
+        Some(coupon) if !expected.is_zero() && !cart.split.iter().any(|(c, _)| c == coupon) => {
+            Some(finding(coupon, Cents::ZERO, expected))
+        }
+        _ => None,
+    }
+}
+
+/// `refund_over_payable`: a line whose refunds add up to more than what the
+/// customer paid for it.
+pub fn check_refunds(o: &OrderFacts, cart: &CartFacts) -> Option<Finding> {
+    let (line, payable, refunded) = cart
+        .lines
+        .iter()
+        .find(|(_, payable, refunded)| refunded > payable)?;
+    Some(Finding {
+        kind: AnomalyKind::RefundOverPayable,
+        coupon_id: None,
+        order_no: Some(o.order_no.clone()),
+        user_id: Some(o.user_id.clone()),
+        template_id: None,
+        stock: None,
+        message: crate::msg!(
+            "reconcile-refund-over-payable",
+            no = o.order_no.as_str(),
+            line = line.as_str(),
+            refunded = refunded.get(),
+            payable = payable.get()
+        ),
+        fix: Fix::None,
+    })
+}
+
+/// `coupon_not_returned_after_refunds`: the order (with `coupon_units`
+/// read from its lines) still counts its coupon as used after every unit
+/// it discounted was refunded.
+pub fn check_coupon_returned(o: &OrderFacts, coupon: &CouponFacts) -> Option<Finding> {
+    plan_return(o, coupon).ok()?;
+    let refunded = o.coupon_units.map_or(0, |u| u.refunded);
+    Some(Finding {
+        kind: AnomalyKind::CouponNotReturnedAfterRefunds,
+        coupon_id: Some(coupon.id.clone()),
+        order_no: Some(o.order_no.clone()),
+        user_id: Some(o.user_id.clone()),
+        template_id: None,
+        stock: None,
+        message: crate::msg!(
+            "reconcile-coupon-not-returned-after-refunds",
+            coupon = coupon.id.as_str(),
+            no = o.order_no.as_str(),
+            refunded = refunded
+        ),
+        fix: Fix::ReturnCoupon,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -635,6 +768,86 @@ mod tests {
         assert_eq!(
             kind_fix(check_bound_coupon(&used, Some(&o), None, now())),
             Some((AnomalyKind::UsedCouponOrderUnpaid, Fix::None))
+        );
+    }
+
+    #[test]
+    fn a_split_must_add_up_to_the_discount_of_the_coupon_the_order_names() {
+        let o = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
+        let c = |v: i64| Cents::from_stored(v);
+        let mut cart = CartFacts {
+            split: vec![("c1".into(), c(5000))],
+            lines: vec![("a".into(), c(34900), c(0))],
+        };
+        assert_eq!(check_split(&o, &cart), None);
+        cart.split = vec![("c1".into(), c(4999))];
+        assert_eq!(
+            kind_fix(check_split(&o, &cart)),
+            Some((AnomalyKind::SplitMismatch, Fix::None))
+        );
+        // A coupon the order no longer names keeps no share.
+        cart.split = vec![("c1".into(), c(5000)), ("c0".into(), c(1))];
+        assert_eq!(
+            check_split(&o, &cart).and_then(|f| f.coupon_id),
+            Some("c0".into())
+        );
+        // A discount with no share at all.
+        cart.split = vec![];
+        assert!(check_split(&o, &cart).is_some());
+        // Shares of the coupon bound to the order while it names another:
+        // a link to repair, which moves the split with it.
+        cart.split = vec![("c0".into(), c(5000))];
+        assert_eq!(check_split(&o, &cart), None);
+        // Shares left on an order that names no coupon.
+        let bare = order(OrderKind::Normal, OrderStatus::Paid, None);
+        assert!(check_split(&bare, &cart).is_some());
+        // A deducted compensation keeps the deposit's split.
+        let mut compensated = order(OrderKind::Presale, OrderStatus::FinalPaid, Some("c1"));
+        compensated.money.discount = Cents::ZERO;
+        compensated.money.compensation = c(5000);
+        cart.split = vec![("c1".into(), c(5000))];
+        assert_eq!(check_split(&compensated, &cart), None);
+    }
+
+    #[test]
+    fn a_line_refunded_beyond_its_payable_amount_is_reported_for_a_person() {
+        let o = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
+        let c = |v: i64| Cents::from_stored(v);
+        let mut cart = CartFacts {
+            split: vec![],
+            lines: vec![("a".into(), c(1000), c(1000)), ("b".into(), c(500), c(0))],
+        };
+        assert_eq!(check_refunds(&o, &cart), None);
+        cart.lines[1].2 = c(501);
+        let f = check_refunds(&o, &cart);
+        assert_eq!(
+            kind_fix(f.clone()),
+            Some((AnomalyKind::RefundOverPayable, Fix::None))
+        );
+        assert!(f.is_some_and(|f| crate::i18n::Lang::En.msg(&f.message).contains("line b")));
+    }
+
+    #[test]
+    fn a_used_coupon_left_after_every_unit_it_discounted_was_refunded_is_returned() {
+        use crate::domain::facts::CouponUnits;
+        let mut o = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
+        o.coupon_lock_status = CouponLockStatus::Used;
+        let c = coupon("c1", CouponStatus::Used, Some("P1"));
+        o.coupon_units = Some(CouponUnits {
+            kept: 1,
+            refunded: 1,
+        });
+        assert_eq!(check_coupon_returned(&o, &c), None);
+        o.coupon_units = Some(CouponUnits {
+            kept: 0,
+            refunded: 2,
+        });
+        assert_eq!(
+            kind_fix(check_coupon_returned(&o, &c)),
+            Some((
+                AnomalyKind::CouponNotReturnedAfterRefunds,
+                Fix::ReturnCoupon
+            ))
         );
     }
 

@@ -124,6 +124,10 @@ pub struct RefundLinePlan {
 pub struct CouponRefundPlan {
     pub outcome: CouponRefundOutcome,
     pub clawback: Cents,
+    /// The coupon's share of the refunded units, by the floor formula over
+    /// its share of each line: summed over every refund of a line, exactly
+    /// its share of the line.
+    pub discount: Cents,
 }
 
 /// A decided refund.
@@ -203,6 +207,20 @@ pub fn plan_refund(
             }
         }
         clawback = clawback.saturating_add(claw);
+        let discount = request.iter().fold(Cents::ZERO, |sum, &(index, quantity)| {
+            let share = coupon
+                .shares
+                .iter()
+                .find(|(i, _)| *i == index)
+                .map_or(Cents::ZERO, |(_, s)| *s);
+            let line = &lines[index];
+            sum.saturating_add(units_share(
+                share,
+                line.quantity,
+                line.refunded_quantity,
+                quantity,
+            ))
+        });
         let returned = coupon.holding_lines().all(|i| units_left(i) == 0);
         outcomes.push(CouponRefundPlan {
             outcome: if returned {
@@ -211,6 +229,7 @@ pub fn plan_refund(
                 CouponRefundOutcome::Kept
             },
             clawback: claw,
+            discount,
         });
     }
     Ok(RefundPlan {
@@ -501,6 +520,7 @@ mod tests {
             let mut refunded = vec![Cents::ZERO; lines.len()];
             let mut discount_back = vec![Cents::ZERO; lines.len()];
             let mut returned = 0;
+            let mut coupon_back = Cents::ZERO;
             let mut steps = order.into_iter().map(|(i, q)| (i % lines.len(), q)).collect::<Vec<_>>();
             // Then whatever is left, line by line.
             steps.extend((0..lines.len()).map(|i| (i, 7)));
@@ -513,6 +533,9 @@ mod tests {
                 let p = plan_refund(&lines, std::slice::from_ref(&coupon), &[(i, q)]).unwrap();
                 refunded[i] = refunded[i].saturating_add(p.lines[0].refund);
                 discount_back[i] = discount_back[i].saturating_add(p.lines[0].discount);
+                // One coupon: its share of the units is the line's discount.
+                prop_assert_eq!(p.coupons[0].discount, p.lines[0].discount);
+                coupon_back = coupon_back.saturating_add(p.coupons[0].discount);
                 lines[i].refunded_quantity += q;
                 if p.coupons[0].outcome == CouponRefundOutcome::Returned && !was_returned {
                     returned += 1;
@@ -524,6 +547,7 @@ mod tests {
                 }
             }
             prop_assert_eq!(returned, 1);
+            prop_assert_eq!(coupon_back, discount);
             for (i, l) in lines.iter().enumerate() {
                 prop_assert_eq!(refunded[i], l.payable);
                 prop_assert_eq!(discount_back[i], l.discount);

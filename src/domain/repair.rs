@@ -21,6 +21,11 @@
 //! ([`plan_mark_used`]); the customer keeps what they paid, and the coupon
 //! can no longer be released and used twice.
 //!
+//! A fourth, a coupon still `used` by an order after every unit it
+//! discounted was refunded by line, is a return the refund missed (the
+//! refund rule returns a coupon with the last unit it discounted). Repair:
+//! **return** it to its customer by the release rule ([`plan_return`]).
+//!
 //! All are refused unless every fact agrees, so a repair can never take a
 //! coupon from another order or another customer.
 
@@ -118,6 +123,32 @@ pub fn plan_mark_used(order: &OrderFacts, coupon: &CouponFacts) -> Result<(), No
     Ok(())
 }
 
+/// Decides whether `coupon` may be returned to its customer: the order
+/// names it, it is `used` by that order, and every unit of the lines it
+/// discounted has been refunded (`order.coupon_units`, read with the
+/// order's lines) while the order still counts it as used.
+pub fn plan_return(order: &OrderFacts, coupon: &CouponFacts) -> Result<(), NoRepair> {
+    if coupon.user_id != order.user_id {
+        return Err(NoRepair::OtherCustomer);
+    }
+    if order.coupon_id.as_deref() != Some(coupon.id.as_str()) {
+        return Err(NoRepair::NotNamed);
+    }
+    if coupon.order_no.as_deref() != Some(order.order_no.as_str()) {
+        return Err(NoRepair::BoundElsewhere);
+    }
+    if coupon.stored_status != CouponStatus::Used {
+        return Err(NoRepair::CouponState);
+    }
+    let refunded_every_unit = order
+        .coupon_units
+        .is_some_and(|u| u.refunded > 0 && u.kept == 0);
+    if !refunded_every_unit || !order_took_coupon(order.status, order.coupon_lock_status) {
+        return Err(NoRepair::OrderState);
+    }
+    Ok(())
+}
+
 /// Decides the repair of `order`'s link to `candidate`. `named` is the
 /// coupon the order names now (if it names one and it exists).
 pub fn plan_link_repair(
@@ -206,6 +237,40 @@ mod tests {
             template_id: None,
             kind: crate::domain::discount::DiscountKind::Fixed,
         }
+    }
+
+    #[test]
+    fn a_used_coupon_is_returned_only_once_every_unit_it_discounted_is_refunded() {
+        use crate::domain::facts::CouponUnits;
+        let mut o = order(OrderKind::Normal, OrderStatus::Paid, Some("c1"));
+        o.coupon_lock_status = CouponLockStatus::Used;
+        let c = coupon("c1", CouponStatus::Used, Some("P1"));
+        // No refund by line yet, or units still kept: nothing to return.
+        assert_eq!(plan_return(&o, &c), Err(NoRepair::OrderState));
+        o.coupon_units = Some(CouponUnits {
+            kept: 1,
+            refunded: 2,
+        });
+        assert_eq!(plan_return(&o, &c), Err(NoRepair::OrderState));
+        o.coupon_units = Some(CouponUnits {
+            kept: 0,
+            refunded: 3,
+        });
+        assert_eq!(plan_return(&o, &c), Ok(()));
+        // Only the order's own coupon, used by it, of the same customer.
+        let locked = coupon("c1", CouponStatus::Locked, Some("P1"));
+        assert_eq!(plan_return(&o, &locked), Err(NoRepair::CouponState));
+        let elsewhere = coupon("c1", CouponStatus::Used, Some("P9"));
+        assert_eq!(plan_return(&o, &elsewhere), Err(NoRepair::BoundElsewhere));
+        let other = coupon("c2", CouponStatus::Used, Some("P1"));
+        assert_eq!(plan_return(&o, &other), Err(NoRepair::NotNamed));
+        let mut theirs = c.clone();
+        theirs.user_id = "u2".into();
+        assert_eq!(plan_return(&o, &theirs), Err(NoRepair::OtherCustomer));
+        // An order already released its coupon: nothing to return.
+        o.coupon_lock_status = CouponLockStatus::Released;
+        o.status = OrderStatus::FinalPaid;
+        assert_eq!(plan_return(&o, &c), Err(NoRepair::OrderState));
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn number_date(day: i64) -> NaiveDate {
 }
 
 /// The counter columns, in the order of [`Counts::as_array`].
-pub const COUNTER_COLUMNS: [&str; 12] = [
+pub const COUNTER_COLUMNS: [&str; 13] = [
     "claimed",
     "used",
     "returned",
@@ -61,6 +61,7 @@ pub const COUNTER_COLUMNS: [&str; 12] = [
     "status_used",
     "status_expired",
     "status_invalidated",
+    "refunded_discount_cents",
 ];
 
 /// One counter row's numbers (or a sum of rows).
@@ -78,10 +79,14 @@ pub struct Counts {
     pub status_used: i64,
     pub status_expired: i64,
     pub status_invalidated: i64,
+    /// The discount of refunded units, on the day of each refund
+    /// (`order_refund_coupons.discount_cents`), whether the coupon stayed
+    /// on the order or went back.
+    pub refunded_discount_cents: i64,
 }
 
 impl Counts {
-    pub fn as_array(&self) -> [i64; 12] {
+    pub fn as_array(&self) -> [i64; 13] {
         [
             self.claimed,
             self.used,
@@ -95,10 +100,11 @@ impl Counts {
             self.status_used,
             self.status_expired,
             self.status_invalidated,
+            self.refunded_discount_cents,
         ]
     }
 
-    pub fn from_array(a: [i64; 12]) -> Self {
+    pub fn from_array(a: [i64; 13]) -> Self {
         Counts {
             claimed: a[0],
             used: a[1],
@@ -112,6 +118,7 @@ impl Counts {
             status_used: a[9],
             status_expired: a[10],
             status_invalidated: a[11],
+            refunded_discount_cents: a[12],
         }
     }
 
@@ -128,6 +135,7 @@ impl Counts {
         self.status_used += o.status_used;
         self.status_expired += o.status_expired;
         self.status_invalidated += o.status_invalidated;
+        self.refunded_discount_cents += o.refunded_discount_cents;
     }
 
     fn status_mut(&mut self, s: CouponStatus) -> &mut i64 {

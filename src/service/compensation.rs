@@ -155,7 +155,10 @@ fn ledger_query(f: &LedgerFilter) -> LedgerQuery {
 pub struct LedgerEntryView {
     pub id: String,
     pub at: String,
-    /// `coupon` (a compensation coupon) or `final_payment_deduction`.
+    /// `coupon` (support's compensation coupon), `final_payment_deduction`,
+    /// `final_payment_coupon`, or `refund_reversal` (negative: the order
+    /// was refunded in full and its final payment's compensation is taken
+    /// back).
     pub kind: String,
     #[schema(value_type = String)]
     pub user_id: UserId,
@@ -163,8 +166,9 @@ pub struct LedgerEntryView {
     pub order_no: Option<OrderNo>,
     #[schema(value_type = Option<String>)]
     pub coupon_id: Option<CouponId>,
+    /// Negative for a `refund_reversal`.
     #[schema(value_type = i64)]
-    pub value_cents: Cents,
+    pub value_cents: CentsDelta,
     pub reason: String,
     pub preset_id: Option<String>,
     /// Null for entries written before rules were versioned.
@@ -237,7 +241,7 @@ pub struct GroupView {
     /// By staff: the actor.
     pub actor: Option<String>,
     pub count: i64,
-    pub value_cents: Cents,
+    pub value_cents: CentsDelta,
 }
 
 /// Totals of the filtered range per reason and per staff.
@@ -586,7 +590,7 @@ fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> Stri
         text(&e.campaign_name).to_string(),
         text(&e.coupon_code),
         id_text(e.coupon_id.as_deref()),
-        CentsDelta::between(e.value_cents, Cents::ZERO).yuan(),
+        e.value_cents.yuan(),
         e.value_cents.get().to_string(),
         e.reason.clone(),
         text(&e.preset_id),

@@ -12,7 +12,11 @@
 //!    (`coupons_status_updated_at_idx`) and their orders;
 //! 3. live orders (`deposit_paid`, `pending_payment`; `orders_status_no_idx`)
 //!    and the coupons they name;
-//! 4. templates' stock counters against the coupons they issued (at most
+//! 4. orders refunded by line in the last [`USED_WINDOW_DAYS`] days
+//!    (`order_refunds_at_idx`), with their lines, split and coupon: the
+//!    cart checks (split, refunds, coupon returned); the orders of scans 1
+//!    and 2 get the same checks;
+//! 5. templates' stock counters against the coupons they issued (at most
 //!    [`MAX_TEMPLATES`] templates, each count bounded by its counter), and
 //!    their report counters against a recount of their coupons (templates
 //!    of at most [`MAX_RECOUNT_COUPONS`] coupons, [`MAX_RECOUNT_TOTAL`]
@@ -34,8 +38,8 @@ use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::order::OrderStatus;
 use crate::domain::permissions::Permission;
 use crate::domain::reconcile::{
-    AnomalyKind, Finding, Fix, check_bound_coupon, check_live_order, check_template_counts,
-    check_template_stock,
+    AnomalyKind, CartFacts, Finding, Fix, check_bound_coupon, check_coupon_returned,
+    check_live_order, check_refunds, check_split, check_template_counts, check_template_stock,
 };
 use crate::domain::report::Counts;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
@@ -73,7 +77,9 @@ pub struct AnomalyView {
     /// `locked_coupon_order_closed`, `locked_coupon_order_paid`,
     /// `order_active_coupon_not_locked`, `coupon_order_mismatch`,
     /// `stale_checkout_lock`, `used_coupon_order_unpaid`,
-    /// `template_stock_mismatch` or `template_counts_mismatch`.
+    /// `template_stock_mismatch`, `template_counts_mismatch`,
+    /// `split_mismatch`, `refund_over_payable` or
+    /// `coupon_not_returned_after_refunds`.
     pub kind: String,
     #[schema(value_type = Option<String>)]
     pub coupon_id: Option<CouponId>,
@@ -86,7 +92,7 @@ pub struct AnomalyView {
     /// The same in Simplified Chinese.
     pub detail_zh: String,
     /// `release_coupon`, `repair_link`, `cancel_order`, `mark_coupon_used`,
-    /// or null when a person has to decide.
+    /// `return_coupon`, or null when a person has to decide.
     pub suggested_action: Option<String>,
 }
 
@@ -257,6 +263,20 @@ async fn resolution(
 ) -> Result<Option<Resolution>, ServiceError> {
     let holds = match f.kind {
         AnomalyKind::TemplateStockMismatch | AnomalyKind::TemplateCountsMismatch => true,
+        AnomalyKind::SplitMismatch
+        | AnomalyKind::RefundOverPayable
+        | AnomalyKind::CouponNotReturnedAfterRefunds => {
+            let Some(no) = f.order_no.as_ref() else {
+                return Ok(None);
+            };
+            match crate::store::orders::get(c, no).await? {
+                None => false,
+                Some(o) => cart_findings_tx(c, std::slice::from_ref(&o))
+                    .await?
+                    .iter()
+                    .any(|again| again.kind == f.kind),
+            }
+        }
         AnomalyKind::OrderActiveCouponNotLocked => {
             let Some(no) = f.order_no.as_ref() else {
                 return Ok(None);
@@ -353,6 +373,50 @@ fn index_coupons(rows: Vec<CouponRow>) -> HashMap<CouponId, CouponRow> {
     rows.into_iter().map(|c| (c.id.clone(), c)).collect()
 }
 
+/// The cart checks of `orders` (those with stored lines): their lines and
+/// splits in two statements, the coupons they name in one more.
+async fn cart_findings_tx(
+    c: &mut AnyConnection,
+    orders: &[OrderRow],
+) -> Result<Vec<Finding>, ServiceError> {
+    let carts = crate::service::orders::load_carts(c, orders).await?;
+    let ids: Vec<CouponId> = orders
+        .iter()
+        .filter_map(|o| o.coupon_id.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let coupons = index_coupons(store::coupons_by_id(c, &ids).await?);
+    let mut findings = Vec::new();
+    for (o, cart) in orders.iter().zip(&carts) {
+        if !cart.stored {
+            continue;
+        }
+        let mut split: BTreeMap<CouponId, crate::domain::money::Cents> = BTreeMap::new();
+        for s in &cart.shares {
+            let sum = split.entry(s.coupon_id.clone()).or_default();
+            *sum = sum.saturating_add(s.cents);
+        }
+        let facts = CartFacts {
+            split: split.into_iter().collect(),
+            lines: cart
+                .lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (l.line_id.to_string(), cart.payable(i), l.refunded_cents))
+                .collect(),
+        };
+        let mut of = order_facts(o);
+        findings.extend(check_split(&of, &facts));
+        findings.extend(check_refunds(&of, &facts));
+        if let Some(coupon) = o.coupon_id.as_ref().and_then(|id| coupons.get(id)) {
+            of.coupon_units = (o.refund_count > 0).then(|| cart.coupon_units(&coupon.id));
+            findings.extend(check_coupon_returned(&of, &coupon_facts(coupon)));
+        }
+    }
+    Ok(findings)
+}
+
 impl Service {
     /// Checks a batch of bound coupons against their orders (and the
     /// coupons those orders name), in one read.
@@ -367,11 +431,13 @@ impl Service {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let (orders, named) = self
+        let (orders, named, carts) = self
             .read(move |c| {
                 let nos = nos.clone();
                 Box::pin(async move {
-                    let orders = index_orders(store::orders_by_no(c, &nos).await?);
+                    let rows = store::orders_by_no(c, &nos).await?;
+                    let carts = cart_findings_tx(c, &rows).await?;
+                    let orders = index_orders(rows);
                     let ids: Vec<CouponId> = orders
                         .values()
                         .filter_map(|o| o.coupon_id.clone())
@@ -379,28 +445,79 @@ impl Service {
                         .into_iter()
                         .collect();
                     let named = index_coupons(store::coupons_by_id(c, &ids).await?);
-                    Ok((orders, named))
+                    Ok((orders, named, carts))
                 })
             })
             .await?;
-        Ok(batch
-            .iter()
-            .filter_map(|coupon| {
-                let order = coupon.order_no.as_deref().and_then(|n| orders.get(n));
-                let order_f = order.map(order_facts);
-                let named_f = order
-                    .and_then(|o| o.coupon_id.as_deref())
-                    .filter(|id| *id != coupon.id)
-                    .and_then(|id| named.get(id))
-                    .map(coupon_facts);
-                check_bound_coupon(
-                    &coupon_facts(coupon),
-                    order_f.as_ref(),
-                    named_f.as_ref(),
-                    now,
-                )
-            })
-            .collect())
+        let mut findings = carts;
+        findings.extend(batch.iter().filter_map(|coupon| {
+            let order = coupon.order_no.as_deref().and_then(|n| orders.get(n));
+            let order_f = order.map(order_facts);
+            let named_f = order
+                .and_then(|o| o.coupon_id.as_deref())
+                .filter(|id| *id != coupon.id)
+                .and_then(|id| named.get(id))
+                .map(coupon_facts);
+            check_bound_coupon(
+                &coupon_facts(coupon),
+                order_f.as_ref(),
+                named_f.as_ref(),
+                now,
+            )
+        }));
+        Ok(findings)
+    }
+
+    /// Scan 4: the orders refunded by line since `since_ms`, in pages of
+    /// the refunds by time, each order checked once.
+    async fn scan_refunded_orders(
+        &self,
+        since_ms: i64,
+        findings: &mut Vec<Finding>,
+    ) -> Result<(usize, bool), ServiceError> {
+        let batch = BATCH;
+        let mut after: (i64, String) = (since_ms, String::new());
+        let mut seen: BTreeSet<OrderNo> = BTreeSet::new();
+        let mut n = 0usize;
+        loop {
+            let cursor = after.clone();
+            let page = self
+                .read(move |c| {
+                    let cursor = cursor.clone();
+                    Box::pin(async move {
+                        Ok(store::refunded_orders_page(c, (cursor.0, &cursor.1), batch).await?)
+                    })
+                })
+                .await?;
+            let done = (page.len() as i64) < batch;
+            if let Some((at, no)) = page.last() {
+                after = (*at, no.to_string());
+            }
+            n += page.len();
+            let nos: Vec<OrderNo> = page
+                .into_iter()
+                .map(|(_, no)| no)
+                .filter(|no| seen.insert(no.clone()))
+                .collect();
+            if !nos.is_empty() {
+                let found = self
+                    .read(move |c| {
+                        let nos = nos.clone();
+                        Box::pin(async move {
+                            let rows = store::orders_by_no(c, &nos).await?;
+                            cart_findings_tx(c, &rows).await
+                        })
+                    })
+                    .await?;
+                findings.extend(found);
+            }
+            if done {
+                return Ok((n, false));
+            }
+            if n >= MAX_ROWS_PER_SCAN {
+                return Ok((n, true));
+            }
+        }
     }
 
     /// Runs every scan once. Read-only.
@@ -522,7 +639,12 @@ impl Service {
         }
         scanned.insert("live_orders".to_string(), n as i64);
 
-        // 4. Template stock counters.
+        // 4. Orders refunded by line lately.
+        let (n, cut) = self.scan_refunded_orders(since_ms, &mut findings).await?;
+        truncated |= cut;
+        scanned.insert("refunds".to_string(), n as i64);
+
+        // 5. Template stock counters.
         let stock = self
             .read(move |c| Box::pin(async move { scan_template_stock_tx(c).await }))
             .await?;
@@ -763,6 +885,13 @@ impl Service {
                 let id = f.coupon_id.clone().ok_or_else(|| needs("coupon"))?;
                 let no = f.order_no.clone().ok_or_else(|| needs("order"))?;
                 self.mark_coupon_used(ctx, None, no, id, Some(reason))
+                    .await
+                    .map(|_| ())
+            }
+            Fix::ReturnCoupon => {
+                let id = f.coupon_id.clone().ok_or_else(|| needs("coupon"))?;
+                let no = f.order_no.clone().ok_or_else(|| needs("order"))?;
+                self.return_coupon(ctx, None, no, id, Some(reason))
                     .await
                     .map(|_| ())
             }

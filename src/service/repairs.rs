@@ -1,13 +1,15 @@
 //! Repairs of a broken link between an order and its coupon (the anomaly
-//! kinds `order_active_coupon_not_locked` and `coupon_order_mismatch`) and
-//! of a stale lock on a paid order (`locked_coupon_order_paid`), decided by
+//! kinds `order_active_coupon_not_locked` and `coupon_order_mismatch`), of
+//! a stale lock on a paid order (`locked_coupon_order_paid`) and of a
+//! coupon its order's refunds by line did not return
+//! (`coupon_not_returned_after_refunds`), decided by
 //! [`crate::domain::repair`] and applied in one transaction that re-reads
 //! every fact first. Support staff may run them: each is refused unless
 //! every fact agrees, so it can only restore what the order and the
 //! coupon's own history already say.
 
-use super::orders::order_view;
-use super::support::{coupon_facts, order_facts};
+use super::orders::{order_view, release_bound_coupon};
+use super::support::{coupon_facts, coupon_units, order_facts};
 use super::views::OrderView;
 use crate::domain::reason::parse_reason;
 use sqlx::AnyConnection;
@@ -16,9 +18,9 @@ use super::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceErro
 use crate::domain::coupon::CouponStatus;
 use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::order::CouponLockStatus;
-use crate::domain::repair::{LinkRepair, plan_link_repair, plan_mark_used};
+use crate::domain::repair::{LinkRepair, plan_link_repair, plan_mark_used, plan_return};
 use crate::domain::time::to_ms;
-use crate::store::{coupons, orders};
+use crate::store::{archive, coupons, orders};
 
 impl Service {
     /// Repairs `order_no`'s link to `coupon_id`: locks the order's own
@@ -86,6 +88,88 @@ impl Service {
     }
 }
 
+impl Service {
+    /// Returns `coupon_id`, still `used` by `order_no` after every unit it
+    /// discounted was refunded by line, to its customer by the release
+    /// rule (`available` while valid, else `expired`). One transaction:
+    /// the order row is taken first, as refunds take it; the facts and the
+    /// order's lines are read again and checked ([`plan_return`]); the
+    /// order's lock status becomes `released` on the condition that it is
+    /// still in the status read and still names the coupon (order event
+    /// `return_coupon`); then the coupon `used` -> `available`/`expired`
+    /// on the condition that it is still used by this order (coupon event
+    /// `refund_release`). Refused with `repair_not_applicable` otherwise;
+    /// `reason` is required.
+    pub async fn return_coupon(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: OrderNo,
+        coupon_id: CouponId,
+        reason: Option<String>,
+    ) -> Result<Executed<OrderView>, ServiceError> {
+        let reason = parse_reason(reason)?;
+        let op = self.op(ctx);
+        self.write(idem, move |c| {
+            let (order_no, coupon_id, reason, op) = (
+                order_no.clone(),
+                coupon_id.clone(),
+                reason.clone(),
+                op.clone(),
+            );
+            Box::pin(async move { return_coupon_tx(c, &op, &order_no, &coupon_id, &reason).await })
+        })
+        .await
+    }
+}
+
+/// The transaction of [`Service::return_coupon`].
+async fn return_coupon_tx(
+    c: &mut AnyConnection,
+    op: &Op,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
+    reason: &str,
+) -> Result<OrderView, ServiceError> {
+    let o = orders::get_for_update(c, order_no)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))?;
+    let coupon = archive::get_live_or_archived(c, coupon_id)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("coupon", coupon_id.as_str()))?;
+    let mut facts = order_facts(&o);
+    facts.coupon_units = coupon_units(c, &o).await?;
+    plan_return(&facts, &coupon_facts(&coupon)).map_err(|why| {
+        ServiceError::refused(
+            Refusal::RepairNotApplicable,
+            format!(
+                "coupon {coupon_id} cannot be returned from order {order_no}: {}",
+                why.message()
+            ),
+        )
+    })?;
+    relink(
+        c,
+        &o,
+        &coupon.id,
+        CouponLockStatus::Released,
+        "return_coupon",
+        op,
+        reason,
+    )
+    .await?;
+    if !release_bound_coupon(c, op, &o, "refund_release", Some(reason)).await? {
+        return Err(ServiceError::refused(
+            Refusal::RepairNotApplicable,
+            format!("coupon {coupon_id} changed meanwhile; read it again"),
+        ));
+    }
+    let o = orders::get(c, order_no)
+        .await?
+        .ok_or_else(|| ServiceError::not_found("order", order_no.as_str()))?;
+    order_view(c, o, op.now, false).await
+}
+
 /// Points the order at `coupon_id`; refused when the order changed since it
 /// was read.
 async fn relink(
@@ -114,6 +198,11 @@ async fn relink(
         },
     )
     .await?;
+    // The split follows the order to the coupon it now names: the
+    // discount is the same.
+    if changed && let Some(old) = o.coupon_id.as_ref().filter(|old| *old != coupon_id) {
+        crate::store::order_lines::move_shares(c, &o.order_no, old, coupon_id).await?;
+    }
     if changed {
         Ok(())
     } else {

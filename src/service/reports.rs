@@ -35,8 +35,12 @@ pub struct ReportDay {
     /// Discounts of the orders that used a coupon, less those refunded.
     pub discount_cents: i64,
     /// Compensation handed out (compensation ledger) for these coupons /
-    /// this campaign's orders.
+    /// this campaign's orders; a reversal when such an order is refunded
+    /// in full counts against it.
     pub compensation_cents: i64,
+    /// The discount of the units refunded that day, whether the coupon
+    /// stayed on its order (a partial refund) or went back.
+    pub refunded_discount_cents: i64,
 }
 
 /// The sums of a report's days, and the coupons as they stand now.
@@ -49,6 +53,7 @@ pub struct ReportTotals {
     pub invalidated: i64,
     pub discount_cents: i64,
     pub compensation_cents: i64,
+    pub refunded_discount_cents: i64,
     /// Now, whatever the range: a template's coupons whose effective
     /// status is `available` (one past its end is not); a campaign's
     /// coupons locked to its orders whose final payment is ahead.
@@ -86,6 +91,7 @@ fn day_view(day: i64, c: &Counts) -> ReportDay {
         invalidated: c.invalidated,
         discount_cents: c.discount_cents,
         compensation_cents: c.compensation_cents,
+        refunded_discount_cents: c.refunded_discount_cents,
     }
 }
 
@@ -252,6 +258,7 @@ fn totals(sum: &Counts, available: i64, locked: i64) -> ReportTotals {
         invalidated: sum.invalidated,
         discount_cents: sum.discount_cents,
         compensation_cents: sum.compensation_cents,
+        refunded_discount_cents: sum.refunded_discount_cents,
         available,
         locked,
         redemption_rate: redemption_rate(sum.claimed, sum.used, sum.returned),

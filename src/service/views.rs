@@ -318,6 +318,10 @@ pub struct RefundCouponView {
     /// Deducted from this refund for this coupon (`clawback` rule).
     #[schema(value_type = i64)]
     pub clawback_cents: Cents,
+    /// This coupon's share of the refunded units: summed over every refund
+    /// of the order, exactly its discount on the lines refunded.
+    #[schema(value_type = i64)]
+    pub discount_cents: Cents,
 }
 
 /// An order's refunds, oldest first.

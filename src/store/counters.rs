@@ -329,11 +329,24 @@ pub async fn count_expired<'a>(
         *per.entry(t.as_str()).or_default() += 1;
     }
     let per: Vec<(&str, i64)> = per.into_iter().collect();
+    // One expiry's delta, each column scaled by the template's count `$n`.
+    let (one, _) = template_delta(Some(CouponStatus::Available), CouponStatus::Expired);
+    let scaled = |n: usize| {
+        one.as_array()
+            .iter()
+            .map(|v| match v {
+                0 => "0".to_string(),
+                1 => format!("${n}"),
+                v => format!("{v} * ${n}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     for chunk in per.chunks(MAX_EXPIRED_TEMPLATES) {
         let tuples: Vec<String> = (0..chunk.len())
             .map(|i| {
                 let (t, n) = (3 + 2 * i, 4 + 2 * i);
-                format!("(${t}, $1, $2, 0, 0, 0, ${n}, 0, 0, 0, 0 - ${n}, 0, 0, ${n}, 0)")
+                format!("(${t}, $1, $2, {})", scaled(n))
             })
             .collect();
         let sql = format!(
@@ -454,7 +467,7 @@ fn sums() -> String {
 }
 
 fn counts_of(row: &sqlx::any::AnyRow, first: usize) -> Result<Counts, sqlx::Error> {
-    let mut a = [0i64; 12];
+    let mut a = [0i64; COUNTER_COLUMNS.len()];
     for (i, v) in a.iter_mut().enumerate() {
         *v = row.try_get(first + i)?;
     }

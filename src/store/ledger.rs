@@ -5,7 +5,7 @@ use sqlx::AnyConnection;
 
 use super::dynamic::{self, Sql};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
-use crate::domain::money::Cents;
+use crate::domain::money::{Cents, CentsDelta};
 
 #[derive(Debug, Clone)]
 pub struct NewEntry<'a> {
@@ -14,7 +14,8 @@ pub struct NewEntry<'a> {
     pub coupon_id: Option<&'a CouponId>,
     /// `final_payment_deduction` (taken off a final payment), `coupon`
     /// (a compensation coupon was issued) or `final_payment_coupon` (a
-    /// `coupon`-mode campaign's final payment issued one).
+    /// `coupon`-mode campaign's final payment issued one). Reversals
+    /// (`refund_reversal`) are written by [`insert_reversal`] only.
     pub kind: &'static str,
     pub amount_cents: Cents,
     pub reason: &'a str,
@@ -74,13 +75,83 @@ pub struct EntryRow {
     pub order_no: Option<OrderNo>,
     pub coupon_id: Option<CouponId>,
     pub kind: String,
-    pub amount_cents: Cents,
+    /// Negative for a reversal (`refund_reversal`), else at least zero.
+    pub amount_cents: CentsDelta,
     pub reason: String,
     pub actor: String,
     pub at: i64,
     pub preset_id: Option<String>,
     pub rules_version: Option<i64>,
     pub campaign_id: Option<CampaignId>,
+}
+
+/// The kinds a full refund of the order reverses: what its final payment
+/// gave (a deduction or a compensation coupon). Support's compensation
+/// coupons (`coupon`) make up for the customer's trouble, not for the
+/// order's money, and stay.
+pub const REVERSED_ON_REFUND: [&str; 2] = ["final_payment_deduction", "final_payment_coupon"];
+
+/// The entries of an order a full refund reverses and that have no
+/// reversal yet, oldest first.
+pub async fn reversible_of_order(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+) -> Result<Vec<EntryRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {ENTRY_COLUMNS} FROM compensation_ledger AS l
+         WHERE order_no = $1 AND kind IN ('{}', '{}')
+           AND NOT EXISTS (SELECT 1 FROM compensation_ledger AS r WHERE r.reverses_id = l.id)
+         ORDER BY id LIMIT 100",
+        REVERSED_ON_REFUND[0], REVERSED_ON_REFUND[1]
+    ))
+    .bind(order_no)
+    .fetch_all(conn)
+    .await
+}
+
+/// A reversal of `entry`: the same user, order, coupon and campaign, the
+/// negated amount, kind `refund_reversal`. Conditional: written only when
+/// the entry has no reversal yet (and the unique index on `reverses_id`
+/// stops a second one from a concurrent transaction); returns whether it
+/// was written. The report counters' compensation goes down by as much.
+pub async fn insert_reversal(
+    conn: &mut AnyConnection,
+    entry: &EntryRow,
+    reason: &str,
+    actor: &str,
+    request_id: Option<&str>,
+    at_ms: i64,
+    day: i64,
+) -> Result<bool, sqlx::Error> {
+    let written = sqlx::query(
+        "INSERT INTO compensation_ledger (user_id, order_no, coupon_id, kind, amount_cents, reason, actor, request_id, at,
+             preset_id, rules_version, campaign_id, reverses_id)
+         SELECT user_id, order_no, coupon_id, 'refund_reversal', -amount_cents, $2, $3, $4, $5,
+             preset_id, rules_version, campaign_id, id
+         FROM compensation_ledger AS l
+         WHERE id = $1 AND amount_cents > 0
+           AND NOT EXISTS (SELECT 1 FROM compensation_ledger AS r WHERE r.reverses_id = l.id)",
+    )
+    .bind(entry.id)
+    .bind(reason)
+    .bind(actor)
+    .bind(request_id)
+    .bind(at_ms)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected()
+        == 1;
+    if written {
+        super::counters::count_compensation(
+            conn,
+            entry.order_no.as_ref(),
+            entry.campaign_id.as_ref(),
+            -entry.amount_cents.get(),
+            day,
+        )
+        .await?;
+    }
+    Ok(written)
 }
 
 const ENTRY_COLUMNS: &str = "id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, at, preset_id, rules_version, campaign_id";
@@ -198,7 +269,10 @@ pub struct GroupTotal {
     /// actor (by staff).
     pub group_key: String,
     pub count: i64,
-    pub value_cents: Cents,
+    /// Net of reversals where they fall in the group: by reason, a
+    /// reversal is a group of its own (kind `refund_reversal`) with a
+    /// negative sum; by staff, it counts under whoever refunded.
+    pub value_cents: CentsDelta,
 }
 
 /// How a breakdown groups the rows.

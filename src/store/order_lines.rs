@@ -233,6 +233,25 @@ pub async fn delete_shares(
     Ok(())
 }
 
+/// Gives `from`'s shares of the order's lines to `to` (the order was
+/// pointed at the coupon actually bound to it, with the same discount).
+pub async fn move_shares(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    from: &CouponId,
+    to: &CouponId,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE order_line_discounts SET coupon_id = $3 WHERE order_no = $1 AND coupon_id = $2",
+    )
+    .bind(order_no)
+    .bind(from)
+    .bind(to)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Records `units` more refunded units and `cents` more refunded money on
 /// one line, only while `before` units were refunded (the conditional
 /// update that keeps two refunds of the same units from both

@@ -76,6 +76,28 @@ pub async fn used_since_page(
         .await
 }
 
+/// The refunds-by-time page statement (`$1` at, `$2` order_no, `$3`
+/// limit): one range of `order_refunds_at_idx`.
+pub fn refunded_orders_page_sql() -> &'static str {
+    "SELECT at, order_no FROM order_refunds WHERE at >= $1 AND (at > $1 OR order_no > $2)
+     ORDER BY at, order_no LIMIT $3"
+}
+
+/// The orders of refunds made after `(at, order_no)`, oldest first, with
+/// the refund's time (an order refunded twice appears twice).
+pub async fn refunded_orders_page(
+    conn: &mut AnyConnection,
+    after: (i64, &str),
+    limit: i64,
+) -> Result<Vec<(i64, OrderNo)>, sqlx::Error> {
+    sqlx::query_as(refunded_orders_page_sql())
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
+        .fetch_all(conn)
+        .await
+}
+
 /// The live-orders page statement (`$1` status, `$2` order_no, `$3` limit).
 pub fn orders_in_status_page_sql() -> String {
     format!(

@@ -38,6 +38,8 @@ pub struct RefundCouponRow {
     pub coupon_id: CouponId,
     pub outcome: CouponRefundOutcome,
     pub clawback_cents: Cents,
+    /// The coupon's share of the refunded units (migration 0035).
+    pub discount_cents: Cents,
 }
 
 /// A refund to write, with its lines and coupons.
@@ -103,14 +105,15 @@ pub async fn insert(conn: &mut AnyConnection, r: &NewRefund<'_>) -> Result<(), s
     }
     for c in &r.coupons {
         sqlx::query(
-            "INSERT INTO order_refund_coupons (order_no, refund_id, coupon_id, outcome, clawback_cents)
-             VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO order_refund_coupons (order_no, refund_id, coupon_id, outcome, clawback_cents, discount_cents)
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(r.order_no)
         .bind(&c.refund_id)
         .bind(&c.coupon_id)
         .bind(c.outcome.as_str())
         .bind(c.clawback_cents)
+        .bind(c.discount_cents)
         .execute(&mut *conn)
         .await?;
     }
@@ -187,7 +190,7 @@ pub async fn coupons_of(
         ""
     };
     let sql = format!(
-        "SELECT refund_id, coupon_id, outcome, clawback_cents
+        "SELECT refund_id, coupon_id, outcome, clawback_cents, discount_cents
          FROM order_refund_coupons WHERE order_no = $1 {filter} ORDER BY refund_id, coupon_id LIMIT 100000"
     );
     let q = sqlx::query_as(&sql).bind(order_no);

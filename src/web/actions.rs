@@ -79,6 +79,10 @@ pub fn routes() -> Router<AppState> {
             "/console/orders/{order_no}/mark-coupon-used",
             get(mark_used_page).post(mark_used),
         )
+        .route(
+            "/console/orders/{order_no}/return-coupon",
+            get(return_page).post(return_coupon),
+        )
 }
 
 /// The longest `back` address an action keeps.
@@ -988,8 +992,8 @@ struct RepairQuery {
     back: Option<String>,
 }
 
-/// The two repairs of an order's coupon link that are confirmed on a page
-/// of their own: one page shape, one POST path, one service call each.
+/// The repairs of an order's coupon link that are confirmed on a page of
+/// their own: one page shape, one POST path, one service call each.
 #[derive(Debug, Clone, Copy)]
 enum LinkRepair {
     /// Relock the order's freed coupon, or relink the order to the coupon
@@ -999,6 +1003,10 @@ enum LinkRepair {
     /// ([`crate::service::Service::mark_coupon_used`]). Support may do it:
     /// it only makes the coupon agree with an order the customer has paid.
     MarkUsed,
+    /// Return a coupon still `used` after every unit it discounted was
+    /// refunded ([`crate::service::Service::return_coupon`]): what the
+    /// refund rule should have done.
+    Return,
 }
 
 impl LinkRepair {
@@ -1007,6 +1015,7 @@ impl LinkRepair {
         match self {
             LinkRepair::Link => paths::order_repair(no),
             LinkRepair::MarkUsed => paths::order_mark_coupon_used(no),
+            LinkRepair::Return => paths::order_return_coupon(no),
         }
     }
 
@@ -1015,6 +1024,7 @@ impl LinkRepair {
         match self {
             LinkRepair::Link => paths::order_repair_for(no, coupon),
             LinkRepair::MarkUsed => paths::order_mark_coupon_used_for(no, coupon),
+            LinkRepair::Return => paths::order_return_coupon_for(no, coupon),
         }
     }
 }
@@ -1035,6 +1045,15 @@ async fn mark_used_page(
     q: Query<RepairQuery>,
 ) -> Result<Response, WebError> {
     link_repair_page(s, staff, order_no, q, LinkRepair::MarkUsed).await
+}
+
+async fn return_page(
+    s: State<AppState>,
+    staff: Staff,
+    order_no: Path<String>,
+    q: Query<RepairQuery>,
+) -> Result<Response, WebError> {
+    link_repair_page(s, staff, order_no, q, LinkRepair::Return).await
 }
 
 /// The confirmation page of a [`LinkRepair`].
@@ -1071,6 +1090,7 @@ async fn render_link_repair(
     let title = match kind {
         LinkRepair::Link => l.t("repair-the-coupon-link"),
         LinkRepair::MarkUsed => l.t("mark-the-coupon-used"),
+        LinkRepair::Return => l.t("return-the-coupon"),
     };
     Ok(form_page(staff, f, title, move |f| {
         view! { <LinkRepairConfirm order=o coupon=c kind=kind form=f/> }
@@ -1122,6 +1142,17 @@ fn LinkRepairConfirm(
             ),
             l.t("the-coupon-still-locked-to-this"),
             l.t("mark-used"),
+        ),
+        LinkRepair::Return => (
+            l.t("return-this-coupon"),
+            crate::tr!(
+                l,
+                "every-item-coupon-discounted-was-refunded",
+                order_no = &o.order_no,
+                code = &c.code
+            ),
+            l.t("return-coupon-note"),
+            l.t("return-coupon-button"),
         ),
     };
     // Marking used settles the discount the order already took: show it.
@@ -1179,6 +1210,15 @@ async fn mark_used(
     link_repair(s, staff, order_no, body, LinkRepair::MarkUsed).await
 }
 
+async fn return_coupon(
+    s: State<AppState>,
+    staff: Staff,
+    order_no: Path<String>,
+    body: Bytes,
+) -> Result<Response, WebError> {
+    link_repair(s, staff, order_no, body, LinkRepair::Return).await
+}
+
 /// The confirmed POST of a [`LinkRepair`]; without a `back`, lands on the
 /// order's health check (run again).
 async fn link_repair(
@@ -1215,12 +1255,18 @@ async fn link_repair(
                 .mark_coupon_used(&ctx, idem.as_ref(), order, coupon_id.clone(), form.reason)
                 .await
         }
+        LinkRepair::Return => {
+            s.service
+                .return_coupon(&ctx, idem.as_ref(), order, coupon_id.clone(), form.reason)
+                .await
+        }
     };
     Ok(match result {
         Ok(_) => {
             let key = match kind {
                 LinkRepair::Link => "action-done-link-repaired",
                 LinkRepair::MarkUsed => "action-done-marked-used",
+                LinkRepair::Return => "action-done-coupon-returned",
             };
             let text = crate::tr!(l, key, code = &code, order_no = &order_no);
             let to = landing(f.back.as_deref(), paths::order_health(&order_no));

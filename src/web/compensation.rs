@@ -123,6 +123,7 @@ fn kind_text(l: Lang, kind: &str) -> &'static str {
     match kind {
         "coupon" => l.t("compensation-coupon"),
         "final_payment_deduction" => l.t("taken-off-the-final-payment"),
+        "refund_reversal" => l.t("comp-kind-refund-reversal"),
         _ => l.t("comp-kind-other"),
     }
 }

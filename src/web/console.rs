@@ -325,6 +325,8 @@ fn CompensationSection(entries: Vec<CompensationEntry>) -> impl IntoView {
         .map(|e| {
             let kind = if e.is_coupon() {
                 l.t("compensation-coupon")
+            } else if e.kind == "refund_reversal" {
+                l.t("comp-kind-refund-reversal")
             } else {
                 l.t("taken-off-the-final-payment")
             };

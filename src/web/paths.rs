@@ -85,6 +85,17 @@ pub(crate) fn order_repair_for(no: &OrderNo, coupon: &CouponId) -> String {
     format!("{}?coupon_id={}", order_repair(no), enc(coupon))
 }
 
+/// Returning a coupon its order's refunds should have returned: where its
+/// confirmation form posts.
+pub(crate) fn order_return_coupon(no: &OrderNo) -> String {
+    format!("{}/return-coupon", order(no))
+}
+
+/// The confirmation page of returning `coupon` after the order's refunds.
+pub(crate) fn order_return_coupon_for(no: &OrderNo, coupon: &CouponId) -> String {
+    format!("{}?coupon_id={}", order_return_coupon(no), enc(coupon))
+}
+
 /// Marking the coupon of a paid order used: where its confirmation form
 /// posts.
 pub(crate) fn order_mark_coupon_used(no: &OrderNo) -> String {

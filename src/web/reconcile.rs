@@ -51,6 +51,9 @@ pub fn kind_label(l: Lang, kind: &str) -> &'static str {
         "used_coupon_order_unpaid" => l.t("used-coupon-on-an-unpaid-order"),
         "template_stock_mismatch" => l.t("template-stock-differs-from-coupons-issued"),
         "template_counts_mismatch" => l.t("template-counters-differ-from-coupons"),
+        "split_mismatch" => l.t("split-differs-from-discount"),
+        "refund_over_payable" => l.t("refund-over-payable"),
+        "coupon_not_returned_after_refunds" => l.t("coupon-not-returned-after-refunds"),
         _ => l.t("term-unknown"),
     }
 }
@@ -61,6 +64,7 @@ fn fix_label(l: Lang, fix: &str) -> &'static str {
         "repair_link" => l.t("repair-the-coupon-link-2"),
         "cancel_order" => l.t("close-the-lapsed-order-releases-the"),
         "mark_coupon_used" => l.t("mark-the-coupon-used-on-the"),
+        "return_coupon" => l.t("return-the-coupon"),
         _ => l.t("needs-a-person"),
     }
 }

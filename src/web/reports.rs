@@ -319,6 +319,7 @@ fn ReportSections(kind: Kind, report: Report, csv_href: String) -> impl IntoView
                     <td data-label=l.t("report-invalidated")>{count(d.invalidated)}</td>
                     <td data-label=l.t("report-discount")>{CentsDelta::from_stored(d.discount_cents).shown()}</td>
                     <td data-label=l.t("report-compensation")>{CentsDelta::from_stored(d.compensation_cents).shown()}</td>
+                    <td data-label=l.t("report-refunded-discount")>{CentsDelta::from_stored(d.refunded_discount_cents).shown()}</td>
                 </tr>
             }
         })
@@ -334,6 +335,7 @@ fn ReportSections(kind: Kind, report: Report, csv_href: String) -> impl IntoView
                 <dt>{l.t("report-invalidated")}</dt><dd>{count(t.invalidated)}</dd>
                 <dt>{l.t("report-discount")}</dt><dd data-testid="total-discount">{CentsDelta::from_stored(t.discount_cents).shown()}</dd>
                 <dt>{l.t("report-compensation")}</dt><dd>{CentsDelta::from_stored(t.compensation_cents).shown()}</dd>
+                <dt>{l.t("report-refunded-discount")}</dt><dd data-testid="total-refunded-discount">{CentsDelta::from_stored(t.refunded_discount_cents).shown()}</dd>
                 <dt>{l.t(kind.available_key())}</dt><dd data-testid="total-available">{count(t.available)}</dd>
                 <dt>{l.t("report-rate")}</dt><dd data-testid="total-rate">{percent(t.redemption_rate)}</dd>
             </dl>
@@ -363,6 +365,7 @@ fn ReportSections(kind: Kind, report: Report, csv_href: String) -> impl IntoView
                     <th scope="col">{l.t("report-invalidated")}</th>
                     <th scope="col">{l.t("report-discount")}</th>
                     <th scope="col">{l.t("report-compensation")}</th>
+                    <th scope="col">{l.t("report-refunded-discount")}</th>
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table>
@@ -394,8 +397,10 @@ async fn csv(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Re
         "report-invalidated",
         "report-discount-yuan",
         "report-compensation-yuan",
+        "report-refunded-discount-yuan",
         "report-discount-cents",
         "report-compensation-cents",
+        "report-refunded-discount-cents",
     ]
     .iter()
     .map(|k| cell(l.t(k)))
@@ -404,7 +409,7 @@ async fn csv(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Re
     let mut out = format!("{header}\n");
     for d in &r.days {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
             d.day,
             d.claimed,
             d.used,
@@ -413,8 +418,10 @@ async fn csv(s: &AppState, staff: &Staff, subject: Subject, q: RangeQuery) -> Re
             d.invalidated,
             CentsDelta::from_stored(d.discount_cents).yuan(),
             CentsDelta::from_stored(d.compensation_cents).yuan(),
+            CentsDelta::from_stored(d.refunded_discount_cents).yuan(),
             d.discount_cents,
-            d.compensation_cents
+            d.compensation_cents,
+            d.refunded_discount_cents
         ));
     }
     let file = format!("report-{}-{}.csv", r.from, r.to);
@@ -674,6 +681,7 @@ mod tests {
             invalidated: 0,
             discount_cents,
             compensation_cents: 0,
+            refunded_discount_cents: 0,
         }
     }
 

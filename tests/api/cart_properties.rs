@@ -285,13 +285,25 @@ async fn run_case(
         }
     }
     let payable: i64 = end.lines.iter().map(|l| l.payable_cents.get()).sum();
-    let clawed: i64 = svc
-        .refunds_of(&no)
-        .await
-        .map_err(|e| format!("{e:?}"))?
+    let all = svc.refunds_of(&no).await.map_err(|e| format!("{e:?}"))?;
+    let clawed: i64 = all.iter().map(|r| r.clawback_cents.get()).sum();
+    // The coupon's share of the refunded units, summed over the refunds,
+    // is its whole discount (what the report counts by day).
+    let back: i64 = all
         .iter()
-        .map(|r| r.clawback_cents.get())
+        .flat_map(|r| r.coupons.iter())
+        .map(|c| c.discount_cents.get())
         .sum();
+    if back != split {
+        return Err(format!(
+            "the refunds gave back {back} of the coupon's discount, not its {split}"
+        ));
+    }
+    // What reconciliation reads of the order agrees with itself.
+    let report = svc.reconcile().await.map_err(|e| format!("{e:?}"))?;
+    if let Some(a) = report.anomalies.first() {
+        return Err(format!("reconciliation found {}: {}", a.kind, a.detail));
+    }
     if end.refunded_cents.get() + clawed != payable {
         return Err(format!(
             "refunded {} + clawed back {clawed} != payable {payable}",

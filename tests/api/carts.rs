@@ -61,7 +61,7 @@ fn beauty_cart() -> Vec<Value> {
 /// A paid order N1 of u1: two beauty lines (2 × ¥100, 1 × ¥150) and one
 /// food line (1 × ¥80), with a 满300减50 beauty coupon of `rule`. Returns
 /// the coupon id.
-async fn paid_beauty_order(app: &TestApp, rule: &str) -> String {
+pub(crate) async fn paid_beauty_order(app: &TestApp, rule: &str) -> String {
     let cid = coupon(
         app,
         "u1",
@@ -77,7 +77,7 @@ async fn paid_beauty_order(app: &TestApp, rule: &str) -> String {
     cid
 }
 
-fn refund(id: &str, lines: &[(&str, i64)]) -> Value {
+pub(crate) fn refund(id: &str, lines: &[(&str, i64)]) -> Value {
     let lines: Vec<Value> = lines
         .iter()
         .map(|(l, q)| json!({"line_id": l, "quantity": q}))
@@ -317,7 +317,7 @@ async fn a_partial_refund_returns_the_units_share_and_keeps_the_coupon_until_the
     );
     assert_eq!(
         r.body["coupons"],
-        json!([{"coupon_id": cid, "outcome": "kept", "clawback_cents": 0}])
+        json!([{"coupon_id": cid, "outcome": "kept", "clawback_cents": 0, "discount_cents": 1428}])
     );
     assert_eq!(app.coupon(&cid).await["status"], "used");
     let o = app.order_view("N1").await;

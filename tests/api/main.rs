@@ -14,6 +14,7 @@ mod common;
 mod bulk;
 mod campaigns;
 mod cart_properties;
+mod cart_repairs;
 mod carts;
 mod checkout;
 mod claims;

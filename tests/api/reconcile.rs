@@ -838,7 +838,7 @@ async fn the_reconciliation_page_needs_a_session() {
 async fn the_scan_statements_use_their_indexes_on_a_big_table() {
     use couponkeeper::store::Backend;
     use couponkeeper::store::reconcile::{
-        locked_page_sql, orders_in_status_page_sql, used_since_page_sql,
+        locked_page_sql, orders_in_status_page_sql, refunded_orders_page_sql, used_since_page_sql,
     };
     let app = spawn_app().await;
     let pool = app.db.db.pool();
@@ -882,14 +882,25 @@ async fn the_scan_statements_use_their_indexes_on_a_big_table() {
         ),
     )
     .await;
+    plant(
+        &app,
+        &format!(
+            "INSERT INTO order_refunds (order_no, refund_id, whole, reason, refund_cents,
+                 clawback_cents, actor, at)
+             SELECT 'O-' || CAST(g AS TEXT), 'r1', 0, 'bench', 100, 0, 'api', g
+             FROM ({series}) s WHERE g % 10 = 0"
+        ),
+    )
+    .await;
     match app.db.db.backend() {
         Backend::Postgres => {
             plant(&app, "ANALYZE coupons").await;
             plant(&app, "ANALYZE orders").await;
+            plant(&app, "ANALYZE order_refunds").await;
         }
         Backend::Sqlite => plant(&app, "ANALYZE").await,
     }
-    let statements: [(&str, String, &str); 3] = [
+    let statements: [(&str, String, &str); 4] = [
         (
             "locked coupons",
             locked_page_sql(),
@@ -905,6 +916,11 @@ async fn the_scan_statements_use_their_indexes_on_a_big_table() {
             orders_in_status_page_sql(),
             "orders_status_no_idx",
         ),
+        (
+            "refunded orders",
+            refunded_orders_page_sql().to_string(),
+            "order_refunds_at_idx",
+        ),
     ];
     let mut conn = pool.acquire().await.expect("connection");
     for (what, sql, index) in &statements {
@@ -913,6 +929,7 @@ async fn the_scan_statements_use_their_indexes_on_a_big_table() {
         let q = match *what {
             "locked coupons" => q.bind(100_i64).bind("b-1").bind(500_i64),
             "used coupons" => q.bind(1000_i64).bind("b-1").bind(500_i64),
+            "refunded orders" => q.bind(1000_i64).bind("O-1").bind(500_i64),
             _ => q.bind("pending_payment").bind("").bind(500_i64),
         };
         let rows = q.fetch_all(&mut *conn).await.expect("explain");
@@ -924,6 +941,8 @@ async fn the_scan_statements_use_their_indexes_on_a_big_table() {
             "Seq Scan on orders",
             "SCAN coupons",
             "SCAN orders",
+            "Seq Scan on order_refunds",
+            "SCAN order_refunds",
         ] {
             assert!(
                 !plan.contains(full),

@@ -169,6 +169,34 @@ async fn recount(app: &TestApp, s: Subject, key: &str) -> BTreeMap<i64, Counts> 
             );
         }
     }
+    // The discount of refunded units, per coupon and refund.
+    let refunded = sqlx::query(
+        "SELECT rc.coupon_id, o.campaign_id, rc.discount_cents, r.at FROM order_refund_coupons AS rc
+         JOIN order_refunds AS r ON r.order_no = rc.order_no AND r.refund_id = rc.refund_id
+         JOIN orders AS o ON o.order_no = rc.order_no",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("refunds");
+    for r in &refunded {
+        let coupon: String = r.get(0);
+        let campaign: Option<String> = r.get(1);
+        let cents: i64 = r.get(2);
+        let at: i64 = r.get(3);
+        let ours = match s {
+            Subject::Campaign => campaign.as_deref() == Some(key),
+            Subject::Template => templates.get(&coupon).cloned().flatten().as_deref() == Some(key),
+        };
+        if ours && cents != 0 {
+            add(
+                day(at),
+                &Counts {
+                    refunded_discount_cents: cents,
+                    ..Counts::default()
+                },
+            );
+        }
+    }
     out.retain(|_, c| *c != Counts::default());
     out
 }

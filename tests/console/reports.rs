@@ -91,7 +91,7 @@ async fn an_operator_reads_a_template_report_as_two_charts_and_a_table_in_both_l
     assert!(
         csv.text
             .lines()
-            .any(|l| l.ends_with(",3,1,0,0,0,50.00,0.00,5000,0")),
+            .any(|l| l.ends_with(",3,1,0,0,0,50.00,0.00,0.00,5000,0,0")),
         "{}",
         csv.text
     );
@@ -193,13 +193,13 @@ async fn the_report_csv_opens_in_excel_with_yuan_beside_cents_for_every_day() {
     let lines: Vec<&str> = csv.text.lines().collect();
     assert_eq!(
         lines[0],
-        "日期,领取,已使用,退款退回,已过期,已作废,优惠金额（元）,补偿金额（元）,优惠金额（分）,补偿金额（分）"
+        "日期,领取,已使用,退款退回,已过期,已作废,优惠金额（元）,补偿金额（元）,退款商品的优惠（元）,优惠金额（分）,补偿金额（分）,退款商品的优惠（分）"
     );
     let mut discount_cents = 0;
     for line in &lines[1..] {
         let f: Vec<&str> = line.split(',').collect();
-        assert_eq!(f.len(), 10, "{line}");
-        let cents: i64 = f[8].parse().expect("cents");
+        assert_eq!(f.len(), 12, "{line}");
+        let cents: i64 = f[9].parse().expect("cents");
         assert_eq!(
             f[6],
             format!("{}.{:02}", cents / 100, cents % 100),

@@ -11,6 +11,7 @@ comp-preset-every-category = every category
 comp-preset-terms = { $value } off, { $min }, { $categories }, { $validity }
 comp-bad-filter = A filter is not valid; check the dates, the staff name and the page link.
 comp-kind-other = other
+comp-kind-refund-reversal = Reversed: order refunded in full
 comp-rules = Compensation rules
 comp-from-day = From (business day)
 comp-to-day = To (business day, inclusive)

@@ -31,6 +31,7 @@ event-action-presale_timeout = Final-payment time ran out; order closed automati
 event-action-relock_coupon = Order's coupon locked again
 event-action-relink_coupon = Order linked to its coupon again
 event-action-mark_coupon_used = Order's coupon marked as used
+event-action-return_coupon = Order's coupon returned after its refunds
 event-action-release_coupon = Order's coupon released
 event-action-force_release_coupon = Order's coupon force-released
 
@@ -66,5 +67,6 @@ staff-action-webhook_enable = Webhook subscriber enabled
 reason-expired-before-final-strict = Ended before the final payment (strict rules: no discount)
 reason-expired-before-final-swap = Ended before the final payment (swap-or-compensate rules)
 reason-final-payment-deduction = The presale coupon ended before the final payment and no equivalent coupon was available: compensated in the final payment
+reason-refund-reversal = The order was refunded in full, so the compensation of its final payment is reversed
 reason-final-payment-coupon = The presale coupon ended before the final payment and no equivalent coupon was available: compensated with a coupon of the same value
 reason-replaces-expired-coupon = Replaces a coupon that ended before the final payment

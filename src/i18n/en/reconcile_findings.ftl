@@ -23,3 +23,6 @@ reconcile-figure-used = used coupons
 reconcile-figure-expired = expired coupons
 reconcile-figure-invalidated = invalidated coupons
 reconcile-figure-discount = the discount given (cents)
+reconcile-split-mismatch = the shares of coupon { $coupon } in the lines of order { $no } add up to { $split } cents, but the order took { $expected } cents for it
+reconcile-refund-over-payable = line { $line } of order { $no } refunded { $refunded } cents, more than its payable { $payable } cents
+reconcile-coupon-not-returned-after-refunds = coupon { $coupon } is still used by order { $no } although all { $refunded } items it discounted were refunded

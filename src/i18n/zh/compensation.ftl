@@ -10,6 +10,7 @@ comp-preset-every-category = 全品类
 comp-preset-terms = 减 { $value }，{ $min }，{ $categories }，{ $validity }
 comp-bad-filter = 筛选条件无效，请检查日期、员工名和翻页链接。
 comp-kind-other = 其他
+comp-kind-refund-reversal = 冲回（订单已全额退款）
 comp-rules = 补偿规则
 comp-from-day = 起始（营业日）
 comp-to-day = 截止（营业日，含当天）

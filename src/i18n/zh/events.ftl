@@ -31,6 +31,7 @@ event-action-presale_timeout = 尾款时间已过，订单自动关闭
 event-action-relock_coupon = 订单重新锁定券
 event-action-relink_coupon = 订单重新关联券
 event-action-mark_coupon_used = 订单的券标记为已使用
+event-action-return_coupon = 订单退款后补退回券
 event-action-release_coupon = 订单的券被释放
 event-action-force_release_coupon = 订单的券被强制释放
 
@@ -66,5 +67,6 @@ staff-action-webhook_enable = 启用消息订阅
 reason-expired-before-final-strict = 付尾款前已过期（本场为严格规则，不再抵扣）
 reason-expired-before-final-swap = 付尾款前已过期（本场为换券或补偿规则）
 reason-final-payment-deduction = 预售券在付尾款前过期，且没有同等的券可换，尾款直接补偿
+reason-refund-reversal = 订单已全额退款，尾款时给的补偿随之冲回
 reason-final-payment-coupon = 预售券在付尾款前过期，且没有同等的券可换，补偿一张同等面额的券
 reason-replaces-expired-coupon = 替换付尾款前过期的优惠券

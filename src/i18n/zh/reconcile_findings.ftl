@@ -23,3 +23,6 @@ reconcile-figure-used = 已使用张数
 reconcile-figure-expired = 已过期张数
 reconcile-figure-invalidated = 已作废张数
 reconcile-figure-discount = 优惠金额（分）
+reconcile-split-mismatch = 订单 { $no } 各行上券 { $coupon } 的分摊合计 { $split } 分，但订单为这张券记的优惠是 { $expected } 分
+reconcile-refund-over-payable = 订单 { $no } 的行 { $line } 已退 { $refunded } 分，超过了这一行的实付 { $payable } 分
+reconcile-coupon-not-returned-after-refunds = 券 { $coupon } 优惠的 { $refunded } 件商品已全部退款，但仍显示被订单 { $no } 使用

@@ -13,6 +13,7 @@ use sqlx::AnyConnection;
 
 use crate::domain::allocation::allocate;
 use crate::domain::discount::CouponTerms;
+use crate::domain::facts::CouponUnits;
 use crate::domain::ids::{CouponId, LineId};
 use crate::domain::line::Line;
 use crate::domain::money::Cents;
@@ -104,6 +105,25 @@ impl OrderCart {
             .filter(|s| s.coupon_id == *coupon_id)
             .filter_map(|s| self.index_of(s.line_no).map(|i| (i, s.cents)))
             .collect()
+    }
+
+    /// The units of the lines `coupon_id` discounted (those it has a share
+    /// above zero of, else every line it covers), kept and refunded: the
+    /// units that hold it on the order (`domain::refund`).
+    pub fn coupon_units(&self, coupon_id: &CouponId) -> CouponUnits {
+        let split = self.split_of(coupon_id);
+        let any_share = split.iter().any(|(_, s)| !s.is_zero());
+        let (mut kept, mut refunded) = (0, 0);
+        for (i, share) in split {
+            if any_share && share.is_zero() {
+                continue;
+            }
+            if let Some(line) = self.lines.get(i) {
+                kept += (line.quantity - line.refunded_quantity).max(0);
+                refunded += line.refunded_quantity;
+            }
+        }
+        CouponUnits { kept, refunded }
     }
 
     /// Every coupon's share of line `i`, in coupon order.

@@ -4,7 +4,7 @@
 
 use sqlx::AnyConnection;
 
-use super::refunds::refund_remainder;
+use super::refunds::{refund_remainder, reverse_compensation};
 use super::steps::{load_order, move_order, release_bound_coupon, require_status};
 use super::view::order_view;
 use crate::domain::ids::OrderNo;
@@ -131,6 +131,9 @@ pub(crate) async fn end_order(
         next.refund_count = o.refund_count + 1;
     }
     let stored = move_order(c, op, from, step, &next, reason).await?;
+    if step == OrderStep::Refund && from == OrderStatus::FinalPaid {
+        reverse_compensation(c, op, o).await?;
+    }
     let coupon_action = match step {
         OrderStep::Refund => "refund_release",
         _ => "cancel_release",

@@ -38,6 +38,6 @@ pub use list::{
     DEFAULT_ORDER_PAGE, MAX_ORDER_EXPORT_ROWS, MAX_ORDER_PAGE, OrderFilter, OrderListParams,
     OrderPage,
 };
-pub(crate) use steps::plan_for;
 pub(crate) use steps::{kind_of, on_order, status_of, unfit_refusal};
+pub(crate) use steps::{plan_for, release_bound_coupon};
 pub(crate) use view::{order_view, order_view_of};

@@ -12,17 +12,21 @@ use sqlx::AnyConnection;
 use super::cart::{OrderCart, ensure_stored, load_cart};
 use super::steps::{move_order, release_bound_coupon, require_status};
 use crate::domain::FieldError;
-use crate::domain::ids::{CouponId, OrderNo, RefundId, new_id};
+use crate::domain::event::system_reasons;
+use crate::domain::ids::{CouponId, OrderNo, RefundId, TemplateId, new_id};
 use crate::domain::line::line_field;
 use crate::domain::order::{CouponLockStatus, OrderStatus, OrderStep};
 use crate::domain::refund::{
     CouponBook, CouponRefundOutcome, LineBook, RefundPlan, RefundSpec, plan_refund,
 };
+use crate::domain::report::Counts;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::service::views::{RefundCouponView, RefundLineView, RefundView, coupon_terms};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
+use crate::store::counters::{self, Subject};
 use crate::store::coupons;
 use crate::store::events::{self, NewEvent};
+use crate::store::ledger;
 use crate::store::outbox::{self, NewMessage};
 use crate::store::refunds::{self, NewRefund, RefundCouponRow, RefundLineRow, RefundRow};
 use crate::store::{order_lines, orders};
@@ -185,7 +189,7 @@ pub(super) async fn refund_remainder(
         .map(|(i, l)| (i, l.quantity - l.refunded_quantity))
         .collect();
     let refund_id = RefundId::from_stored(new_id("rfd", to_ms(op.now)));
-    let (plan, coupon_ids) = plan_of(c, o, &cart, &request).await?;
+    let (plan, refunded) = plan_of(c, o, &cart, &request).await?;
     write_refund(
         c,
         op,
@@ -198,10 +202,41 @@ pub(super) async fn refund_remainder(
             request: &request,
         },
         &plan,
-        &coupon_ids,
+        &refunded,
     )
     .await?;
     Ok(plan)
+}
+
+/// A coupon a refund plans for: its id and its template (whose report
+/// counters count the discount of the refunded units).
+#[derive(Debug, Clone)]
+struct RefundedCoupon {
+    id: CouponId,
+    template_id: Option<TemplateId>,
+}
+
+/// The order is refunded in full: each compensation its final payment gave
+/// (a deduction or a compensation coupon) gets its reversal in the ledger,
+/// a negative entry, at most once (`ledger::insert_reversal`).
+pub(super) async fn reverse_compensation(
+    c: &mut AnyConnection,
+    op: &Op,
+    o: &orders::OrderRow,
+) -> Result<(), ServiceError> {
+    for entry in ledger::reversible_of_order(c, &o.order_no).await? {
+        ledger::insert_reversal(
+            c,
+            &entry,
+            system_reasons::REFUND_REVERSAL,
+            &op.ctx.actor,
+            op.ctx.request_id.as_deref(),
+            to_ms(op.now),
+            op.day(),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// The order's coupon as a refund reads it: only a coupon spent on the
@@ -210,22 +245,27 @@ async fn coupon_books(
     c: &mut AnyConnection,
     o: &orders::OrderRow,
     cart: &OrderCart,
-) -> Result<Vec<(CouponId, CouponBook)>, ServiceError> {
+) -> Result<Vec<(RefundedCoupon, CouponBook)>, ServiceError> {
     let Some(id) = o.coupon_id.as_ref() else {
         return Ok(Vec::new());
     };
     if o.coupon_lock_status != CouponLockStatus::Used {
         return Ok(Vec::new());
     }
-    let Some(row) = coupons::get(c, id).await? else {
-        // Archived since its use: the terms a refund needs are the ones it
-        // was used with, which the archive keeps.
-        let Some(row) = crate::store::archive::get(c, id).await? else {
-            return Ok(Vec::new());
-        };
-        return Ok(vec![(id.clone(), book_of(c, o, cart, &row).await?)]);
+    // Archived since its use: the terms a refund needs are the ones it was
+    // used with, which the archive keeps.
+    let row = match coupons::get(c, id).await? {
+        Some(row) => row,
+        None => match crate::store::archive::get(c, id).await? {
+            Some(row) => row,
+            None => return Ok(Vec::new()),
+        },
     };
-    Ok(vec![(id.clone(), book_of(c, o, cart, &row).await?)])
+    let coupon = RefundedCoupon {
+        id: id.clone(),
+        template_id: row.template_id.clone(),
+    };
+    Ok(vec![(coupon, book_of(c, o, cart, &row).await?)])
 }
 
 /// A coupon's terms, split and earlier clawback, as a refund reads them.
@@ -256,7 +296,7 @@ async fn plan_of(
     o: &orders::OrderRow,
     cart: &OrderCart,
     request: &[(usize, i64)],
-) -> Result<(RefundPlan, Vec<CouponId>), ServiceError> {
+) -> Result<(RefundPlan, Vec<RefundedCoupon>), ServiceError> {
     let books: Vec<LineBook> = cart
         .lines
         .iter()
@@ -269,7 +309,7 @@ async fn plan_of(
             discount: cart.line_discount(i),
         })
         .collect();
-    let (coupon_ids, coupons): (Vec<CouponId>, Vec<CouponBook>) =
+    let (refunded, coupons): (Vec<RefundedCoupon>, Vec<CouponBook>) =
         coupon_books(c, o, cart).await?.into_iter().unzip();
     let plan = plan_refund(&books, &coupons, request).map_err(|e| {
         let line = cart
@@ -282,7 +322,7 @@ async fn plan_of(
             format!("line {line} has {} units left to refund", e.left),
         )
     })?;
-    Ok((plan, coupon_ids))
+    Ok((plan, refunded))
 }
 
 /// Decides and applies one refund by line: the order row, the lines, the
@@ -296,7 +336,7 @@ async fn apply_refund(
     cart: &mut OrderCart,
     r: Refunding<'_>,
 ) -> Result<RefundView, ServiceError> {
-    let (plan, coupon_ids) = plan_of(c, o, cart, r.request).await?;
+    let (plan, refunded) = plan_of(c, o, cart, r.request).await?;
     let returned = plan
         .coupons
         .iter()
@@ -322,7 +362,7 @@ async fn apply_refund(
             format!("order {} changed meanwhile; read it again", o.order_no),
         ));
     }
-    write_refund(c, op, o, cart, &r, &plan, &coupon_ids).await?;
+    write_refund(c, op, o, cart, &r, &plan, &refunded).await?;
     if plan.order_fully_refunded {
         let mut next = o.clone();
         next.refunded_at = Some(to_ms(op.now));
@@ -330,6 +370,7 @@ async fn apply_refund(
         next.refund_count = o.refund_count + 1;
         next.coupon_lock_status = lock_status;
         move_order(c, op, from, OrderStep::Refund, &next, Some(r.reason)).await?;
+        reverse_compensation(c, op, o).await?;
     } else {
         events::insert(
             c,
@@ -369,7 +410,7 @@ async fn write_refund(
     cart: &OrderCart,
     r: &Refunding<'_>,
     plan: &RefundPlan,
-    coupon_ids: &[CouponId],
+    coupons: &[RefundedCoupon],
 ) -> Result<(), ServiceError> {
     for l in &plan.lines {
         let Some(line) = cart.lines.get(l.index) else {
@@ -420,19 +461,37 @@ async fn write_refund(
                     })
                 })
                 .collect(),
-            coupons: coupon_ids
+            coupons: coupons
                 .iter()
                 .zip(&plan.coupons)
-                .map(|(id, p)| RefundCouponRow {
+                .map(|(coupon, p)| RefundCouponRow {
                     refund_id: r.refund_id.clone(),
-                    coupon_id: id.clone(),
+                    coupon_id: coupon.id.clone(),
                     outcome: p.outcome,
                     clawback_cents: p.clawback,
+                    discount_cents: p.discount,
                 })
                 .collect(),
         },
     )
     .await?;
+    // The report counters: each coupon's share of the refunded units, on
+    // its template and on the order's campaign, on the refund's day.
+    for (coupon, p) in coupons.iter().zip(&plan.coupons) {
+        if p.discount.is_zero() {
+            continue;
+        }
+        let delta = Counts {
+            refunded_discount_cents: p.discount.get(),
+            ..Counts::default()
+        };
+        if let Some(t) = &coupon.template_id {
+            counters::add(c, Subject::Template, t.as_str(), op.day(), &delta).await?;
+        }
+        if let Some(campaign) = &o.campaign_id {
+            counters::add(c, Subject::Campaign, campaign.as_str(), op.day(), &delta).await?;
+        }
+    }
     Ok(())
 }
 
@@ -481,6 +540,7 @@ pub(crate) async fn refund_views(
                     coupon_id: c.coupon_id.clone(),
                     outcome: c.outcome,
                     clawback_cents: c.clawback_cents,
+                    discount_cents: c.discount_cents,
                 })
                 .collect(),
             reason: r.reason,

@@ -381,7 +381,7 @@ async fn live_coupon_of(
 /// bound to this order: `available` while valid, else `expired`. A used
 /// coupon already archived is brought back first. Returns whether a coupon
 /// was released.
-pub(super) async fn release_bound_coupon(
+pub(crate) async fn release_bound_coupon(
     c: &mut AnyConnection,
     op: &Op,
     order: &OrderRow,

@@ -17,7 +17,7 @@ use crate::domain::compensation::{
 use crate::domain::coupon::{CouponSource, CouponStatus, effective_status, release_target};
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::{CouponId, OrderNo, UserId, new_coupon_code};
-use crate::domain::money::Cents;
+use crate::domain::money::{Cents, CentsDelta};
 use crate::domain::order::CouponLockStatus;
 use crate::domain::permissions::{self, Permission};
 use crate::domain::reason::parse_reason;
@@ -77,9 +77,10 @@ impl Authority {
 #[derive(Debug, Clone, Serialize)]
 pub struct CompensationEntry {
     pub at: String,
-    /// `final_payment_deduction`, `coupon` or `final_payment_coupon`.
+    /// `final_payment_deduction`, `coupon`, `final_payment_coupon` or
+    /// `refund_reversal` (negative).
     pub kind: String,
-    pub amount_cents: Cents,
+    pub amount_cents: CentsDelta,
     /// The compensation coupon, for kind `coupon`.
     pub coupon_id: Option<CouponId>,
     /// Its code, for pages.
@@ -681,6 +682,11 @@ async fn release_coupon_tx(
             Refusal::InvalidOrderStatus,
             format!("order {} changed meanwhile; read it again", o.order_no),
         ));
+    }
+    // A detached coupon takes its discount, and so its split, off the
+    // order.
+    if active && let Some(o) = &recorded_holder {
+        crate::store::order_lines::delete_shares(c, &o.order_no, coupon_id).await?;
     }
     let to = release_target(from_ms(coupon.ends_at), op.now);
     let changed = coupons::transition(

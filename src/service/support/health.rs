@@ -38,10 +38,11 @@ const USER_HEALTH_LOCKS: i64 = 100;
 /// A suggested action with its parameters, as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct ActionView {
-    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`
-    /// or `mark_coupon_used`.
+    /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`,
+    /// `mark_coupon_used` or `return_coupon`.
     pub code: String,
-    /// `release_coupon`, `repair_link`, `mark_coupon_used`: the coupon.
+    /// `release_coupon`, `repair_link`, `mark_coupon_used`,
+    /// `return_coupon`: the coupon.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub coupon_id: Option<CouponId>,
@@ -50,7 +51,7 @@ pub struct ActionView {
     #[schema(value_type = Option<String>)]
     pub user_id: Option<UserId>,
     /// `issue_compensation`, `cancel_order`, `repair_link`,
-    /// `mark_coupon_used`: the order.
+    /// `mark_coupon_used`, `return_coupon`: the order.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub order_no: Option<OrderNo>,
@@ -99,6 +100,10 @@ impl From<&SuggestedAction> for ActionView {
             | SuggestedAction::MarkCouponUsed {
                 order_no,
                 coupon_id,
+            }
+            | SuggestedAction::ReturnCoupon {
+                order_no,
+                coupon_id,
             } => {
                 v.order_no = Some(order_no.clone());
                 v.coupon_id = Some(coupon_id.clone());
@@ -126,7 +131,7 @@ pub struct CheckView {
     #[schema(ignore)]
     pub msg: crate::i18n::Msg,
     /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`,
-    /// `mark_coupon_used` or null.
+    /// `mark_coupon_used`, `return_coupon` or null.
     pub suggested_action: Option<String>,
     /// The suggested action with its parameters.
     pub action: Option<ActionView>,
@@ -225,7 +230,7 @@ pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
 /// The units of the lines `o`'s coupon discounted (those it has a share
 /// above zero of, else every line it covers), kept and refunded; `None`
 /// before any refund by line.
-async fn coupon_units(
+pub(crate) async fn coupon_units(
     c: &mut AnyConnection,
     o: &OrderRow,
 ) -> Result<Option<CouponUnits>, ServiceError> {
@@ -236,19 +241,7 @@ async fn coupon_units(
         return Ok(None);
     }
     let cart = crate::service::orders::load_cart(c, o).await?;
-    let split = cart.split_of(id);
-    let any_share = split.iter().any(|(_, s)| !s.is_zero());
-    let (mut kept, mut refunded) = (0, 0);
-    for (i, share) in split {
-        if any_share && share.is_zero() {
-            continue;
-        }
-        if let Some(line) = cart.lines.get(i) {
-            kept += (line.quantity - line.refunded_quantity).max(0);
-            refunded += line.refunded_quantity;
-        }
-    }
-    Ok(Some(CouponUnits { kept, refunded }))
+    Ok(Some(cart.coupon_units(id)))
 }
 
 /// Gathers the facts about one order and runs the checks, inside the

@@ -117,6 +117,13 @@ fn fix_button(
             paths::order_mark_coupon_used_for(order_no, coupon_id),
             l.t("mark-the-coupon-used-2"),
         ),
+        SuggestedAction::ReturnCoupon {
+            order_no,
+            coupon_id,
+        } => (
+            paths::order_return_coupon_for(order_no, coupon_id),
+            l.t("return-the-coupon"),
+        ),
         SuggestedAction::CancelOrder { order_no }
             if permissions::may_cancel_order(role, lapsed_checkout) =>
         {
