@@ -285,3 +285,36 @@ async fn reconciliation_finds_a_split_that_does_not_add_up_and_a_line_refunded_b
         over[0]
     );
 }
+
+#[tokio::test]
+async fn a_forced_release_takes_the_coupon_s_split_off_the_order_s_lines() {
+    let app = spawn_app().await;
+    let t = app.template(json!({"categories": ["beauty"]})).await;
+    let cid = app
+        .claim("u1", t["id"].as_str().expect("template id"))
+        .await["id"]
+        .as_str()
+        .expect("coupon id")
+        .to_string();
+    let r = app
+        .order(
+            json!({"order_no": "N1", "user_id": "u1", "kind": "normal", "coupon_id": cid,
+            "lines": [{"line_id": "a", "sku": null, "category": "beauty", "shop_id": null,
+                       "quantity": 2, "unit_price_cents": 20000}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    assert_eq!(r.body["lines"][0]["payable_cents"], 35000);
+    let r = app
+        .post(
+            &format!("/api/v1/coupons/{cid}/release"),
+            json!({"reason": "客户要求换券", "force": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let o = app.order_view("N1").await;
+    assert_eq!(o["coupon_id"], Value::Null);
+    assert_eq!(o["lines"][0]["discounts"], json!([]), "{o}");
+    assert_eq!(o["lines"][0]["payable_cents"], 40000);
+    assert!(anomalies(&app).await.is_empty());
+}
