@@ -1,16 +1,19 @@
 //! Model-based test of the HTTP API: random sequences of
-//! claims, orders (normal and presale, with and without a coupon),
-//! payments, cancels, refunds, staff releases, invalidations,
-//! compensation coupons and campaign policy changes, clock
-//! moves from a second to a day, reads and idempotent replays, sent to the
-//! real router on a fresh database of the store the harness picks, and
-//! applied to a small in-memory model of API.md's rules
-//! (`tests/api/model/rules.rs`). Every answer is compared with the model: the
-//! HTTP status, the refusal code, and the key fields of the coupon or order
-//! (status as read, lock status, discount, snapshot, compensation, amount
-//! due, the checkout lock). Each run ends by moving the clock into the
+//! claims, orders (normal and presale, with and without a coupon; normal
+//! ones sometimes as a cart of lines), payments, cancels, refunds whole and
+//! by line, staff releases, invalidations, compensation coupons and
+//! campaign policy changes, clock moves from a second to a day, reads and
+//! idempotent replays, sent to the real router on a fresh database of the
+//! store the harness picks, and applied to a small in-memory model of
+//! API.md's rules (`tests/api/model/rules.rs`). Every answer is compared
+//! with the model: the HTTP status, the refusal code, and the key fields of
+//! the coupon, order or refund (status as read, lock status, discount,
+//! snapshot, compensation, amount due, the checkout lock, each line's
+//! refunded units and money and payable amount, a refund's money and what
+//! it did to the coupon). Each run ends by moving the clock into the
 //! payment windows and paying what can be paid, so deposits meet final
-//! payments under every policy. Then the global invariants are read
+//! payments under every policy, and by refunding one unit of each line of
+//! every other paid order. Then the global invariants are read
 //! back through the API: stock and per-user limits, no coupon held by two
 //! orders, every coupon and order as the model has it; and after the last
 //! case, reconciliation finds no anomaly at all.
@@ -32,8 +35,8 @@ use serde_json::{Value, json};
 
 use crate::common::{Resp, TestApp, epoch, spawn_app};
 use rules::{
-    Campaign, CouponStatus, IDEMPOTENCY_RETENTION_SECONDS, Kind, Model, NewOrder, OrderStatus,
-    Policy, Rule, Template, USERS, Validity,
+    Campaign, CouponStatus, IDEMPOTENCY_RETENTION_SECONDS, Kind, LineSpec, Model, NewOrder,
+    OrderStatus, Policy, RefundOutcome, Rule, Template, USERS, Validity,
 };
 
 const USER_IDS: [&str; USERS] = ["u0", "u1", "u2"];
@@ -61,6 +64,19 @@ const DEPOSIT_CENTS: i64 = 10_000;
 /// A deposit leaving only this much to pay, so the presale cap on the
 /// discount (total - deposit) bites.
 const TIGHT_REST_CENTS: i64 = 2_000;
+
+/// Carts a normal order may send as `lines` (API.md, Carts): phones and
+/// shoes, awkward prices and quantities, so the split has remainders and
+/// T1 (phones only) meets or misses its threshold on the phone lines.
+const CARTS: [&[LineSpec]; 3] = [
+    &[("a", "phones", 3, 13_333), ("b", "shoes", 1, 5_000)],
+    &[
+        ("a", "shoes", 2, 10_000),
+        ("b", "phones", 1, 15_001),
+        ("c", "shoes", 3, 999),
+    ],
+    &[("a", "phones", 1, 20_000), ("b", "phones", 2, 7_777)],
+];
 
 /// The templates: (name, model). Created at the start; coupons of T0 live
 /// 30 minutes (so most end before a final payment), of T1 four hours (phones only), T2 is a 20 % coupon capped at
@@ -156,6 +172,8 @@ enum Step {
     /// the coupon is picked among those usable now (available, started)
     /// when there are any;
     /// `reuse`: an existing order number (expects `order_exists`).
+    /// `cart`: one of [`CARTS`] sent as `lines` instead of the single
+    /// form.
     NormalOrder {
         user: usize,
         coupon: Option<Index>,
@@ -164,6 +182,7 @@ enum Step {
         big: bool,
         shoes: bool,
         reuse: Option<Index>,
+        cart: Option<usize>,
     },
     PresaleOrder {
         user: usize,
@@ -185,6 +204,13 @@ enum Step {
     /// now (not a final payment outside the window, not the payment of a
     /// lapsed checkout: [`Step::Act`] tries those).
     Progress(Index),
+    /// A refund of `quantity` units of one line of any order (preferably a
+    /// paid one).
+    RefundLines {
+        order: Index,
+        line: Index,
+        quantity: i64,
+    },
     /// Staff release, preferably of a locked coupon.
     Release {
         coupon: Index,
@@ -263,13 +289,15 @@ fn step() -> impl Strategy<Value = Step> {
         // matter, is claimed most.
         7 => (user.clone(), prop_oneof![3 => Just(0usize), 2 => Just(1), 1 => Just(2)])
             .prop_map(|(user, template)| Step::Claim { user, template }),
-        3 => (user.clone(), coupon.clone(), (owner, fresh), proptest::bool::weighted(0.8), shoes, reuse.clone())
-            .prop_map(|(user, coupon, (owner, fresh), big, shoes, reuse)| Step::NormalOrder { user, coupon, owner, fresh, big, shoes, reuse }),
+        3 => (user.clone(), coupon.clone(), (owner, fresh), proptest::bool::weighted(0.8), shoes, reuse.clone(), proptest::option::weighted(0.5, 0..CARTS.len()))
+            .prop_map(|(user, coupon, (owner, fresh), big, shoes, reuse, cart)| Step::NormalOrder { user, coupon, owner, fresh, big, shoes, reuse, cart }),
         4 => (user, coupon, (owner, fresh), 0..3usize, proptest::bool::weighted(0.85), proptest::bool::weighted(0.25), shoes, reuse)
             .prop_map(|(user, coupon, (owner, fresh), campaign, big, tight, shoes, reuse)| Step::PresaleOrder { user, coupon, owner, fresh, campaign, big, tight, shoes, reuse }),
         2 => (proptest::sample::select(&ACTIONS[..]), any::<Index>())
             .prop_map(|(action, order)| Step::Act { action, order }),
         7 => any::<Index>().prop_map(Step::Progress),
+        3 => (any::<Index>(), any::<Index>(), 1i64..=3)
+            .prop_map(|(order, line, quantity)| Step::RefundLines { order, line, quantity }),
         1 => (any::<Index>(), any::<bool>()).prop_map(|(coupon, force)| Step::Release { coupon, force }),
         1 => any::<Index>().prop_map(Step::Invalidate),
         1 => (0..3usize, proptest::sample::select(&[Policy::Lock, Policy::Strict, Policy::SwapOrCompensate][..]))
@@ -300,6 +328,13 @@ enum Call {
     },
     CreateOrder(NewOrder),
     Act(Action, usize),
+    /// `refund_id` is new to the order.
+    RefundLines {
+        order: usize,
+        line: usize,
+        quantity: i64,
+        refund_id: String,
+    },
     Release {
         coupon: usize,
         force: bool,
@@ -323,6 +358,7 @@ enum Expect {
     Coupon(usize),
     Order(usize),
     Campaign(usize),
+    Refund(RefundOutcome),
 }
 
 /// The last POST, for [`Step::Replay`].
@@ -367,6 +403,8 @@ struct World<'a> {
     template_ids: Vec<String>,
     campaign_ids: Vec<String>,
     next_order: u32,
+    /// Refund ids handed out (unique in the case, so in every order).
+    next_refund: u32,
     next_key: u32,
     last_post: Option<LastPost>,
     trace: Vec<String>,
@@ -438,6 +476,7 @@ impl<'a> World<'a> {
             template_ids,
             campaign_ids,
             next_order: 0,
+            next_refund: 0,
             next_key: 0,
             last_post: None,
             trace: Vec::new(),
@@ -462,9 +501,22 @@ impl<'a> World<'a> {
                     "order_no": n.order_no,
                     "user_id": self.users[n.user],
                     "kind": n.kind.as_str(),
-                    "category": n.category,
-                    "total_cents": n.total_cents,
                 });
+                match n.lines {
+                    Some(lines) => {
+                        body["lines"] = lines
+                            .iter()
+                            .map(|(id, category, q, p)| {
+                                json!({"line_id": id, "sku": null, "category": category,
+                                    "shop_id": null, "quantity": q, "unit_price_cents": p})
+                            })
+                            .collect();
+                    }
+                    None => {
+                        body["category"] = json!(n.category);
+                        body["total_cents"] = json!(n.total_cents);
+                    }
+                }
                 if let Some(ci) = n.coupon {
                     body["coupon_id"] = json!(self.coupon_id(ci));
                 }
@@ -487,6 +539,20 @@ impl<'a> World<'a> {
                     Action::Refund => ("refund", json!({"reason": "the goods came back"})),
                 };
                 (format!("/api/v1/orders/{no}/{verb}"), body, 200)
+            }
+            Call::RefundLines {
+                order,
+                line,
+                quantity,
+                refund_id,
+            } => {
+                let o = &self.model.orders[*order];
+                (
+                    format!("/api/v1/orders/{}/refunds", o.order_no),
+                    json!({"refund_id": refund_id, "reason": "one item came back",
+                        "lines": [{"line_id": o.lines[*line].line_id, "quantity": quantity}]}),
+                    201,
+                )
             }
             Call::Release { coupon, force } => (
                 format!("/api/v1/coupons/{}/release", self.coupon_id(*coupon)),
@@ -542,6 +608,15 @@ impl<'a> World<'a> {
                 };
                 done(r.map(|()| *oi), false)
             }
+            Call::RefundLines {
+                order,
+                line,
+                quantity,
+                ..
+            } => match m.refund_lines(*order, *line, *quantity) {
+                Ok(r) => Expect::Refund(r),
+                Err(code) => Expect::Refused(code),
+            },
             Call::Release { coupon, force } => {
                 done(m.release(*coupon, *force).map(|()| *coupon), true)
             }
@@ -579,6 +654,18 @@ impl<'a> World<'a> {
             ),
             Call::Act(action, oi) => {
                 format!("{action:?} {}", self.model.orders[*oi].order_no)
+            }
+            Call::RefundLines {
+                order,
+                line,
+                quantity,
+                refund_id,
+            } => {
+                let o = &self.model.orders[*order];
+                format!(
+                    "refund {refund_id} of {quantity} x line {} of {}",
+                    o.lines[*line].line_id, o.order_no
+                )
             }
             Call::Release { coupon: ci, force } => format!("release c{ci} force {force}"),
             Call::Invalidate(ci) => format!("invalidate c{ci}"),
@@ -624,6 +711,7 @@ impl<'a> World<'a> {
                 _ => "final".to_string(),
             },
             Call::Act(action, _) => format!("{action:?}").to_lowercase(),
+            Call::RefundLines { .. } => "refund lines".to_string(),
             Call::Release { force, .. } => format!("release force={force}"),
             Call::Invalidate(_) => "invalidate".to_string(),
             Call::Compensate { .. } => "compensate".to_string(),
@@ -638,6 +726,9 @@ impl<'a> World<'a> {
                 format!("ok {} lock {}", o.status.as_str(), o.lock.as_str())
             }
             Expect::Campaign(k) => format!("ok {}", self.model.campaigns[*k].policy.as_str()),
+            Expect::Refund(r) => {
+                format!("ok {} {}", r.coupon.unwrap_or("no-coupon"), r.refund_cents)
+            }
         };
         tally(format!(
             "{verb}: {}",
@@ -679,6 +770,24 @@ impl<'a> World<'a> {
                 }
                 self.check_order(oi, &r.body)
                     .map_err(|e| format!("{what}: {e}"))?;
+            }
+            Expect::Refund(want) => {
+                let outcomes: Vec<&str> = r.body["coupons"]
+                    .as_array()
+                    .map(|cs| cs.iter().filter_map(|c| c["outcome"].as_str()).collect())
+                    .unwrap_or_default();
+                let got = (r.status, r.body["refund_cents"].as_i64(), outcomes);
+                let expected = (
+                    ok_status,
+                    Some(want.refund_cents),
+                    want.coupon.into_iter().collect::<Vec<_>>(),
+                );
+                if got != expected {
+                    return Err(format!(
+                        "{what}: model {expected:?}, service {got:?} {}",
+                        r.text
+                    ));
+                }
             }
             Expect::Campaign(k) => {
                 let c = &self.model.campaigns[k];
@@ -764,9 +873,42 @@ impl<'a> World<'a> {
             ("compensation_cents", json!(o.compensation_cents)),
             ("amount_due_cents", json!(self.model.amount_due(oi))),
             ("final_payment_cents", json!(o.final_payment_cents)),
+            ("refunded_cents", json!(o.refunded_cents)),
         ];
         for (field, want) in &fields {
             same(&what, field, &body[*field], want)?;
+        }
+        // Each line: what was refunded, and once paid, what it costs after
+        // its share of the discount.
+        let paid = matches!(
+            o.status,
+            OrderStatus::Paid | OrderStatus::FinalPaid | OrderStatus::Refunded
+        );
+        let shares = self.model.shares(oi);
+        for (i, l) in o.lines.iter().enumerate() {
+            let got = &body["lines"][i];
+            let line = format!("{what} line {}", l.line_id);
+            same(&line, "line_id", &got["line_id"], &json!(l.line_id))?;
+            same(
+                &line,
+                "refunded_quantity",
+                &got["refunded_quantity"],
+                &json!(l.refunded_quantity),
+            )?;
+            same(
+                &line,
+                "refunded_cents",
+                &got["refunded_cents"],
+                &json!(l.refunded_cents),
+            )?;
+            if paid {
+                same(
+                    &line,
+                    "payable_cents",
+                    &got["payable_cents"],
+                    &json!(l.amount() - shares[i]),
+                )?;
+            }
         }
         same(
             &what,
@@ -860,22 +1002,29 @@ impl<'a> World<'a> {
                 big,
                 shoes,
                 reuse,
+                cart,
             } => {
                 let (who, ci) = self.order_party(*user, coupon, *owner, *fresh);
                 let order_no = self.order_no(reuse);
+                let lines = cart.map(|k| CARTS[k]);
                 let n = NewOrder {
                     order_no,
                     user: who,
                     kind: Kind::Normal,
-                    category: if *shoes { "shoes" } else { "phones" },
-                    total_cents: if *big {
-                        BIG_TOTAL_CENTS
-                    } else {
-                        SMALL_TOTAL_CENTS
+                    category: match lines {
+                        Some(ls) => ls[0].1,
+                        None if *shoes => "shoes",
+                        None => "phones",
+                    },
+                    total_cents: match lines {
+                        Some(ls) => ls.iter().map(|(_, _, q, p)| q * p).sum(),
+                        None if *big => BIG_TOTAL_CENTS,
+                        None => SMALL_TOTAL_CENTS,
                     },
                     deposit_cents: 0,
                     campaign: None,
                     coupon: ci,
+                    lines,
                 };
                 self.call(Call::CreateOrder(n), None).await
             }
@@ -910,8 +1059,43 @@ impl<'a> World<'a> {
                     },
                     campaign: Some(*campaign),
                     coupon: ci,
+                    lines: None,
                 };
                 self.call(Call::CreateOrder(n), None).await
+            }
+            Step::RefundLines {
+                order,
+                line,
+                quantity,
+            } => {
+                let paid = |o: &rules::Order| {
+                    matches!(o.status, OrderStatus::Paid | OrderStatus::FinalPaid)
+                };
+                let m = &self.model;
+                let any: Vec<usize> = (0..m.orders.len()).collect();
+                let preferred: Vec<usize> = any
+                    .iter()
+                    .copied()
+                    .filter(|&i| paid(&m.orders[i]))
+                    .collect();
+                let from = if preferred.is_empty() { any } else { preferred };
+                if from.is_empty() {
+                    return self.skip(step);
+                }
+                let oi = from[order.index(from.len())];
+                let line = line.index(m.orders[oi].lines.len());
+                self.next_refund += 1;
+                let refund_id = format!("r{}", self.next_refund);
+                self.call(
+                    Call::RefundLines {
+                        order: oi,
+                        line,
+                        quantity: *quantity,
+                        refund_id,
+                    },
+                    None,
+                )
+                .await
             }
             Step::Act { action, order } => match self.pick_order(order, false) {
                 Some(oi) => self.call(Call::Act(*action, oi), None).await,
@@ -1184,6 +1368,29 @@ impl<'a> World<'a> {
                 if self.model.orders[oi].status == before {
                     break;
                 }
+            }
+        }
+        // Then one unit of every line of every other paid order comes
+        // back, one refund each: coupons kept, and returned with the last
+        // unit they discounted.
+        for oi in (0..self.model.orders.len()).step_by(2) {
+            let o = &self.model.orders[oi];
+            if !matches!(o.status, OrderStatus::Paid | OrderStatus::FinalPaid) {
+                continue;
+            }
+            for line in 0..o.lines.len() {
+                self.next_refund += 1;
+                let refund_id = format!("w{}", self.next_refund);
+                self.call(
+                    Call::RefundLines {
+                        order: oi,
+                        line,
+                        quantity: 1,
+                        refund_id,
+                    },
+                    None,
+                )
+                .await?;
             }
         }
         Ok(())

@@ -222,6 +222,70 @@ impl Lock {
     }
 }
 
+/// One line of an order (API.md, Carts).
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub line_id: &'static str,
+    pub category: &'static str,
+    pub quantity: i64,
+    pub unit_price_cents: i64,
+    pub refunded_quantity: i64,
+    pub refunded_cents: i64,
+}
+
+impl Line {
+    pub fn amount(&self) -> i64 {
+        self.quantity * self.unit_price_cents
+    }
+}
+
+/// A line as `POST /orders` is asked for it: `(line_id, category,
+/// quantity, unit_price_cents)`.
+pub type LineSpec = (&'static str, &'static str, i64, i64);
+
+/// API.md, Allocation: `discount` over `amounts` in proportion, in whole
+/// cents, by largest remainder (ties: the earlier line). Written apart
+/// from the service's `domain::allocation`, from the contract's words.
+pub fn split(discount: i64, amounts: &[i64]) -> Vec<i64> {
+    let total: i128 = amounts.iter().map(|a| i128::from(*a)).sum();
+    if total == 0 || discount == 0 {
+        return vec![0; amounts.len()];
+    }
+    let d = i128::from(discount);
+    let mut parts: Vec<i64> = amounts
+        .iter()
+        .map(|a| i64::try_from(d * i128::from(*a) / total).unwrap_or(0))
+        .collect();
+    let mut left = discount - parts.iter().sum::<i64>();
+    let mut order: Vec<usize> = (0..amounts.len()).collect();
+    // Largest remainder first; the earlier line first among equals.
+    order.sort_by_key(|&i| (std::cmp::Reverse(d * i128::from(amounts[i]) % total), i));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        if parts[i] < amounts[i] {
+            parts[i] += 1;
+            left -= 1;
+        }
+    }
+    parts
+}
+
+/// `floor(x × (r+q) / n) − floor(x × r / n)` (API.md, Partial refunds).
+fn units_share(x: i64, n: i64, r: i64, q: i64) -> i64 {
+    let at = |k: i64| i64::try_from(i128::from(x) * i128::from(k) / i128::from(n)).unwrap_or(0);
+    at(r + q) - at(r)
+}
+
+/// What a refund by line answers: the money back and, when the order's
+/// coupon was spent on it, the coupon's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundOutcome {
+    pub refund_cents: i64,
+    pub coupon: Option<&'static str>,
+}
+
 /// An order as the service must show it.
 #[derive(Debug, Clone)]
 pub struct Order {
@@ -243,6 +307,10 @@ pub struct Order {
     pub compensation_cents: i64,
     pub checkout_lock_expires_s: Option<i64>,
     pub final_payment_cents: Option<i64>,
+    /// The single-category form is line "1" of one unit at the total.
+    pub lines: Vec<Line>,
+    /// What refunds gave back.
+    pub refunded_cents: i64,
 }
 
 /// What `POST /orders` is asked for.
@@ -256,6 +324,27 @@ pub struct NewOrder {
     pub deposit_cents: i64,
     pub campaign: Option<usize>,
     pub coupon: Option<usize>,
+    /// Sent as `lines` in place of `category` and `total_cents` (which
+    /// are then the first line's category and the lines' sum).
+    pub lines: Option<&'static [LineSpec]>,
+}
+
+impl NewOrder {
+    /// The order's lines: the ones sent, or line "1" of the single form.
+    pub fn lines(&self) -> Vec<Line> {
+        let line = |(line_id, category, quantity, unit_price_cents): LineSpec| Line {
+            line_id,
+            category,
+            quantity,
+            unit_price_cents,
+            refunded_quantity: 0,
+            refunded_cents: 0,
+        };
+        match self.lines {
+            Some(ls) => ls.iter().copied().map(line).collect(),
+            None => vec![line(("1", self.category, 1, self.total_cents))],
+        }
+    }
 }
 
 /// The final-payment decision (API.md, final-payment-quote).
@@ -358,16 +447,15 @@ impl Model {
     /// service's order; API.md lists the codes). A presale discount is
     /// capped at what the deposit leaves (service rule: nobody is owed
     /// money at the final payment).
-    #[allow(clippy::too_many_arguments)]
     fn validate(
         &self,
         ci: usize,
         user: usize,
         kind: Kind,
-        category: &str,
-        total: i64,
+        lines: &[Line],
         deposit: i64,
     ) -> Result<i64, Refusal> {
+        let total: i64 = lines.iter().map(Line::amount).sum();
         let c = &self.coupons[ci];
         if c.user != user {
             return Err("coupon_not_owned");
@@ -380,16 +468,21 @@ impl Model {
         if self.now_s < c.starts_s {
             return Err("coupon_not_started");
         }
-        // The order's one line must be eligible before its amount is
-        // judged against the threshold (API.md, Carts: "No eligible line:
-        // 409 coupon_not_applicable").
-        if !c.categories.is_empty() && !c.categories.contains(&category) {
+        // Some line must be eligible before the eligible amount is judged
+        // against the threshold (API.md, Carts: "No eligible line: 409
+        // coupon_not_applicable").
+        let eligible: Vec<&Line> = lines
+            .iter()
+            .filter(|l| c.categories.is_empty() || c.categories.contains(&l.category))
+            .collect();
+        if eligible.is_empty() {
             return Err("coupon_not_applicable");
         }
-        if total < c.min_order_cents {
+        let eligible_amount: i64 = eligible.iter().map(|l| l.amount()).sum();
+        if eligible_amount < c.min_order_cents {
             return Err("threshold_not_met");
         }
-        let d = c.rule.discount_cents(total);
+        let d = c.rule.discount_cents(eligible_amount);
         Ok(match kind {
             Kind::Normal => d,
             Kind::Presale => d.min(total - deposit),
@@ -409,15 +502,9 @@ impl Model {
         {
             return Err("outside_payment_window");
         }
+        let lines = n.lines();
         let discount = match n.coupon {
-            Some(ci) => self.validate(
-                ci,
-                n.user,
-                n.kind,
-                n.category,
-                n.total_cents,
-                n.deposit_cents,
-            )?,
+            Some(ci) => self.validate(ci, n.user, n.kind, &lines, n.deposit_cents)?,
             None => 0,
         };
         let locks_now = n.kind == Kind::Normal && n.coupon.is_some();
@@ -448,6 +535,8 @@ impl Model {
             compensation_cents: 0,
             checkout_lock_expires_s: locks_now.then_some(self.now_s + CHECKOUT_LOCK_SECONDS),
             final_payment_cents: None,
+            lines,
+            refunded_cents: 0,
         });
         Ok(self.orders.len() - 1)
     }
@@ -508,14 +597,7 @@ impl Model {
             return Err("outside_payment_window");
         }
         let discount = match o.coupon {
-            Some(ci) => self.validate(
-                ci,
-                o.user,
-                Kind::Presale,
-                o.category,
-                o.total_cents,
-                o.deposit_cents,
-            )?,
+            Some(ci) => self.validate(ci, o.user, Kind::Presale, &o.lines, o.deposit_cents)?,
             None => 0,
         };
         let no = o.order_no.clone();
@@ -697,6 +779,18 @@ impl Model {
         if !allowed.contains(&o.status) {
             return Err("invalid_order_status");
         }
+        // A paid order's refund refunds every unit left, by line.
+        if refund && matches!(o.status, OrderStatus::Paid | OrderStatus::FinalPaid) {
+            let shares = self.shares(oi);
+            let o = &mut self.orders[oi];
+            for (l, share) in o.lines.iter_mut().zip(shares) {
+                let payable = l.amount() - share;
+                o.refunded_cents += payable - l.refunded_cents;
+                l.refunded_cents = payable;
+                l.refunded_quantity = l.quantity;
+            }
+        }
+        let o = &self.orders[oi];
         let bound = o
             .coupon
             .filter(|&ci| self.coupons[ci].order_no.as_deref() == Some(&o.order_no));
@@ -719,6 +813,99 @@ impl Model {
         };
         o.checkout_lock_expires_s = None;
         Ok(())
+    }
+
+    /// Each line's share of the order's discount (API.md, Allocation): the
+    /// discount the order took for its coupon (with a deducted
+    /// compensation, which keeps the deposit's split) split over the lines
+    /// the coupon covers.
+    pub fn shares(&self, oi: usize) -> Vec<i64> {
+        let o = &self.orders[oi];
+        let taken = o.discount_cents + o.compensation_cents;
+        let Some(ci) = o.coupon.filter(|_| taken > 0) else {
+            return vec![0; o.lines.len()];
+        };
+        let amounts: Vec<i64> = o
+            .lines
+            .iter()
+            .map(|l| if self.covers(ci, l) { l.amount() } else { 0 })
+            .collect();
+        split(taken.min(amounts.iter().sum()), &amounts)
+    }
+
+    fn covers(&self, ci: usize, l: &Line) -> bool {
+        let c = &self.coupons[ci];
+        c.categories.is_empty() || c.categories.contains(&l.category)
+    }
+
+    /// `POST /orders/{no}/refunds` of `quantity` units of line `line`:
+    /// only `paid` and `final_paid` orders; no more units than are left.
+    /// The money is the floor formula over the line's payable amount; a
+    /// coupon spent on the order (`used`) is kept until every unit of the
+    /// lines it discounted (those with a share, else every line it
+    /// covers) is refunded, then returned by the release rule. The order is
+    /// `refunded` with its last unit. The model's coupons all refund
+    /// `proportional`ly (the property tests cover `clawback`).
+    pub fn refund_lines(
+        &mut self,
+        oi: usize,
+        line: usize,
+        quantity: i64,
+    ) -> Result<RefundOutcome, Refusal> {
+        let o = &self.orders[oi];
+        if !matches!(o.status, OrderStatus::Paid | OrderStatus::FinalPaid) {
+            return Err("invalid_order_status");
+        }
+        let l = &o.lines[line];
+        if quantity > l.quantity - l.refunded_quantity {
+            return Err("refund_exceeds_order");
+        }
+        let shares = self.shares(oi);
+        let payable = l.amount() - shares[line];
+        let money = units_share(payable, l.quantity, l.refunded_quantity, quantity);
+        let spent = o.coupon.filter(|_| o.lock == Lock::Used);
+        let o = &mut self.orders[oi];
+        o.lines[line].refunded_quantity += quantity;
+        o.lines[line].refunded_cents += money;
+        o.refunded_cents += money;
+        let all_refunded = o.lines.iter().all(|l| l.refunded_quantity == l.quantity);
+        let mut outcome = None;
+        if let Some(ci) = spent {
+            let o = &self.orders[oi];
+            let covered: Vec<usize> = (0..o.lines.len())
+                .filter(|&i| self.covers(ci, &o.lines[i]))
+                .collect();
+            let discounted: Vec<usize> =
+                covered.iter().copied().filter(|&i| shares[i] > 0).collect();
+            let holding = if discounted.is_empty() {
+                covered
+            } else {
+                discounted
+            };
+            let returned = holding
+                .iter()
+                .all(|&i| o.lines[i].refunded_quantity == o.lines[i].quantity);
+            outcome = Some(if returned { "returned" } else { "kept" });
+            if returned {
+                let no = o.order_no.clone();
+                let now = self.now_s;
+                let c = &mut self.coupons[ci];
+                if c.order_no.as_deref() == Some(no.as_str())
+                    && matches!(c.stored, CouponStatus::Locked | CouponStatus::Used)
+                {
+                    c.stored = release_target(c.ends_s, now);
+                    c.order_no = None;
+                }
+                self.orders[oi].lock = Lock::Released;
+            }
+        }
+        if all_refunded {
+            self.orders[oi].status = OrderStatus::Refunded;
+        }
+        Ok(RefundOutcome {
+            refund_cents: money,
+            coupon: outcome,
+        })
     }
 
     /// `POST /coupons/{id}/release`: only a `locked` coupon; 409
