@@ -35,6 +35,12 @@
 //! - `POST orders, 1 line vs 50`: new orders without a coupon at 32
 //!   connections, of one line, then of 50 lines (the ratio is one over
 //!   fifty). Checked: every 2xx made its order, with all its lines;
+//! - `POST refunds, 1 unit vs whole`: over pre-made paid orders of three
+//!   lines with a used coupon, each once, at 32 connections: a refund by
+//!   line of one unit (the coupon kept), then the whole-order refund of
+//!   other such orders (the coupon returned). Checked: a refund row per
+//!   2xx, the partly refunded orders still paid, the wholly refunded ones
+//!   refunded with their coupons back;
 //! - `healthz` at 64 connections: the HTTP stack's own ceiling, no
 //!   baseline.
 
@@ -110,7 +116,7 @@ pub(crate) struct HttpArgs {
     #[arg(long)]
     short: bool,
     /// Only these rows (comma-separated: healthz, claim, pay, deposit,
-    /// final, page, orders); default all. For profiling one row at a time.
+    /// final, page, orders, refunds); default all. For profiling one row at a time.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// The couponkeeper binary to serve (default: the one next to this
@@ -140,8 +146,8 @@ pub(crate) async fn http(args: HttpArgs) -> Result<()> {
     if seconds == 0 || seconds > MAX_SECONDS {
         return Err(format!("--seconds must be between 1 and {MAX_SECONDS}").into());
     }
-    const ROWS: [&str; 7] = [
-        "healthz", "claim", "pay", "deposit", "final", "page", "orders",
+    const ROWS: [&str; 8] = [
+        "healthz", "claim", "pay", "deposit", "final", "page", "orders", "refunds",
     ];
     if let Some(bad) = args.only.iter().find(|r| !ROWS.contains(&r.as_str())) {
         return Err(format!("--only {bad}: rows are {}", ROWS.join(", ")).into());
@@ -220,6 +226,8 @@ struct Setup {
     claim_hot: Vec<TemplateId>,
     claim_spread: Vec<TemplateId>,
     views: Set,
+    /// Paid orders of three lines: refunded one unit, and refunded whole.
+    refunds: (Set, Set),
     cookie: String,
     now_ms: i64,
 }
@@ -412,6 +420,31 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         now_ms,
     )
     .await?;
+    let refund_rows = if only.is_empty() || only.iter().any(|r| r == "refunds") {
+        api_rows
+    } else {
+        0
+    };
+    let mut refunds = Vec::with_capacity(2);
+    for (offset, prefix) in [(1, "rfp-"), (2, "rfw-")] {
+        refunds.push(
+            make_set(
+                db,
+                &service,
+                store,
+                SetSpec {
+                    index: index + offset,
+                    prefix,
+                    shape: Shape::Paid,
+                    rows: refund_rows,
+                },
+                now_ms,
+            )
+            .await?,
+        );
+    }
+    let whole = refunds.pop().ok_or("the whole-refund set")?;
+    let partial = refunds.pop().ok_or("the partial-refund set")?;
     let (claim_hot, claim_spread) = if only.is_empty() || only.iter().any(|r| r == "claim") {
         let hot = create_template(&service, &ctx, "claim-hot", HOT_STOCK).await?;
         let mut spread = Vec::with_capacity(SPREAD_TEMPLATES);
@@ -444,6 +477,7 @@ async fn prepare(db: &Db, store: Store, seconds: u64, only: &[String]) -> Result
         claim_hot,
         claim_spread,
         views,
+        refunds: (partial, whole),
         cookie,
         now_ms,
     })
@@ -801,6 +835,16 @@ async fn run_rows(
         rows.push(row);
     }
 
+    // A refund of one unit beside the whole-order refund.
+    if wanted("refunds") {
+        let row = refund_pair_row(
+            store, base, &client, token, scripts, setup, seconds, &api_env,
+        )
+        .await?;
+        say(&row);
+        rows.push(row);
+    }
+
     // The console's order page with its health check.
     if wanted("page") {
         probe(
@@ -1079,6 +1123,111 @@ async fn order_lines_pair_row(
         ),
         api: one,
         baseline: Some(("the same of 50 lines".into(), fifty)),
+    })
+}
+
+/// Refunds of a set's orders (whole ones, or by line), and its orders in
+/// `status`, from one statement.
+async fn refunds_of_set(db: &Db, prefix: &str, whole: bool, status: &str) -> Result<(i64, i64)> {
+    let counted: (i64, i64) = sqlx::query_as(
+        "SELECT
+             (SELECT CAST(COUNT(*) AS BIGINT) FROM order_refunds
+              WHERE order_no LIKE $1 AND whole = $2),
+             (SELECT CAST(COUNT(*) AS BIGINT) FROM orders WHERE order_no LIKE $1 AND status = $3)",
+    )
+    .bind(format!("{prefix}%"))
+    .bind(i64::from(whole))
+    .bind(status)
+    .fetch_one(db.pool())
+    .await?;
+    Ok(counted)
+}
+
+/// A refund by line of one unit of a paid order's three lines, beside the
+/// whole-order refund of the same kind of order, each over its own
+/// pre-made orders at [`ORDER_CONNECTIONS`]: what refunding by line costs
+/// against the refund callers had before.
+#[allow(clippy::too_many_arguments)]
+async fn refund_pair_row(
+    store: Store,
+    base: &str,
+    client: &reqwest::Client,
+    token: &str,
+    scripts: &Path,
+    setup: &Setup,
+    seconds: u64,
+    api_env: &ApiEnv<'_>,
+) -> Result<Row> {
+    let (partial, whole) = &setup.refunds;
+    probe(
+        client,
+        client
+            .post(format!("{base}/api/v1/orders/{}0/refunds", partial.prefix))
+            .bearer_auth(token)
+            .json(&serde_json::json!({"refund_id": "r1", "reason": "probe",
+                "lines": [{"line_id": "a", "quantity": 1}]})),
+        201,
+        "refund by line",
+    )
+    .await?;
+    probe(
+        client,
+        client
+            .post(format!("{base}/api/v1/orders/{}0/refund", whole.prefix))
+            .bearer_auth(token)
+            .json(&serde_json::json!({"reason": "probe"})),
+        200,
+        "whole refund",
+    )
+    .await?;
+    let mut measured = Vec::new();
+    for (set, mode, is_whole, status) in [
+        (partial, "partial", false, "paid"),
+        (whole, "whole", true, "refunded"),
+    ] {
+        let m = wrk(
+            &scripts.join("refund.lua"),
+            base,
+            ORDER_CONNECTIONS,
+            seconds,
+            api_env(&[
+                ("CK_PREFIX", set.prefix.to_string()),
+                ("CK_MODE", mode.to_string()),
+                ("CK_RUN", format!("{}-refund-{mode}", store.name())),
+            ]),
+        )
+        .await?;
+        let (refunds, orders) =
+            settled(|| refunds_of_set(&setup.db, set.prefix, is_whole, status)).await?;
+        let answered = i64::try_from(m.requests.saturating_sub(m.failed))?;
+        let rows = i64::try_from(set.rows)?;
+        // The probe made one refund more; a partly refunded order stays
+        // paid, a wholly refunded one gives its coupon back.
+        let moved = if is_whole {
+            let (refunded, available) = settled(|| progress(&setup.db, set)).await?;
+            refunded == refunds && available == refunds && orders == refunds
+        } else {
+            orders == rows + 1
+        };
+        let ok = refunds > answered && refunds <= rows + 1 && moved;
+        measured.push((m, refunds, ok));
+    }
+    let mut it = measured.into_iter();
+    let (part, part_refunds, part_ok) = it.next().ok_or("the partial run")?;
+    let (all, all_refunds, all_ok) = it.next().ok_or("the whole run")?;
+    let ok = part_ok && all_ok;
+    Ok(Row {
+        store,
+        name: "POST refunds, 1 unit vs whole".into(),
+        connections: ORDER_CONNECTIONS,
+        ok,
+        check: format!(
+            "{}: {part_refunds} refunds by line, {all_refunds} whole refunds (+1 probe each) of {} rows each",
+            if ok { "ok" } else { "FAILED" },
+            partial.rows
+        ),
+        api: part,
+        baseline: Some(("the whole-order refund".into(), all)),
     })
 }
 

@@ -37,7 +37,17 @@ pub(crate) enum Shape {
     /// A presale order `deposit_paid`, its coupon locked to it with a
     /// 5.00 discount snapshotted, inside the final-payment window.
     DepositPaid,
+    /// A normal order `paid` with its coupon used: three lines ([`PAID_LINES`])
+    /// and the coupon's 5.00 split over them as `POST /orders` splits it.
+    Paid,
 }
+
+/// The lines of a [`Shape::Paid`] order, `(line_id, quantity,
+/// unit_price_cents, share of the 5.00 discount)`: 110.00 in all; the
+/// shares are the largest-remainder split of 500 over 8,000 / 1,500 /
+/// 1,500 (363.6, 68.2, 68.2: the first line takes the cent left).
+pub(crate) const PAID_LINES: [(&str, i64, i64, i64); 3] =
+    [("a", 2, 4000, 364), ("b", 1, 1500, 68), ("c", 3, 500, 68)];
 
 /// One set of pre-made orders.
 #[derive(Clone, Debug)]
@@ -80,20 +90,30 @@ pub(crate) async fn make_set(
     let template_id = create_template(service, &ctx, &format!("http {prefix}"), rows + 1).await?;
     let base = index * SET_SPAN;
     let n = format!("CAST(i - {base} AS TEXT)");
-    let (status, order_no, locked_at) = match shape {
+    let (status, order_no, locked_at, used_at) = match shape {
         Shape::PendingDeposit => (
             "'available'",
             "CAST(NULL AS TEXT)".to_string(),
             "CAST(NULL AS BIGINT)",
+            "CAST(NULL AS BIGINT)",
         ),
-        Shape::PendingPayment | Shape::DepositPaid => {
-            ("'locked'", format!("'{prefix}' || {n}"), "$4 - 60000")
-        }
+        Shape::PendingPayment | Shape::DepositPaid => (
+            "'locked'",
+            format!("'{prefix}' || {n}"),
+            "$4 - 60000",
+            "CAST(NULL AS BIGINT)",
+        ),
+        Shape::Paid => (
+            "'used'",
+            format!("'{prefix}' || {n}"),
+            "$4 - 60000",
+            "$4 - 60000",
+        ),
     };
     let inner = format!(
         "'u{prefix}' || {n} AS user_id, {status} AS status, $4 - {HOUR_MS} AS starts_at,
          $4 + {week} AS ends_at, {order_no} AS order_no, {locked_at} AS locked_at,
-         CAST(NULL AS BIGINT) AS used_at, $4 - {HOUR_MS} AS created_at, $4 - 60000 AS updated_at",
+         {used_at} AS used_at, $4 - {HOUR_MS} AS created_at, $4 - 60000 AS updated_at",
         week = 7 * DAY_MS
     );
     insert_generated(
@@ -131,6 +151,15 @@ pub(crate) async fn make_set(
                  '{CAMPAIGN_ID}', id, 500, 500, 'locked', $2 - 120000, $2 - 60000, $2 - 60000
              FROM coupons WHERE template_id = $1"
         ),
+        Shape::Paid => format!(
+            "INSERT INTO orders (order_no, user_id, kind, category, status, total_cents,
+                 deposit_cents, coupon_id, coupon_discount_cents, discount_snapshot_cents,
+                 coupon_lock_status, created_at, paid_at, updated_at)
+             SELECT order_no, user_id, 'normal', 'bench', 'paid', {total}, 0, id, 500, 500,
+                 'used', $2 - 120000, $2 - 60000, $2 - 60000
+             FROM coupons WHERE template_id = $1",
+            total = PAID_LINES.iter().map(|(_, q, p, _)| q * p).sum::<i64>()
+        ),
     };
     let done = sqlx::query(&orders)
         .bind(&template_id)
@@ -145,6 +174,28 @@ pub(crate) async fn make_set(
             rows + 1
         )
         .into());
+    }
+    if shape == Shape::Paid {
+        for (line_no, (line_id, quantity, price, share)) in PAID_LINES.iter().enumerate() {
+            for sql in [
+                format!(
+                    "INSERT INTO order_lines (order_no, line_no, line_id, sku, category, shop_id,
+                         quantity, unit_price_cents)
+                     SELECT order_no, {line_no}, '{line_id}', NULL, 'bench', NULL, {quantity}, {price}
+                     FROM coupons WHERE template_id = $1"
+                ),
+                format!(
+                    "INSERT INTO order_line_discounts (order_no, coupon_id, line_no, cents)
+                     SELECT order_no, id, {line_no}, {share} FROM coupons WHERE template_id = $1"
+                ),
+            ] {
+                sqlx::query(&sql)
+                    .bind(&template_id)
+                    .execute(db.pool())
+                    .await
+                    .map_err(|e| format!("the {prefix} lines on {}: {e}", store.name()))?;
+            }
+        }
     }
     Ok(Set {
         prefix,
@@ -253,6 +304,8 @@ pub(crate) async fn progress(db: &Db, set: &Set) -> Result<(i64, i64)> {
         Shape::PendingPayment => ("paid", "used"),
         Shape::PendingDeposit => ("deposit_paid", "locked"),
         Shape::DepositPaid => ("final_paid", "used"),
+        // A refund of the whole order; a refund of one unit leaves both.
+        Shape::Paid => ("refunded", "available"),
     };
     // One statement, so both counts come from one snapshot.
     let (orders, coupons): (i64, i64) = sqlx::query_as(
