@@ -1,6 +1,6 @@
-//! The planted anomalies: after the story, four kinds of broken record
-//! (the kinds of `GET /reconciliation`) made with raw SQL, the way a bug
-//! or a hand edit of the database would leave them.
+//! The planted anomalies: after the story, five kinds of broken record
+//! (kinds of `GET /reconciliation`) made with raw SQL, the way a bug or a
+//! hand edit of the database would leave them.
 
 use chrono::{DateTime, Utc};
 
@@ -22,6 +22,9 @@ pub(super) struct ToPlant {
     pub(super) mismatch: (OrderNo, CouponId),
     /// Normal pending order whose checkout lock is moved into the past.
     pub(super) stale_checkout: OrderNo,
+    /// Paid order of lines, partly refunded, whose other discounted lines
+    /// are marked refunded by hand while its coupon stays used.
+    pub(super) refunds_left_used: OrderNo,
 }
 
 /// Plants the anomalies with raw SQL, in one transaction, after the story.
@@ -38,6 +41,7 @@ pub(super) async fn plant_anomalies(
     let (free_order, free_coupon) = p.active_with_free_coupon.clone();
     let (mismatch_order, other_coupon) = p.mismatch.clone();
     let stale = p.stale_checkout.clone();
+    let left_used = p.refunds_left_used.clone();
     db.write::<(), ServiceError, _>(move |c| {
         let closed = closed.clone();
         let free_order = free_order.clone();
@@ -45,6 +49,7 @@ pub(super) async fn plant_anomalies(
         let mismatch_order = mismatch_order.clone();
         let other_coupon = other_coupon.clone();
         let stale = stale.clone();
+        let left_used = left_used.clone();
         Box::pin(async move {
             // locked_coupon_order_closed: the shop's order system closed the
             // deposit-paid order straight in the database (as an old admin
@@ -98,6 +103,29 @@ pub(super) async fn plant_anomalies(
             .await?
             .rows_affected();
             one_row(n, "backdate the checkout lock")?;
+            // coupon_not_returned_after_refunds: the shop's returns script
+            // marked the rest of the cart's discounted items refunded
+            // straight in the database, money included, so the refund that
+            // would have given the coupon back never ran: the coupon stays
+            // `used` although every item it discounted came back.
+            let n = sqlx::query(
+                "UPDATE order_lines SET refunded_quantity = quantity, \
+                 refunded_cents = quantity * unit_price_cents - COALESCE((SELECT SUM(d.cents) \
+                   FROM order_line_discounts d WHERE d.order_no = order_lines.order_no \
+                   AND d.line_no = order_lines.line_no), 0) \
+                 WHERE order_no = $1 AND refunded_quantity < quantity AND EXISTS \
+                   (SELECT 1 FROM order_line_discounts d WHERE d.order_no = order_lines.order_no \
+                    AND d.line_no = order_lines.line_no AND d.cents > 0)",
+            )
+            .bind(&left_used)
+            .execute(&mut *c)
+            .await?
+            .rows_affected();
+            if n != 2 {
+                return Err(ServiceError::IllegalTransition(format!(
+                    "planting: mark the cart's beauty lines refunded changed {n} rows instead of 2"
+                )));
+            }
             Ok(())
         })
     })

@@ -12,7 +12,7 @@
 //! - The service runs on a [`ManualClock`] started ten days before `now` and
 //!   moved forward step by step to `now`, so timelines carry believable
 //!   timestamps. The clock never passes `now`.
-//! - After the last step, four kinds of anomaly (the kinds of `GET
+//! - After the last step, five kinds of anomaly (kinds of `GET
 //!   /reconciliation` in API.md) are planted with raw SQL updates, the way a
 //!   bug or a hand edit of the database would leave them: no event row
 //!   records the damage. See [`plant_anomalies`].

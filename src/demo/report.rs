@@ -151,7 +151,7 @@ pub async fn report(
         .map(|(k, s, n)| (format!("{k}/{s}"), n))
         .collect();
     let limit = MAX_LISTED_ANOMALIES;
-    let queries: [(&str, String); 4] = [
+    let queries: [(&str, String); 5] = [
         (
             "locked_coupon_order_closed",
             format!(
@@ -179,6 +179,22 @@ pub async fn report(
                  WHERE c.status IN ('locked', 'used') \
                  AND (o.coupon_id IS NULL OR o.coupon_id <> c.id) \
                  AND o.order_no LIKE 'DEMO-%' ORDER BY o.order_no LIMIT {limit}"
+            ),
+        ),
+        (
+            "coupon_not_returned_after_refunds",
+            format!(
+                "SELECT o.order_no, c.id, c.code, o.user_id FROM orders o \
+                 JOIN coupons c ON c.id = o.coupon_id \
+                 WHERE o.status IN ('paid', 'final_paid') AND c.status = 'used' \
+                 AND c.order_no = o.order_no AND o.order_no LIKE 'DEMO-%' \
+                 AND EXISTS (SELECT 1 FROM order_line_discounts d WHERE d.order_no = o.order_no \
+                   AND d.coupon_id = c.id AND d.cents > 0) \
+                 AND NOT EXISTS (SELECT 1 FROM order_line_discounts d JOIN order_lines l \
+                   ON l.order_no = d.order_no AND l.line_no = d.line_no \
+                   WHERE d.order_no = o.order_no AND d.coupon_id = c.id AND d.cents > 0 \
+                   AND l.refunded_quantity < l.quantity) \
+                 ORDER BY o.order_no LIMIT {limit}"
             ),
         ),
         (

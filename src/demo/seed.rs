@@ -9,6 +9,8 @@ use chrono::{DateTime, Duration, Utc};
 use crate::clock::{Clock, ManualClock};
 use crate::domain::cart::{OrderInput, OrderSpec};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId, UserId};
+use crate::domain::line::LineInput;
+use crate::domain::refund::{RefundInput, RefundLineInput, RefundSpec};
 use crate::domain::time::rfc3339;
 use crate::server::StartError;
 use crate::service::{Ctx, Executed, Refusal, Service, ServiceError};
@@ -20,7 +22,7 @@ pub const ORDER_PREFIX: &str = "DEMO-";
 /// Number of demo users: `u10001` ... `u10040`.
 pub const USERS: u32 = 40;
 /// Orders a full load creates (a smaller count means a half-done load).
-pub const ORDER_COUNT: i64 = 48;
+pub const ORDER_COUNT: i64 = 49;
 
 /// Why the demo could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -171,6 +173,42 @@ impl Seed {
         .await
     }
 
+    /// A normal order of `lines` `(line_id, sku, category, quantity,
+    /// unit_price_cents)`.
+    pub(super) async fn normal_lines(
+        &mut self,
+        n: u32,
+        coupon: Option<&Cpn>,
+        lines: &[(&str, &str, &str, i64, i64)],
+    ) -> Result<OrderNo, DemoError> {
+        self.normal_seq += 1;
+        let no = format!("{ORDER_PREFIX}N-{:04}", self.normal_seq);
+        self.order(OrderInput {
+            order_no: Some(no),
+            user_id: Some(user(n)),
+            kind: Some("normal".into()),
+            category: None,
+            total_cents: None,
+            lines: Some(
+                lines
+                    .iter()
+                    .map(|(id, sku, category, quantity, price)| LineInput {
+                        line_id: Some((*id).into()),
+                        sku: Some((*sku).into()),
+                        category: Some((*category).into()),
+                        shop_id: None,
+                        quantity: Some(*quantity),
+                        unit_price_cents: Some(*price),
+                    })
+                    .collect(),
+            ),
+            coupon_id: coupon.map(|c| c.id.to_string()),
+            campaign_id: None,
+            deposit_cents: None,
+        })
+        .await
+    }
+
     pub(super) async fn presale(
         &mut self,
         n: u32,
@@ -237,6 +275,32 @@ impl Seed {
             .cancel(&self.ctx, None, no.clone(), Some(reason.into()))
             .await
             .map_err(step(format!("cancel {no}")))?;
+        Ok(())
+    }
+
+    /// Refunds `units` of line `line_id` as refund `refund_id`.
+    pub(super) async fn refund_line(
+        &self,
+        no: &OrderNo,
+        refund_id: &str,
+        line_id: &str,
+        units: i64,
+        reason: &str,
+    ) -> Result<(), DemoError> {
+        let what = format!("refund {refund_id} of {no}");
+        let spec = RefundSpec::parse(RefundInput {
+            refund_id: Some(refund_id.into()),
+            lines: Some(vec![RefundLineInput {
+                line_id: Some(line_id.into()),
+                quantity: Some(units),
+            }]),
+            reason: Some(reason.into()),
+        })
+        .map_err(|e| step(&what)(e.into()))?;
+        self.svc
+            .refund_lines(&self.ctx, None, no.clone(), spec)
+            .await
+            .map_err(step(&what))?;
         Ok(())
     }
 

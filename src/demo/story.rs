@@ -323,6 +323,28 @@ impl Seed {
         self.tick(3);
         self.pay(&mismatch_order).await?;
         let other = need(&c90, 4)?;
+        // A cart of two beauty lines and a snack with the 美妆 coupon, paid;
+        // one lipstick of two comes back (the coupon stays for the rest).
+        // Its remaining beauty items are marked refunded later by hand
+        // (anomaly): the coupon stays used after every item it discounted.
+        self.at(h(4));
+        let c = need(&cbeauty, 15)?;
+        let cart_order = self
+            .normal_lines(
+                15,
+                Some(&c),
+                &[
+                    ("1", "LIP-01", "beauty", 2, 12900),
+                    ("2", "EYE-07", "beauty", 1, 9900),
+                    ("3", "TEA-12", "snacks", 1, 2990),
+                ],
+            )
+            .await?;
+        self.tick(2);
+        self.pay(&cart_order).await?;
+        self.tick(30);
+        self.refund_line(&cart_order, "RT-1501", "1", 1, "口红色号不合适，退一支")
+            .await?;
         // A deposit whose coupon is freed later (anomaly).
         self.at(h(3));
         for n in 7..=12 {
@@ -392,6 +414,7 @@ impl Seed {
             active_with_free_coupon: (free_order, need(&c199, 3)?.id),
             mismatch: (mismatch_order, other.id),
             stale_checkout: stale_order,
+            refunds_left_used: cart_order,
         })
     }
 }

@@ -341,6 +341,9 @@ enum Expect {
 fn expectation(o: &OrderFacts) -> Expect {
     match o.status {
         OrderStatus::PendingPayment | OrderStatus::DepositPaid => Expect::Locked,
+        // Refunds by line gave the coupon back (every item it discounted
+        // came back) while the customer keeps other items.
+        OrderStatus::Paid if o.coupon_lock_status == CouponLockStatus::Released => Expect::Free,
         OrderStatus::Paid => Expect::Used,
         OrderStatus::FinalPaid => {
             if o.coupon_lock_status == CouponLockStatus::Used {
@@ -1288,6 +1291,13 @@ mod tests {
         });
         let stuck = coupon_status(&facts(&o, Some(&c), None));
         assert_eq!(stuck.result, CheckResult::Problem, "{}", stuck.en());
+        // Returned (by the last refund or the repair) while other items
+        // are kept: the paid order no longer holds it, and that is fine.
+        let mut returned_order = o.clone();
+        returned_order.coupon_lock_status = CouponLockStatus::Released;
+        let back = coupon(CouponStatus::Available, None, t0() + h(1));
+        let fine = coupon_status(&facts(&returned_order, Some(&back), None));
+        assert_eq!(fine.result, CheckResult::Ok, "{}", fine.en());
         assert_eq!(
             stuck.suggested_action,
             Some(SuggestedAction::ReturnCoupon {

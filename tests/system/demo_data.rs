@@ -145,6 +145,7 @@ async fn each_planted_anomaly_is_really_in_the_rows() {
             "locked_coupon_order_closed",
             "order_active_coupon_not_locked",
             "coupon_order_mismatch",
+            "coupon_not_returned_after_refunds",
             "stale_checkout_lock",
         ],
         "exactly the planted anomalies, none by accident: {:?}",
@@ -198,6 +199,14 @@ async fn each_planted_anomaly_is_really_in_the_rows() {
                 assert!(lock_ms.is_some_and(|l| l <= now_ms), "lock lapsed");
                 assert_eq!(c_status, "locked");
                 assert_eq!(c_order.as_deref(), Some(a.order_no.as_str()));
+            }
+            "coupon_not_returned_after_refunds" => {
+                // Paid, partly refunded by line; its coupon still used
+                // although every item it discounted is marked refunded.
+                assert_eq!((o_kind.as_str(), o_status.as_str()), ("normal", "paid"));
+                assert_eq!(c_status, "used");
+                assert_eq!(c_order.as_deref(), Some(a.order_no.as_str()));
+                assert_eq!(o_coupon.as_deref(), Some(a.coupon_id.as_str()));
             }
             other => panic!("unexpected kind {other}"),
         }
