@@ -35,6 +35,7 @@ pub mod reminder;
 pub mod repair;
 pub mod report;
 pub mod self_check;
+pub mod stacking;
 pub mod staff;
 pub mod template;
 pub mod text;
