@@ -22,6 +22,18 @@ use crate::domain::repair::{LinkRepair, plan_link_repair, plan_mark_used, plan_r
 use crate::domain::time::to_ms;
 use crate::store::{archive, coupons, orders};
 
+/// The repairs of an order's coupon a person (or the shop's backend)
+/// confirms, each with its own transaction below.
+#[derive(Debug, Clone, Copy)]
+enum Repair {
+    /// [`Service::repair_coupon_link`].
+    Link,
+    /// [`Service::mark_coupon_used`].
+    MarkUsed,
+    /// [`Service::return_coupon`].
+    Return,
+}
+
 impl Service {
     /// Repairs `order_no`'s link to `coupon_id`: locks the order's own
     /// freed coupon to it again (relock), or points the order at the coupon
@@ -35,20 +47,8 @@ impl Service {
         coupon_id: CouponId,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
-        let reason = parse_reason(reason)?;
-        let op = self.op(ctx);
-        self.write(idem, move |c| {
-            let (order_no, coupon_id, reason, op) = (
-                order_no.clone(),
-                coupon_id.clone(),
-                reason.clone(),
-                op.clone(),
-            );
-            Box::pin(
-                async move { repair_coupon_link_tx(c, &op, &order_no, &coupon_id, &reason).await },
-            )
-        })
-        .await
+        self.run_repair(ctx, idem, order_no, coupon_id, reason, Repair::Link)
+            .await
     }
 }
 
@@ -71,20 +71,8 @@ impl Service {
         coupon_id: CouponId,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
-        let reason = parse_reason(reason)?;
-        let op = self.op(ctx);
-        self.write(idem, move |c| {
-            let (order_no, coupon_id, reason, op) = (
-                order_no.clone(),
-                coupon_id.clone(),
-                reason.clone(),
-                op.clone(),
-            );
-            Box::pin(
-                async move { mark_coupon_used_tx(c, &op, &order_no, &coupon_id, &reason).await },
-            )
-        })
-        .await
+        self.run_repair(ctx, idem, order_no, coupon_id, reason, Repair::MarkUsed)
+            .await
     }
 }
 
@@ -108,6 +96,21 @@ impl Service {
         coupon_id: CouponId,
         reason: Option<String>,
     ) -> Result<Executed<OrderView>, ServiceError> {
+        self.run_repair(ctx, idem, order_no, coupon_id, reason, Repair::Return)
+            .await
+    }
+
+    /// One repair of an order's coupon in its own write transaction, with
+    /// the reason checked first.
+    async fn run_repair(
+        &self,
+        ctx: &Ctx,
+        idem: Option<&IdempotencyRequest>,
+        order_no: OrderNo,
+        coupon_id: CouponId,
+        reason: Option<String>,
+        repair: Repair,
+    ) -> Result<Executed<OrderView>, ServiceError> {
         let reason = parse_reason(reason)?;
         let op = self.op(ctx);
         self.write(idem, move |c| {
@@ -117,7 +120,14 @@ impl Service {
                 reason.clone(),
                 op.clone(),
             );
-            Box::pin(async move { return_coupon_tx(c, &op, &order_no, &coupon_id, &reason).await })
+            Box::pin(async move {
+                let (no, coupon, why) = (&order_no, &coupon_id, reason.as_str());
+                match repair {
+                    Repair::Link => repair_coupon_link_tx(c, &op, no, coupon, why).await,
+                    Repair::MarkUsed => mark_coupon_used_tx(c, &op, no, coupon, why).await,
+                    Repair::Return => return_coupon_tx(c, &op, no, coupon, why).await,
+                }
+            })
         })
         .await
     }
