@@ -23,10 +23,13 @@
 //! the shops are folded one by one into a set of partial choices, keeping
 //! only those no other partial choice beats whatever comes after
 //! (a larger or equal discount, a smaller or equal share on the platform
-//! coupon's lines, no more coupons, and ends no later, element by
-//! element). That set stays small for real carts; it is bounded by
-//! [`MAX_STATES`], and an answer found past the bound says it may not be
-//! the best (`exact: false`).
+//! coupon's lines, fewer coupons or earlier ends). Five shops with four
+//! coupons each fold into at most 5^5 = 3,125 choices; the set is bounded
+//! by [`MAX_STATES`], and an answer found past the bound (dozens of shop
+//! coupons for each of several shops of one cart) says it may not be the
+//! best (`exact: false`). Choosing the largest shop coupon of each shop
+//! would not do: a larger shop coupon can leave the platform coupon's
+//! threshold unmet.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -302,19 +305,6 @@ struct State {
     chosen: Vec<usize>,
 }
 
-impl State {
-    /// Whether `self` is at least as good as `other` whatever shops come
-    /// after: no smaller discount, no larger overlap, no more coupons, and
-    /// (with as many) each end no later.
-    fn covers(&self, other: &State) -> bool {
-        self.discount >= other.discount
-            && self.overlap <= other.overlap
-            && (self.chosen.len() < other.chosen.len()
-                || (self.chosen.len() == other.chosen.len()
-                    && self.ends.iter().zip(&other.ends).all(|(a, b)| a <= b)))
-    }
-}
-
 /// A shop coupon that applies alone, with what stacking needs of it.
 struct ShopOption {
     index: usize,
@@ -323,12 +313,30 @@ struct ShopOption {
     ends_at: DateTime<Utc>,
 }
 
+/// How a fold may drop partial choices.
+#[derive(Debug, Clone, Copy)]
+struct Fold {
+    /// Past this share on the platform coupon's lines, its threshold can
+    /// no longer be met: such choices are dropped.
+    overlap_limit: Option<Cents>,
+    /// The cap cannot bind (a normal order: the discounts never add up to
+    /// more than the lines), so a choice with a larger discount and no
+    /// larger share beats one with a smaller discount outright.
+    strict: bool,
+}
+
 /// Folds the shops' options into the partial choices; `overlap_of` is an
-/// option's share on the platform coupon's lines. Returns the states and
-/// whether none was dropped for the bound.
+/// option's share on the platform coupon's lines. A choice is dropped only
+/// when another is at least as good for every completion: the same
+/// discount and share with fewer coupons or earlier ends (sorted ends
+/// compared in order: adding the same coupons to both keeps that order),
+/// or (when `fold.strict`) a larger discount with no larger share, whose
+/// total is then larger for every completion. Returns the choices and
+/// whether none was dropped for [`MAX_STATES`].
 fn fold_shops(
     shops: &[Vec<&ShopOption>],
     overlap_of: impl Fn(&ShopOption) -> Cents,
+    fold: Fold,
 ) -> (Vec<State>, bool) {
     let mut exact = true;
     let mut states = vec![State {
@@ -342,6 +350,10 @@ fn fold_shops(
         for s in &states {
             next.push(s.clone());
             for o in options {
+                let overlap = s.overlap.saturating_add(overlap_of(o));
+                if fold.overlap_limit.is_some_and(|limit| overlap > limit) {
+                    continue;
+                }
                 let mut ends = s.ends.clone();
                 let at = ends.partition_point(|e| *e <= o.ends_at);
                 ends.insert(at, o.ends_at);
@@ -349,13 +361,14 @@ fn fold_shops(
                 chosen.push(o.index);
                 next.push(State {
                     discount: s.discount.saturating_add(o.discount),
-                    overlap: s.overlap.saturating_add(overlap_of(o)),
+                    overlap,
                     ends,
                     chosen,
                 });
             }
         }
-        // Keep the states no other state covers (of equals, the first).
+        // Best first: larger discount, smaller share, fewer coupons,
+        // earlier ends.
         next.sort_by(|a, b| {
             b.discount
                 .cmp(&a.discount)
@@ -364,10 +377,28 @@ fn fold_shops(
                 .then_with(|| a.ends.cmp(&b.ends))
         });
         let mut kept: Vec<State> = Vec::with_capacity(next.len());
+        // The smallest share among the kept choices of a larger discount.
+        let mut least_above: Option<Cents> = None;
+        let mut group_least: Option<Cents> = None;
+        let mut group_discount: Option<Cents> = None;
         for s in next {
-            if !kept.iter().any(|k| k.covers(&s)) {
-                kept.push(s);
+            if group_discount != Some(s.discount) {
+                least_above = match (least_above, group_least) {
+                    (Some(a), Some(g)) => Some(a.min(g)),
+                    (a, g) => a.or(g),
+                };
+                group_least = None;
+                group_discount = Some(s.discount);
             }
+            let duplicate = kept
+                .last()
+                .is_some_and(|k| k.discount == s.discount && k.overlap == s.overlap);
+            let beaten = fold.strict && least_above.is_some_and(|a| a <= s.overlap);
+            if duplicate || beaten {
+                continue;
+            }
+            group_least = Some(group_least.map_or(s.overlap, |g| g.min(s.overlap)));
+            kept.push(s);
         }
         if kept.len() > MAX_STATES {
             kept.truncate(MAX_STATES);
@@ -432,7 +463,18 @@ pub fn best_combination(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Opt
     let shops: Vec<Vec<&ShopOption>> = by_shop.values().map(|v| v.iter().collect()).collect();
 
     // Shop coupons only: the discounts add up.
-    let (states, fold_exact) = fold_shops(&shops, |_| Cents::ZERO);
+    let list_total = lines
+        .iter()
+        .fold(Cents::ZERO, |s, l| s.saturating_add(l.amount()));
+    let strict = cap >= list_total;
+    let (states, fold_exact) = fold_shops(
+        &shops,
+        |_| Cents::ZERO,
+        Fold {
+            overlap_limit: None,
+            strict,
+        },
+    );
     exact &= fold_exact;
     for s in states.into_iter().filter(|s| s.chosen.len() > 1) {
         consider(s.chosen, s.discount.min(cap), &mut best);
@@ -452,15 +494,25 @@ pub fn best_combination(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Opt
             .zip(&covered)
             .filter(|(_, c)| **c)
             .fold(Cents::ZERO, |s, (l, _)| s.saturating_add(l.amount()));
-        let (states, fold_exact) = fold_shops(&shops, |opt| {
-            opt.split
-                .iter()
-                .zip(&covered)
-                .filter(|(_, c)| **c)
-                .fold(Cents::ZERO, |s, (share, _)| {
-                    s.saturating_add(share.unwrap_or(Cents::ZERO))
-                })
-        });
+        if list < o.terms.min_order {
+            continue;
+        }
+        let (states, fold_exact) = fold_shops(
+            &shops,
+            |opt| {
+                opt.split
+                    .iter()
+                    .zip(&covered)
+                    .filter(|(_, c)| **c)
+                    .fold(Cents::ZERO, |s, (share, _)| {
+                        s.saturating_add(share.unwrap_or(Cents::ZERO))
+                    })
+            },
+            Fold {
+                overlap_limit: Some(list.saturating_sub(o.terms.min_order)),
+                strict,
+            },
+        );
         exact &= fold_exact;
         for s in states.into_iter().filter(|s| !s.chosen.is_empty()) {
             let base = list.saturating_sub(s.overlap);
@@ -659,6 +711,56 @@ mod tests {
         let best = best_combination(&lines, &offers[..3], c(10_000)).unwrap();
         assert_eq!(best.chosen, vec![0, 2]);
         assert_eq!(best.applied.total, c(3_000));
+    }
+
+    #[test]
+    fn two_hundred_coupons_and_a_twenty_line_cart_over_five_shops_stay_within_the_bound() {
+        // 20 lines over 5 shops; 20 shop coupons (4 a shop) and 180
+        // platform coupons, fixed and percent, thresholds spread out: the
+        // shops fold into at most 5^5 = 3,125 partial choices.
+        let lines: Vec<Line> = (0..20)
+            .map(|i| {
+                let shop = format!("S{}", i % 5);
+                line(
+                    &format!("L{i}"),
+                    CATEGORIES[i % 2],
+                    Some(&shop),
+                    1 + (i as i64 % 3),
+                    1_999 + 137 * i as i64,
+                )
+            })
+            .collect();
+        let all: Vec<CouponTerms> = (0..200)
+            .map(|k| {
+                let rule = if k % 3 == 0 {
+                    DiscountRule::Percent {
+                        percent_off: (5 + k % 20) as u8,
+                        max_discount: Some(c(500 + 37 * k as i64)),
+                    }
+                } else {
+                    fixed(100 + 53 * k as i64 % 3_000)
+                };
+                let shop = (k < 20).then(|| format!("S{}", k % 5));
+                terms(rule, 211 * (k as i64 % 40), &[], shop.as_deref())
+            })
+            .collect();
+        let offers: Vec<Offer<'_>> = all
+            .iter()
+            .enumerate()
+            .map(|(k, terms)| offer(terms, k as i64 % 30))
+            .collect();
+        let total = lines
+            .iter()
+            .fold(Cents::ZERO, |s, l| s.saturating_add(l.amount()));
+        let best = best_combination(&lines, &offers, total).expect("some coupon applies");
+        assert!(best.exact, "the partial choices stayed under {MAX_STATES}");
+        assert!(
+            check_combinable(&best.chosen.iter().map(|&i| offers[i]).collect::<Vec<_>>()).is_ok()
+        );
+        assert!(
+            best.chosen.len() > 1,
+            "shop coupons and a platform coupon together"
+        );
     }
 
     /// Every subset that may go together and applies, ranked the same way.
