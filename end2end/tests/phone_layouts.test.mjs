@@ -1,6 +1,7 @@
 // The operator and support pages that used to scroll sideways or break
 // their words on a 390 px phone, on the demo data after a reconciliation
-// run and a bulk job: none is wider than the phone, coupon codes in the
+// run and a bulk job (and the order of lines whose coupon its refunds
+// left used, with the confirmation of its return): none is wider than the phone, coupon codes in the
 // reconciliation tables stay on one line, webhook checkboxes sit beside
 // their labels, and the bulk job's status badge is coloured like every
 // other status.
@@ -50,11 +51,26 @@ test('operator pages fit a 390 px phone', async () => {
   await page.goto(`${server.base}/console/reconciliation`);
   await submit(page, 'run-now');
 
-  for (const path of ['/console/reconciliation', '/console/deliveries', '/console/webhooks', '/console/expirations', `/console/jobs/${jobId}`, '/console/compensation/rules', '/console/audit']) {
-    await page.goto(`${server.base}${path}`);
+  // The demo's cart whose refunds left its coupon used: its order page
+  // (lines, refunds) and the confirmation of the coupon's return.
+  const demo = await server.cli(['demo-data', '--json']);
+  assert.equal(demo.code, 0, demo.stderr);
+  const left = JSON.parse(demo.stdout).anomalies.find((a) => a.kind === 'coupon_not_returned_after_refunds');
+  assert.ok(left, 'the demo plants a coupon its refunds left used');
+  const cartPages = [
+    `/console/orders/${left.order_no}`,
+    `/console/orders/${left.order_no}/return-coupon?coupon_id=${left.coupon_id}`,
+  ];
+
+  for (const path of ['/console/reconciliation', '/console/deliveries', '/console/webhooks', '/console/expirations', `/console/jobs/${jobId}`, '/console/compensation/rules', '/console/audit', ...cartPages]) {
+    const r = await page.goto(`${server.base}${path}`);
+    assert.equal(r.status(), 200, `${path} answers`);
     const w = await width(page);
     assert.ok(w <= PHONE.width, `${path} is ${w} px wide on a ${PHONE.width} px phone`);
   }
+  // The confirmation asks for the reason beside its button.
+  await page.goto(`${server.base}${cartPages[1]}`);
+  assert.equal(await page.locator('form textarea[name=reason], form input[name=reason]').count(), 1);
 
   // Codes in the reconciliation tables keep to one line.
   await page.goto(`${server.base}/console/reconciliation`);
