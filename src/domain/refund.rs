@@ -65,16 +65,23 @@ pub struct CouponBook {
     pub clawed_back: bool,
 }
 
+/// The lines whose units keep a coupon on its order, of its `shares`
+/// (`(line index, share)` for every line it covers): those it discounted
+/// (a share above zero), or every line it covers when it discounted none.
+/// The refund returns the coupon when their last unit is refunded; the
+/// health check and reconciliation count the same units.
+pub fn holding_lines(shares: &[(usize, Cents)]) -> impl Iterator<Item = usize> + '_ {
+    let any_share = shares.iter().any(|(_, s)| !s.is_zero());
+    shares
+        .iter()
+        .filter(move |(_, s)| !any_share || !s.is_zero())
+        .map(|(i, _)| *i)
+}
+
 impl CouponBook {
-    /// The lines whose units keep the coupon on the order: those it
-    /// discounted (a share above zero), or every line it covers when it
-    /// discounted none.
+    /// [`holding_lines`] of this coupon.
     fn holding_lines(&self) -> impl Iterator<Item = usize> + '_ {
-        let any_share = self.shares.iter().any(|(_, s)| !s.is_zero());
-        self.shares
-            .iter()
-            .filter(move |(_, s)| !any_share || !s.is_zero())
-            .map(|(i, _)| *i)
+        holding_lines(&self.shares)
     }
 }
 

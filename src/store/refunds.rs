@@ -155,20 +155,24 @@ pub async fn get(
     .await
 }
 
-/// The refunded lines of an order's refunds (all of them, or one).
-pub async fn lines_of(
+/// Rows of `table` (`columns`, ordered by `order_by`) of an order's
+/// refunds: all of them, or those of one refund.
+async fn rows_of_refunds<T>(
     conn: &mut AnyConnection,
+    (columns, table, order_by): (&str, &str, &str),
     order_no: &OrderNo,
     refund_id: Option<&RefundId>,
-) -> Result<Vec<RefundLineRow>, sqlx::Error> {
+) -> Result<Vec<T>, sqlx::Error>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
     let filter = if refund_id.is_some() {
         "AND refund_id = $2"
     } else {
         ""
     };
     let sql = format!(
-        "SELECT refund_id, line_no, quantity, refund_cents, discount_cents
-         FROM order_refund_lines WHERE order_no = $1 {filter} ORDER BY refund_id, line_no LIMIT 100000"
+        "SELECT {columns} FROM {table} WHERE order_no = $1 {filter} ORDER BY {order_by} LIMIT 100000"
     );
     let q = sqlx::query_as(&sql).bind(order_no);
     let q = match refund_id {
@@ -178,25 +182,40 @@ pub async fn lines_of(
     q.fetch_all(conn).await
 }
 
+/// The refunded lines of an order's refunds (all of them, or one).
+pub async fn lines_of(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    refund_id: Option<&RefundId>,
+) -> Result<Vec<RefundLineRow>, sqlx::Error> {
+    rows_of_refunds(
+        conn,
+        (
+            "refund_id, line_no, quantity, refund_cents, discount_cents",
+            "order_refund_lines",
+            "refund_id, line_no",
+        ),
+        order_no,
+        refund_id,
+    )
+    .await
+}
+
 /// The coupon outcomes of an order's refunds (all of them, or one).
 pub async fn coupons_of(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
     refund_id: Option<&RefundId>,
 ) -> Result<Vec<RefundCouponRow>, sqlx::Error> {
-    let filter = if refund_id.is_some() {
-        "AND refund_id = $2"
-    } else {
-        ""
-    };
-    let sql = format!(
-        "SELECT refund_id, coupon_id, outcome, clawback_cents, discount_cents
-         FROM order_refund_coupons WHERE order_no = $1 {filter} ORDER BY refund_id, coupon_id LIMIT 100000"
-    );
-    let q = sqlx::query_as(&sql).bind(order_no);
-    let q = match refund_id {
-        Some(id) => q.bind(id),
-        None => q,
-    };
-    q.fetch_all(conn).await
+    rows_of_refunds(
+        conn,
+        (
+            "refund_id, coupon_id, outcome, clawback_cents, discount_cents",
+            "order_refund_coupons",
+            "refund_id, coupon_id",
+        ),
+        order_no,
+        refund_id,
+    )
+    .await
 }

@@ -18,6 +18,7 @@ use crate::domain::ids::{CouponId, LineId};
 use crate::domain::line::Line;
 use crate::domain::money::Cents;
 use crate::domain::order::OrderStatus;
+use crate::domain::refund::holding_lines;
 use crate::service::ServiceError;
 use crate::store::order_lines::{self, LineRow, ShareRow};
 use crate::store::orders::OrderRow;
@@ -107,21 +108,14 @@ impl OrderCart {
             .collect()
     }
 
-    /// The units of the lines `coupon_id` discounted (those it has a share
-    /// above zero of, else every line it covers), kept and refunded: the
-    /// units that hold it on the order (`domain::refund`).
+    /// The units of the lines that hold `coupon_id` on the order
+    /// ([`holding_lines`]), kept and refunded.
     pub fn coupon_units(&self, coupon_id: &CouponId) -> CouponUnits {
         let split = self.split_of(coupon_id);
-        let any_share = split.iter().any(|(_, s)| !s.is_zero());
         let (mut kept, mut refunded) = (0, 0);
-        for (i, share) in split {
-            if any_share && share.is_zero() {
-                continue;
-            }
-            if let Some(line) = self.lines.get(i) {
-                kept += (line.quantity - line.refunded_quantity).max(0);
-                refunded += line.refunded_quantity;
-            }
+        for line in holding_lines(&split).filter_map(|i| self.lines.get(i)) {
+            kept += (line.quantity - line.refunded_quantity).max(0);
+            refunded += line.refunded_quantity;
         }
         CouponUnits { kept, refunded }
     }
