@@ -50,6 +50,9 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub field: Option<String>,
+    /// A refusal's subject in the catalog's words, said after its
+    /// sentence.
+    pub detail: Option<crate::i18n::Msg>,
 }
 
 /// The body of every error response.
@@ -73,6 +76,7 @@ impl ApiError {
             code,
             message: message.into(),
             field: None,
+            detail: None,
         }
     }
 
@@ -84,6 +88,7 @@ impl ApiError {
             code: "invalid_request",
             message: format!("{field}: {message}"),
             field: Some(field),
+            detail: None,
         }
     }
 
@@ -132,7 +137,11 @@ impl ApiError {
     /// of bad input).
     pub fn message_in(&self, lang: Lang) -> String {
         if let Some(r) = Refusal::ALL.iter().find(|r| r.code() == self.code) {
-            return lang.t(r.message_key()).to_string();
+            let sentence = lang.t(r.message_key());
+            return match &self.detail {
+                Some(d) => format!("{sentence} {}", lang.msg(d)),
+                None => sentence.to_string(),
+            };
         }
         let key = match self.code {
             "invalid_request" => "api-error-invalid_request",
@@ -170,9 +179,14 @@ impl From<ServiceError> for ApiError {
         match e {
             ServiceError::Invalid(f) => ApiError::invalid(f.field, f.message),
             ServiceError::NotFound { .. } => ApiError::not_found(e.to_string()),
-            ServiceError::Refused { refusal, message } => {
-                ApiError::new(StatusCode::CONFLICT, refusal.code(), message)
-            }
+            ServiceError::Refused {
+                refusal,
+                message,
+                detail,
+            } => ApiError {
+                detail,
+                ..ApiError::new(StatusCode::CONFLICT, refusal.code(), message)
+            },
             ServiceError::Forbidden(message) => {
                 ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
             }

@@ -59,6 +59,9 @@ pub struct CreateOrderBody {
     /// 1-500 lines, in place of `category` and `total_cents`.
     pub lines: Option<Vec<LineBody>>,
     pub coupon_id: Option<String>,
+    /// Several coupons, in place of `coupon_id`: one platform coupon and
+    /// at most one shop coupon per shop.
+    pub coupon_ids: Option<Vec<String>>,
     /// Presale only.
     pub campaign_id: Option<String>,
     /// Presale only.
@@ -105,7 +108,7 @@ pub struct CancelBody {
     request_body = CreateOrderBody,
     responses((status = 201, body = OrderView), (status = 400, body = ErrorBody),
         (status = 404, description = "not_found: the `coupon_id` or `campaign_id` does not exist", body = ErrorBody),
-        (status = 409, description = "order_exists, coupon_not_owned, coupon_not_available, coupon_expired, coupon_not_started, threshold_not_met, coupon_not_applicable", body = ErrorBody)))]
+        (status = 409, description = "order_exists, coupon_not_owned, coupon_not_available, coupon_expired, coupon_not_started, threshold_not_met, coupon_not_applicable, coupons_not_combinable", body = ErrorBody)))]
 pub async fn create(
     State(s): State<AppState>,
     caller: ApiCaller,
@@ -124,6 +127,7 @@ pub async fn create(
             .lines
             .map(|ls| ls.into_iter().map(LineInput::from).collect()),
         coupon_id: b.coupon_id,
+        coupon_ids: b.coupon_ids,
         campaign_id: b.campaign_id,
         deposit_cents: b.deposit_cents,
     };

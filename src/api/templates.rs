@@ -55,6 +55,8 @@ pub struct CreateTemplateBody {
     /// `proportional` (the default) or `clawback`: what a partial refund
     /// does when the lines left no longer reach `min_order_cents`.
     pub partial_refund_rule: Option<String>,
+    /// False: its coupons must be an order's only coupon; default true.
+    pub stackable: Option<bool>,
 }
 
 impl From<CreateTemplateBody> for TemplateInput {
@@ -78,6 +80,7 @@ impl From<CreateTemplateBody> for TemplateInput {
             exclude_skus: b.exclude_skus,
             shop_id: b.shop_id,
             partial_refund_rule: b.partial_refund_rule,
+            stackable: b.stackable,
         }
     }
 }

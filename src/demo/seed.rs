@@ -167,6 +167,7 @@ impl Seed {
             total_cents: Some(total),
             lines: None,
             coupon_id: coupon.map(|c| c.id.to_string()),
+            coupon_ids: None,
             campaign_id: None,
             deposit_cents: None,
         })
@@ -203,6 +204,7 @@ impl Seed {
                     .collect(),
             ),
             coupon_id: coupon.map(|c| c.id.to_string()),
+            coupon_ids: None,
             campaign_id: None,
             deposit_cents: None,
         })
@@ -227,6 +229,7 @@ impl Seed {
             total_cents: Some(total),
             lines: None,
             coupon_id: coupon.map(|c| c.id.to_string()),
+            coupon_ids: None,
             campaign_id: Some(campaign.to_string()),
             deposit_cents: Some(deposit),
         })

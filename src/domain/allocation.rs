@@ -96,6 +96,7 @@ mod tests {
             categories: vec!["beauty".into()],
             scope: LineScope::default(),
             refund_rule: PartialRefundRule::Proportional,
+            stackable: true,
         };
         let line = |id: &str, category: &str, cents: i64| Line {
             line_id: id.into(),

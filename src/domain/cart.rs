@@ -24,6 +24,8 @@ pub struct OrderInput {
     /// In place of `category` and `total_cents`.
     pub lines: Option<Vec<LineInput>>,
     pub coupon_id: Option<String>,
+    /// In place of `coupon_id`: several coupons.
+    pub coupon_ids: Option<Vec<String>>,
     pub campaign_id: Option<String>,
     pub deposit_cents: Option<i64>,
 }
@@ -55,6 +57,8 @@ pub struct CartSpec {
     pub campaign_id: Option<CampaignId>,
     /// Zero for a normal order.
     pub deposit: Cents,
+    /// Whether the request sent `lines` (not the single-category form).
+    pub has_lines: bool,
 }
 
 impl CartSpec {
@@ -76,6 +80,7 @@ impl CartSpec {
             Some(k) => OrderKind::parse(k)
                 .ok_or_else(|| FieldError::new("kind", "must be \"normal\" or \"presale\""))?,
         };
+        let has_lines = i.lines.is_some();
         let lines = match (i.lines, i.category.is_some() || i.total_cents.is_some()) {
             (Some(_), true) => {
                 return Err(FieldError::new(
@@ -134,6 +139,7 @@ impl CartSpec {
             total,
             campaign_id,
             deposit,
+            has_lines,
         })
     }
 }
@@ -204,7 +210,8 @@ pub struct OrderSpec {
     pub order_no: OrderNo,
     pub user_id: UserId,
     pub cart: CartSpec,
-    pub coupon_id: Option<CouponId>,
+    /// The coupons asked for, in the order given, each once (empty: none).
+    pub coupon_ids: Vec<CouponId>,
 }
 
 impl OrderSpec {
@@ -221,17 +228,64 @@ impl OrderSpec {
             campaign_id: i.campaign_id,
             deposit_cents: i.deposit_cents,
         })?;
-        let coupon_id = match i.coupon_id {
-            Some(id) if id.is_empty() || id.chars().count() > 64 => {
-                return Err(FieldError::new("coupon_id", "must be 1-64 characters"));
-            }
-            other => other.map(CouponId::from_wire),
-        };
+        let coupon_ids = parse_coupon_ids(i.coupon_id, i.coupon_ids)?;
         Ok(OrderSpec {
             order_no,
             user_id,
             cart,
-            coupon_id,
+            coupon_ids,
         })
     }
+}
+
+/// Most coupons one order may name: one platform coupon and one shop
+/// coupon for each of many shops.
+pub const MAX_ORDER_COUPONS: usize = 50;
+
+/// `coupon_id` or `coupon_ids` (not both): the coupons asked for, each
+/// 1-64 characters, each once, at most [`MAX_ORDER_COUPONS`].
+fn parse_coupon_ids(
+    one: Option<String>,
+    several: Option<Vec<String>>,
+) -> Result<Vec<CouponId>, FieldError> {
+    let raw = match (one, several) {
+        (Some(_), Some(_)) => {
+            return Err(FieldError::new(
+                "coupon_ids",
+                "send coupon_id or coupon_ids, not both",
+            ));
+        }
+        (Some(id), None) => {
+            if id.is_empty() || id.chars().count() > 64 {
+                return Err(FieldError::new("coupon_id", "must be 1-64 characters"));
+            }
+            return Ok(vec![CouponId::from_wire(id)]);
+        }
+        (None, Some(ids)) => ids,
+        (None, None) => return Ok(Vec::new()),
+    };
+    if raw.len() > MAX_ORDER_COUPONS {
+        return Err(FieldError::new(
+            "coupon_ids",
+            format!("at most {MAX_ORDER_COUPONS} coupons"),
+        ));
+    }
+    let mut ids: Vec<CouponId> = Vec::with_capacity(raw.len());
+    for id in raw {
+        if id.is_empty() || id.chars().count() > 64 {
+            return Err(FieldError::new(
+                "coupon_ids",
+                "each coupon id must be 1-64 characters",
+            ));
+        }
+        let id = CouponId::from_wire(id);
+        if ids.contains(&id) {
+            return Err(FieldError::new(
+                "coupon_ids",
+                format!("lists coupon {id} twice"),
+            ));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
 }

@@ -342,6 +342,8 @@ pub struct CouponTerms {
     pub scope: LineScope,
     /// What a partial refund does to the discount.
     pub refund_rule: PartialRefundRule,
+    /// False: the coupon must be its order's only coupon.
+    pub stackable: bool,
 }
 
 /// Why a coupon does not apply to an order's lines.
@@ -505,6 +507,7 @@ mod tests {
             categories: vec!["shoes".into()],
             scope: LineScope::default(),
             refund_rule: PartialRefundRule::Proportional,
+            stackable: true,
         }
     }
 

@@ -444,6 +444,7 @@ mod tests {
                 categories: vec![],
                 scope: Default::default(),
                 refund_rule: Default::default(),
+                stackable: true,
             },
             starts_at: now - Duration::days(1),
             ends_at,
@@ -525,6 +526,7 @@ mod tests {
                 categories: vec![],
                 scope: Default::default(),
                 refund_rule: Default::default(),
+                stackable: true,
             },
             ..candidate(id, 0, ends_at, now)
         }

@@ -30,6 +30,17 @@ pub struct OrderTerms<'a> {
     pub deposit: Cents,
 }
 
+impl OrderTerms<'_> {
+    /// The most all of the order's coupons may take off together: the
+    /// total for a normal order, what the deposit leaves for a presale one.
+    pub fn discount_cap(&self) -> Cents {
+        match self.kind {
+            OrderKind::Presale => presale_discount_cap(self.total, self.deposit),
+            OrderKind::Normal => self.total,
+        }
+    }
+}
+
 /// A coupon as the rule reads it at one moment.
 #[derive(Debug, Clone, Copy)]
 pub struct CouponOnOrder<'a> {
@@ -235,6 +246,7 @@ mod tests {
             categories: categories.iter().map(|s| s.to_string()).collect(),
             scope: Default::default(),
             refund_rule: Default::default(),
+            stackable: true,
         }
     }
 

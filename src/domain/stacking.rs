@@ -41,6 +41,7 @@ use super::discount::{CouponTerms, NotApplicable};
 use super::ids::ShopId;
 use super::line::Line;
 use super::money::Cents;
+use super::picker::{CouponOnOrder, OrderTerms, Unfit, discount_on_order};
 
 /// Most partial choices the search keeps while folding in the shops.
 pub const MAX_STATES: usize = 4_096;
@@ -55,7 +56,16 @@ pub struct Offer<'a> {
     pub ends_at: DateTime<Utc>,
 }
 
-impl Offer<'_> {
+impl<'a> Offer<'a> {
+    /// A coupon on an order as stacking reads it.
+    pub fn of(coupon: &CouponOnOrder<'a>) -> Offer<'a> {
+        Offer {
+            terms: coupon.terms,
+            stackable: coupon.terms.stackable,
+            ends_at: coupon.ends_at,
+        }
+    }
+
     /// The shop of a shop coupon; `None` for a platform coupon.
     pub fn shop(&self) -> Option<&ShopId> {
         self.terms.scope.shop_id.as_ref()
@@ -147,6 +157,44 @@ pub struct NotApplied {
     /// Its position in the list asked for.
     pub coupon: usize,
     pub why: NotApplicable,
+    /// How far its base is below its minimum spend (zero when no line is
+    /// eligible).
+    pub shortfall: Cents,
+}
+
+/// Why coupons asked for together cannot go on an order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// One of them does not fit: its position in the list and why.
+    Unfit { coupon: usize, why: Unfit },
+    /// They may not go together.
+    Clash(Clash),
+}
+
+/// The coupons of one order, checked and applied as the contract orders
+/// it: each usable (owner, status, validity) and applicable alone at list
+/// price, in the order listed; then combinable; then applied (a platform
+/// coupon's threshold judged on what the shop coupons leave). The
+/// discounts together stay within [`OrderTerms::discount_cap`].
+pub fn apply_on_order(
+    order: &OrderTerms<'_>,
+    coupons: &[CouponOnOrder<'_>],
+    now: DateTime<Utc>,
+) -> Result<Applied, Refused> {
+    for (i, c) in coupons.iter().enumerate() {
+        discount_on_order(c, order, now).map_err(|why| Refused::Unfit { coupon: i, why })?;
+    }
+    let offers: Vec<Offer<'_>> = coupons.iter().map(Offer::of).collect();
+    check_combinable(&offers).map_err(Refused::Clash)?;
+    apply(order.lines, &offers, order.discount_cap()).map_err(|n| Refused::Unfit {
+        coupon: n.coupon,
+        why: match n.why {
+            NotApplicable::ThresholdNotMet => Unfit::ThresholdNotMet {
+                shortfall: n.shortfall,
+            },
+            NotApplicable::NoEligibleLine => Unfit::NoEligibleLine,
+        },
+    })
 }
 
 /// The positions of `offers` in the order they apply: shop coupons in the
@@ -178,7 +226,11 @@ pub fn apply(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Result<Applied
         } else {
             remaining.clone()
         };
-        let applied = judge(terms, lines, &on).map_err(|why| NotApplied { coupon: i, why })?;
+        let applied = judge(terms, lines, &on).map_err(|(why, shortfall)| NotApplied {
+            coupon: i,
+            why,
+            shortfall,
+        })?;
         for (left, share) in remaining.iter_mut().zip(&applied.split) {
             *left = left.saturating_sub(share.unwrap_or(Cents::ZERO));
         }
@@ -239,21 +291,24 @@ fn judge(
     terms: &CouponTerms,
     lines: &[Line],
     on: &[Cents],
-) -> Result<AppliedCoupon, NotApplicable> {
+) -> Result<AppliedCoupon, (NotApplicable, Cents)> {
     let covered: Split = lines
         .iter()
         .zip(on)
         .map(|(l, a)| terms.covers(l).then_some(*a))
         .collect();
     if covered.iter().all(Option::is_none) {
-        return Err(NotApplicable::NoEligibleLine);
+        return Err((NotApplicable::NoEligibleLine, Cents::ZERO));
     }
     let base = covered
         .iter()
         .flatten()
         .fold(Cents::ZERO, |s, a| s.saturating_add(*a));
     if base < terms.min_order {
-        return Err(NotApplicable::ThresholdNotMet);
+        return Err((
+            NotApplicable::ThresholdNotMet,
+            terms.min_order.saturating_sub(base),
+        ));
     }
     let discount = terms.rule.discount(base);
     Ok(AppliedCoupon {
@@ -576,6 +631,7 @@ mod tests {
                 ..LineScope::default()
             },
             refund_rule: PartialRefundRule::Proportional,
+            stackable: true,
         }
     }
 
@@ -652,7 +708,8 @@ mod tests {
             apply(&lines, &[offer(&platform, 1), offer(&shop_a, 1)], c(30_000)),
             Err(NotApplied {
                 coupon: 0,
-                why: NotApplicable::ThresholdNotMet
+                why: NotApplicable::ThresholdNotMet,
+                shortfall: c(1_000),
             })
         );
     }

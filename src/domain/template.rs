@@ -262,6 +262,10 @@ pub struct TermsRecord {
     pub shop_id: Option<String>,
     #[serde(default)]
     pub partial_refund_rule: Option<String>,
+    /// Left out when true, as records written before the term existed
+    /// read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stackable: Option<bool>,
 }
 
 impl TermsRecord {
@@ -298,6 +302,7 @@ impl TermsRecord {
             // rule existed read.
             partial_refund_rule: (spec.terms.refund_rule != PartialRefundRule::default())
                 .then(|| spec.terms.refund_rule.as_str().to_string()),
+            stackable: (!spec.terms.stackable).then_some(false),
         }
     }
 
@@ -327,6 +332,7 @@ impl TermsRecord {
                 .as_deref()
                 .and_then(PartialRefundRule::parse)
                 .unwrap_or_default(),
+            stackable: self.stackable.unwrap_or(true),
         };
         let at = |t: &Option<String>| t.as_deref().and_then(|t| parse_rfc3339(t).ok());
         let from = at(&self.valid_from);
@@ -423,7 +429,15 @@ pub fn rule_words(terms: &CouponTerms, validity: &Validity) -> Vec<Msg> {
     out.extend(scope_words(&terms.categories, &terms.scope));
     out.extend(validity_words(validity));
     out.extend(refund_rule_words(terms.refund_rule));
+    out.extend(stacking_words(terms.stackable));
     out
+}
+
+/// Whether a coupon shares an order, in words: said only of a coupon
+/// that must go alone ("不可与其他券叠加" / "cannot be combined with other
+/// coupons"); stacking is the default.
+pub fn stacking_words(stackable: bool) -> Option<Msg> {
+    (!stackable).then(|| Msg::new("rule-not-stackable"))
 }
 
 /// Where a coupon applies, in words: the shop (for a shop coupon), the
@@ -512,6 +526,7 @@ pub fn preview_words(input: &TemplateInput, now: DateTime<Utc>) -> Vec<Msg> {
     {
         out.push(refund_rule_msg(rule));
     }
+    out.extend(stacking_words(input.stackable.unwrap_or(true)));
     out
 }
 
@@ -765,6 +780,8 @@ pub struct TemplateInput {
     pub shop_id: Option<String>,
     /// `proportional` (default) or `clawback`.
     pub partial_refund_rule: Option<String>,
+    /// False: its coupons must be an order's only coupon (default true).
+    pub stackable: Option<bool>,
 }
 
 impl TemplateSpec {
@@ -832,6 +849,7 @@ impl TemplateSpec {
                 categories,
                 scope,
                 refund_rule,
+                stackable: input.stackable.unwrap_or(true),
             },
             validity,
             total_stock: input.total_stock,

@@ -17,11 +17,14 @@ use super::{Refusal, Service, ServiceError};
 use crate::domain::cart::CartSpec;
 use crate::domain::coupon::Unusable;
 use crate::domain::discount::CouponTerms;
+use crate::domain::ids::LineId;
 use crate::domain::ids::{CampaignId, CouponId, UserId};
 use crate::domain::money::Cents;
-use crate::domain::picker::{CouponOnOrder, PresaleTerms, Unfit, Warning, pick};
+use crate::domain::picker::{CouponOnOrder, OrderTerms, PresaleTerms, Unfit, Warning, pick};
+use crate::domain::stacking::{Offer, best_combination};
 use crate::domain::time::{from_ms, to_ms};
 use crate::i18n::{Lang, Msg, zone};
+use crate::service::views::LineDiscountView;
 use crate::store::campaigns;
 use crate::store::coupons::{self, CouponRow};
 
@@ -40,6 +43,37 @@ pub struct CouponOptions {
     pub usable: Vec<UsableCoupon>,
     /// Coupons the customer holds that this cart cannot use, with why.
     pub unusable: Vec<UnusableCoupon>,
+    /// The usable coupons together that give the most (one platform
+    /// coupon, one shop coupon per shop): exactly what `POST /orders` with
+    /// these `coupon_ids` would snapshot. Null when no coupon is usable;
+    /// absent for the single-category form, as the contract has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<BestCombination>)]
+    pub best_combination: Option<Option<BestCombination>>,
+}
+
+/// The best combination of a customer's coupons for a cart.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BestCombination {
+    /// In the order `POST /orders` keeps them: the platform coupon first.
+    #[schema(value_type = Vec<String>)]
+    pub coupon_ids: Vec<CouponId>,
+    /// Their discounts together.
+    #[schema(value_type = i64)]
+    pub discount_cents: Cents,
+    /// Every line of the cart with each chosen coupon's share of it.
+    pub lines: Vec<CombinationLine>,
+}
+
+/// One line of a cart under the best combination.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CombinationLine {
+    #[schema(value_type = String)]
+    pub line_id: LineId,
+    /// Each coupon's share of the line (as an order's line lists them).
+    pub discounts: Vec<LineDiscountView>,
+    #[schema(value_type = i64)]
+    pub payable_cents: Cents,
 }
 
 /// A coupon that fits the cart.
@@ -173,11 +207,87 @@ fn options_for(
             msg: unfit_message(m.unfit, &terms[m.index], on[m.index].starts_at),
         })
         .collect();
+    let usable_on: Vec<usize> = picked.usable.iter().map(|f| f.index).collect();
     CouponOptions {
         best: picked.best.map(|i| rows[i].id.clone()),
         usable,
         unusable,
+        best_combination: cart
+            .has_lines
+            .then(|| combination(&rows, &on, &usable_on, &cart.terms(), presale.is_some())),
     }
+}
+
+/// The best combination of the usable coupons (`usable`: indexes into
+/// `rows` and `on`) on the cart, as [`best_combination`] finds it and
+/// [`crate::domain::stacking::apply`] splits it. A presale order takes one
+/// coupon, so a presale cart's best combination is its best single coupon.
+fn combination(
+    rows: &[CouponRow],
+    on: &[CouponOnOrder<'_>],
+    usable: &[usize],
+    order: &OrderTerms<'_>,
+    presale: bool,
+) -> Option<BestCombination> {
+    let offers: Vec<Offer<'_>> = usable
+        .iter()
+        .filter_map(|&i| on.get(i))
+        .map(|c| Offer {
+            stackable: c.terms.stackable && !presale,
+            ..Offer::of(c)
+        })
+        .collect();
+    let best = best_combination(order.lines, &offers, order.discount_cap())?;
+    let ids: Vec<CouponId> = best
+        .chosen
+        .iter()
+        .filter_map(|&p| usable.get(p).and_then(|&i| rows.get(i)))
+        .map(|r| r.id.clone())
+        .collect();
+    let payable = best.applied.payable(order.lines);
+    let lines = order
+        .lines
+        .iter()
+        .zip(payable)
+        .enumerate()
+        .map(|(i, (l, payable_cents))| {
+            let mut discounts: Vec<LineDiscountView> = ids
+                .iter()
+                .zip(&best.applied.coupons)
+                .filter_map(|(id, a)| {
+                    a.split
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .map(|cents| LineDiscountView {
+                            coupon_id: id.clone(),
+                            cents,
+                        })
+                })
+                .collect();
+            discounts.sort_by(|a, b| a.coupon_id.cmp(&b.coupon_id));
+            CombinationLine {
+                line_id: l.line_id.clone(),
+                discounts,
+                payable_cents,
+            }
+        })
+        .collect();
+    // The platform coupon first, as the order row names it.
+    let mut coupon_ids = ids;
+    let platform = best
+        .chosen
+        .iter()
+        .position(|&p| offers.get(p).is_some_and(|o| o.shop().is_none()));
+    if let Some(p) = platform {
+        let id = coupon_ids.remove(p);
+        coupon_ids.insert(0, id);
+    }
+    Some(BestCombination {
+        coupon_ids,
+        discount_cents: best.applied.total,
+        lines,
+    })
 }
 
 impl Service {

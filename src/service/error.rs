@@ -53,11 +53,13 @@ pub enum Refusal {
     RefundExists,
     /// More units than are left to refund on a line.
     RefundExceedsOrder,
+    /// Coupons that may not go on one order together.
+    CouponsNotCombinable,
 }
 
 impl Refusal {
     /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 25] = [
+    pub const ALL: [Refusal; 26] = [
         Refusal::OutOfStock,
         Refusal::ClaimLimitReached,
         Refusal::TemplateInactive,
@@ -83,6 +85,7 @@ impl Refusal {
         Refusal::CodeBatchNotReady,
         Refusal::RefundExists,
         Refusal::RefundExceedsOrder,
+        Refusal::CouponsNotCombinable,
     ];
 
     /// The catalog key of the refusal's message, in a customer's words.
@@ -113,6 +116,7 @@ impl Refusal {
             Refusal::CodeBatchNotReady => "refusal-code_batch_not_ready",
             Refusal::RefundExists => "refusal-refund_exists",
             Refusal::RefundExceedsOrder => "refusal-refund_exceeds_order",
+            Refusal::CouponsNotCombinable => "refusal-coupons_not_combinable",
         }
     }
 
@@ -143,6 +147,7 @@ impl Refusal {
             Refusal::CodeBatchNotReady => "code_batch_not_ready",
             Refusal::RefundExists => "refund_exists",
             Refusal::RefundExceedsOrder => "refund_exceeds_order",
+            Refusal::CouponsNotCombinable => "coupons_not_combinable",
         }
     }
 }
@@ -155,7 +160,13 @@ pub enum ServiceError {
     #[error("{what} {id:?} not found")]
     NotFound { what: &'static str, id: String },
     #[error("{message}")]
-    Refused { refusal: Refusal, message: String },
+    Refused {
+        refusal: Refusal,
+        message: String,
+        /// What the refusal is about, in the catalog's words (which coupon,
+        /// which clash), said after the refusal's sentence.
+        detail: Option<crate::i18n::Msg>,
+    },
     /// The caller's role does not allow this action (403 `forbidden`).
     #[error("{0}")]
     Forbidden(String),
@@ -183,6 +194,35 @@ impl ServiceError {
         ServiceError::Refused {
             refusal,
             message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// [`ServiceError::refused`] with what it is about.
+    pub fn refused_about(
+        refusal: Refusal,
+        message: impl Into<String>,
+        detail: crate::i18n::Msg,
+    ) -> Self {
+        ServiceError::Refused {
+            refusal,
+            message: message.into(),
+            detail: Some(detail),
+        }
+    }
+
+    /// A refusal said of `detail` (which coupon of several, …); any
+    /// other error unchanged.
+    pub fn about(self, detail: crate::i18n::Msg) -> Self {
+        match self {
+            ServiceError::Refused {
+                refusal, message, ..
+            } => ServiceError::Refused {
+                refusal,
+                message,
+                detail: Some(detail),
+            },
+            other => other,
         }
     }
 

@@ -700,6 +700,7 @@ mod tests {
             exclude_skus: vec![],
             shop_id: None,
             partial_refund_rule: Default::default(),
+            stackable: true,
             status,
             starts_at: "2026-11-11T00:00:00.000Z".into(),
             ends_at: "2026-11-21T00:00:00.000Z".into(),

@@ -345,7 +345,8 @@ impl Service {
 /// A stored template's terms as the staff log keeps them.
 fn stored_terms(t: &TemplateRow) -> TermsRecord {
     let t_ms = |x: Option<i64>| x.map(|ms| crate::domain::time::rfc3339(from_ms(ms)));
-    let (scope, refund_rule) = crate::store::views::parse_stored_line_terms(&t.line_terms);
+    let line = crate::store::views::parse_stored_line_terms(&t.line_terms);
+    let (scope, refund_rule) = (line.scope, line.refund_rule);
     TermsRecord {
         kind: t.kind,
         value_cents: t.value_cents.map(Cents::get),
@@ -364,6 +365,7 @@ fn stored_terms(t: &TemplateRow) -> TermsRecord {
         // existed read.
         partial_refund_rule: (refund_rule != Default::default())
             .then(|| refund_rule.as_str().to_string()),
+        stackable: (!line.stackable).then_some(false),
     }
 }
 
@@ -505,7 +507,11 @@ fn template_row(
         paused_at,
         claim_ends_at: spec.claim_ends_at.map(to_ms),
         expiry_spread_seconds: spec.expiry_spread_seconds,
-        line_terms: crate::store::views::line_terms_json(&spec.terms.scope, spec.terms.refund_rule),
+        line_terms: crate::store::views::line_terms_json(
+            &spec.terms.scope,
+            spec.terms.refund_rule,
+            spec.terms.stackable,
+        ),
     }
 }
 

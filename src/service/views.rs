@@ -53,6 +53,8 @@ pub struct TemplateView {
     /// discount.
     #[schema(value_type = String)]
     pub partial_refund_rule: PartialRefundRule,
+    /// False: its coupons must be an order's only coupon.
+    pub stackable: bool,
     pub valid_from: Option<String>,
     pub valid_until: Option<String>,
     pub valid_seconds: Option<i64>,
@@ -126,13 +128,13 @@ impl TemplateView {
             t.claim_ends_at.map(crate::domain::time::from_ms),
             now,
         );
-        let (scope, partial_refund_rule) =
-            crate::store::views::parse_stored_line_terms(&t.line_terms);
+        let terms = crate::store::views::parse_stored_line_terms(&t.line_terms);
         TemplateView {
-            skus: scope.skus,
-            exclude_skus: scope.exclude_skus,
-            shop_id: scope.shop_id,
-            partial_refund_rule,
+            skus: terms.scope.skus,
+            exclude_skus: terms.scope.exclude_skus,
+            shop_id: terms.scope.shop_id,
+            partial_refund_rule: terms.refund_rule,
+            stackable: terms.stackable,
             status,
             paused_at: ts_opt(t.paused_at),
             claim_ends_at: ts_opt(t.claim_ends_at),
@@ -159,7 +161,7 @@ impl TemplateView {
 
 /// The discount terms stored on a coupon row.
 pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
-    let (scope, refund_rule) = crate::store::views::parse_stored_line_terms(&c.line_terms);
+    let line = crate::store::views::parse_stored_line_terms(&c.line_terms);
     CouponTerms {
         rule: DiscountRule::from_stored(
             c.kind,
@@ -169,8 +171,9 @@ pub fn coupon_terms(c: &CouponRow) -> CouponTerms {
         ),
         min_order: c.min_order_cents,
         categories: parse_stored_categories(&c.categories),
-        scope,
-        refund_rule,
+        scope: line.scope,
+        refund_rule: line.refund_rule,
+        stackable: line.stackable,
     }
 }
 

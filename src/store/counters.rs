@@ -13,13 +13,13 @@
 //! is exact whatever the fold's lag.
 //!
 //! What a change adds is `domain::report::{template_delta, campaign_delta}`;
-//! a discount is read from the order (`coupon_discount_cents`) by the
-//! statement itself, so it is the amount the order recorded.
+//! a discount is read by the statement itself ([`discount_of`]): what the
+//! coupon gave its order, as the order recorded it.
 
 use sqlx::{AnyConnection, Row};
 
 use crate::domain::coupon::CouponStatus;
-use crate::domain::ids::{CampaignId, OrderNo, TemplateId};
+use crate::domain::ids::{CampaignId, CouponId, OrderNo, TemplateId};
 use crate::domain::report::{
     ALL_DAYS, COUNTER_COLUMNS, COUNTER_SHARDS, Counts, campaign_delta, template_delta,
 };
@@ -63,10 +63,18 @@ pub fn random_shard() -> i64 {
     rand::rng().random_range(0..COUNTER_SHARDS)
 }
 
-/// The discount of order `param` (0 without one).
-fn discount_of(order_param: &str) -> String {
+/// The discount coupon `coupon` gave order `order` (0 without one): a
+/// further coupon's own (`order_coupons`), else the order row's sum less
+/// its further coupons' discounts.
+fn discount_of(order: &str, coupon: &str) -> String {
+    // Aliases no caller's query uses, so `order` and `coupon` may name
+    // the caller's columns.
     format!(
-        "COALESCE((SELECT coupon_discount_cents FROM orders WHERE order_no = {order_param}), 0)"
+        "COALESCE((SELECT dof_own.discount_cents FROM order_coupons AS dof_own \
+           WHERE dof_own.order_no = {order} AND dof_own.coupon_id = {coupon}), \
+         (SELECT dof_ord.coupon_discount_cents - CAST(COALESCE((SELECT SUM(dof_all.discount_cents) \
+           FROM order_coupons AS dof_all WHERE dof_all.order_no = dof_ord.order_no), 0) AS BIGINT) \
+           FROM orders AS dof_ord WHERE dof_ord.order_no = {order}), 0)"
     )
 }
 
@@ -146,7 +154,7 @@ pub fn transition_parts(from: CouponStatus, to: CouponStatus) -> String {
             "moved.template_id",
             "$12",
             "$11",
-            &values(&d, discount, &discount_of("$5")),
+            &values(&d, discount, &discount_of("$5", "moved.id")),
             "moved",
             "moved.template_id IS NOT NULL",
         )
@@ -159,7 +167,7 @@ pub fn transition_parts(from: CouponStatus, to: CouponStatus) -> String {
                 "o.campaign_id",
                 "$12",
                 "$11",
-                &values(&d, discount, &discount_of("$5")),
+                &values(&d, discount, &discount_of("$5", "moved.id")),
                 "moved JOIN orders AS o ON o.order_no = $5",
                 "o.campaign_id IS NOT NULL",
             )
@@ -174,6 +182,7 @@ pub fn transition_parts(from: CouponStatus, to: CouponStatus) -> String {
 pub async fn count_transition(
     conn: &mut AnyConnection,
     template_id: Option<&TemplateId>,
+    coupon_id: &CouponId,
     order_no: Option<&OrderNo>,
     from: CouponStatus,
     to: CouponStatus,
@@ -191,13 +200,17 @@ pub async fn count_transition(
             &values(
                 &d,
                 if with_order { discount } else { 0 },
-                &discount_of("$4"),
+                &discount_of("$4", "$5"),
             ),
             "",
             "true",
         );
         let q = sqlx::query(&sql).bind(t).bind(day).bind(shard);
-        let q = if with_order { q.bind(order_no) } else { q };
+        let q = if with_order {
+            q.bind(order_no).bind(coupon_id)
+        } else {
+            q
+        };
         q.execute(&mut *conn).await?;
     }
     if let (Some(order_no), Some((d, discount))) = (order_no, campaign_delta(from, to)) {
@@ -206,16 +219,13 @@ pub async fn count_transition(
             "o.campaign_id",
             "$2",
             "$3",
-            &values(&d, discount, &discount_of("$1")),
+            &values(&d, discount, &discount_of("$1", "$4")),
             "orders AS o",
             "o.order_no = $1 AND o.campaign_id IS NOT NULL",
         );
-        sqlx::query(&sql)
-            .bind(order_no)
-            .bind(day)
-            .bind(shard)
-            .execute(&mut *conn)
-            .await?;
+        let q = sqlx::query(&sql).bind(order_no).bind(day).bind(shard);
+        let q = if discount != 0 { q.bind(coupon_id) } else { q };
+        q.execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -585,8 +595,8 @@ pub async fn overdue(
 }
 
 /// A recount of one template from the coupons (and the archive): stored
-/// status counts and all coupons ever issued, and the discounts of its
-/// used coupons' orders. Reads at most `limit` coupons of each table;
+/// status counts and all coupons ever issued, and what its used coupons
+/// gave their orders (each coupon its own discount, [`discount_of`]). Reads at most `limit` coupons of each table;
 /// `None` when the template has more (too big to recount here).
 pub async fn recount_template(
     conn: &mut AnyConnection,
@@ -596,10 +606,10 @@ pub async fn recount_template(
     let mut c = Counts::default();
     for table in ["coupons", "coupons_archive"] {
         let sql = format!(
-            "SELECT x.status, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(CASE WHEN x.status = 'used' THEN o.coupon_discount_cents ELSE 0 END), 0) AS BIGINT)
-             FROM (SELECT status, order_no FROM {table} WHERE template_id = $1 LIMIT $2) AS x
-             LEFT JOIN orders AS o ON o.order_no = x.order_no
-             GROUP BY x.status"
+            "SELECT x.status, CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM(CASE WHEN x.status = 'used' THEN {discount} ELSE 0 END), 0) AS BIGINT)
+             FROM (SELECT id, status, order_no FROM {table} WHERE template_id = $1 LIMIT $2) AS x
+             GROUP BY x.status",
+            discount = discount_of("x.order_no", "x.id")
         );
         let rows = sqlx::query(&sql)
             .bind(template_id)

@@ -413,6 +413,7 @@ pub async fn transition(
                 counters::count_transition(
                     conn,
                     row.template_id.as_ref(),
+                    c.coupon_id,
                     c.order_no,
                     c.from,
                     c.to,
@@ -436,13 +437,15 @@ impl CouponView {
     /// The coupon as the API shows it at `now` (effective status).
     pub fn from_row(c: CouponRow, now: DateTime<Utc>) -> Self {
         let status = effective_status(c.status, from_ms(c.ends_at), now);
-        let (scope, rule) = parse_stored_line_terms(&c.line_terms);
+        let line = parse_stored_line_terms(&c.line_terms);
+        let (scope, rule) = (line.scope.clone(), line.refund_rule);
         CouponView {
             categories: parse_stored_categories(&c.categories),
             skus: scope.skus,
             exclude_skus: scope.exclude_skus,
             shop_id: scope.shop_id,
             partial_refund_rule: rule,
+            stackable: line.stackable,
             id: c.id,
             code: c.code,
             user_id: c.user_id,

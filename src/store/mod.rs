@@ -26,6 +26,7 @@ pub mod expiry;
 pub mod idempotency;
 pub mod ledger;
 pub mod names;
+pub mod order_coupons;
 pub mod order_lines;
 pub mod orders;
 pub mod outbox;

@@ -44,44 +44,61 @@ struct StoredLineTerms {
     shop_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     partial_refund_rule: Option<String>,
+    /// Written only when false (absent: the coupon may share an order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stackable: Option<bool>,
 }
 
-/// The `line_terms` JSON of a scope and a partial-refund rule; `{}` for a
-/// platform coupon without SKU rules, refunded proportionally.
-pub fn line_terms_json(scope: &LineScope, rule: PartialRefundRule) -> String {
+/// A stored `line_terms` value, read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineTerms {
+    pub scope: LineScope,
+    pub refund_rule: PartialRefundRule,
+    /// False: the coupon must be its order's only coupon.
+    pub stackable: bool,
+}
+
+/// The `line_terms` JSON of a scope, a partial-refund rule and whether
+/// the coupon stacks; `{}` for a stackable platform coupon without SKU
+/// rules, refunded proportionally.
+pub fn line_terms_json(scope: &LineScope, rule: PartialRefundRule, stackable: bool) -> String {
     let stored = StoredLineTerms {
         skus: scope.skus.iter().map(|s| s.to_string()).collect(),
         exclude_skus: scope.exclude_skus.iter().map(|s| s.to_string()).collect(),
         shop_id: scope.shop_id.as_ref().map(|s| s.to_string()),
         partial_refund_rule: (rule != PartialRefundRule::default())
             .then(|| rule.as_str().to_string()),
+        stackable: (!stackable).then_some(false),
     };
     serde_json::to_string(&stored).unwrap_or_else(|_| "{}".to_string())
 }
 
 /// Parses a stored `line_terms` value. Like [`parse_stored_categories`] a
 /// damaged value can only deny: it reads as a scope no line passes (a SKU
-/// list naming a SKU nobody sends), refunded proportionally.
-pub fn parse_stored_line_terms(raw: &str) -> (LineScope, PartialRefundRule) {
+/// list naming a SKU nobody sends), refunded proportionally, alone.
+pub fn parse_stored_line_terms(raw: &str) -> LineTerms {
     match serde_json::from_str::<StoredLineTerms>(raw) {
-        Ok(t) => (
-            LineScope {
+        Ok(t) => LineTerms {
+            scope: LineScope {
                 skus: t.skus.into_iter().map(Sku::from_stored).collect(),
                 exclude_skus: t.exclude_skus.into_iter().map(Sku::from_stored).collect(),
                 shop_id: t.shop_id.map(ShopId::from_stored),
             },
-            t.partial_refund_rule
+            refund_rule: t
+                .partial_refund_rule
                 .as_deref()
                 .and_then(PartialRefundRule::parse)
                 .unwrap_or_default(),
-        ),
-        Err(_) => (
-            LineScope {
+            stackable: t.stackable.unwrap_or(true),
+        },
+        Err(_) => LineTerms {
+            scope: LineScope {
                 skus: vec![Sku::from_stored("\u{0}invalid".to_string())],
                 ..LineScope::default()
             },
-            PartialRefundRule::default(),
-        ),
+            refund_rule: PartialRefundRule::default(),
+            stackable: false,
+        },
     }
 }
 
@@ -159,6 +176,8 @@ pub struct CouponView {
     /// `proportional` or `clawback`.
     #[schema(value_type = String)]
     pub partial_refund_rule: PartialRefundRule,
+    /// False: the coupon must be its order's only coupon.
+    pub stackable: bool,
     /// `available`, `locked`, `used`, `expired` or `invalidated`.
     #[schema(value_type = String)]
     pub status: CouponStatus,

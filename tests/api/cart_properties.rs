@@ -151,6 +151,7 @@ async fn run_case(
                 kind: Some("normal".into()),
                 lines: Some(lines_input(&lines)),
                 coupon_id: Some(coupon.id.to_string()),
+                coupon_ids: None,
                 ..OrderInput::default()
             })
             .map_err(|e| format!("{}: {}", e.field, e.message))?,

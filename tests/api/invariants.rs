@@ -292,6 +292,7 @@ impl World {
                     total_cents: Some(total),
                     lines: None,
                     coupon_id: ci.map(|i| self.coupons[i].0.to_string()),
+                    coupon_ids: None,
                     ..OrderInput::default()
                 };
                 let r = judge(
@@ -328,6 +329,7 @@ impl World {
                     total_cents: Some(BIG_TOTAL),
                     lines: None,
                     coupon_id: ci.map(|i| self.coupons[i].0.to_string()),
+                    coupon_ids: None,
                     campaign_id: Some(self.campaigns[*campaign].to_string()),
                     deposit_cents: Some(DEPOSIT),
                 };
@@ -650,6 +652,7 @@ async fn sample_world() -> (World, [CouponId; 3]) {
             total_cents: Some(BIG_TOTAL),
             lines: None,
             coupon_id: coupon.map(|c| c.to_string()),
+            coupon_ids: None,
             ..OrderInput::default()
         };
         judge(

@@ -32,6 +32,8 @@ mod reconcile;
 mod reports;
 mod security;
 mod self_check;
+mod stacking;
+mod stacking_properties;
 mod support;
 mod templates;
 mod wakeup;

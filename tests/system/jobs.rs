@@ -160,6 +160,7 @@ async fn presale_order(
         total_cents: Some(TOTAL),
         lines: None,
         coupon_id: Some(coupon.to_string()),
+        coupon_ids: None,
         campaign_id: Some(campaign.to_string()),
         deposit_cents: Some(DEPOSIT),
     };

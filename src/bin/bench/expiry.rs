@@ -635,6 +635,7 @@ async fn probe_round(
         total_cents: Some(10_000),
         lines: None,
         coupon_id: Some(coupon.id.to_string()),
+        coupon_ids: None,
         ..Default::default()
     };
     let t = Instant::now();

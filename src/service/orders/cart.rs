@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use sqlx::AnyConnection;
 
-use crate::domain::allocation::allocate;
+use crate::domain::allocation::{Split, allocate};
 use crate::domain::discount::CouponTerms;
 use crate::domain::facts::CouponUnits;
 use crate::domain::ids::{CouponId, LineId};
@@ -241,11 +241,23 @@ pub(crate) async fn set_split(
     terms: &CouponTerms,
     discount: Cents,
 ) -> Result<(), ServiceError> {
-    ensure_stored(c, o, cart).await?;
     let split = allocate(terms, &cart.lines(), discount);
-    order_lines::replace_shares(c, &o.order_no, coupon_id, &split).await?;
+    put_split(c, o, cart, coupon_id, &split).await
+}
+
+/// Stores `split` as the coupon `coupon_id`'s split, in place of its
+/// previous one.
+pub(crate) async fn put_split(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+    cart: &mut OrderCart,
+    coupon_id: &CouponId,
+    split: &Split,
+) -> Result<(), ServiceError> {
+    ensure_stored(c, o, cart).await?;
+    order_lines::replace_shares(c, &o.order_no, coupon_id, split).await?;
     cart.shares.retain(|s| s.coupon_id != *coupon_id);
-    for (line, share) in cart.lines.iter().zip(&split) {
+    for (line, share) in cart.lines.iter().zip(split) {
         if let Some(cents) = share {
             cart.shares.push(ShareRow {
                 coupon_id: coupon_id.clone(),

@@ -5,18 +5,20 @@
 use chrono::Duration;
 use sqlx::AnyConnection;
 
-use super::cart::{OrderCart, set_split};
-use super::steps::{load_campaign, load_coupon, move_coupon, validate_coupon, window_of};
+use super::cart::{OrderCart, put_split};
+use super::coupons::{choose, coupons_of, move_all};
+use super::steps::{load_campaign, window_of};
 use super::view::order_view_of;
 use crate::domain::cart::OrderSpec;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::money::Cents;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus};
 use crate::domain::time::to_ms;
-use crate::service::views::{OrderView, coupon_terms};
+use crate::service::views::OrderView;
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::events::{self, NewEvent};
 use crate::store::is_unique_violation;
+use crate::store::order_coupons;
 use crate::store::order_lines;
 use crate::store::orders::{self, OrderRow};
 
@@ -73,15 +75,28 @@ async fn create_order_tx(
             ));
         }
     }
-    let coupon = match spec.coupon_id.as_ref() {
-        Some(id) => Some(load_coupon(c, id).await?),
-        None => None,
+    if spec.cart.kind == OrderKind::Presale && spec.coupon_ids.len() > 1 {
+        return Err(ServiceError::refused(
+            Refusal::CouponsNotCombinable,
+            "a presale order takes one coupon",
+        ));
+    }
+    let chosen = if spec.coupon_ids.is_empty() {
+        None
+    } else {
+        Some(
+            choose(
+                c,
+                &spec.user_id,
+                &spec.cart.terms(),
+                &spec.coupon_ids,
+                op.now,
+            )
+            .await?,
+        )
     };
-    let discount = match &coupon {
-        Some(cp) => validate_coupon(cp, &spec.user_id, &spec.cart.terms(), op.now)?,
-        None => Cents::ZERO,
-    };
-    let locks_now = spec.cart.kind == OrderKind::Normal && coupon.is_some();
+    let discount = chosen.as_ref().map_or(Cents::ZERO, |ch| ch.total);
+    let locks_now = spec.cart.kind == OrderKind::Normal && chosen.is_some();
     let status = OrderStatus::initial(spec.cart.kind);
     let row = OrderRow {
         order_no: spec.order_no.clone(),
@@ -92,7 +107,10 @@ async fn create_order_tx(
         total_cents: spec.cart.total,
         deposit_cents: spec.cart.deposit,
         campaign_id: spec.cart.campaign_id.clone(),
-        coupon_id: spec.coupon_id.clone(),
+        coupon_id: chosen
+            .as_ref()
+            .and_then(|ch| ch.rows.first())
+            .map(|r| r.id.clone()),
         replaced_coupon_id: None,
         coupon_discount_cents: discount,
         discount_snapshot_cents: if locks_now { discount } else { Cents::ZERO },
@@ -143,26 +161,30 @@ async fn create_order_tx(
     .await?;
     order_lines::insert(c, &row.order_no, &spec.cart.lines, &[]).await?;
     let mut cart = OrderCart::stored_new(&spec.cart.lines);
-    if let Some(cp) = &coupon {
-        set_split(c, &row, &mut cart, &cp.id, &coupon_terms(cp), discount).await?;
+    let Some(chosen) = chosen else {
+        return order_view_of(c, row, cart, op.now, false).await;
+    };
+    let lock = if locks_now {
+        CouponLockStatus::Locked
+    } else {
+        CouponLockStatus::None
+    };
+    order_coupons::insert(c, &row.order_no, &chosen.further(locks_now, lock)).await?;
+    for (cp, applied) in chosen.rows.iter().zip(&chosen.applied) {
+        put_split(c, &row, &mut cart, &cp.id, &applied.split).await?;
     }
-    if locks_now
-        && let Some(cp) = &coupon
-        && !move_coupon(
+    if locks_now {
+        let held = coupons_of(c, &row).await?;
+        move_all(
             c,
             op,
-            &cp.id,
+            &row,
+            &held,
             (CouponStatus::Available, CouponStatus::Locked),
-            &row.order_no,
+            (CouponLockStatus::Locked, CouponLockStatus::Locked),
             "checkout_lock",
-            None,
         )
-        .await?
-    {
-        return Err(ServiceError::refused(
-            Refusal::CouponNotAvailable,
-            "this coupon was just locked or changed by another request",
-        ));
+        .await?;
     }
     order_view_of(c, row, cart, op.now, false).await
 }

@@ -4,6 +4,7 @@
 
 use sqlx::AnyConnection;
 
+use super::coupons::release_further;
 use super::refunds::{refund_remainder, reverse_compensation};
 use super::steps::{load_order, move_order, release_bound_coupon, require_status};
 use super::view::order_view;
@@ -139,5 +140,6 @@ pub(crate) async fn end_order(
         _ => "cancel_release",
     };
     release_bound_coupon(c, op, o, coupon_action, reason).await?;
+    release_further(c, op, o, coupon_action, reason).await?;
     Ok(stored)
 }

@@ -22,6 +22,7 @@
 //! final-payment plan (the quote, the final payment and the view read it).
 
 mod cart;
+mod coupons;
 mod create;
 mod deposit;
 mod end;

@@ -1,7 +1,8 @@
 //! Paying a normal order: its checkout-locked coupon becomes `used` and
 //! the order `paid`, unless the checkout lock has lapsed.
 
-use super::steps::{load_order, move_coupon, move_order, require_kind, require_status};
+use super::coupons::{coupons_of, move_all};
+use super::steps::{load_order, move_order, require_kind, require_status};
 use super::view::order_view;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::order::{CouponLockStatus, OrderKind, OrderStatus, OrderStep};
@@ -61,23 +62,17 @@ async fn pay_tx(
         None,
     )
     .await?;
-    if let Some(coupon_id) = o.coupon_id.as_ref()
-        && !move_coupon(
-            c,
-            op,
-            coupon_id,
-            (CouponStatus::Locked, CouponStatus::Used),
-            &o.order_no,
-            "use",
-            None,
-        )
-        .await?
-    {
-        return Err(ServiceError::refused(
-            Refusal::CouponLockMismatch,
-            "the coupon is no longer locked to this order",
-        ));
-    }
+    let held = coupons_of(c, &o).await?;
+    move_all(
+        c,
+        op,
+        &o,
+        &held,
+        (CouponStatus::Locked, CouponStatus::Used),
+        (CouponLockStatus::Locked, CouponLockStatus::Used),
+        "use",
+    )
+    .await?;
     // A normal order's view reads nothing more: answer from
     // the row as stored instead of reading it again.
     order_view(c, stored, op.now, false).await

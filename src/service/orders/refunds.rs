@@ -10,7 +10,8 @@
 use sqlx::AnyConnection;
 
 use super::cart::{OrderCart, ensure_stored, load_cart};
-use super::steps::{move_order, release_bound_coupon, require_status};
+use super::coupons::coupons_of;
+use super::steps::{move_order, release_bound_coupon, release_coupon_of, require_status};
 use crate::domain::FieldError;
 use crate::domain::event::system_reasons;
 use crate::domain::ids::{CouponId, OrderNo, RefundId, TemplateId, new_id};
@@ -29,7 +30,7 @@ use crate::store::events::{self, NewEvent};
 use crate::store::ledger;
 use crate::store::outbox::{self, NewMessage};
 use crate::store::refunds::{self, NewRefund, RefundCouponRow, RefundLineRow, RefundRow};
-use crate::store::{order_lines, orders};
+use crate::store::{order_coupons, order_lines, orders};
 
 impl Service {
     /// Whether the order already has a refund of this id (the API answers
@@ -214,6 +215,8 @@ pub(super) async fn refund_remainder(
 struct RefundedCoupon {
     id: CouponId,
     template_id: Option<TemplateId>,
+    /// 0: the order row's coupon; from 1: a further one.
+    position: i64,
 }
 
 /// The order is refunded in full: each compensation its final payment gave
@@ -239,33 +242,36 @@ pub(super) async fn reverse_compensation(
     Ok(())
 }
 
-/// The order's coupon as a refund reads it: only a coupon spent on the
-/// order (lock `used`) can be kept or returned.
+/// The order's coupons as a refund reads them: only a coupon spent on the
+/// order (lock `used`) can be kept or returned, each by its own lines.
 async fn coupon_books(
     c: &mut AnyConnection,
     o: &orders::OrderRow,
     cart: &OrderCart,
 ) -> Result<Vec<(RefundedCoupon, CouponBook)>, ServiceError> {
-    let Some(id) = o.coupon_id.as_ref() else {
-        return Ok(Vec::new());
-    };
-    if o.coupon_lock_status != CouponLockStatus::Used {
-        return Ok(Vec::new());
-    }
-    // Archived since its use: the terms a refund needs are the ones it was
-    // used with, which the archive keeps.
-    let row = match coupons::get(c, id).await? {
-        Some(row) => row,
-        None => match crate::store::archive::get(c, id).await? {
+    let mut out = Vec::new();
+    for held in coupons_of(c, o).await? {
+        if held.lock_status != CouponLockStatus::Used {
+            continue;
+        }
+        let id = &held.coupon_id;
+        // Archived since its use: the terms a refund needs are the ones it
+        // was used with, which the archive keeps.
+        let row = match coupons::get(c, id).await? {
             Some(row) => row,
-            None => return Ok(Vec::new()),
-        },
-    };
-    let coupon = RefundedCoupon {
-        id: id.clone(),
-        template_id: row.template_id.clone(),
-    };
-    Ok(vec![(coupon, book_of(c, o, cart, &row).await?)])
+            None => match crate::store::archive::get(c, id).await? {
+                Some(row) => row,
+                None => continue,
+            },
+        };
+        let coupon = RefundedCoupon {
+            id: id.clone(),
+            template_id: row.template_id.clone(),
+            position: held.position,
+        };
+        out.push((coupon, book_of(c, o, cart, &row).await?));
+    }
+    Ok(out)
 }
 
 /// A coupon's terms, split and earlier clawback, as a refund reads them.
@@ -337,11 +343,14 @@ async fn apply_refund(
     r: Refunding<'_>,
 ) -> Result<RefundView, ServiceError> {
     let (plan, refunded) = plan_of(c, o, cart, r.request).await?;
-    let returned = plan
+    let returned: Vec<&RefundedCoupon> = plan
         .coupons
         .iter()
-        .any(|p| p.outcome == CouponRefundOutcome::Returned);
-    let lock_status = if returned {
+        .zip(&refunded)
+        .filter(|(p, _)| p.outcome == CouponRefundOutcome::Returned)
+        .map(|(_, coupon)| coupon)
+        .collect();
+    let lock_status = if returned.iter().any(|r| r.position == 0) {
         CouponLockStatus::Released
     } else {
         o.coupon_lock_status
@@ -390,8 +399,25 @@ async fn apply_refund(
         )
         .await?;
     }
-    if returned {
-        release_bound_coupon(c, op, o, "refund_release", Some(r.reason)).await?;
+    for coupon in returned {
+        if coupon.position == 0 {
+            release_bound_coupon(c, op, o, "refund_release", Some(r.reason)).await?;
+            continue;
+        }
+        release_coupon_of(c, op, o, &coupon.id, "refund_release", Some(r.reason)).await?;
+        if !order_coupons::move_lock(
+            c,
+            &o.order_no,
+            &coupon.id,
+            (CouponLockStatus::Used, CouponLockStatus::Released),
+        )
+        .await?
+        {
+            return Err(ServiceError::refused(
+                Refusal::CouponLockMismatch,
+                "the order's coupons changed meanwhile; try again",
+            ));
+        }
     }
     let refreshed = load_cart(c, o).await?;
     *cart = refreshed;

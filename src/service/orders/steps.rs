@@ -60,7 +60,7 @@ pub(crate) fn unfit_refusal(u: Unfit) -> Refusal {
     }
 }
 
-fn unfit(u: Unfit) -> ServiceError {
+pub(super) fn unfit(u: Unfit) -> ServiceError {
     match u {
         Unfit::Unusable(u) => unusable(u),
         Unfit::ThresholdNotMet { shortfall } => ServiceError::refused(
@@ -391,6 +391,19 @@ pub(crate) async fn release_bound_coupon(
     let Some(coupon_id) = order.coupon_id.as_ref() else {
         return Ok(false);
     };
+    release_coupon_of(c, op, order, coupon_id, action, reason).await
+}
+
+/// [`release_bound_coupon`] of one coupon of the order (the order row's
+/// or a further one).
+pub(crate) async fn release_coupon_of(
+    c: &mut AnyConnection,
+    op: &Op,
+    order: &OrderRow,
+    coupon_id: &CouponId,
+    action: &str,
+    reason: Option<&str>,
+) -> Result<bool, ServiceError> {
     let Some(coupon) = live_coupon_of(c, op, order, coupon_id, action).await? else {
         return Ok(false);
     };

@@ -8,6 +8,7 @@ use sqlx::AnyConnection;
 use super::cart::{OrderCart, load_cart};
 use super::steps::{kind_of, load_order, money_of, plan_for, status_of};
 use crate::domain::ids::{CouponId, OrderNo};
+use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus, amount_due};
 use crate::domain::time::from_ms;
 use crate::service::views::{
@@ -44,14 +45,19 @@ pub(crate) fn line_views(cart: &OrderCart) -> Vec<OrderLineView> {
             quantity: l.quantity,
             unit_price_cents: l.unit_price_cents,
             amount_cents: l.line().amount(),
-            discounts: cart
-                .shares_of_line(i)
-                .into_iter()
-                .map(|s| LineDiscountView {
-                    coupon_id: s.coupon_id.clone(),
-                    cents: s.cents,
-                })
-                .collect(),
+            discounts: {
+                let mut d: Vec<LineDiscountView> = cart
+                    .shares_of_line(i)
+                    .into_iter()
+                    .map(|s| LineDiscountView {
+                        coupon_id: s.coupon_id.clone(),
+                        cents: s.cents,
+                    })
+                    .collect();
+                // By coupon id, as the store reads them back.
+                d.sort_by(|a, b| a.coupon_id.cmp(&b.coupon_id));
+                d
+            },
             payable_cents: cart.payable(i),
             refunded_quantity: l.refunded_quantity,
             refunded_cents: l.refunded_cents,
@@ -90,14 +96,18 @@ pub(crate) async fn order_view_of(
         None
     };
     let ts = |ms: i64| crate::domain::time::rfc3339(from_ms(ms));
-    let coupons = o
-        .coupon_id
-        .iter()
-        .map(|id| OrderCouponView {
-            coupon_id: id.clone(),
-            discount_cents: o.coupon_discount_cents,
-            lock_status: o.coupon_lock_status,
-            compensation_cents: o.compensation_cents,
+    let coupons = super::coupons::coupons_of(c, &o)
+        .await?
+        .into_iter()
+        .map(|cp| OrderCouponView {
+            compensation_cents: if cp.position == 0 {
+                o.compensation_cents
+            } else {
+                Cents::ZERO
+            },
+            coupon_id: cp.coupon_id,
+            discount_cents: cp.discount,
+            lock_status: cp.lock_status,
         })
         .collect();
     Ok(OrderView {

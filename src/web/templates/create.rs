@@ -59,6 +59,8 @@ pub(super) struct CreateForm {
     pub(super) exclude_skus: String,
     /// `proportional` or `clawback`.
     pub(super) partial_refund_rule: String,
+    /// Ticked: the template's coupons must be an order's only coupon.
+    pub(super) alone: Option<String>,
     /// Set by the template page's edit form while every term may change
     /// (no coupon claimed yet): the post is a full edit.
     pub(super) full: Option<String>,
@@ -191,6 +193,7 @@ impl CreateForm {
             partial_refund_rule: Some(self.partial_refund_rule.trim())
                 .filter(|r| !r.is_empty())
                 .map(str::to_string),
+            stackable: Some(self.alone.is_none()),
             ..TemplateInput::default()
         };
         if fixed {
@@ -386,6 +389,7 @@ impl CreateForm {
                 .collect::<Vec<_>>()
                 .join(", "),
             partial_refund_rule: t.partial_refund_rule.as_str().to_string(),
+            alone: (!t.stackable).then(|| "on".to_string()),
             ..CreateForm::default()
         }
     }
@@ -460,6 +464,7 @@ fn CreateTemplateForm(form: CreateForm, preview: Vec<Msg>, errors: FieldErrors) 
                     </select>
                     {field_error(&rule)}
                 </div>
+                <label for="alone"><input type="checkbox" id="alone" name="alone" value="on" checked=f.alone.is_some()/>" "{l.t("template-alone")}</label>
             </fieldset>
             <fieldset>
                 <legend>{l.t("template-validity")}</legend>

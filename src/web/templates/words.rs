@@ -83,6 +83,7 @@ pub(super) fn view_words(t: &TemplateView) -> Vec<Msg> {
             shop_id: t.shop_id.clone(),
         },
         refund_rule: t.partial_refund_rule,
+        stackable: t.stackable,
     };
     let created = parse_rfc3339(&t.created_at).unwrap_or_default();
     let validity = Validity::from_stored(

@@ -1,0 +1,107 @@
+//! The `order_coupons` table: an order's further coupons, beyond the one
+//! the order row names (migration 0036). Each row keeps its own discount,
+//! its deposit snapshot and its lock state, and changes by a conditional
+//! update on that state.
+
+use sqlx::AnyConnection;
+
+use crate::domain::ids::{CouponId, OrderNo};
+use crate::domain::money::Cents;
+use crate::domain::order::CouponLockStatus;
+
+/// Most further coupons an order can hold: one shop coupon per shop of
+/// at most 500 lines.
+pub const MAX_FURTHER_COUPONS: usize = 500;
+
+/// One further coupon of an order.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FurtherCouponRow {
+    /// From 1, in the order the coupons are listed.
+    pub position: i64,
+    pub coupon_id: CouponId,
+    pub discount_cents: Cents,
+    pub snapshot_cents: Cents,
+    pub lock_status: CouponLockStatus,
+}
+
+const COLUMNS: &str = "position, coupon_id, discount_cents, snapshot_cents, lock_status";
+
+/// Writes an order's further coupons (one statement each: an order has a
+/// handful).
+pub async fn insert(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    rows: &[FurtherCouponRow],
+) -> Result<(), sqlx::Error> {
+    for r in rows.iter().take(MAX_FURTHER_COUPONS) {
+        sqlx::query(&format!(
+            "INSERT INTO order_coupons (order_no, {COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+        ))
+        .bind(order_no)
+        .bind(r.position)
+        .bind(&r.coupon_id)
+        .bind(r.discount_cents)
+        .bind(r.snapshot_cents)
+        .bind(r.lock_status.as_str())
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// An order's further coupons, by position.
+pub async fn of_order(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+) -> Result<Vec<FurtherCouponRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM order_coupons WHERE order_no = $1 ORDER BY position LIMIT {MAX_FURTHER_COUPONS}"
+    ))
+    .bind(order_no)
+    .fetch_all(conn)
+    .await
+}
+
+/// Moves one further coupon's lock state from `from` to `to`; false when
+/// it was not in `from` (a lost race).
+pub async fn move_lock(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
+    (from, to): (CouponLockStatus, CouponLockStatus),
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE order_coupons SET lock_status = $3
+         WHERE order_no = $1 AND coupon_id = $2 AND lock_status = $4",
+    )
+    .bind(order_no)
+    .bind(coupon_id)
+    .bind(to.as_str())
+    .bind(from.as_str())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Sets one further coupon's discount and deposit snapshot (the deposit
+/// of a presale order), on the lock state the caller read.
+pub async fn set_discount(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
+    lock_status: CouponLockStatus,
+    (discount, snapshot): (Cents, Cents),
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE order_coupons SET discount_cents = $3, snapshot_cents = $4
+         WHERE order_no = $1 AND coupon_id = $2 AND lock_status = $5",
+    )
+    .bind(order_no)
+    .bind(coupon_id)
+    .bind(discount)
+    .bind(snapshot)
+    .bind(lock_status.as_str())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
