@@ -57,6 +57,9 @@ pub struct CreateTemplateBody {
     pub partial_refund_rule: Option<String>,
     /// False: its coupons must be an order's only coupon; default true.
     pub stackable: Option<bool>,
+    /// The discount its coupons may give together, in cents; null or
+    /// absent: no budget.
+    pub budget_cents: Option<i64>,
 }
 
 impl From<CreateTemplateBody> for TemplateInput {
@@ -81,6 +84,7 @@ impl From<CreateTemplateBody> for TemplateInput {
             shop_id: b.shop_id,
             partial_refund_rule: b.partial_refund_rule,
             stackable: b.stackable,
+            budget_cents: b.budget_cents,
         }
     }
 }

@@ -751,6 +751,8 @@ pub struct TemplateSpec {
     /// Each claimed coupon ends up to this many seconds before the
     /// template's nominal end ([`spread_window`]); 0: no spreading.
     pub expiry_spread_seconds: i64,
+    /// The money its coupons may give together; `None`: no budget.
+    pub budget: Option<Cents>,
 }
 
 /// The API's template fields before checking.
@@ -782,6 +784,8 @@ pub struct TemplateInput {
     pub partial_refund_rule: Option<String>,
     /// False: its coupons must be an order's only coupon (default true).
     pub stackable: Option<bool>,
+    /// The money its coupons may give together; missing: no budget.
+    pub budget_cents: Option<i64>,
 }
 
 impl TemplateSpec {
@@ -839,6 +843,18 @@ impl TemplateSpec {
         };
         let expiry_spread_seconds =
             check_expiry_spread(input.expiry_spread_seconds.unwrap_or(0), &validity)?;
+        let budget = match input.budget_cents {
+            None => None,
+            Some(b) => match Cents::new(b) {
+                Ok(b) if !b.is_zero() => Some(b),
+                _ => {
+                    return Err(FieldError::new(
+                        "budget_cents",
+                        "must be greater than 0, or null for no budget",
+                    ));
+                }
+            },
+        };
         Ok(TemplateSpec {
             expiry_spread_seconds,
             claim_ends_at,
@@ -854,6 +870,7 @@ impl TemplateSpec {
             validity,
             total_stock: input.total_stock,
             per_user_limit: input.per_user_limit,
+            budget,
         })
     }
 }

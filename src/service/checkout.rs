@@ -18,13 +18,14 @@ use crate::domain::cart::CartSpec;
 use crate::domain::coupon::Unusable;
 use crate::domain::discount::CouponTerms;
 use crate::domain::ids::LineId;
-use crate::domain::ids::{CampaignId, CouponId, UserId};
+use crate::domain::ids::{CampaignId, CouponId, TemplateId, UserId};
 use crate::domain::money::Cents;
 use crate::domain::picker::{CouponOnOrder, OrderTerms, PresaleTerms, Unfit, Warning, pick};
 use crate::domain::stacking::{Offer, best_combination};
 use crate::domain::time::{from_ms, to_ms};
 use crate::i18n::{Lang, Msg, zone};
 use crate::service::views::LineDiscountView;
+use crate::store::budgets;
 use crate::store::campaigns;
 use crate::store::coupons::{self, CouponRow};
 
@@ -165,12 +166,15 @@ fn warning_view(w: Warning, window_starts: DateTime<Utc>) -> OptionWarning {
     }
 }
 
-/// The answer for `rows` (a user's coupons stored `available`) on `cart`.
+/// The answer for `rows` (a user's coupons stored `available`) on `cart`;
+/// `budget_left` is what the budgets of their templates have left (for
+/// templates with one): a coupon whose discount is more is unusable.
 fn options_for(
     rows: Vec<CouponRow>,
     user_id: &UserId,
     cart: &CartSpec,
     presale: Option<&PresaleTerms>,
+    budget_left: &[(TemplateId, i64)],
     now: DateTime<Utc>,
 ) -> CouponOptions {
     let terms: Vec<CouponTerms> = rows.iter().map(coupon_terms).collect();
@@ -179,7 +183,28 @@ fn options_for(
         .zip(&terms)
         .map(|(r, t)| super::orders::on_order(r, user_id, t))
         .collect();
-    let picked = pick(&on, &cart.terms(), presale, now);
+    let mut picked = pick(&on, &cart.terms(), presale, now);
+    let over_budget = |i: usize, discount: Cents| {
+        rows[i].template_id.as_ref().is_some_and(|t| {
+            budget_left
+                .iter()
+                .any(|(id, left)| id == t && *left < discount.get())
+        })
+    };
+    let (over, fits): (Vec<_>, Vec<_>) = std::mem::take(&mut picked.usable)
+        .into_iter()
+        .partition(|f| over_budget(f.index, f.discount));
+    picked.usable = fits;
+    if picked
+        .best
+        .is_some_and(|b| over.iter().any(|f| f.index == b))
+    {
+        picked.best = picked
+            .usable
+            .iter()
+            .find(|f| f.warning.is_none())
+            .map(|f| f.index);
+    }
     let view = |i: usize| CouponView::from_row(rows[i].clone(), now);
     let usable = picked
         .usable
@@ -206,6 +231,13 @@ fn options_for(
             },
             msg: unfit_message(m.unfit, &terms[m.index], on[m.index].starts_at),
         })
+        .chain(over.iter().map(|f| UnusableCoupon {
+            coupon: view(f.index),
+            reason: Refusal::BudgetExhausted.code().to_string(),
+            message: String::new(),
+            shortfall_cents: None,
+            msg: Msg::new("picker-budget-exhausted"),
+        }))
         .collect();
     let usable_on: Vec<usize> = picked.usable.iter().map(|f| f.index).collect();
     CouponOptions {
@@ -303,7 +335,7 @@ impl Service {
         let user = user_id.clone();
         let campaign_id: Option<CampaignId> =
             cart.campaign_id.as_deref().map(CampaignId::from_wire);
-        let (rows, presale) = self
+        let (rows, presale, left) = self
             .read(move |c| {
                 let user_id = user_id.clone();
                 let campaign_id = campaign_id.clone();
@@ -329,13 +361,25 @@ impl Service {
                         }
                     };
                     let rows = coupons::available_for_user(c, &user_id, PICKER_MAX_COUPONS).await?;
-                    Ok((rows, presale))
+                    let mut templates: Vec<TemplateId> =
+                        rows.iter().filter_map(|r| r.template_id.clone()).collect();
+                    templates.sort();
+                    templates.dedup();
+                    let left = budgets::left_of_templates(c, &templates).await?;
+                    Ok((rows, presale, left))
                 })
             })
             .await?;
         for r in &rows {
             self.note_overdue(r, now);
         }
-        Ok(options_for(rows, &user, &cart, presale.as_ref(), now))
+        Ok(options_for(
+            rows,
+            &user,
+            &cart,
+            presale.as_ref(),
+            &left,
+            now,
+        ))
     }
 }

@@ -55,11 +55,13 @@ pub enum Refusal {
     RefundExceedsOrder,
     /// Coupons that may not go on one order together.
     CouponsNotCombinable,
+    /// The discount would pass its template's budget.
+    BudgetExhausted,
 }
 
 impl Refusal {
     /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 26] = [
+    pub const ALL: [Refusal; 27] = [
         Refusal::OutOfStock,
         Refusal::ClaimLimitReached,
         Refusal::TemplateInactive,
@@ -86,6 +88,7 @@ impl Refusal {
         Refusal::RefundExists,
         Refusal::RefundExceedsOrder,
         Refusal::CouponsNotCombinable,
+        Refusal::BudgetExhausted,
     ];
 
     /// The catalog key of the refusal's message, in a customer's words.
@@ -117,6 +120,7 @@ impl Refusal {
             Refusal::RefundExists => "refusal-refund_exists",
             Refusal::RefundExceedsOrder => "refusal-refund_exceeds_order",
             Refusal::CouponsNotCombinable => "refusal-coupons_not_combinable",
+            Refusal::BudgetExhausted => "refusal-budget_exhausted",
         }
     }
 
@@ -148,6 +152,7 @@ impl Refusal {
             Refusal::RefundExists => "refund_exists",
             Refusal::RefundExceedsOrder => "refund_exceeds_order",
             Refusal::CouponsNotCombinable => "coupons_not_combinable",
+            Refusal::BudgetExhausted => "budget_exhausted",
         }
     }
 }
@@ -252,6 +257,10 @@ impl From<ChangeError> for ServiceError {
         match e {
             ChangeError::Db(e) => ServiceError::Db(e),
             ChangeError::Illegal(t) => t.into(),
+            ChangeError::BudgetExhausted => ServiceError::refused(
+                Refusal::BudgetExhausted,
+                "this coupon's template has not enough budget left for its discount",
+            ),
         }
     }
 }

@@ -9,7 +9,7 @@ use super::audit::AuditEventView;
 use super::{Service, ServiceError, Settings};
 use crate::domain::campaign::Policy;
 use crate::domain::filters::AuditQuery;
-use crate::domain::ids::{OrderNo, UserId};
+use crate::domain::ids::{OrderNo, TemplateId, UserId};
 use crate::domain::money::Cents;
 use crate::domain::reconcile::AnomalyKind;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
@@ -49,7 +49,13 @@ pub struct WorkQueue {
     /// This instance's clock minus the database's, in milliseconds, when
     /// it is off by more than [`CLOCK_SKEW_WARN_MS`].
     pub clock_skew_ms: Option<i64>,
+    /// Templates whose budget use reached [`BUDGET_WARN_PERCENT`]:
+    /// `(id, name, budget cents, used cents)`, most used first.
+    pub budgets_running_out: Vec<(TemplateId, String, i64, i64)>,
 }
+
+/// A budget used this far is shown on the home page.
+pub const BUDGET_WARN_PERCENT: i64 = 80;
 
 /// A clock difference past this is shown to staff. Expiry, lapses and
 /// windows follow the database's clock under `serve`
@@ -213,5 +219,6 @@ async fn work_queue_tx(
         compensation_today,
         my_actions: Vec::new(),
         clock_skew_ms: None,
+        budgets_running_out: crate::store::budgets::past_share(c, BUDGET_WARN_PERCENT, 20).await?,
     })
 }

@@ -79,6 +79,17 @@ pub struct Report {
     /// Every day of the range, oldest first (days without a change are 0).
     pub days: Vec<ReportDay>,
     pub totals: ReportTotals,
+    /// A template's budget and what its coupons on orders hold of it now;
+    /// absent without one (and for a campaign).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<ReportBudget>,
+}
+
+/// A template's budget on its report.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+pub struct ReportBudget {
+    pub budget_cents: i64,
+    pub budget_used_cents: i64,
 }
 
 fn day_view(day: i64, c: &Counts) -> ReportDay {
@@ -193,7 +204,12 @@ impl Service {
                 let all = counters::all_days(c, Subject::Template, &id).await?;
                 let overdue = counters::overdue(c, &id, now_ms).await?;
                 let (days, sum) = fill_days(from_day, to_day, &rows);
+                let budget = t.budget_cents.map(|b| ReportBudget {
+                    budget_cents: b.get(),
+                    budget_used_cents: b.get() - t.budget_left_cents.unwrap_or(0),
+                });
                 Ok(Report {
+                    budget,
                     subject: "template",
                     id: t.id.into_string(),
                     name: t.name,
@@ -235,6 +251,7 @@ impl Service {
                 let all = counters::all_days(c, Subject::Campaign, &id).await?;
                 let (days, sum) = fill_days(from_day, to_day, &rows);
                 Ok(Report {
+                    budget: None,
                     subject: "campaign",
                     id: k.id.into_string(),
                     name: k.name,

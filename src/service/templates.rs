@@ -512,6 +512,8 @@ fn template_row(
             spec.terms.refund_rule,
             spec.terms.stackable,
         ),
+        budget_cents: spec.budget,
+        budget_left_cents: spec.budget.map(Cents::get),
     }
 }
 

@@ -55,6 +55,12 @@ pub struct TemplateView {
     pub partial_refund_rule: PartialRefundRule,
     /// False: its coupons must be an order's only coupon.
     pub stackable: bool,
+    /// The discount its coupons may give together; null: no budget.
+    #[schema(value_type = Option<i64>)]
+    pub budget_cents: Option<Cents>,
+    /// What its coupons locked or used on orders hold of the budget; null
+    /// without a budget.
+    pub budget_used_cents: Option<i64>,
     pub valid_from: Option<String>,
     pub valid_until: Option<String>,
     pub valid_seconds: Option<i64>,
@@ -135,6 +141,10 @@ impl TemplateView {
             shop_id: terms.scope.shop_id,
             partial_refund_rule: terms.refund_rule,
             stackable: terms.stackable,
+            budget_used_cents: t
+                .budget_cents
+                .map(|b| b.get() - t.budget_left_cents.unwrap_or(0)),
+            budget_cents: t.budget_cents,
             status,
             paused_at: ts_opt(t.paused_at),
             claim_ends_at: ts_opt(t.claim_ends_at),

@@ -66,7 +66,7 @@ pub fn random_shard() -> i64 {
 /// The discount coupon `coupon` gave order `order` (0 without one): a
 /// further coupon's own (`order_coupons`), else the order row's sum less
 /// its further coupons' discounts.
-fn discount_of(order: &str, coupon: &str) -> String {
+pub(super) fn discount_of(order: &str, coupon: &str) -> String {
     // Aliases no caller's query uses, so `order` and `coupon` may name
     // the caller's columns.
     format!(

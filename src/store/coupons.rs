@@ -310,6 +310,9 @@ pub enum ChangeError {
     Db(#[from] sqlx::Error),
     #[error("{0}")]
     Illegal(IllegalTransition),
+    /// Locking the coupon for its order would pass its template's budget.
+    #[error("the template's budget does not cover this discount")]
+    BudgetExhausted,
 }
 
 /// Applies a change with one conditional UPDATE and, when exactly one row
@@ -427,6 +430,23 @@ pub async fn transition(
     let Some(row) = changed else {
         return Ok(false);
     };
+    // The template's budget: reserved as the coupon is bound to an order,
+    // given back as it leaves it.
+    if let (Some(order_no), Some(template_id)) = (c.order_no, row.template_id.as_ref()) {
+        let exhausted = match (c.from, c.to) {
+            (Available, Locked | Used) => {
+                !super::budgets::reserve(conn, order_no, c.coupon_id, template_id, c.now_ms).await?
+            }
+            (Locked | Used, Available | Expired | Invalidated) => {
+                super::budgets::give_back(conn, order_no, c.coupon_id).await?;
+                false
+            }
+            _ => false,
+        };
+        if exhausted {
+            return Err(ChangeError::BudgetExhausted);
+        }
+    }
     if let Some(event_type) = outbox_type(c.from, c.to) {
         outbox::insert_many(conn, &[coupon_message(event_type, row, c.now_ms)]).await?;
     }

@@ -10,6 +10,7 @@
 
 pub mod archive;
 pub mod audit;
+pub mod budgets;
 pub mod bulk;
 pub mod campaigns;
 pub mod capture;

@@ -36,10 +36,20 @@ pub struct TemplateRow {
     /// JSON: SKUs, shop and partial-refund rule (migration 0034;
     /// `views::line_terms_json`).
     pub line_terms: String,
+    /// The money its coupons may give (migration 0037); `None`: no budget.
+    pub budget_cents: Option<Cents>,
+    /// What the budget's shards have left: read by [`get`] and the list
+    /// page ([`BUDGET_LEFT`]), `None` elsewhere and without a budget.
+    #[sqlx(default)]
+    pub budget_left_cents: Option<i64>,
 }
 
 const COLUMNS: &str = "id, name, kind, value_cents, percent_off, max_discount_cents, min_order_cents, categories, \
-     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at, paused_at, claim_ends_at, expiry_spread_seconds, line_terms";
+     valid_from, valid_until, valid_seconds, total_stock, per_user_limit, status, created_at, paused_at, claim_ends_at, expiry_spread_seconds, line_terms, budget_cents";
+
+/// The select-list item of what a template's budget shards have left.
+const BUDGET_LEFT: &str = "(SELECT CAST(SUM(bs.left_cents) AS BIGINT) FROM template_budget_shards AS bs \
+     WHERE bs.template_id = templates.id) AS budget_left_cents";
 
 /// Inserts the template and its stock shards (`capacities[i]` is shard i's
 /// capacity, `None` for unlimited).
@@ -49,7 +59,7 @@ pub async fn insert(
     capacities: &[Option<i64>],
 ) -> Result<(), sqlx::Error> {
     sqlx::query(&format!(
-        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)"
+        "INSERT INTO templates ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
     ))
     .bind(&t.id)
     .bind(&t.name)
@@ -70,8 +80,12 @@ pub async fn insert(
     .bind(t.claim_ends_at)
     .bind(t.expiry_spread_seconds)
     .bind(&t.line_terms)
+    .bind(t.budget_cents)
     .execute(&mut *conn)
     .await?;
+    if let Some(b) = t.budget_cents {
+        super::budgets::insert_shards(conn, &t.id, b.get()).await?;
+    }
     for (i, cap) in capacities.iter().enumerate() {
         sqlx::query(
             "INSERT INTO template_stock_shards (template_id, shard, capacity, claimed) VALUES ($1, $2, $3, 0)",
@@ -89,10 +103,12 @@ pub async fn get(
     conn: &mut AnyConnection,
     id: &TemplateId,
 ) -> Result<Option<TemplateRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM templates WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(conn)
-        .await
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, {BUDGET_LEFT} FROM templates WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(conn)
+    .await
 }
 
 /// A template with the number of its stock shards, in one statement: what
@@ -300,7 +316,9 @@ pub struct TemplatePageQuery<'a> {
 /// page's order, else `templates_created_idx`. The standing is the rule of
 /// [`crate::domain::template::claim_standing`] in SQL.
 fn page_sql(q: &TemplatePageQuery<'_>) -> Sql {
-    let mut sql = Sql::new(format!("SELECT {COLUMNS} FROM templates WHERE 1 = 1"));
+    let mut sql = Sql::new(format!(
+        "SELECT {COLUMNS}, {BUDGET_LEFT} FROM templates WHERE 1 = 1"
+    ));
     if let Some(kind) = q.kind {
         sql.push_bind(" AND kind = ?", kind.as_str());
     }
@@ -507,7 +525,8 @@ pub async fn update_terms_unclaimed(
         "UPDATE templates SET name = $2, kind = $3, value_cents = $4, percent_off = $5,
              max_discount_cents = $6, min_order_cents = $7, categories = $8, valid_from = $9,
              valid_until = $10, valid_seconds = $11, total_stock = $12, per_user_limit = $13,
-             claim_ends_at = $14, expiry_spread_seconds = $15, line_terms = $16
+             claim_ends_at = $14, expiry_spread_seconds = $15, line_terms = $16,
+             budget_cents = $17
          WHERE id = $1 AND NOT EXISTS (
              SELECT 1 FROM template_stock_shards s WHERE s.template_id = $1 AND s.claimed > 0)",
     )
@@ -527,9 +546,14 @@ pub async fn update_terms_unclaimed(
     .bind(t.claim_ends_at)
     .bind(t.expiry_spread_seconds)
     .bind(&t.line_terms)
-    .execute(conn)
+    .bind(t.budget_cents)
+    .execute(&mut *conn)
     .await?;
-    Ok(r.rows_affected() == 1)
+    if r.rows_affected() != 1 {
+        return Ok(false);
+    }
+    super::budgets::replace_shards(conn, &t.id, t.budget_cents.map(Cents::get)).await?;
+    Ok(true)
 }
 
 /// Gives an unclaimed template new stock shards (`capacities` as for

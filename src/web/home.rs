@@ -172,6 +172,26 @@ fn QueueBody(#[prop(into)] me: String, queue: WorkQueue) -> impl IntoView {
         );
         view! { <p class="field-error" role="alert" data-testid="clock-skew">{text}</p> }
     });
+    let budgets = q
+        .budgets_running_out
+        .iter()
+        .map(|(id, name, budget, used)| {
+            let text = crate::tr!(
+                l,
+                "queue-budget-running-out",
+                name = name.clone(),
+                used = l.money(*used),
+                budget = l.money(*budget),
+                percent = crate::web::templates::budget_percent(*budget, *used)
+            );
+            let href = format!("/console/templates/{}", enc(id.as_str()));
+            view! {
+                <li class="queue-line" data-testid="queue-budget">
+                    <a href=href>{text}</a>
+                </li>
+            }
+        })
+        .collect_view();
     view! {
         {skew}
         <section aria-labelledby="queue-heading">
@@ -197,6 +217,7 @@ fn QueueBody(#[prop(into)] me: String, queue: WorkQueue) -> impl IntoView {
                     expiring_href,
                 )}
                 {compensation}
+                {budgets}
             </ul>
         </section>
         <section aria-labelledby="mine-heading">

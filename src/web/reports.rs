@@ -324,6 +324,16 @@ fn ReportSections(kind: Kind, report: Report, csv_href: String) -> impl IntoView
             }
         })
         .collect_view();
+    let budget = r.budget.map(|b| {
+        let text = crate::tr!(
+            l,
+            "template-budget-figures",
+            budget = l.money(b.budget_cents),
+            used = l.money(b.budget_used_cents),
+            percent = crate::web::templates::budget_percent(b.budget_cents, b.budget_used_cents)
+        );
+        view! { <dt>{l.t("template-budget")}</dt><dd data-testid="report-budget">{text}</dd> }
+    });
     view! {
         <section aria-labelledby="report-totals">
             <h2 id="report-totals">{l.t("report-totals")}</h2>
@@ -338,6 +348,7 @@ fn ReportSections(kind: Kind, report: Report, csv_href: String) -> impl IntoView
                 <dt>{l.t("report-refunded-discount")}</dt><dd data-testid="total-refunded-discount">{CentsDelta::from_stored(t.refunded_discount_cents).shown()}</dd>
                 <dt>{l.t(kind.available_key())}</dt><dd data-testid="total-available">{count(t.available)}</dd>
                 <dt>{l.t("report-rate")}</dt><dd data-testid="total-rate">{percent(t.redemption_rate)}</dd>
+                {budget}
             </dl>
             <p class="actions"><a class="button" href=csv_href data-testid="report-csv">{l.t("export-csv")}</a></p>
         </section>

@@ -11,6 +11,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod budgets;
 mod bulk;
 mod campaigns;
 mod cart_properties;

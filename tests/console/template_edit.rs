@@ -412,3 +412,53 @@ async fn a_claim_that_read_the_terms_before_a_full_edit_sees_them_change_when_it
     let c = app.claim("u1", &id).await;
     assert_eq!(c["value_cents"], 8000, "{c}");
 }
+
+#[tokio::test]
+async fn a_full_edit_keeps_the_shop_skus_refund_rule_stacking_and_budget_the_form_shows() {
+    let app = spawn_app().await;
+    let id = template(
+        &app,
+        json!({"shop_id": "A", "skus": ["LIP"], "partial_refund_rule": "clawback",
+            "stackable": false, "budget_cents": 20_000}),
+    )
+    .await;
+    let path = format!("/console/templates/{id}");
+    let mut b = signed_in(&app, Role::Operator).await;
+    let page = b.get(&path).await;
+    assert_eq!(
+        input_value(&page.text, "edit-shop-id").as_deref(),
+        Some("A")
+    );
+    assert_eq!(input_value(&page.text, "edit-skus").as_deref(), Some("LIP"));
+    assert_eq!(
+        input_value(&page.text, "edit-budget").as_deref(),
+        Some("200")
+    );
+    assert!(
+        tag_with(&page.text, "id=\"edit-alone\"").is_some_and(|t| t.contains("checked")),
+        "the lone box is ticked"
+    );
+    // What the form shows, sent back with a new name: nothing else moves.
+    let r = b
+        .post_on(
+            &path,
+            &format!("{path}/edit"),
+            &full_edit(&[
+                ("shop_id", "A"),
+                ("skus", "LIP"),
+                ("partial_refund_rule", "clawback"),
+                ("alone", "on"),
+                ("budget", "200"),
+            ]),
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let t = app.get(&format!("/api/v1/templates/{id}")).await.body;
+    assert_eq!(t["name"], "八折家电");
+    assert_eq!(t["shop_id"], "A");
+    assert_eq!(t["skus"], json!(["LIP"]));
+    assert_eq!(t["partial_refund_rule"], "clawback");
+    assert_eq!(t["stackable"], false);
+    assert_eq!(t["budget_cents"], 20_000);
+    assert_eq!(t["budget_used_cents"], 0);
+}

@@ -692,3 +692,71 @@ async fn every_template_list_filter_reads_an_index_in_the_pages_order() {
     }
     assert_eq!(checked, (5 * 3 + 1) * 2);
 }
+
+#[tokio::test]
+async fn an_operator_sets_a_budget_and_a_lone_coupon_on_the_form_and_sees_the_budget_used() {
+    let app = spawn_app().await;
+    let mut b = signed_in(&app, Role::Operator).await;
+    let refused = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("budget", "零")]),
+        )
+        .await;
+    assert_eq!(refused.status, 422, "{}", refused.text);
+    assert!(
+        field_error(&refused.text, "budget").is_some(),
+        "{}",
+        refused.text
+    );
+    assert_eq!(input_value(&refused.text, "budget").as_deref(), Some("零"));
+    let done = b
+        .post_on(
+            "/console/templates/new",
+            "/console/templates/new",
+            &create_fields(&[("budget", "100"), ("alone", "on")]),
+        )
+        .await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    let to = done.location.clone().expect("a redirect");
+    let id = to
+        .strip_prefix("/console/templates/")
+        .expect("lands on the template's page")
+        .to_string();
+    let t = app.get(&format!("/api/v1/templates/{id}")).await;
+    assert_eq!(t.body["budget_cents"], 10_000);
+    assert_eq!(t.body["stackable"], false);
+    // Two orders of ¥50 use all of it.
+    for (no, user) in [("N1", "u1"), ("N2", "u2")] {
+        let c = app.claim(user, &id).await;
+        let r = app
+            .order(json!({"order_no": no, "user_id": user, "kind": "normal",
+                "category": "手机", "total_cents": 40_000, "coupon_id": c["id"]}))
+            .await;
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    let page = b.get(&to).await;
+    assert!(
+        page.contains("¥100.00，已用 ¥100.00（100%）"),
+        "{}",
+        page.text
+    );
+    assert!(page.contains("不可与其他券叠加"), "{}", page.text);
+    let report = b.get(&format!("/console/templates/{id}/report")).await;
+    assert_eq!(report.status, 200, "{}", report.text);
+    assert!(report.contains("已用 ¥100.00（100%）"), "{}", report.text);
+    let home = b.get("/console").await;
+    assert!(
+        home.contains("满300减50 手机 的预算已用 ¥100.00 / ¥100.00（100%）"),
+        "{}",
+        visible_text(&home.text)
+    );
+    // The edit form keeps the budget and the lone box while nothing is
+    // claimed elsewhere; here coupons were claimed, so the terms are
+    // locked and only shown.
+    assert_eq!(
+        input_value(&page.text, "edit-budget").as_deref(),
+        Some("100")
+    );
+}

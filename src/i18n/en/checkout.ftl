@@ -5,6 +5,7 @@
 picker-threshold-not-met = Add ¥{ $shortfall } more to use this coupon (minimum spend ¥{ $threshold }).
 picker-not-applicable = Only for { $categories }.
 picker-not-started = Usable from { $starts }.
+picker-budget-exhausted = The budget of this kind of coupon has run out.
 picker-warning-expires_before_final_payment = This coupon ends before the final payment opens ({ $window }). Under this presale's rules it will then take nothing off the final payment; consider another coupon.
 picker-warning-may_be_replaced_at_final_payment = This coupon ends before the final payment opens ({ $window }). At the final payment it will be swapped for another of your coupons of the same kind, or you will be compensated.
 

@@ -160,3 +160,4 @@ category-error-name = Enter a name of 1 to 32 characters.
 category-error-exists = This code already has names; use Rename in the list above.
 category-error-changed = Someone has just changed this category's names; open it again and retry.
 staff-action-category_name = Category named
+queue-budget-running-out = Budget of { $name }: { $used } of { $budget } used ({ $percent }%)

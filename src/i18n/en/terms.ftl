@@ -55,6 +55,7 @@ refusal-coupon_not_started = This coupon cannot be used yet.
 refusal-threshold_not_met = The order does not reach this coupon's minimum spend yet.
 refusal-coupon_not_applicable = This coupon does not apply to the items in the order.
 refusal-coupons_not_combinable = These coupons cannot be used on one order together.
+refusal-budget_exhausted = The budget of this kind of coupon has run out; it cannot be used now.
 refusal-detail-coupon = Coupon { $coupon }.
 refusal-detail-coupon-short = Coupon { $coupon } is { $short } short.
 refusal-detail-not-stackable = Coupon { $coupon } cannot be combined with other coupons.

@@ -5,6 +5,7 @@
 picker-threshold-not-met = 还差 { $shortfall } 元可用（满 { $threshold } 元可用）。
 picker-not-applicable = 仅限{ $categories }使用。
 picker-not-started = { $starts } 起可用。
+picker-budget-exhausted = 这种券的预算已用完。
 picker-warning-expires_before_final_payment = 这张券会在付尾款开始（{ $window }）前过期。按这场预售的规则，到时它不再抵扣尾款，建议换一张券。
 picker-warning-may_be_replaced_at_final_payment = 这张券会在付尾款开始（{ $window }）前过期。付尾款时会换成你账户里同类的另一张券，没有的话会给你补偿。
 

@@ -160,3 +160,4 @@ category-error-name = 请填写 1 到 32 个字的名称。
 category-error-exists = 这个代码已经有名称了，请在上面的列表中点「修改名称」。
 category-error-changed = 这个品类的名称刚被别人改过，请重新打开后再改。
 staff-action-category_name = 命名品类
+queue-budget-running-out = { $name } 的预算已用 { $used } / { $budget }（{ $percent }%）

@@ -55,6 +55,7 @@ refusal-coupon_not_started = 这张券还没到可以使用的时间。
 refusal-threshold_not_met = 订单金额还没达到这张券的使用门槛。
 refusal-coupon_not_applicable = 这张券不适用于订单里的商品。
 refusal-coupons_not_combinable = 这几张券不能在同一订单上叠加使用。
+refusal-budget_exhausted = 这种券的预算已用完，暂时不能使用。
 refusal-detail-coupon = 券 { $coupon }。
 refusal-detail-coupon-short = 券 { $coupon } 还差 { $short }。
 refusal-detail-not-stackable = 券 { $coupon } 不可与其他券叠加。

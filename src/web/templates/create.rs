@@ -61,6 +61,8 @@ pub(super) struct CreateForm {
     pub(super) partial_refund_rule: String,
     /// Ticked: the template's coupons must be an order's only coupon.
     pub(super) alone: Option<String>,
+    /// Yuan; empty: no budget.
+    pub(super) budget: String,
     /// Set by the template page's edit form while every term may change
     /// (no coupon claimed yet): the post is a full edit.
     pub(super) full: Option<String>,
@@ -87,6 +89,7 @@ pub(super) fn form_field(service_field: &str) -> &'static str {
         "skus" => "skus",
         "exclude_skus" => "exclude_skus",
         "partial_refund_rule" => "partial_refund_rule",
+        "budget_cents" => "budget",
         _ => "form",
     }
 }
@@ -111,6 +114,7 @@ pub(super) fn field_words(l: Lang, form_field: &str) -> String {
         "shop_id" => "template-error-shop",
         "skus" | "exclude_skus" => "template-error-skus",
         "partial_refund_rule" => "template-error-partial-refund-rule",
+        "budget" => "template-error-budget",
         _ => "template-error-form",
     };
     l.t(key).to_string()
@@ -196,6 +200,10 @@ impl CreateForm {
             stackable: Some(self.alone.is_none()),
             ..TemplateInput::default()
         };
+        match yuan_field(&self.budget) {
+            Ok(b) => input.budget_cents = b,
+            Err(()) => bad("budget"),
+        }
         if fixed {
             match yuan_field(&self.value) {
                 Ok(v) => input.value_cents = v,
@@ -390,6 +398,7 @@ impl CreateForm {
                 .join(", "),
             partial_refund_rule: t.partial_refund_rule.as_str().to_string(),
             alone: (!t.stackable).then(|| "on".to_string()),
+            budget: t.budget_cents.map(|b| b.yuan_input()).unwrap_or_default(),
             ..CreateForm::default()
         }
     }
@@ -465,6 +474,7 @@ fn CreateTemplateForm(form: CreateForm, preview: Vec<Msg>, errors: FieldErrors) 
                     {field_error(&rule)}
                 </div>
                 <label for="alone"><input type="checkbox" id="alone" name="alone" value="on" checked=f.alone.is_some()/>" "{l.t("template-alone")}</label>
+                {text_input(e, "budget", l.t("template-budget-yuan"), f.budget.clone(), Some(l.t("template-budget-hint")), "text")}
             </fieldset>
             <fieldset>
                 <legend>{l.t("template-validity")}</legend>

@@ -8,9 +8,10 @@ use leptos::prelude::*;
 
 use super::create::{CreateForm, text_input_at};
 use super::words::{
-    StandingBadge, count_or_unlimited, counts_text, status_label, stock_text, view_words,
+    StandingBadge, budget_text, count_or_unlimited, counts_text, status_label, stock_text,
+    view_words,
 };
-use crate::domain::discount::DiscountKind;
+use crate::domain::discount::{DiscountKind, PartialRefundRule};
 use crate::domain::ids::TemplateId;
 use crate::domain::permissions::Permission;
 use crate::domain::template::{
@@ -137,6 +138,7 @@ fn TemplateFacts(template: TemplateView) -> impl IntoView {
                 <dt>{l.t("template-rule")}</dt><dd data-testid="template-rule">{words}</dd>
                 <dt>{l.t("template-kind")}</dt><dd>{kind}</dd>
                 <dt>{l.t("template-stock-heading")}</dt><dd data-testid="template-stock">{stock_text(l, &t)}</dd>
+                <dt>{l.t("template-budget")}</dt><dd data-testid="template-budget">{budget_text(l, &t)}</dd>
                 <dt>{l.t("template-per-user-limit")}</dt><dd>{per_user}</dd>
                 <dt>{l.t("template-expiry-spread")}</dt><dd data-testid="template-expiry-spread">{spread}</dd>
                 <dt>{l.t("template-coupons-by-status")}</dt><dd data-testid="template-counts">{counts_text(l, &t)}</dd>
@@ -279,6 +281,14 @@ fn EditTemplateForm(
             view! { <option value=k.as_str() selected=selected>{l.t(k.label_key())}</option> }
         })
         .collect_view();
+    let rule_options = PartialRefundRule::ALL
+        .into_iter()
+        .map(|r| {
+            let selected = terms.partial_refund_rule == r.as_str()
+                || (terms.partial_refund_rule.is_empty() && r == PartialRefundRule::default());
+            view! { <option value=r.as_str() selected=selected>{l.t(r.label_key())}</option> }
+        })
+        .collect_view();
     let unlimited = terms.stock_unlimited.is_some();
     let unlimited_box = (!locked).then(|| {
         view! {
@@ -325,6 +335,15 @@ fn EditTemplateForm(
                 {text_input_at(e, "per_user_limit", id("per_user_limit"), l.t("template-per-user-limit"), terms.per_user_limit.clone(), Some(l.t("template-per-user-hint")), "text")}
                 {text_input_at(e, "claim_ends_at", id("claim_ends_at"), l.t("template-claim-ends-at"), terms.claim_ends_at.clone(), Some(l.t("template-claim-ends-hint")), "datetime-local")}
                 {text_input_at(e, "expiry_spread_minutes", id("expiry_spread_minutes"), l.t("template-expiry-spread-minutes"), terms.expiry_spread_minutes.clone(), Some(l.t("template-expiry-spread-hint")), "text")}
+                {text_input_at(e, "shop_id", id("shop_id"), l.t("template-shop"), terms.shop_id.clone(), Some(l.t("template-shop-hint")), "text")}
+                {text_input_at(e, "skus", id("skus"), l.t("template-skus"), terms.skus.clone(), Some(l.t("template-skus-hint")), "text")}
+                {text_input_at(e, "exclude_skus", id("exclude_skus"), l.t("template-exclude-skus"), terms.exclude_skus.clone(), Some(l.t("template-skus-hint")), "text")}
+                <div class="row">
+                    <label for="edit-partial-refund-rule">{l.t("template-partial-refund-rule")}</label>
+                    <select id="edit-partial-refund-rule" name="partial_refund_rule">{rule_options}</select>
+                </div>
+                <label for="edit-alone"><input type="checkbox" id="edit-alone" name="alone" value="on" checked=terms.alone.is_some()/>" "{l.t("template-alone")}</label>
+                {text_input_at(e, "budget", id("budget"), l.t("template-budget-yuan"), terms.budget.clone(), Some(l.t("template-budget-hint")), "text")}
             </fieldset>
             <p class="actions"><button type="submit" class="primary" data-testid="save">{l.t("template-save")}</button></p>
         </form>

@@ -32,6 +32,8 @@ pub(super) mod detail;
 mod list;
 mod words;
 
+pub(crate) use words::budget_percent;
+
 use axum::Router;
 use axum::routing::{get, post};
 

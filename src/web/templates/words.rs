@@ -114,6 +114,30 @@ pub(super) fn stock_text(l: Lang, t: &TemplateView) -> String {
     )
 }
 
+/// Its budget and what orders hold of it: `¥500.00，已用 ¥412.34（82%）`,
+/// or that it has none.
+pub(super) fn budget_text(l: Lang, t: &TemplateView) -> String {
+    match (t.budget_cents, t.budget_used_cents) {
+        (Some(budget), Some(used)) => crate::tr!(
+            l,
+            "template-budget-figures",
+            budget = budget.shown(),
+            used = crate::domain::money::Cents::from_stored(used).shown(),
+            percent = budget_percent(budget.get(), used)
+        ),
+        _ => l.t("template-no-budget").to_string(),
+    }
+}
+
+/// `used` of `budget` in whole percent, rounded down (so 80% is said only
+/// once 80% is reached).
+pub(crate) fn budget_percent(budget: i64, used: i64) -> i64 {
+    if budget <= 0 {
+        return 0;
+    }
+    i64::try_from(i128::from(used.max(0)) * 100 / i128::from(budget)).unwrap_or(i64::MAX)
+}
+
 /// Its coupons by effective status: `待使用 3 · 锁定中 1 · …`.
 pub(super) fn counts_text(l: Lang, t: &TemplateView) -> String {
     let c = t.counts;
