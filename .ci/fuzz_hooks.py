@@ -52,6 +52,9 @@ RULES_NO_SCHEMA_CAN_STATE = [
     ("expiry_spread_seconds", "must be shorter than the validity"),
     ("final_payment_ends_at", "must be after final_payment_starts_at"),
     ("deposit_cents", "at most total_cents"),
+    # One coupon or several, not both (`coupon_id` may be null, which a
+    # schema's `not: {required: [...]}` would refuse).
+    ("coupon_ids", "send coupon_id or coupon_ids, not both"),
     # An order's lines: ids unique in the order, the lines' total above 0
     # and within the money limit, each line's amount within it too.
     (r"lines\[\d+\]\.line_id", "names a line twice"),

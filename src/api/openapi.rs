@@ -862,6 +862,8 @@ fn input_rules(doc: &mut serde_json::Value) {
                     "items": {"type": "string", "minLength": 1, "maxLength": 128, "pattern": key_pattern()}},
                 "shop_id": opt_key(128),
                 "partial_refund_rule": opt_words(&["proportional", "clawback"]),
+                "stackable": {"type": ["boolean", "null"]},
+                "budget_cents": opt_int(1, MAX_CENTS),
             }),
             vec!["name", "kind"],
             json!({"oneOf": discount_kinds, "anyOf": template_validity}),
@@ -909,6 +911,9 @@ fn input_rules(doc: &mut serde_json::Value) {
             cart(json!({
                 "order_no": key(), "user_id": key(),
                 "coupon_id": {"type": ["string", "null"], "minLength": 1, "maxLength": 64},
+                "coupon_ids": {"type": ["array", "null"],
+                    "maxItems": crate::domain::cart::MAX_ORDER_COUPONS, "uniqueItems": true,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 64}},
             })),
             vec!["order_no", "user_id", "kind"],
             json!({"oneOf": cart_forms.clone()}),

@@ -29,6 +29,25 @@ pub struct OrderFacts {
     /// discounted, kept and refunded. `None` when nothing was refunded by
     /// line (or the order has no coupon).
     pub coupon_units: Option<CouponUnits>,
+    /// Its coupons beyond the one it names (叠加), in order.
+    pub further: Vec<FurtherCoupon>,
+}
+
+impl OrderFacts {
+    /// Whether `id` is one of the order's coupons: the one it names or a
+    /// further one.
+    pub fn holds(&self, id: &CouponId) -> bool {
+        self.coupon_id.as_ref() == Some(id) || self.further.iter().any(|f| f.id == *id)
+    }
+}
+
+/// A coupon of an order beyond the one the order names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FurtherCoupon {
+    pub id: CouponId,
+    /// What it takes off the order.
+    pub discount: Cents,
+    pub lock_status: CouponLockStatus,
 }
 
 /// Units of the lines an order's coupon discounted.

@@ -987,6 +987,7 @@ mod tests {
             discount_snapshot: Cents::from_stored(5000),
             checkout_lock_expires_at: None,
             coupon_units: None,
+            further: Vec::new(),
         }
     }
 

@@ -227,7 +227,7 @@ pub fn check_bound_coupon(
             )
         });
     };
-    let names_it = o.coupon_id.as_deref() == Some(coupon.id.as_str());
+    let names_it = o.holds(&coupon.id);
     match coupon.stored_status {
         CouponStatus::Locked => {
             if matches!(o.status, OrderStatus::Closed | OrderStatus::Refunded) {
@@ -501,7 +501,17 @@ pub struct CartFacts {
 /// order took for it (`discount + compensation`: a deducted compensation
 /// keeps the deposit's split), and no other coupon has shares.
 pub fn check_split(o: &OrderFacts, cart: &CartFacts) -> Option<Finding> {
-    let expected = o.money.discount.saturating_add(o.money.compensation);
+    // The order keeps the discounts' sum: its own coupon's is what the
+    // further coupons leave of it.
+    let further = o
+        .further
+        .iter()
+        .fold(Cents::ZERO, |s, f| s.saturating_add(f.discount));
+    let expected = o
+        .money
+        .discount
+        .saturating_sub(further)
+        .saturating_add(o.money.compensation);
     let named = o.coupon_id.as_ref();
     let finding = |coupon: &CouponId, split: Cents, expected: Cents| Finding {
         kind: AnomalyKind::SplitMismatch,
@@ -523,6 +533,7 @@ pub fn check_split(o: &OrderFacts, cart: &CartFacts) -> Option<Finding> {
     // them: the order's link is wrong, not its split (the link kinds
     // report it, and the relink moves the split).
     if let Some(n) = named
+        && o.further.is_empty()
         && cart.split.len() == 1
         && cart.split.iter().all(|(c, _)| c != n)
     {
@@ -532,7 +543,10 @@ pub fn check_split(o: &OrderFacts, cart: &CartFacts) -> Option<Finding> {
         let want = if Some(coupon) == named {
             expected
         } else {
-            Cents::ZERO
+            o.further
+                .iter()
+                .find(|f| f.id == *coupon)
+                .map_or(Cents::ZERO, |f| f.discount)
         };
         if *split != want {
             return Some(finding(coupon, *split, want));
@@ -623,6 +637,7 @@ mod tests {
             discount_snapshot: Cents::from_stored(5000),
             checkout_lock_expires_at: None,
             coupon_units: None,
+            further: Vec::new(),
         }
     }
 

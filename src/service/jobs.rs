@@ -493,9 +493,15 @@ async fn release_zombie_lock_tx(
         Some(order_no) => orders::get(c, order_no).await?,
         None => None,
     };
+    let further = match &order {
+        Some(o) => crate::store::order_coupons::holds(c, &o.order_no, &coupon.id).await?,
+        None => false,
+    };
     let why = match &order {
         None => "its order does not exist",
-        Some(o) if o.coupon_id.as_ref() != Some(&coupon.id) => "its order names another coupon",
+        Some(o) if o.coupon_id.as_ref() != Some(&coupon.id) && !further => {
+            "its order names another coupon"
+        }
         Some(o) if matches!(status_of(o), OrderStatus::Closed | OrderStatus::Refunded) => {
             "its order is closed or refunded"
         }

@@ -31,7 +31,7 @@ use serde::Serialize;
 use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
-use super::support::{Authority, coupon_facts, order_facts};
+use super::support::{Authority, coupon_facts, further_of, order_facts, order_facts_read};
 use super::{Ctx, Refusal, Service, ServiceError};
 use crate::domain::FieldError;
 use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
@@ -314,9 +314,13 @@ async fn resolution(
                         }
                         _ => None,
                     };
+                    let order_f = match order.as_ref() {
+                        Some(o) => Some(order_facts_read(c, o).await?),
+                        None => None,
+                    };
                     check_bound_coupon(
                         &coupon_facts(&coupon),
-                        order.as_ref().map(order_facts).as_ref(),
+                        order_f.as_ref(),
                         named.as_ref().map(coupon_facts).as_ref(),
                         now,
                     )
@@ -387,6 +391,8 @@ async fn cart_findings_tx(
         .into_iter()
         .collect();
     let coupons = index_coupons(store::coupons_by_id(c, &ids).await?);
+    let nos: Vec<OrderNo> = orders.iter().map(|o| o.order_no.clone()).collect();
+    let mut further = further_of(c, &nos).await?;
     let mut findings = Vec::new();
     for (o, cart) in orders.iter().zip(&carts) {
         if !cart.stored {
@@ -407,6 +413,7 @@ async fn cart_findings_tx(
                 .collect(),
         };
         let mut of = order_facts(o);
+        of.further = further.remove(&o.order_no).unwrap_or_default();
         findings.extend(check_split(&of, &facts));
         findings.extend(check_refunds(&of, &facts));
         if let Some(coupon) = o.coupon_id.as_ref().and_then(|id| coupons.get(id)) {
@@ -431,12 +438,13 @@ impl Service {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let (orders, named, carts) = self
+        let (orders, named, carts, further) = self
             .read(move |c| {
                 let nos = nos.clone();
                 Box::pin(async move {
                     let rows = store::orders_by_no(c, &nos).await?;
                     let carts = cart_findings_tx(c, &rows).await?;
+                    let further = further_of(c, &nos).await?;
                     let orders = index_orders(rows);
                     let ids: Vec<CouponId> = orders
                         .values()
@@ -445,14 +453,18 @@ impl Service {
                         .into_iter()
                         .collect();
                     let named = index_coupons(store::coupons_by_id(c, &ids).await?);
-                    Ok((orders, named, carts))
+                    Ok((orders, named, carts, further))
                 })
             })
             .await?;
         let mut findings = carts;
         findings.extend(batch.iter().filter_map(|coupon| {
             let order = coupon.order_no.as_deref().and_then(|n| orders.get(n));
-            let order_f = order.map(order_facts);
+            let order_f = order.map(|o| {
+                let mut f = order_facts(o);
+                f.further = further.get(&o.order_no).cloned().unwrap_or_default();
+                f
+            });
             let named_f = order
                 .and_then(|o| o.coupon_id.as_deref())
                 .filter(|id| *id != coupon.id)

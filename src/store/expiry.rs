@@ -240,7 +240,10 @@ pub async fn locked_before(
         "SELECT c.id FROM coupons c
          WHERE c.status = 'locked' AND c.locked_at < $1
            AND NOT EXISTS (SELECT 1 FROM orders o
-                           WHERE o.order_no = c.order_no AND o.coupon_id = c.id
+                           WHERE o.order_no = c.order_no
+                             AND (o.coupon_id = c.id
+                                  OR EXISTS (SELECT 1 FROM order_coupons oc
+                                             WHERE oc.order_no = o.order_no AND oc.coupon_id = c.id))
                              AND o.status NOT IN ('closed', 'refunded'))
          ORDER BY c.locked_at LIMIT $2",
     )

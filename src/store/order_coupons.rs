@@ -105,3 +105,52 @@ pub async fn set_discount(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// The further coupons of several orders, each with its order.
+pub async fn of_orders(
+    conn: &mut AnyConnection,
+    order_nos: &[OrderNo],
+) -> Result<Vec<(OrderNo, FurtherCouponRow)>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct WithOrder {
+        order_no: OrderNo,
+        #[sqlx(flatten)]
+        row: FurtherCouponRow,
+    }
+    let mut out = Vec::new();
+    for chunk in order_nos.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT order_no, {COLUMNS} FROM order_coupons WHERE order_no IN ({})
+             ORDER BY order_no, position",
+            marks.join(", ")
+        );
+        let mut q = sqlx::query_as::<_, WithOrder>(&sql);
+        for no in chunk {
+            q = q.bind(no);
+        }
+        out.extend(
+            q.fetch_all(&mut *conn)
+                .await?
+                .into_iter()
+                .map(|w| (w.order_no, w.row)),
+        );
+    }
+    Ok(out)
+}
+
+/// Whether `coupon_id` is a further coupon of order `order_no`.
+pub async fn holds(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
+) -> Result<bool, sqlx::Error> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM order_coupons WHERE order_no = $1 AND coupon_id = $2",
+    )
+    .bind(order_no)
+    .bind(coupon_id)
+    .fetch_one(conn)
+    .await?;
+    Ok(n > 0)
+}

@@ -24,7 +24,7 @@ use super::layout::{
     actor_text, coupon_status_label, coupon_terms_text, enc, lock_status_label, opt_time,
     order_status_label, policy_label, reason_text, time_text,
 };
-use super::order_cart::{CouponCodes, CouponLines, OrderLines, OrderRefunds};
+use super::order_cart::{CouponCodes, CouponLines, OrderCoupons, OrderLines, OrderRefunds};
 use super::paths;
 use super::paths::with_back;
 use super::try_cart::TryCart;
@@ -268,16 +268,24 @@ async fn order_page(
     // The codes of every coupon the lines and refunds name: the order's
     // own and, after a swap, the one it replaced.
     let mut codes = CouponCodes::new();
-    for id in o.coupon_id.iter().chain(o.replaced_coupon_id.iter()) {
+    let further = o.coupons.iter().skip(1).map(|c| &c.coupon_id);
+    for id in o
+        .coupon_id
+        .iter()
+        .chain(o.replaced_coupon_id.iter())
+        .chain(further)
+    {
         if let Ok(c) = s.service.get_coupon(id).await {
             codes.insert(id.to_string(), c.code);
         }
     }
     let lines = o.lines.clone();
+    let held = o.coupons.clone();
     staff.page(&title, move || {
         view! {
             <OrderHealth order=o.clone() report=report back=back/>
             <OrderBody order=o campaign=campaign coupon=coupon events=events ledger=ledger.clone()/>
+            <OrderCoupons coupons=held codes=codes.clone()/>
             <OrderLines lines=lines codes=codes.clone()/>
             <OrderRefunds refunds=refunds codes=codes/>
             <CompensationSection entries=ledger/>

@@ -10,12 +10,12 @@ use leptos::prelude::*;
 use super::components::Time;
 use super::context::lang;
 use super::i18n::Lang;
-use super::layout::{actor_text, reason_text};
+use super::layout::{actor_text, lock_status_label, reason_text};
 use super::paths;
 use crate::domain::ids::CouponId;
 use crate::domain::money::Cents;
 use crate::domain::refund::CouponRefundOutcome;
-use crate::service::views::{OrderLineView, RefundView};
+use crate::service::views::{OrderCouponView, OrderLineView, RefundView};
 
 /// Coupon ids to the codes a page shows.
 pub type CouponCodes = HashMap<String, String>;
@@ -89,6 +89,44 @@ pub fn OrderLines(lines: Vec<OrderLineView>, codes: CouponCodes) -> impl IntoVie
             </table></div>
         </section>
     }
+}
+
+/// An order's coupons when it holds several (叠加): each by code, with
+/// what it takes off and its lock state; nothing for one coupon or none
+/// (the order's facts say those).
+#[component]
+pub fn OrderCoupons(coupons: Vec<OrderCouponView>, codes: CouponCodes) -> impl IntoView {
+    let l = lang();
+    if coupons.len() < 2 {
+        return None;
+    }
+    let rows = coupons
+        .into_iter()
+        .map(|c| {
+            let href = paths::coupon(&c.coupon_id);
+            let code = code_of(l, &codes, c.coupon_id.as_str());
+            view! {
+                <tr data-testid="order-coupon">
+                    <td><a href=href class="mono">{code}</a></td>
+                    <td class="money" data-testid="order-coupon-discount">{c.discount_cents.shown()}</td>
+                    <td data-testid="order-coupon-lock">{lock_status_label(l, c.lock_status)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    Some(view! {
+        <section aria-labelledby="order-coupons">
+            <h2 id="order-coupons">{l.t("order-coupons")}</h2>
+            <div class="table-wrap"><table data-testid="order-coupons">
+                <thead><tr>
+                    <th scope="col">{l.t("coupon")}</th>
+                    <th scope="col">{l.t("coupon-discount")}</th>
+                    <th scope="col">{l.t("coupon-lock")}</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table></div>
+        </section>
+    })
 }
 
 /// On a coupon's page: the lines of its order it discounted, each with

@@ -434,9 +434,16 @@ fn coupon_sentence(
             _ => l.t("sc-coupon-ready").to_string(),
         },
         CouponStatus::Locked => match order {
-            Some(o) if o.coupon_id.as_ref() == Some(&c.id) => {
+            Some(o) if o.coupons.iter().any(|x| x.coupon_id == c.id) => {
                 let no = &o.order_no;
-                let d = o.coupon_discount_cents.yuan();
+                // This coupon's own discount (the order's sum is every
+                // coupon's).
+                let d = o
+                    .coupons
+                    .iter()
+                    .find(|x| x.coupon_id == c.id)
+                    .map_or(o.coupon_discount_cents, |x| x.discount_cents)
+                    .yuan();
                 let can_pay = payable.get(no).copied().unwrap_or(false);
                 match o.status {
                     _ if o.is_live() && !can_pay => {
@@ -649,6 +656,7 @@ fn OrderList(
     orders: Vec<OrderView>,
     standings: Vec<OrderStanding>,
     quotes: Quotes,
+    codes: HashMap<String, String>,
 ) -> impl IntoView {
     let l = lang();
     if orders.is_empty() {
@@ -674,6 +682,21 @@ fn OrderList(
             let m = card_money(o, &st, quotes.get(&o.order_no));
             let discount = (!m.discount_cents.is_zero()).then(|| {
                 view! { <dt>{l.t("coupon-discount-2")}</dt><dd class="money" data-testid="sc-discount">{m.discount_cents.shown_as_deduction()}</dd> }
+            });
+            // Several coupons (叠加): each by code with what it gives.
+            let each = (o.coupons.len() > 1 && !m.discount_cents.is_zero()).then(|| {
+                let items = o
+                    .coupons
+                    .iter()
+                    .map(|c| {
+                        let code = codes
+                            .get(c.coupon_id.as_str())
+                            .cloned()
+                            .unwrap_or_else(|| l.t("coupon").to_string());
+                        view! { <li data-testid="sc-order-coupon"><span class="mono">{code}</span>" "<span class="money">{c.discount_cents.shown_as_deduction()}</span></li> }
+                    })
+                    .collect_view();
+                view! { <dt>{l.t("order-coupons")}</dt><dd><ul class="plain">{items}</ul></dd> }
             });
             let compensation = (!m.deduction_cents.is_zero()).then(|| {
                 view! { <dt>{l.t("compensation-2")}</dt><dd class="money">{m.deduction_cents.shown_as_deduction()}</dd> }
@@ -725,7 +748,7 @@ fn OrderList(
                     <p class="sc-item-head"><span class="sc-kind">{kind}</span>" "<span class="mono">{no}</span><OrderBadge status=o.status/></p>
                     <dl class="sc-money">
                         <dt>{l.t("order-total")}</dt><dd class="money">{o.total_cents.shown()}</dd>
-                        {deposit}{discount}{compensation}{paid}{closed}{refunded}{due}
+                        {deposit}{discount}{each}{compensation}{paid}{closed}{refunded}{due}
                     </dl>
                     {window}
                     {notes}
@@ -916,6 +939,13 @@ fn SelfCheckPage(page: PageData) -> impl IntoView {
         .into_any(),
     };
     let coupon_orders = p.overview.orders.clone();
+    // The customer's own coupons by code (an order names them by id).
+    let codes: HashMap<String, String> = p
+        .overview
+        .coupons
+        .iter()
+        .map(|c| (c.id.to_string(), c.code.clone()))
+        .collect();
     view! {
         <header class="sc-header">
             <p class="sc-brand">{l.t("coupon-self-check")}</p>
@@ -942,7 +972,7 @@ fn SelfCheckPage(page: PageData) -> impl IntoView {
             </section>
             <section class="sc-card" aria-labelledby="sc-orders-heading">
                 <h2 id="sc-orders-heading">{crate::tr!(l, "my-orders", n_orders = n_orders)}</h2>
-                <OrderList orders=p.overview.orders standings=standings quotes=p.quotes/>
+                <OrderList orders=p.overview.orders standings=standings quotes=p.quotes codes=codes/>
             </section>
         </main>
     }

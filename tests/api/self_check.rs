@@ -1389,3 +1389,57 @@ async fn a_partly_refunded_order_says_what_came_back_why_the_coupon_stayed_and_w
         assert!(card.contains(words), "{words} in {card}");
     }
 }
+
+#[tokio::test]
+async fn an_order_of_several_coupons_lists_each_coupon_by_code_with_what_it_gave() {
+    let app = app_with_secret().await;
+    let mut codes = Vec::new();
+    let mut ids = Vec::new();
+    for (value, shop) in [(3000, None), (2000, Some("A"))] {
+        let t = app
+            .template(json!({"value_cents": value, "min_order_cents": 0, "shop_id": shop}))
+            .await;
+        let c = app
+            .claim("carol", t["id"].as_str().unwrap_or_default())
+            .await;
+        ids.push(c["id"].as_str().unwrap_or_default().to_string());
+        codes.push(c["code"].as_str().unwrap_or_default().to_string());
+    }
+    let r = app
+        .order(
+            json!({"order_no": "S-1", "user_id": "carol", "kind": "normal",
+            "coupon_ids": ids,
+            "lines": [{"line_id": "a", "sku": null, "category": "beauty", "shop_id": "A",
+                "quantity": 1, "unit_price_cents": 40000}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let (url, _) = link(&app, "carol").await;
+    let page = open(&app, &format!("?t={}", token_of(&url)), None).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    // The order's money list (its coupons are a list inside it).
+    let at = page.text.find("data-order-no=\"S-1\"").unwrap_or(0);
+    let card = &page.text[at..];
+    let card = &card[..card.find("</dl>").unwrap_or(card.len())];
+    assert!(card.contains("本单用券"), "{card}");
+    let each: Vec<&str> = card
+        .split("data-testid=\"sc-order-coupon\"")
+        .skip(1)
+        .collect();
+    assert_eq!(each.len(), 2, "{card}");
+    assert!(
+        each[0].contains(&codes[0]) && each[0].contains("¥30.00"),
+        "{card}"
+    );
+    assert!(
+        each[1].contains(&codes[1]) && each[1].contains("¥20.00"),
+        "{card}"
+    );
+    // The shop coupon's own card says what it takes off this order.
+    let shop_card = item(&page.text, &format!("data-code=\"{}\"", codes[1]));
+    assert!(
+        shop_card.contains("S-1") && shop_card.contains("20"),
+        "{shop_card}"
+    );
+    assert!(!page.text.contains(&ids[1]), "no coupon id on the page");
+}

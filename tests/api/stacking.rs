@@ -387,3 +387,75 @@ async fn a_partial_refund_returns_each_coupon_by_its_own_lines() {
     assert_eq!(r.body["status"], "refunded");
     assert_eq!(r.body["refunded_cents"], 40000 - 4000);
 }
+
+#[tokio::test]
+async fn an_order_of_several_coupons_is_healthy_to_the_health_check_reconciliation_and_the_reaper()
+{
+    let app = spawn_app().await;
+    let (platform, shop_a, shop_b) = three_coupons(&app).await;
+    let r = app
+        .order(order(
+            "N1",
+            "u1",
+            &[&platform, &shop_a, &shop_b],
+            two_shop_cart(),
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    // Locked for a long time on a live order: not a zombie.
+    app.advance(3 * 3600);
+    let report = app
+        .service
+        .reap_zombie_locks("job:test", 3600, 100)
+        .await
+        .expect("the reaper runs");
+    assert_eq!(report.changed, 0, "{report:?}");
+    for c in [&platform, &shop_a, &shop_b] {
+        assert_eq!(status_of(&app, c).await, "locked");
+    }
+    app.advance(-3 * 3600);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["overall"], "ok", "{}", r.text);
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["anomalies"], json!([]), "{}", r.text);
+    // A partial refund returns shop B's coupon; still nothing to report.
+    let r = app
+        .post(
+            "/api/v1/orders/N1/refunds",
+            json!({"refund_id": "R1", "reason": "退货",
+                "lines": [{"line_id": "b", "quantity": 1}, {"line_id": "c", "quantity": 1}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.body["anomalies"], json!([]), "{}", r.text);
+    let r = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(r.body["overall"], "ok", "{}", r.text);
+}
+
+#[tokio::test]
+async fn support_cannot_release_one_coupon_of_a_live_order_of_several_even_by_force() {
+    let app = spawn_app().await;
+    let (platform, shop_a, _) = three_coupons(&app).await;
+    let r = app
+        .order(order("N1", "u1", &[&platform, &shop_a], two_shop_cart()))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    for force in [false, true] {
+        let r = app
+            .post(
+                &format!("/api/v1/coupons/{shop_a}/release"),
+                json!({"reason": "顾客要求", "force": force}),
+            )
+            .await;
+        assert_eq!(r.status, 409, "{}", r.text);
+        assert_eq!(r.code(), "order_active");
+    }
+    assert_eq!(status_of(&app, &shop_a).await, "locked");
+    let r = app.get("/api/v1/orders/N1").await;
+    assert_eq!(r.body["coupons"][1]["lock_status"], "locked");
+}

@@ -33,3 +33,4 @@ whole-order-refund = whole order
 coupon-lines = Discounted lines
 coupon-line-share = { $line } · { $sku } × { $n }: { $share }
 actor-and-reason = Who · why
+order-coupons = Coupons on this order

@@ -33,3 +33,4 @@ whole-order-refund = 整单退款
 coupon-lines = 优惠分摊到
 coupon-line-share = { $line } · { $sku } × { $n }：{ $share }
 actor-and-reason = 操作人 · 原因
+order-coupons = 本单用券

@@ -634,6 +634,32 @@ async fn release_coupon_tx(
             .filter(|o| o.coupon_id.as_ref() == Some(coupon_id)),
         None => None,
     };
+    // A further coupon of an order with several (叠加): the order's
+    // coupons move together, so a live order keeps it (cancel or refund
+    // the order instead, even with force); an order that is over records
+    // its release.
+    if holder.is_none()
+        && let Some(no) = coupon.order_no.as_ref()
+        && crate::store::order_coupons::holds(c, no, coupon_id).await?
+        && let Some(o) = orders::get(c, no).await?
+    {
+        if status_of(&o).is_live() && !checkout_lapsed(&o, op.now) {
+            return Err(ServiceError::refused(
+                Refusal::OrderActive,
+                format!(
+                    "order {no} is {} and holds this coupon with its others; cancel or refund the order to release them together",
+                    o.status.as_str()
+                ),
+            ));
+        }
+        crate::store::order_coupons::move_lock(
+            c,
+            no,
+            coupon_id,
+            (CouponLockStatus::Locked, CouponLockStatus::Released),
+        )
+        .await?;
+    }
     // The order whose lock record changes with the coupon: a
     // live holder, or an order that is over but still shows
     // the coupon as locked (the anomaly being repaired).

@@ -12,7 +12,7 @@ use sqlx::AnyConnection;
 use utoipa::ToSchema;
 
 use crate::domain::campaign::PaymentWindow;
-use crate::domain::facts::CouponUnits;
+use crate::domain::facts::{CouponUnits, FurtherCoupon};
 use crate::domain::health::{
     self, CampaignFacts, Check, CheckResult, CompensationGiven, CouponFacts, HealthFacts,
     OrderFacts, PartnerOrder, StockFacts, SuggestedAction,
@@ -224,7 +224,40 @@ pub(crate) fn order_facts(o: &OrderRow) -> OrderFacts {
         discount_snapshot: o.discount_snapshot_cents,
         checkout_lock_expires_at: o.checkout_lock_expires_at.map(from_ms),
         coupon_units: None,
+        further: Vec::new(),
     }
+}
+
+/// The further coupons (叠加) of `orders`, as the checks read them, by
+/// order number; one statement.
+pub(crate) async fn further_of(
+    c: &mut AnyConnection,
+    orders: &[OrderNo],
+) -> Result<HashMap<OrderNo, Vec<FurtherCoupon>>, ServiceError> {
+    let mut out: HashMap<OrderNo, Vec<FurtherCoupon>> = HashMap::new();
+    for (no, r) in crate::store::order_coupons::of_orders(c, orders).await? {
+        out.entry(no).or_default().push(FurtherCoupon {
+            id: r.coupon_id,
+            discount: r.discount_cents,
+            lock_status: r.lock_status,
+        });
+    }
+    Ok(out)
+}
+
+/// [`order_facts`] with the order's further coupons read.
+pub(crate) async fn order_facts_read(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+) -> Result<OrderFacts, ServiceError> {
+    let mut f = order_facts(o);
+    if o.coupon_id.is_some() {
+        f.further = further_of(c, std::slice::from_ref(&o.order_no))
+            .await?
+            .remove(&o.order_no)
+            .unwrap_or_default();
+    }
+    Ok(f)
 }
 
 /// The units of the lines `o`'s coupon discounted (those it has a share
@@ -256,7 +289,7 @@ async fn order_report(
     now: DateTime<Utc>,
     stock_seen: &mut HashMap<TemplateId, StockFacts>,
 ) -> Result<HealthReport, ServiceError> {
-    let mut facts = order_facts(o);
+    let mut facts = order_facts_read(c, o).await?;
     facts.coupon_units = coupon_units(c, o).await?;
     let coupon = match o.coupon_id.as_ref() {
         Some(id) => archive::get_live_or_archived(c, id).await?,
@@ -269,7 +302,7 @@ async fn order_report(
     let strays: Vec<CouponFacts> = search::bound_to_order(c, &o.order_no)
         .await?
         .iter()
-        .filter(|r| o.coupon_id.as_ref() != Some(&r.id))
+        .filter(|r| !facts.holds(&r.id))
         .map(coupon_facts)
         .collect();
     let campaign = match o.campaign_id.as_ref() {

@@ -28,6 +28,6 @@ pub use actions::{
 pub(crate) use actions::{CompensationTerms, insert_compensation_coupon};
 pub use csv::{MAX_EXPORT_ROWS, csv_field};
 pub use health::{ActionView, CheckView, HealthReport, USER_HEALTH_ORDERS, UserHealthReport};
-pub(crate) use health::{coupon_facts, coupon_units, order_facts};
+pub(crate) use health::{coupon_facts, coupon_units, further_of, order_facts, order_facts_read};
 pub use lists::{CouponPage, MAX_PAGE, OVERVIEW_COUPONS, OVERVIEW_ORDERS, UserOverview};
 pub use search::{MoreMatches, SearchHit, SearchList, SearchOutcome};
