@@ -255,6 +255,16 @@ pub enum CouponLockStatus {
 }
 
 impl CouponLockStatus {
+    /// The catalog key of the state's name for people.
+    pub fn label_key(self) -> &'static str {
+        match self {
+            CouponLockStatus::None => "lock-status-none",
+            CouponLockStatus::Locked => "lock-status-locked",
+            CouponLockStatus::Used => "lock-status-used",
+            CouponLockStatus::Released => "lock-status-released",
+        }
+    }
+
     pub const ALL: [CouponLockStatus; 4] = [
         CouponLockStatus::None,
         CouponLockStatus::Locked,

@@ -32,6 +32,15 @@
 //! - `coupon_not_returned_after_refunds`: the order's coupon still reads
 //!   `used` after every unit it discounted was refunded. Repaired by
 //!   returning it ([`super::repair::plan_return`]).
+//!
+//! Kinds of several coupons and budgets (叠加, 预算):
+//! - `coupons_out_of_step`: a further coupon of an order whose record on
+//!   the order (its lock state) disagrees with the coupon itself, or with
+//!   the order's first coupon or status (they are locked, used and
+//!   released together; only a refund by line returns one before another).
+//! - `budget_mismatch`: a template's budget use (the budget less what its
+//!   shards have left) differs from its reservations, or its reservations
+//!   from what its coupons on orders take off them.
 
 use chrono::{DateTime, Utc};
 
@@ -41,7 +50,7 @@ use super::coupon::CouponStatus;
 use super::facts::{CouponFacts, OrderFacts};
 use super::ids::{CouponId, OrderNo, TemplateId, UserId};
 use super::money::Cents;
-use super::order::{OrderStatus, checkout_lapsed};
+use super::order::{CouponLockStatus, OrderStatus, checkout_lapsed};
 use super::repair::{order_took_coupon, plan_link_repair, plan_mark_used, plan_return};
 use super::report::Counts;
 
@@ -59,6 +68,8 @@ pub enum AnomalyKind {
     SplitMismatch,
     RefundOverPayable,
     CouponNotReturnedAfterRefunds,
+    CouponsOutOfStep,
+    BudgetMismatch,
 }
 
 impl serde::Serialize for AnomalyKind {
@@ -74,7 +85,7 @@ impl serde::Serialize for Fix {
 }
 
 impl AnomalyKind {
-    pub const ALL: [AnomalyKind; 11] = [
+    pub const ALL: [AnomalyKind; 13] = [
         AnomalyKind::LockedCouponOrderClosed,
         AnomalyKind::LockedCouponOrderPaid,
         AnomalyKind::OrderActiveCouponNotLocked,
@@ -86,6 +97,8 @@ impl AnomalyKind {
         AnomalyKind::SplitMismatch,
         AnomalyKind::RefundOverPayable,
         AnomalyKind::CouponNotReturnedAfterRefunds,
+        AnomalyKind::CouponsOutOfStep,
+        AnomalyKind::BudgetMismatch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -101,6 +114,8 @@ impl AnomalyKind {
             AnomalyKind::SplitMismatch => "split_mismatch",
             AnomalyKind::RefundOverPayable => "refund_over_payable",
             AnomalyKind::CouponNotReturnedAfterRefunds => "coupon_not_returned_after_refunds",
+            AnomalyKind::CouponsOutOfStep => "coupons_out_of_step",
+            AnomalyKind::BudgetMismatch => "budget_mismatch",
         }
     }
 
@@ -483,6 +498,99 @@ pub fn check_template_counts(
             counted = counted,
             recounted = recounted
         ),
+        fix: Fix::None,
+    })
+}
+
+/// A further coupon of an order as `coupons_out_of_step` reads it: the
+/// order's record of it, and the coupon row itself (`None`: not in the
+/// live table, archived after its use).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FurtherRecord {
+    pub coupon_id: CouponId,
+    pub record: CouponLockStatus,
+    pub coupon: Option<(CouponStatus, Option<OrderNo>)>,
+}
+
+/// `coupons_out_of_step`: the further coupon `f` of order `o` against the
+/// coupon row and against the order's first coupon and status.
+pub fn check_further(o: &OrderFacts, f: &FurtherRecord) -> Option<Finding> {
+    let bound_here = |status: CouponStatus| {
+        f.coupon
+            .as_ref()
+            .is_some_and(|(s, no)| *s == status && no.as_ref() == Some(&o.order_no))
+    };
+    let held_here = f.coupon.as_ref().is_none_or(|(s, no)| {
+        matches!(s, CouponStatus::Locked | CouponStatus::Used) && no.as_ref() == Some(&o.order_no)
+    });
+    let row_agrees = match f.record {
+        CouponLockStatus::Locked => bound_here(CouponStatus::Locked),
+        // Archived after its use: only a used coupon leaves the table.
+        CouponLockStatus::Used => f.coupon.is_none() || bound_here(CouponStatus::Used),
+        CouponLockStatus::Released | CouponLockStatus::None => f.coupon.is_some() && !held_here,
+    };
+    let with_first = match (o.coupon_lock_status, f.record) {
+        // Locked and not yet locked together.
+        (CouponLockStatus::Locked | CouponLockStatus::None, r) => r == o.coupon_lock_status,
+        // Used: a refund by line may return one before the other.
+        (CouponLockStatus::Used | CouponLockStatus::Released, r) => {
+            matches!(r, CouponLockStatus::Used | CouponLockStatus::Released)
+        }
+    };
+    let over = matches!(o.status, OrderStatus::Closed | OrderStatus::Refunded)
+        && matches!(f.record, CouponLockStatus::Locked | CouponLockStatus::Used);
+    if row_agrees && with_first && !over {
+        return None;
+    }
+    let coupon_status = match &f.coupon {
+        Some((s, _)) => Arg::Key(s.label_key().into()),
+        None => Arg::Key(CouponStatus::Used.label_key().into()),
+    };
+    Some(Finding {
+        kind: AnomalyKind::CouponsOutOfStep,
+        coupon_id: Some(f.coupon_id.clone()),
+        order_no: Some(o.order_no.clone()),
+        user_id: Some(o.user_id.clone()),
+        template_id: None,
+        stock: None,
+        message: crate::msg!(
+            "reconcile-coupons-out-of-step",
+            coupon = f.coupon_id.as_str(),
+            no = o.order_no.as_str(),
+            record = Arg::Key(f.record.label_key().into()),
+            first = Arg::Key(o.coupon_lock_status.label_key().into()),
+            status = coupon_status
+        ),
+        fix: Fix::None,
+    })
+}
+
+/// `budget_mismatch`: template `template_id`'s budget use (`used`: the
+/// budget less what its shards have left), its reservations (`reserved`)
+/// and what its coupons on orders take off them (`live`, `None` when too
+/// many to add up here) agree.
+pub fn check_budget(
+    template_id: &TemplateId,
+    used: i64,
+    reserved: i64,
+    live: Option<i64>,
+) -> Option<Finding> {
+    let (key, a, b) = if used != reserved {
+        ("reconcile-budget-used-vs-reserved", used, reserved)
+    } else {
+        match live {
+            Some(live) if live != reserved => ("reconcile-budget-reserved-vs-live", reserved, live),
+            _ => return None,
+        }
+    };
+    Some(Finding {
+        kind: AnomalyKind::BudgetMismatch,
+        coupon_id: None,
+        order_no: None,
+        user_id: None,
+        template_id: Some(template_id.clone()),
+        stock: None,
+        message: crate::msg!(key, template = template_id, a = a, b = b),
         fix: Fix::None,
     })
 }
@@ -878,5 +986,60 @@ mod tests {
             check_template_stock(&"t".into(), 5, 4).map(|f| f.kind),
             Some(AnomalyKind::TemplateStockMismatch)
         );
+    }
+
+    #[test]
+    fn a_further_coupon_agrees_with_its_row_and_may_outlive_a_first_coupon_returned_by_line() {
+        let mut o = order(OrderKind::Normal, OrderStatus::Paid, Some("C1"));
+        o.coupon_lock_status = CouponLockStatus::Released;
+        let record = |record, status, bound: bool| FurtherRecord {
+            coupon_id: "C2".into(),
+            record,
+            coupon: Some((status, bound.then(|| OrderNo::from("P1")))),
+        };
+        // The first coupon came back with its lines; the shop coupon stays.
+        assert_eq!(
+            check_further(
+                &o,
+                &record(CouponLockStatus::Used, CouponStatus::Used, true)
+            ),
+            None
+        );
+        // Recorded used, but the coupon is available: out of step.
+        let f = check_further(
+            &o,
+            &record(CouponLockStatus::Used, CouponStatus::Available, false),
+        );
+        assert_eq!(f.map(|f| f.kind), Some(AnomalyKind::CouponsOutOfStep));
+        // A live order locks its coupons together.
+        let mut live = order(OrderKind::Normal, OrderStatus::PendingPayment, Some("C1"));
+        live.coupon_lock_status = CouponLockStatus::Locked;
+        assert_eq!(
+            check_further(
+                &live,
+                &record(CouponLockStatus::Locked, CouponStatus::Locked, true)
+            ),
+            None
+        );
+        let f = check_further(
+            &live,
+            &record(CouponLockStatus::Released, CouponStatus::Available, false),
+        );
+        assert_eq!(f.map(|f| f.kind), Some(AnomalyKind::CouponsOutOfStep));
+    }
+
+    #[test]
+    fn a_budget_agrees_when_its_use_reservations_and_orders_add_up() {
+        let t = TemplateId::from("T1");
+        assert_eq!(check_budget(&t, 5_000, 5_000, Some(5_000)), None);
+        assert_eq!(
+            check_budget(&t, 5_000, 5_000, None),
+            None,
+            "too many to add up"
+        );
+        let f = check_budget(&t, 5_000, 5_001, Some(5_001));
+        assert_eq!(f.map(|f| f.kind), Some(AnomalyKind::BudgetMismatch));
+        let f = check_budget(&t, 5_000, 5_000, Some(4_000));
+        assert_eq!(f.map(|f| f.kind), Some(AnomalyKind::BudgetMismatch));
     }
 }

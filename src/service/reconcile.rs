@@ -38,8 +38,9 @@ use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::order::OrderStatus;
 use crate::domain::permissions::Permission;
 use crate::domain::reconcile::{
-    AnomalyKind, CartFacts, Finding, Fix, check_bound_coupon, check_coupon_returned,
-    check_live_order, check_refunds, check_split, check_template_counts, check_template_stock,
+    AnomalyKind, CartFacts, Finding, Fix, FurtherRecord, check_bound_coupon, check_budget,
+    check_coupon_returned, check_further, check_live_order, check_refunds, check_split,
+    check_template_counts, check_template_stock,
 };
 use crate::domain::report::Counts;
 use crate::domain::time::{from_ms, rfc3339, to_ms};
@@ -262,7 +263,10 @@ async fn resolution(
     now: DateTime<Utc>,
 ) -> Result<Option<Resolution>, ServiceError> {
     let holds = match f.kind {
-        AnomalyKind::TemplateStockMismatch | AnomalyKind::TemplateCountsMismatch => true,
+        AnomalyKind::TemplateStockMismatch
+        | AnomalyKind::TemplateCountsMismatch
+        | AnomalyKind::CouponsOutOfStep
+        | AnomalyKind::BudgetMismatch => true,
         AnomalyKind::SplitMismatch
         | AnomalyKind::RefundOverPayable
         | AnomalyKind::CouponNotReturnedAfterRefunds => {
@@ -482,6 +486,70 @@ impl Service {
 
     /// Scan 4: the orders refunded by line since `since_ms`, in pages of
     /// the refunds by time, each order checked once.
+    /// Scan 6: every further coupon of an order (叠加), in pages of
+    /// [`BATCH`] in `(order_no, position)` order, each against its coupon
+    /// row and its order ([`check_further`]); at most
+    /// [`MAX_ROWS_PER_SCAN`] rows.
+    async fn scan_further_coupons(
+        &self,
+        findings: &mut Vec<Finding>,
+    ) -> Result<(usize, bool), ServiceError> {
+        let mut after: (OrderNo, i64) = (OrderNo::from_stored(String::new()), 0);
+        let mut n = 0usize;
+        loop {
+            let cursor = after.clone();
+            let found = self
+                .read(move |c| {
+                    let cursor = cursor.clone();
+                    Box::pin(async move {
+                        let page = crate::store::order_coupons::page_with_coupons(
+                            c,
+                            (&cursor.0, cursor.1),
+                            BATCH,
+                        )
+                        .await?;
+                        let nos: Vec<OrderNo> = page
+                            .iter()
+                            .map(|p| p.order_no.clone())
+                            .collect::<BTreeSet<_>>()
+                            .into_iter()
+                            .collect();
+                        let orders = index_orders(store::orders_by_no(c, &nos).await?);
+                        let mut found = Vec::new();
+                        for p in &page {
+                            let Some(o) = orders.get(p.order_no.as_str()) else {
+                                continue;
+                            };
+                            let record = FurtherRecord {
+                                coupon_id: p.row.coupon_id.clone(),
+                                record: p.row.lock_status,
+                                coupon: p.coupon.as_ref().and_then(|(s, no)| {
+                                    crate::domain::coupon::CouponStatus::parse(s)
+                                        .map(|s| (s, no.clone()))
+                                }),
+                            };
+                            found.extend(check_further(&order_facts(o), &record));
+                        }
+                        let last = page.last().map(|p| (p.order_no.clone(), p.row.position));
+                        Ok((page.len(), last, found))
+                    })
+                })
+                .await?;
+            let (len, last, found) = found;
+            findings.extend(found);
+            n += len;
+            if let Some(last) = last {
+                after = last;
+            }
+            if (len as i64) < BATCH {
+                return Ok((n, false));
+            }
+            if n >= MAX_ROWS_PER_SCAN {
+                return Ok((n, true));
+            }
+        }
+    }
+
     async fn scan_refunded_orders(
         &self,
         since_ms: i64,
@@ -672,6 +740,22 @@ impl Service {
             let (counted, recounted) = counts.as_ref()?;
             check_template_counts(id, counted, recounted)
         }));
+
+        // 6. The further coupons of orders of several.
+        let (n, cut) = self.scan_further_coupons(&mut findings).await?;
+        truncated |= cut;
+        scanned.insert("further_coupons".to_string(), n as i64);
+
+        // 7. Budgets: their use, their reservations and the orders.
+        let budgets = self
+            .read(move |c| Box::pin(async move { scan_budgets_tx(c).await }))
+            .await?;
+        scanned.insert("budgets".to_string(), budgets.len() as i64);
+        findings.extend(
+            budgets
+                .iter()
+                .filter_map(|(id, used, reserved, live)| check_budget(id, *used, *reserved, *live)),
+        );
 
         // The same pair can be seen from both sides: keep one of each.
         let mut seen = BTreeSet::new();
@@ -986,6 +1070,23 @@ impl Service {
         }
         Ok(out)
     }
+}
+
+/// Each template with a budget: its use, its reservations and, when its
+/// coupons on orders are few enough to add up, what they take off.
+async fn scan_budgets_tx(
+    c: &mut AnyConnection,
+) -> Result<Vec<(TemplateId, i64, i64, Option<i64>)>, ServiceError> {
+    let ids = crate::store::budgets::templates_with_budget(c, MAX_TEMPLATES).await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some((used, reserved)) = crate::store::budgets::used_of(c, &id).await? else {
+            continue;
+        };
+        let live = crate::store::budgets::live_discounts(c, &id, MAX_RECOUNT_COUPONS).await?;
+        out.push((id, used, reserved, live));
+    }
+    Ok(out)
 }
 
 /// Reads each template's claimed and issued counts and, budget allowing, recounts its counters.

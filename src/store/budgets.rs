@@ -281,3 +281,46 @@ pub async fn past_share(
     .fetch_all(conn)
     .await
 }
+
+/// Templates with a budget, at most `limit` (reconciliation's scan).
+pub async fn templates_with_budget(
+    conn: &mut AnyConnection,
+    limit: i64,
+) -> Result<Vec<TemplateId>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM templates WHERE budget_cents IS NOT NULL ORDER BY id LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+/// What the coupons of `template_id` locked or used on orders (live and
+/// archived) take off those orders, as the orders record it; `None` when
+/// they are more than `limit` in a table (too many to add up here).
+pub async fn live_discounts(
+    conn: &mut AnyConnection,
+    template_id: &TemplateId,
+    limit: i64,
+) -> Result<Option<i64>, sqlx::Error> {
+    let mut sum = 0i64;
+    for table in ["coupons", "coupons_archive"] {
+        let sql = format!(
+            "SELECT CAST(COUNT(*) AS BIGINT), CAST(COALESCE(SUM({discount}), 0) AS BIGINT)
+             FROM (SELECT id, order_no FROM {table}
+                   WHERE template_id = $1 AND status IN ('locked', 'used') AND order_no IS NOT NULL
+                   LIMIT $2) AS x",
+            discount = super::counters::discount_of("x.order_no", "x.id")
+        );
+        let (n, cents): (i64, i64) = sqlx::query_as(&sql)
+            .bind(template_id)
+            .bind(limit + 1)
+            .fetch_one(&mut *conn)
+            .await?;
+        if n > limit {
+            return Ok(None);
+        }
+        sum += cents;
+    }
+    Ok(Some(sum))
+}

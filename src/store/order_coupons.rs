@@ -154,3 +154,49 @@ pub async fn holds(
     .await?;
     Ok(n > 0)
 }
+
+/// One further coupon with its order and the coupon row's status and
+/// order (`None`: not in the live table), as reconciliation reads them.
+#[derive(Debug, Clone)]
+pub struct FurtherWithCoupon {
+    pub order_no: OrderNo,
+    pub row: FurtherCouponRow,
+    pub coupon: Option<(String, Option<OrderNo>)>,
+}
+
+/// The further coupons after `after` (order number, position), in that
+/// order, at most `limit`, each with its coupon row's status and order.
+pub async fn page_with_coupons(
+    conn: &mut AnyConnection,
+    after: (&OrderNo, i64),
+    limit: i64,
+) -> Result<Vec<FurtherWithCoupon>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct Joined {
+        order_no: OrderNo,
+        #[sqlx(flatten)]
+        row: FurtherCouponRow,
+        coupon_status: Option<String>,
+        coupon_order_no: Option<OrderNo>,
+    }
+    let rows: Vec<Joined> = sqlx::query_as(
+        "SELECT oc.order_no, oc.position, oc.coupon_id, oc.discount_cents, oc.snapshot_cents,
+                oc.lock_status, c.status AS coupon_status, c.order_no AS coupon_order_no
+         FROM order_coupons AS oc LEFT JOIN coupons AS c ON c.id = oc.coupon_id
+         WHERE oc.order_no > $1 OR (oc.order_no = $1 AND oc.position > $2)
+         ORDER BY oc.order_no, oc.position LIMIT $3",
+    )
+    .bind(after.0)
+    .bind(after.1)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|j| FurtherWithCoupon {
+            order_no: j.order_no,
+            row: j.row,
+            coupon: j.coupon_status.map(|s| (s, j.coupon_order_no)),
+        })
+        .collect())
+}

@@ -54,6 +54,8 @@ pub fn kind_label(l: Lang, kind: &str) -> &'static str {
         "split_mismatch" => l.t("split-differs-from-discount"),
         "refund_over_payable" => l.t("refund-over-payable"),
         "coupon_not_returned_after_refunds" => l.t("coupon-not-returned-after-refunds"),
+        "coupons_out_of_step" => l.t("coupons-out-of-step"),
+        "budget_mismatch" => l.t("budget-differs-from-orders"),
         _ => l.t("term-unknown"),
     }
 }

@@ -459,3 +459,70 @@ async fn support_cannot_release_one_coupon_of_a_live_order_of_several_even_by_fo
     let r = app.get("/api/v1/orders/N1").await;
     assert_eq!(r.body["coupons"][1]["lock_status"], "locked");
 }
+
+#[tokio::test]
+async fn reconciliation_finds_a_further_coupon_out_of_step_and_a_budget_off_its_orders() {
+    let app = spawn_app().await;
+    let (platform, shop_a, _) = three_coupons(&app).await;
+    let r = app
+        .order(order("N1", "u1", &[&platform, &shop_a], two_shop_cart()))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let t = app
+        .template(json!({"budget_cents": 100_000, "min_order_cents": 0}))
+        .await;
+    let tid = t["id"].as_str().unwrap_or_default().to_string();
+    let c = app.claim("u2", &tid).await;
+    let r = app
+        .order(json!({"order_no": "N2", "user_id": "u2", "kind": "normal",
+            "category": "phones", "total_cents": 40_000, "coupon_id": c["id"]}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.body["anomalies"], json!([]), "{}", r.text);
+
+    // The shop coupon freed behind the order's back; a reservation bent.
+    crate::common::fixtures::plant(
+        &app,
+        &format!(
+            "UPDATE coupons SET status = 'available', order_no = NULL, locked_at = NULL \
+             WHERE id = '{shop_a}'"
+        ),
+    )
+    .await;
+    crate::common::fixtures::plant(&app, "UPDATE budget_reservations SET cents = cents + 1").await;
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let kinds: Vec<(String, String)> = r.body["anomalies"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|f| {
+                    (
+                        f["kind"].as_str().unwrap_or("").to_string(),
+                        // A coupon's finding names it; a template's, in its detail.
+                        f["coupon_id"]
+                            .as_str()
+                            .or(f["detail"].as_str())
+                            .unwrap_or("")
+                            .to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        kinds.contains(&("coupons_out_of_step".to_string(), shop_a.clone())),
+        "{}",
+        r.text
+    );
+    assert!(
+        kinds
+            .iter()
+            .any(|(k, detail)| k == "budget_mismatch" && detail.contains(&tid)),
+        "{}",
+        r.text
+    );
+    assert_eq!(r.body["counts"]["coupons_out_of_step"], 1, "{}", r.text);
+    assert_eq!(r.body["counts"]["budget_mismatch"], 1, "{}", r.text);
+}

@@ -1037,7 +1037,9 @@ async fn measure_console(
         )
         .await?,
     );
-    let year_from = (now - chrono::Duration::days(365))
+    // 366 days ending today in the business time zone (a UTC date would
+    // be a day short of it in the evening, and the range one day too long).
+    let year_from = (couponkeeper::i18n::zone::business_day(now) - chrono::Duration::days(365))
         .format("%Y-%m-%d")
         .to_string();
     rows.push(

@@ -46,3 +46,5 @@ repairs-the-open-findings-of-this = Repairs the { $open } open findings of this 
 repaired-refused-changed-meanwhile-or-needing = { $repaired } repaired, { $refused } refused (changed meanwhile, or needing a person).
 reconcile-still-open = Still open
 reconcile-resolved = Resolved
+coupons-out-of-step = coupons of one order out of step
+budget-differs-from-orders = budget differs from its orders

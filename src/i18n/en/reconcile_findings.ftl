@@ -26,3 +26,6 @@ reconcile-figure-discount = the discount given (cents)
 reconcile-split-mismatch = the shares of coupon { $coupon } in the lines of order { $no } add up to { $split } cents, but the order took { $expected } cents for it
 reconcile-refund-over-payable = line { $line } of order { $no } refunded { $refunded } cents, more than its payable { $payable } cents
 reconcile-coupon-not-returned-after-refunds = coupon { $coupon } is still used by order { $no } although all { $refunded } items it discounted were refunded
+reconcile-coupons-out-of-step = order { $no } records its coupon { $coupon } as { $record } (its first coupon: { $first }), but the coupon is { $status }
+reconcile-budget-used-vs-reserved = template { $template } has used { $a } cents of its budget, but its reservations add up to { $b } cents
+reconcile-budget-reserved-vs-live = the budget reservations of template { $template } add up to { $a } cents, but its coupons on orders take off { $b } cents

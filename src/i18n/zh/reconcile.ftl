@@ -46,3 +46,5 @@ repairs-the-open-findings-of-this = 将逐条修复这一类的 { $open } 个异
 repaired-refused-changed-meanwhile-or-needing = 已修复 { $repaired } 个，{ $refused } 个未修复（情况已变化或需人工处理）。
 reconcile-still-open = 仍待处理
 reconcile-resolved = 已解决
+coupons-out-of-step = 同一订单的券状态不一致
+budget-differs-from-orders = 预算与订单不符

@@ -26,3 +26,6 @@ reconcile-figure-discount = 优惠金额（分）
 reconcile-split-mismatch = 订单 { $no } 各行上券 { $coupon } 的分摊合计 { $split } 分，但订单为这张券记的优惠是 { $expected } 分
 reconcile-refund-over-payable = 订单 { $no } 的行 { $line } 已退 { $refunded } 分，超过了这一行的实付 { $payable } 分
 reconcile-coupon-not-returned-after-refunds = 券 { $coupon } 优惠的 { $refunded } 件商品已全部退款，但仍显示被订单 { $no } 使用
+reconcile-coupons-out-of-step = 订单 { $no } 记录券 { $coupon } 为「{ $record }」（首张券为「{ $first }」），但这张券是「{ $status }」
+reconcile-budget-used-vs-reserved = 券模板 { $template } 的预算已用 { $a } 分，但预占记录合计 { $b } 分
+reconcile-budget-reserved-vs-live = 券模板 { $template } 的预算预占合计 { $a } 分，但它在订单上的券合计优惠 { $b } 分
