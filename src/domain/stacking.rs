@@ -468,7 +468,33 @@ fn fold_shops(
 /// this order) on `lines`, the discounts together at most `cap`; `None`
 /// when no coupon applies. Exactly what [`apply`] gives for the chosen
 /// coupons.
+///
+/// Coupons of the same terms and end (several claims of one template)
+/// are one choice: two of them never go on one order (same shop, or two
+/// platform coupons), and either ranks the same, so only the first is
+/// searched. A customer holding 200 coupons of 20 templates is searched as
+/// 20.
 pub fn best_combination(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<Best> {
+    let mut distinct: Vec<usize> = Vec::with_capacity(offers.len());
+    for (i, o) in offers.iter().enumerate() {
+        let seen = distinct.iter().any(|&j| {
+            let d = &offers[j];
+            d.stackable == o.stackable && d.ends_at == o.ends_at && d.terms == o.terms
+        });
+        if !seen {
+            distinct.push(i);
+        }
+    }
+    let firsts: Vec<Offer<'_>> = distinct.iter().map(|&i| offers[i]).collect();
+    let mut found = best_of_distinct(lines, &firsts, cap)?;
+    for c in &mut found.chosen {
+        *c = distinct.get(*c).copied().unwrap_or(*c);
+    }
+    Some(found)
+}
+
+/// [`best_combination`] over offers no two of which are alike.
+fn best_of_distinct(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<Best> {
     let mut best: Option<(Rank, Vec<usize>)> = None;
     let mut exact = true;
     let consider = |chosen: Vec<usize>, total: Cents, best: &mut Option<(Rank, Vec<usize>)>| {
