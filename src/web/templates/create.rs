@@ -404,6 +404,19 @@ impl CreateForm {
     }
 }
 
+/// The partial-refund rule's options, `chosen` selected (empty: the
+/// default), for the create and the edit form.
+pub(super) fn refund_rule_options(l: Lang, chosen: &str) -> impl IntoView + use<> {
+    PartialRefundRule::ALL
+        .into_iter()
+        .map(|r| {
+            let selected =
+                chosen == r.as_str() || (chosen.is_empty() && r == PartialRefundRule::default());
+            view! { <option value=r.as_str() selected=selected>{l.t(r.label_key())}</option> }
+        })
+        .collect_view()
+}
+
 /// The create form as typed, under the preview of its rule in words,
 /// each message beside its field.
 #[component]
@@ -427,14 +440,7 @@ fn CreateTemplateForm(form: CreateForm, preview: Vec<Msg>, errors: FieldErrors) 
         .collect_view();
     let unlimited = f.stock_unlimited.is_some();
     let rule = errors.input_attrs("partial_refund_rule", "partial_refund_rule");
-    let rule_options = PartialRefundRule::ALL
-        .into_iter()
-        .map(|r| {
-            let selected = f.partial_refund_rule == r.as_str()
-                || (f.partial_refund_rule.is_empty() && r == PartialRefundRule::default());
-            view! { <option value=r.as_str() selected=selected>{l.t(r.label_key())}</option> }
-        })
-        .collect_view();
+    let rule_options = refund_rule_options(l, &f.partial_refund_rule);
     let form_error = field_error(&errors.input_attrs("form", "form"));
     let e = &errors;
     view! {

@@ -6,12 +6,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use leptos::prelude::*;
 
-use super::create::{CreateForm, text_input_at};
+use super::create::{CreateForm, refund_rule_options, text_input_at};
 use super::words::{
     StandingBadge, budget_text, count_or_unlimited, counts_text, status_label, stock_text,
     view_words,
 };
-use crate::domain::discount::{DiscountKind, PartialRefundRule};
+use crate::domain::discount::DiscountKind;
 use crate::domain::ids::TemplateId;
 use crate::domain::permissions::Permission;
 use crate::domain::template::{
@@ -281,14 +281,7 @@ fn EditTemplateForm(
             view! { <option value=k.as_str() selected=selected>{l.t(k.label_key())}</option> }
         })
         .collect_view();
-    let rule_options = PartialRefundRule::ALL
-        .into_iter()
-        .map(|r| {
-            let selected = terms.partial_refund_rule == r.as_str()
-                || (terms.partial_refund_rule.is_empty() && r == PartialRefundRule::default());
-            view! { <option value=r.as_str() selected=selected>{l.t(r.label_key())}</option> }
-        })
-        .collect_view();
+    let rule_options = refund_rule_options(l, &terms.partial_refund_rule);
     let unlimited = terms.stock_unlimited.is_some();
     let unlimited_box = (!locked).then(|| {
         view! {
