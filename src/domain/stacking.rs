@@ -23,7 +23,9 @@
 //! the shops are folded one by one into a set of partial choices, keeping
 //! only those no other partial choice beats whatever comes after
 //! (a larger or equal discount, a smaller or equal share on the platform
-//! coupon's lines, fewer coupons or earlier ends). Five shops with four
+//! coupon's lines, fewer coupons or earlier ends; and, when the platform
+//! coupon gives the same on every base that meets its threshold, a larger
+//! discount that meets it whatever comes after). Five shops with four
 //! coupons each fold into at most 5^5 = 3,125 choices; the set is bounded
 //! by [`MAX_STATES`], and an answer found past the bound (dozens of shop
 //! coupons for each of several shops of one cart) says it may not be the
@@ -378,6 +380,13 @@ struct Fold {
     /// more than the lines), so a choice with a larger discount and no
     /// larger share beats one with a smaller discount outright.
     strict: bool,
+    /// The platform coupon gives the same on every base that meets its
+    /// threshold (a fixed amount no larger than its minimum spend, or a
+    /// percentage capped by the time the minimum is reached): the total is
+    /// then the shop discounts plus a constant, so a choice that meets the
+    /// threshold whatever comes after beats every choice of a smaller
+    /// discount, whatever its share.
+    constant: bool,
 }
 
 /// Folds the shops' options into the partial choices; `overlap_of` is an
@@ -394,13 +403,24 @@ fn fold_shops(
     fold: Fold,
 ) -> (Vec<State>, bool) {
     let mut exact = true;
+    // The most the shops from `k` on can add to the share: `rest[k]`.
+    let mut rest = vec![Cents::ZERO; shops.len() + 1];
+    for (k, options) in shops.iter().enumerate().rev() {
+        let most = options
+            .iter()
+            .map(|o| overlap_of(o))
+            .max()
+            .unwrap_or(Cents::ZERO);
+        rest[k] = rest[k + 1].saturating_add(most);
+    }
     let mut states = vec![State {
         discount: Cents::ZERO,
         overlap: Cents::ZERO,
         ends: Vec::new(),
         chosen: Vec::new(),
     }];
-    for options in shops {
+    for (k, options) in shops.iter().enumerate() {
+        let after = rest.get(k + 1).copied().unwrap_or(Cents::ZERO);
         let mut next: Vec<State> = Vec::with_capacity(states.len() * (options.len() + 1));
         for s in &states {
             next.push(s.clone());
@@ -436,6 +456,9 @@ fn fold_shops(
         let mut least_above: Option<Cents> = None;
         let mut group_least: Option<Cents> = None;
         let mut group_discount: Option<Cents> = None;
+        // The largest discount of a kept choice that meets the threshold
+        // whatever the shops after add (with `fold.constant`).
+        let mut sure_best: Option<Cents> = None;
         for s in next {
             if group_discount != Some(s.discount) {
                 least_above = match (least_above, group_least) {
@@ -449,8 +472,15 @@ fn fold_shops(
                 .last()
                 .is_some_and(|k| k.discount == s.discount && k.overlap == s.overlap);
             let beaten = fold.strict && least_above.is_some_and(|a| a <= s.overlap);
-            if duplicate || beaten {
+            let outdone = fold.strict && fold.constant && sure_best.is_some_and(|b| b > s.discount);
+            if duplicate || beaten || outdone {
                 continue;
+            }
+            let sure = fold
+                .overlap_limit
+                .is_none_or(|limit| s.overlap.saturating_add(after) <= limit);
+            if sure && sure_best.is_none() {
+                sure_best = Some(s.discount);
             }
             group_least = Some(group_least.map_or(s.overlap, |g| g.min(s.overlap)));
             kept.push(s);
@@ -554,6 +584,7 @@ fn best_of_distinct(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<
         Fold {
             overlap_limit: None,
             strict,
+            constant: false,
         },
     );
     exact &= fold_exact;
@@ -592,6 +623,10 @@ fn best_of_distinct(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<
             Fold {
                 overlap_limit: Some(list.saturating_sub(o.terms.min_order)),
                 strict,
+                constant: o.terms.rule.discount(o.terms.min_order)
+                    == o.terms
+                        .rule
+                        .discount(Cents::from_stored(crate::domain::money::MAX_CENTS)),
             },
         );
         exact &= fold_exact;
@@ -671,6 +706,26 @@ mod tests {
             stackable: true,
             ends_at: t(days),
         }
+    }
+
+    #[test]
+    fn a_choice_that_later_shops_could_push_past_the_threshold_does_not_hide_another() {
+        // Shops A and B, 100.00 each; the platform coupon gives a constant
+        // 20.00 from 180.00, so only one 15.00 shop coupon fits beside it.
+        // After shop A, taking A's coupon meets the threshold for now but
+        // not whatever B adds: it must not outdo leaving A out, because
+        // B's coupon (ending sooner) is the better partner on a tie.
+        let lines = [
+            line("a", "x", Some("A"), 1, 10_000),
+            line("b", "x", Some("B"), 1, 10_000),
+        ];
+        let a = terms(fixed(1_500), 0, &[], Some("A"));
+        let b = terms(fixed(1_500), 0, &[], Some("B"));
+        let p = terms(fixed(2_000), 18_000, &[], None);
+        let offers = [offer(&a, 5), offer(&b, 2), offer(&p, 9)];
+        let best = best_combination(&lines, &offers, c(20_000)).expect("a combination");
+        assert_eq!(best.applied.total, c(3_500));
+        assert_eq!(best.chosen, vec![1, 2], "B's coupon ends sooner");
     }
 
     #[test]
