@@ -325,13 +325,7 @@ fn ReportSections(kind: Kind, report: Report, csv_href: String) -> impl IntoView
         })
         .collect_view();
     let budget = r.budget.map(|b| {
-        let text = crate::tr!(
-            l,
-            "template-budget-figures",
-            budget = l.money(b.budget_cents),
-            used = l.money(b.budget_used_cents),
-            percent = crate::web::templates::budget_percent(b.budget_cents, b.budget_used_cents)
-        );
+        let text = crate::web::templates::budget_figures(l, b.budget_cents, b.budget_used_cents);
         view! { <dt>{l.t("template-budget")}</dt><dd data-testid="report-budget">{text}</dd> }
     });
     view! {

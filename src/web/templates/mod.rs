@@ -32,7 +32,7 @@ pub(super) mod detail;
 mod list;
 mod words;
 
-pub(crate) use words::budget_percent;
+pub(crate) use words::{budget_figures, budget_percent};
 
 use axum::Router;
 use axum::routing::{get, post};

@@ -118,15 +118,20 @@ pub(super) fn stock_text(l: Lang, t: &TemplateView) -> String {
 /// or that it has none.
 pub(super) fn budget_text(l: Lang, t: &TemplateView) -> String {
     match (t.budget_cents, t.budget_used_cents) {
-        (Some(budget), Some(used)) => crate::tr!(
-            l,
-            "template-budget-figures",
-            budget = budget.shown(),
-            used = crate::domain::money::Cents::from_stored(used).shown(),
-            percent = budget_percent(budget.get(), used)
-        ),
+        (Some(budget), Some(used)) => budget_figures(l, budget.get(), used),
         _ => l.t("template-no-budget").to_string(),
     }
+}
+
+/// A budget and its use in words, for the template page and its report.
+pub(crate) fn budget_figures(l: Lang, budget: i64, used: i64) -> String {
+    crate::tr!(
+        l,
+        "template-budget-figures",
+        budget = l.money(budget),
+        used = l.money(used),
+        percent = budget_percent(budget, used)
+    )
 }
 
 /// `used` of `budget` in whole percent, rounded down (so 80% is said only
