@@ -169,6 +169,34 @@ impl DiscountRule {
         }
     }
 
+    /// The most the discount can grow when its base grows by `by_cents`
+    /// from any base at or above `from`: a bound on `discount(b + by) -
+    /// discount(b)` for every `b >= from`. Both rules are non-decreasing
+    /// and, but for the percent rule's rounding down (one cent at most),
+    /// concave, so the growth is largest at `from`. Stacking uses it to
+    /// drop a choice of shop coupons that gives more up front than the
+    /// platform coupon could ever give back.
+    pub fn most_gain(&self, from: Cents, by: Cents) -> Cents {
+        match *self {
+            DiscountRule::Fixed { value } => value
+                .min(from.saturating_add(by))
+                .saturating_sub(value.min(from)),
+            DiscountRule::Percent {
+                percent_off,
+                max_discount,
+            } => {
+                // floor(p(b + by)/100) - floor(pb/100) <= floor((99 + p by)/100);
+                // by <= MAX_CENTS (1e12), so by * 100 fits in i64.
+                let by = by.get().clamp(0, super::money::MAX_CENTS);
+                let linear = Cents::from_stored((by * i64::from(percent_off) + 99) / 100);
+                match max_discount {
+                    Some(cap) => linear.min(cap.saturating_sub(self.discount(from))),
+                    None => linear,
+                }
+            }
+        }
+    }
+
     pub fn value_cents(&self) -> Option<Cents> {
         match *self {
             DiscountRule::Fixed { value } => Some(value),
@@ -640,5 +668,61 @@ mod tests {
         );
         assert!(parse_categories(Some(vec!["".into()])).is_err());
         assert!(parse_categories(Some(vec!["x".into(); 51])).is_err());
+    }
+
+    mod most_gain {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[test]
+        fn a_fixed_amount_grows_only_until_the_base_reaches_it() {
+            let r = DiscountRule::Fixed { value: c(1_000) };
+            assert_eq!(r.most_gain(c(400), c(300)), c(300));
+            assert_eq!(r.most_gain(c(900), c(300)), c(100));
+            assert_eq!(r.most_gain(c(1_000), c(5_000)), c(0));
+        }
+
+        #[test]
+        fn a_capped_percentage_grows_by_its_rate_until_the_cap() {
+            let r = DiscountRule::Percent {
+                percent_off: 10,
+                max_discount: Some(c(500)),
+            };
+            // 10% of 30.00, rounded up for the floor on either side.
+            assert_eq!(r.most_gain(c(1_000), c(3_000)), c(300));
+            assert_eq!(r.most_gain(c(1_000), c(3_001)), c(301));
+            // 4.50 given at 45.00: 0.50 left under the cap.
+            assert_eq!(r.most_gain(c(4_500), c(3_000)), c(50));
+            assert_eq!(r.most_gain(c(9_000), c(3_000)), c(0));
+        }
+
+        fn rule() -> impl Strategy<Value = DiscountRule> {
+            prop_oneof![
+                (0i64..10_000).prop_map(|v| DiscountRule::Fixed { value: c(v) }),
+                (0u8..=100, proptest::option::of(0i64..10_000)).prop_map(|(p, cap)| {
+                    DiscountRule::Percent {
+                        percent_off: p,
+                        max_discount: cap.map(c),
+                    }
+                }),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+
+            /// No base at or above `from` grows by more than the bound.
+            #[test]
+            fn the_bound_holds_for_every_base_above_from(
+                r in rule(),
+                from in 0i64..50_000,
+                above in 0i64..50_000,
+                by in 0i64..50_000,
+            ) {
+                let b = c(from + above);
+                let grew = r.discount(c(from + above + by)).saturating_sub(r.discount(b));
+                prop_assert!(grew <= r.most_gain(c(from), c(by)), "{r:?} from {from} +{above} by {by}: grew {grew:?}");
+            }
+        }
     }
 }

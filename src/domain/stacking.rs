@@ -23,15 +23,16 @@
 //! the shops are folded one by one into a set of partial choices, keeping
 //! only those no other partial choice beats whatever comes after
 //! (a larger or equal discount, a smaller or equal share on the platform
-//! coupon's lines, fewer coupons or earlier ends; and, when the platform
-//! coupon gives the same on every base that meets its threshold, a larger
-//! discount that meets it whatever comes after). Five shops with four
-//! coupons each fold into at most 5^5 = 3,125 choices; the set is bounded
-//! by [`MAX_STATES`], and an answer found past the bound (dozens of shop
-//! coupons for each of several shops of one cart) says it may not be the
-//! best (`exact: false`). Choosing the largest shop coupon of each shop
-//! would not do: a larger shop coupon can leave the platform coupon's
-//! threshold unmet.
+//! coupon's lines, fewer coupons or earlier ends; or a larger
+//! discount that meets the threshold whatever comes after, ahead by more
+//! than the platform coupon could give back on the larger base the other
+//! leaves: [`DiscountRule::most_gain`]). Without that last rule, eight
+//! shops of three choices each fold into up to 3^8 = 6,561 choices; with
+//! it, a platform coupon of a fixed amount or a percentage below 100
+//! keeps a handful. The set is bounded by [`MAX_STATES`], and an answer
+//! found past the bound says it may not be the best (`exact: false`).
+//! Choosing the largest shop coupon of each shop would not do: a larger
+//! shop coupon can leave the platform coupon's threshold unmet.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -39,7 +40,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::allocation::{Split, allocate, split};
-use super::discount::{CouponTerms, NotApplicable};
+use super::discount::{CouponTerms, DiscountRule, NotApplicable};
 use super::ids::ShopId;
 use super::line::Line;
 use super::money::Cents;
@@ -328,6 +329,9 @@ pub struct Best {
     /// False when the search passed [`MAX_STATES`] and dropped partial
     /// choices: the answer is a good one, not proven the best.
     pub exact: bool,
+    /// The most partial choices kept at once by any fold: what the search
+    /// cost.
+    pub peak_states: usize,
 }
 
 /// How a combination ranks: total discount, then fewer coupons, then the
@@ -372,7 +376,7 @@ struct ShopOption {
 
 /// How a fold may drop partial choices.
 #[derive(Debug, Clone, Copy)]
-struct Fold {
+struct Fold<'r> {
     /// Past this share on the platform coupon's lines, its threshold can
     /// no longer be met: such choices are dropped.
     overlap_limit: Option<Cents>,
@@ -380,14 +384,23 @@ struct Fold {
     /// more than the lines), so a choice with a larger discount and no
     /// larger share beats one with a smaller discount outright.
     strict: bool,
-    /// The platform coupon gives the same on every base that meets its
-    /// threshold (a fixed amount no larger than its minimum spend, or a
-    /// percentage capped by the time the minimum is reached): the total is
-    /// then the shop discounts plus a constant, so a choice that meets the
-    /// threshold whatever comes after beats every choice of a smaller
-    /// discount, whatever its share.
-    constant: bool,
+    /// The platform coupon's rule and the amount of its lines at list
+    /// price. With `strict`, a choice `k` that meets the threshold
+    /// whatever comes after beats a choice `s` of a smaller share when its
+    /// discount is ahead by more than the platform coupon can give back
+    /// on the difference ([`DiscountRule::most_gain`] from the smallest
+    /// base `k` can leave): for every completion, `k`'s total is then the
+    /// larger. A platform coupon that gives the same on every base past
+    /// its threshold (满300减30) gives nothing back, so any larger sure
+    /// discount wins.
+    platform: Option<(&'r DiscountRule, Cents)>,
 }
+
+/// How many of the kept choices sure to meet the threshold a new choice is
+/// compared with (the one of the largest discount and the latest ones):
+/// dropping fewer choices only costs time, never the answer, so the
+/// comparisons per choice are bounded.
+const SURE_WINDOW: usize = 32;
 
 /// Folds the shops' options into the partial choices; `overlap_of` is an
 /// option's share on the platform coupon's lines. A choice is dropped only
@@ -400,7 +413,8 @@ struct Fold {
 fn fold_shops(
     shops: &[Vec<&ShopOption>],
     overlap_of: impl Fn(&ShopOption) -> Cents,
-    fold: Fold,
+    fold: Fold<'_>,
+    peak: &mut usize,
 ) -> (Vec<State>, bool) {
     let mut exact = true;
     // The most the shops from `k` on can add to the share: `rest[k]`.
@@ -456,9 +470,9 @@ fn fold_shops(
         let mut least_above: Option<Cents> = None;
         let mut group_least: Option<Cents> = None;
         let mut group_discount: Option<Cents> = None;
-        // The largest discount of a kept choice that meets the threshold
-        // whatever the shops after add (with `fold.constant`).
-        let mut sure_best: Option<Cents> = None;
+        // The kept choices that meet the threshold whatever the shops
+        // after add: (discount, share), largest discount first.
+        let mut sure_kept: Vec<(Cents, Cents)> = Vec::new();
         for s in next {
             if group_discount != Some(s.discount) {
                 least_above = match (least_above, group_least) {
@@ -472,15 +486,28 @@ fn fold_shops(
                 .last()
                 .is_some_and(|k| k.discount == s.discount && k.overlap == s.overlap);
             let beaten = fold.strict && least_above.is_some_and(|a| a <= s.overlap);
-            let outdone = fold.strict && fold.constant && sure_best.is_some_and(|b| b > s.discount);
+            let outdone = fold.strict
+                && fold.platform.is_some_and(|(rule, list)| {
+                    let window = sure_kept
+                        .first()
+                        .into_iter()
+                        .chain(sure_kept.iter().skip(1).rev().take(SURE_WINDOW));
+                    window.into_iter().any(|&(discount, overlap)| {
+                        overlap > s.overlap && {
+                            let lowest = list.saturating_sub(overlap).saturating_sub(after);
+                            let back = rule.most_gain(lowest, overlap.saturating_sub(s.overlap));
+                            discount.saturating_sub(s.discount) > back
+                        }
+                    })
+                });
             if duplicate || beaten || outdone {
                 continue;
             }
             let sure = fold
                 .overlap_limit
                 .is_none_or(|limit| s.overlap.saturating_add(after) <= limit);
-            if sure && sure_best.is_none() {
-                sure_best = Some(s.discount);
+            if sure {
+                sure_kept.push((s.discount, s.overlap));
             }
             group_least = Some(group_least.map_or(s.overlap, |g| g.min(s.overlap)));
             kept.push(s);
@@ -489,6 +516,7 @@ fn fold_shops(
             kept.truncate(MAX_STATES);
             exact = false;
         }
+        *peak = (*peak).max(kept.len());
         states = kept;
     }
     (states, exact)
@@ -527,6 +555,7 @@ pub fn best_combination(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Opt
 fn best_of_distinct(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<Best> {
     let mut best: Option<(Rank, Vec<usize>)> = None;
     let mut exact = true;
+    let mut peak_states = 0;
     let consider = |chosen: Vec<usize>, total: Cents, best: &mut Option<(Rank, Vec<usize>)>| {
         if chosen.is_empty() {
             return;
@@ -584,8 +613,9 @@ fn best_of_distinct(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<
         Fold {
             overlap_limit: None,
             strict,
-            constant: false,
+            platform: None,
         },
+        &mut peak_states,
     );
     exact &= fold_exact;
     for s in states.into_iter().filter(|s| s.chosen.len() > 1) {
@@ -623,11 +653,9 @@ fn best_of_distinct(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<
             Fold {
                 overlap_limit: Some(list.saturating_sub(o.terms.min_order)),
                 strict,
-                constant: o.terms.rule.discount(o.terms.min_order)
-                    == o.terms
-                        .rule
-                        .discount(Cents::from_stored(crate::domain::money::MAX_CENTS)),
+                platform: Some((&o.terms.rule, list)),
             },
+            &mut peak_states,
         );
         exact &= fold_exact;
         for s in states.into_iter().filter(|s| !s.chosen.is_empty()) {
@@ -653,6 +681,7 @@ fn best_of_distinct(lines: &[Line], offers: &[Offer<'_>], cap: Cents) -> Option<
         chosen,
         applied,
         exact,
+        peak_states,
     })
 }
 
@@ -1012,5 +1041,127 @@ mod tests {
                 _ => prop_assert!(false, "brute force {:?}, search {:?}", want, got),
             }
         }
+    }
+
+    const MANY_SHOPS: [Option<&str>; 6] =
+        [None, Some("A"), Some("B"), Some("C"), Some("D"), Some("E")];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// With five shops, two or three choices a shop and platform
+        /// coupons that grow with their base, the partial choices dropped
+        /// for a larger discount never hide the best.
+        #[test]
+        fn the_best_combination_over_five_shops_equals_a_brute_force_search(
+            cart in prop::collection::vec((0usize..2, 1usize..6, 1i64..=3, 1i64..=20_000), 5..=10),
+            coupons in prop::collection::vec(
+                (rule(), 0i64..40_000, 0usize..4, 0usize..6, 0i64..4),
+                4..=10,
+            ),
+        ) {
+            let lines: Vec<Line> = cart
+                .iter()
+                .enumerate()
+                .map(|(i, (cat, shop, q, p))| line(&format!("L{i}"), CATEGORIES[*cat], MANY_SHOPS[*shop], *q, *p))
+                .collect();
+            let all: Vec<CouponTerms> = coupons
+                .iter()
+                .map(|(r, min, cats, shop, _)| {
+                    let categories: &[&str] = match cats {
+                        0 | 1 => &[],
+                        2 => &["x"],
+                        _ => &["y"],
+                    };
+                    terms(*r, *min, categories, MANY_SHOPS[*shop])
+                })
+                .collect();
+            let offers: Vec<Offer<'_>> = all
+                .iter()
+                .zip(&coupons)
+                .map(|(terms, (_, _, _, _, ends))| offer(terms, *ends))
+                .collect();
+            let total = lines.iter().fold(Cents::ZERO, |s, l| s.saturating_add(l.amount()));
+            let want = brute_force(&lines, &offers, total);
+            let got = best_combination(&lines, &offers, total);
+            match (&want, &got) {
+                (None, None) => {}
+                (Some(w), Some(g)) => {
+                    prop_assert!(g.exact);
+                    let mut ends: Vec<DateTime<Utc>> = g.chosen.iter().map(|&i| offers[i].ends_at).collect();
+                    ends.sort();
+                    let rank = Rank { total: g.applied.total, count: g.chosen.len(), ends };
+                    prop_assert_eq!(&rank, w);
+                }
+                _ => prop_assert!(false, "brute force {:?}, search {:?}", want, got),
+            }
+        }
+    }
+
+    #[test]
+    fn eight_shops_of_three_choices_under_a_growing_platform_coupon_keep_few_partial_choices() {
+        // 16 lines over 8 shops; each shop has a fixed and a percent
+        // coupon (three choices with none), so a fold that kept every
+        // choice not beaten on both discount and share would hold up to
+        // 3^8 = 6,561. The platform coupon takes 10% without a cap, so a
+        // larger shop discount gives back at most a tenth of itself.
+        let lines: Vec<Line> = (0..16)
+            .map(|i| {
+                let shop = format!("S{}", i % 8);
+                line(
+                    &format!("L{i}"),
+                    "x",
+                    Some(&shop),
+                    1 + (i as i64 % 3),
+                    3_000 + 911 * i as i64,
+                )
+            })
+            .collect();
+        let mut all: Vec<CouponTerms> = (0..8)
+            .flat_map(|k| {
+                let shop = format!("S{k}");
+                [
+                    terms(fixed(500 + 100 * k), 0, &[], Some(&shop)),
+                    terms(
+                        DiscountRule::Percent {
+                            percent_off: 5,
+                            max_discount: None,
+                        },
+                        5_000,
+                        &[],
+                        Some(&shop),
+                    ),
+                ]
+            })
+            .collect();
+        all.push(terms(
+            DiscountRule::Percent {
+                percent_off: 10,
+                max_discount: None,
+            },
+            0,
+            &[],
+            None,
+        ));
+        let offers: Vec<Offer<'_>> = all.iter().map(|terms| offer(terms, 3)).collect();
+        let total = lines
+            .iter()
+            .fold(Cents::ZERO, |s, l| s.saturating_add(l.amount()));
+        let best = best_combination(&lines, &offers, total).expect("a combination");
+        assert!(best.exact);
+        assert!(
+            best.peak_states <= 8,
+            "kept {} partial choices at once",
+            best.peak_states
+        );
+        assert_eq!(
+            best.chosen.len(),
+            9,
+            "a coupon of every shop and the platform's"
+        );
+        assert_eq!(
+            Some(best.applied.total),
+            brute_force(&lines, &offers, total).map(|r| r.total)
+        );
     }
 }
