@@ -51,7 +51,7 @@ impl Modify for BearerAuth {
         templates::CreateTemplateBody, templates::ClaimingBody, templates::PatchTemplateBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
         crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning,
         campaigns::CreateCampaignBody, campaigns::PatchCampaignBody, crate::service::campaigns::CampaignPage, crate::service::campaigns::CampaignListItem, crate::service::campaigns::CampaignOrderCounts, orders::CreateOrderBody, orders::ReasonBody, orders::CancelBody, orders::EmptyBody, crate::service::orders::OrderPage,
-        orders::LineBody, orders::RefundBody, orders::RefundLineBody, crate::service::views::OrderLineView, crate::service::views::LineDiscountView, crate::service::views::OrderCouponView,
+        orders::LineBody, orders::RefundBody, orders::RefundLineBody, crate::service::views::OrderLineView, crate::service::views::LineDiscountView, crate::service::views::OrderCouponView, crate::service::views::QuoteCouponView,
         crate::service::views::RefundView, crate::service::views::RefundLineView, crate::service::views::RefundCouponView, crate::service::views::RefundList,
         crate::service::support::HealthReport, crate::service::reconcile::ReconcileReport, crate::service::reconcile::AnomalyView, crate::service::support::CheckView, crate::service::support::ActionView,
         support::ReleaseBody, support::InvalidateBody, support::CompensationBody, support::RepairLinkBody, support::MarkUsedBody,

@@ -11,10 +11,11 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::allocation::Split;
 use super::campaign::{CompensationMode, Policy};
 use super::coupon::CouponStatus;
 use super::discount::{CouponTerms, DiscountKind};
-use super::ids::{CouponId, OrderNo};
+use super::ids::{CouponId, OrderNo, ShopId};
 use super::line::Line;
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderMoney, final_amount, presale_discount_cap};
@@ -143,13 +144,8 @@ pub fn plan_final_payment_in(
     candidates: &[Candidate],
     now: DateTime<Utc>,
 ) -> Result<FinalPaymentPlan, CouponLockMismatch> {
-    let base = OrderMoney {
-        discount: Cents::ZERO,
-        compensation: Cents::ZERO,
-        ..order.money
-    };
     let Some(coupon) = coupon else {
-        let due = final_amount(base);
+        let due = final_amount(without_discounts(order.money));
         return Ok(FinalPaymentPlan {
             outcome: CouponOutcome::None,
             discount: Cents::ZERO,
@@ -160,102 +156,353 @@ pub fn plan_final_payment_in(
             compensation_coupon: false,
         });
     };
-    let locked_here = coupon.stored_status == CouponStatus::Locked
-        && coupon.locked_to.as_deref() == Some(order.order_no);
+    let cap = presale_discount_cap(order.money.total, order.money.deposit);
+    let d = decide(
+        policy,
+        order.order_no,
+        coupon,
+        &OnLines {
+            lines: order.lines,
+            snapshot: order.snapshot_discount,
+            cap,
+        },
+        candidates,
+        now,
+    )?;
+    let due = due_after(order.money, mode, d.discount, d.compensation);
+    let message = match d.outcome {
+        CouponOutcome::Applied => crate::msg!(
+            "final-payment-applied",
+            due = due.yuan(),
+            discount = d.discount.yuan()
+        ),
+        CouponOutcome::NoDiscountExpired => {
+            crate::msg!("final-payment-coupon-expired", due = due.yuan())
+        }
+        CouponOutcome::Swapped => crate::msg!(
+            "final-payment-swapped",
+            discount = d.discount.yuan(),
+            due = due.yuan()
+        ),
+        CouponOutcome::Compensated if mode == CompensationMode::Coupon => crate::msg!(
+            "final-payment-compensated-coupon",
+            compensation = d.compensation.yuan(),
+            due = due.yuan()
+        ),
+        CouponOutcome::Compensated => crate::msg!(
+            "final-payment-compensated",
+            compensation = d.compensation.yuan(),
+            due = due.yuan()
+        ),
+        CouponOutcome::None => crate::msg!("final-payment-due", due = due.yuan()),
+    };
+    Ok(FinalPaymentPlan {
+        outcome: d.outcome,
+        discount: d.discount,
+        compensation: d.compensation,
+        replacement_coupon_id: d.replacement,
+        amount_due: due,
+        message,
+        compensation_coupon: d.outcome == CouponOutcome::Compensated
+            && mode == CompensationMode::Coupon,
+    })
+}
+
+/// The order's money before any discount or compensation.
+fn without_discounts(money: OrderMoney) -> OrderMoney {
+    OrderMoney {
+        discount: Cents::ZERO,
+        compensation: Cents::ZERO,
+        ..money
+    }
+}
+
+/// The final payment after `discount` and `compensation`: a compensation
+/// coupon (`CompensationMode::Coupon`) deducts nothing.
+fn due_after(
+    money: OrderMoney,
+    mode: CompensationMode,
+    discount: Cents,
+    compensation: Cents,
+) -> Cents {
+    final_amount(OrderMoney {
+        discount,
+        compensation: if mode == CompensationMode::Coupon {
+            Cents::ZERO
+        } else {
+            compensation
+        },
+        ..without_discounts(money)
+    })
+}
+
+/// What one coupon's outcome is judged on.
+struct OnLines<'a> {
+    /// The lines as the coupon saw them at the deposit (a platform coupon
+    /// among several: what the shop coupons left of each).
+    lines: &'a [Line],
+    /// Its discount as snapshotted at the deposit.
+    snapshot: Cents,
+    /// The most a replacement may give.
+    cap: Cents,
+}
+
+/// One coupon's outcome, before the order's sums and message.
+struct Decision {
+    outcome: CouponOutcome,
+    discount: Cents,
+    compensation: Cents,
+    replacement: Option<CouponId>,
+}
+
+/// The policy applied to one held coupon: locked to this order or a
+/// mismatch; under `lock`, or while valid, its snapshot; expired under
+/// `strict`, nothing; expired under `swap_or_compensate`, a replacement
+/// ([`choose_replacement`]) or its snapshot as compensation.
+fn decide(
+    policy: Policy,
+    order_no: &OrderNo,
+    coupon: &HeldCoupon,
+    on: &OnLines<'_>,
+    candidates: &[Candidate],
+    now: DateTime<Utc>,
+) -> Result<Decision, CouponLockMismatch> {
+    let locked_here =
+        coupon.stored_status == CouponStatus::Locked && coupon.locked_to.as_ref() == Some(order_no);
     if !locked_here {
         return Err(CouponLockMismatch);
     }
-    let still_valid = now < coupon.ends_at;
-    let applied = |discount: Cents| {
-        let due = final_amount(OrderMoney { discount, ..base });
-        FinalPaymentPlan {
-            outcome: CouponOutcome::Applied,
-            discount,
-            compensation: Cents::ZERO,
-            replacement_coupon_id: None,
-            amount_due: due,
-            message: crate::msg!(
-                "final-payment-applied",
-                due = due.yuan(),
-                discount = discount.yuan()
-            ),
-            compensation_coupon: false,
-        }
+    let applied = Decision {
+        outcome: CouponOutcome::Applied,
+        discount: on.snapshot,
+        compensation: Cents::ZERO,
+        replacement: None,
     };
-    match policy {
-        Policy::Lock => Ok(applied(order.snapshot_discount)),
-        _ if still_valid => Ok(applied(order.snapshot_discount)),
-        Policy::Strict => {
-            let due = final_amount(base);
-            Ok(FinalPaymentPlan {
-                outcome: CouponOutcome::NoDiscountExpired,
-                discount: Cents::ZERO,
-                compensation: Cents::ZERO,
-                replacement_coupon_id: None,
-                amount_due: due,
-                message: crate::msg!("final-payment-coupon-expired", due = due.yuan()),
-                compensation_coupon: false,
-            })
-        }
+    let still_valid = now < coupon.ends_at;
+    Ok(match policy {
+        Policy::Lock => applied,
+        _ if still_valid => applied,
+        Policy::Strict => Decision {
+            outcome: CouponOutcome::NoDiscountExpired,
+            discount: Cents::ZERO,
+            compensation: Cents::ZERO,
+            replacement: None,
+        },
         Policy::SwapOrCompensate => {
-            let cap = presale_discount_cap(order.money.total, order.money.deposit);
-            match choose_replacement(order, coupon.kind, candidates, cap, now) {
-                Some((id, discount)) => {
-                    let due = final_amount(OrderMoney { discount, ..base });
-                    Ok(FinalPaymentPlan {
-                        outcome: CouponOutcome::Swapped,
-                        discount,
-                        compensation: Cents::ZERO,
-                        replacement_coupon_id: Some(id),
-                        amount_due: due,
-                        message: crate::msg!(
-                            "final-payment-swapped",
-                            discount = discount.yuan(),
-                            due = due.yuan()
-                        ),
-                        compensation_coupon: false,
-                    })
-                }
-                None if mode == CompensationMode::Coupon => {
-                    let compensation = order.snapshot_discount;
-                    let due = final_amount(base);
-                    Ok(FinalPaymentPlan {
-                        outcome: CouponOutcome::Compensated,
-                        discount: Cents::ZERO,
-                        compensation,
-                        replacement_coupon_id: None,
-                        amount_due: due,
-                        message: crate::msg!(
-                            "final-payment-compensated-coupon",
-                            compensation = compensation.yuan(),
-                            due = due.yuan()
-                        ),
-                        compensation_coupon: true,
-                    })
-                }
-                None => {
-                    let compensation = order.snapshot_discount;
-                    let due = final_amount(OrderMoney {
-                        compensation,
-                        ..base
-                    });
-                    Ok(FinalPaymentPlan {
-                        outcome: CouponOutcome::Compensated,
-                        discount: Cents::ZERO,
-                        compensation,
-                        replacement_coupon_id: None,
-                        amount_due: due,
-                        message: crate::msg!(
-                            "final-payment-compensated",
-                            compensation = compensation.yuan(),
-                            due = due.yuan()
-                        ),
-                        compensation_coupon: false,
-                    })
-                }
+            match choose_replacement(on.lines, on.snapshot, coupon.kind, candidates, on.cap, now) {
+                Some((id, discount)) => Decision {
+                    outcome: CouponOutcome::Swapped,
+                    discount,
+                    compensation: Cents::ZERO,
+                    replacement: Some(id),
+                },
+                None => Decision {
+                    outcome: CouponOutcome::Compensated,
+                    discount: Cents::ZERO,
+                    compensation: on.snapshot,
+                    replacement: None,
+                },
             }
         }
+    })
+}
+
+/// One coupon of a presale order of several, as the final payment reads
+/// it.
+#[derive(Debug, Clone)]
+pub struct StackedCoupon {
+    pub id: CouponId,
+    pub held: HeldCoupon,
+    /// The shop of a shop coupon; `None` for the platform coupon.
+    pub shop: Option<ShopId>,
+    /// Its discount as snapshotted at the deposit.
+    pub snapshot: Cents,
+    /// Its share of each line as snapshotted at the deposit.
+    pub split: Split,
+}
+
+/// What the final payment does with one coupon of an order of several.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CouponPlan {
+    pub coupon_id: CouponId,
+    pub outcome: CouponOutcome,
+    pub discount: Cents,
+    pub compensation: Cents,
+    pub replacement_coupon_id: Option<CouponId>,
+    /// What a replacement was judged on: the lines as the coupon it
+    /// replaces saw them (its split is taken over these).
+    pub judged_on: Vec<Line>,
+}
+
+/// The final payment of a presale order of several coupons: the order's
+/// whole (the discounts and compensations summed; the outcome and
+/// replacement of the first coupon, which the order row names) and each
+/// coupon's part, in the order given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackedPlan {
+    pub whole: FinalPaymentPlan,
+    pub coupons: Vec<CouponPlan>,
+}
+
+/// The campaign's policy applied to each coupon of a presale order of
+/// several (the order row's first): each decided as a single coupon would
+/// be ([`plan_final_payment_in`]) on its own snapshot, so an expired
+/// coupon under `strict` loses only its own discount. A replacement under
+/// `swap_or_compensate` takes the expired coupon's place in the
+/// combination: of the same shop (or a platform coupon for the platform
+/// coupon), stackable, not one of the order's coupons nor the replacement
+/// of another, judged on the lines as the expired coupon saw them (list
+/// prices for a shop coupon; what the shop coupons left for the platform
+/// coupon) and capped so the discounts together stay within what the
+/// deposit leaves. A single coupon is [`plan_final_payment_in`] itself.
+pub fn plan_stacked(
+    policy: Policy,
+    mode: CompensationMode,
+    order: &PresaleOrder<'_>,
+    coupons: &[StackedCoupon],
+    candidates: &[Candidate],
+    now: DateTime<Utc>,
+) -> Result<StackedPlan, CouponLockMismatch> {
+    if coupons.len() <= 1 {
+        let whole = plan_final_payment_in(
+            policy,
+            mode,
+            order,
+            coupons.first().map(|c| &c.held),
+            candidates,
+            now,
+        )?;
+        let parts = coupons
+            .first()
+            .map(|c| CouponPlan {
+                coupon_id: c.id.clone(),
+                outcome: whole.outcome,
+                discount: whole.discount,
+                compensation: whole.compensation,
+                replacement_coupon_id: whole.replacement_coupon_id.clone(),
+                judged_on: order.lines.to_vec(),
+            })
+            .into_iter()
+            .collect();
+        return Ok(StackedPlan {
+            whole,
+            coupons: parts,
+        });
     }
+    let cap = presale_discount_cap(order.money.total, order.money.deposit);
+    let snapshots = coupons
+        .iter()
+        .fold(Cents::ZERO, |s, c| s.saturating_add(c.snapshot));
+    // What the shop coupons left of each line: the platform coupon's base.
+    let shop_shares: Vec<Cents> = (0..order.lines.len())
+        .map(|i| {
+            coupons
+                .iter()
+                .filter(|c| c.shop.is_some())
+                .filter_map(|c| c.split.get(i).copied().flatten())
+                .fold(Cents::ZERO, Cents::saturating_add)
+        })
+        .collect();
+    let after_shops: Vec<Line> = order
+        .lines
+        .iter()
+        .zip(&shop_shares)
+        .map(|(l, share)| Line {
+            quantity: 1,
+            unit_price: l.amount().saturating_sub(*share),
+            ..l.clone()
+        })
+        .collect();
+    let mut taken: Vec<CouponId> = coupons.iter().map(|c| c.id.clone()).collect();
+    let mut parts = Vec::with_capacity(coupons.len());
+    for c in coupons {
+        let judged_on = if c.shop.is_some() {
+            order.lines.to_vec()
+        } else {
+            after_shops.clone()
+        };
+        let fitting: Vec<Candidate> = candidates
+            .iter()
+            .filter(|k| k.terms.stackable && k.terms.scope.shop_id == c.shop)
+            .filter(|k| !taken.contains(&k.id))
+            .cloned()
+            .collect();
+        let others = snapshots.saturating_sub(c.snapshot);
+        let d = decide(
+            policy,
+            order.order_no,
+            &c.held,
+            &OnLines {
+                lines: &judged_on,
+                snapshot: c.snapshot,
+                cap: cap.saturating_sub(others),
+            },
+            &fitting,
+            now,
+        )?;
+        if let Some(r) = &d.replacement {
+            taken.push(r.clone());
+        }
+        parts.push(CouponPlan {
+            coupon_id: c.id.clone(),
+            outcome: d.outcome,
+            discount: d.discount,
+            compensation: d.compensation,
+            replacement_coupon_id: d.replacement,
+            judged_on,
+        });
+    }
+    let discount = parts
+        .iter()
+        .fold(Cents::ZERO, |s, p| s.saturating_add(p.discount));
+    let compensation = parts
+        .iter()
+        .fold(Cents::ZERO, |s, p| s.saturating_add(p.compensation));
+    let due = due_after(order.money, mode, discount, compensation);
+    let expired = parts
+        .iter()
+        .filter(|p| p.outcome != CouponOutcome::Applied)
+        .count();
+    let message = if expired == 0 {
+        crate::msg!(
+            "final-payment-stacked",
+            due = due.yuan(),
+            coupons = parts.len(),
+            discount = discount.yuan()
+        )
+    } else if mode == CompensationMode::Coupon {
+        crate::msg!(
+            "final-payment-stacked-expired-coupon",
+            due = due.yuan(),
+            coupons = parts.len(),
+            expired = expired,
+            discount = discount.yuan(),
+            compensation = compensation.yuan()
+        )
+    } else {
+        crate::msg!(
+            "final-payment-stacked-expired",
+            due = due.yuan(),
+            coupons = parts.len(),
+            expired = expired,
+            discount = discount.yuan(),
+            compensation = compensation.yuan()
+        )
+    };
+    let first = parts.first();
+    let whole = FinalPaymentPlan {
+        outcome: first.map_or(CouponOutcome::None, |p| p.outcome),
+        discount,
+        compensation,
+        replacement_coupon_id: first.and_then(|p| p.replacement_coupon_id.clone()),
+        amount_due: due,
+        message,
+        compensation_coupon: mode == CompensationMode::Coupon && !compensation.is_zero(),
+    };
+    Ok(StackedPlan {
+        whole,
+        coupons: parts,
+    })
 }
 
 /// The replacement rule: an `available` coupon of the same user and of the
@@ -264,7 +511,8 @@ pub fn plan_final_payment_in(
 /// least the snapshot; the smallest such discount, then the earliest
 /// `ends_at` (then the id, so the choice is deterministic).
 pub fn choose_replacement(
-    order: &PresaleOrder<'_>,
+    lines: &[Line],
+    snapshot: Cents,
     kind: DiscountKind,
     candidates: &[Candidate],
     cap: Cents,
@@ -276,10 +524,10 @@ pub fn choose_replacement(
         .filter(|c| c.terms.rule.discount_kind() == kind)
         .filter(|c| c.starts_at <= now && now < c.ends_at)
         .filter_map(|c| {
-            let discount = c.terms.discount_on(order.lines).ok()?;
+            let discount = c.terms.discount_on(lines).ok()?;
             Some((c, discount.min(cap)))
         })
-        .filter(|(_, d)| *d >= order.snapshot_discount && !d.is_zero())
+        .filter(|(_, d)| *d >= snapshot && !d.is_zero())
         .min_by(|(a, da), (b, db)| {
             da.cmp(db)
                 .then(a.ends_at.cmp(&b.ends_at))
@@ -708,5 +956,261 @@ mod tests {
         );
         assert_eq!(back.extra_compensation_cents, -5000, "strict saves it");
         assert_eq!(back.changes[0].to, CouponOutcome::NoDiscountExpired);
+    }
+
+    mod stacked {
+        use super::*;
+        use crate::domain::discount::LineScope;
+        use crate::domain::ids::LineId;
+
+        static LINES: std::sync::LazyLock<Vec<Line>> = std::sync::LazyLock::new(|| {
+            ["A", "B"]
+                .iter()
+                .map(|shop| Line {
+                    line_id: LineId::from_stored(shop.to_lowercase()),
+                    sku: None,
+                    category: "phones".into(),
+                    shop_id: Some(ShopId::from_stored((*shop).into())),
+                    quantity: 1,
+                    unit_price: cents(20_000),
+                })
+                .collect()
+        });
+
+        fn order() -> PresaleOrder<'static> {
+            PresaleOrder {
+                order_no: &P1,
+                lines: &LINES,
+                money: OrderMoney {
+                    total: cents(40_000),
+                    deposit: cents(10_000),
+                    discount: cents(6_000),
+                    compensation: Cents::ZERO,
+                },
+                snapshot_discount: cents(6_000),
+            }
+        }
+
+        fn shop(s: &str) -> Option<ShopId> {
+            Some(ShopId::from_stored(s.into()))
+        }
+
+        /// The platform coupon (30.00 over what the shops left: 18,000 and
+        /// 19,000), shop A's 20.00 and shop B's 10.00; `expired` end
+        /// before `now`.
+        fn held(now: DateTime<Utc>, expired: &[&str]) -> Vec<StackedCoupon> {
+            [
+                (
+                    "P",
+                    None,
+                    3_000,
+                    vec![Some(cents(1_459)), Some(cents(1_541))],
+                ),
+                ("A", shop("A"), 2_000, vec![Some(cents(2_000)), None]),
+                ("B", shop("B"), 1_000, vec![None, Some(cents(1_000))]),
+            ]
+            .into_iter()
+            .map(|(id, shop, snapshot, split)| StackedCoupon {
+                id: id.into(),
+                held: HeldCoupon {
+                    stored_status: CouponStatus::Locked,
+                    locked_to: Some("P1".into()),
+                    ends_at: if expired.contains(&id) {
+                        now - Duration::hours(1)
+                    } else {
+                        now + Duration::days(1)
+                    },
+                    kind: DiscountKind::Fixed,
+                },
+                shop,
+                snapshot: cents(snapshot),
+                split,
+            })
+            .collect()
+        }
+
+        fn of_shop(
+            id: &str,
+            value: i64,
+            shop_id: Option<ShopId>,
+            min: i64,
+            now: DateTime<Utc>,
+        ) -> Candidate {
+            let mut c = candidate(id, value, now + Duration::days(5), now);
+            c.terms.scope = LineScope {
+                shop_id,
+                ..LineScope::default()
+            };
+            c.terms.min_order = cents(min);
+            c
+        }
+
+        #[test]
+        fn under_strict_an_expired_coupon_loses_only_its_own_discount() {
+            let now = Utc::now();
+            let plan = plan_stacked(
+                Policy::Strict,
+                CompensationMode::Deduction,
+                &order(),
+                &held(now, &["A"]),
+                &[],
+                now,
+            )
+            .expect("all locked here");
+            let outcomes: Vec<_> = plan
+                .coupons
+                .iter()
+                .map(|p| (p.outcome, p.discount))
+                .collect();
+            assert_eq!(
+                outcomes,
+                vec![
+                    (CouponOutcome::Applied, cents(3_000)),
+                    (CouponOutcome::NoDiscountExpired, Cents::ZERO),
+                    (CouponOutcome::Applied, cents(1_000)),
+                ]
+            );
+            assert_eq!(plan.whole.discount, cents(4_000));
+            assert_eq!(plan.whole.amount_due, cents(26_000));
+            assert_eq!(
+                plan.whole.outcome,
+                CouponOutcome::Applied,
+                "the first coupon's"
+            );
+        }
+
+        #[test]
+        fn under_lock_every_coupon_keeps_its_snapshot_past_its_end() {
+            let now = Utc::now();
+            let plan = plan_stacked(
+                Policy::Lock,
+                CompensationMode::Deduction,
+                &order(),
+                &held(now, &["P", "A", "B"]),
+                &[],
+                now,
+            )
+            .expect("all locked here");
+            assert!(
+                plan.coupons
+                    .iter()
+                    .all(|p| p.outcome == CouponOutcome::Applied)
+            );
+            assert_eq!(plan.whole.amount_due, cents(24_000));
+        }
+
+        #[test]
+        fn a_replacement_takes_the_expired_coupons_place_and_each_is_used_once() {
+            let now = Utc::now();
+            let candidates = [
+                // Shop A's coupon cannot stand in for the platform coupon.
+                of_shop("A2", 9_000, shop("A"), 0, now),
+                // 满37,000 at list, but the platform coupon's base after
+                // the shop coupons is 37,000: met, 35.00 ≥ 30.00.
+                of_shop("P2", 3_500, None, 37_000, now),
+                // 满37,001: met at list, not on what the shops left.
+                of_shop("P3", 3_200, None, 37_001, now),
+                // Shop B has none: B is compensated.
+            ];
+            let plan = plan_stacked(
+                Policy::SwapOrCompensate,
+                CompensationMode::Deduction,
+                &order(),
+                &held(now, &["P", "B"]),
+                &candidates,
+                now,
+            )
+            .expect("all locked here");
+            let got: Vec<_> = plan
+                .coupons
+                .iter()
+                .map(|p| {
+                    (
+                        p.outcome,
+                        p.discount,
+                        p.compensation,
+                        p.replacement_coupon_id.clone(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                got,
+                vec![
+                    (
+                        CouponOutcome::Swapped,
+                        cents(3_500),
+                        Cents::ZERO,
+                        Some("P2".into())
+                    ),
+                    (CouponOutcome::Applied, cents(2_000), Cents::ZERO, None),
+                    (CouponOutcome::Compensated, Cents::ZERO, cents(1_000), None),
+                ]
+            );
+            assert_eq!(plan.whole.replacement_coupon_id, Some("P2".into()));
+            assert_eq!(
+                plan.whole.amount_due,
+                cents(40_000 - 10_000 - 5_500 - 1_000)
+            );
+            // The same stand-in is not given to two expired coupons.
+            let two = [of_shop("B2", 2_500, shop("B"), 0, now)];
+            let mut twice = held(now, &["B"]);
+            twice[1].shop = shop("B");
+            twice[1].held.ends_at = now - Duration::hours(1);
+            let plan = plan_stacked(
+                Policy::SwapOrCompensate,
+                CompensationMode::Deduction,
+                &order(),
+                &twice,
+                &two,
+                now,
+            )
+            .expect("all locked here");
+            let outcomes: Vec<_> = plan.coupons.iter().map(|p| p.outcome).collect();
+            assert_eq!(
+                outcomes,
+                vec![
+                    CouponOutcome::Applied,
+                    CouponOutcome::Swapped,
+                    CouponOutcome::Compensated
+                ]
+            );
+        }
+
+        #[test]
+        fn one_coupon_locked_elsewhere_refuses_the_whole_final_payment() {
+            let now = Utc::now();
+            let mut coupons = held(now, &[]);
+            coupons[2].held.locked_to = Some("P9".into());
+            for policy in [Policy::Lock, Policy::Strict, Policy::SwapOrCompensate] {
+                assert_eq!(
+                    plan_stacked(
+                        policy,
+                        CompensationMode::Deduction,
+                        &order(),
+                        &coupons,
+                        &[],
+                        now
+                    ),
+                    Err(CouponLockMismatch)
+                );
+            }
+        }
+
+        #[test]
+        fn coupon_mode_gives_the_compensation_as_a_coupon_and_deducts_nothing() {
+            let now = Utc::now();
+            let plan = plan_stacked(
+                Policy::SwapOrCompensate,
+                CompensationMode::Coupon,
+                &order(),
+                &held(now, &["A"]),
+                &[],
+                now,
+            )
+            .expect("all locked here");
+            assert_eq!(plan.whole.compensation, cents(2_000));
+            assert!(plan.whole.compensation_coupon);
+            assert_eq!(plan.whole.amount_due, cents(40_000 - 10_000 - 4_000));
+        }
     }
 }

@@ -246,30 +246,38 @@ fn options_for(
         unusable,
         best_combination: cart
             .has_lines
-            .then(|| combination(&rows, &on, &usable_on, &cart.terms(), presale.is_some())),
+            .then(|| combination(&rows, &on, &usable_on, &cart.terms())),
     }
 }
 
 /// The best combination of the usable coupons (`usable`: indexes into
 /// `rows` and `on`) on the cart, as [`best_combination`] finds it and
-/// [`crate::domain::stacking::apply`] splits it. A presale order takes one
-/// coupon, so a presale cart's best combination is its best single coupon.
+/// [`crate::domain::stacking::apply`] splits it. For a presale cart the
+/// discounts together stay within what the deposit leaves
+/// ([`OrderTerms::discount_cap`]), as at the deposit.
 fn combination(
     rows: &[CouponRow],
     on: &[CouponOnOrder<'_>],
     usable: &[usize],
     order: &OrderTerms<'_>,
-    presale: bool,
 ) -> Option<BestCombination> {
     let offers: Vec<Offer<'_>> = usable
         .iter()
         .filter_map(|&i| on.get(i))
-        .map(|c| Offer {
-            stackable: c.terms.stackable && !presale,
-            ..Offer::of(c)
-        })
+        .map(Offer::of)
         .collect();
     let best = best_combination(order.lines, &offers, order.discount_cap())?;
+    if !best.exact {
+        // Past the search's bound: a good combination, not proven the
+        // best. Rare enough (dozens of coupons for each of many shops of
+        // one cart) to be worth a line in the log when it happens.
+        tracing::warn!(
+            lines = order.lines.len(),
+            coupons = offers.len(),
+            peak_states = best.peak_states,
+            "best combination past the search bound: not proven the best"
+        );
+    }
     let ids: Vec<CouponId> = best
         .chosen
         .iter()

@@ -456,7 +456,9 @@ async fn final_payment_open_tx(
     let Some(campaign) = campaigns::get(c, campaign_id).await? else {
         return Ok(false);
     };
-    let Ok(plan) = super::orders::plan_for(c, &o, &campaign, now).await else {
+    let Ok(crate::domain::final_payment::StackedPlan { whole: plan, .. }) =
+        super::orders::plan_for(c, &o, &campaign, now).await
+    else {
         // A broken coupon link: the quote refuses too; support's health
         // check finds it. No reminder with a wrong amount.
         return Ok(false);

@@ -393,6 +393,11 @@ pub struct OrderCouponView {
     /// final payment (its share stays on the lines); 0 otherwise.
     #[schema(value_type = i64)]
     pub compensation_cents: Cents,
+    /// The expired coupon it replaced at a presale order's final payment
+    /// (`swap_or_compensate`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub replaced_coupon_id: Option<CouponId>,
 }
 
 impl OrderView {
@@ -444,4 +449,23 @@ pub struct QuoteView {
     pub policy: Policy,
     /// Whether the final-payment window is open now.
     pub window_open: bool,
+    /// Each coupon of the order and what the final payment does with it
+    /// (one for an order of one coupon, none without); the fields above
+    /// are their sums, and the outcome and replacement of the first.
+    pub coupons: Vec<QuoteCouponView>,
+}
+
+/// What the final payment does with one coupon of a presale order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct QuoteCouponView {
+    #[schema(value_type = String)]
+    pub coupon_id: CouponId,
+    /// `applied`, `no_discount_expired`, `swapped` or `compensated`.
+    pub outcome: String,
+    #[schema(value_type = i64)]
+    pub discount_cents: Cents,
+    #[schema(value_type = i64)]
+    pub compensation_cents: Cents,
+    #[schema(value_type = Option<String>)]
+    pub replacement_coupon_id: Option<CouponId>,
 }

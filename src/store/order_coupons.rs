@@ -22,9 +22,15 @@ pub struct FurtherCouponRow {
     pub discount_cents: Cents,
     pub snapshot_cents: Cents,
     pub lock_status: CouponLockStatus,
+    /// The expired coupon this one replaced at a presale order's final
+    /// payment (migration 0038).
+    pub replaced_coupon_id: Option<CouponId>,
+    /// What the final payment deducted for it in its place (migration
+    /// 0038).
+    pub compensation_cents: Cents,
 }
 
-const COLUMNS: &str = "position, coupon_id, discount_cents, snapshot_cents, lock_status";
+const COLUMNS: &str = "position, coupon_id, discount_cents, snapshot_cents, lock_status, replaced_coupon_id, compensation_cents";
 
 /// Writes an order's further coupons (one statement each: an order has a
 /// handful).
@@ -35,7 +41,7 @@ pub async fn insert(
 ) -> Result<(), sqlx::Error> {
     for r in rows.iter().take(MAX_FURTHER_COUPONS) {
         sqlx::query(&format!(
-            "INSERT INTO order_coupons (order_no, {COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
+            "INSERT INTO order_coupons (order_no, {COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
         ))
         .bind(order_no)
         .bind(r.position)
@@ -43,6 +49,8 @@ pub async fn insert(
         .bind(r.discount_cents)
         .bind(r.snapshot_cents)
         .bind(r.lock_status.as_str())
+        .bind(r.replaced_coupon_id.as_ref())
+        .bind(r.compensation_cents)
         .execute(&mut *conn)
         .await?;
     }
@@ -101,6 +109,46 @@ pub async fn set_discount(
     .bind(discount)
     .bind(snapshot)
     .bind(lock_status.as_str())
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// How the final payment of a presale order settles one further coupon.
+#[derive(Debug, Clone, Copy)]
+pub struct Settled<'a> {
+    /// The coupon on the order now: the held one, or its replacement.
+    pub coupon_id: &'a CouponId,
+    pub discount: Cents,
+    /// Deducted from the final payment in the coupon's place.
+    pub compensation: Cents,
+    pub lock_status: CouponLockStatus,
+}
+
+/// Settles the further coupon `held` (locked to the order) at the final
+/// payment: its discount and lock state, and, when it was replaced, the
+/// replacement in its place with `held` kept as the one it replaced.
+/// False when `held` was no longer locked on the order (a lost race).
+pub async fn settle(
+    conn: &mut AnyConnection,
+    order_no: &OrderNo,
+    held: &CouponId,
+    to: Settled<'_>,
+) -> Result<bool, sqlx::Error> {
+    let replaced = (to.coupon_id != held).then_some(held);
+    let done = sqlx::query(
+        "UPDATE order_coupons
+         SET coupon_id = $3, discount_cents = $4, lock_status = $5,
+             replaced_coupon_id = COALESCE($6, replaced_coupon_id), compensation_cents = $7
+         WHERE order_no = $1 AND coupon_id = $2 AND lock_status = 'locked'",
+    )
+    .bind(order_no)
+    .bind(held)
+    .bind(to.coupon_id)
+    .bind(to.discount)
+    .bind(to.lock_status.as_str())
+    .bind(replaced)
+    .bind(to.compensation)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -181,7 +229,8 @@ pub async fn page_with_coupons(
     }
     let rows: Vec<Joined> = sqlx::query_as(
         "SELECT oc.order_no, oc.position, oc.coupon_id, oc.discount_cents, oc.snapshot_cents,
-                oc.lock_status, c.status AS coupon_status, c.order_no AS coupon_order_no
+                oc.lock_status, oc.replaced_coupon_id, oc.compensation_cents,
+                c.status AS coupon_status, c.order_no AS coupon_order_no
          FROM order_coupons AS oc LEFT JOIN coupons AS c ON c.id = oc.coupon_id
          WHERE oc.order_no > $1 OR (oc.order_no = $1 AND oc.position > $2)
          ORDER BY oc.order_no, oc.position LIMIT $3",

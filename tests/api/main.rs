@@ -34,6 +34,7 @@ mod reports;
 mod security;
 mod self_check;
 mod stacking;
+mod stacking_presale;
 mod stacking_properties;
 mod support;
 mod templates;

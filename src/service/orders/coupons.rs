@@ -34,6 +34,10 @@ pub(crate) struct OrderCoupon {
     /// Its discount as snapshotted at a presale order's deposit.
     pub snapshot: Cents,
     pub lock_status: CouponLockStatus,
+    /// Deducted from a presale order's final payment in its place.
+    pub compensation: Cents,
+    /// The expired coupon it replaced at a presale order's final payment.
+    pub replaced_coupon_id: Option<CouponId>,
 }
 
 /// Every coupon of an order, the order row's first. The order row keeps
@@ -56,14 +60,16 @@ pub(crate) fn listed(
     first: CouponId,
     further: Vec<FurtherCouponRow>,
 ) -> Vec<OrderCoupon> {
-    let (discounts, snapshots) = further
-        .iter()
-        .fold((Cents::ZERO, Cents::ZERO), |(d, s), r| {
-            (
-                d.saturating_add(r.discount_cents),
-                s.saturating_add(r.snapshot_cents),
-            )
-        });
+    let (discounts, snapshots, compensations) =
+        further
+            .iter()
+            .fold((Cents::ZERO, Cents::ZERO, Cents::ZERO), |(d, s, k), r| {
+                (
+                    d.saturating_add(r.discount_cents),
+                    s.saturating_add(r.snapshot_cents),
+                    k.saturating_add(r.compensation_cents),
+                )
+            });
     let mut out = Vec::with_capacity(further.len() + 1);
     out.push(OrderCoupon {
         position: 0,
@@ -71,6 +77,8 @@ pub(crate) fn listed(
         discount: o.coupon_discount_cents.saturating_sub(discounts),
         snapshot: o.discount_snapshot_cents.saturating_sub(snapshots),
         lock_status: o.coupon_lock_status,
+        compensation: o.compensation_cents.saturating_sub(compensations),
+        replaced_coupon_id: o.replaced_coupon_id.clone(),
     });
     out.extend(further.into_iter().map(|r| OrderCoupon {
         position: r.position,
@@ -78,6 +86,8 @@ pub(crate) fn listed(
         discount: r.discount_cents,
         snapshot: r.snapshot_cents,
         lock_status: r.lock_status,
+        compensation: r.compensation_cents,
+        replaced_coupon_id: r.replaced_coupon_id,
     }));
     out
 }
@@ -176,6 +186,8 @@ impl Chosen {
                 discount_cents: a.discount,
                 snapshot_cents: if snapshot { a.discount } else { Cents::ZERO },
                 lock_status,
+                replaced_coupon_id: None,
+                compensation_cents: Cents::ZERO,
             })
             .collect()
     }

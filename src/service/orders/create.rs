@@ -75,12 +75,6 @@ async fn create_order_tx(
             ));
         }
     }
-    if spec.cart.kind == OrderKind::Presale && spec.coupon_ids.len() > 1 {
-        return Err(ServiceError::refused(
-            Refusal::CouponsNotCombinable,
-            "a presale order takes one coupon",
-        ));
-    }
     let chosen = if spec.coupon_ids.is_empty() {
         None
     } else {

@@ -2,7 +2,8 @@
 //! locked to the order, the discount snapshotted, and a reminder planned
 //! when the coupon may expire before the final payment.
 
-use super::cart::{load_cart, set_split};
+use super::cart::{load_cart, put_split, set_split};
+use super::coupons::{OrderCoupon, choose, coupons_of, move_all};
 use super::steps::{
     load_campaign_of, load_coupon, load_order, money_of, move_coupon, move_order, policy_of,
     require_kind, require_status, validate_coupon, window_of,
@@ -17,8 +18,11 @@ use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::{OrderView, coupon_terms};
 use sqlx::AnyConnection;
 
-use crate::domain::ids::OrderNo;
+use crate::domain::ids::{CouponId, OrderNo};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
+use crate::store::campaigns::CampaignRow;
+use crate::store::order_coupons;
+use crate::store::orders::OrderRow;
 
 impl Service {
     /// Pays a presale deposit: in one transaction the coupon is validated
@@ -55,6 +59,10 @@ async fn pay_deposit_tx(
             Refusal::OutsidePaymentWindow,
             "this presale campaign's final-payment window has ended",
         ));
+    }
+    let held = coupons_of(c, &o).await?;
+    if held.len() > 1 {
+        return pay_deposit_of_several(c, op, &o, &campaign, &held).await;
     }
     let coupon = match o.coupon_id.as_ref() {
         Some(id) => Some(load_coupon(c, id).await?),
@@ -123,6 +131,96 @@ async fn pay_deposit_tx(
             coupon_id: &cp.id,
             ends_at: from_ms(cp.ends_at),
             window_starts: window_of(&campaign).starts,
+        };
+        crate::service::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now)
+            .await?;
+    }
+    order_view_of(c, stored, cart, op.now, false).await
+}
+
+/// [`pay_deposit_tx`] for an order of several coupons: every coupon
+/// validated again and the combination applied again
+/// ([`super::coupons::choose`]), each discount and split snapshotted,
+/// and every coupon locked to the order; the strict policy's warning
+/// names the coupon that ends first.
+async fn pay_deposit_of_several(
+    c: &mut AnyConnection,
+    op: &Op,
+    o: &OrderRow,
+    campaign: &CampaignRow,
+    held: &[OrderCoupon],
+) -> Result<OrderView, ServiceError> {
+    let money = money_of(o);
+    let mut cart = load_cart(c, o).await?;
+    let lines = cart.lines();
+    let ids: Vec<CouponId> = held.iter().map(|h| h.coupon_id.clone()).collect();
+    let chosen = choose(
+        c,
+        &o.user_id,
+        &OrderTerms {
+            kind: OrderKind::Presale,
+            lines: &lines,
+            total: money.total,
+            deposit: money.deposit,
+        },
+        &ids,
+        op.now,
+    )
+    .await?;
+    let mut next = o.clone();
+    next.deposit_paid_at = Some(to_ms(op.now));
+    next.coupon_discount_cents = chosen.total;
+    next.discount_snapshot_cents = chosen.total;
+    next.coupon_lock_status = CouponLockStatus::Locked;
+    let stored = move_order(
+        c,
+        op,
+        OrderStatus::PendingDeposit,
+        OrderStep::DepositPayment,
+        &next,
+        None,
+    )
+    .await?;
+    // The further coupons' discounts first: a budget reservation reads a
+    // coupon's discount on the order as the coupon is locked.
+    for (row, applied) in chosen.rows.iter().zip(&chosen.applied) {
+        let further = held.iter().any(|h| h.position > 0 && h.coupon_id == row.id);
+        if further
+            && !order_coupons::set_discount(
+                c,
+                &o.order_no,
+                &row.id,
+                CouponLockStatus::None,
+                (applied.discount, applied.discount),
+            )
+            .await?
+        {
+            return Err(ServiceError::refused(
+                Refusal::CouponNotAvailable,
+                "the order's coupons changed meanwhile; try again",
+            ));
+        }
+        put_split(c, o, &mut cart, &row.id, &applied.split).await?;
+    }
+    move_all(
+        c,
+        op,
+        o,
+        held,
+        (CouponStatus::Available, CouponStatus::Locked),
+        (CouponLockStatus::None, CouponLockStatus::Locked),
+        "lock",
+    )
+    .await?;
+    if policy_of(campaign) == Policy::Strict
+        && let Some(first) = chosen.rows.iter().min_by_key(|r| r.ends_at)
+    {
+        let risk = crate::service::reminders::AtRisk {
+            order_no: &o.order_no,
+            user_id: &o.user_id,
+            coupon_id: &first.id,
+            ends_at: from_ms(first.ends_at),
+            window_starts: window_of(campaign).starts,
         };
         crate::service::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now)
             .await?;

@@ -1,26 +1,30 @@
 //! The final payment (尾款) of a presale order: the plan by campaign
 //! policy (apply, swap, compensate or no discount, [`plan_for`] in
-//! `steps`), shown as a quote and applied inside the campaign's window in
+//! `plan`), shown as a quote and applied inside the campaign's window in
 //! one transaction.
 
 use sqlx::AnyConnection;
 
-use super::cart::{drop_split, load_cart, set_split};
+use super::cart::{drop_split, load_cart, put_split};
+use super::coupons::coupons_of;
+use super::plan::plan_for;
 use super::steps::{
-    load_campaign_of, load_coupon, load_order, move_coupon, move_order, plan_for, require_kind,
+    load_campaign_of, load_coupon, load_order, move_coupon, move_order, require_kind,
     require_status, window_of,
 };
 use super::view::reload;
+use crate::domain::allocation::allocate;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::event::system_reasons;
-use crate::domain::final_payment::{CouponOutcome, FinalPaymentPlan};
+use crate::domain::final_payment::{CouponOutcome, CouponPlan};
 use crate::domain::ids::{CouponId, OrderNo};
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus, OrderStep};
 use crate::domain::time::to_ms;
-use crate::service::views::{OrderView, QuoteView, coupon_terms};
+use crate::service::views::{OrderView, QuoteCouponView, QuoteView, coupon_terms};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::ledger::{self, NewEntry};
+use crate::store::order_coupons;
 use crate::store::orders::OrderRow;
 
 /// How long the compensation coupon of a `coupon`-mode campaign's final
@@ -43,6 +47,18 @@ impl Service {
                 require_status(&o, &[OrderStatus::DepositPaid])?;
                 let campaign = load_campaign_of(c, &o).await?;
                 let plan = plan_for(c, &o, &campaign, now).await?;
+                let coupons = plan
+                    .coupons
+                    .iter()
+                    .map(|p| QuoteCouponView {
+                        coupon_id: p.coupon_id.clone(),
+                        outcome: p.outcome.as_str().into(),
+                        discount_cents: p.discount,
+                        compensation_cents: p.compensation,
+                        replacement_coupon_id: p.replacement_coupon_id.clone(),
+                    })
+                    .collect();
+                let plan = plan.whole;
                 Ok(QuoteView {
                     order_no: o.order_no,
                     amount_due_cents: plan.amount_due,
@@ -54,6 +70,7 @@ impl Service {
                     message_en: crate::i18n::Lang::En.msg(&plan.message),
                     policy: campaign.policy,
                     window_open: window_of(&campaign).contains(now),
+                    coupons,
                 })
             })
         })
@@ -94,19 +111,20 @@ async fn pay_final_tx(
         ));
     }
     let plan = plan_for(c, &o, &campaign, op.now).await?;
+    let whole = &plan.whole;
     let mut next = o.clone();
     next.paid_at = Some(to_ms(op.now));
-    next.final_payment_cents = Some(plan.amount_due);
-    next.coupon_discount_cents = plan.discount;
+    next.final_payment_cents = Some(whole.amount_due);
+    next.coupon_discount_cents = whole.discount;
     // The order's compensation is what the final payment deducts; a
     // compensation coupon (a `coupon`-mode campaign) deducts nothing.
-    next.compensation_cents = if plan.compensation_coupon {
+    next.compensation_cents = if whole.compensation_coupon {
         Cents::ZERO
     } else {
-        plan.compensation
+        whole.compensation
     };
-    next.coupon_lock_status = plan.outcome.lock_status(o.coupon_lock_status);
-    if let Some(replacement) = &plan.replacement_coupon_id {
+    next.coupon_lock_status = whole.outcome.lock_status(o.coupon_lock_status);
+    if let Some(replacement) = &whole.replacement_coupon_id {
         next.replaced_coupon_id = o.coupon_id.clone();
         next.coupon_id = Some(replacement.clone());
     }
@@ -119,19 +137,53 @@ async fn pay_final_tx(
         None,
     )
     .await?;
-    let lost = || {
-        ServiceError::refused(
-            Refusal::CouponLockMismatch,
-            "the coupon changed meanwhile; read the quote again",
-        )
-    };
-    // An outcome other than `None` comes only from a held coupon.
-    let own = o
-        .coupon_id
-        .clone()
-        .unwrap_or_else(|| CouponId::from_wire(""));
-    let own = &own;
-    match plan.outcome {
+    // Each further coupon's row settles before any coupon moves: a
+    // budget reservation and the report counters read a coupon's
+    // discount on the order from it.
+    let held = coupons_of(c, &o).await?;
+    for (cp, part) in held.iter().zip(&plan.coupons).skip(1) {
+        let settled = order_coupons::Settled {
+            coupon_id: part.replacement_coupon_id.as_ref().unwrap_or(&cp.coupon_id),
+            discount: part.discount,
+            compensation: if whole.compensation_coupon {
+                Cents::ZERO
+            } else {
+                part.compensation
+            },
+            lock_status: part.outcome.lock_status(cp.lock_status),
+        };
+        if !order_coupons::settle(c, order_no, &cp.coupon_id, settled).await? {
+            return Err(lost());
+        }
+    }
+    for part in &plan.coupons {
+        settle_coupon(c, op, &o, part, whole.compensation_coupon).await?;
+    }
+    resplit(c, &o, &plan.coupons, whole.compensation_coupon).await?;
+    reload(c, order_no, op.now).await
+}
+
+/// A coupon of the order changed under the final payment.
+fn lost() -> ServiceError {
+    ServiceError::refused(
+        Refusal::CouponLockMismatch,
+        "the coupon changed meanwhile; read the quote again",
+    )
+}
+
+/// One coupon's outcome applied: used; or released as expired, with its
+/// compensation booked (a deduction, or a compensation coupon) or its
+/// replacement locked and used.
+async fn settle_coupon(
+    c: &mut AnyConnection,
+    op: &Op,
+    o: &OrderRow,
+    part: &CouponPlan,
+    compensation_coupon: bool,
+) -> Result<(), ServiceError> {
+    let order_no = &o.order_no;
+    let own = &part.coupon_id;
+    match part.outcome {
         CouponOutcome::None => {}
         CouponOutcome::Applied => {
             if !move_coupon(
@@ -149,7 +201,7 @@ async fn pay_final_tx(
             }
         }
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated | CouponOutcome::Swapped => {
-            let why = match plan.outcome {
+            let why = match part.outcome {
                 CouponOutcome::NoDiscountExpired => system_reasons::EXPIRED_BEFORE_FINAL_STRICT,
                 _ => system_reasons::EXPIRED_BEFORE_FINAL_SWAP,
             };
@@ -166,71 +218,10 @@ async fn pay_final_tx(
             {
                 return Err(lost());
             }
-            if plan.outcome == CouponOutcome::Compensated {
-                let first = (
-                    op.settings.support_compensation_max_cents,
-                    op.settings.support_compensation_daily_cents,
-                );
-                let rules_version =
-                    crate::store::compensation_rules::version_in_force(c, first, to_ms(op.now))
-                        .await?;
-                if plan.compensation_coupon {
-                    let reason = system_reasons::FINAL_PAYMENT_COUPON;
-                    let given = crate::service::support::insert_compensation_coupon(
-                        c,
-                        op,
-                        &o.user_id,
-                        crate::service::support::CompensationTerms {
-                            value_cents: plan.compensation,
-                            valid: chrono::Duration::days(FINAL_PAYMENT_COUPON_DAYS),
-                            min_order_cents: Cents::ZERO,
-                            categories: "[]".to_string(),
-                        },
-                        reason,
-                    )
-                    .await?;
-                    ledger::insert(
-                        c,
-                        &NewEntry {
-                            user_id: &o.user_id,
-                            order_no: Some(order_no),
-                            coupon_id: Some(&given.id),
-                            kind: "final_payment_coupon",
-                            amount_cents: plan.compensation,
-                            reason,
-                            actor: &op.ctx.actor,
-                            request_id: op.ctx.request_id.as_deref(),
-                            at_ms: to_ms(op.now),
-                            preset_id: None,
-                            rules_version,
-                            campaign_id: o.campaign_id.as_ref(),
-                            day: op.day(),
-                        },
-                    )
-                    .await?;
-                } else {
-                    ledger::insert(
-                        c,
-                        &NewEntry {
-                            user_id: &o.user_id,
-                            order_no: Some(order_no),
-                            coupon_id: Some(own),
-                            kind: "final_payment_deduction",
-                            amount_cents: plan.compensation,
-                            reason: system_reasons::FINAL_PAYMENT_DEDUCTION,
-                            actor: &op.ctx.actor,
-                            request_id: op.ctx.request_id.as_deref(),
-                            at_ms: to_ms(op.now),
-                            preset_id: None,
-                            rules_version,
-                            campaign_id: o.campaign_id.as_ref(),
-                            day: op.day(),
-                        },
-                    )
-                    .await?;
-                }
+            if part.outcome == CouponOutcome::Compensated {
+                compensate(c, op, o, own, part.compensation, compensation_coupon).await?;
             }
-            if let Some(replacement) = plan.replacement_coupon_id.as_ref() {
+            if let Some(replacement) = part.replacement_coupon_id.as_ref() {
                 let swap_reason = format!("{}{own}", system_reasons::REPLACES_EXPIRED_PREFIX);
                 let locked = move_coupon(
                     c,
@@ -259,43 +250,104 @@ async fn pay_final_tx(
             }
         }
     }
-    resplit(c, &o, own, &plan).await?;
-    reload(c, order_no, op.now).await
+    Ok(())
 }
 
-/// The split after the final payment: recomputed only for an outcome that
-/// changes the coupon's discount. `no_discount_expired` drops the expired
-/// coupon's split; `swapped` replaces it with the replacement's; a
-/// compensation deducted from the final payment keeps it (the compensation
-/// takes the discount's place on the lines), a compensation coupon drops
-/// it (the final payment is not reduced).
+/// Books the compensation for the expired coupon `own`: a deduction from
+/// the final payment, or (a `coupon`-mode campaign) a new coupon of that
+/// value, each with its ledger entry.
+async fn compensate(
+    c: &mut AnyConnection,
+    op: &Op,
+    o: &OrderRow,
+    own: &CouponId,
+    amount: Cents,
+    as_coupon: bool,
+) -> Result<(), ServiceError> {
+    let first = (
+        op.settings.support_compensation_max_cents,
+        op.settings.support_compensation_daily_cents,
+    );
+    let rules_version =
+        crate::store::compensation_rules::version_in_force(c, first, to_ms(op.now)).await?;
+    let (kind, coupon_id, reason) = if as_coupon {
+        let reason = system_reasons::FINAL_PAYMENT_COUPON;
+        let given = crate::service::support::insert_compensation_coupon(
+            c,
+            op,
+            &o.user_id,
+            crate::service::support::CompensationTerms {
+                value_cents: amount,
+                valid: chrono::Duration::days(FINAL_PAYMENT_COUPON_DAYS),
+                min_order_cents: Cents::ZERO,
+                categories: "[]".to_string(),
+            },
+            reason,
+        )
+        .await?;
+        ("final_payment_coupon", given.id, reason)
+    } else {
+        (
+            "final_payment_deduction",
+            own.clone(),
+            system_reasons::FINAL_PAYMENT_DEDUCTION,
+        )
+    };
+    ledger::insert(
+        c,
+        &NewEntry {
+            user_id: &o.user_id,
+            order_no: Some(&o.order_no),
+            coupon_id: Some(&coupon_id),
+            kind,
+            amount_cents: amount,
+            reason,
+            actor: &op.ctx.actor,
+            request_id: op.ctx.request_id.as_deref(),
+            at_ms: to_ms(op.now),
+            preset_id: None,
+            rules_version,
+            campaign_id: o.campaign_id.as_ref(),
+            day: op.day(),
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The split after the final payment: recomputed only for a coupon whose
+/// outcome changes its discount. `no_discount_expired` drops the expired
+/// coupon's split; `swapped` replaces it with the replacement's, split
+/// over the lines as the expired coupon saw them; a compensation deducted
+/// from the final payment keeps it (the compensation takes the discount's
+/// place on the lines), a compensation coupon drops it (the final payment
+/// is not reduced).
 async fn resplit(
     c: &mut AnyConnection,
     o: &OrderRow,
-    own: &CouponId,
-    plan: &FinalPaymentPlan,
+    parts: &[CouponPlan],
+    compensation_coupon: bool,
 ) -> Result<(), ServiceError> {
-    let drops = match plan.outcome {
-        CouponOutcome::NoDiscountExpired | CouponOutcome::Swapped => true,
-        CouponOutcome::Compensated => plan.compensation_coupon,
-        CouponOutcome::Applied | CouponOutcome::None => false,
-    };
-    if !drops {
-        return Ok(());
-    }
-    let mut cart = load_cart(c, o).await?;
-    drop_split(c, o, &mut cart, own).await?;
-    if let Some(replacement) = plan.replacement_coupon_id.as_ref() {
-        let row = load_coupon(c, replacement).await?;
-        set_split(
-            c,
-            o,
-            &mut cart,
-            replacement,
-            &coupon_terms(&row),
-            plan.discount,
-        )
-        .await?;
+    let mut cart = None;
+    for part in parts {
+        let drops = match part.outcome {
+            CouponOutcome::NoDiscountExpired | CouponOutcome::Swapped => true,
+            CouponOutcome::Compensated => compensation_coupon,
+            CouponOutcome::Applied | CouponOutcome::None => false,
+        };
+        if !drops {
+            continue;
+        }
+        let cart = match &mut cart {
+            Some(k) => k,
+            None => cart.insert(load_cart(c, o).await?),
+        };
+        drop_split(c, o, cart, &part.coupon_id).await?;
+        if let Some(replacement) = part.replacement_coupon_id.as_ref() {
+            let row = load_coupon(c, replacement).await?;
+            let split = allocate(&coupon_terms(&row), &part.judged_on, part.discount);
+            put_split(c, o, cart, replacement, &split).await?;
+        }
     }
     Ok(())
 }

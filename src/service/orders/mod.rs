@@ -18,8 +18,10 @@
 //! them; [`refunds`] refunds by line.
 //!
 //! [`steps`] holds what every stage uses: loading rows, the kind and
-//! status checks, the coupon checks, the conditional transitions, and the
-//! final-payment plan (the quote, the final payment and the view read it).
+//! status checks, the coupon checks and the conditional transitions;
+//! [`coupons`] an order's several coupons, moved together; [`plan`] the
+//! final-payment plan (the quote, the final payment and the view read
+//! it).
 
 mod cart;
 mod coupons;
@@ -29,6 +31,7 @@ mod end;
 mod final_payment;
 mod list;
 mod pay;
+mod plan;
 mod refunds;
 mod steps;
 mod view;
@@ -39,6 +42,7 @@ pub use list::{
     DEFAULT_ORDER_PAGE, MAX_ORDER_EXPORT_ROWS, MAX_ORDER_PAGE, OrderFilter, OrderListParams,
     OrderPage,
 };
+pub(crate) use plan::plan_for;
+pub(crate) use steps::release_bound_coupon;
 pub(crate) use steps::{kind_of, on_order, status_of, unfit_refusal};
-pub(crate) use steps::{plan_for, release_bound_coupon};
 pub(crate) use view::{order_view, order_view_of};

@@ -1,9 +1,7 @@
 //! What every stage of an order uses: the refund or release reason, the
 //! coupon checks for an order, reading an order row (kind, status, money)
 //! and its campaign, loading rows, the conditional transitions of an
-//! order and of a coupon (a lost race becomes a refusal), and the
-//! final-payment plan that the quote, the final payment and the order view
-//! share.
+//! order and of a coupon (a lost race becomes a refusal).
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
@@ -11,9 +9,6 @@ use sqlx::AnyConnection;
 use crate::domain::campaign::{PaymentWindow, Policy};
 use crate::domain::coupon::{CouponStatus, Unusable, release_target};
 use crate::domain::discount::CouponTerms;
-use crate::domain::final_payment::{
-    Candidate, FinalPaymentPlan, HeldCoupon, PresaleOrder, plan_final_payment_in,
-};
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, UserId};
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderMoney, OrderStatus, OrderStep};
@@ -266,77 +261,6 @@ pub(crate) async fn move_coupon(
         },
     )
     .await?)
-}
-
-/// How many of a user's coupons a swap looks at (earliest ending first).
-const SWAP_CANDIDATES: i64 = 200;
-
-/// The final-payment decision for a `deposit_paid` order, read inside the
-/// caller's transaction. The quote, the final payment and the order view
-/// all use this, so they never disagree.
-pub(crate) async fn plan_for(
-    c: &mut AnyConnection,
-    order: &OrderRow,
-    campaign: &CampaignRow,
-    now: DateTime<Utc>,
-) -> Result<FinalPaymentPlan, ServiceError> {
-    let policy = policy_of(campaign);
-    let held = match order.coupon_id.as_ref() {
-        None => None,
-        Some(id) => {
-            let row = load_coupon(c, id).await?;
-            Some(HeldCoupon {
-                stored_status: row.status,
-                locked_to: row.order_no.clone(),
-                ends_at: from_ms(row.ends_at),
-                kind: coupon_terms(&row).rule.discount_kind(),
-            })
-        }
-    };
-    let candidates = if policy == Policy::SwapOrCompensate
-        && let Some(h) = &held
-    {
-        // Only coupons of the held coupon's kind can replace it
-        // (`choose_replacement` checks that again).
-        coupons::usable_for_user(c, &order.user_id, h.kind, to_ms(now), SWAP_CANDIDATES)
-            .await?
-            .into_iter()
-            .map(|r| Candidate {
-                terms: coupon_terms(&r),
-                stored_status: r.status,
-                starts_at: from_ms(r.starts_at),
-                ends_at: from_ms(r.ends_at),
-                id: r.id,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let lines = if candidates.is_empty() {
-        Vec::new()
-    } else {
-        super::cart::load_cart(c, order).await?.lines()
-    };
-    let presale = PresaleOrder {
-        order_no: &order.order_no,
-        lines: &lines,
-        money: money_of(order),
-        snapshot_discount: order.discount_snapshot_cents,
-    };
-    plan_final_payment_in(
-        policy,
-        campaign.compensation_mode,
-        &presale,
-        held.as_ref(),
-        &candidates,
-        now,
-    )
-    .map_err(|_| {
-        ServiceError::refused(
-            Refusal::CouponLockMismatch,
-            "the order's coupon is not locked to this order; contact support",
-        )
-    })
 }
 
 /// The order's coupon from the live table; a coupon the order used that

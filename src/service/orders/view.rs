@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::cart::{OrderCart, load_cart};
-use super::steps::{kind_of, load_order, money_of, plan_for, status_of};
+use super::plan::plan_for;
+use super::steps::{kind_of, load_order, money_of, status_of};
 use crate::domain::ids::{CouponId, OrderNo};
-use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus, amount_due};
 use crate::domain::time::from_ms;
 use crate::service::views::{
@@ -82,7 +82,7 @@ pub(crate) async fn order_view_of(
         && let Some(campaign) = campaigns::get(c, campaign_id).await?
         && let Ok(plan) = plan_for(c, &o, &campaign, now).await
     {
-        due = plan.amount_due;
+        due = plan.whole.amount_due;
     }
     let events = if with_events {
         let mut list: Vec<EventView> = events::for_order(c, &o.order_no)
@@ -100,14 +100,11 @@ pub(crate) async fn order_view_of(
         .await?
         .into_iter()
         .map(|cp| OrderCouponView {
-            compensation_cents: if cp.position == 0 {
-                o.compensation_cents
-            } else {
-                Cents::ZERO
-            },
+            compensation_cents: cp.compensation,
             coupon_id: cp.coupon_id,
             discount_cents: cp.discount,
             lock_status: cp.lock_status,
+            replaced_coupon_id: cp.replaced_coupon_id,
         })
         .collect();
     Ok(OrderView {
