@@ -10,6 +10,9 @@
 //    field; the created template's page says the rule and, after two
 //    orders use it all, the budget used (100%), as do its report and the
 //    home page's warning.
+// 3. Support, on a 390 px phone: "try a cart" with two lines typed in the
+//    lines box; the answer names the best combination by code, with each
+//    line's shares; a mistyped row comes back at the lines box, as typed.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -179,5 +182,29 @@ test('an operator sets a budget and a lone coupon on the form, and sees the budg
   assert.equal(await warning.count(), 1, 'the home page warns');
   assert.match(await warning.innerText(), /预算满300减50 的预算已用 ¥100\.00 \/ ¥100\.00（100%）/);
   await check(page, 'home with a budget warning');
+  await context.close();
+});
+
+test('support tries a cart of lines on a phone and reads the best combination by code', async () => {
+  const platform = await couponOf('stack-u3', { name: '平台满300减30', value_cents: 3000, min_order_cents: 30000 });
+  const shopA = await couponOf('stack-u3', { name: 'A店满150减20', value_cents: 2000, min_order_cents: 15000, shop_id: 'A' });
+  const { context, page } = await signIn(SUPPORT, { viewport: PHONE, isMobile: true, hasTouch: true });
+  await page.goto(`${server.base}/console/users/stack-u3`);
+  await page.fill('#cart-lines', 'A beauty 2 100\n- food 1 150.50\nA beauty two 1');
+  await Promise.all([page.waitForLoadState('load'), page.getByTestId('try-cart-submit').click()]);
+  assert.equal(await page.locator('[data-field-error=lines]').count(), 1, 'a message at the lines box');
+  assert.match(await page.locator('[data-field-error=lines]').innerText(), /第 3 行/);
+  assert.equal(await page.inputValue('#cart-lines'), 'A beauty 2 100\n- food 1 150.50\nA beauty two 1', 'the rows as typed');
+  await check(page, 'try a cart: a mistyped row');
+
+  await page.fill('#cart-lines', 'A beauty 2 100\n- food 1 150.50');
+  await Promise.all([page.waitForLoadState('load'), page.getByTestId('try-cart-submit').click()]);
+  const named = await page.getByTestId('try-cart-combination').innerText();
+  assert.ok(named.includes(`${platform.code} + ${shopA.code}`), named);
+  assert.match(named, /共减 ¥50\.00/);
+  const first = page.locator('[data-testid=try-cart-answer] [data-testid=order-line]').first();
+  assert.equal((await first.getByTestId('line-payable').innerText()).trim(), '¥163.66');
+  await check(page, 'try a cart of lines on a phone');
+  await page.screenshot({ path: join(SCREENSHOTS, 'try-cart-combination-phone.png'), fullPage: true });
   await context.close();
 });

@@ -28,9 +28,14 @@ fn code_of(l: Lang, codes: &CouponCodes, id: &str) -> String {
 }
 
 /// The order's lines: SKU, category, shop, quantity, unit price, each
-/// coupon's share, payable, and refunded units and money.
+/// coupon's share, payable, and (with `refunds`, the default) refunded
+/// units and money.
 #[component]
-pub fn OrderLines(lines: Vec<OrderLineView>, codes: CouponCodes) -> impl IntoView {
+pub fn OrderLines(
+    lines: Vec<OrderLineView>,
+    codes: CouponCodes,
+    #[prop(default = true)] refunds: bool,
+) -> impl IntoView {
     let l = lang();
     let rows = lines
         .into_iter()
@@ -46,7 +51,7 @@ pub fn OrderLines(lines: Vec<OrderLineView>, codes: CouponCodes) -> impl IntoVie
                     }
                 })
                 .collect_view();
-            let refunded = (line.refunded_quantity > 0).then(|| {
+            let refunded = (refunds && line.refunded_quantity > 0).then(|| {
                 view! {
                     <span data-testid="line-refunded">
                         {crate::tr!(l, "line-units-refunded", n = line.refunded_quantity)}" · "
@@ -65,7 +70,7 @@ pub fn OrderLines(lines: Vec<OrderLineView>, codes: CouponCodes) -> impl IntoVie
                     <td class="money">{line.unit_price_cents.shown()}</td>
                     <td>{shares}</td>
                     <td class="money" data-testid="line-payable">{line.payable_cents.shown()}</td>
-                    <td>{refunded}</td>
+                    {refunds.then(|| view! { <td>{refunded}</td> })}
                 </tr>
             }
         })
@@ -83,7 +88,7 @@ pub fn OrderLines(lines: Vec<OrderLineView>, codes: CouponCodes) -> impl IntoVie
                     <th scope="col">{l.t("unit-price")}</th>
                     <th scope="col">{l.t("coupon-share")}</th>
                     <th scope="col">{l.t("payable")}</th>
-                    <th scope="col">{l.t("line-refunds")}</th>
+                    {refunds.then(|| view! { <th scope="col">{l.t("line-refunds")}</th> })}
                 </tr></thead>
                 <tbody>{rows}</tbody>
             </table></div>

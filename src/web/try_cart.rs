@@ -16,14 +16,18 @@ use super::components::Time;
 use super::context::lang;
 use super::i18n::Lang;
 use super::layout::{FieldErrors, coupon_terms_text, field_error};
+use super::order_cart::{CouponCodes, OrderLines};
 use super::paths;
 use crate::domain::cart::{CartInput, CartSpec};
+use crate::domain::ids::ShopId;
 use crate::domain::ids::UserId;
+use crate::domain::line::LineInput;
 use crate::domain::money::Cents;
 use crate::http::AppState;
 use crate::service::ServiceError;
-use crate::service::checkout::CouponOptions;
+use crate::service::checkout::{BestCombination, CouponOptions};
 use crate::service::views::CampaignView;
+use crate::service::views::OrderLineView;
 
 /// Campaigns the form offers.
 const FORM_CAMPAIGNS: i64 = 100;
@@ -38,6 +42,8 @@ pub struct CartQuery {
     pub category: Option<String>,
     pub campaign: Option<String>,
     pub deposit: Option<String>,
+    /// Order lines, one a row: `shop category quantity unit-price`.
+    pub lines: Option<String>,
 }
 
 impl CartQuery {
@@ -48,6 +54,40 @@ impl CartQuery {
     fn text(v: &Option<String>) -> String {
         v.clone().unwrap_or_default()
     }
+
+    /// The lines as typed, without blank rows.
+    fn typed_lines(&self) -> Vec<&str> {
+        self.lines
+            .as_deref()
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .collect()
+    }
+}
+
+/// Most lines the form takes (the contract's 500).
+const FORM_LINES: usize = 500;
+
+/// One typed row, `shop category quantity unit-price` (`-` for no
+/// shop), as the picker's line numbered `row`; `None` when it does not
+/// read so.
+fn parse_line(row: usize, text: &str) -> Option<LineInput> {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let [shop, category, quantity, price] = fields.as_slice() else {
+        return None;
+    };
+    let quantity: i64 = quantity.parse().ok().filter(|q| (1..=9_999).contains(q))?;
+    let unit_price = Cents::parse_yuan(price)?;
+    Some(LineInput {
+        line_id: Some(row.to_string()),
+        sku: None,
+        category: Some((*category).to_string()),
+        shop_id: (*shop != "-").then(|| (*shop).to_string()),
+        quantity: Some(quantity),
+        unit_price_cents: Some(unit_price),
+    })
 }
 
 /// What the section shows under the form.
@@ -56,23 +96,52 @@ enum Answer {
     Nothing,
     /// A field is wrong; the messages are at the fields.
     Refused(FieldErrors),
-    Options(CouponOptions),
+    /// The picker's answer, with the lines as asked (none for a total).
+    Options(CouponOptions, Vec<LineInput>),
 }
 
-/// Reads the form into the picker's cart, or the messages at its fields.
+/// Reads the form into the picker's cart, or the messages at its fields:
+/// a total and a category, or lines (not both).
 fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
     let mut errors = FieldErrors::default();
-    let total = q
-        .total
-        .as_deref()
-        .and_then(Cents::parse_yuan)
-        .filter(|c| *c > 0);
-    if total.is_none() {
-        errors.add("total", l.t("try-cart-error-total").to_string());
-    }
-    let category = q.category.clone().unwrap_or_default().trim().to_string();
-    if category.len() > 64 {
-        errors.add("category", l.t("try-cart-error-category").to_string());
+    let typed = q.typed_lines();
+    let mut lines = None;
+    let mut total = None;
+    let mut category = None;
+    if typed.is_empty() {
+        total = q
+            .total
+            .as_deref()
+            .and_then(Cents::parse_yuan)
+            .filter(|c| *c > 0);
+        if total.is_none() {
+            errors.add("total", l.t("try-cart-error-total").to_string());
+        }
+        let typed_category = q.category.clone().unwrap_or_default().trim().to_string();
+        if typed_category.len() > 64 {
+            errors.add("category", l.t("try-cart-error-category").to_string());
+        }
+        category = Some(typed_category);
+    } else if [&q.total, &q.category]
+        .iter()
+        .any(|v| v.as_deref().is_some_and(|t| !t.trim().is_empty()))
+    {
+        errors.add("lines", l.t("try-cart-error-lines-and-total").to_string());
+    } else if typed.len() > FORM_LINES {
+        errors.add("lines", l.t("try-cart-error-lines-too-many").to_string());
+    } else {
+        let parsed: Vec<Option<LineInput>> = typed
+            .iter()
+            .enumerate()
+            .map(|(i, t)| parse_line(i + 1, t))
+            .collect();
+        match parsed.iter().position(Option::is_none) {
+            Some(bad) => errors.add(
+                "lines",
+                crate::tr!(l, "try-cart-error-line", row = bad + 1).to_string(),
+            ),
+            None => lines = Some(parsed.into_iter().flatten().collect()),
+        }
     }
     let (kind, campaign_id, deposit_cents) = if q.presale() {
         let campaign = q.campaign.clone().filter(|c| !c.is_empty());
@@ -80,9 +149,15 @@ fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
             errors.add("campaign", l.t("try-cart-error-campaign").to_string());
         }
         let deposit = q.deposit.as_deref().and_then(Cents::parse_yuan);
-        match (deposit, total) {
-            (Some(d), Some(t)) if d > 0 && d <= t => {}
-            _ => errors.add("deposit", l.t("try-cart-error-deposit").to_string()),
+        // With lines the total is theirs: the picker checks the deposit
+        // against it.
+        let fits = match (deposit, total) {
+            (Some(d), Some(t)) => d > 0 && d <= t,
+            (Some(d), None) => d > 0,
+            _ => false,
+        };
+        if !fits {
+            errors.add("deposit", l.t("try-cart-error-deposit").to_string());
         }
         ("presale", campaign, deposit)
     } else {
@@ -93,9 +168,9 @@ fn parse(l: Lang, q: &CartQuery) -> Result<CartInput, FieldErrors> {
     }
     Ok(CartInput {
         kind: Some(kind.into()),
-        category: Some(category),
+        category,
         total_cents: total,
-        lines: None,
+        lines,
         campaign_id,
         deposit_cents,
     })
@@ -131,6 +206,7 @@ pub async fn section(
         match parse(l, q) {
             Err(errors) => Answer::Refused(errors),
             Ok(cart) => {
+                let asked = cart.lines.clone().unwrap_or_default();
                 let user = UserId::parse(user_id)
                     .map_err(|e| WebError::from_service(l, ServiceError::Invalid(e)))?;
                 let options = match CartSpec::parse(cart) {
@@ -138,7 +214,7 @@ pub async fn section(
                     Err(e) => Err(e.into()),
                 };
                 match options {
-                    Ok(o) => Answer::Options(o),
+                    Ok(o) => Answer::Options(o, asked),
                     // The campaign is gone or its window has closed: the
                     // campaign field is at fault.
                     Err(ServiceError::NotFound { .. }) => {
@@ -157,6 +233,7 @@ pub async fn section(
                             "deposit_cents" => ("deposit", "try-cart-error-deposit"),
                             "category" => ("category", "try-cart-error-category"),
                             "campaign_id" => ("campaign", "try-cart-error-campaign"),
+                            "lines" => ("lines", "try-cart-error-lines"),
                             _ => ("total", "try-cart-error-total"),
                         };
                         e.add(field, l.t(key).to_string());
@@ -196,6 +273,11 @@ pub fn TryCart(data: TryCartData) -> impl IntoView {
     let category = errors.input_attrs("category", "cart-category");
     let campaign = errors.input_attrs("campaign", "cart-campaign");
     let deposit = errors.input_attrs("deposit", "cart-deposit");
+    let lines = errors.input_attrs("lines", "cart-lines");
+    let lines_described = match &lines.described_by {
+        Some(e) => format!("cart-lines-hint {e}"),
+        None => "cart-lines-hint".to_string(),
+    };
     let presale = q.presale();
     let chosen = CartQuery::text(&q.campaign);
     let options = campaigns
@@ -206,7 +288,7 @@ pub fn TryCart(data: TryCartData) -> impl IntoView {
         })
         .collect_view();
     let result = match answer {
-        Answer::Options(o) => Some(view! { <CartAnswer options=o/> }),
+        Answer::Options(o, asked) => Some(view! { <CartAnswer options=o asked=asked/> }),
         _ => None,
     };
     view! {
@@ -237,6 +319,16 @@ pub fn TryCart(data: TryCartData) -> impl IntoView {
                     {field_error(&category)}
                 </div>
                 <div class="row">
+                    <label for="cart-lines">{l.t("try-cart-lines")}</label>
+                    <textarea id="cart-lines" name="lines" rows="4" autocomplete="off" spellcheck="false"
+                        aria-invalid=lines.invalid
+                        aria-describedby=lines_described>
+                        {CartQuery::text(&q.lines)}
+                    </textarea>
+                    <p class="note" id="cart-lines-hint">{l.t("try-cart-lines-hint")}</p>
+                    {field_error(&lines)}
+                </div>
+                <div class="row">
                     <label for="cart-campaign">{l.t("try-cart-campaign")}</label>
                     <select id="cart-campaign" name="campaign"
                         aria-invalid=campaign.invalid aria-describedby=campaign.described_by.clone()>
@@ -261,11 +353,21 @@ pub fn TryCart(data: TryCartData) -> impl IntoView {
     }
 }
 
-/// The picker's answer in words: the best, the usable coupons (discount,
-/// end, caution) and the others with why.
+/// The picker's answer in words: the best, the best combination for a
+/// cart of lines (its coupons by code and each line's shares), the usable
+/// coupons (discount, end, caution) and the others with why.
 #[component]
-fn CartAnswer(options: CouponOptions) -> impl IntoView {
+fn CartAnswer(options: CouponOptions, asked: Vec<LineInput>) -> impl IntoView {
     let (l, o) = (lang(), options);
+    let codes: CouponCodes = o
+        .usable
+        .iter()
+        .map(|u| (u.coupon.id.to_string(), u.coupon.code.clone()))
+        .collect();
+    let combination = o
+        .best_combination
+        .clone()
+        .map(|b| view! { <Combination best=b asked=asked codes=codes/> });
     let best = o
         .best
         .as_ref()
@@ -322,6 +424,7 @@ fn CartAnswer(options: CouponOptions) -> impl IntoView {
     view! {
         <div class="try-cart-answer" data-testid="try-cart-answer">
             <p class="overall" data-testid="try-cart-best"><strong>{best}</strong></p>
+            {combination}
             {none}
             {(n_usable > 0).then(|| view! {
                 <h3 class="group-heading">{crate::tr!(l, "try-cart-usable", n = n_usable)}</h3>
@@ -349,4 +452,65 @@ fn CartAnswer(options: CouponOptions) -> impl IntoView {
             })}
         </div>
     }
+}
+
+/// The best combination for a cart of lines: its coupons by code and what
+/// they take off together, then each line with every coupon's share and
+/// what is left to pay (the order page's table, without refunds).
+#[component]
+fn Combination(
+    best: Option<BestCombination>,
+    asked: Vec<LineInput>,
+    codes: CouponCodes,
+) -> impl IntoView {
+    let l = lang();
+    let Some(best) = best else {
+        return view! {
+            <p class="note" data-testid="try-cart-combination">{l.t("try-cart-no-combination")}</p>
+        }
+        .into_any();
+    };
+    let named: Vec<String> = best
+        .coupon_ids
+        .iter()
+        .map(|id| {
+            codes
+                .get(id.as_str())
+                .cloned()
+                .unwrap_or_else(|| l.t("coupon").to_string())
+        })
+        .collect();
+    let lines: Vec<OrderLineView> = asked
+        .into_iter()
+        .zip(best.lines)
+        .map(|(a, b)| {
+            let quantity = a.quantity.unwrap_or_default();
+            let unit_price = Cents::from_stored(a.unit_price_cents.unwrap_or_default());
+            OrderLineView {
+                line_id: b.line_id,
+                sku: None,
+                category: a.category.unwrap_or_default(),
+                shop_id: a.shop_id.map(ShopId::from_stored),
+                quantity,
+                unit_price_cents: unit_price,
+                amount_cents: Cents::from_stored(unit_price.get().saturating_mul(quantity)),
+                discounts: b.discounts,
+                payable_cents: b.payable_cents,
+                refunded_quantity: 0,
+                refunded_cents: Cents::ZERO,
+            }
+        })
+        .collect();
+    view! {
+        <p class="overall" data-testid="try-cart-combination">
+            <strong>{crate::tr!(
+                l,
+                "try-cart-combination",
+                codes = named.join(" + "),
+                discount = best.discount_cents.shown()
+            )}</strong>
+        </p>
+        <OrderLines lines=lines codes=codes refunds=false/>
+    }
+    .into_any()
 }
