@@ -18,6 +18,7 @@ use super::coupon::{CouponStatus, effective_status};
 pub use super::facts::{CouponFacts, OrderFacts};
 use super::final_payment::{CouponOutcome, HeldCoupon, PresaleOrder, plan_final_payment};
 use super::ids::{CouponId, OrderNo, TemplateId, UserId};
+use super::money::Cents;
 use super::order::{CouponLockStatus, OrderKind, OrderStatus};
 use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used, plan_return};
 
@@ -148,17 +149,26 @@ pub struct Check {
     pub message: Msg,
     /// What would fix it, when something should be done.
     pub suggested_action: Option<SuggestedAction>,
+    /// The code of the coupon it is about, when the order holds several
+    /// (its text then starts with it: "券 X：…").
+    pub coupon: Option<String>,
 }
 
 impl Check {
     /// The message in Chinese, as a staff member reads it.
     pub fn zh(&self) -> String {
-        crate::i18n::Lang::Zh.msg(&self.message)
+        self.text(crate::i18n::Lang::Zh)
     }
 
     /// The message in English, as a staff member reads it.
     pub fn en(&self) -> String {
-        crate::i18n::Lang::En.msg(&self.message)
+        self.text(crate::i18n::Lang::En)
+    }
+
+    /// The message in `l`, after the coupon it is about when it names
+    /// one.
+    pub fn text(&self, l: crate::i18n::Lang) -> String {
+        about_coupon(l, self.coupon.as_deref(), &self.message)
     }
 
     fn new(name: &'static str, result: CheckResult, message: Msg) -> Self {
@@ -167,7 +177,14 @@ impl Check {
             result,
             message,
             suggested_action: None,
+            coupon: None,
         }
+    }
+
+    /// The same check, about the coupon of code `code`.
+    fn about(mut self, code: &str) -> Self {
+        self.coupon = Some(code.to_string());
+        self
     }
 
     fn ok(name: &'static str, message: Msg) -> Self {
@@ -185,6 +202,19 @@ impl Check {
     fn suggest(mut self, action: SuggestedAction) -> Self {
         self.suggested_action = Some(action);
         self
+    }
+}
+
+/// `message` in `l`, after the code of the coupon it is about
+/// (`coupon`), when it names one.
+pub fn about_coupon(l: crate::i18n::Lang, coupon: Option<&str>, message: &Msg) -> String {
+    match coupon {
+        Some(code) => format!(
+            "{}{}",
+            l.msg(&crate::msg!("health-about-coupon", coupon = code)),
+            l.msg(message)
+        ),
+        None => l.msg(message),
     }
 }
 
@@ -247,6 +277,9 @@ pub struct HealthFacts<'a> {
     pub stock: Option<&'a StockFacts>,
     /// Compensation given for this order so far; `None`: none.
     pub compensated: Option<CompensationGiven>,
+    /// The further coupons of a presale order awaiting its final payment
+    /// with several coupons (read only then; empty otherwise).
+    pub further: &'a [HeldFurther],
     pub now: DateTime<Utc>,
 }
 
@@ -265,7 +298,7 @@ pub fn check_order(f: &HealthFacts<'_>) -> Vec<Check> {
         order_status(f),
         coupon_status(f),
         lock_link(f),
-        coupon_validity(f),
+        coupon_validity_of_each(f),
         checkout_lock(f),
         template_stock(f),
     ]
@@ -632,6 +665,53 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
             crate::msg!("health-coupon-is-not-bound-to", coupon = c.code.as_str()),
         ),
     }
+}
+
+/// A further coupon of a presale order as `coupon_validity` reads it:
+/// the coupon, and its own discount as snapshotted at the deposit.
+#[derive(Debug, Clone)]
+pub struct HeldFurther {
+    pub coupon: CouponFacts,
+    pub snapshot: Cents,
+}
+
+/// `coupon_validity` for a presale order awaiting its final payment with
+/// several coupons ([`HealthFacts::further`]): each coupon judged on its
+/// own snapshot (the policy applies to each), the worst of them answered
+/// (the first on a tie), naming its coupon. Any other order:
+/// [`coupon_validity`].
+pub fn coupon_validity_of_each(f: &HealthFacts<'_>) -> Check {
+    let further = f.further;
+    let first_snapshot = further.iter().fold(f.order.discount_snapshot, |s, h| {
+        s.saturating_sub(h.snapshot)
+    });
+    let Some(first) = f.coupon.filter(|_| {
+        !further.is_empty()
+            && f.order.kind == OrderKind::Presale
+            && f.order.status == OrderStatus::DepositPaid
+    }) else {
+        return coupon_validity(f);
+    };
+    let one = |coupon: &CouponFacts, snapshot: Cents| {
+        let order = OrderFacts {
+            discount_snapshot: snapshot,
+            ..f.order.clone()
+        };
+        coupon_validity(&HealthFacts {
+            order: &order,
+            coupon: Some(coupon),
+            ..f.clone()
+        })
+        .about(&coupon.code)
+    };
+    let mut worst = one(first, first_snapshot);
+    for h in further {
+        let check = one(&h.coupon, h.snapshot);
+        if check.result > worst.result {
+            worst = check;
+        }
+    }
+    worst
 }
 
 /// `coupon_validity`: for a presale order holding its coupon, whether the
@@ -1027,8 +1107,54 @@ mod tests {
             campaign: cmp,
             stock: None,
             compensated: None,
+            further: &[],
             now: t0(),
         }
+    }
+
+    #[test]
+    fn of_a_presale_order_of_several_coupons_the_one_ending_before_the_final_payment_is_named_with_its_own_discount()
+     {
+        // 50.00 in all: the order row's coupon 30.00 (valid past the
+        // window), a further coupon 20.00 ending before it opens.
+        let o = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let first = coupon(CouponStatus::Locked, Some("P123"), t0() + h(72));
+        let mut dying = coupon(CouponStatus::Locked, Some("P123"), t0() + h(12));
+        dying.id = "c2".into();
+        dying.code = "D2D2-D2D2-D2D2".into();
+        let further = [HeldFurther {
+            coupon: dying,
+            snapshot: Cents::from_stored(2000),
+        }];
+        let cmp = campaign(Policy::Strict);
+        let mut f = facts(&o, Some(&first), Some(&cmp));
+        f.further = &further;
+        let check = coupon_validity_of_each(&f);
+        assert_eq!(check.result, CheckResult::Warning);
+        assert_eq!(check.coupon.as_deref(), Some("D2D2-D2D2-D2D2"));
+        let zh = check.zh();
+        assert!(zh.starts_with("券 D2D2-D2D2-D2D2："), "{zh}");
+        assert!(zh.contains("20.00"), "its own discount: {zh}");
+        assert_eq!(
+            check.suggested_action,
+            Some(SuggestedAction::IssueCompensation {
+                user_id: "u1".into(),
+                order_no: "P123".into(),
+                amount_cents: 2000,
+            })
+        );
+        // Both valid past the window: the first coupon's answer, by code.
+        let mut lasting = further.clone();
+        lasting[0].coupon.ends_at = t0() + h(72);
+        f.further = &lasting;
+        let check = coupon_validity_of_each(&f);
+        assert_eq!(check.result, CheckResult::Ok);
+        assert_eq!(check.coupon.as_deref(), Some("K7QM-3XPA-9RTD"));
+        assert!(
+            check.zh().starts_with("券 K7QM-3XPA-9RTD：这张券有效期至"),
+            "{}",
+            check.zh()
+        );
     }
 
     /// The headline case: a strict presale paid with its coupon expired

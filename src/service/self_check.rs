@@ -108,6 +108,8 @@ pub struct CustomerFinding {
     /// What was found, addressed to the customer, with coupon codes
     /// instead of ids; rendered in the page's language.
     pub message: Msg,
+    /// The code of the coupon it is about, when the order holds several.
+    pub coupon: Option<String>,
     pub next: NextStep,
 }
 
@@ -214,6 +216,7 @@ fn finding(c: &CheckView, codes: &HashMap<String, String>) -> CustomerFinding {
             .clone()
             .map_args(|a| for_customer(a, codes))
             .with("audience", "customer"),
+        coupon: c.coupon.clone(),
         next: match c.result {
             CheckResult::Ok => NextStep::Nothing,
             // Something support can give (compensation): the customer
@@ -644,6 +647,7 @@ mod tests {
             message: crate::i18n::Lang::En.msg(&msg),
             message_zh: crate::i18n::Lang::Zh.msg(&msg),
             msg,
+            coupon: None,
             suggested_action: Some("release_coupon".into()),
             action: None,
         }

@@ -778,7 +778,7 @@ fn next_step_text(l: Lang, next: NextStep, hint: &Option<String>) -> String {
 #[component]
 fn Finding(finding: CustomerFinding, hint: Option<String>) -> impl IntoView {
     let (l, f) = (lang(), finding);
-    let message = l.msg(&f.message);
+    let message = crate::domain::health::about_coupon(l, f.coupon.as_deref(), &f.message);
     let next = next_step_text(l, f.next, &hint);
     let class = format!("sc-finding result-{}", f.result.as_str());
     let result = f.result;

@@ -421,3 +421,34 @@ async fn the_picker_stacks_coupons_for_a_presale_cart_within_what_the_deposit_le
         r.text
     );
 }
+
+#[tokio::test]
+async fn the_health_check_names_the_coupon_of_several_that_ends_before_the_final_payment() {
+    let app = spawn_app().await;
+    let (platform, shop_a, shop_b) = three(&app, [TEN_DAYS, 1800, TEN_DAYS]).await;
+    deposit_paid(&app, "strict", &[&platform, &shop_a, &shop_b]).await;
+    let code = app.coupon(&shop_a).await["code"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
+    let r = app.get("/api/v1/orders/P1/health-check").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let checks = r.body["checks"].as_array().cloned().unwrap_or_default();
+    assert_eq!(checks.len(), 6, "always six checks");
+    let validity = checks
+        .iter()
+        .find(|c| c["name"] == "coupon_validity")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(validity["result"], "warning", "{validity}");
+    let zh = validity["message_zh"].as_str().unwrap_or("");
+    assert!(zh.starts_with(&format!("券 {code}：")), "{zh}");
+    assert!(zh.contains("20.00"), "shop A's own discount: {zh}");
+    assert_eq!(validity["action"]["amount_cents"], 2000, "{validity}");
+    // With every coupon lasting, the check is ok.
+    let app = spawn_app().await;
+    let (platform, shop_a, shop_b) = three(&app, [TEN_DAYS; 3]).await;
+    deposit_paid(&app, "strict", &[&platform, &shop_a, &shop_b]).await;
+    let r = app.get("/api/v1/orders/P1/health-check").await;
+    assert_eq!(r.body["overall"], "ok", "{}", r.text);
+}

@@ -74,3 +74,4 @@ health-strict-expired-in-window-compensated = The coupon ended at { $ends }, bef
         [customer] you were compensated { $given } yuan at { $at }.
        *[staff] { $given } yuan compensation was given at { $at }.
     }
+health-about-coupon = Coupon { $coupon }:{ " " }

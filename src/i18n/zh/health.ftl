@@ -74,3 +74,4 @@ health-strict-expired-in-window-compensated = 这张券 { $ends } 到期，早�
         [customer] 已于 { $at } 为您补偿 { $given } 元。
        *[staff] 已于 { $at } 补偿 { $given } 元。
     }
+health-about-coupon = 券 { $coupon }：

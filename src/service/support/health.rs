@@ -15,7 +15,7 @@ use crate::domain::campaign::PaymentWindow;
 use crate::domain::facts::{CouponUnits, FurtherCoupon};
 use crate::domain::health::{
     self, CampaignFacts, Check, CheckResult, CompensationGiven, CouponFacts, HealthFacts,
-    OrderFacts, PartnerOrder, StockFacts, SuggestedAction,
+    HeldFurther, OrderFacts, PartnerOrder, StockFacts, SuggestedAction,
 };
 use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::money::Cents;
@@ -130,6 +130,11 @@ pub struct CheckView {
     #[serde(skip)]
     #[schema(ignore)]
     pub msg: crate::i18n::Msg,
+    /// The code of the coupon the check is about, when the order holds
+    /// several (the page shows it before the message).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub coupon: Option<String>,
     /// `release_coupon`, `issue_compensation`, `cancel_order`, `repair_link`,
     /// `mark_coupon_used`, `return_coupon` or null.
     pub suggested_action: Option<String>,
@@ -144,6 +149,7 @@ impl From<Check> for CheckView {
             result: c.result,
             message: c.en(),
             message_zh: c.zh(),
+            coupon: c.coupon,
             msg: c.message,
             suggested_action: c.suggested_action.as_ref().map(|a| a.code().to_string()),
             action: c.suggested_action.as_ref().map(ActionView::from),
@@ -371,6 +377,22 @@ async fn order_report(
     } else {
         None
     };
+    // A presale order awaiting its final payment with several coupons:
+    // each further coupon's validity is judged on its own snapshot.
+    let mut further = Vec::new();
+    if facts.kind == crate::domain::order::OrderKind::Presale
+        && facts.status == crate::domain::order::OrderStatus::DepositPaid
+        && !facts.further.is_empty()
+    {
+        for r in crate::store::order_coupons::of_order(c, &o.order_no).await? {
+            if let Some(row) = archive::get_live_or_archived(c, &r.coupon_id).await? {
+                further.push(HeldFurther {
+                    coupon: self::coupon_facts(&row),
+                    snapshot: r.snapshot_cents,
+                });
+            }
+        }
+    }
     let checks = health::check_order(&HealthFacts {
         order: &facts,
         coupon: coupon_facts.as_ref(),
@@ -379,6 +401,7 @@ async fn order_report(
         campaign: campaign.as_ref(),
         stock: stock.as_ref(),
         compensated,
+        further: &further,
         now,
     });
     let overall = health::overall(&checks);

@@ -35,7 +35,7 @@ pub fn HealthReport(
         .into_iter()
         .map(|c| {
             let class = format!("result-{}", c.result.as_str());
-            let message = l.msg(&c.msg);
+            let message = crate::domain::health::about_coupon(l, c.coupon.as_deref(), &c.msg);
             let name = check_label(l, &c.name);
             // `cancel_order` from `order_status` is a lapsed checkout, which
             // support may close (`permissions::may_cancel_order`).
