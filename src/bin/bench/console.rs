@@ -43,13 +43,14 @@ use sqlx::Executor;
 
 use couponkeeper::clock::ManualClock;
 use couponkeeper::config::Config;
-use couponkeeper::domain::cart::{CartInput, CartSpec};
+use couponkeeper::domain::cart::{CartInput, CartSpec, OrderInput, OrderSpec};
 use couponkeeper::domain::coupon::CouponStatus;
 use couponkeeper::domain::filters::{
     CouponExportQuery, CouponFilterInput, CouponListQuery, LedgerFilterInput, LedgerPageQuery,
 };
 use couponkeeper::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use couponkeeper::domain::line::LineInput;
+use couponkeeper::domain::order::{CouponLockStatus, OrderStatus};
 use couponkeeper::domain::staff::Role;
 use couponkeeper::domain::template::TemplateInput;
 use couponkeeper::server::build_service;
@@ -1014,6 +1015,7 @@ async fn measure_console(
         .await?,
     );
     rows.extend(picker_rows(s, &mut rng, runs, cap).await?);
+    rows.extend(pay_stack_rows(s, runs, cap).await?);
     rows.extend(order_list_rows(s, &mut rng, now_ms, data.orders, runs, cap).await?);
     let authority = couponkeeper::service::support::Authority::Api;
     let report_templates: Vec<TemplateId> = (0..runs)
@@ -1496,6 +1498,114 @@ async fn picker_rows(
     let ratio = ms(stacked.p99) / ms(list.p99).max(f64::MIN_POSITIVE);
     stacked.note = format!("p99 {ratio:.2}x the list's (target <= 3x)");
     Ok(vec![list, picker, stacked])
+}
+
+/// Paying a normal order of three coupons (a platform coupon and shop
+/// coupons of shops A and B) beside paying one of the platform coupon
+/// alone, on the same two-line cart: what stacking costs the payment
+/// (every coupon moved, the further coupons' rows and each coupon's
+/// report counters, in the order's one transaction). The orders are made
+/// beforehand through the service, one user each (not timed); every
+/// answer is checked: the order paid, every coupon used.
+async fn pay_stack_rows(s: &Service, runs: usize, cap: Duration) -> Result<Vec<OpRow>> {
+    let ctx = Ctx::new("bench", None);
+    let mut templates = Vec::new();
+    for (name, shop) in [
+        ("pay platform", None),
+        ("pay shop A", Some("A")),
+        ("pay shop B", Some("B")),
+    ] {
+        let t = s
+            .create_template(
+                &ctx,
+                None,
+                TemplateInput {
+                    name: Some(name.into()),
+                    kind: Some("fixed".into()),
+                    value_cents: Some(500),
+                    min_order_cents: Some(0),
+                    valid_seconds: Some(30 * 86_400),
+                    per_user_limit: Some(2),
+                    shop_id: shop.map(String::from),
+                    ..Default::default()
+                },
+            )
+            .await?
+            .fresh()
+            .ok_or("create_template answered a replay")?;
+        templates.push(t.id);
+    }
+    let lines = || {
+        ["A", "B"]
+            .iter()
+            .map(|shop| LineInput {
+                line_id: Some(shop.to_lowercase()),
+                sku: None,
+                category: Some("phones".into()),
+                shop_id: Some((*shop).into()),
+                quantity: Some(1),
+                unit_price_cents: Some(10_000),
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut rows = Vec::new();
+    for n in [1usize, 3] {
+        let mut orders = Vec::with_capacity(runs);
+        for i in 0..runs {
+            let user = format!("pay-stack-{n}-{i}");
+            let mut ids = Vec::with_capacity(n);
+            for t in templates.iter().take(n) {
+                let c = s
+                    .claim(&ctx, None, UserId::parse(&user)?, t.clone())
+                    .await?
+                    .fresh()
+                    .ok_or("claim answered a replay")?;
+                ids.push(c.id.to_string());
+            }
+            let order_no = format!("PAYSTACK-{n}-{i}");
+            let spec = OrderSpec::parse(OrderInput {
+                order_no: Some(order_no.clone()),
+                user_id: Some(user),
+                kind: Some("normal".into()),
+                lines: Some(lines()),
+                coupon_ids: Some(ids),
+                ..OrderInput::default()
+            })
+            .map_err(|e| format!("order {}: {}", e.field, e.message))?;
+            s.create_order(&ctx, None, spec).await?;
+            orders.push(OrderNo::parse(&order_no)?);
+        }
+        let name = if n == 1 {
+            "pay: an order of 1 coupon".to_string()
+        } else {
+            "pay: an order of 3 coupons (platform + 2 shops)".to_string()
+        };
+        let ctx = &ctx;
+        rows.push(
+            time_op(&name, orders, cap, |order_no| async move {
+                let paid = s
+                    .pay(ctx, None, order_no)
+                    .await?
+                    .fresh()
+                    .ok_or("pay answered a replay")?;
+                let used = paid
+                    .coupons
+                    .iter()
+                    .filter(|c| c.lock_status == CouponLockStatus::Used)
+                    .count();
+                if paid.status != OrderStatus::Paid || used != n {
+                    return Err(format!("{}: {used} of {n} coupons used", paid.order_no).into());
+                }
+                Ok(None)
+            })
+            .await?,
+        );
+    }
+    if let [one, three] = rows.as_mut_slice() {
+        let ratio = ms(three.p99) / ms(one.p99).max(f64::MIN_POSITIVE);
+        three.note = format!("p99 {ratio:.2}x paying an order of 1 coupon");
+    }
+    Ok(rows)
 }
 
 /// A user holding 200 coupons for stacking: 40 platform coupons (5
