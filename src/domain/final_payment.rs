@@ -598,20 +598,72 @@ impl PolicyPreview {
             .compensation
             .get()
             .saturating_sub(before.compensation.get());
+        self.record(before.outcome, after.outcome, extra);
+    }
+
+    /// [`PolicyPreview::add`] for an order of several coupons, each with
+    /// its own deposit snapshot: the policy applies to each coupon, so each
+    /// is judged on its own. The order counts once: past its end when any
+    /// coupon is, changed when any coupon's outcome changes (under the
+    /// first such coupon's change), with the extra compensation of all its
+    /// coupons.
+    pub fn add_each(
+        &mut self,
+        current: Policy,
+        proposed: Policy,
+        order: &PresaleOrder<'_>,
+        coupons: &[(HeldCoupon, Cents)],
+        opens: DateTime<Utc>,
+    ) {
+        self.orders_read += 1;
+        if coupons.iter().any(|(c, _)| c.ends_at <= opens) {
+            self.coupons_past_end += 1;
+        }
+        let mut change: Option<(CouponOutcome, CouponOutcome)> = None;
+        let mut extra: i64 = 0;
+        for (coupon, snapshot) in coupons {
+            let one = PresaleOrder {
+                snapshot_discount: *snapshot,
+                ..order.clone()
+            };
+            let (Ok(before), Ok(after)) = (
+                plan_final_payment(current, &one, Some(coupon), &[], opens),
+                plan_final_payment(proposed, &one, Some(coupon), &[], opens),
+            ) else {
+                return;
+            };
+            if before.outcome != after.outcome {
+                change.get_or_insert((before.outcome, after.outcome));
+                extra = extra.saturating_add(
+                    after
+                        .compensation
+                        .get()
+                        .saturating_sub(before.compensation.get()),
+                );
+            }
+        }
+        if let Some((from, to)) = change {
+            self.record(from, to, extra);
+        }
+    }
+
+    /// One changed order: `from` → `to`, costing `extra` more
+    /// compensation.
+    fn record(&mut self, from: CouponOutcome, to: CouponOutcome, extra: i64) {
         self.changed_orders += 1;
         self.extra_compensation_cents = self.extra_compensation_cents.saturating_add(extra);
         match self
             .changes
             .iter_mut()
-            .find(|c| c.from == before.outcome && c.to == after.outcome)
+            .find(|c| c.from == from && c.to == to)
         {
             Some(c) => {
                 c.orders += 1;
                 c.extra_compensation_cents = c.extra_compensation_cents.saturating_add(extra);
             }
             None => self.changes.push(OutcomeChange {
-                from: before.outcome,
-                to: after.outcome,
+                from,
+                to,
                 orders: 1,
                 extra_compensation_cents: extra,
             }),

@@ -3,6 +3,8 @@
 //! and the compensation mode), with a preview of what a policy change would
 //! do to the campaign's orders.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -505,12 +507,15 @@ impl Service {
     }
 }
 
-/// Judges one preview row (see [`PolicyPreview::add`]).
+/// Judges one preview row (see [`PolicyPreview::add`]); an order of
+/// several coupons (`further`: its other coupons) coupon by coupon, each
+/// on its own snapshot ([`PolicyPreview::add_each`]).
 fn judge(
     figures: &mut PolicyPreview,
     current: Policy,
     proposed: Policy,
     o: &campaigns::PreviewRow,
+    further: &[campaigns::PreviewFurther],
     opens: DateTime<Utc>,
 ) {
     let order = PresaleOrder {
@@ -525,16 +530,43 @@ fn judge(
         },
         snapshot_discount: o.discount_snapshot_cents,
     };
-    let held = match (o.coupon_status, o.coupon_ends_at, o.coupon_kind) {
+    let held = |status, ends, kind, order_no: &Option<OrderNo>| match (status, ends, kind) {
         (Some(status), Some(ends), Some(kind)) => Some(HeldCoupon {
             stored_status: status,
-            locked_to: o.coupon_order_no.clone(),
+            locked_to: order_no.clone(),
             ends_at: from_ms(ends),
             kind,
         }),
         _ => None,
     };
-    figures.add(current, proposed, &order, held.as_ref(), opens);
+    let first = held(
+        o.coupon_status,
+        o.coupon_ends_at,
+        o.coupon_kind,
+        &o.coupon_order_no,
+    );
+    if further.is_empty() {
+        figures.add(current, proposed, &order, first.as_ref(), opens);
+        return;
+    }
+    let snapshots = further.iter().fold(o.discount_snapshot_cents, |s, f| {
+        s.saturating_sub(f.snapshot_cents)
+    });
+    let mut coupons = Vec::with_capacity(further.len() + 1);
+    coupons.extend(first.map(|h| (h, snapshots)));
+    for f in further {
+        // A coupon that exists nowhere: the health check's, not the
+        // preview's (as for a single coupon).
+        if let Some(h) = held(
+            f.coupon_status,
+            f.coupon_ends_at,
+            f.coupon_kind,
+            &f.coupon_order_no,
+        ) {
+            coupons.push((h, f.snapshot_cents));
+        }
+    }
+    figures.add_each(current, proposed, &order, &coupons, opens);
 }
 
 async fn load(c: &mut sqlx::AnyConnection, id: &CampaignId) -> Result<CampaignRow, ServiceError> {
@@ -612,12 +644,18 @@ async fn preview_policy_change_tx(
             campaigns::deposit_paid_batch(c, id, after.as_deref().unwrap_or(""), PREVIEW_BATCH)
                 .await?;
         let full = batch.len() as i64 == PREVIEW_BATCH;
+        let nos: Vec<OrderNo> = batch.iter().map(|o| o.order_no.clone()).collect();
+        let mut further: HashMap<OrderNo, Vec<campaigns::PreviewFurther>> = HashMap::new();
+        for f in campaigns::preview_further(c, &nos).await? {
+            further.entry(f.order_no.clone()).or_default().push(f);
+        }
         for o in &batch {
             if figures.orders_read >= PREVIEW_CAP {
                 capped = true;
                 break;
             }
-            judge(&mut figures, row.policy, proposed, o, opens);
+            let of_order = further.get(&o.order_no).map(Vec::as_slice).unwrap_or(&[]);
+            judge(&mut figures, row.policy, proposed, o, of_order, opens);
         }
         match batch.last() {
             Some(last) if full && !capped => after = Some(last.order_no.clone()),

@@ -262,3 +262,43 @@ pub async fn deposit_paid_batch(
     .fetch_all(conn)
     .await
 }
+
+/// A further coupon of a `deposit_paid` order (several coupons), as the
+/// policy-change preview judges it: its deposit snapshot and its coupon.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PreviewFurther {
+    pub order_no: OrderNo,
+    pub snapshot_cents: Cents,
+    pub coupon_status: Option<CouponStatus>,
+    pub coupon_order_no: Option<OrderNo>,
+    pub coupon_ends_at: Option<i64>,
+    pub coupon_kind: Option<DiscountKind>,
+}
+
+/// The further coupons of the orders `order_nos` (a preview batch), by
+/// order and position; one index range of `order_coupons` per order and a
+/// key lookup per coupon.
+pub async fn preview_further(
+    conn: &mut AnyConnection,
+    order_nos: &[OrderNo],
+) -> Result<Vec<PreviewFurther>, sqlx::Error> {
+    let mut out = Vec::new();
+    for chunk in order_nos.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT oc.order_no, oc.snapshot_cents,
+                    c.status AS coupon_status, c.order_no AS coupon_order_no,
+                    c.ends_at AS coupon_ends_at, c.kind AS coupon_kind
+             FROM order_coupons oc LEFT JOIN coupons c ON c.id = oc.coupon_id
+             WHERE oc.order_no IN ({})
+             ORDER BY oc.order_no, oc.position",
+            marks.join(", ")
+        );
+        let mut q = sqlx::query_as::<_, PreviewFurther>(&sql);
+        for no in chunk {
+            q = q.bind(no);
+        }
+        out.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(out)
+}

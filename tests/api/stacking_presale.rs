@@ -452,3 +452,34 @@ async fn the_health_check_names_the_coupon_of_several_that_ends_before_the_final
     let r = app.get("/api/v1/orders/P1/health-check").await;
     assert_eq!(r.body["overall"], "ok", "{}", r.text);
 }
+
+#[tokio::test]
+async fn the_policy_preview_judges_each_coupon_of_an_order_of_several_on_its_own_discount() {
+    let app = spawn_app().await;
+    // Shop A's coupon (20.00) ends before the window opens; the others
+    // last.
+    let (platform, shop_a, shop_b) = three(&app, [TEN_DAYS, 1800, TEN_DAYS]).await;
+    let campaign = deposit_paid(&app, "lock", &[&platform, &shop_a, &shop_b]).await;
+    let preview = app
+        .service
+        .preview_policy_change(
+            &couponkeeper::domain::ids::CampaignId::from_wire(&campaign),
+            "swap_or_compensate",
+        )
+        .await
+        .expect("a preview");
+    let f = &preview.figures;
+    assert_eq!(
+        (f.orders_read, f.coupons_past_end, f.changed_orders),
+        (1, 1, 1)
+    );
+    // Under swap_or_compensate with no stand-in assumed, shop A's own
+    // 20.00 is compensated: not the order's 60.00.
+    assert_eq!(f.extra_compensation_cents, 2000);
+    let changes: Vec<(&str, &str, u64)> = f
+        .changes
+        .iter()
+        .map(|c| (c.from.as_str(), c.to.as_str(), c.orders))
+        .collect();
+    assert_eq!(changes, [("applied", "compensated", 1)]);
+}

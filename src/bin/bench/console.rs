@@ -1015,7 +1015,6 @@ async fn measure_console(
         .await?,
     );
     rows.extend(picker_rows(s, &mut rng, runs, cap).await?);
-    rows.extend(pay_stack_rows(s, runs, cap).await?);
     rows.extend(order_list_rows(s, &mut rng, now_ms, data.orders, runs, cap).await?);
     let authority = couponkeeper::service::support::Authority::Api;
     let report_templates: Vec<TemplateId> = (0..runs)
@@ -1366,6 +1365,9 @@ async fn order_list_rows(
         p99: took,
         note: format!("one run, {} KiB", csv.len() / 1024),
     });
+    // Last: its orders would change what the order rows and the export
+    // count.
+    rows.extend(pay_stack_rows(s, runs, cap).await?);
     Ok(rows)
 }
 
