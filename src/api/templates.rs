@@ -239,6 +239,9 @@ pub struct PatchTemplateBody {
     pub total_stock: Option<i64>,
     /// RFC 3339; claiming ends then (in the future).
     pub claim_ends_at: Option<String>,
+    /// A new budget, for a template that has one: more, or less down to
+    /// `budget_used_cents`.
+    pub budget_cents: Option<i64>,
     /// Everything else the body holds.
     #[serde(flatten)]
     #[schema(ignore)]
@@ -262,6 +265,7 @@ pub async fn patch(
         name: b.name,
         total_stock: b.total_stock,
         claim_ends_at: b.claim_ends_at,
+        budget_cents: b.budget_cents,
         end_claiming_now: false,
         unsafe_fields: b.other.keys().cloned().collect(),
     };

@@ -136,6 +136,9 @@ pub struct TemplateEdit {
     pub total_stock: Option<i64>,
     /// Claiming ends at this instant (no later than the coupons' hard end).
     pub claim_ends_at: Option<DateTime<Utc>>,
+    /// A new budget, in cents: only for a template that has one, and never
+    /// below what its coupons hold or gave.
+    pub budget_cents: Option<i64>,
 }
 
 /// Why an edit is refused (409 `edit_not_allowed`; the API's `message`
@@ -156,16 +159,23 @@ pub enum EditRefusal {
     /// A change of terms (value, threshold, validity, categories, limits)
     /// after coupons were claimed: issued coupons keep their terms.
     AlreadyClaimed,
+    /// A budget for a template without one, after its first claim: the
+    /// discounts already held were never reserved.
+    NoBudget,
+    /// A budget below what its coupons hold or gave.
+    BudgetBelowUsed,
 }
 
 impl EditRefusal {
-    pub const ALL: [EditRefusal; 6] = [
+    pub const ALL: [EditRefusal; 8] = [
         EditRefusal::StockMayOnlyGrow,
         EditRefusal::ClaimEndPassed,
         EditRefusal::BelowClaimed,
         EditRefusal::UnsafeField,
         EditRefusal::ChangedMeanwhile,
         EditRefusal::AlreadyClaimed,
+        EditRefusal::NoBudget,
+        EditRefusal::BudgetBelowUsed,
     ];
 
     /// The start of the API's English `message` (details may follow).
@@ -182,6 +192,12 @@ impl EditRefusal {
             EditRefusal::ChangedMeanwhile => "the template changed meanwhile; read it again",
             EditRefusal::AlreadyClaimed => {
                 "coupons of this template were already claimed: issued coupons keep their terms"
+            }
+            EditRefusal::NoBudget => {
+                "this template has no budget: one can only be set before its first claim"
+            }
+            EditRefusal::BudgetBelowUsed => {
+                "the budget cannot go below what its coupons hold or gave"
             }
         }
     }
@@ -200,6 +216,7 @@ impl EditRefusal {
             EditRefusal::ClaimEndPassed => "claim_ends_at",
             EditRefusal::UnsafeField | EditRefusal::ChangedMeanwhile => "form",
             EditRefusal::AlreadyClaimed => "terms",
+            EditRefusal::NoBudget | EditRefusal::BudgetBelowUsed => "budget",
         }
     }
 
@@ -212,6 +229,8 @@ impl EditRefusal {
             EditRefusal::UnsafeField => "template-edit-refusal-unsafe-field",
             EditRefusal::ChangedMeanwhile => "template-edit-refusal-changed-meanwhile",
             EditRefusal::AlreadyClaimed => "template-edit-refusal-already-claimed",
+            EditRefusal::NoBudget => "template-edit-refusal-no-budget",
+            EditRefusal::BudgetBelowUsed => "template-edit-refusal-budget-below-used",
         }
     }
 }
@@ -236,6 +255,9 @@ pub struct TemplateChanges {
     /// `null`: unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_user_limit: Option<(Option<i64>, Option<i64>)>,
+    /// In cents; `null`: no budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_cents: Option<(Option<i64>, Option<i64>)>,
 }
 
 /// A template's terms as the staff log keeps them, so its page can say
@@ -362,6 +384,7 @@ impl TemplateChanges {
             claim_ends_at: (before.2 != after.2).then(|| (t(before.2), t(after.2))),
             terms: None,
             per_user_limit: None,
+            budget_cents: None,
         }
     }
 
@@ -371,6 +394,7 @@ impl TemplateChanges {
             && self.claim_ends_at.is_none()
             && self.terms.is_none()
             && self.per_user_limit.is_none()
+            && self.budget_cents.is_none()
     }
 
     /// The stored detail.

@@ -220,6 +220,9 @@ pub struct TemplatePatch {
     /// End claiming now (the console's "end now": the moment of the
     /// transaction, so it cannot be refused as already past).
     pub end_claiming_now: bool,
+    /// A new budget of a template that has one (more, or less down to
+    /// what is used).
+    pub budget_cents: Option<i64>,
     /// Fields that would change issued coupons (refused with the reason).
     pub unsafe_fields: Vec<String>,
 }
@@ -285,10 +288,19 @@ impl Service {
                     .map_err(|m| ServiceError::Invalid(FieldError::new("claim_ends_at", m)))?,
             ),
         };
+        if let Some(b) = patch.budget_cents
+            && !(1..=crate::domain::money::MAX_CENTS).contains(&b)
+        {
+            return Err(ServiceError::Invalid(FieldError::new(
+                "budget_cents",
+                "must be greater than 0",
+            )));
+        }
         let edit = TemplateEdit {
             name,
             total_stock: patch.total_stock,
             claim_ends_at,
+            budget_cents: patch.budget_cents,
         };
         let end_now = patch.end_claiming_now;
         let op = self.op(ctx);
@@ -609,10 +621,37 @@ async fn edit_template_tx(
     {
         templates::grow_stock(c, id, new - old).await?;
     }
-    let changes = TemplateChanges::between(
+    let budget = match (row.budget_cents.map(Cents::get), edit.budget_cents) {
+        (_, None) => None,
+        (None, Some(_)) => {
+            return Err(edit_refused(EditRefusal::NoBudget, None)
+                .about(crate::i18n::Msg::new(EditRefusal::NoBudget.label_key())));
+        }
+        (Some(old), Some(new)) if old == new => None,
+        (Some(old), Some(new)) => {
+            let used = crate::store::budgets::used_of(c, id)
+                .await?
+                .map_or(0, |(used, _)| used);
+            if new < used {
+                return Err(edit_refused(
+                    EditRefusal::BudgetBelowUsed,
+                    Some(format!("{used} cents used")),
+                )
+                .about(crate::i18n::Msg::new(
+                    EditRefusal::BudgetBelowUsed.label_key(),
+                )));
+            }
+            if !crate::store::budgets::change_budget(c, id, old, new).await? {
+                return Err(edit_refused(EditRefusal::ChangedMeanwhile, None));
+            }
+            Some((Some(old), Some(new)))
+        }
+    };
+    let mut changes = TemplateChanges::between(
         (&row.name, row.total_stock, row.claim_ends_at.map(from_ms)),
         (&name, stock, ends.map(from_ms)),
     );
+    changes.budget_cents = budget;
     if !changes.is_empty() {
         insert_staff_audit(
             c,

@@ -182,6 +182,47 @@ async fn take(
     Ok(need == 0)
 }
 
+/// Changes a template's budget from `old` to `new` cents (both set): the
+/// template row by a conditional update on `old`, and its shards by the
+/// difference (more: added to one shard; less: taken as an order takes,
+/// never below zero). False when the budget changed meanwhile or the
+/// shards have less left than the cut (what the coupons hold or gave
+/// would pass the new budget); the caller's transaction then rolls back.
+pub async fn change_budget(
+    conn: &mut AnyConnection,
+    template_id: &TemplateId,
+    old: i64,
+    new: i64,
+) -> Result<bool, sqlx::Error> {
+    let done =
+        sqlx::query("UPDATE templates SET budget_cents = $3 WHERE id = $1 AND budget_cents = $2")
+            .bind(template_id)
+            .bind(old)
+            .bind(new)
+            .execute(&mut *conn)
+            .await?;
+    if done.rows_affected() != 1 {
+        return Ok(false);
+    }
+    if new > old {
+        let shard = rand::rng().random_range(0..BUDGET_SHARDS);
+        sqlx::query(
+            "UPDATE template_budget_shards SET left_cents = left_cents + $3
+             WHERE template_id = $1 AND shard = $2",
+        )
+        .bind(template_id)
+        .bind(shard)
+        .bind(new - old)
+        .execute(&mut *conn)
+        .await?;
+        return Ok(true);
+    }
+    if new < old {
+        return take(conn, template_id, old - new).await;
+    }
+    Ok(true)
+}
+
 /// Gives back what coupon `coupon_id` reserved for order `order_no`, if
 /// anything: the reservation row goes, its cents return to a shard.
 pub async fn give_back(

@@ -152,3 +152,79 @@ async fn thirty_two_orders_at_once_never_pass_the_budget_and_the_reservations_eq
     .await;
     assert_eq!(left, 1_234, "never below zero, nothing lost");
 }
+
+#[tokio::test]
+async fn a_budget_grows_or_shrinks_after_claims_but_never_below_what_is_used() {
+    let app = spawn_app().await;
+    let t = budgeted(&app, 10_000).await;
+    let path = format!("/api/v1/templates/{t}");
+    let c1 = claim(&app, "u1", &t).await;
+    let c2 = claim(&app, "u2", &t).await;
+    let c3 = claim(&app, "u3", &t).await;
+    for (no, user, c) in [("N1", "u1", &c1), ("N2", "u2", &c2)] {
+        let r = app.order(order(no, user, c)).await;
+        assert_eq!(r.status, 201, "{}", r.text);
+    }
+    assert_eq!(used(&app, &t).await, 10_000);
+    let r = app.order(order("N3", "u3", &c3)).await;
+    assert_eq!(r.code(), "budget_exhausted", "{}", r.text);
+    // More: the third order fits.
+    let r = app.patch(&path, json!({"budget_cents": 15_000})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(
+        (
+            r.body["budget_cents"].as_i64(),
+            r.body["budget_used_cents"].as_i64()
+        ),
+        (Some(15_000), Some(10_000))
+    );
+    let r = app.order(order("N3", "u3", &c3)).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    // Below what is used: refused, nothing changed.
+    let r = app.patch(&path, json!({"budget_cents": 14_999})).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (409, "edit_not_allowed"),
+        "{}",
+        r.text
+    );
+    assert!(
+        r.text
+            .contains("The budget cannot go below what its coupons hold or gave."),
+        "{}",
+        r.text
+    );
+    let r = app.patch(&path, json!({"budget_cents": 0})).await;
+    assert_eq!(r.status, 400, "{}", r.text);
+    // A cancelled order gives back: down to exactly what is used.
+    let r = app.post("/api/v1/orders/N3/cancel", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = app.patch(&path, json!({"budget_cents": 10_000})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(used(&app, &t).await, 10_000);
+    let r = app.order(order("N4", "u3", &c3)).await;
+    assert_eq!(r.code(), "budget_exhausted", "{}", r.text);
+    // A template without a budget does not gain one after its first
+    // claim: the discounts already held were never reserved.
+    let plain = app.template(json!({})).await["id"]
+        .as_str()
+        .expect("template id")
+        .to_string();
+    claim(&app, "u1", &plain).await;
+    let r = app
+        .patch(
+            &format!("/api/v1/templates/{plain}"),
+            json!({"budget_cents": 5_000}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.code()),
+        (409, "edit_not_allowed"),
+        "{}",
+        r.text
+    );
+    // Reconciliation finds the budget in step with its orders.
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["anomalies"], json!([]), "{}", r.text);
+}

@@ -462,3 +462,46 @@ async fn a_full_edit_keeps_the_shop_skus_refund_rule_stacking_and_budget_the_for
     assert_eq!(t["budget_cents"], 20_000);
     assert_eq!(t["budget_used_cents"], 0);
 }
+
+#[tokio::test]
+async fn after_the_first_claim_an_operator_raises_a_budget_and_a_cut_below_its_use_comes_back_at_the_field()
+ {
+    let app = spawn_app().await;
+    let id = template(&app, json!({"budget_cents": 10_000})).await;
+    let c = app.claim("u1", &id).await;
+    let r = app
+        .order(json!({"order_no": "N1", "user_id": "u1", "kind": "normal",
+            "category": "phones", "total_cents": 40_000, "coupon_id": c["id"]}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let path = format!("/console/templates/{id}");
+    let mut b = signed_in(&app, Role::Operator).await;
+    let page = b.get(&path).await;
+    assert_eq!(
+        input_value(&page.text, "edit-budget-now").as_deref(),
+        Some("100"),
+        "{}",
+        page.text
+    );
+    assert!(visible_text(&page.text).contains("已用 ¥50.00"));
+    let r = b
+        .post_on(&path, &format!("{path}/edit"), &[("budget_now", "40")])
+        .await;
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert_eq!(
+        field_error(&r.text, "budget_now").as_deref(),
+        Some("预算不能少于这批券已占用或已优惠的金额。")
+    );
+    assert_eq!(
+        input_value(&r.text, "edit-budget-now").as_deref(),
+        Some("40")
+    );
+    let r = b
+        .post_on(&path, &format!("{path}/edit"), &[("budget_now", "150")])
+        .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let t = app.get(&format!("/api/v1/templates/{id}")).await.body;
+    assert_eq!(t["budget_cents"], 15_000);
+    let log = staff_log(&mut b).await;
+    assert!(log.contains("¥100.00 → ¥150.00"), "{log}");
+}

@@ -120,7 +120,7 @@ template-history = Change history
 template-no-history = No changes recorded yet.
 template-change = Change
 template-end-claiming = End claiming early
-template-safe-edit = Rename or add stock
+template-safe-edit = Rename, add stock or change the budget
 template-change-part = { $field }: { $value }
 template-change-separator = {"; "}
 template-manage = Manage
@@ -139,7 +139,7 @@ template-claiming-ends-flash = End of claiming set for template "{ $name }".
 template-saved-flash = Template "{ $name }" saved.
 template-edit = Edit template
 template-terms = Coupon terms
-template-terms-locked = Coupons have been claimed; issued coupons keep their terms, so the terms cannot change. You can still rename, add stock or end claiming early.
+template-terms-locked = Coupons have been claimed; issued coupons keep their terms, so the terms cannot change. You can still rename, add stock, change the budget or end claiming early.
 template-stock-any-before-claim = No coupon has been claimed yet: the stock can be set to any number or unlimited.
 template-duplicate = Duplicate as a new template
 template-copy-name = { $name } (copy)
@@ -151,6 +151,9 @@ template-edit-refusal-below-claimed = Stock cannot go below what was already cla
 template-edit-refusal-unsafe-field = This would change coupons already issued, so it cannot be changed.
 template-edit-refusal-changed-meanwhile = Someone changed this template a moment ago; reload the page and try again.
 template-edit-refusal-already-claimed = Coupons have been claimed; issued coupons keep their terms, so the terms cannot change.
+template-edit-refusal-no-budget = This template has no budget: a budget can only be set before its first claim.
+template-edit-refusal-budget-below-used = The budget cannot go below what its coupons hold or gave.
+template-budget-edit-hint = { $used } used; raise it, or lower it to no less than that.
 
 ## The staff log's template actions (service::templates::actions)
 staff-action-template_create = template created

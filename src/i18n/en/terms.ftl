@@ -71,4 +71,4 @@ refusal-checkout_lock_expired = The time to pay this order has run out; it will 
 refusal-compensation_limit_exceeded = This is more compensation than support may give (per coupon or per day); ask an operator.
 refusal-order_not_owned = The order belongs to another user.
 refusal-repair_not_applicable = The facts no longer call for this repair.
-refusal-edit_not_allowed = This change would alter coupons already issued or lower the stock: a template can only be renamed, have its stock raised (never below what was claimed) or end claiming early.
+refusal-edit_not_allowed = This change would alter coupons already issued or lower the stock: a template can only be renamed, have its stock raised (never below what was claimed), have its budget changed (never below what is used) or end claiming early.

@@ -110,7 +110,7 @@ template-history = 变更记录
 template-no-history = 暂无变更记录。
 template-change = 变更
 template-end-claiming = 提前结束领取
-template-safe-edit = 改名或增加库存
+template-safe-edit = 改名、增加库存或调整预算
 template-change-part = { $field }：{ $value }
 template-change-separator = ；
 template-manage = 管理
@@ -129,7 +129,7 @@ template-claiming-ends-flash = 已设置券模板「{ $name }」的领取截止�
 template-saved-flash = 已保存券模板「{ $name }」。
 template-edit = 修改券模板
 template-terms = 券的条款
-template-terms-locked = 已有券领取，已发出的券保留原条款，故条款不能修改；只能改名、增加库存或提前结束领取。
+template-terms-locked = 已有券领取，已发出的券保留原条款，故条款不能修改；只能改名、增加库存、调整预算或提前结束领取。
 template-stock-any-before-claim = 还没有券被领取，库存可以改成任意数量或不限。
 template-duplicate = 复制为新模板
 template-copy-name = { $name } 副本
@@ -141,6 +141,9 @@ template-edit-refusal-below-claimed = 库存不能少于已领取的数量。
 template-edit-refusal-unsafe-field = 这项会改变已发出的券，不能修改。
 template-edit-refusal-changed-meanwhile = 券模板刚被别人修改过，请刷新后再试。
 template-edit-refusal-already-claimed = 已有券领取，已发出的券保留原条款，故不能修改条款。
+template-edit-refusal-no-budget = 这个券模板没有预算：预算只能在首次领取前设置。
+template-edit-refusal-budget-below-used = 预算不能少于这批券已占用或已优惠的金额。
+template-budget-edit-hint = 已用 { $used }；可调高，也可调低到不少于已用。
 
 ## The staff log's template actions (service::templates::actions)
 staff-action-template_create = 创建券模板

@@ -1,6 +1,7 @@
 //! The template page's posts: pause / resume, end claiming and the edits,
 //! and a batch of redeem codes; refused, the page again as typed.
 
+use crate::domain::money::Cents;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -96,6 +97,9 @@ pub(super) struct EditForm {
     total_stock: Option<String>,
     claim_ends_at: Option<String>,
     now: Option<String>,
+    /// The budget in yuan (a template with a budget, after its first
+    /// claim).
+    budget_now: Option<String>,
 }
 
 pub(super) async fn edit(
@@ -114,6 +118,7 @@ pub(super) async fn edit(
         name: form.name.clone(),
         total_stock: form.total_stock.clone().unwrap_or_default(),
         claim_ends_at: form.claim_ends_at.clone().unwrap_or_default(),
+        budget_now: form.budget_now.clone(),
         ..DetailForms::default()
     };
     let mut patch = TemplatePatch {
@@ -130,6 +135,17 @@ pub(super) async fn edit(
         Err(()) => forms
             .errors
             .add("total_stock", l.t("template-error-total-stock").to_string()),
+    }
+    if let Some(typed) = form.budget_now.as_deref() {
+        match super::create::yuan_field(typed) {
+            Ok(Some(cents)) if Some(cents) != current.budget_cents.map(Cents::get) => {
+                patch.budget_cents = Some(cents);
+            }
+            Ok(Some(_)) => {}
+            _ => forms
+                .errors
+                .add("budget_now", l.t("template-error-budget").to_string()),
+        }
     }
     if !patch.end_claiming_now {
         // The end-claiming form sends its time field, the edit form none.
@@ -165,9 +181,13 @@ pub(super) async fn edit(
                 if EditRefusal::from_message(&message).is_some() =>
             {
                 let why = EditRefusal::from_message(&message).unwrap_or(EditRefusal::UnsafeField);
-                forms
-                    .errors
-                    .add(why.field(), l.t(why.label_key()).to_string());
+                // The budget of the safe edit is its own field (the
+                // full edit's is disabled once coupons are claimed).
+                let field = match why.field() {
+                    "budget" => "budget_now",
+                    other => other,
+                };
+                forms.errors.add(field, l.t(why.label_key()).to_string());
                 detail_page(&s, &staff, &id, forms).await?
             }
             Err(ServiceError::Invalid(f)) => {
@@ -175,12 +195,14 @@ pub(super) async fn edit(
                     "name" => "name",
                     "total_stock" => "total_stock",
                     "claim_ends_at" => "claim_ends_at",
+                    "budget_cents" => "budget_now",
                     _ => "form",
                 };
                 let words = match field {
                     "name" => l.t("template-error-name"),
                     "total_stock" => l.t("template-error-total-stock"),
                     "claim_ends_at" => l.t("template-error-claim-ends-at"),
+                    "budget_now" => l.t("template-error-budget"),
                     _ => l.t("template-error-form"),
                 };
                 forms.errors.add(field, words.to_string());

@@ -135,7 +135,7 @@ pub(super) fn whole_number(raw: &str) -> Result<Option<i64>, ()> {
 
 /// Yuan typed in a field: empty is `None`; more than two decimals or
 /// anything but a number is refused ([`Cents::parse_yuan`]).
-fn yuan_field(raw: &str) -> Result<Option<i64>, ()> {
+pub(super) fn yuan_field(raw: &str) -> Result<Option<i64>, ()> {
     if raw.trim().is_empty() {
         return Ok(None);
     }

@@ -13,6 +13,7 @@ use super::words::{
 };
 use crate::domain::discount::DiscountKind;
 use crate::domain::ids::TemplateId;
+use crate::domain::money::Cents;
 use crate::domain::permissions::Permission;
 use crate::domain::template::{
     ClaimStanding, TemplateChanges, parse_claiming_detail, spread_words,
@@ -40,6 +41,8 @@ pub(super) struct DetailForms {
     pub(super) name: Option<String>,
     pub(super) total_stock: String,
     pub(super) claim_ends_at: String,
+    /// The safe edit's budget as typed, after a refusal.
+    pub(super) budget_now: Option<String>,
     /// The full edit as typed (every term), after a refusal.
     pub(super) terms: Option<CreateForm>,
     pub(super) errors: FieldErrors,
@@ -290,6 +293,23 @@ fn EditTemplateForm(
     });
     let id = |field: &str| format!("edit-{}", field.replace('_', "-"));
     let hint_time = Some(l.t("template-business-time"));
+    // Once coupons are claimed the terms are locked, but a budget may
+    // still grow, or shrink down to what is used.
+    let budget_now = match (locked, t.budget_cents) {
+        (true, Some(budget)) => {
+            let at = e.input_attrs("budget_now", "edit-budget-now");
+            let used = Cents::from_stored(t.budget_used_cents.unwrap_or_default());
+            let value = f.budget_now.clone().unwrap_or_else(|| budget.yuan_input());
+            Some(view! {
+                <label for="edit-budget-now">{l.t("template-budget-yuan")}</label>
+                <span class="note">{crate::tr!(l, "template-budget-edit-hint", used = used.shown())}</span>
+                <input id="edit-budget-now" name="budget_now" type="text" inputmode="decimal" value=value
+                    aria-invalid=at.invalid aria-describedby=at.described_by.clone()/>
+                {field_error(&at)}
+            })
+        }
+        _ => None,
+    };
     view! {
         <h3>{heading}</h3>
         <form method="post" action=action class="stack" data-testid="edit-form" novalidate=true>
@@ -305,6 +325,7 @@ fn EditTemplateForm(
                 aria-invalid=stock.invalid aria-describedby=stock.described_by.clone()/>
             {field_error(&stock)}
             {unlimited_box}
+            {budget_now}
             <fieldset data-testid="edit-terms" disabled=locked aria-describedby=locked.then_some("edit-terms-locked")>
                 <legend>{l.t("template-terms")}</legend>
                 <span id="edit-terms-locked">{locked_note}</span>
@@ -424,6 +445,16 @@ pub(crate) fn history_change(l: Lang, e: &StaffAuditView) -> (String, String) {
         parts.push(part(
             l.t("template-per-user-limit"),
             arrow(count_or_unlimited(l, before), count_or_unlimited(l, after)),
+        ));
+    }
+    if let Some((before, after)) = c.budget_cents {
+        let money = |v: Option<i64>| {
+            v.map(|c| Cents::from_stored(c).shown())
+                .unwrap_or_else(|| "—".into())
+        };
+        parts.push(part(
+            l.t("template-budget"),
+            arrow(money(before), money(after)),
         ));
     }
     if let Some((before, after)) = &c.terms {
