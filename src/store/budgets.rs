@@ -205,16 +205,7 @@ pub async fn change_budget(
         return Ok(false);
     }
     if new > old {
-        let shard = rand::rng().random_range(0..BUDGET_SHARDS);
-        sqlx::query(
-            "UPDATE template_budget_shards SET left_cents = left_cents + $3
-             WHERE template_id = $1 AND shard = $2",
-        )
-        .bind(template_id)
-        .bind(shard)
-        .bind(new - old)
-        .execute(&mut *conn)
-        .await?;
+        add_to_a_shard(conn, template_id, new - old).await?;
         return Ok(true);
     }
     if new < old {
@@ -242,17 +233,28 @@ pub async fn give_back(
         return Ok(());
     };
     if cents > 0 {
-        let shard = rand::rng().random_range(0..BUDGET_SHARDS);
-        sqlx::query(
-            "UPDATE template_budget_shards SET left_cents = left_cents + $3
-             WHERE template_id = $1 AND shard = $2",
-        )
-        .bind(&template_id)
-        .bind(shard)
-        .bind(cents)
-        .execute(&mut *conn)
-        .await?;
+        add_to_a_shard(conn, &template_id, cents).await?;
     }
+    Ok(())
+}
+
+/// Adds `cents` to one of a template's shards, picked at random so that
+/// concurrent give-backs spread over the rows.
+async fn add_to_a_shard(
+    conn: &mut AnyConnection,
+    template_id: &TemplateId,
+    cents: i64,
+) -> Result<(), sqlx::Error> {
+    let shard = rand::rng().random_range(0..BUDGET_SHARDS);
+    sqlx::query(
+        "UPDATE template_budget_shards SET left_cents = left_cents + $3
+         WHERE template_id = $1 AND shard = $2",
+    )
+    .bind(template_id)
+    .bind(shard)
+    .bind(cents)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

@@ -85,22 +85,7 @@ async fn pay_deposit_tx(
         )?,
         None => Cents::ZERO,
     };
-    let mut next = o.clone();
-    next.deposit_paid_at = Some(to_ms(op.now));
-    next.coupon_discount_cents = discount;
-    next.discount_snapshot_cents = discount;
-    if coupon.is_some() {
-        next.coupon_lock_status = CouponLockStatus::Locked;
-    }
-    let stored = move_order(
-        c,
-        op,
-        OrderStatus::PendingDeposit,
-        OrderStep::DepositPayment,
-        &next,
-        None,
-    )
-    .await?;
+    let stored = mark_deposit_paid(c, op, &o, discount, coupon.is_some()).await?;
     // The deposit snapshot includes the split.
     if let Some(cp) = &coupon {
         set_split(c, &o, &mut cart, &cp.id, &coupon_terms(cp), discount).await?;
@@ -167,20 +152,7 @@ async fn pay_deposit_of_several(
         op.now,
     )
     .await?;
-    let mut next = o.clone();
-    next.deposit_paid_at = Some(to_ms(op.now));
-    next.coupon_discount_cents = chosen.total;
-    next.discount_snapshot_cents = chosen.total;
-    next.coupon_lock_status = CouponLockStatus::Locked;
-    let stored = move_order(
-        c,
-        op,
-        OrderStatus::PendingDeposit,
-        OrderStep::DepositPayment,
-        &next,
-        None,
-    )
-    .await?;
+    let stored = mark_deposit_paid(c, op, o, chosen.total, true).await?;
     // The further coupons' discounts first: a budget reservation reads a
     // coupon's discount on the order as the coupon is locked.
     for (row, applied) in chosen.rows.iter().zip(&chosen.applied) {
@@ -226,4 +198,32 @@ async fn pay_deposit_of_several(
             .await?;
     }
     order_view_of(c, stored, cart, op.now, false).await
+}
+
+/// The order row at the deposit: `deposit_paid`, with the discount
+/// snapshotted (and its coupons locked, when it has any), by one
+/// conditional update on `pending_deposit`.
+async fn mark_deposit_paid(
+    c: &mut AnyConnection,
+    op: &Op,
+    o: &OrderRow,
+    discount: Cents,
+    locked: bool,
+) -> Result<OrderRow, ServiceError> {
+    let mut next = o.clone();
+    next.deposit_paid_at = Some(to_ms(op.now));
+    next.coupon_discount_cents = discount;
+    next.discount_snapshot_cents = discount;
+    if locked {
+        next.coupon_lock_status = CouponLockStatus::Locked;
+    }
+    move_order(
+        c,
+        op,
+        OrderStatus::PendingDeposit,
+        OrderStep::DepositPayment,
+        &next,
+        None,
+    )
+    .await
 }
