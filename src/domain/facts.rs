@@ -47,6 +47,9 @@ pub struct FurtherCoupon {
     pub id: CouponId,
     /// What it takes off the order.
     pub discount: Cents,
+    /// What a presale order's final payment deducted in its place (its
+    /// share stays on the lines).
+    pub compensation: Cents,
     pub lock_status: CouponLockStatus,
 }
 

@@ -609,17 +609,23 @@ pub struct CartFacts {
 /// order took for it (`discount + compensation`: a deducted compensation
 /// keeps the deposit's split), and no other coupon has shares.
 pub fn check_split(o: &OrderFacts, cart: &CartFacts) -> Option<Finding> {
-    // The order keeps the discounts' sum: its own coupon's is what the
-    // further coupons leave of it.
-    let further = o
-        .further
-        .iter()
-        .fold(Cents::ZERO, |s, f| s.saturating_add(f.discount));
+    // The order keeps the discounts' and compensations' sums: its own
+    // coupon's are what the further coupons leave of them. A compensation
+    // deducted at the final payment keeps the coupon's share on the lines.
+    let (further, further_compensation) =
+        o.further
+            .iter()
+            .fold((Cents::ZERO, Cents::ZERO), |(d, k), f| {
+                (
+                    d.saturating_add(f.discount),
+                    k.saturating_add(f.compensation),
+                )
+            });
     let expected = o
         .money
         .discount
         .saturating_sub(further)
-        .saturating_add(o.money.compensation);
+        .saturating_add(o.money.compensation.saturating_sub(further_compensation));
     let named = o.coupon_id.as_ref();
     let finding = |coupon: &CouponId, split: Cents, expected: Cents| Finding {
         kind: AnomalyKind::SplitMismatch,
@@ -654,7 +660,7 @@ pub fn check_split(o: &OrderFacts, cart: &CartFacts) -> Option<Finding> {
             o.further
                 .iter()
                 .find(|f| f.id == *coupon)
-                .map_or(Cents::ZERO, |f| f.discount)
+                .map_or(Cents::ZERO, |f| f.discount.saturating_add(f.compensation))
         };
         if *split != want {
             return Some(finding(coupon, *split, want));

@@ -314,6 +314,16 @@ async fn under_swap_or_compensate_each_expired_coupon_is_swapped_or_compensated_
             Some(shop_b.clone())
         )]
     );
+    // The expired coupons still name the order; neither the health check
+    // nor reconciliation takes them for strays.
+    let r = app.get("/api/v1/reconciliation").await;
+    assert_eq!(r.body["anomalies"], json!([]), "{}", r.text);
+    let r = app.get("/api/v1/orders/P1/health-check").await;
+    let problems: Vec<&Value> = r.body["checks"]
+        .as_array()
+        .map(|cs| cs.iter().filter(|c| c["result"] == "problem").collect())
+        .unwrap_or_default();
+    assert!(problems.is_empty(), "{}", r.text);
     // The whole refund returns the coupons spent and reverses the
     // compensation.
     let r = app

@@ -245,6 +245,7 @@ pub(crate) async fn further_of(
         out.entry(no).or_default().push(FurtherCoupon {
             id: r.coupon_id,
             discount: r.discount_cents,
+            compensation: r.compensation_cents,
             lock_status: r.lock_status,
         });
     }
