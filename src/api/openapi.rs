@@ -875,6 +875,7 @@ fn input_rules(doc: &mut serde_json::Value) {
                     "maxLength": crate::domain::template::MAX_NAME_CHARS, "pattern": TEXT_PATTERN},
                 "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
                 "claim_ends_at": opt_time(),
+                "budget_cents": opt_int(1, MAX_CENTS),
             }),
             vec![],
             json!({}),
