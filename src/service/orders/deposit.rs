@@ -21,6 +21,7 @@ use sqlx::AnyConnection;
 use crate::domain::ids::{CouponId, OrderNo};
 use crate::service::{Ctx, Executed, IdempotencyRequest, Op, Refusal, Service, ServiceError};
 use crate::store::campaigns::CampaignRow;
+use crate::store::coupons::CouponRow;
 use crate::store::order_coupons;
 use crate::store::orders::OrderRow;
 
@@ -107,19 +108,7 @@ async fn pay_deposit_tx(
             "this coupon was just locked or changed by another request",
         ));
     }
-    if let Some(cp) = &coupon
-        && policy_of(&campaign) == Policy::Strict
-    {
-        let risk = crate::service::reminders::AtRisk {
-            order_no: &o.order_no,
-            user_id: &o.user_id,
-            coupon_id: &cp.id,
-            ends_at: from_ms(cp.ends_at),
-            window_starts: window_of(&campaign).starts,
-        };
-        crate::service::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now)
-            .await?;
-    }
+    warn_if_strict(c, op, &o, &campaign, coupon.as_ref()).await?;
     order_view_of(c, stored, cart, op.now, false).await
 }
 
@@ -184,20 +173,32 @@ async fn pay_deposit_of_several(
         "lock",
     )
     .await?;
-    if policy_of(campaign) == Policy::Strict
-        && let Some(first) = chosen.rows.iter().min_by_key(|r| r.ends_at)
-    {
-        let risk = crate::service::reminders::AtRisk {
-            order_no: &o.order_no,
-            user_id: &o.user_id,
-            coupon_id: &first.id,
-            ends_at: from_ms(first.ends_at),
-            window_starts: window_of(campaign).starts,
-        };
-        crate::service::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now)
-            .await?;
-    }
+    let first_to_end = chosen.rows.iter().min_by_key(|r| r.ends_at);
+    warn_if_strict(c, op, o, campaign, first_to_end).await?;
     order_view_of(c, stored, cart, op.now, false).await
+}
+
+/// Under the strict policy, the warning at the deposit when `coupon`
+/// ends before the final-payment window opens (one per order).
+async fn warn_if_strict(
+    c: &mut AnyConnection,
+    op: &Op,
+    o: &OrderRow,
+    campaign: &CampaignRow,
+    coupon: Option<&CouponRow>,
+) -> Result<(), ServiceError> {
+    let Some(cp) = coupon.filter(|_| policy_of(campaign) == Policy::Strict) else {
+        return Ok(());
+    };
+    let risk = crate::service::reminders::AtRisk {
+        order_no: &o.order_no,
+        user_id: &o.user_id,
+        coupon_id: &cp.id,
+        ends_at: from_ms(cp.ends_at),
+        window_starts: window_of(campaign).starts,
+    };
+    crate::service::reminders::warn_at_deposit(c, &op.settings.reminders, &risk, op.now).await?;
+    Ok(())
 }
 
 /// The order row at the deposit: `deposit_paid`, with the discount
