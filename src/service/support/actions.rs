@@ -607,6 +607,19 @@ async fn invalidate_coupon_tx(
     reload_coupon(c, coupon_id, op.now).await
 }
 
+/// A live order of several coupons keeps each of them: they are
+/// released together when the order is cancelled or refunded.
+fn held_with_others(o: &OrderRow) -> ServiceError {
+    ServiceError::refused(
+        Refusal::OrderActive,
+        format!(
+            "order {} is {} and holds this coupon with its others; cancel or refund the order to release them together",
+            o.order_no,
+            o.status.as_str()
+        ),
+    )
+}
+
 /// The transaction of [`Service::release_coupon`]: a live holder refuses unless
 /// `force`, which detaches the coupon from the order.
 async fn release_coupon_tx(
@@ -644,13 +657,7 @@ async fn release_coupon_tx(
         && let Some(o) = orders::get(c, no).await?
     {
         if status_of(&o).is_live() && !checkout_lapsed(&o, op.now) {
-            return Err(ServiceError::refused(
-                Refusal::OrderActive,
-                format!(
-                    "order {no} is {} and holds this coupon with its others; cancel or refund the order to release them together",
-                    o.status.as_str()
-                ),
-            ));
+            return Err(held_with_others(&o));
         }
         crate::store::order_coupons::move_lock(
             c,
@@ -670,6 +677,18 @@ async fn release_coupon_tx(
     let active = live_holder
         .as_ref()
         .is_some_and(|o| !checkout_lapsed(o, op.now));
+    // The coupon the order row names, on an order of several: a forced
+    // release would take it off the order and leave the others locked to
+    // an order that no longer lists them, so the order keeps all of them
+    // while it is live, as for a further coupon.
+    if active
+        && let Some(o) = live_holder.as_ref()
+        && !crate::store::order_coupons::of_order(c, &o.order_no)
+            .await?
+            .is_empty()
+    {
+        return Err(held_with_others(o));
+    }
     if active && !force {
         let o = live_holder
             .as_ref()
