@@ -15,7 +15,7 @@ use super::allocation::Split;
 use super::campaign::{CompensationMode, Policy};
 use super::coupon::CouponStatus;
 use super::discount::{CouponTerms, DiscountKind};
-use super::ids::{CouponId, OrderNo, ShopId};
+use super::ids::{CouponId, OrderNo, ShopId, TemplateId};
 use super::line::Line;
 use super::money::Cents;
 use super::order::{CouponLockStatus, OrderMoney, final_amount, presale_discount_cap};
@@ -79,6 +79,19 @@ pub struct Candidate {
     pub terms: CouponTerms,
     pub starts_at: DateTime<Utc>,
     pub ends_at: DateTime<Utc>,
+    /// Its template's budget as the plan reads it; `None`: no budget.
+    pub budget: Option<BudgetLeft>,
+}
+
+/// What a template's budget has left when a plan is read. A stand-in
+/// whose discount it cannot take is no stand-in: its lock at the final
+/// payment would be refused `budget_exhausted`. (Two stand-ins of one
+/// plan never share a template: they stand in for coupons of different
+/// shops, or for the platform coupon.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetLeft {
+    pub template_id: TemplateId,
+    pub left: Cents,
 }
 
 /// The presale order as the decision needs it.
@@ -289,7 +302,9 @@ fn decide(
             replacement: None,
         },
         Policy::SwapOrCompensate => {
-            match choose_replacement(on.lines, on.snapshot, coupon.kind, candidates, on.cap, now) {
+            let replacement =
+                choose_replacement(on.lines, on.snapshot, coupon.kind, candidates, on.cap, now);
+            match replacement {
                 Some((id, discount)) => Decision {
                     outcome: CouponOutcome::Swapped,
                     discount,
@@ -508,8 +523,9 @@ pub fn plan_stacked(
 /// The replacement rule: an `available` coupon of the same user and of the
 /// same `kind` as the expired one (`fixed` for `fixed`, `percent` for
 /// `percent`), valid now, applicable to the order, whose discount is at
-/// least the snapshot; the smallest such discount, then the earliest
-/// `ends_at` (then the id, so the choice is deterministic).
+/// least the snapshot and which its template's budget can still take;
+/// the smallest such discount, then the earliest `ends_at` (then the id,
+/// so the choice is deterministic).
 pub fn choose_replacement(
     lines: &[Line],
     snapshot: Cents,
@@ -518,6 +534,7 @@ pub fn choose_replacement(
     cap: Cents,
     now: DateTime<Utc>,
 ) -> Option<(CouponId, Cents)> {
+    let budget_takes = |c: &Candidate, d: Cents| c.budget.as_ref().is_none_or(|b| b.left >= d);
     candidates
         .iter()
         .filter(|c| c.stored_status == CouponStatus::Available)
@@ -528,6 +545,7 @@ pub fn choose_replacement(
             Some((c, discount.min(cap)))
         })
         .filter(|(_, d)| *d >= snapshot && !d.is_zero())
+        .filter(|(c, d)| budget_takes(c, *d))
         .min_by(|(a, da), (b, db)| {
             da.cmp(db)
                 .then(a.ends_at.cmp(&b.ends_at))
@@ -748,6 +766,7 @@ mod tests {
             },
             starts_at: now - Duration::days(1),
             ends_at,
+            budget: None,
         }
     }
 
@@ -1225,6 +1244,46 @@ mod tests {
                     CouponOutcome::Swapped,
                     CouponOutcome::Compensated
                 ]
+            );
+        }
+
+        #[test]
+        fn a_stand_in_its_budget_cannot_take_is_passed_over_for_the_next_or_compensation() {
+            let now = Utc::now();
+            let budget = |left: i64| {
+                Some(BudgetLeft {
+                    template_id: "T".into(),
+                    left: cents(left),
+                })
+            };
+            // B's snapshot is 10.00: B2 gives 10.00 but its budget has
+            // 9.99 left; B3 gives 15.00 and its budget can take it.
+            let mut b2 = of_shop("B2", 1_000, shop("B"), 0, now);
+            b2.budget = budget(999);
+            let mut b3 = of_shop("B3", 1_500, shop("B"), 0, now);
+            b3.budget = budget(1_500);
+            let plan = |candidates: &[Candidate]| {
+                plan_stacked(
+                    Policy::SwapOrCompensate,
+                    CompensationMode::Deduction,
+                    &order(),
+                    &held(now, &["B"]),
+                    candidates,
+                    now,
+                )
+                .expect("all locked here")
+            };
+            let swapped = plan(&[b2.clone(), b3]);
+            let b = &swapped.coupons[2];
+            assert_eq!(
+                (b.outcome, b.replacement_coupon_id.clone(), b.discount),
+                (CouponOutcome::Swapped, Some("B3".into()), cents(1_500))
+            );
+            let compensated = plan(&[b2]);
+            let b = &compensated.coupons[2];
+            assert_eq!(
+                (b.outcome, b.compensation),
+                (CouponOutcome::Compensated, cents(1_000))
             );
         }
 

@@ -343,6 +343,37 @@ async fn under_swap_or_compensate_each_expired_coupon_is_swapped_or_compensated_
 }
 
 #[tokio::test]
+async fn a_stand_in_whose_budget_cannot_take_its_discount_is_passed_over_and_the_coupon_compensated()
+ {
+    let app = spawn_app().await;
+    // Only the platform coupon ends before the window opens.
+    let (platform, shop_a, shop_b) = three(&app, [1800, TEN_DAYS, TEN_DAYS]).await;
+    // A platform 满300减35 whose template's budget has ¥34.99: its lock
+    // at the final payment would be refused, so it stands in for nothing.
+    let over_budget = coupon(
+        &app,
+        "u1",
+        json!({"value_cents": 3500, "min_order_cents": 30000, "valid_seconds": TEN_DAYS,
+            "budget_cents": 3499}),
+    )
+    .await;
+    deposit_paid(&app, "swap_or_compensate", &[&platform, &shop_a, &shop_b]).await;
+    app.advance(OPENS_IN);
+    let q = app.get("/api/v1/orders/P1/final-payment-quote").await;
+    assert_eq!(q.status, 200, "{}", q.text);
+    assert_eq!(q.body["coupon_outcome"], "compensated", "{}", q.text);
+    assert_eq!(q.body["replacement_coupon_id"], Value::Null);
+    assert_eq!(q.body["compensation_cents"], 3000);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.body["coupon_id"], platform);
+    assert_eq!(r.body["compensation_cents"], 3000);
+    assert_eq!(r.body["final_payment_cents"], 40000 - 10000 - 3000 - 3000);
+    assert_eq!(status_of(&app, &over_budget).await, "available");
+    assert_eq!(status_of(&app, &platform).await, "expired");
+}
+
+#[tokio::test]
 async fn cancelling_a_presale_order_after_its_deposit_releases_every_coupon() {
     let app = spawn_app().await;
     let (platform, shop_a, shop_b) = three(&app, [TEN_DAYS; 3]).await;

@@ -11,14 +11,42 @@ use super::steps::{load_coupon, money_of, policy_of};
 use crate::domain::campaign::Policy;
 use crate::domain::discount::DiscountKind;
 use crate::domain::final_payment::{
-    Candidate, HeldCoupon, PresaleOrder, StackedCoupon, StackedPlan, plan_stacked,
+    BudgetLeft, Candidate, HeldCoupon, PresaleOrder, StackedCoupon, StackedPlan, plan_stacked,
 };
+use crate::domain::ids::TemplateId;
+use crate::domain::money::Cents;
 use crate::domain::time::{from_ms, to_ms};
 use crate::service::views::coupon_terms;
 use crate::service::{Refusal, ServiceError};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons;
 use crate::store::orders::OrderRow;
+
+/// Sets each candidate's budget to what its template's budget has left,
+/// and drops the budget of a candidate whose template has none.
+async fn with_budgets_left(
+    c: &mut AnyConnection,
+    candidates: &mut [Candidate],
+) -> Result<(), ServiceError> {
+    let mut templates: Vec<TemplateId> = candidates
+        .iter()
+        .filter_map(|k| k.budget.as_ref().map(|b| b.template_id.clone()))
+        .collect();
+    templates.sort();
+    templates.dedup();
+    let left = crate::store::budgets::left_of_templates(c, &templates).await?;
+    for k in candidates.iter_mut() {
+        k.budget = k.budget.take().and_then(|b| {
+            left.iter()
+                .find(|(t, _)| *t == b.template_id)
+                .map(|(_, cents)| BudgetLeft {
+                    template_id: b.template_id,
+                    left: Cents::from_stored((*cents).max(0)),
+                })
+        });
+    }
+    Ok(())
+}
 
 /// How many of a user's coupons a swap looks at (earliest ending first).
 const SWAP_CANDIDATES: i64 = 200;
@@ -59,10 +87,16 @@ pub(crate) async fn plan_for(
                         stored_status: r.status,
                         starts_at: from_ms(r.starts_at),
                         ends_at: from_ms(r.ends_at),
+                        // Filled in below, one read for every template.
+                        budget: r.template_id.map(|template_id| BudgetLeft {
+                            template_id,
+                            left: Cents::ZERO,
+                        }),
                         id: r.id,
                     }),
             );
         }
+        with_budgets_left(c, &mut candidates).await?;
     }
     // The lines (and each coupon's deposit split) matter only for
     // judging a replacement.
