@@ -1,21 +1,26 @@
 //! Model-based test of the HTTP API: random sequences of
-//! claims, orders (normal and presale, with and without a coupon; normal
-//! ones sometimes as a cart of lines), payments, cancels, refunds whole and
-//! by line, staff releases, invalidations, compensation coupons and
-//! campaign policy changes, clock moves from a second to a day, reads and
-//! idempotent replays, sent to the real router on a fresh database of the
-//! store the harness picks, and applied to a small in-memory model of
-//! API.md's rules (`tests/api/model/rules.rs`). Every answer is compared
-//! with the model: the HTTP status, the refusal code, and the key fields of
-//! the coupon, order or refund (status as read, lock status, discount,
-//! snapshot, compensation, amount due, the checkout lock, each line's
-//! refunded units and money and payable amount, a refund's money and what
-//! it did to the coupon). Each run ends by moving the clock into the
+//! claims, orders (normal and presale, with no coupon, one, or several: a
+//! platform coupon on shop coupons, sometimes a combination API.md refuses;
+//! often as a cart of lines across two shops), payments, cancels, refunds
+//! whole and by line, staff releases, invalidations, compensation coupons
+//! and campaign policy changes, clock moves from a second to a day, reads
+//! and idempotent replays, sent to the real router on a fresh database of
+//! the store the harness picks, and applied to a small in-memory model of
+//! API.md's rules (`tests/api/model/rules.rs`). Two templates have money
+//! budgets small enough to run out. Every answer is compared with the
+//! model: the HTTP status, the refusal code, and the key fields of the
+//! coupon, order or refund (status as read, lock status, discount,
+//! snapshot, compensation, amount due, the checkout lock, each of the
+//! order's coupons with its discount, lock, compensation and what it
+//! replaced, each line's refunded units and money and payable amount, a
+//! quote's part for each coupon, a refund's money and what it did to each
+//! coupon). Each run ends by moving the clock into the
 //! payment windows and paying what can be paid, so deposits meet final
 //! payments under every policy, and by refunding one unit of each line of
 //! every other paid order. Then the global invariants are read
-//! back through the API: stock and per-user limits, no coupon held by two
-//! orders, every coupon and order as the model has it; and after the last
+//! back through the API: stock and per-user limits, each budget's use, no
+//! coupon held by two orders, every coupon and order as the model has it;
+//! and after the last
 //! case, reconciliation finds no anomaly at all.
 //!
 //! Replay: a failure prints the seed, the shrunk sequence as a trace of
@@ -69,31 +74,47 @@ const TIGHT_REST_CENTS: i64 = 2_000;
 /// shoes, awkward prices and quantities, so the split has remainders and
 /// T1 (phones only) meets or misses its threshold on the phone lines.
 const CARTS: [&[LineSpec]; 3] = [
-    &[("a", "phones", 3, 13_333), ("b", "shoes", 1, 5_000)],
     &[
-        ("a", "shoes", 2, 10_000),
-        ("b", "phones", 1, 15_001),
-        ("c", "shoes", 3, 999),
+        ("a", Some(SHOP_A), "phones", 3, 13_333),
+        ("b", Some(SHOP_B), "shoes", 1, 5_000),
     ],
-    &[("a", "phones", 1, 20_000), ("b", "phones", 2, 7_777)],
+    &[
+        ("a", Some(SHOP_A), "shoes", 2, 10_000),
+        ("b", Some(SHOP_B), "phones", 1, 15_001),
+        ("c", None, "shoes", 3, 999),
+    ],
+    &[
+        ("a", Some(SHOP_A), "phones", 1, 20_000),
+        ("b", Some(SHOP_A), "phones", 2, 7_777),
+    ],
 ];
+/// The two shops of the carts' lines (the single form's line has none).
+const SHOP_A: &str = "shop-a";
+const SHOP_B: &str = "shop-b";
 
-/// The templates: (name, model). Created at the start; coupons of T0 live
-/// 30 minutes (so most end before a final payment), of T1 four hours (phones only), T2 is a 20 % coupon capped at
-/// 70 yuan in an absolute window that opens in 30 minutes (claimable
-/// before) and closes after two days.
+/// The templates: (name, model). Created at the start. Platform
+/// coupons: T0 lives 30 minutes (so most end before a final payment) and
+/// has a budget of two full discounts, T1 four hours (phones only), T2 is
+/// a 20 % coupon capped at 70 yuan in an absolute window that opens in 30
+/// minutes (claimable before) and closes after two days, T5 is 20 yuan
+/// off that must be alone. Shop coupons: T3 (shop A) 30 off 100 for 30
+/// minutes with a budget of one discount and two thirds of another, T4
+/// (shop B) 10 % capped at 25 yuan for four hours.
 fn templates() -> Vec<(&'static str, Template)> {
     let t = |rule, min_order_cents, categories, validity, total_stock, per_user_limit| Template {
         rule,
         min_order_cents,
         categories,
+        shop: None,
+        stackable: true,
+        budget_cents: None,
         validity,
         total_stock,
         per_user_limit,
         claimed: 0,
         claimed_by: [0; USERS],
     };
-    vec![
+    let templates = vec![
         (
             "T0 fixed 50 over 300, 30 min",
             t(
@@ -133,7 +154,60 @@ fn templates() -> Vec<(&'static str, Template)> {
                 2,
             ),
         ),
-    ]
+        (
+            "T3 shop A fixed 30 over 100, 30 min, budget",
+            t(
+                Rule::Fixed { value_cents: 3000 },
+                10_000,
+                &[],
+                Validity::Relative { seconds: 1800 },
+                6,
+                3,
+            ),
+        ),
+        (
+            "T4 shop B 10 percent capped 25, 4 h",
+            t(
+                Rule::Percent {
+                    percent_off: 10,
+                    max_discount_cents: Some(2500),
+                },
+                0,
+                &[],
+                Validity::Relative { seconds: 4 * 3600 },
+                6,
+                2,
+            ),
+        ),
+        (
+            "T5 fixed 20, alone, 4 h",
+            t(
+                Rule::Fixed { value_cents: 2000 },
+                0,
+                &[],
+                Validity::Relative { seconds: 4 * 3600 },
+                4,
+                2,
+            ),
+        ),
+    ];
+    templates
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, mut t))| {
+            match i {
+                0 => t.budget_cents = Some(10_000),
+                3 => {
+                    t.shop = Some(SHOP_A);
+                    t.budget_cents = Some(5_000);
+                }
+                4 => t.shop = Some(SHOP_B),
+                5 => t.stackable = false,
+                _ => {}
+            }
+            (name, t)
+        })
+        .collect()
 }
 
 /// The campaigns, one per policy. Their final-payment windows open after
@@ -168,17 +242,20 @@ enum Step {
         user: usize,
         template: usize,
     },
-    /// `owner`: placed by the coupon's owner (else by `user`); `fresh`:
-    /// the coupon is picked among those usable now (available, started)
-    /// when there are any;
+    /// `coupons`: none, one or several (see [`World::order_party`]);
+    /// `owner`: placed by the first coupon's owner (else by `user`);
+    /// `fresh`: the coupons are picked among those usable now (available,
+    /// started) and, after the first, of the same customer and (unless
+    /// `clash`) a combination API.md allows, when there are any;
     /// `reuse`: an existing order number (expects `order_exists`).
     /// `cart`: one of [`CARTS`] sent as `lines` instead of the single
     /// form.
     NormalOrder {
         user: usize,
-        coupon: Option<Index>,
+        coupons: Vec<Index>,
         owner: bool,
         fresh: bool,
+        clash: bool,
         big: bool,
         shoes: bool,
         reuse: Option<Index>,
@@ -186,14 +263,16 @@ enum Step {
     },
     PresaleOrder {
         user: usize,
-        coupon: Option<Index>,
+        coupons: Vec<Index>,
         owner: bool,
         fresh: bool,
+        clash: bool,
         campaign: usize,
         big: bool,
         tight: bool,
         shoes: bool,
         reuse: Option<Index>,
+        cart: Option<usize>,
     },
     /// `action` on any order, whatever its kind and status.
     Act {
@@ -279,20 +358,30 @@ impl Action {
 /// One random step, weighted towards claims, orders and moving orders on.
 fn step() -> impl Strategy<Value = Step> {
     let user = 0..USERS;
-    let coupon = proptest::option::weighted(0.95, any::<Index>());
+    // No coupon, one (most), two or three.
+    let coupons = prop_oneof![
+        1 => Just(0usize),
+        10 => Just(1),
+        6 => Just(2),
+        3 => Just(3),
+    ]
+    .prop_flat_map(|n| proptest::collection::vec(any::<Index>(), n));
     let reuse = proptest::option::weighted(0.08, any::<Index>());
     let owner = proptest::bool::weighted(0.85);
     let shoes = proptest::bool::weighted(0.15);
-    let fresh = proptest::bool::weighted(0.75);
+    let fresh = (
+        proptest::bool::weighted(0.75),
+        proptest::bool::weighted(0.15),
+    );
     prop_oneof![
-        // T0, the short-lived coupon that makes the presale policies
-        // matter, is claimed most.
-        7 => (user.clone(), prop_oneof![3 => Just(0usize), 2 => Just(1), 1 => Just(2)])
+        // T0 and T3, the short-lived coupons that make the presale
+        // policies matter, are claimed most.
+        9 => (user.clone(), prop_oneof![3 => Just(0usize), 2 => Just(1), 1 => Just(2), 3 => Just(3), 2 => Just(4), 1 => Just(5)])
             .prop_map(|(user, template)| Step::Claim { user, template }),
-        3 => (user.clone(), coupon.clone(), (owner, fresh), proptest::bool::weighted(0.8), shoes, reuse.clone(), proptest::option::weighted(0.5, 0..CARTS.len()))
-            .prop_map(|(user, coupon, (owner, fresh), big, shoes, reuse, cart)| Step::NormalOrder { user, coupon, owner, fresh, big, shoes, reuse, cart }),
-        4 => (user, coupon, (owner, fresh), 0..3usize, proptest::bool::weighted(0.85), proptest::bool::weighted(0.25), shoes, reuse)
-            .prop_map(|(user, coupon, (owner, fresh), campaign, big, tight, shoes, reuse)| Step::PresaleOrder { user, coupon, owner, fresh, campaign, big, tight, shoes, reuse }),
+        3 => (user.clone(), coupons.clone(), (owner, fresh), proptest::bool::weighted(0.8), shoes, reuse.clone(), proptest::option::weighted(0.7, 0..CARTS.len()))
+            .prop_map(|(user, coupons, (owner, (fresh, clash)), big, shoes, reuse, cart)| Step::NormalOrder { user, coupons, owner, fresh, clash, big, shoes, reuse, cart }),
+        4 => (user, coupons, (owner, fresh), 0..3usize, (proptest::bool::weighted(0.85), proptest::bool::weighted(0.25)), shoes, reuse, proptest::option::weighted(0.5, 0..CARTS.len()))
+            .prop_map(|(user, coupons, (owner, (fresh, clash)), campaign, (big, tight), shoes, reuse, cart)| Step::PresaleOrder { user, coupons, owner, fresh, clash, campaign, big, tight, shoes, reuse, cart }),
         2 => (proptest::sample::select(&ACTIONS[..]), any::<Index>())
             .prop_map(|(action, order)| Step::Act { action, order }),
         7 => any::<Index>().prop_map(Step::Progress),
@@ -425,6 +514,9 @@ impl<'a> World<'a> {
                 "total_stock": t.total_stock,
                 "per_user_limit": t.per_user_limit,
                 "categories": t.categories,
+                "shop_id": t.shop,
+                "stackable": t.stackable,
+                "budget_cents": t.budget_cents,
             });
             let fields = match t.rule {
                 Rule::Fixed { value_cents } => json!({"kind": "fixed", "value_cents": value_cents}),
@@ -506,9 +598,9 @@ impl<'a> World<'a> {
                     Some(lines) => {
                         body["lines"] = lines
                             .iter()
-                            .map(|(id, category, q, p)| {
+                            .map(|(id, shop, category, q, p)| {
                                 json!({"line_id": id, "sku": null, "category": category,
-                                    "shop_id": null, "quantity": q, "unit_price_cents": p})
+                                    "shop_id": shop, "quantity": q, "unit_price_cents": p})
                             })
                             .collect();
                     }
@@ -517,8 +609,15 @@ impl<'a> World<'a> {
                         body["total_cents"] = json!(n.total_cents);
                     }
                 }
-                if let Some(ci) = n.coupon {
-                    body["coupon_id"] = json!(self.coupon_id(ci));
+                match n.coupons.as_slice() {
+                    [] => {}
+                    [ci] => body["coupon_id"] = json!(self.coupon_id(*ci)),
+                    several => {
+                        body["coupon_ids"] = several
+                            .iter()
+                            .map(|&ci| json!(self.coupon_id(ci)))
+                            .collect();
+                    }
                 }
                 if let Some(k) = n.campaign {
                     body["campaign_id"] = json!(self.campaign_ids[k]);
@@ -636,18 +735,27 @@ impl<'a> World<'a> {
 
     /// A call in the trace's words (coupons as `c<index>`).
     fn describe(&self, call: &Call) -> String {
-        let coupon = |ci: Option<usize>| ci.map_or("-".to_string(), |i| format!("c{i}"));
+        let coupons = |cs: &[usize]| {
+            if cs.is_empty() {
+                "-".to_string()
+            } else {
+                cs.iter()
+                    .map(|i| format!("c{i}"))
+                    .collect::<Vec<_>>()
+                    .join("+")
+            }
+        };
         match call {
             Call::Claim { user, template } => format!("claim {} T{template}", USER_IDS[*user]),
             Call::CreateOrder(n) => format!(
-                "{} order {} by {} {} total {} deposit {} coupon {}{}",
+                "{} order {} by {} {} total {} deposit {} coupons {}{}",
                 n.kind.as_str(),
                 n.order_no,
                 USER_IDS[n.user],
                 n.category,
                 n.total_cents,
                 n.deposit_cents,
-                coupon(n.coupon),
+                coupons(&n.coupons),
                 n.campaign
                     .map(|k| format!(" on {}", self.model.campaigns[k].policy.as_str()))
                     .unwrap_or_default()
@@ -703,7 +811,7 @@ impl<'a> World<'a> {
         };
         let verb = match &call {
             Call::Claim { .. } => "claim".to_string(),
-            Call::CreateOrder(n) => format!("create {}", n.kind.as_str()),
+            Call::CreateOrder(n) => format!("create {} x{}", n.kind.as_str(), n.coupons.len()),
             Call::Act(Action::Final, oi) => match self.model.plan(*oi) {
                 Ok(plan) if self.model.orders[*oi].status == OrderStatus::DepositPaid => {
                     format!("final ({})", plan.outcome)
@@ -727,7 +835,13 @@ impl<'a> World<'a> {
             }
             Expect::Campaign(k) => format!("ok {}", self.model.campaigns[*k].policy.as_str()),
             Expect::Refund(r) => {
-                format!("ok {} {}", r.coupon.unwrap_or("no-coupon"), r.refund_cents)
+                let coupons = if r.coupons.is_empty() {
+                    "no-coupon".to_string()
+                } else {
+                    let outcomes: Vec<&str> = r.coupons.iter().map(|(_, o)| *o).collect();
+                    outcomes.join("+")
+                };
+                format!("ok {coupons} {}", r.refund_cents)
             }
         };
         tally(format!(
@@ -772,16 +886,27 @@ impl<'a> World<'a> {
                     .map_err(|e| format!("{what}: {e}"))?;
             }
             Expect::Refund(want) => {
-                let outcomes: Vec<&str> = r.body["coupons"]
+                // Each coupon's outcome, by coupon (the list has no order).
+                let mut outcomes: Vec<(String, String)> = r.body["coupons"]
                     .as_array()
-                    .map(|cs| cs.iter().filter_map(|c| c["outcome"].as_str()).collect())
+                    .map(|cs| {
+                        cs.iter()
+                            .map(|c| {
+                                let field = |f: &str| c[f].as_str().unwrap_or_default().to_string();
+                                (field("coupon_id"), field("outcome"))
+                            })
+                            .collect()
+                    })
                     .unwrap_or_default();
+                outcomes.sort();
+                let mut wanted: Vec<(String, String)> = want
+                    .coupons
+                    .iter()
+                    .map(|(ci, o)| (self.coupon_id(*ci), (*o).to_string()))
+                    .collect();
+                wanted.sort();
                 let got = (r.status, r.body["refund_cents"].as_i64(), outcomes);
-                let expected = (
-                    ok_status,
-                    Some(want.refund_cents),
-                    want.coupon.into_iter().collect::<Vec<_>>(),
-                );
+                let expected = (ok_status, Some(want.refund_cents), wanted);
                 if got != expected {
                     return Err(format!(
                         "{what}: model {expected:?}, service {got:?} {}",
@@ -862,21 +987,55 @@ impl<'a> World<'a> {
                 "campaign_id",
                 json!(o.campaign.map(|k| self.campaign_ids[k].clone())),
             ),
-            ("coupon_id", json!(o.coupon.map(|ci| self.coupon_id(ci)))),
+            (
+                "coupon_id",
+                json!(o.coupons.first().map(|h| self.coupon_id(h.coupon))),
+            ),
             (
                 "replaced_coupon_id",
-                json!(o.replaced.map(|ci| self.coupon_id(ci))),
+                json!(
+                    o.coupons
+                        .first()
+                        .and_then(|h| h.replaced)
+                        .map(|ci| self.coupon_id(ci))
+                ),
             ),
-            ("coupon_discount_cents", json!(o.discount_cents)),
-            ("discount_snapshot_cents", json!(o.snapshot_cents)),
+            ("coupon_discount_cents", json!(o.discount_cents())),
+            ("discount_snapshot_cents", json!(o.snapshot_cents())),
             ("coupon_lock_status", json!(o.lock.as_str())),
-            ("compensation_cents", json!(o.compensation_cents)),
+            ("compensation_cents", json!(o.compensation_cents())),
             ("amount_due_cents", json!(self.model.amount_due(oi))),
             ("final_payment_cents", json!(o.final_payment_cents)),
             ("refunded_cents", json!(o.refunded_cents)),
         ];
         for (field, want) in &fields {
             same(&what, field, &body[*field], want)?;
+        }
+        // Each coupon: its discount, lock, compensation and what it
+        // replaced, in the order's order.
+        let listed = body["coupons"].as_array().map_or(0, Vec::len);
+        same(
+            &what,
+            "coupons (count)",
+            &json!(listed),
+            &json!(o.coupons.len()),
+        )?;
+        for (k, h) in o.coupons.iter().enumerate() {
+            let got = &body["coupons"][k];
+            let coupon = format!("{what} coupon {k}");
+            let fields = [
+                ("coupon_id", json!(self.coupon_id(h.coupon))),
+                ("discount_cents", json!(h.discount_cents)),
+                ("lock_status", json!(o.lock_of(k).as_str())),
+                ("compensation_cents", json!(h.compensation_cents)),
+                (
+                    "replaced_coupon_id",
+                    json!(h.replaced.map(|ci| self.coupon_id(ci))),
+                ),
+            ];
+            for (field, want) in &fields {
+                same(&coupon, field, &got[*field], want)?;
+            }
         }
         // Each line: what was refunded, and once paid, what it costs after
         // its share of the discount.
@@ -949,24 +1108,79 @@ impl<'a> World<'a> {
         (!picks.is_empty()).then(|| picks[ix.index(picks.len())])
     }
 
-    /// The customer and coupon of a new order.
+    /// The customer and coupons of a new order: one coupon per index,
+    /// never the same twice. `fresh` prefers coupons usable now and,
+    /// after the first, the first's owner's coupons that make a
+    /// combination API.md allows (stackable, one platform coupon, one per
+    /// shop); without `fresh`, any other coupon, so clashes, other
+    /// owners' coupons and spent ones are asked for too.
     fn order_party(
         &self,
         user: usize,
-        coupon: &Option<Index>,
+        coupons: &[Index],
         owner: bool,
-        fresh: bool,
-    ) -> (usize, Option<usize>) {
-        let now = self.model.now_s;
+        (fresh, clash): (bool, bool),
+    ) -> (usize, Vec<usize>) {
+        let m = &self.model;
+        let now = m.now_s;
         let usable = |i: usize| {
-            !fresh
-                || (self.model.coupon_status(i) == CouponStatus::Available
-                    && self.model.coupons[i].starts_s <= now)
+            m.coupon_status(i) == CouponStatus::Available && m.coupons[i].starts_s <= now
         };
-        match coupon.as_ref().and_then(|ix| self.pick_coupon(ix, usable)) {
-            Some(ci) if owner => (self.model.coupons[ci].user, Some(ci)),
-            Some(ci) => (user, Some(ci)),
-            None => (user, None),
+        let mut picked: Vec<usize> = Vec::new();
+        for ix in coupons {
+            let fits = |i: usize| {
+                if picked.contains(&i) {
+                    return false;
+                }
+                if !fresh {
+                    return true;
+                }
+                let c = &m.coupons[i];
+                usable(i)
+                    && picked.iter().all(|&p| {
+                        let q = &m.coupons[p];
+                        q.user == c.user
+                            && (clash || (q.stackable && c.stackable && q.shop != c.shop))
+                    })
+            };
+            let left = |i: usize| !picked.contains(&i);
+            let choice = {
+                let all: Vec<usize> = (0..m.coupons.len()).filter(|&i| left(i)).collect();
+                let preferred: Vec<usize> = all.iter().copied().filter(|&i| fits(i)).collect();
+                // A fresh combination that cannot grow stays as it is.
+                let from = if preferred.is_empty() && !(fresh && !picked.is_empty()) {
+                    all
+                } else {
+                    preferred
+                };
+                (!from.is_empty()).then(|| from[ix.index(from.len())])
+            };
+            if let Some(ci) = choice {
+                picked.push(ci);
+            }
+        }
+        match picked.first() {
+            Some(&ci) if owner => (m.coupons[ci].user, picked),
+            _ => (user, picked),
+        }
+    }
+
+    /// The cart of a new order: the one asked for; or, for a fresh
+    /// combination with a shop coupon asked in the single form (whose one
+    /// line has no shop), the cart with lines of both shops.
+    fn cart_for(
+        &self,
+        cart: Option<usize>,
+        coupons: &[usize],
+        fresh: bool,
+    ) -> Option<&'static [LineSpec]> {
+        let shop_coupon = coupons
+            .iter()
+            .any(|&ci| self.model.coupons[ci].shop.is_some());
+        match cart {
+            Some(k) => Some(CARTS[k]),
+            None if fresh && shop_coupon => Some(CARTS[1]),
+            None => None,
         }
     }
 
@@ -996,61 +1210,69 @@ impl<'a> World<'a> {
             }
             Step::NormalOrder {
                 user,
-                coupon,
+                coupons,
                 owner,
                 fresh,
+                clash,
                 big,
                 shoes,
                 reuse,
                 cart,
             } => {
-                let (who, ci) = self.order_party(*user, coupon, *owner, *fresh);
+                let (who, cs) = self.order_party(*user, coupons, *owner, (*fresh, *clash));
                 let order_no = self.order_no(reuse);
-                let lines = cart.map(|k| CARTS[k]);
+                let lines = self.cart_for(*cart, &cs, *fresh);
                 let n = NewOrder {
                     order_no,
                     user: who,
                     kind: Kind::Normal,
                     category: match lines {
-                        Some(ls) => ls[0].1,
+                        Some(ls) => ls[0].2,
                         None if *shoes => "shoes",
                         None => "phones",
                     },
                     total_cents: match lines {
-                        Some(ls) => ls.iter().map(|(_, _, q, p)| q * p).sum(),
+                        Some(ls) => ls.iter().map(|(_, _, _, q, p)| q * p).sum(),
                         None if *big => BIG_TOTAL_CENTS,
                         None => SMALL_TOTAL_CENTS,
                     },
                     deposit_cents: 0,
                     campaign: None,
-                    coupon: ci,
+                    coupons: cs,
                     lines,
                 };
                 self.call(Call::CreateOrder(n), None).await
             }
             Step::PresaleOrder {
                 user,
-                coupon,
+                coupons,
                 owner,
                 fresh,
+                clash,
                 campaign,
                 big,
                 tight,
                 shoes,
                 reuse,
+                cart,
             } => {
-                let (who, ci) = self.order_party(*user, coupon, *owner, *fresh);
+                let (who, cs) = self.order_party(*user, coupons, *owner, (*fresh, *clash));
                 let order_no = self.order_no(reuse);
-                let total_cents = if *big {
-                    BIG_TOTAL_CENTS
-                } else {
-                    SMALL_TOTAL_CENTS
+                let lines = self.cart_for(*cart, &cs, *fresh);
+                let total_cents = match lines {
+                    Some(ls) => ls.iter().map(|(_, _, _, q, p)| q * p).sum(),
+                    None if *big => BIG_TOTAL_CENTS,
+                    None => SMALL_TOTAL_CENTS,
                 };
                 let n = NewOrder {
                     order_no,
                     user: who,
                     kind: Kind::Presale,
-                    category: if *shoes { "shoes" } else { "phones" },
+                    category: match lines {
+                        Some(ls) => ls[0].2,
+                        None if *shoes => "shoes",
+                        None => "phones",
+                    },
                     total_cents,
                     deposit_cents: if *tight {
                         total_cents - TIGHT_REST_CENTS
@@ -1058,8 +1280,8 @@ impl<'a> World<'a> {
                         DEPOSIT_CENTS
                     },
                     campaign: Some(*campaign),
-                    coupon: ci,
-                    lines: None,
+                    coupons: cs,
+                    lines,
                 };
                 self.call(Call::CreateOrder(n), None).await
             }
@@ -1264,6 +1486,31 @@ impl<'a> World<'a> {
                 for (field, want) in &fields {
                     same(&what, field, &r.body[*field], want)?;
                 }
+                // Each coupon's part, in the order's order.
+                let o = &self.model.orders[oi];
+                for (k, (h, part)) in o.coupons.iter().zip(&plan.parts).enumerate() {
+                    let got = &r.body["coupons"][k];
+                    let coupon = format!("{what} coupon {k}");
+                    let fields = [
+                        ("coupon_id", json!(self.coupon_id(h.coupon))),
+                        ("outcome", json!(part.outcome)),
+                        ("discount_cents", json!(part.discount_cents)),
+                        ("compensation_cents", json!(part.compensation_cents)),
+                        (
+                            "replacement_coupon_id",
+                            json!(part.replacement.map(|ci| self.coupon_id(ci))),
+                        ),
+                    ];
+                    for (field, want) in &fields {
+                        same(&coupon, field, &got[*field], want)?;
+                    }
+                }
+                same(
+                    &what,
+                    "coupons (count)",
+                    &json!(r.body["coupons"].as_array().map_or(0, Vec::len)),
+                    &json!(plan.parts.len()),
+                )?;
             }
         }
         Ok(())
@@ -1349,6 +1596,15 @@ impl<'a> World<'a> {
                 self.model.now_s
             ));
         }
+        // Fresh coupons of the short-lived templates and T1 (where stock
+        // and limits allow), so that coupons that ended before the final
+        // payment find stand-ins under `swap_or_compensate`, or pass over
+        // one their budget cannot take.
+        for user in 0..USERS {
+            for template in [0, 3, 1] {
+                self.call(Call::Claim { user, template }, None).await?;
+            }
+        }
         for oi in 0..self.model.orders.len() {
             // At most deposit then final payment.
             for _ in 0..2 {
@@ -1403,6 +1659,20 @@ impl<'a> World<'a> {
             let m = &self.model.templates[t];
             let what = format!("template T{t}");
             same(&what, "claimed", &r.body["claimed"], &json!(m.claimed))?;
+            same(
+                &what,
+                "budget_cents",
+                &r.body["budget_cents"],
+                &json!(m.budget_cents),
+            )?;
+            if m.budget_cents.is_some() {
+                same(
+                    &what,
+                    "budget_used_cents",
+                    &r.body["budget_used_cents"],
+                    &json!(self.model.budget_used(t)),
+                )?;
+            }
             if r.body["claimed"].as_i64().unwrap_or(i64::MAX) > m.total_stock {
                 return Err(format!("{what}: claimed above stock: {}", r.text));
             }
@@ -1461,8 +1731,12 @@ impl<'a> World<'a> {
             let r = self.app.get(&format!("/api/v1/orders/{no}")).await;
             self.check_order(oi, &r.body)
                 .map_err(|e| format!("final read {no}: {e}"))?;
-            let lock = r.body["coupon_lock_status"].as_str().unwrap_or_default();
-            if let (Some(cid), "locked" | "used") = (r.body["coupon_id"].as_str(), lock) {
+            let held = r.body["coupons"].as_array().cloned().unwrap_or_default();
+            for h in &held {
+                let lock = h["lock_status"].as_str().unwrap_or_default();
+                let (Some(cid), "locked" | "used") = (h["coupon_id"].as_str(), lock) else {
+                    continue;
+                };
                 if let Some((other, _)) = holders.iter().find(|(_, c)| c == cid) {
                     return Err(format!("coupon {cid} is held by {other} and by {no}"));
                 }
@@ -1473,7 +1747,7 @@ impl<'a> World<'a> {
                         c.text
                     ));
                 }
-                holders.push((no, cid.to_string()));
+                holders.push((no.clone(), cid.to_string()));
             }
         }
         Ok(())
@@ -1483,6 +1757,15 @@ impl<'a> World<'a> {
 /// One case: the world, the steps, the wind-down, the invariants.
 async fn run_case(app: &TestApp, case: u32, steps: Vec<Step>) -> Result<(), String> {
     let mut w = World::start(app, case).await?;
+    // Every customer starts with a coupon of T0, T3 and T4, so orders of
+    // several coupons can be asked for from the first step.
+    for user in 0..USERS {
+        for template in [0, 3, 4] {
+            if let Err(e) = w.call(Call::Claim { user, template }, None).await {
+                return Err(format!("first claims: {e}"));
+            }
+        }
+    }
     for (i, step) in steps.iter().enumerate() {
         if let Err(e) = w.step(step).await {
             return Err(format!("step {i}: {e}\ntrace:\n  {}", w.trace.join("\n  ")));
