@@ -87,6 +87,9 @@ pub enum SuggestedAction {
         order_no: OrderNo,
         /// The discount the customer was promised, in cents.
         amount_cents: i64,
+        /// The coupon of the order whose discount is lost (an order may
+        /// hold several), when the check names one.
+        coupon_id: Option<CouponId>,
     },
     /// Cancel the order, which releases its coupon in the same transaction
     /// (`POST /orders/{order_no}/cancel`).
@@ -313,11 +316,14 @@ fn lapsed(o: &OrderFacts, now: DateTime<Utc>) -> bool {
     super::order::checkout_lapsed(o.kind, o.status, o.checkout_lock_expires_at, now)
 }
 
-fn compensation(o: &OrderFacts) -> SuggestedAction {
+/// Compensation of the discount promised with `coupon` (the order's
+/// snapshot as the check reads it).
+fn compensation(o: &OrderFacts, coupon: Option<&CouponId>) -> SuggestedAction {
     SuggestedAction::IssueCompensation {
         user_id: o.user_id.clone(),
         order_no: o.order_no.clone(),
         amount_cents: o.discount_snapshot.get(),
+        coupon_id: coupon.cloned(),
     }
 }
 
@@ -412,7 +418,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
             ),
         );
         return if o.status == OrderStatus::DepositPaid {
-            check.suggest(compensation(o))
+            check.suggest(compensation(o, o.coupon_id.as_ref()))
         } else {
             check
         };
@@ -465,7 +471,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                     coupon_id: c.id.clone(),
                 })
             } else if o.status == OrderStatus::DepositPaid {
-                check.suggest(compensation(o))
+                check.suggest(compensation(o, Some(&c.id)))
             } else {
                 check.suggest(SuggestedAction::CancelOrder {
                     order_no: no.clone(),
@@ -647,7 +653,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
                     coupon_id: c.id.clone(),
                 })
             } else if o.status == OrderStatus::DepositPaid {
-                check.suggest(compensation(o))
+                check.suggest(compensation(o, Some(&c.id)))
             } else {
                 check
             }
@@ -792,7 +798,7 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
                 discount = &discount
             ),
         )
-        .suggest(compensation(o)),
+        .suggest(compensation(o, Some(&c.id))),
         (Policy::Strict, _) => Check::warning(
             COUPON_VALIDITY,
             crate::msg!(
@@ -893,6 +899,7 @@ fn expired_before_final_payment(
                 user_id: o.user_id.clone(),
                 order_no: o.order_no.clone(),
                 amount_cents: lost,
+                coupon_id: Some(c.id.clone()),
             })
         }
     })
@@ -1141,6 +1148,7 @@ mod tests {
                 user_id: "u1".into(),
                 order_no: "P123".into(),
                 amount_cents: 2000,
+                coupon_id: Some("c2".into()),
             })
         );
         // Both valid past the window: the first coupon's answer, by code.
@@ -1183,7 +1191,8 @@ mod tests {
             Some(SuggestedAction::IssueCompensation {
                 user_id: "u1".into(),
                 order_no: "P123".into(),
-                amount_cents: 5000
+                amount_cents: 5000,
+                coupon_id: Some("c1".into()),
             })
         );
         assert_eq!(overall(&checks), CheckResult::Warning, "not all normal");
@@ -1308,7 +1317,8 @@ mod tests {
             Some(SuggestedAction::IssueCompensation {
                 user_id: "u1".into(),
                 order_no: "P123".into(),
-                amount_cents: 5000
+                amount_cents: 5000,
+                coupon_id: Some("c1".into()),
             })
         );
         let n = order(OrderKind::Normal, OrderStatus::PendingPayment);

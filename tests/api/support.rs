@@ -728,6 +728,7 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
             reason: Some("goodwill".into()),
             order_no: None,
             preset_id: None,
+            for_coupon_id: None,
         })
         .expect("a well-formed compensation")
     };

@@ -42,7 +42,9 @@ pub struct ActionView {
     /// `mark_coupon_used` or `return_coupon`.
     pub code: String,
     /// `release_coupon`, `repair_link`, `mark_coupon_used`,
-    /// `return_coupon`: the coupon.
+    /// `return_coupon`: the coupon; `issue_compensation`: the coupon of
+    /// the order whose discount is lost, when the check names one (the
+    /// compensation's `for_coupon_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub coupon_id: Option<CouponId>,
@@ -86,7 +88,9 @@ impl From<&SuggestedAction> for ActionView {
                 user_id,
                 order_no,
                 amount_cents,
+                coupon_id,
             } => {
+                v.coupon_id = coupon_id.clone();
                 v.user_id = Some(user_id.clone());
                 v.order_no = Some(order_no.clone());
                 // Always positive: the rule suggests it only for a loss.
