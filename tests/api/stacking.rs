@@ -665,3 +665,40 @@ async fn for_coupon_id_without_an_order_is_a_bad_request_naming_it() {
         0
     );
 }
+
+#[tokio::test]
+async fn a_paid_order_of_three_whose_further_coupon_left_used_is_flagged_by_that_coupons_code() {
+    let app = spawn_app().await;
+    let (_, _, shop_b) = paid_with_three(&app).await;
+    let code = app.coupon(&shop_b).await["code"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
+    let r = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(r.body["overall"], "ok", "{}", r.text);
+    // Shop B's coupon moved out of `used` behind the order's back.
+    crate::common::fixtures::plant(
+        &app,
+        &format!(
+            "UPDATE coupons SET status = 'available', order_no = NULL, used_at = NULL \
+             WHERE id = '{shop_b}'"
+        ),
+    )
+    .await;
+    let r = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_ne!(r.body["overall"], "ok", "{}", r.text);
+    let status = r.body["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "coupon_status").cloned())
+        .unwrap_or_default();
+    assert_eq!(status["result"], "warning", "{status}");
+    let zh = status["message_zh"].as_str().unwrap_or("");
+    assert!(zh.starts_with(&format!("券 {code}：")), "{zh}");
+    assert!(
+        status["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&code)),
+        "{status}"
+    );
+}
