@@ -837,6 +837,40 @@ fn input_rules(doc: &mut serde_json::Value) {
         props
     };
 
+    // A compensation is typed (amount, validity, reason) or a preset's;
+    // and either names no coupon it makes up for (absent, null or blank)
+    // or names one together with its order. One flat `anyOf` of the four
+    // combinations, as the cart forms above.
+    const BLANK_PATTERN: &str =
+        r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$";
+    let by_amount = json!({"required": ["value_cents", "valid_seconds", "reason"],
+        "properties": {"value_cents": {"type": "integer"}, "valid_seconds": {"type": "integer"},
+            "reason": {"type": "string", "minLength": 1, "pattern": TEXT_PATTERN},
+            "preset_id": {"type": ["string", "null"], "pattern": BLANK_PATTERN}}});
+    let by_preset = json!({"required": ["preset_id"],
+        "properties": {"preset_id": {"type": "string", "pattern": TEXT_PATTERN}}});
+    let for_no_coupon = json!({"required": [],
+        "properties": {"for_coupon_id": {"type": ["string", "null"], "pattern": BLANK_PATTERN}}});
+    let for_a_coupon = json!({"required": ["for_coupon_id", "order_no"],
+        "properties": {"for_coupon_id": {"type": "string", "pattern": TEXT_PATTERN},
+            "order_no": {"type": "string", "pattern": TEXT_PATTERN}}});
+    let compensation_forms: Vec<Value> = [&by_amount, &by_preset]
+        .into_iter()
+        .flat_map(|amount| {
+            [&for_no_coupon, &for_a_coupon].map(|coupon| {
+                let mut both = amount.clone();
+                for key in ["properties", "required"] {
+                    match (both.get_mut(key), coupon.get(key)) {
+                        (Some(Value::Object(a)), Some(Value::Object(b))) => a.extend(b.clone()),
+                        (Some(Value::Array(a)), Some(Value::Array(b))) => a.extend(b.clone()),
+                        _ => {}
+                    }
+                }
+                both
+            })
+        })
+        .collect();
+
     // (component, properties, required, extra keywords)
     let rules: Vec<(&str, Value, Vec<&str>, Value)> = vec![
         (
@@ -992,15 +1026,11 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "reason": {"type": ["string", "null"], "maxLength": crate::domain::reason::MAX_REASON_CHARS},
                 "order_no": {"type": ["string", "null"], "maxLength": 128, "pattern": padded_key_pattern()},
                 "preset_id": {"type": ["string", "null"]},
+                "for_coupon_id": {"type": ["string", "null"],
+                    "maxLength": crate::domain::compensation::MAX_FOR_COUPON_CHARS},
             }),
             vec![],
-            json!({"anyOf": [
-                {"required": ["value_cents", "valid_seconds", "reason"],
-                 "properties": {"value_cents": {"type": "integer"}, "valid_seconds": {"type": "integer"},
-                    "reason": {"type": "string", "minLength": 1, "pattern": TEXT_PATTERN},
-                    "preset_id": {"type": ["string", "null"], "pattern": r"^[\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"}}},
-                {"required": ["preset_id"], "properties": {"preset_id": {"type": "string", "pattern": TEXT_PATTERN}}}
-            ]}),
+            json!({"anyOf": compensation_forms}),
         ),
         (
             "RepairLinkBody",

@@ -58,6 +58,10 @@ pub struct CompensationBody {
     /// carries its minimum order and categories, and `reason` defaults to
     /// the preset's.
     pub preset_id: Option<String>,
+    /// Which of the order's coupons this makes up for (an order may hold
+    /// several): needs `order_no`, and must be one of that order's
+    /// coupons, or one they replaced (409 `coupon_not_on_order`).
+    pub for_coupon_id: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/v1/orders/{order_no}/health-check", operation_id = "order_health_check", tag = "support",
@@ -136,7 +140,7 @@ pub async fn invalidate(
 #[utoipa::path(post, path = "/api/v1/users/{user_id}/compensation-coupons", operation_id = "issue_compensation_coupon", tag = "support",
     params(("user_id" = String, Path)), request_body = CompensationBody,
     responses((status = 201, body = CouponView), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, description = "order_not_owned, compensation_limit_exceeded", body = ErrorBody)))]
+        (status = 409, description = "order_not_owned, coupon_not_on_order, compensation_limit_exceeded", body = ErrorBody)))]
 pub async fn compensation(
     State(s): State<AppState>,
     caller: ApiCaller,
@@ -158,6 +162,7 @@ pub async fn compensation(
         reason: b.reason,
         order_no: b.order_no,
         preset_id: b.preset_id,
+        for_coupon_id: b.for_coupon_id,
     };
     let result = match CompensationRequest::parse(input) {
         Ok(request) => {

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use super::FieldError;
-use super::ids::OrderNo;
+use super::ids::{CouponId, OrderNo};
 use super::money::{Cents, MAX_CENTS};
 use super::reason::parse_reason;
 
@@ -23,6 +23,9 @@ pub const MAX_PRESETS: usize = 50;
 pub const MAX_PRESET_REASON_CHARS: usize = 100;
 /// Longest preset id, in bytes.
 pub const MAX_ID_LEN: usize = 64;
+/// Longest coupon id a compensation may name as the one it makes up for,
+/// in characters as sent (before trimming), as an order's `coupon_ids`.
+pub const MAX_FOR_COUPON_CHARS: usize = 64;
 
 /// What a capped (support) staff member may still give as compensation
 /// today: the caps of the rules in force, and what the ledger says they
@@ -100,6 +103,10 @@ pub struct CompensationInput {
     /// minimum order and categories come from it (`value_cents` and
     /// `valid_seconds` are ignored), and `reason` defaults to its reason.
     pub preset_id: Option<String>,
+    /// Which of the order's coupons this makes up for (an order may hold
+    /// several), as sent (trimmed; empty: none); needs `order_no`, and
+    /// must be one of that order's coupons.
+    pub for_coupon_id: Option<String>,
 }
 
 /// What a compensation coupon is worth.
@@ -129,13 +136,19 @@ pub struct CompensationRequest {
     /// The order it makes up for (that it exists and is the user's is
     /// checked as the coupon is issued).
     pub order_no: Option<OrderNo>,
+    /// Which of the order's coupons it makes up for; only with
+    /// `order_no` (that the coupon is the order's is checked as the
+    /// coupon is issued).
+    pub for_coupon_id: Option<CouponId>,
 }
 
 impl CompensationRequest {
     /// Checks a compensation's fields in a fixed order, naming the first at
     /// fault: without a preset the amount, then the validity; then the
     /// reason (which a preset makes optional); then the order number
-    /// (trimmed; empty: none).
+    /// (trimmed; empty: none); then the coupon made up for (at most
+    /// [`MAX_FOR_COUPON_CHARS`] as sent, trimmed, empty: none), which
+    /// needs an order.
     pub fn parse(i: CompensationInput) -> Result<CompensationRequest, FieldError> {
         let preset_id = i
             .preset_id
@@ -158,11 +171,37 @@ impl CompensationRequest {
             None | Some("") => None,
             Some(raw) => Some(OrderNo::parse(raw)?),
         };
+        let for_coupon_id = for_coupon(i.for_coupon_id.as_deref(), order_no.is_some())?;
         Ok(CompensationRequest {
             amount,
             reason,
             order_no,
+            for_coupon_id,
         })
+    }
+}
+
+/// The coupon a compensation makes up for: at most
+/// [`MAX_FOR_COUPON_CHARS`] characters as sent, trimmed (empty: none);
+/// only for a compensation that names its order, since a coupon is made
+/// up for as one of an order's coupons.
+fn for_coupon(raw: Option<&str>, has_order: bool) -> Result<Option<CouponId>, FieldError> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    if raw.chars().count() > MAX_FOR_COUPON_CHARS {
+        return Err(FieldError::new(
+            "for_coupon_id",
+            format!("must be at most {MAX_FOR_COUPON_CHARS} characters"),
+        ));
+    }
+    match raw.trim() {
+        "" => Ok(None),
+        _ if !has_order => Err(FieldError::new(
+            "for_coupon_id",
+            "needs order_no: the coupon made up for is one of that order's coupons",
+        )),
+        id => Ok(Some(CouponId::from_wire(id))),
     }
 }
 
@@ -729,7 +768,45 @@ mod tests {
                 },
                 reason: Some("sorry".into()),
                 order_no: Some(OrderNo::from("P1")),
+                for_coupon_id: None,
             }
+        );
+    }
+
+    #[test]
+    fn the_coupon_made_up_for_needs_an_order_and_is_trimmed() {
+        let with = |order: Option<&str>, coupon: &str| {
+            let mut i = compensation(Some(500), Some(3600), Some("sorry"));
+            i.order_no = order.map(String::from);
+            i.for_coupon_id = Some(coupon.into());
+            CompensationRequest::parse(i)
+        };
+        assert_eq!(
+            with(Some("P1"), " cpn_2 ").map(|r| r.for_coupon_id),
+            Ok(Some(CouponId::from("cpn_2")))
+        );
+        assert_eq!(with(Some("P1"), "  ").map(|r| r.for_coupon_id), Ok(None));
+        // Without an order (none, or a blank one) it names nothing it
+        // could be checked against.
+        for order in [None, Some(" ")] {
+            assert_eq!(
+                with(order, "cpn_2").map_err(|e| e.field),
+                Err("for_coupon_id")
+            );
+        }
+        // Blank with no order: nothing named, nothing refused.
+        assert_eq!(with(None, "").map(|r| r.for_coupon_id), Ok(None));
+        let long = "c".repeat(MAX_FOR_COUPON_CHARS + 1);
+        assert_eq!(
+            with(Some("P1"), &long).map_err(|e| e.field),
+            Err("for_coupon_id")
+        );
+        // Every other field is checked first.
+        let mut i = compensation(Some(500), Some(3600), Some(" "));
+        i.for_coupon_id = Some("cpn_2".into());
+        assert_eq!(
+            CompensationRequest::parse(i).map_err(|e| e.field),
+            Err("reason")
         );
     }
 

@@ -15,11 +15,11 @@ use crate::i18n::{Arg, Msg};
 
 use super::campaign::{PaymentWindow, Policy};
 use super::coupon::{CouponStatus, effective_status};
-pub use super::facts::{CouponFacts, OrderFacts};
+pub use super::facts::{CouponFacts, CouponUnits, OrderFacts};
 use super::final_payment::{CouponOutcome, HeldCoupon, PresaleOrder, plan_final_payment};
 use super::ids::{CouponId, OrderNo, TemplateId, UserId};
 use super::money::Cents;
-use super::order::{CouponLockStatus, OrderKind, OrderStatus};
+use super::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
 use super::repair::{LinkRepair, order_took_coupon, plan_link_repair, plan_mark_used, plan_return};
 
 /// Check names, stable: the API and the console key on them.
@@ -87,6 +87,9 @@ pub enum SuggestedAction {
         order_no: OrderNo,
         /// The discount the customer was promised, in cents.
         amount_cents: i64,
+        /// The coupon of the order whose discount is lost (an order may
+        /// hold several), when the check names one.
+        coupon_id: Option<CouponId>,
     },
     /// Cancel the order, which releases its coupon in the same transaction
     /// (`POST /orders/{order_no}/cancel`).
@@ -275,10 +278,12 @@ pub struct HealthFacts<'a> {
     pub strays: &'a [CouponFacts],
     pub campaign: Option<&'a CampaignFacts>,
     pub stock: Option<&'a StockFacts>,
-    /// Compensation given for this order so far; `None`: none.
+    /// Compensation given for the coupon the order names (ledger entries
+    /// naming it, or naming no coupon); `None`: none.
     pub compensated: Option<CompensationGiven>,
-    /// The further coupons of a presale order awaiting its final payment
-    /// with several coupons (read only then; empty otherwise).
+    /// The further coupons of an order of several (叠加), read for a
+    /// presale order awaiting its final payment and for a paid order
+    /// (`paid`, `final_paid`); empty otherwise.
     pub further: &'a [HeldFurther],
     pub now: DateTime<Utc>,
 }
@@ -296,12 +301,131 @@ pub fn overall(checks: &[Check]) -> CheckResult {
 pub fn check_order(f: &HealthFacts<'_>) -> Vec<Check> {
     vec![
         order_status(f),
-        coupon_status(f),
-        lock_link(f),
+        coupon_status_of_each(f),
+        lock_link_of_each(f),
         coupon_validity_of_each(f),
         checkout_lock(f),
         template_stock(f),
     ]
+}
+
+/// Whether the checks of the order's coupon read each of its coupons: a
+/// paid order (`paid`, or a presale order's `final_paid`) holding
+/// several, whose coupons were used (or settled) one by one.
+fn reads_each(f: &HealthFacts<'_>) -> bool {
+    !f.further.is_empty() && matches!(f.order.status, OrderStatus::Paid | OrderStatus::FinalPaid)
+}
+
+/// The order as the checks of the coupon it names read it when it holds
+/// several: that coupon's own discount and snapshot, what the further
+/// coupons leave of the order's sums.
+fn first_coupon_order(f: &HealthFacts<'_>) -> OrderFacts {
+    let o = f.order;
+    let (discount, snapshot) = f
+        .further
+        .iter()
+        .fold((o.money.discount, o.discount_snapshot), |(d, s), h| {
+            (d.saturating_sub(h.discount), s.saturating_sub(h.snapshot))
+        });
+    OrderFacts {
+        money: OrderMoney {
+            discount,
+            ..o.money
+        },
+        discount_snapshot: snapshot,
+        ..o.clone()
+    }
+}
+
+/// The order as the checks of its further coupon `h` read it: that
+/// coupon in the place of the one the order names, with the order's
+/// record of it (lock state), its own discount, snapshot and units.
+fn further_coupon_order(o: &OrderFacts, h: &HeldFurther) -> OrderFacts {
+    OrderFacts {
+        coupon_id: Some(h.coupon.id.clone()),
+        coupon_lock_status: h.lock_status,
+        money: OrderMoney {
+            discount: h.discount,
+            ..o.money
+        },
+        discount_snapshot: h.snapshot,
+        coupon_units: h.units,
+        ..o.clone()
+    }
+}
+
+/// What a further coupon's check may suggest: releasing it or
+/// compensating its lost discount. The repairs (relock, relink, mark
+/// used, return) work on the coupon the order names, so for a further
+/// coupon the check says what is wrong and suggests none of them.
+fn for_further(mut check: Check) -> Check {
+    if !matches!(
+        check.suggested_action,
+        None | Some(SuggestedAction::ReleaseCoupon { .. })
+            | Some(SuggestedAction::IssueCompensation { .. })
+    ) {
+        check.suggested_action = None;
+    }
+    check
+}
+
+/// `check` of each of the order's coupons ([`HealthFacts::further`]),
+/// each read with its own facts (its record on the order, its discount,
+/// the order it is bound to, the compensation given for it), the worst
+/// answered (the first on a tie), naming its coupon by code.
+fn worst_of_each(f: &HealthFacts<'_>, check: impl Fn(&HealthFacts<'_>) -> Check) -> Check {
+    let first_order = first_coupon_order(f);
+    let first = check(&HealthFacts {
+        order: &first_order,
+        ..f.clone()
+    });
+    let mut worst = match f.coupon {
+        Some(c) => first.about(&c.code),
+        // A missing coupon: its message names it by id.
+        None => first,
+    };
+    for h in f.further {
+        let order = further_coupon_order(f.order, h);
+        let answer = check(&HealthFacts {
+            order: &order,
+            coupon: Some(&h.coupon),
+            coupon_order: h.coupon_order.as_ref(),
+            strays: &[],
+            compensated: h.compensated,
+            further: &[],
+            ..f.clone()
+        });
+        let answer = for_further(answer).about(&h.coupon.code);
+        if answer.result > worst.result {
+            worst = answer;
+        }
+    }
+    worst
+}
+
+/// `coupon_status` of a paid order of several coupons: each coupon's
+/// stored status and order against the order's record of it (a coupon
+/// replaced at the final payment: its replacement, which took its
+/// place), the worst answered, naming its coupon. Any other order:
+/// [`coupon_status`].
+pub fn coupon_status_of_each(f: &HealthFacts<'_>) -> Check {
+    if reads_each(f) {
+        worst_of_each(f, coupon_status)
+    } else {
+        coupon_status(f)
+    }
+}
+
+/// `lock_link` of a paid order of several coupons: a coupon bound to the
+/// order that the order does not hold first (as [`lock_link`]), then each
+/// coupon's `order_no` against the order, the worst answered, naming its
+/// coupon. Any other order: [`lock_link`].
+pub fn lock_link_of_each(f: &HealthFacts<'_>) -> Check {
+    if reads_each(f) && f.strays.is_empty() {
+        worst_of_each(f, lock_link)
+    } else {
+        lock_link(f)
+    }
 }
 
 /// A time for a message, shown in the reader's business time zone.
@@ -313,11 +437,14 @@ fn lapsed(o: &OrderFacts, now: DateTime<Utc>) -> bool {
     super::order::checkout_lapsed(o.kind, o.status, o.checkout_lock_expires_at, now)
 }
 
-fn compensation(o: &OrderFacts) -> SuggestedAction {
+/// Compensation of the discount promised with `coupon` (the order's
+/// snapshot as the check reads it).
+fn compensation(o: &OrderFacts, coupon: Option<&CouponId>) -> SuggestedAction {
     SuggestedAction::IssueCompensation {
         user_id: o.user_id.clone(),
         order_no: o.order_no.clone(),
         amount_cents: o.discount_snapshot.get(),
+        coupon_id: coupon.cloned(),
     }
 }
 
@@ -412,7 +539,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
             ),
         );
         return if o.status == OrderStatus::DepositPaid {
-            check.suggest(compensation(o))
+            check.suggest(compensation(o, o.coupon_id.as_ref()))
         } else {
             check
         };
@@ -465,7 +592,7 @@ pub fn coupon_status(f: &HealthFacts<'_>) -> Check {
                     coupon_id: c.id.clone(),
                 })
             } else if o.status == OrderStatus::DepositPaid {
-                check.suggest(compensation(o))
+                check.suggest(compensation(o, Some(&c.id)))
             } else {
                 check.suggest(SuggestedAction::CancelOrder {
                     order_no: no.clone(),
@@ -647,7 +774,7 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
                     coupon_id: c.id.clone(),
                 })
             } else if o.status == OrderStatus::DepositPaid {
-                check.suggest(compensation(o))
+                check.suggest(compensation(o, Some(&c.id)))
             } else {
                 check
             }
@@ -667,20 +794,41 @@ pub fn lock_link(f: &HealthFacts<'_>) -> Check {
     }
 }
 
-/// A further coupon of a presale order as `coupon_validity` reads it:
-/// the coupon, and its own discount as snapshotted at the deposit.
+/// A further coupon of an order (beyond the one the order names) as the
+/// checks of each coupon read it: the coupon and the order's record of
+/// it, with what the checks of that one coupon need.
 #[derive(Debug, Clone)]
 pub struct HeldFurther {
     pub coupon: CouponFacts,
+    /// Its own discount as snapshotted at a presale order's deposit.
     pub snapshot: Cents,
+    /// What it takes off the order now (nothing once a final payment
+    /// withdrew it).
+    pub discount: Cents,
+    /// The order's record of it (`order_coupons.lock_status`).
+    pub lock_status: CouponLockStatus,
+    /// After a refund by line: the units of the lines it discounted.
+    pub units: Option<CouponUnits>,
+    /// The order the coupon is bound to, when that is another order.
+    pub coupon_order: Option<PartnerOrder>,
+    /// Compensation given for this coupon (ledger entries naming it);
+    /// `None`: none.
+    pub compensated: Option<CompensationGiven>,
 }
 
-/// `coupon_validity` for a presale order awaiting its final payment with
-/// several coupons ([`HealthFacts::further`]): each coupon judged on its
-/// own snapshot (the policy applies to each), the worst of them answered
-/// (the first on a tie), naming its coupon. Any other order:
-/// [`coupon_validity`].
+/// `coupon_validity` for a presale order of several coupons
+/// ([`HealthFacts::further`]): awaiting its final payment, each coupon
+/// judged on its own snapshot (the policy applies to each); after it,
+/// each coupon that lost its discount under `strict` on its own snapshot
+/// and its own compensation. The worst of them answered (the first on a
+/// tie), naming its coupon. Any other order: [`coupon_validity`].
 pub fn coupon_validity_of_each(f: &HealthFacts<'_>) -> Check {
+    if !f.further.is_empty()
+        && f.order.kind == OrderKind::Presale
+        && f.order.status == OrderStatus::FinalPaid
+    {
+        return worst_of_each(f, coupon_validity);
+    }
     let further = f.further;
     let first_snapshot = further.iter().fold(f.order.discount_snapshot, |s, h| {
         s.saturating_sub(h.snapshot)
@@ -792,7 +940,7 @@ pub fn coupon_validity(f: &HealthFacts<'_>) -> Check {
                 discount = &discount
             ),
         )
-        .suggest(compensation(o)),
+        .suggest(compensation(o, Some(&c.id))),
         (Policy::Strict, _) => Check::warning(
             COUPON_VALIDITY,
             crate::msg!(
@@ -893,6 +1041,7 @@ fn expired_before_final_payment(
                 user_id: o.user_id.clone(),
                 order_no: o.order_no.clone(),
                 amount_cents: lost,
+                coupon_id: Some(c.id.clone()),
             })
         }
     })
@@ -1112,6 +1261,25 @@ mod tests {
         }
     }
 
+    /// A further coupon of snapshot and discount in cents, recorded on the
+    /// order as `lock`.
+    fn held(
+        coupon: CouponFacts,
+        snapshot: i64,
+        discount: i64,
+        lock: CouponLockStatus,
+    ) -> HeldFurther {
+        HeldFurther {
+            coupon,
+            snapshot: Cents::from_stored(snapshot),
+            discount: Cents::from_stored(discount),
+            lock_status: lock,
+            units: None,
+            coupon_order: None,
+            compensated: None,
+        }
+    }
+
     #[test]
     fn of_a_presale_order_of_several_coupons_the_one_ending_before_the_final_payment_is_named_with_its_own_discount()
      {
@@ -1122,10 +1290,7 @@ mod tests {
         let mut dying = coupon(CouponStatus::Locked, Some("P123"), t0() + h(12));
         dying.id = "c2".into();
         dying.code = "D2D2-D2D2-D2D2".into();
-        let further = [HeldFurther {
-            coupon: dying,
-            snapshot: Cents::from_stored(2000),
-        }];
+        let further = [held(dying, 2000, 2000, CouponLockStatus::Locked)];
         let cmp = campaign(Policy::Strict);
         let mut f = facts(&o, Some(&first), Some(&cmp));
         f.further = &further;
@@ -1141,6 +1306,7 @@ mod tests {
                 user_id: "u1".into(),
                 order_no: "P123".into(),
                 amount_cents: 2000,
+                coupon_id: Some("c2".into()),
             })
         );
         // Both valid past the window: the first coupon's answer, by code.
@@ -1155,6 +1321,171 @@ mod tests {
             "{}",
             check.zh()
         );
+    }
+
+    /// A further coupon of order P123: id c2, code D2D2-D2D2-D2D2.
+    fn second(status: CouponStatus, order_no: Option<&str>, ends: DateTime<Utc>) -> CouponFacts {
+        let mut c = coupon(status, order_no, ends);
+        c.id = "c2".into();
+        c.code = "D2D2-D2D2-D2D2".into();
+        c
+    }
+
+    #[test]
+    fn a_paid_order_of_several_coupons_judges_each_and_names_the_further_coupon_out_of_use() {
+        let mut o = order(OrderKind::Normal, OrderStatus::Paid);
+        o.coupon_lock_status = CouponLockStatus::Used;
+        let first = coupon(CouponStatus::Used, Some("P123"), t0() + h(100));
+        // Every coupon used by the order: fine, said of the first by code.
+        let used = [held(
+            second(CouponStatus::Used, Some("P123"), t0() + h(100)),
+            0,
+            2000,
+            CouponLockStatus::Used,
+        )];
+        let mut f = facts(&o, Some(&first), None);
+        f.further = &used;
+        let checks = check_order(&f);
+        assert_eq!(overall(&checks), CheckResult::Ok, "{checks:#?}");
+        let status = find(&checks, COUPON_STATUS);
+        assert_eq!(status.coupon.as_deref(), Some("K7QM-3XPA-9RTD"));
+        // The further coupon freed behind the order's back: a warning
+        // naming it, though the coupon the order names is fine.
+        let freed = [held(
+            second(CouponStatus::Available, None, t0() + h(100)),
+            0,
+            2000,
+            CouponLockStatus::Used,
+        )];
+        f.further = &freed;
+        let check = coupon_status_of_each(&f);
+        assert_eq!(check.result, CheckResult::Warning, "{}", check.zh());
+        assert_eq!(check.coupon.as_deref(), Some("D2D2-D2D2-D2D2"));
+        assert!(
+            check.zh().starts_with("券 D2D2-D2D2-D2D2："),
+            "{}",
+            check.zh()
+        );
+        assert!(check.en().contains("D2D2-D2D2-D2D2"), "{}", check.en());
+        // Still locked on the paid order: a problem, and no repair is
+        // suggested (the repairs work on the coupon the order names).
+        let locked = [held(
+            second(CouponStatus::Locked, Some("P123"), t0() + h(100)),
+            0,
+            2000,
+            CouponLockStatus::Used,
+        )];
+        f.further = &locked;
+        let check = coupon_status_of_each(&f);
+        assert_eq!(check.result, CheckResult::Problem, "{}", check.en());
+        assert_eq!(check.coupon.as_deref(), Some("D2D2-D2D2-D2D2"));
+        assert_eq!(check.suggested_action, None);
+        // A deposit-paid order is not read coupon by coupon here.
+        let live = order(OrderKind::Presale, OrderStatus::DepositPaid);
+        let mut g = facts(&live, Some(&first), None);
+        g.further = &freed;
+        assert_eq!(coupon_status_of_each(&g).coupon, None);
+    }
+
+    #[test]
+    fn a_further_coupon_of_a_paid_order_bound_to_another_order_breaks_the_link_by_its_code() {
+        let mut o = order(OrderKind::Normal, OrderStatus::Paid);
+        o.coupon_lock_status = CouponLockStatus::Used;
+        let first = coupon(CouponStatus::Used, Some("P123"), t0() + h(100));
+        let closed = PartnerOrder {
+            order_no: "P999".into(),
+            status: OrderStatus::Closed,
+            coupon_id: Some("c2".into()),
+            coupon_lock_status: CouponLockStatus::Locked,
+        };
+        let mut elsewhere = held(
+            second(CouponStatus::Locked, Some("P999"), t0() + h(100)),
+            0,
+            2000,
+            CouponLockStatus::Used,
+        );
+        elsewhere.coupon_order = Some(closed);
+        let further = [elsewhere];
+        let mut f = facts(&o, Some(&first), None);
+        f.further = &further;
+        let check = lock_link_of_each(&f);
+        assert_eq!(check.result, CheckResult::Problem, "{}", check.en());
+        assert!(
+            check.zh().starts_with("券 D2D2-D2D2-D2D2："),
+            "{}",
+            check.zh()
+        );
+        assert_eq!(
+            check.suggested_action,
+            Some(SuggestedAction::ReleaseCoupon {
+                coupon_id: "c2".into()
+            })
+        );
+        // A stray of the order comes first, as for an order of one coupon.
+        let mut stray = coupon(CouponStatus::Locked, Some("P123"), t0() + h(1));
+        stray.id = "c9".into();
+        let strays = [stray];
+        f.strays = &strays;
+        assert_eq!(
+            lock_link_of_each(&f).suggested_action,
+            Some(SuggestedAction::ReleaseCoupon {
+                coupon_id: "c9".into()
+            })
+        );
+    }
+
+    #[test]
+    fn after_a_strict_final_payment_a_further_coupon_that_lost_its_discount_is_suggested_for_its_own_snapshot()
+     {
+        // 50.00 promised: the first coupon 30.00 (used), a further 20.00
+        // that ended before the window and gave nothing.
+        let mut o = order(OrderKind::Presale, OrderStatus::FinalPaid);
+        o.coupon_lock_status = CouponLockStatus::Used;
+        o.money.discount = Cents::from_stored(3000);
+        let first = coupon(CouponStatus::Used, Some("P123"), t0() + h(100));
+        let mut lost = held(
+            second(CouponStatus::Expired, Some("P123"), t0() + h(12)),
+            2000,
+            0,
+            CouponLockStatus::Released,
+        );
+        let cmp = campaign(Policy::Strict);
+        let further = [lost.clone()];
+        let mut f = facts(&o, Some(&first), Some(&cmp));
+        f.now = t0() + h(30);
+        f.further = &further;
+        // Compensation given for the first coupon is not this one's.
+        f.compensated = Some(CompensationGiven {
+            cents: 3000,
+            last_at: t0() + h(31),
+        });
+        let checks = check_order(&f);
+        let v = find(&checks, COUPON_VALIDITY);
+        assert_eq!(v.result, CheckResult::Warning, "{}", v.en());
+        assert!(v.zh().starts_with("券 D2D2-D2D2-D2D2："), "{}", v.zh());
+        assert!(v.en().contains("20.00"), "its own discount: {}", v.en());
+        assert_eq!(
+            v.suggested_action,
+            Some(SuggestedAction::IssueCompensation {
+                user_id: "u1".into(),
+                order_no: "P123".into(),
+                amount_cents: 2000,
+                coupon_id: Some("c2".into()),
+            })
+        );
+        // The other checks are content: each coupon is where it should be.
+        assert_eq!(find(&checks, COUPON_STATUS).result, CheckResult::Ok);
+        assert_eq!(find(&checks, LOCK_LINK).result, CheckResult::Ok);
+        // Compensated for itself: it says so and suggests nothing.
+        lost.compensated = Some(CompensationGiven {
+            cents: 2000,
+            last_at: t0() + h(31),
+        });
+        let further = [lost];
+        f.further = &further;
+        let v = coupon_validity_of_each(&f);
+        assert_eq!(v.result, CheckResult::Ok, "{}", v.en());
+        assert_eq!(v.suggested_action, None);
     }
 
     /// The headline case: a strict presale paid with its coupon expired
@@ -1183,7 +1514,8 @@ mod tests {
             Some(SuggestedAction::IssueCompensation {
                 user_id: "u1".into(),
                 order_no: "P123".into(),
-                amount_cents: 5000
+                amount_cents: 5000,
+                coupon_id: Some("c1".into()),
             })
         );
         assert_eq!(overall(&checks), CheckResult::Warning, "not all normal");
@@ -1308,7 +1640,8 @@ mod tests {
             Some(SuggestedAction::IssueCompensation {
                 user_id: "u1".into(),
                 order_no: "P123".into(),
-                amount_cents: 5000
+                amount_cents: 5000,
+                coupon_id: Some("c1".into()),
             })
         );
         let n = order(OrderKind::Normal, OrderStatus::PendingPayment);

@@ -176,11 +176,19 @@ pub struct LedgerEntryView {
     pub actor: String,
     #[schema(value_type = Option<String>)]
     pub campaign_id: Option<CampaignId>,
+    /// Which of the order's coupons the entry makes up for (an order may
+    /// hold several): named by support with the compensation, or the
+    /// expired coupon a final payment made up for; null when none.
+    #[schema(value_type = Option<String>)]
+    pub for_coupon_id: Option<CouponId>,
     /// For pages: the coupon's code, the preset's reason, the campaign's
-    /// name.
+    /// name, the code of the coupon made up for.
     #[serde(skip)]
     #[schema(ignore)]
     pub coupon_code: Option<String>,
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub for_coupon_code: Option<String>,
     #[serde(skip)]
     #[schema(ignore)]
     pub preset_reason: Option<String>,
@@ -207,7 +215,9 @@ impl From<EntryRow> for LedgerEntryView {
             rules_version: r.rules_version,
             actor: r.actor,
             campaign_id: r.campaign_id,
+            for_coupon_id: r.for_coupon_id,
             coupon_code: None,
+            for_coupon_code: None,
             preset_reason: None,
             campaign_name: None,
             at_ms: r.at,
@@ -274,7 +284,8 @@ async fn name_entries(
 ) -> Result<(), ServiceError> {
     let coupons: Vec<&CouponId> = entries
         .iter()
-        .filter_map(|e| e.coupon_id.as_ref())
+        .flat_map(|e| [e.coupon_id.as_ref(), e.for_coupon_id.as_ref()])
+        .flatten()
         .collect();
     let codes = crate::store::names::coupon_codes(c, &coupons).await?;
     let presets: Vec<&str> = entries
@@ -290,6 +301,10 @@ async fn name_entries(
     for e in entries.iter_mut() {
         e.coupon_code = e
             .coupon_id
+            .as_ref()
+            .and_then(|id| codes.get(id.as_str()).cloned());
+        e.for_coupon_code = e
+            .for_coupon_id
             .as_ref()
             .and_then(|id| codes.get(id.as_str()).cloned());
         e.preset_reason = e.preset_id.as_ref().and_then(|id| reasons.get(id).cloned());

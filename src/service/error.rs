@@ -57,11 +57,14 @@ pub enum Refusal {
     CouponsNotCombinable,
     /// The discount would pass its template's budget.
     BudgetExhausted,
+    /// A coupon named as one of an order's coupons that the order does
+    /// not hold (nor held before a replacement).
+    CouponNotOnOrder,
 }
 
 impl Refusal {
     /// Every refusal, for the catalog test.
-    pub const ALL: [Refusal; 27] = [
+    pub const ALL: [Refusal; 28] = [
         Refusal::OutOfStock,
         Refusal::ClaimLimitReached,
         Refusal::TemplateInactive,
@@ -89,6 +92,7 @@ impl Refusal {
         Refusal::RefundExceedsOrder,
         Refusal::CouponsNotCombinable,
         Refusal::BudgetExhausted,
+        Refusal::CouponNotOnOrder,
     ];
 
     /// The catalog key of the refusal's message, in a customer's words.
@@ -121,6 +125,7 @@ impl Refusal {
             Refusal::RefundExceedsOrder => "refusal-refund_exceeds_order",
             Refusal::CouponsNotCombinable => "refusal-coupons_not_combinable",
             Refusal::BudgetExhausted => "refusal-budget_exhausted",
+            Refusal::CouponNotOnOrder => "refusal-coupon_not_on_order",
         }
     }
 
@@ -153,6 +158,7 @@ impl Refusal {
             Refusal::RefundExceedsOrder => "refund_exceeds_order",
             Refusal::CouponsNotCombinable => "coupons_not_combinable",
             Refusal::BudgetExhausted => "budget_exhausted",
+            Refusal::CouponNotOnOrder => "coupon_not_on_order",
         }
     }
 }

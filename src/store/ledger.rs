@@ -30,6 +30,9 @@ pub struct NewEntry<'a> {
     /// The campaign of the order, copied so the ledger filters on it by
     /// index.
     pub campaign_id: Option<&'a CampaignId>,
+    /// Which of the order's coupons a compensation makes up for, when the
+    /// order holds several and support named one (migration 0039).
+    pub for_coupon_id: Option<&'a CouponId>,
     /// The business day of `at_ms` (`domain::report::day_number`): the
     /// report counters' day.
     pub day: i64,
@@ -38,8 +41,8 @@ pub struct NewEntry<'a> {
 pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO compensation_ledger (user_id, order_no, coupon_id, kind, amount_cents, reason, actor, request_id, at,
-             preset_id, rules_version, campaign_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+             preset_id, rules_version, campaign_id, for_coupon_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(e.user_id)
     .bind(e.order_no)
@@ -53,6 +56,7 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEntry<'_>) -> Result<(), sq
     .bind(e.preset_id)
     .bind(e.rules_version)
     .bind(e.campaign_id)
+    .bind(e.for_coupon_id)
     .execute(&mut *conn)
     .await?;
     // The report counters' compensation_cents (migration 0026): the
@@ -83,6 +87,9 @@ pub struct EntryRow {
     pub preset_id: Option<String>,
     pub rules_version: Option<i64>,
     pub campaign_id: Option<CampaignId>,
+    /// Which of the order's coupons the entry makes up for; `None` when it
+    /// names none.
+    pub for_coupon_id: Option<CouponId>,
 }
 
 /// The kinds a full refund of the order reverses: what its final payment
@@ -109,11 +116,11 @@ pub async fn reversible_of_order(
     .await
 }
 
-/// A reversal of `entry`: the same user, order, coupon and campaign, the
-/// negated amount, kind `refund_reversal`. Conditional: written only when
-/// the entry has no reversal yet (and the unique index on `reverses_id`
-/// stops a second one from a concurrent transaction); returns whether it
-/// was written. The report counters' compensation goes down by as much.
+/// A reversal of `entry`: the same user, order, coupon, campaign and
+/// coupon made up for, the negated amount, kind `refund_reversal`.
+/// Conditional: written only when the entry has no reversal yet (and the
+/// unique index on `reverses_id` stops a second one from a concurrent
+/// transaction); returns whether it was written. The report counters' compensation goes down by as much.
 pub async fn insert_reversal(
     conn: &mut AnyConnection,
     entry: &EntryRow,
@@ -125,9 +132,9 @@ pub async fn insert_reversal(
 ) -> Result<bool, sqlx::Error> {
     let written = sqlx::query(
         "INSERT INTO compensation_ledger (user_id, order_no, coupon_id, kind, amount_cents, reason, actor, request_id, at,
-             preset_id, rules_version, campaign_id, reverses_id)
+             preset_id, rules_version, campaign_id, for_coupon_id, reverses_id)
          SELECT user_id, order_no, coupon_id, 'refund_reversal', -amount_cents, $2, $3, $4, $5,
-             preset_id, rules_version, campaign_id, id
+             preset_id, rules_version, campaign_id, for_coupon_id, id
          FROM compensation_ledger AS l
          WHERE id = $1 AND amount_cents > 0
            AND NOT EXISTS (SELECT 1 FROM compensation_ledger AS r WHERE r.reverses_id = l.id)",
@@ -154,7 +161,7 @@ pub async fn insert_reversal(
     Ok(written)
 }
 
-const ENTRY_COLUMNS: &str = "id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, at, preset_id, rules_version, campaign_id";
+const ENTRY_COLUMNS: &str = "id, user_id, order_no, coupon_id, kind, amount_cents, reason, actor, at, preset_id, rules_version, campaign_id, for_coupon_id";
 
 /// Ledger entries of one order, oldest first (an order has at most a few).
 pub async fn for_order(

@@ -152,6 +152,9 @@ struct FormState {
     order_no: String,
     /// The compensation preset picked (empty: a free amount).
     preset: String,
+    /// The coupon of the order a compensation makes up for (its id;
+    /// empty: none named).
+    for_coupon: String,
     errors: FieldErrors,
     /// A checked `back` ([`safe_back`]), kept in a hidden field.
     back: Option<String>,
@@ -243,12 +246,17 @@ fn refusal_at(l: Lang, e: &ServiceError) -> Option<(&'static str, String)> {
             "valid_seconds" => Some(("valid_days", l.t("valid-days-must-be-1-to").to_string())),
             "order_no" => Some(("order_no", l.t("action-error-order-no").to_string())),
             "preset_id" => Some(("preset", l.t("comp-preset-not-in-force").to_string())),
+            "for_coupon_id" => Some((
+                "for_coupon_id",
+                l.t("comp-for-coupon-needs-order").to_string(),
+            )),
             _ => None,
         },
         ServiceError::Refused { refusal, .. } => {
             let field = match refusal {
                 Refusal::OrderNotOwned => "order_no",
                 Refusal::CompensationLimitExceeded => "amount",
+                Refusal::CouponNotOnOrder => "for_coupon_id",
                 _ => "form",
             };
             Some((field, l.t(refusal.message_key()).to_string()))
@@ -545,6 +553,8 @@ struct CompensationQuery {
     amount_cents: Option<i64>,
     /// The preset a health check suggests.
     preset_id: Option<String>,
+    /// The coupon of the order whose discount a health check found lost.
+    for_coupon_id: Option<String>,
     back: Option<String>,
 }
 
@@ -574,6 +584,7 @@ async fn compensation_page(
         valid_days: DEFAULT_VALID_DAYS.to_string(),
         order_no: q.order_no.unwrap_or_default(),
         preset: q.preset_id.unwrap_or_default(),
+        for_coupon: q.for_coupon_id.unwrap_or_default(),
         ..FormState::fresh(q.back.as_deref())
     };
     render_compensation(&s, &staff, &user_id, f).await
@@ -601,22 +612,34 @@ async fn render_compensation(
         Err(r) => return Ok(r),
     };
     let rules = s.service.compensation_rules().await.or_page(l)?;
+    // The coupons of the order the form names, to choose the one made up
+    // for (none while no order, or no such order, is named).
+    let choices = match OrderNo::parse(f.order_no.trim()) {
+        Ok(no) => s
+            .service
+            .compensation_coupon_choices(&no)
+            .await
+            .or_page(l)?,
+        Err(_) => Vec::new(),
+    };
     let (title, user_id) = (l.t("issue-a-compensation-coupon"), user_id.to_string());
     Ok(form_page(staff, f, title, move |f| {
-        view! { <CompensationConfirm user_id=user_id allowance=allowance rules=rules form=f/> }
+        view! { <CompensationConfirm user_id=user_id allowance=allowance rules=rules choices=choices form=f/> }
     }))
 }
 
 /// The compensation form for `user_id` (as the page's address gave it:
 /// the form renders for any text, the service checks it when the form is
 /// sent): the caps and what is left of today's `allowance` (support
-/// only), the presets of the `rules` in force, amount, validity, order
+/// only), the presets of the `rules` in force, amount, validity, order,
+/// which of the order's coupons (`choices`, by code) it makes up for,
 /// and reason.
 #[component]
 fn CompensationConfirm(
     #[prop(into)] user_id: String,
     allowance: Option<CompensationAllowance>,
     rules: Rules,
+    choices: Vec<(CouponId, String)>,
     form: FormState,
 ) -> impl IntoView {
     let (l, f) = (lang(), form);
@@ -688,6 +711,7 @@ fn CompensationConfirm(
         let href = paths::unparsed::order(&no);
         view! { <p class="note">{l.t("compensation-for-order")}" "<a href=href data-testid="comp-order">{no}</a></p> }
     });
+    let for_coupon = for_coupon_field(l, &f, choices);
     let error = form_error(&f);
     view! {
         <section class="confirm" aria-labelledby="confirm-heading">
@@ -711,10 +735,43 @@ fn CompensationConfirm(
                 <input id="order_no" name="order_no" type="text" value=f.order_no.clone()
                     aria-invalid=order_no.invalid aria-describedby=order_no.described_by.clone()/>
                 {field_error(&order_no)}
+                {for_coupon}
                 <ReasonField form=f/>
             </ConfirmForm>
         </section>
     }
+}
+
+/// The choice of the order's coupon a compensation makes up for: "none
+/// named", then each of the order's coupons by code (`choices`), the one
+/// picked (or suggested) selected. Shown when the order has coupons, or
+/// when the choice was refused (then with its message).
+fn for_coupon_field(
+    l: Lang,
+    f: &FormState,
+    choices: Vec<(CouponId, String)>,
+) -> Option<impl IntoView + use<>> {
+    let st = f.errors.input_attrs("for_coupon_id", "for_coupon_id");
+    if choices.is_empty() && f.errors.get("for_coupon_id").is_none() {
+        return None;
+    }
+    let picked = f.for_coupon.trim().to_string();
+    let options = choices
+        .into_iter()
+        .map(|(id, code)| {
+            let selected = id.as_str() == picked;
+            view! { <option value=id.into_string() selected=selected>{code}</option> }
+        })
+        .collect_view();
+    Some(view! {
+        <label for="for_coupon_id">{l.t("comp-for-coupon")}</label>
+        <select id="for_coupon_id" name="for_coupon_id" data-testid="for-coupon"
+            aria-invalid=st.invalid aria-describedby=st.described_by.clone()>
+            <option value="" selected=picked.is_empty()>{l.t("comp-for-coupon-none")}</option>
+            {options}
+        </select>
+        {field_error(&st)}
+    })
 }
 
 #[derive(Deserialize)]
@@ -724,6 +781,7 @@ struct CompensationForm {
     amount: Option<String>,
     valid_days: Option<String>,
     order_no: Option<String>,
+    for_coupon_id: Option<String>,
     reason: Option<String>,
     back: Option<String>,
 }
@@ -758,6 +816,7 @@ async fn compensate(
         valid_days: form.valid_days.clone().unwrap_or_default(),
         order_no: form.order_no.clone().unwrap_or_default(),
         preset: form.preset.clone().unwrap_or_default().trim().to_string(),
+        for_coupon: form.for_coupon_id.clone().unwrap_or_default(),
         reason: form.reason.clone().unwrap_or_default(),
         back: safe_back(form.back.as_deref()),
         ..FormState::default()
@@ -822,6 +881,7 @@ async fn compensate(
         reason: form.reason,
         order_no: order_no.clone(),
         preset_id: preset.as_ref().map(|p| p.id.clone()),
+        for_coupon_id: Some(f.for_coupon.clone()),
     };
     let result = match CompensationRequest::parse(input) {
         Ok(request) => {

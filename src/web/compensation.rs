@@ -320,6 +320,15 @@ fn LedgerEntries(entries: Vec<LedgerEntryView>) -> impl IntoView {
                 let code = e.coupon_code.clone().unwrap_or_else(|| l.t("coupon").to_string());
                 view! { <a href=href class="mono">{code}</a> }
             });
+            // Which of the order's coupons it makes up for, by code.
+            let for_coupon = match (e.for_coupon_id.clone(), e.for_coupon_code.clone()) {
+                (Some(id), Some(code)) => {
+                    let href = paths::coupon(&id);
+                    view! { <a href=href class="mono" data-testid="comp-for-coupon">{code}</a> }
+                        .into_any()
+                }
+                _ => view! { "—" }.into_any(),
+            };
             let preset = match (&e.preset_id, &e.preset_reason) {
                 (Some(_), Some(r)) => r.clone(),
                 (Some(id), None) => id.clone(),
@@ -339,6 +348,7 @@ fn LedgerEntries(entries: Vec<LedgerEntryView>) -> impl IntoView {
                     <td data-label=l.t("comp-order-no")>{order}</td>
                     <td data-label=l.t("comp-campaign")>{dash(e.campaign_name.clone())}</td>
                     <td data-label=l.t("coupon")>{coupon}</td>
+                    <td data-label=l.t("comp-for-coupon")>{for_coupon}</td>
                     <td data-testid="comp-preset" data-label=l.t("comp-preset")>{preset}</td>
                     <td data-testid="comp-version" data-label=l.t("comp-rules-version")>{version}</td>
                     <td data-label=l.t("reason")>{reason_text(l, &e.reason)}</td>
@@ -358,6 +368,7 @@ fn LedgerEntries(entries: Vec<LedgerEntryView>) -> impl IntoView {
                     <th scope="col">{l.t("comp-order-no")}</th>
                     <th scope="col">{l.t("comp-campaign")}</th>
                     <th scope="col">{l.t("coupon")}</th>
+                    <th scope="col">{l.t("comp-for-coupon")}</th>
                     <th scope="col">{l.t("comp-preset")}</th>
                     <th scope="col">{l.t("comp-rules-version")}</th>
                     <th scope="col">{l.t("reason")}</th>

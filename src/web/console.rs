@@ -343,12 +343,22 @@ fn CompensationSection(entries: Vec<CompensationEntry>) -> impl IntoView {
                 let code = e.coupon_code.unwrap_or_else(|| l.t("coupon").to_string());
                 view! { <a href=href class="mono">{code}</a> }
             });
+            // Which of the order's coupons it makes up for, by code.
+            let for_coupon = match (e.for_coupon_id, e.for_coupon_code) {
+                (Some(id), Some(code)) => {
+                    let href = paths::coupon(&id);
+                    view! { <a href=href class="mono" data-testid="ledger-for-coupon">{code}</a> }
+                        .into_any()
+                }
+                _ => view! { "—" }.into_any(),
+            };
             view! {
                 <tr>
                     <td class="nowrap"><Time at=e.at/></td>
                     <td>{kind}</td>
                     <td class="money">{e.amount_cents.shown()}</td>
                     <td>{coupon}</td>
+                    <td>{for_coupon}</td>
                     <td>{actor_text(l, &e.actor)}</td>
                     <td>{reason_text(l, &e.reason)}</td>
                 </tr>
@@ -364,6 +374,7 @@ fn CompensationSection(entries: Vec<CompensationEntry>) -> impl IntoView {
                     <th scope="col">{l.t("kind")}</th>
                     <th scope="col">{l.t("amount")}</th>
                     <th scope="col">{l.t("coupon-3")}</th>
+                    <th scope="col">{l.t("comp-for-coupon")}</th>
                     <th scope="col">{l.t("actor")}</th>
                     <th scope="col">{l.t("reason")}</th>
                 </tr></thead>

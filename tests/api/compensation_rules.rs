@@ -86,6 +86,7 @@ fn capped_input(value: i64) -> CompensationRequest {
         reason: Some("goodwill".into()),
         order_no: None,
         preset_id: None,
+        for_coupon_id: None,
     })
     .expect("a well-formed compensation")
 }
@@ -539,6 +540,7 @@ async fn the_ledger_filters_by_day_order_staff_preset_and_campaign_and_totals_th
             reason: Some("sorry".into()),
             order_no: order.map(String::from),
             preset_id: preset.map(String::from),
+            for_coupon_id: None,
         })
         .expect("a well-formed compensation")
     };

@@ -534,3 +534,179 @@ async fn reconciliation_finds_a_further_coupon_out_of_step_and_a_budget_off_its_
     assert_eq!(r.body["counts"]["coupons_out_of_step"], 1, "{}", r.text);
     assert_eq!(r.body["counts"]["budget_mismatch"], 1, "{}", r.text);
 }
+
+/// Order N1 of [`two_shop_cart`] with all three of [`three_coupons`],
+/// paid: `(platform, shop_a, shop_b)`.
+async fn paid_with_three(app: &TestApp) -> (String, String, String) {
+    let (platform, shop_a, shop_b) = three_coupons(app).await;
+    let r = app
+        .order(order(
+            "N1",
+            "u1",
+            &[&platform, &shop_a, &shop_b],
+            two_shop_cart(),
+        ))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    (platform, shop_a, shop_b)
+}
+
+async fn count(app: &TestApp, sql: &str) -> i64 {
+    crate::common::fixtures::count(app, sql).await
+}
+
+#[tokio::test]
+async fn a_compensation_naming_a_further_coupon_of_an_order_of_three_is_recorded_and_listed_with_it()
+ {
+    let app = spawn_app().await;
+    let (_, _, shop_b) = paid_with_three(&app).await;
+    let r = app
+        .post(
+            "/api/v1/users/u1/compensation-coupons",
+            json!({"value_cents": 1000, "valid_seconds": 86400, "reason": "店铺B的券没抵扣",
+                "order_no": "N1", "for_coupon_id": format!(" {shop_b} ")}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let given = r.id();
+    // One that names no coupon lists null.
+    let r = app
+        .post(
+            "/api/v1/users/u1/compensation-coupons",
+            json!({"value_cents": 500, "valid_seconds": 86400, "reason": "物流延误",
+                "order_no": "N1", "for_coupon_id": null}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.get("/api/v1/compensation-ledger?order_no=N1").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let entries = r.body["entries"].as_array().cloned().unwrap_or_default();
+    assert_eq!(entries.len(), 2, "{}", r.text);
+    // Newest first.
+    assert_eq!(entries[0]["for_coupon_id"], Value::Null, "{}", r.text);
+    assert!(
+        entries[0]
+            .as_object()
+            .is_some_and(|e| e.contains_key("for_coupon_id")),
+        "the field is there, null: {}",
+        r.text
+    );
+    assert_eq!(entries[1]["coupon_id"], json!(given));
+    assert_eq!(entries[1]["for_coupon_id"], json!(shop_b), "{}", r.text);
+    assert_eq!(
+        count(
+            &app,
+            &format!(
+                "SELECT COUNT(*) FROM compensation_ledger WHERE for_coupon_id = '{shop_b}' AND coupon_id = '{given}'"
+            )
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_compensation_naming_a_coupon_not_on_the_order_is_refused_and_changes_nothing() {
+    let app = spawn_app().await;
+    paid_with_three(&app).await;
+    // Another coupon of the same customer, on no order.
+    let other = coupon(&app, "u1", json!({"value_cents": 500})).await;
+    let coupons_before = count(&app, "SELECT COUNT(*) FROM coupons").await;
+    for named in [other.as_str(), "cpn_nope"] {
+        let r = app
+            .post(
+                "/api/v1/users/u1/compensation-coupons",
+                json!({"value_cents": 1000, "valid_seconds": 86400, "reason": "x",
+                    "order_no": "N1", "for_coupon_id": named}),
+            )
+            .await;
+        assert_eq!(
+            (r.status, r.code()),
+            (409, "coupon_not_on_order"),
+            "{}",
+            r.text
+        );
+    }
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM coupons").await,
+        coupons_before,
+        "no coupon issued"
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM outbox WHERE event_type = 'compensation.issued'"
+        )
+        .await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn for_coupon_id_without_an_order_is_a_bad_request_naming_it() {
+    let app = spawn_app().await;
+    let (_, shop_a, _) = paid_with_three(&app).await;
+    for order_no in [Value::Null, json!("  ")] {
+        let r = app
+            .post(
+                "/api/v1/users/u1/compensation-coupons",
+                json!({"value_cents": 1000, "valid_seconds": 86400, "reason": "x",
+                    "order_no": order_no, "for_coupon_id": shop_a}),
+            )
+            .await;
+        assert_eq!(r.status, 400, "{}", r.text);
+        assert_eq!(
+            (r.code(), r.field()),
+            ("invalid_request", "for_coupon_id"),
+            "{}",
+            r.text
+        );
+    }
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+}
+
+#[tokio::test]
+async fn a_paid_order_of_three_whose_further_coupon_left_used_is_flagged_by_that_coupons_code() {
+    let app = spawn_app().await;
+    let (_, _, shop_b) = paid_with_three(&app).await;
+    let code = app.coupon(&shop_b).await["code"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
+    let r = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(r.body["overall"], "ok", "{}", r.text);
+    // Shop B's coupon moved out of `used` behind the order's back.
+    crate::common::fixtures::plant(
+        &app,
+        &format!(
+            "UPDATE coupons SET status = 'available', order_no = NULL, used_at = NULL \
+             WHERE id = '{shop_b}'"
+        ),
+    )
+    .await;
+    let r = app.get("/api/v1/orders/N1/health-check").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_ne!(r.body["overall"], "ok", "{}", r.text);
+    let status = r.body["checks"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == "coupon_status").cloned())
+        .unwrap_or_default();
+    assert_eq!(status["result"], "warning", "{status}");
+    let zh = status["message_zh"].as_str().unwrap_or("");
+    assert!(zh.starts_with(&format!("券 {code}：")), "{zh}");
+    assert!(
+        status["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&code)),
+        "{status}"
+    );
+}

@@ -524,3 +524,48 @@ async fn the_policy_preview_judges_each_coupon_of_an_order_of_several_on_its_own
         .collect();
     assert_eq!(changes, [("applied", "compensated", 1)]);
 }
+
+#[tokio::test]
+async fn after_a_strict_final_payment_the_health_check_suggests_compensating_the_further_coupon_that_lost_its_discount()
+ {
+    let app = spawn_app().await;
+    // Shop A's coupon (20.00) ends before the window opens.
+    let (platform, shop_a, shop_b) = three(&app, [TEN_DAYS, 1800, TEN_DAYS]).await;
+    deposit_paid(&app, "strict", &[&platform, &shop_a, &shop_b]).await;
+    app.advance(OPENS_IN);
+    let r = app.post("/api/v1/orders/P1/final-payment", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let code = app.coupon(&shop_a).await["code"]
+        .as_str()
+        .unwrap_or("?")
+        .to_string();
+    let validity = |report: &Value| {
+        report["checks"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["name"] == "coupon_validity").cloned())
+            .unwrap_or_default()
+    };
+    let r = app.get("/api/v1/orders/P1/health-check").await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let v = validity(&r.body);
+    assert_eq!(v["result"], "warning", "{v}");
+    let zh = v["message_zh"].as_str().unwrap_or("");
+    assert!(zh.starts_with(&format!("券 {code}：")), "{zh}");
+    assert_eq!(v["action"]["code"], "issue_compensation", "{v}");
+    assert_eq!(v["action"]["amount_cents"], 2000, "its own snapshot: {v}");
+    assert_eq!(v["action"]["coupon_id"], json!(shop_a), "{v}");
+    // Compensated for that coupon: the check says so and suggests nothing.
+    let r = app
+        .post(
+            "/api/v1/users/u1/compensation-coupons",
+            json!({"value_cents": 2000, "valid_seconds": 86400, "reason": "店铺A的券尾款前过期",
+                "order_no": "P1", "for_coupon_id": shop_a}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.get("/api/v1/orders/P1/health-check").await;
+    let v = validity(&r.body);
+    assert_eq!(v["result"], "ok", "{v}");
+    assert!(v["action"].is_null(), "{v}");
+    assert_eq!(r.body["overall"], "ok", "{}", r.text);
+}

@@ -114,9 +114,10 @@ async fn a_healthy_presale_order_is_ok_under_every_policy_and_tells_the_customer
 async fn a_coupon_ending_before_the_final_payment_is_explained_by_the_campaign_policy() {
     let app = spawn_app().await;
     let mut seen = Vec::new();
+    let mut coupons = Vec::new();
     for (i, policy) in ["lock", "strict", "swap_or_compensate"].iter().enumerate() {
         let no = format!("P{i}");
-        deposit_paid(&app, &no, &format!("u{i}"), policy, 30).await;
+        coupons.push(deposit_paid(&app, &no, &format!("u{i}"), policy, 30).await);
         seen.push(outcome(&health(&app, &no).await, "coupon_validity"));
     }
     assert_eq!(
@@ -132,9 +133,11 @@ async fn a_coupon_ending_before_the_final_payment_is_explained_by_the_campaign_p
     );
     let r = health(&app, "P1").await;
     let action = &check(&r, "coupon_validity")["action"];
+    // The coupon whose discount is lost is named, for `for_coupon_id`.
     assert_eq!(
         action,
-        &json!({"code": "issue_compensation", "user_id": "u1", "order_no": "P1", "amount_cents": 5000})
+        &json!({"code": "issue_compensation", "user_id": "u1", "order_no": "P1", "amount_cents": 5000,
+            "coupon_id": coupons[1]})
     );
     assert_eq!(r["overall"], "warning");
 }
@@ -231,7 +234,8 @@ async fn a_live_order_whose_freed_coupon_has_ended_is_a_problem_suggesting_compe
     let r = health(&app, "P1").await;
     assert_eq!(
         check(&r, "coupon_status")["action"],
-        json!({"code": "issue_compensation", "user_id": "u1", "order_no": "P1", "amount_cents": 5000})
+        json!({"code": "issue_compensation", "user_id": "u1", "order_no": "P1", "amount_cents": 5000,
+            "coupon_id": cid})
     );
 }
 
@@ -728,6 +732,7 @@ async fn support_staff_are_capped_per_coupon_and_per_utc_day_and_operators_are_n
             reason: Some("goodwill".into()),
             order_no: None,
             preset_id: None,
+            for_coupon_id: None,
         })
         .expect("a well-formed compensation")
     };

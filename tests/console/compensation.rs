@@ -247,6 +247,7 @@ async fn ledger_story(app: &TestApp) -> (String, String) {
             reason: Some(reason.to_string()),
             order_no: order.map(String::from),
             preset_id: preset.map(String::from),
+            for_coupon_id: None,
         })
         .expect("a well-formed compensation")
     };
@@ -561,4 +562,144 @@ async fn the_health_checks_compensation_button_suggests_and_prefills_the_fitting
     let form = b.get(&href).await;
     let radio = tag_with(&form.text, &format!("id=\"preset-{fits}\"")).expect("the preset's radio");
     assert!(radio.contains("checked"), "prefilled: {radio}");
+}
+
+/// A coupon of a template made from the default 满300减50 with
+/// `overrides`, claimed by `user`: its id and code.
+async fn claimed(app: &TestApp, user: &str, overrides: Value) -> (String, String) {
+    let t = app.template(overrides).await;
+    let c = app
+        .claim(user, t["id"].as_str().expect("template id"))
+        .await;
+    (
+        c["id"].as_str().expect("coupon id").to_string(),
+        c["code"].as_str().expect("coupon code").to_string(),
+    )
+}
+
+#[tokio::test]
+async fn the_form_names_the_coupon_made_up_for_by_code_lands_back_and_the_ledgers_show_its_code() {
+    let app = spawn_app().await;
+    // A platform coupon and shop coupons A and B on one paid order.
+    let (platform, _) = claimed(
+        &app,
+        "u1",
+        json!({"value_cents": 3000, "min_order_cents": 30000}),
+    )
+    .await;
+    let (shop_a, _) = claimed(
+        &app,
+        "u1",
+        json!({"value_cents": 2000, "min_order_cents": 15000, "shop_id": "A"}),
+    )
+    .await;
+    let (shop_b, code_b) = claimed(
+        &app,
+        "u1",
+        json!({"value_cents": 1000, "min_order_cents": 10000, "shop_id": "B"}),
+    )
+    .await;
+    let line = |id: &str, shop: &str, q: i64, p: i64| {
+        json!({"line_id": id, "sku": null, "category": "beauty", "shop_id": shop,
+            "quantity": q, "unit_price_cents": p})
+    };
+    let r = app
+        .order(json!({"order_no": "N1", "user_id": "u1", "kind": "normal",
+            "lines": [line("a", "A", 2, 10000), line("b", "B", 1, 15000)],
+            "coupon_ids": [platform, shop_a, shop_b]}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let r = app.post("/api/v1/orders/N1/pay", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+
+    let mut b = signed_in(&app, Role::Support).await;
+    let back = "%2Fconsole%2Forders%2FN1";
+    let form =
+        format!("/console/users/u1/compensation?order_no=N1&for_coupon_id={shop_b}&back={back}");
+    let page = b.get(&form).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    // The order's three coupons by code, shop B's preselected; no raw id
+    // is shown to read.
+    let select = page
+        .text
+        .split_once("id=\"for_coupon_id\"")
+        .and_then(|(_, rest)| rest.split_once("</select>"))
+        .map(|(options, _)| options.to_string())
+        .unwrap_or_else(|| panic!("the coupon choice: {}", page.text));
+    assert_eq!(
+        select.matches("<option").count(),
+        4,
+        "none, then three: {select}"
+    );
+    let chosen = tag_with(&page.text, &format!("value=\"{shop_b}\"")).expect("shop B's option");
+    assert!(chosen.contains("selected"), "preselected: {chosen}");
+    let shown = crate::common::console::visible_text(&select);
+    assert!(shown.contains(&code_b), "{shown}");
+    assert!(!shown.contains("cpn_"), "codes, never ids: {shown}");
+
+    // A coupon that is not the order's comes back at the field, as typed.
+    let (stranger, _) = claimed(&app, "u1", json!({"value_cents": 500})).await;
+    let fields = |coupon: &str| {
+        vec![
+            ("preset".to_string(), String::new()),
+            ("amount".to_string(), "10".to_string()),
+            ("valid_days".to_string(), "30".to_string()),
+            ("order_no".to_string(), "N1".to_string()),
+            ("for_coupon_id".to_string(), coupon.to_string()),
+            ("reason".to_string(), "店铺B的券没抵扣".to_string()),
+        ]
+    };
+    let typed = fields(&stranger);
+    let typed: Vec<(&str, &str)> = typed
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let r = confirm(&mut b, &form, &typed).await;
+    assert_eq!(r.status, 422, "{}", r.text);
+    let message = field_error(&r.text, "for_coupon_id").unwrap_or_default();
+    assert!(message.contains("不是这个订单上的券"), "{}", r.text);
+    assert_eq!(input_value(&r.text, "amount").as_deref(), Some("10"));
+    assert_eq!(
+        textarea_text(&r.text, "reason").as_deref(),
+        Some("店铺B的券没抵扣")
+    );
+    assert_eq!(
+        count(&app, "SELECT COUNT(*) FROM compensation_ledger").await,
+        0
+    );
+
+    // Shop B's: issued, and back on the order page it started from.
+    let picked = fields(&shop_b);
+    let picked: Vec<(&str, &str)> = picked
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let r = confirm(&mut b, &form, &picked).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(r.location.as_deref(), Some("/console/orders/N1"));
+    let order = b.visit("/console/orders/N1").await;
+    let named = tag_with(&order.text, "data-testid=\"ledger-for-coupon\"")
+        .map(|_| order.text.contains(&format!(">{code_b}</a>")))
+        .unwrap_or(false);
+    assert!(
+        named,
+        "the order's ledger names shop B's code: {}",
+        order.text
+    );
+
+    // The finance ledger names it too.
+    let mut ops = signed_in(&app, Role::Operator).await;
+    let ledger = ops.get("/console/compensation?order_no=N1").await;
+    assert_eq!(ledger.status, 200, "{}", ledger.text);
+    let cell = tag_with(&ledger.text, "data-testid=\"comp-for-coupon\"")
+        .unwrap_or_else(|| panic!("the coupon made up for: {}", ledger.text));
+    assert!(
+        attr(cell, "href").is_some_and(|h| h.ends_with(&shop_b)),
+        "{cell}"
+    );
+    assert!(
+        ledger.contains(&format!(">{code_b}</a>")),
+        "{}",
+        ledger.text
+    );
 }

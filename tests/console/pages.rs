@@ -1342,9 +1342,12 @@ async fn the_health_checks_suggested_compensation_opens_prefilled_with_user_orde
     let mut b = signed_in(&app, Role::Support).await;
     let order = b.get("/console/orders/P1?check=1").await;
     let href = href_of(&order, "data-fix=\"issue_compensation\"");
+    // With the coupon whose discount is lost, to choose it on the form.
     assert_eq!(
         href,
-        "/console/users/u1/compensation?order_no=P1&amount_cents=5000&back=%2Fconsole%2Forders%2FP1%3Fcheck%3D1%23health"
+        format!(
+            "/console/users/u1/compensation?order_no=P1&amount_cents=5000&for_coupon_id={cid}&back=%2Fconsole%2Forders%2FP1%3Fcheck%3D1%23health"
+        )
     );
     let form = b.get(&href).await;
     assert!(form.contains("u1"));

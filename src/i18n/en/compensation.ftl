@@ -71,3 +71,6 @@ compensation-of-order = Compensation for order { $order_no }
 compensation-for-no-order = Compensation not tied to an order
 compensation-given-for = Given for
 compensation-origin-with-reason = { $what }: { $reason }
+comp-for-coupon = Coupon made up for
+comp-for-coupon-none = None in particular
+comp-for-coupon-needs-order = Enter the order number first: the coupon made up for must be one of that order's coupons.

@@ -70,5 +70,6 @@ refusal-order_kind_mismatch = This action does not apply to this kind of order (
 refusal-checkout_lock_expired = The time to pay this order has run out; it will be closed. Please order again.
 refusal-compensation_limit_exceeded = This is more compensation than support may give (per coupon or per day); ask an operator.
 refusal-order_not_owned = The order belongs to another user.
+refusal-coupon_not_on_order = That coupon is not one of this order's coupons.
 refusal-repair_not_applicable = The facts no longer call for this repair.
 refusal-edit_not_allowed = This change would alter coupons already issued or lower the stock: a template can only be renamed, have its stock raised (never below what was claimed), have its budget changed (never below what is used) or end claiming early.

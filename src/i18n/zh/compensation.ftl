@@ -70,3 +70,6 @@ compensation-of-order = 订单 { $order_no } 的补偿
 compensation-for-no-order = 未关联订单的补偿
 compensation-given-for = 补偿事由
 compensation-origin-with-reason = { $what }：{ $reason }
+comp-for-coupon = 补偿的是哪张券
+comp-for-coupon-none = 不指定
+comp-for-coupon-needs-order = 请先填写订单号：补偿的券须是该订单上的券。

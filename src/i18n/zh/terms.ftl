@@ -70,5 +70,6 @@ refusal-order_kind_mismatch = 这项操作不适用于这类订单（普通订�
 refusal-checkout_lock_expired = 这笔订单的付款时间已过，订单将被关闭，请重新下单。
 refusal-compensation_limit_exceeded = 超出客服补偿额度（单张或当日），请联系运营。
 refusal-order_not_owned = 这个订单不属于这个用户。
+refusal-coupon_not_on_order = 这张券不是这个订单上的券。
 refusal-repair_not_applicable = 当前情况不需要或不允许这项修复。
 refusal-edit_not_allowed = 这项修改会改变已发出的券或降低库存，不能修改：券模板只能改名称、增加库存（不可少于已领数量）、调整预算（不可少于已用）、提前结束领取。

@@ -308,6 +308,9 @@ async fn compensate(
             preset_id: None,
             rules_version,
             campaign_id: o.campaign_id.as_ref(),
+            // The expired coupon this makes up for, by name as support's
+            // compensations may name it.
+            for_coupon_id: Some(own),
             day: op.day(),
         },
     )

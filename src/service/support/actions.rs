@@ -85,6 +85,10 @@ pub struct CompensationEntry {
     pub coupon_id: Option<CouponId>,
     /// Its code, for pages.
     pub coupon_code: Option<String>,
+    /// Which of the order's coupons it makes up for, when named.
+    pub for_coupon_id: Option<CouponId>,
+    /// Its code, for pages.
+    pub for_coupon_code: Option<String>,
     pub reason: String,
     pub actor: String,
 }
@@ -158,8 +162,11 @@ impl Service {
                 let no = order_no.clone();
                 Box::pin(async move {
                     let rows = crate::store::ledger::for_order(c, &no).await?;
-                    let ids: Vec<&CouponId> =
-                        rows.iter().filter_map(|r| r.coupon_id.as_ref()).collect();
+                    let ids: Vec<&CouponId> = rows
+                        .iter()
+                        .flat_map(|r| [r.coupon_id.as_ref(), r.for_coupon_id.as_ref()])
+                        .flatten()
+                        .collect();
                     let codes = crate::store::names::coupon_codes(c, &ids).await?;
                     Ok((rows, codes))
                 })
@@ -173,6 +180,11 @@ impl Service {
                     .coupon_id
                     .as_ref()
                     .and_then(|id| codes.get(id.as_str()).cloned()),
+                for_coupon_code: r
+                    .for_coupon_id
+                    .as_ref()
+                    .and_then(|id| codes.get(id.as_str()).cloned()),
+                for_coupon_id: r.for_coupon_id,
                 kind: r.kind,
                 amount_cents: r.amount_cents,
                 coupon_id: r.coupon_id,
@@ -180,6 +192,34 @@ impl Service {
                 actor: r.actor,
             })
             .collect())
+    }
+
+    /// The coupons a compensation for `order_no` may name as the one it
+    /// makes up for, with their codes, in the order's order (the
+    /// compensation form's choice, which offers them by code); empty for
+    /// an unknown order.
+    pub async fn compensation_coupon_choices(
+        &self,
+        order_no: &OrderNo,
+    ) -> Result<Vec<(CouponId, String)>, ServiceError> {
+        let order_no = order_no.clone();
+        self.read(move |c| {
+            let no = order_no.clone();
+            Box::pin(async move {
+                let Some(o) = orders::get(c, &no).await? else {
+                    return Ok(Vec::new());
+                };
+                let ids = coupons_made_up_for(c, &o).await?;
+                let refs: Vec<&CouponId> = ids.iter().collect();
+                let codes = crate::store::names::coupon_codes(c, &refs).await?;
+                // A coupon found nowhere has no code to offer it by.
+                Ok(ids
+                    .iter()
+                    .filter_map(|id| Some((id.clone(), codes.get(id.as_str())?.clone())))
+                    .collect())
+            })
+        })
+        .await
     }
 
     /// Cancels an order on `authority`: the API and operators may cancel
@@ -449,11 +489,12 @@ async fn issue_compensation_tx(
     op: &Op,
     issue: &CompensationIssue,
 ) -> Result<CouponView, ServiceError> {
-    let (user, amount, reason, order_no) = (
+    let (user, amount, reason, order_no, for_coupon_id) = (
         &issue.user,
         &issue.request.amount,
         &issue.request.reason,
         &issue.request.order_no,
+        &issue.request.for_coupon_id,
     );
     let (capped, settings) = (issue.capped, &op.settings);
     let preset_id = match amount {
@@ -470,6 +511,16 @@ async fn issue_compensation_tx(
             return Err(ServiceError::refused(
                 Refusal::OrderNotOwned,
                 format!("order {no} belongs to another user"),
+            ));
+        }
+        // The coupon made up for is one of the order's, now or before a
+        // replacement at its final payment.
+        if let Some(coupon) = for_coupon_id
+            && !order_has_coupon(c, &o, coupon).await?
+        {
+            return Err(ServiceError::refused(
+                Refusal::CouponNotOnOrder,
+                format!("coupon {coupon} is not one of order {no}'s coupons"),
             ));
         }
         campaign_id = o.campaign_id;
@@ -556,11 +607,45 @@ async fn issue_compensation_tx(
             preset_id,
             rules_version: rules.version,
             campaign_id: campaign_id.as_ref(),
+            for_coupon_id: for_coupon_id.as_ref(),
             day: op.day(),
         },
     )
     .await?;
     Ok(view)
+}
+
+/// The coupons a compensation for the order may name as the one it makes
+/// up for, in the order's order: the one the order row names, then each
+/// further coupon (`order_coupons`), each followed by the expired coupon
+/// it replaced at a presale order's final payment, if any.
+async fn coupons_made_up_for(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+) -> Result<Vec<CouponId>, ServiceError> {
+    let mut out: Vec<CouponId> = o
+        .coupon_id
+        .iter()
+        .chain(o.replaced_coupon_id.iter())
+        .cloned()
+        .collect();
+    if o.coupon_id.is_some() {
+        for r in crate::store::order_coupons::of_order(c, &o.order_no).await? {
+            out.push(r.coupon_id);
+            out.extend(r.replaced_coupon_id);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `coupon` is one of the order's coupons
+/// ([`coupons_made_up_for`]).
+async fn order_has_coupon(
+    c: &mut AnyConnection,
+    o: &OrderRow,
+    coupon: &CouponId,
+) -> Result<bool, ServiceError> {
+    Ok(coupons_made_up_for(c, o).await?.contains(coupon))
 }
 
 /// The transaction of [`Service::invalidate_coupon`].

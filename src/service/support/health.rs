@@ -19,7 +19,7 @@ use crate::domain::health::{
 };
 use crate::domain::ids::{CouponId, OrderNo, TemplateId, UserId};
 use crate::domain::money::Cents;
-use crate::domain::order::OrderMoney;
+use crate::domain::order::{CouponLockStatus, OrderKind, OrderMoney, OrderStatus};
 use crate::domain::time::from_ms;
 use crate::service::orders::{kind_of, status_of};
 use crate::service::{Service, ServiceError};
@@ -42,7 +42,9 @@ pub struct ActionView {
     /// `mark_coupon_used` or `return_coupon`.
     pub code: String,
     /// `release_coupon`, `repair_link`, `mark_coupon_used`,
-    /// `return_coupon`: the coupon.
+    /// `return_coupon`: the coupon; `issue_compensation`: the coupon of
+    /// the order whose discount is lost, when the check names one (the
+    /// compensation's `for_coupon_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub coupon_id: Option<CouponId>,
@@ -86,7 +88,9 @@ impl From<&SuggestedAction> for ActionView {
                 user_id,
                 order_no,
                 amount_cents,
+                coupon_id,
             } => {
+                v.coupon_id = coupon_id.clone();
                 v.user_id = Some(user_id.clone());
                 v.order_no = Some(order_no.clone());
                 // Always positive: the rule suggests it only for a loss.
@@ -297,7 +301,17 @@ async fn order_report(
     stock_seen: &mut HashMap<TemplateId, StockFacts>,
 ) -> Result<HealthReport, ServiceError> {
     let mut facts = order_facts_read(c, o).await?;
-    facts.coupon_units = coupon_units(c, o).await?;
+    // The order's lines after a refund by line, read once for the units
+    // of each of its coupons.
+    let cart = if o.coupon_id.is_some() && o.refund_count > 0 {
+        Some(crate::service::orders::load_cart(c, o).await?)
+    } else {
+        None
+    };
+    facts.coupon_units = match (&cart, o.coupon_id.as_ref()) {
+        (Some(cart), Some(id)) => Some(cart.coupon_units(id)),
+        _ => None,
+    };
     let coupon = match o.coupon_id.as_ref() {
         Some(id) => archive::get_live_or_archived(c, id).await?,
         None => None,
@@ -360,38 +374,58 @@ async fn order_report(
     };
     let coupon_facts = coupon.as_ref().map(coupon_facts);
     // What was given for the order so far: read only for a paid presale
-    // order whose coupon was released at the final payment (the one check
-    // that asks), one index range of `compensation_ledger_order_idx`.
-    let compensated = if facts.kind == crate::domain::order::OrderKind::Presale
-        && facts.status == crate::domain::order::OrderStatus::FinalPaid
-        && facts.coupon_lock_status == crate::domain::order::CouponLockStatus::Released
-    {
-        let entries = crate::store::ledger::for_order(c, &o.order_no).await?;
-        entries
+    // order one of whose coupons was released at the final payment (the
+    // one check that asks), one index range of
+    // `compensation_ledger_order_idx`.
+    let released_at_final_payment = facts.coupon_lock_status == CouponLockStatus::Released
+        || facts
+            .further
             .iter()
-            .map(|e| e.at)
-            .max()
-            .map(|last| CompensationGiven {
-                cents: entries.iter().map(|e| e.amount_cents.get()).sum(),
-                last_at: from_ms(last),
-            })
-    } else {
-        None
-    };
-    // A presale order awaiting its final payment with several coupons:
-    // each further coupon's validity is judged on its own snapshot.
-    let mut further = Vec::new();
-    if facts.kind == crate::domain::order::OrderKind::Presale
-        && facts.status == crate::domain::order::OrderStatus::DepositPaid
-        && !facts.further.is_empty()
+            .any(|f| f.lock_status == CouponLockStatus::Released);
+    let entries = if facts.kind == OrderKind::Presale
+        && facts.status == OrderStatus::FinalPaid
+        && released_at_final_payment
     {
+        crate::store::ledger::for_order(c, &o.order_no).await?
+    } else {
+        Vec::new()
+    };
+    // The coupon the order names is made up for by the entries naming it,
+    // and by those naming no coupon (every entry before they could).
+    let compensated = given_for(&entries, |named| {
+        named.is_none() || named == o.coupon_id.as_ref()
+    });
+    // The further coupons of an order of several, each with what the
+    // checks of that coupon read: awaiting a presale final payment (its
+    // validity on its own snapshot), or paid (its status and link, and
+    // after a final payment its own lost discount and compensation).
+    let reads_further = !facts.further.is_empty()
+        && match facts.status {
+            OrderStatus::DepositPaid => facts.kind == OrderKind::Presale,
+            OrderStatus::Paid | OrderStatus::FinalPaid => true,
+            _ => false,
+        };
+    let mut further = Vec::new();
+    if reads_further {
         for r in crate::store::order_coupons::of_order(c, &o.order_no).await? {
-            if let Some(row) = archive::get_live_or_archived(c, &r.coupon_id).await? {
-                further.push(HeldFurther {
-                    coupon: self::coupon_facts(&row),
-                    snapshot: r.snapshot_cents,
-                });
-            }
+            let Some(row) = archive::get_live_or_archived(c, &r.coupon_id).await? else {
+                continue;
+            };
+            let coupon_order = match row.order_no.as_ref() {
+                Some(other) if *other != o.order_no => {
+                    orders::get(c, other).await?.map(|p| partner(&p))
+                }
+                _ => None,
+            };
+            further.push(HeldFurther {
+                coupon: self::coupon_facts(&row),
+                snapshot: r.snapshot_cents,
+                discount: r.discount_cents,
+                lock_status: r.lock_status,
+                units: cart.as_ref().map(|cart| cart.coupon_units(&r.coupon_id)),
+                coupon_order,
+                compensated: given_for(&entries, |named| named == Some(&r.coupon_id)),
+            });
         }
     }
     let checks = health::check_order(&HealthFacts {
@@ -414,6 +448,26 @@ async fn order_report(
         overall,
         checks,
     })
+}
+
+/// The compensation among `entries` (an order's ledger entries) whose
+/// coupon made up for (`for_coupon_id`) passes `named`: their sum and the
+/// latest's time; `None` when there is none.
+fn given_for(
+    entries: &[crate::store::ledger::EntryRow],
+    named: impl Fn(Option<&CouponId>) -> bool,
+) -> Option<CompensationGiven> {
+    let mine: Vec<_> = entries
+        .iter()
+        .filter(|e| named(e.for_coupon_id.as_ref()))
+        .collect();
+    mine.iter()
+        .map(|e| e.at)
+        .max()
+        .map(|last| CompensationGiven {
+            cents: mine.iter().map(|e| e.amount_cents.get()).sum(),
+            last_at: from_ms(last),
+        })
 }
 
 /// Names the fitting preset of the rules in force on each suggested

@@ -92,13 +92,20 @@ fn fix_button(
             user_id,
             order_no,
             amount_cents,
+            coupon_id,
         } => (
+            // The form comes with the order, the amount, the fitting
+            // preset and the coupon whose discount is lost preselected.
             format!(
-                "{}&amount_cents={amount_cents}{}",
+                "{}&amount_cents={amount_cents}{}{}",
                 paths::user_compensation_for_order(user_id, order_no),
                 a.preset_id
                     .as_deref()
                     .map(|p| format!("&preset_id={}", enc(p)))
+                    .unwrap_or_default(),
+                coupon_id
+                    .as_ref()
+                    .map(|c| format!("&for_coupon_id={}", enc(c.as_str())))
                     .unwrap_or_default()
             ),
             l.t("issue-compensation"),
