@@ -1148,7 +1148,8 @@ impl<'a> World<'a> {
                 let all: Vec<usize> = (0..m.coupons.len()).filter(|&i| left(i)).collect();
                 let preferred: Vec<usize> = all.iter().copied().filter(|&i| fits(i)).collect();
                 // A fresh combination that cannot grow stays as it is.
-                let from = if preferred.is_empty() && !(fresh && !picked.is_empty()) {
+                let grows_anyhow = !fresh || picked.is_empty();
+                let from = if preferred.is_empty() && grows_anyhow {
                     all
                 } else {
                     preferred

@@ -748,6 +748,26 @@ impl Model {
         c.reserved_cents = 0;
     }
 
+    /// Whether coupon `ci` is still locked to or used by order `o`.
+    fn bound_to(&self, ci: usize, o: &Order) -> bool {
+        let c = &self.coupons[ci];
+        c.order_no.as_deref() == Some(o.order_no.as_str())
+            && matches!(c.stored, CouponStatus::Locked | CouponStatus::Used)
+    }
+
+    /// Lets the coupons of order `oi` at positions `ks` go: each one still
+    /// bound to the order is released or returned by the release rule, and
+    /// each is recorded `released` on the order.
+    fn let_go(&mut self, oi: usize, ks: &[usize]) {
+        for &k in ks {
+            let ci = self.orders[oi].coupons[k].coupon;
+            if self.bound_to(ci, &self.orders[oi]) {
+                self.unbind(ci, None);
+            }
+            self.orders[oi].set_lock(k, Lock::Released);
+        }
+    }
+
     /// `POST /orders`. A presale order on a campaign whose window has
     /// ended is refused `outside_payment_window` (service rule; API.md
     /// names the code only for the final payment). A normal order locks its
@@ -1141,30 +1161,16 @@ impl Model {
             }
         }
         let o = &self.orders[oi];
-        let bound = |ci: usize| {
-            let c = &self.coupons[ci];
-            c.order_no.as_deref() == Some(&o.order_no)
-                && matches!(c.stored, CouponStatus::Locked | CouponStatus::Used)
-        };
         // The first coupon by whether it is bound; a further one by its
         // lock on the order.
-        let letting_go: Vec<(usize, usize, bool)> = o
-            .coupons
-            .iter()
-            .enumerate()
-            .filter(|&(k, _)| k == 0 || matches!(o.lock_of(k), Lock::Locked | Lock::Used))
-            .map(|(k, h)| (k, h.coupon, bound(h.coupon)))
-            .filter(|&(k, _, b)| k > 0 || b)
+        let letting_go: Vec<usize> = (0..o.coupons.len())
+            .filter(|&k| match k {
+                0 => self.bound_to(o.coupons[0].coupon, o),
+                _ => matches!(o.lock_of(k), Lock::Locked | Lock::Used),
+            })
             .collect();
-        for &(_, ci, b) in &letting_go {
-            if b {
-                self.unbind(ci, None);
-            }
-        }
+        self.let_go(oi, &letting_go);
         let o = &mut self.orders[oi];
-        for (k, _, _) in letting_go {
-            o.set_lock(k, Lock::Released);
-        }
         o.status = if refund {
             OrderStatus::Refunded
         } else {
@@ -1239,23 +1245,11 @@ impl Model {
                 .all(|&i| o.lines[i].refunded_quantity == o.lines[i].quantity);
             outcomes.push((h.coupon, if back { "returned" } else { "kept" }));
             if back {
-                let bound = {
-                    let c = &self.coupons[h.coupon];
-                    c.order_no.as_deref() == Some(o.order_no.as_str())
-                        && matches!(c.stored, CouponStatus::Locked | CouponStatus::Used)
-                };
-                returned.push((k, h.coupon, bound));
+                returned.push(k);
             }
         }
-        for &(_, ci, bound) in &returned {
-            if bound {
-                self.unbind(ci, None);
-            }
-        }
+        self.let_go(oi, &returned);
         let o = &mut self.orders[oi];
-        for (k, _, _) in returned {
-            o.set_lock(k, Lock::Released);
-        }
         if all_refunded {
             o.status = OrderStatus::Refunded;
         }
