@@ -53,7 +53,7 @@ use sqlx::AnyConnection;
 use crate::clock::SharedClock;
 use crate::store::Db;
 
-pub use error::{Refusal, ServiceError};
+pub use error::{Refusal, RefusalCause, ServiceError};
 pub use idempotency::{Executed, IdempotencyRequest};
 
 /// Settings the business rules depend on.
