@@ -37,6 +37,9 @@ pub struct Config {
     /// `COUPONKEEPER_CHECKOUT_LOCK_SECONDS`: how long a normal
     /// order's checkout lock holds its coupon.
     pub checkout_lock_seconds: i64,
+    /// `COUPONKEEPER_EXPIRING_SOON_HOURS`: how close to its end a usable
+    /// coupon counts in the checkout picker's `expiring_soon` (1–720 h).
+    pub expiring_soon_hours: i64,
     /// `COUPONKEEPER_DB_MAX_CONNECTIONS`: the connection pool's size.
     pub db_max_connections: u32,
     /// `COUPONKEEPER_TX_RETRIES`: how often a transaction that hit
@@ -136,6 +139,7 @@ impl Default for Config {
             addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
             api_tokens: Vec::new(),
             checkout_lock_seconds: 900,
+            expiring_soon_hours: 48,
             db_max_connections: 10,
             tx_retries: 5,
             db_acquire_timeout_ms: 2_000,
@@ -182,6 +186,11 @@ impl Config {
                 )?,
                 "COUPONKEEPER_CHECKOUT_LOCK_SECONDS",
             )?,
+            expiring_soon_hours: expiring_soon_hours(parse_var(
+                &nonempty,
+                "COUPONKEEPER_EXPIRING_SOON_HOURS",
+                d.expiring_soon_hours,
+            )?)?,
             db_max_connections: parse_var(
                 &nonempty,
                 "COUPONKEEPER_DB_MAX_CONNECTIONS",
@@ -703,6 +712,19 @@ fn seconds_between(
     }
 }
 
+/// The checkout picker's "expiring soon" window, 1 hour to 30 days: a
+/// banner about coupons ending months away would say nothing.
+fn expiring_soon_hours(v: i64) -> Result<i64, ConfigError> {
+    if (1..=720).contains(&v) {
+        Ok(v)
+    } else {
+        Err(ConfigError {
+            var: "COUPONKEEPER_EXPIRING_SOON_HOURS",
+            message: "must be between 1 and 720 hours".into(),
+        })
+    }
+}
+
 fn positive(v: i64, var: &'static str) -> Result<i64, ConfigError> {
     if (1..=366 * 24 * 3600).contains(&v) {
         Ok(v)
@@ -1007,6 +1029,16 @@ mod tests {
 
     #[test]
     fn a_bad_value_names_its_variable() {
+        for bad in ["0", "721", "two days"] {
+            let e = cfg(&[("COUPONKEEPER_EXPIRING_SOON_HOURS", bad)]).unwrap_err();
+            assert_eq!(e.var, "COUPONKEEPER_EXPIRING_SOON_HOURS", "{bad}");
+        }
+        assert_eq!(
+            cfg(&[("COUPONKEEPER_EXPIRING_SOON_HOURS", "720")])
+                .map(|c| c.expiring_soon_hours)
+                .ok(),
+            Some(720)
+        );
         let e = cfg(&[("COUPONKEEPER_CHECKOUT_LOCK_SECONDS", "soon")]).unwrap_err();
         assert_eq!(e.var, "COUPONKEEPER_CHECKOUT_LOCK_SECONDS");
         let e = cfg(&[("COUPONKEEPER_CHECKOUT_LOCK_SECONDS", "0")]).unwrap_err();

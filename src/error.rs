@@ -1,5 +1,6 @@
 //! The API's error model: one type that every failure becomes, rendered as
-//! `{"error": {"code", "message", "field"?}}` with the status of API.md.
+//! `{"error": {"code", "message", "field"?, "detail"?}}` with the status of
+//! API.md (`detail`: which case of a refusal, for a program to act on).
 //!
 //! `message` follows the request's `Accept-Language` (`zh*` Chinese, else
 //! English; [`in_api_language`]) and comes from the catalog, written for a
@@ -17,7 +18,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::i18n::Lang;
-use crate::service::{Refusal, ServiceError};
+use crate::service::{Refusal, RefusalCause, ServiceError};
 
 tokio::task_local! {
     static API_LANG: Lang;
@@ -53,6 +54,9 @@ pub struct ApiError {
     /// A refusal's subject in the catalog's words, said after its
     /// sentence.
     pub detail: Option<crate::i18n::Msg>,
+    /// Which case of a refusal this is (the body's `detail`), where one
+    /// code has cases a caller must tell apart.
+    pub cause: Option<RefusalCause>,
 }
 
 /// The body of every error response.
@@ -67,6 +71,12 @@ pub struct ErrorDetail {
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// Which case of the refusal this is, machine-readable; so far only
+    /// `coupon_lock_mismatch` of a payment: `not_locked` (the coupon is
+    /// not locked at all) or `locked_to_another_order`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "not_locked")]
+    pub detail: Option<String>,
 }
 
 impl ApiError {
@@ -77,6 +87,7 @@ impl ApiError {
             message: message.into(),
             field: None,
             detail: None,
+            cause: None,
         }
     }
 
@@ -89,6 +100,7 @@ impl ApiError {
             message: format!("{field}: {message}"),
             field: Some(field),
             detail: None,
+            cause: None,
         }
     }
 
@@ -127,6 +139,7 @@ impl ApiError {
                 code: self.code.to_string(),
                 message: self.message_in(api_lang()),
                 field: self.field.clone(),
+                detail: self.cause.map(|c| c.code().to_string()),
             },
         }
     }
@@ -183,8 +196,10 @@ impl From<ServiceError> for ApiError {
                 refusal,
                 message,
                 detail,
+                cause,
             } => ApiError {
                 detail,
+                cause,
                 ..ApiError::new(StatusCode::CONFLICT, refusal.code(), message)
             },
             ServiceError::Forbidden(message) => {

@@ -49,6 +49,7 @@ pub async fn open_db(config: &Config) -> Result<Db, StartError> {
 fn service_settings(config: &Config) -> Settings {
     Settings {
         checkout_lock_seconds: config.checkout_lock_seconds,
+        expiring_soon_hours: config.expiring_soon_hours,
         support_compensation_max_cents: config.support_compensation_max_cents,
         support_compensation_daily_cents: config.support_compensation_daily_cents,
         reminders: config.reminders.clone(),

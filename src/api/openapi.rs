@@ -49,7 +49,7 @@ impl Modify for BearerAuth {
     components(schemas(
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
         templates::CreateTemplateBody, templates::ClaimingBody, templates::PatchTemplateBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
-        crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning,
+        crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning, crate::service::checkout::ExpiringSoonView,
         campaigns::CreateCampaignBody, campaigns::PatchCampaignBody, crate::service::campaigns::CampaignPage, crate::service::campaigns::CampaignListItem, crate::service::campaigns::CampaignOrderCounts, orders::CreateOrderBody, orders::ReasonBody, orders::CancelBody, orders::EmptyBody, crate::service::orders::OrderPage,
         orders::LineBody, orders::RefundBody, orders::RefundLineBody, crate::service::views::OrderLineView, crate::service::views::LineDiscountView, crate::service::views::OrderCouponView, crate::service::views::QuoteCouponView,
         crate::service::views::RefundView, crate::service::views::RefundLineView, crate::service::views::RefundCouponView, crate::service::views::RefundList,

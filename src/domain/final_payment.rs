@@ -120,9 +120,32 @@ pub struct FinalPaymentPlan {
     pub compensation_coupon: bool,
 }
 
-/// The coupon is not (or no longer) locked to this order.
+/// The coupon is not (or no longer) locked to this order, and how: a
+/// caller (and support) acts differently on a coupon that is free again
+/// than on one another order holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CouponLockMismatch;
+pub enum CouponLockMismatch {
+    /// Not locked at all: available again, expired, used, withdrawn.
+    NotLocked,
+    /// Locked, but to another order.
+    LockedToAnotherOrder,
+}
+
+impl CouponLockMismatch {
+    /// How a coupon stored as `status`, naming `locked_to`, stands against
+    /// `order_no`: `None` when it is locked to that order.
+    pub fn of(
+        status: CouponStatus,
+        locked_to: Option<&OrderNo>,
+        order_no: &OrderNo,
+    ) -> Option<Self> {
+        match (status, locked_to) {
+            (CouponStatus::Locked, Some(o)) if o == order_no => None,
+            (CouponStatus::Locked, Some(_)) => Some(CouponLockMismatch::LockedToAnotherOrder),
+            _ => Some(CouponLockMismatch::NotLocked),
+        }
+    }
+}
 
 /// Decides the final payment. `coupon` is the order's coupon (`None` when
 /// the order has none); `candidates` are the user's other coupons, used only
@@ -280,10 +303,10 @@ fn decide(
     candidates: &[Candidate],
     now: DateTime<Utc>,
 ) -> Result<Decision, CouponLockMismatch> {
-    let locked_here =
-        coupon.stored_status == CouponStatus::Locked && coupon.locked_to.as_ref() == Some(order_no);
-    if !locked_here {
-        return Err(CouponLockMismatch);
+    if let Some(mismatch) =
+        CouponLockMismatch::of(coupon.stored_status, coupon.locked_to.as_ref(), order_no)
+    {
+        return Err(mismatch);
     }
     let applied = Decision {
         outcome: CouponOutcome::Applied,
@@ -930,6 +953,23 @@ mod tests {
     }
 
     #[test]
+    fn a_coupon_no_longer_locked_is_a_mismatch_that_says_not_locked() {
+        let now = Utc::now();
+        for status in [
+            CouponStatus::Available,
+            CouponStatus::Expired,
+            CouponStatus::Used,
+        ] {
+            let mut c = held(now + Duration::days(1));
+            c.stored_status = status;
+            assert_eq!(
+                plan_final_payment(Policy::Lock, &order(), Some(&c), &[], now),
+                Err(CouponLockMismatch::NotLocked)
+            );
+        }
+    }
+
+    #[test]
     fn a_coupon_locked_elsewhere_is_a_mismatch_under_every_policy() {
         let now = Utc::now();
         let mut c = held(now + Duration::days(1));
@@ -937,7 +977,7 @@ mod tests {
         for policy in [Policy::Lock, Policy::Strict, Policy::SwapOrCompensate] {
             assert_eq!(
                 plan_final_payment(policy, &order(), Some(&c), &[], now),
-                Err(CouponLockMismatch)
+                Err(CouponLockMismatch::LockedToAnotherOrder)
             );
         }
     }
@@ -1302,7 +1342,7 @@ mod tests {
                         &[],
                         now
                     ),
-                    Err(CouponLockMismatch)
+                    Err(CouponLockMismatch::LockedToAnotherOrder)
                 );
             }
         }

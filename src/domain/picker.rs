@@ -225,6 +225,44 @@ pub fn pick(
     out
 }
 
+/// The usable coupons of a cart that end within a window from now: what a
+/// cart's "2 张券即将过期" banner says, so that the customer spends them
+/// before they are lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpiringSoon {
+    pub count: usize,
+    /// The first of their ends; `None` when there are none.
+    pub earliest_ends_at: Option<DateTime<Utc>>,
+    /// Their discounts on this cart together.
+    pub total_value: Cents,
+}
+
+/// Of `usable` (each usable coupon's end and discount on the cart), the
+/// ones that end no later than `now + window`. A usable coupon has not
+/// ended, so each counted one ends after `now`.
+pub fn expiring_soon(
+    usable: impl IntoIterator<Item = (DateTime<Utc>, Cents)>,
+    now: DateTime<Utc>,
+    window: chrono::Duration,
+) -> ExpiringSoon {
+    let until = now + window;
+    usable
+        .into_iter()
+        .filter(|(ends_at, _)| *ends_at <= until)
+        .fold(
+            ExpiringSoon {
+                count: 0,
+                earliest_ends_at: None,
+                total_value: Cents::ZERO,
+            },
+            |acc, (ends_at, discount)| ExpiringSoon {
+                count: acc.count + 1,
+                earliest_ends_at: Some(acc.earliest_ends_at.map_or(ends_at, |e| e.min(ends_at))),
+                total_value: acc.total_value.saturating_add(discount),
+            },
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,5 +501,37 @@ mod tests {
             }]
         );
         assert_eq!(p.best, None);
+    }
+
+    #[test]
+    fn expiring_soon_counts_the_coupons_ending_within_the_window_and_sums_their_discounts() {
+        let window = Duration::hours(48);
+        let at = |h: i64| now() + Duration::hours(h);
+        let soon = expiring_soon(
+            [
+                (at(49), c(100)),
+                (at(47), c(300)),
+                (at(2), c(500)),
+                (at(48), c(7)),
+            ],
+            now(),
+            window,
+        );
+        assert_eq!(
+            soon,
+            ExpiringSoon {
+                count: 3,
+                earliest_ends_at: Some(at(2)),
+                total_value: c(807),
+            }
+        );
+        assert_eq!(
+            expiring_soon([(at(49), c(100))], now(), window),
+            ExpiringSoon {
+                count: 0,
+                earliest_ends_at: None,
+                total_value: Cents::ZERO,
+            }
+        );
     }
 }

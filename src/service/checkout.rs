@@ -20,9 +20,11 @@ use crate::domain::discount::CouponTerms;
 use crate::domain::ids::LineId;
 use crate::domain::ids::{CampaignId, CouponId, TemplateId, UserId};
 use crate::domain::money::Cents;
-use crate::domain::picker::{CouponOnOrder, OrderTerms, PresaleTerms, Unfit, Warning, pick};
+use crate::domain::picker::{
+    CouponOnOrder, OrderTerms, PresaleTerms, Unfit, Warning, expiring_soon, pick,
+};
 use crate::domain::stacking::{Offer, best_combination};
-use crate::domain::time::{from_ms, to_ms};
+use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::i18n::{Lang, Msg, zone};
 use crate::service::views::LineDiscountView;
 use crate::store::budgets;
@@ -51,6 +53,22 @@ pub struct CouponOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<BestCombination>)]
     pub best_combination: Option<Option<BestCombination>>,
+    /// The usable coupons ending soon: a cart's banner.
+    pub expiring_soon: ExpiringSoonView,
+}
+
+/// The usable coupons that end soon (within `COUPONKEEPER_EXPIRING_SOON_HOURS`
+/// of now), for a cart's "2 张券即将过期" banner. Always present; `count` 0,
+/// `earliest_ends_at` null and `total_value_cents` 0 when there are none.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ExpiringSoonView {
+    /// How many of `usable` end within the window.
+    pub count: u32,
+    /// The first of their ends (RFC 3339, UTC); null when `count` is 0.
+    pub earliest_ends_at: Option<String>,
+    /// Their `discount_cents` on this cart together.
+    #[schema(value_type = i64)]
+    pub total_value_cents: Cents,
 }
 
 /// The best combination of a customer's coupons for a cart.
@@ -175,6 +193,7 @@ fn options_for(
     cart: &CartSpec,
     presale: Option<&PresaleTerms>,
     budget_left: &[(TemplateId, i64)],
+    expiring_window: chrono::Duration,
     now: DateTime<Utc>,
 ) -> CouponOptions {
     let terms: Vec<CouponTerms> = rows.iter().map(coupon_terms).collect();
@@ -240,6 +259,14 @@ fn options_for(
         }))
         .collect();
     let usable_on: Vec<usize> = picked.usable.iter().map(|f| f.index).collect();
+    let soon = expiring_soon(
+        picked
+            .usable
+            .iter()
+            .map(|f| (on[f.index].ends_at, f.discount)),
+        now,
+        expiring_window,
+    );
     CouponOptions {
         best: picked.best.map(|i| rows[i].id.clone()),
         usable,
@@ -247,6 +274,11 @@ fn options_for(
         best_combination: cart
             .has_lines
             .then(|| combination(&rows, &on, &usable_on, &cart.terms())),
+        expiring_soon: ExpiringSoonView {
+            count: u32::try_from(soon.count).unwrap_or(u32::MAX),
+            earliest_ends_at: soon.earliest_ends_at.map(rfc3339),
+            total_value_cents: soon.total_value,
+        },
     }
 }
 
@@ -387,6 +419,7 @@ impl Service {
             &cart,
             presale.as_ref(),
             &left,
+            chrono::Duration::hours(self.settings().expiring_soon_hours),
             now,
         ))
     }

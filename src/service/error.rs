@@ -5,6 +5,7 @@
 
 use crate::domain::FieldError;
 use crate::domain::coupon::IllegalTransition;
+use crate::domain::final_payment::CouponLockMismatch;
 use crate::domain::order::IllegalOrderTransition;
 use crate::store::DbErrorSource;
 use crate::store::coupons::ChangeError;
@@ -163,6 +164,43 @@ impl Refusal {
     }
 }
 
+/// A refusal's case, machine-readable, where a caller must act
+/// differently on the cases of one code: so far only the coupon of a
+/// `coupon_lock_mismatch`, not locked at all or locked to another order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalCause {
+    NotLocked,
+    LockedToAnotherOrder,
+}
+
+impl RefusalCause {
+    /// The error body's `detail`.
+    pub fn code(self) -> &'static str {
+        match self {
+            RefusalCause::NotLocked => "not_locked",
+            RefusalCause::LockedToAnotherOrder => "locked_to_another_order",
+        }
+    }
+
+    /// The catalog key of what the customer should do about it, said
+    /// after the refusal's sentence.
+    pub fn message_key(self) -> &'static str {
+        match self {
+            RefusalCause::NotLocked => "refusal-detail-not-locked",
+            RefusalCause::LockedToAnotherOrder => "refusal-detail-locked-to-another-order",
+        }
+    }
+}
+
+impl From<CouponLockMismatch> for RefusalCause {
+    fn from(m: CouponLockMismatch) -> Self {
+        match m {
+            CouponLockMismatch::NotLocked => RefusalCause::NotLocked,
+            CouponLockMismatch::LockedToAnotherOrder => RefusalCause::LockedToAnotherOrder,
+        }
+    }
+}
+
 /// Everything a service operation can answer besides success.
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -177,6 +215,9 @@ pub enum ServiceError {
         /// What the refusal is about, in the catalog's words (which coupon,
         /// which clash), said after the refusal's sentence.
         detail: Option<crate::i18n::Msg>,
+        /// Which case of the refusal this is, for a program to act on
+        /// (the error body's `detail`).
+        cause: Option<RefusalCause>,
     },
     /// The caller's role does not allow this action (403 `forbidden`).
     #[error("{0}")]
@@ -206,6 +247,20 @@ impl ServiceError {
             refusal,
             message: message.into(),
             detail: None,
+            cause: None,
+        }
+    }
+
+    /// A `coupon_lock_mismatch` that says how the coupon stands and tells
+    /// the customer to contact support: only support can put an order's
+    /// coupon right, so trying again would not help.
+    pub fn lock_mismatch(mismatch: CouponLockMismatch, message: impl Into<String>) -> Self {
+        let cause = RefusalCause::from(mismatch);
+        ServiceError::Refused {
+            refusal: Refusal::CouponLockMismatch,
+            message: message.into(),
+            detail: Some(crate::i18n::Msg::new(cause.message_key())),
+            cause: Some(cause),
         }
     }
 
@@ -219,6 +274,7 @@ impl ServiceError {
             refusal,
             message: message.into(),
             detail: Some(detail),
+            cause: None,
         }
     }
 
@@ -227,11 +283,15 @@ impl ServiceError {
     pub fn about(self, detail: crate::i18n::Msg) -> Self {
         match self {
             ServiceError::Refused {
-                refusal, message, ..
+                refusal,
+                message,
+                cause,
+                ..
             } => ServiceError::Refused {
                 refusal,
                 message,
                 detail: Some(detail),
+                cause,
             },
             other => other,
         }

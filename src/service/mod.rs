@@ -53,7 +53,7 @@ use sqlx::AnyConnection;
 use crate::clock::SharedClock;
 use crate::store::Db;
 
-pub use error::{Refusal, ServiceError};
+pub use error::{Refusal, RefusalCause, ServiceError};
 pub use idempotency::{Executed, IdempotencyRequest};
 
 /// Settings the business rules depend on.
@@ -61,6 +61,9 @@ pub use idempotency::{Executed, IdempotencyRequest};
 pub struct Settings {
     /// How long a normal order's checkout lock holds its coupon.
     pub checkout_lock_seconds: i64,
+    /// How close to its end a usable coupon counts as expiring soon in the
+    /// checkout picker, in hours.
+    pub expiring_soon_hours: i64,
     /// Most cents one compensation coupon issued by a `support` staff member
     /// may be worth.
     pub support_compensation_max_cents: i64,
@@ -76,6 +79,7 @@ impl Settings {
     pub fn with_checkout_lock(checkout_lock_seconds: i64) -> Self {
         Settings {
             checkout_lock_seconds,
+            expiring_soon_hours: 48,
             support_compensation_max_cents: 5_000,
             support_compensation_daily_cents: 20_000,
             reminders: crate::domain::reminder::ReminderSettings::default(),

@@ -650,3 +650,59 @@ proptest! {
         rt.block_on(picker_agrees_with_orders(case))?;
     }
 }
+
+#[tokio::test]
+async fn expiring_soon_counts_the_usable_coupons_ending_within_48_hours_and_moves_with_the_clock() {
+    let app = spawn_app().await;
+    let cart = normal_cart(50_000, "x");
+    let none = options(&app, "u9", cart.clone()).await;
+    assert_eq!(none.status, 200, "{}", none.text);
+    assert_eq!(
+        none.body["expiring_soon"],
+        json!({"count": 0, "earliest_ends_at": null, "total_value_cents": 0})
+    );
+    let hour = 3600;
+    let in_47h = coupon(
+        &app,
+        "u1",
+        json!({"value_cents": 1000, "min_order_cents": 0, "valid_seconds": 47 * hour}),
+    )
+    .await;
+    let in_49h = coupon(
+        &app,
+        "u1",
+        json!({"value_cents": 2000, "min_order_cents": 0, "valid_seconds": 49 * hour}),
+    )
+    .await;
+    let unusable_in_1h = coupon(
+        &app,
+        "u1",
+        json!({"value_cents": 3000, "min_order_cents": 1_000_000, "valid_seconds": hour}),
+    )
+    .await;
+    let ends = |c: &Value| c["ends_at"].as_str().unwrap_or_default().to_string();
+    let ends_47 = ends(&app.coupon(&in_47h).await);
+    let ends_49 = ends(&app.coupon(&in_49h).await);
+
+    let r = options(&app, "u1", cart.clone()).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(ids(&r.body["unusable"]).contains(&unusable_in_1h));
+    assert_eq!(
+        r.body["expiring_soon"],
+        json!({"count": 1, "earliest_ends_at": ends_47, "total_value_cents": 1000})
+    );
+
+    app.advance(2 * hour);
+    let r = options(&app, "u1", cart.clone()).await;
+    assert_eq!(
+        r.body["expiring_soon"],
+        json!({"count": 2, "earliest_ends_at": ends_47, "total_value_cents": 3000})
+    );
+
+    app.advance(46 * hour);
+    let r = options(&app, "u1", cart).await;
+    assert_eq!(
+        r.body["expiring_soon"],
+        json!({"count": 1, "earliest_ends_at": ends_49, "total_value_cents": 2000})
+    );
+}

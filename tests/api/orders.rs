@@ -599,6 +599,84 @@ async fn the_final_payment_refuses_a_coupon_locked_to_another_order() {
     assert_eq!(app.order_view("P1").await["status"], "deposit_paid");
 }
 
+/// P1's final payment refused for its coupon's lock, as a Chinese and an
+/// English caller read it: the `detail` of both, and each message.
+async fn lock_refusal(app: &TestApp) -> (String, String, String) {
+    let auth = format!("Bearer {}", crate::common::TOKEN);
+    let mut seen = Vec::new();
+    for lang in ["zh-CN", "en"] {
+        let r = app
+            .post_raw(
+                "/api/v1/orders/P1/final-payment",
+                "{}",
+                &[("authorization", &auth), ("accept-language", lang)],
+            )
+            .await;
+        assert_eq!(
+            (r.status, r.code()),
+            (409, "coupon_lock_mismatch"),
+            "{lang}"
+        );
+        seen.push((
+            r.body["error"]["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            r.body["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        ));
+    }
+    assert_eq!(
+        seen[0].0, seen[1].0,
+        "the detail does not follow the language"
+    );
+    (seen[0].0.clone(), seen[0].1.clone(), seen[1].1.clone())
+}
+
+#[tokio::test]
+async fn a_final_payment_refused_because_the_coupon_is_no_longer_locked_says_so_and_to_contact_support()
+ {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "lock", 86400).await;
+    crate::common::fixtures::plant(
+        &app,
+        &format!(
+            "UPDATE coupons SET status = 'available', order_no = NULL, locked_at = NULL \
+             WHERE id = '{cid}'"
+        ),
+    )
+    .await;
+    app.advance(60);
+    let (detail, zh, en) = lock_refusal(&app).await;
+    assert_eq!(detail, "not_locked");
+    assert!(zh.contains("联系客服"), "{zh}");
+    assert!(en.contains("contact support"), "{en}");
+    assert_eq!(app.order_view("P1").await["status"], "deposit_paid");
+}
+
+#[tokio::test]
+async fn a_final_payment_refused_because_another_order_holds_the_coupon_says_so_and_to_contact_support()
+ {
+    let app = spawn_app().await;
+    let cid = deposit_paid(&app, "lock", 86400).await;
+    crate::common::fixtures::plant(
+        &app,
+        &format!("UPDATE coupons SET order_no = 'P-OTHER' WHERE id = '{cid}'"),
+    )
+    .await;
+    app.advance(60);
+    let (detail, zh, en) = lock_refusal(&app).await;
+    assert_eq!(detail, "locked_to_another_order");
+    assert!(zh.contains("另一个订单") && zh.contains("联系客服"), "{zh}");
+    assert!(
+        en.contains("another order") && en.contains("contact support"),
+        "{en}"
+    );
+    assert_eq!(app.order_view("P1").await["status"], "deposit_paid");
+}
+
 #[tokio::test]
 async fn a_deposit_paid_order_can_be_cancelled_or_refunded_and_its_coupon_comes_back() {
     let app = spawn_app().await;

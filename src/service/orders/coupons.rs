@@ -12,7 +12,8 @@ use sqlx::AnyConnection;
 use super::steps::{load_coupon, move_coupon, on_order, release_coupon_of, unfit};
 use crate::domain::coupon::CouponStatus;
 use crate::domain::discount::CouponTerms;
-use crate::domain::ids::{CouponId, UserId};
+use crate::domain::final_payment::CouponLockMismatch;
+use crate::domain::ids::{CouponId, OrderNo, UserId};
 use crate::domain::money::Cents;
 use crate::domain::order::CouponLockStatus;
 use crate::domain::picker::{OrderTerms, Unfit};
@@ -212,20 +213,35 @@ pub(super) async fn move_all(
         let kept = cp.position == 0
             || order_coupons::move_lock(c, &o.order_no, &cp.coupon_id, locks).await?;
         if !moved || !kept {
-            return Err(ServiceError::refused(
-                if from == CouponStatus::Available {
-                    Refusal::CouponNotAvailable
-                } else {
-                    Refusal::CouponLockMismatch
-                },
-                format!(
-                    "coupon {} was just locked or changed by another request",
-                    cp.coupon_id
-                ),
-            ));
+            let message = format!(
+                "coupon {} was just locked or changed by another request",
+                cp.coupon_id
+            );
+            return Err(if from == CouponStatus::Available {
+                ServiceError::refused(Refusal::CouponNotAvailable, message)
+            } else {
+                lock_mismatch(c, &o.order_no, &cp.coupon_id, message).await?
+            });
         }
     }
     Ok(())
+}
+
+/// The refusal of a coupon of order `order_no` that is no longer locked
+/// to it, saying (from the coupon as stored now) whether it is not locked
+/// at all or locked to another order.
+pub(crate) async fn lock_mismatch(
+    c: &mut AnyConnection,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
+    message: impl Into<String>,
+) -> Result<ServiceError, ServiceError> {
+    let row = load_coupon(c, coupon_id).await?;
+    let mismatch = CouponLockMismatch::of(row.status, row.order_no.as_ref(), order_no)
+        // Locked here yet refused: the order's own record of the coupon
+        // moved, so to this order it is not locked.
+        .unwrap_or(CouponLockMismatch::NotLocked);
+    Ok(ServiceError::lock_mismatch(mismatch, message))
 }
 
 /// Releases (locked) or returns (used) each further coupon still held

@@ -6,7 +6,7 @@
 use sqlx::AnyConnection;
 
 use super::cart::{drop_split, load_cart, put_split};
-use super::coupons::coupons_of;
+use super::coupons::{coupons_of, lock_mismatch};
 use super::plan::plan_for;
 use super::steps::{
     load_campaign_of, load_coupon, load_order, move_coupon, move_order, require_kind,
@@ -153,7 +153,7 @@ async fn pay_final_tx(
             lock_status: part.outcome.lock_status(cp.lock_status),
         };
         if !order_coupons::settle(c, order_no, &cp.coupon_id, settled).await? {
-            return Err(lost());
+            return Err(lost(c, order_no, &cp.coupon_id).await?);
         }
     }
     for part in &plan.coupons {
@@ -163,12 +163,19 @@ async fn pay_final_tx(
     reload(c, order_no, op.now).await
 }
 
-/// A coupon of the order changed under the final payment.
-fn lost() -> ServiceError {
-    ServiceError::refused(
-        Refusal::CouponLockMismatch,
+/// Coupon `coupon_id` of the order changed under the final payment.
+async fn lost(
+    c: &mut AnyConnection,
+    order_no: &OrderNo,
+    coupon_id: &CouponId,
+) -> Result<ServiceError, ServiceError> {
+    lock_mismatch(
+        c,
+        order_no,
+        coupon_id,
         "the coupon changed meanwhile; read the quote again",
     )
+    .await
 }
 
 /// One coupon's outcome applied: used; or released as expired, with its
@@ -197,7 +204,7 @@ async fn settle_coupon(
             )
             .await?
             {
-                return Err(lost());
+                return Err(lost(c, order_no, own).await?);
             }
         }
         CouponOutcome::NoDiscountExpired | CouponOutcome::Compensated | CouponOutcome::Swapped => {
@@ -216,7 +223,7 @@ async fn settle_coupon(
             )
             .await?
             {
-                return Err(lost());
+                return Err(lost(c, order_no, own).await?);
             }
             if part.outcome == CouponOutcome::Compensated {
                 compensate(c, op, o, own, part.compensation, compensation_coupon).await?;
@@ -245,7 +252,7 @@ async fn settle_coupon(
                     )
                     .await?
                 {
-                    return Err(lost());
+                    return Err(lost(c, order_no, replacement).await?);
                 }
             }
         }

@@ -16,8 +16,8 @@ use crate::domain::final_payment::{
 use crate::domain::ids::TemplateId;
 use crate::domain::money::Cents;
 use crate::domain::time::{from_ms, to_ms};
+use crate::service::ServiceError;
 use crate::service::views::coupon_terms;
-use crate::service::{Refusal, ServiceError};
 use crate::store::campaigns::CampaignRow;
 use crate::store::coupons;
 use crate::store::orders::OrderRow;
@@ -147,9 +147,9 @@ pub(crate) async fn plan_for(
         &candidates,
         now,
     )
-    .map_err(|_| {
-        ServiceError::refused(
-            Refusal::CouponLockMismatch,
+    .map_err(|mismatch| {
+        ServiceError::lock_mismatch(
+            mismatch,
             "the order's coupon is not locked to this order; contact support",
         )
     })
