@@ -192,7 +192,11 @@ async fn spent_locked_and_expired_coupons_are_left_out_and_nothing_is_written() 
     assert_eq!(events_before, events_after, "the picker is read-only");
     // Another user's coupons never show.
     let r = options(&app, "u2", normal_cart(40_000, "phones")).await;
-    assert_eq!(r.body, json!({"best": null, "usable": [], "unusable": []}));
+    assert_eq!(
+        r.body,
+        json!({"best": null, "usable": [], "unusable": [],
+            "expiring_soon": {"count": 0, "earliest_ends_at": null, "total_value_cents": 0}})
+    );
 }
 
 /// A presale cart on a `policy` campaign whose window opens in an hour; u1
