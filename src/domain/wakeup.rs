@@ -93,13 +93,17 @@ pub enum WakeupOutcome {
     Control,
     /// Not active within the rule's window: nothing sent.
     Inactive,
+    /// Active, but placed an order at or after that activity: they are
+    /// buying, not drifting away, so nothing is sent.
+    Ordered,
 }
 
 impl WakeupOutcome {
-    pub const ALL: [WakeupOutcome; 3] = [
+    pub const ALL: [WakeupOutcome; 4] = [
         WakeupOutcome::Sent,
         WakeupOutcome::Control,
         WakeupOutcome::Inactive,
+        WakeupOutcome::Ordered,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -107,6 +111,7 @@ impl WakeupOutcome {
             WakeupOutcome::Sent => "sent",
             WakeupOutcome::Control => "control",
             WakeupOutcome::Inactive => "inactive",
+            WakeupOutcome::Ordered => "ordered",
         }
     }
 
@@ -120,15 +125,30 @@ impl WakeupOutcome {
             WakeupOutcome::Sent => "wakeup-outcome-sent",
             WakeupOutcome::Control => "wakeup-outcome-control",
             WakeupOutcome::Inactive => "wakeup-outcome-inactive",
+            WakeupOutcome::Ordered => "wakeup-outcome-ordered",
         }
     }
 }
 
+/// Whether the customer placed an order at or after the activity that
+/// made them active (`last_activity`): the latest order's creation
+/// (`last_order`), whatever became of the order since. No activity, or no
+/// order: false.
+pub fn ordered_since(
+    last_activity: Option<DateTime<Utc>>,
+    last_order: Option<DateTime<Utc>>,
+) -> bool {
+    matches!((last_activity, last_order), (Some(a), Some(o)) if o >= a)
+}
+
 /// The decision for one user: inactive first (nothing to learn from a
-/// user who would not see it), then the control group.
-pub fn decide(active: bool, control: bool) -> WakeupOutcome {
+/// user who would not see it), then a user who ordered since that
+/// activity (the wake-up would nag a buyer), then the control group.
+pub fn decide(active: bool, ordered_since_activity: bool, control: bool) -> WakeupOutcome {
     if !active {
         WakeupOutcome::Inactive
+    } else if ordered_since_activity {
+        WakeupOutcome::Ordered
     } else if control {
         WakeupOutcome::Control
     } else {
@@ -322,6 +342,26 @@ mod tests {
     }
 
     #[test]
+    fn an_order_at_or_after_the_activity_counts_and_one_before_it_does_not() {
+        let at = |s: &str| parse_rfc3339(s).ok();
+        let act = at("2026-11-10T08:00:00Z");
+        assert!(
+            ordered_since(act, at("2026-11-10T08:00:00Z")),
+            "the same instant"
+        );
+        assert!(ordered_since(act, at("2026-11-10T09:30:00Z")));
+        assert!(
+            !ordered_since(act, at("2026-11-10T07:59:59Z")),
+            "ordered, then browsed again"
+        );
+        assert!(!ordered_since(act, None), "never ordered");
+        assert!(
+            !ordered_since(None, at("2026-11-10T09:30:00Z")),
+            "no activity"
+        );
+    }
+
+    #[test]
     fn the_control_group_is_a_stable_share_of_users() {
         let n = (0..10_000)
             .filter(|i| in_control("wkr_1", &format!("u{i}"), 10))
@@ -332,9 +372,12 @@ mod tests {
             in_control("wkr_1", "u42", 10),
             in_control("wkr_1", "u42", 10)
         );
-        assert_eq!(decide(false, true), WakeupOutcome::Inactive);
-        assert_eq!(decide(true, true), WakeupOutcome::Control);
-        assert_eq!(decide(true, false), WakeupOutcome::Sent);
+        assert_eq!(decide(false, true, true), WakeupOutcome::Inactive);
+        assert_eq!(decide(false, false, false), WakeupOutcome::Inactive);
+        assert_eq!(decide(true, true, true), WakeupOutcome::Ordered);
+        assert_eq!(decide(true, true, false), WakeupOutcome::Ordered);
+        assert_eq!(decide(true, false, true), WakeupOutcome::Control);
+        assert_eq!(decide(true, false, false), WakeupOutcome::Sent);
         let now = t("2026-11-11T00:00:00Z");
         assert!(active_within(Some(now - Duration::hours(23)), now, 86_400));
         assert!(!active_within(Some(now - Duration::hours(25)), now, 86_400));

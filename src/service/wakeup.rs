@@ -12,7 +12,10 @@
 //!   rule's bonus template, claimed through the ordinary claim
 //!   ([`super::claims::claim_in_tx`]: its stock and per-user limit hold).
 //!   A deterministic `control_percent` share of users gets nothing and is
-//!   recorded as control; inactive users are recorded and get nothing.
+//!   recorded as control; inactive users are recorded and get nothing, and
+//!   so are users who placed an order at or after the activity that made
+//!   them active (outcome `ordered`: they are buying, not drifting away;
+//!   the rule page counts them).
 //! - Never twice for the same expiring coupon: one `wakeup_marks` row per
 //!   coupon (its primary key), written in the same transaction as the
 //!   message and the wake-up coupon. A second instance doing the same
@@ -37,8 +40,8 @@ use crate::domain::permissions::Permission;
 use crate::domain::reminder::{Channel, channel, coupon_value, days_until, rate_limited};
 use crate::domain::time::{from_ms, parse_rfc3339, rfc3339, to_ms};
 use crate::domain::wakeup::{
-    WakeupOutcome, WakeupRuleSpec, active_within, decide, in_control, parse_activity,
-    wakeup_message,
+    WakeupOutcome, WakeupRuleSpec, active_within, decide, in_control, ordered_since,
+    parse_activity, wakeup_message,
 };
 use crate::i18n::Lang;
 use crate::store::audit::{NewStaffAudit, insert_staff_audit};
@@ -129,6 +132,8 @@ pub struct WakeupRuleReport {
     pub sent: OutcomeFigures,
     pub control: OutcomeFigures,
     pub inactive: OutcomeFigures,
+    /// Skipped: ordered since the activity that qualified them.
+    pub ordered: OutcomeFigures,
 }
 
 /// What one planner run did.
@@ -140,6 +145,8 @@ pub struct WakeupReport {
     pub control: usize,
     /// Users skipped as inactive.
     pub inactive: usize,
+    /// Users skipped because they ordered since their activity.
+    pub ordered: usize,
     /// Wake-up coupons issued.
     pub bonus_coupons: usize,
     /// Wakes whose wake-up coupon was refused (stock, limit, template
@@ -152,7 +159,7 @@ pub struct WakeupReport {
 impl WakeupReport {
     /// Users decided.
     pub fn decided(&self) -> usize {
-        self.sent + self.control + self.inactive
+        self.sent + self.control + self.inactive + self.ordered
     }
 }
 
@@ -403,6 +410,7 @@ impl Service {
                     Some(WakeupOutcome::Sent) => report.sent += 1,
                     Some(WakeupOutcome::Control) => report.control += 1,
                     Some(WakeupOutcome::Inactive) => report.inactive += 1,
+                    Some(WakeupOutcome::Ordered) => report.ordered += 1,
                     None => {}
                 }
                 if let Some((id, ends_at)) = d.bonus {
@@ -457,21 +465,23 @@ async fn rule_report(c: &mut AnyConnection, r: RuleRow) -> Result<WakeupRuleRepo
             })
             .unwrap_or_default()
     };
-    let (sent, control, inactive) = (
+    let (sent, control, inactive, ordered) = (
         pick(WakeupOutcome::Sent),
         pick(WakeupOutcome::Control),
         pick(WakeupOutcome::Inactive),
+        pick(WakeupOutcome::Ordered),
     );
     Ok(WakeupRuleReport {
         rule: rule_view(c, r).await?,
         sent,
         control,
         inactive,
+        ordered,
     })
 }
 
 /// One user's decision under one rule, in one transaction: re-reads the
-/// user's unmarked coupons in reach, decides (inactive, control, sent),
+/// user's unmarked coupons in reach, decides (inactive, ordered, control, sent),
 /// writes the marks, and for a wake-up the message (outbox and in-app)
 /// and optionally the wake-up coupon.
 async fn wake_user_tx(
@@ -497,8 +507,12 @@ async fn wake_user_tx(
         return Ok(UserDecision::default());
     }
     let last = store::last_activity(c, user_id).await?.map(from_ms);
+    let active = active_within(last, now, rule.active_within_seconds);
+    // Read only for an active user: an inactive one is skipped anyway.
+    let ordered = active && ordered_since(last, store::last_order(c, user_id).await?.map(from_ms));
     let outcome = decide(
-        active_within(last, now, rule.active_within_seconds),
+        active,
+        ordered,
         in_control(&rule.id, user_id, rule.control_percent),
     );
     // `store::insert_marks` takes the ids as text.

@@ -44,6 +44,18 @@ pub async fn last_activity(
         .await
 }
 
+/// When the user last placed an order (any status since), in ms: one
+/// probe of `orders (user_id, created_at)`.
+pub async fn last_order(
+    conn: &mut AnyConnection,
+    user_id: &UserId,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT MAX(created_at) FROM orders WHERE user_id = $1")
+        .bind(user_id)
+        .fetch_one(conn)
+        .await
+}
+
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct RuleRow {
     pub id: WakeupRuleId,

@@ -7,7 +7,7 @@
 //!   control share). A refused form comes back (422) as typed with the
 //!   message at the field.
 //! - `/console/wakeup/{id}`: one rule in words, its results per group
-//!   (woken, control, inactive: users, expiring coupons, used before their
+//!   (woken, control, inactive, ordered since: users, expiring coupons, used before their
 //!   end, share used, wake-up coupons) and pause / resume with a reason.
 //!
 //! Operators and admins only, enforced in the service; support gets the
@@ -500,6 +500,7 @@ fn RuleDetail(report: WakeupRuleReport, reason: String, errors: FieldErrors) -> 
                         <FiguresRow outcome=WakeupOutcome::Sent figures=r.sent/>
                         <FiguresRow outcome=WakeupOutcome::Control figures=r.control/>
                         <FiguresRow outcome=WakeupOutcome::Inactive figures=r.inactive/>
+                        <FiguresRow outcome=WakeupOutcome::Ordered figures=r.ordered/>
                     </tbody>
                 </table>
             </div>

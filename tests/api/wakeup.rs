@@ -403,6 +403,80 @@ async fn control_users_get_nothing_and_inactive_users_get_nothing() {
 }
 
 #[tokio::test]
+async fn a_customer_who_ordered_after_their_activity_is_skipped_and_the_rule_page_counts_them() {
+    let app = spawn_app().await;
+    let tpl = app.template(json!({"total_stock": 1000})).await;
+    let tid = tpl["id"].as_str().expect("id");
+    for u in ["buyer", "browser", "again"] {
+        app.claim(u, tid).await;
+    }
+    let r = rule(&app, one_day_rule(0)).await;
+    app.advance(8 * DAY);
+    // `buyer`: a cart, then an order (without a coupon) an hour later.
+    // `again`: an order, then browsing again an hour later.
+    // `browser`: only the cart.
+    active(&app, "buyer").await;
+    active(&app, "browser").await;
+    let order = |no: &str, user: &str| {
+        json!({"order_no": no, "user_id": user, "kind": "normal",
+            "category": "phones", "total_cents": 39900})
+    };
+    let o = app.order(order("W-AGAIN", "again")).await;
+    assert_eq!(o.status, 201, "{}", o.text);
+    app.advance(HOUR);
+    let o = app.order(order("W-BUYER", "buyer")).await;
+    assert_eq!(o.status, 201, "{}", o.text);
+    active(&app, "again").await;
+    // T-1d: the buyer is skipped; the two others are woken.
+    app.advance(DAY - HOUR + 60);
+    let report = plan(&app).await;
+    assert_eq!(
+        (report.sent, report.control, report.inactive, report.ordered),
+        (2, 0, 0, 1),
+        "{report:?}"
+    );
+    assert_eq!(wakeups_of(&app, "buyer").await, 0);
+    assert_eq!(wakeups_of(&app, "browser").await, 1);
+    assert_eq!(
+        wakeups_of(&app, "again").await,
+        1,
+        "the activity came after the order"
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM wakeup_marks WHERE outcome = 'ordered' AND user_id = 'buyer'"
+        )
+        .await,
+        1
+    );
+    // Decided once: nothing more later.
+    app.advance(HOUR);
+    assert_eq!(plan(&app).await, WakeupReport::default());
+
+    // The service's figures and the rule page count the skip.
+    let figures = app
+        .service
+        .wakeup_rule_as(&Authority::Api, &r.id)
+        .await
+        .expect("the rule");
+    assert_eq!((figures.ordered.users, figures.ordered.coupons), (1, 1));
+    assert_eq!(figures.sent.users, 2);
+    let mut b = signed_in(&app, Role::Operator).await;
+    let page = b.get(&format!("/console/wakeup/{}", r.id)).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let row = page
+        .text
+        .split("data-outcome=\"ordered\"")
+        .nth(1)
+        .and_then(|rest| rest.split("</tr>").next())
+        .expect("a row for the skipped customers");
+    let row = visible_text(row);
+    assert!(row.contains("之后已下单"), "{row}");
+    assert!(row.contains(" 1 "), "one customer skipped: {row}");
+}
+
+#[tokio::test]
 async fn the_wakeup_coupon_respects_its_stock_and_per_user_limit() {
     let app = spawn_app().await;
     let expiring = app.template(json!({"total_stock": 1000})).await;

@@ -107,6 +107,7 @@ wakeup-group = Group
 wakeup-outcome-sent = woken
 wakeup-outcome-control = control
 wakeup-outcome-inactive = inactive (nothing sent)
+wakeup-outcome-ordered = ordered since (skipped, nothing sent)
 wakeup-users = Customers
 wakeup-coupons = Expiring coupons
 wakeup-used = Used before their end

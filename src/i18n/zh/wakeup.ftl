@@ -80,6 +80,7 @@ wakeup-group = 分组
 wakeup-outcome-sent = 已唤醒
 wakeup-outcome-control = 对照组
 wakeup-outcome-inactive = 不活跃（未发送）
+wakeup-outcome-ordered = 之后已下单（跳过，未发送）
 wakeup-users = 顾客数
 wakeup-coupons = 即将过期的券
 wakeup-used = 到期前核销
