@@ -6,15 +6,32 @@
 //    screen, and one tap on the check shows the finding in customer words,
 //    with the coupon's code and no internal id;
 // 2. the same page with JavaScript off still works (it has none);
-// 3. a tampered link shows the refusal and nothing of anyone's data.
+// 3. a tampered link shows the refusal and nothing of anyone's data;
+// 4. with JavaScript off at 390 px, the customer contacts support from the
+//    check with a note; the page says it was sent; support finds the
+//    request, note and finding in the console's queue (also at 390 px)
+//    and marks it handled.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, SCREENSHOTS, binaryPath, launchBrowser, runCli, startServer } from './harness.mjs';
+import {
+  ROOT,
+  SCREENSHOTS,
+  addStaff,
+  binaryPath,
+  checkPage,
+  launchBrowser,
+  publishScreenshots,
+  runCli,
+  signIn,
+  startServer,
+} from './harness.mjs';
 
 const PHONE = { viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true, locale: 'zh-CN' };
 const SECRET = 'e2e self-check secret, at least 32 bytes long';
+const NARROW = { width: 390, height: 844 };
+const SUPPORT = { name: 'e2e-support', password: 'e2e support password 1' };
 
 let server;
 let browser;
@@ -50,6 +67,7 @@ before(async () => {
   // COUPONKEEPER_PUBLIC_URL defaults to http://<COUPONKEEPER_ADDR>, which is this server.
   assert.ok(body.url.startsWith(`${server.base}/self-check?t=v1.`), body.url);
   link = body.url;
+  await addStaff(server.cli, [[SUPPORT, 'support']]);
   browser = await launchBrowser();
 });
 
@@ -132,4 +150,56 @@ test('a tampered link is refused and shows nothing', async () => {
   assert.ok((await scrollWidth(page)) <= 375);
   await shot(page, 'self-check-refused.png');
   await context.close();
+});
+
+test('with JavaScript off at 390 px a customer contacts support and support handles it', async () => {
+  const context = await browser.newContext({
+    viewport: NARROW,
+    isMobile: true,
+    hasTouch: true,
+    locale: 'zh-CN',
+    javaScriptEnabled: false,
+  });
+  const page = await context.newPage();
+  await page.goto(link);
+  assert.equal(await page.getByTestId('sc-support-form').count(), 0, 'no form before the check');
+  await Promise.all([page.waitForEvent('load'), page.getByTestId('sc-run-check').click()]);
+  const form = page.locator(`form[data-testid="sc-support-form"]:has(input[name="order_no"][value="${anomaly.order_no}"])`);
+  assert.equal(await form.count(), 1, 'a form under the order with the problem');
+  await form.getByTestId('sc-support-note').fill('定金付了，券一直锁着');
+  assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 390);
+  await Promise.all([page.waitForEvent('load'), form.getByTestId('sc-contact-support').click()]);
+  assert.match(page.url(), /check=1/);
+  const sent = page.getByTestId('sc-support-sent');
+  assert.equal(await sent.count(), 1, 'the order now says it was sent');
+  assert.match(await sent.innerText(), /已于 .*\(UTC\+8\).* 发给客服/);
+  assert.equal(
+    await page.locator(`input[name="order_no"][value="${anomaly.order_no}"]`).count(),
+    0,
+    'no second form for that order within the hour',
+  );
+  assert.ok((await page.evaluate(() => document.documentElement.scrollWidth)) <= 390);
+  await sent.scrollIntoViewIfNeeded();
+  await shot(page, 'self-check-support-sent.png');
+  await context.close();
+
+  // Support, on a phone too, without JavaScript.
+  const { context: staff, page: queue } = await signIn(browser, server.base, SUPPORT, {
+    viewport: NARROW,
+    javaScriptEnabled: false,
+  });
+  await queue.goto(`${server.base}/console/support-requests`);
+  const item = queue.locator('[data-testid="support-request"]', { hasText: '定金付了，券一直锁着' });
+  assert.equal(await item.count(), 1, 'the request is in the queue');
+  const text = await item.innerText();
+  assert.ok(text.includes(anomaly.order_no), text);
+  assert.ok(text.includes(anomaly.code), `the finding names the coupon by code: ${text}`);
+  await checkPage(queue, 'support queue', [/cpn_[0-9a-f]/, /support_requested/], { chinese: true });
+  await shot(queue, 'support-requests.png');
+  await Promise.all([queue.waitForEvent('load'), item.getByRole('button').click()]);
+  assert.match(queue.url(), /\/console\/support-requests$/);
+  assert.match(await queue.getByTestId('flash').innerText(), new RegExp(anomaly.order_no));
+  assert.equal(await queue.locator('[data-testid="support-request"]', { hasText: '定金付了，券一直锁着' }).count(), 0);
+  await staff.close();
+  publishScreenshots(['self-check-support-sent.png', 'support-requests.png']);
 });

@@ -50,10 +50,14 @@ pub enum EventAction {
     ReturnCoupon,
     ReleaseCoupon,
     ForceReleaseCoupon,
+    /// The customer asked for support from the self-check page.
+    SupportRequested,
+    /// Support marked the customer's request handled.
+    SupportRequestHandled,
 }
 
 impl EventAction {
-    pub const ALL: [EventAction; 33] = [
+    pub const ALL: [EventAction; 35] = [
         EventAction::Claim,
         EventAction::Compensation,
         EventAction::CheckoutLock,
@@ -87,6 +91,8 @@ impl EventAction {
         EventAction::ReleaseCoupon,
         EventAction::ForceReleaseCoupon,
         EventAction::Redeem,
+        EventAction::SupportRequested,
+        EventAction::SupportRequestHandled,
     ];
 
     /// The stored word.
@@ -125,6 +131,8 @@ impl EventAction {
             EventAction::ReleaseCoupon => "release_coupon",
             EventAction::ForceReleaseCoupon => "force_release_coupon",
             EventAction::Redeem => "redeem",
+            EventAction::SupportRequested => "support_requested",
+            EventAction::SupportRequestHandled => "support_request_handled",
         }
     }
 
@@ -169,6 +177,8 @@ impl EventAction {
             EventAction::ReleaseCoupon => "event-action-release_coupon",
             EventAction::ForceReleaseCoupon => "event-action-force_release_coupon",
             EventAction::Redeem => "event-action-redeem",
+            EventAction::SupportRequested => "event-action-support_requested",
+            EventAction::SupportRequestHandled => "event-action-support_request_handled",
         }
     }
 }
@@ -240,6 +250,8 @@ pub enum Actor<'a> {
     Demo,
     /// `cli`: a `couponkeeper` command run on the server (staff accounts).
     Cli,
+    /// `customer:self-check`: the customer, on their self-check page.
+    Customer,
     /// Anything else (a benchmark, an older version): shown as stored.
     Other(&'a str),
 }
@@ -254,6 +266,7 @@ impl<'a> Actor<'a> {
                 .find(|j| j.name() == name)
                 .map_or(Actor::Other(raw), Actor::Job),
             Some(("demo", _)) => Actor::Demo,
+            Some(("customer", _)) => Actor::Customer,
             None if raw == "cli" => Actor::Cli,
             _ => Actor::Other(raw),
         }

@@ -9,7 +9,7 @@
 //! API can show the same list for every order.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::i18n::{Arg, Msg};
 
@@ -38,7 +38,7 @@ pub const TEMPLATE_STOCK: &str = "template_stock";
 pub const STRAY_LOCK: &str = "stray_lock";
 
 /// How a check came out, from best to worst (so `max` is the worst).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckResult {
     /// Consistent; nothing to do.

@@ -37,6 +37,7 @@ pub mod report;
 pub mod self_check;
 pub mod stacking;
 pub mod staff;
+pub mod support_request;
 pub mod template;
 pub mod text;
 pub mod time;

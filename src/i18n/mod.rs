@@ -419,10 +419,11 @@ pub const FILES: [(&str, &str, &str); FILE_COUNT] = catalog_files![
     "wakeup",
     "bulk",
     "reports",
-    "codes"
+    "codes",
+    "support_requests"
 ];
 
-const FILE_COUNT: usize = 28;
+const FILE_COUNT: usize = 29;
 
 struct Catalog {
     bundles: [FluentBundle<FluentResource>; 2],

@@ -38,6 +38,7 @@ pub mod self_check;
 pub mod staff;
 mod stock;
 pub mod support;
+pub mod support_requests;
 pub mod templates;
 pub mod views;
 pub mod wakeup;

@@ -38,6 +38,8 @@ pub struct WorkQueue {
     pub lapsing_locks: i64,
     /// Coupons ending between now and the end of the business day.
     pub expiring_today: i64,
+    /// Customers' support requests waiting (`support_requests`, open).
+    pub support_requests: i64,
     /// The business day and the instant it ends.
     pub business_day: NaiveDate,
     pub day_ends_at: DateTime<Utc>,
@@ -214,6 +216,7 @@ async fn work_queue_tx(
         lapsing_locks: queue::lapsing_count(c, now_ms, now_ms + LAPSING_WINDOW_SECONDS * 1000)
             .await?,
         expiring_today: queue::ending_count(c, now_ms, to_ms(day_end)).await?,
+        support_requests: crate::store::support_requests::count(c, "open").await?,
         business_day: crate::i18n::zone::business_day(now),
         day_ends_at: day_end,
         compensation_today,

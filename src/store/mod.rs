@@ -38,6 +38,7 @@ pub mod refunds;
 pub mod reminders;
 pub mod search;
 pub mod staff;
+pub mod support_requests;
 pub mod templates;
 pub mod views;
 pub mod wakeup;

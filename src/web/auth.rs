@@ -438,6 +438,7 @@ impl WebError {
             "staff" => "what-staff",
             "delivery" | "outbox message" => "what-delivery",
             "code batch" => "what-code-batch",
+            "support request" => "what-support-request",
             _ => "what-page",
         };
         WebError {

@@ -27,6 +27,7 @@ use super::layout::{
 use super::order_cart::{CouponCodes, CouponLines, OrderCoupons, OrderLines, OrderRefunds};
 use super::paths;
 use super::paths::with_back;
+use super::support_requests::OrderSupportRequests;
 use super::try_cart::TryCart;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::filters::{CouponExportQuery, CouponFilterInput, CouponListQuery};
@@ -279,11 +280,16 @@ async fn order_page(
             codes.insert(id.to_string(), c.code);
         }
     }
+    let requests = match s.service.order_support_requests(&o.order_no).await {
+        Ok(v) => v,
+        Err(e) => return to_response(WebError::from_service(l, e)),
+    };
     let lines = o.lines.clone();
     let held = o.coupons.clone();
     staff.page(&title, move || {
         view! {
-            <OrderHealth order=o.clone() report=report back=back/>
+            <OrderHealth order=o.clone() report=report back=back.clone()/>
+            <OrderSupportRequests requests=requests back=back/>
             <OrderBody order=o campaign=campaign coupon=coupon events=events ledger=ledger.clone()/>
             <OrderCoupons coupons=held codes=codes.clone()/>
             <OrderLines lines=lines codes=codes.clone()/>

@@ -197,6 +197,12 @@ fn QueueBody(#[prop(into)] me: String, queue: WorkQueue) -> impl IntoView {
         <section aria-labelledby="queue-heading">
             <h2 id="queue-heading">{l.t("queue-heading")}</h2>
             <ul class="queue" data-testid="queue">
+                {line(
+                    "queue-support-requests",
+                    q.support_requests,
+                    l.t("queue-support-requests").to_string(),
+                    paths::SUPPORT_REQUESTS.to_string(),
+                )}
                 {findings}
                 {line(
                     "queue-at-risk",

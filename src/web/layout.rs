@@ -265,6 +265,7 @@ pub fn actor_text(l: Lang, actor: &str) -> String {
         Actor::Job(job) => l.t(job.label_key()).to_string(),
         Actor::Demo => l.t("actor-demo").to_string(),
         Actor::Cli => l.t("actor-cli").to_string(),
+        Actor::Customer => l.t("actor-customer").to_string(),
         Actor::Other(raw) => raw.to_string(),
     }
 }

@@ -49,6 +49,7 @@ pub mod reports;
 pub mod self_check;
 pub mod settings;
 pub mod staff_admin;
+pub mod support_requests;
 pub mod templates;
 pub mod try_cart;
 pub mod wakeup;
@@ -112,6 +113,7 @@ pub fn routes() -> Router<AppState> {
         .merge(orders::routes())
         .merge(actions::routes())
         .merge(reconcile::routes())
+        .merge(support_requests::routes())
         .merge(staff_admin::routes())
         .merge(password::routes())
         .merge(self_check::routes())

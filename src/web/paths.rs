@@ -129,6 +129,16 @@ pub(crate) fn deliveries_of_user(id: &UserId) -> String {
     format!("/console/deliveries?user={}", enc(id))
 }
 
+// Support requests.
+
+/// Support's work queue of customers' requests (open ones).
+pub(crate) const SUPPORT_REQUESTS: &str = "/console/support-requests";
+
+/// Marking a support request handled: its post.
+pub(crate) fn support_request_handled(id: &str) -> String {
+    format!("{SUPPORT_REQUESTS}/{}/handled", enc(id))
+}
+
 /// The addresses of a user or an order for the text a page's own address
 /// or form carried, before (or without) it was checked as a `UserId` or
 /// an `OrderNo`: the user page and the compensation form render for that

@@ -3,7 +3,11 @@
 //! the customer's in-app messages. Two forms (the token in a hidden
 //! field): `POST /self-check/check` runs the check (then shows the page
 //! with `&check=1`) and `POST /self-check/messages/read` marks the
-//! messages read.
+//! messages read. After the check, each order has a "contact support"
+//! form (`POST /self-check/support`: the token, the order number and an
+//! optional note) that records a support request with the check's
+//! findings (`service::support_requests`); within the hour after one, the
+//! order shows when it was sent instead.
 //!
 //! Only those deliberate acts of the customer record a visit
 //! (`user_activity`, the reminders' sms tier and the wake-up rules count
@@ -47,9 +51,11 @@ use crate::domain::ids::{CampaignId, CouponId, OrderNo};
 use crate::domain::money::Cents;
 use crate::domain::order::{OrderKind, OrderStatus};
 use crate::domain::self_check::Verified;
+use crate::domain::support_request::{CustomerNote, MAX_NOTE_CHARS, REQUEST_GAP_SECONDS};
 use crate::domain::time::parse_rfc3339;
 use crate::http::AppState;
 use crate::i18n::Arg;
+use crate::service::ServiceError;
 use crate::service::self_check::{
     CustomerCheck, CustomerFinding, CustomerMessage, NextStep, OrderStanding, customer_check,
     order_standing,
@@ -63,6 +69,7 @@ pub fn routes() -> Router<AppState> {
         .route("/self-check", get(page))
         .route("/self-check/check", post(run_check))
         .route("/self-check/messages/read", post(mark_read))
+        .route("/self-check/support", post(request_support))
 }
 
 /// The query of the page: `t` (the token) and `check`.
@@ -137,12 +144,34 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         return refusal(lang);
     };
     let token = q.token.as_deref().unwrap_or_default();
+    let html = match page_html(&s, lang, &verified, token, q.check, None).await {
+        Ok(html) => html,
+        Err(r) => return r,
+    };
+    private(Html(html).into_response())
+}
+
+/// The page's HTML for the verified customer (`checked`: with the
+/// check's results; `refused`: a support form that came back with its
+/// input and the message at the field), or the answer to send instead.
+async fn page_html(
+    s: &AppState,
+    lang: Lang,
+    verified: &Verified,
+    token: &str,
+    checked: bool,
+    refused: Option<RefusedSupport>,
+) -> Result<String, Response> {
+    let q = SelfCheckQuery {
+        token: None,
+        check: checked,
+    };
     let user = &verified.user_id;
     let overview = match s.service.user_overview(user).await {
         Ok(o) => o,
         Err(e) => {
             tracing::error!(error = %e, "self-check: cannot read the customer's data");
-            return unavailable(lang);
+            return Err(unavailable(lang));
         }
     };
     let check = if q.check {
@@ -150,7 +179,7 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
             Ok(r) => Some(customer_check(&r, &overview.coupons)),
             Err(e) => {
                 tracing::error!(error = %e, "self-check: cannot run the check");
-                return unavailable(lang);
+                return Err(unavailable(lang));
             }
         }
     } else {
@@ -160,14 +189,14 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "self-check: cannot read the presale campaigns");
-            return unavailable(lang);
+            return Err(unavailable(lang));
         }
     };
-    let messages = match s.service.self_check_messages(&verified).await {
+    let messages = match s.service.self_check_messages(verified).await {
         Ok(m) => m,
         Err(e) => {
             tracing::error!(error = %e, "self-check: cannot read the customer's messages");
-            return unavailable(lang);
+            return Err(unavailable(lang));
         }
     };
     // What each deposit-paid order's final payment would be now.
@@ -183,7 +212,7 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
             }
             Err(e) => {
                 tracing::error!(error = %e, "self-check: cannot quote a final payment");
-                return unavailable(lang);
+                return Err(unavailable(lang));
             }
         }
     }
@@ -197,8 +226,21 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         Ok(o) => o,
         Err(e) => {
             tracing::error!(error = %e, "self-check: cannot read what compensation was for");
-            return unavailable(lang);
+            return Err(unavailable(lang));
         }
+    };
+    // When each order last had a support request within the hour: only
+    // the check's results show the forms.
+    let requests = if q.check {
+        match s.service.recent_support_requests(verified).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(error = %e, "self-check: cannot read the support requests");
+                return Err(unavailable(lang));
+            }
+        }
+    } else {
+        HashMap::new()
     };
     let view = PageData {
         lang,
@@ -213,8 +255,9 @@ async fn page(State(s): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQ
         messages,
         quotes,
         origins,
+        support: SupportForms { requests, refused },
     };
-    private(Html(render(view)).into_response())
+    Ok(render(view))
 }
 
 /// The page's forms ("check my orders", "mark all as read"): the token is
@@ -289,6 +332,97 @@ async fn mark_read(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -
     )
 }
 
+/// The "contact support" form: the token, the order and the note.
+#[derive(Debug, Deserialize)]
+struct SupportForm {
+    order_no: Option<String>,
+    note: Option<String>,
+}
+
+/// A support form that came back refused: its order, the note as typed
+/// and the catalog key of the message at the field.
+#[derive(Debug, Clone)]
+struct RefusedSupport {
+    order_no: OrderNo,
+    note: String,
+    message_key: &'static str,
+}
+
+/// What the check's support forms need: when each order last had a
+/// request within the hour, and the refused form, if any.
+#[derive(Debug, Clone, Default)]
+struct SupportForms {
+    requests: HashMap<OrderNo, DateTime<Utc>>,
+    refused: Option<RefusedSupport>,
+}
+
+/// `POST /self-check/support`: the customer asks support about one of
+/// their orders. A same-site post with the page's token (as the other
+/// forms); the press is a visit. Recorded (or already sent within the
+/// hour: nothing written), the answer goes back to the check, which then
+/// says when it was sent. A bad note comes back (422) with the page, the
+/// note as typed and the message at the field; another customer's order
+/// or none is a 404 that says nothing of it.
+async fn request_support(State(s): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let lang = Lang::from_headers(&headers);
+    let Some((token, verified)) = posted_token(&s, &headers, &body) else {
+        return refusal(lang);
+    };
+    record_visit(&s, &verified).await;
+    let form = serde_urlencoded::from_bytes::<SupportForm>(&body).unwrap_or(SupportForm {
+        order_no: None,
+        note: None,
+    });
+    let Ok(order_no) = OrderNo::parse(form.order_no.as_deref().unwrap_or_default()) else {
+        return no_such_order(lang, &token);
+    };
+    let raw_note = form.note.unwrap_or_default();
+    let note = match CustomerNote::parse(&raw_note) {
+        Ok(n) => n,
+        Err(e) => {
+            let refused = RefusedSupport {
+                order_no,
+                note: raw_note,
+                message_key: e.message_key(),
+            };
+            return match page_html(&s, lang, &verified, &token, true, Some(refused)).await {
+                Ok(html) => private((StatusCode::UNPROCESSABLE_ENTITY, Html(html)).into_response()),
+                Err(r) => r,
+            };
+        }
+    };
+    match s.service.request_support(&verified, &order_no, note).await {
+        Ok(_) => {
+            let href = page_href(&token, true);
+            private(
+                (
+                    StatusCode::SEE_OTHER,
+                    [(header::LOCATION, format!("{href}#check"))],
+                )
+                    .into_response(),
+            )
+        }
+        Err(ServiceError::NotFound { .. }) => no_such_order(lang, &token),
+        Err(e) => {
+            tracing::error!(error = %e, "self-check: cannot record the support request");
+            unavailable(lang)
+        }
+    }
+}
+
+/// 404 for a support request about an order that is not the customer's
+/// (or none): it says nothing of the order, and links back to the page.
+fn no_such_order(l: Lang, token: &str) -> Response {
+    let back = escape_html(&page_href(token, true));
+    let body = format!(
+        "<main class=\"sc-main\" id=\"main\"><section class=\"sc-card\" data-testid=\"sc-no-such-order\"><h1>{}</h1><p>{}</p><p><a class=\"button sc-button\" href=\"{back}\">{}</a></p></section></main>",
+        l.t("sc-support-no-such-order"),
+        l.t("sc-support-no-such-order-why"),
+        l.t("sc-support-back-to-check")
+    );
+    private((StatusCode::NOT_FOUND, Html(document(l, "404", &body))).into_response())
+}
+
 /// The HTML shell of the self-check pages: no script, not indexed.
 fn document(l: Lang, title: &str, body: &str) -> String {
     format!(
@@ -354,6 +488,7 @@ struct PageData {
     messages: Vec<CustomerMessage>,
     quotes: Quotes,
     origins: Origins,
+    support: SupportForms,
 }
 
 /// `2026-12-01 08:00 (UTC+8)`: a time for the customer, to the minute, in
@@ -793,7 +928,12 @@ fn Finding(finding: CustomerFinding, hint: Option<String>) -> impl IntoView {
 /// The one-click check's results: the overall result, the coupons held
 /// by an order that no longer uses them, then each order's findings.
 #[component]
-fn CheckResults(check: CustomerCheck, hint: Option<String>) -> impl IntoView {
+fn CheckResults(
+    check: CustomerCheck,
+    hint: Option<String>,
+    token: String,
+    support: SupportForms,
+) -> impl IntoView {
     let (l, c) = (lang(), check);
     let summary = match c.overall {
         CheckResult::Ok => l.t("check-done-your-coupons-and-orders"),
@@ -814,8 +954,14 @@ fn CheckResults(check: CustomerCheck, hint: Option<String>) -> impl IntoView {
     let orders = c
         .orders
         .iter()
-        .map(|o| {
+        .enumerate()
+        .map(|(i, o)| {
             let title = crate::tr!(l, "order-8", order_no = &o.order_no);
+            let ask = view! {
+                <SupportBox index=i order_no=o.order_no.clone() token=token.clone()
+                    sent=support.requests.get(&o.order_no).copied()
+                    refused=support.refused.clone().filter(|r| r.order_no == o.order_no)/>
+            };
             let body = if o.overall == CheckResult::Ok {
                 view! {
                     <p class="sc-ok-line"><ResultBadge result=CheckResult::Ok/>" "{l.t("no-problem-found-nothing-to-do")}</p>
@@ -835,6 +981,7 @@ fn CheckResults(check: CustomerCheck, hint: Option<String>) -> impl IntoView {
                 <div class="sc-order-check" data-testid="sc-order-check" data-result=overall>
                     <h3 class="sc-group">{title}</h3>
                     {body}
+                    {ask}
                 </div>
             }
         })
@@ -847,6 +994,61 @@ fn CheckResults(check: CustomerCheck, hint: Option<String>) -> impl IntoView {
         {coupon_findings}
         {orders}
     }
+}
+
+/// Under one order's findings: "contact support" with an optional note
+/// (`index`: the order's place in the check, for the field's id), or,
+/// within the hour after a request (`sent`), when it was sent and when
+/// another may be. `refused`: this order's form came back with its note
+/// and the message at the field.
+#[component]
+fn SupportBox(
+    index: usize,
+    order_no: OrderNo,
+    token: String,
+    sent: Option<DateTime<Utc>>,
+    refused: Option<RefusedSupport>,
+) -> impl IntoView {
+    let l = lang();
+    if let Some(at) = sent {
+        let next = at + chrono::Duration::seconds(REQUEST_GAP_SECONDS);
+        let text = crate::tr!(
+            l,
+            "sc-support-sent",
+            at = time_marker(0),
+            next = time_marker(1)
+        );
+        return view! {
+            <p class="sc-support-sent" role="status" data-testid="sc-support-sent">
+                {sentence_with_times(&text, &[at, next])}
+            </p>
+        }
+        .into_any();
+    }
+    let id = format!("sc-note-{index}");
+    let error_id = format!("sc-note-{index}-error");
+    let (note, error) = match refused {
+        Some(r) => (r.note, Some(l.t(r.message_key))),
+        None => (String::new(), None),
+    };
+    let invalid = error.is_some().then_some("true");
+    let described = error.is_some().then(|| error_id.clone());
+    let error = error.map(|m| {
+        view! { <p class="field-error" id=error_id role="alert" data-field-error="note">{m}</p> }
+    });
+    view! {
+        <form method="post" action="/self-check/support" class="sc-support" data-testid="sc-support-form">
+            <input type="hidden" name="t" value=token/>
+            <input type="hidden" name="order_no" value=order_no.as_str().to_string()/>
+            <p class="sc-support-lead">{l.t("sc-support-lead")}</p>
+            <label for=id.clone()>{l.t("sc-support-note-label")}</label>
+            <textarea id=id name="note" rows="3" maxlength=MAX_NOTE_CHARS.to_string()
+                aria-invalid=invalid aria-describedby=described data-testid="sc-support-note">{note}</textarea>
+            {error}
+            <button type="submit" class="button sc-button" data-testid="sc-contact-support">{l.t("sc-contact-support")}</button>
+        </form>
+    }
+    .into_any()
 }
 
 /// The customer's in-app messages, newest first, and "mark all as read"
@@ -928,7 +1130,10 @@ fn SelfCheckPage(page: PageData) -> impl IntoView {
         .map(|(o, st)| (o.order_no.clone(), st.payable))
         .collect();
     let check = match p.check {
-        Some(c) => view! { <CheckResults check=c hint=p.support_hint/> }.into_any(),
+        Some(c) => view! {
+            <CheckResults check=c hint=p.support_hint token=p.token.clone() support=p.support/>
+        }
+        .into_any(),
         None => view! {
             <p>{l.t("checks-that-your-orders-and-coupons")}</p>
             <form method="post" action="/self-check/check">

@@ -355,7 +355,7 @@ async fn the_check_finds_a_planted_anomaly_in_customer_words_without_internal_id
     );
     assert!(page.contains(r#"data-testid="sc-finding" data-result="problem""#));
     assert!(page.contains(&code_a), "the coupon is named by its code");
-    assert!(page.contains("联系客服并出示这个页面"));
+    assert!(page.contains("请点下面的“联系客服”"));
     assert!(
         page.contains("您无法使用这张券") && !page.contains("客户无法"),
         "second person"
@@ -379,7 +379,7 @@ async fn the_check_finds_a_planted_anomaly_in_customer_words_without_internal_id
     );
 
     let r = open(&app, &format!("?t={token}&check=1"), Some("en")).await;
-    assert!(r.text.contains("Contact support and show them this page"));
+    assert!(r.text.contains("Press “Contact support” below"));
     assert!(r.text.contains(&code_a) && !r.text.contains("cpn_"));
 }
 
@@ -1442,4 +1442,251 @@ async fn an_order_of_several_coupons_lists_each_coupon_by_code_with_what_it_gave
         "{shop_card}"
     );
     assert!(!page.text.contains(&ids[1]), "no coupon id on the page");
+}
+
+// ---------------------------------------------------------------- contact support
+
+async fn requests_of(app: &TestApp, order_no: &str) -> Vec<(String, String, Option<String>)> {
+    sqlx::query_as(
+        "SELECT id, status, handled_by FROM support_requests WHERE order_no = $1 ORDER BY created_at, id",
+    )
+    .bind(order_no)
+    .fetch_all(app.db.db.pool())
+    .await
+    .expect("requests")
+}
+
+async fn count_of(app: &TestApp, sql: &str) -> i64 {
+    sqlx::query_scalar(sql)
+        .fetch_one(app.db.db.pool())
+        .await
+        .expect("count")
+}
+
+#[tokio::test]
+async fn contact_support_sends_the_check_and_the_note_once_an_hour_and_support_handles_it_from_the_queue()
+ {
+    let app = app_with_secret().await;
+    let (_, code) = closed_with_locked_coupon(&app, "P-A1", "alice").await;
+    deposit_paid(&app, "P-B1", "bob").await;
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+
+    // The form is under each order of the check, not before it.
+    let before = open(&app, &format!("?t={token}"), None).await;
+    assert!(!before.text.contains(r#"data-testid="sc-support-form""#));
+    let page = open(&app, &format!("?t={token}&check=1"), None).await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains(r#"data-testid="sc-support-form""#));
+    assert!(page.text.contains(r#"name="order_no" value="P-A1""#));
+
+    let mut b = Browser::new(&app);
+    let note = "定金付了，券还锁着 <b>?</b>";
+    let r = b
+        .post_form(
+            "/self-check/support",
+            &[("t", &token), ("order_no", "P-A1"), ("note", note)],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let to = r.location.clone().unwrap_or_default();
+    assert!(
+        to.starts_with("/self-check?t=") && to.ends_with("&check=1#check"),
+        "{to}"
+    );
+    assert_eq!(requests_of(&app, "P-A1").await.len(), 1);
+    assert_eq!(
+        count_of(&app, "SELECT CAST(COUNT(*) AS BIGINT) FROM events WHERE order_no = 'P-A1' AND action = 'support_requested' AND actor = 'customer:self-check'").await,
+        1,
+        "an event row on the order"
+    );
+
+    // The webhook carries the diagnosis in both languages, codes not ids.
+    let (payload, user): (String, String) = sqlx::query_as(
+        "SELECT payload, user_id FROM outbox WHERE event_type = 'support.requested'",
+    )
+    .fetch_one(app.db.db.pool())
+    .await
+    .expect("one message");
+    assert_eq!(user, "alice");
+    assert!(!payload.contains("cpn_"), "{payload}");
+    let p: serde_json::Value = serde_json::from_str(&payload).expect("json");
+    assert_eq!(p["order_no"], "P-A1");
+    assert_eq!(p["note"], note);
+    assert_eq!(p["overall"], "problem");
+    let findings = p["findings"].as_array().cloned().unwrap_or_default();
+    let problem = findings
+        .iter()
+        .find(|f| f["result"] == "problem")
+        .expect("the planted problem is in the request");
+    assert_eq!(problem["contact_support"], true);
+    assert!(
+        problem["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&code)
+            || problem["coupon_code"] == code.as_str(),
+        "{problem}"
+    );
+    assert!(
+        !problem["message_en"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty()
+    );
+
+    // The check now says when it was sent instead of the form.
+    let page = open(&app, &format!("?t={token}&check=1"), None).await;
+    assert!(page.text.contains(r#"data-testid="sc-support-sent""#));
+    assert!(!page.text.contains(r#"name="order_no" value="P-A1""#));
+
+    // Again within the hour: nothing new, the page still says sent.
+    app.advance(1800);
+    let r = b
+        .post_form(
+            "/self-check/support",
+            &[("t", &token), ("order_no", "P-A1")],
+        )
+        .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(requests_of(&app, "P-A1").await.len(), 1);
+
+    // Bob's order through Alice's link, an unknown or malformed one: 404
+    // saying nothing, nothing written.
+    for other in ["P-B1", "NO-SUCH", ""] {
+        let r = b
+            .post_form("/self-check/support", &[("t", &token), ("order_no", other)])
+            .await;
+        assert_eq!(r.status, 404, "{other}: {}", r.text);
+        assert!(r.text.contains(r#"data-testid="sc-no-such-order""#));
+        assert!(!r.text.contains("bob"));
+    }
+    assert_eq!(requests_of(&app, "P-B1").await.len(), 0);
+    // A cross-site post or a bad token: the page's 403, nothing written.
+    let r = b
+        .post_form_with(
+            "/self-check/support",
+            &[("t", &token), ("order_no", "P-A1")],
+            "cross-site",
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    let r = b
+        .post_form(
+            "/self-check/support",
+            &[("t", "garbage"), ("order_no", "P-A1")],
+        )
+        .await;
+    assert_eq!(r.status, 403);
+
+    // After the hour, a note too long comes back with the page, the note
+    // as typed and the message at the field; nothing written.
+    app.advance(1801);
+    // (A new link: the first one lived an hour.)
+    let (url, _) = link(&app, "alice").await;
+    let token = token_of(&url);
+    let long = "券".repeat(501);
+    let r = b
+        .post_form(
+            "/self-check/support",
+            &[("t", &token), ("order_no", "P-A1"), ("note", &long)],
+        )
+        .await;
+    assert_eq!(r.status, 422, "{}", r.text);
+    assert!(r.text.contains(r#"data-field-error="note""#));
+    assert!(r.text.contains("留言最多 500 个字"));
+    assert!(r.text.contains(&long), "the note as typed");
+    assert!(r.text.contains(r#"aria-invalid="true""#));
+    assert_eq!(requests_of(&app, "P-A1").await.len(), 1);
+    // Then a second request goes through.
+    let r = b
+        .post_form(
+            "/self-check/support",
+            &[("t", &token), ("order_no", "P-A1"), ("note", "还是没好")],
+        )
+        .await;
+    assert_eq!(r.status, 303);
+    let requests = requests_of(&app, "P-A1").await;
+    assert_eq!(requests.len(), 2);
+
+    // Support: the queue lists both, oldest first, with note and findings
+    // by code, no ids.
+    let mut s =
+        crate::common::console::signed_in(&app, couponkeeper::domain::staff::Role::Support).await;
+    let q = s.get("/console/support-requests").await;
+    assert_eq!(q.status, 200, "{}", q.text);
+    assert_eq!(
+        q.text.matches(r#"data-testid="support-request" "#).count(),
+        2
+    );
+    let first = q.text.find("定金付了").unwrap_or(usize::MAX);
+    let second = q.text.find("还是没好").unwrap_or(0);
+    assert!(first < second, "oldest first");
+    assert!(
+        q.text.contains("&lt;b&gt;?&lt;/b&gt;"),
+        "the note is text, not markup"
+    );
+    assert!(q.text.contains("待处理（2）"));
+    let visible = crate::common::console::visible_text(&q.text);
+    assert!(
+        visible.contains(&code) && !visible.contains("cpn_"),
+        "{visible}"
+    );
+    // The home page's work queue counts them and links to the queue.
+    let home = s.get("/console").await;
+    assert!(
+        home.text
+            .contains(r#"data-testid="queue-support-requests" data-count="2""#),
+        "{}",
+        home.text
+    );
+
+    // On the order page, beside the health check; marked handled there,
+    // it lands back there.
+    let order = s.get("/console/orders/P-A1").await;
+    assert!(order.text.contains(r#"id="support-requests-section""#));
+    let csrf = order.csrf().expect("token");
+    let id = &requests[0].0;
+    let r = s
+        .post_form(
+            &format!("/console/support-requests/{id}/handled"),
+            &[("csrf", &csrf), ("back", "/console/orders/P-A1")],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert_eq!(r.location.as_deref(), Some("/console/orders/P-A1"));
+    let requests = requests_of(&app, "P-A1").await;
+    assert_eq!(requests[0].1, "handled");
+    assert_eq!(requests[0].2.as_deref(), Some("staff:support-1"));
+    assert_eq!(requests[1].1, "open");
+    // Twice: refused, nothing more written.
+    let r = s
+        .post_form(
+            &format!("/console/support-requests/{id}/handled"),
+            &[("csrf", &csrf)],
+        )
+        .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.location.as_deref(), Some("/console/support-requests"));
+    assert_eq!(
+        count_of(
+            &app,
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM events WHERE action = 'support_request_handled'"
+        )
+        .await,
+        1
+    );
+    let q = s.get("/console/support-requests").await;
+    assert!(q.text.contains("待处理（1）"));
+    let handled = s.get("/console/support-requests?status=handled").await;
+    assert!(handled.text.contains("support-1"));
+    // Without a session token the post changes nothing.
+    let r = s
+        .post_form(
+            &format!("/console/support-requests/{}/handled", requests[1].0),
+            &[],
+        )
+        .await;
+    assert_ne!(r.status, 303);
+    assert_eq!(requests_of(&app, "P-A1").await[1].1, "open");
 }

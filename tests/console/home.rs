@@ -28,7 +28,12 @@ async fn a_quiet_shop_shows_an_empty_queue_with_what_to_do_next() {
         "{}",
         page.text
     );
-    for line in ["queue-at-risk", "queue-lapsing", "queue-expiring-today"] {
+    for line in [
+        "queue-support-requests",
+        "queue-at-risk",
+        "queue-lapsing",
+        "queue-expiring-today",
+    ] {
         assert_eq!(count_of(&page.text, line), Some(0), "{line}");
     }
     assert!(page.contains("data-testid=\"my-actions-empty\""));

@@ -65,3 +65,4 @@ webhook-type-reminder-coupon-expires-before-final-payment = Reminder: coupon exp
 webhook-type-reminder-wakeup = Wake-up message
 webhook-type-coupon-issued = Bulk issue
 webhook-type-order-partially-refunded = Order partly refunded
+webhook-type-support-requested = Customer asked for support

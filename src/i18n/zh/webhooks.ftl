@@ -65,3 +65,4 @@ webhook-type-reminder-coupon-expires-before-final-payment = 提醒：券在尾�
 webhook-type-reminder-wakeup = 过期唤醒消息
 webhook-type-coupon-issued = 批量发券
 webhook-type-order-partially-refunded = 订单部分退款
+webhook-type-support-requested = 顾客联系客服

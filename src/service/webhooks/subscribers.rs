@@ -13,7 +13,7 @@ use crate::store::audit::{NewStaffAudit, insert_staff_audit};
 use crate::store::deliveries::{self, DEFAULT_SUBSCRIBER, SubscriberRow};
 
 /// Every type a subscriber may ask for (API.md).
-pub const EVENT_TYPES: [&str; 11] = [
+pub const EVENT_TYPES: [&str; 12] = [
     "coupon.expired",
     "coupon.locked",
     "coupon.released",
@@ -27,6 +27,9 @@ pub const EVENT_TYPES: [&str; 11] = [
     "coupon.issued",
     // A refund by line (service::orders::refunds): the refund.
     "order.partially_refunded",
+    // A customer asked for support from the self-check page
+    // (service::support_requests): the request with its findings.
+    "support.requested",
 ];
 
 /// A subscriber as pages show it: the secret only by its last 4 characters.

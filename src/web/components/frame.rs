@@ -69,6 +69,7 @@ pub fn ConsoleFrame(
             <a href="/console/orders" data-testid="nav-orders">{l.t("order-list-title")}</a>
             <a href="/console/templates" data-testid="nav-templates">{l.t("templates-nav")}</a>
             <a href="/console/reconciliation">{l.t("reconciliation")}</a>
+            <a href=crate::web::paths::SUPPORT_REQUESTS data-testid="nav-support-requests">{l.t("nav-support-requests")}</a>
             <a href="/console/campaigns" data-testid="nav-campaigns">{l.t("nav-campaigns")}</a>
             <a href="/console/categories" data-testid="nav-categories">{l.t("category-nav")}</a>
             {viewer_may(Permission::ManageStaff).then(|| view! { <a href="/console/staff">{l.t("staff")}</a> })}
