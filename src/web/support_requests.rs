@@ -64,11 +64,11 @@ async fn queue(
         let l = lang();
         let tabs = view! {
             <nav class="tabs" aria-label=l.t("support-requests-title")>
-                <a href=paths::SUPPORT_REQUESTS data-testid="support-requests-open"
+                <a href=paths::SUPPORT_REQUESTS class="tab" data-testid="support-requests-open"
                     aria-current=(status == RequestStatus::Open).then_some("page")>
                     {crate::tr!(l, "support-requests-open-n", n = open)}
                 </a>
-                <a href=format!("{}?status=handled", paths::SUPPORT_REQUESTS) data-testid="support-requests-handled"
+                <a href=format!("{}?status=handled", paths::SUPPORT_REQUESTS) class="tab" data-testid="support-requests-handled"
                     aria-current=(status == RequestStatus::Handled).then_some("page")>
                     {l.t("support-requests-handled-tab")}
                 </a>
