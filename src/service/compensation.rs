@@ -587,7 +587,7 @@ pub type LedgerCsvWords<'a> = (
     &'a (dyn Fn(&LedgerEntryView) -> Vec<String> + Sync),
 );
 
-const CSV_HEADER: &str = "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor";
+const CSV_HEADER: &str = "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor,for_coupon_code,for_coupon_id";
 
 fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> String {
     let text = |s: &Option<String>| s.clone().unwrap_or_default();
@@ -612,6 +612,8 @@ fn csv_row(tz: crate::domain::reminder::BusinessTz, e: &LedgerEntryView) -> Stri
         text(&e.preset_reason),
         e.rules_version.map(|v| v.to_string()).unwrap_or_default(),
         e.actor.clone(),
+        text(&e.for_coupon_code),
+        id_text(e.for_coupon_id.as_ref().map(|c| c.as_str())),
     ]
     .iter()
     .map(|f| csv_field(f))

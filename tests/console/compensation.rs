@@ -380,7 +380,7 @@ async fn the_csv_has_a_header_the_preset_and_rules_version_both_times_yuan_and_n
     assert_eq!(lines.len(), 2, "{}", csv.text);
     assert_eq!(
         lines[0],
-        "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor,kind_text,actor_text"
+        "id,at_local,at_utc,kind,user_id,order_no,campaign,coupon_code,coupon_id,value_yuan,value_cents,reason,preset_id,preset,rules_version,actor,for_coupon_code,for_coupon_id,kind_text,actor_text"
     );
     let row = lines[1];
     assert!(
@@ -701,5 +701,18 @@ async fn the_form_names_the_coupon_made_up_for_by_code_lands_back_and_the_ledger
         ledger.contains(&format!(">{code_b}</a>")),
         "{}",
         ledger.text
+    );
+    // And its CSV: the code and the id after the staff member.
+    let csv = ops.get("/console/compensation.csv?order_no=N1").await;
+    assert_eq!(csv.status, 200, "{}", csv.text);
+    let row = csv
+        .text
+        .split("\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        row.contains(&format!(",{code_b},{shop_b},")),
+        "the coupon made up for, by code and id: {row}"
     );
 }
