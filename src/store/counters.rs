@@ -188,6 +188,7 @@ pub async fn count_transition(
     to: CouponStatus,
     day: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("counters.count_transition");
     let shard = random_shard();
     if let Some(t) = template_id {
         let (d, discount) = template_delta(Some(from), to);
@@ -391,6 +392,7 @@ const FOLD_IDS_PER_DELETE: usize = 1000;
 /// order, so two folds never wait for each other in a cycle. Returns the
 /// deltas folded.
 pub async fn fold(conn: &mut AnyConnection, s: Subject, limit: i64) -> Result<usize, sqlx::Error> {
+    let _timed = super::timing::call("counters.fold");
     let lock = match super::backend_of(conn) {
         super::Backend::Postgres => "FOR UPDATE SKIP LOCKED",
         super::Backend::Sqlite => "",

@@ -103,6 +103,7 @@ pub async fn insert_new(
     c: &CouponRow,
     e: &Creation<'_>,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("coupons.insert_new");
     let backend = backend_of(conn);
     let insert = format!(
         "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
@@ -191,6 +192,7 @@ pub async fn get(
     conn: &mut AnyConnection,
     id: &CouponId,
 ) -> Result<Option<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.get");
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM coupons WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
@@ -207,6 +209,7 @@ pub async fn list_for_user(
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.list_for_user");
     let (filter, uses_now) = match status {
         None => ("", false),
         Some(CouponStatus::Available) => ("AND status = 'available' AND ends_at > $3", true),
@@ -235,6 +238,7 @@ pub async fn available_for_user(
     user_id: &UserId,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.available_for_user");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons WHERE user_id = $1 AND status = 'available'
          ORDER BY ends_at, id LIMIT $2"
@@ -256,6 +260,7 @@ pub async fn usable_for_user(
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.usable_for_user");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons
          WHERE user_id = $1 AND status = 'available' AND starts_at <= $2 AND ends_at > $2 AND kind = $4
@@ -274,6 +279,7 @@ pub async fn bound_to_order(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.bound_to_order");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 ORDER BY id LIMIT 100"
     ))
@@ -329,6 +335,15 @@ pub async fn transition(
     c: &CouponChange<'_>,
 ) -> Result<bool, ChangeError> {
     use CouponStatus::*;
+    // Timed by what the change does: a fixed handful of names.
+    let _timed = super::timing::call(match (c.from, c.to) {
+        (Available, Locked) => "coupons.lock",
+        (Locked, Used) => "coupons.use",
+        (_, Available) => "coupons.release",
+        (_, Expired) => "coupons.expire",
+        (_, Invalidated) => "coupons.invalidate",
+        _ => "coupons.transition",
+    });
     check_transition(c.from, c.to).map_err(ChangeError::Illegal)?;
     const UNBIND: &str = "order_no = NULL, locked_at = NULL, used_at = NULL, updated_at = $4";
     let (set, guard): (&str, &str) = match (c.from, c.to) {

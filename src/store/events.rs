@@ -22,6 +22,7 @@ pub struct NewEvent<'a> {
 }
 
 pub async fn insert(conn: &mut AnyConnection, e: &NewEvent<'_>) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("events.insert");
     sqlx::query(
         "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",

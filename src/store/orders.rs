@@ -47,6 +47,7 @@ pub(crate) const COLUMNS: &str = "order_no, user_id, kind, category, status, tot
      refunded_cents, refund_count";
 
 pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("orders.insert");
     sqlx::query(&format!(
         "INSERT INTO orders ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)"
     ))
@@ -83,6 +84,7 @@ pub async fn get(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Option<OrderRow>, sqlx::Error> {
+    let _timed = super::timing::call("orders.get");
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM orders WHERE order_no = $1"))
         .bind(order_no)
         .fetch_optional(conn)
@@ -97,6 +99,7 @@ pub async fn get_for_update(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Option<OrderRow>, sqlx::Error> {
+    let _timed = super::timing::call("orders.get_for_update");
     let lock = match backend_of(conn) {
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
@@ -114,6 +117,7 @@ pub async fn naming_coupon(
     conn: &mut AnyConnection,
     coupon_id: &CouponId,
 ) -> Result<Vec<OrderRow>, sqlx::Error> {
+    let _timed = super::timing::call("orders.naming_coupon");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM orders WHERE coupon_id = $1 ORDER BY created_at DESC LIMIT 100"
     ))
@@ -163,6 +167,7 @@ pub async fn transition(
     conn: &mut AnyConnection,
     c: &OrderChange<'_>,
 ) -> Result<Option<OrderRow>, OrderChangeError> {
+    let _timed = super::timing::call("orders.transition");
     let to = c
         .step
         .target(c.kind, c.from)
@@ -267,6 +272,7 @@ pub async fn add_refund(
     lock_status: CouponLockStatus,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("orders.add_refund");
     let r = sqlx::query(
         "UPDATE orders SET refunded_cents = refunded_cents + $4, refund_count = refund_count + 1,
              coupon_lock_status = $5, updated_at = $6
@@ -288,6 +294,7 @@ pub async fn add_refund(
 /// names `expected_coupon_id` (or none). Writes the order's event row.
 /// `Ok(false)`: the order changed meanwhile; nothing was written.
 pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("orders.relink_coupon");
     let guard = match r.expected_coupon_id {
         Some(_) => "coupon_id = $6",
         None => "coupon_id IS NULL",

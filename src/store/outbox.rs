@@ -31,6 +31,7 @@ const ROWS_PER_STATEMENT: usize = 1_000;
 /// expiry batch went to `sqlite3_bind_parameter_name` with 2,500
 /// parameters). Rows are inserted in the order given, so ids follow it.
 pub async fn insert_many(conn: &mut AnyConnection, msgs: &[NewMessage]) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("outbox.insert_many");
     let sql = insert_many_sql(backend_of(conn));
     for chunk in msgs.chunks(ROWS_PER_STATEMENT) {
         let rows: Vec<serde_json::Value> = chunk
@@ -80,4 +81,25 @@ pub async fn count_pending(conn: &mut AnyConnection, event_type: &str) -> Result
     .bind(event_type)
     .fetch_one(conn)
     .await
+}
+
+/// Messages not yet fanned out into deliveries, and when the oldest of
+/// them was written (`/metrics`). Both read the partial index
+/// `outbox_undispatched_idx`, which holds only those messages; the oldest
+/// is the first in id order.
+pub async fn undispatched_summary(
+    conn: &mut AnyConnection,
+) -> Result<(i64, Option<i64>), sqlx::Error> {
+    let _timed = super::timing::call("outbox.undispatched_summary");
+    let n: i64 = sqlx::query_scalar(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM outbox WHERE dispatched_at IS NULL",
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let oldest: Option<i64> = sqlx::query_scalar(
+        "SELECT created_at FROM outbox WHERE dispatched_at IS NULL ORDER BY id LIMIT 1",
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok((n, oldest))
 }
