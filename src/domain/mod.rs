@@ -40,6 +40,7 @@ pub mod staff;
 pub mod template;
 pub mod text;
 pub mod time;
+pub mod trace;
 pub mod wakeup;
 
 /// A request field that failed validation: which one and why.

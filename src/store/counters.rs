@@ -232,8 +232,8 @@ pub async fn count_transition(
 }
 
 /// PostgreSQL: the CTE part a new coupon adds to its INSERT (after `made
-/// AS (INSERT ... RETURNING id)`), with `$4` the template, `$26` the shard
-/// and `$27` the day.
+/// AS (INSERT ... RETURNING id)`), with `$4` the template, `$27` the shard
+/// and `$28` the day.
 pub fn creation_part(status: CouponStatus) -> String {
     let (d, _) = template_delta(None, status);
     format!(
@@ -241,8 +241,8 @@ pub fn creation_part(status: CouponStatus) -> String {
         upsert_select(
             Subject::Template,
             "$4",
+            "$28",
             "$27",
-            "$26",
             &values(&d, 0, ""),
             "made",
             "true",

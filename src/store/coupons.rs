@@ -86,6 +86,8 @@ pub struct Creation<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace id of the request, for the event row.
+    pub trace_id: Option<&'a str>,
     /// The business day of the creation (`domain::report::day_number`):
     /// the report counters' day.
     pub day: i64,
@@ -118,8 +120,8 @@ pub async fn insert_new(
     let sql = match backend {
         Backend::Postgres => format!(
             "WITH made AS ({insert}),
-             logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-                 SELECT 'coupon', made.id, NULL, NULL, $12, $21, $22, $23, $24, $18, $25 FROM made){counted}
+             logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+                 SELECT 'coupon', made.id, NULL, NULL, $12, $21, $22, $23, $24, $18, $25, $26 FROM made){counted}
              SELECT id FROM made"
         ),
         Backend::Sqlite => insert,
@@ -151,7 +153,8 @@ pub async fn insert_new(
             .bind(e.actor)
             .bind(e.reason)
             .bind(e.request_id)
-            .bind(e.address),
+            .bind(e.address)
+            .bind(e.trace_id),
         Backend::Sqlite => q,
     };
     let q = if counted.is_empty() {
@@ -175,6 +178,7 @@ pub async fn insert_new(
                 actor: e.actor,
                 reason: e.reason,
                 request_id: e.request_id,
+                trace_id: e.trace_id,
                 address: e.address,
                 at_ms: c.created_at,
             },
@@ -303,6 +307,9 @@ pub struct CouponChange<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace of the request: its id goes into the event row, and
+    /// the whole of it onto the webhook the change causes.
+    pub trace: Option<&'a crate::domain::trace::TraceContext>,
     pub now_ms: i64,
     /// The business day of `now_ms` (`domain::report::day_number`): the
     /// report counters' day.
@@ -375,8 +382,8 @@ pub async fn transition(
         Backend::Postgres => {
             let sql = format!(
                 "WITH moved AS ({update}),
-                 logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-                     SELECT 'coupon', moved.id, $5, $2, $3, $6, $7, $8, $9, $4, $10 FROM moved){counted}
+                 logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+                     SELECT 'coupon', moved.id, $5, $2, $3, $6, $7, $8, $9, $4, $10, $13 FROM moved){counted}
                  SELECT {COLUMNS} FROM moved",
                 counted = counters::transition_parts(c.from, c.to)
             );
@@ -393,6 +400,7 @@ pub async fn transition(
                 .bind(c.address)
                 .bind(counters::random_shard())
                 .bind(c.day)
+                .bind(c.trace.map(|t| t.trace_id.as_str()))
                 .fetch_optional(&mut *conn)
                 .await?
         }
@@ -421,6 +429,7 @@ pub async fn transition(
                         actor: c.actor,
                         reason: c.reason,
                         request_id: c.request_id,
+                        trace_id: c.trace.map(|t| t.trace_id.as_str()),
                         address: c.address,
                         at_ms: c.now_ms,
                     },
@@ -463,7 +472,8 @@ pub async fn transition(
         }
     }
     if let Some(event_type) = outbox_type(c.from, c.to) {
-        outbox::insert_many(conn, &[coupon_message(event_type, row, c.now_ms)]).await?;
+        outbox::insert_many_traced(conn, &[coupon_message(event_type, row, c.now_ms)], c.trace)
+            .await?;
     }
     Ok(true)
 }

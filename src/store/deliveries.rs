@@ -372,18 +372,30 @@ pub async fn message(
         .await
 }
 
-/// The outbox messages of several deliveries, by outbox id: (id,
-/// event_type, user_id, payload, created_at). One statement per
+/// An outbox message as a delivery sends it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MessageRow {
+    pub id: i64,
+    pub event_type: String,
+    pub user_id: Option<UserId>,
+    pub payload: String,
+    pub created_at: i64,
+    /// The trace of the request that caused it (migration 0044).
+    pub trace_id: Option<String>,
+    pub trace_flags: Option<i64>,
+}
+
+/// The outbox messages of several deliveries. One statement per
 /// [`ROWS_PER_STATEMENT`] ids.
 pub async fn messages(
     conn: &mut AnyConnection,
     outbox_ids: &[i64],
-) -> Result<Vec<(i64, String, Option<UserId>, String, i64)>, sqlx::Error> {
+) -> Result<Vec<MessageRow>, sqlx::Error> {
     let _timed = super::timing::call("deliveries.messages");
     let mut out = Vec::with_capacity(outbox_ids.len());
     for chunk in outbox_ids.chunks(ROWS_PER_STATEMENT) {
         let sql = format!(
-            "SELECT id, event_type, user_id, payload, created_at FROM outbox WHERE id IN ({})",
+            "SELECT id, event_type, user_id, payload, created_at, trace_id, trace_flags FROM outbox WHERE id IN ({})",
             param_list(1, chunk.len())
         );
         let mut q = sqlx::query_as(&sql);

@@ -142,6 +142,8 @@ pub struct OrderChange<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace id of the request, for the event row.
+    pub trace_id: Option<&'a str>,
     pub now_ms: i64,
 }
 
@@ -199,7 +201,8 @@ pub async fn transition(
             .bind(c.actor)
             .bind(c.reason)
             .bind(c.request_id)
-            .bind(c.address),
+            .bind(c.address)
+            .bind(c.trace_id),
         Backend::Sqlite => q,
     };
     let changed = q.execute(&mut *conn).await?.rows_affected() == 1;
@@ -219,6 +222,7 @@ pub async fn transition(
                 actor: c.actor,
                 reason: c.reason,
                 request_id: c.request_id,
+                trace_id: c.trace_id,
                 address: c.address,
                 at_ms: c.now_ms,
             },
@@ -234,7 +238,7 @@ pub async fn transition(
 /// The UPDATE of [`transition`] ($1 order_no, $2 from, $3 to, $4-$15 the
 /// new field values, $16 now, $17-$18 the refund totals); on PostgreSQL
 /// with its event INSERT in the same statement ($19 step, $20 actor, $21
-/// reason, $22 request id, $23 address), whose row count is then the
+/// reason, $22 request id, $23 address, $24 trace id), whose row count is then the
 /// UPDATE's.
 fn transition_sql(backend: Backend) -> &'static str {
     match backend {
@@ -246,8 +250,8 @@ fn transition_sql(backend: Backend) -> &'static str {
                      closed_at = $14, refunded_at = $15, updated_at = $16, refunded_cents = $17, refund_count = $18
                  WHERE order_no = $1 AND status = $2
                  RETURNING order_no, coupon_id)
-             INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-             SELECT 'order', moved.coupon_id, moved.order_no, $2, $3, $19, $20, $21, $22, $16, $23 FROM moved"
+             INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+             SELECT 'order', moved.coupon_id, moved.order_no, $2, $3, $19, $20, $21, $22, $16, $23, $24 FROM moved"
         }
         Backend::Sqlite => {
             "UPDATE orders SET status = $3, coupon_id = $4, replaced_coupon_id = $5, coupon_discount_cents = $6,
@@ -327,6 +331,7 @@ pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<b
                 actor: r.actor,
                 reason: Some(r.reason),
                 request_id: r.request_id,
+                trace_id: r.trace_id,
                 address: r.address,
                 at_ms: r.now_ms,
             },
@@ -352,6 +357,8 @@ pub struct Relink<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace id of the request, for the event row.
+    pub trace_id: Option<&'a str>,
     pub now_ms: i64,
 }
 

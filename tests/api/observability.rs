@@ -1,5 +1,6 @@
-//! What an operator sees in `/metrics`: the webhook backlog and the timed
-//! store calls.
+//! What an operator and a shop's tracing see: the webhook backlog and the
+//! timed store calls in `/metrics`, and W3C trace context from a request
+//! to its event rows and the webhooks it causes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -11,15 +12,17 @@ use axum::routing::post;
 use tokio::sync::Mutex;
 
 use crate::common::fixtures::coupon_for;
-use crate::common::{TestApp, normal_order};
+use crate::common::{TOKEN, TestApp, normal_order};
+use couponkeeper::domain::trace::{is_span_id, is_trace_id};
 use couponkeeper::service::webhooks::WebhookSettings;
 
 /// A webhook receiver on a local port that keeps each request's headers
-/// and answers `status`.
+/// and answers the status it is set to.
 #[derive(Clone)]
 struct Receiver {
     url: String,
     got: Arc<Mutex<Vec<HeaderMap>>>,
+    status: Arc<AtomicU16>,
 }
 
 impl Receiver {
@@ -45,7 +48,29 @@ impl Receiver {
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Receiver { url, got }
+        Receiver {
+            url,
+            got,
+            status: answer,
+        }
+    }
+
+    fn answer(&self, status: StatusCode) {
+        self.status.store(status.as_u16(), Ordering::SeqCst);
+    }
+
+    /// The `traceparent` of each request received, in order.
+    async fn traceparents(&self) -> Vec<Option<String>> {
+        self.got
+            .lock()
+            .await
+            .iter()
+            .map(|h| {
+                h.get("traceparent")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            })
+            .collect()
     }
 }
 
@@ -194,6 +219,180 @@ async fn a_slow_query_threshold_of_0_ms_counts_every_timed_store_call_as_slow() 
         assert!(slow.is_some_and(|n| n >= 1.0), "{query}: {text}");
         assert_eq!(slow, calls, "{query}: every call is slow at 0 ms");
     }
+}
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT: &str = "00f067aa0ba902b7";
+
+/// The four fields of a `traceparent` value.
+fn fields(value: &str) -> (String, String, String, String) {
+    let f: Vec<&str> = value.split('-').collect();
+    assert_eq!(f.len(), 4, "{value}");
+    (f[0].into(), f[1].into(), f[2].into(), f[3].into())
+}
+
+/// Places order `no` for `user`'s coupon with these extra headers; the
+/// answer's `traceparent`.
+async fn order_with(
+    app: &TestApp,
+    no: &str,
+    user: &str,
+    coupon: &str,
+    headers: &[(&str, &str)],
+) -> String {
+    let auth = format!("Bearer {TOKEN}");
+    let mut all = vec![("authorization", auth.as_str())];
+    all.extend_from_slice(headers);
+    let body = normal_order(no, user, Some(coupon), 39900).to_string();
+    let r = app.post_raw("/api/v1/orders", body, &all).await;
+    assert_eq!(r.status, 201, "{headers:?}: {}", r.text);
+    r.headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .expect("every answer carries traceparent")
+        .to_string()
+}
+
+/// The trace ids of the events of order `no` (the order's own and its
+/// coupon's), oldest first.
+async fn event_traces(app: &TestApp, no: &str) -> Vec<Option<String>> {
+    sqlx::query_scalar("SELECT trace_id FROM events WHERE order_no = $1 ORDER BY id")
+        .bind(no)
+        .fetch_all(app.db.db.pool())
+        .await
+        .expect("read events")
+}
+
+#[tokio::test]
+async fn a_callers_traceparent_reaches_the_event_rows_and_every_attempt_of_the_webhook_it_causes() {
+    let receiver = Receiver::start(StatusCode::INTERNAL_SERVER_ERROR).await;
+    let app = app_sending_to(&receiver, 5).await;
+    let a = coupon_for(&app, "u1").await;
+    let sent = format!("00-{TRACE}-{PARENT}-01");
+    let answered = order_with(&app, "N1", "u1", &a, &[("traceparent", sent.as_str())]).await;
+
+    // The answer names the caller's trace and a span of couponkeeper's.
+    let (version, trace, span, flags) = fields(&answered);
+    assert_eq!(
+        (version.as_str(), trace.as_str(), flags.as_str()),
+        ("00", TRACE, "01")
+    );
+    assert!(is_span_id(&span) && span != PARENT, "{answered}");
+
+    // The order's event and its coupon's lock event keep the trace.
+    let traces = event_traces(&app, "N1").await;
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    assert!(
+        traces.iter().all(|t| t.as_deref() == Some(TRACE)),
+        "{traces:?}"
+    );
+
+    // The coupon.locked webhook carries it; the first attempt fails, and
+    // the retry, claimed afresh from the database, carries it again, each
+    // attempt a span of its own.
+    let report = app.service.dispatch_once(100).await.expect("dispatch");
+    assert_eq!(report.sent, 1, "{report:?}");
+    receiver.answer(StatusCode::OK);
+    app.advance(3600);
+    let report = app.service.dispatch_once(100).await.expect("retry");
+    assert_eq!(report.delivered, 1, "{report:?}");
+    let got = receiver.traceparents().await;
+    assert_eq!(got.len(), 2, "{got:?}");
+    let mut spans = Vec::new();
+    for header in got {
+        let header = header.expect("the webhook carries traceparent");
+        let (version, trace, span, flags) = fields(&header);
+        assert_eq!(
+            (version.as_str(), trace.as_str(), flags.as_str()),
+            ("00", TRACE, "01"),
+            "{header}"
+        );
+        assert!(is_span_id(&span) && span != PARENT, "{header}");
+        spans.push(span);
+    }
+    assert_ne!(spans[0], spans[1], "each attempt is a span of its own");
+}
+
+#[tokio::test]
+async fn an_invalid_traceparent_is_ignored_and_the_request_gets_a_trace_of_its_own() {
+    let receiver = Receiver::start(StatusCode::OK).await;
+    let app = app_sending_to(&receiver, 5).await;
+    let zero_trace = format!("00-{}-{PARENT}-01", "0".repeat(32));
+    let upper = format!("00-{}-{PARENT}-01", TRACE.to_uppercase());
+    let version_ff = format!("ff-{TRACE}-{PARENT}-01");
+    let valid = format!("00-{TRACE}-{PARENT}-01");
+    let cases: Vec<Vec<(&str, &str)>> = vec![
+        vec![("traceparent", zero_trace.as_str())],
+        vec![("traceparent", upper.as_str())],
+        vec![("traceparent", version_ff.as_str())],
+        vec![("traceparent", "not a trace at all")],
+        // Twice, even valid: which one would be meant?
+        vec![
+            ("traceparent", valid.as_str()),
+            ("traceparent", valid.as_str()),
+        ],
+        vec![],
+    ];
+    for (i, headers) in cases.iter().enumerate() {
+        let user = format!("u{i}");
+        let no = format!("N{i}");
+        let a = coupon_for(&app, &user).await;
+        let answered = order_with(&app, &no, &user, &a, headers).await;
+        let (version, trace, span, flags) = fields(&answered);
+        assert_eq!(version, "00", "{headers:?}");
+        assert!(
+            is_trace_id(&trace) && trace != TRACE,
+            "{headers:?}: {answered}"
+        );
+        assert!(is_span_id(&span), "{answered}");
+        assert_eq!(flags, "00", "a trace of couponkeeper's own is not sampled");
+        let traces = event_traces(&app, &no).await;
+        assert_eq!(traces.len(), 2);
+        assert!(
+            traces.iter().all(|t| t.as_deref() == Some(trace.as_str())),
+            "{headers:?}: {traces:?}"
+        );
+
+        let before = receiver.got.lock().await.len();
+        let report = app.service.dispatch_once(100).await.expect("dispatch");
+        assert_eq!(report.delivered, 1, "{report:?}");
+        let got = receiver.traceparents().await;
+        assert_eq!(got.len(), before + 1);
+        let header = got[before]
+            .clone()
+            .expect("the webhook carries traceparent");
+        let (_, sent_trace, _, sent_flags) = fields(&header);
+        assert_eq!(
+            (sent_trace.as_str(), sent_flags.as_str()),
+            (trace.as_str(), "00"),
+            "{header}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_change_no_request_caused_has_no_trace_and_its_webhook_no_traceparent() {
+    let receiver = Receiver::start(StatusCode::OK).await;
+    let app = app_sending_to(&receiver, 5).await;
+    let a = coupon_for(&app, "u1").await;
+    order_with(&app, "N1", "u1", &a, &[]).await;
+    app.service.dispatch_once(100).await.expect("dispatch");
+    // The checkout lock lapses: the expiry job releases the coupon.
+    app.advance(3600);
+    let closed = app
+        .service
+        .close_lapsed_checkouts("job:test", 100)
+        .await
+        .expect("close lapsed checkouts");
+    assert_eq!(closed.changed, 1, "{closed:?}");
+    let traces = event_traces(&app, "N1").await;
+    assert!(traces.len() > 2, "{traces:?}");
+    assert!(traces[2..].iter().all(Option::is_none), "{traces:?}");
+    app.service.dispatch_once(100).await.expect("dispatch");
+    let got = receiver.traceparents().await;
+    assert!(got.len() >= 2, "{got:?}");
+    assert!(got[0].is_some());
+    assert!(got[1..].iter().all(Option::is_none), "{got:?}");
 }
 
 #[tokio::test]
