@@ -54,6 +54,10 @@ pub struct Config {
     /// its request answered 503 `unavailable`; what ends a request stuck on
     /// a database that went silent without closing the connection.
     pub db_tx_timeout_ms: u64,
+    /// `COUPONKEEPER_SLOW_QUERY_MS` (0 to 60000): a timed store call that
+    /// takes at least this long counts in `couponkeeper_db_slow_queries_total`
+    /// and is logged; 0 counts every call.
+    pub slow_query_ms: u64,
     /// `COUPONKEEPER_LOG_FORMAT`: `text` or `json`.
     pub log_json: bool,
     /// `COUPONKEEPER_CLOCK_SYNC_SECONDS` (1 to 3600): how often
@@ -144,6 +148,7 @@ impl Default for Config {
             tx_retries: 5,
             db_acquire_timeout_ms: 2_000,
             db_tx_timeout_ms: 10_000,
+            slow_query_ms: 200,
             log_json: false,
             clock_sync_seconds: 30,
             drain_seconds: 20,
@@ -207,6 +212,11 @@ impl Config {
                 &nonempty,
                 "COUPONKEEPER_DB_TX_TIMEOUT_MS",
                 d.db_tx_timeout_ms,
+            )?)?,
+            slow_query_ms: slow_query_ms(parse_var(
+                &nonempty,
+                "COUPONKEEPER_SLOW_QUERY_MS",
+                d.slow_query_ms,
             )?)?,
             log_json: match nonempty("COUPONKEEPER_LOG_FORMAT").as_deref() {
                 None | Some("text") => false,
@@ -712,6 +722,19 @@ fn seconds_between(
     }
 }
 
+/// The slow-query threshold, 0 to 1 minute: past the transaction
+/// time-out's default a "slow" call would already have failed.
+fn slow_query_ms(v: u64) -> Result<u64, ConfigError> {
+    if v <= 60_000 {
+        Ok(v)
+    } else {
+        Err(ConfigError {
+            var: "COUPONKEEPER_SLOW_QUERY_MS",
+            message: "must be between 0 and 60000 milliseconds".into(),
+        })
+    }
+}
+
 /// The checkout picker's "expiring soon" window, 1 hour to 30 days: a
 /// banner about coupons ending months away would say nothing.
 fn expiring_soon_hours(v: i64) -> Result<i64, ConfigError> {
@@ -1025,6 +1048,23 @@ mod tests {
         ])
         .unwrap_err();
         assert_eq!(e.var, "COUPONKEEPER_WEBHOOK_URL");
+    }
+
+    #[test]
+    fn the_slow_query_threshold_is_0_to_60000_ms_and_a_bad_one_stops_the_start() {
+        assert_eq!(cfg(&[]).map(|c| c.slow_query_ms).ok(), Some(200));
+        for (ok, ms) in [("0", 0), ("60000", 60_000)] {
+            assert_eq!(
+                cfg(&[("COUPONKEEPER_SLOW_QUERY_MS", ok)])
+                    .map(|c| c.slow_query_ms)
+                    .ok(),
+                Some(ms)
+            );
+        }
+        for bad in ["60001", "-1", "fast", "1.5"] {
+            let e = cfg(&[("COUPONKEEPER_SLOW_QUERY_MS", bad)]).unwrap_err();
+            assert_eq!(e.var, "COUPONKEEPER_SLOW_QUERY_MS", "{bad}");
+        }
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Prometheus metrics, kept in process and rendered as text at `/metrics`.
 //!
 //! Hand-rolled rather than a metrics crate: a handful of counters and
-//! histogram families with bounded label sets (route templates and job
-//! names, never raw paths or ids, so cardinality cannot grow with traffic).
+//! histogram families with bounded label sets (route templates, job names,
+//! store call names and webhook subscribers, never raw paths, SQL or ids,
+//! so cardinality cannot grow with traffic).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -18,6 +19,10 @@ const LAG_BUCKETS: &[f64] = &[
 const BATCH_BUCKETS: &[f64] = &[1.0, 10.0, 50.0, 100.0, 250.0, 500.0];
 /// Job run durations, seconds.
 const JOB_BUCKETS: &[f64] = &[0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0, 600.0];
+/// Store call durations, seconds.
+const QUERY_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
 /// Most distinct series per family; a guard, not a limit hit in practice.
 const MAX_SERIES: usize = 2000;
 
@@ -102,6 +107,106 @@ pub struct ExpiryGauges {
     pub clock_skew_seconds: f64,
 }
 
+/// The webhook backlog of one subscriber, read at scrape time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubscriberBacklog {
+    /// The subscriber id (`default` or a console subscriber's id): a
+    /// handful, added by operators.
+    pub subscriber: String,
+    /// Deliveries not yet delivered and still to be tried.
+    pub pending: i64,
+    /// Deliveries given up on (dead letters) and not redelivered.
+    pub dead: i64,
+    /// How long the oldest pending delivery has waited since it was made.
+    pub oldest_pending_age_seconds: f64,
+}
+
+/// The webhook queue as a scrape reads it: outbox messages not yet fanned
+/// out to subscribers, then each subscriber's deliveries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WebhookBacklog {
+    pub undispatched: i64,
+    pub oldest_undispatched_age_seconds: f64,
+    pub subscribers: Vec<SubscriberBacklog>,
+}
+
+/// Durations of named store calls and a count of the slow ones: what the
+/// store's [`crate::store::timing`] hands in. Names are the `&'static str`
+/// of the store's code (`coupons.lock`, `deliveries.claim_due`), so the
+/// label set is fixed by the program, never by the data.
+#[derive(Debug)]
+pub struct QueryTimings {
+    slow_ms: u64,
+    inner: Mutex<BTreeMap<&'static str, (Histogram, u64)>>,
+}
+
+impl QueryTimings {
+    /// Counts a call as slow when it took longer than `slow_ms`
+    /// (`COUPONKEEPER_SLOW_QUERY_MS`; 0 counts every call).
+    pub fn new(slow_ms: u64) -> Self {
+        QueryTimings {
+            slow_ms,
+            inner: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn slow_ms(&self) -> u64 {
+        self.slow_ms
+    }
+
+    /// Records one call of `name`; true when it counted as slow.
+    pub fn observe(&self, name: &'static str, elapsed: std::time::Duration) -> bool {
+        let slow = elapsed.as_millis() >= u128::from(self.slow_ms);
+        let mut m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if m.len() >= MAX_SERIES && !m.contains_key(name) {
+            return slow;
+        }
+        let (h, slow_calls) = m
+            .entry(name)
+            .or_insert_with(|| (Histogram::new(QUERY_BUCKETS), 0));
+        h.observe(elapsed.as_secs_f64());
+        if slow {
+            *slow_calls += 1;
+        }
+        slow
+    }
+
+    fn render(&self, out: &mut String) {
+        let m = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        out.push_str("# HELP couponkeeper_db_query_duration_seconds Duration of named store calls (one to a few statements each), by query name.\n");
+        out.push_str("# TYPE couponkeeper_db_query_duration_seconds histogram\n");
+        for (name, (h, _)) in m.iter() {
+            h.render(
+                out,
+                "couponkeeper_db_query_duration_seconds",
+                &format!("query=\"{name}\""),
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP couponkeeper_db_slow_queries_total Named store calls that took at least COUPONKEEPER_SLOW_QUERY_MS ({} ms), by query name.",
+            self.slow_ms
+        );
+        out.push_str("# TYPE couponkeeper_db_slow_queries_total counter\n");
+        for (name, (_, n)) in m.iter() {
+            let _ = writeln!(
+                out,
+                "couponkeeper_db_slow_queries_total{{query=\"{name}\"}} {n}"
+            );
+        }
+    }
+}
+
+/// What one scrape reads besides the process's own counters; each part is
+/// left out when it could not be read (a database outage must not fail
+/// the scrape).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scrape<'a> {
+    pub expiry: Option<ExpiryGauges>,
+    pub webhooks: Option<&'a WebhookBacklog>,
+    pub queries: Option<&'a QueryTimings>,
+}
+
 impl Metrics {
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
@@ -161,8 +266,18 @@ impl Metrics {
         }
     }
 
-    /// Prometheus text exposition format.
+    /// Prometheus text exposition format: the process's own families and
+    /// the expiry gauges.
     pub fn render(&self, gauges: Option<ExpiryGauges>) -> String {
+        self.render_scrape(Scrape {
+            expiry: gauges,
+            ..Scrape::default()
+        })
+    }
+
+    /// Prometheus text exposition format: everything a scrape read.
+    pub fn render_scrape(&self, scrape: Scrape<'_>) -> String {
+        let gauges = scrape.expiry;
         let m = self.lock();
         let mut out = String::new();
         out.push_str(
@@ -263,7 +378,58 @@ impl Metrics {
                 g.clock_skew_seconds
             );
         }
+        if let Some(b) = scrape.webhooks {
+            render_backlog(&mut out, b);
+        }
+        if let Some(q) = scrape.queries {
+            q.render(&mut out);
+        }
         out
+    }
+}
+
+/// Reads one figure of a subscriber's backlog, as its sample's value.
+type BacklogValue = fn(&SubscriberBacklog) -> String;
+
+fn render_backlog(out: &mut String, b: &WebhookBacklog) {
+    out.push_str("# HELP couponkeeper_webhook_undispatched Outbox messages not yet fanned out into deliveries.\n");
+    out.push_str("# TYPE couponkeeper_webhook_undispatched gauge\n");
+    let _ = writeln!(out, "couponkeeper_webhook_undispatched {}", b.undispatched);
+    out.push_str("# HELP couponkeeper_webhook_oldest_undispatched_age_seconds Age of the oldest outbox message not yet fanned out (0: none).\n");
+    out.push_str("# TYPE couponkeeper_webhook_oldest_undispatched_age_seconds gauge\n");
+    let _ = writeln!(
+        out,
+        "couponkeeper_webhook_oldest_undispatched_age_seconds {}",
+        b.oldest_undispatched_age_seconds
+    );
+    let families: [(&str, &str, BacklogValue); 3] = [
+        (
+            "couponkeeper_webhook_deliveries_pending",
+            "Webhook deliveries still to be delivered (due, leased or waiting for a retry), by subscriber.",
+            |s| s.pending.to_string(),
+        ),
+        (
+            "couponkeeper_webhook_deliveries_dead",
+            "Webhook deliveries given up on (dead letters) and not redelivered, by subscriber.",
+            |s| s.dead.to_string(),
+        ),
+        (
+            "couponkeeper_webhook_oldest_pending_age_seconds",
+            "Age of the oldest pending webhook delivery, by subscriber (0: none pending).",
+            |s| s.oldest_pending_age_seconds.to_string(),
+        ),
+    ];
+    for (name, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for s in &b.subscribers {
+            let _ = writeln!(
+                out,
+                "{name}{{subscriber=\"{}\"}} {}",
+                escape(&s.subscriber),
+                value(s)
+            );
+        }
     }
 }
 
@@ -320,5 +486,59 @@ mod tests {
         assert!(text.contains("couponkeeper_coupons_overdue 2"));
         assert!(text.contains("couponkeeper_oldest_overdue_age_seconds 7.5"));
         assert!(text.contains("couponkeeper_clock_skew_seconds -0.25"));
+    }
+
+    #[test]
+    fn the_webhook_backlog_renders_per_subscriber() {
+        let m = Metrics::default();
+        let backlog = WebhookBacklog {
+            undispatched: 3,
+            oldest_undispatched_age_seconds: 1.5,
+            subscribers: vec![SubscriberBacklog {
+                subscriber: "default".into(),
+                pending: 7,
+                dead: 2,
+                oldest_pending_age_seconds: 90.0,
+            }],
+        };
+        let text = m.render_scrape(Scrape {
+            webhooks: Some(&backlog),
+            ..Scrape::default()
+        });
+        assert!(
+            text.contains("couponkeeper_webhook_undispatched 3\n"),
+            "{text}"
+        );
+        assert!(text.contains("couponkeeper_webhook_oldest_undispatched_age_seconds 1.5\n"));
+        assert!(
+            text.contains("couponkeeper_webhook_deliveries_pending{subscriber=\"default\"} 7\n")
+        );
+        assert!(text.contains("couponkeeper_webhook_deliveries_dead{subscriber=\"default\"} 2\n"));
+        assert!(text.contains(
+            "couponkeeper_webhook_oldest_pending_age_seconds{subscriber=\"default\"} 90\n"
+        ));
+    }
+
+    #[test]
+    fn store_calls_at_or_over_the_threshold_count_as_slow() {
+        let q = QueryTimings::new(200);
+        assert!(!q.observe("coupons.lock", std::time::Duration::from_millis(199)));
+        assert!(q.observe("coupons.lock", std::time::Duration::from_millis(200)));
+        assert!(!q.observe("orders.get", std::time::Duration::from_micros(300)));
+        let text = Metrics::default().render_scrape(Scrape {
+            queries: Some(&q),
+            ..Scrape::default()
+        });
+        assert!(
+            text.contains(
+                "couponkeeper_db_query_duration_seconds_count{query=\"coupons.lock\"} 2\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(
+            "couponkeeper_db_query_duration_seconds_bucket{query=\"orders.get\",le=\"0.0005\"} 1\n"
+        ));
+        assert!(text.contains("couponkeeper_db_slow_queries_total{query=\"coupons.lock\"} 1\n"));
+        assert!(text.contains("couponkeeper_db_slow_queries_total{query=\"orders.get\"} 0\n"));
     }
 }

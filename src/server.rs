@@ -64,7 +64,7 @@ pub fn try_build_service(
     clock: SharedClock,
 ) -> Result<Service, StartError> {
     Ok(Service::try_with_webhooks(
-        db,
+        timed(config, db),
         clock,
         service_settings(config),
         config.webhooks.clone(),
@@ -77,7 +77,23 @@ pub fn try_build_service(
 /// [`Service::with_webhooks`]). `Config::from_env` already refuses such
 /// settings.
 pub fn build_service(config: &Config, db: Db, clock: SharedClock) -> Service {
-    Service::with_webhooks(db, clock, service_settings(config), config.webhooks.clone())
+    Service::with_webhooks(
+        timed(config, db),
+        clock,
+        service_settings(config),
+        config.webhooks.clone(),
+    )
+}
+
+/// `db` recording its timed store calls (`/metrics`) with the threshold of
+/// `COUPONKEEPER_SLOW_QUERY_MS`, unless it already records them somewhere.
+fn timed(config: &Config, db: Db) -> Db {
+    if db.query_timings().is_some() {
+        return db;
+    }
+    db.with_query_timings(Arc::new(crate::metrics::QueryTimings::new(
+        config.slow_query_ms,
+    )))
 }
 
 /// Builds the application state (used by `serve` and by the tests).

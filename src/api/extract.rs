@@ -54,6 +54,8 @@ pub struct RequestMeta {
     pub idempotency_key: Option<String>,
     /// The caller's TCP peer, when the server records it (`serve` does).
     pub address: Option<String>,
+    /// The request's trace ([`crate::http::trace`]).
+    pub trace: Option<crate::domain::trace::TraceContext>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
@@ -81,8 +83,13 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
             .get::<crate::http::limits::ClientIp>()
             .and_then(|c| c.0)
             .map(|ip| ip.to_string());
+        let trace = parts
+            .extensions
+            .get::<crate::http::trace::RequestTrace>()
+            .map(|t| t.context.clone());
         Ok(RequestMeta {
             address,
+            trace,
             method: parts.method.as_str().to_string(),
             path: parts.uri.path().to_string(),
             request_id,
@@ -93,7 +100,9 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestMeta {
 
 impl RequestMeta {
     pub fn ctx(&self, caller: &ApiCaller) -> Ctx {
-        Ctx::new(caller.actor.clone(), self.request_id.clone()).with_address(self.address.clone())
+        Ctx::new(caller.actor.clone(), self.request_id.clone())
+            .with_address(self.address.clone())
+            .with_trace(self.trace.clone())
     }
 
     /// The idempotency record for this request, if it carries a key.

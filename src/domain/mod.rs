@@ -41,6 +41,7 @@ pub mod support_request;
 pub mod template;
 pub mod text;
 pub mod time;
+pub mod trace;
 pub mod wakeup;
 
 /// A request field that failed validation: which one and why.

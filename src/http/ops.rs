@@ -89,8 +89,9 @@ pub async fn metrics(State(s): State<AppState>, headers: axum::http::HeaderMap) 
         );
         return r;
     }
-    // Gauges come from two indexed queries and the database's clock; a database outage leaves them
-    // out rather than failing the scrape.
+    // Gauges come from indexed queries (expiry; the webhook backlog) and
+    // the database's clock; a database outage leaves them out rather than
+    // failing the scrape.
     let now = s.service.now();
     let pending = s.service.pending_expirations(3600).await;
     let skew = s.service.clock_skew_ms().await;
@@ -111,12 +112,24 @@ pub async fn metrics(State(s): State<AppState>, headers: axum::http::HeaderMap) 
             None
         }
     };
+    let backlog = match s.service.webhook_backlog().await {
+        Ok(b) => Some(b),
+        Err(e) => {
+            tracing::warn!(error = %e, "metrics: cannot read the webhook backlog");
+            None
+        }
+    };
+    let scrape = crate::metrics::Scrape {
+        expiry: gauges,
+        webhooks: backlog.as_ref(),
+        queries: s.service.db().query_timings(),
+    };
     (
         [(
             axum::http::header::CONTENT_TYPE,
             "text/plain; version=0.0.4",
         )],
-        s.metrics.render(gauges),
+        s.metrics.render_scrape(scrape),
     )
         .into_response()
 }

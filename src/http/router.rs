@@ -55,8 +55,15 @@ pub fn router(state: AppState) -> Router {
             let id = crate::log_safe::LogSafe(id);
             // The path too: a client chooses it (quoted, cut at 200).
             let path = crate::log_safe::LogSafe(req.uri().path());
-            tracing::info_span!("request", method = %req.method(), path = %path, request_id = %id)
+            // Checked hex digits (`super::trace`), or "-".
+            let trace_id = req
+                .extensions()
+                .get::<super::trace::RequestTrace>()
+                .map_or("-", |t| t.context.trace_id.as_str());
+            tracing::info_span!("request", method = %req.method(), path = %path, request_id = %id, trace_id = %trace_id)
         }))
+        // Before the span is made: it names the request's trace.
+        .layer(from_fn(super::trace::trace_context))
         .layer(SetRequestIdLayer::x_request_id(RandomRequestId))
         // Before a request id is set: an incoming one that is long or not
         // plain text is dropped (and a fresh one made) rather than echoed

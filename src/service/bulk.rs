@@ -846,6 +846,7 @@ async fn void_one(
             actor: &job.actor,
             reason: job.reason.as_deref(),
             request_id: Some(job.id.as_str()),
+            trace: None,
             address: None,
             now_ms: to_ms(now),
             day,

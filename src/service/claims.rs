@@ -361,6 +361,7 @@ pub(crate) async fn insert_coupon(
         actor: &ctx.actor,
         reason,
         request_id: ctx.request_id.as_deref(),
+        trace_id: ctx.trace_id(),
         address: ctx.address.as_deref(),
         day: op.day(),
     };

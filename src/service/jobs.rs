@@ -523,6 +523,7 @@ async fn release_zombie_lock_tx(
             actor: &op.ctx.actor,
             reason: Some(&reason),
             request_id: None,
+            trace: None,
             address: None,
             now_ms: to_ms(op.now),
             day: op.day(),

@@ -98,6 +98,10 @@ pub struct Ctx {
     /// peer; API: the caller's), written into the event rows for the audit
     /// log. `None` for jobs and in-process callers.
     pub address: Option<String>,
+    /// The W3C trace of the request (the caller's `traceparent`, or one
+    /// couponkeeper began): written into the event rows, and passed on to
+    /// the webhooks the change causes. `None` for jobs and the console.
+    pub trace: Option<crate::domain::trace::TraceContext>,
 }
 
 impl Ctx {
@@ -106,7 +110,19 @@ impl Ctx {
             actor: actor.into(),
             request_id,
             address: None,
+            trace: None,
         }
+    }
+
+    /// The same context under this trace.
+    pub fn with_trace(mut self, trace: Option<crate::domain::trace::TraceContext>) -> Self {
+        self.trace = trace;
+        self
+    }
+
+    /// The trace id for the event rows.
+    pub fn trace_id(&self) -> Option<&str> {
+        self.trace.as_ref().map(|t| t.trace_id.as_str())
     }
 
     /// The same context with the client's address.

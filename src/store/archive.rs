@@ -57,8 +57,8 @@ pub async fn archive_batch(
     copy.execute(&mut *conn).await?;
     let rest = [
         format!(
-            "INSERT INTO events_archive (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-             SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address
+            "INSERT INTO events_archive (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+             SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id
              FROM events WHERE subject = 'coupon' AND coupon_id IN ({})",
             list(1)
         ),
@@ -174,9 +174,9 @@ pub async fn restore_used(
         Backend::Sqlite => "",
     };
     sqlx::query(&format!(
-        "INSERT INTO events (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
+        "INSERT INTO events (id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
          {overriding}
-         SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address
+         SELECT id, subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id
          FROM events_archive WHERE coupon_id = $1"
     ))
     .bind(id)

@@ -71,6 +71,7 @@ pub async fn reserve(
     template_id: &TemplateId,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("budgets.reserve");
     let sql = format!(
         "SELECT budget_cents, CAST({} AS BIGINT) FROM templates WHERE id = $1",
         super::counters::discount_of("$2", "$3")
@@ -221,6 +222,7 @@ pub async fn give_back(
     order_no: &OrderNo,
     coupon_id: &CouponId,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("budgets.give_back");
     let gone: Option<(TemplateId, i64)> = sqlx::query_as(
         "DELETE FROM budget_reservations WHERE order_no = $1 AND coupon_id = $2
          RETURNING template_id, cents",

@@ -188,6 +188,7 @@ pub async fn count_transition(
     to: CouponStatus,
     day: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("counters.count_transition");
     let shard = random_shard();
     if let Some(t) = template_id {
         let (d, discount) = template_delta(Some(from), to);
@@ -231,8 +232,8 @@ pub async fn count_transition(
 }
 
 /// PostgreSQL: the CTE part a new coupon adds to its INSERT (after `made
-/// AS (INSERT ... RETURNING id)`), with `$4` the template, `$26` the shard
-/// and `$27` the day.
+/// AS (INSERT ... RETURNING id)`), with `$4` the template, `$27` the shard
+/// and `$28` the day.
 pub fn creation_part(status: CouponStatus) -> String {
     let (d, _) = template_delta(None, status);
     format!(
@@ -240,8 +241,8 @@ pub fn creation_part(status: CouponStatus) -> String {
         upsert_select(
             Subject::Template,
             "$4",
+            "$28",
             "$27",
-            "$26",
             &values(&d, 0, ""),
             "made",
             "true",
@@ -391,6 +392,7 @@ const FOLD_IDS_PER_DELETE: usize = 1000;
 /// order, so two folds never wait for each other in a cycle. Returns the
 /// deltas folded.
 pub async fn fold(conn: &mut AnyConnection, s: Subject, limit: i64) -> Result<usize, sqlx::Error> {
+    let _timed = super::timing::call("counters.fold");
     let lock = match super::backend_of(conn) {
         super::Backend::Postgres => "FOR UPDATE SKIP LOCKED",
         super::Backend::Sqlite => "",

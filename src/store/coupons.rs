@@ -86,6 +86,8 @@ pub struct Creation<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace id of the request, for the event row.
+    pub trace_id: Option<&'a str>,
     /// The business day of the creation (`domain::report::day_number`):
     /// the report counters' day.
     pub day: i64,
@@ -103,6 +105,7 @@ pub async fn insert_new(
     c: &CouponRow,
     e: &Creation<'_>,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("coupons.insert_new");
     let backend = backend_of(conn);
     let insert = format!(
         "INSERT INTO coupons ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
@@ -117,8 +120,8 @@ pub async fn insert_new(
     let sql = match backend {
         Backend::Postgres => format!(
             "WITH made AS ({insert}),
-             logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-                 SELECT 'coupon', made.id, NULL, NULL, $12, $21, $22, $23, $24, $18, $25 FROM made){counted}
+             logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+                 SELECT 'coupon', made.id, NULL, NULL, $12, $21, $22, $23, $24, $18, $25, $26 FROM made){counted}
              SELECT id FROM made"
         ),
         Backend::Sqlite => insert,
@@ -150,7 +153,8 @@ pub async fn insert_new(
             .bind(e.actor)
             .bind(e.reason)
             .bind(e.request_id)
-            .bind(e.address),
+            .bind(e.address)
+            .bind(e.trace_id),
         Backend::Sqlite => q,
     };
     let q = if counted.is_empty() {
@@ -174,6 +178,7 @@ pub async fn insert_new(
                 actor: e.actor,
                 reason: e.reason,
                 request_id: e.request_id,
+                trace_id: e.trace_id,
                 address: e.address,
                 at_ms: c.created_at,
             },
@@ -191,6 +196,7 @@ pub async fn get(
     conn: &mut AnyConnection,
     id: &CouponId,
 ) -> Result<Option<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.get");
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM coupons WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
@@ -207,6 +213,7 @@ pub async fn list_for_user(
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.list_for_user");
     let (filter, uses_now) = match status {
         None => ("", false),
         Some(CouponStatus::Available) => ("AND status = 'available' AND ends_at > $3", true),
@@ -235,6 +242,7 @@ pub async fn available_for_user(
     user_id: &UserId,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.available_for_user");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons WHERE user_id = $1 AND status = 'available'
          ORDER BY ends_at, id LIMIT $2"
@@ -256,6 +264,7 @@ pub async fn usable_for_user(
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.usable_for_user");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons
          WHERE user_id = $1 AND status = 'available' AND starts_at <= $2 AND ends_at > $2 AND kind = $4
@@ -274,6 +283,7 @@ pub async fn bound_to_order(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("coupons.bound_to_order");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM coupons WHERE order_no = $1 ORDER BY id LIMIT 100"
     ))
@@ -297,6 +307,9 @@ pub struct CouponChange<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace of the request: its id goes into the event row, and
+    /// the whole of it onto the webhook the change causes.
+    pub trace: Option<&'a crate::domain::trace::TraceContext>,
     pub now_ms: i64,
     /// The business day of `now_ms` (`domain::report::day_number`): the
     /// report counters' day.
@@ -329,6 +342,15 @@ pub async fn transition(
     c: &CouponChange<'_>,
 ) -> Result<bool, ChangeError> {
     use CouponStatus::*;
+    // Timed by what the change does: a fixed handful of names.
+    let _timed = super::timing::call(match (c.from, c.to) {
+        (Available, Locked) => "coupons.lock",
+        (Locked, Used) => "coupons.use",
+        (_, Available) => "coupons.release",
+        (_, Expired) => "coupons.expire",
+        (_, Invalidated) => "coupons.invalidate",
+        _ => "coupons.transition",
+    });
     check_transition(c.from, c.to).map_err(ChangeError::Illegal)?;
     const UNBIND: &str = "order_no = NULL, locked_at = NULL, used_at = NULL, updated_at = $4";
     let (set, guard): (&str, &str) = match (c.from, c.to) {
@@ -360,8 +382,8 @@ pub async fn transition(
         Backend::Postgres => {
             let sql = format!(
                 "WITH moved AS ({update}),
-                 logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-                     SELECT 'coupon', moved.id, $5, $2, $3, $6, $7, $8, $9, $4, $10 FROM moved){counted}
+                 logged AS (INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+                     SELECT 'coupon', moved.id, $5, $2, $3, $6, $7, $8, $9, $4, $10, $13 FROM moved){counted}
                  SELECT {COLUMNS} FROM moved",
                 counted = counters::transition_parts(c.from, c.to)
             );
@@ -378,6 +400,7 @@ pub async fn transition(
                 .bind(c.address)
                 .bind(counters::random_shard())
                 .bind(c.day)
+                .bind(c.trace.map(|t| t.trace_id.as_str()))
                 .fetch_optional(&mut *conn)
                 .await?
         }
@@ -406,6 +429,7 @@ pub async fn transition(
                         actor: c.actor,
                         reason: c.reason,
                         request_id: c.request_id,
+                        trace_id: c.trace.map(|t| t.trace_id.as_str()),
                         address: c.address,
                         at_ms: c.now_ms,
                     },
@@ -448,7 +472,8 @@ pub async fn transition(
         }
     }
     if let Some(event_type) = outbox_type(c.from, c.to) {
-        outbox::insert_many(conn, &[coupon_message(event_type, row, c.now_ms)]).await?;
+        outbox::insert_many_traced(conn, &[coupon_message(event_type, row, c.now_ms)], c.trace)
+            .await?;
     }
     Ok(true)
 }

@@ -126,6 +126,7 @@ pub async fn undispatched(
     conn: &mut AnyConnection,
     limit: i64,
 ) -> Result<Vec<UndispatchedRow>, sqlx::Error> {
+    let _timed = super::timing::call("deliveries.undispatched");
     let pg = backend_of(conn) == Backend::Postgres;
     if pg {
         prefer_index_order(conn, true).await?;
@@ -174,6 +175,7 @@ pub async fn insert_deliveries(
     rows: &[NewDelivery],
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("deliveries.insert_deliveries");
     for chunk in rows.chunks(ROWS_PER_STATEMENT) {
         let mut sql = String::from(
             "INSERT INTO deliveries (outbox_id, subscriber_id, event_type, user_id, status, attempts, \
@@ -212,6 +214,7 @@ pub async fn mark_dispatched(
     ids: &[i64],
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("deliveries.mark_dispatched");
     for chunk in ids.chunks(ROWS_PER_STATEMENT) {
         let params: Vec<String> = (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
         let sql = format!(
@@ -337,6 +340,7 @@ pub async fn claim_due(
     lease_until: i64,
     batch: i64,
 ) -> Result<Vec<DeliveryRow>, sqlx::Error> {
+    let _timed = super::timing::call("deliveries.claim_due");
     let sql = claim_due_sql(backend_of(conn), scope);
     let mut q = sqlx::query_as::<_, DeliveryRow>(&sql)
         .bind(now_ms)
@@ -368,17 +372,30 @@ pub async fn message(
         .await
 }
 
-/// The outbox messages of several deliveries, by outbox id: (id,
-/// event_type, user_id, payload, created_at). One statement per
+/// An outbox message as a delivery sends it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MessageRow {
+    pub id: i64,
+    pub event_type: String,
+    pub user_id: Option<UserId>,
+    pub payload: String,
+    pub created_at: i64,
+    /// The trace of the request that caused it (migration 0044).
+    pub trace_id: Option<String>,
+    pub trace_flags: Option<i64>,
+}
+
+/// The outbox messages of several deliveries. One statement per
 /// [`ROWS_PER_STATEMENT`] ids.
 pub async fn messages(
     conn: &mut AnyConnection,
     outbox_ids: &[i64],
-) -> Result<Vec<(i64, String, Option<UserId>, String, i64)>, sqlx::Error> {
+) -> Result<Vec<MessageRow>, sqlx::Error> {
+    let _timed = super::timing::call("deliveries.messages");
     let mut out = Vec::with_capacity(outbox_ids.len());
     for chunk in outbox_ids.chunks(ROWS_PER_STATEMENT) {
         let sql = format!(
-            "SELECT id, event_type, user_id, payload, created_at FROM outbox WHERE id IN ({})",
+            "SELECT id, event_type, user_id, payload, created_at, trace_id, trace_flags FROM outbox WHERE id IN ({})",
             param_list(1, chunk.len())
         );
         let mut q = sqlx::query_as(&sql);
@@ -406,6 +423,7 @@ pub async fn insert_attempts(
     conn: &mut AnyConnection,
     attempts: &[AttemptRecord<'_>],
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("deliveries.insert_attempts");
     for chunk in attempts.chunks(ROWS_PER_STATEMENT) {
         let values: Vec<String> = (0..chunk.len())
             .map(|i| format!("({})", param_list(i * 6 + 1, 6)))
@@ -469,6 +487,7 @@ pub async fn finish_attempt(
     error: Option<&str>,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("deliveries.finish_attempt");
     let (status, next_at, delivered_at) = match next {
         Next::Delivered => ("delivered", now_ms, Some(now_ms)),
         Next::RetryAt(at) => ("pending", at, None),
@@ -500,6 +519,7 @@ pub async fn kill(
     error: &str,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("deliveries.kill");
     sqlx::query(
         "UPDATE deliveries SET status = 'dead', last_error = $2, updated_at = $3, next_attempt_at = $3
          WHERE id = $1 AND status = 'pending'",
@@ -576,6 +596,39 @@ pub async fn list(
         q = q.bind(b);
     }
     q.bind(limit).fetch_all(conn).await
+}
+
+/// Most (subscriber, status) groups one backlog reading returns: two per
+/// subscriber, and operators add a handful.
+const BACKLOG_GROUPS: i64 = 2_000;
+
+/// The statement of [`backlog`], public so a test can EXPLAIN it: the
+/// partial index `deliveries_backlog_idx` (migration 0043) holds exactly
+/// the pending and dead deliveries, so the reading walks their index
+/// entries and no delivered row.
+pub const BACKLOG_SQL: &str =
+    "SELECT subscriber_id, status, CAST(COUNT(*) AS BIGINT) AS n, MIN(created_at) AS oldest
+     FROM deliveries WHERE status IN ('pending', 'dead')
+     GROUP BY status, subscriber_id ORDER BY status, subscriber_id LIMIT $1";
+
+/// One subscriber's deliveries in one status: how many, and when the
+/// oldest of them was made.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct BacklogRow {
+    pub subscriber_id: String,
+    pub status: String,
+    pub n: i64,
+    pub oldest: Option<i64>,
+}
+
+/// The webhook backlog per subscriber: pending and dead deliveries, in
+/// one statement (`/metrics`).
+pub async fn backlog(conn: &mut AnyConnection) -> Result<Vec<BacklogRow>, sqlx::Error> {
+    let _timed = super::timing::call("deliveries.backlog");
+    sqlx::query_as(BACKLOG_SQL)
+        .bind(BACKLOG_GROUPS)
+        .fetch_all(conn)
+        .await
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]

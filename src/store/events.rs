@@ -16,15 +16,18 @@ pub struct NewEvent<'a> {
     pub actor: &'a str,
     pub reason: Option<&'a str>,
     pub request_id: Option<&'a str>,
+    /// The W3C trace id of the request (32 hex digits), when it had one.
+    pub trace_id: Option<&'a str>,
     /// The client address of the request, for the audit log.
     pub address: Option<&'a str>,
     pub at_ms: i64,
 }
 
 pub async fn insert(conn: &mut AnyConnection, e: &NewEvent<'_>) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("events.insert");
     sqlx::query(
-        "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        "INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(e.subject)
     .bind(e.coupon_id)
@@ -37,6 +40,7 @@ pub async fn insert(conn: &mut AnyConnection, e: &NewEvent<'_>) -> Result<(), sq
     .bind(e.request_id)
     .bind(e.at_ms)
     .bind(e.address)
+    .bind(e.trace_id)
     .execute(conn)
     .await?;
     Ok(())

@@ -22,6 +22,7 @@ pub async fn expire_due(
     now_ms: i64,
     batch: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("expiry.expire_due");
     let sql = expire_due_sql(backend_of(conn));
     sqlx::query_as(&sql)
         .bind(now_ms)
@@ -79,6 +80,7 @@ pub async fn expire_ids(
     ids: &[CouponId],
     now_ms: i64,
 ) -> Result<Vec<CouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("expiry.expire_ids");
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -132,6 +134,7 @@ pub async fn record_events(
     actor: &str,
     now_ms: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("expiry.record_events");
     let (ids, order) = match backend_of(conn) {
         Backend::Postgres => (
             "json_array_elements_text(CAST($3 AS json)) WITH ORDINALITY AS e(value, n)",
@@ -162,6 +165,7 @@ pub async fn due_by(
     until_ms: i64,
     limit: i64,
 ) -> Result<Vec<(CouponId, i64)>, sqlx::Error> {
+    let _timed = super::timing::call("expiry.due_by");
     sqlx::query_as(DUE_BY_SQL)
         .bind(until_ms)
         .bind(limit)
@@ -178,6 +182,7 @@ pub async fn checkout_lapses_by(
     until_ms: i64,
     limit: i64,
 ) -> Result<Vec<(OrderNo, i64)>, sqlx::Error> {
+    let _timed = super::timing::call("expiry.checkout_lapses_by");
     sqlx::query_as(
         "SELECT order_no, checkout_lock_expires_at FROM orders
          WHERE status = 'pending_payment' AND checkout_lock_expires_at <= $1
@@ -232,6 +237,7 @@ pub async fn locked_before(
     before_ms: i64,
     limit: i64,
 ) -> Result<Vec<CouponId>, sqlx::Error> {
+    let _timed = super::timing::call("expiry.locked_before");
     // Locks whose order is live and names the coupon back are legitimate
     // (a presale deposit holds its lock for days); skipping them here keeps
     // hundreds of them from filling every batch and hiding the zombies
@@ -260,6 +266,7 @@ pub async fn due_per_hour(
     now_ms: i64,
     until_ms: i64,
 ) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    let _timed = super::timing::call("expiry.due_per_hour");
     sqlx::query_as(
         "SELECT CAST((ends_at / 3600000) * 3600000 AS BIGINT) AS hour, CAST(COUNT(*) AS BIGINT) AS n
          FROM coupons WHERE status = 'available' AND ends_at > $1 AND ends_at <= $2
@@ -277,6 +284,7 @@ pub async fn overdue(
     conn: &mut AnyConnection,
     now_ms: i64,
 ) -> Result<(i64, Option<i64>), sqlx::Error> {
+    let _timed = super::timing::call("expiry.overdue");
     sqlx::query_as(
         "SELECT CAST(COUNT(*) AS BIGINT), MIN(ends_at) FROM coupons WHERE status = 'available' AND ends_at <= $1",
     )

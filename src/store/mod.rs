@@ -40,6 +40,7 @@ pub mod search;
 pub mod staff;
 pub mod support_requests;
 pub mod templates;
+pub mod timing;
 pub mod views;
 pub mod wakeup;
 
@@ -165,6 +166,9 @@ pub struct Db {
     retries: u32,
     /// [`PoolSettings::tx_timeout_ms`].
     tx_timeout: Duration,
+    /// Where the timed store calls of this handle's transactions are
+    /// recorded ([`timing`]); `None`: nowhere.
+    query_timings: Option<Arc<crate::metrics::QueryTimings>>,
 }
 
 /// How the pool behaves: its size, how long a caller waits for a
@@ -292,7 +296,20 @@ impl Db {
             write_gate: (backend == Backend::Sqlite).then(|| Arc::new(tokio::sync::Mutex::new(()))),
             retries: settings.tx_retries,
             tx_timeout: Duration::from_millis(settings.tx_timeout_ms.max(1)),
+            query_timings: None,
         })
+    }
+
+    /// The same pool, its transactions' timed store calls recorded in
+    /// `timings` (see [`timing`]).
+    pub fn with_query_timings(mut self, timings: Arc<crate::metrics::QueryTimings>) -> Db {
+        self.query_timings = Some(timings);
+        self
+    }
+
+    /// Where this handle records its timed store calls, if anywhere.
+    pub fn query_timings(&self) -> Option<&crate::metrics::QueryTimings> {
+        self.query_timings.as_deref()
     }
 
     pub fn backend(&self) -> Backend {
@@ -429,7 +446,8 @@ impl Db {
             Backend::Sqlite => self.begin("BEGIN IMMEDIATE").await?,
             Backend::Postgres => self.begin("BEGIN").await?,
         };
-        match op(&mut tx).instrument(self.tx_span()).await {
+        let work = op(&mut tx).instrument(self.tx_span());
+        match timing::scope(self.query_timings.clone(), work).await {
             Ok(value) => {
                 tx.commit().await?;
                 Ok(value)
@@ -496,7 +514,8 @@ impl Db {
                     .await?
             }
         };
-        let result = op(&mut tx).instrument(self.tx_span()).await;
+        let work = op(&mut tx).instrument(self.tx_span());
+        let result = timing::scope(self.query_timings.clone(), work).await;
         // Ended explicitly either way (see `write_once`).
         let ended = tx.rollback().await;
         let value = result?;

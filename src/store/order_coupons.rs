@@ -39,6 +39,7 @@ pub async fn insert(
     order_no: &OrderNo,
     rows: &[FurtherCouponRow],
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("order_coupons.insert");
     for r in rows.iter().take(MAX_FURTHER_COUPONS) {
         sqlx::query(&format!(
             "INSERT INTO order_coupons (order_no, {COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
@@ -62,6 +63,7 @@ pub async fn of_order(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Vec<FurtherCouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("order_coupons.of_order");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM order_coupons WHERE order_no = $1 ORDER BY position LIMIT {MAX_FURTHER_COUPONS}"
     ))
@@ -78,6 +80,7 @@ pub async fn move_lock(
     coupon_id: &CouponId,
     (from, to): (CouponLockStatus, CouponLockStatus),
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("order_coupons.move_lock");
     let done = sqlx::query(
         "UPDATE order_coupons SET lock_status = $3
          WHERE order_no = $1 AND coupon_id = $2 AND lock_status = $4",
@@ -100,6 +103,7 @@ pub async fn set_discount(
     lock_status: CouponLockStatus,
     (discount, snapshot): (Cents, Cents),
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("order_coupons.set_discount");
     let done = sqlx::query(
         "UPDATE order_coupons SET discount_cents = $3, snapshot_cents = $4
          WHERE order_no = $1 AND coupon_id = $2 AND lock_status = $5",
@@ -135,6 +139,7 @@ pub async fn settle(
     held: &CouponId,
     to: Settled<'_>,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("order_coupons.settle");
     let replaced = (to.coupon_id != held).then_some(held);
     let done = sqlx::query(
         "UPDATE order_coupons
@@ -193,6 +198,7 @@ pub async fn holds(
     order_no: &OrderNo,
     coupon_id: &CouponId,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("order_coupons.holds");
     let n: i64 = sqlx::query_scalar(
         "SELECT CAST(COUNT(*) AS BIGINT) FROM order_coupons WHERE order_no = $1 AND coupon_id = $2",
     )

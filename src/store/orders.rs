@@ -47,6 +47,7 @@ pub(crate) const COLUMNS: &str = "order_no, user_id, kind, category, status, tot
      refunded_cents, refund_count";
 
 pub async fn insert(conn: &mut AnyConnection, o: &OrderRow) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("orders.insert");
     sqlx::query(&format!(
         "INSERT INTO orders ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)"
     ))
@@ -83,6 +84,7 @@ pub async fn get(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Option<OrderRow>, sqlx::Error> {
+    let _timed = super::timing::call("orders.get");
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM orders WHERE order_no = $1"))
         .bind(order_no)
         .fetch_optional(conn)
@@ -97,6 +99,7 @@ pub async fn get_for_update(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Option<OrderRow>, sqlx::Error> {
+    let _timed = super::timing::call("orders.get_for_update");
     let lock = match backend_of(conn) {
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
@@ -114,6 +117,7 @@ pub async fn naming_coupon(
     conn: &mut AnyConnection,
     coupon_id: &CouponId,
 ) -> Result<Vec<OrderRow>, sqlx::Error> {
+    let _timed = super::timing::call("orders.naming_coupon");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM orders WHERE coupon_id = $1 ORDER BY created_at DESC LIMIT 100"
     ))
@@ -138,6 +142,8 @@ pub struct OrderChange<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace id of the request, for the event row.
+    pub trace_id: Option<&'a str>,
     pub now_ms: i64,
 }
 
@@ -163,6 +169,7 @@ pub async fn transition(
     conn: &mut AnyConnection,
     c: &OrderChange<'_>,
 ) -> Result<Option<OrderRow>, OrderChangeError> {
+    let _timed = super::timing::call("orders.transition");
     let to = c
         .step
         .target(c.kind, c.from)
@@ -194,7 +201,8 @@ pub async fn transition(
             .bind(c.actor)
             .bind(c.reason)
             .bind(c.request_id)
-            .bind(c.address),
+            .bind(c.address)
+            .bind(c.trace_id),
         Backend::Sqlite => q,
     };
     let changed = q.execute(&mut *conn).await?.rows_affected() == 1;
@@ -214,6 +222,7 @@ pub async fn transition(
                 actor: c.actor,
                 reason: c.reason,
                 request_id: c.request_id,
+                trace_id: c.trace_id,
                 address: c.address,
                 at_ms: c.now_ms,
             },
@@ -229,7 +238,7 @@ pub async fn transition(
 /// The UPDATE of [`transition`] ($1 order_no, $2 from, $3 to, $4-$15 the
 /// new field values, $16 now, $17-$18 the refund totals); on PostgreSQL
 /// with its event INSERT in the same statement ($19 step, $20 actor, $21
-/// reason, $22 request id, $23 address), whose row count is then the
+/// reason, $22 request id, $23 address, $24 trace id), whose row count is then the
 /// UPDATE's.
 fn transition_sql(backend: Backend) -> &'static str {
     match backend {
@@ -241,8 +250,8 @@ fn transition_sql(backend: Backend) -> &'static str {
                      closed_at = $14, refunded_at = $15, updated_at = $16, refunded_cents = $17, refund_count = $18
                  WHERE order_no = $1 AND status = $2
                  RETURNING order_no, coupon_id)
-             INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address)
-             SELECT 'order', moved.coupon_id, moved.order_no, $2, $3, $19, $20, $21, $22, $16, $23 FROM moved"
+             INSERT INTO events (subject, coupon_id, order_no, from_status, to_status, action, actor, reason, request_id, at, address, trace_id)
+             SELECT 'order', moved.coupon_id, moved.order_no, $2, $3, $19, $20, $21, $22, $16, $23, $24 FROM moved"
         }
         Backend::Sqlite => {
             "UPDATE orders SET status = $3, coupon_id = $4, replaced_coupon_id = $5, coupon_discount_cents = $6,
@@ -267,6 +276,7 @@ pub async fn add_refund(
     lock_status: CouponLockStatus,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("orders.add_refund");
     let r = sqlx::query(
         "UPDATE orders SET refunded_cents = refunded_cents + $4, refund_count = refund_count + 1,
              coupon_lock_status = $5, updated_at = $6
@@ -288,6 +298,7 @@ pub async fn add_refund(
 /// names `expected_coupon_id` (or none). Writes the order's event row.
 /// `Ok(false)`: the order changed meanwhile; nothing was written.
 pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("orders.relink_coupon");
     let guard = match r.expected_coupon_id {
         Some(_) => "coupon_id = $6",
         None => "coupon_id IS NULL",
@@ -320,6 +331,7 @@ pub async fn relink_coupon(conn: &mut AnyConnection, r: &Relink<'_>) -> Result<b
                 actor: r.actor,
                 reason: Some(r.reason),
                 request_id: r.request_id,
+                trace_id: r.trace_id,
                 address: r.address,
                 at_ms: r.now_ms,
             },
@@ -345,6 +357,8 @@ pub struct Relink<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace id of the request, for the event row.
+    pub trace_id: Option<&'a str>,
     pub now_ms: i64,
 }
 

@@ -397,6 +397,8 @@ pub struct OrderLockRelease<'a> {
     pub request_id: Option<&'a str>,
     /// The client address of the request (audit log).
     pub address: Option<&'a str>,
+    /// The W3C trace id of the request, for the event row.
+    pub trace_id: Option<&'a str>,
     pub now_ms: i64,
 }
 
@@ -436,6 +438,7 @@ pub async fn release_order_lock(
                 actor: r.actor,
                 reason: r.reason,
                 request_id: r.request_id,
+                trace_id: r.trace_id,
                 address: r.address,
                 at_ms: r.now_ms,
             },

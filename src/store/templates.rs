@@ -103,6 +103,7 @@ pub async fn get(
     conn: &mut AnyConnection,
     id: &TemplateId,
 ) -> Result<Option<TemplateRow>, sqlx::Error> {
+    let _timed = super::timing::call("templates.get");
     sqlx::query_as(&format!(
         "SELECT {COLUMNS}, {BUDGET_LEFT} FROM templates WHERE id = $1"
     ))
@@ -117,6 +118,7 @@ pub async fn get_for_claim(
     conn: &mut AnyConnection,
     id: &TemplateId,
 ) -> Result<Option<(TemplateRow, i64, String)>, sqlx::Error> {
+    let _timed = super::timing::call("templates.get_for_claim");
     #[derive(sqlx::FromRow)]
     struct WithShards {
         #[sqlx(flatten)]
@@ -189,6 +191,7 @@ pub async fn take_user_quota(
     user_id: &UserId,
     limit: i64,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("templates.take_user_quota");
     let r = sqlx::query(
         "INSERT INTO template_user_claims (template_id, user_id, claimed) VALUES ($1, $2, 1)
          ON CONFLICT (template_id, user_id) DO UPDATE SET claimed = template_user_claims.claimed + 1
@@ -210,6 +213,7 @@ pub async fn give_back_user_quota(
     template_id: &TemplateId,
     user_id: &UserId,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("templates.give_back_user_quota");
     sqlx::query(
         "UPDATE template_user_claims SET claimed = claimed - 1
          WHERE template_id = $1 AND user_id = $2 AND claimed > 0",
@@ -228,6 +232,7 @@ pub async fn take_from_shard(
     template_id: &TemplateId,
     shard: i64,
 ) -> Result<Option<String>, sqlx::Error> {
+    let _timed = super::timing::call("templates.take_from_shard");
     let terms = terms_fingerprint(conn);
     sqlx::query_scalar(&format!(
         "UPDATE template_stock_shards SET claimed = claimed + 1
@@ -253,6 +258,7 @@ pub async fn take_from_free_shard(
     template_id: &TemplateId,
     start: i64,
 ) -> Result<Option<String>, sqlx::Error> {
+    let _timed = super::timing::call("templates.take_from_free_shard");
     if super::backend_of(conn) != super::Backend::Postgres {
         return Ok(None);
     }

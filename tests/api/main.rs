@@ -26,6 +26,7 @@ mod conventions;
 mod invariants;
 mod language;
 mod model;
+mod observability;
 mod openapi;
 mod order_list;
 mod orders;

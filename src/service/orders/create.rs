@@ -148,6 +148,7 @@ async fn create_order_tx(
             actor: &op.ctx.actor,
             reason: None,
             request_id: op.ctx.request_id.as_deref(),
+            trace_id: op.ctx.trace_id(),
             address: op.ctx.address.as_deref(),
             at_ms: now_ms,
         },

@@ -147,7 +147,7 @@ async fn refund_lines_tx(
         },
     )
     .await?;
-    outbox::insert_many(
+    outbox::insert_many_traced(
         c,
         &[NewMessage {
             event_type: "order.partially_refunded",
@@ -156,6 +156,7 @@ async fn refund_lines_tx(
             payload: serde_json::to_string(&refund).unwrap_or_else(|_| "{}".into()),
             created_at: to_ms(op.now),
         }],
+        op.ctx.trace.as_ref(),
     )
     .await?;
     Ok(refund)
@@ -393,6 +394,7 @@ async fn apply_refund(
                 actor: &op.ctx.actor,
                 reason: Some(r.reason),
                 request_id: op.ctx.request_id.as_deref(),
+                trace_id: op.ctx.trace_id(),
                 address: op.ctx.address.as_deref(),
                 at_ms: to_ms(op.now),
             },

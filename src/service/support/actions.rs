@@ -442,7 +442,7 @@ pub(crate) async fn insert_compensation_coupon(
     };
     crate::service::claims::insert_coupon(c, &mut row, "compensation", op, Some(reason)).await?;
     let view = CouponView::from_row(row, op.now);
-    outbox::insert_many(
+    outbox::insert_many_traced(
         c,
         &[NewMessage {
             event_type: "compensation.issued",
@@ -451,6 +451,7 @@ pub(crate) async fn insert_compensation_coupon(
             payload: serde_json::to_string(&view).unwrap_or_else(|_| "{}".into()),
             created_at: now_ms,
         }],
+        op.ctx.trace.as_ref(),
     )
     .await?;
     Ok(view)
@@ -677,6 +678,7 @@ async fn invalidate_coupon_tx(
             actor: &op.ctx.actor,
             reason: Some(reason),
             request_id: op.ctx.request_id.as_deref(),
+            trace: op.ctx.trace.as_ref(),
             address: op.ctx.address.as_deref(),
             now_ms: to_ms(op.now),
             day: op.day(),
@@ -802,6 +804,7 @@ async fn release_coupon_tx(
                 actor: &op.ctx.actor,
                 reason: Some(reason),
                 request_id: op.ctx.request_id.as_deref(),
+                trace_id: op.ctx.trace_id(),
                 address: op.ctx.address.as_deref(),
                 now_ms,
             },
@@ -834,6 +837,7 @@ async fn release_coupon_tx(
             actor: &op.ctx.actor,
             reason: Some(reason),
             request_id: op.ctx.request_id.as_deref(),
+            trace: op.ctx.trace.as_ref(),
             address: op.ctx.address.as_deref(),
             now_ms,
             day: op.day(),

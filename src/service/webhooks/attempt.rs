@@ -14,6 +14,9 @@ pub struct ClaimedDelivery {
     pub body: String,
     /// The environment's subscriber: sent without the address rule.
     pub trusted: bool,
+    /// The trace of the request that caused the message, if any: each
+    /// attempt sends `traceparent` in it, with a fresh span id of its own.
+    pub trace: Option<crate::domain::trace::TraceContext>,
 }
 
 /// What one send did.

@@ -36,9 +36,11 @@
 //! - [`dispatcher`]: the loop that runs those steps with sends in flight;
 //! - [`subscribers`]: the console's subscribers;
 //! - [`delivery_log`]: the console's deliveries, their attempts and
-//!   redelivery.
+//!   redelivery;
+//! - [`backlog`]: the queue's size and age for `/metrics`.
 
 mod attempt;
+mod backlog;
 mod client;
 mod delivery_log;
 mod dispatcher;

@@ -11,6 +11,7 @@ use super::{WebhookSettings, envelope};
 use crate::domain::delivery::{MESSAGE_MISSING, SUBSCRIBER_GONE};
 use crate::domain::ids::SubscriberId;
 use crate::domain::time::to_ms;
+use crate::domain::trace::{TraceContext, is_trace_id};
 use crate::service::{Service, ServiceError};
 use crate::store::deliveries::{
     self, AttemptRecord, ClaimScope, DEFAULT_SUBSCRIBER, NewDelivery, Next, SubscriberRow,
@@ -277,25 +278,34 @@ async fn claim_under_lease_tx(
     let messages: HashMap<i64, _> = deliveries::messages(c, &outbox_ids)
         .await?
         .into_iter()
-        // The outbox's user ids were written from `UserId`s.
-        .map(|(id, t, u, p, at)| (id, (t, u, p, at)))
+        .map(|m| (m.id, m))
         .collect();
     for d in rows {
         let Some(sub) = subs.iter().find(|s| s.id == d.subscriber_id) else {
             deliveries::kill(c, d.id, SUBSCRIBER_GONE, now_ms).await?;
             continue;
         };
-        let Some((event_type, user_id, payload, created_at)) = messages.get(&d.outbox_id) else {
+        let Some(m) = messages.get(&d.outbox_id) else {
             deliveries::kill(c, d.id, MESSAGE_MISSING, now_ms).await?;
             continue;
         };
+        // The outbox's user ids were written from `UserId`s.
         let body = envelope(
             d.outbox_id,
-            event_type,
-            user_id.as_ref(),
-            payload,
-            *created_at,
+            &m.event_type,
+            m.user_id.as_ref(),
+            &m.payload,
+            m.created_at,
         );
+        // Only a well-formed stored trace is sent on.
+        let trace = m
+            .trace_id
+            .as_deref()
+            .filter(|t| is_trace_id(t))
+            .map(|t| TraceContext {
+                trace_id: t.to_string(),
+                flags: u8::try_from(m.trace_flags.unwrap_or(0) & 1).unwrap_or(0),
+            });
         out.push(ClaimedDelivery {
             trusted: w.default_url.is_some() && sub.id == DEFAULT_SUBSCRIBER,
             url: sub.url.clone(),
@@ -303,6 +313,7 @@ async fn claim_under_lease_tx(
             body,
             lease_until,
             delivery: d,
+            trace,
         });
     }
     Ok::<_, ServiceError>(out)

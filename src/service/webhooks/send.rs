@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::attempt::{ClaimedDelivery, SendOutcome};
 use super::client::error_chain;
 use super::{SIGNATURE_HEADER, signature};
+use crate::domain::trace::{TRACEPARENT, span_id_from, traceparent};
 use crate::service::Service;
 use crate::service::egress::{self, Blocked};
 
@@ -39,8 +40,14 @@ impl Service {
             }
             &clients.guarded
         };
-        let result = http
-            .post(&d.url)
+        let mut request = http.post(&d.url);
+        if let Some(trace) = &d.trace {
+            // This attempt is a span of couponkeeper's own in the
+            // customer's trace.
+            let span_id = span_id_from(rand::random());
+            request = request.header(TRACEPARENT, traceparent(trace, &span_id));
+        }
+        let result = request
             .header("content-type", "application/json")
             .header(
                 "user-agent",
