@@ -236,6 +236,7 @@ impl Service {
                             reason: row.note.as_deref(),
                             request_id: None,
                             address: None,
+                            trace_id: None,
                             at_ms: row.created_at,
                         },
                     )
@@ -359,6 +360,7 @@ impl Service {
                                 reason: None,
                                 request_id: ctx.request_id.as_deref(),
                                 address: ctx.address.as_deref(),
+                                trace_id: ctx.trace_id(),
                                 at_ms: now_ms,
                             },
                         )
