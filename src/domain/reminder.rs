@@ -383,7 +383,10 @@ pub fn rate_limited(wanted: Channel, sent_sms: i64, sent_push: i64, limits: Rate
 
 /// The channel a reminder goes by: the step's channel, then the value tier
 /// ([`tiered`]), then the caps ([`rate_limited`]). `active`: the user's
-/// activity, which only a push step at or above the tier looks at.
+/// activity, which only a push step at or above the tier looks at. The
+/// planner applies the same two steps in this order, reading the activity
+/// ([`tier_needs_activity`]) and the day's counts (sms and push only) from
+/// the database only when they matter.
 pub fn choose_channel(
     step: Channel,
     total_value: Cents,
