@@ -443,7 +443,7 @@ pub fn parse_channels(raw: &str, offsets: &[i64]) -> Result<Vec<(i64, Channel)>,
         }
         out.push((secs, ch));
     }
-    out.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    out.sort_unstable_by_key(|(offset, _)| std::cmp::Reverse(*offset));
     Ok(out)
 }
 
