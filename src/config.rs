@@ -94,8 +94,9 @@ pub struct Config {
     /// Pre-expiry and presale reminders: `COUPONKEEPER_REMINDER_OFFSETS`,
     /// `COUPONKEEPER_QUIET_HOURS` (empty: none), `COUPONKEEPER_BUSINESS_TZ`,
     /// `COUPONKEEPER_SMS_MIN_CENTS`, `COUPONKEEPER_REMINDER_WINDOW_SECONDS`,
-    /// `COUPONKEEPER_REMINDER_SMS_PER_DAY` and
-    /// `COUPONKEEPER_REMINDER_PUSH_PER_DAY`.
+    /// `COUPONKEEPER_REMINDER_SMS_PER_DAY`,
+    /// `COUPONKEEPER_REMINDER_PUSH_PER_DAY` and
+    /// `COUPONKEEPER_REMINDER_CHANNELS`.
     pub reminders: ReminderSettings,
     /// Webhook delivery: `COUPONKEEPER_WEBHOOK_URL`,
     /// `COUPONKEEPER_WEBHOOK_SECRET` (required with the URL),
@@ -627,7 +628,14 @@ fn reminder_settings(
             })
         }
     };
+    // Each step named must be one of the offsets just read.
+    let channels = match nonempty("COUPONKEEPER_REMINDER_CHANNELS") {
+        None => d.channels,
+        Some(raw) => reminder::parse_channels(&raw, &offsets)
+            .map_err(err("COUPONKEEPER_REMINDER_CHANNELS"))?,
+    };
     Ok(ReminderSettings {
+        channels,
         offsets,
         quiet_hours,
         tz,
@@ -986,9 +994,47 @@ mod tests {
             ("COUPONKEEPER_SMS_MIN_CENTS", "-1"),
             ("COUPONKEEPER_REMINDER_WINDOW_SECONDS", "90000"),
             ("COUPONKEEPER_REMINDER_SMS_PER_DAY", "x"),
+            ("COUPONKEEPER_REMINDER_CHANNELS", "3d=fax"),
         ] {
             let e = cfg(&[(var, bad)]).unwrap_err();
             assert_eq!(e.var, var, "{e}");
+        }
+    }
+
+    #[test]
+    fn reminder_channels_by_step_are_checked_against_the_configured_offsets() {
+        use crate::domain::reminder::Channel;
+        assert!(cfg(&[]).unwrap().reminders.channels.is_empty());
+        assert!(
+            cfg(&[("COUPONKEEPER_REMINDER_CHANNELS", " ")])
+                .unwrap()
+                .reminders
+                .channels
+                .is_empty()
+        );
+        let c = cfg(&[(
+            "COUPONKEEPER_REMINDER_CHANNELS",
+            reminder::RECOMMENDED_CHANNELS,
+        )])
+        .unwrap()
+        .reminders;
+        assert_eq!(c.step_channel(86_400), Channel::Push);
+        assert_eq!(c.step_channel(1800), Channel::Popup);
+        // A step of another plan is refused, naming the variable.
+        let c = cfg(&[
+            ("COUPONKEEPER_REMINDER_OFFSETS", "2h,10m"),
+            ("COUPONKEEPER_REMINDER_CHANNELS", "10m=popup"),
+        ])
+        .unwrap()
+        .reminders;
+        assert_eq!(c.step_channel(600), Channel::Popup);
+        for bad in ["3d=in_app", "2h=push,2h=sms", "2h:push", "garbage"] {
+            let e = cfg(&[
+                ("COUPONKEEPER_REMINDER_OFFSETS", "2h,10m"),
+                ("COUPONKEEPER_REMINDER_CHANNELS", bad),
+            ])
+            .unwrap_err();
+            assert_eq!(e.var, "COUPONKEEPER_REMINDER_CHANNELS", "{bad}: {e}");
         }
     }
 

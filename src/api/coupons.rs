@@ -149,7 +149,8 @@ pub struct CartBody {
             "best": "cpn_0190aabbccdd0011223344556677",
             "usable": [{"coupon": {"id": "cpn_0190aabbccdd0011223344556677", "code": "K7QM-3XPA-9RTD", "kind": "fixed", "value_cents": 5000, "min_order_cents": 30000, "status": "available"}, "discount_cents": 5000, "warning": null}],
             "unusable": [{"coupon": {"id": "cpn_0190aabbccdd8899aabbccddeeff", "code": "P2WX-7HNE-4KJC", "kind": "fixed", "value_cents": 10000, "min_order_cents": 500000, "status": "available"}, "reason": "threshold_not_met", "message": "Add ¥1001.00 more to use this coupon (minimum spend ¥5000.00).", "shortfall_cents": 100100}],
-            "expiring_soon": {"count": 1, "earliest_ends_at": "2026-06-18T15:59:59.000Z", "total_value_cents": 5000}
+            "expiring_soon": {"count": 1, "earliest_ends_at": "2026-06-18T15:59:59.000Z", "total_value_cents": 5000},
+            "reminder_popups": [{"id": "rms_0190aabbccdd0011223344556677", "message": "You have 1 coupon expiring today, worth 50.00 yuan in total.", "count": 1, "total_value_cents": 5000, "earliest_ends_at": "2026-06-18T15:59:59.000Z"}]
         })),
         (status = 400, description = "invalid_request with `field`", body = ErrorBody),
         (status = 404, description = "unknown campaign_id", body = ErrorBody),

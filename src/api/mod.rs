@@ -13,6 +13,7 @@ pub mod expirations;
 pub mod extract;
 pub mod openapi;
 pub mod orders;
+pub mod reminder_popups;
 pub mod reports;
 pub mod self_check;
 pub mod support;
@@ -38,6 +39,10 @@ pub fn routes() -> Router<AppState> {
             post(coupons::claim).get(coupons::list),
         )
         .route("/users/{user_id}/coupon-options", post(coupons::options))
+        .route(
+            "/users/{user_id}/reminder-popups/seen",
+            post(reminder_popups::seen),
+        )
         .route("/coupons/{id}", get(coupons::get))
         .route(
             "/presale-campaigns",

@@ -6,8 +6,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    activity, bulk, campaigns, codes, compensation, coupons, expirations, orders, reports,
-    self_check, support, templates,
+    activity, bulk, campaigns, codes, compensation, coupons, expirations, orders, reminder_popups,
+    reports, self_check, support, templates,
 };
 use crate::error::{ErrorBody, ErrorDetail};
 use crate::service::views::{
@@ -31,7 +31,7 @@ impl Modify for BearerAuth {
     info(title = "couponkeeper", description = "Coupon lifecycle service: the contract of API.md"),
     paths(
         templates::create, templates::get, templates::list, templates::pause, templates::resume, templates::patch,
-        coupons::claim, coupons::list, coupons::get, coupons::options,
+        coupons::claim, coupons::list, coupons::get, coupons::options, reminder_popups::seen,
         campaigns::create, campaigns::get, campaigns::list, campaigns::patch,
         orders::create, orders::list, orders::get, orders::pay, orders::deposit_payment,
         orders::final_payment_quote, orders::final_payment, orders::cancel, orders::refund,
@@ -50,6 +50,7 @@ impl Modify for BearerAuth {
         TemplateView, CouponView, crate::service::jobs::PendingExpirations, crate::service::jobs::HourBucket, EventView, CampaignView, OrderView, QuoteView, ErrorBody, ErrorDetail,
         templates::CreateTemplateBody, templates::ClaimingBody, templates::PatchTemplateBody, crate::service::templates::TemplatePage, crate::service::views::StatusCounts, coupons::ClaimBody, coupons::CouponList, coupons::CartBody,
         crate::service::checkout::CouponOptions, crate::service::checkout::UsableCoupon, crate::service::checkout::UnusableCoupon, crate::service::checkout::OptionWarning, crate::service::checkout::ExpiringSoonView,
+        crate::service::reminder_popups::ReminderPopupView, reminder_popups::PopupsSeenBody,
         campaigns::CreateCampaignBody, campaigns::PatchCampaignBody, crate::service::campaigns::CampaignPage, crate::service::campaigns::CampaignListItem, crate::service::campaigns::CampaignOrderCounts, orders::CreateOrderBody, orders::ReasonBody, orders::CancelBody, orders::EmptyBody, crate::service::orders::OrderPage,
         orders::LineBody, orders::RefundBody, orders::RefundLineBody, crate::service::views::OrderLineView, crate::service::views::LineDiscountView, crate::service::views::OrderCouponView, crate::service::views::QuoteCouponView,
         crate::service::views::RefundView, crate::service::views::RefundLineView, crate::service::views::RefundCouponView, crate::service::views::RefundList,
@@ -910,6 +911,17 @@ fn input_rules(doc: &mut serde_json::Value) {
                 "total_stock": opt_int(1, crate::domain::template::MAX_TOTAL_STOCK),
                 "claim_ends_at": opt_time(),
                 "budget_cents": opt_int(1, MAX_CENTS),
+            }),
+            vec![],
+            json!({}),
+        ),
+        (
+            "PopupsSeenBody",
+            json!({
+                "ids": {"type": ["array", "null"],
+                    "maxItems": crate::service::reminder_popups::MAX_SEEN_IDS,
+                    "items": {"type": "string", "minLength": 1,
+                        "maxLength": crate::service::reminder_popups::MAX_SEEN_ID_CHARS}},
             }),
             vec![],
             json!({}),

@@ -46,8 +46,8 @@ pub const INACTIVE_AFTER_DAYS: i64 = 30;
 /// (`45s`, `30m`, `2h`, `3d`).
 pub fn parse_duration(raw: &str) -> Result<i64, String> {
     let s = raw.trim();
+    // An empty text has no unit and is refused before it is cut.
     let unit = s.chars().last().unwrap_or(' ');
-    let digits = &s[..s.len() - unit.len_utf8()];
     let per = match unit {
         's' => 1,
         'm' => 60,
@@ -59,6 +59,7 @@ pub fn parse_duration(raw: &str) -> Result<i64, String> {
             ));
         }
     };
+    let digits = &s[..s.len() - unit.len_utf8()];
     let n: i64 = digits
         .parse()
         .map_err(|_| format!("{s:?}: expected a whole number before the unit"))?;
@@ -286,21 +287,35 @@ pub fn aggregate(
 
 /// Where a reminder goes. Every reminder also gets an in-app copy (a
 /// `user_messages` row), whatever its channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Channel {
     Sms,
     Push,
-    /// Only the in-app copy: the user hit the push cap.
+    /// Only the in-app copy: the step says so, or the user hit the push
+    /// cap.
     InApp,
+    /// A pop-up the shop shows at the customer's next visit (the picker's
+    /// `reminder_popups`, the self-check page), pending until seen or until
+    /// its coupons have ended.
+    Popup,
 }
 
 impl Channel {
+    /// Every channel, in the order pages list them.
+    pub const ALL: [Channel; 4] = [Channel::Sms, Channel::Push, Channel::InApp, Channel::Popup];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Channel::Sms => "sms",
             Channel::Push => "push",
             Channel::InApp => "in_app",
+            Channel::Popup => "popup",
         }
+    }
+
+    /// The channel a stored or configured word names.
+    pub fn parse(word: &str) -> Option<Channel> {
+        Channel::ALL.into_iter().find(|c| c.as_str() == word)
     }
 }
 
@@ -312,6 +327,23 @@ pub fn channel(total_value: Cents, sms_min_cents: i64, active_within_30d: bool) 
     } else {
         Channel::Push
     }
+}
+
+/// The channel a step asks for once the value tier is applied, before the
+/// caps: a `push` step becomes `sms` at or above the tier for an active
+/// user ([`channel`]); an `sms`, `in_app` or `popup` step stays what it is.
+pub fn tiered(step: Channel, total_value: Cents, sms_min_cents: i64, active: bool) -> Channel {
+    match step {
+        Channel::Push => channel(total_value, sms_min_cents, active),
+        other => other,
+    }
+}
+
+/// Whether [`tiered`] depends on the user's activity for this step and
+/// value: only a push step at or above the tier (so the activity is read
+/// only then).
+pub fn tier_needs_activity(step: Channel, total_value: Cents, sms_min_cents: i64) -> bool {
+    step == Channel::Push && total_value.get() >= sms_min_cents
 }
 
 /// Per-user caps per channel over the last 24 hours.
@@ -332,7 +364,9 @@ impl Default for RateLimits {
 
 /// Applies the caps: an sms over the cap becomes a push, a push over the
 /// cap only the in-app copy. `sent_*` count this user's reminders of the
-/// last 24 h on each channel.
+/// last 24 h on each channel. A pop-up has no cap: it shows only when the
+/// customer comes, so it costs nothing and wakes no one, and the
+/// aggregation window already keeps one step's pop-ups apart.
 pub fn rate_limited(wanted: Channel, sent_sms: i64, sent_push: i64, limits: RateLimits) -> Channel {
     let push_or_less = if sent_push < limits.push_per_day {
         Channel::Push
@@ -343,7 +377,74 @@ pub fn rate_limited(wanted: Channel, sent_sms: i64, sent_push: i64, limits: Rate
         Channel::Sms if sent_sms < limits.sms_per_day => Channel::Sms,
         Channel::Sms | Channel::Push => push_or_less,
         Channel::InApp => Channel::InApp,
+        Channel::Popup => Channel::Popup,
     }
+}
+
+/// The channel a reminder goes by: the step's channel, then the value tier
+/// ([`tiered`]), then the caps ([`rate_limited`]). `active`: the user's
+/// activity, which only a push step at or above the tier looks at. The
+/// planner applies the same two steps in this order, reading the activity
+/// ([`tier_needs_activity`]) and the day's counts (sms and push only) from
+/// the database only when they matter.
+pub fn choose_channel(
+    step: Channel,
+    total_value: Cents,
+    sms_min_cents: i64,
+    active: bool,
+    sent_sms: i64,
+    sent_push: i64,
+    limits: RateLimits,
+) -> Channel {
+    rate_limited(
+        tiered(step, total_value, sms_min_cents, active),
+        sent_sms,
+        sent_push,
+        limits,
+    )
+}
+
+/// The plan the write-up (seed 004 §4.1) recommends: three days before,
+/// in-app; one day before, push (sms at or above the value tier); thirty
+/// minutes before, a pop-up. Documented and shown on the console's
+/// reminder page; not the default, which is the contract's (every step
+/// push, sms at or above the tier).
+pub const RECOMMENDED_CHANNELS: &str = "3d=in_app,1d=push,30m=popup";
+
+/// Parses the channel per step (`3d=in_app,1d=push,30m=popup`): each part
+/// an offset of `offsets` (the same duration syntax as the plan) and a
+/// channel (`in_app`, `push`, `sms`, `popup`), each offset at most once.
+/// Empty: no step has its own channel. Returned largest offset first.
+pub fn parse_channels(raw: &str, offsets: &[i64]) -> Result<Vec<(i64, Channel)>, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<(i64, Channel)> = Vec::new();
+    for part in raw.split(',').map(str::trim) {
+        let (offset, word) = part.split_once('=').ok_or_else(|| {
+            format!("{part:?}: expected <offset>=<channel>, e.g. {RECOMMENDED_CHANNELS}")
+        })?;
+        let secs = parse_duration(offset)?;
+        if !offsets.contains(&secs) {
+            return Err(format!(
+                "{:?} is not one of the reminder offsets (COUPONKEEPER_REMINDER_OFFSETS)",
+                offset.trim()
+            ));
+        }
+        let ch = Channel::parse(word.trim()).ok_or_else(|| {
+            format!(
+                "{:?}: unknown channel (expected in_app, push, sms or popup)",
+                word.trim()
+            )
+        })?;
+        if out.iter().any(|(o, _)| *o == secs) {
+            return Err(format!("{:?}: the offset is given twice", offset.trim()));
+        }
+        out.push((secs, ch));
+    }
+    out.sort_unstable_by_key(|(offset, _)| std::cmp::Reverse(*offset));
+    Ok(out)
 }
 
 /// Whether the user counts as active: a claim or an order within 30 days.
@@ -467,6 +568,10 @@ pub struct ReminderSettings {
     pub sms_min_cents: i64,
     pub window_seconds: i64,
     pub limits: RateLimits,
+    /// The channel of each step that has its own
+    /// (`COUPONKEEPER_REMINDER_CHANNELS`), largest offset first; a step
+    /// not listed is a push step ([`ReminderSettings::step_channel`]).
+    pub channels: Vec<(i64, Channel)>,
 }
 
 impl Default for ReminderSettings {
@@ -481,11 +586,22 @@ impl Default for ReminderSettings {
             sms_min_cents: DEFAULT_SMS_MIN_CENTS,
             window_seconds: DEFAULT_WINDOW_SECONDS,
             limits: RateLimits::default(),
+            channels: Vec::new(),
         }
     }
 }
 
 impl ReminderSettings {
+    /// The channel a step asks for before the tier and the caps: its own
+    /// (`COUPONKEEPER_REMINDER_CHANNELS`), else push, which the tier makes
+    /// sms at or above `sms_min_cents` (the contract's rule).
+    pub fn step_channel(&self, offset: i64) -> Channel {
+        self.channels
+            .iter()
+            .find(|(o, _)| *o == offset)
+            .map_or(Channel::Push, |(_, c)| *c)
+    }
+
     /// The next smaller offset after `offset` (0 after the smallest): a
     /// coupon that already reached it is reminded by that one instead.
     pub fn next_smaller(&self, offset: i64) -> i64 {
@@ -1107,6 +1223,103 @@ mod tests {
         assert_eq!(channel(c(5000), 5000, true), Channel::Sms);
         assert_eq!(channel(c(4999), 5000, true), Channel::Push);
         assert_eq!(channel(c(50_000), 5000, false), Channel::Push);
+    }
+
+    #[test]
+    fn each_step_kind_goes_by_its_channel_with_the_tier_and_the_caps_applied() {
+        let c = |n| Cents::new(n).unwrap();
+        let l = RateLimits::default();
+        let (below, above) = (c(4999), c(5000));
+        use Channel::*;
+        // (step, value, active, sent sms, sent push) -> channel
+        let cases = [
+            // A push step: sms at or above the tier for an active user.
+            (Push, below, true, 0, 0, Push),
+            (Push, above, true, 0, 0, Sms),
+            (Push, above, false, 0, 0, Push),
+            (Push, above, true, 2, 0, Push),
+            (Push, above, true, 2, 6, InApp),
+            (Push, below, true, 0, 6, InApp),
+            // An sms step stays sms, below the tier and for an inactive
+            // user too; over the sms cap push, over both in-app.
+            (Sms, below, true, 0, 0, Sms),
+            (Sms, above, false, 1, 0, Sms),
+            (Sms, below, true, 2, 0, Push),
+            (Sms, above, true, 2, 6, InApp),
+            // An in-app step stays in-app whatever the value.
+            (InApp, below, true, 0, 0, InApp),
+            (InApp, above, true, 0, 0, InApp),
+            // A pop-up stays a pop-up: no tier, no cap.
+            (Popup, below, true, 0, 0, Popup),
+            (Popup, above, true, 0, 0, Popup),
+            (Popup, above, true, 9, 9, Popup),
+        ];
+        for (step, value, active, sms, push, want) in cases {
+            assert_eq!(
+                choose_channel(step, value, 5000, active, sms, push, l),
+                want,
+                "{step:?} {value:?} active={active} sms={sms} push={push}"
+            );
+        }
+        assert!(tier_needs_activity(Push, above, 5000));
+        assert!(!tier_needs_activity(Push, below, 5000));
+        assert!(!tier_needs_activity(Sms, above, 5000));
+        assert!(!tier_needs_activity(Popup, above, 5000));
+    }
+
+    #[test]
+    fn a_step_without_a_channel_of_its_own_is_a_push_step() {
+        let s = ReminderSettings {
+            channels: parse_channels("3d=in_app,30m=popup", &[259_200, 86_400, 1800])
+                .expect("valid"),
+            ..ReminderSettings::default()
+        };
+        assert_eq!(s.step_channel(259_200), Channel::InApp);
+        assert_eq!(s.step_channel(86_400), Channel::Push);
+        assert_eq!(s.step_channel(1800), Channel::Popup);
+        assert_eq!(
+            ReminderSettings::default().step_channel(1800),
+            Channel::Push
+        );
+    }
+
+    #[test]
+    fn channels_by_step_parse_against_the_offsets_and_refuse_what_they_cannot_mean() {
+        let offsets = parse_offsets(DEFAULT_OFFSETS).unwrap();
+        assert_eq!(
+            parse_channels(RECOMMENDED_CHANNELS, &offsets).unwrap(),
+            vec![
+                (259_200, Channel::InApp),
+                (86_400, Channel::Push),
+                (1800, Channel::Popup)
+            ]
+        );
+        // Any order, spaces, another spelling of the same duration.
+        assert_eq!(
+            parse_channels(" 1800s = sms , 72h=popup ", &offsets).unwrap(),
+            vec![(259_200, Channel::Popup), (1800, Channel::Sms)]
+        );
+        assert_eq!(parse_channels("", &offsets).unwrap(), vec![]);
+        assert_eq!(parse_channels("  ", &offsets).unwrap(), vec![]);
+        for (bad, says) in [
+            ("3d=fax", "unknown channel"),
+            ("3d=", "unknown channel"),
+            ("3d=IN_APP", "unknown channel"),
+            ("2d=push", "not one of the reminder offsets"),
+            ("3d=push,72h=sms", "twice"),
+            ("3d=push,,1d=sms", "expected <offset>=<channel>"),
+            ("3d", "expected <offset>=<channel>"),
+            ("garbage", "expected <offset>=<channel>"),
+            ("x=push", "unit"),
+            ("=push", "unit"),
+        ] {
+            let e = parse_channels(bad, &offsets).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+        assert_eq!(Channel::parse("popup"), Some(Channel::Popup));
+        for c in Channel::ALL {
+            assert_eq!(Channel::parse(c.as_str()), Some(c));
+        }
     }
 
     #[test]

@@ -4,14 +4,16 @@
 //! "try a cart" form).
 //!
 //! Read-only. One indexed read of the user's coupons stored `available`
-//! (no template is read: each coupon carries its own terms), then the
-//! domain's [`pick`], whose rule is the one `POST /orders` and the deposit
+//! (no template is read: each coupon carries its own terms) and of their
+//! pending reminder pop-ups ([`reminder_popups`]), then the domain's
+//! [`pick`], whose rule is the one `POST /orders` and the deposit
 //! payment apply ([`crate::domain::picker::discount_on_order`]).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::reminder_popups::{self, ReminderPopupView};
 use super::views::{CouponView, coupon_terms};
 use super::{Refusal, Service, ServiceError};
 use crate::domain::cart::CartSpec;
@@ -55,6 +57,11 @@ pub struct CouponOptions {
     pub best_combination: Option<Option<BestCombination>>,
     /// The usable coupons ending soon: a cart's banner.
     pub expiring_soon: ExpiringSoonView,
+    /// The customer's pending reminder pop-ups (reminders that went by
+    /// `popup`), newest first, at most 3; empty when there are none. A
+    /// cart shows them and then marks them seen with
+    /// `POST /users/{user_id}/reminder-popups/seen`.
+    pub reminder_popups: Vec<ReminderPopupView>,
 }
 
 /// The usable coupons that end soon (within `COUPONKEEPER_EXPIRING_SOON_HOURS`
@@ -149,6 +156,7 @@ impl CouponOptions {
         for u in &mut self.unusable {
             u.message = lang.msg(&u.msg);
         }
+        reminder_popups::in_language(&mut self.reminder_popups, lang);
         self
     }
 }
@@ -279,6 +287,7 @@ fn options_for(
             earliest_ends_at: soon.earliest_ends_at.map(rfc3339),
             total_value_cents: soon.total_value,
         },
+        reminder_popups: Vec::new(),
     }
 }
 
@@ -375,7 +384,8 @@ impl Service {
         let user = user_id.clone();
         let campaign_id: Option<CampaignId> =
             cart.campaign_id.as_deref().map(CampaignId::from_wire);
-        let (rows, presale, left) = self
+        let tz = self.settings().reminders.tz;
+        let (rows, presale, left, popups) = self
             .read(move |c| {
                 let user_id = user_id.clone();
                 let campaign_id = campaign_id.clone();
@@ -406,14 +416,15 @@ impl Service {
                     templates.sort();
                     templates.dedup();
                     let left = budgets::left_of_templates(c, &templates).await?;
-                    Ok((rows, presale, left))
+                    let popups = reminder_popups::pending_in(c, &user_id, now, tz).await?;
+                    Ok((rows, presale, left, popups))
                 })
             })
             .await?;
         for r in &rows {
             self.note_overdue(r, now);
         }
-        Ok(options_for(
+        let mut options = options_for(
             rows,
             &user,
             &cart,
@@ -421,6 +432,8 @@ impl Service {
             &left,
             chrono::Duration::hours(self.settings().expiring_soon_hours),
             now,
-        ))
+        );
+        options.reminder_popups = popups;
+        Ok(options)
     }
 }

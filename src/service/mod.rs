@@ -31,6 +31,7 @@ pub mod passwords;
 pub mod queue;
 pub mod reconcile;
 pub mod reminder_messages;
+pub mod reminder_popups;
 pub mod reminders;
 pub mod repairs;
 pub mod reports;

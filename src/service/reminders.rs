@@ -3,10 +3,11 @@
 //! warning that a locked coupon ends before the final-payment window.
 //!
 //! Every reminder is one transaction that writes its marks, its outbox row
-//! (for the webhook dispatcher) and its in-app copy (`user_messages`)
-//! together. The marks' primary keys make each reminder happen at most
-//! once: a crash before commit leaves nothing, and a second instance doing
-//! the same work fails on the marks and rolls back (counted as `raced`).
+//! (for the webhook dispatcher), its in-app copy (`user_messages`) and,
+//! for a pop-up, its pending row (`reminder_popups`) together. The marks'
+//! primary keys make each reminder happen at most once: a crash before
+//! commit leaves nothing, and a second instance doing the same work fails
+//! on the marks and rolls back (counted as `raced`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,12 +26,14 @@ use crate::domain::discount::DiscountRule;
 use crate::domain::ids::{CampaignId, CouponId, OrderNo, ReminderSlotId, UserId};
 use crate::domain::money::Cents;
 use crate::domain::reminder::{
-    self, Channel, DueCoupon, ReminderSettings, active_within_30d, aggregate, channel,
-    coupon_value, delay_for_quiet_hours, expiring_message, quiet_end_after, rate_limited,
+    self, Channel, DueCoupon, ReminderSettings, active_within_30d, aggregate, coupon_value,
+    delay_for_quiet_hours, expiring_message, quiet_end_after, rate_limited, tier_needs_activity,
+    tiered,
 };
 use crate::domain::time::{from_ms, rfc3339, to_ms};
 use crate::i18n::Lang;
 use crate::store::outbox::{self, NewMessage};
+use crate::store::reminder_popups as popups;
 use crate::store::reminders::{self as store, NewSlot};
 use crate::store::{campaigns, is_unique_violation, orders};
 
@@ -104,21 +107,30 @@ async fn remind_user_tx(
             break;
         }
         let total = slot.total_value();
-        let mut wanted = channel(total, s.sms_min_cents, true);
-        if wanted == Channel::Sms {
-            let active = match activity {
+        // The step's channel, then the tier (activity is read only when a
+        // push step reaches it), then the caps.
+        let step = s.step_channel(offset);
+        let active = if tier_needs_activity(step, total, s.sms_min_cents) {
+            match activity {
                 Some(a) => a,
                 None => {
                     let last = store::last_activity(c, user_id).await?.map(from_ms);
                     *activity.insert(active_within_30d(last, now))
                 }
-            };
-            wanted = channel(total, s.sms_min_cents, active);
-        }
-        let since = now_ms - 24 * 3600 * 1000;
-        let sent_sms = store::sent_since(c, user_id, Channel::Sms.as_str(), since).await?;
-        let sent_push = store::sent_since(c, user_id, Channel::Push.as_str(), since).await?;
-        let ch = rate_limited(wanted, sent_sms, sent_push, s.limits);
+            }
+        } else {
+            true
+        };
+        let wanted = tiered(step, total, s.sms_min_cents, active);
+        let ch = if matches!(wanted, Channel::Sms | Channel::Push) {
+            let since = now_ms - 24 * 3600 * 1000;
+            let sent_sms = store::sent_since(c, user_id, Channel::Sms.as_str(), since).await?;
+            let sent_push = store::sent_since(c, user_id, Channel::Push.as_str(), since).await?;
+            rate_limited(wanted, sent_sms, sent_push, s.limits)
+        } else {
+            // An in-app or pop-up step has no cap to count against.
+            wanted
+        };
         let slot_id = ReminderSlotId::generate(now_ms);
         let ids: Vec<CouponId> = slot.coupons.iter().map(|c| c.id.clone()).collect();
         store::insert_marks(c, &ids, offset, &slot_id).await?;
@@ -138,6 +150,16 @@ async fn remind_user_tx(
         )
         .await?;
         let earliest = slot.earliest_ends_at();
+        if ch == Channel::Popup {
+            // Pending until seen or until its last coupon has ended.
+            let ends_by = slot
+                .coupons
+                .iter()
+                .map(|c| c.ends_at)
+                .max()
+                .unwrap_or(earliest);
+            popups::insert(c, &slot_id, user_id, now_ms, to_ms(ends_by)).await?;
+        }
         let text = expiring_message(ids.len(), total, earliest, now, s.tz);
         let payload = json!({
             "channel": ch.as_str(),

@@ -583,8 +583,9 @@ impl Service {
             .collect())
     }
 
-    /// Marks all of the verified customer's unread messages read; the
-    /// number marked.
+    /// Marks all of the verified customer's unread messages read, and
+    /// their pending reminder pop-ups seen, in one transaction; the number
+    /// of messages marked.
     pub async fn mark_self_check_messages_read(
         &self,
         verified: &Verified,
@@ -594,7 +595,10 @@ impl Service {
         Ok(self
             .write(None, move |c| {
                 let user = user.clone();
-                Box::pin(async move { Ok(store::mark_user_messages_read(c, &user, now_ms).await?) })
+                Box::pin(async move {
+                    crate::store::reminder_popups::mark_seen(c, &user, None, now_ms).await?;
+                    Ok(store::mark_user_messages_read(c, &user, now_ms).await?)
+                })
             })
             .await?
             .fresh()

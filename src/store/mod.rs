@@ -35,6 +35,7 @@ pub mod queue;
 pub mod reconcile;
 pub mod redeem_attempts;
 pub mod refunds;
+pub mod reminder_popups;
 pub mod reminders;
 pub mod search;
 pub mod staff;

@@ -47,6 +47,7 @@ pub mod reconcile;
 pub mod reminders;
 pub mod reports;
 pub mod self_check;
+pub mod self_check_popups;
 pub mod settings;
 pub mod staff_admin;
 pub mod support_requests;

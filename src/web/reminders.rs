@@ -1,7 +1,9 @@
 //! The reminder plan (提醒计划): operators and admins see the pre-expiry
-//! reminder plan and channel tiers as configured (read-only: each comes
-//! from an environment variable, named next to it), the last 24 hours'
-//! reminders by channel and by offset, and the 20 most recent reminders.
+//! reminder plan, each offset's channel and the channel tiers as
+//! configured (read-only: each comes from an environment variable, named
+//! next to it, with the recommended channels per offset), the last 24
+//! hours' reminders by channel and by offset, and the 20 most recent
+//! reminders.
 //! Support gets a 403 page.
 
 use axum::Router;
@@ -17,7 +19,9 @@ use super::i18n::Lang;
 use super::layout::time_string;
 use super::posted::OrPage;
 use crate::domain::permissions::Permission;
-use crate::domain::reminder::{INACTIVE_AFTER_DAYS, QuietHours, ReminderSettings};
+use crate::domain::reminder::{
+    Channel, INACTIVE_AFTER_DAYS, QuietHours, RECOMMENDED_CHANNELS, ReminderSettings,
+};
 use crate::domain::time::{from_ms, rfc3339};
 use crate::http::AppState;
 use crate::service::reminders::ReminderActivity;
@@ -25,7 +29,7 @@ use crate::service::reminders::ReminderActivity;
 const PAGE: &str = "/console/reminders";
 /// Recent reminders listed.
 const RECENT: i64 = 20;
-const CHANNELS: [&str; 3] = ["sms", "push", "in_app"];
+const CHANNELS: [&str; 4] = ["sms", "push", "in_app", "popup"];
 
 pub fn routes() -> Router<AppState> {
     Router::new().route(PAGE, get(page))
@@ -49,6 +53,7 @@ fn channel_label(l: Lang, c: &str) -> &'static str {
         "sms" => l.t("sms"),
         "push" => l.t("push"),
         "in_app" => l.t("in-app-only"),
+        "popup" => l.t("popup"),
         _ => l.t("term-unknown"),
     }
 }
@@ -103,6 +108,28 @@ fn ReminderPlan(settings: ReminderSettings) -> impl IntoView {
             view! { <li data-offset=o.to_string()>{offset_label(l, *o)}</li> }
         })
         .collect_view();
+    // Each offset's channel before the tier and the caps: a push step
+    // goes by sms at or above the threshold.
+    let step_channels = s
+        .offsets
+        .iter()
+        .map(|o| {
+            let ch = s.step_channel(*o);
+            let name = if ch == Channel::Push {
+                l.t("push-or-sms-by-tier")
+            } else {
+                channel_label(l, ch.as_str())
+            };
+            let text = crate::tr!(
+                l,
+                "offset-goes-by",
+                offset = offset_label(l, *o),
+                channel = name
+            );
+            view! { <li data-offset=o.to_string() data-channel=ch.as_str()>{text}</li> }
+        })
+        .collect_view();
+    let recommended = crate::tr!(l, "recommended-channels", value = RECOMMENDED_CHANNELS);
     let inactivity = crate::tr!(
         l,
         "users-without-a-claim-an-order",
@@ -124,6 +151,11 @@ fn ReminderPlan(settings: ReminderSettings) -> impl IntoView {
                         <td><ul class="inline">{offsets}</ul></td>
                         <td class="mono">"COUPONKEEPER_REMINDER_OFFSETS"</td>
                     </tr>
+                    <tr data-testid="step-channels">
+                        <th scope="row">{l.t("channel-per-offset")}</th>
+                        <td><ul class="plain">{step_channels}</ul></td>
+                        <td class="mono">"COUPONKEEPER_REMINDER_CHANNELS"</td>
+                    </tr>
                     {setting_row(l.t("aggregation-window"), window_text(l, s.window_seconds), "COUPONKEEPER_REMINDER_WINDOW_SECONDS", "window")}
                     {setting_row(l.t("quiet-hours-business-time-zone"), quiet_text(l, s.quiet_hours), "COUPONKEEPER_QUIET_HOURS", "quiet-hours")}
                     {setting_row(l.t("business-time-zone"), s.tz.to_string(), "COUPONKEEPER_BUSINESS_TZ", "business-tz")}
@@ -132,6 +164,7 @@ fn ReminderPlan(settings: ReminderSettings) -> impl IntoView {
                     {setting_row(l.t("push-per-user-per-24-hours"), s.limits.push_per_day.to_string(), "COUPONKEEPER_REMINDER_PUSH_PER_DAY", "push-cap")}
                 </tbody>
             </table></div>
+            <p class="note" data-testid="recommended-channels">{recommended}</p>
             <p class="note" data-testid="tiers">{l.t("tiers-a-reminder-whose-coupons-together")}</p>
             <p class="note" data-testid="inactivity">{inactivity}</p>
         </section>
@@ -196,6 +229,7 @@ fn ReminderCounts(settings: ReminderSettings, activity: ReminderActivity) -> imp
                     <td class="num" data-channel="sms">{cell("sms")}</td>
                     <td class="num" data-channel="push">{cell("push")}</td>
                     <td class="num" data-channel="in_app">{cell("in_app")}</td>
+                    <td class="num" data-channel="popup">{cell("popup")}</td>
                     <td class="num" data-testid="offset-total">{all}</td>
                 </tr>
             }
@@ -219,6 +253,7 @@ fn ReminderCounts(settings: ReminderSettings, activity: ReminderActivity) -> imp
                     <th scope="col">{channel_label(l, "sms")}</th>
                     <th scope="col">{channel_label(l, "push")}</th>
                     <th scope="col">{channel_label(l, "in_app")}</th>
+                    <th scope="col">{channel_label(l, "popup")}</th>
                     <th scope="col">{l.t("total-4")}</th>
                 </tr></thead>
                 <tbody>{offset_rows}</tbody>

@@ -45,6 +45,7 @@ use super::context::{lang, render_in};
 use super::escape_html;
 use super::i18n::Lang;
 use super::layout::coupon_terms_text;
+use super::self_check_popups::PendingPopups;
 use crate::domain::coupon::CouponStatus;
 use crate::domain::health::CheckResult;
 use crate::domain::ids::{CampaignId, CouponId, OrderNo};
@@ -199,6 +200,13 @@ async fn page_html(
             return Err(unavailable(lang));
         }
     };
+    let popups = match s.service.pending_reminder_popups(user).await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(error = %e, "self-check: cannot read the customer's pop-ups");
+            return unavailable(lang);
+        }
+    };
     // What each deposit-paid order's final payment would be now.
     let mut quotes = Quotes::new();
     for o in overview
@@ -253,6 +261,7 @@ async fn page_html(
         now: s.service.now(),
         check,
         messages,
+        popups,
         quotes,
         origins,
         support: SupportForms { requests, refused },
@@ -486,6 +495,8 @@ struct PageData {
     now: DateTime<Utc>,
     check: Option<CustomerCheck>,
     messages: Vec<CustomerMessage>,
+    /// Pending reminder pop-ups, shown first.
+    popups: Vec<crate::service::reminder_popups::ReminderPopupView>,
     quotes: Quotes,
     origins: Origins,
     support: SupportForms,
@@ -1162,6 +1173,7 @@ fn SelfCheckPage(page: PageData) -> impl IntoView {
         </header>
         <main class="sc-main" id="main">
             <p class="sc-note">{expires}</p>
+            <PendingPopups token=p.token.clone() popups=p.popups/>
             <section class="sc-card" id="check" aria-labelledby="sc-check-heading">
                 <h2 id="sc-check-heading">{l.t("one-click-check")}</h2>
                 {check}

@@ -195,7 +195,8 @@ async fn spent_locked_and_expired_coupons_are_left_out_and_nothing_is_written() 
     assert_eq!(
         r.body,
         json!({"best": null, "usable": [], "unusable": [],
-            "expiring_soon": {"count": 0, "earliest_ends_at": null, "total_value_cents": 0}})
+            "expiring_soon": {"count": 0, "earliest_ends_at": null, "total_value_cents": 0},
+            "reminder_popups": []})
     );
 }
 

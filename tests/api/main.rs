@@ -31,6 +31,7 @@ mod openapi;
 mod order_list;
 mod orders;
 mod reconcile;
+mod reminder_channels;
 mod reports;
 mod security;
 mod self_check;

@@ -1,8 +1,9 @@
 //! The reminder plan page (`/console/reminders`): operators and admins see
 //! the plan and tiers as configured (each with its environment variable),
 //! the last 24 hours' reminders by channel and offset after planner runs
-//! on the manual clock, and the most recent reminders; support gets 403
-//! and no session goes to sign-in. Both stores.
+//! on the manual clock, and the most recent reminders; each offset's
+//! channel, the recommended channels and the pop-ups among the counts;
+//! support gets 403 and no session goes to sign-in. Both stores.
 
 use crate::common::console::{Browser, Page, signed_in};
 use crate::common::{TestApp, spawn_app};
@@ -204,4 +205,68 @@ async fn no_session_goes_to_sign_in() {
     assert_eq!(r.status, 303);
     let to = r.location.unwrap_or_default();
     assert!(to.starts_with("/login?next="), "{to}");
+}
+
+#[tokio::test]
+async fn the_page_names_each_offsets_channel_recommends_the_write_ups_and_counts_popups() {
+    let app = TestApp::builder()
+        .with_config(|c| {
+            c.reminders.quiet_hours = None;
+            c.reminders.channels =
+                reminder::parse_channels("3d=in_app,30m=popup", &c.reminders.offsets)
+                    .expect("channels");
+        })
+        .start()
+        .await;
+    let small = app.template(json!({"value_cents": 1000})).await;
+    app.claim("u1", small["id"].as_str().expect("id")).await;
+    // 30 minutes before the end (coupons are valid 10 days).
+    app.advance(10 * DAY - 30 * 60 + 60);
+    let r = app.service.plan_due_reminders(500).await.expect("planner");
+    assert_eq!(r.slots, 1);
+
+    let mut b = signed_in(&app, Role::Operator).await;
+    b.accept_language = Some("en".into());
+    let page = b.get(PAGE).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let steps = &page.text[page
+        .text
+        .find("data-testid=\"step-channels\"")
+        .expect("the channel per offset")..];
+    let steps = &steps[..steps.find("</tr>").expect("row ends")];
+    for s in [
+        "data-channel=\"in_app\">3 days before: In-app only<",
+        "data-channel=\"push\">1 day before: Push (SMS at or above the threshold)<",
+        "data-channel=\"popup\">30 minutes before: Pop-up<",
+        "COUPONKEEPER_REMINDER_CHANNELS",
+    ] {
+        assert!(steps.contains(s), "{s} missing: {steps}");
+    }
+    assert!(
+        !steps.contains("in_app<") && !steps.contains("popup<"),
+        "names, not codes"
+    );
+    let recommended = &page.text[page
+        .text
+        .find("data-testid=\"recommended-channels\"")
+        .expect("the recommendation")..];
+    assert!(recommended.contains("3d=in_app,1d=push,30m=popup"));
+    assert_eq!(channel_count(&page, "popup"), 1, "{}", page.text);
+    assert_eq!(channel_count(&page, "push"), 0);
+    let by_offset = &page.text[page.text.find("data-testid=\"by-offset\"").expect("table")..];
+    assert!(by_offset.contains(">Pop-up</th>"));
+    assert_eq!(
+        number_after(by_offset, "data-offset=\"1800\"", "data-channel=\"popup\""),
+        1
+    );
+    assert!(
+        page.contains("data-channel=\"popup\">Pop-up</td>"),
+        "the recent one"
+    );
+
+    // In Chinese, by the catalog's words.
+    let mut zh = signed_in(&app, Role::Admin).await;
+    let page = zh.get(PAGE).await;
+    assert!(page.contains("30 分钟前：弹窗"), "{}", page.text);
+    assert!(page.contains("1 天前：推送（达到短信门槛发短信）"));
 }

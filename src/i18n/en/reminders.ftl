@@ -15,7 +15,7 @@ business-time-zone = Business time zone
 sms-threshold-total-value-at-least = SMS threshold (total value at least)
 sms-per-user-per-24-hours = SMS per user per 24 hours
 push-per-user-per-24-hours = Push per user per 24 hours
-tiers-a-reminder-whose-coupons-together = Tiers: a reminder whose coupons together reach the sms threshold goes by sms if the user is active, otherwise by push; over the sms cap it becomes a push, over the push cap only the in-app copy. Every reminder also has an in-app copy.
+tiers-a-reminder-whose-coupons-together = Tiers: a reminder of a push offset whose coupons together reach the sms threshold goes by sms if the user is active; an offset set to in-app, sms or pop-up goes by that. Over the sms cap a reminder becomes a push, over the push cap only the in-app copy; a pop-up shows only at the customer's next visit and has no cap. Every reminder also has an in-app copy.
 no-longer-planned = no longer planned
 last-24-hours = Last 24 hours
 since = Since
@@ -48,3 +48,12 @@ offset-seconds-before = { $n } { $n ->
     [one] second
    *[other] seconds
 } before
+popup = Pop-up
+push-or-sms-by-tier = Push (SMS at or above the threshold)
+channel-per-offset = Channel per offset
+offset-goes-by = { $offset }: { $channel }
+recommended-channels = Recommended, the write-up's rhythm (in-app, then push or SMS, then a pop-up at the customer's next visit): { $value }. Unset, every offset goes by push, or by SMS at or above the threshold, as the API contract says.
+# The self-check page's pending reminder pop-ups.
+coupons-about-to-expire = Coupons about to expire
+first-coupon-ends = First to end:
+got-it-mark-all-as-read = Got it (mark all messages as read)
