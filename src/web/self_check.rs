@@ -204,7 +204,7 @@ async fn page_html(
         Ok(p) => p,
         Err(e) => {
             tracing::error!(error = %e, "self-check: cannot read the customer's pop-ups");
-            return unavailable(lang);
+            return Err(unavailable(lang));
         }
     };
     // What each deposit-paid order's final payment would be now.
