@@ -19,6 +19,7 @@ pub async fn insert(
     created_at_ms: i64,
     ends_by_ms: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("reminder_popups.insert");
     sqlx::query(
         "INSERT INTO reminder_popups (slot_id, user_id, created_at, ends_by, seen_at)
          VALUES ($1, $2, $3, $4, NULL)",
@@ -47,6 +48,7 @@ pub async fn pending(
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<PendingRow>, sqlx::Error> {
+    let _timed = super::timing::call("reminder_popups.pending");
     sqlx::query_as(
         "SELECT slot_id, created_at FROM reminder_popups
          WHERE user_id = $1 AND seen_at IS NULL AND ends_by > $2
@@ -82,6 +84,7 @@ pub async fn live_coupons(
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<LiveCouponRow>, sqlx::Error> {
+    let _timed = super::timing::call("reminder_popups.live_coupons");
     sqlx::query_as(
         "SELECT c.id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
          FROM reminder_marks m JOIN coupons c ON c.id = m.coupon_id
@@ -104,6 +107,7 @@ pub async fn mark_seen(
     ids: Option<&[ReminderSlotId]>,
     now_ms: i64,
 ) -> Result<u64, sqlx::Error> {
+    let _timed = super::timing::call("reminder_popups.mark_seen");
     let Some(ids) = ids else {
         let done = sqlx::query(
             "UPDATE reminder_popups SET seen_at = $2 WHERE user_id = $1 AND seen_at IS NULL",

@@ -48,6 +48,7 @@ pub async fn due_openers(
     after_id: &CouponId,
     limit: i64,
 ) -> Result<Vec<OpenerRow>, sqlx::Error> {
+    let _timed = super::timing::call("reminders.due_openers");
     sqlx::query_as(
         "SELECT c.id, c.user_id, c.ends_at FROM coupons c
          WHERE c.status = 'available' AND c.ends_at > $1 AND c.ends_at <= $2
@@ -71,6 +72,7 @@ pub async fn marked(
     offset_seconds: i64,
     ids: &[CouponId],
 ) -> Result<std::collections::HashSet<CouponId>, sqlx::Error> {
+    let _timed = super::timing::call("reminders.marked");
     let mut out = std::collections::HashSet::new();
     for chunk in ids.chunks(500) {
         let list = (0..chunk.len())
@@ -99,6 +101,7 @@ pub async fn user_candidates(
     lo_ms: i64,
     hi_ms: i64,
 ) -> Result<Vec<CandidateRow>, sqlx::Error> {
+    let _timed = super::timing::call("reminders.user_candidates");
     let rows: Vec<CandidateRow> = sqlx::query_as(
         "SELECT c.id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
          FROM coupons c
@@ -130,6 +133,7 @@ pub async fn insert_marks(
     offset_seconds: i64,
     slot_id: &ReminderSlotId,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("reminders.insert_marks");
     for chunk in coupon_ids.chunks(300) {
         let mut sql =
             String::from("INSERT INTO reminder_marks (coupon_id, offset_seconds, slot_id) VALUES ");
@@ -163,6 +167,7 @@ pub struct NewSlot<'a> {
 }
 
 pub async fn insert_slot(conn: &mut AnyConnection, s: &NewSlot<'_>) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("reminders.insert_slot");
     sqlx::query(
         "INSERT INTO reminder_slots (id, user_id, offset_seconds, opened_at, send_at, sent_at, channel, coupon_count, total_value_cents)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -188,6 +193,7 @@ pub async fn sent_since(
     channel: &str,
     since_ms: i64,
 ) -> Result<i64, sqlx::Error> {
+    let _timed = super::timing::call("reminders.sent_since");
     sqlx::query_scalar(
         "SELECT CAST(COUNT(*) AS BIGINT) FROM reminder_slots
          WHERE user_id = $1 AND sent_at > $2 AND channel = $3",
@@ -206,6 +212,7 @@ pub async fn last_activity(
     conn: &mut AnyConnection,
     user_id: &UserId,
 ) -> Result<Option<i64>, sqlx::Error> {
+    let _timed = super::timing::call("reminders.last_activity");
     let claim: Option<i64> = sqlx::query_scalar(
         "SELECT MAX(created_at) FROM coupons WHERE user_id = $1 AND source = 'claim'",
     )
@@ -271,6 +278,7 @@ pub async fn insert_user_message(
     conn: &mut AnyConnection,
     m: &NewUserMessage<'_>,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("reminders.insert_user_message");
     sqlx::query(
         "INSERT INTO user_messages
              (user_id, kind, subject_id, message_key, message_args, created_at, read_at)
@@ -339,6 +347,7 @@ pub async fn mark_order(
     kind: &str,
     now_ms: i64,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("reminders.mark_order");
     let done = sqlx::query(
         "INSERT INTO order_reminder_marks (order_no, kind, created_at) VALUES ($1, $2, $3)
          ON CONFLICT (order_no, kind) DO NOTHING",
@@ -376,6 +385,7 @@ pub async fn orders_to_tell_open(
     starts_ms: i64,
     limit: i64,
 ) -> Result<Vec<OrderNo>, sqlx::Error> {
+    let _timed = super::timing::call("reminders.orders_to_tell_open");
     sqlx::query_scalar(
         "SELECT o.order_no FROM orders o
          WHERE o.campaign_id = $1 AND o.status = 'deposit_paid' AND o.deposit_paid_at < $2
@@ -417,6 +427,7 @@ pub async fn strict_risks(
     ends_by_ms: i64,
     limit: i64,
 ) -> Result<Vec<StrictRiskRow>, sqlx::Error> {
+    let _timed = super::timing::call("reminders.strict_risks");
     sqlx::query_as(STRICT_RISKS_SQL)
         .bind(now_ms)
         .bind(ends_by_ms)

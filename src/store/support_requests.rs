@@ -29,6 +29,7 @@ const COLUMNS: &str =
     "id, user_id, order_no, note, overall, findings, status, created_at, handled_at, handled_by";
 
 pub async fn insert(conn: &mut AnyConnection, r: &RequestRow) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("support_requests.insert");
     sqlx::query(&format!(
         "INSERT INTO support_requests ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
     ))
@@ -53,6 +54,7 @@ pub async fn latest_for_order(
     conn: &mut AnyConnection,
     order_no: &OrderNo,
 ) -> Result<Option<i64>, sqlx::Error> {
+    let _timed = super::timing::call("support_requests.latest_for_order");
     sqlx::query_scalar("SELECT MAX(created_at) FROM support_requests WHERE order_no = $1")
         .bind(order_no)
         .fetch_one(conn)
@@ -67,6 +69,7 @@ pub async fn latest_of_user_since(
     since_ms: i64,
     limit: i64,
 ) -> Result<Vec<(OrderNo, i64)>, sqlx::Error> {
+    let _timed = super::timing::call("support_requests.latest_of_user_since");
     sqlx::query_as(
         "SELECT order_no, MAX(created_at) FROM support_requests
          WHERE user_id = $1 AND created_at > $2
@@ -95,6 +98,7 @@ pub async fn list(
     status: &str,
     limit: i64,
 ) -> Result<Vec<RequestRow>, sqlx::Error> {
+    let _timed = super::timing::call("support_requests.list");
     let order = if status == "open" {
         "created_at, id"
     } else {
@@ -112,6 +116,7 @@ pub async fn list(
 /// How many requests have this status (the queue's size, beside its
 /// bounded page).
 pub async fn count(conn: &mut AnyConnection, status: &str) -> Result<i64, sqlx::Error> {
+    let _timed = super::timing::call("support_requests.count");
     sqlx::query_scalar("SELECT CAST(COUNT(*) AS BIGINT) FROM support_requests WHERE status = $1")
         .bind(status)
         .fetch_one(conn)
@@ -142,6 +147,7 @@ pub async fn mark_handled(
     by: &str,
     at_ms: i64,
 ) -> Result<bool, sqlx::Error> {
+    let _timed = super::timing::call("support_requests.mark_handled");
     let r = sqlx::query(
         "UPDATE support_requests SET status = 'handled', handled_at = $3, handled_by = $2
          WHERE id = $1 AND status = 'open'",

@@ -19,6 +19,7 @@ pub async fn record_activity(
     kind: &str,
     at_ms: i64,
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("wakeup.record_activity");
     sqlx::query(
         "INSERT INTO user_activity_kinds (user_id, kind, last_at) VALUES ($1, $2, $3)
          ON CONFLICT (user_id, kind) DO UPDATE SET last_at = excluded.last_at
@@ -38,6 +39,7 @@ pub async fn last_activity(
     conn: &mut AnyConnection,
     user_id: &UserId,
 ) -> Result<Option<i64>, sqlx::Error> {
+    let _timed = super::timing::call("wakeup.last_activity");
     sqlx::query_scalar("SELECT MAX(last_at) FROM user_activity_kinds WHERE user_id = $1")
         .bind(user_id)
         .fetch_one(conn)
@@ -50,6 +52,7 @@ pub async fn last_order(
     conn: &mut AnyConnection,
     user_id: &UserId,
 ) -> Result<Option<i64>, sqlx::Error> {
+    let _timed = super::timing::call("wakeup.last_order");
     sqlx::query_scalar("SELECT MAX(created_at) FROM orders WHERE user_id = $1")
         .bind(user_id)
         .fetch_one(conn)
@@ -209,6 +212,7 @@ pub async fn due_coupons(
     after: (i64, &str),
     limit: i64,
 ) -> Result<Vec<DueRow>, sqlx::Error> {
+    let _timed = super::timing::call("wakeup.due_coupons");
     let sql = format!(
         "SELECT c.id, c.user_id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
          FROM coupons c
@@ -244,6 +248,7 @@ pub async fn user_due(
     lead_ms: i64,
     templates: &[TemplateId],
 ) -> Result<Vec<DueRow>, sqlx::Error> {
+    let _timed = super::timing::call("wakeup.user_due");
     let sql = format!(
         "SELECT c.id, c.user_id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
          FROM coupons c
@@ -275,6 +280,7 @@ pub async fn marked(
     conn: &mut AnyConnection,
     ids: &[CouponId],
 ) -> Result<HashSet<CouponId>, sqlx::Error> {
+    let _timed = super::timing::call("wakeup.marked");
     let mut out = HashSet::new();
     for chunk in ids.chunks(500) {
         let list = (1..=chunk.len())
@@ -310,6 +316,7 @@ pub async fn insert_marks(
     m: &NewMarks<'_>,
     coupons: &[(String, i64)],
 ) -> Result<(), sqlx::Error> {
+    let _timed = super::timing::call("wakeup.insert_marks");
     for chunk in coupons.chunks(100) {
         let mut sql = String::from(
             "INSERT INTO wakeup_marks (rule_id, user_id, outcome, channel, bonus_coupon_id, created_at, coupon_id, ends_at) VALUES ",

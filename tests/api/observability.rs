@@ -198,6 +198,33 @@ async fn every_timed_store_call_is_in_the_duration_histogram_by_name() {
 }
 
 #[tokio::test]
+async fn the_reminder_planners_store_calls_are_timed_by_name_too() {
+    let app = TestApp::builder().start().await;
+    coupon_for(&app, "u1").await;
+    // The template's coupons live ten days: seven days on, the coupon is
+    // three days from its end, the first reminder step.
+    app.advance(7 * 86_400 + 60);
+    let report = app
+        .service
+        .plan_due_reminders(50)
+        .await
+        .expect("the planner runs");
+    assert_eq!(report.messages(), 1, "{report:?}");
+    let text = scrape(&app).await;
+    for query in [
+        "reminders.user_candidates",
+        "reminders.insert_slot",
+        "reminders.insert_user_message",
+    ] {
+        let calls = sample(
+            &text,
+            &format!("couponkeeper_db_query_duration_seconds_count{{query=\"{query}\"}}"),
+        );
+        assert!(calls.is_some_and(|n| n >= 1.0), "{query}: {text}");
+    }
+}
+
+#[tokio::test]
 async fn a_slow_query_threshold_of_0_ms_counts_every_timed_store_call_as_slow() {
     let app = TestApp::builder()
         .with_config(|c| c.slow_query_ms = 0)
