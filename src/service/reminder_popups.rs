@@ -10,6 +10,8 @@
 //! coupons still usable then, with the words of the reminder itself
 //! ([`expiring_message`]): a coupon used since is no longer counted.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::AnyConnection;
@@ -72,13 +74,21 @@ pub(crate) async fn pending_in(
 ) -> Result<Vec<ReminderPopupView>, sqlx::Error> {
     let now_ms = to_ms(now);
     let rows = store::pending(c, user_id, now_ms, SCAN_POPUPS).await?;
+    let slots: Vec<ReminderSlotId> = rows.iter().map(|r| r.slot_id.clone()).collect();
+    // Every scanned pop-up's live coupons in one read, then by pop-up.
+    let limit = SCAN_POPUPS.saturating_mul(USER_CANDIDATES);
+    let mut live: HashMap<ReminderSlotId, Vec<store::LiveCouponRow>> = HashMap::new();
+    for coupon in store::live_coupons(c, &slots, user_id, now_ms, limit).await? {
+        live.entry(coupon.slot_id.clone()).or_default().push(coupon);
+    }
     let mut out = Vec::new();
     for row in rows {
         if out.len() >= MAX_SHOWN_POPUPS {
             break;
         }
-        let coupons =
-            store::live_coupons(c, &row.slot_id, user_id, now_ms, USER_CANDIDATES).await?;
+        let Some(coupons) = live.remove(&row.slot_id) else {
+            continue;
+        };
         let Some(first) = coupons.first() else {
             continue;
         };

@@ -61,10 +61,11 @@ pub async fn pending(
     .await
 }
 
-/// One coupon of a pop-up that is still usable, with what the message
-/// needs of it.
+/// One coupon of a pop-up that is still usable, with its pop-up and what
+/// the message needs of it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct LiveCouponRow {
+    pub slot_id: ReminderSlotId,
     pub id: CouponId,
     pub ends_at: i64,
     pub kind: DiscountKind,
@@ -73,30 +74,37 @@ pub struct LiveCouponRow {
     pub max_discount_cents: Option<Cents>,
 }
 
-/// The coupons of a pop-up still `available` and not ended at `now_ms`,
-/// earliest end first, at most `limit` (one reminder's coupons: the
-/// planner's per-user bound). Served by `reminder_marks_slot_idx` and the
+/// The coupons of the pop-ups `slots` still `available` and not ended at
+/// `now_ms`, in one statement: by pop-up, earliest end first, at most
+/// `limit` in all (the caller asks for its pop-ups' count times one
+/// reminder's bound). Served by `reminder_marks_slot_idx` and the
 /// coupons' primary key.
 pub async fn live_coupons(
     conn: &mut AnyConnection,
-    slot_id: &ReminderSlotId,
+    slots: &[ReminderSlotId],
     user_id: &UserId,
     now_ms: i64,
     limit: i64,
 ) -> Result<Vec<LiveCouponRow>, sqlx::Error> {
     let _timed = super::timing::call("reminder_popups.live_coupons");
-    sqlx::query_as(
-        "SELECT c.id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
+    if slots.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT m.slot_id, c.id, c.ends_at, c.kind, c.value_cents, c.percent_off, c.max_discount_cents
          FROM reminder_marks m JOIN coupons c ON c.id = m.coupon_id
-         WHERE m.slot_id = $1 AND c.user_id = $2 AND c.status = 'available' AND c.ends_at > $3
-         ORDER BY c.ends_at, c.id LIMIT $4",
-    )
-    .bind(slot_id)
-    .bind(user_id)
-    .bind(now_ms)
-    .bind(limit)
-    .fetch_all(conn)
-    .await
+         WHERE m.slot_id IN ({}) AND c.user_id = $1 AND c.status = 'available' AND c.ends_at > $2
+         ORDER BY m.slot_id, c.ends_at, c.id LIMIT $3",
+        super::param_list(4, slots.len())
+    );
+    let mut q = sqlx::query_as::<_, LiveCouponRow>(&sql)
+        .bind(user_id)
+        .bind(now_ms)
+        .bind(limit);
+    for slot in slots {
+        q = q.bind(slot);
+    }
+    q.fetch_all(conn).await
 }
 
 /// Marks this user's unseen pop-ups seen at `now_ms` (only those of `ids`
